@@ -1,0 +1,18 @@
+/** ClaimAllHelper: collects royalties and LP rewards in one call. protocol.md §1. */
+export const ClaimAllHelperAbi = [
+  {
+    type: "function",
+    name: "claimAll",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "mode", type: "uint8" },
+      { name: "targetTokenId", type: "uint256" },
+      { name: "durationSeconds", type: "uint256" },
+      { name: "createAutoMax", type: "bool" },
+      { name: "minVeOut", type: "uint256" },
+    ],
+    outputs: [],
+  },
+  { type: "error", name: "InvalidMode", inputs: [] },
+  { type: "error", name: "MinVeOutRequired", inputs: [] },
+] as const;

@@ -1,0 +1,24 @@
+/** Furnace: locks the token with a bonus. protocol.md §1. */
+export const FurnaceAbi = [
+  {
+    type: "function",
+    name: "enterWithClaim",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "claimAmount", type: "uint256" },
+      { name: "targetTokenId", type: "uint256" },
+      { name: "durationSeconds", type: "uint256" },
+      { name: "createAutoMax", type: "bool" },
+      { name: "minVeOut", type: "uint256" },
+    ],
+    outputs: [{ name: "tokenIdUsed", type: "uint256" }],
+  },
+  { type: "error", name: "AmountZero", inputs: [] },
+  { type: "error", name: "MinVeOutRequired", inputs: [] },
+  { type: "error", name: "SlippageExceeded", inputs: [] },
+  { type: "error", name: "MinLockAmountNotMet", inputs: [] },
+  { type: "error", name: "InvalidDuration", inputs: [] },
+  { type: "error", name: "LockExpired", inputs: [] },
+  { type: "error", name: "TooManyVeNFTs", inputs: [] },
+  { type: "error", name: "NotLockOwner", inputs: [] },
+] as const;

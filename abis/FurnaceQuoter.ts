@@ -1,0 +1,35 @@
+/** FurnaceQuoter: read-only quotes for Furnace entries. protocol.md §1. */
+export const FurnaceQuoterAbi = [
+  {
+    type: "function",
+    name: "quoteEnterWithClaim",
+    stateMutability: "view",
+    inputs: [
+      { name: "user", type: "address" },
+      { name: "claimIn", type: "uint256" },
+      { name: "targetTokenId", type: "uint256" },
+      { name: "durationSeconds", type: "uint256" },
+      { name: "createAutoMax", type: "bool" },
+    ],
+    outputs: [
+      { name: "principalClaim", type: "uint256" },
+      { name: "bonusClaim", type: "uint256" },
+      { name: "veOut", type: "uint256" },
+      { name: "routeTokenId", type: "uint256" },
+    ],
+  },
+  {
+    type: "function",
+    name: "durationWeightBps",
+    stateMutability: "view",
+    inputs: [{ name: "durationSeconds", type: "uint256" }],
+    outputs: [{ name: "", type: "uint256" }],
+  },
+  { type: "error", name: "AmountZero", inputs: [] },
+  { type: "error", name: "MinLockAmountNotMet", inputs: [] },
+  { type: "error", name: "InvalidDuration", inputs: [] },
+  { type: "error", name: "LockExpired", inputs: [] },
+  { type: "error", name: "TooManyVeNFTs", inputs: [] },
+  { type: "error", name: "NotLockOwner", inputs: [] },
+  { type: "error", name: "AutoMaxRequiresMaxDuration", inputs: [] },
+] as const;

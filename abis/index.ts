@@ -1,0 +1,9 @@
+export { AssetTokenAbi } from "./AssetToken";
+export { ClaimAllHelperAbi } from "./ClaimAllHelper";
+export { FurnaceAbi } from "./Furnace";
+export { FurnaceQuoterAbi } from "./FurnaceQuoter";
+export { LaunchControllerAbi } from "./LaunchController";
+export { LpStakingVault7DAbi } from "./LpStakingVault7D";
+export { LpTokenAbi } from "./LpToken";
+export { ShareholderRoyaltiesAbi } from "./ShareholderRoyalties";
+export { VeLockNFTAbi } from "./VeLockNFT";

@@ -1,0 +1,190 @@
+/**
+ * The only way the service talks to a node: raw JSON-RPC over HTTP with a per-call timeout,
+ * a read-method allowlist (no code path can send a write), and typed failures.
+ */
+
+/** Methods the service may send. Anything else is refused before it leaves the process. */
+export const READ_METHODS = new Set([
+  "eth_call",
+  "eth_chainId",
+  "eth_blockNumber",
+  "eth_getBlockByNumber",
+  "eth_getBlockByHash",
+  "eth_getLogs",
+  "eth_getCode",
+  "eth_getBalance",
+  "eth_getTransactionReceipt",
+  "net_version",
+]);
+
+export type RpcRequest = { method: string; params: readonly unknown[] };
+
+export type RpcFailureKind =
+  /** connection refused, DNS, reset, non-JSON body */
+  | "unreachable"
+  /** no answer within the timeout */
+  | "timeout"
+  /** a non-2xx HTTP status */
+  | "http"
+  /** a JSON-RPC error object (a revert carries `data`) */
+  | "rpc"
+  /** a well-formed response whose result is not what the caller accepts */
+  | "invalid";
+
+export class RpcError extends Error {
+  override name = "RpcError";
+  constructor(
+    readonly kind: RpcFailureKind,
+    message: string,
+    readonly info: { method?: string; status?: number; code?: number; data?: string } = {},
+  ) {
+    super(message);
+  }
+}
+
+export class RpcMethodNotAllowedError extends Error {
+  override name = "RpcMethodNotAllowedError";
+  constructor(readonly method: string) {
+    super(`RPC method ${method} is not in the read allowlist`);
+  }
+}
+
+export type RpcOutcome = "ok" | RpcFailureKind;
+
+export type RpcClientOptions = {
+  url: string;
+  /** Upper bound for one HTTP round trip; a hung node never holds a caller longer. */
+  timeoutMs?: number;
+  /** Called once per JSON-RPC method sent (a batch reports each member), for metrics. */
+  onCall?: (method: string, outcome: RpcOutcome) => void;
+};
+
+export interface RpcClient {
+  /** One JSON-RPC call; resolves with `result` exactly as the node sent it (never coerced). */
+  request(req: RpcRequest): Promise<unknown>;
+  /** Several calls in one HTTP round trip; results in request order. Any member's error fails the batch. */
+  batch(reqs: readonly RpcRequest[]): Promise<unknown[]>;
+  /** The URL with credentials, path and query removed — the only form that may be logged or shown. */
+  readonly redactedUrl: string;
+}
+
+export const DEFAULT_RPC_TIMEOUT_MS = 15_000;
+
+/** Keeps scheme, host and port; drops user info, path and query, where providers put API keys. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const hidden = u.username || u.password || (u.pathname && u.pathname !== "/") || u.search;
+    return `${u.protocol}//${u.host}${hidden ? "/***" : ""}`;
+  } catch {
+    return "(invalid url)";
+  }
+}
+
+type JsonRpcResponse = { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+
+export function createRpcClient(options: RpcClientOptions): RpcClient {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+  const redactedUrl = redactUrl(options.url);
+  let nextId = 1;
+
+  const report = (methods: readonly string[], outcome: RpcOutcome) => {
+    if (options.onCall) for (const m of methods) options.onCall(m, outcome);
+  };
+
+  async function post(body: unknown, methods: readonly string[]): Promise<unknown> {
+    const method = methods.length === 1 ? methods[0] : "batch";
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    try {
+      let response: Response;
+      try {
+        response = await fetch(options.url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+          signal: controller.signal,
+        });
+      } catch {
+        if (controller.signal.aborted) throw new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method });
+        throw new RpcError("unreachable", `RPC ${method}: node unreachable`, { method });
+      }
+      if (!response.ok) {
+        await response.body?.cancel().catch(() => {});
+        throw new RpcError("http", `RPC ${method}: HTTP ${response.status}`, { method, status: response.status });
+      }
+      try {
+        return await response.json();
+      } catch {
+        if (controller.signal.aborted) throw new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method });
+        throw new RpcError("unreachable", `RPC ${method}: response is not JSON`, { method });
+      }
+    } catch (error) {
+      report(methods, error instanceof RpcError ? error.kind : "unreachable");
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  function unwrap(res: unknown, method: string): unknown {
+    if (typeof res !== "object" || res === null) throw new RpcError("invalid", `RPC ${method}: malformed response`, { method });
+    const r = res as JsonRpcResponse;
+    if (r.error !== undefined && r.error !== null) {
+      const code = typeof r.error.code === "number" ? r.error.code : undefined;
+      const data = typeof r.error.data === "string" ? r.error.data : undefined;
+      throw new RpcError("rpc", `RPC ${method}: error ${code ?? "?"}`, { method, code, data });
+    }
+    if (!("result" in r)) throw new RpcError("invalid", `RPC ${method}: response has no result`, { method });
+    return r.result;
+  }
+
+  function guard(reqs: readonly RpcRequest[]) {
+    for (const r of reqs) if (!READ_METHODS.has(r.method)) throw new RpcMethodNotAllowedError(r.method);
+  }
+
+  return {
+    redactedUrl,
+    async request(req) {
+      guard([req]);
+      const id = nextId++;
+      const res = await post({ jsonrpc: "2.0", id, method: req.method, params: req.params }, [req.method]);
+      try {
+        const result = unwrap(res, req.method);
+        report([req.method], "ok");
+        return result;
+      } catch (error) {
+        report([req.method], (error as RpcError).kind);
+        throw error;
+      }
+    },
+    async batch(reqs) {
+      guard(reqs);
+      if (reqs.length === 0) return [];
+      const methods = reqs.map((r) => r.method);
+      const ids = reqs.map(() => nextId++);
+      const res = await post(
+        reqs.map((r, i) => ({ jsonrpc: "2.0", id: ids[i], method: r.method, params: r.params })),
+        methods,
+      );
+      try {
+        if (!Array.isArray(res)) {
+          // Some nodes answer a whole batch with one error object.
+          unwrap(res, "batch");
+          throw new RpcError("invalid", "RPC batch: response is not an array", { method: "batch" });
+        }
+        const byId = new Map(res.map((r) => [(r as JsonRpcResponse)?.id, r]));
+        const results = reqs.map((r, i) => {
+          const member = byId.get(ids[i]);
+          if (member === undefined) throw new RpcError("invalid", `RPC ${r.method}: missing from batch response`, { method: r.method });
+          return unwrap(member, r.method);
+        });
+        report(methods, "ok");
+        return results;
+      } catch (error) {
+        report(methods, (error as RpcError).kind);
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * Every failure a client can see, as named classes, mapped to a code and an HTTP status in this
+ * one table. Routes throw these; `app.onError` turns them into the envelope of spec §2.5.
+ */
+export const ERROR_STATUS = {
+  BAD_PARAMS: 400,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  STATE_READ_FAILED: 502,
+  QUOTE_FAILED: 502,
+  PREFLIGHT_READ_FAILED: 502,
+  GENESIS_NOT_FINALIZED: 503,
+  CHAIN_UNREADY: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export type ErrorEnvelope = {
+  ok: false;
+  error: ErrorCode;
+  message: string;
+  detail?: unknown;
+  retryAfterSec?: number;
+};
+
+export class ApiError extends Error {
+  override name = "ApiError";
+  readonly status: (typeof ERROR_STATUS)[ErrorCode];
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly detail?: unknown,
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+  }
+
+  toEnvelope(): ErrorEnvelope {
+    return { ok: false, error: this.code, message: this.message, ...(this.detail === undefined ? {} : { detail: this.detail }) };
+  }
+}
+
+export class BadParamsError extends ApiError {
+  override name = "BadParamsError";
+  constructor(message: string, detail?: { param: string; [k: string]: unknown }) {
+    super("BAD_PARAMS", message, detail);
+  }
+}
+
+export class NotFoundError extends ApiError {
+  override name = "NotFoundError";
+  constructor(message = "No such route.", detail?: unknown) {
+    super("NOT_FOUND", message, detail);
+  }
+}
+
+export class MethodNotAllowedError extends ApiError {
+  override name = "MethodNotAllowedError";
+  constructor(method: string) {
+    super("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use GET.`, { allowed: ["GET", "OPTIONS"] });
+  }
+}
+
+export class RateLimitedError extends ApiError {
+  override name = "RateLimitedError";
+  constructor(readonly retryAfterSec: number) {
+    super("RATE_LIMITED", `Too many requests; retry after ${retryAfterSec} s.`);
+  }
+
+  override toEnvelope(): ErrorEnvelope {
+    return { ...super.toEnvelope(), retryAfterSec: this.retryAfterSec };
+  }
+}
+
+export class StateReadFailedError extends ApiError {
+  override name = "StateReadFailedError";
+  constructor(message = "Reading on-chain state failed upstream.", detail?: unknown) {
+    super("STATE_READ_FAILED", message, detail);
+  }
+}
+
+export class QuoteFailedError extends ApiError {
+  override name = "QuoteFailedError";
+  constructor(message: string, detail?: unknown) {
+    super("QUOTE_FAILED", message, detail);
+  }
+}
+
+export class PreflightReadFailedError extends ApiError {
+  override name = "PreflightReadFailedError";
+  constructor(message = "The launch preflight could not be read; the gate stays closed.") {
+    super("PREFLIGHT_READ_FAILED", message);
+  }
+}
+
+export class GenesisNotFinalizedError extends ApiError {
+  override name = "GenesisNotFinalizedError";
+  constructor(detail: { statusBitmask: string; bitsSet: number[]; bitsExpected: number[] }) {
+    super("GENESIS_NOT_FINALIZED", "Genesis is not finalized yet; preparing transactions is closed.", detail);
+  }
+}
+
+export class ChainUnreadyError extends ApiError {
+  override name = "ChainUnreadyError";
+  constructor(contract: string, chain: string) {
+    super("CHAIN_UNREADY", `${contract} is not deployed on ${chain}.`, { contract, chain });
+  }
+}
+
+export class InternalError extends ApiError {
+  override name = "InternalError";
+  constructor() {
+    super("INTERNAL_ERROR", "Internal error.");
+  }
+}

@@ -1,0 +1,78 @@
+import { type Address, getAddress } from "viem";
+import { BadParamsError } from "./errors";
+
+/**
+ * Strict parameter parsing (design.md): what is not exactly canonical is rejected, never coerced.
+ * Every failure is a BadParamsError whose detail names the parameter.
+ */
+
+const MAX_UINT256 = 2n ** 256n - 1n;
+const HEX40 = /^0x[0-9a-fA-F]{40}$/;
+const DECIMAL = /^(0|[1-9][0-9]*)$/;
+
+/** `0x` + 40 hex; a mixed-case address must carry a valid EIP-55 checksum. Returns the checksummed form. */
+export function parseAddress(param: string, raw: string): Address {
+  if (!HEX40.test(raw)) throw new BadParamsError(`${param} must be a 0x-prefixed 20-byte hex address.`, { param });
+  const body = raw.slice(2);
+  const mixed = body !== body.toLowerCase() && body !== body.toUpperCase();
+  const checksummed = getAddress(raw);
+  if (mixed && checksummed !== raw) throw new BadParamsError(`${param} has an invalid EIP-55 checksum.`, { param });
+  return checksummed;
+}
+
+/** Decimal digits only: no sign, no leading zeros (except "0"), no exponent, at most 2^256 − 1. */
+export function parseUint256(param: string, raw: string): bigint {
+  if (raw.length > 78 || !DECIMAL.test(raw)) {
+    throw new BadParamsError(`${param} must be a non-negative integer in canonical decimal form.`, { param });
+  }
+  const value = BigInt(raw);
+  if (value > MAX_UINT256) throw new BadParamsError(`${param} exceeds the uint256 range.`, { param });
+  return value;
+}
+
+/** A uint256 that must also lie in [min, max] (e.g. slippageBps in [0, 10000], mode in {0, 1}). */
+export function parseUintInRange(param: string, raw: string, min: bigint, max: bigint): bigint {
+  const value = parseUint256(param, raw);
+  if (value < min || value > max) {
+    throw new BadParamsError(`${param} must be between ${min} and ${max}.`, { param, min: String(min), max: String(max) });
+  }
+  return value;
+}
+
+/** Exactly `true` or `false`. */
+export function parseBool(param: string, raw: string): boolean {
+  if (raw === "true") return true;
+  if (raw === "false") return false;
+  throw new BadParamsError(`${param} must be exactly true or false.`, { param });
+}
+
+export type ParamKind = "address" | "uint256" | "bool";
+export type ParamSpec = Record<string, { kind: ParamKind; required?: boolean }>;
+type Parsed<K extends ParamKind> = K extends "address" ? Address : K extends "uint256" ? bigint : boolean;
+export type ParsedParams<S extends ParamSpec> = {
+  [P in keyof S]: S[P]["required"] extends true ? Parsed<S[P]["kind"]> : Parsed<S[P]["kind"]> | undefined;
+};
+
+/**
+ * Parses a raw query string against a spec. Unknown parameters, repeated parameters and missing
+ * required ones are BAD_PARAMS; the detail of an unknown one lists the accepted names.
+ */
+export function parseQuery<S extends ParamSpec>(url: string, spec: S): ParsedParams<S> {
+  const search = new URL(url, "http://x").searchParams;
+  const seen = new Set<string>();
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of search) {
+    if (!Object.hasOwn(spec, name)) {
+      throw new BadParamsError(`Unknown parameter ${name}.`, { param: name, accepted: Object.keys(spec) });
+    }
+    if (seen.has(name)) throw new BadParamsError(`Parameter ${name} is given more than once.`, { param: name });
+    seen.add(name);
+    const kind = spec[name]!.kind;
+    out[name] =
+      kind === "address" ? parseAddress(name, value) : kind === "uint256" ? parseUint256(name, value) : parseBool(name, value);
+  }
+  for (const [name, s] of Object.entries(spec)) {
+    if (s.required && !seen.has(name)) throw new BadParamsError(`Missing required parameter ${name}.`, { param: name });
+  }
+  return out as ParsedParams<S>;
+}

@@ -1,0 +1,97 @@
+import { type Abi, type AbiEvent, type AbiFunction, toEventSelector, toFunctionSelector } from "viem";
+import { describe, expect, it } from "vitest";
+import * as abis from "../../abis";
+
+// Literal values copied from protocol.md §1–2; the ABIs must reproduce every one of them.
+const SELECTORS: Record<string, Record<string, string>> = {
+  AssetTokenAbi: {
+    totalSupply: "0x18160ddd",
+    balanceOf: "0x70a08231",
+    allowance: "0xdd62ed3e",
+    approve: "0x095ea7b3",
+    decimals: "0x313ce567",
+  },
+  LpTokenAbi: {
+    totalSupply: "0x18160ddd",
+    balanceOf: "0x70a08231",
+    allowance: "0xdd62ed3e",
+    approve: "0x095ea7b3",
+    decimals: "0x313ce567",
+  },
+  VeLockNFTAbi: {
+    createLockFor: "0xff59ebd1",
+    addToLockFor: "0x3bdcb577",
+    extendLockToFor: "0x5303e981",
+    mergeLocksFor: "0x34b4429b",
+    setAutoMax: "0x71275955",
+    unlock: "0x6198e339",
+    totalLockedClaim: "0x0ff566a7",
+    getLockInfo: "0xc9102afd",
+    lockStartOf: "0x580ddf60",
+    veBalanceOf: "0x9f17f734",
+    balanceOf: "0x70a08231",
+    ownerOf: "0x6352211e",
+    nextTokenId: "0x75794a3c",
+  },
+  LaunchControllerAbi: { preflight: "0x75106187" },
+  FurnaceAbi: { enterWithClaim: "0x72786ee3" },
+  FurnaceQuoterAbi: { quoteEnterWithClaim: "0xd0334149", durationWeightBps: "0x8705950a" },
+  ClaimAllHelperAbi: { claimAll: "0xc9b6e4db" },
+  ShareholderRoyaltiesAbi: { claimShareholder: "0xab7aaaf5", claimableEth: "0x4793dc40" },
+  LpStakingVault7DAbi: {
+    claimRewards: "0x372500ab",
+    claimRewardsAndLock: "0x293749ed",
+    withdrawMatured: "0x533ebf75",
+    stake: "0xa694fc3a",
+    beginUnbond: "0x0b7dc3a6",
+    earned: "0x008cc262",
+    stakedBalance: "0x60217267",
+    lpToken: "0x5fcbd285",
+    getUnbondCount: "0x99e65a5d",
+    getUnbondByIndex: "0x662727d1",
+  },
+};
+
+const TOPICS: Record<string, string> = {
+  LockCreated: "0xf2e434b25dc0642557c78f33e890ff32142d8b2266063fa31604f80607fc3629",
+  LockAmountIncreased: "0xce4b949c4a850bbc2397d4e496669b3970be305a53d62ef5cd4e7b43ce4b0c5b",
+  LockExtended: "0x2880f4fc08dec6bc3c61687b882e88598cb950c1dbff72d4a2d20223174215b4",
+  LockMerged: "0xeda5347add04fd32e9c77f9b1d459a737490432c6721b1a98270c826d0ac0034",
+  LockUnlocked: "0xb8467a67892a3eb9ca0a54a00960a7bb14970dc16c3b3da0803ca776c1e47a43",
+  AutoMaxSet: "0x3c127c07e0311e24c89bf90ee72e70c354a009a75a989c7b1daf61d375902468",
+  Transfer: "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
+};
+
+const all = abis as unknown as Record<string, Abi>;
+
+describe("ABIs pin protocol.md selectors", () => {
+  it("exports exactly the expected ABI files", () => {
+    expect(Object.keys(all).sort()).toEqual(Object.keys(SELECTORS).sort());
+  });
+
+  for (const [abiName, expected] of Object.entries(SELECTORS)) {
+    it(`${abiName}: functions are exactly protocol.md's, with its selectors`, () => {
+      const fns = (all[abiName] ?? []).filter((x): x is AbiFunction => x.type === "function");
+      const actual = Object.fromEntries(fns.map((f) => [f.name, toFunctionSelector(f)]));
+      expect(actual).toEqual(expected);
+    });
+  }
+
+  it("VeLockNFT events are exactly protocol.md's, with its topics", () => {
+    const events = abis.VeLockNFTAbi.filter((x) => x.type === "event") as readonly AbiEvent[];
+    const actual = Object.fromEntries(events.map((e) => [e.name, toEventSelector(e)]));
+    expect(actual).toEqual(TOPICS);
+  });
+
+  it("Transfer is the ERC-721 form (tokenId indexed: 4 topics)", () => {
+    const transfer = abis.VeLockNFTAbi.find((x) => x.type === "event" && x.name === "Transfer") as AbiEvent;
+    expect(transfer.inputs.filter((i) => i.indexed)).toHaveLength(3);
+  });
+
+  it("no other ABI declares events", () => {
+    for (const [name, abi] of Object.entries(all)) {
+      if (name === "VeLockNFTAbi") continue;
+      expect(abi.filter((x) => x.type === "event")).toEqual([]);
+    }
+  });
+});
