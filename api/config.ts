@@ -38,6 +38,8 @@ const intIn = (min: number, max: number) =>
 
 const envSchema = z.object({
   NETWORK: z.enum(Object.keys(NETWORKS) as [Network, ...Network[]]).default("local"),
+  /** Overrides deployments/<NETWORK>.json (tests point it at their own devnet's manifest). */
+  MANIFEST_FILE: z.string().optional(),
   RPC_URL: url(["http:", "https:"]).optional(),
   RPC_TIMEOUT_MS: intIn(100, 120_000).optional(),
   REDIS_URL: url(["redis:", "rediss:"]).optional(),
@@ -60,7 +62,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration: ${lines.join("; ")}`);
   }
   const e = parsed.data;
-  const manifest = loadManifest(e.NETWORK);
+  const manifest = loadManifest(e.NETWORK, e.MANIFEST_FILE);
   const trustedProxies = (e.TRUSTED_PROXIES ?? "")
     .split(",")
     .map((s) => s.trim())

@@ -76,8 +76,7 @@ export function parseManifest(raw: unknown, file: string, expectedChainId?: numb
 export const DEPLOYMENTS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "deployments");
 
 /** Reads and validates `deployments/<network>.json`. Start-up calls this, so a broken file stops the process. */
-export function loadManifest(network: Network, dir = DEPLOYMENTS_DIR): Manifest {
-  const file = path.join(dir, `${network}.json`);
+export function loadManifest(network: Network, file = path.join(DEPLOYMENTS_DIR, `${network}.json`)): Manifest {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
