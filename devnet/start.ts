@@ -1,0 +1,88 @@
+/**
+ * `npm start`: the whole local stack with no configuration — anvil, deploy, seed, then the Ponder
+ * indexer (PGlite) and its HTTP server on 127.0.0.1:$PORT (42069). Ctrl-C / SIGTERM stops
+ * everything this script started, so a second `npm start` works after the first.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { rmSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startAnvil } from "./anvil";
+import { deployDevnet, writeLocalManifest } from "./deploy";
+import { seedDevnet } from "./seed";
+
+const root = path.resolve(import.meta.dirname, "..");
+const port = Number(process.env.PORT ?? 42069);
+const anvilPort = Number(process.env.ANVIL_PORT ?? 8545);
+const host = "127.0.0.1";
+
+let ponder: ChildProcess | null = null;
+let anvil: Awaited<ReturnType<typeof startAnvil>> | null = null;
+let stopping = false;
+
+async function shutdown(code: number) {
+  if (stopping) return;
+  stopping = true;
+  console.log("\nstopping local stack…");
+  if (ponder && ponder.exitCode === null) {
+    const exited = new Promise((r) => ponder?.once("exit", r));
+    ponder.kill("SIGTERM");
+    const timer = setTimeout(() => ponder?.kill("SIGKILL"), 8_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await anvil?.stop();
+  process.exit(code);
+}
+
+process.on("SIGINT", () => void shutdown(0));
+process.on("SIGTERM", () => void shutdown(0));
+
+async function main() {
+  anvil = await startAnvil({ port: anvilPort });
+  console.log(`anvil      ${anvil.rpcUrl} (chain id 31337)`);
+  const { manifest } = await deployDevnet({ rpcUrl: anvil.rpcUrl });
+  const manifestFile = path.join(root, "deployments", "local.json");
+  writeLocalManifest(manifest, manifestFile);
+  console.log(`deployed   ${manifestFile}`);
+  await seedDevnet({ rpcUrl: anvil.rpcUrl, manifest });
+  console.log("seeded     devnet activity");
+
+  // A fresh anvil reuses chain id and addresses, so Ponder's sync cache from an earlier run would
+  // be stale: start every local run on an empty PGlite folder.
+  const pgliteDir = path.join(root, ".ponder", "local");
+  rmSync(pgliteDir, { recursive: true, force: true });
+
+  // ponder's package exports hide its bin: resolve the entry (dist/esm/index.js) and step to bin/.
+  const ponderBin = path.join(path.dirname(fileURLToPath(import.meta.resolve("ponder"))), "bin", "ponder.js");
+  ponder = spawn(
+    process.execPath,
+    [ponderBin, "start", "--schema", "local", "--port", String(port), "--hostname", host],
+    {
+      cwd: root,
+      stdio: "inherit",
+      env: {
+        ...process.env,
+        NETWORK: "local",
+        RPC_URL: anvil.rpcUrl,
+        PGLITE_DIR: pgliteDir,
+        PONDER_TELEMETRY_DISABLED: "true",
+        DATABASE_URL: "",
+        DATABASE_PRIVATE_URL: "",
+      },
+    },
+  );
+  ponder.once("exit", (code) => {
+    if (!stopping) {
+      console.error(`ponder exited (${code}); stopping`);
+      void shutdown(code ?? 1);
+    }
+  });
+  console.log(`api        http://${host}:${port}  (/health, /ready, /api/supply/total, /api/mcp/v1/…)`);
+  console.log(`rpc        ${anvil.rpcUrl}`);
+}
+
+main().catch(async (error) => {
+  console.error(error instanceof Error ? error.message : error);
+  await shutdown(1);
+});

@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// The README's test command (`npm test`). Runs the whole vitest suite once (the indexer on PGlite),
+// then the indexer suite again on Postgres, and prints one plain `N passed, N failed` line with
+// the real counts from vitest's JSON reporter (CI reads that line).
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+const pgUrl = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const redisUrl = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+const extra = process.argv.slice(2);
+const out = mkdtempSync(path.join(tmpdir(), "vitest-json-"));
+
+function run(label, args, env) {
+  const file = path.join(out, `${label}.json`);
+  console.log(`\n=== ${label}: vitest run ${args.join(" ")}`);
+  const res = spawnSync(
+    process.execPath,
+    ["node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${file}`, ...args],
+    { stdio: "inherit", env: { ...process.env, NO_COLOR: "1", PONDER_TELEMETRY_DISABLED: "true", ...env } },
+  );
+  if (!existsSync(file)) {
+    console.error(`${label}: vitest wrote no report (exit ${res.status}); counting the run as one failure`);
+    return { passed: 0, failed: 1, skipped: 0 };
+  }
+  const report = JSON.parse(readFileSync(file, "utf8"));
+  // A file that fails to load has no test results but must still count as a failure.
+  const brokenFiles = report.testResults.filter((f) => f.status === "failed" && f.assertionResults.length === 0).length;
+  return {
+    passed: report.numPassedTests,
+    failed: report.numFailedTests + brokenFiles,
+    skipped: report.numPendingTests + report.numTodoTests,
+  };
+}
+
+const runs = [];
+if (extra.length > 0) {
+  runs.push(run("selected", extra, { TEST_REDIS_URL: redisUrl, TEST_DATABASE_URL: pgUrl }));
+} else {
+  runs.push(run("all (PGlite)", [], { TEST_REDIS_URL: redisUrl, TEST_DATABASE_URL: pgUrl }));
+  if (existsSync("test/indexer")) {
+    runs.push(
+      run("indexer (Postgres)", ["test/indexer"], { TEST_REDIS_URL: redisUrl, TEST_DATABASE_URL: pgUrl, DATABASE_URL: pgUrl }),
+    );
+  }
+}
+rmSync(out, { recursive: true, force: true });
+
+const total = runs.reduce((a, r) => ({ passed: a.passed + r.passed, failed: a.failed + r.failed, skipped: a.skipped + r.skipped }), {
+  passed: 0,
+  failed: 0,
+  skipped: 0,
+});
+console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
+process.exit(total.failed > 0 || total.passed === 0 ? 1 : 0);
