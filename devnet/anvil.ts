@@ -1,0 +1,141 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import net from "node:net";
+import path from "node:path";
+
+export interface AnvilOptions {
+  port?: number;
+  chainId?: number;
+  /** Seconds between blocks; default: automine (one block per transaction). */
+  blockTime?: number;
+}
+export interface AnvilHandle {
+  rpcUrl: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export const DEVNET_CHAIN_ID = 31337;
+
+/** The platform binary itself: the npm `anvil` bin is a wrapper that would add a second process to kill. */
+export function anvilBinary(): string {
+  const pkg = createRequire(import.meta.url).resolve("@foundry-rs/anvil-linux-amd64/package.json");
+  return path.join(path.dirname(pkg), "bin", "anvil");
+}
+
+/** A port the OS says is free right now (bind port 0, read it, release it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error("could not allocate a free port"))));
+    });
+  });
+}
+
+// Every anvil this process started, killed synchronously on exit so no orphan outlives a crashed test run.
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const child of live) child.kill("SIGKILL");
+  });
+}
+
+async function chainIdAnswers(rpcUrl: string): Promise<boolean> {
+  try {
+    const res = await fetch(rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+      signal: AbortSignal.timeout(1000),
+    });
+    const body = (await res.json()) as { result?: string };
+    return typeof body.result === "string";
+  } catch {
+    return false;
+  }
+}
+
+function launch(port: number, chainId: number, blockTime: number | undefined): Promise<AnvilHandle> {
+  const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId)];
+  if (blockTime !== undefined) args.push("--block-time", String(blockTime));
+  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
+  live.add(child);
+  installExitHook();
+
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<number | null>((resolve) => {
+    child.once("exit", (code) => {
+      live.delete(child);
+      resolve(code);
+    });
+  });
+
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  return new Promise((resolve, reject) => {
+    let done = false;
+    child.once("error", (error) => {
+      done = true;
+      reject(error);
+    });
+    void exited.then((code) => {
+      if (done) return;
+      done = true;
+      reject(new Error(`anvil exited (code ${code}) before answering on ${rpcUrl}: ${stderr.trim()}`));
+    });
+    const deadline = Date.now() + 15_000;
+    const poll = async (): Promise<void> => {
+      while (!done) {
+        if (await chainIdAnswers(rpcUrl)) {
+          done = true;
+          resolve({ rpcUrl, port, stop });
+          return;
+        }
+        if (Date.now() > deadline) {
+          done = true;
+          await stop();
+          reject(new Error(`anvil did not answer eth_chainId on ${rpcUrl} within 15 s: ${stderr.trim()}`));
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    };
+    void poll();
+  });
+}
+
+/**
+ * Spawns anvil on 127.0.0.1 (a free port unless one is given; chain id 31337 by default) and resolves once
+ * eth_chainId answers. With a picked port, a lost race for the port is retried on a new one.
+ */
+export async function startAnvil(opts: AnvilOptions = {}): Promise<AnvilHandle> {
+  const chainId = opts.chainId ?? DEVNET_CHAIN_ID;
+  if (opts.port !== undefined) return launch(opts.port, chainId, opts.blockTime);
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await launch(await freePort(), chainId, opts.blockTime);
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  throw lastError;
+}

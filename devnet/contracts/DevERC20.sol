@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+/// @notice Minimal ERC-20 for the devnet: 18 decimals, an owner who can mint, and minters the owner names
+/// (the Furnace mints the lock bonus, royalties/vault mint the tokens they pay out). Holders can burn.
+abstract contract DevERC20 {
+    string public name;
+    string public symbol;
+    uint8 public constant decimals = 18;
+    uint256 public totalSupply;
+    address public immutable owner;
+
+    mapping(address => uint256) public balanceOf;
+    mapping(address => mapping(address => uint256)) public allowance;
+    mapping(address => bool) public isMinter;
+
+    event Transfer(address indexed from, address indexed to, uint256 value);
+    event Approval(address indexed owner, address indexed spender, uint256 value);
+
+    error NotMinter();
+    error NotOwner();
+    error InsufficientBalance();
+    error InsufficientAllowance();
+
+    constructor(string memory name_, string memory symbol_, address holder, uint256 initialSupply, address[] memory minters) {
+        name = name_;
+        symbol = symbol_;
+        owner = msg.sender;
+        for (uint256 i = 0; i < minters.length; i++) {
+            isMinter[minters[i]] = true;
+        }
+        if (initialSupply > 0) _mint(holder, initialSupply);
+    }
+
+    function approve(address spender, uint256 amount) external returns (bool) {
+        allowance[msg.sender][spender] = amount;
+        emit Approval(msg.sender, spender, amount);
+        return true;
+    }
+
+    function transfer(address to, uint256 amount) external returns (bool) {
+        _transfer(msg.sender, to, amount);
+        return true;
+    }
+
+    function transferFrom(address from, address to, uint256 amount) external returns (bool) {
+        uint256 allowed = allowance[from][msg.sender];
+        if (allowed != type(uint256).max) {
+            if (allowed < amount) revert InsufficientAllowance();
+            allowance[from][msg.sender] = allowed - amount;
+        }
+        _transfer(from, to, amount);
+        return true;
+    }
+
+    /// @notice Devnet only: the owner or an authorised minter creates tokens.
+    function mint(address to, uint256 amount) external {
+        if (msg.sender != owner && !isMinter[msg.sender]) revert NotMinter();
+        _mint(to, amount);
+    }
+
+    /// @notice Devnet only: the owner adds or removes a minter.
+    function setMinter(address minter, bool allowed) external {
+        if (msg.sender != owner) revert NotOwner();
+        isMinter[minter] = allowed;
+    }
+
+    /// @notice Devnet only: any holder burns its own tokens (the Furnace burns sold-back principal).
+    function burn(uint256 amount) external {
+        uint256 bal = balanceOf[msg.sender];
+        if (bal < amount) revert InsufficientBalance();
+        balanceOf[msg.sender] = bal - amount;
+        totalSupply -= amount;
+        emit Transfer(msg.sender, address(0), amount);
+    }
+
+    function _transfer(address from, address to, uint256 amount) internal {
+        uint256 bal = balanceOf[from];
+        if (bal < amount) revert InsufficientBalance();
+        balanceOf[from] = bal - amount;
+        balanceOf[to] += amount;
+        emit Transfer(from, to, amount);
+    }
+
+    function _mint(address to, uint256 amount) internal {
+        totalSupply += amount;
+        balanceOf[to] += amount;
+        emit Transfer(address(0), to, amount);
+    }
+}

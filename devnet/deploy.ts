@@ -1,0 +1,279 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type Abi,
+  type Address,
+  type Chain,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  defineChain,
+  getAddress,
+  getContractAddress,
+  type Hex,
+  http,
+  parseAbi,
+  type TransactionReceipt,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import {
+  AssetTokenAbi,
+  ClaimAllHelperAbi,
+  FurnaceAbi,
+  FurnaceQuoterAbi,
+  LaunchControllerAbi,
+  LpStakingVault7DAbi,
+  LpTokenAbi,
+  ShareholderRoyaltiesAbi,
+  VeLockNFTAbi,
+} from "../abis";
+import { type Manifest, parseManifest } from "../api/manifest";
+import { type Artifacts, compileDevnet, type DevnetContractName } from "./compile";
+
+/** Anvil dev account #0: deploys and owns everything on the devnet. */
+export const DEPLOYER_PRIVATE_KEY: Hex = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+
+export const DEVNET_INITIAL_SUPPLY = 10_000_000n * 10n ** 18n;
+export const DEVNET_LP_INITIAL_SUPPLY = 1_000_000n * 10n ** 18n;
+/** LaunchController as deployed: finalized (bit 0 clear) with every readiness bit set. */
+export const DEVNET_STATUS_BITMASK = 0x7fen;
+/** requiredSeedEth = 50 ether × 2 days / 10 days = 10 ether. */
+export const DEVNET_ACCRUAL_DURATION = 2n * 86_400n;
+
+export type DevnetAddressName =
+  | "AssetToken"
+  | "LpToken"
+  | "VeLockNFT"
+  | "FurnaceQuoter"
+  | "Furnace"
+  | "ShareholderRoyalties"
+  | "LpStakingVault7D"
+  | "ClaimAllHelper"
+  | "LaunchController";
+export type DevnetAddresses = Record<DevnetAddressName, Address>;
+
+export interface DevnetDeployment {
+  manifest: Manifest;
+  addresses: DevnetAddresses;
+  deployer: Address;
+  chainId: number;
+  /** Block of the last deployment transaction. */
+  blockNumber: bigint;
+  artifacts: Artifacts;
+}
+
+/** Typed ABIs of the devnet: the published subset (abis/) plus the devnet-only functions and errors. */
+const devToken = parseAbi([
+  "function transfer(address to, uint256 amount) returns (bool)",
+  "function transferFrom(address from, address to, uint256 amount) returns (bool)",
+  "function mint(address to, uint256 amount)",
+  "function burn(uint256 amount)",
+  "function setMinter(address minter, bool allowed)",
+  "function isMinter(address) view returns (bool)",
+  "function owner() view returns (address)",
+  "error NotMinter()",
+  "error NotOwner()",
+  "error InsufficientBalance()",
+  "error InsufficientAllowance()",
+]);
+export const DEVNET_ABIS = {
+  AssetToken: [...AssetTokenAbi, ...devToken],
+  LpToken: [...LpTokenAbi, ...devToken],
+  VeLockNFT: [
+    ...VeLockNFTAbi,
+    ...parseAbi([
+      "function transferFrom(address from, address to, uint256 tokenId)",
+      "function safeTransferFrom(address from, address to, uint256 tokenId)",
+      "function approve(address to, uint256 tokenId) pure",
+      "function setApprovalForAll(address operator, bool approved) pure",
+      "function burnFromFurnace(uint256 tokenId) returns (uint256)",
+      "function setListed(uint256 tokenId, bool listed)",
+      "function veOfToken(uint256 tokenId) view returns (uint256)",
+      "function furnace() view returns (address)",
+      "error ERC721NonexistentToken(uint256 tokenId)",
+      "error SameLock()",
+    ]),
+  ],
+  FurnaceQuoter: [
+    ...FurnaceQuoterAbi,
+    ...parseAbi(["function durationWeight(uint256 durationSeconds) pure returns (uint256)", "error LockListed()"]),
+  ],
+  Furnace: [
+    ...FurnaceAbi,
+    ...parseAbi([
+      "function settleSellBack(uint256 tokenId) returns (uint256)",
+      "error NotAuthorized()",
+      "error AutoMaxRequiresMaxDuration()",
+    ]),
+  ],
+  ShareholderRoyalties: [
+    ...ShareholderRoyaltiesAbi,
+    ...parseAbi([
+      "function accrue(address user) payable",
+      "function claimShareholderFor(address user, uint8 mode) returns (uint256)",
+      "function TOKENS_PER_ETH() view returns (uint256)",
+      "error NotAuthorized()",
+    ]),
+  ],
+  LpStakingVault7D: [
+    ...LpStakingVault7DAbi,
+    ...parseAbi([
+      "function accrueRewards(address user, uint256 amount)",
+      "function claimRewardsFor(address user, address to) returns (uint256)",
+      "function lastCompoundAt(address user) view returns (uint256)",
+      "error NotAuthorized()",
+      "error IndexOutOfRange()",
+    ]),
+  ],
+  ClaimAllHelper: ClaimAllHelperAbi,
+  LaunchController: [
+    ...LaunchControllerAbi,
+    ...parseAbi([
+      "function setStatusBitmask(uint256 statusBitmask)",
+      "function setAccrualDuration(uint256 accrualDuration)",
+      "error NotAuthorized()",
+    ]),
+  ],
+} as const;
+
+/** Every custom error any devnet contract can raise, for decoding reverts that bubble through nested calls. */
+export const DEVNET_ERRORS_ABI: Abi = Object.values(DEVNET_ABIS)
+  .flat()
+  .filter(
+    (item, i, all) => item.type === "error" && all.findIndex((x) => x.type === "error" && x.name === item.name) === i,
+  );
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** viem clients for a devnet RPC; short polling because anvil automines each transaction instantly. */
+export function devnetClients(rpcUrl: string, chainId = 31337) {
+  const chain: Chain = defineChain({
+    id: chainId,
+    name: "Devnet",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+  const transport = http(rpcUrl);
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: 50, cacheTime: 0 });
+  const testClient = createTestClient({ chain, transport, mode: "anvil", pollingInterval: 50 });
+  const walletFor = (privateKey: Hex) =>
+    createWalletClient({ chain, transport, account: privateKeyToAccount(privateKey), pollingInterval: 50 });
+  return { chain, publicClient, testClient, walletFor };
+}
+export type DevnetClients = ReturnType<typeof devnetClients>;
+
+/** One contract call as a transaction; resolves with the mined receipt and throws if it reverted. */
+export async function sendTx(
+  clients: DevnetClients,
+  privateKey: Hex,
+  call: { address: Address; abi: Abi; functionName: string; args?: readonly unknown[]; value?: bigint },
+): Promise<TransactionReceipt> {
+  const wallet = clients.walletFor(privateKey);
+  // biome-ignore lint/suspicious/noExplicitAny: the call shape is checked by viem at runtime against `abi`
+  const hash = await wallet.writeContract({ ...call, chain: clients.chain } as any);
+  const receipt = await clients.publicClient.waitForTransactionReceipt({ hash });
+  if (receipt.status !== "success") throw new Error(`${call.functionName} reverted in ${hash}`);
+  return receipt;
+}
+
+/**
+ * Deploys the devnet from anvil account #0. Constructor arguments carry every cross-reference, with the future
+ * addresses precomputed from the deployer's nonce, so the wiring costs no extra transactions and a fresh anvil
+ * always yields the same addresses (one block per deployment, nothing else mined).
+ */
+export async function deployDevnet(opts: { rpcUrl: string; deployerKey?: Hex }): Promise<DevnetDeployment> {
+  const artifacts = compileDevnet();
+  const deployerKey = opts.deployerKey ?? DEPLOYER_PRIVATE_KEY;
+  const deployer = privateKeyToAccount(deployerKey).address;
+  const probe = createPublicClient({ transport: http(opts.rpcUrl) });
+  const chainId = await probe.getChainId();
+  const clients = devnetClients(opts.rpcUrl, chainId);
+  const wallet = clients.walletFor(deployerKey);
+
+  const nonce0 = BigInt(await clients.publicClient.getTransactionCount({ address: deployer, blockTag: "pending" }));
+  const order: DevnetContractName[] = [
+    "AssetToken",
+    "LpToken",
+    "VeLockNFT",
+    "FurnaceQuoter",
+    "Furnace",
+    "ShareholderRoyalties",
+    "LpStakingVault7D",
+    "ClaimAllHelper",
+    "LaunchController",
+  ];
+  const at = Object.fromEntries(
+    order.map((name, i) => [name, getContractAddress({ from: deployer, nonce: nonce0 + BigInt(i) })]),
+  ) as DevnetAddresses;
+
+  const constructorArgs: Record<DevnetContractName, readonly unknown[]> = {
+    AssetToken: [deployer, DEVNET_INITIAL_SUPPLY, [at.Furnace, at.ShareholderRoyalties, at.LpStakingVault7D]],
+    LpToken: [deployer, DEVNET_LP_INITIAL_SUPPLY],
+    VeLockNFT: [at.AssetToken, at.Furnace],
+    FurnaceQuoter: [at.VeLockNFT],
+    Furnace: [
+      at.AssetToken,
+      at.VeLockNFT,
+      at.FurnaceQuoter,
+      at.ShareholderRoyalties,
+      at.LpStakingVault7D,
+      at.ClaimAllHelper,
+    ],
+    ShareholderRoyalties: [at.AssetToken, at.Furnace, at.ClaimAllHelper],
+    LpStakingVault7D: [at.LpToken, at.AssetToken, at.Furnace, at.ClaimAllHelper],
+    ClaimAllHelper: [at.AssetToken, at.ShareholderRoyalties, at.LpStakingVault7D, at.Furnace],
+    LaunchController: [DEVNET_STATUS_BITMASK, DEVNET_ACCRUAL_DURATION],
+  };
+
+  const startBlocks = {} as Record<DevnetContractName, number>;
+  let blockNumber = 0n;
+  for (const [i, name] of order.entries()) {
+    const hash = await wallet.deployContract({
+      abi: artifacts[name].abi,
+      bytecode: artifacts[name].bytecode,
+      args: constructorArgs[name],
+      nonce: Number(nonce0) + i,
+      chain: clients.chain,
+    });
+    const receipt = await clients.publicClient.waitForTransactionReceipt({ hash });
+    if (receipt.status !== "success" || !receipt.contractAddress) throw new Error(`deploying ${name} failed (${hash})`);
+    if (getAddress(receipt.contractAddress) !== at[name]) {
+      throw new Error(
+        `${name} landed at ${receipt.contractAddress}, expected ${at[name]} (was the nonce used concurrently?)`,
+      );
+    }
+    startBlocks[name] = Number(receipt.blockNumber);
+    blockNumber = receipt.blockNumber;
+  }
+
+  const entry = (name: DevnetContractName) => ({ address: getAddress(at[name]), startBlock: startBlocks[name] });
+  const raw = {
+    name: "asset-protocol",
+    version: "1.0.0-devnet",
+    chain: "local",
+    chainId,
+    contracts: {
+      AssetToken: entry("AssetToken"),
+      VeLockNFT: entry("VeLockNFT"),
+      Furnace: entry("Furnace"),
+      FurnaceQuoter: entry("FurnaceQuoter"),
+      ClaimAllHelper: entry("ClaimAllHelper"),
+      ShareholderRoyalties: entry("ShareholderRoyalties"),
+      LpStakingVault7D: entry("LpStakingVault7D"),
+      LaunchController: entry("LaunchController"),
+    },
+    lpToken: entry("LpToken"),
+  };
+  const manifest = parseManifest(raw, "devnet deployment");
+  return { manifest, addresses: at, deployer, chainId, blockNumber, artifacts };
+}
+
+/** Validates and writes the manifest (relative paths are taken from the repository root); returns the path. */
+export function writeLocalManifest(manifest: Manifest, file = "deployments/local.json"): string {
+  const target = path.resolve(REPO_ROOT, file);
+  parseManifest(manifest, target);
+  mkdirSync(path.dirname(target), { recursive: true });
+  writeFileSync(target, `${JSON.stringify(manifest, null, 2)}\n`);
+  return target;
+}

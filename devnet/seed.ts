@@ -1,0 +1,358 @@
+import {
+  type Address,
+  getAddress,
+  type Hash,
+  type Hex,
+  parseEther,
+  parseEventLogs,
+  type TransactionReceipt,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import type { Manifest } from "../api/manifest";
+import { DEPLOYER_PRIVATE_KEY, DEVNET_ABIS, devnetClients, sendTx } from "./deploy";
+
+const DAY = 86_400;
+const E18 = 10n ** 18n;
+
+function devAccount(privateKey: Hex) {
+  return { address: privateKeyToAccount(privateKey).address, privateKey } as const;
+}
+
+/**
+ * The seeded roles: anvil's standard dev accounts (mnemonic "test … junk"), fixed so tests can import them
+ * without seeding. Accounts #8 and #9 are left untouched too.
+ */
+export const DEVNET_ACCOUNTS = {
+  /** #0 deploys and owns every contract; accrues royalties and rewards; settles sell-backs. */
+  deployer: devAccount(DEPLOYER_PRIVATE_KEY),
+  /** #1 plain + AutoMax locks, top-ups, extensions, one unlock, royalties collected in mode 0. */
+  alice: devAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"),
+  /** #2 merge, sell-back, setAutoMax both ways, royalties collected in mode 1 into an existing lock. */
+  bob: devAccount("0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a"),
+  /** #3 Furnace entries (new lock + top-up), an expired-but-not-unlocked lock, LP staker, claimAll mode 0. */
+  carol: devAccount("0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6"),
+  /** #4 LP staker: unbond withdrawn after 7 days, one unbond still open, rewards compounded into an AutoMax lock. */
+  dave: devAccount("0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a"),
+  /** #5 exactly 32 live locks: the next createLockFor reverts TooManyVeNFTs. */
+  capped: devAccount("0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba"),
+  /** #6 funded with anvil's ETH only; never sends or receives anything. */
+  idle: devAccount("0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e"),
+  /** #7 holds spare AssetToken and LP but has no locks, no stake and no approvals: a clean user for tests. */
+  fresh: devAccount("0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356"),
+} as const;
+export type DevnetRole = keyof typeof DEVNET_ACCOUNTS;
+export type DevnetAccount = (typeof DEVNET_ACCOUNTS)[DevnetRole];
+
+/** Spare balances every active user (and `fresh`) keeps after seeding, at least. */
+export const SEED_SPARE_TOKEN = 50_000n * E18;
+export const SEED_SPARE_LP = 500n * E18;
+/** Chain time is moved forward by this much in the middle of the seed (unlocks, matured unbond). */
+export const SEED_TIME_TRAVEL_SECONDS = 8 * DAY;
+
+export type SeedAction =
+  | "createPlain"
+  | "createAutoMax"
+  | "topUpPlain"
+  | "topUpAutoMax"
+  | "extendPlain"
+  | "extendAutoMax"
+  | "merge"
+  | "sellBackTransfer"
+  | "sellBackBurn"
+  | "autoMaxOn"
+  | "autoMaxOff"
+  | "furnaceNew"
+  | "furnaceTopUp"
+  | "unlock"
+  | "stake"
+  | "beginUnbond"
+  | "withdrawMatured"
+  | "royaltiesMode0"
+  | "royaltiesMode1"
+  | "claimAllMode0"
+  | "compound";
+
+export interface SeedResult {
+  accounts: typeof DEVNET_ACCOUNTS;
+  tokenIds: {
+    alicePlain: bigint;
+    aliceAutoMax: bigint;
+    /** Unlocked after the time travel (burned). */
+    aliceUnlocked: bigint;
+    /** Merged into bobMergedInto (burned). */
+    bobMergedFrom: bigint;
+    /** Plain again after autoMax on → off; topped up by royalties mode 1. */
+    bobMergedInto: bigint;
+    /** Sold back to the Furnace, then burned by it. */
+    bobSoldBack: bigint;
+    carolFurnace: bigint;
+    /** 7-day lock left expired but not unlocked: live, ve 0. */
+    carolExpired: bigint;
+    /** AutoMax lock created by the vault's claimRewardsAndLock. */
+    daveCompound: bigint;
+    /** The 32 live locks of `capped`, in creation order (the first is AutoMax). */
+    capped: bigint[];
+  };
+  liveTokenIds: bigint[];
+  burnedTokenIds: bigint[];
+  /** The transaction of each lifecycle action, for tests that check receipts. */
+  txs: Record<SeedAction, Hash>;
+  /** Every transaction the seed sent, in order. */
+  txCount: number;
+  lastBlock: bigint;
+}
+
+/** minVeOut as the API derives it: applyMinVeOutClamp(veOut, 50 bps) (protocol.md §3). */
+export function minVeOutFor(veOut: bigint, slippageBps = 50n): bigint {
+  const m = (veOut * (10_000n - slippageBps)) / 10_000n;
+  return veOut > 0n && m === 0n ? 1n : m;
+}
+
+/**
+ * Creates realistic history from several dev accounts on a freshly deployed devnet (see DEVNET_ACCOUNTS for
+ * who does what). Moves chain time forward by SEED_TIME_TRAVEL_SECONDS. Run it once per deployment.
+ */
+export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): Promise<SeedResult> {
+  const { manifest } = opts;
+  const clients = devnetClients(opts.rpcUrl, manifest.chainId);
+  const need = (entry: { address: string } | undefined, name: string): Address => {
+    if (!entry) throw new Error(`manifest lacks ${name}`);
+    return getAddress(entry.address);
+  };
+  const c = {
+    token: need(manifest.contracts.AssetToken, "AssetToken"),
+    lp: need(manifest.lpToken, "lpToken"),
+    ve: need(manifest.contracts.VeLockNFT, "VeLockNFT"),
+    furnace: need(manifest.contracts.Furnace, "Furnace"),
+    quoter: need(manifest.contracts.FurnaceQuoter, "FurnaceQuoter"),
+    royalties: need(manifest.contracts.ShareholderRoyalties, "ShareholderRoyalties"),
+    vault: need(manifest.contracts.LpStakingVault7D, "LpStakingVault7D"),
+    helper: need(manifest.contracts.ClaimAllHelper, "ClaimAllHelper"),
+  };
+  const { deployer, alice, bob, carol, dave, capped, fresh } = DEVNET_ACCOUNTS;
+  let txCount = 0;
+  const send = (who: DevnetAccount, call: Parameters<typeof sendTx>[2]) => {
+    txCount++;
+    return sendTx(clients, who.privateKey, call);
+  };
+  const ve = (who: DevnetAccount, functionName: string, args: readonly unknown[]) =>
+    send(who, { address: c.ve, abi: DEVNET_ABIS.VeLockNFT, functionName, args });
+  const createdId = (receipt: TransactionReceipt): bigint => {
+    const [created] = parseEventLogs({ abi: DEVNET_ABIS.VeLockNFT, eventName: "LockCreated", logs: receipt.logs });
+    if (!created) throw new Error(`no LockCreated in ${receipt.transactionHash}`);
+    return created.args.tokenId;
+  };
+  const createLock = async (who: DevnetAccount, amount: bigint, days: number, autoMax = false) => {
+    const receipt = await ve(who, "createLockFor", [who.address, amount, BigInt(days * DAY), autoMax]);
+    return { id: createdId(receipt), receipt };
+  };
+  const now = async () => (await clients.publicClient.getBlock({ blockTag: "latest" })).timestamp;
+  const quoteMinVeOut = async (user: Address, claimIn: bigint, target: bigint, days: number, autoMax: boolean) => {
+    const [, , veOut] = await clients.publicClient.readContract({
+      address: c.quoter,
+      abi: DEVNET_ABIS.FurnaceQuoter,
+      functionName: "quoteEnterWithClaim",
+      args: [user, claimIn, target, BigInt(days * DAY), autoMax],
+    });
+    return minVeOutFor(veOut);
+  };
+  const txs = {} as Record<SeedAction, Hash>;
+  const record = (action: SeedAction, receipt: TransactionReceipt) => {
+    txs[action] = receipt.transactionHash;
+    return receipt;
+  };
+
+  // --- funding: tokens and LP from the deployer; users approve what they will use (fresh approves nothing).
+  for (const who of [alice, bob, carol, dave, fresh]) {
+    await send(deployer, {
+      address: c.token,
+      abi: DEVNET_ABIS.AssetToken,
+      functionName: "mint",
+      args: [who.address, 100_000n * E18],
+    });
+    await send(deployer, {
+      address: c.lp,
+      abi: DEVNET_ABIS.LpToken,
+      functionName: "mint",
+      args: [who.address, 1_000n * E18],
+    });
+  }
+  await send(deployer, {
+    address: c.token,
+    abi: DEVNET_ABIS.AssetToken,
+    functionName: "mint",
+    args: [capped.address, 32n * 1_000n * E18 + SEED_SPARE_TOKEN],
+  });
+  const max = 2n ** 256n - 1n;
+  for (const [who, spenders] of [
+    [alice, [c.ve, c.furnace]],
+    [bob, [c.ve, c.furnace]],
+    [carol, [c.ve, c.furnace]],
+    [dave, [c.ve, c.furnace]],
+    [capped, [c.ve]],
+  ] as const) {
+    for (const spender of spenders) {
+      await send(who, { address: c.token, abi: DEVNET_ABIS.AssetToken, functionName: "approve", args: [spender, max] });
+    }
+  }
+  for (const who of [carol, dave]) {
+    await send(who, { address: c.lp, abi: DEVNET_ABIS.LpToken, functionName: "approve", args: [c.vault, max] });
+  }
+
+  // --- alice: plain + AutoMax locks, top-ups on both, extensions on both, a 7-day lock to unlock later.
+  const alicePlain = await createLock(alice, 5_000n * E18, 30);
+  record("createPlain", alicePlain.receipt);
+  const aliceAutoMax = await createLock(alice, 10_000n * E18, 365, true);
+  record("createAutoMax", aliceAutoMax.receipt);
+  const aliceShort = await createLock(alice, 2_000n * E18, 7);
+  record("topUpPlain", await ve(alice, "addToLockFor", [alice.address, alicePlain.id, 500n * E18]));
+  record("topUpAutoMax", await ve(alice, "addToLockFor", [alice.address, aliceAutoMax.id, 1_000n * E18]));
+  record(
+    "extendPlain",
+    await ve(alice, "extendLockToFor", [alice.address, alicePlain.id, (await now()) + BigInt(90 * DAY)]),
+  );
+  // On an AutoMax lock the requested end is ignored: the lock goes to now + 365d and the event says so.
+  record("extendAutoMax", await ve(alice, "extendLockToFor", [alice.address, aliceAutoMax.id, 0n]));
+
+  // --- bob: merge two locks, sell one back to the Furnace, switch AutoMax on (off comes after the time travel).
+  const bobFrom = await createLock(bob, 3_000n * E18, 60);
+  const bobInto = await createLock(bob, 4_000n * E18, 120);
+  record("merge", await ve(bob, "mergeLocksFor", [bob.address, bobFrom.id, bobInto.id]));
+  const bobSold = await createLock(bob, 1_500n * E18, 14);
+  record("sellBackTransfer", await ve(bob, "transferFrom", [bob.address, c.furnace, bobSold.id]));
+  record("autoMaxOn", await ve(bob, "setAutoMax", [bobInto.id, true]));
+
+  // --- carol: Furnace entry creating a lock, then a Furnace top-up of it; a 7-day lock she never unlocks.
+  const carolIn = 2_000n * E18;
+  const furnaceNew = await send(carol, {
+    address: c.furnace,
+    abi: DEVNET_ABIS.Furnace,
+    functionName: "enterWithClaim",
+    args: [carolIn, 0n, BigInt(180 * DAY), false, await quoteMinVeOut(carol.address, carolIn, 0n, 180, false)],
+  });
+  record("furnaceNew", furnaceNew);
+  const carolFurnace = createdId(furnaceNew);
+  record(
+    "furnaceTopUp",
+    await send(carol, {
+      address: c.furnace,
+      abi: DEVNET_ABIS.Furnace,
+      functionName: "enterWithClaim",
+      args: [
+        500n * E18,
+        carolFurnace,
+        0n,
+        false,
+        await quoteMinVeOut(carol.address, 500n * E18, carolFurnace, 0, false),
+      ],
+    }),
+  );
+  const carolExpired = await createLock(carol, 1_000n * E18, 7);
+
+  // --- LP: dave and carol stake; dave starts an unbond that matures during the time travel.
+  const vault = (who: DevnetAccount, functionName: string, args: readonly unknown[] = []) =>
+    send(who, { address: c.vault, abi: DEVNET_ABIS.LpStakingVault7D, functionName, args });
+  record("stake", await vault(dave, "stake", [100n * E18]));
+  await vault(carol, "stake", [50n * E18]);
+  record("beginUnbond", await vault(dave, "beginUnbond", [30n * E18]));
+
+  // --- accruals by the deployer: royalties in ETH, LP rewards in tokens.
+  const accrueEth = (who: DevnetAccount, eth: string) =>
+    send(deployer, {
+      address: c.royalties,
+      abi: DEVNET_ABIS.ShareholderRoyalties,
+      functionName: "accrue",
+      args: [who.address],
+      value: parseEther(eth),
+    });
+  const accrueRewards = (who: DevnetAccount, amount: bigint) => vault(deployer, "accrueRewards", [who.address, amount]);
+  await accrueEth(alice, "2");
+  await accrueEth(bob, "1");
+  await accrueEth(carol, "0.5");
+  await accrueRewards(dave, 1_000n * E18);
+  await accrueRewards(carol, 100n * E18);
+
+  // --- capped: exactly MAX_LOCKS_PER_USER live locks, the first AutoMax, the others 30..60 days (outlive the seed).
+  const cappedIds: bigint[] = [];
+  for (let i = 0; i < 32; i++) {
+    const lock =
+      i === 0 ? await createLock(capped, 1_000n * E18, 365, true) : await createLock(capped, 1_000n * E18, 30 + i);
+    cappedIds.push(lock.id);
+  }
+
+  // --- time travel: 7-day locks expire, the first unbond matures.
+  await clients.testClient.increaseTime({ seconds: SEED_TIME_TRAVEL_SECONDS });
+  await clients.testClient.mine({ blocks: 1 });
+
+  record("unlock", await ve(alice, "unlock", [aliceShort.id]));
+  record(
+    "sellBackBurn",
+    await send(deployer, {
+      address: c.furnace,
+      abi: DEVNET_ABIS.Furnace,
+      functionName: "settleSellBack",
+      args: [bobSold.id],
+    }),
+  );
+  record("autoMaxOff", await ve(bob, "setAutoMax", [bobInto.id, false]));
+  record("withdrawMatured", await vault(dave, "withdrawMatured"));
+  await vault(dave, "beginUnbond", [20n * E18]); // stays open: matures 7 days after the seed
+
+  // --- collecting: alice takes ETH (mode 0); bob locks his into his merged lock (mode 1); carol uses claimAll.
+  const royalties = (who: DevnetAccount, args: readonly unknown[]) =>
+    send(who, { address: c.royalties, abi: DEVNET_ABIS.ShareholderRoyalties, functionName: "claimShareholder", args });
+  record("royaltiesMode0", await royalties(alice, [0, 0n, 0n, false, 0n]));
+  const bobTokens = parseEther("1") * 10_000n;
+  const bobMin = await quoteMinVeOut(bob.address, bobTokens, bobInto.id, 0, false);
+  record("royaltiesMode1", await royalties(bob, [1, bobInto.id, 0n, false, bobMin]));
+  record(
+    "claimAllMode0",
+    await send(carol, {
+      address: c.helper,
+      abi: DEVNET_ABIS.ClaimAllHelper,
+      functionName: "claimAll",
+      args: [0, 0n, 0n, false, 0n],
+    }),
+  );
+  const daveMin = await quoteMinVeOut(dave.address, 1_000n * E18, 0n, 365, true);
+  const compound = await vault(dave, "claimRewardsAndLock", [0n, BigInt(365 * DAY), true, daveMin]);
+  record("compound", compound);
+  const daveCompound = createdId(compound);
+
+  // --- leave something pending for state reads.
+  await accrueEth(alice, "0.25");
+  await accrueEth(bob, "0.1");
+  await accrueRewards(carol, 40n * E18);
+  await accrueRewards(dave, 25n * E18);
+
+  const burnedTokenIds = [aliceShort.id, bobFrom.id, bobSold.id];
+  const liveTokenIds = [
+    alicePlain.id,
+    aliceAutoMax.id,
+    bobInto.id,
+    carolFurnace,
+    carolExpired.id,
+    ...cappedIds,
+    daveCompound,
+  ].sort((a, b) => (a < b ? -1 : 1));
+  return {
+    accounts: DEVNET_ACCOUNTS,
+    tokenIds: {
+      alicePlain: alicePlain.id,
+      aliceAutoMax: aliceAutoMax.id,
+      aliceUnlocked: aliceShort.id,
+      bobMergedFrom: bobFrom.id,
+      bobMergedInto: bobInto.id,
+      bobSoldBack: bobSold.id,
+      carolFurnace,
+      carolExpired: carolExpired.id,
+      daveCompound,
+      capped: cappedIds,
+    },
+    liveTokenIds,
+    burnedTokenIds,
+    txs,
+    txCount,
+    lastBlock: await clients.publicClient.getBlockNumber({ cacheTime: 0 }),
+  };
+}

@@ -1,0 +1,95 @@
+import { type Abi, type AbiEvent, type AbiFunction, toEventSelector, toFunctionSelector } from "viem";
+import { describe, expect, it } from "vitest";
+import * as published from "../../abis";
+import { compileDevnet, type DevnetContractName } from "../../devnet/compile";
+import { DEVNET_ABIS } from "../../devnet/deploy";
+
+// abis/<X>.ts (export XAbi) ↔ the devnet contract X.
+const PAIRS = Object.keys(published).map((exportName) => [exportName, exportName.replace(/Abi$/, "")] as const);
+
+type AbiError = Extract<Abi[number], { type: "error" }>;
+const errorSelector = (e: AbiError) => toFunctionSelector(`${e.name}(${e.inputs.map((i) => i.type).join(",")})`);
+
+/** Everything an ABI pins on the wire: selectors, mutability and output types; event topics and indexed flags. */
+function surface(abi: Abi) {
+  const fns = new Map<string, string>();
+  const events = new Map<string, string>();
+  const errors = new Map<string, string>();
+  for (const item of abi) {
+    if (item.type === "function") {
+      const f = item as AbiFunction;
+      // pure and view are the same on the wire (eth_call); nonpayable vs payable vs read-only is not.
+      const mutability = f.stateMutability === "pure" ? "view" : f.stateMutability;
+      fns.set(toFunctionSelector(f), `${f.name} ${mutability} -> (${f.outputs.map((o) => o.type).join(",")})`);
+    } else if (item.type === "event") {
+      const e = item as AbiEvent;
+      events.set(toEventSelector(e), `${e.name} indexed=${e.inputs.map((i) => (i.indexed ? 1 : 0)).join("")}`);
+    } else if (item.type === "error") {
+      errors.set(errorSelector(item as AbiError), item.name);
+    }
+  }
+  return { fns, events, errors };
+}
+
+function missingFrom(expected: Abi, actual: Abi): string[] {
+  const want = surface(expected);
+  const have = surface(actual);
+  const missing: string[] = [];
+  for (const kind of ["fns", "events", "errors"] as const) {
+    for (const [selector, description] of want[kind]) {
+      if (have[kind].get(selector) !== description) {
+        missing.push(`${kind} ${selector} ${description} (devnet: ${have[kind].get(selector) ?? "absent"})`);
+      }
+    }
+  }
+  return missing;
+}
+
+describe("compiled devnet ABIs cover the published ABIs", () => {
+  const artifacts = compileDevnet();
+
+  it("every abis/*.ts file has a devnet contract", () => {
+    expect(PAIRS.length).toBe(9);
+    for (const [, contract] of PAIRS) expect(Object.keys(artifacts)).toContain(contract);
+  });
+
+  for (const [exportName, contract] of PAIRS) {
+    it(`${contract}: every function, event and error of abis/${contract}.ts, same selectors and shapes`, () => {
+      const expected = (published as unknown as Record<string, Abi>)[exportName]!;
+      expect(missingFrom(expected, artifacts[contract as DevnetContractName].abi)).toEqual([]);
+    });
+  }
+
+  it("the check itself fails on a wrong shape (bool vs uint256 output, unindexed topic, renamed error)", () => {
+    const wrong = [
+      {
+        type: "function",
+        name: "nextTokenId",
+        stateMutability: "view",
+        inputs: [],
+        outputs: [{ type: "bool", name: "" }],
+      },
+      {
+        type: "event",
+        name: "Transfer",
+        inputs: [
+          { name: "from", type: "address", indexed: true },
+          { name: "to", type: "address", indexed: true },
+          { name: "tokenId", type: "uint256", indexed: false },
+        ],
+      },
+      { type: "error", name: "TooManyLocks", inputs: [] },
+    ] as const satisfies Abi;
+    expect(missingFrom(wrong, artifacts.VeLockNFT.abi)).toHaveLength(3);
+  });
+
+  it("the typed devnet ABIs (published + devnet extras) match the compiled contracts", () => {
+    for (const [name, abi] of Object.entries(DEVNET_ABIS)) {
+      expect(missingFrom(abi as Abi, artifacts[name as DevnetContractName].abi), name).toEqual([]);
+    }
+  });
+
+  it("the compile cache returns the same artifacts", () => {
+    expect(compileDevnet()).toEqual(artifacts);
+  });
+});

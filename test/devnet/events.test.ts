@@ -1,0 +1,206 @@
+import { type Address, decodeEventLog, type Hash, type Log, zeroAddress } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { VeLockNFTAbi } from "../../abis";
+import { DEVNET_ACCOUNTS, type SeedAction, type SeedResult } from "../../devnet/seed";
+import { startDevnet, type TestDevnet } from "../support/devnet";
+
+const E18 = 10n ** 18n;
+const DAY = 86_400n;
+const YEAR = 365n * DAY;
+// topic0 literals from protocol.md §2
+const TOPIC = {
+  Transfer: "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
+  LockCreated: "0xf2e434b25dc0642557c78f33e890ff32142d8b2266063fa31604f80607fc3629",
+  LockAmountIncreased: "0xce4b949c4a850bbc2397d4e496669b3970be305a53d62ef5cd4e7b43ce4b0c5b",
+  LockExtended: "0x2880f4fc08dec6bc3c61687b882e88598cb950c1dbff72d4a2d20223174215b4",
+  LockMerged: "0xeda5347add04fd32e9c77f9b1d459a737490432c6721b1a98270c826d0ac0034",
+  LockUnlocked: "0xb8467a67892a3eb9ca0a54a00960a7bb14970dc16c3b3da0803ca776c1e47a43",
+  AutoMaxSet: "0x3c127c07e0311e24c89bf90ee72e70c354a009a75a989c7b1daf61d375902468",
+} as const;
+const { alice, bob, carol, dave } = DEVNET_ACCOUNTS;
+
+interface Emitted {
+  name: string;
+  args: Record<string, unknown>;
+  topics: number;
+}
+
+describe("VeLockNFT events of each lifecycle action, in protocol.md §2 order", () => {
+  let devnet: TestDevnet & { seed: SeedResult };
+  let seed: SeedResult;
+
+  /** The VeLockNFT logs of a seed action's receipt, decoded, in log order; also the block timestamp. */
+  async function emitted(action: SeedAction): Promise<{ events: Emitted[]; timestamp: bigint }> {
+    const { publicClient } = devnet.clients;
+    const receipt = await publicClient.getTransactionReceipt({ hash: seed.txs[action] as Hash });
+    const block = await publicClient.getBlock({ blockNumber: receipt.blockNumber });
+    const logs = receipt.logs.filter((l) => l.address.toLowerCase() === devnet.addresses.VeLockNFT.toLowerCase());
+    const indexes = logs.map((l) => l.logIndex);
+    expect(indexes).toEqual([...indexes].sort((a, b) => a - b));
+    return {
+      timestamp: block.timestamp,
+      events: logs.map((log: Log) => {
+        const topic0 = log.topics[0];
+        expect(Object.values(TOPIC)).toContain(topic0);
+        const decoded = decodeEventLog({ abi: VeLockNFTAbi, data: log.data, topics: log.topics });
+        return { name: decoded.eventName, args: decoded.args as Record<string, unknown>, topics: log.topics.length };
+      }),
+    };
+  }
+
+  beforeAll(async () => {
+    devnet = await startDevnet({ seed: true });
+    seed = devnet.seed;
+  });
+  afterAll(async () => {
+    await devnet?.stop();
+  });
+
+  it("create: Transfer(0 → user, id) (4 topics) then LockCreated with lockEnd = block time + duration", async () => {
+    const id = seed.tokenIds.alicePlain;
+    const { events, timestamp } = await emitted("createPlain");
+    expect(events).toEqual([
+      { name: "Transfer", args: { from: zeroAddress, to: alice.address, tokenId: id }, topics: 4 },
+      {
+        name: "LockCreated",
+        args: {
+          user: alice.address,
+          tokenId: id,
+          amount: 5_000n * E18,
+          lockEnd: timestamp + 30n * DAY,
+          autoMax: false,
+        },
+        topics: 3,
+      },
+    ]);
+    const auto = await emitted("createAutoMax");
+    expect(auto.events.map((e) => e.name)).toEqual(["Transfer", "LockCreated"]);
+    expect(auto.events[1]?.args).toMatchObject({ lockEnd: auto.timestamp + YEAR, autoMax: true });
+  });
+
+  it("top-up: LockAmountIncreased only (plain and AutoMax)", async () => {
+    expect((await emitted("topUpPlain")).events).toEqual([
+      {
+        name: "LockAmountIncreased",
+        args: { user: alice.address, tokenId: seed.tokenIds.alicePlain, amountAdded: 500n * E18 },
+        topics: 3,
+      },
+    ]);
+    expect((await emitted("topUpAutoMax")).events).toEqual([
+      {
+        name: "LockAmountIncreased",
+        args: { user: alice.address, tokenId: seed.tokenIds.aliceAutoMax, amountAdded: 1_000n * E18 },
+        topics: 3,
+      },
+    ]);
+  });
+
+  it("extend: LockExtended(oldEnd, newEnd); on AutoMax newEnd is the end actually set (now + 365d)", async () => {
+    const plain = await emitted("extendPlain");
+    expect(plain.events).toHaveLength(1);
+    expect(plain.events[0]?.name).toBe("LockExtended");
+    const { oldEnd, newEnd } = plain.events[0]!.args as { oldEnd: bigint; newEnd: bigint };
+    expect(newEnd).toBeGreaterThan(oldEnd);
+    const auto = await emitted("extendAutoMax");
+    expect(auto.events).toEqual([
+      {
+        name: "LockExtended",
+        args: {
+          user: alice.address,
+          tokenId: seed.tokenIds.aliceAutoMax,
+          oldEnd: expect.any(BigInt),
+          newEnd: auto.timestamp + YEAR,
+        },
+        topics: 3,
+      },
+    ]);
+  });
+
+  it("merge: Transfer(user → 0, from) then LockMerged(user, from, into, amountMoved)", async () => {
+    const { bobMergedFrom: from, bobMergedInto: into } = seed.tokenIds;
+    expect((await emitted("merge")).events).toEqual([
+      { name: "Transfer", args: { from: bob.address, to: zeroAddress, tokenId: from }, topics: 4 },
+      {
+        name: "LockMerged",
+        args: { user: bob.address, fromTokenId: from, intoTokenId: into, amountMoved: 3_000n * E18 },
+        topics: 4,
+      },
+    ]);
+  });
+
+  it("unlock: Transfer(owner → 0, id) then LockUnlocked(owner, id, amountReturned)", async () => {
+    const id = seed.tokenIds.aliceUnlocked;
+    expect((await emitted("unlock")).events).toEqual([
+      { name: "Transfer", args: { from: alice.address, to: zeroAddress, tokenId: id }, topics: 4 },
+      { name: "LockUnlocked", args: { user: alice.address, tokenId: id, amountReturned: 2_000n * E18 }, topics: 3 },
+    ]);
+  });
+
+  it("sell-back: Transfer(user → Furnace); later Transfer(Furnace → 0) then LockUnlocked(Furnace, id, amount)", async () => {
+    const id = seed.tokenIds.bobSoldBack;
+    const furnace: Address = devnet.addresses.Furnace;
+    const sold = await emitted("sellBackTransfer");
+    const burned = await emitted("sellBackBurn");
+    expect(sold.events).toEqual([
+      { name: "Transfer", args: { from: bob.address, to: furnace, tokenId: id }, topics: 4 },
+    ]);
+    expect(burned.events).toEqual([
+      { name: "Transfer", args: { from: furnace, to: zeroAddress, tokenId: id }, topics: 4 },
+      { name: "LockUnlocked", args: { user: furnace, tokenId: id, amountReturned: 1_500n * E18 }, topics: 3 },
+    ]);
+    expect(burned.timestamp).toBeGreaterThan(sold.timestamp);
+  });
+
+  it("setAutoMax: AutoMaxSet(owner, id, flag) in both directions", async () => {
+    const id = seed.tokenIds.bobMergedInto;
+    expect((await emitted("autoMaxOn")).events).toEqual([
+      { name: "AutoMaxSet", args: { user: bob.address, tokenId: id, autoMax: true }, topics: 3 },
+    ]);
+    expect((await emitted("autoMaxOff")).events).toEqual([
+      { name: "AutoMaxSet", args: { user: bob.address, tokenId: id, autoMax: false }, topics: 3 },
+    ]);
+  });
+
+  it("Furnace entries: a new lock is Transfer then LockCreated for the user (principal + bonus); a top-up is LockAmountIncreased", async () => {
+    const id = seed.tokenIds.carolFurnace;
+    const created = await emitted("furnaceNew");
+    expect(created.events.map((e) => [e.name, e.args.tokenId])).toEqual([
+      ["Transfer", id],
+      ["LockCreated", id],
+    ]);
+    expect(created.events[0]?.args).toMatchObject({ from: zeroAddress, to: carol.address });
+    // 180 days: weight 4000 bps → bonus = 2000 × (4000 − 100) / 100000 = 78
+    expect(created.events[1]?.args).toMatchObject({
+      user: carol.address,
+      amount: 2_078n * E18,
+      lockEnd: created.timestamp + 180n * DAY,
+      autoMax: false,
+    });
+    const topUp = await emitted("furnaceTopUp");
+    expect(topUp.events.map((e) => [e.name, e.args.user, e.args.tokenId])).toEqual([
+      ["LockAmountIncreased", carol.address, id],
+    ]);
+  });
+
+  it("royalties mode 1 and the vault compound lock through the Furnace with the same events", async () => {
+    const mode1 = await emitted("royaltiesMode1");
+    expect(mode1.events.map((e) => [e.name, e.args.user, e.args.tokenId])).toEqual([
+      ["LockAmountIncreased", bob.address, seed.tokenIds.bobMergedInto],
+    ]);
+    const compound = await emitted("compound");
+    expect(compound.events.map((e) => e.name)).toEqual(["Transfer", "LockCreated"]);
+    expect(compound.events[1]?.args).toMatchObject({
+      user: dave.address,
+      tokenId: seed.tokenIds.daveCompound,
+      amount: 1_099n * E18,
+      lockEnd: compound.timestamp + YEAR,
+      autoMax: true,
+    });
+  });
+
+  it("actions that do not touch locks emit no VeLockNFT event", async () => {
+    for (const action of ["stake", "beginUnbond", "withdrawMatured", "royaltiesMode0", "claimAllMode0"] as const) {
+      expect((await emitted(action)).events, action).toEqual([]);
+    }
+  });
+});
