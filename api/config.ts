@@ -2,6 +2,8 @@ import { z } from "zod";
 import { DEFAULT_RPC_TIMEOUT_MS, redactUrl } from "./chain/rpc";
 import { loadManifest, type Manifest, NETWORKS, type Network } from "./manifest";
 
+export const LOCAL_RPC_URL = "http://127.0.0.1:8545";
+
 /** The service's whole configuration, built once from the environment at start-up. */
 export type AppConfig = {
   network: Network;
@@ -71,7 +73,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     network: e.NETWORK,
     chainId: manifest.chainId,
     manifest,
-    rpcUrl: e.RPC_URL ?? null,
+    // The local devnet's anvil is the one default; every other network must name its node.
+    rpcUrl: e.RPC_URL ?? (e.NETWORK === "local" ? LOCAL_RPC_URL : null),
     rpcTimeoutMs: e.RPC_TIMEOUT_MS ?? DEFAULT_RPC_TIMEOUT_MS,
     redisUrl: e.REDIS_URL ?? null,
     trustedProxies,

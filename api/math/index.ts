@@ -1,0 +1,5 @@
+export { bonusBpsVsPrincipalClaim } from "./bonusBps";
+export * from "./constants";
+export { clampLockDuration, DURATION_BREAKPOINTS, durationWeight, durationWeightBps } from "./durationWeight";
+export { applyMinVeOutClamp } from "./minVeOut";
+export { type FurnaceRoute, furnaceEffectiveDuration, furnaceVeOut } from "./veOut";

@@ -1,0 +1,120 @@
+import { encodeFunctionData, type Hex } from "viem";
+import { LaunchControllerAbi } from "../../../abis";
+import { type RpcClient, RpcError } from "../../chain/rpc";
+import { ChainUnreadyError, GenesisNotFinalizedError, PreflightReadFailedError } from "../../http/errors";
+import { deployedAddress, type Manifest } from "../../manifest";
+
+/**
+ * The genesis gate (spec §3, §7.2; design.md "Prepare processing order"): every prepare endpoint
+ * first asks LaunchController.preflight() whether genesis is finalized. One gate instance lives in
+ * AppDeps so the preflight route and the prepare routes share its cache.
+ */
+
+/** The 11 preflight bits, LSB first; a bit is 1 when its condition holds (protocol.md §1). */
+export const PREFLIGHT_BITS = [
+  "genesis not finalized",
+  "accrual duration > 0",
+  "emission start > 0",
+  "accrual window complete",
+  "takeovers paused",
+  "vault pool matches",
+  "router WETH matches",
+  "pool derivation matches",
+  "pool LP supply empty",
+  "pool balances clean",
+  "expected pool is not self",
+] as const;
+
+/** Ready to finalize = all 11 bits set (0x7FF); this is the "expected" side of the diagnostic. */
+export const READY_TO_FINALIZE_BITS: readonly number[] = PREFLIGHT_BITS.map((_, i) => i);
+
+export type Preflight = {
+  statusBitmask: bigint;
+  requiredSeedEth: bigint;
+  /** Only bit 0 decides: finalized = (statusBitmask & 1) == 0. */
+  finalized: boolean;
+};
+
+/** The indices (0..10) of the known preflight bits that are set in the mask. */
+export function preflightBitsSet(statusBitmask: bigint): number[] {
+  return READY_TO_FINALIZE_BITS.filter((i) => (statusBitmask >> BigInt(i)) & 1n);
+}
+
+export interface Gate {
+  /** The current preflight, from the cache or one shared upstream read; throws PreflightReadFailedError / ChainUnreadyError. */
+  read(): Promise<Preflight>;
+  /** Resolves when genesis is finalized; else throws GenesisNotFinalizedError (or the read's error: the gate fails closed). */
+  assertFinalized(): Promise<void>;
+}
+
+export type CreateGateOptions = {
+  rpc: RpcClient | null;
+  manifest: Manifest;
+  /** How long a not-finalized answer may be reused; finalized answers are kept for the life of the process. */
+  notFinalizedTtlMs?: number;
+  /** Clock, for tests of the TTL. */
+  now?: () => number;
+};
+
+export const DEFAULT_NOT_FINALIZED_TTL_MS = 3_000;
+
+const PREFLIGHT_CALLDATA: Hex = encodeFunctionData({ abi: LaunchControllerAbi, functionName: "preflight" });
+const TWO_WORDS = /^0x[0-9a-fA-F]{128}$/;
+
+export function createGate(options: CreateGateOptions): Gate {
+  const ttl = options.notFinalizedTtlMs ?? DEFAULT_NOT_FINALIZED_TTL_MS;
+  const now = options.now ?? Date.now;
+  let cached: { value: Preflight; expiresAt: number } | null = null;
+  let inflight: Promise<Preflight> | null = null;
+
+  async function fetchPreflight(): Promise<Preflight> {
+    const controller = deployedAddress(options.manifest, "LaunchController");
+    if (!controller) throw new ChainUnreadyError("LaunchController", options.manifest.chain);
+    if (!options.rpc) throw new PreflightReadFailedError("No RPC endpoint is configured; the gate stays closed.");
+    let result: unknown;
+    try {
+      result = await options.rpc.request({
+        method: "eth_call",
+        params: [{ to: controller, data: PREFLIGHT_CALLDATA }, "latest"],
+      });
+    } catch (error) {
+      const why = error instanceof RpcError ? error.kind : "error";
+      throw new PreflightReadFailedError(`The launch preflight could not be read (${why}); the gate stays closed.`);
+    }
+    // Exactly two words, or the read is not trusted: a malformed answer must never open the gate.
+    if (typeof result !== "string" || !TWO_WORDS.test(result)) {
+      throw new PreflightReadFailedError("The launch preflight answer is malformed; the gate stays closed.");
+    }
+    const statusBitmask = BigInt(`0x${result.slice(2, 66)}`);
+    const requiredSeedEth = BigInt(`0x${result.slice(66, 130)}`);
+    return { statusBitmask, requiredSeedEth, finalized: (statusBitmask & 1n) === 0n };
+  }
+
+  async function read(): Promise<Preflight> {
+    if (cached && (cached.value.finalized || now() < cached.expiresAt)) return cached.value;
+    // Concurrent misses share one upstream read; failures are never cached.
+    inflight ??= fetchPreflight()
+      .then((value) => {
+        // Bit 0 clears once and never sets again, so a finalized answer never expires.
+        cached = { value, expiresAt: value.finalized ? Number.POSITIVE_INFINITY : now() + ttl };
+        return value;
+      })
+      .finally(() => {
+        inflight = null;
+      });
+    return inflight;
+  }
+
+  return {
+    read,
+    async assertFinalized() {
+      const p = await read();
+      if (p.finalized) return;
+      throw new GenesisNotFinalizedError({
+        statusBitmask: p.statusBitmask.toString(),
+        bitsSet: preflightBitsSet(p.statusBitmask),
+        bitsExpected: [...READY_TO_FINALIZE_BITS],
+      });
+    },
+  };
+}

@@ -1,0 +1,144 @@
+import type { Hono } from "hono";
+import { type Address, encodeFunctionData } from "viem";
+import { FurnaceQuoterAbi } from "../../../abis";
+import type { AppDeps } from "../../app";
+import { decodeRevert } from "../../chain/revert";
+import { type RpcClient, RpcError } from "../../chain/rpc";
+import { BadParamsError, ChainUnreadyError, QuoteFailedError } from "../../http/errors";
+import { parseQuery, parseUintInRange } from "../../http/params";
+import { deployedAddress, type Manifest } from "../../manifest";
+import { applyMinVeOutClamp, BPS, bonusBpsVsPrincipalClaim, DEFAULT_SLIPPAGE_BPS } from "../../math";
+
+/**
+ * GET /quote/lock-via-furnace (spec §4.2, protocol.md §5): one FurnaceQuoter.quoteEnterWithClaim
+ * eth_call, then the shared math for minVeOut and the bonus ratio. prepare/lock-via-furnace reuses
+ * quoteLockViaFurnace so the minVeOut it encodes is exactly the one this route shows.
+ */
+
+export type QuoteDeps = { rpc: RpcClient | null; config: { manifest: Manifest } };
+
+export type LockViaFurnaceQuoteParameters = {
+  user: Address;
+  claimAmountWei: bigint;
+  /** 0 (default) mints a new lock; otherwise the lock to top up. */
+  targetTokenId?: bigint;
+  durationSeconds?: bigint;
+  createAutoMax?: boolean;
+  /** [0, 10000], default 50. */
+  slippageBps?: bigint;
+};
+
+export type LockViaFurnaceQuote = {
+  principalClaimWei: bigint;
+  bonusClaimWei: bigint;
+  veOutWei: bigint;
+  minVeOutWei: bigint;
+  routeTokenId: bigint;
+  slippageBps: bigint;
+  bonusBpsVsPrincipalClaim: bigint;
+};
+
+const FOUR_WORDS = /^0x[0-9a-fA-F]{256}$/;
+
+/**
+ * Quotes a Furnace entry. Throws ChainUnreadyError (no FurnaceQuoter in the manifest), BadParamsError
+ * (slippage out of range) or QuoteFailedError with `detail.reason` = the decoded custom error name on
+ * a quoter revert (e.g. "MinLockAmountNotMet"), null on a transport failure.
+ */
+export async function quoteLockViaFurnace(
+  deps: QuoteDeps,
+  p: LockViaFurnaceQuoteParameters,
+): Promise<LockViaFurnaceQuote> {
+  const slippageBps = p.slippageBps ?? DEFAULT_SLIPPAGE_BPS;
+  if (slippageBps < 0n || slippageBps > BPS) {
+    throw new BadParamsError("slippageBps must be between 0 and 10000.", {
+      param: "slippageBps",
+      min: "0",
+      max: "10000",
+    });
+  }
+  const quoter = deployedAddress(deps.config.manifest, "FurnaceQuoter");
+  if (!quoter) throw new ChainUnreadyError("FurnaceQuoter", deps.config.manifest.chain);
+  if (!deps.rpc)
+    throw new QuoteFailedError("No RPC endpoint is configured.", { reason: null, upstream: "unconfigured" });
+
+  const data = encodeFunctionData({
+    abi: FurnaceQuoterAbi,
+    functionName: "quoteEnterWithClaim",
+    args: [p.user, p.claimAmountWei, p.targetTokenId ?? 0n, p.durationSeconds ?? 0n, p.createAutoMax ?? false],
+  });
+  let result: unknown;
+  try {
+    result = await deps.rpc.request({ method: "eth_call", params: [{ to: quoter, data }, "latest"] });
+  } catch (error) {
+    if (error instanceof RpcError && error.kind === "rpc") {
+      const revert = decodeRevert(error.info.data);
+      if (revert) {
+        throw new QuoteFailedError(`The quoter rejected the entry: ${revert.name}.`, {
+          reason: revert.name,
+          ...(revert.args.length ? { args: revert.args } : {}),
+        });
+      }
+      throw new QuoteFailedError("The quoter call failed upstream.", { reason: null, upstream: "rpc" });
+    }
+    const kind = error instanceof RpcError ? error.kind : "unreachable";
+    throw new QuoteFailedError(`The quoter could not be reached (${kind}).`, { reason: null, upstream: kind });
+  }
+  if (typeof result !== "string" || !FOUR_WORDS.test(result)) {
+    throw new QuoteFailedError("The quoter answer is malformed.", { reason: null, upstream: "invalid" });
+  }
+  const word = (i: number) => BigInt(`0x${result.slice(2 + 64 * i, 66 + 64 * i)}`);
+  const [principalClaimWei, bonusClaimWei, veOutWei, routeTokenId] = [word(0), word(1), word(2), word(3)];
+  return {
+    principalClaimWei,
+    bonusClaimWei,
+    veOutWei,
+    minVeOutWei: applyMinVeOutClamp(veOutWei, slippageBps),
+    routeTokenId,
+    slippageBps,
+    bonusBpsVsPrincipalClaim: bonusBpsVsPrincipalClaim(bonusClaimWei, principalClaimWei),
+  };
+}
+
+const QUOTE_PARAMS = {
+  user: { kind: "address", required: true },
+  claimAmountWei: { kind: "uint256", required: true },
+  targetTokenId: { kind: "uint256" },
+  durationSeconds: { kind: "uint256" },
+  createAutoMax: { kind: "bool" },
+  slippageBps: { kind: "uint256" },
+} as const;
+
+/** Parses the quote query strictly (every failure is BAD_PARAMS, before any RPC). */
+export function parseQuoteQuery(url: string): LockViaFurnaceQuoteParameters {
+  const q = parseQuery(url, QUOTE_PARAMS);
+  return {
+    user: q.user,
+    claimAmountWei: q.claimAmountWei,
+    targetTokenId: q.targetTokenId ?? 0n,
+    durationSeconds: q.durationSeconds ?? 0n,
+    createAutoMax: q.createAutoMax ?? false,
+    slippageBps:
+      q.slippageBps === undefined
+        ? DEFAULT_SLIPPAGE_BPS
+        : parseUintInRange("slippageBps", q.slippageBps.toString(), 0n, BPS),
+  };
+}
+
+export function registerQuoteRoutes(v1: Hono, deps: AppDeps): void {
+  v1.get("/quote/lock-via-furnace", async (c) => {
+    const params = parseQuoteQuery(c.req.url);
+    const q = await quoteLockViaFurnace(deps, params);
+    c.header("cache-control", "no-store");
+    return c.json({
+      ok: true,
+      principalClaimWei: q.principalClaimWei.toString(),
+      bonusClaimWei: q.bonusClaimWei.toString(),
+      veOutWei: q.veOutWei.toString(),
+      minVeOutWei: q.minVeOutWei.toString(),
+      routeTokenId: q.routeTokenId.toString(),
+      slippageBps: q.slippageBps.toString(),
+      bonusBpsVsPrincipalClaim: q.bonusBpsVsPrincipalClaim.toString(),
+    });
+  });
+}

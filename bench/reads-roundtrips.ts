@@ -1,0 +1,83 @@
+/**
+ * RPC round trips per request of the three read endpoints, counted at the JSON-RPC proxy in front of a
+ * seeded devnet. Targets (issue 5): state 1, quote 1, preflight after finalization 0. Baseline, same
+ * run: the state balances read the obvious way (viem readContract per balance), through the same proxy.
+ * Usage: npx tsx bench/reads-roundtrips.ts
+ */
+import { createPublicClient, http } from "viem";
+import { AssetTokenAbi, LpStakingVault7DAbi, ShareholderRoyaltiesAbi } from "../abis";
+import { startRpcProxy } from "../test/support/rpcProxy";
+import { benchDevnet } from "./readsDevnet";
+
+const N = 50;
+let proxy: Awaited<ReturnType<typeof startRpcProxy>> | undefined;
+const b = await benchDevnet(async (upstream) => {
+  proxy = await startRpcProxy({ upstream });
+  return proxy;
+});
+const p = proxy!;
+try {
+  const users = Object.values(b.seed.accounts).map((a) => a.address);
+  const perRequest = async (label: string, paths: string[]) => {
+    p.reset();
+    for (const path of paths) await b.get(path);
+    const trips = p.roundTrips() / paths.length;
+    console.log(
+      `${label.padEnd(28)} ${paths.length} requests, ${p.roundTrips()} round trips, ${p.count()} calls → ${trips.toFixed(2)} per request`,
+    );
+    return trips;
+  };
+  const pick = (i: number) => users[i % users.length]!;
+
+  await b.get("/api/mcp/v1/preflight"); // the one read that fills the gate cache
+  const state = await perRequest(
+    "GET /state/:address",
+    Array.from({ length: N }, (_, i) => `/api/mcp/v1/state/${pick(i)}`),
+  );
+  const quote = await perRequest(
+    "GET /quote/lock-via-furnace",
+    Array.from(
+      { length: N },
+      (_, i) =>
+        `/api/mcp/v1/quote/lock-via-furnace?user=${b.seed.accounts.fresh.address}&claimAmountWei=${2000n * 10n ** 18n + BigInt(i)}&durationSeconds=${7 * 86_400 + i * 3_600}`,
+    ),
+  );
+  const preflight = await perRequest(
+    "GET /preflight (finalized)",
+    Array.from({ length: N }, () => "/api/mcp/v1/preflight"),
+  );
+
+  // Baseline: one readContract per balance, as a straightforward implementation would do.
+  const client = createPublicClient({ transport: http(p.url, { batch: false }), cacheTime: 0 });
+  const c = b.deployment.addresses;
+  p.reset();
+  for (let i = 0; i < N; i++) {
+    const args = [pick(i)] as const;
+    await client.readContract({ address: c.AssetToken, abi: AssetTokenAbi, functionName: "balanceOf", args });
+    await client.readContract({
+      address: c.LpStakingVault7D,
+      abi: LpStakingVault7DAbi,
+      functionName: "stakedBalance",
+      args,
+    });
+    await client.readContract({
+      address: c.ShareholderRoyalties,
+      abi: ShareholderRoyaltiesAbi,
+      functionName: "claimableEth",
+      args,
+    });
+    await client.readContract({ address: c.LpStakingVault7D, abi: LpStakingVault7DAbi, functionName: "earned", args });
+  }
+  const naive = p.roundTrips() / N;
+  console.log(
+    `${"baseline: 4× readContract".padEnd(28)} ${N} snapshots, ${p.roundTrips()} round trips → ${naive.toFixed(2)} per snapshot`,
+  );
+
+  const ok = state === 1 && quote === 1 && preflight === 0;
+  if (!ok) process.exitCode = 1;
+  console.log(
+    `round trips per request: state ${state}, quote ${quote}, preflight ${preflight} (targets 1/1/0: ${ok ? "met" : "MISSED"}); state vs baseline ${state}/${naive} = ${(state / naive).toFixed(2)}`,
+  );
+} finally {
+  await b.stop();
+}
