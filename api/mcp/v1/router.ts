@@ -1,5 +1,9 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../../app";
+import { registerPreflightRoutes } from "./preflight";
+import { registerPrepareRoutes } from "./prepare";
+import { registerQuoteRoutes } from "./quote";
+import { registerStateRoutes } from "./state";
 
 /**
  * Every v1 route hangs off this one router, mounted at /api/mcp/v1 (design.md: a v2 would be a
@@ -7,6 +11,9 @@ import type { AppDeps } from "../../app";
  */
 export function v1Router(deps: AppDeps): Hono {
   const v1 = new Hono();
-  void deps;
+  registerStateRoutes(v1, deps);
+  registerPreflightRoutes(v1, deps);
+  registerQuoteRoutes(v1, deps);
+  registerPrepareRoutes(v1, deps);
   return v1;
 }

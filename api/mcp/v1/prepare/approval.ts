@@ -1,0 +1,64 @@
+import type { Address } from "viem";
+import { AssetTokenAbi, LpTokenAbi } from "../../../../abis";
+import { encodeCall } from "../../../chain/encode";
+import { RpcError } from "../../../chain/rpc";
+import { decodeUint256Word } from "../../../chain/uint256";
+import { StateReadFailedError } from "../../../http/errors";
+import type { Call, PrepareDeps } from "./pipeline";
+
+/**
+ * The approval rule (protocol.md §5): an `approve(spender, exact amount)` step goes first exactly when
+ * `allowance(user, spender) < amount`. Never an unlimited approval: the user signs for what this
+ * action pulls and nothing more.
+ */
+
+/** Which ERC-20 is approved; both share the standard surface, each keeps its own ABI from abis/. */
+export type ApprovalToken = "AssetToken" | "LpToken";
+
+const TOKEN_ABI = { AssetToken: AssetTokenAbi, LpToken: LpTokenAbi } as const;
+
+export type AllowanceQuery = { token: ApprovalToken; tokenAddress: Address; owner: Address; spender: Address };
+
+/** One eth_call through the app's RpcClient; anything but a strict 0x+64 word is STATE_READ_FAILED (502). */
+export async function readAllowance(deps: Pick<PrepareDeps, "rpc">, q: AllowanceQuery): Promise<bigint> {
+  if (!deps.rpc) {
+    throw new StateReadFailedError("The token allowance could not be read: no RPC endpoint is configured.", {
+      read: "allowance",
+      upstream: "unconfigured",
+    });
+  }
+  const data = encodeCall(TOKEN_ABI[q.token], "allowance", [q.owner, q.spender]);
+  let result: unknown;
+  try {
+    result = await deps.rpc.request({ method: "eth_call", params: [{ to: q.tokenAddress, data }, "latest"] });
+  } catch (error) {
+    const kind = error instanceof RpcError ? error.kind : "unreachable";
+    throw new StateReadFailedError(`The token allowance could not be read (${kind}).`, {
+      read: "allowance",
+      upstream: kind,
+    });
+  }
+  const allowance = decodeUint256Word(result);
+  if (allowance === null) {
+    throw new StateReadFailedError("The token allowance answer is malformed.", {
+      read: "allowance",
+      upstream: "invalid",
+    });
+  }
+  return allowance;
+}
+
+export type Approval = {
+  token: ApprovalToken;
+  tokenAddress: Address;
+  spender: Address;
+  amount: bigint;
+  allowance: bigint;
+};
+
+/** Prepends the exact approve step when the allowance falls short; otherwise the main call alone. */
+export function withApproval(approval: Approval, main: Call): Call[] {
+  if (approval.allowance >= approval.amount) return [main];
+  const data = encodeCall(TOKEN_ABI[approval.token], "approve", [approval.spender, approval.amount]);
+  return [{ step: "approve", to: approval.tokenAddress, data }, main];
+}

@@ -1,0 +1,46 @@
+import { type RpcClient, RpcError, type RpcRequest } from "../../../chain/rpc";
+
+/**
+ * A view of the app's one RpcClient that sends the requests made in the same tick as a single JSON-RPC
+ * batch, so a prepare with two independent reads (lock-via-furnace: quote + allowance) costs one round
+ * trip while each read keeps its own code path and error. Made per request; it holds no state beyond
+ * the tick it batches.
+ */
+export function coalesceRequests(rpc: RpcClient): RpcClient {
+  type Pending = { req: RpcRequest; resolve(v: unknown): void; reject(e: unknown): void };
+  let queue: Pending[] = [];
+
+  const alone = (p: Pending) => {
+    rpc.request(p.req).then(p.resolve, p.reject);
+  };
+
+  async function flush() {
+    const items = queue;
+    queue = [];
+    if (items.length === 1) return alone(items[0]!);
+    try {
+      const results = await rpc.batch(items.map((p) => p.req));
+      for (const [i, p] of items.entries()) p.resolve(results[i]);
+    } catch (error) {
+      if (error instanceof RpcError && (error.kind === "rpc" || error.kind === "invalid")) {
+        // One member failed (a revert, a malformed member) and a batch cannot say which: each read asks
+        // again alone, so each reports its own outcome. Costs extra round trips on this path only.
+        for (const p of items) alone(p);
+      } else {
+        // The transport failed: every member failed the same way.
+        for (const p of items) p.reject(error);
+      }
+    }
+  }
+
+  return {
+    redactedUrl: rpc.redactedUrl,
+    request(req) {
+      return new Promise((resolve, reject) => {
+        if (queue.length === 0) setImmediate(() => void flush());
+        queue.push({ req, resolve, reject });
+      });
+    },
+    batch: (reqs) => rpc.batch(reqs),
+  };
+}

@@ -1,0 +1,132 @@
+import type { Address } from "viem";
+import { FurnaceAbi } from "../../../../abis";
+import { encodeCall } from "../../../chain/encode";
+import { BadParamsError, QuoteFailedError } from "../../../http/errors";
+import { parseQuery } from "../../../http/params";
+import { BPS, DEFAULT_SLIPPAGE_BPS } from "../../../math";
+import { type LockViaFurnaceQuote, quoteLockViaFurnace } from "../quote";
+import { readAllowance, withApproval } from "./approval";
+import { coalesceRequests } from "./coalesce";
+import { type LockTerms, requireAtLeast, requireLockTerms } from "./lockTerms";
+import { defineAction, type ParamDoc } from "./pipeline";
+
+/**
+ * lock-via-furnace (verb: Lock via Furnace): the quote comes first, and the minVeOut the entry carries
+ * is the quote's clamped one — the very number /quote/lock-via-furnace shows for the same inputs, since
+ * both go through quoteLockViaFurnace. The Furnace pulls the amount, hence the exact approve when short.
+ */
+
+export const FURNACE_PARAMS = {
+  user: { kind: "address", required: true, description: "The wallet that locks (it signs both steps)." },
+  claimAmountWei: { kind: "uint256", required: true, description: "Token amount in wei to lock (> 0)." },
+  targetTokenId: {
+    kind: "uint256",
+    default: "0",
+    description: "The lock to add to, or 0 to create a new lock.",
+  },
+  durationSeconds: {
+    kind: "uint256",
+    default: "0",
+    description: "New lock: lock duration in seconds, 604800 (7 days) to 31536000 (365 days).",
+  },
+  createAutoMax: {
+    kind: "bool",
+    default: "false",
+    description: "New lock: keep the lock at the maximum length (needs durationSeconds=31536000).",
+  },
+  slippageBps: {
+    kind: "uint256",
+    default: String(DEFAULT_SLIPPAGE_BPS),
+    description: "Tolerated shortfall of the voting power against the quote, in basis points (0 to 10000).",
+  },
+} as const satisfies Record<string, ParamDoc>;
+
+export type FurnaceInput = LockTerms & { user: Address; claimAmountWei: bigint; slippageBps: bigint };
+export type FurnaceReads = {
+  quote: Pick<LockViaFurnaceQuote, "veOutWei" | "minVeOutWei" | "slippageBps">;
+  allowance: bigint;
+};
+
+export function parseFurnaceQuery(url: string): FurnaceInput {
+  const q = parseQuery(url, FURNACE_PARAMS);
+  const claimAmountWei = requireAtLeast("claimAmountWei", q.claimAmountWei, 1n, "locking 0 reverts");
+  const terms = requireLockTerms({
+    targetTokenId: q.targetTokenId ?? 0n,
+    durationSeconds: q.durationSeconds ?? 0n,
+    createAutoMax: q.createAutoMax ?? false,
+  });
+  const slippageBps = q.slippageBps ?? DEFAULT_SLIPPAGE_BPS;
+  if (slippageBps > BPS) {
+    throw new BadParamsError("slippageBps must be between 0 and 10000.", {
+      param: "slippageBps",
+      min: "0",
+      max: "10000",
+    });
+  }
+  return { user: q.user, claimAmountWei, ...terms, slippageBps };
+}
+
+export const lockViaFurnace = defineAction({
+  action: "lock-via-furnace",
+  verb: "Lock via Furnace",
+  steps: ["approve", "lock"],
+  contract: "Furnace",
+  function: "enterWithClaim",
+  needs: ["Furnace", "FurnaceQuoter", "AssetToken"],
+  params: FURNACE_PARAMS,
+  description:
+    "Lock via Furnace: locks tokens from the wallet through the Furnace, which adds a bonus that grows with the " +
+    "lock duration, into a new lock or an existing one. The service quotes the entry first and protects it with " +
+    "the quoted voting power less slippageBps; the response shows that quote. An approve step for the exact " +
+    "amount comes first when the Furnace's allowance is short.",
+  parse: parseFurnaceQuery,
+  async read(deps, contracts, input): Promise<FurnaceReads> {
+    // Independent reads, in one JSON-RPC batch (one round trip); the quote's failure is reported first.
+    const io = { ...deps, rpc: deps.rpc && coalesceRequests(deps.rpc) };
+    const [quote, allowance] = await Promise.allSettled([
+      quoteLockViaFurnace(io, input),
+      readAllowance(io, {
+        token: "AssetToken",
+        tokenAddress: contracts.AssetToken,
+        owner: input.user,
+        spender: contracts.Furnace,
+      }),
+    ]);
+    if (quote.status === "rejected") throw quote.reason;
+    if (allowance.status === "rejected") throw allowance.reason;
+    if (quote.value.minVeOutWei === 0n) {
+      // The Furnace reverts MinVeOutRequired on 0; an entry worth no voting power is not worth signing.
+      throw new QuoteFailedError("The quote gives no voting power for this entry.", { reason: "ZeroVeOut" });
+    }
+    return { quote: quote.value, allowance: allowance.value };
+  },
+  encode: (contracts, input, reads: FurnaceReads) => ({
+    calls: withApproval(
+      {
+        token: "AssetToken",
+        tokenAddress: contracts.AssetToken,
+        spender: contracts.Furnace,
+        amount: input.claimAmountWei,
+        allowance: reads.allowance,
+      },
+      {
+        step: "lock",
+        to: contracts.Furnace,
+        data: encodeCall(FurnaceAbi, "enterWithClaim", [
+          input.claimAmountWei,
+          input.targetTokenId,
+          input.durationSeconds,
+          input.createAutoMax,
+          reads.quote.minVeOutWei,
+        ]),
+      },
+    ),
+    extra: {
+      quote: {
+        veOutWei: reads.quote.veOutWei.toString(),
+        minVeOutWei: reads.quote.minVeOutWei.toString(),
+        slippageBps: reads.quote.slippageBps.toString(),
+      },
+    },
+  }),
+});

@@ -1,0 +1,170 @@
+import type { Address } from "viem";
+import { VeLockNFTAbi } from "../../../../abis";
+import { encodeCall } from "../../../chain/encode";
+import { parseQuery } from "../../../http/params";
+import { MAX_LOCK_DURATION, MIN_LOCK_AMOUNT, MIN_LOCK_DURATION, MIN_TOPUP_AMOUNT } from "../../../math";
+import { readAllowance, withApproval } from "./approval";
+import { requireAtLeast, requireLockDuration } from "./lockTerms";
+import { defineAction, type ParamDoc } from "./pipeline";
+
+/**
+ * Plain locks on VeLockNFT: lock (Lock), topup (Top up), extend (Extend). The NFT pulls the token from
+ * the sender, so lock and topup put an exact approve first when the allowance is short.
+ * (protocol.md §7: on the published contracts these functions accept only the Furnace as caller.)
+ */
+
+const user = { kind: "address", required: true, description: "The wallet that owns the lock and signs." } as const;
+const tokenId = { kind: "uint256", required: true, description: "The lock's token id (≥ 1)." } as const;
+
+export const LOCK_PARAMS = {
+  user,
+  amountWei: {
+    kind: "uint256",
+    required: true,
+    description: `Token amount in wei, at least ${MIN_LOCK_AMOUNT} (1000 tokens).`,
+  },
+  durationSecs: {
+    kind: "uint256",
+    required: true,
+    description: `Lock duration in seconds, ${MIN_LOCK_DURATION} (7 days) to ${MAX_LOCK_DURATION} (365 days).`,
+  },
+  autoMax: {
+    kind: "bool",
+    default: "false",
+    description: `Keep the lock at the maximum length; needs durationSecs=${MAX_LOCK_DURATION}.`,
+  },
+} as const satisfies Record<string, ParamDoc>;
+
+export type LockInput = { user: Address; amountWei: bigint; durationSecs: bigint; autoMax: boolean };
+
+const assetApproval = (contracts: { AssetToken: Address; VeLockNFT: Address }, amount: bigint, allowance: bigint) =>
+  ({
+    token: "AssetToken",
+    tokenAddress: contracts.AssetToken,
+    spender: contracts.VeLockNFT,
+    amount,
+    allowance,
+  }) as const;
+
+export const lock = defineAction({
+  action: "lock",
+  verb: "Lock",
+  steps: ["approve", "lock"],
+  contract: "VeLockNFT",
+  function: "createLockFor",
+  needs: ["VeLockNFT", "AssetToken"],
+  params: LOCK_PARAMS,
+  description:
+    "Lock: locks tokens from the wallet into a new vote-escrow lock for a chosen duration (no Furnace bonus). " +
+    "An approve step for the exact amount comes first when the allowance is short.",
+  parse(url): LockInput {
+    const q = parseQuery(url, LOCK_PARAMS);
+    const amountWei = requireAtLeast("amountWei", q.amountWei, MIN_LOCK_AMOUNT, "the minimum lock is 1000 tokens");
+    const autoMax = q.autoMax ?? false;
+    requireLockDuration("durationSecs", q.durationSecs, "autoMax", autoMax);
+    return { user: q.user, amountWei, durationSecs: q.durationSecs, autoMax };
+  },
+  read: (deps, contracts, input) =>
+    readAllowance(deps, {
+      token: "AssetToken",
+      tokenAddress: contracts.AssetToken,
+      owner: input.user,
+      spender: contracts.VeLockNFT,
+    }),
+  encode: (contracts, input, allowance: bigint) => ({
+    calls: withApproval(assetApproval(contracts, input.amountWei, allowance), {
+      step: "lock",
+      to: contracts.VeLockNFT,
+      data: encodeCall(VeLockNFTAbi, "createLockFor", [input.user, input.amountWei, input.durationSecs, input.autoMax]),
+    }),
+  }),
+});
+
+export const TOPUP_PARAMS = {
+  user,
+  tokenId,
+  amountWei: {
+    kind: "uint256",
+    required: true,
+    description: `Token amount in wei to add, at least ${MIN_TOPUP_AMOUNT} (1 token).`,
+  },
+} as const satisfies Record<string, ParamDoc>;
+
+export type TopupInput = { user: Address; tokenId: bigint; amountWei: bigint };
+
+export const topup = defineAction({
+  action: "topup",
+  verb: "Top up",
+  steps: ["approve", "topup"],
+  contract: "VeLockNFT",
+  function: "addToLockFor",
+  needs: ["VeLockNFT", "AssetToken"],
+  params: TOPUP_PARAMS,
+  description:
+    "Top up: adds tokens from the wallet to an existing, unexpired lock it owns (an AutoMax lock also restarts its 365 days). " +
+    "An approve step for the exact amount comes first when the allowance is short.",
+  parse(url): TopupInput {
+    const q = parseQuery(url, TOPUP_PARAMS);
+    return {
+      user: q.user,
+      tokenId: requireAtLeast("tokenId", q.tokenId, 1n, "lock ids start at 1"),
+      amountWei: requireAtLeast("amountWei", q.amountWei, MIN_TOPUP_AMOUNT, "the minimum top-up is 1 token"),
+    };
+  },
+  read: (deps, contracts, input) =>
+    readAllowance(deps, {
+      token: "AssetToken",
+      tokenAddress: contracts.AssetToken,
+      owner: input.user,
+      spender: contracts.VeLockNFT,
+    }),
+  encode: (contracts, input, allowance: bigint) => ({
+    calls: withApproval(assetApproval(contracts, input.amountWei, allowance), {
+      step: "topup",
+      to: contracts.VeLockNFT,
+      data: encodeCall(VeLockNFTAbi, "addToLockFor", [input.user, input.tokenId, input.amountWei]),
+    }),
+  }),
+});
+
+export const EXTEND_PARAMS = {
+  user,
+  tokenId,
+  newEnd: {
+    kind: "uint256",
+    required: true,
+    description: "The new end as an absolute unix time in seconds: later than the current end, at most now + 365 days.",
+  },
+} as const satisfies Record<string, ParamDoc>;
+
+export type ExtendInput = { user: Address; tokenId: bigint; newEnd: bigint };
+
+export const extend = defineAction({
+  action: "extend",
+  verb: "Extend",
+  steps: ["extend"],
+  contract: "VeLockNFT",
+  function: "extendLockToFor",
+  needs: ["VeLockNFT"],
+  params: EXTEND_PARAMS,
+  description:
+    "Extend: moves the end of an existing, unexpired lock the wallet owns to a later time (an AutoMax lock " +
+    "is simply renewed to 365 days from now).",
+  parse(url): ExtendInput {
+    const q = parseQuery(url, EXTEND_PARAMS);
+    return {
+      user: q.user,
+      tokenId: requireAtLeast("tokenId", q.tokenId, 1n, "lock ids start at 1"),
+      newEnd: requireAtLeast("newEnd", q.newEnd, 1n, "a lock end is a positive unix time"),
+    };
+  },
+  encode: (contracts, input: ExtendInput) => ({
+    calls: [
+      {
+        step: "extend",
+        to: contracts.VeLockNFT,
+        data: encodeCall(VeLockNFTAbi, "extendLockToFor", [input.user, input.tokenId, input.newEnd]),
+      },
+    ],
+  }),
+});

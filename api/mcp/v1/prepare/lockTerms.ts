@@ -1,0 +1,67 @@
+import { BadParamsError } from "../../../http/errors";
+import { MAX_LOCK_DURATION, MIN_LOCK_DURATION } from "../../../math";
+
+/**
+ * The lock rules every prepare action that ends in a lock shares (protocol.md §1): they are checked
+ * at parse time so a request the contract would certainly revert is BAD_PARAMS, before any RPC.
+ */
+
+/** The lock arguments of a Furnace entry (collect mode 1, harvest with compound, lock-via-furnace). */
+export type LockTerms = {
+  /** 0 mints a new lock; otherwise the lock to top up. */
+  targetTokenId: bigint;
+  durationSeconds: bigint;
+  createAutoMax: boolean;
+};
+
+/** A positive uint256 check with the parameter named in the error. */
+export function requireAtLeast(param: string, value: bigint, min: bigint, why: string): bigint {
+  if (value < min) throw new BadParamsError(`${param} must be at least ${min} (${why}).`, { param, min: String(min) });
+  return value;
+}
+
+/** [7 days, 365 days], and AutoMax only with exactly 365 days: the rules of a new lock. */
+export function requireLockDuration(
+  durationParam: string,
+  duration: bigint,
+  autoMaxParam: string,
+  autoMax: boolean,
+): void {
+  if (duration < MIN_LOCK_DURATION || duration > MAX_LOCK_DURATION) {
+    throw new BadParamsError(
+      `${durationParam} must be between ${MIN_LOCK_DURATION} (7 days) and ${MAX_LOCK_DURATION} (365 days) for a new lock.`,
+      { param: durationParam, min: String(MIN_LOCK_DURATION), max: String(MAX_LOCK_DURATION) },
+    );
+  }
+  if (autoMax && duration !== MAX_LOCK_DURATION) {
+    throw new BadParamsError(`${autoMaxParam}=true requires ${durationParam}=${MAX_LOCK_DURATION} (365 days).`, {
+      param: autoMaxParam,
+    });
+  }
+}
+
+/**
+ * A Furnace entry's lock arguments: a new lock (targetTokenId 0) needs a valid duration; a top-up of
+ * an existing lock ignores the duration and cannot turn AutoMax on (AutoMax is only for a new lock).
+ */
+export function requireLockTerms(terms: LockTerms): LockTerms {
+  if (terms.targetTokenId === 0n) {
+    requireLockDuration("durationSeconds", terms.durationSeconds, "createAutoMax", terms.createAutoMax);
+  } else if (terms.createAutoMax) {
+    throw new BadParamsError("createAutoMax=true is only possible for a new lock (targetTokenId=0).", {
+      param: "createAutoMax",
+    });
+  }
+  return terms;
+}
+
+/** A Furnace entry with minVeOut 0 reverts (MinVeOutRequired); the value comes from /quote/lock-via-furnace. */
+export function requireMinVeOut(minVeOutWei: bigint | undefined): bigint {
+  if (minVeOutWei === undefined || minVeOutWei === 0n) {
+    throw new BadParamsError(
+      "minVeOutWei must be greater than 0 when the result is locked; take it from /quote/lock-via-furnace.",
+      { param: "minVeOutWei" },
+    );
+  }
+  return minVeOutWei;
+}

@@ -1,0 +1,74 @@
+/**
+ * Prepare latency against one bare eth_call (AssetToken.allowance, raw fetch) to the same anvil, same run.
+ * Three routes: withdraw-lp (no read: gate cache + parse + encode), lock (one allowance eth_call) and
+ * lock-via-furnace (quote + allowance in one JSON-RPC batch). Sequential, loopback, bounded (N each, 60 s cap),
+ * alternating so all see the same node state; in-process app.request, so the figure is the service's own cost
+ * over a node round trip, without an HTTP server in front.
+ * Usage: npx tsx bench/prepare-latency.ts [N=300]
+ */
+import { encodeFunctionData } from "viem";
+import { AssetTokenAbi } from "../abis";
+import { benchDevnet } from "./readsDevnet";
+
+const N = Math.min(Number(process.argv[2] ?? 300), 5_000);
+const E18 = 10n ** 18n;
+const b = await benchDevnet();
+try {
+  const user = b.seed.accounts.fresh.address;
+  const c = b.deployment.addresses;
+  const bare = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "eth_call",
+    params: [
+      {
+        to: c.AssetToken,
+        data: encodeFunctionData({ abi: AssetTokenAbi, functionName: "allowance", args: [user, c.VeLockNFT] }),
+      },
+      "latest",
+    ],
+  });
+  const bareCall = async () => {
+    const res = await fetch(b.anvil.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: bare,
+    });
+    const json = (await res.json()) as { result?: string };
+    if (typeof json.result !== "string") throw new Error("bare eth_call failed");
+  };
+  const routes = {
+    "withdraw-lp (no read)": "/api/mcp/v1/prepare/withdraw-lp",
+    "lock (allowance)": `/api/mcp/v1/prepare/lock?user=${user}&amountWei=${1000n * E18}&durationSecs=604800`,
+    "lock-via-furnace (quote+allow.)": `/api/mcp/v1/prepare/lock-via-furnace?user=${user}&claimAmountWei=${2000n * E18}&durationSeconds=2592000`,
+  };
+  const calls: [string, () => Promise<unknown>][] = [
+    ["bare eth_call (baseline)", bareCall],
+    ...Object.entries(routes).map(([label, p]) => [label, () => b.get(p)] as [string, () => Promise<unknown>]),
+  ];
+
+  for (let i = 0; i < 50; i++) for (const [, f] of calls) await f();
+  const times = new Map<string, number[]>(calls.map(([l]) => [l, []]));
+  const deadline = Date.now() + 60_000;
+  for (let i = 0; i < N && Date.now() < deadline; i++) {
+    for (const [label, f] of calls) {
+      const t = performance.now();
+      await f();
+      times.get(label)!.push(performance.now() - t);
+    }
+  }
+  const q = (xs: number[], p: number) =>
+    [...xs].sort((a, z) => a - z)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
+  for (const [label, xs] of times) {
+    console.log(
+      `${label.padEnd(34)} n=${xs.length} p50 ${q(xs, 0.5).toFixed(3)} ms  p90 ${q(xs, 0.9).toFixed(3)} ms  p99 ${q(xs, 0.99).toFixed(3)} ms`,
+    );
+  }
+  const base = times.get("bare eth_call (baseline)")!;
+  const ratio = (label: string) => (q(times.get(label)!, 0.5) / q(base, 0.5)).toFixed(2);
+  console.log(
+    `prepare latency / bare eth_call (p50): withdraw-lp ${ratio("withdraw-lp (no read)")}x, lock ${ratio("lock (allowance)")}x, lock-via-furnace ${ratio("lock-via-furnace (quote+allow.)")}x`,
+  );
+} finally {
+  await b.stop();
+}
