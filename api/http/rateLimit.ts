@@ -1,0 +1,77 @@
+/**
+ * Per-client, per-prefix request budgets on /api/mcp/v1 (spec §8, design.md): `state/`, `preflight`,
+ * `quote/` and `prepare/` each hold their own budget of `max` requests per `windowSec`. The supply
+ * routes are never limited.
+ *
+ * Every response of a limited prefix advertises its budget with the header fields of
+ * draft-ietf-httpapi-ratelimit-headers-10 (the structured-field form introduced in -08; one named
+ * policy per prefix):
+ *   RateLimit-Policy: "state";q=300;w=60        quota q per window w seconds
+ *   RateLimit: "state";r=299;t=60               r requests left, window resets in t seconds
+ * Over budget: 429 RATE_LIMITED with `Retry-After` (seconds) and `retryAfterSec` in the body.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import type { Metrics } from "../observability/metrics";
+import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from "../ratelimit/limiter";
+import type { ClientIpResolver } from "./clientIp";
+import { rateLimitSubject } from "./clientIp";
+import { RateLimitedError } from "./errors";
+
+export const LIMITED_PREFIXES = ["state", "preflight", "quote", "prepare"] as const;
+export type LimitedPrefix = (typeof LIMITED_PREFIXES)[number];
+
+const V1 = "/api/mcp/v1/";
+
+/** The budget a path is counted against, or null when the path is not limited. */
+export function limitedPrefix(path: string): LimitedPrefix | null {
+  if (!path.startsWith(V1)) return null;
+  const segment = path.slice(V1.length).split("/", 1)[0];
+  return (LIMITED_PREFIXES as readonly string[]).includes(segment ?? "") ? (segment as LimitedPrefix) : null;
+}
+
+export function rateLimitHeaders(prefix: LimitedPrefix, policy: RateLimitPolicy, d: RateLimitDecision) {
+  return {
+    "ratelimit-policy": `"${prefix}";q=${policy.max};w=${policy.windowSec}`,
+    ratelimit: `"${prefix}";r=${d.remaining};t=${d.resetSec}`,
+  };
+}
+
+export type RateLimitOptions = {
+  limiter: RateLimiter;
+  policy: RateLimitPolicy;
+  clientIp: ClientIpResolver;
+  metrics: Metrics;
+};
+
+/**
+ * Counts this request against `prefix` for its client, sets the RateLimit headers, and throws
+ * RateLimitedError when over budget. Exported so the MCP endpoint can charge a tool call to the same
+ * bucket as the REST route it wraps (design.md).
+ */
+export async function chargeRateLimit(
+  c: Context,
+  prefix: LimitedPrefix,
+  o: RateLimitOptions,
+): Promise<RateLimitDecision> {
+  const ip = o.clientIp(c);
+  // Requests whose peer the adapter cannot tell share one budget: fail towards limiting, not towards none.
+  const subject = ip === null ? "unknown" : rateLimitSubject(ip);
+  const decision = await o.limiter.hit(`${prefix}:${subject}`);
+  for (const [k, v] of Object.entries(rateLimitHeaders(prefix, o.policy, decision))) c.header(k, v);
+  if (!decision.allowed) {
+    o.metrics.rateLimited.inc({ prefix });
+    throw new RateLimitedError(decision.resetSec);
+  }
+  return decision;
+}
+
+export function rateLimit(o: RateLimitOptions): MiddlewareHandler {
+  return async (c, next) => {
+    const prefix = limitedPrefix(c.req.path);
+    if (prefix === null) return next();
+    const decision = await chargeRateLimit(c, prefix, o);
+    await next();
+    // Again on the final response: a handler that returns a bare Response drops prepared headers.
+    for (const [k, v] of Object.entries(rateLimitHeaders(prefix, o.policy, decision))) c.header(k, v);
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Our counters, rendered in the Prometheus text format (0.0.4) at /api/metrics.
+ *
+ * Why not Ponder's /metrics: Ponder 0.16 keeps its prom-client Registry private to its
+ * MetricsService (ponder/dist/esm/internal/metrics.js: `this.registry = new prometheus.Registry()`,
+ * not the default registry) and reserves the /metrics path, so nothing registered from api/ can appear
+ * there. Ponder's /metrics still reports indexing and its own per-path HTTP histograms; scrape both.
+ * Counters are all we need, so a small registry here avoids a direct prom-client dependency.
+ */
+import type { RpcOutcome } from "../chain/rpc";
+
+type Labels = Record<string, string>;
+
+/** A monotonically increasing counter family: one series per distinct label set. */
+export class Counter {
+  readonly #series = new Map<string, { labels: Labels; value: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+  ) {}
+
+  inc(labels: Labels = {}, by = 1): void {
+    const key = this.labelNames.map((n) => labels[n] ?? "").join("\u0000");
+    const series = this.#series.get(key);
+    if (series) series.value += by;
+    else this.#series.set(key, { labels: { ...labels }, value: by });
+  }
+
+  /** The current value of one series (0 when never incremented). */
+  get(labels: Labels = {}): number {
+    return this.#series.get(this.labelNames.map((n) => labels[n] ?? "").join("\u0000"))?.value ?? 0;
+  }
+
+  render(): string {
+    const lines = [`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} counter`];
+    for (const { labels, value } of this.#series.values()) {
+      const pairs = this.labelNames.map((n) => `${n}="${escapeLabelValue(labels[n] ?? "")}"`);
+      lines.push(`${this.name}${pairs.length ? `{${pairs.join(",")}}` : ""} ${value}`);
+    }
+    return lines.join("\n");
+  }
+}
+
+const escapeHelp = (s: string) => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
+const escapeLabelValue = (s: string) => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+
+export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+export type Metrics = {
+  /** Our routes: `route` is the matched pattern (never a raw path, so cardinality stays bounded). */
+  httpRequests: Counter;
+  /** Upstream JSON-RPC calls; `method` is bounded by the RPC read allowlist. */
+  rpcCalls: Counter;
+  /** Requests refused with 429, by limited prefix. */
+  rateLimited: Counter;
+  /** Requests decided by the in-process limiter because the shared (Redis) store failed. */
+  rateLimitStoreFallbacks: Counter;
+  /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
+  onRpcCall: (method: string, outcome: RpcOutcome) => void;
+  /** The whole registry in the Prometheus text format. */
+  render(): string;
+};
+
+export function createMetrics(): Metrics {
+  const httpRequests = new Counter(
+    "api_http_requests_total",
+    "HTTP requests answered by the API, by route pattern and status.",
+    ["method", "route", "status"],
+  );
+  const rpcCalls = new Counter("api_rpc_calls_total", "Upstream JSON-RPC calls by method and outcome.", [
+    "method",
+    "outcome",
+  ]);
+  const rateLimited = new Counter(
+    "api_rate_limited_total",
+    "Requests refused with 429 RATE_LIMITED, by route prefix.",
+    ["prefix"],
+  );
+  const rateLimitStoreFallbacks = new Counter(
+    "api_rate_limit_store_fallback_total",
+    "Rate-limit decisions taken by the in-process limiter because the shared store (Redis) failed.",
+    ["reason"],
+  );
+  const all = [httpRequests, rpcCalls, rateLimited, rateLimitStoreFallbacks];
+  return {
+    httpRequests,
+    rpcCalls,
+    rateLimited,
+    rateLimitStoreFallbacks,
+    onRpcCall: (method, outcome) => rpcCalls.inc({ method, outcome }),
+    render: () => `${all.map((c) => c.render()).join("\n")}\n`,
+  };
+}

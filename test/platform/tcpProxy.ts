@@ -1,0 +1,60 @@
+/**
+ * A TCP fault proxy for tests (the rpcProxy idea one layer down): forwards 127.0.0.1:<port> to a real
+ * server (Redis) until told to misbehave, so the limiter's outage handling is tested against the real
+ * client and server, not a stub.
+ */
+import net, { type AddressInfo, type Socket } from "node:net";
+
+export type TcpFaultMode =
+  /** Forward bytes both ways. */
+  | "pass"
+  /** Accept and keep connections but forward nothing (a hung server / dropped packets). */
+  | "blackhole"
+  /** Destroy every new connection at once (a server that is down). */
+  | "refuse";
+
+export type TcpProxy = {
+  url: string;
+  port: number;
+  setMode(mode: TcpFaultMode): void;
+  /** Destroys every open connection (a killed server or a broken network path). */
+  dropConnections(): void;
+  stop(): Promise<void>;
+};
+
+export async function startTcpProxy(upstream: { host: string; port: number }, scheme = "redis"): Promise<TcpProxy> {
+  let mode: TcpFaultMode = "pass";
+  const open = new Set<Socket>();
+  const track = (s: Socket) => {
+    open.add(s);
+    s.on("close", () => open.delete(s));
+    s.on("error", () => s.destroy());
+  };
+  const server = net.createServer((client) => {
+    track(client);
+    if (mode === "refuse") return client.destroy();
+    const target = net.connect(upstream.port, upstream.host);
+    track(target);
+    client.on("close", () => target.destroy());
+    target.on("close", () => client.destroy());
+    // Bytes flow only while passing; in a blackhole they are swallowed.
+    client.on("data", (b) => mode === "pass" && target.write(b));
+    target.on("data", (b) => mode === "pass" && client.write(b));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `${scheme}://127.0.0.1:${port}`,
+    port,
+    setMode: (m) => {
+      mode = m;
+    },
+    dropConnections: () => {
+      for (const s of open) s.destroy();
+    },
+    stop: async () => {
+      for (const s of open) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
