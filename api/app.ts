@@ -1,15 +1,46 @@
 import { Hono } from "hono";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
+import { createClientIpResolver, type PeerAddressSource } from "./http/clientIp";
 import { ApiError, InternalError, MethodNotAllowedError, NotFoundError } from "./http/errors";
+import { rateLimit } from "./http/rateLimit";
 import { requestId } from "./http/requestId";
+import type { LockStore } from "./locks/types";
+import { MCP_CORS_METHODS, MCP_PATH, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
+import { createGate, type Gate } from "./mcp/v1/gate";
+import { v1Router } from "./mcp/v1/router";
+import { createLogger, type Logger } from "./observability/logger";
+import { createMetrics, type Metrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
+import { observeRequests } from "./observability/requestLog";
+import { registerDocsRoutes } from "./openapi/docsRoutes";
+import { createRateLimiter } from "./ratelimit/createRateLimiter";
+import type { RateLimiter } from "./ratelimit/limiter";
+import { type SupplyDeps, supplyRouter } from "./supply/router";
 
 /** Everything the routes need from the outside world; tests build it from real parts. */
 export type AppDeps = {
   config: AppConfig;
   /** null when no RPC URL is configured. */
   rpc: RpcClient | null;
+  /** The genesis gate; one per process so the preflight route and the prepare routes share its cache. */
+  gate: Gate;
+  /** The lock index behind state's veLocks; null when none is configured (state answers source "rpc"). */
+  locks: LockStore | null;
+  /** Supply cache, TTLs and deadline; everything defaults (in-process cache, spec TTLs). */
+  supply?: SupplyDeps;
+  /** Request budgets on /api/mcp/v1: in-memory, or Redis when config.redisUrl is set. */
+  limiter: RateLimiter;
+  /** Counters served at /api/metrics; give `metrics.onRpcCall` to createRpcClient as `onCall`. */
+  metrics: Metrics;
+  /** Structured JSON logs (stdout, level $LOG_LEVEL or info by default). */
+  logger: Logger;
+  /** The socket peer of a request; default: @hono/node-server's incoming socket (Ponder serves with it too). */
+  peerAddress?: PeerAddressSource;
 };
+
+/** What callers pass to createApp: the gate defaults to one built from rpc + manifest, locks to none. */
+export type AppDepsInput = Omit<AppDeps, Defaulted> & Partial<Pick<AppDeps, Defaulted>>;
+type Defaulted = "gate" | "locks" | "limiter" | "metrics" | "logger";
 
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
@@ -19,19 +50,49 @@ const CORS_HEADERS = {
   "access-control-max-age": "86400",
 } as const;
 
-export function createApp(deps: AppDeps): Hono {
+export function createApp(input: AppDepsInput): Hono {
+  const metrics = input.metrics ?? createMetrics();
+  const logger = input.logger ?? createLogger();
+  const deps: AppDeps = {
+    ...input,
+    metrics,
+    logger,
+    limiter: input.limiter ?? createRateLimiter({ config: input.config, logger, metrics }),
+    gate: input.gate ?? createGate({ rpc: input.rpc, manifest: input.config.manifest }),
+    locks: input.locks ?? null,
+  };
   const app = new Hono();
 
   app.use("*", requestId());
+  const clientIp = createClientIpResolver({
+    trustedProxies: deps.config.trustedProxies,
+    // MCP tool calls are in-process requests that carry their MCP client's address (api/mcp/server.ts).
+    peerAddress: withInProcessClientIp(deps.peerAddress),
+  });
+  app.use("*", observeRequests({ logger, metrics, clientIp }));
   // CORS on every response, errors included (design.md); set first so later failures keep it.
   app.use("*", async (c, next) => {
     for (const [k, v] of Object.entries(CORS_HEADERS)) c.header(k, v);
+    // MCP Streamable HTTP is JSON-RPC over POST: exactly /api/mcp answers its own methods.
+    const mcp = c.req.path === MCP_PATH;
+    if (mcp) c.header("access-control-allow-methods", MCP_CORS_METHODS);
     if (c.req.method === "OPTIONS") return c.body(null, 204);
-    if (c.req.method !== "GET" && c.req.method !== "HEAD") throw new MethodNotAllowedError(c.req.method);
+    if (c.req.method !== "GET" && c.req.method !== "HEAD" && !mcp) {
+      c.header("allow", "GET, HEAD, OPTIONS"); // RFC 9110 §15.5.6: a 405 names the methods that work
+      throw new MethodNotAllowedError(c.req.method);
+    }
     await next();
   });
+  // Before any route is mounted, so every v1 handler (and a 404 under a limited prefix) is counted.
+  app.use("/api/mcp/v1/*", rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics }));
+  app.get("/api/metrics", (c) =>
+    c.body(metrics.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" }),
+  );
 
-  void deps;
+  app.route("/api/supply", supplyRouter(deps));
+  app.route("/api/mcp/v1", v1Router(deps));
+  registerDocsRoutes(app); // GET /api/mcp/v1/openapi.json, GET /docs
+  app.all(MCP_PATH, mcpEndpoint({ app, clientIp }));
 
   app.notFound(() => {
     throw new NotFoundError();
@@ -39,7 +100,9 @@ export function createApp(deps: AppDeps): Hono {
 
   app.onError((error, c) => {
     const apiError = error instanceof ApiError ? error : new InternalError();
-    if (!(error instanceof ApiError)) console.error(`[api] unhandled ${error.name}: ${error.message}`);
+    // The cause goes to the log (scrubbed of URL secrets and addresses), never into the response.
+    if (!(error instanceof ApiError))
+      logger.error("unhandled error", { requestId: c.res.headers.get("x-request-id"), error, stack: error.stack });
     for (const [k, v] of Object.entries(CORS_HEADERS)) c.header(k, v);
     c.header("cache-control", "no-store");
     if ("retryAfterSec" in apiError) c.header("retry-after", String(apiError.retryAfterSec));

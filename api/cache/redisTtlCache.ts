@@ -1,0 +1,187 @@
+/**
+ * The supply cache shared by replicas through Redis, so N replicas make ONE upstream read per cache
+ * window between them, not one each:
+ *
+ * - a value lives at `<prefix><key>` with PX = its TTL;
+ * - on a miss, a replica takes a short lock `<prefix><key>:lock` (SET NX PX); the holder re-checks
+ *   the value, loads, writes it with PX, and releases the lock (compare-and-delete, so a lapsed lock
+ *   taken over by someone else is never deleted);
+ * - the others poll the value until it appears (one read served everyone), or the lock disappears
+ *   without a value (the holder's read failed: failures are never written, and the waiters fail with
+ *   it, exactly like waiters of an in-process single flight), or the lock's lifetime runs out.
+ *
+ * In front of Redis sits an in-process mirror (MemoryTtlCache) that keeps a value only for the
+ * Redis entry's remaining PTTL, so a hit costs no Redis round trip and still expires with the window.
+ * Concurrent misses inside one process are coalesced there before they reach Redis.
+ *
+ * If Redis is unavailable the cache degrades to in-process only (a warning is logged): the supply
+ * API stays up and its figures stay exact; only the sharing between replicas is lost.
+ */
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { MemoryTtlCache, type Timed, type TtlCache } from "./ttlCache";
+
+export type RedisTtlCacheOptions = {
+  url: string;
+  /** Namespaces every key (tests use a unique prefix per run). */
+  keyPrefix?: string;
+  /** How long a lock holder may take before its lock lapses; must exceed the loader's own timeout. */
+  lockMs?: number;
+  /** How long a replica waits on another's lock before giving up (default lockMs); set it to the loader's deadline. */
+  waitMs?: number;
+  /** How often a waiting replica looks for the holder's value. */
+  pollMs?: number;
+  /** Upper bound for one Redis command, so a hung Redis degrades instead of hanging requests. */
+  commandTimeoutMs?: number;
+  /** How long `create` waits for the first connection before starting degraded. */
+  connectTimeoutMs?: number;
+  onWarning?: (message: string) => void;
+  /** A shared value this rejects is treated as absent (and replaced): Redis is not trusted to hold only our writes. */
+  accept?: (value: string) => boolean;
+};
+
+export class CacheWaitTimeoutError extends Error {
+  override name = "CacheWaitTimeoutError";
+}
+
+/** The replica holding the lock gave it up without writing a value: its read failed. */
+export class SharedLoadFailedError extends Error {
+  override name = "SharedLoadFailedError";
+}
+
+/** Marks a failure of Redis itself, as opposed to a failure of the loader. */
+class RedisUnavailable extends Error {
+  override name = "RedisUnavailable";
+}
+
+const RELEASE_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
+
+export class RedisTtlCache implements TtlCache {
+  readonly kind: "memory" | "redis" = "redis";
+  readonly keyPrefix: string;
+  readonly #redis: Redis;
+  readonly #local = new MemoryTtlCache();
+  readonly #lockMs: number;
+  readonly #waitMs: number;
+  readonly #pollMs: number;
+  readonly #warn: (message: string) => void;
+  readonly #accept: (value: string) => boolean;
+  #lastWarning = 0;
+
+  private constructor(redis: Redis, options: RedisTtlCacheOptions) {
+    this.#redis = redis;
+    this.keyPrefix = options.keyPrefix ?? "cache:";
+    this.#lockMs = options.lockMs ?? 10_000;
+    this.#waitMs = options.waitMs ?? this.#lockMs;
+    this.#pollMs = options.pollMs ?? 20;
+    this.#warn = options.onWarning ?? ((m) => console.warn(`[cache] ${m}`));
+    this.#accept = options.accept ?? (() => true);
+  }
+
+  /** Connects (bounded by connectTimeoutMs); an unreachable Redis still yields a working, degraded cache. */
+  static async create(options: RedisTtlCacheOptions): Promise<RedisTtlCache> {
+    const redis = new Redis(options.url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      commandTimeout: options.commandTimeoutMs ?? 500,
+      connectTimeout: options.connectTimeoutMs ?? 2_000,
+      // Reconnect in the background with a bounded back-off; requests meanwhile go in-process.
+      retryStrategy: (times) => Math.min(times * 200, 2_000),
+    });
+    const cache = new RedisTtlCache(redis, options);
+    redis.on("error", (error: Error) => cache.#warnThrottled(`redis: ${error.message}`));
+    try {
+      await redis.connect();
+    } catch (error) {
+      cache.#warnThrottled(
+        `redis unavailable at start, caching in-process until it returns: ${(error as Error).message}`,
+      );
+    }
+    return cache;
+  }
+
+  #warnThrottled(message: string) {
+    const now = Date.now();
+    if (now - this.#lastWarning < 10_000) return;
+    this.#lastWarning = now;
+    this.#warn(message);
+  }
+
+  peek(key: string): string | undefined {
+    return this.#local.peek(key);
+  }
+
+  getOrLoad(key: string, ttlMs: number, load: () => Promise<string>): Promise<string> {
+    return this.#local.getOrLoadTimed(key, () => this.#loadShared(key, ttlMs, load));
+  }
+
+  async #redisOp<T>(op: () => Promise<T>): Promise<T> {
+    if (this.#redis.status !== "ready") throw new RedisUnavailable(`redis is ${this.#redis.status}`);
+    try {
+      return await op();
+    } catch (error) {
+      throw new RedisUnavailable((error as Error).message);
+    }
+  }
+
+  async #readShared(valueKey: string, lockKey: string): Promise<{ shared: Timed | null; locked: boolean }> {
+    const replies = await this.#redisOp(() => this.#redis.multi().get(valueKey).pttl(valueKey).exists(lockKey).exec());
+    const value = replies?.[0]?.[1];
+    const pttl = replies?.[1]?.[1];
+    // pttl -2 = gone, -1 = no expiry (never written by us): only a value with a live TTL counts.
+    const shared =
+      typeof value === "string" && typeof pttl === "number" && pttl > 0 && this.#accept(value)
+        ? { value, ttlMs: pttl }
+        : null;
+    return { shared, locked: replies?.[2]?.[1] === 1 };
+  }
+
+  async #loadShared(key: string, ttlMs: number, load: () => Promise<string>): Promise<Timed> {
+    const valueKey = this.keyPrefix + key;
+    const lockKey = `${valueKey}:lock`;
+    let loaded: Timed | null = null;
+    const started = performance.now();
+    try {
+      const first = await this.#readShared(valueKey, lockKey);
+      if (first.shared) return first.shared;
+      const token = randomUUID();
+      const acquired = await this.#redisOp(() => this.#redis.set(lockKey, token, "PX", this.#lockMs, "NX"));
+      if (acquired === "OK") {
+        try {
+          // Another replica may have written the value between our read and our lock.
+          const again = await this.#readShared(valueKey, lockKey);
+          if (again.shared) return again.shared;
+          loaded = { value: await load(), ttlMs };
+          if (ttlMs > 0) await this.#redisOp(() => this.#redis.set(valueKey, loaded!.value, "PX", ttlMs));
+          return loaded;
+        } finally {
+          await this.#redisOp(() => this.#redis.eval(RELEASE_LOCK, 1, lockKey, token)).catch(() => {});
+        }
+      }
+      // Another replica is reading: wait for its value. If its lock goes away with no value, its read
+      // failed; like an in-process single flight, the waiters share that failure instead of starting a
+      // late read of their own (which could outlive every client's deadline). The next request reads again.
+      const waitUntil = started + this.#waitMs;
+      for (;;) {
+        await new Promise((resolve) => setTimeout(resolve, this.#pollMs));
+        const now = await this.#readShared(valueKey, lockKey);
+        if (now.shared) return now.shared;
+        if (!now.locked) throw new SharedLoadFailedError(`the shared read of ${key} failed on another replica`);
+        if (performance.now() >= waitUntil) {
+          throw new CacheWaitTimeoutError(`no shared value for ${key} within ${this.#waitMs} ms`);
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof RedisUnavailable)) throw error;
+      this.#warnThrottled(`redis unavailable, caching in-process: ${error.message}`);
+      // The loader's good value is kept even if writing it to Redis failed.
+      if (loaded) return loaded;
+      return { value: await load(), ttlMs };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#local.close();
+    this.#redis.disconnect();
+  }
+}

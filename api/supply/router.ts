@@ -1,0 +1,193 @@
+/**
+ * The supply API (spec §1, §2.1, §2.2, §4.1, §7.1, §8), mounted at /api/supply:
+ *   GET /total        AssetToken.totalSupply() at latest
+ *   GET /circulating  totalSupply() − VeLockNFT.totalLockedClaim(), both at one block
+ *   GET /max          always null, no RPC needed (answers even without RPC_URL)
+ * `?format=bare` answers text/plain; `?format=json` or no format answers `{ "result": … }`; any other
+ * value, or `format` given twice, is 400 SUPPLY_BAD_FORMAT (JSON). Other query parameters are ignored,
+ * since aggregators append cache-busters. Never rate-limited (spec §8: safe at any frequency).
+ */
+import type { Context } from "hono";
+import { Hono } from "hono";
+import type { AppDeps } from "../app";
+import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
+import type { RpcClient } from "../chain/rpc";
+import { deployedAddress } from "../manifest";
+import type { SupplyRouteDefinition } from "../openapi/routeDefinition";
+import { readCirculatingSupply, readTotalSupply } from "./reads";
+import { SupplyError, type SupplyErrorCode, toSupplyError } from "./supplyError";
+import { formatWei2 } from "./wei";
+
+/** spec §8: 5 minutes for total and circulating, 24 hours for max. */
+export const SUPPLY_TTL_MS = { total: 300_000, circulating: 300_000, max: 86_400_000 } as const;
+
+/**
+ * Aggregators give up after a few seconds; answering a clean 502 in time beats a hung socket. The
+ * node timeout from the config applies, capped at this for the supply routes.
+ */
+export const SUPPLY_RPC_TIMEOUT_CAP_MS = 5_000;
+
+/** Slack for the client's safety-net deadline over the read's: a Redis poll plus a round trip. */
+const CLIENT_GRACE_MS = 250;
+
+export type SupplyDeps = {
+  /** Defaults to an in-process cache; pass createSupplyCache(config) to share through Redis. */
+  cache?: TtlCache;
+  /** Server-side TTLs; tests shorten them. Cache-Control stays the spec's 300 / 86400 s. */
+  ttlMs?: { total?: number; circulating?: number };
+  /** Whole-read deadline; defaults to min(config.rpcTimeoutMs, SUPPLY_RPC_TIMEOUT_CAP_MS). */
+  rpcTimeoutMs?: number;
+};
+
+export function supplyRpcTimeoutMs(configTimeoutMs: number): number {
+  return Math.min(configTimeoutMs, SUPPLY_RPC_TIMEOUT_CAP_MS);
+}
+
+const CACHE_OK = { total: "public, max-age=300", circulating: "public, max-age=300", max: "public, max-age=86400" };
+const JSON_TYPE = "application/json; charset=UTF-8";
+const TEXT_TYPE = "text/plain; charset=UTF-8";
+
+type Format = "json" | "bare";
+type Metric = "total" | "circulating";
+
+/** Hot path: a URL without `?` is the default JSON form, without parsing anything. */
+function formatOf(c: Context): Format | null {
+  if (!c.req.url.includes("?")) return "json";
+  const values = c.req.queries("format");
+  if (values === undefined) return "json";
+  if (values.length !== 1) return null;
+  return values[0] === "bare" ? "bare" : values[0] === "json" ? "json" : null;
+}
+
+function ok(c: Context, format: Format, result: string | null, cacheControl: string): Response {
+  if (format === "bare") {
+    return c.body(result ?? "null", 200, { "content-type": TEXT_TYPE, "cache-control": cacheControl });
+  }
+  return c.body(JSON.stringify({ result }), 200, { "content-type": JSON_TYPE, "cache-control": cacheControl });
+}
+
+function fail(c: Context, format: Format, code: SupplyErrorCode, status: 400 | 502): Response {
+  const headers = { "cache-control": "no-store", "x-supply-error": code };
+  if (format === "bare") return c.body(null, status, { ...headers, "content-type": TEXT_TYPE });
+  return c.body(JSON.stringify({ result: null, error: code }), status, { ...headers, "content-type": JSON_TYPE });
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new SupplyError("SUPPLY_RPC_UNREACHABLE", `supply read timed out after ${ms} ms`)),
+      ms,
+    );
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+const READ_FAILURES = [
+  "SUPPLY_NO_RPC_URL",
+  "SUPPLY_RPC_UNREACHABLE",
+  "SUPPLY_RPC_INVALID_UINT256",
+  "SUPPLY_NOT_DEPLOYED",
+] as const;
+
+/** The documented face of the three routes (api/openapi); the router below registers these paths. */
+export const SUPPLY_ROUTES = {
+  total: {
+    path: "/total",
+    operationId: "get_total_supply",
+    summary: "Total supply",
+    description:
+      "AssetToken.totalSupply() at the latest block: every token minted minus burned, 2 decimals, truncated.",
+    example: "12345678.90",
+    errors: ["SUPPLY_BAD_FORMAT", ...READ_FAILURES],
+    maxAgeSec: SUPPLY_TTL_MS.total / 1000,
+  },
+  circulating: {
+    path: "/circulating",
+    operationId: "get_circulating_supply",
+    summary: "Circulating supply",
+    description:
+      "Total supply minus the tokens locked in VeLockNFT (totalLockedClaim()), both read at one block; " +
+      "2 decimals, truncated. Never negative: locked > total fails closed with SUPPLY_INCONSISTENT.",
+    example: "8345678.90",
+    errors: ["SUPPLY_BAD_FORMAT", ...READ_FAILURES, "SUPPLY_INCONSISTENT"],
+    maxAgeSec: SUPPLY_TTL_MS.circulating / 1000,
+  },
+  max: {
+    path: "/max",
+    operationId: "get_max_supply",
+    summary: "Max supply",
+    description: "Always null: the token has no hard-coded maximum (supply is minted on a decaying schedule).",
+    example: null,
+    errors: ["SUPPLY_BAD_FORMAT"],
+    maxAgeSec: SUPPLY_TTL_MS.max / 1000,
+  },
+} as const satisfies Record<Metric | "max", SupplyRouteDefinition>;
+
+export function supplyRouter(deps: AppDeps): Hono {
+  const { config, logger } = deps;
+  // One line per code and metric per 10 s: an outage under aggregator polling must not flood the log.
+  const lastLogged = new Map<string, number>();
+  const logUpstreamFailure = (metric: Metric, error: SupplyError) => {
+    const key = `${metric}:${error.code}`;
+    const now = Date.now();
+    if (now - (lastLogged.get(key) ?? 0) < 10_000) return;
+    lastLogged.set(key, now);
+    logger.warn("supply read failed", { metric, code: error.code, reason: error.message });
+  };
+  const cache = deps.supply?.cache ?? new MemoryTtlCache();
+  const ttl = { ...SUPPLY_TTL_MS, ...deps.supply?.ttlMs };
+  const timeoutMs = deps.supply?.rpcTimeoutMs ?? supplyRpcTimeoutMs(config.rpcTimeoutMs);
+  const token = deployedAddress(config.manifest, "AssetToken");
+  const veLock = deployedAddress(config.manifest, "VeLockNFT");
+  // Keys name the chain and contracts, so replicas sharing a Redis with another deployment never mix figures.
+  const keys = {
+    total: `supply:${config.chainId}:${token}:total`,
+    circulating: `supply:${config.chainId}:${token}:${veLock}:circulating`,
+  };
+
+  const loaders: Record<Metric, (rpc: RpcClient) => Promise<string>> = {
+    total: async (rpc) => formatWei2(await readTotalSupply(rpc, token!)),
+    circulating: async (rpc) => formatWei2((await readCirculatingSupply(rpc, token!, veLock!)).circulating),
+  };
+
+  async function miss(c: Context, format: Format, metric: Metric): Promise<Response> {
+    try {
+      // Configuration problems are answered without touching the cache: there is nothing to share.
+      const rpc = deps.rpc;
+      if (rpc === null || config.rpcUrl === null) throw new SupplyError("SUPPLY_NO_RPC_URL");
+      if (token === null || (metric === "circulating" && veLock === null)) throw new SupplyError("SUPPLY_NOT_DEPLOYED");
+      // The read's deadline ends the single flight, so every client sharing it is answered by then; a
+      // replica waiting on another's Redis lock gives up at the same deadline (createSupplyCache). The
+      // client's own deadline, a poll later, is only a safety net.
+      const load = () =>
+        withDeadline(loaders[metric](rpc), timeoutMs).catch((error: unknown) => {
+          logUpstreamFailure(metric, toSupplyError(error));
+          throw error;
+        });
+      const value = await withDeadline(cache.getOrLoad(keys[metric], ttl[metric], load), timeoutMs + CLIENT_GRACE_MS);
+      return ok(c, format, value, CACHE_OK[metric]);
+    } catch (error) {
+      return fail(c, format, toSupplyError(error).code, 502);
+    }
+  }
+
+  const route = (metric: Metric) => (c: Context) => {
+    const format = formatOf(c);
+    if (format === null) return fail(c, "json", "SUPPLY_BAD_FORMAT", 400);
+    const hit = cache.peek(keys[metric]);
+    if (hit !== undefined) return ok(c, format, hit, CACHE_OK[metric]);
+    return miss(c, format, metric);
+  };
+
+  const supply = new Hono();
+  supply.get(SUPPLY_ROUTES.total.path, route("total"));
+  supply.get(SUPPLY_ROUTES.circulating.path, route("circulating"));
+  // max is static (spec §2.2: none): nothing to read, so nothing to cache server-side beyond the constant.
+  supply.get(SUPPLY_ROUTES.max.path, (c) => {
+    const format = formatOf(c);
+    if (format === null) return fail(c, "json", "SUPPLY_BAD_FORMAT", 400);
+    return ok(c, format, null, CACHE_OK.max);
+  });
+  return supply;
+}

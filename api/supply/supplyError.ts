@@ -1,0 +1,50 @@
+/**
+ * Supply failures. The supply API keeps its own envelope (spec §2.1/§7.1: `{ result: null, error }`,
+ * or an empty body with `x-supply-error` in bare mode), so these are not ApiErrors.
+ */
+import { RpcError } from "../chain/rpc";
+
+export const SUPPLY_ERROR_STATUS = {
+  /** No RPC endpoint is configured (spec §7.1). */
+  SUPPLY_NO_RPC_URL: 502,
+  /** The node answered, but not with exactly 0x + 64 hex: `0x`, short, long, non-hex, null, an error object (spec §7.1). */
+  SUPPLY_RPC_INVALID_UINT256: 502,
+  /** No usable answer: refused, reset, timed out, or an HTTP error status (design.md). */
+  SUPPLY_RPC_UNREACHABLE: 502,
+  /** The manifest lacks AssetToken / VeLockNFT, or holds the zero address (design.md). */
+  SUPPLY_NOT_DEPLOYED: 502,
+  /** locked > total at one block: fail closed rather than answer a negative or zero circulating (design.md). */
+  SUPPLY_INCONSISTENT: 502,
+  /** `format` is neither `json` nor `bare`, or is given more than once (README). */
+  SUPPLY_BAD_FORMAT: 400,
+} as const;
+
+export type SupplyErrorCode = keyof typeof SUPPLY_ERROR_STATUS;
+
+export class SupplyError extends Error {
+  override name = "SupplyError";
+  readonly status: (typeof SUPPLY_ERROR_STATUS)[SupplyErrorCode];
+  constructor(
+    readonly code: SupplyErrorCode,
+    message: string = code,
+  ) {
+    super(message);
+    this.status = SUPPLY_ERROR_STATUS[code];
+  }
+}
+
+/**
+ * Maps a failed upstream read onto a supply code. A node that answered with a JSON-RPC error or a
+ * malformed body did answer, so that is an invalid payload (the issue lists the error object under
+ * SUPPLY_RPC_INVALID_UINT256); no answer at all is unreachable.
+ */
+export function toSupplyError(error: unknown): SupplyError {
+  if (error instanceof SupplyError) return error;
+  if (error instanceof RpcError) {
+    if (error.kind === "rpc" || error.kind === "invalid")
+      return new SupplyError("SUPPLY_RPC_INVALID_UINT256", error.message);
+    return new SupplyError("SUPPLY_RPC_UNREACHABLE", error.message);
+  }
+  // Anything else (a bug, a method refused by the allowlist) must still fail closed, never as a figure.
+  return new SupplyError("SUPPLY_RPC_UNREACHABLE", error instanceof Error ? error.message : String(error));
+}

@@ -1,0 +1,81 @@
+/**
+ * Cached-hit throughput of GET /api/supply/circulating against a bare Hono route returning a constant
+ * string: both served by @hono/node-server in this process, driven by autocannon from a worker thread
+ * of this process (so the servers keep the main thread), same run, alternating rounds so every target
+ * sees the same machine state; the figure is the median of the per-round ratios. Target ≥ 0.8.
+ *
+ * A third target, /api/supply/max of the same app (a constant: no cache lookup, no formatting), is the
+ * floor of the app's shared pipeline (request id, request log + metrics, CORS headers): circulating/max
+ * near 1 means the supply hit path itself adds next to nothing, and the gap to the bare route is that
+ * pipeline. The upstream read count is checked: every measured request must be a cache hit.
+ * Usage: npx tsx bench/supply-hit.ts [secondsPerRound=2]
+ */
+import autocannon from "autocannon";
+import { Hono } from "hono";
+import { serveApp, supplyBenchSetup } from "./supplyServer";
+
+const SECONDS = Math.min(Math.max(Number(process.argv[2] ?? 2), 1), 5);
+const ROUNDS = 5;
+const CONNECTIONS = 50;
+
+function run(url: string, duration: number): Promise<autocannon.Result> {
+  return autocannon({ url, connections: CONNECTIONS, duration, pipelining: 1, workers: 1 });
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+const setup = await supplyBenchSetup();
+const supply = await serveApp(setup.app());
+const bareApp = new Hono();
+bareApp.get("/", (c) => c.text("10000000.00"));
+const bare = await serveApp(bareApp);
+try {
+  const targets = {
+    bare: `${bare.url}/`,
+    max: `${supply.url}/api/supply/max`,
+    circulating: `${supply.url}/api/supply/circulating`,
+  };
+  // Fill the cache (the only upstream read of the run), then warm every server up.
+  const first = await fetch(targets.circulating);
+  if (first.status !== 200) throw new Error(`warm-up read failed: ${first.status} ${await first.text()}`);
+  console.log(`circulating = ${await first.text()} (upstream reads to fill the cache: ${setup.proxy.count()})`);
+  for (const url of Object.values(targets)) await run(url, 1);
+  setup.proxy.reset();
+
+  const ratio = { circulating: [] as number[], max: [] as number[], circVsMax: [] as number[] };
+  const rps = { bare: [] as number[], max: [] as number[], circulating: [] as number[] };
+  for (let round = 1; round <= ROUNDS; round++) {
+    const r: Record<string, number> = {};
+    for (const [name, url] of Object.entries(targets)) {
+      const res = await run(url, SECONDS);
+      if (res.non2xx || res.errors || res.timeouts) {
+        throw new Error(`${name}: ${res.non2xx} non-2xx, ${res.errors} errors, ${res.timeouts} timeouts`);
+      }
+      r[name] = res.requests.average;
+      rps[name as keyof typeof rps].push(res.requests.average);
+    }
+    ratio.circulating.push(r.circulating! / r.bare!);
+    ratio.max.push(r.max! / r.bare!);
+    ratio.circVsMax.push(r.circulating! / r.max!);
+    console.log(
+      `round ${round}: bare ${Math.round(r.bare!)} req/s, max ${Math.round(r.max!)} req/s, ` +
+        `circulating ${Math.round(r.circulating!)} req/s → ratio ${(r.circulating! / r.bare!).toFixed(2)}`,
+    );
+  }
+  if (setup.proxy.count() !== 0) throw new Error(`cached hits reached the node ${setup.proxy.count()} times`);
+  console.log(
+    `medians: bare ${Math.round(median(rps.bare))}, max ${Math.round(median(rps.max))}, circulating ${Math.round(median(rps.circulating))} req/s; ` +
+      `max/bare ${median(ratio.max).toFixed(2)} (the app pipeline), circulating/max ${median(ratio.circVsMax).toFixed(2)} (the supply hit path); upstream reads while measuring: 0`,
+  );
+  console.log(
+    `supply-hit: cached /api/supply/circulating vs bare Hono route: ratio ${median(ratio.circulating).toFixed(2)} (target ≥ 0.80)`,
+  );
+} finally {
+  await supply.close();
+  await bare.close();
+  await setup.stop();
+}
