@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DEFAULT_RPC_TIMEOUT_MS, redactUrl } from "./chain/rpc";
+import { parseTrustedProxies } from "./http/clientIp";
 import { loadManifest, type Manifest, NETWORKS, type Network } from "./manifest";
 
 export const LOCAL_RPC_URL = "http://127.0.0.1:8545";
@@ -16,6 +17,28 @@ export type AppConfig = {
   /** Peers whose X-Forwarded-For is believed (exact IPs). */
   trustedProxies: string[];
   rateLimit: { max: number; windowSec: number };
+  /** PORT, when set (Ponder reads the same variable; --port otherwise). */
+  port: number | null;
+  /** Where Ponder keeps the index. `url` holds credentials: log it only through describeConfig. */
+  database: { url: string | null; schema: string | null; viewsSchema: string | null };
+  /** Namespaces every Redis key (cache and limiter); replicas that must share state use the same one. */
+  redisKeyPrefix: string;
+  /** After SIGTERM, how long in-flight requests may run before Ponder's own shutdown proceeds. */
+  shutdownDrainMs: number;
+};
+
+/** Networks whose deployment must name every external part: nothing may fall back to a local default. */
+export const PRODUCTION_NETWORKS: readonly Network[] = ["base", "base-sepolia"];
+
+export type LoadConfigOptions = {
+  /**
+   * Set by the Ponder entry (src/api/index.ts): on a production network RPC_URL, DATABASE_URL and
+   * DATABASE_SCHEMA become required, so a half-configured deployment stops at start-up instead of
+   * indexing into a local PGlite or serving without a node. Tests of the bare app leave it off.
+   */
+  deployment?: boolean;
+  /** The schema given as `--schema` on Ponder's command line, which stands in for DATABASE_SCHEMA. */
+  cliSchema?: string;
 };
 
 export class ConfigError extends Error {
@@ -23,13 +46,16 @@ export class ConfigError extends Error {
 }
 
 const url = (schemes: string[]) =>
-  z.string().refine((v) => {
-    try {
-      return schemes.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be a URL (${schemes.join(" or ")})`);
+  z.string().refine(
+    (v) => {
+      try {
+        return schemes.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `must be a URL (${schemes.join(" or ")})`,
+  );
 
 const intIn = (min: number, max: number) =>
   z
@@ -37,6 +63,12 @@ const intIn = (min: number, max: number) =>
     .regex(/^[0-9]+$/, "must be a whole number")
     .transform(Number)
     .refine((n) => n >= min && n <= max, `must be between ${min} and ${max}`);
+
+// Ponder's own limits (drizzle/onchain.js MAX_DATABASE_OBJECT_NAME_LENGTH; ponder_sync is its cache schema).
+const schemaName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,44}$/, "must be a Postgres identifier (letters, digits and _, at most 45)")
+  .refine((v) => v !== "ponder_sync", "ponder_sync is reserved by Ponder");
 
 const envSchema = z.object({
   NETWORK: z.enum(Object.keys(NETWORKS) as [Network, ...Network[]]).default("local"),
@@ -48,39 +80,110 @@ const envSchema = z.object({
   TRUSTED_PROXIES: z.string().optional(),
   RATE_LIMIT_MAX: intIn(1, 1_000_000).optional(),
   RATE_LIMIT_WINDOW_SEC: intIn(1, 86_400).optional(),
+  PORT: intIn(1, 65_535).optional(),
+  DATABASE_URL: url(["postgres:", "postgresql:"]).optional(),
+  DATABASE_PRIVATE_URL: url(["postgres:", "postgresql:"]).optional(),
+  DATABASE_SCHEMA: schemaName.optional(),
+  DATABASE_VIEWS_SCHEMA: schemaName.optional(),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_.-]{1,64}$/, "must be 1-64 characters of A-Z a-z 0-9 : _ . -")
+    .optional(),
+  SHUTDOWN_DRAIN_MS: intIn(0, 60_000).optional(),
 });
 
-/** Reads the environment; a bad or missing value throws one ConfigError naming every variable at fault. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
+const hasHost = (value: string) => {
+  try {
+    return new URL(value).hostname !== "";
+  } catch {
+    return false;
+  }
+};
+
+/** The value of `--schema X` / `--schema=X` in a Ponder command line, if any. */
+export function cliSchemaFrom(argv: readonly string[] = process.argv): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--schema") return argv[i + 1];
+    if (arg.startsWith("--schema=")) return arg.slice("--schema=".length);
+  }
+  return undefined;
+}
+
+/**
+ * Reads the environment; every bad or missing value is reported in one ConfigError naming each variable at
+ * fault (never its value: URLs carry API keys and passwords).
+ */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  options: LoadConfigOptions = {},
+): AppConfig {
   // Treat empty strings as unset so `RPC_URL=` behaves like no RPC at all.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = envSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => {
-      const name = String(i.path[0]);
-      // Never echo a URL variable's value: it may carry an API key.
-      return `${name}: ${i.message}`;
-    });
-    throw new ConfigError(`invalid configuration: ${lines.join("; ")}`);
+  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
+  const bad = new Set(parsed.success ? [] : parsed.error.issues.map((i) => String(i.path[0])));
+  const e = (parsed.success ? parsed.data : {}) as Partial<z.infer<typeof envSchema>>;
+  // Read NETWORK on its own, so the production requirements are reported even when another variable failed.
+  const network = bad.has("NETWORK") ? undefined : ((cleaned.NETWORK ?? "local") as Network);
+
+  // URL forms zod's refine cannot see: a redis URL must name a host ("redis://" alone parses).
+  if (e.REDIS_URL !== undefined && !hasHost(e.REDIS_URL)) problems.push("REDIS_URL: must name a host");
+  for (const name of ["DATABASE_URL", "DATABASE_PRIVATE_URL"] as const) {
+    const v = e[name];
+    if (v !== undefined && !hasHost(v)) problems.push(`${name}: must name a host`);
   }
-  const e = parsed.data;
-  const manifest = loadManifest(e.NETWORK, e.MANIFEST_FILE);
-  const trustedProxies = (e.TRUSTED_PROXIES ?? "")
+  const trustedProxies = (cleaned.TRUSTED_PROXIES ?? "")
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
+  for (const entry of trustedProxies) {
+    try {
+      parseTrustedProxies([entry]);
+    } catch {
+      // The entry is not a secret, and naming it is what lets an operator fix the list.
+      problems.push(`TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR range`);
+    }
+  }
+  const schema = e.DATABASE_SCHEMA ?? options.cliSchema ?? null;
+  if (e.DATABASE_VIEWS_SCHEMA !== undefined && e.DATABASE_VIEWS_SCHEMA === schema) {
+    problems.push("DATABASE_VIEWS_SCHEMA: must differ from DATABASE_SCHEMA");
+  }
+  if (options.deployment && network !== undefined && PRODUCTION_NETWORKS.includes(network)) {
+    const missing = (name: string) => problems.push(`${name}: required for NETWORK=${network}`);
+    if (cleaned.RPC_URL === undefined) missing("RPC_URL");
+    if (cleaned.DATABASE_URL === undefined && cleaned.DATABASE_PRIVATE_URL === undefined) missing("DATABASE_URL");
+    if (cleaned.DATABASE_SCHEMA === undefined && options.cliSchema === undefined) missing("DATABASE_SCHEMA");
+  }
+  if (problems.length > 0 || network === undefined) {
+    throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+  }
+
+  const manifest = loadManifest(network, e.MANIFEST_FILE);
   return {
-    network: e.NETWORK,
+    network,
     chainId: manifest.chainId,
     manifest,
     // The local devnet's anvil is the one default; every other network must name its node.
-    rpcUrl: e.RPC_URL ?? (e.NETWORK === "local" ? LOCAL_RPC_URL : null),
+    rpcUrl: e.RPC_URL ?? (network === "local" ? LOCAL_RPC_URL : null),
     rpcTimeoutMs: e.RPC_TIMEOUT_MS ?? DEFAULT_RPC_TIMEOUT_MS,
     redisUrl: e.REDIS_URL ?? null,
     trustedProxies,
     rateLimit: { max: e.RATE_LIMIT_MAX ?? 300, windowSec: e.RATE_LIMIT_WINDOW_SEC ?? 60 },
+    port: e.PORT ?? null,
+    database: {
+      url: e.DATABASE_URL ?? e.DATABASE_PRIVATE_URL ?? null,
+      schema,
+      viewsSchema: e.DATABASE_VIEWS_SCHEMA ?? null,
+    },
+    redisKeyPrefix: e.REDIS_KEY_PREFIX ?? DEFAULT_REDIS_KEY_PREFIX,
+    shutdownDrainMs: e.SHUTDOWN_DRAIN_MS ?? DEFAULT_SHUTDOWN_DRAIN_MS,
   };
 }
+
+export const DEFAULT_REDIS_KEY_PREFIX = "asset-api:";
+/** Fits a Kubernetes default grace period (30 s) with Ponder's own 5 s shutdown after it. */
+export const DEFAULT_SHUTDOWN_DRAIN_MS = 10_000;
 
 /** A one-line description safe to log: no secrets. */
 export function describeConfig(config: AppConfig): string {
@@ -89,5 +192,8 @@ export function describeConfig(config: AppConfig): string {
     `chainId=${config.chainId}`,
     `rpc=${config.rpcUrl ? redactUrl(config.rpcUrl) : "none"}`,
     `redis=${config.redisUrl ? redactUrl(config.redisUrl) : "none"}`,
+    `redisKeyPrefix=${config.redisKeyPrefix}`,
+    `database=${config.database.url ? redactUrl(config.database.url) : "none"}`,
+    `schema=${config.database.schema ?? "none"}`,
   ].join(" ");
 }

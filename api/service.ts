@@ -1,10 +1,11 @@
 import type { AppDepsInput } from "./app";
 import { createRpcClient } from "./chain/rpc";
-import { type AppConfig, describeConfig, loadConfig } from "./config";
+import { type AppConfig, describeConfig, type LoadConfigOptions, loadConfig, PRODUCTION_NETWORKS } from "./config";
 import type { LockStore } from "./locks/types";
 import { createLogger } from "./observability/logger";
 import { createMetrics } from "./observability/metrics";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
+import { checkRpcChainId } from "./startup/chainId";
 import { createSupplyCache } from "./supply/supplyCache";
 
 /**
@@ -16,15 +17,24 @@ export async function createServiceDeps(options: {
   locks: LockStore | null;
   env?: Record<string, string | undefined>;
   config?: AppConfig;
+  /** Production checks of loadConfig (required variables on base / base-sepolia); see LoadConfigOptions. */
+  load?: LoadConfigOptions;
+  /** Refuse to start unless the RPC's eth_chainId equals the manifest's chainId (the Ponder entry sets it). */
+  checkChainId?: boolean;
 }): Promise<AppDepsInput> {
-  const config = options.config ?? loadConfig(options.env);
+  const config = options.config ?? loadConfig(options.env, options.load);
   const logger = createLogger();
   const metrics = createMetrics();
   const rpc = config.rpcUrl
     ? createRpcClient({ url: config.rpcUrl, timeoutMs: config.rpcTimeoutMs, onCall: metrics.onRpcCall })
     : null;
-  const cache = await createSupplyCache(config, { logger });
-  const limiter = createRateLimiter({ config, logger, metrics });
+  if (options.checkChainId && rpc) await checkRpcChainId({ rpc, expected: config.chainId });
+  if (config.redisUrl === null && PRODUCTION_NETWORKS.includes(config.network)) {
+    logger.warn("REDIS_URL is not set: rate limits and the supply cache are per process, not shared by replicas");
+  }
+  // One prefix for the deployment, one sub-space per use, so two deployments (or test runs) never share keys.
+  const cache = await createSupplyCache(config, { logger, keyPrefix: `${config.redisKeyPrefix}supply:` });
+  const limiter = createRateLimiter({ config, logger, metrics, keyPrefix: `${config.redisKeyPrefix}ratelimit:` });
   logger.info("api configured", { config: describeConfig(config) });
   return { config, rpc, locks: options.locks, supply: { cache }, limiter, metrics, logger };
 }

@@ -1,0 +1,113 @@
+/**
+ * Soak: the production shape (devnet, Postgres, Redis, one `ponder start` indexer, two `ponder serve` replicas)
+ * under a bounded mixed load on loopback. Each replica gets its own autocannon run over the mixed route set
+ * (supply total / circulating / max, state for three seeded users, preflight); both run at once.
+ *
+ * Reports throughput, p50/p99 latency, non-2xx and error counts, and each replica's RSS after warm-up and after
+ * the soak. Bound: RSS growth ≤ 64 MiB per replica over the second half of the soak (see below) and zero errors / non-2xx (the rate limit is lifted for the
+ * soak: it measures capacity, and 300/min would turn it into a 429 benchmark). Baseline in the same run: Ponder's
+ * own /health on the same replicas; the figure (last line) is mixed-route throughput / /health throughput.
+ * Usage: npx tsx bench/soak.ts [soakSeconds=60]   (whole run ≈ soakSeconds + 50 s)
+ */
+
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import autocannon from "autocannon";
+import { Redis } from "ioredis";
+import { DEVNET_ACCOUNTS } from "../devnet/seed";
+import { startDevnet } from "../test/support/devnet";
+import { createTestDatabase, writeManifest } from "../test/support/ponder";
+import { type PonderChild, spawnPonder } from "../test/support/replica";
+
+const SOAK_SECONDS = Math.min(Math.max(Number(process.argv[2] ?? 60), 10), 150);
+const WARMUP_SECONDS = 5;
+const BASELINE_SECONDS = 5;
+const CONNECTIONS = 8;
+const RSS_BOUND_MIB = 64;
+const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+const PREFIX = `soak:${randomUUID()}:`;
+
+const rssMiB = (pid: number) => {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? Number.NaN);
+  return kb / 1024;
+};
+
+const PATHS = [
+  "/api/supply/total?format=json",
+  "/api/supply/circulating?format=json",
+  "/api/supply/max?format=json",
+  `/api/mcp/v1/state/${DEVNET_ACCOUNTS.alice.address}`,
+  `/api/mcp/v1/state/${DEVNET_ACCOUNTS.capped.address}`,
+  `/api/mcp/v1/state/${DEVNET_ACCOUNTS.idle.address}`,
+  "/api/mcp/v1/preflight",
+];
+
+function load(url: string, seconds: number, paths: string[]): Promise<autocannon.Result> {
+  return autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: paths.map((path) => ({ method: "GET", path })),
+  });
+}
+
+const devnet = await startDevnet({ seed: true });
+await devnet.clients.testClient.mine({ blocks: 32 });
+const database = await createTestDatabase(PG_URL);
+const processes: PonderChild[] = [];
+try {
+  const common = {
+    rpcUrl: devnet.rpcUrl,
+    manifestFile: writeManifest(devnet.deployment.manifest),
+    databaseUrl: (database.forPonder("soak_v1") as { url: string }).url,
+    env: { REDIS_URL, REDIS_KEY_PREFIX: PREFIX, RATE_LIMIT_MAX: "1000000", LOG_LEVEL: "warn" },
+  };
+  const indexer = await spawnPonder({ ...common, command: "start", schema: "soak_v1", viewsSchema: "soak" });
+  processes.push(indexer);
+  await indexer.waitFor200("/ready", 120_000);
+  const replicas = await Promise.all([0, 1].map(() => spawnPonder({ ...common, command: "serve", schema: "soak" })));
+  processes.push(...replicas);
+  await Promise.all(replicas.map((r) => r.waitFor200("/ready", 60_000)));
+
+  await Promise.all(replicas.map((r) => load(r.url, WARMUP_SECONDS, PATHS)));
+  const baseline = await Promise.all(replicas.map((r) => load(r.url, BASELINE_SECONDS, ["/health"])));
+  const start = replicas.map((r) => rssMiB(r.pid));
+  // RSS every 5 s: V8 grows its heap for the first tens of seconds of load whatever the code does, so the bound
+  // is on the second half of the soak (a leak keeps growing; a warming heap levels off).
+  const samples: number[][] = [];
+  const sampler = setInterval(() => samples.push(replicas.map((r) => rssMiB(r.pid))), 5_000);
+  const results = await Promise.all(replicas.map((r) => load(r.url, SOAK_SECONDS, PATHS)));
+  clearInterval(sampler);
+  const after = replicas.map((r) => rssMiB(r.pid));
+  const before = samples[Math.floor(samples.length / 2) - 1] ?? start;
+  console.log(`RSS samples (MiB, every 5 s): ${samples.map((s) => s.map((v) => v.toFixed(0)).join("/")).join(" ")}`);
+
+  const rps = (rs: autocannon.Result[]) => rs.reduce((s, r) => s + r.requests.average, 0);
+  let failures = 0;
+  results.forEach((r, i) => {
+    failures += r.errors + r.timeouts + r.non2xx;
+    console.log(
+      `replica ${i}: ${r.requests.total} requests in ${SOAK_SECONDS} s, ${r.requests.average.toFixed(0)} req/s, ` +
+        `p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, max ${r.latency.max} ms, ` +
+        `non2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}, ` +
+        `RSS ${start[i]!.toFixed(0)} → ${after[i]!.toFixed(0)} MiB; second half ${before[i]!.toFixed(0)} → ${after[i]!.toFixed(0)} MiB`,
+    );
+  });
+  const growth = Math.max(...after.map((a, i) => a - before[i]!));
+  console.log(`baseline /health: ${rps(baseline).toFixed(0)} req/s over both replicas`);
+  console.log(`mixed routes: ${rps(results).toFixed(0)} req/s over both replicas`);
+  console.log(
+    `max RSS growth over the second half ${growth.toFixed(1)} MiB (bound ${RSS_BOUND_MIB} MiB); failures ${failures} (bound 0)`,
+  );
+  if (growth > RSS_BOUND_MIB || failures > 0) process.exitCode = 1;
+  console.log(`soak mixed/health throughput ratio: ${(rps(results) / rps(baseline)).toFixed(3)}`);
+} finally {
+  await Promise.all(processes.map((p) => p.stop()));
+  const redis = new Redis(REDIS_URL);
+  const keys = await redis.keys(`${PREFIX}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+  await database.drop();
+  await devnet.stop();
+}

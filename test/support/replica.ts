@@ -1,0 +1,121 @@
+/**
+ * Ponder processes for the production tests: `ponder serve` replicas (API only, Postgres only) and `ponder start`
+ * indexers, both with EVERY line they print kept (the secrets test reads all of it; test/support/ponder.ts keeps
+ * only the tail). Same conventions as startPonder: NETWORK=local + MANIFEST_FILE, a free port on 127.0.0.1.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { freePort } from "../../devnet/anvil";
+import { REPO_ROOT } from "./ponder";
+
+const PONDER_BIN = path.join(REPO_ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
+
+export type PonderCommand = "start" | "serve";
+
+export interface SpawnPonderOptions {
+  command: PonderCommand;
+  rpcUrl: string;
+  manifestFile: string;
+  /** Postgres URL of the test database (`ponder serve` refuses PGlite); omit with `pgliteDir`. */
+  databaseUrl?: string;
+  pgliteDir?: string;
+  schema: string;
+  viewsSchema?: string;
+  port?: number;
+  /** Added to (and overriding) the child's environment: REDIS_URL, REDIS_KEY_PREFIX, SHUTDOWN_DRAIN_MS, … */
+  env?: Record<string, string | undefined>;
+  logLevel?: "error" | "warn" | "info" | "debug";
+}
+
+export interface PonderChild {
+  command: PonderCommand;
+  url: string;
+  port: number;
+  pid: number;
+  /** Everything printed on stdout and stderr so far. */
+  log(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; atMs: number }>;
+  running(): boolean;
+  /** Sends `signal` and resolves with the exit (SIGKILL after `forceAfterMs`). */
+  stop(signal?: NodeJS.Signals, forceAfterMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves once `pathname` answers 200 (e.g. /health, /ready); rejects if the process exits first. */
+  waitFor200(pathname: string, timeoutMs?: number): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+let hooked = false;
+
+export async function spawnPonder(opts: SpawnPonderOptions): Promise<PonderChild> {
+  const port = opts.port ?? (await freePort());
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    NETWORK: "local",
+    MANIFEST_FILE: opts.manifestFile,
+    RPC_URL: opts.rpcUrl,
+    PONDER_TELEMETRY_DISABLED: "true",
+    NO_COLOR: "1",
+    PORT: undefined,
+    DATABASE_SCHEMA: opts.schema,
+    DATABASE_VIEWS_SCHEMA: opts.viewsSchema,
+    DATABASE_URL: opts.databaseUrl,
+    DATABASE_PRIVATE_URL: undefined,
+    PGLITE_DIR: opts.pgliteDir,
+    ...opts.env,
+  };
+  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
+  const args = [PONDER_BIN, opts.command, "--port", String(port), "--hostname", "127.0.0.1"];
+  args.push("--log-level", opts.logLevel ?? "warn");
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: env as NodeJS.ProcessEnv, stdio: "pipe" });
+  live.add(child);
+  if (!hooked) {
+    hooked = true;
+    process.on("exit", () => {
+      for (const c of live) c.kill("SIGKILL");
+    });
+  }
+  let out = "";
+  child.stdout?.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr?.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; atMs: number }>((resolve) =>
+    child.once("exit", (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal, atMs: performance.now() });
+    }),
+  );
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    command: opts.command,
+    url,
+    port,
+    pid: child.pid ?? -1,
+    log: () => out,
+    exited,
+    running,
+    async stop(signal = "SIGTERM", forceAfterMs = 20_000) {
+      if (running()) {
+        child.kill(signal);
+        const timer = setTimeout(() => child.kill("SIGKILL"), forceAfterMs);
+        await exited;
+        clearTimeout(timer);
+      }
+      const { code, signal: s } = await exited;
+      return { code, signal: s };
+    },
+    async waitFor200(pathname, timeoutMs = 90_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if (!running()) throw new Error(`ponder ${opts.command} exited while waiting for ${pathname}:\n${out}`);
+        const res = await fetch(`${url}${pathname}`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
+        if (res?.status === 200) return;
+        await res?.body?.cancel();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`ponder ${opts.command}: no 200 from ${pathname} within ${timeoutMs} ms:\n${out}`);
+    },
+  };
+}
