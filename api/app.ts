@@ -42,11 +42,16 @@ export type AppDeps = {
 export type AppDepsInput = Omit<AppDeps, Defaulted> & Partial<Pick<AppDeps, Defaulted>>;
 type Defaulted = "gate" | "locks" | "limiter" | "metrics" | "logger";
 
+/** On every response: any origin may read it, including our own headers (x-supply-error, RateLimit…). */
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
+  "access-control-expose-headers": "*",
+} as const;
+
+/** Only a preflight (OPTIONS) needs these; sending them on every GET costs the hot path for nothing. */
+const PREFLIGHT_HEADERS = {
   "access-control-allow-methods": "GET, OPTIONS",
   "access-control-allow-headers": "*",
-  "access-control-expose-headers": "*",
   "access-control-max-age": "86400",
 } as const;
 
@@ -75,8 +80,11 @@ export function createApp(input: AppDepsInput): Hono {
     for (const [k, v] of Object.entries(CORS_HEADERS)) c.header(k, v);
     // MCP Streamable HTTP is JSON-RPC over POST: exactly /api/mcp answers its own methods.
     const mcp = c.req.path === MCP_PATH;
-    if (mcp) c.header("access-control-allow-methods", MCP_CORS_METHODS);
-    if (c.req.method === "OPTIONS") return c.body(null, 204);
+    if (c.req.method === "OPTIONS") {
+      for (const [k, v] of Object.entries(PREFLIGHT_HEADERS)) c.header(k, v);
+      if (mcp) c.header("access-control-allow-methods", MCP_CORS_METHODS);
+      return c.body(null, 204);
+    }
     if (c.req.method !== "GET" && c.req.method !== "HEAD" && !mcp) {
       c.header("allow", "GET, HEAD, OPTIONS"); // RFC 9110 §15.5.6: a 405 names the methods that work
       throw new MethodNotAllowedError(c.req.method);

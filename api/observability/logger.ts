@@ -13,6 +13,8 @@ export interface Logger {
   info(msg: string, fields?: LogFields): void;
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
+  /** Whether a line at this level would be written, so hot paths can skip building its fields. */
+  enabled?(level: LogLevel): boolean;
 }
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -74,7 +76,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       // head first for readability, and again last so no field can overwrite time, level or msg.
       write(JSON.stringify(Object.assign({ ...head }, record, head)));
     };
-  return { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
+  return {
+    debug: log("debug"),
+    info: log("info"),
+    warn: log("warn"),
+    error: log("error"),
+    enabled: (level) => RANK[level] >= min,
+  };
 }
 
 /** Drops everything; for callers that have not asked for logs. */

@@ -42,11 +42,18 @@ export function observeRequests(o: {
     const status = escaped ? 500 : c.res.status;
     const method = KNOWN_METHODS.has(c.req.method) ? c.req.method : "OTHER";
     const route = routeLabel(c);
-    const requestId = c.res.headers.get("x-request-id") ?? undefined;
     o.metrics.httpRequests.inc({ method, route, status: String(status) });
+    // Aggregators poll the supply routes at any rate: their successes are counted above and logged
+    // only at debug, so access logs stay readable; every failure is still logged at info.
+    const level = status < 400 && route.startsWith("/api/supply/") ? "debug" : "info";
+    if (o.logger.enabled?.(level) === false) {
+      if (escaped) throw escaped;
+      return;
+    }
+    const requestId = c.res.headers.get("x-request-id") ?? undefined;
     const failure = escaped ?? c.error;
     const error = failure === undefined ? undefined : failure instanceof ApiError ? failure.code : "INTERNAL_ERROR";
-    o.logger.info("request", {
+    o.logger[level]("request", {
       requestId,
       method,
       route,

@@ -1,6 +1,8 @@
 import type { Hono } from "hono";
 import type { AppDeps } from "../../app";
 import { parseQuery } from "../../http/params";
+import { array, boolean, constant, integer, object, uintString } from "../../openapi/jsonSchema";
+import type { RouteDefinition } from "../../openapi/routeDefinition";
 import { PREFLIGHT_BITS, preflightBitsSet } from "./gate";
 
 /**
@@ -8,9 +10,54 @@ import { PREFLIGHT_BITS, preflightBitsSet } from "./gate";
  * so after finalization this route answers from the cache without touching the RPC. Reads are not
  * gated: this route reports the gate, it never refuses on it.
  */
+/** Finalized, with every other condition holding: bits 1..10 set, bit 0 clear. */
+const EXAMPLE_BITS = preflightBitsSet(0x7fen);
+
+/** The route's documented face (api/openapi, the MCP tool get_preflight); the handler below uses its path and params. */
+export const preflightRoute = {
+  path: "/preflight",
+  operationId: "get_preflight",
+  summary: "Read the launch preflight (is genesis finalized?)",
+  description:
+    "LaunchController.preflight(): the 11-bit status mask and the seed ETH genesis requires. Only bit 0 decides " +
+    "`finalized` (bit 0 set = genesis not finalized); every prepare action answers 503 GENESIS_NOT_FINALIZED " +
+    "until it clears. `bits` names each condition. Once finalized the answer is served from memory.",
+  query: {},
+  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "PREFLIGHT_READ_FAILED"],
+  exampleRequest: {},
+  response: {
+    schema: object({
+      ok: constant(true),
+      finalized: boolean("True once genesis is finalized (bit 0 of statusBitmask is clear)."),
+      statusBitmask: uintString("The preflight status mask, decimal; bit i set = condition i holds."),
+      requiredSeedEth: uintString("ETH (wei) genesis requires as seed."),
+      bitsSet: array(integer("A bit index.", { minimum: 0, maximum: 10 }), "The indices of the set bits."),
+      bitsMissing: array(integer("A bit index.", { minimum: 0, maximum: 10 }), "The indices of the clear bits."),
+      bits: array(
+        object({
+          bit: integer("Bit index, LSB first.", { minimum: 0, maximum: 10 }),
+          condition: { type: "string", enum: [...PREFLIGHT_BITS], description: "What the bit means when set." },
+          set: boolean("Whether the condition holds."),
+        }),
+        "All 11 conditions in bit order.",
+        { minItems: PREFLIGHT_BITS.length },
+      ),
+    }),
+    example: {
+      ok: true,
+      finalized: true,
+      statusBitmask: String(0x7fe),
+      requiredSeedEth: "10000000000000000000",
+      bitsSet: EXAMPLE_BITS,
+      bitsMissing: PREFLIGHT_BITS.map((_, i) => i).filter((i) => !EXAMPLE_BITS.includes(i)),
+      bits: PREFLIGHT_BITS.map((condition, bit) => ({ bit, condition, set: EXAMPLE_BITS.includes(bit) })),
+    },
+  },
+} as const satisfies RouteDefinition;
+
 export function registerPreflightRoutes(v1: Hono, deps: AppDeps): void {
-  v1.get("/preflight", async (c) => {
-    parseQuery(c.req.url, {}); // the route takes no parameters; any given one is BAD_PARAMS
+  v1.get(preflightRoute.path, async (c) => {
+    parseQuery(c.req.url, preflightRoute.query); // the route takes no parameters; any given one is BAD_PARAMS
     const p = await deps.gate.read();
     const bitsSet = preflightBitsSet(p.statusBitmask);
     c.header("cache-control", "no-store");

@@ -8,6 +8,9 @@ import { BadParamsError, ChainUnreadyError, QuoteFailedError } from "../../http/
 import { parseQuery, parseUintInRange } from "../../http/params";
 import { deployedAddress, type Manifest } from "../../manifest";
 import { applyMinVeOutClamp, BPS, bonusBpsVsPrincipalClaim, DEFAULT_SLIPPAGE_BPS } from "../../math";
+import { constant, object, uintString } from "../../openapi/jsonSchema";
+import type { RouteDefinition } from "../../openapi/routeDefinition";
+import type { ParamDoc } from "./prepare/pipeline";
 
 /**
  * GET /quote/lock-via-furnace (spec §4.2, protocol.md §5): one FurnaceQuoter.quoteEnterWithClaim
@@ -101,13 +104,25 @@ export async function quoteLockViaFurnace(
 }
 
 const QUOTE_PARAMS = {
-  user: { kind: "address", required: true },
-  claimAmountWei: { kind: "uint256", required: true },
-  targetTokenId: { kind: "uint256" },
-  durationSeconds: { kind: "uint256" },
-  createAutoMax: { kind: "bool" },
-  slippageBps: { kind: "uint256" },
-} as const;
+  user: { kind: "address", required: true, description: "The wallet that would lock." },
+  claimAmountWei: { kind: "uint256", required: true, description: "Token amount in wei to lock." },
+  targetTokenId: { kind: "uint256", default: "0", description: "The lock to add to, or 0 to create a new lock." },
+  durationSeconds: {
+    kind: "uint256",
+    default: "0",
+    description: "New lock: lock duration in seconds, 604800 (7 days) to 31536000 (365 days).",
+  },
+  createAutoMax: {
+    kind: "bool",
+    default: "false",
+    description: "New lock: keep the lock at the maximum length (needs durationSeconds=31536000).",
+  },
+  slippageBps: {
+    kind: "uint256",
+    default: String(DEFAULT_SLIPPAGE_BPS),
+    description: "Tolerated shortfall of the voting power against the quote, in basis points (0 to 10000).",
+  },
+} as const satisfies Record<string, ParamDoc>;
 
 /** Parses the quote query strictly (every failure is BAD_PARAMS, before any RPC). */
 export function parseQuoteQuery(url: string): LockViaFurnaceQuoteParameters {
@@ -125,8 +140,50 @@ export function parseQuoteQuery(url: string): LockViaFurnaceQuoteParameters {
   };
 }
 
+/** The route's documented face (api/openapi, the MCP tool quote_lock_via_furnace); the handler below uses it. */
+export const quoteRoute = {
+  path: "/quote/lock-via-furnace",
+  operationId: "quote_lock_via_furnace",
+  summary: "Quote locking tokens via the Furnace",
+  description:
+    "FurnaceQuoter.quoteEnterWithClaim for the wallet: the principal, the Furnace bonus, the voting power " +
+    "(veOut) the entry would mint and the least voting power to accept (minVeOutWei = veOut less slippageBps, " +
+    "at least 1 when veOut > 0). Pass minVeOutWei to the collect (mode=1) and harvest (compound=true) actions; " +
+    "lock-via-furnace quotes by itself. A quoter revert is 502 QUOTE_FAILED with `detail.reason` naming it.",
+  query: QUOTE_PARAMS,
+  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "QUOTE_FAILED"],
+  exampleRequest: {
+    user: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    claimAmountWei: "5000000000000000000000",
+    durationSeconds: "31536000",
+    createAutoMax: "true",
+  },
+  response: {
+    schema: object({
+      ok: constant(true),
+      principalClaimWei: uintString("Tokens the entry locks from the wallet (wei)."),
+      bonusClaimWei: uintString("Tokens the Furnace adds as bonus (wei)."),
+      veOutWei: uintString("Voting power the entry would mint (wei)."),
+      minVeOutWei: uintString("veOutWei less slippageBps, at least 1 when veOutWei > 0: the least to accept."),
+      routeTokenId: uintString("The lock the entry goes to (0 = a new lock)."),
+      slippageBps: uintString("The slippage applied, in basis points."),
+      bonusBpsVsPrincipalClaim: uintString("The bonus as basis points of the principal."),
+    }),
+    example: {
+      ok: true,
+      principalClaimWei: "5000000000000000000000",
+      bonusClaimWei: "1250000000000000000000",
+      veOutWei: "6250000000000000000000",
+      minVeOutWei: "6218750000000000000000",
+      routeTokenId: "0",
+      slippageBps: "50",
+      bonusBpsVsPrincipalClaim: "2500",
+    },
+  },
+} as const satisfies RouteDefinition;
+
 export function registerQuoteRoutes(v1: Hono, deps: AppDeps): void {
-  v1.get("/quote/lock-via-furnace", async (c) => {
+  v1.get(quoteRoute.path, async (c) => {
     const params = parseQuoteQuery(c.req.url);
     const q = await quoteLockViaFurnace(deps, params);
     c.header("cache-control", "no-store");

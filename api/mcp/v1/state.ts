@@ -8,6 +8,8 @@ import { parseAddress, parseQuery } from "../../http/params";
 import type { LiveLock, LockStore } from "../../locks/types";
 import { deployedAddress, type Manifest } from "../../manifest";
 import type { Logger } from "../../observability/logger";
+import { addressString, array, boolean, constant, integer, object, uintString } from "../../openapi/jsonSchema";
+import type { RouteDefinition } from "../../openapi/routeDefinition";
 
 /**
  * GET /state/:address (spec §2.3, §4.2; protocol.md §5): the four balances from the chain in one
@@ -76,10 +78,65 @@ async function locksFromIndex(
   }
 }
 
+const lockSchema = object({
+  tokenId: uintString("The lock's token id."),
+  amountWei: uintString("Locked token amount (wei)."),
+  lockEnd: uintString("Unix time (seconds) the lock ends; an AutoMax lock keeps renewing to now + 365 days."),
+  autoMax: boolean("Whether the lock is kept at the maximum length."),
+});
+
+/** The route's documented face (api/openapi, the MCP tool get_state); the handler below uses its path and params. */
+export const stateRoute = {
+  path: "/state/:address",
+  operationId: "get_state",
+  summary: "Read a wallet's balances and locks",
+  description:
+    "The wallet's token balance, staked LP, ETH royalties waiting to be collected and LP rewards waiting to be " +
+    "harvested, read on chain at one block, plus its live vote-escrow locks from the index. `source` is " +
+    '"subgraph+rpc" when the locks come from the caught-up index, else "rpc" with `veLocks: []`.',
+  pathParams: { address: { kind: "address", required: true, description: "The wallet to read." } },
+  query: {},
+  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "STATE_READ_FAILED"],
+  exampleRequest: { address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
+  response: {
+    schema: object({
+      ok: constant(true),
+      source: { type: "string", enum: ["subgraph+rpc", "rpc"], description: "Where the lock list came from." },
+      chainId: integer("The chain the balances were read on."),
+      blockNumber: uintString("The block every balance was read at."),
+      user: object({
+        address: addressString("The wallet, EIP-55 checksummed."),
+        claimBalanceWei: uintString("Token (AssetToken) balance in the wallet (wei)."),
+        lpStakedWei: uintString("LP staked in LpStakingVault7D (wei)."),
+        pendingRoyaltiesEthWei: uintString("Shareholder royalties ready to collect (ETH wei)."),
+        pendingLpRewardsWei: uintString("LP staking rewards ready to harvest (token wei)."),
+        veLocks: array(lockSchema, "Live locks (amount > 0), by token id; empty when source is rpc."),
+      }),
+    }),
+    example: {
+      ok: true,
+      source: "subgraph+rpc",
+      chainId: 8453,
+      blockNumber: "38118524",
+      user: {
+        address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+        claimBalanceWei: "52500000000000000000000",
+        lpStakedWei: "250000000000000000000",
+        pendingRoyaltiesEthWei: "120000000000000000",
+        pendingLpRewardsWei: "3400000000000000000",
+        veLocks: [
+          { tokenId: "1", amountWei: "10000000000000000000000", lockEnd: "1795000000", autoMax: false },
+          { tokenId: "2", amountWei: "2000000000000000000000", lockEnd: "1798000000", autoMax: true },
+        ],
+      },
+    },
+  },
+} as const satisfies RouteDefinition;
+
 export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
-  v1.get("/state/:address", async (c) => {
+  v1.get(stateRoute.path, async (c) => {
     const user = parseAddress("address", c.req.param("address"));
-    parseQuery(c.req.url, {}); // no query parameters: any given one is BAD_PARAMS
+    parseQuery(c.req.url, stateRoute.query); // no query parameters: any given one is BAD_PARAMS
     const calls = balanceCalls(deps.config.manifest, user);
     const rpc = deps.rpc;
     if (!rpc) throw new StateReadFailedError("No RPC endpoint is configured.", { upstream: "unconfigured" });

@@ -1,0 +1,188 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode as JsonRpcErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { Context, Handler, Hono } from "hono";
+import type { StatusCode } from "hono/utils/http-status";
+import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
+import { ApiError, BadParamsError } from "../http/errors";
+import { V1_OPERATIONS, type V1Operation } from "../openapi/catalogue";
+import { kindRule, paramSchema } from "../openapi/jsonSchema";
+
+/**
+ * The MCP endpoint (MCP Streamable HTTP, stateless, JSON responses) at /api/mcp. Its tools are the v1
+ * operations of the route catalogue, so a tool's input schema is its route's parameters and its
+ * description is its route's (in the user-facing verbs). A tool call is the REST request itself, made
+ * in-process through the same app: the same strict parsing, gate, reads and envelope, and the same
+ * per-client rate-limit bucket as the REST route it wraps (design.md).
+ */
+
+export { MCP_PATH } from "../openapi/catalogue";
+
+/** What /api/mcp answers to a CORS preflight (GET only draws a 405 in stateless mode, but a browser may ask). */
+export const MCP_CORS_METHODS = "GET, POST, OPTIONS";
+
+/** Tool arguments are a few short strings; anything bigger is not an MCP client of ours. */
+const MAX_BODY_BYTES = 64 * 1024;
+
+const INSTRUCTIONS = `Reads and unsigned transactions for the protocol on Base. Typical flow: get_state for the wallet, quote_lock_via_furnace when locking via the Furnace, then a prepare_* tool. A prepare tool returns { ok, chain, chainId, transactions }: pass transactions, in order, to the wallet's send_calls; this server never signs or sends anything. Describe each action to the user with its verb (Collect, Harvest, Withdraw, Lock via Furnace, Stake, Unbond, Lock, Top up, Extend); never use "claim" as a verb. All amounts are decimal strings in wei. A failed call returns { ok: false, error, message, detail } with isError set.`;
+
+/**
+ * In-process requests made on behalf of an MCP client carry that client's address here, in the request's
+ * env: only code can set it (a client controls headers, never the env), so the rate limit and the logs
+ * see the MCP client and not the server itself.
+ */
+export const IN_PROCESS_CLIENT_IP = Symbol("in-process client IP");
+
+/** The peer source of the app, aware of in-process MCP tool calls. */
+export function withInProcessClientIp(source: PeerAddressSource = socketPeerAddress): PeerAddressSource {
+  return (c) => {
+    const env = c.env as Record<symbol, unknown> | undefined;
+    const ip = env?.[IN_PROCESS_CLIENT_IP];
+    return typeof ip === "string" ? ip : source(c);
+  };
+}
+
+export type McpTool = Tool & { operation: V1Operation };
+
+/** One tool per documented v1 operation, named by its operationId. */
+export function mcpTools(operations: readonly V1Operation[] = V1_OPERATIONS): McpTool[] {
+  return operations.map((operation) => {
+    const r = operation.route;
+    const params = { ...r.pathParams, ...r.query };
+    return {
+      name: r.operationId,
+      title: r.summary,
+      description: `${r.description}\n\nSame as GET ${operation.path}; returns its JSON envelope.`,
+      inputSchema: {
+        type: "object",
+        properties: Object.fromEntries(
+          Object.entries(params).map(([name, doc]) => [
+            name,
+            { ...paramSchema(doc), description: `${doc.description} ${kindRule(doc.kind)}` },
+          ]),
+        ),
+        required: Object.entries(params)
+          .filter(([name, doc]) => doc.required || name in (r.pathParams ?? {}))
+          .map(([name]) => name),
+        additionalProperties: false,
+      },
+      // Reads and calldata only: nothing is written, and the same arguments give the same answer at one block.
+      annotations: { title: r.summary, readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+      operation,
+    };
+  });
+}
+
+/**
+ * The REST path of a tool call. Values go into the URL exactly as given, so the route's strict parser
+ * judges them; only what cannot be put into a URL as-is (a non-string) is refused here, with the same
+ * BAD_PARAMS envelope. `null` means "not given", as JSON clients use it for an omitted optional.
+ */
+export function toolCallPath(operation: V1Operation, args: Record<string, unknown> = {}): string {
+  const pathParams = operation.route.pathParams ?? {};
+  const query = new URLSearchParams();
+  const given: Record<string, string> = {};
+  for (const [name, value] of Object.entries(args)) {
+    if (value === undefined || value === null) continue;
+    if (typeof value !== "string") {
+      throw new BadParamsError(`${name} must be a string (decimal for amounts, exactly true or false for flags).`, {
+        param: name,
+      });
+    }
+    if (name in pathParams) given[name] = value;
+    else query.append(name, value);
+  }
+  // operation.path is the concrete OpenAPI path ("/api/mcp/v1/state/{address}", "/api/mcp/v1/prepare/lock").
+  const path = operation.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_, name: string) => {
+    const value = given[name];
+    if (value === undefined) throw new BadParamsError(`Missing required parameter ${name}.`, { param: name });
+    return encodeURIComponent(value);
+  });
+  const q = query.toString();
+  return q ? `${path}?${q}` : path;
+}
+
+function envelopeResult(text: string, isError: boolean): CallToolResult {
+  return { content: [{ type: "text", text }], isError };
+}
+
+export type McpEndpointOptions = {
+  /** The app whose routes the tools call (the one this endpoint is mounted on). */
+  app: Hono;
+  clientIp: ClientIpResolver;
+};
+
+export function mcpEndpoint(o: McpEndpointOptions): Handler {
+  const tools = mcpTools();
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const listed: Tool[] = tools.map(({ operation: _operation, ...tool }) => tool);
+  // Each Server would otherwise build its own Ajv (used only for elicitation, which these tools never
+  // ask for): one per endpoint keeps a stateless request cheap.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+  /** A stateless server per HTTP request (the SDK's stateless pattern): nothing outlives the request. */
+  function serverFor(c: Context): Server {
+    const ip = o.clientIp(c);
+    const requestId = c.res.headers.get("x-request-id");
+    const server = new Server(
+      { name: "asset-protocol", title: "Asset protocol (Base)", version: "v1" },
+      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const tool = byName.get(request.params.name);
+      if (!tool) throw new McpError(JsonRpcErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      let path: string;
+      try {
+        path = toolCallPath(tool.operation, request.params.arguments);
+      } catch (error) {
+        if (error instanceof ApiError) return envelopeResult(JSON.stringify(error.toEnvelope()), true);
+        throw error;
+      }
+      const res = await o.app.request(
+        path,
+        { headers: { accept: "application/json", ...(requestId ? { "x-request-id": requestId } : {}) } },
+        ip === null ? {} : { [IN_PROCESS_CLIENT_IP]: ip },
+      );
+      return envelopeResult(await res.text(), !res.ok);
+    });
+    return server;
+  }
+
+  return async (c) => {
+    if (c.req.method !== "POST") {
+      // Stateless: no session to open a server-to-client stream on (GET) or to end (DELETE).
+      c.header("allow", "POST, OPTIONS");
+      throw new ApiError("METHOD_NOT_ALLOWED", `Method ${c.req.method} is not allowed on /api/mcp; use POST.`, {
+        allowed: ["POST", "OPTIONS"],
+      });
+    }
+    const server = serverFor(c);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      maxRequestBodySize: MAX_BODY_BYTES,
+    });
+    try {
+      await server.connect(transport);
+      const res = await transport.handleRequest(c.req.raw);
+      // A returned Response would drop the headers the app's middleware prepared (CORS, request id):
+      // answer through the context instead. JSON mode means the body is already complete.
+      const body = res.body ? await res.text() : null;
+      res.headers.forEach((value, key) => {
+        c.header(key, value);
+      });
+      return c.newResponse(body, res.status as StatusCode);
+    } finally {
+      await server.close();
+    }
+  };
+}

@@ -1,0 +1,86 @@
+import { preflightRoute } from "../mcp/v1/preflight";
+import { ACTIONS, type PrepareAction } from "../mcp/v1/prepare";
+import { quoteRoute } from "../mcp/v1/quote";
+import { stateRoute } from "../mcp/v1/state";
+import { SUPPLY_ROUTES } from "../supply/router";
+import { PREPARE_SERVED_PATH, prepareRouteDefinition } from "./prepareRoutes";
+import type { RouteDefinition, SupplyRouteDefinition } from "./routeDefinition";
+
+/**
+ * Every documented route, in the order of the spec (§4.1, §4.2, §4.3), with where it is mounted. The
+ * OpenAPI document and the MCP tools are both built from this list; test/openapi proves it equals the
+ * routes the app serves.
+ */
+
+export const SUPPLY_BASE = "/api/supply";
+export const V1_BASE = "/api/mcp/v1";
+export const OPENAPI_PATH = `${V1_BASE}/openapi.json`;
+export const DOCS_PATH = "/docs";
+/** MCP Streamable HTTP, exactly this path (no trailing slash, nothing below it). */
+export const MCP_PATH = "/api/mcp";
+
+export type V1Operation = {
+  kind: "v1";
+  /** The full path in OpenAPI form: /api/mcp/v1/state/{address}. */
+  path: string;
+  /** The full Hono pattern of the route that serves it: /api/mcp/v1/state/:address. */
+  servedBy: string;
+  tag: "Reads" | "Prepare";
+  route: RouteDefinition;
+  /** Prepare actions only: the action, whose own pipeline computes the example. */
+  action?: PrepareAction;
+};
+
+export type SupplyOperation = {
+  kind: "supply";
+  path: string;
+  servedBy: string;
+  tag: "Supply";
+  route: SupplyRouteDefinition;
+};
+
+export type Operation = V1Operation | SupplyOperation;
+
+/** Hono's `:name` → OpenAPI's `{name}`. */
+export const openApiPath = (honoPath: string) => honoPath.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+
+const v1 = (route: RouteDefinition, tag: V1Operation["tag"], servedBy = route.path): V1Operation => ({
+  kind: "v1",
+  path: openApiPath(V1_BASE + route.path),
+  servedBy: V1_BASE + servedBy,
+  tag,
+  route,
+});
+
+export const OPERATIONS: readonly Operation[] = [
+  ...Object.values(SUPPLY_ROUTES).map(
+    (route): SupplyOperation => ({
+      kind: "supply",
+      path: openApiPath(SUPPLY_BASE + route.path),
+      servedBy: SUPPLY_BASE + route.path,
+      tag: "Supply",
+      route,
+    }),
+  ),
+  v1(stateRoute, "Reads"),
+  v1(preflightRoute, "Reads"),
+  v1(quoteRoute, "Reads"),
+  ...ACTIONS.map((action) => ({ ...v1(prepareRouteDefinition(action), "Prepare", PREPARE_SERVED_PATH), action })),
+];
+
+export const V1_OPERATIONS: readonly V1Operation[] = OPERATIONS.filter((o): o is V1Operation => o.kind === "v1");
+
+/**
+ * Served routes that are not API operations, so they are not in the document: each is the platform
+ * around the API. The parity test requires each of them to be served, so this list cannot rot.
+ */
+export const INFRASTRUCTURE_ROUTES = [
+  { method: "GET", path: OPENAPI_PATH, why: "this document itself" },
+  { method: "GET", path: DOCS_PATH, why: "the interactive reference page rendered from this document" },
+  { method: "GET", path: "/api/metrics", why: "Prometheus counters for operators" },
+  {
+    method: "ALL",
+    path: MCP_PATH,
+    why: "the MCP endpoint: Streamable HTTP, JSON-RPC over POST; its tools are the v1 operations documented here",
+  },
+] as const;

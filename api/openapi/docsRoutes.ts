@@ -1,0 +1,31 @@
+import type { Hono } from "hono";
+import { DOCS_PATH, OPENAPI_PATH } from "./catalogue";
+import { docsPage } from "./docsPage";
+import { buildOpenApiDocument, type OpenApiDocument } from "./document";
+
+/**
+ * GET /api/mcp/v1/openapi.json and GET /docs. The document depends only on the route definitions, so it
+ * is built once per app, on first request (a failed build is retried, never cached).
+ */
+export function registerDocsRoutes(app: Hono): void {
+  let built: Promise<{ doc: OpenApiDocument; json: string; html: string }> | null = null;
+  const load = () => {
+    built ??= buildOpenApiDocument()
+      .then((doc) => ({ doc, json: JSON.stringify(doc), html: docsPage(doc, OPENAPI_PATH) }))
+      .catch((error: unknown) => {
+        built = null;
+        throw error;
+      });
+    return built;
+  };
+  const cacheControl = "public, max-age=300";
+  app.get(OPENAPI_PATH, async (c) =>
+    c.body((await load()).json, 200, {
+      "content-type": "application/json; charset=UTF-8",
+      "cache-control": cacheControl,
+    }),
+  );
+  app.get(DOCS_PATH, async (c) =>
+    c.body((await load()).html, 200, { "content-type": "text/html; charset=UTF-8", "cache-control": cacheControl }),
+  );
+}

@@ -1,0 +1,245 @@
+import { ERROR_STATUS, type ErrorCode } from "../http/errors";
+import { limitedPrefix } from "../http/rateLimit";
+import { loadManifest, type Manifest } from "../manifest";
+import type { ParamDoc } from "../mcp/v1/prepare/pipeline";
+import { SUPPLY_ERROR_STATUS } from "../supply/supplyError";
+import { INFRASTRUCTURE_ROUTES, OPERATIONS, type SupplyOperation, type V1Operation } from "./catalogue";
+import {
+  byStatus,
+  ERROR_DOCS,
+  ERROR_ENVELOPE_SCHEMA,
+  SUPPLY_ERROR_MEANINGS,
+  SUPPLY_ERROR_SCHEMA,
+} from "./errorCatalogue";
+import type { JsonSchema } from "./jsonSchema";
+import { kindRule, paramSchema } from "./jsonSchema";
+import { prepareExample } from "./prepareRoutes";
+
+/**
+ * The OpenAPI 3.1 document of the API, built from the route catalogue (the definitions the routes are
+ * served with). Served at /api/mcp/v1/openapi.json and rendered at /docs.
+ */
+
+export type OpenApiDocument = {
+  openapi: "3.1.0";
+  info: Record<string, unknown>;
+  servers: { url: string; description: string }[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, { get: Operation }>;
+  components: { schemas: Record<string, JsonSchema>; headers: Record<string, unknown> };
+};
+type Operation = Record<string, unknown> & { operationId: string; responses: Record<string, Response> };
+type Response = {
+  description: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, { schema: JsonSchema; example?: unknown; examples?: Record<string, { value: unknown }> }>;
+};
+
+/** The chosen `$ref` targets; documents refer to them by these names. */
+const REF = {
+  error: { $ref: "#/components/schemas/ErrorEnvelope" },
+  supplyError: { $ref: "#/components/schemas/SupplyError" },
+  requestId: { $ref: "#/components/headers/X-Request-Id" },
+  rateLimit: { $ref: "#/components/headers/RateLimit" },
+  rateLimitPolicy: { $ref: "#/components/headers/RateLimit-Policy" },
+  retryAfter: { $ref: "#/components/headers/Retry-After" },
+  cacheControl: { $ref: "#/components/headers/Cache-Control" },
+  supplyErrorHeader: { $ref: "#/components/headers/X-Supply-Error" },
+} as const;
+
+const SUPPLY_RESULT = "^[0-9]+\\.[0-9]{2}$";
+
+function parameter(name: string, where: "path" | "query", doc: ParamDoc, example: string | undefined) {
+  return {
+    name,
+    in: where,
+    required: where === "path" || doc.required === true,
+    description: `${doc.description} ${kindRule(doc.kind)}`,
+    schema: paramSchema(doc),
+    ...(example === undefined ? {} : { example }),
+  };
+}
+
+function v1Operation(op: V1Operation, example: unknown): Operation {
+  const r = op.route;
+  const prefix = limitedPrefix(op.path);
+  const limitHeaders = prefix ? { RateLimit: REF.rateLimit, "RateLimit-Policy": REF.rateLimitPolicy } : {};
+  const codes: ErrorCode[] = [...r.errors, ...(prefix ? (["RATE_LIMITED"] as const) : []), "INTERNAL_ERROR"];
+  const responses: Record<string, Response> = {
+    "200": {
+      description: "Success.",
+      headers: { "X-Request-Id": REF.requestId, ...limitHeaders },
+      content: { "application/json": { schema: r.response.schema, example } },
+    },
+  };
+  for (const [status, group] of byStatus(codes, ERROR_STATUS)) {
+    responses[String(status)] = {
+      description: group.map((code) => `\`${code}\`: ${ERROR_DOCS[code].meaning}`).join("\n\n"),
+      headers: {
+        "X-Request-Id": REF.requestId,
+        ...limitHeaders,
+        ...(group.includes("RATE_LIMITED") ? { "Retry-After": REF.retryAfter } : {}),
+      },
+      content: {
+        "application/json": {
+          schema: { type: "object", allOf: [REF.error], properties: { error: { enum: group } } },
+          examples: Object.fromEntries(group.map((code) => [code, { value: ERROR_DOCS[code].example }])),
+        },
+      },
+    };
+  }
+  return {
+    operationId: r.operationId,
+    summary: r.summary,
+    description: r.description,
+    tags: [op.tag],
+    ...(r.verb ? { "x-user-facing-verb": r.verb, "x-steps": r.steps } : {}),
+    ...(op.action ? { "x-contract": op.action.contract, "x-function": op.action.function } : {}),
+    "x-mcp-tool": r.operationId,
+    ...(prefix ? { "x-rate-limit-bucket": prefix } : {}),
+    parameters: [
+      ...Object.entries(r.pathParams ?? {}).map(([n, d]) => parameter(n, "path", d, r.exampleRequest?.[n])),
+      ...Object.entries(r.query).map(([n, d]) => parameter(n, "query", d, r.exampleRequest?.[n])),
+    ],
+    responses,
+  };
+}
+
+function supplyOperation(op: SupplyOperation): Operation {
+  const r = op.route;
+  const result: JsonSchema =
+    r.example === null
+      ? { type: "null", description: "Always null: there is no maximum." }
+      : { type: "string", pattern: SUPPLY_RESULT, description: "Tokens with exactly 2 decimals, truncated." };
+  const responses: Record<string, Response> = {
+    "200": {
+      description: `Success; cacheable for ${r.maxAgeSec} s.`,
+      headers: { "Cache-Control": REF.cacheControl, "X-Request-Id": REF.requestId },
+      content: {
+        "application/json": {
+          schema: { type: "object", properties: { result }, required: ["result"], additionalProperties: false },
+          example: { result: r.example },
+        },
+        "text/plain": {
+          schema:
+            r.example === null
+              ? { const: "null", description: "The four characters null." }
+              : { type: "string", pattern: SUPPLY_RESULT, description: "Only the number." },
+          example: r.example ?? "null",
+        },
+      },
+    },
+  };
+  for (const [status, group] of byStatus(r.errors, SUPPLY_ERROR_STATUS)) {
+    const json = {
+      schema: { type: "object", allOf: [REF.supplyError], properties: { error: { enum: group } } },
+      examples: Object.fromEntries(group.map((code) => [code, { value: { result: null, error: code } }])),
+    };
+    responses[String(status)] = {
+      description: group.map((code) => `\`${code}\`: ${SUPPLY_ERROR_MEANINGS[code]}`).join("\n\n"),
+      headers: { "X-Supply-Error": REF.supplyErrorHeader, "X-Request-Id": REF.requestId },
+      content:
+        status === 400
+          ? { "application/json": json } // a bad format is always answered in JSON
+          : { "application/json": json, "text/plain": { schema: { type: "string", maxLength: 0 }, example: "" } },
+    };
+  }
+  return {
+    operationId: r.operationId,
+    summary: r.summary,
+    description: r.description,
+    tags: [op.tag],
+    parameters: [
+      {
+        name: "format",
+        in: "query",
+        required: false,
+        description:
+          "`bare` answers text/plain with only the number (failures: empty body, the code in X-Supply-Error). " +
+          "Other query parameters are ignored (cache-busters).",
+        schema: { type: "string", enum: ["json", "bare"], default: "json" },
+      },
+    ],
+    responses,
+  };
+}
+
+const DESCRIPTION = `Two public, unauthenticated HTTP APIs of the protocol on Base.
+
+**Supply API** (\`/api/supply/*\`): total, circulating and max supply for market-data aggregators; JSON \`{ "result": "123.45" }\` or plain text with \`?format=bare\`. Never rate-limited.
+
+**Preparation API v1** (\`/api/mcp/v1/*\`): reads protocol state and returns unsigned transactions for AI assistants. A prepare route answers \`{ ok, chain, chainId, transactions: [{ step, to, data, value, chainId }] }\`; the wallet's \`send_calls\` sends \`transactions\` in order. The service never signs, holds keys or broadcasts.
+
+**Narration.** Each prepare action has a user-facing verb (\`x-user-facing-verb\`): ETH royalties are *collected*, LP rewards *harvested*, tokens *locked* (plain or via the Furnace), LP *staked*, *unbonded* and *withdrawn*. On-chain function names keep a legacy \`claim*\` form; never use "claim" as a verb with users.
+
+**Errors.** Every v1 failure is \`{ ok: false, error, message, detail? }\` (\`retryAfterSec\` on 429); the codes each route can answer are listed under its responses.
+
+**Rate limits.** 300 requests per 60 s per client IP for each prefix (\`state/\`, \`preflight\`, \`quote/\`, \`prepare/\`), advertised in the \`RateLimit\` / \`RateLimit-Policy\` headers; over budget: 429 \`RATE_LIMITED\` with \`Retry-After\`.
+
+**MCP.** The same v1 operations are MCP tools at \`POST /api/mcp\` (Streamable HTTP, stateless); each tool is named by its operation's \`x-mcp-tool\` and returns the same envelope as text.
+
+Not in this document (platform routes): ${INFRASTRUCTURE_ROUTES.map((r) => `\`${r.path}\` (${r.why})`).join("; ")}.`;
+
+const COMPONENTS = {
+  schemas: { ErrorEnvelope: ERROR_ENVELOPE_SCHEMA, SupplyError: SUPPLY_ERROR_SCHEMA },
+  headers: {
+    "X-Request-Id": {
+      description: "Echoes a valid incoming X-Request-Id, else a fresh UUID; quote it when reporting a problem.",
+      schema: { type: "string" },
+    },
+    RateLimit: {
+      description:
+        'Budget left in this prefix\'s window, e.g. `"state";r=299;t=60` (draft-ietf-httpapi-ratelimit-headers).',
+      schema: { type: "string" },
+    },
+    "RateLimit-Policy": {
+      description: 'The prefix\'s quota per window, e.g. `"state";q=300;w=60`.',
+      schema: { type: "string" },
+    },
+    "Retry-After": { description: "Seconds until the budget resets.", schema: { type: "integer", minimum: 0 } },
+    "Cache-Control": {
+      description: "public, max-age=300 (max: 86400) on success; no-store on failure.",
+      schema: { type: "string" },
+    },
+    "X-Supply-Error": {
+      description: "The supply error code; the only carrier of it in bare mode.",
+      schema: { type: "string", enum: Object.keys(SUPPLY_ERROR_STATUS) },
+    },
+  },
+};
+
+export type BuildOpenApiOptions = {
+  /** The deployment whose addresses the prepare examples show; default Base mainnet. */
+  exampleManifest?: Manifest;
+};
+
+export async function buildOpenApiDocument(options: BuildOpenApiOptions = {}): Promise<OpenApiDocument> {
+  const manifest = options.exampleManifest ?? loadManifest("base");
+  const paths: OpenApiDocument["paths"] = {};
+  for (const op of OPERATIONS) {
+    if (paths[op.path]) throw new Error(`duplicate documented path ${op.path}`);
+    if (op.kind === "supply") {
+      paths[op.path] = { get: supplyOperation(op) };
+    } else {
+      const example = op.action ? await prepareExample(op.action, manifest) : op.route.response.example;
+      paths[op.path] = { get: v1Operation(op, example) };
+    }
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Asset protocol: Supply API and Preparation API",
+      // The major version is the path version (/api/mcp/v1): the document changes in lockstep with the routes.
+      version: "v1",
+      description: DESCRIPTION,
+    },
+    servers: [{ url: "/", description: "This deployment" }],
+    tags: [
+      { name: "Supply", description: "Supply figures for market-data aggregators (spec §4.1)." },
+      { name: "Reads", description: "Protocol state for assistants (spec §4.2)." },
+      { name: "Prepare", description: "Unsigned transactions for the user's wallet (spec §4.3)." },
+    ],
+    paths,
+    components: COMPONENTS,
+  };
+}

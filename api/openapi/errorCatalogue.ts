@@ -1,0 +1,115 @@
+import {
+  BadParamsError,
+  ChainUnreadyError,
+  ERROR_STATUS,
+  type ErrorCode,
+  type ErrorEnvelope,
+  GenesisNotFinalizedError,
+  InternalError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PreflightReadFailedError,
+  QuoteFailedError,
+  RateLimitedError,
+  StateReadFailedError,
+} from "../http/errors";
+import { READY_TO_FINALIZE_BITS } from "../mcp/v1/gate";
+import { SUPPLY_ERROR_STATUS, type SupplyErrorCode } from "../supply/supplyError";
+import { type JsonSchema, object } from "./jsonSchema";
+
+/**
+ * What each error code means, and an example envelope made by the error class that raises it, so the
+ * documented envelopes are the served ones (statuses come from the one table in api/http/errors.ts).
+ */
+export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnvelope }> = {
+  BAD_PARAMS: {
+    meaning:
+      "An input is not a strict address, a canonical non-negative uint256 or exactly true/false, is unknown, " +
+      "repeated, missing, or breaks a protocol rule the contract would revert on; `detail.param` names it. " +
+      "Nothing was read from the chain.",
+    example: new BadParamsError("amountWei must be a non-negative integer in canonical decimal form.", {
+      param: "amountWei",
+    }).toEnvelope(),
+  },
+  NOT_FOUND: { meaning: "No such route or prepare action.", example: new NotFoundError().toEnvelope() },
+  METHOD_NOT_ALLOWED: {
+    meaning: "Only GET (and OPTIONS) is served.",
+    example: new MethodNotAllowedError("POST").toEnvelope(),
+  },
+  RATE_LIMITED: {
+    meaning:
+      "More than the per-client budget of this route prefix (default 300 per 60 s); retry after `retryAfterSec` " +
+      "seconds (also the Retry-After header).",
+    example: new RateLimitedError(42).toEnvelope(),
+  },
+  INTERNAL_ERROR: {
+    meaning: "An unexpected failure; no internals are shown.",
+    example: new InternalError().toEnvelope(),
+  },
+  STATE_READ_FAILED: {
+    meaning: "An on-chain read (balances, an allowance) failed upstream; `detail.upstream` says how.",
+    example: new StateReadFailedError("Reading on-chain state failed upstream.", { upstream: "timeout" }).toEnvelope(),
+  },
+  QUOTE_FAILED: {
+    meaning:
+      "The Furnace quote failed: `detail.reason` names the quoter's revert (e.g. MinLockAmountNotMet), or is null " +
+      "when the RPC failed.",
+    example: new QuoteFailedError("The quoter rejected the entry: MinLockAmountNotMet.", {
+      reason: "MinLockAmountNotMet",
+    }).toEnvelope(),
+  },
+  PREFLIGHT_READ_FAILED: {
+    meaning: "The launch preflight could not be read; the gate stays closed (never assumed finalized).",
+    example: new PreflightReadFailedError().toEnvelope(),
+  },
+  GENESIS_NOT_FINALIZED: {
+    meaning:
+      "Bit 0 of the launch preflight is set: genesis is not finalized, so no transaction is prepared. `detail` " +
+      "carries the status bitmask, the bits set and the bits expected.",
+    example: new GenesisNotFinalizedError({
+      statusBitmask: "2047",
+      bitsSet: [...READY_TO_FINALIZE_BITS],
+      bitsExpected: [...READY_TO_FINALIZE_BITS],
+    }).toEnvelope(),
+  },
+  CHAIN_UNREADY: {
+    meaning: "The deployment manifest lacks a contract this route needs; `detail.contract` names it.",
+    example: new ChainUnreadyError("FurnaceQuoter", "base").toEnvelope(),
+  },
+};
+
+export const SUPPLY_ERROR_MEANINGS: Record<SupplyErrorCode, string> = {
+  SUPPLY_NO_RPC_URL: "No RPC endpoint is configured.",
+  SUPPLY_RPC_INVALID_UINT256: "The RPC answered a view call with anything but exactly 0x + 64 hex characters.",
+  SUPPLY_RPC_UNREACHABLE: "The RPC did not answer in time (refused, reset, timed out, or an HTTP error).",
+  SUPPLY_NOT_DEPLOYED: "The deployment manifest lacks AssetToken or VeLockNFT (or holds the zero address).",
+  SUPPLY_INCONSISTENT: "Locked exceeds total at one block; circulating is never answered negative or zero.",
+  SUPPLY_BAD_FORMAT: "`format` is neither json nor bare, or is given more than once.",
+};
+
+/** The envelope of spec §2.5, closed: the live test rejects any field the documentation does not name. */
+export const ERROR_ENVELOPE_SCHEMA: JsonSchema = object(
+  {
+    ok: { const: false },
+    error: { type: "string", enum: Object.keys(ERROR_STATUS), description: "The error code." },
+    message: { type: "string", description: "A human-readable explanation." },
+    detail: { description: "Structured context (e.g. `param` for BAD_PARAMS); shape depends on the code." },
+    retryAfterSec: { type: "integer", minimum: 0, description: "Only on RATE_LIMITED: seconds to wait." },
+  },
+  { optional: ["detail", "retryAfterSec"], description: "Every /api/mcp/v1 failure (spec §2.5)." },
+);
+
+export const SUPPLY_ERROR_SCHEMA: JsonSchema = object(
+  {
+    result: { type: "null" },
+    error: { type: "string", enum: Object.keys(SUPPLY_ERROR_STATUS), description: "The supply error code." },
+  },
+  { description: "A supply failure in JSON form (spec §2.1, §7.1)." },
+);
+
+/** The codes in `codes` grouped by their HTTP status, in status order. */
+export function byStatus<C extends string>(codes: readonly C[], status: Record<C, number>): [number, C[]][] {
+  const groups = new Map<number, C[]>();
+  for (const code of codes) groups.set(status[code], [...(groups.get(status[code]) ?? []), code]);
+  return [...groups.entries()].sort(([a], [b]) => a - b);
+}

@@ -1,0 +1,40 @@
+import { encodeAbiParameters, type Hex, toFunctionSelector } from "viem";
+import type { RpcClient, RpcRequest } from "../chain/rpc";
+
+/**
+ * A fixed chain state the documentation's prepare examples are computed against: every allowance is 0
+ * (so the approve step shows) and every Furnace quote is the one below. The examples then come out of
+ * the very pipeline that serves the routes (gate → manifest → parse → reads → encode) instead of being
+ * hand-written calldata that could drift from it. Used for documentation only, never to serve a request.
+ */
+
+/** The quote every example entry gets: 5,000 tokens in, 25 % bonus, a full-length lock. */
+export const EXAMPLE_QUOTE = {
+  principalClaimWei: 5_000n * 10n ** 18n,
+  bonusClaimWei: 1_250n * 10n ** 18n,
+  veOutWei: 6_250n * 10n ** 18n,
+  routeTokenId: 0n,
+} as const;
+
+const ALLOWANCE = toFunctionSelector("allowance(address,address)");
+const QUOTE = toFunctionSelector("quoteEnterWithClaim(address,uint256,uint256,uint256,bool)");
+
+function answer(req: RpcRequest): Hex {
+  const call = req.params[0] as { data?: string } | undefined;
+  const selector = req.method === "eth_call" ? call?.data?.slice(0, 10) : undefined;
+  if (selector === ALLOWANCE) return encodeAbiParameters([{ type: "uint256" }], [0n]);
+  if (selector === QUOTE) {
+    const q = EXAMPLE_QUOTE;
+    return encodeAbiParameters(
+      [{ type: "uint256" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }],
+      [q.principalClaimWei, q.bonusClaimWei, q.veOutWei, q.routeTokenId],
+    );
+  }
+  throw new Error(`the example chain has no answer for ${req.method} ${selector ?? ""}`);
+}
+
+export const exampleChain: RpcClient = {
+  redactedUrl: "example:",
+  request: async (req) => answer(req),
+  batch: async (reqs) => reqs.map(answer),
+};

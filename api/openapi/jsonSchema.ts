@@ -1,0 +1,93 @@
+import type { ParamKind } from "../http/params";
+import type { ParamDoc } from "../mcp/v1/prepare/pipeline";
+
+/**
+ * JSON Schema (2020-12, the dialect of OpenAPI 3.1) for what the API reads and writes. The parameter
+ * schemas are the documented face of the strict parsers in api/http/params.ts; a unit test
+ * (test/unit/openapiParams.test.ts) checks that each pattern accepts exactly what its parser accepts.
+ */
+export type JsonSchema = { readonly [keyword: string]: unknown };
+
+/** `0x` + 40 hex. A mixed-case address must also carry a valid EIP-55 checksum, which no pattern can say. */
+export const ADDRESS_PATTERN = "^0x[0-9a-fA-F]{40}$";
+/** Canonical decimal: no sign, no leading zero, no exponent; at most 78 digits (the value must also be ≤ 2²⁵⁶ − 1). */
+export const UINT256_PATTERN = "^(0|[1-9][0-9]{0,77})$";
+export const BOOL_PATTERN = "^(true|false)$";
+/** Calldata and 0x-hex quantities as the prepare envelope carries them. */
+export const HEX_DATA_PATTERN = "^0x([0-9a-f]{2})*$";
+export const HEX_QUANTITY_PATTERN = "^0x(0|[1-9a-f][0-9a-f]*)$";
+
+const KIND_SCHEMA: Record<ParamKind, JsonSchema> = {
+  address: {
+    type: "string",
+    pattern: ADDRESS_PATTERN,
+    description: "0x + 40 hex; mixed case must be a valid EIP-55 checksum.",
+  },
+  uint256: {
+    type: "string",
+    pattern: UINT256_PATTERN,
+    description: "Non-negative integer in canonical decimal (no sign, no leading zeros, no exponent), ≤ 2^256 − 1.",
+  },
+  bool: { type: "string", enum: ["true", "false"], pattern: BOOL_PATTERN, description: "Exactly true or false." },
+};
+
+/** The schema of a parameter as its strict parser accepts it, with its default when it has one. */
+export function paramSchema(doc: ParamDoc): JsonSchema {
+  const { description: _kindDescription, ...base } = KIND_SCHEMA[doc.kind];
+  return { ...base, ...(doc.default === undefined ? {} : { default: doc.default }) };
+}
+
+/** The one-line form rule of a parameter kind, appended to parameter descriptions. */
+export function kindRule(kind: ParamKind): string {
+  return KIND_SCHEMA[kind].description as string;
+}
+
+// Small builders so route files state their response shapes in a few readable lines.
+
+/** A closed object: every listed property required unless named in `optional`; nothing else allowed. */
+export function object(
+  properties: Record<string, JsonSchema>,
+  options: { optional?: readonly string[]; description?: string } = {},
+): JsonSchema {
+  const optional = new Set(options.optional ?? []);
+  return {
+    type: "object",
+    ...(options.description ? { description: options.description } : {}),
+    properties,
+    required: Object.keys(properties).filter((k) => !optional.has(k)),
+    additionalProperties: false,
+  };
+}
+
+export const constant = (value: unknown, description?: string): JsonSchema => ({
+  const: value,
+  ...(description ? { description } : {}),
+});
+
+/** A decimal string of a non-negative integer (wei amounts, token ids, unix times, block numbers). */
+export const uintString = (description: string): JsonSchema => ({
+  type: "string",
+  pattern: UINT256_PATTERN,
+  description,
+});
+
+export const addressString = (description: string): JsonSchema => ({
+  type: "string",
+  pattern: ADDRESS_PATTERN,
+  description,
+});
+
+export const integer = (description: string, bounds: { minimum?: number; maximum?: number } = {}): JsonSchema => ({
+  type: "integer",
+  ...bounds,
+  description,
+});
+
+export const boolean = (description: string): JsonSchema => ({ type: "boolean", description });
+
+export const array = (items: JsonSchema, description: string, bounds: { minItems?: number } = {}): JsonSchema => ({
+  type: "array",
+  items,
+  ...bounds,
+  description,
+});

@@ -1,0 +1,150 @@
+import type { ErrorCode } from "../http/errors";
+import type { Manifest } from "../manifest";
+import { ACTIONS, type PrepareAction } from "../mcp/v1/prepare";
+import { exampleChain } from "./exampleChain";
+import {
+  ADDRESS_PATTERN,
+  constant,
+  HEX_DATA_PATTERN,
+  HEX_QUANTITY_PATTERN,
+  integer,
+  type JsonSchema,
+  object,
+  uintString,
+} from "./jsonSchema";
+import type { RouteDefinition } from "./routeDefinition";
+
+/**
+ * The ten prepare routes as documented routes, derived from the ACTIONS table that serves them
+ * (api/mcp/v1/prepare/index.ts): path, verb, steps, params and description come from there. What the
+ * table does not carry is added here: the example request of each action, and the extra envelope
+ * field lock-via-furnace returns. Both are checked against live answers by test/openapi.
+ */
+
+const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+
+/** One request per action, as an assistant would send it on Base. */
+export const PREPARE_EXAMPLE_REQUESTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  "collect-all": {},
+  "collect-royalties": {
+    mode: "1",
+    durationSeconds: "31536000",
+    createAutoMax: "true",
+    minVeOutWei: "118000000000000000000",
+  },
+  "harvest-rewards": {},
+  "withdraw-lp": {},
+  "lock-via-furnace": {
+    user: WALLET,
+    claimAmountWei: "5000000000000000000000",
+    durationSeconds: "31536000",
+    createAutoMax: "true",
+  },
+  "stake-lp": { user: WALLET, amountWei: "100000000000000000000" },
+  "unbond-lp": { amountWei: "100000000000000000000" },
+  lock: { user: WALLET, amountWei: "1000000000000000000000", durationSecs: "15552000" },
+  topup: { user: WALLET, tokenId: "1", amountWei: "500000000000000000000" },
+  extend: { user: WALLET, tokenId: "1", newEnd: "1798761600" },
+};
+
+/** Envelope fields an action adds beside `transactions` (PrepareEnvelope allows them; these are the ones served). */
+const EXTRA_FIELDS: Readonly<Record<string, Record<string, JsonSchema>>> = {
+  "lock-via-furnace": {
+    quote: object(
+      {
+        veOutWei: uintString("Voting power the entry mints, as quoted (wei)."),
+        minVeOutWei: uintString("The least voting power the encoded entry accepts (wei)."),
+        slippageBps: uintString("The slippage applied, in basis points."),
+      },
+      { description: "The quote the entry was protected with (the same numbers /quote/lock-via-furnace shows)." },
+    ),
+  },
+};
+
+function transactionSchema(step: string): JsonSchema {
+  return object({
+    step: constant(step, "Informational label for narrating this transaction."),
+    to: { type: "string", pattern: ADDRESS_PATTERN, description: "The contract to call." },
+    data: { type: "string", pattern: HEX_DATA_PATTERN, description: "The calldata." },
+    value: { type: "string", pattern: HEX_QUANTITY_PATTERN, description: "ETH to send, 0x-hex (always 0x0)." },
+    chainId: integer("The chain to send it on."),
+  });
+}
+
+/** The step sequences an action can return: the approve step is there only when the allowance is short. */
+function transactionsSchema(steps: readonly string[]): JsonSchema {
+  const sequences = steps.includes("approve") ? [steps.filter((s) => s !== "approve"), steps] : [steps];
+  const exactly = (seq: readonly string[]): JsonSchema => ({
+    type: "array",
+    prefixItems: seq.map(transactionSchema),
+    items: false,
+    minItems: seq.length,
+  });
+  const description = "The transactions to send in this order (send_calls consumes to, data, value, chainId).";
+  return sequences.length === 1
+    ? { ...exactly(sequences[0]!), description }
+    : { oneOf: sequences.map(exactly), description };
+}
+
+export function prepareEnvelopeSchema(action: PrepareAction): JsonSchema {
+  return object({
+    ok: constant(true),
+    chain: { type: "string", description: "The chain label of the deployment (e.g. base)." },
+    chainId: integer("8453 on production, 84532 on staging."),
+    transactions: transactionsSchema(action.steps),
+    ...EXTRA_FIELDS[action.action],
+  });
+}
+
+/** What an action can answer besides 200, from what its pipeline does (pipeline.ts: gate, manifest, parse, reads). */
+export function prepareErrors(action: PrepareAction): ErrorCode[] {
+  const codes: ErrorCode[] = ["BAD_PARAMS", "GENESIS_NOT_FINALIZED", "CHAIN_UNREADY", "PREFLIGHT_READ_FAILED"];
+  // An approve step is decided by an allowance read; the Furnace entry also reads a quote.
+  if (action.steps.includes("approve")) codes.push("STATE_READ_FAILED");
+  if (action.needs.includes("FurnaceQuoter")) codes.push("QUOTE_FAILED");
+  return codes;
+}
+
+export const toolName = (action: string) => `prepare_${action.replaceAll("-", "_")}`;
+
+function narration(action: PrepareAction): string {
+  const steps = action.steps.map((s) => (s === "approve" ? "approve (only when the allowance is short)" : s));
+  return (
+    `${action.description}\n\nNarrate this to the user as "${action.verb}"; never use "claim" as a verb. ` +
+    `Steps, in order: ${steps.join(", then ")}. On-chain: ${action.contract}.${action.function}. ` +
+    "Nothing is signed or sent by this service: the wallet sends the transactions."
+  );
+}
+
+export function prepareRouteDefinition(action: PrepareAction): RouteDefinition {
+  const exampleRequest = PREPARE_EXAMPLE_REQUESTS[action.action];
+  if (!exampleRequest) throw new Error(`prepare action ${action.action} has no documentation example`);
+  return {
+    path: `/prepare/${action.action}`,
+    operationId: toolName(action.action),
+    summary: `${action.verb} (${action.action})`,
+    description: narration(action),
+    query: action.params,
+    errors: prepareErrors(action),
+    exampleRequest,
+    verb: action.verb,
+    steps: action.steps,
+    // Filled in by prepareExample: it runs the action's own pipeline.
+    response: { schema: prepareEnvelopeSchema(action), example: undefined },
+  };
+}
+
+/** The served pattern of every prepare route (index.ts registers one route for all actions). */
+export const PREPARE_SERVED_PATH = "/prepare/:action";
+
+export const prepareRouteDefinitions = (): RouteDefinition[] => ACTIONS.map(prepareRouteDefinition);
+
+/**
+ * The example answer of an action: its own pipeline run on `manifest` (production addresses) against
+ * the fixed example chain, with the gate open.
+ */
+export async function prepareExample(action: PrepareAction, manifest: Manifest): Promise<unknown> {
+  const query = new URLSearchParams(PREPARE_EXAMPLE_REQUESTS[action.action]).toString();
+  const url = `http://example/api/mcp/v1/prepare/${action.action}${query ? `?${query}` : ""}`;
+  return action.run({ gate: { assertFinalized: async () => {} }, rpc: exampleChain, config: { manifest } }, url);
+}

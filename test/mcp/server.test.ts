@@ -1,0 +1,313 @@
+import type { Server } from "node:http";
+import { serve } from "@hono/node-server";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Hex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { createApp } from "../../api/app";
+import { buildOpenApiDocument, type OpenApiDocument } from "../../api/openapi/document";
+import { DEVNET_ABIS } from "../../devnet/deploy";
+import { DEVNET_ACCOUNTS } from "../../devnet/seed";
+import { type DocOperation, openApiValidator } from "../openapi/openApiValidator";
+import { type ReadsDevnet, startReadsDevnet } from "../reads/devnet";
+
+// The MCP endpoint with the SDK's own client over real HTTP (@hono/node-server on 127.0.0.1), against
+// the seeded devnet: the tools are the documented v1 operations, each answers exactly its REST route's
+// envelope, a prepared batch is sent with a viem wallet, and tool calls spend the REST routes' budgets.
+
+type App = ReturnType<typeof createApp>;
+type Served = { base: string; close(): Promise<void> };
+type Envelope = { ok: boolean; error?: string; detail?: { param?: string }; [k: string]: unknown };
+
+let d: ReadsDevnet;
+let doc: OpenApiDocument;
+let served: Served;
+let client: Client;
+const open: { close(): Promise<void> }[] = [];
+
+function listen(app: App): Promise<Served> {
+  return new Promise((resolve) => {
+    const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => {
+      const s: Served = {
+        base: `http://127.0.0.1:${info.port}`,
+        close: () =>
+          new Promise((done) => {
+            (server as Server).closeAllConnections();
+            server.close(() => done());
+          }),
+      };
+      open.push(s);
+      resolve(s);
+    });
+  });
+}
+
+async function connect(base: string, headers: Record<string, string> = {}): Promise<Client> {
+  const c = new Client({ name: "mcp-test", version: "1.0.0" });
+  await c.connect(new StreamableHTTPClientTransport(new URL(`${base}/api/mcp`), { requestInit: { headers } }));
+  open.unshift(c);
+  return c;
+}
+
+beforeAll(async () => {
+  d = await startReadsDevnet();
+  doc = await buildOpenApiDocument();
+  served = await listen(d.app());
+  client = await connect(served.base);
+});
+afterAll(async () => {
+  for (const o of open) await o.close();
+  await d?.stop();
+});
+
+const v1Operations = () =>
+  Object.entries(doc.paths)
+    .filter(([path]) => path.startsWith("/api/mcp/v1/"))
+    .map(([path, item]) => ({ path, op: item.get as unknown as DocOperation }));
+
+/** Tool arguments = the operation's documented parameter examples. */
+const exampleArgs = (op: DocOperation) =>
+  Object.fromEntries(op.parameters.filter((p) => p.example !== undefined).map((p) => [p.name, p.example!]));
+
+function restUrl(path: string, op: DocOperation, args: Record<string, string>) {
+  const query = new URLSearchParams();
+  let url = path;
+  for (const [name, value] of Object.entries(args)) {
+    if (op.parameters.some((p) => p.in === "path" && p.name === name)) url = url.replace(`{${name}}`, value);
+    else query.append(name, value);
+  }
+  const q = query.toString();
+  return q ? `${url}?${q}` : url;
+}
+
+async function rest(base: string, url: string, headers: Record<string, string> = {}) {
+  const res = await fetch(base + url, { headers });
+  return { status: res.status, body: (await res.json()) as Envelope };
+}
+
+async function call(c: Client, name: string, args: Record<string, unknown>) {
+  const result = await c.callTool({ name, arguments: args });
+  const content = result.content as { type: string; text: string }[];
+  expect(content).toHaveLength(1);
+  expect(content[0]!.type).toBe("text");
+  return { isError: result.isError === true, body: JSON.parse(content[0]!.text) as Envelope };
+}
+
+describe("tools", () => {
+  it("lists one tool per documented v1 operation, with that operation's parameters as its input schema", async () => {
+    const { tools } = await client.listTools();
+    const ops = v1Operations();
+    expect(tools.map((t) => t.name).sort()).toEqual(ops.map(({ op }) => op["x-mcp-tool"] as string).sort());
+    expect(tools).toHaveLength(13);
+    for (const { op } of ops) {
+      const tool = tools.find((t) => t.name === op["x-mcp-tool"])!;
+      const schema = tool.inputSchema as unknown as {
+        properties: Record<string, { type: string; pattern?: string }>;
+        required: string[];
+        additionalProperties: boolean;
+      };
+      expect(schema.additionalProperties).toBe(false);
+      expect(Object.keys(schema.properties)).toEqual(op.parameters.map((p) => p.name));
+      expect(schema.required.sort()).toEqual(
+        op.parameters
+          .filter((p) => p.required)
+          .map((p) => p.name)
+          .sort(),
+      );
+      for (const p of op.parameters) {
+        expect(schema.properties[p.name]!.type).toBe("string");
+        expect(schema.properties[p.name]!.pattern, `${tool.name} ${p.name}`).toBe(p.schema.pattern);
+      }
+      expect(tool.annotations?.readOnlyHint).toBe(true);
+      const verb = op["x-user-facing-verb"] as string | undefined;
+      if (verb) expect(tool.description).toContain(`"${verb}"`);
+      const narration = tool.description!.replace(/`[^`]*`/g, "").replace(/never use "claim" as a verb/gi, "");
+      expect(narration, tool.name).not.toMatch(/\bclaim(s|ed|ing)?\b/i);
+    }
+    expect(client.getInstructions()).toMatch(/never use "claim" as a verb/);
+  });
+
+  it("every tool answers exactly the envelope of its REST route", async () => {
+    const v = openApiValidator(doc);
+    for (const { path, op } of v1Operations()) {
+      const args = exampleArgs(op);
+      const viaMcp = await call(client, op["x-mcp-tool"] as string, args);
+      const viaRest = await rest(served.base, restUrl(path, op, args));
+      expect(viaRest.status, path).toBe(200);
+      expect(viaMcp.isError, path).toBe(false);
+      expect(viaMcp.body, path).toEqual(viaRest.body);
+      expect(v.check(v.media(path, 200).schema, viaMcp.body), path).toBeNull();
+    }
+  });
+
+  it("a failure is the REST route's error envelope, with isError", async () => {
+    const op = doc.paths["/api/mcp/v1/prepare/stake-lp"]!.get as unknown as DocOperation;
+    const user = DEVNET_ACCOUNTS.fresh.address;
+    const cases: Record<string, string>[] = [
+      { user, amountWei: "1e18" }, // not canonical decimal
+      { user, amountWei: "1000000000000000000", memo: "hi" }, // unknown parameter
+      { user: user.toLowerCase().replace("0x", "0X"), amountWei: "1" }, // not an address
+    ];
+    for (const args of cases) {
+      const viaMcp = await call(client, "prepare_stake_lp", args);
+      const viaRest = await rest(served.base, restUrl("/api/mcp/v1/prepare/stake-lp", op, args));
+      expect(viaRest.status).toBe(400);
+      expect(viaMcp.isError).toBe(true);
+      expect(viaMcp.body).toEqual(viaRest.body);
+      expect(viaMcp.body.error).toBe("BAD_PARAMS");
+    }
+    // What a URL cannot carry as given is refused before the route, in the same envelope.
+    const numeric = await call(client, "prepare_stake_lp", { user, amountWei: 1000 });
+    expect(numeric).toMatchObject({
+      isError: true,
+      body: { ok: false, error: "BAD_PARAMS", detail: { param: "amountWei" } },
+    });
+    const missing = await call(client, "get_state", {});
+    expect(missing).toMatchObject({ isError: true, body: { error: "BAD_PARAMS", detail: { param: "address" } } });
+    // An on-chain failure: the quoter's revert reason, as the REST route gives it.
+    const small = await call(client, "quote_lock_via_furnace", {
+      user,
+      claimAmountWei: "1",
+      durationSeconds: "604800",
+    });
+    expect(small).toMatchObject({
+      isError: true,
+      body: { error: "QUOTE_FAILED", detail: { reason: "MinLockAmountNotMet" } },
+    });
+    await expect(client.callTool({ name: "prepare_claim_all", arguments: {} })).rejects.toThrow(/Unknown tool/);
+  });
+});
+
+describe("a prepared batch, sent on the devnet", () => {
+  const fresh = DEVNET_ACCOUNTS.fresh;
+  const A = () => d.deployment.addresses;
+  const read = (address: Hex, abi: readonly unknown[], functionName: string, args: readonly unknown[]) =>
+    d.chain.publicClient.readContract({ address, abi, functionName, args } as never) as Promise<bigint>;
+  const staked = () => read(A().LpStakingVault7D, DEVNET_ABIS.LpStakingVault7D, "stakedBalance", [fresh.address]);
+  const lpBalance = () => read(A().LpToken, DEVNET_ABIS.LpToken, "balanceOf", [fresh.address]);
+
+  async function send(envelope: Envelope) {
+    const wallet = d.chain.walletFor(fresh.privateKey);
+    const txs = envelope.transactions as { step: string; to: Hex; data: Hex; value: Hex; chainId: number }[];
+    for (const tx of txs) {
+      expect(tx.chainId).toBe(d.chain.chain.id);
+      const hash = await wallet.sendTransaction({
+        to: tx.to,
+        data: tx.data,
+        value: BigInt(tx.value),
+        chain: d.chain.chain,
+      });
+      const receipt = await d.chain.publicClient.waitForTransactionReceipt({ hash });
+      expect(receipt.status, tx.step).toBe("success");
+    }
+    return txs.map((t) => t.step);
+  }
+
+  it("stake (approve + stake), unbond, and after 7 days withdraw: the LP goes in and comes back", async () => {
+    const amount = 25n * 10n ** 18n;
+    const [lp0, staked0] = [await lpBalance(), await staked()];
+    expect(staked0).toBe(0n); // `fresh` has never staked
+
+    const stake = await call(client, "prepare_stake_lp", { user: fresh.address, amountWei: String(amount) });
+    expect(stake.isError).toBe(false);
+    expect(await send(stake.body)).toEqual(["approve", "stake"]); // `fresh` approved nothing
+    expect(await staked()).toBe(amount);
+    expect(await lpBalance()).toBe(lp0 - amount);
+    const state = await call(client, "get_state", { address: fresh.address });
+    expect((state.body.user as { lpStakedWei: string }).lpStakedWei).toBe(String(amount));
+
+    const unbond = await call(client, "prepare_unbond_lp", { amountWei: String(amount) });
+    expect(await send(unbond.body)).toEqual(["unbond"]);
+    expect(await staked()).toBe(0n);
+
+    await d.chain.testClient.increaseTime({ seconds: 7 * 86_400 + 1 });
+    await d.chain.testClient.mine({ blocks: 1 });
+    const withdraw = await call(client, "prepare_withdraw_lp", {});
+    expect(await send(withdraw.body)).toEqual(["withdraw"]);
+    expect(await lpBalance()).toBe(lp0);
+  });
+});
+
+describe("rate limits", () => {
+  it("tool calls spend the same per-client, per-prefix budgets as the REST routes", async () => {
+    const limited = await listen(d.app({ config: { ...d.config, rateLimit: { max: 2, windowSec: 60 } } }));
+    const mcp = await connect(limited.base);
+    // REST spends the preflight budget; the tool call is the third request of the same client.
+    expect((await rest(limited.base, "/api/mcp/v1/preflight")).status).toBe(200);
+    expect((await rest(limited.base, "/api/mcp/v1/preflight")).status).toBe(200);
+    const over = await call(mcp, "get_preflight", {});
+    expect(over.isError).toBe(true);
+    expect(over.body).toMatchObject({ ok: false, error: "RATE_LIMITED" });
+    expect(over.body.retryAfterSec).toBeGreaterThan(0);
+    // The other way round, in another bucket: tools spend the state budget, REST finds it empty.
+    const address = DEVNET_ACCOUNTS.alice.address;
+    expect((await call(mcp, "get_state", { address })).isError).toBe(false);
+    expect((await call(mcp, "get_state", { address })).isError).toBe(false);
+    expect((await rest(limited.base, `/api/mcp/v1/state/${address}`)).status).toBe(429);
+    // Listing tools spends nothing: it reaches no route.
+    expect((await mcp.listTools()).tools).toHaveLength(13);
+  });
+
+  it("the client is the one the app resolves: X-Forwarded-For counts only from a trusted proxy", async () => {
+    const config = { ...d.config, rateLimit: { max: 1, windowSec: 60 }, trustedProxies: ["127.0.0.1"] };
+    const proxied = await listen(d.app({ config }));
+    // Behind our proxy (127.0.0.1 is trusted): each forwarded client has its own budget.
+    const first = await connect(proxied.base, { "x-forwarded-for": "198.51.100.7" });
+    const second = await connect(proxied.base, { "x-forwarded-for": "198.51.100.8" });
+    expect((await call(first, "get_preflight", {})).isError).toBe(false);
+    expect((await call(first, "get_preflight", {})).body.error).toBe("RATE_LIMITED");
+    expect((await call(second, "get_preflight", {})).isError).toBe(false);
+    // And REST from the first forwarded client finds that budget spent.
+    const restFirst = await rest(proxied.base, "/api/mcp/v1/preflight", { "x-forwarded-for": "198.51.100.7" });
+    expect(restFirst.status).toBe(429);
+
+    // Not behind a trusted proxy: the header buys nothing, every caller is the socket peer.
+    const direct = await listen(d.app({ config: { ...config, trustedProxies: [] } }));
+    const spoofA = await connect(direct.base, { "x-forwarded-for": "198.51.100.7" });
+    const spoofB = await connect(direct.base, { "x-forwarded-for": "198.51.100.8" });
+    expect((await call(spoofA, "get_preflight", {})).isError).toBe(false);
+    expect((await call(spoofB, "get_preflight", {})).body.error).toBe("RATE_LIMITED");
+  });
+});
+
+describe("the HTTP surface of /api/mcp", () => {
+  it("POST only (stateless): GET and DELETE are 405 envelopes with CORS; OPTIONS allows POST", async () => {
+    for (const method of ["GET", "DELETE"]) {
+      const res = await fetch(`${served.base}/api/mcp`, { method, headers: { accept: "text/event-stream" } });
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get("allow")).toBe("POST, OPTIONS");
+      expect(res.headers.get("access-control-allow-origin")).toBe("*");
+      expect(await res.json()).toMatchObject({ ok: false, error: "METHOD_NOT_ALLOWED" });
+    }
+    const preflight = await fetch(`${served.base}/api/mcp`, {
+      method: "OPTIONS",
+      headers: { origin: "https://assistant.example", "access-control-request-method": "POST" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-methods")).toContain("POST");
+  });
+
+  it("carves out exactly /api/mcp: every other path still refuses POST", async () => {
+    for (const path of ["/api/mcp/", "/api/mcp/v1/preflight", "/api/mcp/tools", "/api/supply/total"]) {
+      const res = await fetch(`${served.base}${path}`, { method: "POST", body: "{}" });
+      expect(res.status, path).toBe(405);
+      expect((await res.json()).error).toBe("METHOD_NOT_ALLOWED");
+    }
+  });
+
+  it("answers malformed JSON-RPC with a protocol error, and carries the request id", async () => {
+    const res = await fetch(`${served.base}/api/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "x-request-id": "mcp-test-1",
+      },
+      body: "{not json",
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("x-request-id")).toBe("mcp-test-1");
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    expect((await res.json()).error.code).toBe(-32700);
+  });
+});
