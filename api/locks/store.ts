@@ -1,0 +1,83 @@
+/**
+ * The API's view of the lock index: Ponder's tables read through a drizzle database — Ponder's read-only `db`
+ * (from "ponder:api") in the server, or drizzle over node-postgres / PGlite outside it (tests, benchmarks).
+ *
+ * Table names are always schema-qualified. Ponder's read-only client runs with search_path = the `--schema` of
+ * `ponder start` / `ponder serve`, but on PGlite it shares its one session with the indexer, whose flushes
+ * create TEMP tables named like ours ("lock", left behind empty after each flush; indexing-store/cache.js) — and
+ * pg_temp comes first in every search_path, so an unqualified `lock` would read that empty shadow.
+ */
+import { sql } from "ponder";
+import type { Address } from "viem";
+import type { LiveLock, LockStore } from "./types";
+
+/** Any drizzle Postgres database (only `execute` is used): Ponder's read-only `db`, or drizzle over node-postgres,
+ *  PGlite or pg-proxy. */
+export type LockDb = { execute(query: ReturnType<typeof sql>): PromiseLike<unknown> };
+
+export type CreateLockStoreOptions = {
+  db: LockDb;
+  /** Ponder's database schema; default: the connection's current_schema() (Ponder's search_path). */
+  schema?: string;
+};
+
+type Row = Record<string, unknown>;
+
+/** node-postgres and PGlite answer `{ rows }`; drizzle's pg-proxy answers the rows themselves. */
+async function rowsOf(db: LockDb, query: ReturnType<typeof sql>): Promise<Row[]> {
+  const result = (await db.execute(query)) as unknown as { rows?: Row[] } | Row[];
+  return Array.isArray(result) ? result : (result.rows ?? []);
+}
+
+// numeric(78) arrives as a string (or a number for small values on some drivers); never through a float.
+const big = (value: unknown): bigint => BigInt(String(value));
+
+export function createLockStore({ db, schema }: CreateLockStoreOptions): LockStore {
+  let schemaName: Promise<string> | undefined = schema === undefined ? undefined : Promise.resolve(schema);
+  const resolveSchema = (): Promise<string> => {
+    schemaName ??= rowsOf(db, sql`SELECT current_schema() AS schema`).then((rows) => {
+      const name = rows[0]?.schema;
+      if (typeof name !== "string") throw new Error("lock store: the connection has no current schema");
+      return name;
+    });
+    // A failed lookup is retried on the next call, not cached.
+    schemaName.catch(() => {
+      schemaName = undefined;
+    });
+    return schemaName;
+  };
+  const table = async (name: string) => sql`${sql.identifier(await resolveSchema())}.${sql.identifier(name)}`;
+
+  return {
+    async liveLocksOf(owner: Address): Promise<LiveLock[]> {
+      // One range scan of lock_owner_token_idx (owner, token_id), already in the answer's order: burned rows have
+      // no owner. Ponder stores hex lower-case. `amount > 0` holds for every live lock (≥ 1000e18 at creation).
+      const rows = await rowsOf(
+        db,
+        sql`SELECT token_id, amount, lock_end, auto_max FROM ${await table("lock")}
+            WHERE owner = ${owner.toLowerCase()} AND NOT burned AND amount > 0
+            ORDER BY token_id`,
+      );
+      return rows.map((r) => ({
+        tokenId: big(r.token_id),
+        amount: big(r.amount),
+        lockEnd: big(r.lock_end),
+        autoMax: r.auto_max === true,
+      }));
+    },
+
+    /**
+     * Ponder's readiness: `_ponder_meta` row 'app' carries `is_ready`, 0 when an app takes over the schema and 1
+     * once historical indexing is done — the flag behind GET /ready (ponder 0.16 dist/esm/server/index.js). The
+     * realtime tail (the last 30 blocks: Ponder's finality depth for chains it has no figure for, 31337 and
+     * 8453 included) is indexed right after, within seconds.
+     */
+    async isReady(): Promise<boolean> {
+      const rows = await rowsOf(
+        db,
+        sql`SELECT (value->>'is_ready')::int AS is_ready FROM ${await table("_ponder_meta")} WHERE key = 'app'`,
+      );
+      return Number(rows[0]?.is_ready) === 1;
+    },
+  };
+}

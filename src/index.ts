@@ -1,0 +1,105 @@
+import { ponder } from "ponder:registry";
+import { lock, lockEvent } from "ponder:schema";
+import {
+  autoMaxSet,
+  type EventOrigin,
+  lockAmountIncreased,
+  lockCreated,
+  lockEventRow,
+  lockExtended,
+  lockMerged,
+  lockTransferred,
+  lockUnlocked,
+  transferKind,
+} from "../api/locks/rules";
+
+// Thin on purpose: load the row, apply the pure rule of protocol.md §2 (api/locks/rules.ts), store the result.
+
+type Located = {
+  block: { number: bigint; timestamp: bigint };
+  transaction: { hash: `0x${string}` };
+  log: { logIndex: number };
+};
+const origin = (event: Located): EventOrigin => ({
+  block: { number: event.block.number, timestamp: event.block.timestamp },
+  txHash: event.transaction.hash,
+  logIndex: event.log.logIndex,
+});
+
+ponder.on("VeLockNFT:LockCreated", async ({ event, context }) => {
+  const at = origin(event);
+  const row = lockCreated(event.args, at.block);
+  await context.db.insert(lock).values(row);
+  await context.db
+    .insert(lockEvent)
+    .values(lockEventRow("create", row, at, { user: event.args.user, amount: event.args.amount }));
+});
+
+ponder.on("VeLockNFT:LockAmountIncreased", async ({ event, context }) => {
+  const at = origin(event);
+  const row = await context.db
+    .update(lock, { tokenId: event.args.tokenId })
+    .set((current) => lockAmountIncreased(current, event.args, at.block));
+  await context.db
+    .insert(lockEvent)
+    .values(lockEventRow("topup", row, at, { user: event.args.user, amount: event.args.amountAdded }));
+});
+
+ponder.on("VeLockNFT:LockExtended", async ({ event, context }) => {
+  const at = origin(event);
+  const row = await context.db
+    .update(lock, { tokenId: event.args.tokenId })
+    .set((current) => lockExtended(current, event.args, at.block));
+  await context.db.insert(lockEvent).values(lockEventRow("extend", row, at, { user: event.args.user }));
+});
+
+ponder.on("VeLockNFT:LockMerged", async ({ event, context }) => {
+  const at = origin(event);
+  const { fromTokenId, intoTokenId } = event.args;
+  const [from, into] = await Promise.all([
+    context.db.find(lock, { tokenId: fromTokenId }),
+    context.db.find(lock, { tokenId: intoTokenId }),
+  ]);
+  if (!from || !into) throw new Error(`LockMerged ${fromTokenId} → ${intoTokenId}: lock not indexed`);
+  const next = lockMerged(from, into, event.args, at.block);
+  await context.db.update(lock, { tokenId: fromTokenId }).set(next.from);
+  await context.db.update(lock, { tokenId: intoTokenId }).set(next.into);
+  await context.db.insert(lockEvent).values(
+    lockEventRow("merge", next.into, at, {
+      user: event.args.user,
+      amount: event.args.amountMoved,
+      fromTokenId,
+    }),
+  );
+});
+
+ponder.on("VeLockNFT:LockUnlocked", async ({ event, context }) => {
+  const at = origin(event);
+  const row = await context.db
+    .update(lock, { tokenId: event.args.tokenId })
+    .set((current) => lockUnlocked(current, event.args, at.block));
+  await context.db
+    .insert(lockEvent)
+    .values(lockEventRow("unlock", row, at, { user: event.args.user, amount: event.args.amountReturned }));
+});
+
+ponder.on("VeLockNFT:AutoMaxSet", async ({ event, context }) => {
+  const at = origin(event);
+  const row = await context.db
+    .update(lock, { tokenId: event.args.tokenId })
+    .set((current) => autoMaxSet(current, event.args, at.block));
+  await context.db.insert(lockEvent).values(lockEventRow("automax", row, at, { user: event.args.user }));
+});
+
+ponder.on("VeLockNFT:Transfer", async ({ event, context }) => {
+  const at = origin(event);
+  // Mints and burns change nothing here (LockCreated / LockMerged / LockUnlocked do); only a sell-back does.
+  if (transferKind(event.args) !== "move") return;
+  const current = await context.db.find(lock, { tokenId: event.args.tokenId });
+  const row = lockTransferred(current ?? null, event.args, at.block);
+  if (row === null) return;
+  await context.db.update(lock, { tokenId: event.args.tokenId }).set(row);
+  await context.db
+    .insert(lockEvent)
+    .values(lockEventRow("transfer", row, at, { user: event.args.from, to: event.args.to }));
+});

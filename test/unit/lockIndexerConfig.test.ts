@@ -1,0 +1,139 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { IndexerConfigError, indexerSettings, LOCAL_RPC_URL } from "../../api/locks/indexerConfig";
+
+// Files only (no network, no database): a manifest on disk is the input the indexer config reads.
+const dir = mkdtempSync(path.join(os.tmpdir(), "indexer-config-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const VE = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+function manifestFile(name: string, contracts: Record<string, unknown>, chainId = 31337): string {
+  const file = path.join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify({ name: "asset-protocol", version: "1", chain: "local", chainId, contracts }));
+  return file;
+}
+const local = manifestFile("local", { VeLockNFT: { address: VE, startBlock: 3 } });
+
+describe("indexerSettings", () => {
+  it("local is the default: manifest address and start block, anvil RPC, fast polling, no sync cache", () => {
+    const s = indexerSettings({ MANIFEST_FILE: local });
+    expect(s).toEqual({
+      network: "local",
+      chainId: 31337,
+      chainName: "local",
+      rpcUrl: LOCAL_RPC_URL,
+      pollingIntervalMs: 250,
+      disableCache: true,
+      veLockNFT: { address: VE, startBlock: 3 },
+      database: undefined,
+    });
+  });
+
+  it("base reads deployments/base.json and needs RPC_URL", () => {
+    expect(() => indexerSettings({ NETWORK: "base" })).toThrow(
+      new IndexerConfigError("RPC_URL is required for NETWORK=base (or set PONDER_RPC_URL_8453)"),
+    );
+    const s = indexerSettings({ NETWORK: "base", RPC_URL: "https://rpc.example/key123" });
+    expect(s).toMatchObject({
+      chainId: 8453,
+      chainName: "base",
+      rpcUrl: "https://rpc.example/key123",
+      pollingIntervalMs: 1000,
+      disableCache: false,
+      veLockNFT: { address: "0x876Da22a5bBEe4f8963b791631D2cAC5199389eE", startBlock: 46183959 },
+    });
+  });
+
+  it("accepts Ponder's PONDER_RPC_URL_<chainId>; RPC_URL wins over it", () => {
+    expect(indexerSettings({ NETWORK: "base-sepolia", PONDER_RPC_URL_84532: "http://a.example" }).rpcUrl).toBe(
+      "http://a.example",
+    );
+    expect(
+      indexerSettings({
+        NETWORK: "base-sepolia",
+        RPC_URL: "http://b.example",
+        PONDER_RPC_URL_84532: "http://a.example",
+      }).rpcUrl,
+    ).toBe("http://b.example");
+  });
+
+  it("names a bad RPC variable without echoing its value (it may carry an API key)", () => {
+    const attempt = () => indexerSettings({ MANIFEST_FILE: local, RPC_URL: "not a url secretkey" });
+    expect(attempt).toThrow("RPC_URL is not a URL");
+    try {
+      attempt();
+    } catch (error) {
+      expect((error as Error).message).not.toContain("secretkey");
+    }
+    expect(() => indexerSettings({ MANIFEST_FILE: local, RPC_URL: "ftp://x.example" })).toThrow(
+      "RPC_URL must be an http(s) URL",
+    );
+  });
+
+  it("rejects an unknown NETWORK", () => {
+    expect(() => indexerSettings({ NETWORK: "mainnet" })).toThrow(
+      'NETWORK must be one of local, base, base-sepolia (got "mainnet")',
+    );
+  });
+
+  it("stops on a manifest without VeLockNFT, or with the zero address, naming the file and key", () => {
+    const none = manifestFile("none", { AssetToken: { address: VE } });
+    expect(() => indexerSettings({ MANIFEST_FILE: none })).toThrow(
+      `${none}: contracts.VeLockNFT is missing or the zero address; nothing to index`,
+    );
+    const zero = manifestFile("zero", { VeLockNFT: { address: "0x0000000000000000000000000000000000000000" } });
+    expect(() => indexerSettings({ MANIFEST_FILE: zero })).toThrow(
+      /contracts\.VeLockNFT is missing or the zero address/,
+    );
+  });
+
+  it("stops on a missing or malformed manifest file, and on a chain id that does not match NETWORK", () => {
+    expect(() => indexerSettings({ MANIFEST_FILE: path.join(dir, "nope.json") })).toThrow(
+      /cannot read deployment manifest .*nope\.json.*\(from MANIFEST_FILE\)/,
+    );
+    const bad = path.join(dir, "bad.json");
+    writeFileSync(bad, "{");
+    expect(() => indexerSettings({ MANIFEST_FILE: bad })).toThrow(/is not valid JSON/);
+    const wrongChain = manifestFile("wrong", { VeLockNFT: { address: VE } }, 8453);
+    expect(() => indexerSettings({ MANIFEST_FILE: wrongChain })).toThrow(/chainId: expected 31337, found 8453/);
+  });
+
+  it("requires a start block outside the devnet", () => {
+    const file = manifestFile("nostart", { VeLockNFT: { address: VE } }, 8453);
+    expect(() => indexerSettings({ NETWORK: "base", MANIFEST_FILE: file, RPC_URL: "http://x.example" })).toThrow(
+      `${file}: contracts.VeLockNFT.startBlock is required on base`,
+    );
+    expect(
+      indexerSettings({ MANIFEST_FILE: manifestFile("ls", { VeLockNFT: { address: VE } }) }).veLockNFT.startBlock,
+    ).toBe(0);
+  });
+
+  it("PGLITE_DIR picks the PGlite directory unless a Postgres URL is set (Postgres wins, as in Ponder)", () => {
+    expect(indexerSettings({ MANIFEST_FILE: local, PGLITE_DIR: "/tmp/x" }).database).toEqual({
+      kind: "pglite",
+      directory: "/tmp/x",
+    });
+    expect(
+      indexerSettings({ MANIFEST_FILE: local, PGLITE_DIR: "/tmp/x", DATABASE_URL: "postgresql://h/db" }).database,
+    ).toBeUndefined();
+  });
+
+  it("INDEXER_DISABLE_CACHE overrides the per-network default (true or false only)", () => {
+    expect(indexerSettings({ MANIFEST_FILE: local, INDEXER_DISABLE_CACHE: "false" }).disableCache).toBe(false);
+    expect(
+      indexerSettings({ NETWORK: "base", RPC_URL: "http://x.example", INDEXER_DISABLE_CACHE: "true" }).disableCache,
+    ).toBe(true);
+    expect(() => indexerSettings({ MANIFEST_FILE: local, INDEXER_DISABLE_CACHE: "1" })).toThrow(
+      "INDEXER_DISABLE_CACHE must be true or false",
+    );
+  });
+
+  it("INDEXER_POLLING_MS overrides the polling interval within [100, 60000]", () => {
+    expect(indexerSettings({ MANIFEST_FILE: local, INDEXER_POLLING_MS: "500" }).pollingIntervalMs).toBe(500);
+    for (const bad of ["50", "1e3", "-1", "70000"]) {
+      expect(() => indexerSettings({ MANIFEST_FILE: local, INDEXER_POLLING_MS: bad })).toThrow(/INDEXER_POLLING_MS/);
+    }
+  });
+});
