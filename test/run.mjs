@@ -17,7 +17,14 @@ function run(label, args, env) {
   console.log(`\n=== ${label}: vitest run ${args.join(" ")}`);
   const res = spawnSync(
     process.execPath,
-    ["node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${file}`, ...args],
+    [
+      "node_modules/vitest/vitest.mjs",
+      "run",
+      "--reporter=default",
+      "--reporter=json",
+      `--outputFile.json=${file}`,
+      ...args,
+    ],
     { stdio: "inherit", env: { ...process.env, NO_COLOR: "1", PONDER_TELEMETRY_DISABLED: "true", ...env } },
   );
   if (!existsSync(file)) {
@@ -41,16 +48,23 @@ if (extra.length > 0) {
   runs.push(run("all (PGlite)", [], { TEST_REDIS_URL: redisUrl, TEST_DATABASE_URL: pgUrl }));
   if (existsSync("test/indexer")) {
     runs.push(
-      run("indexer (Postgres)", ["test/indexer"], { TEST_REDIS_URL: redisUrl, TEST_DATABASE_URL: pgUrl, DATABASE_URL: pgUrl }),
+      run("indexer (Postgres)", ["test/indexer"], {
+        TEST_REDIS_URL: redisUrl,
+        TEST_DATABASE_URL: pgUrl,
+        DATABASE_URL: pgUrl,
+      }),
     );
   }
 }
 rmSync(out, { recursive: true, force: true });
 
-const total = runs.reduce((a, r) => ({ passed: a.passed + r.passed, failed: a.failed + r.failed, skipped: a.skipped + r.skipped }), {
-  passed: 0,
-  failed: 0,
-  skipped: 0,
-});
+const total = runs.reduce(
+  (a, r) => ({ passed: a.passed + r.passed, failed: a.failed + r.failed, skipped: a.skipped + r.skipped }),
+  {
+    passed: 0,
+    failed: 0,
+    skipped: 0,
+  },
+);
 console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
 process.exit(total.failed > 0 || total.passed === 0 ? 1 : 0);

@@ -81,7 +81,11 @@ export function redactUrl(url: string): string {
   }
 }
 
-type JsonRpcResponse = { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+type JsonRpcResponse = {
+  id?: unknown;
+  result?: unknown;
+  error?: { code?: unknown; message?: unknown; data?: unknown };
+};
 
 export function createRpcClient(options: RpcClientOptions): RpcClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
@@ -106,7 +110,8 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
           signal: controller.signal,
         });
       } catch {
-        if (controller.signal.aborted) throw new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method });
+        if (controller.signal.aborted)
+          throw new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method });
         throw new RpcError("unreachable", `RPC ${method}: node unreachable`, { method });
       }
       if (!response.ok) {
@@ -116,7 +121,8 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       try {
         return await response.json();
       } catch {
-        if (controller.signal.aborted) throw new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method });
+        if (controller.signal.aborted)
+          throw new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method });
         throw new RpcError("unreachable", `RPC ${method}: response is not JSON`, { method });
       }
     } catch (error) {
@@ -128,7 +134,8 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
   }
 
   function unwrap(res: unknown, method: string): unknown {
-    if (typeof res !== "object" || res === null) throw new RpcError("invalid", `RPC ${method}: malformed response`, { method });
+    if (typeof res !== "object" || res === null)
+      throw new RpcError("invalid", `RPC ${method}: malformed response`, { method });
     const r = res as JsonRpcResponse;
     if (r.error !== undefined && r.error !== null) {
       const code = typeof r.error.code === "number" ? r.error.code : undefined;
@@ -176,7 +183,8 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
         const byId = new Map(res.map((r) => [(r as JsonRpcResponse)?.id, r]));
         const results = reqs.map((r, i) => {
           const member = byId.get(ids[i]);
-          if (member === undefined) throw new RpcError("invalid", `RPC ${r.method}: missing from batch response`, { method: r.method });
+          if (member === undefined)
+            throw new RpcError("invalid", `RPC ${r.method}: missing from batch response`, { method: r.method });
           return unwrap(member, r.method);
         });
         report(methods, "ok");

@@ -38,7 +38,12 @@ export class ApiError extends Error {
   }
 
   toEnvelope(): ErrorEnvelope {
-    return { ok: false, error: this.code, message: this.message, ...(this.detail === undefined ? {} : { detail: this.detail }) };
+    return {
+      ok: false,
+      error: this.code,
+      message: this.message,
+      ...(this.detail === undefined ? {} : { detail: this.detail }),
+    };
   }
 }
 

@@ -34,7 +34,11 @@ export function parseUint256(param: string, raw: string): bigint {
 export function parseUintInRange(param: string, raw: string, min: bigint, max: bigint): bigint {
   const value = parseUint256(param, raw);
   if (value < min || value > max) {
-    throw new BadParamsError(`${param} must be between ${min} and ${max}.`, { param, min: String(min), max: String(max) });
+    throw new BadParamsError(`${param} must be between ${min} and ${max}.`, {
+      param,
+      min: String(min),
+      max: String(max),
+    });
   }
   return value;
 }
@@ -69,7 +73,11 @@ export function parseQuery<S extends ParamSpec>(url: string, spec: S): ParsedPar
     seen.add(name);
     const kind = spec[name]!.kind;
     out[name] =
-      kind === "address" ? parseAddress(name, value) : kind === "uint256" ? parseUint256(name, value) : parseBool(name, value);
+      kind === "address"
+        ? parseAddress(name, value)
+        : kind === "uint256"
+          ? parseUint256(name, value)
+          : parseBool(name, value);
   }
   for (const [name, s] of Object.entries(spec)) {
     if (s.required && !seen.has(name)) throw new BadParamsError(`Missing required parameter ${name}.`, { param: name });
