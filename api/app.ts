@@ -2,16 +2,15 @@ import { Hono } from "hono";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
 import { createClientIpResolver, type PeerAddressSource } from "./http/clientIp";
+import { edge, edgeHeaders, edgeRequestId } from "./http/edge";
 import { ApiError, InternalError, MethodNotAllowedError, NotFoundError } from "./http/errors";
 import { rateLimit } from "./http/rateLimit";
-import { requestId } from "./http/requestId";
 import type { LockStore } from "./locks/types";
 import { MCP_CORS_METHODS, MCP_PATH, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
 import { createGate, type Gate } from "./mcp/v1/gate";
 import { v1Router } from "./mcp/v1/router";
 import { createLogger, type Logger } from "./observability/logger";
 import { createMetrics, type Metrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
-import { observeRequests } from "./observability/requestLog";
 import { registerDocsRoutes } from "./openapi/docsRoutes";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
 import type { RateLimiter } from "./ratelimit/limiter";
@@ -42,12 +41,6 @@ export type AppDeps = {
 export type AppDepsInput = Omit<AppDeps, Defaulted> & Partial<Pick<AppDeps, Defaulted>>;
 type Defaulted = "gate" | "locks" | "limiter" | "metrics" | "logger";
 
-/** On every response: any origin may read it, including our own headers (x-supply-error, RateLimit…). */
-const CORS_HEADERS = {
-  "access-control-allow-origin": "*",
-  "access-control-expose-headers": "*",
-} as const;
-
 /** Only a preflight (OPTIONS) needs these; sending them on every GET costs the hot path for nothing. */
 const PREFLIGHT_HEADERS = {
   "access-control-allow-methods": "GET, OPTIONS",
@@ -68,16 +61,14 @@ export function createApp(input: AppDepsInput): Hono {
   };
   const app = new Hono();
 
-  app.use("*", requestId());
   const clientIp = createClientIpResolver({
     trustedProxies: deps.config.trustedProxies,
     // MCP tool calls are in-process requests that carry their MCP client's address (api/mcp/server.ts).
     peerAddress: withInProcessClientIp(deps.peerAddress),
   });
-  app.use("*", observeRequests({ logger, metrics, clientIp }));
-  // CORS on every response, errors included (design.md); set first so later failures keep it.
+  // Request id, CORS * on every response (errors included, design.md), request log + metrics: one layer.
+  app.use("*", edge({ logger, metrics, clientIp }));
   app.use("*", async (c, next) => {
-    for (const [k, v] of Object.entries(CORS_HEADERS)) c.header(k, v);
     // MCP Streamable HTTP is JSON-RPC over POST: exactly /api/mcp answers its own methods.
     const mcp = c.req.path === MCP_PATH;
     if (c.req.method === "OPTIONS") {
@@ -110,8 +101,8 @@ export function createApp(input: AppDepsInput): Hono {
     const apiError = error instanceof ApiError ? error : new InternalError();
     // The cause goes to the log (scrubbed of URL secrets and addresses), never into the response.
     if (!(error instanceof ApiError))
-      logger.error("unhandled error", { requestId: c.res.headers.get("x-request-id"), error, stack: error.stack });
-    for (const [k, v] of Object.entries(CORS_HEADERS)) c.header(k, v);
+      logger.error("unhandled error", { requestId: edgeRequestId(c), error, stack: error.stack });
+    for (const [k, v] of Object.entries(edgeHeaders(c))) c.header(k, v);
     c.header("cache-control", "no-store");
     if ("retryAfterSec" in apiError) c.header("retry-after", String(apiError.retryAfterSec));
     return c.json(apiError.toEnvelope(), apiError.status);

@@ -12,6 +12,7 @@ import { Hono } from "hono";
 import type { AppDeps } from "../app";
 import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
 import type { RpcClient } from "../chain/rpc";
+import { ownsEdgeHeaders, respond } from "../http/edge";
 import { deployedAddress } from "../manifest";
 import type { SupplyRouteDefinition } from "../openapi/routeDefinition";
 import { readCirculatingSupply, readTotalSupply } from "./reads";
@@ -59,17 +60,22 @@ function formatOf(c: Context): Format | null {
   return values[0] === "bare" ? "bare" : values[0] === "json" ? "json" : null;
 }
 
+// Every supply response is built by respond() (api/http/edge.ts), with the edge's CORS and request-id
+// headers in one plain object: a cached hit, polled at any rate, allocates no WHATWG Headers.
 function ok(c: Context, format: Format, result: string | null, cacheControl: string): Response {
   if (format === "bare") {
-    return c.body(result ?? "null", 200, { "content-type": TEXT_TYPE, "cache-control": cacheControl });
+    return respond(c, result ?? "null", 200, { "content-type": TEXT_TYPE, "cache-control": cacheControl });
   }
-  return c.body(JSON.stringify({ result }), 200, { "content-type": JSON_TYPE, "cache-control": cacheControl });
+  return respond(c, JSON.stringify({ result }), 200, { "content-type": JSON_TYPE, "cache-control": cacheControl });
 }
 
 function fail(c: Context, format: Format, code: SupplyErrorCode, status: 400 | 502): Response {
-  const headers = { "cache-control": "no-store", "x-supply-error": code };
-  if (format === "bare") return c.body(null, status, { ...headers, "content-type": TEXT_TYPE });
-  return c.body(JSON.stringify({ result: null, error: code }), status, { ...headers, "content-type": JSON_TYPE });
+  const headers = {
+    "content-type": format === "bare" ? TEXT_TYPE : JSON_TYPE,
+    "cache-control": "no-store",
+    "x-supply-error": code,
+  };
+  return respond(c, format === "bare" ? null : JSON.stringify({ result: null, error: code }), status, headers);
 }
 
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
@@ -181,13 +187,16 @@ export function supplyRouter(deps: AppDeps): Hono {
   };
 
   const supply = new Hono();
-  supply.get(SUPPLY_ROUTES.total.path, route("total"));
-  supply.get(SUPPLY_ROUTES.circulating.path, route("circulating"));
+  supply.get(SUPPLY_ROUTES.total.path, ownsEdgeHeaders(route("total")));
+  supply.get(SUPPLY_ROUTES.circulating.path, ownsEdgeHeaders(route("circulating")));
   // max is static (spec §2.2: none): nothing to read, so nothing to cache server-side beyond the constant.
-  supply.get(SUPPLY_ROUTES.max.path, (c) => {
-    const format = formatOf(c);
-    if (format === null) return fail(c, "json", "SUPPLY_BAD_FORMAT", 400);
-    return ok(c, format, null, CACHE_OK.max);
-  });
+  supply.get(
+    SUPPLY_ROUTES.max.path,
+    ownsEdgeHeaders((c: Context) => {
+      const format = formatOf(c);
+      if (format === null) return fail(c, "json", "SUPPLY_BAD_FORMAT", 400);
+      return ok(c, format, null, CACHE_OK.max);
+    }),
+  );
   return supply;
 }
