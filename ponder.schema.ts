@@ -31,12 +31,14 @@ export const lockEvent = onchainTable(
     id: t.text().primaryKey(),
     kind: t.text().notNull(),
     tokenId: t.bigint().notNull(),
-    user: t.hex().notNull(),
+    /** The event's user: the owner acting (for a sell-back: the seller). Not `user`: a reserved word in SQL. */
+    account: t.hex().notNull(),
     amount: t.bigint(),
     lockEnd: t.bigint().notNull(),
     autoMax: t.boolean().notNull(),
     fromTokenId: t.bigint(),
-    to: t.hex(),
+    /** A sell-back's receiver (the Furnace). */
+    recipient: t.hex(),
     blockNumber: t.bigint().notNull(),
     blockTime: t.bigint().notNull(),
     txHash: t.hex().notNull(),

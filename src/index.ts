@@ -32,7 +32,7 @@ ponder.on("VeLockNFT:LockCreated", async ({ event, context }) => {
   await context.db.insert(lock).values(row);
   await context.db
     .insert(lockEvent)
-    .values(lockEventRow("create", row, at, { user: event.args.user, amount: event.args.amount }));
+    .values(lockEventRow("create", row, at, { account: event.args.user, amount: event.args.amount }));
 });
 
 ponder.on("VeLockNFT:LockAmountIncreased", async ({ event, context }) => {
@@ -42,7 +42,7 @@ ponder.on("VeLockNFT:LockAmountIncreased", async ({ event, context }) => {
     .set((current) => lockAmountIncreased(current, event.args, at.block));
   await context.db
     .insert(lockEvent)
-    .values(lockEventRow("topup", row, at, { user: event.args.user, amount: event.args.amountAdded }));
+    .values(lockEventRow("topup", row, at, { account: event.args.user, amount: event.args.amountAdded }));
 });
 
 ponder.on("VeLockNFT:LockExtended", async ({ event, context }) => {
@@ -50,7 +50,7 @@ ponder.on("VeLockNFT:LockExtended", async ({ event, context }) => {
   const row = await context.db
     .update(lock, { tokenId: event.args.tokenId })
     .set((current) => lockExtended(current, event.args, at.block));
-  await context.db.insert(lockEvent).values(lockEventRow("extend", row, at, { user: event.args.user }));
+  await context.db.insert(lockEvent).values(lockEventRow("extend", row, at, { account: event.args.user }));
 });
 
 ponder.on("VeLockNFT:LockMerged", async ({ event, context }) => {
@@ -66,7 +66,7 @@ ponder.on("VeLockNFT:LockMerged", async ({ event, context }) => {
   await context.db.update(lock, { tokenId: intoTokenId }).set(next.into);
   await context.db.insert(lockEvent).values(
     lockEventRow("merge", next.into, at, {
-      user: event.args.user,
+      account: event.args.user,
       amount: event.args.amountMoved,
       fromTokenId,
     }),
@@ -80,7 +80,7 @@ ponder.on("VeLockNFT:LockUnlocked", async ({ event, context }) => {
     .set((current) => lockUnlocked(current, event.args, at.block));
   await context.db
     .insert(lockEvent)
-    .values(lockEventRow("unlock", row, at, { user: event.args.user, amount: event.args.amountReturned }));
+    .values(lockEventRow("unlock", row, at, { account: event.args.user, amount: event.args.amountReturned }));
 });
 
 ponder.on("VeLockNFT:AutoMaxSet", async ({ event, context }) => {
@@ -88,7 +88,7 @@ ponder.on("VeLockNFT:AutoMaxSet", async ({ event, context }) => {
   const row = await context.db
     .update(lock, { tokenId: event.args.tokenId })
     .set((current) => autoMaxSet(current, event.args, at.block));
-  await context.db.insert(lockEvent).values(lockEventRow("automax", row, at, { user: event.args.user }));
+  await context.db.insert(lockEvent).values(lockEventRow("automax", row, at, { account: event.args.user }));
 });
 
 ponder.on("VeLockNFT:Transfer", async ({ event, context }) => {
@@ -101,5 +101,5 @@ ponder.on("VeLockNFT:Transfer", async ({ event, context }) => {
   await context.db.update(lock, { tokenId: event.args.tokenId }).set(row);
   await context.db
     .insert(lockEvent)
-    .values(lockEventRow("transfer", row, at, { user: event.args.from, to: event.args.to }));
+    .values(lockEventRow("transfer", row, at, { account: event.args.from, recipient: event.args.to }));
 });

@@ -188,7 +188,7 @@ export type LockEventRow = {
   kind: LockEventKind;
   tokenId: bigint;
   /** The event's user: the owner acting (for a transfer: the sender). */
-  user: Address;
+  account: Address;
   /** create: amount; topup: amount added; merge: amount moved; unlock: amount returned; else null. */
   amount: bigint | null;
   /** The lock's state right after the event (for unlock: zeros). */
@@ -197,7 +197,7 @@ export type LockEventRow = {
   /** merge: the burned source lock. */
   fromTokenId: bigint | null;
   /** transfer: the receiver (the Furnace on a sell-back). */
-  to: Address | null;
+  recipient: Address | null;
   blockNumber: bigint;
   blockTime: bigint;
   txHash: `0x${string}`;
@@ -211,18 +211,18 @@ export function lockEventRow(
   kind: LockEventKind,
   after: LockRow,
   origin: EventOrigin,
-  detail: { user: Address; amount?: bigint; fromTokenId?: bigint; to?: Address },
+  detail: { account: Address; amount?: bigint; fromTokenId?: bigint; recipient?: Address },
 ): LockEventRow {
   return {
     id: `${origin.txHash}-${origin.logIndex}`,
     kind,
     tokenId: after.tokenId,
-    user: detail.user,
+    account: detail.account,
     amount: detail.amount ?? null,
     lockEnd: after.lockEnd,
     autoMax: after.autoMax,
     fromTokenId: detail.fromTokenId ?? null,
-    to: detail.to ?? null,
+    recipient: detail.recipient ?? null,
     blockNumber: origin.block.number,
     blockTime: origin.block.timestamp,
     txHash: origin.txHash,

@@ -112,12 +112,12 @@ describe(`lock index (${backend})`, () => {
       expect(row).toMatchObject({ owner: null, amount: 0n, lockEnd: 0n, autoMax: false, burned: true });
     }
     const events = (kind: string) =>
-      idx.query<{ token_id: string; from_token_id: string | null; to: string | null }>(
-        `SELECT token_id, from_token_id, "to" FROM ${idx.table("lock_event")} WHERE kind = $1 ORDER BY id`,
+      idx.query<{ token_id: string; from_token_id: string | null; recipient: string | null }>(
+        `SELECT token_id, from_token_id, recipient FROM ${idx.table("lock_event")} WHERE kind = $1 ORDER BY id`,
         [kind],
       );
     const transfers = await events("transfer");
-    expect(transfers.map((t) => [BigInt(t.token_id), t.to])).toEqual([
+    expect(transfers.map((t) => [BigInt(t.token_id), t.recipient])).toEqual([
       [tokenIds.bobSoldBack, devnet.addresses.Furnace.toLowerCase()],
     ]);
     const merges = await events("merge");

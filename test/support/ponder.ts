@@ -121,8 +121,7 @@ export async function startPonder(opts: StartPonderOptions): Promise<PonderProce
     "--log-level",
     opts.logLevel ?? "warn",
   ];
-  // PONDER_TEST_ROOT: run the suites against another project root (e.g. while src/api/index.ts is being rewritten).
-  const root = opts.root ?? process.env.PONDER_TEST_ROOT ?? REPO_ROOT;
+  const root = opts.root ?? REPO_ROOT;
   if (root !== REPO_ROOT) args.push("--root", root);
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
@@ -271,7 +270,8 @@ export interface IndexDb {
 export async function openIndexDb(database: PonderDatabase): Promise<IndexDb> {
   const schema = database.schema ?? "indexer";
   if (database.kind === "postgres") {
-    const pool = new pg.Pool({ connectionString: database.url, max: 2, options: `-c search_path="${schema}"` });
+    // One connection: a test's session state (SET, TEMP tables) is the store's, as in Ponder's PGlite.
+    const pool = new pg.Pool({ connectionString: database.url, max: 1, options: `-c search_path="${schema}"` });
     return {
       ...qualified(schema),
       db: drizzlePg(pool, { casing: "snake_case" }),

@@ -225,16 +225,16 @@ describe("lockEventRow", () => {
   it("records the event with the lock's state after it", () => {
     const row = created();
     const origin = { block: later(1n), txHash: `0x${"ab".repeat(32)}` as const, logIndex: 3 };
-    expect(lockEventRow("merge", row, origin, { user: alice, amount: 7n, fromTokenId: 9n })).toEqual({
+    expect(lockEventRow("merge", row, origin, { account: alice, amount: 7n, fromTokenId: 9n })).toEqual({
       id: `0x${"ab".repeat(32)}-3`,
       kind: "merge",
       tokenId: 1n,
-      user: alice,
+      account: alice,
       amount: 7n,
       lockEnd: row.lockEnd,
       autoMax: false,
       fromTokenId: 9n,
-      to: null,
+      recipient: null,
       blockNumber: 15n,
       blockTime: b0.timestamp + DAY,
       txHash: `0x${"ab".repeat(32)}`,
