@@ -103,7 +103,8 @@ export async function quoteLockViaFurnace(
   };
 }
 
-const QUOTE_PARAMS = {
+/** Also the parameters of prepare/lock-via-furnace, which quotes the same entry before encoding it. */
+export const QUOTE_PARAMS = {
   user: { kind: "address", required: true, description: "The wallet that would lock." },
   claimAmountWei: { kind: "uint256", required: true, description: "Token amount in wei to lock." },
   targetTokenId: { kind: "uint256", default: "0", description: "The lock to add to, or 0 to create a new lock." },

@@ -4,7 +4,7 @@ import { encodeCall } from "../../../chain/encode";
 import { BadParamsError, QuoteFailedError } from "../../../http/errors";
 import { parseQuery } from "../../../http/params";
 import { BPS, DEFAULT_SLIPPAGE_BPS } from "../../../math";
-import { type LockViaFurnaceQuote, quoteLockViaFurnace } from "../quote";
+import { type LockViaFurnaceQuote, QUOTE_PARAMS, quoteLockViaFurnace } from "../quote";
 import { readAllowance, withApproval } from "./approval";
 import { coalesceRequests } from "./coalesce";
 import { type LockTerms, requireAtLeast, requireLockTerms } from "./lockTerms";
@@ -17,28 +17,9 @@ import { defineAction, type ParamDoc } from "./pipeline";
  */
 
 export const FURNACE_PARAMS = {
+  ...QUOTE_PARAMS,
   user: { kind: "address", required: true, description: "The wallet that locks (it signs both steps)." },
   claimAmountWei: { kind: "uint256", required: true, description: "Token amount in wei to lock (> 0)." },
-  targetTokenId: {
-    kind: "uint256",
-    default: "0",
-    description: "The lock to add to, or 0 to create a new lock.",
-  },
-  durationSeconds: {
-    kind: "uint256",
-    default: "0",
-    description: "New lock: lock duration in seconds, 604800 (7 days) to 31536000 (365 days).",
-  },
-  createAutoMax: {
-    kind: "bool",
-    default: "false",
-    description: "New lock: keep the lock at the maximum length (needs durationSeconds=31536000).",
-  },
-  slippageBps: {
-    kind: "uint256",
-    default: String(DEFAULT_SLIPPAGE_BPS),
-    description: "Tolerated shortfall of the voting power against the quote, in basis points (0 to 10000).",
-  },
 } as const satisfies Record<string, ParamDoc>;
 
 export type FurnaceInput = LockTerms & { user: Address; claimAmountWei: bigint; slippageBps: bigint };
