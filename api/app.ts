@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
 import { createClientIpResolver, type PeerAddressSource } from "./http/clientIp";
@@ -68,7 +68,9 @@ export function createApp(input: AppDepsInput): Hono {
   });
   // Request id, CORS * on every response (errors included, design.md), request log + metrics: one layer.
   app.use("*", edge({ logger, metrics, clientIp }));
-  app.use("*", async (c, next) => {
+  // GET and HEAD go straight through (the hot path pays no extra async frame); everything else is
+  // a CORS preflight, the MCP endpoint's own methods, or a 405.
+  const otherMethods: MiddlewareHandler = async (c, next) => {
     // MCP Streamable HTTP is JSON-RPC over POST: exactly /api/mcp answers its own methods.
     const mcp = c.req.path === MCP_PATH;
     if (c.req.method === "OPTIONS") {
@@ -76,12 +78,13 @@ export function createApp(input: AppDepsInput): Hono {
       if (mcp) c.header("access-control-allow-methods", MCP_CORS_METHODS);
       return c.body(null, 204);
     }
-    if (c.req.method !== "GET" && c.req.method !== "HEAD" && !mcp) {
+    if (!mcp) {
       c.header("allow", "GET, HEAD, OPTIONS"); // RFC 9110 §15.5.6: a 405 names the methods that work
       throw new MethodNotAllowedError(c.req.method);
     }
     await next();
-  });
+  };
+  app.use("*", (c, next) => (c.req.method === "GET" || c.req.method === "HEAD" ? next() : otherMethods(c, next)));
   // Before any route is mounted, so every v1 handler (and a 404 under a limited prefix) is counted.
   app.use("/api/mcp/v1/*", rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics }));
   app.get("/api/metrics", (c) =>
