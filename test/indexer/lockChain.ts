@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import { type Address, encodeFunctionData, getAddress, type Hex, parseEventLogs, zeroAddress } from "viem";
 import { expect } from "vitest";
+import type { LockRow } from "../../api/locks/rules";
 import { createLockStore } from "../../api/locks/store";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS, type DevnetAccount } from "../../devnet/seed";
@@ -92,18 +93,8 @@ export async function expectIndexMatchesChain(devnet: TestDevnet, idx: IndexDb):
   return { tokens: rows.length };
 }
 
-export type IndexedLock = {
-  tokenId: bigint;
-  owner: Address | null;
-  amount: bigint;
-  lockEnd: bigint;
-  autoMax: boolean;
-  burned: boolean;
-  createdBlock: bigint;
-  createdTime: bigint;
-  updatedBlock: bigint;
-  updatedTime: bigint;
-};
+/** A row of `lock` as the indexer wrote it: the rules' own row type. */
+export type IndexedLock = LockRow;
 
 /** Every row of `lock`, by token id. */
 export async function readIndexedLocks(idx: IndexDb): Promise<IndexedLock[]> {

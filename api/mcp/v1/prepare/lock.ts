@@ -5,7 +5,7 @@ import { parseQuery } from "../../../http/params";
 import { MAX_LOCK_DURATION, MIN_LOCK_AMOUNT, MIN_LOCK_DURATION, MIN_TOPUP_AMOUNT } from "../../../math";
 import { readAllowance, withApproval } from "./approval";
 import { requireAtLeast, requireLockDuration } from "./lockTerms";
-import { defineAction, type ParamDoc } from "./pipeline";
+import { defineAction, type ParamDoc, type PrepareDeps } from "./pipeline";
 
 /**
  * Plain locks on VeLockNFT: lock (Lock), topup (Top up), extend (Extend). The NFT pulls the token from
@@ -37,6 +37,19 @@ export const LOCK_PARAMS = {
 
 export type LockInput = { user: Address; amountWei: bigint; durationSecs: bigint; autoMax: boolean };
 
+/** lock and topup: VeLockNFT pulls AssetToken from the user's wallet, so its allowance decides the approve. */
+const readAssetAllowance = (
+  deps: Pick<PrepareDeps, "rpc">,
+  contracts: { AssetToken: Address; VeLockNFT: Address },
+  input: { user: Address },
+) =>
+  readAllowance(deps, {
+    token: "AssetToken",
+    tokenAddress: contracts.AssetToken,
+    owner: input.user,
+    spender: contracts.VeLockNFT,
+  });
+
 const assetApproval = (contracts: { AssetToken: Address; VeLockNFT: Address }, amount: bigint, allowance: bigint) =>
   ({
     token: "AssetToken",
@@ -64,13 +77,7 @@ export const lock = defineAction({
     requireLockDuration("durationSecs", q.durationSecs, "autoMax", autoMax);
     return { user: q.user, amountWei, durationSecs: q.durationSecs, autoMax };
   },
-  read: (deps, contracts, input) =>
-    readAllowance(deps, {
-      token: "AssetToken",
-      tokenAddress: contracts.AssetToken,
-      owner: input.user,
-      spender: contracts.VeLockNFT,
-    }),
+  read: readAssetAllowance,
   encode: (contracts, input, allowance: bigint) => ({
     calls: withApproval(assetApproval(contracts, input.amountWei, allowance), {
       step: "lock",
@@ -111,13 +118,7 @@ export const topup = defineAction({
       amountWei: requireAtLeast("amountWei", q.amountWei, MIN_TOPUP_AMOUNT, "the minimum top-up is 1 token"),
     };
   },
-  read: (deps, contracts, input) =>
-    readAllowance(deps, {
-      token: "AssetToken",
-      tokenAddress: contracts.AssetToken,
-      owner: input.user,
-      spender: contracts.VeLockNFT,
-    }),
+  read: readAssetAllowance,
   encode: (contracts, input, allowance: bigint) => ({
     calls: withApproval(assetApproval(contracts, input.amountWei, allowance), {
       step: "topup",
