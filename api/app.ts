@@ -14,7 +14,7 @@ import { createMetrics, type Metrics, PROMETHEUS_CONTENT_TYPE } from "./observab
 import { registerDocsRoutes } from "./openapi/docsRoutes";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
 import type { RateLimiter } from "./ratelimit/limiter";
-import { type SupplyDeps, supplyRouter } from "./supply/router";
+import { SUPPLY_MOUNT, type SupplyDeps, supplyApi } from "./supply/router";
 
 /** Everything the routes need from the outside world; tests build it from real parts. */
 export type AppDeps = {
@@ -48,10 +48,11 @@ const PREFLIGHT_HEADERS = {
   "access-control-max-age": "86400",
 } as const;
 
-export function createApp(input: AppDepsInput): Hono {
+/** The deps createApp runs on: `input` with every default filled in. */
+export function appDeps(input: AppDepsInput): AppDeps {
   const metrics = input.metrics ?? createMetrics();
   const logger = input.logger ?? createLogger();
-  const deps: AppDeps = {
+  return {
     ...input,
     metrics,
     logger,
@@ -59,6 +60,11 @@ export function createApp(input: AppDepsInput): Hono {
     gate: input.gate ?? createGate({ rpc: input.rpc, manifest: input.config.manifest }),
     locks: input.locks ?? null,
   };
+}
+
+export function createApp(input: AppDepsInput): Hono {
+  const deps = appDeps(input);
+  const { metrics, logger } = deps;
   const app = new Hono();
 
   const clientIp = createClientIpResolver({
@@ -91,7 +97,8 @@ export function createApp(input: AppDepsInput): Hono {
     c.body(metrics.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" }),
   );
 
-  app.route("/api/supply", supplyRouter(deps));
+  const supply = supplyApi(deps);
+  app.route(SUPPLY_MOUNT, supply.router);
   app.route("/api/mcp/v1", v1Router(deps));
   registerDocsRoutes(app); // GET /api/mcp/v1/openapi.json, GET /docs
   app.all(MCP_PATH, mcpEndpoint({ app, clientIp }));
@@ -111,5 +118,8 @@ export function createApp(input: AppDepsInput): Hono {
     return c.json(apiError.toEnvelope(), apiError.status);
   });
 
+  // A cached supply figure is answered before routing (api/supply/router.ts: same answer, same count).
+  const routed = app.fetch;
+  app.fetch = (request, env, executionCtx) => supply.hotPath(request, env) ?? routed(request, env, executionCtx);
   return app;
 }

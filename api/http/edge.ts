@@ -1,8 +1,9 @@
 /**
  * The one middleware every request passes through first (design.md): it gives the request its id,
  * puts CORS `*` and `x-request-id` on the response, and counts and logs the request once the
- * response is known (api/observability/requestLog.ts). One layer instead of three, because this is
- * the whole fixed cost of a cached supply hit, which aggregators poll at any rate.
+ * response is known (api/observability/requestLog.ts). One layer instead of three: every routed
+ * request pays it. (A cached supply figure is answered before routing by the supply hot path, which
+ * builds its answer with edgeResponse() and counts it itself: api/supply/router.ts.)
  *
  * The headers reach a response in one of two ways:
  * - by default they are prepared on the context before the handler runs (c.header), so c.json /
@@ -10,7 +11,7 @@
  * - a handler registered with ownsEdgeHeaders() builds every response with respond(), which writes
  *   them into a plain header object. Preparing them would allocate a WHATWG Headers per request, and
  *   @hono/node-server would then copy it back into an object before writing: together the largest
- *   cost of the supply hit path (bench/supply-hit.ts).
+ *   cost of a routed supply answer (bench/supply-hit.ts).
  * Either way, after the handler, a response that still lacks one of them gets it (a middleware may
  * have answered, a handler may have returned a bare Response): no response leaves without them.
  * Failures that escape this middleware are answered by app.onError, which adds edgeHeaders(c).
@@ -73,9 +74,22 @@ function withEdgeHeaders(headers: Record<string, string>, id: string): Record<st
  * content-length to it), so pass a fresh object.
  */
 export function respond(c: Context, body: string | null, status: number, headers: Record<string, string>): Response {
-  const res = new Response(body, { status, headers: withEdgeHeaders(headers, edgeRequestId(c)) });
+  const res = edgeResponse(edgeRequestId(c), body, status, headers);
   c.set(RESPONDED, res as never);
   return res;
+}
+
+/**
+ * respond() without a Context, for an answer made before routing (the supply hot path,
+ * api/supply/router.ts): `id` is the request's id (requestIdFrom), the caller records the request.
+ */
+export function edgeResponse(
+  id: string,
+  body: string | null,
+  status: number,
+  headers: Record<string, string>,
+): Response {
+  return new Response(body, { status, headers: withEdgeHeaders(headers, id) });
 }
 
 /** Sets each edge header the response lacks (a handler's own value wins, as with prepared headers). */

@@ -13,7 +13,12 @@ type NodeEnv = { incoming?: { headers?: Record<string, string | string[] | undef
  * Request. Node joins a repeated header with ", " as Headers does, so both give the same answer.
  */
 export function requestIdOf(c: Context): string {
-  const parsed = (c.env as NodeEnv)?.incoming?.headers;
-  const incoming = parsed !== undefined ? parsed["x-request-id"] : c.req.header("x-request-id");
+  return requestIdFrom(c.req.raw, c.env);
+}
+
+/** requestIdOf before routing, from the raw request and the server's env (no Context yet). */
+export function requestIdFrom(request: Request, env: unknown): string {
+  const parsed = (env as NodeEnv)?.incoming?.headers;
+  const incoming = parsed !== undefined ? parsed["x-request-id"] : request.headers.get("x-request-id");
   return typeof incoming === "string" && VALID_ID.test(incoming) ? incoming : crypto.randomUUID();
 }

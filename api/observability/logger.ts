@@ -86,4 +86,4 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 }
 
 /** Drops everything; for callers that have not asked for logs. */
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {}, enabled: () => false };

@@ -12,7 +12,8 @@ import { Hono } from "hono";
 import type { AppDeps } from "../app";
 import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
 import type { RpcClient } from "../chain/rpc";
-import { ownsEdgeHeaders, respond } from "../http/edge";
+import { edgeResponse, ownsEdgeHeaders, respond } from "../http/edge";
+import { requestIdFrom } from "../http/requestId";
 import { deployedAddress } from "../manifest";
 import type { SupplyRouteDefinition } from "../openapi/routeDefinition";
 import { readCirculatingSupply, readTotalSupply } from "./reads";
@@ -60,13 +61,18 @@ function formatOf(c: Context): Format | null {
   return values[0] === "bare" ? "bare" : values[0] === "json" ? "json" : null;
 }
 
-// Every supply response is built by respond() (api/http/edge.ts), with the edge's CORS and request-id
-// headers in one plain object: a cached hit, polled at any rate, allocates no WHATWG Headers.
+// Every supply response is built by respond() or, before routing, edgeResponse() (api/http/edge.ts),
+// with the edge's CORS and request-id headers in one plain object: a cached hit, polled at any rate,
+// allocates no WHATWG Headers.
+const okBody = (format: Format, result: string | null) =>
+  format === "bare" ? (result ?? "null") : JSON.stringify({ result });
+const okHeaders = (format: Format, cacheControl: string) => ({
+  "content-type": format === "bare" ? TEXT_TYPE : JSON_TYPE,
+  "cache-control": cacheControl,
+});
+
 function ok(c: Context, format: Format, result: string | null, cacheControl: string): Response {
-  if (format === "bare") {
-    return respond(c, result ?? "null", 200, { "content-type": TEXT_TYPE, "cache-control": cacheControl });
-  }
-  return respond(c, JSON.stringify({ result }), 200, { "content-type": JSON_TYPE, "cache-control": cacheControl });
+  return respond(c, okBody(format, result), 200, okHeaders(format, cacheControl));
 }
 
 function fail(c: Context, format: Format, code: SupplyErrorCode, status: 400 | 502): Response {
@@ -130,8 +136,35 @@ export const SUPPLY_ROUTES = {
   },
 } as const satisfies Record<Metric | "max", SupplyRouteDefinition>;
 
-export function supplyRouter(deps: AppDeps): Hono {
-  const { config, logger } = deps;
+/** Where createApp mounts the router; the hot path answers the full paths. */
+export const SUPPLY_MOUNT = "/api/supply";
+
+/** The query strings the hot path answers (none, `?` alone, one format); any other takes the routed path. */
+const HOT_QUERIES = new Map<string, Format>([
+  ["", "json"],
+  ["format=json", "json"],
+  ["format=bare", "bare"],
+]);
+
+/**
+ * A cached supply answer made before routing, or undefined for "route it". `env` is the server's
+ * (under @hono/node-server: the IncomingMessage), as app.fetch receives it.
+ */
+export type SupplyHotPath = (request: Request, env: unknown) => Response | undefined;
+
+export type SupplyApi = { router: Hono; hotPath: SupplyHotPath };
+
+/**
+ * The router, and its hot path: aggregators poll these routes at any rate, and a cached figure is
+ * almost every answer. createApp asks the hot path first (app.fetch), so such a hit skips routing,
+ * the middleware chain and its promises; everything else (a miss, an error, HEAD, another query, a
+ * request worth a log line) is routed as usual. A hot answer is the routed one byte for byte (same
+ * builders, same edge headers, same request id rules) and is counted under the same route label;
+ * it is only taken when the logger would drop the routed path's debug line for a success, so no
+ * log line is lost either (test/supply/hotPath.test.ts holds the two paths to one answer).
+ */
+export function supplyApi(deps: AppDeps): SupplyApi {
+  const { config, logger, metrics } = deps;
   // One line per code and metric per 10 s: an outage under aggregator polling must not flood the log.
   const lastLogged = new Map<string, number>();
   const logUpstreamFailure = (metric: Metric, error: SupplyError) => {
@@ -186,6 +219,33 @@ export function supplyRouter(deps: AppDeps): Hono {
     return miss(c, format, metric);
   };
 
+  const hot = new Map<string, { metric: Metric | "max"; labels: { method: "GET"; route: string; status: "200" } }>();
+  for (const metric of ["total", "circulating", "max"] as const) {
+    const path = `${SUPPLY_MOUNT}${SUPPLY_ROUTES[metric].path}`;
+    hot.set(path, { metric, labels: { method: "GET", route: path, status: "200" } });
+  }
+  const hotPath: SupplyHotPath = (request, env) => {
+    if (request.method !== "GET") return undefined;
+    // The path and query as Hono's getPath finds them: after the authority, up to and after `?`.
+    const url = request.url;
+    const start = url.indexOf("/", url.indexOf(":") + 3);
+    const q = url.indexOf("?", start);
+    const route = hot.get(q === -1 ? url.slice(start) : url.slice(start, q));
+    if (route === undefined) return undefined;
+    const format = HOT_QUERIES.get(q === -1 ? "" : url.slice(q + 1));
+    if (format === undefined) return undefined;
+    if (logger.enabled?.("debug") !== false) return undefined;
+    const value = route.metric === "max" ? null : cache.peek(keys[route.metric]);
+    if (value === undefined) return undefined;
+    metrics.httpRequests.inc(route.labels);
+    return edgeResponse(
+      requestIdFrom(request, env),
+      okBody(format, value),
+      200,
+      okHeaders(format, CACHE_OK[route.metric]),
+    );
+  };
+
   const supply = new Hono();
   supply.get(SUPPLY_ROUTES.total.path, ownsEdgeHeaders(route("total")));
   supply.get(SUPPLY_ROUTES.circulating.path, ownsEdgeHeaders(route("circulating")));
@@ -198,5 +258,5 @@ export function supplyRouter(deps: AppDeps): Hono {
       return ok(c, format, null, CACHE_OK.max);
     }),
   );
-  return supply;
+  return { router: supply, hotPath };
 }

@@ -1,0 +1,240 @@
+/**
+ * The supply hot path (api/supply/router.ts): a cached figure answered before routing. It must be the
+ * routed answer byte for byte and be counted the same, and it must decline everything it does not
+ * own (a miss, a failure, HEAD, another query, a logger that would log the success), so those are
+ * routed with their full behaviour. The parity checks run over a real socket (@hono/node-server),
+ * where the request id comes from the IncomingMessage, and through app.request.
+ */
+import { request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import type { Hono } from "hono";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { appDeps, createApp } from "../../api/app";
+import { MemoryTtlCache } from "../../api/cache/ttlCache";
+import { createLogger, type Logger } from "../../api/observability/logger";
+import { createMetrics, type Metrics } from "../../api/observability/metrics";
+import { supplyApi } from "../../api/supply/router";
+import { type ReadsDevnet, startReadsDevnet } from "../reads/devnet";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const PATHS = ["/api/supply/total", "/api/supply/circulating", "/api/supply/max"] as const;
+const QUERIES = ["", "?", "?format=json", "?format=bare"] as const;
+
+let d: ReadsDevnet;
+let cache: MemoryTtlCache;
+
+type Side = { app: Hono; metrics: Metrics; lines: Record<string, unknown>[]; base: string; close(): Promise<void> };
+
+/** An app over the shared cache, served on a socket; `level` decides whether the hot path may answer. */
+async function side(level: "info" | "debug"): Promise<Side> {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger({ level, write: (l) => lines.push(JSON.parse(l)) });
+  const metrics = createMetrics();
+  const app = d.app({ logger, metrics, supply: { cache } });
+  return new Promise((ready) => {
+    const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, (info: AddressInfo) => {
+      ready({
+        app,
+        metrics,
+        lines,
+        base: `http://127.0.0.1:${info.port}`,
+        close: () =>
+          new Promise<void>((done) => {
+            (server as unknown as { closeAllConnections(): void }).closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}
+
+type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
+
+function send(base: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${base}${path}`, { headers }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** An answer with the per-response values (date, a generated request id) replaced by their shape. */
+function normalized(a: Answer) {
+  const headers = { ...a.headers };
+  delete headers.date;
+  const id = headers["x-request-id"];
+  if (typeof id === "string" && UUID.test(id)) headers["x-request-id"] = "<uuid>";
+  return { status: a.status, headers, body: a.body };
+}
+
+function headerObject(h: Headers): Record<string, string> {
+  const all: Record<string, string> = {};
+  h.forEach((value, key) => {
+    all[key] = value;
+  });
+  return all;
+}
+
+/** The supply lines of the Prometheus request counter. */
+const supplySeries = (m: Metrics) =>
+  m
+    .render()
+    .split("\n")
+    .filter((l) => l.startsWith("api_http_requests_total{") && l.includes("/api/supply/"));
+
+let hot: Side;
+let routed: Side;
+
+beforeAll(async () => {
+  d = await startReadsDevnet();
+});
+afterAll(async () => {
+  await hot?.close();
+  await routed?.close();
+  await d?.stop();
+});
+beforeEach(async () => {
+  await hot?.close();
+  await routed?.close();
+  cache = new MemoryTtlCache();
+  d.proxy.setFault(null);
+  d.proxy.reset();
+  hot = await side("info");
+  routed = await side("debug");
+});
+
+/** The hot path of an app built like `hot`, to ask it directly. */
+function hotPathOf(logger: Logger = createLogger({ level: "info", write: () => {} })) {
+  return supplyApi(appDeps({ config: d.config, rpc: d.rpc, logger, supply: { cache } })).hotPath;
+}
+const req = (path: string, init?: RequestInit) => new Request(`http://127.0.0.1${path}`, init);
+
+describe("supply hot path", () => {
+  it("answers only cached figures: a miss is routed (and fills the cache), then the hit is answered", async () => {
+    const hotPath = hotPathOf();
+    expect(hotPath(req("/api/supply/total"), undefined)).toBeUndefined();
+    expect(hotPath(req("/api/supply/circulating"), undefined)).toBeUndefined();
+    expect(hotPath(req("/api/supply/max"), undefined)?.status).toBe(200); // a constant: never a miss
+    expect((await send(hot.base, "/api/supply/total")).status).toBe(200);
+    expect((await send(hot.base, "/api/supply/circulating")).status).toBe(200);
+    expect(d.proxy.count()).toBe(4); // total: 1 eth_call; circulating: eth_blockNumber + 2 eth_calls
+    for (const path of PATHS) {
+      const res = hotPath(req(path), undefined);
+      expect(res?.status, path).toBe(200);
+      expect(await res?.text()).toBe((await send(routed.base, path)).body);
+    }
+    expect(d.proxy.count()).toBe(4);
+  });
+
+  it("declines what it does not own: other methods, queries, paths, and a logger that logs successes", async () => {
+    await send(hot.base, "/api/supply/circulating");
+    const hotPath = hotPathOf();
+    expect(hotPath(req("/api/supply/circulating"), undefined)).toBeDefined();
+    for (const [path, init] of [
+      ["/api/supply/circulating", { method: "HEAD" }],
+      ["/api/supply/circulating", { method: "POST", body: "x" }],
+      ["/api/supply/circulating", { method: "OPTIONS" }],
+      ["/api/supply/circulating?format=bare&cb=1", undefined],
+      ["/api/supply/circulating?cb=1", undefined],
+      ["/api/supply/circulating?format=BARE", undefined],
+      ["/api/supply/circulating?format=constructor", undefined],
+      ["/api/supply/circulating?format=bare&format=bare", undefined],
+      ["/api/supply/circulating/", undefined],
+      ["/api/supply/circulating%2F", undefined],
+      ["/api/supply/Circulating", undefined],
+      ["/api/supply/constructor", undefined],
+      ["/api/supply", undefined],
+    ] as const) {
+      expect(hotPath(req(path, init), undefined), `${init?.method ?? "GET"} ${path}`).toBeUndefined();
+    }
+    expect(hotPathOf(createLogger({ level: "debug", write: () => {} }))(req("/api/supply/max"), undefined)).toBe(
+      undefined,
+    );
+    // A logger that cannot say what it drops is assumed to log everything.
+    const opaque: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+    expect(hotPathOf(opaque)(req("/api/supply/max"), undefined)).toBeUndefined();
+  });
+
+  it("a hot answer equals the routed one over a socket: status, body, every header", async () => {
+    await send(hot.base, "/api/supply/total");
+    await send(hot.base, "/api/supply/circulating");
+    let compared = 0;
+    for (const path of PATHS) {
+      for (const query of QUERIES) {
+        const variants: Record<string, string>[] = [
+          {},
+          { "x-request-id": "agg-42" },
+          { "x-request-id": "bad id\u00e9" },
+        ];
+        for (const headers of variants) {
+          const [a, b] = [await send(hot.base, path + query, headers), await send(routed.base, path + query, headers)];
+          expect(normalized(a), `${path}${query} ${JSON.stringify(headers)}`).toEqual(normalized(b));
+          expect(a.status).toBe(200);
+          expect(a.headers["access-control-allow-origin"]).toBe("*");
+          if (headers["x-request-id"] === "agg-42") expect(a.headers["x-request-id"]).toBe("agg-42");
+          else expect(a.headers["x-request-id"]).toMatch(UUID);
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBe(36);
+    // The routed side logged every success at debug; the hot side, at info, logged none (as routed would).
+    expect(routed.lines.filter((l) => l.msg === "request").length).toBe(36);
+    expect(hot.lines.filter((l) => l.msg === "request")).toEqual([]);
+    expect(d.proxy.count()).toBe(4);
+  });
+
+  it("a hot answer equals the routed one through app.request, and both count under the same route label", async () => {
+    await send(hot.base, "/api/supply/circulating");
+    const freshHot = createApp({
+      config: d.config,
+      rpc: d.rpc,
+      logger: createLogger({ level: "warn", write: () => {} }),
+      supply: { cache },
+    });
+    for (const path of PATHS) {
+      for (const query of QUERIES) {
+        const a = await freshHot.request(path + query, { headers: { "x-request-id": "r1" } });
+        const b = await routed.app.request(path + query, { headers: { "x-request-id": "r1" } });
+        expect([a.status, await a.text(), headerObject(a.headers)]).toEqual([
+          b.status,
+          await b.text(),
+          headerObject(b.headers),
+        ]);
+      }
+    }
+    // The routed side has now counted 4 of each path (app.request above); then the same socket
+    // requests on both sides. The hot side's series carry the routed side's labels exactly.
+    for (let i = 0; i < 5; i++) {
+      for (const path of ["/api/supply/circulating", "/api/supply/max"]) {
+        await send(hot.base, path);
+        await send(routed.base, path);
+      }
+    }
+    const series = (route: string, n: number) =>
+      `api_http_requests_total{method="GET",route="/api/supply/${route}",status="200"} ${n}`;
+    expect(supplySeries(hot.metrics)).toEqual([series("circulating", 6), series("max", 5)]);
+    expect(supplySeries(routed.metrics).sort()).toEqual(
+      [series("circulating", 9), series("max", 9), series("total", 4)].sort(),
+    );
+  });
+
+  it("a failed read leaves nothing for the hot path: the next request is routed, fails closed, then recovers", async () => {
+    d.proxy.setFault({ kind: "down" });
+    const failed = await send(hot.base, "/api/supply/total?format=bare");
+    expect([failed.status, failed.body, failed.headers["x-supply-error"]]).toEqual([502, "", "SUPPLY_RPC_UNREACHABLE"]);
+    expect(hotPathOf()(req("/api/supply/total"), undefined)).toBeUndefined();
+    d.proxy.setFault(null);
+    const good = await send(hot.base, "/api/supply/total?format=bare");
+    expect(good.status).toBe(200);
+    expect(hotPathOf()(req("/api/supply/total?format=bare"), undefined)?.status).toBe(200);
+  });
+});
