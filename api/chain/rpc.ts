@@ -24,6 +24,8 @@ export type RpcFailureKind =
   | "unreachable"
   /** no answer within the timeout */
   | "timeout"
+  /** the caller gave up first (its AbortSignal fired): the request was cancelled, not answered */
+  | "aborted"
   /** a non-2xx HTTP status */
   | "http"
   /** a JSON-RPC error object (a revert carries `data`) */
@@ -59,11 +61,21 @@ export type RpcClientOptions = {
   onCall?: (method: string, outcome: RpcOutcome) => void;
 };
 
+/** Per-call options. */
+export type RpcCallOptions = {
+  /**
+   * The caller's own deadline or cancellation: when it fires, the HTTP request is cancelled (the
+   * connection to the node is closed, nothing keeps running) and the call fails with kind "aborted".
+   * The client's timeout still applies.
+   */
+  signal?: AbortSignal;
+};
+
 export interface RpcClient {
   /** One JSON-RPC call; resolves with `result` exactly as the node sent it (never coerced). */
-  request(req: RpcRequest): Promise<unknown>;
+  request(req: RpcRequest, options?: RpcCallOptions): Promise<unknown>;
   /** Several calls in one HTTP round trip; results in request order. Any member's error fails the batch. */
-  batch(reqs: readonly RpcRequest[]): Promise<unknown[]>;
+  batch(reqs: readonly RpcRequest[], options?: RpcCallOptions): Promise<unknown[]>;
   /** The URL with credentials, path and query removed — the only form that may be logged or shown. */
   readonly redactedUrl: string;
 }
@@ -96,11 +108,21 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     if (options.onCall) for (const m of methods) options.onCall(m, outcome);
   };
 
-  async function post(body: unknown, methods: readonly string[]): Promise<unknown> {
+  async function post(body: unknown, methods: readonly string[], caller?: AbortSignal): Promise<unknown> {
     const method = methods.length === 1 ? methods[0] : "batch";
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const cancel = () => controller.abort();
+    caller?.addEventListener("abort", cancel, { once: true });
+    // Which of the two ended the call, for the error's kind (the caller's wins if both fired).
+    const stopped = () =>
+      caller?.aborted
+        ? new RpcError("aborted", `RPC ${method} cancelled by the caller`, { method })
+        : controller.signal.aborted
+          ? new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method })
+          : undefined;
     try {
+      if (caller?.aborted) throw stopped();
       let response: Response;
       try {
         response = await fetch(options.url, {
@@ -110,9 +132,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
           signal: controller.signal,
         });
       } catch {
-        if (controller.signal.aborted)
-          throw new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method });
-        throw new RpcError("unreachable", `RPC ${method}: node unreachable`, { method });
+        throw stopped() ?? new RpcError("unreachable", `RPC ${method}: node unreachable`, { method });
       }
       if (!response.ok) {
         await response.body?.cancel().catch(() => {});
@@ -121,15 +141,14 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       try {
         return await response.json();
       } catch {
-        if (controller.signal.aborted)
-          throw new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method });
-        throw new RpcError("unreachable", `RPC ${method}: response is not JSON`, { method });
+        throw stopped() ?? new RpcError("unreachable", `RPC ${method}: response is not JSON`, { method });
       }
     } catch (error) {
       report(methods, error instanceof RpcError ? error.kind : "unreachable");
       throw error;
     } finally {
       clearTimeout(timer);
+      caller?.removeEventListener("abort", cancel);
     }
   }
 
@@ -152,10 +171,14 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
 
   return {
     redactedUrl,
-    async request(req) {
+    async request(req, callOptions) {
       guard([req]);
       const id = nextId++;
-      const res = await post({ jsonrpc: "2.0", id, method: req.method, params: req.params }, [req.method]);
+      const res = await post(
+        { jsonrpc: "2.0", id, method: req.method, params: req.params },
+        [req.method],
+        callOptions?.signal,
+      );
       try {
         const result = unwrap(res, req.method);
         report([req.method], "ok");
@@ -165,7 +188,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
         throw error;
       }
     },
-    async batch(reqs) {
+    async batch(reqs, callOptions) {
       guard(reqs);
       if (reqs.length === 0) return [];
       const methods = reqs.map((r) => r.method);
@@ -173,6 +196,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       const res = await post(
         reqs.map((r, i) => ({ jsonrpc: "2.0", id: ids[i], method: r.method, params: r.params })),
         methods,
+        callOptions?.signal,
       );
       try {
         if (!Array.isArray(res)) {

@@ -6,7 +6,7 @@
  */
 import { type Address, encodeFunctionData, type Hex, numberToHex } from "viem";
 import { AssetTokenAbi, VeLockNFTAbi } from "../../abis";
-import type { RpcClient } from "../chain/rpc";
+import type { RpcCallOptions, RpcClient } from "../chain/rpc";
 import { decodeUint256Word } from "../chain/uint256";
 import { SupplyError, toSupplyError } from "./supplyError";
 
@@ -27,9 +27,10 @@ function strictWord(raw: unknown, what: string): bigint {
   return value;
 }
 
-export async function readTotalSupply(rpc: RpcClient, token: Address): Promise<bigint> {
+/** `options.signal` cancels the read's RPC calls (the supply deadline). */
+export async function readTotalSupply(rpc: RpcClient, token: Address, options?: RpcCallOptions): Promise<bigint> {
   try {
-    return strictWord(await rpc.request(viewCall(token, TOTAL_SUPPLY_CALLDATA, "latest")), "totalSupply()");
+    return strictWord(await rpc.request(viewCall(token, TOTAL_SUPPLY_CALLDATA, "latest"), options), "totalSupply()");
   } catch (error) {
     throw toSupplyError(error);
   }
@@ -37,19 +38,24 @@ export async function readTotalSupply(rpc: RpcClient, token: Address): Promise<b
 
 export type CirculatingRead = { blockNumber: bigint; total: bigint; locked: bigint; circulating: bigint };
 
-export async function readCirculatingSupply(rpc: RpcClient, token: Address, veLock: Address): Promise<CirculatingRead> {
+export async function readCirculatingSupply(
+  rpc: RpcClient,
+  token: Address,
+  veLock: Address,
+  options?: RpcCallOptions,
+): Promise<CirculatingRead> {
   try {
-    const rawBlock = await rpc.request({ method: "eth_blockNumber", params: [] });
+    const rawBlock = await rpc.request({ method: "eth_blockNumber", params: [] }, options);
     // A block number that is not a hex quantity is a garbled answer like any other (same code).
     if (typeof rawBlock !== "string" || !HEX_QUANTITY.test(rawBlock)) {
       throw new SupplyError("SUPPLY_RPC_INVALID_UINT256", "eth_blockNumber: not a hex quantity");
     }
     const blockNumber = BigInt(rawBlock);
     const block = numberToHex(blockNumber);
-    const [rawTotal, rawLocked] = await rpc.batch([
-      viewCall(token, TOTAL_SUPPLY_CALLDATA, block),
-      viewCall(veLock, TOTAL_LOCKED_CLAIM_CALLDATA, block),
-    ]);
+    const [rawTotal, rawLocked] = await rpc.batch(
+      [viewCall(token, TOTAL_SUPPLY_CALLDATA, block), viewCall(veLock, TOTAL_LOCKED_CLAIM_CALLDATA, block)],
+      options,
+    );
     const total = strictWord(rawTotal, "totalSupply()");
     const locked = strictWord(rawLocked, "totalLockedClaim()");
     if (locked > total) {

@@ -84,15 +84,20 @@ function fail(c: Context, format: Format, code: SupplyErrorCode, status: 400 | 5
   return respond(c, format === "bare" ? null : JSON.stringify({ result: null, error: code }), status, headers);
 }
 
-function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+/**
+ * `work` raced against a deadline of `ms`. At the deadline the signal handed to `work` fires, so its
+ * upstream calls are cancelled (their connections closed) rather than left running in the background.
+ */
+function withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, ms: number): Promise<T> {
+  const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new SupplyError("SUPPLY_RPC_UNREACHABLE", `supply read timed out after ${ms} ms`)),
-      ms,
-    );
+    timer = setTimeout(() => {
+      reject(new SupplyError("SUPPLY_RPC_UNREACHABLE", `supply read timed out after ${ms} ms`));
+      controller.abort();
+    }, ms);
   });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+  return Promise.race([work(controller.signal), deadline]).finally(() => clearTimeout(timer));
 }
 
 const READ_FAILURES = [
@@ -185,9 +190,10 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     circulating: `supply:${config.chainId}:${token}:${veLock}:circulating`,
   };
 
-  const loaders: Record<Metric, (rpc: RpcClient) => Promise<string>> = {
-    total: async (rpc) => formatWei2(await readTotalSupply(rpc, token!)),
-    circulating: async (rpc) => formatWei2((await readCirculatingSupply(rpc, token!, veLock!)).circulating),
+  const loaders: Record<Metric, (rpc: RpcClient, signal: AbortSignal) => Promise<string>> = {
+    total: async (rpc, signal) => formatWei2(await readTotalSupply(rpc, token!, { signal })),
+    circulating: async (rpc, signal) =>
+      formatWei2((await readCirculatingSupply(rpc, token!, veLock!, { signal })).circulating),
   };
 
   async function miss(c: Context, format: Format, metric: Metric): Promise<Response> {
@@ -200,11 +206,14 @@ export function supplyApi(deps: AppDeps): SupplyApi {
       // replica waiting on another's Redis lock gives up at the same deadline (createSupplyCache). The
       // client's own deadline, a poll later, is only a safety net.
       const load = () =>
-        withDeadline(loaders[metric](rpc), timeoutMs).catch((error: unknown) => {
+        withDeadline((signal) => loaders[metric](rpc, signal), timeoutMs).catch((error: unknown) => {
           logUpstreamFailure(metric, toSupplyError(error));
           throw error;
         });
-      const value = await withDeadline(cache.getOrLoad(keys[metric], ttl[metric], load), timeoutMs + CLIENT_GRACE_MS);
+      const value = await withDeadline(
+        () => cache.getOrLoad(keys[metric], ttl[metric], load),
+        timeoutMs + CLIENT_GRACE_MS,
+      );
       return ok(c, format, value, CACHE_OK[metric]);
     } catch (error) {
       return fail(c, format, toSupplyError(error).code, 502);

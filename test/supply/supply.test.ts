@@ -201,6 +201,22 @@ describe("cache", () => {
     expect(d.proxy.count()).toBe(before);
   });
 
+  it("the deadline cancels the upstream call: the node's connection is closed, nothing runs on", async () => {
+    // The node would answer after 3 s; the client's own timeout (15 s) is far off.
+    d.proxy.setFault({ kind: "delay", ms: 3_000 });
+    for (const metric of ["total", "circulating"] as const) {
+      d.proxy.reset();
+      const started = performance.now();
+      const res = await get(app(), `/api/supply/${metric}`);
+      expect([res.status, res.headers.get("x-supply-error")]).toEqual([502, "SUPPLY_RPC_UNREACHABLE"]);
+      expect(performance.now() - started).toBeLessThan(DEADLINE_MS + 1_000);
+      // The cancelled round trip is seen closing at the proxy within moments, long before the 3 s answer.
+      const closedBy = performance.now() + 1_000;
+      while (d.proxy.abandoned() < 1 && performance.now() < closedBy) await sleep(10);
+      expect([metric, d.proxy.abandoned(), d.proxy.roundTrips()]).toEqual([metric, 1, 1]);
+    }
+  });
+
   it("the default read deadline is the node timeout capped at 5 s", async () => {
     const { supplyRpcTimeoutMs } = await import("../../api/supply/router");
     expect(supplyRpcTimeoutMs(15_000)).toBe(5_000);

@@ -44,6 +44,8 @@ export type RpcProxy = {
   count(method?: string): number;
   /** HTTP requests received (a batch is one round trip). */
   roundTrips(): number;
+  /** Round trips whose client closed the connection before the proxy answered (a cancelled call). */
+  abandoned(): number;
   /** Every call received, in order. */
   readonly calls: readonly RpcProxyCall[];
   /** Clears the log and counters (not the fault). */
@@ -65,7 +67,9 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
   let faults: readonly RpcFault[] = [];
   const calls: RpcProxyCall[] = [];
   let trips = 0;
+  let abandoned = 0;
   const sockets = new Set<Socket>();
+  const downed = new WeakSet<Socket>();
   const timers = new Set<NodeJS.Timeout>();
 
   const faultFor = (method: string, params: unknown[]): RpcFault | null =>
@@ -131,6 +135,7 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
     // Round-trip faults: the first member that selects one decides for the whole request.
     const tripFault = perMember.find((p) => p.fault && ["down", "delay", "http"].includes(p.fault.kind))?.fault;
     if (tripFault?.kind === "down") {
+      downed.add(req.socket);
       req.socket.destroy();
       return;
     }
@@ -166,6 +171,10 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
   }
 
   const server = createServer((req, res) => {
+    // Closed before an answer was written, and not by an injected "down" (which destroys it itself).
+    res.on("close", () => {
+      if (!res.writableFinished && !downed.has(req.socket)) abandoned++;
+    });
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -201,9 +210,11 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
     },
     roundTrips: () => trips,
     calls,
+    abandoned: () => abandoned,
     reset() {
       calls.length = 0;
       trips = 0;
+      abandoned = 0;
     },
     async stop() {
       for (const t of timers) clearTimeout(t);

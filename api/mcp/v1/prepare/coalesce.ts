@@ -35,12 +35,14 @@ export function coalesceRequests(rpc: RpcClient): RpcClient {
 
   return {
     redactedUrl: rpc.redactedUrl,
-    request(req) {
+    request(req, options) {
+      // A call with its own cancellation cannot share a batch with calls that have none: sent alone.
+      if (options?.signal) return rpc.request(req, options);
       return new Promise((resolve, reject) => {
         if (queue.length === 0) setImmediate(() => void flush());
         queue.push({ req, resolve, reject });
       });
     },
-    batch: (reqs) => rpc.batch(reqs),
+    batch: (reqs, options) => rpc.batch(reqs, options),
   };
 }
