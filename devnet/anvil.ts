@@ -66,13 +66,23 @@ async function chainIdAnswers(rpcUrl: string): Promise<boolean> {
 function launch(port: number, chainId: number, blockTime: number | undefined): Promise<AnvilHandle> {
   const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId)];
   if (blockTime !== undefined) args.push("--block-time", String(blockTime));
-  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
   live.add(child);
   installExitHook();
 
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  // Our own child saying it holds the port: an eth_chainId answer alone could come from another
+  // anvil that won a race for the same port (this child then exits, but maybe after the answer).
+  let listening = false;
+  let stdout = "";
+  const banner = `Listening on 127.0.0.1:${port}`;
+  child.stdout?.on("data", (chunk: Buffer) => {
+    if (listening) return; // keep draining: anvil logs every transaction to stdout
+    stdout = (stdout + chunk.toString()).slice(-4000);
+    listening = stdout.includes(banner);
   });
   const exited = new Promise<number | null>((resolve) => {
     child.once("exit", (code) => {
@@ -104,7 +114,7 @@ function launch(port: number, chainId: number, blockTime: number | undefined): P
     const deadline = Date.now() + 15_000;
     const poll = async (): Promise<void> => {
       while (!done) {
-        if (await chainIdAnswers(rpcUrl)) {
+        if (listening && (await chainIdAnswers(rpcUrl))) {
           done = true;
           resolve({ rpcUrl, port, stop });
           return;

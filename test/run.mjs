@@ -32,13 +32,17 @@ function run(label, args, env) {
     return { passed: 0, failed: 1, skipped: 0 };
   }
   const report = JSON.parse(readFileSync(file, "utf8"));
-  // A file that fails to load has no test results but must still count as a failure.
-  const brokenFiles = report.testResults.filter((f) => f.status === "failed" && f.assertionResults.length === 0).length;
-  return {
-    passed: report.numPassedTests,
-    failed: report.numFailedTests + brokenFiles,
-    skipped: report.numPendingTests + report.numTodoTests,
-  };
+  let failed = report.numFailedTests;
+  let skipped = report.numPendingTests + report.numTodoTests;
+  // A file can fail outside any test: it does not load, or a beforeAll/afterAll hook throws. vitest then
+  // reports the tests it never ran as skipped; here they count as failed (at least one per such file).
+  for (const f of report.testResults) {
+    if (f.status !== "failed" || f.assertionResults.some((a) => a.status === "failed")) continue;
+    const unrun = f.assertionResults.filter((a) => a.status !== "passed").length;
+    failed += Math.max(1, unrun);
+    skipped -= unrun;
+  }
+  return { passed: report.numPassedTests, failed, skipped };
 }
 
 const runs = [];
