@@ -170,8 +170,14 @@ export async function sendTx(
   call: { address: Address; abi: Abi; functionName: string; args?: readonly unknown[]; value?: bigint },
 ): Promise<TransactionReceipt> {
   const wallet = clients.walletFor(privateKey);
+  // An exact estimate can fall short when the block that mines the call has a later timestamp than the
+  // one it was estimated at: an AutoMax extension estimated in the second its lock end was last set
+  // rewrites an unchanged slot (cheap), then mined a second later changes it (+2,900 gas), and reverts
+  // out of gas. Headroom makes the seed independent of where the wall clock's second falls.
   // biome-ignore lint/suspicious/noExplicitAny: the call shape is checked by viem at runtime against `abi`
-  const hash = await wallet.writeContract({ ...call, chain: clients.chain } as any);
+  const request = { ...call, chain: clients.chain, account: wallet.account } as any;
+  const estimate = await clients.publicClient.estimateContractGas(request);
+  const hash = await wallet.writeContract({ ...request, gas: estimate + estimate / 4n + 30_000n });
   const receipt = await clients.publicClient.waitForTransactionReceipt({ hash });
   if (receipt.status !== "success") throw new Error(`${call.functionName} reverted in ${hash}`);
   return receipt;
