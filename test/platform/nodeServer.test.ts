@@ -1,7 +1,7 @@
-import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sendRaw } from "../support/rawHttp";
 import { platformApp } from "./platformApp";
 
 // The same guarantees as envelopes.test.ts, but over a socket served by @hono/node-server (what Ponder
@@ -9,8 +9,6 @@ import { platformApp } from "./platformApp";
 // supply routes write their headers as a plain object, two paths app.request() never takes.
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
 
 let base: string;
 let close: () => Promise<void>;
@@ -35,21 +33,8 @@ beforeAll(async () => {
 });
 afterAll(() => close?.());
 
-/** node:http, so a header can be sent twice (fetch would merge it first). */
-function send(path: string, method = "GET", headers: Record<string, string | string[]> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${base}${path}`, { method, headers }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        body += chunk;
-      });
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
+const send = (path: string, method = "GET", headers: Record<string, string | string[]> = {}) =>
+  sendRaw(`${base}${path}`, method, headers);
 
 /** Supply hit (200), supply failure (502, no RPC), bare form, HEAD, 400, 404, 405, 204, metrics. */
 const KINDS: [string, string, number][] = [

@@ -5,7 +5,6 @@
  * routed with their full behaviour. The parity checks run over a real socket (@hono/node-server),
  * where the request id comes from the IncomingMessage, and through app.request.
  */
-import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
@@ -16,6 +15,7 @@ import { createLogger, type Logger } from "../../api/observability/logger";
 import { createMetrics, type Metrics } from "../../api/observability/metrics";
 import { supplyApi } from "../../api/supply/router";
 import { type ReadsDevnet, startReadsDevnet } from "../reads/devnet";
+import { type RawAnswer, sendRaw } from "../support/rawHttp";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const PATHS = ["/api/supply/total", "/api/supply/circulating", "/api/supply/max"] as const;
@@ -49,25 +49,11 @@ async function side(level: "info" | "debug"): Promise<Side> {
   });
 }
 
-type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
-
-function send(base: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${base}${path}`, { headers }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        body += chunk;
-      });
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
+const send = (base: string, path: string, headers: Record<string, string> = {}) =>
+  sendRaw(`${base}${path}`, "GET", headers);
 
 /** An answer with the per-response values (date, a generated request id) replaced by their shape. */
-function normalized(a: Answer) {
+function normalized(a: RawAnswer) {
   const headers = { ...a.headers };
   delete headers.date;
   const id = headers["x-request-id"];

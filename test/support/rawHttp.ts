@@ -1,0 +1,24 @@
+import { request as httpRequest } from "node:http";
+
+/** A response as node:http delivers it: headers exactly as sent (a repeated header stays an array). */
+export type RawAnswer = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
+
+/** One request with node:http, so a header can be sent twice (fetch would merge it first). */
+export function sendRaw(
+  url: string,
+  method = "GET",
+  headers: Record<string, string | string[]> = {},
+): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
