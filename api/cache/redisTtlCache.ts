@@ -14,12 +14,16 @@
  * Redis entry's remaining PTTL, so a hit costs no Redis round trip and still expires with the window.
  * Concurrent misses inside one process are coalesced there before they reach Redis.
  *
+ * With a backoff, the holder of a failed read writes `<prefix><key>:fail` = its code with PX = the backoff
+ * before it releases the lock: every replica then answers that failure without reading until it lapses,
+ * so an outage costs the node about one read per value per interval for the whole cluster.
+ *
  * If Redis is unavailable the cache degrades to in-process only (a warning is logged): the supply
  * API stays up and its figures stay exact; only the sharing between replicas is lost.
  */
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { MemoryTtlCache, type Timed, type TtlCache } from "./ttlCache";
+import { type Backoff, MemoryTtlCache, RecentFailureError, type Timed, type TtlCache } from "./ttlCache";
 
 export type RedisTtlCacheOptions = {
   url: string;
@@ -39,6 +43,8 @@ export type RedisTtlCacheOptions = {
   /** A shared value this rejects is treated as absent (and replaced): Redis is not trusted to hold only our writes. */
   accept?: (value: string) => boolean;
 };
+
+type Shared = { shared: Timed | null; locked: boolean; failure: RecentFailureError | null };
 
 export class CacheWaitTimeoutError extends Error {
   override name = "CacheWaitTimeoutError";
@@ -111,8 +117,8 @@ export class RedisTtlCache implements TtlCache {
     return this.#local.peek(key);
   }
 
-  getOrLoad(key: string, ttlMs: number, load: () => Promise<string>): Promise<string> {
-    return this.#local.getOrLoadTimed(key, () => this.#loadShared(key, ttlMs, load));
+  getOrLoad(key: string, ttlMs: number, load: () => Promise<string>, backoff?: Backoff): Promise<string> {
+    return this.#local.getOrLoadTimed(key, () => this.#loadShared(key, ttlMs, load, backoff), backoff);
   }
 
   async #redisOp<T>(op: () => Promise<T>): Promise<T> {
@@ -124,19 +130,25 @@ export class RedisTtlCache implements TtlCache {
     }
   }
 
-  async #readShared(valueKey: string, lockKey: string): Promise<{ shared: Timed | null; locked: boolean }> {
-    const replies = await this.#redisOp(() => this.#redis.multi().get(valueKey).pttl(valueKey).exists(lockKey).exec());
-    const value = replies?.[0]?.[1];
-    const pttl = replies?.[1]?.[1];
+  async #readShared(valueKey: string, lockKey: string): Promise<Shared> {
+    const failKey = `${valueKey}:fail`;
+    const replies = await this.#redisOp(() =>
+      this.#redis.multi().get(valueKey).pttl(valueKey).exists(lockKey).get(failKey).pttl(failKey).exec(),
+    );
+    const [value, pttl, locked, failCode, failPttl] = (replies ?? []).map((r) => r?.[1]);
     // pttl -2 = gone, -1 = no expiry (never written by us): only a value with a live TTL counts.
     const shared =
       typeof value === "string" && typeof pttl === "number" && pttl > 0 && this.#accept(value)
         ? { value, ttlMs: pttl }
         : null;
-    return { shared, locked: replies?.[2]?.[1] === 1 };
+    const failure =
+      typeof failCode === "string" && typeof failPttl === "number" && failPttl > 0
+        ? new RecentFailureError(failCode, failPttl)
+        : null;
+    return { shared, locked: locked === 1, failure };
   }
 
-  async #loadShared(key: string, ttlMs: number, load: () => Promise<string>): Promise<Timed> {
+  async #loadShared(key: string, ttlMs: number, load: () => Promise<string>, backoff?: Backoff): Promise<Timed> {
     const valueKey = this.keyPrefix + key;
     const lockKey = `${valueKey}:lock`;
     let loaded: Timed | null = null;
@@ -144,14 +156,25 @@ export class RedisTtlCache implements TtlCache {
     try {
       const first = await this.#readShared(valueKey, lockKey);
       if (first.shared) return first.shared;
+      if (first.failure) throw first.failure;
       const token = randomUUID();
       const acquired = await this.#redisOp(() => this.#redis.set(lockKey, token, "PX", this.#lockMs, "NX"));
       if (acquired === "OK") {
         try {
-          // Another replica may have written the value between our read and our lock.
+          // Another replica may have written the value (or a failure) between our read and our lock.
           const again = await this.#readShared(valueKey, lockKey);
           if (again.shared) return again.shared;
-          loaded = { value: await load(), ttlMs };
+          if (again.failure) throw again.failure;
+          try {
+            loaded = { value: await load(), ttlMs };
+          } catch (error) {
+            // Written before the lock is released, so no waiter sees "no lock, no value, no failure".
+            if (backoff !== undefined && backoff.ms > 0) {
+              const code = backoff.codeOf(error);
+              await this.#redisOp(() => this.#redis.set(`${valueKey}:fail`, code, "PX", backoff.ms)).catch(() => {});
+            }
+            throw error;
+          }
           if (ttlMs > 0) await this.#redisOp(() => this.#redis.set(valueKey, loaded!.value, "PX", ttlMs));
           return loaded;
         } finally {
@@ -166,6 +189,7 @@ export class RedisTtlCache implements TtlCache {
         await new Promise((resolve) => setTimeout(resolve, this.#pollMs));
         const now = await this.#readShared(valueKey, lockKey);
         if (now.shared) return now.shared;
+        if (now.failure) throw now.failure;
         if (!now.locked) throw new SharedLoadFailedError(`the shared read of ${key} failed on another replica`);
         if (performance.now() >= waitUntil) {
           throw new CacheWaitTimeoutError(`no shared value for ${key} within ${this.#waitMs} ms`);

@@ -29,6 +29,14 @@ export const SUPPLY_TTL_MS = { total: 300_000, circulating: 300_000, max: 86_400
  */
 export const SUPPLY_RPC_TIMEOUT_CAP_MS = 5_000;
 
+/**
+ * After a failed read, the figure is not read again for this long: every request in between answers the
+ * same 502 code at once (shared through Redis when configured). A node in trouble is then asked about
+ * once per value per interval by the whole cluster instead of once per poll, and recovery is seen within
+ * the interval. Failures still answer 502 with no-store: nothing wrong is ever served or cached downstream.
+ */
+export const SUPPLY_FAILURE_BACKOFF_MS = 2_000;
+
 /** Slack for the client's safety-net deadline over the read's: a Redis poll plus a round trip. */
 const CLIENT_GRACE_MS = 250;
 
@@ -39,6 +47,8 @@ export type SupplyDeps = {
   ttlMs?: { total?: number; circulating?: number };
   /** Whole-read deadline; defaults to min(config.rpcTimeoutMs, SUPPLY_RPC_TIMEOUT_CAP_MS). */
   rpcTimeoutMs?: number;
+  /** How long a failed read is remembered before the figure is read again; default SUPPLY_FAILURE_BACKOFF_MS. */
+  failureBackoffMs?: number;
 };
 
 export function supplyRpcTimeoutMs(configTimeoutMs: number): number {
@@ -182,6 +192,10 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   const cache = deps.supply?.cache ?? new MemoryTtlCache();
   const ttl = { ...SUPPLY_TTL_MS, ...deps.supply?.ttlMs };
   const timeoutMs = deps.supply?.rpcTimeoutMs ?? supplyRpcTimeoutMs(config.rpcTimeoutMs);
+  const backoff = {
+    ms: deps.supply?.failureBackoffMs ?? SUPPLY_FAILURE_BACKOFF_MS,
+    codeOf: (error: unknown) => toSupplyError(error).code,
+  };
   const token = deployedAddress(config.manifest, "AssetToken");
   const veLock = deployedAddress(config.manifest, "VeLockNFT");
   // Keys name the chain and contracts, so replicas sharing a Redis with another deployment never mix figures.
@@ -211,7 +225,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
           throw error;
         });
       const value = await withDeadline(
-        () => cache.getOrLoad(keys[metric], ttl[metric], load),
+        () => cache.getOrLoad(keys[metric], ttl[metric], load, backoff),
         timeoutMs + CLIENT_GRACE_MS,
       );
       return ok(c, format, value, CACHE_OK[metric]);

@@ -2,6 +2,7 @@
  * Supply failures. The supply API keeps its own envelope (spec §2.1/§7.1: `{ result: null, error }`,
  * or an empty body with `x-supply-error` in bare mode), so these are not ApiErrors.
  */
+import { RecentFailureError } from "../cache/ttlCache";
 import { RpcError } from "../chain/rpc";
 
 export const SUPPLY_ERROR_STATUS = {
@@ -40,6 +41,9 @@ export class SupplyError extends Error {
  */
 export function toSupplyError(error: unknown): SupplyError {
   if (error instanceof SupplyError) return error;
+  // A failure remembered by the backoff (here or on another replica) answers with the code it had.
+  if (error instanceof RecentFailureError && error.code in SUPPLY_ERROR_STATUS)
+    return new SupplyError(error.code as SupplyErrorCode, error.message);
   if (error instanceof RpcError) {
     if (error.kind === "rpc" || error.kind === "invalid")
       return new SupplyError("SUPPLY_RPC_INVALID_UINT256", error.message);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createRpcClient } from "../../api/chain/rpc";
 import { ChainUnreadyError, GenesisNotFinalizedError, PreflightReadFailedError } from "../../api/http/errors";
-import { createGate } from "../../api/mcp/v1/gate";
+import { createGate, DEFAULT_GATE_FAILURE_BACKOFF_MS } from "../../api/mcp/v1/gate";
 import { DEVNET_ABIS, DEVNET_STATUS_BITMASK } from "../../devnet/deploy";
 import { type ReadsDevnet, startReadsDevnet } from "./devnet";
 
@@ -122,15 +122,38 @@ describe("the gate cache", () => {
     expect(d.proxy.count()).toBe(1);
   });
 
-  it("concurrent misses that fail share the failure, and the failure is not cached", async () => {
+  it("concurrent misses that fail share the failure, which is remembered only for the backoff", async () => {
     d.proxy.setFault({ kind: "http", status: 500 });
-    const gate = createGate({ rpc: d.rpc, manifest: d.config.manifest });
+    let now = 0;
+    const gate = createGate({ rpc: d.rpc, manifest: d.config.manifest, now: () => now });
     const settled = await Promise.allSettled(Array.from({ length: 10 }, () => gate.read()));
     expect(settled.every((s) => s.status === "rejected" && s.reason instanceof PreflightReadFailedError)).toBe(true);
     expect(d.proxy.count()).toBe(1);
     d.proxy.setFault(null);
+    // Within the backoff the failure answers again without asking the node: the gate stays closed.
+    now += DEFAULT_GATE_FAILURE_BACKOFF_MS - 1;
+    await expect(gate.read()).rejects.toBeInstanceOf(PreflightReadFailedError);
+    expect(d.proxy.count()).toBe(1);
+    // After it, the node is asked again; the failure was never cached as an answer.
+    now += 1;
     expect((await gate.read()).finalized).toBe(true);
     expect(d.proxy.count()).toBe(2);
+  });
+
+  it("a node failing under load is asked about once per backoff interval", async () => {
+    d.proxy.setFault({ kind: "http", status: 500 });
+    const gate = createGate({ rpc: d.rpc, manifest: d.config.manifest, failureBackoffMs: 200 });
+    const until = performance.now() + 1_000;
+    const callers = Array.from({ length: 20 }, async () => {
+      while (performance.now() < until) {
+        await gate.read().catch(() => {});
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    });
+    await Promise.all(callers);
+    // 1 s / 200 ms = 5 intervals, each opened by one read (plus the one in flight at the start of the next).
+    expect(d.proxy.count()).toBeGreaterThanOrEqual(3);
+    expect(d.proxy.count()).toBeLessThanOrEqual(6);
   });
 
   it("assertFinalized passes when finalized and throws GENESIS_NOT_FINALIZED with the diagnostic otherwise", async () => {
@@ -183,14 +206,16 @@ describe("an unreadable preflight fails closed: 502 PREFLIGHT_READ_FAILED, never
     ["no 0x prefix", { kind: "result", value: `${word(0n)}${word(1n)}` }],
   ] as const)("%s", async (_label, fault) => {
     d.proxy.setFault(fault as never);
-    const app = d.app();
+    let now = 0;
+    const app = d.app({ gate: createGate({ rpc: d.rpc, manifest: d.config.manifest, now: () => now }) });
     const { status, body, headers } = await d.get(app, PREFLIGHT);
     expect(status).toBe(502);
     expect(body).toMatchObject({ ok: false, error: "PREFLIGHT_READ_FAILED" });
     expect(body.finalized).toBeUndefined();
     expect(headers.get("cache-control")).toBe("no-store");
-    // The failure is not cached: the same app reads again once the node recovers.
+    // The failure is not cached as an answer: the same app reads again once the backoff has passed.
     d.proxy.setFault(null);
+    now += DEFAULT_GATE_FAILURE_BACKOFF_MS;
     expect((await d.get(app, PREFLIGHT)).body.finalized).toBe(true);
   });
 

@@ -20,6 +20,8 @@ let d: ReadsDevnet;
 /** Short server-side TTL and read deadline, so the tests need not wait 5 minutes or 5 seconds. */
 const TTL_MS = 400;
 const DEADLINE_MS = 300;
+/** Short failure backoff, so recovery is seen quickly. */
+const BACKOFF_MS = 150;
 
 const isTotalSupplyCall = (m: string, p: unknown[]) => ethCallSelector(m, p) === TOTAL_SUPPLY_CALLDATA;
 const isLockedCall = (m: string, p: unknown[]) => ethCallSelector(m, p) === TOTAL_LOCKED_CLAIM_CALLDATA;
@@ -27,7 +29,12 @@ const isLockedCall = (m: string, p: unknown[]) => ethCallSelector(m, p) === TOTA
 function app(over: Partial<AppDepsInput> = {}) {
   return d.app({
     logger: silentLogger,
-    supply: { cache: new MemoryTtlCache(), ttlMs: { total: TTL_MS, circulating: TTL_MS }, rpcTimeoutMs: DEADLINE_MS },
+    supply: {
+      cache: new MemoryTtlCache(),
+      ttlMs: { total: TTL_MS, circulating: TTL_MS },
+      rpcTimeoutMs: DEADLINE_MS,
+      failureBackoffMs: BACKOFF_MS,
+    },
     ...over,
   });
 }
@@ -271,12 +278,21 @@ describe.each(["total", "circulating"] as const)("faults on /%s", (metric) => {
       else expect(JSON.parse(bad.text)).toEqual({ result: null, error: code });
       expect(d.proxy.count()).toBeGreaterThan(0);
 
-      // Still failing: the failure was not cached as a success, and every request reads again.
+      // Within the backoff the failure is answered again (same code, same headers) without asking the node.
       const readsBefore = d.proxy.count();
+      const again = await get(a, path);
+      expect(again.status).toBe(502);
+      expect(again.headers.get("x-supply-error")).toBe(code);
+      expect(again.headers.get("cache-control")).toBe("no-store");
+      expect(d.proxy.count()).toBe(readsBefore);
+
+      // After it, the node is asked again: the failure was never cached as a success.
+      await sleep(BACKOFF_MS + 20);
       expect((await get(a, path)).status).toBe(502);
       expect(d.proxy.count()).toBeGreaterThan(readsBefore);
 
       d.proxy.setFault(null);
+      await sleep(BACKOFF_MS + 20);
       const readsAtRecovery = d.proxy.count();
       const good = await get(a, path);
       const t = await truth();
@@ -317,6 +333,7 @@ describe("circulating fails closed on any one bad member", () => {
       expect(bad.headers.get("cache-control")).toBe("no-store");
     }
     d.proxy.setFault(null);
+    await sleep(BACKOFF_MS + 20);
     const good = await get(a, "/api/supply/circulating");
     expect(JSON.parse(good.text).result).toBe(formatWei2((await truth()).circulating));
   });
@@ -420,5 +437,52 @@ describe("HTTP edges", () => {
     const res = await app().request("/api/supply/circulating", { method: "OPTIONS" });
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
+  });
+});
+
+describe("backoff when the node fails", () => {
+  it("an outage costs the node about one read per value per backoff interval, every answer still a 502", async () => {
+    const backoffMs = 200;
+    const a = app({
+      supply: { cache: new MemoryTtlCache(), rpcTimeoutMs: DEADLINE_MS, failureBackoffMs: backoffMs },
+    });
+    d.proxy.setFault({ kind: "http", status: 500 });
+    const statuses = new Map<string, number>();
+    const until = performance.now() + 1_000;
+    const client = async (path: string) => {
+      while (performance.now() < until) {
+        const res = await get(a, path);
+        const key = `${res.status} ${res.headers.get("x-supply-error")}`;
+        statuses.set(key, (statuses.get(key) ?? 0) + 1);
+      }
+    };
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => client(i % 2 ? "/api/supply/total" : "/api/supply/circulating?format=bare")),
+    );
+    // Every answer failed closed with the failure's own code; none was a figure.
+    expect([...statuses.keys()]).toEqual(["502 SUPPLY_RPC_UNREACHABLE"]);
+    expect(statuses.get("502 SUPPLY_RPC_UNREACHABLE")).toBeGreaterThan(100);
+    // total: one eth_call per read; circulating: its eth_blockNumber fails first. 1 s / 200 ms ≈ 5 reads each.
+    const totalReads = d.proxy.calls.filter(
+      (c) => ethCallSelector(c.method, c.params) === TOTAL_SUPPLY_CALLDATA,
+    ).length;
+    expect(totalReads).toBeGreaterThanOrEqual(3);
+    expect(totalReads).toBeLessThanOrEqual(7);
+    expect(d.proxy.count("eth_blockNumber")).toBeGreaterThanOrEqual(3);
+    expect(d.proxy.count("eth_blockNumber")).toBeLessThanOrEqual(7);
+  });
+
+  it("a success ends the backoff for good: the figure is cached and served as usual", async () => {
+    const a = app();
+    d.proxy.setFault({ kind: "down" });
+    expect((await get(a, "/api/supply/total")).status).toBe(502);
+    d.proxy.setFault(null);
+    await sleep(BACKOFF_MS + 20);
+    const good = await get(a, "/api/supply/total");
+    expect(good.status).toBe(200);
+    expect(JSON.parse(good.text).result).toBe(formatWei2((await truth()).total));
+    const reads = d.proxy.count();
+    expect((await get(a, "/api/supply/total")).status).toBe(200);
+    expect(d.proxy.count()).toBe(reads);
   });
 });

@@ -20,6 +20,7 @@ const REDIS_URL = "redis://127.0.0.1:6379";
 const PREFIX = `test-supply-${process.pid}-${randomUUID().slice(0, 8)}:`;
 const TTL_MS = 600;
 const DEADLINE_MS = 1_000;
+const BACKOFF_MS = 300;
 
 let d: ReadsDevnet;
 let admin: Redis;
@@ -33,7 +34,12 @@ async function replica(prefix = PREFIX) {
   caches.push(cache);
   return d.app({
     logger: silentLogger,
-    supply: { cache, ttlMs: { total: TTL_MS, circulating: TTL_MS }, rpcTimeoutMs: DEADLINE_MS },
+    supply: {
+      cache,
+      ttlMs: { total: TTL_MS, circulating: TTL_MS },
+      rpcTimeoutMs: DEADLINE_MS,
+      failureBackoffMs: BACKOFF_MS,
+    },
   });
 }
 
@@ -138,7 +144,7 @@ describe("Redis-shared supply cache", () => {
     expect(reads()).toEqual({ blockNumber: 1, totalSupply: 2, totalLockedClaim: 1 });
   });
 
-  it("a failed read is never written to Redis; both replicas read again and recover", async () => {
+  it("a failed read is shared as a failure for the backoff only, never as a value; then both recover", async () => {
     const [a, b] = [await replica(), await replica()];
     d.proxy.setFault({ kind: "result", value: "0x", match: (m) => m === "eth_call" });
     for (const app of [a, b]) {
@@ -150,14 +156,21 @@ describe("Redis-shared supply cache", () => {
       ]);
       expect(res.headers.get("cache-control")).toBe("no-store");
     }
-    expect(reads().totalSupply).toBe(2);
-    expect(await ourKeys()).toEqual([]);
+    // One read for the cluster: the second replica answered the first one's failure without asking the node.
+    expect(reads().totalSupply).toBe(1);
+    // Redis holds only the failure marker, with the backoff as its lifetime; no value was written.
+    const keys = await ourKeys();
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/:total:fail$/);
+    expect(await admin.get(keys[0]!)).toBe("SUPPLY_RPC_INVALID_UINT256");
+    expect(await admin.pttl(keys[0]!)).toBeLessThanOrEqual(BACKOFF_MS);
 
     d.proxy.setFault(null);
+    await new Promise((r) => setTimeout(r, BACKOFF_MS + 50));
     const t = await truth();
     expect(JSON.parse((await get(b, "/api/supply/total")).text).result).toBe(t.total);
     expect(JSON.parse((await get(a, "/api/supply/total")).text).result).toBe(t.total);
-    expect(reads().totalSupply).toBe(3);
+    expect(reads().totalSupply).toBe(2);
   });
 
   it("a waiting replica gets the holder's failure, not a hang: each answers within the deadline", async () => {
@@ -172,9 +185,12 @@ describe("Redis-shared supply cache", () => {
     }
     // One read between them: the waiter shared the holder's failure instead of starting a late read.
     expect(d.proxy.count("eth_blockNumber")).toBe(1);
-    expect(await ourKeys()).toEqual([]);
+    expect(
+      (await ourKeys()).map((k) => k.slice(PREFIX.length).replace(/^supply:\d+:0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:/, "")),
+    ).toEqual(["circulating:fail"]);
     d.proxy.setFault(null);
-    // The holder released its lock on failure, so recovery does not wait for the lock to lapse.
+    await new Promise((r) => setTimeout(r, BACKOFF_MS + 50));
+    // The holder released its lock on failure, so recovery waits only for the backoff, not the lock.
     const t0 = performance.now();
     expect(JSON.parse((await get(b, "/api/supply/circulating")).text).result).toBe((await truth()).circulating);
     expect(performance.now() - t0).toBeLessThan(500);

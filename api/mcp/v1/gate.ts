@@ -52,11 +52,19 @@ export type CreateGateOptions = {
   manifest: Manifest;
   /** How long a not-finalized answer may be reused; finalized answers are kept for the life of the process. */
   notFinalizedTtlMs?: number;
+  /** How long a failed read is answered from memory before the node is asked again. */
+  failureBackoffMs?: number;
   /** Clock, for tests of the TTL. */
   now?: () => number;
 };
 
 export const DEFAULT_NOT_FINALIZED_TTL_MS = 3_000;
+
+/**
+ * A failed preflight read is answered (502 PREFLIGHT_READ_FAILED, the gate closed) from memory for this
+ * long: a node in trouble is asked about once per interval per process, not once per request.
+ */
+export const DEFAULT_GATE_FAILURE_BACKOFF_MS = 1_000;
 
 const PREFLIGHT_CALLDATA: Hex = encodeFunctionData({ abi: LaunchControllerAbi, functionName: "preflight" });
 const TWO_WORDS = /^0x[0-9a-fA-F]{128}$/;
@@ -64,7 +72,9 @@ const TWO_WORDS = /^0x[0-9a-fA-F]{128}$/;
 export function createGate(options: CreateGateOptions): Gate {
   const ttl = options.notFinalizedTtlMs ?? DEFAULT_NOT_FINALIZED_TTL_MS;
   const now = options.now ?? Date.now;
+  const backoffMs = options.failureBackoffMs ?? DEFAULT_GATE_FAILURE_BACKOFF_MS;
   let cached: { value: Preflight; expiresAt: number } | null = null;
+  let failed: { error: PreflightReadFailedError; until: number } | null = null;
   let inflight: Promise<Preflight> | null = null;
 
   async function fetchPreflight(): Promise<Preflight> {
@@ -92,12 +102,19 @@ export function createGate(options: CreateGateOptions): Gate {
 
   async function read(): Promise<Preflight> {
     if (cached && (cached.value.finalized || now() < cached.expiresAt)) return cached.value;
-    // Concurrent misses share one upstream read; failures are never cached.
+    if (failed && now() < failed.until) throw failed.error;
+    // Concurrent misses share one upstream read; a failed read is remembered only for the backoff.
     inflight ??= fetchPreflight()
       .then((value) => {
         // Bit 0 clears once and never sets again, so a finalized answer never expires.
         cached = { value, expiresAt: value.finalized ? Number.POSITIVE_INFINITY : now() + ttl };
+        failed = null;
         return value;
+      })
+      .catch((error: unknown) => {
+        // Only upstream failures: a contract missing from the manifest is configuration, answered at once.
+        if (error instanceof PreflightReadFailedError && backoffMs > 0) failed = { error, until: now() + backoffMs };
+        throw error;
       })
       .finally(() => {
         inflight = null;
