@@ -2,6 +2,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
 import { createClientIpResolver, type PeerAddressSource } from "./http/clientIp";
+import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/deadline";
 import { edge, edgeHeaders, edgeRequestId } from "./http/edge";
 import { ApiError, InternalError, MethodNotAllowedError, NotFoundError } from "./http/errors";
 import { rateLimit } from "./http/rateLimit";
@@ -93,6 +94,8 @@ export function createApp(input: AppDepsInput): Hono {
   app.use("*", (c, next) => (c.req.method === "GET" || c.req.method === "HEAD" ? next() : otherMethods(c, next)));
   // Before any route is mounted, so every v1 handler (and a 404 under a limited prefix) is counted.
   app.use("/api/mcp/v1/*", rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics }));
+  // One overall deadline per v1 request; its upstream calls are cancelled when it passes (api/http/deadline.ts).
+  app.use("/api/mcp/v1/*", deadline({ ms: v1DeadlineMs(deps.config.rpcTimeoutMs), timeoutError: v1TimeoutError }));
   app.get("/api/metrics", (c) =>
     c.body(metrics.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" }),
   );

@@ -2,6 +2,7 @@
  * The only way the service talks to a node: raw JSON-RPC over HTTP with a per-call timeout,
  * a read-method allowlist (no code path can send a write), and typed failures.
  */
+import { requestSignal } from "./requestDeadline";
 
 /** Methods the service may send. Anything else is refused before it leaves the process. */
 export const READ_METHODS = new Set([
@@ -66,7 +67,8 @@ export type RpcCallOptions = {
   /**
    * The caller's own deadline or cancellation: when it fires, the HTTP request is cancelled (the
    * connection to the node is closed, nothing keeps running) and the call fails with kind "aborted".
-   * The client's timeout still applies.
+   * The client's timeout still applies, and so does the deadline of the request the call is made for
+   * (api/chain/requestDeadline.ts).
    */
   signal?: AbortSignal;
 };
@@ -108,7 +110,10 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     if (options.onCall) for (const m of methods) options.onCall(m, outcome);
   };
 
-  async function post(body: unknown, methods: readonly string[], caller?: AbortSignal): Promise<unknown> {
+  async function post(body: unknown, methods: readonly string[], own?: AbortSignal): Promise<unknown> {
+    // The caller's own signal and the deadline of the request this call is made for: either cancels it.
+    const ambient = requestSignal();
+    const caller = own && ambient ? AbortSignal.any([own, ambient]) : (own ?? ambient);
     const method = methods.length === 1 ? methods[0] : "batch";
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);

@@ -1,0 +1,61 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { runWithSignal } from "../chain/requestDeadline";
+import { type ApiError, PreflightReadFailedError, QuoteFailedError, StateReadFailedError } from "./errors";
+import { limitedPrefix } from "./rateLimit";
+
+/** The v1 routes' overall deadline: min(RPC_TIMEOUT_MS, this). An assistant waits no longer for any answer. */
+export const V1_DEADLINE_CAP_MS = 10_000;
+
+export function v1DeadlineMs(rpcTimeoutMs: number): number {
+  return Math.min(rpcTimeoutMs, V1_DEADLINE_CAP_MS);
+}
+
+/** What a v1 route answers when its deadline passes before it could answer for itself. */
+export function v1TimeoutError(c: Context, ms: number): ApiError {
+  const message = `The upstream reads did not complete within ${ms} ms.`;
+  switch (limitedPrefix(c.req.path)) {
+    case "preflight":
+      return new PreflightReadFailedError(`${message} The gate stays closed.`);
+    case "quote":
+      return new QuoteFailedError(message, { upstream: "timeout" });
+    default:
+      return new StateReadFailedError(message, { upstream: "timeout" });
+  }
+}
+
+/**
+ * One overall deadline per request. When it passes, every upstream call the request still has open is
+ * cancelled (the RPC client honours the signal, api/chain/requestDeadline.ts), so the route fails with
+ * its own documented error for a cancelled read (STATE_READ_FAILED, QUOTE_FAILED, PREFLIGHT_READ_FAILED …).
+ * If the route has not answered `graceMs` later (it was waiting on something else), `timeoutError`
+ * answers for it. Either way the client has its answer within `ms + graceMs`.
+ */
+export type DeadlineOptions = {
+  ms: number;
+  /** The route's documented error for a deadline it could not meet itself. */
+  timeoutError: (c: Context, ms: number) => ApiError;
+  graceMs?: number;
+};
+
+export function deadline(o: DeadlineOptions): MiddlewareHandler {
+  const graceMs = o.graceMs ?? 250;
+  return async (c, next) => {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<"expired">((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        timer = setTimeout(() => resolve("expired"), graceMs);
+      }, o.ms);
+    });
+    try {
+      const handled = runWithSignal(controller.signal, () => next());
+      if ((await Promise.race([handled, expired])) === "expired") {
+        handled.catch(() => {}); // it ends on its own (its reads are cancelled); its result is not wanted
+        throw o.timeoutError(c, o.ms);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
