@@ -104,7 +104,8 @@ export function createApp(input: AppDepsInput): Hono {
   app.route(SUPPLY_MOUNT, supply.router);
   app.route("/api/mcp/v1", v1Router(deps));
   registerDocsRoutes(app); // GET /api/mcp/v1/openapi.json, GET /docs
-  app.all(MCP_PATH, mcpEndpoint({ app, clientIp }));
+  const rateLimitOptions = { limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics };
+  app.all(MCP_PATH, mcpEndpoint({ app, clientIp, rateLimit: rateLimitOptions }));
 
   app.notFound(() => {
     throw new NotFoundError();

@@ -19,6 +19,8 @@ import { RateLimitedError } from "./errors";
 
 export const LIMITED_PREFIXES = ["state", "preflight", "quote", "prepare"] as const;
 export type LimitedPrefix = (typeof LIMITED_PREFIXES)[number];
+/** A budget: one per v1 prefix, and `mcp` for the messages of POST /api/mcp (api/mcp/gatekeeper.ts). */
+export type Budget = LimitedPrefix | "mcp";
 
 const V1 = "/api/mcp/v1/";
 
@@ -29,7 +31,7 @@ export function limitedPrefix(path: string): LimitedPrefix | null {
   return (LIMITED_PREFIXES as readonly string[]).includes(segment ?? "") ? (segment as LimitedPrefix) : null;
 }
 
-export function rateLimitHeaders(prefix: LimitedPrefix, policy: RateLimitPolicy, d: RateLimitDecision) {
+export function rateLimitHeaders(prefix: Budget, policy: RateLimitPolicy, d: RateLimitDecision) {
   return {
     "ratelimit-policy": `"${prefix}";q=${policy.max};w=${policy.windowSec}`,
     ratelimit: `"${prefix}";r=${d.remaining};t=${d.resetSec}`,
@@ -44,19 +46,19 @@ export type RateLimitOptions = {
 };
 
 /**
- * Counts this request against `prefix` for its client, sets the RateLimit headers, and throws
- * RateLimitedError when over budget. Exported so the MCP endpoint can charge a tool call to the same
- * bucket as the REST route it wraps (design.md).
+ * Counts `cost` (default 1) against `prefix` for this request's client, sets the RateLimit headers, and
+ * throws RateLimitedError when over budget. Exported for the MCP endpoint, which charges each message.
  */
 export async function chargeRateLimit(
   c: Context,
-  prefix: LimitedPrefix,
+  prefix: Budget,
   o: RateLimitOptions,
+  cost = 1,
 ): Promise<RateLimitDecision> {
   const ip = o.clientIp(c);
   // Requests whose peer the adapter cannot tell share one budget: fail towards limiting, not towards none.
   const subject = ip === null ? "unknown" : rateLimitSubject(ip);
-  const decision = await o.limiter.hit(`${prefix}:${subject}`);
+  const decision = await o.limiter.hit(`${prefix}:${subject}`, cost);
   for (const [k, v] of Object.entries(rateLimitHeaders(prefix, o.policy, decision))) c.header(k, v);
   if (!decision.allowed) {
     o.metrics.rateLimited.inc({ prefix });

@@ -12,9 +12,22 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { Context, Handler, Hono } from "hono";
 import type { StatusCode } from "hono/utils/http-status";
 import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
-import { ApiError, BadParamsError } from "../http/errors";
+import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
+import { chargeRateLimit, limitedPrefix, type RateLimitOptions } from "../http/rateLimit";
 import { V1_OPERATIONS, type V1Operation } from "../openapi/catalogue";
 import { kindRule, paramSchema } from "../openapi/jsonSchema";
+import {
+  assemble,
+  costOf,
+  errorAnswer,
+  JSON_RPC,
+  MCP_MAX_BODY_BYTES,
+  MCP_MAX_RESPONSE_BYTES,
+  overBudgetAnswers,
+  parseBody,
+  readBounded,
+  screen,
+} from "./gatekeeper";
 
 /**
  * The MCP endpoint (MCP Streamable HTTP, stateless, JSON responses) at /api/mcp. Its tools are the v1
@@ -28,9 +41,6 @@ export { MCP_PATH } from "../openapi/catalogue";
 
 /** What /api/mcp answers to a CORS preflight (GET only draws a 405 in stateless mode, but a browser may ask). */
 export const MCP_CORS_METHODS = "GET, POST, OPTIONS";
-
-/** Tool arguments are a few short strings; anything bigger is not an MCP client of ours. */
-const MAX_BODY_BYTES = 64 * 1024;
 
 const INSTRUCTIONS = `Reads and unsigned transactions for the protocol on Base. Typical flow: get_state for the wallet, quote_lock_via_furnace when locking via the Furnace, then a prepare_* tool. A prepare tool returns { ok, chain, chainId, transactions }: pass transactions, in order, to the wallet's send_calls; this server never signs or sends anything. Describe each action to the user with its verb (Collect, Harvest, Withdraw, Lock via Furnace, Stake, Unbond, Lock, Top up, Extend); never use "claim" as a verb. All amounts are decimal strings in wei. A failed call returns { ok: false, error, message, detail } with isError set.`;
 
@@ -118,12 +128,18 @@ export type McpEndpointOptions = {
   /** The app whose routes the tools call (the one this endpoint is mounted on). */
   app: Hono;
   clientIp: ClientIpResolver;
+  /** Every message spends the client's `mcp` budget (api/mcp/gatekeeper.ts). */
+  rateLimit: RateLimitOptions;
 };
+
+const JSON_TYPE = { "content-type": "application/json" } as const;
 
 export function mcpEndpoint(o: McpEndpointOptions): Handler {
   const tools = mcpTools();
   const byName = new Map(tools.map((t) => [t.name, t]));
   const listed: Tool[] = tools.map(({ operation: _operation, ...tool }) => tool);
+  // tools/list is answered from this string (api/mcp/gatekeeper.ts): it never changes while the process runs.
+  const toolsOf = { isTool: (name: string) => byName.has(name), listResult: JSON.stringify({ tools: listed }) };
   // Each Server would otherwise build its own Ajv (used only for elicitation, which these tools never
   // ask for): one per endpoint keeps a stateless request cheap.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
@@ -144,8 +160,17 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
       try {
         path = toolCallPath(tool.operation, request.params.arguments);
       } catch (error) {
-        if (error instanceof ApiError) return envelopeResult(JSON.stringify(error.toEnvelope()), true);
-        throw error;
+        if (!(error instanceof ApiError)) throw error;
+        // Never sent to its route, so it pays the route's budget here: a refused call is not free.
+        const prefix = limitedPrefix(tool.operation.path);
+        const refused =
+          prefix === null
+            ? error
+            : await chargeRateLimit(c, prefix, o.rateLimit).then(
+                () => error,
+                (e) => e,
+              );
+        return envelopeResult(JSON.stringify((refused as ApiError).toEnvelope()), true);
       }
       const res = await o.app.request(
         path,
@@ -165,24 +190,74 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
         allowed: ["POST", "OPTIONS"],
       });
     }
+    // The transport's own header checks, first, so a message answered here meets them too.
+    const accept = c.req.header("accept") ?? "";
+    if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
+      const message = "Not Acceptable: Client must accept both application/json and text/event-stream";
+      return c.body(errorAnswer(null, JSON_RPC.SERVER_ERROR, message), 406, JSON_TYPE);
+    }
+    if (!/^application\/json\s*(;|$)/i.test(c.req.header("content-type") ?? "")) {
+      const message = "Unsupported Media Type: Content-Type must be application/json";
+      return c.body(errorAnswer(null, JSON_RPC.SERVER_ERROR, message), 415, JSON_TYPE);
+    }
+    const body = parseBody(await readBounded(c.req.raw, MCP_MAX_BODY_BYTES));
+    const parsed = body.kind === "ok" ? { ...body, ...screen(body.messages, toolsOf) } : body;
+    const cost = costOf(parsed);
+    if (cost > 0) {
+      try {
+        await chargeRateLimit(c, "mcp", o.rateLimit, cost);
+      } catch (error) {
+        if (!(error instanceof RateLimitedError)) throw error;
+        c.header("retry-after", String(error.retryAfterSec));
+        return c.body(overBudgetAnswers(parsed, error.retryAfterSec), 429, JSON_TYPE);
+      }
+    }
+    if (parsed.kind === "error") return c.body(parsed.answer, parsed.status, JSON_TYPE);
+
+    const { answers, forward } = parsed;
+    let sdkAnswers: Record<string, unknown>[] = [];
+    if (forward.length > 0) {
+      const forwarded = forward.map((f) => f.message);
+      const res = await viaSdk(c, parsed.batch ? forwarded : forwarded[0]);
+      // An HTTP-level refusal of the transport (protocol version, one initialize per request…) is the answer.
+      if (res.status !== 200 && res.status !== 202) {
+        res.headers.forEach((value, key) => {
+          c.header(key, value);
+        });
+        return c.newResponse(res.body, res.status as StatusCode);
+      }
+      if (res.body) {
+        const body = JSON.parse(res.body) as Record<string, unknown> | Record<string, unknown>[];
+        sdkAnswers = Array.isArray(body) ? body : [body];
+      }
+    }
+    const answer = assemble(parsed.batch, parsed.messages.length, answers, forward, sdkAnswers);
+    if (answer === null) return c.body(null, 202);
+    if (answer.length > MCP_MAX_RESPONSE_BYTES) {
+      const message = `Invalid Request: the answers would exceed ${MCP_MAX_RESPONSE_BYTES} bytes; send fewer messages.`;
+      return c.body(errorAnswer(null, JSON_RPC.INVALID_REQUEST, message), 400, JSON_TYPE);
+    }
+    return c.body(answer, 200, JSON_TYPE);
+  };
+
+  /** The messages the SDK must handle (initialize, tools/call, notifications), through a stateless server. */
+  async function viaSdk(
+    c: Context,
+    parsedBody: unknown,
+  ): Promise<{ status: number; body: string | null; headers: Headers }> {
     const server = serverFor(c);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
-      maxRequestBodySize: MAX_BODY_BYTES,
+      maxRequestBodySize: MCP_MAX_BODY_BYTES,
     });
     try {
       await server.connect(transport);
-      const res = await transport.handleRequest(c.req.raw);
-      // A returned Response would drop the headers the app's middleware prepared (CORS, request id):
-      // answer through the context instead. JSON mode means the body is already complete.
-      const body = res.body ? await res.text() : null;
-      res.headers.forEach((value, key) => {
-        c.header(key, value);
-      });
-      return c.newResponse(body, res.status as StatusCode);
+      const res = await transport.handleRequest(c.req.raw, { parsedBody });
+      // JSON mode: the body is already complete.
+      return { status: res.status, body: res.body ? await res.text() : null, headers: res.headers };
     } finally {
       await server.close();
     }
-  };
+  }
 }

@@ -20,8 +20,11 @@ export type RateLimitDecision = {
 };
 
 export interface RateLimiter {
-  /** Counts one request against `key` and decides. Never rejects and never waits on a dead store. */
-  hit(key: string): Promise<RateLimitDecision>;
+  /**
+   * Counts `cost` (default 1) against `key` and decides. Never rejects and never waits on a dead store.
+   * A cost above 1 is one request that carries several messages (an MCP batch).
+   */
+  hit(key: string, cost?: number): Promise<RateLimitDecision>;
   /** Releases connections (a no-op for the in-memory limiter). */
   close(): Promise<void>;
 }
@@ -64,7 +67,7 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   /** Synchronous core, shared with the Redis limiter's fallback path. */
-  hitNow(key: string): RateLimitDecision {
+  hitNow(key: string, cost = 1): RateLimitDecision {
     const now = this.#now();
     this.#sweep(now);
     let window = this.#windows.get(key);
@@ -74,12 +77,12 @@ export class MemoryRateLimiter implements RateLimiter {
       this.#windows.set(key, window);
       if (this.#windows.size > this.#maxKeys) this.#windows.delete(this.#windows.keys().next().value!);
     }
-    window.count++;
+    window.count += cost;
     return decide(window.count, window.resetAt - now, this.#policy, "memory");
   }
 
-  async hit(key: string): Promise<RateLimitDecision> {
-    return this.hitNow(key);
+  async hit(key: string, cost = 1): Promise<RateLimitDecision> {
+    return this.hitNow(key, cost);
   }
 
   /** Keys currently tracked (for tests of the memory bound). */

@@ -17,7 +17,7 @@ import { decide, MemoryRateLimiter, type RateLimitDecision, type RateLimiter, ty
 
 // Returns { count, ttlMs }. A key without a TTL (never expected) gets one, so no key can live forever.
 const HIT_SCRIPT = `
-local n = redis.call('INCR', KEYS[1])
+local n = redis.call('INCRBY', KEYS[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
 if n == 1 or ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -26,7 +26,7 @@ end
 return { n, ttl }
 `;
 
-type HitCommand = { rateLimitHit(key: string, windowMs: number): Promise<[number, number]> };
+type HitCommand = { rateLimitHit(key: string, windowMs: number, cost: number): Promise<[number, number]> };
 
 /** Silence from Redis (no reply to anything) for this long while a decision waits = Redis is stuck. */
 export const DEFAULT_REDIS_STALL_MS = 200;
@@ -93,10 +93,10 @@ export class RedisRateLimiter implements RateLimiter {
     options.redis.defineCommand("rateLimitHit", { numberOfKeys: 1, lua: HIT_SCRIPT });
   }
 
-  async hit(key: string): Promise<RateLimitDecision> {
-    if (performance.now() < this.#skipUntil) return this.#local(key, "skipped");
+  async hit(key: string, cost = 1): Promise<RateLimitDecision> {
+    if (performance.now() < this.#skipUntil) return this.#local(key, "skipped", cost);
     try {
-      const [count, ttlMs] = await this.#send(this.#prefix + key);
+      const [count, ttlMs] = await this.#send(this.#prefix + key, cost);
       this.#everAnswered = true;
       if (!this.#healthy) {
         this.#healthy = true;
@@ -107,7 +107,7 @@ export class RedisRateLimiter implements RateLimiter {
       const now = performance.now();
       // The first connection is still being dialled: not an outage worth a warning (yet).
       if (!this.#everAnswered && now - this.#createdAt < (this.#o.bootGraceMs ?? DEFAULT_BOOT_GRACE_MS))
-        return this.#local(key, "connecting");
+        return this.#local(key, "connecting", cost);
       this.#skipUntil = now + (this.#o.retryAfterMs ?? 1_000);
       const reason = error instanceof StoreTimeoutError ? "timeout" : "error";
       if (this.#healthy) {
@@ -117,7 +117,7 @@ export class RedisRateLimiter implements RateLimiter {
           error,
         });
       }
-      return this.#local(key, reason);
+      return this.#local(key, reason, cost);
     }
   }
 
@@ -127,11 +127,11 @@ export class RedisRateLimiter implements RateLimiter {
    * Timers are checked from setImmediate, i.e. after the event loop has read the socket, so a loop
    * that was merely busy does not mistake unread replies for a dead server.
    */
-  #send(key: string): Promise<[number, number]> {
+  #send(key: string, cost: number): Promise<[number, number]> {
     const stallMs = this.#o.stallMs ?? DEFAULT_REDIS_STALL_MS;
     const maxWaitMs = this.#o.maxWaitMs ?? DEFAULT_REDIS_MAX_WAIT_MS;
     const started = performance.now();
-    const command = (this.#o.redis as unknown as HitCommand).rateLimitHit(key, this.#o.windowSec * 1000);
+    const command = (this.#o.redis as unknown as HitCommand).rateLimitHit(key, this.#o.windowSec * 1000, cost);
     return new Promise((resolve, reject) => {
       let done = false;
       let timer: NodeJS.Timeout | undefined;
@@ -169,9 +169,9 @@ export class RedisRateLimiter implements RateLimiter {
     });
   }
 
-  #local(key: string, reason: string): RateLimitDecision {
+  #local(key: string, reason: string, cost: number): RateLimitDecision {
     this.#o.metrics.rateLimitStoreFallbacks.inc({ reason });
-    return this.#fallback.hitNow(key);
+    return this.#fallback.hitNow(key, cost);
   }
 
   async close(): Promise<void> {

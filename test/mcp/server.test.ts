@@ -244,16 +244,19 @@ describe("rate limits", () => {
     expect((await call(mcp, "get_state", { address })).isError).toBe(false);
     expect((await call(mcp, "get_state", { address })).isError).toBe(false);
     expect((await rest(limited.base, `/api/mcp/v1/state/${address}`)).status).toBe(429);
-    // Listing tools spends nothing: it reaches no route.
-    expect((await mcp.listTools()).tools).toHaveLength(13);
+    // Every other message spends the client's `mcp` budget: connecting (initialize + the initialized
+    // notification) used both of its 2, so listing the tools is over budget, a 429 at the HTTP level.
+    await expect(mcp.listTools()).rejects.toThrow(/429|RATE_LIMITED|Too many requests/);
   });
 
   it("the client is the one the app resolves: X-Forwarded-For counts only from a trusted proxy", async () => {
-    const config = { ...d.config, rateLimit: { max: 1, windowSec: 60 }, trustedProxies: ["127.0.0.1"] };
+    // A budget of 2: connecting (initialize + initialized notification) spends a client's whole `mcp` budget.
+    const config = { ...d.config, rateLimit: { max: 2, windowSec: 60 }, trustedProxies: ["127.0.0.1"] };
     const proxied = await listen(d.app({ config }));
-    // Behind our proxy (127.0.0.1 is trusted): each forwarded client has its own budget.
+    // Behind our proxy (127.0.0.1 is trusted): each forwarded client has its own budgets.
     const first = await connect(proxied.base, { "x-forwarded-for": "198.51.100.7" });
     const second = await connect(proxied.base, { "x-forwarded-for": "198.51.100.8" });
+    expect((await call(first, "get_preflight", {})).isError).toBe(false);
     expect((await call(first, "get_preflight", {})).isError).toBe(false);
     expect((await call(first, "get_preflight", {})).body.error).toBe("RATE_LIMITED");
     expect((await call(second, "get_preflight", {})).isError).toBe(false);
@@ -261,12 +264,11 @@ describe("rate limits", () => {
     const restFirst = await rest(proxied.base, "/api/mcp/v1/preflight", { "x-forwarded-for": "198.51.100.7" });
     expect(restFirst.status).toBe(429);
 
-    // Not behind a trusted proxy: the header buys nothing, every caller is the socket peer.
+    // Not behind a trusted proxy: the header buys nothing, every caller is the socket peer, whose `mcp`
+    // budget the first connection spent: the second cannot even connect.
     const direct = await listen(d.app({ config: { ...config, trustedProxies: [] } }));
-    const spoofA = await connect(direct.base, { "x-forwarded-for": "198.51.100.7" });
-    const spoofB = await connect(direct.base, { "x-forwarded-for": "198.51.100.8" });
-    expect((await call(spoofA, "get_preflight", {})).isError).toBe(false);
-    expect((await call(spoofB, "get_preflight", {})).body.error).toBe("RATE_LIMITED");
+    await connect(direct.base, { "x-forwarded-for": "198.51.100.7" });
+    await expect(connect(direct.base, { "x-forwarded-for": "198.51.100.8" })).rejects.toThrow(/429|Too many/);
   });
 });
 

@@ -1,0 +1,233 @@
+/**
+ * What POST /api/mcp checks before the MCP SDK sees a message, so the endpoint cannot be used to amplify
+ * traffic or burn CPU for free, and malformed messages get the JSON-RPC error their shape calls for:
+ *
+ * - the body is at most MCP_MAX_BODY_BYTES; a batch holds 1 to MCP_MAX_BATCH messages (-32600 otherwise);
+ * - every message costs 1 from the client's `mcp` budget (the v1 policy: RATE_LIMIT_MAX per
+ *   RATE_LIMIT_WINDOW_SEC), initialize, ping, tools/list, notifications and malformed messages included;
+ *   a well-formed tool call instead spends its REST route's budget, as the REST request it makes (so an
+ *   assistant's calls are limited exactly like the REST routes). Over budget: HTTP 429 with Retry-After
+ *   and one JSON-RPC error per message (code -32000, data { error: "RATE_LIMITED", retryAfterSec });
+ * - -32600 for a message that is not a JSON-RPC 2.0 request, -32601 for an unknown method, -32602 for
+ *   params of the wrong shape, each with a short message (never a validator's dump);
+ * - ping and tools/list are answered here from precomputed JSON; the SDK sees only what needs it
+ *   (initialize, tools/call, notifications);
+ * - an answer is at most MCP_MAX_RESPONSE_BYTES.
+ */
+
+export const MCP_MAX_BODY_BYTES = 64 * 1024;
+/** MCP 2025-06-18 dropped JSON-RPC batching; older clients may still batch, a few messages at a time. */
+export const MCP_MAX_BATCH = 10;
+export const MCP_MAX_RESPONSE_BYTES = 1024 * 1024;
+
+export const JSON_RPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  /** Implementation-defined server error: used for "over budget" (with data.error = RATE_LIMITED). */
+  SERVER_ERROR: -32000,
+} as const;
+
+type Id = string | number | null;
+type Json = Record<string, unknown>;
+
+/** One JSON-RPC error answer, serialised. */
+export function errorAnswer(id: Id, code: number, message: string, data?: unknown): string {
+  return JSON.stringify({ jsonrpc: "2.0", id, error: { code, message, ...(data === undefined ? {} : { data }) } });
+}
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const isId = (v: unknown): v is string | number =>
+  typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
+
+/** The id to answer a message with: its own when well-formed, else null (JSON-RPC 2.0 §5). */
+function idOf(message: unknown): Id {
+  return isObject(message) && isId(message.id) ? message.id : null;
+}
+
+export type Parsed =
+  | { kind: "ok"; batch: boolean; messages: unknown[] }
+  | { kind: "error"; status: 400 | 413; answer: string };
+
+/** The body as JSON-RPC: one message or a batch within the limits. */
+export function parseBody(text: string | null): Parsed {
+  if (text === null) {
+    const message = `Request body larger than ${MCP_MAX_BODY_BYTES} bytes.`;
+    return { kind: "error", status: 413, answer: errorAnswer(null, JSON_RPC.INVALID_REQUEST, message) };
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return {
+      kind: "error",
+      status: 400,
+      answer: errorAnswer(null, JSON_RPC.PARSE_ERROR, "Parse error: invalid JSON."),
+    };
+  }
+  if (!Array.isArray(body)) return { kind: "ok", batch: false, messages: [body] };
+  if (body.length === 0 || body.length > MCP_MAX_BATCH) {
+    const message = `Invalid Request: a batch holds 1 to ${MCP_MAX_BATCH} messages.`;
+    return { kind: "error", status: 400, answer: errorAnswer(null, JSON_RPC.INVALID_REQUEST, message) };
+  }
+  return { kind: "ok", batch: true, messages: body };
+}
+
+/**
+ * What a request costs the client's `mcp` budget: one per message, except well-formed tool calls (their
+ * REST routes charge them); a body that is not JSON-RPC counts as one.
+ */
+export function costOf(parsed: Exclude<Parsed, { kind: "ok" }> | (Extract<Parsed, { kind: "ok" }> & Screened)): number {
+  return parsed.kind === "ok" ? parsed.messages.length - parsed.toolCalls : 1;
+}
+
+/** The answers of an over-budget request: one per message that expects one. */
+export function overBudgetAnswers(parsed: Parsed, retryAfterSec: number): string {
+  const message = `Too many requests; retry after ${retryAfterSec} s.`;
+  const data = { error: "RATE_LIMITED", retryAfterSec };
+  if (parsed.kind !== "ok") return errorAnswer(null, JSON_RPC.SERVER_ERROR, message, data);
+  const answers = parsed.messages.map((m) => errorAnswer(idOf(m), JSON_RPC.SERVER_ERROR, message, data));
+  return parsed.batch ? `[${answers.join(",")}]` : answers[0]!;
+}
+
+/** The methods this server answers. Anything else (resources/*, prompts/*, …) is -32601. */
+const METHODS = new Set(["initialize", "ping", "tools/list", "tools/call"]);
+
+/** Why a request's params do not fit its method, or null when they do. Messages are short by design. */
+function invalidParams(method: string, params: unknown): string | null {
+  if (params !== undefined && !isObject(params)) return "params must be an object.";
+  const p = (params ?? {}) as Json;
+  switch (method) {
+    case "initialize":
+      if (typeof p.protocolVersion !== "string") return "initialize needs protocolVersion (a string).";
+      if (!isObject(p.capabilities)) return "initialize needs capabilities (an object).";
+      if (!isObject(p.clientInfo) || typeof p.clientInfo.name !== "string" || typeof p.clientInfo.version !== "string")
+        return "initialize needs clientInfo { name, version } (strings).";
+      return null;
+    case "tools/call":
+      if (typeof p.name !== "string") return "tools/call needs name (a string).";
+      if (p.arguments !== undefined && !isObject(p.arguments)) return "arguments must be an object.";
+      return null;
+    case "tools/list":
+      if (p.cursor !== undefined && typeof p.cursor !== "string") return "cursor must be a string.";
+      return null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * Sorts the messages of a request: an answer made here (errors, ping, tools/list), or handed to the SDK.
+ * `toolsListResult` is the precomputed JSON of tools/list's `result`.
+ */
+export type Screened = {
+  /** Answers made here, by message index. */
+  answers: Map<number, string>;
+  /** What the SDK handles, with each message's index. */
+  forward: { index: number; message: Json }[];
+  /** How many of `forward` are well-formed calls of a known tool. */
+  toolCalls: number;
+};
+
+export function screen(
+  messages: readonly unknown[],
+  tools: { isTool(name: string): boolean; listResult: string },
+): Screened {
+  const answers = new Map<number, string>();
+  const forward: { index: number; message: Json }[] = [];
+  let toolCalls = 0;
+  messages.forEach((message, index) => {
+    const id = idOf(message);
+    if (!isObject(message) || message.jsonrpc !== "2.0") {
+      answers.set(index, errorAnswer(id, JSON_RPC.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message."));
+      return;
+    }
+    // A response (to a request this server never sends) or a notification: the SDK takes it, nothing is answered.
+    if (!("method" in message) || !("id" in message)) {
+      if ("method" in message && typeof message.method !== "string") {
+        answers.set(index, errorAnswer(null, JSON_RPC.INVALID_REQUEST, "Invalid Request: method must be a string."));
+      } else forward.push({ index, message });
+      return;
+    }
+    if (!isId(message.id) || typeof message.method !== "string") {
+      const why = isId(message.id) ? "method must be a string" : "id must be a string or a number";
+      answers.set(index, errorAnswer(id, JSON_RPC.INVALID_REQUEST, `Invalid Request: ${why}.`));
+      return;
+    }
+    const method = message.method;
+    if (!METHODS.has(method)) {
+      answers.set(index, errorAnswer(id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method.slice(0, 64)}`));
+      return;
+    }
+    const bad = invalidParams(method, message.params);
+    if (bad !== null) {
+      answers.set(index, errorAnswer(id, JSON_RPC.INVALID_PARAMS, `Invalid params: ${bad}`));
+      return;
+    }
+    if (method === "tools/call") {
+      const name = (message.params as Json).name as string;
+      if (!tools.isTool(name)) {
+        answers.set(
+          index,
+          errorAnswer(id, JSON_RPC.INVALID_PARAMS, `Unknown tool: ${name.slice(0, 64)}`),
+        );
+        return;
+      }
+      toolCalls++;
+    }
+    if (method === "ping") answers.set(index, `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{}}`);
+    else if (method === "tools/list")
+      answers.set(index, `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${tools.listResult}}`);
+    else forward.push({ index, message });
+  });
+  return { answers, forward, toolCalls };
+}
+
+/**
+ * The request's answer from both sources, in message order: one object for a single message, an array
+ * for a batch, or null when nothing is answered (notifications and responses only → HTTP 202).
+ */
+export function assemble(
+  batch: boolean,
+  count: number,
+  answers: Map<number, string>,
+  forwarded: readonly { index: number; message: Json }[],
+  sdkAnswers: readonly Json[],
+): string | null {
+  const byId = new Map<unknown, Json>();
+  for (const a of sdkAnswers) byId.set(a.id, a);
+  for (const { index, message } of forwarded) {
+    if (!("id" in message) || !("method" in message)) continue;
+    const answer = byId.get(message.id);
+    if (answer !== undefined) answers.set(index, JSON.stringify(answer));
+  }
+  const ordered: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const a = answers.get(i);
+    if (a !== undefined) ordered.push(a);
+  }
+  if (ordered.length === 0) return null;
+  return batch ? `[${ordered.join(",")}]` : ordered[0]!;
+}
+
+/** The body as text, or null when it is larger than `max` bytes (read no further than that). */
+export async function readBounded(request: Request, max: number): Promise<string | null> {
+  const declared = Number(request.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > max) return null;
+  if (request.body === null) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
