@@ -168,10 +168,7 @@ export function screen(
     if (method === "tools/call") {
       const name = (message.params as Json).name as string;
       if (!tools.isTool(name)) {
-        answers.set(
-          index,
-          errorAnswer(id, JSON_RPC.INVALID_PARAMS, `Unknown tool: ${name.slice(0, 64)}`),
-        );
+        answers.set(index, errorAnswer(id, JSON_RPC.INVALID_PARAMS, `Unknown tool: ${name.slice(0, 64)}`));
         return;
       }
       toolCalls++;
