@@ -4,8 +4,7 @@
  * the largest there is (10 × tools/list), which is what the guard must bound on its own; the same attack
  * without the guard shows the test can fail.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -13,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_IN_FLIGHT_PER_CONNECTION } from "../../api/http/connectionGuard";
 import { MCP_MAX_BATCH } from "../../api/mcp/gatekeeper";
 import { type ReadsDevnet, startReadsDevnet } from "../reads/devnet";
+import { childEnv, startApiChild } from "./apiProcess";
 
 /** The documented bound: what this attack may add to the process's resident memory. */
 const RSS_GROWTH_BOUND_MB = 150;
@@ -22,29 +22,6 @@ const PIPELINED = 80;
 
 let d: ReadsDevnet;
 let dir: string;
-
-export async function startApiChild(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "apiChild.ts")], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (chunk) => {
-      out += chunk;
-      const line = out.split("\n").find((l) => l.startsWith("{"));
-      if (line) resolve(JSON.parse(line).port);
-    });
-    child.once("exit", (code) => reject(new Error(`api child exited ${code}`)));
-  });
-  return { child, base: `http://127.0.0.1:${port}` };
-}
-
-export function childEnv(devnet: ReadsDevnet, folder: string): Record<string, string> {
-  const manifest = path.join(folder, "local.json");
-  writeFileSync(manifest, JSON.stringify(devnet.deployment.manifest));
-  return { NETWORK: "local", MANIFEST_FILE: manifest, RPC_URL: devnet.proxy.url, LOG_LEVEL: "error", REDIS_URL: "" };
-}
 
 function rssMb(pid: number): number {
   const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
