@@ -119,13 +119,16 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     const cancel = () => controller.abort();
     caller?.addEventListener("abort", cancel, { once: true });
-    // Which of the two ended the call, for the error's kind (the caller's wins if both fired).
+    // Which ended the call, for the error's kind: the caller's own signal wins; the request's deadline
+    // passing is a timeout, as is this call's own.
     const stopped = () =>
-      caller?.aborted
+      own?.aborted
         ? new RpcError("aborted", `RPC ${method} cancelled by the caller`, { method })
-        : controller.signal.aborted
-          ? new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method })
-          : undefined;
+        : ambient?.aborted
+          ? new RpcError("timeout", `RPC ${method} stopped at the request's deadline`, { method })
+          : controller.signal.aborted
+            ? new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method })
+            : undefined;
     try {
       if (caller?.aborted) throw stopped();
       let response: Response;

@@ -31,7 +31,8 @@ async function side(level: "info" | "debug"): Promise<Side> {
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({ level, write: (l) => lines.push(JSON.parse(l)) });
   const metrics = createMetrics();
-  const app = d.app({ logger, metrics, supply: { cache } });
+  // No failure backoff: the failure test below wants the very next request to read again.
+  const app = d.app({ logger, metrics, supply: { cache, failureBackoffMs: 0 } });
   return new Promise((ready) => {
     const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, (info: AddressInfo) => {
       ready({
