@@ -5,7 +5,6 @@
  */
 import { BlockList, isIP } from "node:net";
 import type { Context } from "hono";
-import { ConfigError } from "../config";
 
 /** Reads the socket peer's address for a request; undefined when the adapter does not expose one. */
 export type PeerAddressSource = (c: Context) => string | undefined;
@@ -83,8 +82,8 @@ export function truncateIp(ip: string | null): string {
 export type TrustedProxies = { has(ip: string): boolean; readonly size: number };
 
 /**
- * Entries are exact addresses or CIDR ranges (`10.0.0.0/8`, `fd00::/8`). A bad entry stops start-up
- * with the variable named, like every other config error.
+ * Entries are exact addresses or CIDR ranges (`10.0.0.0/8`, `fd00::/8`). A bad entry throws RangeError;
+ * loadConfig reports it as TRUSTED_PROXIES at start-up, like every other config error.
  */
 export function parseTrustedProxies(entries: readonly string[]): TrustedProxies {
   const list = new BlockList();
@@ -95,7 +94,7 @@ export function parseTrustedProxies(entries: readonly string[]): TrustedProxies 
     const maxBits = family === "ipv6" ? 128 : 32;
     const bits = bitsText === undefined ? maxBits : /^\d{1,3}$/.test(bitsText) ? Number(bitsText) : Number.NaN;
     if (ip === null || rest.length > 0 || !(bits >= 0 && bits <= maxBits)) {
-      throw new ConfigError(`invalid configuration: TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR range`);
+      throw new RangeError(`TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR range`);
     }
     if (bits === maxBits) list.addAddress(ip, family);
     else list.addSubnet(ip, bits, family);

@@ -9,9 +9,9 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import type { AppDeps } from "../app";
 import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
 import type { RpcClient } from "../chain/rpc";
+import type { AppDeps } from "../deps";
 import { edgeResponse, ownsEdgeHeaders, respond } from "../http/edge";
 import { requestIdFrom } from "../http/requestId";
 import { deployedAddress } from "../manifest";
@@ -39,17 +39,6 @@ export const SUPPLY_FAILURE_BACKOFF_MS = 2_000;
 
 /** Slack for the client's safety-net deadline over the read's: a Redis poll plus a round trip. */
 const CLIENT_GRACE_MS = 250;
-
-export type SupplyDeps = {
-  /** Defaults to an in-process cache; pass createSupplyCache(config) to share through Redis. */
-  cache?: TtlCache;
-  /** Server-side TTLs; tests shorten them. Cache-Control stays the spec's 300 / 86400 s. */
-  ttlMs?: { total?: number; circulating?: number };
-  /** Whole-read deadline; defaults to min(config.rpcTimeoutMs, SUPPLY_RPC_TIMEOUT_CAP_MS). */
-  rpcTimeoutMs?: number;
-  /** How long a failed read is remembered before the figure is read again; default SUPPLY_FAILURE_BACKOFF_MS. */
-  failureBackoffMs?: number;
-};
 
 export function supplyRpcTimeoutMs(configTimeoutMs: number): number {
   return Math.min(configTimeoutMs, SUPPLY_RPC_TIMEOUT_CAP_MS);
