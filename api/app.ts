@@ -5,14 +5,15 @@ import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/deadline";
 import { edge, edgeHeaders, edgeRequestId } from "./http/edge";
 import { ApiError, InternalError, MethodNotAllowedError, NotFoundError } from "./http/errors";
 import { rateLimit } from "./http/rateLimit";
-import { MCP_CORS_METHODS, MCP_PATH, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
+import { MCP_CORS_METHODS, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
 import { createGate } from "./mcp/v1/gate";
 import { v1Router } from "./mcp/v1/router";
 import { createLogger } from "./observability/logger";
 import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
 import { registerDocsRoutes } from "./openapi/docsRoutes";
+import { MCP_PATH, METRICS_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
-import { SUPPLY_MOUNT, supplyApi } from "./supply/router";
+import { supplyApi } from "./supply/router";
 
 /** Only a preflight (OPTIONS) needs these; sending them on every GET costs the hot path for nothing. */
 const PREFLIGHT_HEADERS = {
@@ -65,16 +66,16 @@ export function createApp(input: AppDepsInput): Hono {
   };
   app.use("*", (c, next) => (c.req.method === "GET" || c.req.method === "HEAD" ? next() : otherMethods(c, next)));
   // Before any route is mounted, so every v1 handler (and a 404 under a limited prefix) is counted.
-  app.use("/api/mcp/v1/*", rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics }));
+  app.use(`${V1_BASE}/*`, rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics }));
   // One overall deadline per v1 request; its upstream calls are cancelled when it passes (api/http/deadline.ts).
-  app.use("/api/mcp/v1/*", deadline({ ms: v1DeadlineMs(deps.config.rpcTimeoutMs), timeoutError: v1TimeoutError }));
-  app.get("/api/metrics", (c) =>
+  app.use(`${V1_BASE}/*`, deadline({ ms: v1DeadlineMs(deps.config.rpcTimeoutMs), timeoutError: v1TimeoutError }));
+  app.get(METRICS_PATH, (c) =>
     c.body(metrics.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" }),
   );
 
   const supply = supplyApi(deps);
-  app.route(SUPPLY_MOUNT, supply.router);
-  app.route("/api/mcp/v1", v1Router(deps));
+  app.route(SUPPLY_BASE, supply.router);
+  app.route(V1_BASE, v1Router(deps));
   registerDocsRoutes(app); // GET /api/mcp/v1/openapi.json, GET /docs
   const rateLimitOptions = { limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics };
   app.all(MCP_PATH, mcpEndpoint({ app, clientIp, rateLimit: rateLimitOptions }));

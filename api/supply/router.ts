@@ -16,6 +16,7 @@ import { edgeResponse, ownsEdgeHeaders, respond } from "../http/edge";
 import { requestIdFrom } from "../http/requestId";
 import { deployedAddress } from "../manifest";
 import type { SupplyRouteDefinition } from "../openapi/routeDefinition";
+import { SUPPLY_BASE } from "../paths";
 import { readCirculatingSupply, readTotalSupply } from "./reads";
 import { SupplyError, type SupplyErrorCode, toSupplyError } from "./supplyError";
 import { formatWei2 } from "./wei";
@@ -140,9 +141,6 @@ export const SUPPLY_ROUTES = {
   },
 } as const satisfies Record<Metric | "max", SupplyRouteDefinition>;
 
-/** Where createApp mounts the router; the hot path answers the full paths. */
-export const SUPPLY_MOUNT = "/api/supply";
-
 /** The query strings the hot path answers (none, `?` alone, one format); any other takes the routed path. */
 const HOT_QUERIES = new Map<string, Format>([
   ["", "json"],
@@ -233,7 +231,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
 
   const hot = new Map<string, { metric: Metric | "max"; labels: { method: "GET"; route: string; status: "200" } }>();
   for (const metric of ["total", "circulating", "max"] as const) {
-    const path = `${SUPPLY_MOUNT}${SUPPLY_ROUTES[metric].path}`;
+    const path = `${SUPPLY_BASE}${SUPPLY_ROUTES[metric].path}`;
     hot.set(path, { metric, labels: { method: "GET", route: path, status: "200" } });
   }
   const hotPath: SupplyHotPath = (request, env) => {
