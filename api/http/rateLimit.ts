@@ -11,11 +11,11 @@
  * Over budget: 429 RATE_LIMITED with `Retry-After` (seconds) and `retryAfterSec` in the body.
  */
 import type { Context, MiddlewareHandler } from "hono";
+import { rateLimitSubject } from "../net/ip";
 import type { Metrics } from "../observability/metrics";
 import { V1_BASE } from "../paths";
 import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from "../ratelimit/limiter";
 import type { ClientIpResolver } from "./clientIp";
-import { rateLimitSubject } from "./clientIp";
 import { RateLimitedError } from "./errors";
 
 export const LIMITED_PREFIXES = ["state", "preflight", "quote", "prepare"] as const;

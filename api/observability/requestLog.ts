@@ -7,8 +7,9 @@
 import type { Context } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { RouterRoute } from "hono/types";
-import { type ClientIpResolver, truncateIp } from "../http/clientIp";
+import type { ClientIpResolver } from "../http/clientIp";
 import { ApiError } from "../http/errors";
+import { truncateIp } from "../net/ip";
 import { SUPPLY_BASE } from "../paths";
 import type { Logger } from "./logger";
 import type { Metrics } from "./metrics";

@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  normalizeIp,
-  parseTrustedProxies,
-  rateLimitSubject,
-  resolveClientIp,
-  truncateIp,
-} from "../../api/http/clientIp";
+import { resolveClientIp } from "../../api/http/clientIp";
+import { normalizeIp, parseTrustedProxies, rateLimitSubject, truncateIp } from "../../api/net/ip";
 
 describe("normalizeIp", () => {
   it.each([
