@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { DEFAULT_RPC_TIMEOUT_MS, redactUrl } from "./chain/rpc";
+import { DEFAULT_RPC_TIMEOUT_MS } from "./chain/rpc";
 import { loadManifest, type Manifest, NETWORKS, type Network } from "./manifest";
 import { parseTrustedProxies } from "./net/ip";
+import { redactUrl } from "./redact";
 
 export const LOCAL_RPC_URL = "http://127.0.0.1:8545";
 
