@@ -33,6 +33,6 @@ describe("indexer start-up", () => {
     expect(a.code).toBe(1);
     expect(noContract.output()).toContain(`${manifestFile}: contracts.VeLockNFT is missing or the zero address`);
     expect(b.code).toBe(1);
-    expect(noRpc.output()).toContain("RPC_URL is required for NETWORK=base (or set PONDER_RPC_URL_8453)");
+    expect(noRpc.output()).toContain("RPC_URL: required for NETWORK=base (or set PONDER_RPC_URL_8453)");
   });
 });
