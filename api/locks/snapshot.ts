@@ -146,8 +146,10 @@ export async function readSnapshot(opts: {
   contracts: SnapshotContracts;
   user: Address;
   index: IndexedLockIds | null;
+  /** Default MAX_NEW_MINTS. */
+  maxNewMints?: bigint;
 }): Promise<Snapshot> {
-  const { rpc, via, contracts, user, index } = opts;
+  const { rpc, via, contracts, user, index, maxNewMints = MAX_NEW_MINTS } = opts;
   const base = baseCalls(contracts, user);
   const candidates = index
     ? [...new Set([...index.tokenIds, ...range(index.maxTokenId + 1n, index.maxTokenId + 1n + SPECULATIVE_IDS)])].sort(
@@ -164,7 +166,7 @@ export async function readSnapshot(opts: {
   const mintedAfter = view.next - 1n; // the highest id minted at B
   if (index && BigInt(view.owned.length) !== view.count && mintedAfter > tried) {
     const from = index.maxTokenId + 1n;
-    if (mintedAfter - from + 1n <= MAX_NEW_MINTS) {
+    if (mintedAfter - from + 1n <= maxNewMints) {
       // Everything again, pinned to B: the answer's balances and locks still come from one eth_call.
       ids = [...new Set([...index.tokenIds, ...range(from, mintedAfter + 1n)])];
       read = await multicallAtOneBlock(rpc, [...base, ...idCalls(contracts.ve, ids)], {
