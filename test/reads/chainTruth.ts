@@ -38,7 +38,7 @@ export async function chainLocksAt(d: ReadsDevnet, user: Address, blockNumber: b
       return { tokenId: String(tokenId), amountWei: String(amount), lockEnd: String(lockEnd), autoMax };
     }),
   );
-  return rows.filter((r) => r !== null && BigInt(r.amountWei) > 0n);
+  return rows.filter((r): r is NonNullable<typeof r> => r !== null && BigInt(r.amountWei) > 0n);
 }
 
 /** The balances of the state answer, read one by one at `blockNumber`. */
