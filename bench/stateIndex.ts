@@ -24,12 +24,8 @@ export async function benchIndex(b: Awaited<ReturnType<typeof benchDevnet>>) {
   });
   await ponder.waitForBlock(head, 120_000);
   const index = await openIndexDb(database.forPonder("bench_state"));
-  const app = createApp({
-    config: b.config,
-    rpc: b.rpc,
-    logger: createLogger({ level: "warn" }),
-    locks: createLockStore({ db: index.db }),
-  });
+  const store = createLockStore({ db: index.db });
+  const app = createApp({ config: b.config, rpc: b.rpc, logger: createLogger({ level: "warn" }), locks: store });
   const get = async (p: string) => {
     const res = await app.request(p);
     const body = await res.text();
@@ -38,6 +34,7 @@ export async function benchIndex(b: Awaited<ReturnType<typeof benchDevnet>>) {
   };
   return {
     app,
+    store,
     get,
     clients,
     /** Waits until the index has the chain's head. */

@@ -19,7 +19,8 @@
  * blocks behind with few mints in between, cannot make an answer wrong or incomplete.
  *
  * Round trips: one when the index is current or nothing of the user's changed since it; two when locks were
- * minted since (more than SPECULATIVE_IDS of them, by anyone); never more.
+ * minted since (more than SPECULATIVE_IDS of them, by anyone) or the user's ids changed since the hint the
+ * route kept for them; never more.
  */
 import { type Address, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
 import { AssetTokenAbi, LpStakingVault7DAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "../../abis";
@@ -136,48 +137,67 @@ const range = (from: bigint, toExclusive: bigint) => {
   return out;
 };
 
+const ascending = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The ids a first read tries for an index answer: the user's ids and the next few after the highest. */
+export function candidatesOf(index: IndexedLockIds): bigint[] {
+  const next = range(index.maxTokenId + 1n, index.maxTokenId + 1n + SPECULATIVE_IDS);
+  return [...new Set([...index.tokenIds, ...next])].sort(ascending);
+}
+
 /**
- * Reads the user's snapshot. `index` null: no index (down, too slow) — the answer proves only an empty set
- * (count 0), since without the index there is no candidate to read.
+ * Reads the user's snapshot. `index` resolves to null without an index (down, too slow): then nothing but
+ * the hint's ids can be proven. `hint` is what the index said about this user last time (the state route
+ * keeps it per user): with a hint, the eth_call goes out at once, alongside the SQL query, instead of after
+ * it — the proof does not depend on where the candidates came from, and if the index now names an id the
+ * hint lacked, the second read (pinned to B) takes it in. Without a hint the SQL answer comes first.
  */
 export async function readSnapshot(opts: {
   rpc: RpcClient;
   via: MulticallVia;
   contracts: SnapshotContracts;
   user: Address;
-  index: IndexedLockIds | null;
+  index: Promise<IndexedLockIds | null> | IndexedLockIds | null;
+  hint?: IndexedLockIds;
   /** Default MAX_NEW_MINTS. */
   maxNewMints?: bigint;
-}): Promise<Snapshot> {
-  const { rpc, via, contracts, user, index, maxNewMints = MAX_NEW_MINTS } = opts;
+}): Promise<Snapshot & { index: IndexedLockIds | null }> {
+  const { rpc, via, contracts, user, hint, maxNewMints = MAX_NEW_MINTS } = opts;
   const base = baseCalls(contracts, user);
-  const candidates = index
-    ? [...new Set([...index.tokenIds, ...range(index.maxTokenId + 1n, index.maxTokenId + 1n + SPECULATIVE_IDS)])].sort(
-        (a, b) => (a < b ? -1 : a > b ? 1 : 0),
-      )
-    : [];
-  const first = await multicallAtOneBlock(rpc, [...base, ...idCalls(contracts.ve, candidates)], { via });
+  const firstRead = (ids: bigint[]) => multicallAtOneBlock(rpc, [...base, ...idCalls(contracts.ve, ids)], { via });
+  let index: IndexedLockIds | null;
+  let candidates: bigint[];
+  let first: MulticallResult;
+  if (hint) {
+    candidates = candidatesOf(hint);
+    [first, index] = await Promise.all([firstRead(candidates), opts.index]);
+  } else {
+    index = await opts.index;
+    candidates = index ? candidatesOf(index) : [];
+    first = await firstRead(candidates);
+  }
   let read = first;
-  let ids = candidates;
   let view = interpret(first, user, candidates);
   let roundTrips = 1;
 
-  const tried = index ? index.maxTokenId + SPECULATIVE_IDS : 0n;
-  const mintedAfter = view.next - 1n; // the highest id minted at B
-  if (index && BigInt(view.owned.length) !== view.count && mintedAfter > tried) {
+  if (index && BigInt(view.owned.length) !== view.count) {
+    const mintedAtB = view.next - 1n; // ids are sequential: the highest id minted at B
     const from = index.maxTokenId + 1n;
-    if (mintedAfter - from + 1n <= maxNewMints) {
-      // Everything again, pinned to B: the answer's balances and locks still come from one eth_call.
-      ids = [...new Set([...index.tokenIds, ...range(from, mintedAfter + 1n)])];
-      read = await multicallAtOneBlock(rpc, [...base, ...idCalls(contracts.ve, ids)], {
-        via,
-        block: first.blockNumber,
-      });
-      roundTrips = 2;
-      if (read.blockNumber !== first.blockNumber) {
-        throw new MulticallError("malformed", "the pinned read answered another block");
+    if (mintedAtB - from + 1n <= maxNewMints) {
+      const wanted = [...new Set([...index.tokenIds, ...range(from, mintedAtB + 1n)])].sort(ascending);
+      const tried = new Set(candidates);
+      if (wanted.some((id) => !tried.has(id))) {
+        // Everything again, pinned to B: the answer's balances and locks still come from one eth_call.
+        read = await multicallAtOneBlock(rpc, [...base, ...idCalls(contracts.ve, wanted)], {
+          via,
+          block: first.blockNumber,
+        });
+        roundTrips = 2;
+        if (read.blockNumber !== first.blockNumber) {
+          throw new MulticallError("malformed", "the pinned read answered another block");
+        }
+        view = interpret(read, user, wanted);
       }
-      view = interpret(read, user, ids);
     }
   }
   const complete = BigInt(view.owned.length) === view.count;
@@ -190,8 +210,9 @@ export async function readSnapshot(opts: {
     veBalanceWei: view.ve,
     lockCount: view.count,
     // A zero-amount lock is not live (protocol.md §2); a live lock always has ≥ 1000e18.
-    locks: view.owned.filter((l) => l.amount > 0n).sort((a, b) => (a.tokenId < b.tokenId ? -1 : 1)),
+    locks: view.owned.filter((l) => l.amount > 0n).sort((a, b) => ascending(a.tokenId, b.tokenId)),
     complete,
     roundTrips,
+    index,
   };
 }

@@ -4,6 +4,7 @@ import type { AppDeps } from "../../app";
 import { MulticallError, multicallViaFor } from "../../chain/multicall";
 import { ChainUnreadyError, StateReadFailedError } from "../../http/errors";
 import { parseAddress, parseQuery } from "../../http/params";
+import { LockIdHints } from "../../locks/idHints";
 import { readSnapshot, type SnapshotContracts } from "../../locks/snapshot";
 import type { IndexedLockIds, LockStore } from "../../locks/types";
 import { deployedAddress, type Manifest } from "../../manifest";
@@ -144,6 +145,7 @@ export const stateRoute = {
 } as const satisfies RouteDefinition;
 
 export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
+  const hints = new LockIdHints();
   v1.get(stateRoute.path, async (c) => {
     const user = parseAddress("address", c.req.param("address"));
     parseQuery(c.req.url, stateRoute.query); // no query parameters: any given one is BAD_PARAMS
@@ -151,19 +153,14 @@ export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
     const rpc = deps.rpc;
     if (!rpc) throw new StateReadFailedError("No RPC endpoint is configured.", { upstream: "unconfigured" });
 
-    // The index first: its ids decide what the one eth_call reads. A local SQL query, milliseconds.
-    const index = await idsFromIndex(
-      deps.locks,
-      user,
-      Math.min(deps.config.rpcTimeoutMs, LOCKS_BUDGET_MS),
-      deps.logger,
-    );
+    // The index's ids decide what the eth_call reads; with a hint from this user's last read both go at once.
     const snap = await readSnapshot({
       rpc,
       via: multicallViaFor(deps.config.chainId),
       contracts,
       user,
-      index,
+      index: idsFromIndex(deps.locks, user, Math.min(deps.config.rpcTimeoutMs, LOCKS_BUDGET_MS), deps.logger),
+      hint: hints.get(user),
     }).catch((error: unknown) => {
       if (error instanceof MulticallError) {
         throw new StateReadFailedError("Reading on-chain state failed upstream.", {
@@ -172,6 +169,8 @@ export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
       }
       throw error;
     });
+    const index = snap.index;
+    if (index) hints.set(user, index);
     deps.metrics.indexLag.observe(snap.blockNumber, index?.indexedBlock ?? null);
     const source: StateSource = index && snap.complete ? "subgraph+rpc" : "rpc";
     c.header("cache-control", "no-store");
