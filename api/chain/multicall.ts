@@ -9,6 +9,7 @@ import {
   type Hex,
   parseAbi,
 } from "viem";
+import { decodeTryBlockAndAggregate, encodeTryBlockAndAggregate } from "./aggregateCodec";
 import { type RpcClient, RpcError } from "./rpc";
 
 /**
@@ -87,11 +88,7 @@ const DEPLOYLESS_PREFIX: Hex = (() => {
 
 /** The eth_call params of a deployless Multicall3 tryBlockAndAggregate(false, calls). */
 export function deploylessMulticallRequest(calls: readonly ViewCall[]): [{ data: Hex }, "latest"] {
-  const aggregate = encodeFunctionData({
-    abi: MULTICALL3_ABI,
-    functionName: "tryBlockAndAggregate",
-    args: [false, calls],
-  });
+  const aggregate = encodeTryBlockAndAggregate(calls);
   const body = aggregate.slice(2);
   return [{ data: `${DEPLOYLESS_PREFIX}${word(body.length / 2)}${padded(body)}` }, "latest"];
 }
@@ -115,8 +112,10 @@ export function canonicalMulticallRequest(
   calls: readonly ViewCall[],
   block: bigint | "latest" = "latest",
 ): [{ to: Address; data: Hex }, string] {
-  const data = encodeFunctionData({ abi: MULTICALL3_ABI, functionName: "tryBlockAndAggregate", args: [false, calls] });
-  return [{ to: MULTICALL3_ADDRESS, data }, block === "latest" ? block : `0x${block.toString(16)}`];
+  return [
+    { to: MULTICALL3_ADDRESS, data: encodeTryBlockAndAggregate(calls) },
+    block === "latest" ? block : `0x${block.toString(16)}`,
+  ];
 }
 
 export type MulticallOptions = {
@@ -148,13 +147,13 @@ export async function multicallAtOneBlock(
   if (typeof raw !== "string" || !/^0x(?:[0-9a-fA-F]{2})*$/.test(raw)) {
     throw new MulticallError("malformed", "multicall answer is not hex data");
   }
-  let decoded: readonly [bigint, Hex, readonly { success: boolean; returnData: Hex }[]];
+  let decoded: ReturnType<typeof decodeTryBlockAndAggregate>;
   try {
-    decoded = decodeFunctionResult({ abi: MULTICALL3_ABI, functionName: "tryBlockAndAggregate", data: raw as Hex });
+    decoded = decodeTryBlockAndAggregate(raw as Hex);
   } catch {
     throw new MulticallError("malformed", "multicall answer does not decode");
   }
-  const [blockNumber, , results] = decoded;
+  const { blockNumber, results } = decoded;
   if (results.length !== calls.length) throw new MulticallError("malformed", "multicall answer has the wrong length");
   return { blockNumber, results: results.map((r) => ({ success: r.success, returnData: r.returnData })) };
 }

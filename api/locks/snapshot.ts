@@ -22,7 +22,7 @@
  * minted since (more than SPECULATIVE_IDS of them, by anyone) or the user's ids changed since the hint the
  * route kept for them; never more.
  */
-import { type Address, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
+import { type Address, encodeFunctionData, type Hex } from "viem";
 import { AssetTokenAbi, LpStakingVault7DAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "../../abis";
 import { MulticallError, type MulticallResult, type MulticallVia, multicallAtOneBlock } from "../chain/multicall";
 import type { RpcClient } from "../chain/rpc";
@@ -59,36 +59,53 @@ export type Snapshot = {
 
 const sel = (data: Hex) => data.slice(0, 10);
 const word = (n: bigint) => n.toString(16).padStart(64, "0");
-const OWNER_OF = sel(encodeFunctionData({ abi: VeLockNFTAbi, functionName: "ownerOf", args: [0n] }));
-const GET_LOCK_INFO = sel(encodeFunctionData({ abi: VeLockNFTAbi, functionName: "getLockInfo", args: [0n] }));
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+// Selectors taken from the ABIs once; per request the call data is selector + one padded argument.
+const SELECTORS = {
+  balanceOf: sel(encodeFunctionData({ abi: AssetTokenAbi, functionName: "balanceOf", args: [ZERO_ADDRESS] })),
+  stakedBalance: sel(
+    encodeFunctionData({ abi: LpStakingVault7DAbi, functionName: "stakedBalance", args: [ZERO_ADDRESS] }),
+  ),
+  claimableEth: sel(
+    encodeFunctionData({ abi: ShareholderRoyaltiesAbi, functionName: "claimableEth", args: [ZERO_ADDRESS] }),
+  ),
+  earned: sel(encodeFunctionData({ abi: LpStakingVault7DAbi, functionName: "earned", args: [ZERO_ADDRESS] })),
+  veBalanceOf: sel(encodeFunctionData({ abi: VeLockNFTAbi, functionName: "veBalanceOf", args: [ZERO_ADDRESS] })),
+  nftBalanceOf: sel(encodeFunctionData({ abi: VeLockNFTAbi, functionName: "balanceOf", args: [ZERO_ADDRESS] })),
+  nextTokenId: encodeFunctionData({ abi: VeLockNFTAbi, functionName: "nextTokenId" }),
+  ownerOf: sel(encodeFunctionData({ abi: VeLockNFTAbi, functionName: "ownerOf", args: [0n] })),
+  getLockInfo: sel(encodeFunctionData({ abi: VeLockNFTAbi, functionName: "getLockInfo", args: [0n] })),
+};
 const BASE_CALLS = 7;
 
 function baseCalls(c: SnapshotContracts, user: Address) {
+  const arg = user.slice(2).toLowerCase().padStart(64, "0");
+  const call = (target: Address, selector: string) => ({ target, callData: `${selector}${arg}` as Hex });
   return [
-    { target: c.token, callData: encodeFunctionData({ abi: AssetTokenAbi, functionName: "balanceOf", args: [user] }) },
-    {
-      target: c.vault,
-      callData: encodeFunctionData({ abi: LpStakingVault7DAbi, functionName: "stakedBalance", args: [user] }),
-    },
-    {
-      target: c.royalties,
-      callData: encodeFunctionData({ abi: ShareholderRoyaltiesAbi, functionName: "claimableEth", args: [user] }),
-    },
-    {
-      target: c.vault,
-      callData: encodeFunctionData({ abi: LpStakingVault7DAbi, functionName: "earned", args: [user] }),
-    },
-    { target: c.ve, callData: encodeFunctionData({ abi: VeLockNFTAbi, functionName: "veBalanceOf", args: [user] }) },
-    { target: c.ve, callData: encodeFunctionData({ abi: VeLockNFTAbi, functionName: "balanceOf", args: [user] }) },
-    { target: c.ve, callData: encodeFunctionData({ abi: VeLockNFTAbi, functionName: "nextTokenId" }) },
+    call(c.token, SELECTORS.balanceOf),
+    call(c.vault, SELECTORS.stakedBalance),
+    call(c.royalties, SELECTORS.claimableEth),
+    call(c.vault, SELECTORS.earned),
+    call(c.ve, SELECTORS.veBalanceOf),
+    call(c.ve, SELECTORS.nftBalanceOf),
+    { target: c.ve, callData: SELECTORS.nextTokenId },
   ];
 }
 
 function idCalls(ve: Address, ids: readonly bigint[]) {
   return ids.flatMap((id) => [
-    { target: ve, callData: `${OWNER_OF}${word(id)}` as Hex },
-    { target: ve, callData: `${GET_LOCK_INFO}${word(id)}` as Hex },
+    { target: ve, callData: `${SELECTORS.ownerOf}${word(id)}` as Hex },
+    { target: ve, callData: `${SELECTORS.getLockInfo}${word(id)}` as Hex },
   ]);
+}
+
+/** getLockInfo's (uint256 amount, uint256 lockEnd, bool autoMax, bool listed), strictly: four words, bools 0/1. */
+function decodeLockInfo(data: Hex): [bigint, bigint, boolean] | null {
+  if (data.length !== 2 + 4 * 64) return null;
+  const at = (i: number) => BigInt(`0x${data.slice(2 + 64 * i, 2 + 64 * (i + 1))}`);
+  const [amount, lockEnd, autoMax, listed] = [at(0), at(1), at(2), at(3)];
+  if (autoMax > 1n || listed > 1n) return null;
+  return [amount, lockEnd, autoMax === 1n];
 }
 
 const WORD = /^0x[0-9a-fA-F]{64}$/;
@@ -120,10 +137,8 @@ function interpret(read: MulticallResult, user: Address, ids: readonly bigint[])
     if (!owner?.success || !WORD.test(owner.returnData)) return;
     if (`0x${owner.returnData.slice(26)}`.toLowerCase() !== me) return;
     if (!info?.success) throw new MulticallError("subcall", `getLockInfo(${tokenId}) reverted for an owned lock`);
-    let decoded: readonly [bigint, bigint, boolean, boolean];
-    try {
-      decoded = decodeFunctionResult({ abi: VeLockNFTAbi, functionName: "getLockInfo", data: info.returnData });
-    } catch {
+    const decoded = /^0x[0-9a-fA-F]*$/.test(info.returnData) ? decodeLockInfo(info.returnData) : null;
+    if (!decoded) {
       throw new MulticallError("subcall", `getLockInfo(${tokenId}) did not decode as (uint256,uint256,bool,bool)`);
     }
     owned.push({ tokenId, amount: decoded[0], lockEnd: decoded[1], autoMax: decoded[2] });
