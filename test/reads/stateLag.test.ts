@@ -130,12 +130,7 @@ describe("an index far behind the chain", () => {
     const snap = await readSnapshot({
       rpc: d.rpc,
       via: multicallViaFor(31337),
-      contracts: {
-        token: d.deployment.addresses.AssetToken,
-        vault: d.deployment.addresses.LpStakingVault7D,
-        royalties: d.deployment.addresses.ShareholderRoyalties,
-        ve: d.deployment.addresses.VeLockNFT,
-      },
+      contracts: contracts(),
       user: fresh.address,
       index: ids,
       maxNewMints: 2n,
@@ -154,6 +149,60 @@ describe("an index far behind the chain", () => {
     expect(proven.length).toBeLessThan(truth.length);
     for (const l of proven) expect(truth).toContainEqual(l);
     expect(snap.lockCount).toBe(BigInt(truth.length));
+  });
+
+  const contracts = () => ({
+    token: d.deployment.addresses.AssetToken,
+    vault: d.deployment.addresses.LpStakingVault7D,
+    royalties: d.deployment.addresses.ShareholderRoyalties,
+    ve: d.deployment.addresses.VeLockNFT,
+  });
+
+  it("with a hint the eth_call leaves before the SQL answer arrives; the answer waits for both", async () => {
+    const ids = await store.lockIdsOf(fresh.address);
+    let release: (v: typeof ids) => void = () => {};
+    const slowIndex = new Promise<typeof ids>((r) => {
+      release = r;
+    });
+    d.proxy.reset();
+    let done = false;
+    const pending = readSnapshot({
+      rpc: d.rpc,
+      via: multicallViaFor(31337),
+      contracts: contracts(),
+      user: fresh.address,
+      index: slowIndex,
+      hint: ids,
+    }).finally(() => {
+      done = true;
+    });
+    const deadline = Date.now() + 5_000;
+    while (d.proxy.count("eth_call") === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(d.proxy.count("eth_call")).toBe(1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(done).toBe(false); // still waiting for the index
+    release(ids);
+    const snap = await pending;
+    expect(snap.complete).toBe(true);
+    expect(snap.roundTrips).toBe(2); // 6 mints since the frozen index: more than the first read tries
+  });
+
+  it("a stale hint (ids the user no longer has, none of the new ones) costs a second read, not a wrong answer", async () => {
+    const ids = await store.lockIdsOf(fresh.address);
+    d.proxy.reset();
+    const snap = await readSnapshot({
+      rpc: d.rpc,
+      via: multicallViaFor(31337),
+      contracts: contracts(),
+      user: fresh.address,
+      index: ids,
+      hint: { tokenIds: [shortLock], maxTokenId: 1n, indexedBlock: 1n },
+    });
+    expect(snap.complete).toBe(true);
+    expect(snap.roundTrips).toBe(2);
+    expect(d.proxy.roundTrips()).toBe(2);
+    const truth = await chainLocksAt(d, fresh.address, snap.blockNumber);
+    expect(snap.locks.map((l) => String(l.tokenId))).toEqual(truth.map((l) => l.tokenId));
   });
 
   it("the lag is on /api/metrics", async () => {
