@@ -27,6 +27,8 @@ export type IndexLagGauges = {
   indexedBlock: Gauge;
   chainHead: Gauge;
   lagBlocks: Gauge;
+  /** When the three above were last set: they move only with state reads, so a quiet API shows as stale. */
+  observedAt: Gauge;
   /** Records one observation: the chain head a state read was answered at and the index's block (null: no index). */
   observe(head: bigint, indexed: bigint | null): void;
 };
@@ -41,11 +43,17 @@ export function createIndexLagGauges(): IndexLagGauges {
     "api_index_lag_blocks",
     "Chain head minus indexed block at the latest state read; -1 when the index was unavailable.",
   );
+  const observedAt = new Gauge(
+    "api_index_lag_observed_timestamp_seconds",
+    "Unix time of the state read that last set api_index_lag_blocks.",
+  );
   return {
     indexedBlock,
     chainHead,
     lagBlocks,
+    observedAt,
     observe(head, indexed) {
+      observedAt.set(Math.floor(Date.now() / 1000));
       chainHead.set(head);
       if (indexed === null) {
         lagBlocks.set(-1);

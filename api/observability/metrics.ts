@@ -103,6 +103,7 @@ export function createMetrics(): Metrics {
     indexLag.indexedBlock,
     indexLag.chainHead,
     indexLag.lagBlocks,
+    indexLag.observedAt,
   ];
   return {
     indexLag,
