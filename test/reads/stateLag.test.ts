@@ -248,6 +248,20 @@ describe("an index that cannot answer", () => {
     expect(text).toContain("# TYPE api_index_lag_blocks gauge");
   });
 
+  it("index gone after a first read: rpc with no locks, although the user's remembered ids are still read", async () => {
+    const db = await openIndexDb(database.forPonder("lag"));
+    const app = d.app({ locks: createLockStore({ db: db.db }) });
+    const first = await stateOf(app);
+    expect(first.body.source).toBe("subgraph+rpc");
+    expect(first.body.user.veLocks.length).toBeGreaterThan(0);
+    await db.close();
+    const { body } = await stateOf(app);
+    expect(body.source).toBe("rpc");
+    expect(body.indexedBlock).toBeNull();
+    expect(body.user.veLocks).toEqual([]);
+    expect(d.proxy.roundTrips()).toBe(1);
+  });
+
   it("an index schema that does not exist: rpc, indexedBlock null", async () => {
     const { body } = await stateOf(d.app({ locks: createLockStore({ db: index.db, schema: "no_such_schema" }) }));
     expect(body.source).toBe("rpc");

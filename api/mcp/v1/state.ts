@@ -187,7 +187,9 @@ export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
         pendingRoyaltiesEthWei: snap.pendingRoyaltiesEthWei.toString(),
         pendingLpRewardsWei: snap.pendingLpRewardsWei.toString(),
         veBalanceWei: snap.veBalanceWei.toString(),
-        veLocks: snap.locks.map((l) => ({
+        // Without the index nothing names the user's locks, so nothing is listed (the reference's "rpc" answer),
+        // even when this user's remembered ids could still be proven.
+        veLocks: (index ? snap.locks : []).map((l) => ({
           tokenId: l.tokenId.toString(),
           amountWei: l.amount.toString(),
           lockEnd: l.lockEnd.toString(),
