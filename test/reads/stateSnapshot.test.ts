@@ -1,3 +1,5 @@
+import { drizzle } from "drizzle-orm/node-postgres";
+import pg from "pg";
 import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { createApp } from "../../api/app";
@@ -44,6 +46,8 @@ describe.each([
       rpcUrl: d.anvil.rpcUrl,
       manifestFile: writeManifest(d.deployment.manifest),
       database: database.forPonder("snap"),
+      // On Postgres also a views schema, as the production replicas read it (README "Production").
+      extraEnv: url ? { DATABASE_VIEWS_SCHEMA: "snap_views" } : undefined,
     });
     // Ready means historical indexing is done; Ponder's newest 30 blocks, which hold the seed, may still be
     // pending. No block is mined to help it along.
@@ -98,6 +102,33 @@ describe.each([
     const body = await expectChainAtItsBlock(user.address);
     expect(BigInt(body.blockNumber)).toBeGreaterThanOrEqual(last.blockNumber);
     expect(body.user.veLocks.map((l: { tokenId: string }) => l.tokenId)).toContain(String(created.tokenId));
+  });
+
+  it.runIf(url !== "")("reads the same through Ponder's views schema (what API replicas read)", async () => {
+    const { url: dbUrl } = database.forPonder("snap") as { url: string };
+    const pool = new pg.Pool({ connectionString: dbUrl, max: 1 });
+    try {
+      const views = createLockStore({ db: drizzle(pool), schema: "snap_views" });
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const ok = await views.lockIdsOf(DEVNET_ACCOUNTS.capped.address).then(
+          () => true,
+          () => false,
+        );
+        if (ok || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      for (const role of ROLES) {
+        const user = DEVNET_ACCOUNTS[role].address;
+        // The indexer may commit a block between the two reads; then read both again.
+        let [a, b] = [await store.lockIdsOf(user), await views.lockIdsOf(user)];
+        if (a.indexedBlock !== b.indexedBlock) [a, b] = [await store.lockIdsOf(user), await views.lockIdsOf(user)];
+        expect(b).toEqual(a);
+      }
+      expect((await views.lockIdsOf(DEVNET_ACCOUNTS.capped.address)).indexedBlock).not.toBeNull();
+    } finally {
+      await pool.end();
+    }
   });
 
   it("the indexed block moves with blocks that carry no event, and a current index costs one round trip", async () => {
