@@ -30,6 +30,7 @@ import {
 } from "../abis";
 import { type Manifest, parseManifest } from "../api/manifest";
 import { type Artifacts, compileDevnet, type DevnetContractName } from "./compile";
+import { installMulticall3 } from "./multicall3";
 
 /** Anvil dev account #0: deploys and owns everything on the devnet. */
 export const DEPLOYER_PRIVATE_KEY: Hex = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
@@ -272,6 +273,7 @@ export async function deployDevnet(opts: { rpcUrl: string; deployerKey?: Hex }):
     lpToken: entry("LpToken"),
   };
   const manifest = parseManifest(raw, "devnet deployment");
+  await installMulticall3(opts.rpcUrl);
   return { manifest, addresses: at, deployer, chainId, blockNumber, artifacts };
 }
 

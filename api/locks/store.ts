@@ -9,7 +9,7 @@
  */
 import { sql } from "ponder";
 import type { Address } from "viem";
-import type { LiveLock, LockStore } from "./types";
+import type { IndexedLockIds, LiveLock, LockStore } from "./types";
 
 /** Any drizzle Postgres database (only `execute` is used): Ponder's read-only `db`, or drizzle over node-postgres,
  *  PGlite or pg-proxy. */
@@ -64,6 +64,35 @@ export function createLockStore({ db, schema }: CreateLockStoreOptions): LockSto
         lockEnd: big(r.lock_end),
         autoMax: r.auto_max === true,
       }));
+    },
+
+    /**
+     * One statement, so one MVCC snapshot: Ponder commits a block's rows and its `_ponder_checkpoint` update in
+     * one transaction, so the ids are exactly the index's state at the reported block. The checkpoint string is
+     * Ponder's encodeCheckpoint (ponder/dist/esm/utils/checkpoint.js): 10 digits of block timestamp, 16 of chain
+     * id, then 16 of block number — characters 27..42. Ponder moves latest_checkpoint for every realtime block,
+     * events or not (runtime/*.js "update_checkpoints"; test/reads/stateSnapshot.test.ts checks it live). Every
+     * relation read here also exists in Ponder's views schema (database/actions.js creates views for the tables,
+     * `_ponder_meta` and `_ponder_checkpoint`), so a reader given the views schema works unchanged.
+     */
+    async lockIdsOf(owner: Address): Promise<IndexedLockIds> {
+      const lock = await table("lock");
+      const rows = await rowsOf(
+        db,
+        sql`SELECT
+              (SELECT string_agg(token_id::text, ',' ORDER BY token_id) FROM ${lock}
+                WHERE owner = ${owner.toLowerCase()} AND NOT burned) AS ids,
+              (SELECT max(token_id)::text FROM ${lock}) AS max_id,
+              (SELECT min(substring(latest_checkpoint FROM 27 FOR 16))::text
+                 FROM ${await table("_ponder_checkpoint")}) AS indexed_block`,
+      );
+      const row = rows[0] ?? {};
+      const ids = typeof row.ids === "string" && row.ids !== "" ? row.ids.split(",").map((id) => BigInt(id)) : [];
+      return {
+        tokenIds: ids,
+        maxTokenId: row.max_id == null ? 0n : big(row.max_id),
+        indexedBlock: row.indexed_block == null ? null : big(row.indexed_block),
+      };
     },
 
     /**

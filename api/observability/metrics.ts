@@ -8,6 +8,7 @@
  * Counters are all we need, so a small registry here avoids a direct prom-client dependency.
  */
 import type { RpcOutcome } from "../chain/rpc";
+import { createIndexLagGauges, type IndexLagGauges } from "./gauge";
 
 type Labels = Record<string, string>;
 
@@ -65,6 +66,8 @@ export type Metrics = {
   rateLimited: Counter;
   /** Requests decided by the in-process limiter because the shared (Redis) store failed. */
   rateLimitStoreFallbacks: Counter;
+  /** Index lag gauges, set by state reads. */
+  indexLag: IndexLagGauges;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
   onRpcCall: (method: string, outcome: RpcOutcome) => void;
   /** The whole registry in the Prometheus text format. */
@@ -91,8 +94,19 @@ export function createMetrics(): Metrics {
     "Rate-limit decisions taken by the in-process limiter because the shared store (Redis) failed.",
     ["reason"],
   );
-  const all = [httpRequests, rpcCalls, rateLimited, rateLimitStoreFallbacks];
+  const indexLag = createIndexLagGauges();
+  const all = [
+    httpRequests,
+    rpcCalls,
+    rateLimited,
+    rateLimitStoreFallbacks,
+    indexLag.indexedBlock,
+    indexLag.chainHead,
+    indexLag.lagBlocks,
+    indexLag.observedAt,
+  ];
   return {
+    indexLag,
     httpRequests,
     rpcCalls,
     rateLimited,

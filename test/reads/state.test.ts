@@ -20,7 +20,7 @@ beforeEach(() => {
 
 const statePath = (a: string) => `/api/mcp/v1/state/${a}`;
 
-/** The four balances read directly from anvil with viem at `blockNumber`. */
+/** The balances (and veBalanceOf) read directly from anvil with viem at `blockNumber`. */
 async function truth(user: Address, blockNumber: bigint) {
   const { publicClient } = d.chain;
   const a = d.deployment.addresses;
@@ -39,6 +39,7 @@ async function truth(user: Address, blockNumber: bigint) {
       await read(a.ShareholderRoyalties, DEVNET_ABIS.ShareholderRoyalties, "claimableEth"),
     ),
     pendingLpRewardsWei: String(await read(a.LpStakingVault7D, DEVNET_ABIS.LpStakingVault7D, "earned")),
+    veBalanceWei: String(await read(a.VeLockNFT, DEVNET_ABIS.VeLockNFT, "veBalanceOf")),
   };
 }
 
@@ -54,6 +55,7 @@ describe("GET /state/:address against on-chain truth", () => {
       source: "rpc",
       chainId: 31337,
       blockNumber: String(head),
+      indexedBlock: null, // no index configured: no lock can be proven, so none is listed
       user: { address: user, ...(await truth(user, head)), veLocks: [] },
     });
     // One upstream round trip carrying one eth_call, whoever the user is.
@@ -165,10 +167,11 @@ describe("GET /state/:address failures", () => {
   const word = (n: bigint): Hex => `0x${n.toString(16).padStart(64, "0")}`;
   const forged = (results: { success: boolean; returnData: Hex }[]) =>
     encodeFunctionResult({ abi: MULTICALL, functionName: "tryBlockAndAggregate", result: [7n, word(0n), results] });
-  const ok4 = [1n, 2n, 3n, 4n].map((n) => ({ success: true, returnData: word(n) }));
+  // The snapshot's seven base reads: four balances, veBalanceOf, the NFT count, nextTokenId.
+  const okBase = [1n, 2n, 3n, 4n, 5n, 6n, 7n].map((n) => ({ success: true, returnData: word(n) }));
 
   it("a forged but well-formed answer is decoded as such (the fault harness reaches the decoder)", async () => {
-    d.proxy.setFault({ kind: "result", value: forged(ok4) });
+    d.proxy.setFault({ kind: "result", value: forged(okBase) });
     const { status, body } = await d.get(d.app(), statePath(user));
     expect(status).toBe(200);
     expect(body.blockNumber).toBe("7");
@@ -191,28 +194,38 @@ describe("GET /state/:address failures", () => {
     ["result not hex", { kind: "result", value: "0xzz" }, "malformed"],
     ["result a number", { kind: "result", value: 5 }, "malformed"],
     ["result one word", { kind: "result", value: word(1n) }, "malformed"],
-    ["three results for four calls", { kind: "result", value: forged(ok4.slice(0, 3)) }, "malformed"],
+    ["six results for seven calls", { kind: "result", value: forged(okBase.slice(0, 6)) }, "malformed"],
     [
       "a failed sub-call",
-      { kind: "result", value: forged([...ok4.slice(0, 3), { success: false, returnData: word(4n) }]) },
+      {
+        kind: "result",
+        value: forged([...okBase.slice(0, 3), { success: false, returnData: word(4n) }, ...okBase.slice(4)]),
+      },
       "subcall",
     ],
     [
       "a sub-call with two words",
       {
         kind: "result",
-        value: forged([...ok4.slice(0, 3), { success: true, returnData: `${word(1n)}${"0".repeat(64)}` as Hex }]),
+        value: forged([
+          ...okBase.slice(0, 3),
+          { success: true, returnData: `${word(1n)}${"0".repeat(64)}` as Hex },
+          ...okBase.slice(4),
+        ]),
       },
       "subcall",
     ],
     [
       "a sub-call with 31 bytes",
-      { kind: "result", value: forged([{ success: true, returnData: `0x${"00".repeat(31)}` }, ...ok4.slice(1)]) },
+      { kind: "result", value: forged([{ success: true, returnData: `0x${"00".repeat(31)}` }, ...okBase.slice(1)]) },
       "subcall",
     ],
     [
       "a sub-call with no data",
-      { kind: "result", value: forged([...ok4.slice(0, 2), { success: true, returnData: "0x" }, ok4[3]!]) },
+      {
+        kind: "result",
+        value: forged([...okBase.slice(0, 2), { success: true, returnData: "0x" }, ...okBase.slice(3)]),
+      },
       "subcall",
     ],
   ] as const)("%s → 502 STATE_READ_FAILED", async (_label, fault, upstream) => {

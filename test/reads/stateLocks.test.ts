@@ -1,10 +1,8 @@
 import pg from "pg";
-import { type Address, getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRpcClient } from "../../api/chain/rpc";
 import { createLockStore } from "../../api/locks/store";
 import type { LockStore } from "../../api/locks/types";
-import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import {
   createTestDatabase,
@@ -15,11 +13,13 @@ import {
   type TestDatabase,
   writeManifest,
 } from "../support/ponder";
+import { chainLocksAt } from "./chainTruth";
 import { type ReadsDevnet, startReadsDevnet } from "./devnet";
 
 // End to end: the real indexer (`ponder start`) over the seeded devnet, its tables read through the real
-// LockStore on Postgres, served by the state route. Then the store is broken in real ways (not ready,
-// table gone, table locked, connection closed) to prove a lock-list failure only degrades to "rpc".
+// LockStore on Postgres, served by the state route. Then the store is broken in real ways (table gone,
+// table locked, connection closed) to prove a lock-list failure only degrades to "rpc"; a back-filling
+// index (not ready) cannot make an answer wrong, since every id it names is checked on chain.
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
@@ -54,30 +54,6 @@ afterAll(async () => {
 
 const statePath = (a: string) => `/api/mcp/v1/state/${a}`;
 
-/** The user's live locks as the chain says: every live seeded token the user owns, with getLockInfo. */
-async function chainLocks(user: Address) {
-  const { publicClient } = d.chain;
-  const ve = d.deployment.addresses.VeLockNFT;
-  const out = [];
-  for (const tokenId of d.seed.liveTokenIds) {
-    const owner = await publicClient.readContract({
-      address: ve,
-      abi: DEVNET_ABIS.VeLockNFT,
-      functionName: "ownerOf",
-      args: [tokenId],
-    });
-    if (getAddress(owner) !== getAddress(user)) continue;
-    const [amount, lockEnd, autoMax] = await publicClient.readContract({
-      address: ve,
-      abi: DEVNET_ABIS.VeLockNFT,
-      functionName: "getLockInfo",
-      args: [tokenId],
-    });
-    out.push({ tokenId: String(tokenId), amountWei: String(amount), lockEnd: String(lockEnd), autoMax });
-  }
-  return out;
-}
-
 describe("state with the lock index", () => {
   it.each(Object.keys(DEVNET_ACCOUNTS) as (keyof typeof DEVNET_ACCOUNTS)[])(
     "%s: source subgraph+rpc, locks as on chain",
@@ -87,8 +63,9 @@ describe("state with the lock index", () => {
       const { status, body } = await d.get(d.app({ locks: store }), statePath(user.toLowerCase()));
       expect(status).toBe(200);
       expect(body.source).toBe("subgraph+rpc");
-      expect(body.user.veLocks).toEqual(await chainLocks(user));
-      expect(d.proxy.roundTrips()).toBe(1); // the lock list costs no RPC
+      expect(body.indexedBlock).toBe(body.blockNumber); // nothing mined since the index caught up
+      expect(body.user.veLocks).toEqual(await chainLocksAt(d, user, BigInt(body.blockNumber)));
+      expect(d.proxy.roundTrips()).toBe(1); // the locks ride in the balances' eth_call
     },
   );
 
@@ -115,6 +92,7 @@ describe("a failing lock index degrades to source rpc, never fails the request",
     const { status, body } = await d.get(d.app({ locks, config, rpc }), statePath(user));
     expect(status).toBe(200);
     expect(body.source).toBe("rpc");
+    expect(body.indexedBlock).toBeNull();
     expect(body.user.veLocks).toEqual([]);
     expect(BigInt(body.user.claimBalanceWei)).toBeGreaterThan(0n);
     return Date.now() - t0;
@@ -143,10 +121,46 @@ describe("a failing lock index degrades to source rpc, never fails the request",
     }
   });
 
-  it("an index that is not ready (back-filling) → rpc", async () => {
+  it("an index that is not ready (back-filling) still answers exactly: readiness is not trusted either way", async () => {
     await index.query(`UPDATE _ponder_meta SET value = jsonb_set(value, '{is_ready}', '0') WHERE key = 'app'`);
     expect(await store.isReady()).toBe(false);
-    await expectRpcOnly(store);
+    const { body } = await d.get(d.app({ locks: store }), statePath(user));
+    expect(body.source).toBe("subgraph+rpc");
+    expect(body.user.veLocks).toEqual(await chainLocksAt(d, user, BigInt(body.blockNumber)));
+  });
+
+  it("an index whose rows are wrong (owners and amounts forged) never puts them in an answer", async () => {
+    const bob = DEVNET_ACCOUNTS.bob.address;
+    const saved = await index.query<{ token_id: string; amount: string }>(
+      "SELECT token_id::text, amount::text FROM lock WHERE owner = $1",
+      [user.toLowerCase()],
+    );
+    expect(saved.length).toBeGreaterThan(0);
+    // Ponder's live-query trigger on `lock` expects a TEMP table of the indexer's own session; skip triggers.
+    await index.query("SET session_replication_role = replica");
+    await index.query("UPDATE lock SET owner = $1, amount = 1 WHERE owner = $2", [
+      bob.toLowerCase(),
+      user.toLowerCase(),
+    ]);
+    try {
+      // bob's index rows now include alice's locks: ownerOf at B drops them, bob's count proves the rest.
+      const forBob = await d.get(d.app({ locks: store }), statePath(bob));
+      expect(forBob.body.source).toBe("subgraph+rpc");
+      expect(forBob.body.user.veLocks).toEqual(await chainLocksAt(d, bob, BigInt(forBob.body.blockNumber)));
+      // alice's locks are missing from the index: her NFT count exposes it, so nothing is claimed complete.
+      const forAlice = await d.get(d.app({ locks: store }), statePath(user));
+      expect(forAlice.body.source).toBe("rpc");
+      expect(forAlice.body.user.veLocks).toEqual([]);
+    } finally {
+      for (const row of saved) {
+        await index.query("UPDATE lock SET owner = $1, amount = $2::numeric WHERE token_id = $3::numeric", [
+          user.toLowerCase(),
+          row.amount,
+          row.token_id,
+        ]);
+      }
+      await index.query("SET session_replication_role = DEFAULT");
+    }
   });
 
   it("a lock table that is gone → rpc", async () => {

@@ -1,62 +1,55 @@
 import type { Hono } from "hono";
-import { type Address, encodeFunctionData } from "viem";
-import { AssetTokenAbi, LpStakingVault7DAbi, ShareholderRoyaltiesAbi } from "../../../abis";
-import { MulticallError, readUint256sAtOneBlock } from "../../chain/multicall";
+import type { Address } from "viem";
+import { MulticallError, multicallViaFor } from "../../chain/multicall";
 import type { AppDeps } from "../../deps";
 import { ChainUnreadyError, StateReadFailedError } from "../../http/errors";
 import { parseAddress, parseQuery } from "../../http/params";
-import type { LiveLock, LockStore } from "../../locks/types";
+import { LockIdHints } from "../../locks/idHints";
+import { readSnapshot, type SnapshotContracts } from "../../locks/snapshot";
+import type { IndexedLockIds, LockStore } from "../../locks/types";
 import { deployedAddress, type Manifest } from "../../manifest";
 import type { Logger } from "../../observability/logger";
 import { addressString, array, boolean, constant, integer, object, uintString } from "../../openapi/jsonSchema";
 import type { RouteDefinition } from "../../openapi/routeDefinition";
 
 /**
- * GET /state/:address (spec §2.3, §4.2; protocol.md §5): the four balances from the chain in one
- * deployless-multicall eth_call pinned to one block, the lock list from the index. A lock-list failure
- * degrades to source "rpc" with no locks; a balance failure fails the request (STATE_READ_FAILED).
+ * GET /state/:address (spec §2.3, §4.2; protocol.md §5; issue 13): one block B, read in one Multicall3
+ * eth_call — the balances, veBalanceOf, and every lock's getLockInfo at B. The index only names the token
+ * ids to read; api/locks/snapshot.ts proves the set complete at B (ownerOf + the NFT count) or says it is
+ * not. `source` is "subgraph+rpc" only for a proven set; otherwise "rpc" with the locks that are proven the
+ * user's at B. A balance failure fails the request (STATE_READ_FAILED).
  */
 
 export type StateSource = "subgraph+rpc" | "rpc";
 
-/** The four balance reads, in response order. A missing contract is CHAIN_UNREADY: no half snapshot. */
-function balanceCalls(manifest: Manifest, user: Address) {
-  const need = (name: "AssetToken" | "LpStakingVault7D" | "ShareholderRoyalties") => {
+/** The contracts a snapshot reads. A missing one is CHAIN_UNREADY: no half snapshot. */
+function snapshotContracts(manifest: Manifest): SnapshotContracts {
+  const need = (name: "AssetToken" | "LpStakingVault7D" | "ShareholderRoyalties" | "VeLockNFT") => {
     const address = deployedAddress(manifest, name);
     if (!address) throw new ChainUnreadyError(name, manifest.chain);
     return address;
   };
-  const token = need("AssetToken");
-  const vault = need("LpStakingVault7D");
-  const royalties = need("ShareholderRoyalties");
-  return [
-    { target: token, callData: encodeFunctionData({ abi: AssetTokenAbi, functionName: "balanceOf", args: [user] }) },
-    {
-      target: vault,
-      callData: encodeFunctionData({ abi: LpStakingVault7DAbi, functionName: "stakedBalance", args: [user] }),
-    },
-    {
-      target: royalties,
-      callData: encodeFunctionData({ abi: ShareholderRoyaltiesAbi, functionName: "claimableEth", args: [user] }),
-    },
-    { target: vault, callData: encodeFunctionData({ abi: LpStakingVault7DAbi, functionName: "earned", args: [user] }) },
-  ];
+  return {
+    token: need("AssetToken"),
+    vault: need("LpStakingVault7D"),
+    royalties: need("ShareholderRoyalties"),
+    ve: need("VeLockNFT"),
+  };
 }
 
 /**
- * How long the lock list may take before the snapshot goes out without it. An indexed query answers in
- * milliseconds; a database that hangs must not hold a balance read that is already done for the whole
- * upstream timeout.
+ * How long the index read may take before the snapshot goes out without it. An indexed query answers in
+ * milliseconds; a database that hangs must not hold the request for the whole upstream timeout.
  */
 export const LOCKS_BUDGET_MS = 2_000;
 
-/** The user's live locks, or null when the index is absent, not caught up, failing or too slow. */
-async function locksFromIndex(
+/** The index's token ids for the user and its block, or null when the index is absent, failing or too slow. */
+async function idsFromIndex(
   locks: LockStore | null,
   user: Address,
   timeoutMs: number,
   logger: Logger,
-): Promise<LiveLock[] | null> {
+): Promise<IndexedLockIds | null> {
   if (!locks) return null;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<null>((resolve) => {
@@ -65,12 +58,10 @@ async function locksFromIndex(
       resolve(null);
     }, timeoutMs);
   });
-  const query = (async () => ((await locks.isReady()) ? await locks.liveLocksOf(user) : null))().catch(
-    (error: Error) => {
-      console.warn(`[state] lock index unavailable, answering source "rpc": ${error.name}`);
-      return null;
-    },
-  );
+  const query = locks.lockIdsOf(user).catch((error: Error) => {
+    logger.warn("lock index unavailable; state answers source rpc", { error: error.name });
+    return null;
+  });
   try {
     return await Promise.race([query, timeout]);
   } finally {
@@ -91,9 +82,12 @@ export const stateRoute = {
   operationId: "get_state",
   summary: "Read a wallet's balances and locks",
   description:
-    "The wallet's token balance, staked LP, ETH royalties waiting to be collected and LP rewards waiting to be " +
-    "harvested, read on chain at one block, plus its live vote-escrow locks from the index. `source` is " +
-    '"subgraph+rpc" when the locks come from the caught-up index, else "rpc" with `veLocks: []`.',
+    "The wallet's token balance, staked LP, ETH royalties waiting to be collected, LP rewards waiting to be " +
+    "harvested, vote-escrow balance and live vote-escrow locks, all read on chain at one block (`blockNumber`) " +
+    "in one call: each lock's amount, end and AutoMax flag are what the lock contract reports at that block " +
+    "(an AutoMax lock ends that block's time + 365 days). The index only says which locks to read. `source` is " +
+    '"subgraph+rpc" when the lock list is proven complete at that block, else "rpc" with only the locks proven ' +
+    "to be the wallet's (possibly none). `indexedBlock` says how far the index was.",
   pathParams: { address: { kind: "address", required: true, description: "The wallet to read." } },
   query: {},
   errors: ["BAD_PARAMS", "CHAIN_UNREADY", "STATE_READ_FAILED"],
@@ -101,16 +95,31 @@ export const stateRoute = {
   response: {
     schema: object({
       ok: constant(true),
-      source: { type: "string", enum: ["subgraph+rpc", "rpc"], description: "Where the lock list came from." },
+      source: {
+        type: "string",
+        enum: ["subgraph+rpc", "rpc"],
+        description:
+          '"subgraph+rpc": veLocks is every live lock of the wallet at blockNumber. "rpc": the set could not be ' +
+          "proven complete (index unavailable or too far behind); veLocks holds only locks proven the wallet's.",
+      },
       chainId: integer("The chain the balances were read on."),
-      blockNumber: uintString("The block every balance was read at."),
+      blockNumber: uintString("The block every figure of the answer was read at."),
+      indexedBlock: {
+        anyOf: [uintString("The last block the lock index had processed when the answer was made."), { type: "null" }],
+        description: "The last block the lock index had processed; null when the index was unavailable.",
+      },
       user: object({
         address: addressString("The wallet, EIP-55 checksummed."),
         claimBalanceWei: uintString("Token (AssetToken) balance in the wallet (wei)."),
         lpStakedWei: uintString("LP staked in LpStakingVault7D (wei)."),
         pendingRoyaltiesEthWei: uintString("Shareholder royalties ready to collect (ETH wei)."),
         pendingLpRewardsWei: uintString("LP staking rewards ready to harvest (token wei)."),
-        veLocks: array(lockSchema, "Live locks (amount > 0), by token id; empty when source is rpc."),
+        veBalanceWei: uintString("Vote-escrow balance, VeLockNFT.veBalanceOf (wei)."),
+        veLocks: array(
+          lockSchema,
+          "Live locks (amount > 0), by token id, as getLockInfo reports them at blockNumber; with source rpc, " +
+            "only those proven the wallet's.",
+        ),
       }),
     }),
     example: {
@@ -118,15 +127,17 @@ export const stateRoute = {
       source: "subgraph+rpc",
       chainId: 8453,
       blockNumber: "38118524",
+      indexedBlock: "38118524",
       user: {
         address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
         claimBalanceWei: "52500000000000000000000",
         lpStakedWei: "250000000000000000000",
         pendingRoyaltiesEthWei: "120000000000000000",
         pendingLpRewardsWei: "3400000000000000000",
+        veBalanceWei: "11473972602739726027397",
         veLocks: [
           { tokenId: "1", amountWei: "10000000000000000000000", lockEnd: "1795000000", autoMax: false },
-          { tokenId: "2", amountWei: "2000000000000000000000", lockEnd: "1798000000", autoMax: true },
+          { tokenId: "2", amountWei: "2000000000000000000000", lockEnd: "1801654524", autoMax: true },
         ],
       },
     },
@@ -134,47 +145,56 @@ export const stateRoute = {
 } as const satisfies RouteDefinition;
 
 export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
+  const hints = new LockIdHints();
   v1.get(stateRoute.path, async (c) => {
     const user = parseAddress("address", c.req.param("address"));
     parseQuery(c.req.url, stateRoute.query); // no query parameters: any given one is BAD_PARAMS
-    const calls = balanceCalls(deps.config.manifest, user);
+    const contracts = snapshotContracts(deps.config.manifest);
     const rpc = deps.rpc;
     if (!rpc) throw new StateReadFailedError("No RPC endpoint is configured.", { upstream: "unconfigured" });
 
-    const [balances, locks] = await Promise.all([
-      readUint256sAtOneBlock(rpc, calls).catch((error: unknown) => {
-        if (error instanceof MulticallError) {
-          throw new StateReadFailedError("Reading on-chain state failed upstream.", {
-            upstream: error.reason === "transport" ? error.upstream : error.reason,
-          });
-        }
-        throw error;
-      }),
-      locksFromIndex(deps.locks, user, Math.min(deps.config.rpcTimeoutMs, LOCKS_BUDGET_MS), deps.logger),
-    ]);
-    const [claimBalanceWei, lpStakedWei, pendingRoyaltiesEthWei, pendingLpRewardsWei] = balances.values;
-    const source: StateSource = locks ? "subgraph+rpc" : "rpc";
+    // The index's ids decide what the eth_call reads; with a hint from this user's last read both go at once.
+    const snap = await readSnapshot({
+      rpc,
+      via: multicallViaFor(deps.config.chainId),
+      contracts,
+      user,
+      index: idsFromIndex(deps.locks, user, Math.min(deps.config.rpcTimeoutMs, LOCKS_BUDGET_MS), deps.logger),
+      hint: hints.get(user),
+    }).catch((error: unknown) => {
+      if (error instanceof MulticallError) {
+        throw new StateReadFailedError("Reading on-chain state failed upstream.", {
+          upstream: error.reason === "transport" ? error.upstream : error.reason,
+        });
+      }
+      throw error;
+    });
+    const index = snap.index;
+    if (index) hints.set(user, index);
+    deps.metrics.indexLag.observe(snap.blockNumber, index?.indexedBlock ?? null);
+    const source: StateSource = index && snap.complete ? "subgraph+rpc" : "rpc";
     c.header("cache-control", "no-store");
     return c.json({
       ok: true,
       source,
       chainId: deps.config.chainId,
-      blockNumber: balances.blockNumber.toString(),
+      blockNumber: snap.blockNumber.toString(),
+      indexedBlock: index?.indexedBlock == null ? null : index.indexedBlock.toString(),
       user: {
         address: user,
-        claimBalanceWei: claimBalanceWei!.toString(),
-        lpStakedWei: lpStakedWei!.toString(),
-        pendingRoyaltiesEthWei: pendingRoyaltiesEthWei!.toString(),
-        pendingLpRewardsWei: pendingLpRewardsWei!.toString(),
-        // A burned or emptied lock must never be listed (protocol.md §2), whatever the store returns.
-        veLocks: (locks ?? [])
-          .filter((l) => l.amount > 0n)
-          .map((l) => ({
-            tokenId: l.tokenId.toString(),
-            amountWei: l.amount.toString(),
-            lockEnd: l.lockEnd.toString(),
-            autoMax: l.autoMax,
-          })),
+        claimBalanceWei: snap.claimBalanceWei.toString(),
+        lpStakedWei: snap.lpStakedWei.toString(),
+        pendingRoyaltiesEthWei: snap.pendingRoyaltiesEthWei.toString(),
+        pendingLpRewardsWei: snap.pendingLpRewardsWei.toString(),
+        veBalanceWei: snap.veBalanceWei.toString(),
+        // Without the index nothing names the user's locks, so nothing is listed (the reference's "rpc" answer),
+        // even when this user's remembered ids could still be proven.
+        veLocks: (index ? snap.locks : []).map((l) => ({
+          tokenId: l.tokenId.toString(),
+          amountWei: l.amount.toString(),
+          lockEnd: l.lockEnd.toString(),
+          autoMax: l.autoMax,
+        })),
       },
     });
   });

@@ -1,0 +1,233 @@
+/**
+ * A wallet's state at ONE block B, whatever the lock index's lag (issue 13, design.md "State snapshot").
+ *
+ * The index only nominates token ids; the chain decides. One Multicall3 eth_call at `latest` reads, at B:
+ * the four balances, veBalanceOf(user), the NFT count balanceOf(user), nextTokenId(), and for every
+ * candidate id ownerOf(id) + getLockInfo(id). The candidates are the index's ids for the user plus the next
+ * few ids after the highest id the index has seen (a lock minted since the indexed block). Then:
+ *
+ *   proven := { candidates whose ownerOf at B is the user } ⊆ the user's tokens at B, and
+ *             |proven| = balanceOf(user) at B  ⇒  proven IS the user's set at B.
+ *
+ * No trust in the index's values, its owner column or its lag is needed: a stale row fails ownerOf, a missing
+ * lock fails the count. Ids are sequential and never reused, so any lock the user gained after the indexed
+ * block is a mint above the index's highest id — except a non-mint transfer in, which only the Furnace
+ * receives (sell-back; protocol.md §8) and which the count exposes. When the first read does not prove the
+ * set and more than the speculated ids were minted since, a second eth_call pinned to B reads every id minted
+ * since the indexed block (at most MAX_NEW_MINTS) with the balances again, so the answer still comes from one
+ * eth_call. This needs no eth_getLogs at all, so a node that refuses or caps log queries, or an index 10,000
+ * blocks behind with few mints in between, cannot make an answer wrong or incomplete.
+ *
+ * Round trips: one when the index is current or nothing of the user's changed since it; two when locks were
+ * minted since (more than SPECULATIVE_IDS of them, by anyone) or the user's ids changed since the hint the
+ * route kept for them; never more.
+ */
+import { type Address, encodeFunctionData, type Hex } from "viem";
+import { AssetTokenAbi, LpStakingVault7DAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "../../abis";
+import { MulticallError, type MulticallResult, type MulticallVia, multicallAtOneBlock } from "../chain/multicall";
+import type { RpcClient } from "../chain/rpc";
+import type { IndexedLockIds, LiveLock } from "./types";
+
+/** Ids after the index's highest that the first read also tries: a fresh mint is answered in one round trip. */
+export const SPECULATIVE_IDS = 4n;
+/** Most ids minted since the indexed block that a second read will try; beyond it, the answer says "rpc". */
+export const MAX_NEW_MINTS = 256n;
+
+export type SnapshotContracts = {
+  token: Address;
+  vault: Address;
+  royalties: Address;
+  ve: Address;
+};
+
+export type Snapshot = {
+  blockNumber: bigint;
+  claimBalanceWei: bigint;
+  lpStakedWei: bigint;
+  pendingRoyaltiesEthWei: bigint;
+  pendingLpRewardsWei: bigint;
+  veBalanceWei: bigint;
+  /** The user's NFT count at B. */
+  lockCount: bigint;
+  /** Locks proven to be the user's at B (ownerOf), with getLockInfo at B; amount > 0; by token id. */
+  locks: LiveLock[];
+  /** True when `locks` is every lock of the user at B (the count matches). */
+  complete: boolean;
+  /** eth_calls sent (1 or 2). */
+  roundTrips: number;
+};
+
+const sel = (data: Hex) => data.slice(0, 10);
+const word = (n: bigint) => n.toString(16).padStart(64, "0");
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+// Selectors taken from the ABIs once; per request the call data is selector + one padded argument.
+const SELECTORS = {
+  balanceOf: sel(encodeFunctionData({ abi: AssetTokenAbi, functionName: "balanceOf", args: [ZERO_ADDRESS] })),
+  stakedBalance: sel(
+    encodeFunctionData({ abi: LpStakingVault7DAbi, functionName: "stakedBalance", args: [ZERO_ADDRESS] }),
+  ),
+  claimableEth: sel(
+    encodeFunctionData({ abi: ShareholderRoyaltiesAbi, functionName: "claimableEth", args: [ZERO_ADDRESS] }),
+  ),
+  earned: sel(encodeFunctionData({ abi: LpStakingVault7DAbi, functionName: "earned", args: [ZERO_ADDRESS] })),
+  veBalanceOf: sel(encodeFunctionData({ abi: VeLockNFTAbi, functionName: "veBalanceOf", args: [ZERO_ADDRESS] })),
+  nftBalanceOf: sel(encodeFunctionData({ abi: VeLockNFTAbi, functionName: "balanceOf", args: [ZERO_ADDRESS] })),
+  nextTokenId: encodeFunctionData({ abi: VeLockNFTAbi, functionName: "nextTokenId" }),
+  ownerOf: sel(encodeFunctionData({ abi: VeLockNFTAbi, functionName: "ownerOf", args: [0n] })),
+  getLockInfo: sel(encodeFunctionData({ abi: VeLockNFTAbi, functionName: "getLockInfo", args: [0n] })),
+};
+const BASE_CALLS = 7;
+
+function baseCalls(c: SnapshotContracts, user: Address) {
+  const arg = user.slice(2).toLowerCase().padStart(64, "0");
+  const call = (target: Address, selector: string) => ({ target, callData: `${selector}${arg}` as Hex });
+  return [
+    call(c.token, SELECTORS.balanceOf),
+    call(c.vault, SELECTORS.stakedBalance),
+    call(c.royalties, SELECTORS.claimableEth),
+    call(c.vault, SELECTORS.earned),
+    call(c.ve, SELECTORS.veBalanceOf),
+    call(c.ve, SELECTORS.nftBalanceOf),
+    { target: c.ve, callData: SELECTORS.nextTokenId },
+  ];
+}
+
+function idCalls(ve: Address, ids: readonly bigint[]) {
+  return ids.flatMap((id) => [
+    { target: ve, callData: `${SELECTORS.ownerOf}${word(id)}` as Hex },
+    { target: ve, callData: `${SELECTORS.getLockInfo}${word(id)}` as Hex },
+  ]);
+}
+
+/** getLockInfo's (uint256 amount, uint256 lockEnd, bool autoMax, bool listed), strictly: four words, bools 0/1. */
+function decodeLockInfo(data: Hex): [bigint, bigint, boolean] | null {
+  if (data.length !== 2 + 4 * 64) return null;
+  const at = (i: number) => BigInt(`0x${data.slice(2 + 64 * i, 2 + 64 * (i + 1))}`);
+  const [amount, lockEnd, autoMax, listed] = [at(0), at(1), at(2), at(3)];
+  if (autoMax > 1n || listed > 1n) return null;
+  return [amount, lockEnd, autoMax === 1n];
+}
+
+const WORD = /^0x[0-9a-fA-F]{64}$/;
+
+function uint(result: MulticallResult["results"][number] | undefined, what: string): bigint {
+  if (!result?.success) throw new MulticallError("subcall", `${what} reverted`);
+  if (!WORD.test(result.returnData)) throw new MulticallError("subcall", `${what} did not return one 32-byte word`);
+  return BigInt(result.returnData);
+}
+
+/** The answer of one multicall: balances, and which candidates the user owns at its block, with their info. */
+function interpret(read: MulticallResult, user: Address, ids: readonly bigint[]) {
+  const r = read.results;
+  const [claim, staked, royalties, rewards, ve, count, next] = [
+    "AssetToken.balanceOf",
+    "LpStakingVault7D.stakedBalance",
+    "ShareholderRoyalties.claimableEth",
+    "LpStakingVault7D.earned",
+    "VeLockNFT.veBalanceOf",
+    "VeLockNFT.balanceOf",
+    "VeLockNFT.nextTokenId",
+  ].map((what, i) => uint(r[i], what)) as [bigint, bigint, bigint, bigint, bigint, bigint, bigint];
+  const owned: LiveLock[] = [];
+  const me = user.toLowerCase();
+  ids.forEach((tokenId, i) => {
+    const owner = r[BASE_CALLS + 2 * i];
+    const info = r[BASE_CALLS + 2 * i + 1];
+    // A burned or never-minted id reverts ownerOf: not the user's, and nothing to prove.
+    if (!owner?.success || !WORD.test(owner.returnData)) return;
+    if (`0x${owner.returnData.slice(26)}`.toLowerCase() !== me) return;
+    if (!info?.success) throw new MulticallError("subcall", `getLockInfo(${tokenId}) reverted for an owned lock`);
+    const decoded = /^0x[0-9a-fA-F]*$/.test(info.returnData) ? decodeLockInfo(info.returnData) : null;
+    if (!decoded) {
+      throw new MulticallError("subcall", `getLockInfo(${tokenId}) did not decode as (uint256,uint256,bool,bool)`);
+    }
+    owned.push({ tokenId, amount: decoded[0], lockEnd: decoded[1], autoMax: decoded[2] });
+  });
+  return { claim, staked, royalties, rewards, ve, count, next, owned };
+}
+
+const range = (from: bigint, toExclusive: bigint) => {
+  const out: bigint[] = [];
+  for (let id = from; id < toExclusive; id++) out.push(id);
+  return out;
+};
+
+const ascending = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The ids a first read tries for an index answer: the user's ids and the next few after the highest. */
+export function candidatesOf(index: IndexedLockIds): bigint[] {
+  const next = range(index.maxTokenId + 1n, index.maxTokenId + 1n + SPECULATIVE_IDS);
+  return [...new Set([...index.tokenIds, ...next])].sort(ascending);
+}
+
+/**
+ * Reads the user's snapshot. `index` resolves to null without an index (down, too slow): then nothing but
+ * the hint's ids can be proven. `hint` is what the index said about this user last time (the state route
+ * keeps it per user): with a hint, the eth_call goes out at once, alongside the SQL query, instead of after
+ * it — the proof does not depend on where the candidates came from, and if the index now names an id the
+ * hint lacked, the second read (pinned to B) takes it in. Without a hint the SQL answer comes first.
+ */
+export async function readSnapshot(opts: {
+  rpc: RpcClient;
+  via: MulticallVia;
+  contracts: SnapshotContracts;
+  user: Address;
+  index: Promise<IndexedLockIds | null> | IndexedLockIds | null;
+  hint?: IndexedLockIds;
+  /** Default MAX_NEW_MINTS. */
+  maxNewMints?: bigint;
+}): Promise<Snapshot & { index: IndexedLockIds | null }> {
+  const { rpc, via, contracts, user, hint, maxNewMints = MAX_NEW_MINTS } = opts;
+  const base = baseCalls(contracts, user);
+  const firstRead = (ids: bigint[]) => multicallAtOneBlock(rpc, [...base, ...idCalls(contracts.ve, ids)], { via });
+  let index: IndexedLockIds | null;
+  let candidates: bigint[];
+  let first: MulticallResult;
+  if (hint) {
+    candidates = candidatesOf(hint);
+    [first, index] = await Promise.all([firstRead(candidates), opts.index]);
+  } else {
+    index = await opts.index;
+    candidates = index ? candidatesOf(index) : [];
+    first = await firstRead(candidates);
+  }
+  let read = first;
+  let view = interpret(first, user, candidates);
+  let roundTrips = 1;
+
+  if (index && BigInt(view.owned.length) !== view.count) {
+    const mintedAtB = view.next - 1n; // ids are sequential: the highest id minted at B
+    const from = index.maxTokenId + 1n;
+    if (mintedAtB - from + 1n <= maxNewMints) {
+      const wanted = [...new Set([...index.tokenIds, ...range(from, mintedAtB + 1n)])].sort(ascending);
+      const tried = new Set(candidates);
+      if (wanted.some((id) => !tried.has(id))) {
+        // Everything again, pinned to B: the answer's balances and locks still come from one eth_call.
+        read = await multicallAtOneBlock(rpc, [...base, ...idCalls(contracts.ve, wanted)], {
+          via,
+          block: first.blockNumber,
+        });
+        roundTrips = 2;
+        if (read.blockNumber !== first.blockNumber) {
+          throw new MulticallError("malformed", "the pinned read answered another block");
+        }
+        view = interpret(read, user, wanted);
+      }
+    }
+  }
+  const complete = BigInt(view.owned.length) === view.count;
+  return {
+    blockNumber: read.blockNumber,
+    claimBalanceWei: view.claim,
+    lpStakedWei: view.staked,
+    pendingRoyaltiesEthWei: view.royalties,
+    pendingLpRewardsWei: view.rewards,
+    veBalanceWei: view.ve,
+    lockCount: view.count,
+    // A zero-amount lock is not live (protocol.md §2); a live lock always has ≥ 1000e18.
+    locks: view.owned.filter((l) => l.amount > 0n).sort((a, b) => ascending(a.tokenId, b.tokenId)),
+    complete,
+    roundTrips,
+    index,
+  };
+}
