@@ -15,7 +15,7 @@ import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
 import { chargeRateLimit, limitedPrefix, type RateLimitOptions } from "../http/rateLimit";
 import { V1_OPERATIONS, type V1Operation } from "../openapi/catalogue";
-import { kindRule, paramSchema } from "../openapi/jsonSchema";
+import { type JsonSchema, kindRule, paramSchema } from "../openapi/jsonSchema";
 import {
   assemble,
   costOf,
@@ -62,6 +62,24 @@ export function withInProcessClientIp(source: PeerAddressSource = socketPeerAddr
 
 export type McpTool = Tool & { operation: V1Operation };
 
+/**
+ * A route's 2020-12 response schema in a form both 2020-12 and draft-07 validators read the same way
+ * (the SDK's client validates with Ajv's draft-07 default): a fixed sequence (`prefixItems` + `items:
+ * false`) also gets `maxItems` and an `items` that admits any of its members, since under draft-07
+ * `items: false` would forbid every element and `prefixItems` is unknown.
+ */
+export function portableSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(portableSchema);
+  if (typeof schema !== "object" || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = portableSchema(v);
+  if (Array.isArray(out.prefixItems) && out.items === false) {
+    out.items = { anyOf: out.prefixItems };
+    out.maxItems = out.prefixItems.length;
+  }
+  return out;
+}
+
 /** One tool per documented v1 operation, named by its operationId. */
 export function mcpTools(operations: readonly V1Operation[] = V1_OPERATIONS): McpTool[] {
   return operations.map((operation) => {
@@ -71,6 +89,8 @@ export function mcpTools(operations: readonly V1Operation[] = V1_OPERATIONS): Mc
       name: r.operationId,
       title: r.summary,
       description: `${r.description}\n\nSame as GET ${operation.path}; returns its JSON envelope.`,
+      // The route's 200 body; an error envelope comes as text with isError and no structuredContent.
+      outputSchema: portableSchema(r.response.schema) as Tool["outputSchema"] & JsonSchema,
       inputSchema: {
         type: "object",
         properties: Object.fromEntries(
@@ -92,9 +112,25 @@ export function mcpTools(operations: readonly V1Operation[] = V1_OPERATIONS): Mc
 }
 
 /**
- * The REST path of a tool call. Values go into the URL exactly as given, so the route's strict parser
- * judges them; only what cannot be put into a URL as-is (a non-string) is refused here, with the same
- * BAD_PARAMS envelope. `null` means "not given", as JSON clients use it for an omitted optional.
+ * An argument as it goes into the URL. Strings go as given, so the route's strict parser judges them.
+ * MCP clients (the inspector, most assistants) send integers as JSON numbers and flags as JSON
+ * booleans: a safe integer is written in decimal (exactly the number sent; the route still judges
+ * its range) and a boolean as true/false. A float, an unsafe integer (beyond 2^53 − 1 a JSON number
+ * may already have lost digits in the client) or any other type is refused: nothing is rounded.
+ */
+function argumentText(name: string, value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
+  if (typeof value === "boolean") return String(value);
+  throw new BadParamsError(
+    `${name} must be a string (decimal for amounts, exactly true or false for flags), or a safe integer.`,
+    { param: name },
+  );
+}
+
+/**
+ * The REST path of a tool call (argument by argument: argumentText). `null` means "not given", as JSON
+ * clients use it for an omitted optional.
  */
 export function toolCallPath(operation: V1Operation, args: Record<string, unknown> = {}): string {
   const pathParams = operation.route.pathParams ?? {};
@@ -102,13 +138,9 @@ export function toolCallPath(operation: V1Operation, args: Record<string, unknow
   const given: Record<string, string> = {};
   for (const [name, value] of Object.entries(args)) {
     if (value === undefined || value === null) continue;
-    if (typeof value !== "string") {
-      throw new BadParamsError(`${name} must be a string (decimal for amounts, exactly true or false for flags).`, {
-        param: name,
-      });
-    }
-    if (name in pathParams) given[name] = value;
-    else query.append(name, value);
+    const text = argumentText(name, value);
+    if (name in pathParams) given[name] = text;
+    else query.append(name, text);
   }
   // operation.path is the concrete OpenAPI path ("/api/mcp/v1/state/{address}", "/api/mcp/v1/prepare/lock").
   const path = operation.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_, name: string) => {
@@ -120,8 +152,14 @@ export function toolCallPath(operation: V1Operation, args: Record<string, unknow
   return q ? `${path}?${q}` : path;
 }
 
+/**
+ * The route's JSON as text (for clients that read content) and, on success, as structuredContent
+ * (MCP 2025-06-18: what the tool's outputSchema describes). An error envelope is not what the output
+ * schema describes, so it comes as text with isError only.
+ */
 function envelopeResult(text: string, isError: boolean): CallToolResult {
-  return { content: [{ type: "text", text }], isError };
+  if (isError) return { content: [{ type: "text", text }], isError };
+  return { content: [{ type: "text", text }], structuredContent: JSON.parse(text) as Record<string, unknown>, isError };
 }
 
 export type McpEndpointOptions = {
@@ -133,6 +171,21 @@ export type McpEndpointOptions = {
 };
 
 const JSON_TYPE = { "content-type": "application/json" } as const;
+
+/**
+ * The Origin rule of the MCP transport (2025-06-18: servers must validate Origin, and answer 403 to an
+ * invalid one). Its purpose is DNS rebinding: a web page reaching a server only the browser's network
+ * can see, with the browser's ambient credentials. This server is public, answers every origin with
+ * `Access-Control-Allow-Origin: *` already, and has no cookies, sessions or auth — only public reads and
+ * unsigned calldata — so a rebinding page gains nothing it could not fetch directly. Any well-formed
+ * origin (scheme://host[:port], or the opaque `null` of sandboxed pages and files) is accepted; a
+ * malformed Origin header is refused with 403.
+ */
+const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i;
+
+export function acceptableOrigin(origin: string | undefined): boolean {
+  return origin === undefined || origin === "null" || ORIGIN.test(origin);
+}
 
 export function mcpEndpoint(o: McpEndpointOptions): Handler {
   const tools = mcpTools();
@@ -189,6 +242,9 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
       throw new ApiError("METHOD_NOT_ALLOWED", `Method ${c.req.method} is not allowed on /api/mcp; use POST.`, {
         allowed: ["POST", "OPTIONS"],
       });
+    }
+    if (!acceptableOrigin(c.req.header("origin"))) {
+      return c.body(errorAnswer(null, JSON_RPC.SERVER_ERROR, "Forbidden: malformed Origin header"), 403, JSON_TYPE);
     }
     // The transport's own header checks, first, so a message answered here meets them too.
     const accept = c.req.header("accept") ?? "";
