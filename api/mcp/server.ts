@@ -42,7 +42,7 @@ export { MCP_PATH } from "../openapi/catalogue";
 /** What /api/mcp answers to a CORS preflight (GET only draws a 405 in stateless mode, but a browser may ask). */
 export const MCP_CORS_METHODS = "GET, POST, OPTIONS";
 
-const INSTRUCTIONS = `Reads and unsigned transactions for the protocol on Base. Typical flow: get_state for the wallet, quote_lock_via_furnace when locking via the Furnace, then a prepare_* tool. A prepare tool returns { ok, chain, chainId, transactions }: pass transactions, in order, to the wallet's send_calls; this server never signs or sends anything. Describe each action to the user with its verb (Collect, Harvest, Withdraw, Lock via Furnace, Stake, Unbond, Lock, Top up, Extend); never use "claim" as a verb. All amounts are decimal strings in wei. A failed call returns { ok: false, error, message, detail } with isError set.`;
+const INSTRUCTIONS = `Reads and unsigned transactions for the protocol on Base. Typical flow: get_state for the wallet, quote_lock_via_furnace when locking via the Furnace, then a prepare_* tool. A prepare tool returns { ok, chain, chainId, transactions, simulation }: give user (the signing wallet) so the batch is simulated as that wallet; check simulation.ok (and its hint) before asking the user to sign, then pass transactions, in order, to the wallet's send_calls; this server never signs or sends anything. Describe each action to the user with its verb (Collect, Harvest, Withdraw, Lock via Furnace, Stake, Unbond, Lock, Top up, Extend); never use "claim" as a verb. All amounts are decimal strings in wei. A failed call returns { ok: false, error, message, detail } with isError set.`;
 
 /**
  * In-process requests made on behalf of an MCP client carry that client's address here, in the request's
