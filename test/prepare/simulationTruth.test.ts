@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { revertError, type SimulatedError } from "../../api/chain/simulate";
 import type { PrepareEnvelope } from "../../api/mcp/v1/prepare";
 import type { SimulationJson } from "../../api/mcp/v1/prepare/simulation";
+import { DEVNET_ABIS, sendTx } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { type ReadsDevnet, startReadsDevnet } from "../reads/devnet";
 import { preparePath } from "./execution";
@@ -114,6 +115,22 @@ async function prepareAndCompare(action: string, params: Record<string, string |
   }
 }
 
+/** `body` with alice's plain lock listed on the market (devnet: the owner lists it), then unlisted again. */
+async function whileListed(body: () => Promise<void>) {
+  const snapshot = await rpc().request({ method: "evm_snapshot" });
+  try {
+    await sendTx(d.chain, DEVNET_ACCOUNTS.alice.privateKey, {
+      address: d.deployment.addresses.VeLockNFT,
+      abi: DEVNET_ABIS.VeLockNFT,
+      functionName: "setListed",
+      args: [d.seed.tokenIds.alicePlain, true],
+    });
+    await body();
+  } finally {
+    await rpc().request({ method: "evm_revert", params: [snapshot] });
+  }
+}
+
 const lockIdArb = () => fc.constantFrom(...lockIds);
 const run = (arb: fc.Arbitrary<Record<string, string | bigint | boolean>>, action: string) =>
   fc.assert(
@@ -143,6 +160,12 @@ describe("simulation equals execution (impersonated wallet, the answer's own gas
       user: DEVNET_ACCOUNTS.carol.address,
       tokenId: d.seed.tokenIds.carolExpired,
       amountWei: E18,
+    });
+    const alice = DEVNET_ACCOUNTS.alice.address;
+    await whileListed(async () => {
+      await prepareAndCompare("topup", { user: alice, tokenId: d.seed.tokenIds.alicePlain, amountWei: E18 });
+      const t = await now();
+      await prepareAndCompare("extend", { user: alice, tokenId: d.seed.tokenIds.alicePlain, newEnd: t + 300n * DAY });
     });
     await run(
       fc.record({ user: userArb, tokenId: lockIdArb(), amountWei: fc.constantFrom(E18, 100n * E18, 10n ** 30n) }),
