@@ -66,13 +66,22 @@ export type McpTool = Tool & { operation: V1Operation };
  * A route's 2020-12 response schema in a form both 2020-12 and draft-07 validators read the same way
  * (the SDK's client validates with Ajv's draft-07 default): a fixed sequence (`prefixItems` + `items:
  * false`) also gets `maxItems` and an `items` that admits any of its members, since under draft-07
- * `items: false` would forbid every element and `prefixItems` is unknown.
+ * `items: false` would forbid every element and `prefixItems` is unknown. Nested descriptions are dropped:
+ * the tool's description and the OpenAPI document carry them, and tools/list (ten of which fit in one
+ * answer, api/mcp/gatekeeper.ts) stays small.
  */
-export function portableSchema(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(portableSchema);
+export function portableSchema(schema: unknown, nested = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => portableSchema(s, true));
   if (typeof schema !== "object" || schema === null) return schema;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(schema)) out[k] = portableSchema(v);
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === "properties" && typeof v === "object" && v !== null) {
+      // Property names are field names, never keywords: only their schemas are rewritten.
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, portableSchema(sub, true)]));
+    } else if (!(nested && k === "description")) {
+      out[k] = portableSchema(v, true);
+    }
+  }
   if (Array.isArray(out.prefixItems) && out.items === false) {
     out.items = { anyOf: out.prefixItems };
     out.maxItems = out.prefixItems.length;
