@@ -1,9 +1,9 @@
 import { createConfig } from "ponder";
 import { VeLockNFTAbi } from "./abis";
-import { indexerSettings } from "./api/locks/indexerConfig";
+import { indexerSettings } from "./indexer/config";
 
 // NETWORK selects deployments/<network>.json (MANIFEST_FILE overrides the path); a bad setting throws here,
-// which stops `ponder start` with the message. See api/locks/indexerConfig.ts for every variable.
+// which stops `ponder start` with the message. See indexer/config.ts (and api/config.ts) for every variable.
 const settings = indexerSettings();
 
 export default createConfig({

@@ -1,46 +1,19 @@
 import { Hono, type MiddlewareHandler } from "hono";
-import type { RpcClient } from "./chain/rpc";
-import type { AppConfig } from "./config";
-import { createClientIpResolver, type PeerAddressSource } from "./http/clientIp";
+import type { AppDeps, AppDepsInput } from "./deps";
+import { createClientIpResolver } from "./http/clientIp";
 import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/deadline";
 import { edge, edgeHeaders, edgeRequestId } from "./http/edge";
 import { ApiError, InternalError, MethodNotAllowedError, NotFoundError } from "./http/errors";
 import { rateLimit } from "./http/rateLimit";
-import type { LockStore } from "./locks/types";
-import { MCP_CORS_METHODS, MCP_PATH, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
-import { createGate, type Gate } from "./mcp/v1/gate";
+import { MCP_CORS_METHODS, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
+import { createGate } from "./mcp/v1/gate";
 import { v1Router } from "./mcp/v1/router";
-import { createLogger, type Logger } from "./observability/logger";
-import { createMetrics, type Metrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
+import { createLogger } from "./observability/logger";
+import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
 import { registerDocsRoutes } from "./openapi/docsRoutes";
+import { MCP_PATH, METRICS_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
-import type { RateLimiter } from "./ratelimit/limiter";
-import { SUPPLY_MOUNT, type SupplyDeps, supplyApi } from "./supply/router";
-
-/** Everything the routes need from the outside world; tests build it from real parts. */
-export type AppDeps = {
-  config: AppConfig;
-  /** null when no RPC URL is configured. */
-  rpc: RpcClient | null;
-  /** The genesis gate; one per process so the preflight route and the prepare routes share its cache. */
-  gate: Gate;
-  /** The lock index behind state's veLocks; null when none is configured (state answers source "rpc"). */
-  locks: LockStore | null;
-  /** Supply cache, TTLs and deadline; everything defaults (in-process cache, spec TTLs). */
-  supply?: SupplyDeps;
-  /** Request budgets on /api/mcp/v1: in-memory, or Redis when config.redisUrl is set. */
-  limiter: RateLimiter;
-  /** Counters served at /api/metrics; give `metrics.onRpcCall` to createRpcClient as `onCall`. */
-  metrics: Metrics;
-  /** Structured JSON logs (stdout, level $LOG_LEVEL or info by default). */
-  logger: Logger;
-  /** The socket peer of a request; default: @hono/node-server's incoming socket (Ponder serves with it too). */
-  peerAddress?: PeerAddressSource;
-};
-
-/** What callers pass to createApp: the gate defaults to one built from rpc + manifest, locks to none. */
-export type AppDepsInput = Omit<AppDeps, Defaulted> & Partial<Pick<AppDeps, Defaulted>>;
-type Defaulted = "gate" | "locks" | "limiter" | "metrics" | "logger";
+import { supplyApi } from "./supply/router";
 
 /** Only a preflight (OPTIONS) needs these; sending them on every GET costs the hot path for nothing. */
 const PREFLIGHT_HEADERS = {
@@ -93,16 +66,16 @@ export function createApp(input: AppDepsInput): Hono {
   };
   app.use("*", (c, next) => (c.req.method === "GET" || c.req.method === "HEAD" ? next() : otherMethods(c, next)));
   // Before any route is mounted, so every v1 handler (and a 404 under a limited prefix) is counted.
-  app.use("/api/mcp/v1/*", rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics }));
+  app.use(`${V1_BASE}/*`, rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics }));
   // One overall deadline per v1 request; its upstream calls are cancelled when it passes (api/http/deadline.ts).
-  app.use("/api/mcp/v1/*", deadline({ ms: v1DeadlineMs(deps.config.rpcTimeoutMs), timeoutError: v1TimeoutError }));
-  app.get("/api/metrics", (c) =>
+  app.use(`${V1_BASE}/*`, deadline({ ms: v1DeadlineMs(deps.config.rpcTimeoutMs), timeoutError: v1TimeoutError }));
+  app.get(METRICS_PATH, (c) =>
     c.body(metrics.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" }),
   );
 
   const supply = supplyApi(deps);
-  app.route(SUPPLY_MOUNT, supply.router);
-  app.route("/api/mcp/v1", v1Router(deps));
+  app.route(SUPPLY_BASE, supply.router);
+  app.route(V1_BASE, v1Router(deps));
   registerDocsRoutes(app); // GET /api/mcp/v1/openapi.json, GET /docs
   const rateLimitOptions = { limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics };
   app.all(MCP_PATH, mcpEndpoint({ app, clientIp, rateLimit: rateLimitOptions }));

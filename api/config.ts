@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { DEFAULT_RPC_TIMEOUT_MS, redactUrl } from "./chain/rpc";
-import { parseTrustedProxies } from "./http/clientIp";
+import { DEFAULT_RPC_TIMEOUT_MS } from "./chain/rpc";
 import { loadManifest, type Manifest, NETWORKS, type Network } from "./manifest";
+import { parseTrustedProxies } from "./net/ip";
+import { redactUrl } from "./redact";
 
 export const LOCAL_RPC_URL = "http://127.0.0.1:8545";
 
@@ -25,6 +26,8 @@ export type AppConfig = {
   redisKeyPrefix: string;
   /** After SIGTERM, how long in-flight requests may run before Ponder's own shutdown proceeds. */
   shutdownDrainMs: number;
+  /** The indexer's own settings (indexer/config.ts turns them into Ponder's); null = the network's default. */
+  indexer: { pgliteDir: string | null; pollingIntervalMs: number | null; disableCache: boolean | null };
 };
 
 /** Networks whose deployment must name every external part: nothing may fall back to a local default. */
@@ -90,7 +93,13 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9:_.-]{1,64}$/, "must be 1-64 characters of A-Z a-z 0-9 : _ . -")
     .optional(),
   SHUTDOWN_DRAIN_MS: intIn(0, 60_000).optional(),
+  PGLITE_DIR: z.string().optional(),
+  INDEXER_POLLING_MS: intIn(100, 60_000).optional(),
+  INDEXER_DISABLE_CACHE: z.enum(["true", "false"], { message: "must be true or false" }).optional(),
 });
+
+/** Ponder's own name for a chain's RPC: RPC_URL wins over it. */
+export const perChainRpcVariable = (chainId: number) => `PONDER_RPC_URL_${chainId}`;
 
 const hasHost = (value: string) => {
   try {
@@ -118,8 +127,12 @@ export function loadConfig(
   env: Record<string, string | undefined> = process.env,
   options: LoadConfigOptions = {},
 ): AppConfig {
-  // Treat empty strings as unset so `RPC_URL=` behaves like no RPC at all.
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  // Values are trimmed, and an empty one is unset, so `RPC_URL=` behaves like no RPC at all.
+  const cleaned = Object.fromEntries(
+    Object.entries(env)
+      .map(([k, v]) => [k, v?.trim()] as const)
+      .filter((entry): entry is readonly [string, string] => entry[1] !== undefined && entry[1] !== ""),
+  );
   const parsed = envSchema.safeParse(cleaned);
   const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
   const bad = new Set(parsed.success ? [] : parsed.error.issues.map((i) => String(i.path[0])));
@@ -160,12 +173,17 @@ export function loadConfig(
   }
 
   const manifest = loadManifest(network, e.MANIFEST_FILE);
+  const perChain = perChainRpcVariable(manifest.chainId);
+  const perChainUrl = cleaned[perChain];
+  if (perChainUrl !== undefined && !url(["http:", "https:"]).safeParse(perChainUrl).success) {
+    throw new ConfigError(`invalid configuration: ${perChain}: must be a URL (http: or https:)`);
+  }
   return {
     network,
     chainId: manifest.chainId,
     manifest,
     // The local devnet's anvil is the one default; every other network must name its node.
-    rpcUrl: e.RPC_URL ?? (network === "local" ? LOCAL_RPC_URL : null),
+    rpcUrl: e.RPC_URL ?? perChainUrl ?? (network === "local" ? LOCAL_RPC_URL : null),
     rpcTimeoutMs: e.RPC_TIMEOUT_MS ?? DEFAULT_RPC_TIMEOUT_MS,
     redisUrl: e.REDIS_URL ?? null,
     trustedProxies,
@@ -178,6 +196,11 @@ export function loadConfig(
     },
     redisKeyPrefix: e.REDIS_KEY_PREFIX ?? DEFAULT_REDIS_KEY_PREFIX,
     shutdownDrainMs: e.SHUTDOWN_DRAIN_MS ?? DEFAULT_SHUTDOWN_DRAIN_MS,
+    indexer: {
+      pgliteDir: e.PGLITE_DIR ?? null,
+      pollingIntervalMs: e.INDEXER_POLLING_MS ?? null,
+      disableCache: e.INDEXER_DISABLE_CACHE === undefined ? null : e.INDEXER_DISABLE_CACHE === "true",
+    },
   };
 }
 

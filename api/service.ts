@@ -1,6 +1,6 @@
-import type { AppDepsInput } from "./app";
 import { createRpcClient } from "./chain/rpc";
 import { type AppConfig, describeConfig, type LoadConfigOptions, loadConfig, PRODUCTION_NETWORKS } from "./config";
+import type { AppDepsInput } from "./deps";
 import type { LockStore } from "./locks/types";
 import { createLogger } from "./observability/logger";
 import { createMetrics } from "./observability/metrics";

@@ -22,7 +22,8 @@
  * API stays up and its figures stay exact; only the sharing between replicas is lost.
  */
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { createRedisClient } from "../redis";
 import { type Backoff, MemoryTtlCache, RecentFailureError, type Timed, type TtlCache } from "./ttlCache";
 
 export type RedisTtlCacheOptions = {
@@ -86,13 +87,11 @@ export class RedisTtlCache implements TtlCache {
 
   /** Connects (bounded by connectTimeoutMs); an unreachable Redis still yields a working, degraded cache. */
   static async create(options: RedisTtlCacheOptions): Promise<RedisTtlCache> {
-    const redis = new Redis(options.url, {
+    // Requests go in-process while Redis is away; the connection keeps retrying in the background.
+    const redis = createRedisClient(options.url, {
       lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      commandTimeout: options.commandTimeoutMs ?? 500,
-      connectTimeout: options.connectTimeoutMs ?? 2_000,
-      // Reconnect in the background with a bounded back-off; requests meanwhile go in-process.
-      retryStrategy: (times) => Math.min(times * 200, 2_000),
+      commandTimeoutMs: options.commandTimeoutMs ?? 500,
+      connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
     });
     const cache = new RedisTtlCache(redis, options);
     redis.on("error", (error: Error) => cache.#warnThrottled(`redis: ${error.message}`));

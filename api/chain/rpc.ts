@@ -2,6 +2,7 @@
  * The only way the service talks to a node: raw JSON-RPC over HTTP with a per-call timeout,
  * a read-method allowlist (no code path can send a write), and typed failures.
  */
+import { redactUrl } from "../redact";
 import { requestSignal } from "./requestDeadline";
 
 /** Methods the service may send. Anything else is refused before it leaves the process. */
@@ -85,17 +86,6 @@ export interface RpcClient {
 }
 
 export const DEFAULT_RPC_TIMEOUT_MS = 15_000;
-
-/** Keeps scheme, host and port; drops user info, path and query, where providers put API keys. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    const hidden = u.username || u.password || (u.pathname && u.pathname !== "/") || u.search;
-    return `${u.protocol}//${u.host}${hidden ? "/***" : ""}`;
-  } catch {
-    return "(invalid url)";
-  }
-}
 
 type JsonRpcResponse = {
   id?: unknown;

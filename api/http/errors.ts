@@ -32,8 +32,10 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly detail?: unknown,
+    /** What went wrong underneath (kept for logs and tests; never in the response). */
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.status = ERROR_STATUS[code];
   }
 
@@ -81,22 +83,25 @@ export class RateLimitedError extends ApiError {
 
 export class StateReadFailedError extends ApiError {
   override name = "StateReadFailedError";
-  constructor(message = "Reading on-chain state failed upstream.", detail?: unknown) {
-    super("STATE_READ_FAILED", message, detail);
+  constructor(message = "Reading on-chain state failed upstream.", detail?: unknown, options?: { cause?: unknown }) {
+    super("STATE_READ_FAILED", message, detail, options);
   }
 }
 
 export class QuoteFailedError extends ApiError {
   override name = "QuoteFailedError";
-  constructor(message: string, detail?: unknown) {
-    super("QUOTE_FAILED", message, detail);
+  constructor(message: string, detail?: unknown, options?: { cause?: unknown }) {
+    super("QUOTE_FAILED", message, detail, options);
   }
 }
 
 export class PreflightReadFailedError extends ApiError {
   override name = "PreflightReadFailedError";
-  constructor(message = "The launch preflight could not be read; the gate stays closed.") {
-    super("PREFLIGHT_READ_FAILED", message);
+  constructor(
+    message = "The launch preflight could not be read; the gate stays closed.",
+    options?: { cause?: unknown },
+  ) {
+    super("PREFLIGHT_READ_FAILED", message, undefined, options);
   }
 }
 

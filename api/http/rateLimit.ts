@@ -11,10 +11,11 @@
  * Over budget: 429 RATE_LIMITED with `Retry-After` (seconds) and `retryAfterSec` in the body.
  */
 import type { Context, MiddlewareHandler } from "hono";
+import { rateLimitSubject } from "../net/ip";
 import type { Metrics } from "../observability/metrics";
+import { V1_BASE } from "../paths";
 import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from "../ratelimit/limiter";
 import type { ClientIpResolver } from "./clientIp";
-import { rateLimitSubject } from "./clientIp";
 import { RateLimitedError } from "./errors";
 
 export const LIMITED_PREFIXES = ["state", "preflight", "quote", "prepare"] as const;
@@ -22,7 +23,7 @@ export type LimitedPrefix = (typeof LIMITED_PREFIXES)[number];
 /** A budget: one per v1 prefix, and `mcp` for the messages of POST /api/mcp (api/mcp/gatekeeper.ts). */
 export type Budget = LimitedPrefix | "mcp";
 
-const V1 = "/api/mcp/v1/";
+const V1 = `${V1_BASE}/`;
 
 /** The budget a path is counted against, or null when the path is not limited. */
 export function limitedPrefix(path: string): LimitedPrefix | null {

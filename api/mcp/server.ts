@@ -14,8 +14,8 @@ import type { StatusCode } from "hono/utils/http-status";
 import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
 import { chargeRateLimit, limitedPrefix, type RateLimitOptions } from "../http/rateLimit";
-import { V1_OPERATIONS, type V1Operation } from "../openapi/catalogue";
 import { type JsonSchema, kindRule, paramSchema } from "../openapi/jsonSchema";
+import { V1_OPERATIONS, type V1Operation } from "../routes";
 import {
   assemble,
   costOf,
@@ -36,8 +36,6 @@ import {
  * in-process through the same app: the same strict parsing, gate, reads and envelope, and the same
  * per-client rate-limit bucket as the REST route it wraps (design.md).
  */
-
-export { MCP_PATH } from "../openapi/catalogue";
 
 /** What /api/mcp answers to a CORS preflight (GET only draws a 405 in stateless mode, but a browser may ask). */
 export const MCP_CORS_METHODS = "GET, POST, OPTIONS";

@@ -3,7 +3,7 @@
  * written, because RPC URLs carry provider API keys (design.md: secrets never appear in logs) and a
  * user's address is personal data we do not keep at info level.
  */
-import { redactUrl } from "../chain/rpc";
+import { redactUrls } from "../redact";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type LogFields = Record<string, unknown>;
@@ -21,7 +21,6 @@ const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 4
 
 export const LOG_LEVELS = Object.keys(RANK) as LogLevel[];
 
-const URL_RE = /\b(?:https?|wss?|redis|rediss|postgres(?:ql)?):\/\/[^\s"'<>`]+/gi;
 // Exactly 40 hex digits after 0x, not part of a longer hex run (a tx hash or calldata is left alone).
 const ADDRESS_RE = /\b0x([0-9a-fA-F]{4})[0-9a-fA-F]{32}([0-9a-fA-F]{4})(?![0-9a-fA-F])/g;
 
@@ -35,7 +34,7 @@ export function shortenAddress(address: string): string {
  * level every 0x-address is shortened too.
  */
 export function scrubText(text: string, keepAddresses = false): string {
-  const noUrls = text.replace(URL_RE, (u) => redactUrl(u));
+  const noUrls = redactUrls(text);
   return keepAddresses ? noUrls : shortenAddress(noUrls);
 }
 

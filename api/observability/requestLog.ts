@@ -7,8 +7,10 @@
 import type { Context } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { RouterRoute } from "hono/types";
-import { type ClientIpResolver, truncateIp } from "../http/clientIp";
+import type { ClientIpResolver } from "../http/clientIp";
 import { ApiError } from "../http/errors";
+import { truncateIp } from "../net/ip";
+import { SUPPLY_BASE } from "../paths";
 import type { Logger } from "./logger";
 import type { Metrics } from "./metrics";
 
@@ -35,7 +37,7 @@ export function routeLabel(c: Context): string {
 }
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"]);
-const SUPPLY_PREFIX = "/api/supply/";
+const SUPPLY_PREFIX = `${SUPPLY_BASE}/`;
 
 export type RequestOutcome = {
   requestId: string;

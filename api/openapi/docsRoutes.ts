@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { DOCS_PATH, OPENAPI_PATH } from "./catalogue";
+import { DOCS_PATH, OPENAPI_PATH } from "../paths";
 import { docsPage } from "./docsPage";
 import { buildOpenApiDocument, type OpenApiDocument } from "./document";
 

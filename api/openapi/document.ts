@@ -2,8 +2,8 @@ import { ERROR_STATUS, type ErrorCode } from "../http/errors";
 import { limitedPrefix } from "../http/rateLimit";
 import { loadManifest, type Manifest } from "../manifest";
 import type { ParamDoc } from "../mcp/v1/prepare/pipeline";
+import { INFRASTRUCTURE_ROUTES, OPERATIONS, type SupplyOperation, type V1Operation } from "../routes";
 import { SUPPLY_ERROR_STATUS } from "../supply/supplyError";
-import { INFRASTRUCTURE_ROUTES, OPERATIONS, type SupplyOperation, type V1Operation } from "./catalogue";
 import {
   byStatus,
   ERROR_DOCS,

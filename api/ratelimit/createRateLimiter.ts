@@ -1,8 +1,9 @@
 import type { AppConfig } from "../config";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
+import { createRedisClient } from "../redis";
 import { MemoryRateLimiter, type RateLimiter } from "./limiter";
-import { createRedisClient, RedisRateLimiter } from "./redisLimiter";
+import { RedisRateLimiter } from "./redisLimiter";
 
 export type CreateRateLimiterParameters = {
   config: Pick<AppConfig, "redisUrl" | "rateLimit">;

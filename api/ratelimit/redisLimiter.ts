@@ -10,7 +10,7 @@
  * outage costs at most one stall deadline (200 ms) per replica per second, not one per request.
  * Until Redis first answers after start-up (`bootGraceMs`), local decisions are not reported as an outage.
  */
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
 import { decide, MemoryRateLimiter, type RateLimitDecision, type RateLimiter, type RateLimitPolicy } from "./limiter";
@@ -38,23 +38,6 @@ export const DEFAULT_BOOT_GRACE_MS = 2_000;
 
 class StoreTimeoutError extends Error {
   override name = "StoreTimeoutError";
-}
-
-/**
- * A client tuned for a limiter: commands fail at once while disconnected (no offline queue) and the
- * connection keeps retrying in the background. Deadlines are the limiter's own (see `#send`): ioredis's
- * per-command timers would also fire when only our event loop was busy, not Redis.
- */
-export function createRedisClient(url: string, options: { logger?: Logger } = {}): Redis {
-  const redis = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 1_000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-  });
-  // Without a listener ioredis prints every reconnect failure; the limiter reports outages itself.
-  redis.on("error", (error: Error) => options.logger?.debug("redis connection error", { error }));
-  return redis;
 }
 
 export type RedisRateLimiterOptions = RateLimitPolicy & {

@@ -8,9 +8,8 @@
  * Covers Ponder's default (pretty) log format, which prints through console.log. `--log-format json` writes to
  * the file descriptor directly (pino's sonic-boom) and is NOT covered: the runbook says to keep the default.
  */
-import { redactUrl } from "../chain/rpc";
+import { redactUrls } from "../redact";
 
-const URL_RE = /\b(?:https?|wss?|redis|rediss|postgres(?:ql)?):\/\/[^\s"'<>`]+/gi;
 const MASK = "***";
 
 /** The parts of `url` a provider or operator treats as secret (at least 6 characters, so no common word). */
@@ -25,7 +24,7 @@ export function secretParts(url: string): string[] {
 }
 
 export function redactText(text: string, secrets: readonly string[]): string {
-  let out = text.replace(URL_RE, (u) => redactUrl(u));
+  let out = redactUrls(text);
   for (const s of secrets) if (out.includes(s)) out = out.split(s).join(MASK);
   return out;
 }

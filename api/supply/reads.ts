@@ -4,10 +4,10 @@
  * circulating: eth_blockNumber, then ONE JSON-RPC batch of totalSupply() and totalLockedClaim()
  * pinned to that block, so both values describe the same state (protocol.md §6).
  */
-import { type Address, encodeFunctionData, type Hex, numberToHex } from "viem";
+import { type Address, encodeFunctionData, numberToHex } from "viem";
 import { AssetTokenAbi, VeLockNFTAbi } from "../../abis";
+import { decodeView, readView, viewFailure, viewRequest } from "../chain/readView";
 import type { RpcCallOptions, RpcClient } from "../chain/rpc";
-import { decodeUint256Word } from "../chain/uint256";
 import { SupplyError, toSupplyError } from "./supplyError";
 
 /** Calldata from the pinned ABIs: 0x18160ddd and 0x0ff566a7 (spec §2.2; abis.test.ts pins the selectors). */
@@ -16,21 +16,14 @@ export const TOTAL_LOCKED_CLAIM_CALLDATA = encodeFunctionData({ abi: VeLockNFTAb
 
 const HEX_QUANTITY = /^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/;
 
-const viewCall = (to: Address, data: Hex, block: Hex | "latest") => ({
-  method: "eth_call",
-  params: [{ to, data }, block] as const,
-});
-
-function strictWord(raw: unknown, what: string): bigint {
-  const value = decodeUint256Word(raw);
-  if (value === null) throw new SupplyError("SUPPLY_RPC_INVALID_UINT256", `${what}: not 0x + 64 hex`);
-  return value;
-}
+const totalSupply = (address: Address) => ({ address, abi: AssetTokenAbi, functionName: "totalSupply" }) as const;
+const totalLockedClaim = (address: Address) =>
+  ({ address, abi: VeLockNFTAbi, functionName: "totalLockedClaim" }) as const;
 
 /** `options.signal` cancels the read's RPC calls (the supply deadline). */
 export async function readTotalSupply(rpc: RpcClient, token: Address, options?: RpcCallOptions): Promise<bigint> {
   try {
-    return strictWord(await rpc.request(viewCall(token, TOTAL_SUPPLY_CALLDATA, "latest"), options), "totalSupply()");
+    return await readView(rpc, totalSupply(token), options);
   } catch (error) {
     throw toSupplyError(error);
   }
@@ -52,12 +45,14 @@ export async function readCirculatingSupply(
     }
     const blockNumber = BigInt(rawBlock);
     const block = numberToHex(blockNumber);
-    const [rawTotal, rawLocked] = await rpc.batch(
-      [viewCall(token, TOTAL_SUPPLY_CALLDATA, block), viewCall(veLock, TOTAL_LOCKED_CLAIM_CALLDATA, block)],
-      options,
-    );
-    const total = strictWord(rawTotal, "totalSupply()");
-    const locked = strictWord(rawLocked, "totalLockedClaim()");
+    const [totalView, lockedView] = [totalSupply(token), totalLockedClaim(veLock)];
+    const [rawTotal, rawLocked] = await rpc
+      .batch([viewRequest(totalView, block), viewRequest(lockedView, block)], options)
+      .catch((cause: unknown) => {
+        throw viewFailure(totalView, cause);
+      });
+    const total = decodeView(totalView, rawTotal);
+    const locked = decodeView(lockedView, rawLocked);
     if (locked > total) {
       throw new SupplyError("SUPPLY_INCONSISTENT", `totalLockedClaim() exceeds totalSupply() at block ${blockNumber}`);
     }

@@ -9,13 +9,14 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import type { AppDeps } from "../app";
 import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
 import type { RpcClient } from "../chain/rpc";
+import type { AppDeps } from "../deps";
 import { edgeResponse, ownsEdgeHeaders, respond } from "../http/edge";
 import { requestIdFrom } from "../http/requestId";
 import { deployedAddress } from "../manifest";
 import type { SupplyRouteDefinition } from "../openapi/routeDefinition";
+import { SUPPLY_BASE } from "../paths";
 import { readCirculatingSupply, readTotalSupply } from "./reads";
 import { SupplyError, type SupplyErrorCode, toSupplyError } from "./supplyError";
 import { formatWei2 } from "./wei";
@@ -39,17 +40,6 @@ export const SUPPLY_FAILURE_BACKOFF_MS = 2_000;
 
 /** Slack for the client's safety-net deadline over the read's: a Redis poll plus a round trip. */
 const CLIENT_GRACE_MS = 250;
-
-export type SupplyDeps = {
-  /** Defaults to an in-process cache; pass createSupplyCache(config) to share through Redis. */
-  cache?: TtlCache;
-  /** Server-side TTLs; tests shorten them. Cache-Control stays the spec's 300 / 86400 s. */
-  ttlMs?: { total?: number; circulating?: number };
-  /** Whole-read deadline; defaults to min(config.rpcTimeoutMs, SUPPLY_RPC_TIMEOUT_CAP_MS). */
-  rpcTimeoutMs?: number;
-  /** How long a failed read is remembered before the figure is read again; default SUPPLY_FAILURE_BACKOFF_MS. */
-  failureBackoffMs?: number;
-};
 
 export function supplyRpcTimeoutMs(configTimeoutMs: number): number {
   return Math.min(configTimeoutMs, SUPPLY_RPC_TIMEOUT_CAP_MS);
@@ -151,9 +141,6 @@ export const SUPPLY_ROUTES = {
   },
 } as const satisfies Record<Metric | "max", SupplyRouteDefinition>;
 
-/** Where createApp mounts the router; the hot path answers the full paths. */
-export const SUPPLY_MOUNT = "/api/supply";
-
 /** The query strings the hot path answers (none, `?` alone, one format); any other takes the routed path. */
 const HOT_QUERIES = new Map<string, Format>([
   ["", "json"],
@@ -244,7 +231,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
 
   const hot = new Map<string, { metric: Metric | "max"; labels: { method: "GET"; route: string; status: "200" } }>();
   for (const metric of ["total", "circulating", "max"] as const) {
-    const path = `${SUPPLY_MOUNT}${SUPPLY_ROUTES[metric].path}`;
+    const path = `${SUPPLY_BASE}${SUPPLY_ROUTES[metric].path}`;
     hot.set(path, { metric, labels: { method: "GET", route: path, status: "200" } });
   }
   const hotPath: SupplyHotPath = (request, env) => {

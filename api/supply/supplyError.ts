@@ -3,6 +3,7 @@
  * or an empty body with `x-supply-error` in bare mode), so these are not ApiErrors.
  */
 import { RecentFailureError } from "../cache/ttlCache";
+import { ViewReadError } from "../chain/readView";
 import { RpcError } from "../chain/rpc";
 
 export const SUPPLY_ERROR_STATUS = {
@@ -44,6 +45,12 @@ export function toSupplyError(error: unknown): SupplyError {
   // A failure remembered by the backoff (here or on another replica) answers with the code it had.
   if (error instanceof RecentFailureError && error.code in SUPPLY_ERROR_STATUS)
     return new SupplyError(error.code as SupplyErrorCode, error.message);
+  if (error instanceof ViewReadError) {
+    if (error.kind === "malformed" || error.kind === "rpc" || error.kind === "invalid")
+      return new SupplyError("SUPPLY_RPC_INVALID_UINT256", error.message);
+    if (error.kind === "unconfigured") return new SupplyError("SUPPLY_NO_RPC_URL", error.message);
+    return new SupplyError("SUPPLY_RPC_UNREACHABLE", error.message);
+  }
   if (error instanceof RpcError) {
     if (error.kind === "rpc" || error.kind === "invalid")
       return new SupplyError("SUPPLY_RPC_INVALID_UINT256", error.message);

@@ -3,9 +3,9 @@ import { createApp } from "../../api/app";
 import { loadConfig } from "../../api/config";
 import { ACTION_NAMES } from "../../api/mcp/v1/prepare";
 import { createLogger } from "../../api/observability/logger";
-import { INFRASTRUCTURE_ROUTES } from "../../api/openapi/catalogue";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../api/openapi/document";
 import { ADDRESS_PATTERN, BOOL_PATTERN, UINT256_PATTERN } from "../../api/openapi/jsonSchema";
+import { INFRASTRUCTURE_ROUTES } from "../../api/routes";
 import { type DocOperation, openApiValidator } from "./openApiValidator";
 
 // Spec §9: the routes documented in the plugin spec equal the routes served. The served side is read

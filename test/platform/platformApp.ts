@@ -1,5 +1,6 @@
-import { type AppDepsInput, createApp } from "../../api/app";
+import { createApp } from "../../api/app";
 import { type AppConfig, loadConfig } from "../../api/config";
+import type { AppDepsInput } from "../../api/deps";
 import { createLogger } from "../../api/observability/logger";
 import { createMetrics } from "../../api/observability/metrics";
 

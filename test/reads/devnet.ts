@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type AppDepsInput, createApp } from "../../api/app";
+import { createApp } from "../../api/app";
 import { createRpcClient, type RpcClient } from "../../api/chain/rpc";
 import { type AppConfig, loadConfig } from "../../api/config";
+import type { AppDepsInput } from "../../api/deps";
 import type { Manifest } from "../../api/manifest";
 import { createLogger } from "../../api/observability/logger";
 import { type AnvilHandle, startAnvil } from "../../devnet/anvil";

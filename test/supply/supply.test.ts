@@ -6,8 +6,8 @@
 import { zeroAddress } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AssetTokenAbi, VeLockNFTAbi } from "../../abis";
-import type { AppDepsInput } from "../../api/app";
 import { MemoryTtlCache } from "../../api/cache/ttlCache";
+import type { AppDepsInput } from "../../api/deps";
 import { silentLogger } from "../../api/observability/logger";
 import { TOTAL_LOCKED_CLAIM_CALLDATA, TOTAL_SUPPLY_CALLDATA } from "../../api/supply/reads";
 import { formatWei2 } from "../../api/supply/wei";

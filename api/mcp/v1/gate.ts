@@ -1,6 +1,6 @@
-import { encodeFunctionData, type Hex } from "viem";
 import { LaunchControllerAbi } from "../../../abis";
-import { type RpcClient, RpcError } from "../../chain/rpc";
+import { readView, ViewReadError } from "../../chain/readView";
+import type { RpcClient } from "../../chain/rpc";
 import { ChainUnreadyError, GenesisNotFinalizedError, PreflightReadFailedError } from "../../http/errors";
 import { deployedAddress, type Manifest } from "../../manifest";
 
@@ -66,9 +66,6 @@ export const DEFAULT_NOT_FINALIZED_TTL_MS = 3_000;
  */
 export const DEFAULT_GATE_FAILURE_BACKOFF_MS = 1_000;
 
-const PREFLIGHT_CALLDATA: Hex = encodeFunctionData({ abi: LaunchControllerAbi, functionName: "preflight" });
-const TWO_WORDS = /^0x[0-9a-fA-F]{128}$/;
-
 export function createGate(options: CreateGateOptions): Gate {
   const ttl = options.notFinalizedTtlMs ?? DEFAULT_NOT_FINALIZED_TTL_MS;
   const now = options.now ?? Date.now;
@@ -81,22 +78,22 @@ export function createGate(options: CreateGateOptions): Gate {
     const controller = deployedAddress(options.manifest, "LaunchController");
     if (!controller) throw new ChainUnreadyError("LaunchController", options.manifest.chain);
     if (!options.rpc) throw new PreflightReadFailedError("No RPC endpoint is configured; the gate stays closed.");
-    let result: unknown;
+    let statusBitmask: bigint;
+    let requiredSeedEth: bigint;
     try {
-      result = await options.rpc.request({
-        method: "eth_call",
-        params: [{ to: controller, data: PREFLIGHT_CALLDATA }, "latest"],
+      // Exactly two words, or the read is not trusted: a malformed answer must never open the gate.
+      [statusBitmask, requiredSeedEth] = await readView(options.rpc, {
+        address: controller,
+        abi: LaunchControllerAbi,
+        functionName: "preflight",
       });
-    } catch (error) {
-      const why = error instanceof RpcError ? error.kind : "error";
-      throw new PreflightReadFailedError(`The launch preflight could not be read (${why}); the gate stays closed.`);
+    } catch (cause) {
+      const kind = cause instanceof ViewReadError ? cause.kind : "error";
+      const why = kind === "malformed" ? "the answer is malformed" : `${kind}`;
+      throw new PreflightReadFailedError(`The launch preflight could not be read (${why}); the gate stays closed.`, {
+        cause,
+      });
     }
-    // Exactly two words, or the read is not trusted: a malformed answer must never open the gate.
-    if (typeof result !== "string" || !TWO_WORDS.test(result)) {
-      throw new PreflightReadFailedError("The launch preflight answer is malformed; the gate stays closed.");
-    }
-    const statusBitmask = BigInt(`0x${result.slice(2, 66)}`);
-    const requiredSeedEth = BigInt(`0x${result.slice(66, 130)}`);
     return { statusBitmask, requiredSeedEth, finalized: (statusBitmask & 1n) === 0n };
   }
 

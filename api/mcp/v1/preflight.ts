@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { AppDeps } from "../../app";
+import type { AppDeps } from "../../deps";
 import { parseQuery } from "../../http/params";
 import { array, boolean, constant, integer, object, uintString } from "../../openapi/jsonSchema";
 import type { RouteDefinition } from "../../openapi/routeDefinition";

@@ -1,9 +1,9 @@
 import type { Hono } from "hono";
 import { type Address, encodeFunctionData } from "viem";
 import { FurnaceQuoterAbi } from "../../../abis";
-import type { AppDeps } from "../../app";
 import { decodeRevert } from "../../chain/revert";
 import { type RpcClient, RpcError } from "../../chain/rpc";
+import type { AppDeps } from "../../deps";
 import { BadParamsError, ChainUnreadyError, QuoteFailedError } from "../../http/errors";
 import { parseQuery, parseUintInRange } from "../../http/params";
 import { deployedAddress, type Manifest } from "../../manifest";

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { AppDeps } from "../../app";
+import type { AppDeps } from "../../deps";
 import { registerPreflightRoutes } from "./preflight";
 import { registerPrepareRoutes } from "./prepare";
 import { registerQuoteRoutes } from "./quote";

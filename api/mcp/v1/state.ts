@@ -1,8 +1,8 @@
 import type { Hono } from "hono";
 import { type Address, encodeFunctionData } from "viem";
 import { AssetTokenAbi, LpStakingVault7DAbi, ShareholderRoyaltiesAbi } from "../../../abis";
-import type { AppDeps } from "../../app";
 import { MulticallError, readUint256sAtOneBlock } from "../../chain/multicall";
+import type { AppDeps } from "../../deps";
 import { ChainUnreadyError, StateReadFailedError } from "../../http/errors";
 import { parseAddress, parseQuery } from "../../http/params";
 import type { LiveLock, LockStore } from "../../locks/types";

@@ -1,7 +1,9 @@
-import type { Address } from "viem";
+import type { Address, Hex } from "viem";
 import type { RpcClient } from "../../../chain/rpc";
 import { type SimulatedError, type SimulationOutcome, simulateCalls } from "../../../chain/simulate";
-import type { Call, Step } from "./pipeline";
+
+/** A call of the batch as the pipeline encodes it (its `Call`; kept structural so the modules stay acyclic). */
+type StepCall = { step: string; to: Address; data: Hex };
 
 /**
  * The `simulation` member of every prepare answer and the `gas` of each transaction. The batch is
@@ -27,7 +29,7 @@ export type SimulationHint = {
 };
 
 export type SimulationStepJson = {
-  step: Step;
+  step: string;
   ok: boolean;
   gasUsed: string;
   error?: SimulatedError;
@@ -53,7 +55,7 @@ export function gasWithHeadroom(gasUsed: bigint): bigint {
 }
 
 /** An action's own hint for a failed step (e.g. lock → lock-via-furnace on NotAuthorized). */
-export type HintFor = (error: SimulatedError, step: Step) => SimulationHint | undefined;
+export type HintFor = (error: SimulatedError, step: string) => SimulationHint | undefined;
 
 /** Hints any action can use: what a person can do about the commonest reverts. */
 const GENERIC_HINTS: Record<string, string> = {
@@ -69,7 +71,7 @@ const GENERIC_HINTS: Record<string, string> = {
 export const prepareHref = (action: string, params: Record<string, string>) =>
   `/api/mcp/v1/prepare/${action}?${new URLSearchParams(params).toString()}`;
 
-function hintFor(outcome: Extract<SimulationOutcome, { kind: "ran" }>, calls: readonly Call[], own?: HintFor) {
+function hintFor(outcome: Extract<SimulationOutcome, { kind: "ran" }>, calls: readonly StepCall[], own?: HintFor) {
   const index = outcome.steps.findIndex((s) => !s.ok);
   const failed = outcome.steps[index];
   if (!failed?.error) return undefined;
@@ -84,7 +86,7 @@ export type SimulationRequest = {
   rpc: RpcClient | null;
   user: Address | undefined;
   enabled: boolean;
-  calls: readonly Call[];
+  calls: readonly StepCall[];
   hint?: HintFor;
 };
 

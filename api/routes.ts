@@ -1,23 +1,17 @@
-import { preflightRoute } from "../mcp/v1/preflight";
-import { ACTIONS, type PrepareAction } from "../mcp/v1/prepare";
-import { quoteRoute } from "../mcp/v1/quote";
-import { stateRoute } from "../mcp/v1/state";
-import { SUPPLY_ROUTES } from "../supply/router";
-import { PREPARE_SERVED_PATH, prepareRouteDefinition } from "./prepareRoutes";
-import type { RouteDefinition, SupplyRouteDefinition } from "./routeDefinition";
+import { preflightRoute } from "./mcp/v1/preflight";
+import { ACTIONS, type PrepareAction } from "./mcp/v1/prepare";
+import { quoteRoute } from "./mcp/v1/quote";
+import { stateRoute } from "./mcp/v1/state";
+import { PREPARE_SERVED_PATH, prepareRouteDefinition } from "./openapi/prepareRoutes";
+import type { RouteDefinition, SupplyRouteDefinition } from "./openapi/routeDefinition";
+import { DOCS_PATH, MCP_PATH, METRICS_PATH, OPENAPI_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
+import { SUPPLY_ROUTES } from "./supply/router";
 
 /**
  * Every documented route, in the order of the spec (§4.1, §4.2, §4.3), with where it is mounted. The
  * OpenAPI document and the MCP tools are both built from this list; test/openapi proves it equals the
  * routes the app serves.
  */
-
-export const SUPPLY_BASE = "/api/supply";
-export const V1_BASE = "/api/mcp/v1";
-export const OPENAPI_PATH = `${V1_BASE}/openapi.json`;
-export const DOCS_PATH = "/docs";
-/** MCP Streamable HTTP, exactly this path (no trailing slash, nothing below it). */
-export const MCP_PATH = "/api/mcp";
 
 export type V1Operation = {
   kind: "v1";
@@ -77,7 +71,7 @@ export const V1_OPERATIONS: readonly V1Operation[] = OPERATIONS.filter((o): o is
 export const INFRASTRUCTURE_ROUTES = [
   { method: "GET", path: OPENAPI_PATH, why: "this document itself" },
   { method: "GET", path: DOCS_PATH, why: "the interactive reference page rendered from this document" },
-  { method: "GET", path: "/api/metrics", why: "Prometheus counters for operators" },
+  { method: "GET", path: METRICS_PATH, why: "Prometheus counters for operators" },
   {
     method: "ALL",
     path: MCP_PATH,

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { IndexerConfigError, indexerSettings, LOCAL_RPC_URL } from "../../api/locks/indexerConfig";
+import { ConfigError, LOCAL_RPC_URL } from "../../api/config";
+import { indexerSettings } from "../../indexer/config";
 
 // Files only (no network, no database): a manifest on disk is the input the indexer config reads.
 const dir = mkdtempSync(path.join(os.tmpdir(), "indexer-config-"));
@@ -33,7 +34,7 @@ describe("indexerSettings", () => {
 
   it("base reads deployments/base.json and needs RPC_URL", () => {
     expect(() => indexerSettings({ NETWORK: "base" })).toThrow(
-      new IndexerConfigError("RPC_URL is required for NETWORK=base (or set PONDER_RPC_URL_8453)"),
+      new ConfigError("invalid configuration: RPC_URL: required for NETWORK=base (or set PONDER_RPC_URL_8453)"),
     );
     const s = indexerSettings({ NETWORK: "base", RPC_URL: "https://rpc.example/key123" });
     expect(s).toMatchObject({
@@ -61,21 +62,22 @@ describe("indexerSettings", () => {
 
   it("names a bad RPC variable without echoing its value (it may carry an API key)", () => {
     const attempt = () => indexerSettings({ MANIFEST_FILE: local, RPC_URL: "not a url secretkey" });
-    expect(attempt).toThrow("RPC_URL is not a URL");
+    expect(attempt).toThrow("RPC_URL: must be a URL (http: or https:)");
     try {
       attempt();
     } catch (error) {
       expect((error as Error).message).not.toContain("secretkey");
     }
     expect(() => indexerSettings({ MANIFEST_FILE: local, RPC_URL: "ftp://x.example" })).toThrow(
-      "RPC_URL must be an http(s) URL",
+      "RPC_URL: must be a URL (http: or https:)",
+    );
+    expect(() => indexerSettings({ NETWORK: "base", PONDER_RPC_URL_8453: "nope secretkey" })).toThrow(
+      /PONDER_RPC_URL_8453: must be a URL/,
     );
   });
 
   it("rejects an unknown NETWORK", () => {
-    expect(() => indexerSettings({ NETWORK: "mainnet" })).toThrow(
-      'NETWORK must be one of local, base, base-sepolia (got "mainnet")',
-    );
+    expect(() => indexerSettings({ NETWORK: "mainnet" })).toThrow(/invalid configuration: NETWORK: /);
   });
 
   it("stops on a manifest without VeLockNFT, or with the zero address, naming the file and key", () => {
@@ -126,8 +128,15 @@ describe("indexerSettings", () => {
       indexerSettings({ NETWORK: "base", RPC_URL: "http://x.example", INDEXER_DISABLE_CACHE: "true" }).disableCache,
     ).toBe(true);
     expect(() => indexerSettings({ MANIFEST_FILE: local, INDEXER_DISABLE_CACHE: "1" })).toThrow(
-      "INDEXER_DISABLE_CACHE must be true or false",
+      "INDEXER_DISABLE_CACHE: must be true or false",
     );
+  });
+
+  it("reads the same variables by the same rules as the API: values are trimmed, empty means unset", () => {
+    expect(indexerSettings({ MANIFEST_FILE: ` ${local} `, INDEXER_POLLING_MS: " 500 " }).pollingIntervalMs).toBe(500);
+    expect(indexerSettings({ MANIFEST_FILE: local, RPC_URL: "  " }).rpcUrl).toBe(LOCAL_RPC_URL);
+    // A variable only the API uses still stops the indexer when it is malformed: one config, one verdict.
+    expect(() => indexerSettings({ MANIFEST_FILE: local, REDIS_URL: "http://x" })).toThrow(/REDIS_URL/);
   });
 
   it("INDEXER_POLLING_MS overrides the polling interval within [100, 60000]", () => {

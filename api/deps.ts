@@ -1,0 +1,51 @@
+/**
+ * What the routes are given: the one types-only module every feature imports its dependencies' shape
+ * from, so no route imports the app that mounts it (the graph reads app → routes → features → platform).
+ */
+
+import type { TtlCache } from "./cache/ttlCache";
+import type { RpcClient } from "./chain/rpc";
+import type { AppConfig } from "./config";
+import type { PeerAddressSource } from "./http/clientIp";
+import type { LockStore } from "./locks/types";
+import type { Gate } from "./mcp/v1/gate";
+import type { Logger } from "./observability/logger";
+import type { Metrics } from "./observability/metrics";
+import type { RateLimiter } from "./ratelimit/limiter";
+
+/** Everything the routes need from the outside world; tests build it from real parts. */
+export type AppDeps = {
+  config: AppConfig;
+  /** null when no RPC URL is configured. */
+  rpc: RpcClient | null;
+  /** The genesis gate; one per process so the preflight route and the prepare routes share its cache. */
+  gate: Gate;
+  /** The lock index behind state's veLocks; null when none is configured (state answers source "rpc"). */
+  locks: LockStore | null;
+  /** Supply cache, TTLs and deadline; everything defaults (in-process cache, spec TTLs). */
+  supply?: SupplyDeps;
+  /** Request budgets on /api/mcp/v1: in-memory, or Redis when config.redisUrl is set. */
+  limiter: RateLimiter;
+  /** Counters served at /api/metrics; give `metrics.onRpcCall` to createRpcClient as `onCall`. */
+  metrics: Metrics;
+  /** Structured JSON logs (stdout, level $LOG_LEVEL or info by default). */
+  logger: Logger;
+  /** The socket peer of a request; default: @hono/node-server's incoming socket (Ponder serves with it too). */
+  peerAddress?: PeerAddressSource;
+};
+
+/** What callers pass to createApp: the gate defaults to one built from rpc + manifest, locks to none. */
+export type AppDepsInput = Omit<AppDeps, Defaulted> & Partial<Pick<AppDeps, Defaulted>>;
+type Defaulted = "gate" | "locks" | "limiter" | "metrics" | "logger";
+
+/** The supply routes' cache, TTLs, deadline and failure backoff; everything defaults. */
+export type SupplyDeps = {
+  /** Defaults to an in-process cache; pass createSupplyCache(config) to share through Redis. */
+  cache?: TtlCache;
+  /** Server-side TTLs; tests shorten them. Cache-Control stays the spec's 300 / 86400 s. */
+  ttlMs?: { total?: number; circulating?: number };
+  /** Whole-read deadline; defaults to min(config.rpcTimeoutMs, SUPPLY_RPC_TIMEOUT_CAP_MS). */
+  rpcTimeoutMs?: number;
+  /** How long a failed read is remembered before the figure is read again; default SUPPLY_FAILURE_BACKOFF_MS. */
+  failureBackoffMs?: number;
+};

@@ -1,0 +1,12 @@
+/**
+ * Where everything is mounted: the one place a path is spelled. The app mounts from here; the route list
+ * (api/routes.ts), OpenAPI, MCP, the rate limit and the request log only read it.
+ */
+export const SUPPLY_BASE = "/api/supply";
+export const V1_BASE = "/api/mcp/v1";
+export const OPENAPI_PATH = `${V1_BASE}/openapi.json`;
+export const DOCS_PATH = "/docs";
+/** MCP Streamable HTTP, exactly this path (no trailing slash, nothing below it). */
+export const MCP_PATH = "/api/mcp";
+/** The API's own Prometheus metrics. */
+export const METRICS_PATH = "/api/metrics";
