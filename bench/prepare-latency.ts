@@ -4,6 +4,8 @@
  * lock-via-furnace (quote + allowance in one JSON-RPC batch). Sequential, loopback, bounded (N each, 60 s cap),
  * alternating so all see the same node state; in-process app.request, so the figure is the service's own cost
  * over a node round trip, without an HTTP server in front.
+ * Issue 16: the same three with `user` and simulation on (one more round trip: eth_simulateV1 of the batch);
+ * the three above run with simulate=false.
  * Usage: npx tsx bench/prepare-latency.ts [N=300]
  */
 import { encodeFunctionData } from "viem";
@@ -37,10 +39,16 @@ try {
     const json = (await res.json()) as { result?: string };
     if (typeof json.result !== "string") throw new Error("bare eth_call failed");
   };
+  const withdraw = `/api/mcp/v1/prepare/withdraw-lp?user=${user}`;
+  const lock = `/api/mcp/v1/prepare/lock?user=${user}&amountWei=${1000n * E18}&durationSecs=604800`;
+  const furnace = `/api/mcp/v1/prepare/lock-via-furnace?user=${user}&claimAmountWei=${2000n * E18}&durationSeconds=2592000`;
   const routes = {
-    "withdraw-lp (no read)": "/api/mcp/v1/prepare/withdraw-lp",
-    "lock (allowance)": `/api/mcp/v1/prepare/lock?user=${user}&amountWei=${1000n * E18}&durationSecs=604800`,
-    "lock-via-furnace (quote+allow.)": `/api/mcp/v1/prepare/lock-via-furnace?user=${user}&claimAmountWei=${2000n * E18}&durationSeconds=2592000`,
+    "withdraw-lp (no read)": `${withdraw}&simulate=false`,
+    "lock (allowance)": `${lock}&simulate=false`,
+    "lock-via-furnace (quote+allow.)": `${furnace}&simulate=false`,
+    "withdraw-lp + simulation": withdraw,
+    "lock + simulation": lock,
+    "lock-via-furnace + simulation": furnace,
   };
   const calls: [string, () => Promise<unknown>][] = [
     ["bare eth_call (baseline)", bareCall],
@@ -68,6 +76,9 @@ try {
   const ratio = (label: string) => (q(times.get(label)!, 0.5) / q(base, 0.5)).toFixed(2);
   console.log(
     `prepare latency / bare eth_call (p50): withdraw-lp ${ratio("withdraw-lp (no read)")}x, lock ${ratio("lock (allowance)")}x, lock-via-furnace ${ratio("lock-via-furnace (quote+allow.)")}x`,
+  );
+  console.log(
+    `with simulation / bare eth_call (p50): withdraw-lp ${ratio("withdraw-lp + simulation")}x, lock ${ratio("lock + simulation")}x, lock-via-furnace ${ratio("lock-via-furnace + simulation")}x`,
   );
 } finally {
   await b.stop();

@@ -8,6 +8,8 @@ import { requestSignal } from "./requestDeadline";
 /** Methods the service may send. Anything else is refused before it leaves the process. */
 export const READ_METHODS = new Set([
   "eth_call",
+  // Runs calls against a copy of the state and discards it: a read, nothing is signed or broadcast.
+  "eth_simulateV1",
   "eth_chainId",
   "eth_blockNumber",
   "eth_getBlockByNumber",

@@ -14,7 +14,7 @@ import type { StatusCode } from "hono/utils/http-status";
 import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
 import { chargeRateLimit, limitedPrefix, type RateLimitOptions } from "../http/rateLimit";
-import { kindRule, paramSchema } from "../openapi/jsonSchema";
+import { type JsonSchema, kindRule, paramSchema } from "../openapi/jsonSchema";
 import { V1_OPERATIONS, type V1Operation } from "../routes";
 import {
   assemble,
@@ -40,7 +40,7 @@ import {
 /** What /api/mcp answers to a CORS preflight (GET only draws a 405 in stateless mode, but a browser may ask). */
 export const MCP_CORS_METHODS = "GET, POST, OPTIONS";
 
-const INSTRUCTIONS = `Reads and unsigned transactions for the protocol on Base. Typical flow: get_state for the wallet, quote_lock_via_furnace when locking via the Furnace, then a prepare_* tool. A prepare tool returns { ok, chain, chainId, transactions }: pass transactions, in order, to the wallet's send_calls; this server never signs or sends anything. Describe each action to the user with its verb (Collect, Harvest, Withdraw, Lock via Furnace, Stake, Unbond, Lock, Top up, Extend); never use "claim" as a verb. All amounts are decimal strings in wei. A failed call returns { ok: false, error, message, detail } with isError set.`;
+const INSTRUCTIONS = `Reads and unsigned transactions for the protocol on Base. Typical flow: get_state for the wallet, quote_lock_via_furnace when locking via the Furnace, then a prepare_* tool. A prepare tool returns { ok, chain, chainId, transactions, simulation }: give user (the signing wallet) so the batch is simulated as that wallet; check simulation.ok (and its hint) before asking the user to sign, then pass transactions, in order, to the wallet's send_calls; this server never signs or sends anything. Describe each action to the user with its verb (Collect, Harvest, Withdraw, Lock via Furnace, Stake, Unbond, Lock, Top up, Extend); never use "claim" as a verb. All amounts are decimal strings in wei. A failed call returns { ok: false, error, message, detail } with isError set.`;
 
 /**
  * In-process requests made on behalf of an MCP client carry that client's address here, in the request's
@@ -60,6 +60,33 @@ export function withInProcessClientIp(source: PeerAddressSource = socketPeerAddr
 
 export type McpTool = Tool & { operation: V1Operation };
 
+/**
+ * A route's 2020-12 response schema in a form both 2020-12 and draft-07 validators read the same way
+ * (the SDK's client validates with Ajv's draft-07 default): a fixed sequence (`prefixItems` + `items:
+ * false`) also gets `maxItems` and an `items` that admits any of its members, since under draft-07
+ * `items: false` would forbid every element and `prefixItems` is unknown. Nested descriptions are dropped:
+ * the tool's description and the OpenAPI document carry them, and tools/list (ten of which fit in one
+ * answer, api/mcp/gatekeeper.ts) stays small.
+ */
+export function portableSchema(schema: unknown, nested = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => portableSchema(s, true));
+  if (typeof schema !== "object" || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === "properties" && typeof v === "object" && v !== null) {
+      // Property names are field names, never keywords: only their schemas are rewritten.
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, portableSchema(sub, true)]));
+    } else if (!(nested && k === "description")) {
+      out[k] = portableSchema(v, true);
+    }
+  }
+  if (Array.isArray(out.prefixItems) && out.items === false) {
+    out.items = { anyOf: out.prefixItems };
+    out.maxItems = out.prefixItems.length;
+  }
+  return out;
+}
+
 /** One tool per documented v1 operation, named by its operationId. */
 export function mcpTools(operations: readonly V1Operation[] = V1_OPERATIONS): McpTool[] {
   return operations.map((operation) => {
@@ -69,6 +96,8 @@ export function mcpTools(operations: readonly V1Operation[] = V1_OPERATIONS): Mc
       name: r.operationId,
       title: r.summary,
       description: `${r.description}\n\nSame as GET ${operation.path}; returns its JSON envelope.`,
+      // The route's 200 body; an error envelope comes as text with isError and no structuredContent.
+      outputSchema: portableSchema(r.response.schema) as Tool["outputSchema"] & JsonSchema,
       inputSchema: {
         type: "object",
         properties: Object.fromEntries(
@@ -90,9 +119,25 @@ export function mcpTools(operations: readonly V1Operation[] = V1_OPERATIONS): Mc
 }
 
 /**
- * The REST path of a tool call. Values go into the URL exactly as given, so the route's strict parser
- * judges them; only what cannot be put into a URL as-is (a non-string) is refused here, with the same
- * BAD_PARAMS envelope. `null` means "not given", as JSON clients use it for an omitted optional.
+ * An argument as it goes into the URL. Strings go as given, so the route's strict parser judges them.
+ * MCP clients (the inspector, most assistants) send integers as JSON numbers and flags as JSON
+ * booleans: a safe integer is written in decimal (exactly the number sent; the route still judges
+ * its range) and a boolean as true/false. A float, an unsafe integer (beyond 2^53 − 1 a JSON number
+ * may already have lost digits in the client) or any other type is refused: nothing is rounded.
+ */
+function argumentText(name: string, value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
+  if (typeof value === "boolean") return String(value);
+  throw new BadParamsError(
+    `${name} must be a string (decimal for amounts, exactly true or false for flags), or a safe integer.`,
+    { param: name },
+  );
+}
+
+/**
+ * The REST path of a tool call (argument by argument: argumentText). `null` means "not given", as JSON
+ * clients use it for an omitted optional.
  */
 export function toolCallPath(operation: V1Operation, args: Record<string, unknown> = {}): string {
   const pathParams = operation.route.pathParams ?? {};
@@ -100,13 +145,9 @@ export function toolCallPath(operation: V1Operation, args: Record<string, unknow
   const given: Record<string, string> = {};
   for (const [name, value] of Object.entries(args)) {
     if (value === undefined || value === null) continue;
-    if (typeof value !== "string") {
-      throw new BadParamsError(`${name} must be a string (decimal for amounts, exactly true or false for flags).`, {
-        param: name,
-      });
-    }
-    if (name in pathParams) given[name] = value;
-    else query.append(name, value);
+    const text = argumentText(name, value);
+    if (name in pathParams) given[name] = text;
+    else query.append(name, text);
   }
   // operation.path is the concrete OpenAPI path ("/api/mcp/v1/state/{address}", "/api/mcp/v1/prepare/lock").
   const path = operation.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_, name: string) => {
@@ -118,8 +159,14 @@ export function toolCallPath(operation: V1Operation, args: Record<string, unknow
   return q ? `${path}?${q}` : path;
 }
 
+/**
+ * The route's JSON as text (for clients that read content) and, on success, as structuredContent
+ * (MCP 2025-06-18: what the tool's outputSchema describes). An error envelope is not what the output
+ * schema describes, so it comes as text with isError only.
+ */
 function envelopeResult(text: string, isError: boolean): CallToolResult {
-  return { content: [{ type: "text", text }], isError };
+  if (isError) return { content: [{ type: "text", text }], isError };
+  return { content: [{ type: "text", text }], structuredContent: JSON.parse(text) as Record<string, unknown>, isError };
 }
 
 export type McpEndpointOptions = {
@@ -131,6 +178,21 @@ export type McpEndpointOptions = {
 };
 
 const JSON_TYPE = { "content-type": "application/json" } as const;
+
+/**
+ * The Origin rule of the MCP transport (2025-06-18: servers must validate Origin, and answer 403 to an
+ * invalid one). Its purpose is DNS rebinding: a web page reaching a server only the browser's network
+ * can see, with the browser's ambient credentials. This server is public, answers every origin with
+ * `Access-Control-Allow-Origin: *` already, and has no cookies, sessions or auth — only public reads and
+ * unsigned calldata — so a rebinding page gains nothing it could not fetch directly. Any well-formed
+ * origin (scheme://host[:port], or the opaque `null` of sandboxed pages and files) is accepted; a
+ * malformed Origin header is refused with 403.
+ */
+const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i;
+
+export function acceptableOrigin(origin: string | undefined): boolean {
+  return origin === undefined || origin === "null" || ORIGIN.test(origin);
+}
 
 export function mcpEndpoint(o: McpEndpointOptions): Handler {
   const tools = mcpTools();
@@ -187,6 +249,9 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
       throw new ApiError("METHOD_NOT_ALLOWED", `Method ${c.req.method} is not allowed on /api/mcp; use POST.`, {
         allowed: ["POST", "OPTIONS"],
       });
+    }
+    if (!acceptableOrigin(c.req.header("origin"))) {
+      return c.body(errorAnswer(null, JSON_RPC.SERVER_ERROR, "Forbidden: malformed Origin header"), 403, JSON_TYPE);
     }
     // The transport's own header checks, first, so a message answered here meets them too.
     const accept = c.req.header("accept") ?? "";

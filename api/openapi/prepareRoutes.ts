@@ -54,7 +54,10 @@ const EXTRA_FIELDS: Readonly<Record<string, Record<string, JsonSchema>>> = {
       {
         veOutWei: uintString("Voting power the entry mints, as quoted (wei)."),
         minVeOutWei: uintString("The least voting power the encoded entry accepts (wei)."),
-        slippageBps: uintString("The slippage applied, in basis points."),
+        slippageBps: integer("The slippage applied, in basis points (a JSON number, as the reference sends it).", {
+          minimum: 0,
+          maximum: 10_000,
+        }),
       },
       { description: "The quote the entry was protected with (the same numbers /quote/lock-via-furnace shows)." },
     ),
@@ -62,14 +65,98 @@ const EXTRA_FIELDS: Readonly<Record<string, Record<string, JsonSchema>>> = {
 };
 
 function transactionSchema(step: string): JsonSchema {
-  return object({
-    step: constant(step, "Informational label for narrating this transaction."),
-    to: { type: "string", pattern: ADDRESS_PATTERN, description: "The contract to call." },
-    data: { type: "string", pattern: HEX_DATA_PATTERN, description: "The calldata." },
-    value: { type: "string", pattern: HEX_QUANTITY_PATTERN, description: "ETH to send, 0x-hex (always 0x0)." },
-    chainId: integer("The chain to send it on."),
-  });
+  return object(
+    {
+      step: constant(step, "Informational label for narrating this transaction."),
+      to: { type: "string", pattern: ADDRESS_PATTERN, description: "The contract to call." },
+      data: { type: "string", pattern: HEX_DATA_PATTERN, description: "The calldata." },
+      value: { type: "string", pattern: HEX_QUANTITY_PATTERN, description: "ETH to send, 0x-hex (always 0x0)." },
+      chainId: integer("The chain to send it on."),
+      gas: {
+        type: "string",
+        pattern: HEX_QUANTITY_PATTERN,
+        description:
+          "Gas limit, 0x-hex: the simulated gas + 30 % + 10000 (refunds, nested-call reserve). Present only when " +
+          "the batch was simulated.",
+      },
+    },
+    { optional: ["gas"] },
+  );
 }
+
+const revertSchema = object(
+  {
+    name: {
+      type: ["string", "null"],
+      description: "The published error name (e.g. NotAuthorized), Error/Panic, or null when unknown.",
+    },
+    args: { type: "array", items: { type: "string" }, description: "The error's arguments as strings." },
+    selector: {
+      type: ["string", "null"],
+      pattern: "^0x[0-9a-f]{8}$",
+      description: "The 4-byte selector of the revert data, or null for a revert without data.",
+    },
+  },
+  { description: "Why the step reverted." },
+);
+
+const hintSchema = object(
+  {
+    message: { type: "string", description: "What the wallet can do instead." },
+    action: { type: "string", description: "A prepare action that does what the failing call meant to do." },
+    params: {
+      type: "object",
+      additionalProperties: { type: "string" },
+      description: "Its parameters.",
+    },
+    path: { type: "string", description: "The same as a path to GET." },
+  },
+  { optional: ["action", "params", "path"], description: "A short suggestion for the first failing step." },
+);
+
+/** `simulation`: the batch run as `user` (eth_simulateV1), or why it was not run (simulation.ts). */
+export const simulationSchema: JsonSchema = {
+  description:
+    "The batch simulated as `user` at the latest block (state carried from step to step). A failed simulation " +
+    "still comes with the batch: decide before asking the person to sign.",
+  oneOf: [
+    object(
+      {
+        ok: { type: "boolean", description: "true exactly when every step succeeds." },
+        blockNumber: uintString("The block the simulation ran on."),
+        steps: {
+          type: "array",
+          description: "One per transaction, in order.",
+          items: object(
+            {
+              step: { type: "string", description: "The transaction's step label." },
+              ok: { type: "boolean", description: "Whether this step succeeds." },
+              gasUsed: uintString("Gas the step used in the simulation."),
+              error: revertSchema,
+            },
+            { optional: ["error"] },
+          ),
+        },
+        hint: hintSchema,
+      },
+      { optional: ["hint"] },
+    ),
+    object(
+      {
+        ok: constant(null),
+        skipped: {
+          enum: ["no-user", "disabled", "unsupported", "node-failed"],
+          description:
+            "no-user: called without user; disabled: simulate=false; unsupported: the node lacks eth_simulateV1; " +
+            "node-failed: the node timed out or errored.",
+        },
+        message: { type: "string", description: "The same, in a sentence." },
+        reason: { type: "string", description: "node-failed: how the node failed (timeout, rpc, http, …)." },
+      },
+      { optional: ["reason"] },
+    ),
+  ],
+};
 
 /** The step sequences an action can return: the approve step is there only when the allowance is short. */
 function transactionsSchema(steps: readonly string[]): JsonSchema {
@@ -93,6 +180,7 @@ export function prepareEnvelopeSchema(action: PrepareAction): JsonSchema {
     chainId: integer("8453 on production, 84532 on staging."),
     transactions: transactionsSchema(action.steps),
     ...EXTRA_FIELDS[action.action],
+    simulation: simulationSchema,
   });
 }
 

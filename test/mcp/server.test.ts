@@ -313,3 +313,91 @@ describe("the HTTP surface of /api/mcp", () => {
     expect((await res.json()).error.code).toBe(-32700);
   });
 });
+
+describe("MCP 2025-06-18 clients: output schemas, numeric arguments, Origin", () => {
+  it("every tool declares an outputSchema and a success returns structuredContent (validated by the SDK client)", async () => {
+    // A fresh client lists the tools first, so its callTool validates structuredContent against them.
+    const c = await connect(served.base);
+    const { tools } = await c.listTools();
+    for (const tool of tools) expect(tool.outputSchema?.type, tool.name).toBe("object");
+    for (const { op } of v1Operations()) {
+      const name = op["x-mcp-tool"] as string;
+      const result = await c.callTool({ name, arguments: exampleArgs(op) });
+      expect(result.isError, name).toBe(false);
+      const text = (result.content as { text: string }[])[0]!.text;
+      expect(result.structuredContent, name).toEqual(JSON.parse(text));
+    }
+    // An error envelope is text with isError, never structuredContent the output schema would refuse.
+    const bad = await c.callTool({ name: "prepare_stake_lp", arguments: { user: "0x1", amountWei: "1" } });
+    expect(bad.isError).toBe(true);
+    expect(bad.structuredContent).toBeUndefined();
+  });
+
+  it("a prepare tool's structuredContent carries the simulation, as the REST route does", async () => {
+    const user = DEVNET_ACCOUNTS.fresh.address;
+    const result = await client.callTool({
+      name: "prepare_lock",
+      arguments: { user, amountWei: "1000000000000000000000", durationSecs: "604800" },
+    });
+    const body = result.structuredContent as { simulation: { ok: unknown }; transactions: { gas?: string }[] };
+    expect(body.simulation.ok).toBe(true);
+    for (const t of body.transactions) expect(t.gas).toMatch(/^0x[0-9a-f]+$/);
+  });
+
+  it("integers sent as JSON numbers are accepted when safe; floats, unsafe integers and negatives are BAD_PARAMS", async () => {
+    const user = DEVNET_ACCOUNTS.fresh.address;
+    const amount = 2 ** 52; // ≥ the vault's minimum stake, and a safe integer
+    const asNumber = await call(client, "prepare_stake_lp", { user, amountWei: amount, simulate: false });
+    const asString = await call(client, "prepare_stake_lp", { user, amountWei: String(amount), simulate: "false" });
+    expect(asNumber.isError).toBe(false);
+    expect(asNumber.body).toEqual(asString.body);
+    // Flags as JSON booleans too.
+    const harvest = await call(client, "prepare_harvest_rewards", { compound: false });
+    expect(harvest.isError).toBe(false);
+    for (const amountWei of [1.5, 2 ** 53, 1e21, -1]) {
+      const refused = await call(client, "prepare_stake_lp", { user, amountWei });
+      expect(refused, String(amountWei)).toMatchObject({
+        isError: true,
+        body: { ok: false, error: "BAD_PARAMS", detail: { param: "amountWei" } },
+      });
+    }
+    const object = await call(client, "prepare_stake_lp", { user, amountWei: { n: 1 } });
+    expect(object.body).toMatchObject({ error: "BAD_PARAMS", detail: { param: "amountWei" } });
+  });
+
+  it("Origin: any well-formed origin is served (public, CORS *, no credentials); a malformed one is 403", async () => {
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "origin-test", version: "1" } },
+    });
+    const post = (origin?: string) =>
+      fetch(`${served.base}/api/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(origin === undefined ? {} : { origin }),
+        },
+        body: initialize,
+      });
+    for (const origin of [
+      undefined,
+      "https://assistant.example",
+      "http://localhost:6274",
+      "null",
+      "http://[::1]:8080",
+    ]) {
+      const res = await post(origin);
+      expect(res.status, origin).toBe(200);
+      expect(res.headers.get("access-control-allow-origin")).toBe("*");
+      expect((await res.json()).result.protocolVersion).toBe("2025-06-18");
+    }
+    for (const origin of ["not an origin", "https://a.example/path", "https://a.example, https://b.example", ""]) {
+      const res = await post(origin);
+      expect(res.status, origin).toBe(403);
+      expect((await res.json()).error.message).toMatch(/Origin/);
+    }
+  });
+});

@@ -172,7 +172,7 @@ describe("lock-via-furnace", () => {
     const env = await prepareOk(d, app, "lock-via-furnace", params);
     expect(env.transactions.map((t) => t.step)).toEqual(["approve", "lock"]);
     expectApprove(env.transactions[0]!, A.AssetToken, A.Furnace, 2000n * E18);
-    expect(env.quote).toEqual({ veOutWei: q.veOutWei, minVeOutWei: q.minVeOutWei, slippageBps: "50" });
+    expect(env.quote).toEqual({ veOutWei: q.veOutWei, minVeOutWei: q.minVeOutWei, slippageBps: 50 });
     expect(BigInt(q.minVeOutWei)).toBe((BigInt(q.veOutWei) * 9950n) / 10_000n);
     const before = await tokenBalance();
     const receipts = await execute(d, user.privateKey, env);
@@ -188,7 +188,7 @@ describe("lock-via-furnace", () => {
     const params = { user: user.address, claimAmountWei: 100n * E18, targetTokenId: lockA, slippageBps: 300n };
     const before = (await lockInfo(lockA)).amount;
     const env = await prepareOk(d, app, "lock-via-furnace", params);
-    expect(env.quote).toMatchObject({ slippageBps: "300" });
+    expect(env.quote).toMatchObject({ slippageBps: 300 });
     const [, lockTx] = await execute(d, user.privateKey, env);
     const q = await quote(params); // same block state: the same quote
     const inc = lockEvents(d, lockTx!).find((e) => e.eventName === "LockAmountIncreased")!;

@@ -162,11 +162,28 @@ describe("(4) reads", () => {
     };
     for (const a of ACTIONS) {
       d.proxy.reset();
-      const { status, body } = await d.get(app, preparePath(a.action, VALID[a.action]));
+      const { status, body } = await d.get(app, preparePath(a.action, { ...VALID[a.action], simulate: "false" }));
       expect(status, JSON.stringify(body)).toBe(200);
+      expect(body.simulation.skipped).toBe("disabled");
       expect(d.proxy.roundTrips(), a.action).toBe(expected[a.action] ?? 0);
       // lock-via-furnace: two eth_calls (quote, allowance) in that one round trip.
       expect(d.proxy.count(), a.action).toBe(a.action === "lock-via-furnace" ? 2 : (expected[a.action] ?? 0));
+      expect(d.proxy.count("eth_simulateV1"), a.action).toBe(0);
+    }
+  });
+
+  it("simulation adds exactly one round trip (one eth_simulateV1) when there is a user to simulate as", async () => {
+    const app = d.app();
+    await d.get(app, "/api/mcp/v1/preflight");
+    const reads: Record<string, number> = { "lock-via-furnace": 1, "stake-lp": 1, lock: 1, topup: 1 };
+    const user = d.seed.accounts.fresh.address;
+    for (const a of ACTIONS) {
+      d.proxy.reset();
+      const { status, body } = await d.get(app, preparePath(a.action, { ...VALID[a.action], user }));
+      expect(status, JSON.stringify(body)).toBe(200);
+      expect(typeof body.simulation.ok, a.action).toBe("boolean");
+      expect(d.proxy.roundTrips(), a.action).toBe((reads[a.action] ?? 0) + 1);
+      expect(d.proxy.count("eth_simulateV1"), a.action).toBe(1);
     }
   });
 
@@ -249,8 +266,8 @@ describe("(5) the envelope", () => {
       const keys = Object.keys(body).sort();
       expect(keys).toEqual(
         a.action === "lock-via-furnace"
-          ? ["chain", "chainId", "ok", "quote", "transactions"]
-          : ["chain", "chainId", "ok", "transactions"],
+          ? ["chain", "chainId", "ok", "quote", "simulation", "transactions"]
+          : ["chain", "chainId", "ok", "simulation", "transactions"],
       );
     }
   });

@@ -206,13 +206,13 @@ describe("quote parameters", () => {
       ["10000", "10000"],
     ])("accepts %s and echoes it", async (_l, raw) => {
       const { body } = await expectAccepted(quoteWith({ slippageBps: raw }));
-      expect(body.slippageBps).toBe(raw);
+      expect(body.slippageBps).toBe(Number(raw));
     });
     it.each([...UINT_REJECTED, ["10001", "10001"], ["2^256 - 1", MAX]])("rejects %s", async (_l, raw) => {
       await expectRejected(quoteWith({ slippageBps: raw }), "slippageBps");
     });
     it("defaults to 50", async () => {
-      expect((await expectAccepted(quoteWith({}))).body.slippageBps).toBe("50");
+      expect((await expectAccepted(quoteWith({}))).body.slippageBps).toBe(50);
     });
   });
 

@@ -119,7 +119,7 @@ describe("GET /quote/lock-via-furnace against on-chain truth", () => {
           veOutWei: String(t.veOut),
           minVeOutWei: String(applyMinVeOutClamp(t.veOut, s)),
           routeTokenId: String(c.target),
-          slippageBps: String(s),
+          slippageBps: Number(s),
           bonusBpsVsPrincipalClaim: String(bonusBpsVsPrincipalClaim(t.bonus, t.principal)),
         });
         expect(d.proxy.count(), c.name).toBe(1); // one eth_call per quote

@@ -81,9 +81,19 @@ describe("MCP tool calls become the REST request", () => {
     expect(toolCallPath(tool("prepare_withdraw_lp"), {})).toBe("/api/mcp/v1/prepare/withdraw-lp");
   });
 
-  it("refuses only what a URL cannot carry as given: non-strings, a missing path parameter", () => {
-    expect(() => toolCallPath(tool("prepare_lock"), { amountWei: 1000 })).toThrow(/amountWei must be a string/);
+  it("refuses only what a URL cannot carry as given: floats, unsafe integers, other types, a missing path parameter", () => {
+    for (const amountWei of [1.5, 2 ** 53, 1e21, Number.NaN, [1], { n: 1 }]) {
+      expect(() => toolCallPath(tool("prepare_lock"), { amountWei })).toThrow(/amountWei must be a string/);
+    }
     expect(() => toolCallPath(tool("get_state"), {})).toThrow(/Missing required parameter address/);
-    expect(() => toolCallPath(tool("get_preflight"), { flag: true })).toThrow(/flag must be a string/);
+  });
+
+  it("safe integers and booleans sent as JSON values are written as the route's strict parser reads them", () => {
+    expect(toolCallPath(tool("prepare_lock"), { amountWei: 1000, autoMax: true, durationSecs: 2 ** 53 - 1 })).toBe(
+      "/api/mcp/v1/prepare/lock?amountWei=1000&autoMax=true&durationSecs=9007199254740991",
+    );
+    // A negative integer goes through as written: the route refuses it as BAD_PARAMS, naming it.
+    expect(toolCallPath(tool("prepare_lock"), { amountWei: -1 })).toBe("/api/mcp/v1/prepare/lock?amountWei=-1");
+    expect(toolCallPath(tool("get_preflight"), { flag: true })).toBe("/api/mcp/v1/preflight?flag=true");
   });
 });

@@ -340,7 +340,7 @@ describe("calldata parity with ox, viem and a hand encoder (fast-check)", () => 
         };
         assertParity(calls, allowance < i.amount ? [approve, main] : [main]);
         expect(extra).toEqual({
-          quote: { veOutWei: String(veOutWei), minVeOutWei: String(minVeOutWei), slippageBps: String(i.slippageBps) },
+          quote: { veOutWei: String(veOutWei), minVeOutWei: String(minVeOutWei), slippageBps: Number(i.slippageBps) },
         });
       }),
       { numRuns: RUNS },

@@ -8,7 +8,7 @@ import { BadParamsError, ChainUnreadyError, QuoteFailedError } from "../../http/
 import { parseQuery, parseUintInRange } from "../../http/params";
 import { deployedAddress, type Manifest } from "../../manifest";
 import { applyMinVeOutClamp, BPS, bonusBpsVsPrincipalClaim, DEFAULT_SLIPPAGE_BPS } from "../../math";
-import { constant, object, uintString } from "../../openapi/jsonSchema";
+import { constant, integer, object, uintString } from "../../openapi/jsonSchema";
 import type { RouteDefinition } from "../../openapi/routeDefinition";
 import type { ParamDoc } from "./prepare/pipeline";
 
@@ -167,7 +167,10 @@ export const quoteRoute = {
       veOutWei: uintString("Voting power the entry would mint (wei)."),
       minVeOutWei: uintString("veOutWei less slippageBps, at least 1 when veOutWei > 0: the least to accept."),
       routeTokenId: uintString("The lock the entry goes to (0 = a new lock)."),
-      slippageBps: uintString("The slippage applied, in basis points."),
+      slippageBps: integer("The slippage applied, in basis points (a JSON number, as the reference sends it).", {
+        minimum: 0,
+        maximum: 10_000,
+      }),
       bonusBpsVsPrincipalClaim: uintString("The bonus as basis points of the principal."),
     }),
     example: {
@@ -177,7 +180,7 @@ export const quoteRoute = {
       veOutWei: "6250000000000000000000",
       minVeOutWei: "6218750000000000000000",
       routeTokenId: "0",
-      slippageBps: "50",
+      slippageBps: 50,
       bonusBpsVsPrincipalClaim: "2500",
     },
   },
@@ -195,7 +198,8 @@ export function registerQuoteRoutes(v1: Hono, deps: AppDeps): void {
       veOutWei: q.veOutWei.toString(),
       minVeOutWei: q.minVeOutWei.toString(),
       routeTokenId: q.routeTokenId.toString(),
-      slippageBps: q.slippageBps.toString(),
+      // A JSON number, as the reference's client types have it (protocol.md §5); it is at most 10000.
+      slippageBps: Number(q.slippageBps),
       bonusBpsVsPrincipalClaim: q.bonusBpsVsPrincipalClaim.toString(),
     });
   });

@@ -106,7 +106,8 @@ export const lockViaFurnace = defineAction({
       quote: {
         veOutWei: reads.quote.veOutWei.toString(),
         minVeOutWei: reads.quote.minVeOutWei.toString(),
-        slippageBps: reads.quote.slippageBps.toString(),
+        // A JSON number, as the reference's client types have it (protocol.md §5); it is at most 10000.
+        slippageBps: Number(reads.quote.slippageBps),
       },
     },
   }),

@@ -6,6 +6,7 @@ import { MAX_LOCK_DURATION, MIN_LOCK_AMOUNT, MIN_LOCK_DURATION, MIN_TOPUP_AMOUNT
 import { readAllowance, withApproval } from "./approval";
 import { requireAtLeast, requireLockDuration } from "./lockTerms";
 import { defineAction, type ParamDoc, type PrepareDeps } from "./pipeline";
+import { type HintFor, prepareHref } from "./simulation";
 
 /**
  * Plain locks on VeLockNFT: lock (Lock), topup (Top up), extend (Extend). The NFT pulls the token from
@@ -34,6 +35,31 @@ export const LOCK_PARAMS = {
     description: `Keep the lock at the maximum length; needs durationSecs=${MAX_LOCK_DURATION}.`,
   },
 } as const satisfies Record<string, ParamDoc>;
+
+/**
+ * On the published contracts createLockFor / addToLockFor / extendLockToFor accept only the Furnace
+ * (protocol.md §7), so a wallet's call reverts NotAuthorized: the hint is the Furnace entry that does
+ * the same for the wallet, with its parameters (or, for extend, says that none exists).
+ */
+const furnaceHint =
+  (step: "lock" | "topup" | "extend", params: Record<string, string> | null): HintFor =>
+  (error, failedStep) => {
+    if (error.name !== "NotAuthorized" || failedStep !== step) return undefined;
+    if (!params) {
+      return {
+        message:
+          "extendLockToFor accepts only the Furnace on this deployment, and no wallet call moves a plain lock's end; " +
+          "an AutoMax lock renews to 365 days whenever it is topped up via lock-via-furnace with targetTokenId.",
+      };
+    }
+    return {
+      message:
+        "This function accepts only the Furnace on this deployment: lock-via-furnace does the same for the wallet.",
+      action: "lock-via-furnace",
+      params,
+      path: prepareHref("lock-via-furnace", params),
+    };
+  };
 
 export type LockInput = { user: Address; amountWei: bigint; durationSecs: bigint; autoMax: boolean };
 
@@ -78,6 +104,14 @@ export const lock = defineAction({
     return { user: q.user, amountWei, durationSecs: q.durationSecs, autoMax };
   },
   read: readAssetAllowance,
+  hint: (input: LockInput) =>
+    furnaceHint("lock", {
+      user: input.user,
+      claimAmountWei: input.amountWei.toString(),
+      targetTokenId: "0",
+      durationSeconds: input.durationSecs.toString(),
+      createAutoMax: String(input.autoMax),
+    }),
   encode: (contracts, input, allowance: bigint) => ({
     calls: withApproval(assetApproval(contracts, input.amountWei, allowance), {
       step: "lock",
@@ -119,6 +153,12 @@ export const topup = defineAction({
     };
   },
   read: readAssetAllowance,
+  hint: (input: TopupInput) =>
+    furnaceHint("topup", {
+      user: input.user,
+      claimAmountWei: input.amountWei.toString(),
+      targetTokenId: input.tokenId.toString(),
+    }),
   encode: (contracts, input, allowance: bigint) => ({
     calls: withApproval(assetApproval(contracts, input.amountWei, allowance), {
       step: "topup",
@@ -159,6 +199,7 @@ export const extend = defineAction({
       newEnd: requireAtLeast("newEnd", q.newEnd, 1n, "a lock end is a positive unix time"),
     };
   },
+  hint: () => furnaceHint("extend", null),
   encode: (contracts, input: ExtendInput) => ({
     calls: [
       {

@@ -1,9 +1,10 @@
 import type { Address, Hex } from "viem";
 import type { RpcClient } from "../../../chain/rpc";
-import { ChainUnreadyError } from "../../../http/errors";
-import type { ParamKind } from "../../../http/params";
+import { ApiError, BadParamsError, ChainUnreadyError } from "../../../http/errors";
+import { type ParamKind, parseAddress, parseBool } from "../../../http/params";
 import { type DeployableName, deployedAddress, type Manifest } from "../../../manifest";
 import type { Gate } from "../gate";
+import { type HintFor, type SimulationJson, simulateBatch } from "./simulation";
 
 /**
  * The one pipeline every prepare action runs through, in the order of spec §4.3 and design.md:
@@ -17,14 +18,18 @@ export type Step = "approve" | "collect" | "harvest" | "lock" | "topup" | "exten
 /** One encoded call, before the envelope adds `value` and `chainId`. */
 export type Call = { step: Step; to: Address; data: Hex };
 
-/** One element of the envelope's `transactions` (spec §2.4). */
-export type PreparedTransaction = Call & { value: "0x0"; chainId: number };
+/**
+ * One element of the envelope's `transactions` (spec §2.4), plus `gas` (0x-hex) when the batch was
+ * simulated: the simulated gas with headroom (simulation.ts).
+ */
+export type PreparedTransaction = Call & { value: "0x0"; chainId: number; gas?: Hex };
 
 export type PrepareEnvelope = {
   ok: true;
   chain: string;
   chainId: number;
   transactions: PreparedTransaction[];
+  simulation: SimulationJson;
 } & Record<string, unknown>;
 
 /** A query parameter as documented (OpenAPI / MCP tool docs are generated from these). */
@@ -69,7 +74,65 @@ export type ActionDefinition<I, R, N extends DeployableName> = ActionMeta & {
   read?: (deps: PrepareDeps, contracts: Record<N, Address>, input: I) => Promise<R>;
   /** Pure encoding: the same inputs always give the same bytes. */
   encode(contracts: Record<N, Address>, input: I, reads: R): Encoded;
+  /** What to suggest when the simulation of this input fails (e.g. a Furnace-only call → lock-via-furnace). */
+  hint?: (input: I) => HintFor;
 };
+
+/** Accepted by every action (the pipeline parses them; an action's own table documents its own). */
+const SIMULATE_PARAM = {
+  kind: "bool",
+  default: "true",
+  description:
+    "Simulate the batch as `user` (eth_simulateV1, one extra node round trip) and return `simulation` and each " +
+    "transaction's `gas`; false skips it.",
+} as const satisfies ParamDoc;
+
+const USER_PARAM = {
+  kind: "address",
+  description:
+    "The wallet that will sign. Optional for this action: only used to simulate the batch as that wallet " +
+    "(without it, simulation says skipped: no-user).",
+} as const satisfies ParamDoc;
+
+/** The action's own table plus `user` (when it lacks one) and `simulate`: what OpenAPI and MCP document. */
+export function withCommonParams(params: Readonly<Record<string, ParamDoc>>): Record<string, ParamDoc> {
+  return { ...params, ...(Object.hasOwn(params, "user") ? {} : { user: USER_PARAM }), simulate: SIMULATE_PARAM };
+}
+
+type Common = { url: string; user: Address | undefined; simulate: boolean };
+
+/**
+ * Takes `simulate` (and `user`, for an action that does not own it) out of the query, strictly parsed;
+ * the action parses the rest with its own table. For an action that owns `user`, its parse checks it.
+ */
+function splitCommon(url: string, ownsUser: boolean): Common {
+  const parsed = new URL(url, "http://x");
+  const kept = new URLSearchParams();
+  const seen = new Set<string>();
+  let user: Address | undefined;
+  let simulate = true;
+  for (const [name, value] of parsed.searchParams) {
+    const common = name === "simulate" || (name === "user" && !ownsUser);
+    if (!common) {
+      kept.append(name, value);
+      continue;
+    }
+    if (seen.has(name)) throw new BadParamsError(`Parameter ${name} is given more than once.`, { param: name });
+    seen.add(name);
+    if (name === "simulate") simulate = parseBool(name, value);
+    else user = parseAddress(name, value);
+  }
+  parsed.search = kept.toString();
+  return { url: parsed.toString(), user, simulate };
+}
+
+/** The action's `accepted` list of an unknown-parameter error names the common parameters too. */
+function withCommonAccepted(error: unknown, accepted: readonly string[]): unknown {
+  if (!(error instanceof ApiError) || error.code !== "BAD_PARAMS") return error;
+  const detail = error.detail as { param?: string; accepted?: unknown } | undefined;
+  if (!detail || !Array.isArray(detail.accepted) || !detail.param) return error;
+  return new BadParamsError(error.message, { ...detail, param: detail.param, accepted: [...accepted] });
+}
 
 export type PrepareAction = ActionMeta & {
   /** Runs the whole pipeline for one request URL; throws ApiError subclasses. */
@@ -93,21 +156,49 @@ export function resolveContracts<N extends DeployableName>(
 export function defineAction<I, R, const N extends DeployableName>(
   def: ActionDefinition<I, R, N>,
 ): ActionDefinition<I, R, N> & PrepareAction {
+  const ownsUser = Object.hasOwn(def.params, "user");
+  const params = withCommonParams(def.params);
+  const accepted = Object.keys(params);
   return {
     ...def,
+    params,
     async run(deps, url) {
       await deps.gate.assertFinalized();
       const contracts = resolveContracts(deps.config.manifest, def.needs);
-      const input = def.parse(url);
+      let common: Common;
+      let input: I;
+      try {
+        common = splitCommon(url, ownsUser);
+        input = def.parse(common.url);
+      } catch (error) {
+        throw withCommonAccepted(error, accepted);
+      }
+      // An action that owns `user` has just validated it: read back its checksummed form for simulation.
+      const rawUser = ownsUser ? new URL(url, "http://x").searchParams.get("user") : null;
+      const user = rawUser === null ? common.user : parseAddress("user", rawUser);
       const reads = def.read ? await def.read(deps, contracts, input) : (undefined as R);
       const { calls, extra } = def.encode(contracts, input, reads);
+      // Step (6), after the spec's five: the batch, simulated as the wallet that will sign it.
+      const { simulation, gas } = await simulateBatch({
+        rpc: deps.rpc,
+        user,
+        enabled: common.simulate,
+        calls,
+        hint: def.hint?.(input),
+      });
       const { chain, chainId } = deps.config.manifest;
       return {
         ok: true,
         chain,
         chainId,
-        transactions: calls.map((call) => ({ ...call, value: "0x0", chainId })),
+        transactions: calls.map((call, i) => ({
+          ...call,
+          value: "0x0",
+          chainId,
+          ...(gas ? { gas: `0x${gas[i]!.toString(16)}` as Hex } : {}),
+        })),
         ...extra,
+        simulation,
       };
     },
   };

@@ -1,0 +1,158 @@
+import type { Address, Hex } from "viem";
+import type { RpcClient } from "../../../chain/rpc";
+import { type SimulatedError, type SimulationOutcome, simulateCalls } from "../../../chain/simulate";
+
+/** A call of the batch as the pipeline encodes it (its `Call`; kept structural so the modules stay acyclic). */
+type StepCall = { step: string; to: Address; data: Hex };
+
+/**
+ * The `simulation` member of every prepare answer and the `gas` of each transaction. The batch is
+ * always returned: a failing or skipped simulation is information for the caller (an assistant about
+ * to ask a person to sign), never a reason to withhold the batch.
+ *
+ * Shapes:
+ * - ran: `{ ok, blockNumber, steps: [{ step, ok, gasUsed, error?: { name, args, selector } }], hint? }`
+ *   (`ok` is true exactly when every step succeeded; steps run in order with state carried over);
+ * - not run: `{ ok: null, skipped, message }` with `skipped` one of
+ *   `no-user` (the action was called without `user`: nobody to simulate as),
+ *   `disabled` (`simulate=false`), `unsupported` (the node lacks eth_simulateV1),
+ *   `node-failed` (the node timed out or errored; `reason` says how).
+ */
+
+export type SimulationHint = {
+  message: string;
+  /** A prepare action that does what the failing call meant to do, where one exists. */
+  action?: string;
+  params?: Record<string, string>;
+  /** The same, as a ready-to-GET path. */
+  path?: string;
+};
+
+export type SimulationStepJson = {
+  step: string;
+  ok: boolean;
+  gasUsed: string;
+  error?: SimulatedError;
+};
+
+export type SimulationJson =
+  | { ok: boolean; blockNumber: string; steps: SimulationStepJson[]; hint?: SimulationHint }
+  | {
+      ok: null;
+      skipped: "no-user" | "disabled" | "unsupported" | "node-failed";
+      message: string;
+      reason?: string;
+    };
+
+/**
+ * Gas given to the wallet: 30 % over the simulated gas, plus 10 000. The simulated figure is after
+ * refunds (EIP-3529 refunds at most 1/5 of it, so the gas needed up front is at most 1.25×), and a
+ * nested call needs 64/63 of what it spends available (EIP-150); the constant covers small calls
+ * whose state may differ slightly by the block the wallet lands in.
+ */
+export function gasWithHeadroom(gasUsed: bigint): bigint {
+  return (gasUsed * 130n) / 100n + 10_000n;
+}
+
+/** An action's own hint for a failed step (e.g. lock → lock-via-furnace on NotAuthorized). */
+export type HintFor = (error: SimulatedError, step: string) => SimulationHint | undefined;
+
+/** Hints any action can use: what a person can do about the commonest reverts. */
+const GENERIC_HINTS: Record<string, string> = {
+  TooManyVeNFTs: "The wallet already holds the maximum of 32 locks: top up an existing lock instead of creating one.",
+  LockExpired: "The lock has expired: it can only be unlocked now, not topped up or extended.",
+  LockListedOrFrozen: "The lock is listed on the market (or frozen): it cannot be changed until it is delisted.",
+  MinVeOutNotMet: "The voting power moved below the quoted minimum: prepare again for a fresh quote.",
+  InsufficientTokenBalance: "The wallet does not hold enough of the token for this amount.",
+  InsufficientStake: "The wallet has less staked LP than this amount.",
+  CadenceNotMet: "Compounding is allowed at most once a day: try again later or harvest without compound.",
+};
+
+export const prepareHref = (action: string, params: Record<string, string>) =>
+  `/api/mcp/v1/prepare/${action}?${new URLSearchParams(params).toString()}`;
+
+function hintFor(outcome: Extract<SimulationOutcome, { kind: "ran" }>, calls: readonly StepCall[], own?: HintFor) {
+  const index = outcome.steps.findIndex((s) => !s.ok);
+  const failed = outcome.steps[index];
+  if (!failed?.error) return undefined;
+  const step = calls[index]!.step;
+  const specific = own?.(failed.error, step);
+  if (specific) return specific;
+  const message = failed.error.name ? GENERIC_HINTS[failed.error.name] : undefined;
+  return message ? { message } : undefined;
+}
+
+export type SimulationRequest = {
+  rpc: RpcClient | null;
+  user: Address | undefined;
+  enabled: boolean;
+  calls: readonly StepCall[];
+  hint?: HintFor;
+};
+
+/** The simulation member and the gas per call (null where no simulation ran). */
+export async function simulateBatch(
+  req: SimulationRequest,
+): Promise<{ simulation: SimulationJson; gas: bigint[] | null }> {
+  if (!req.enabled) {
+    return { simulation: { ok: null, skipped: "disabled", message: "Not simulated: simulate=false." }, gas: null };
+  }
+  if (!req.user) {
+    return {
+      simulation: {
+        ok: null,
+        skipped: "no-user",
+        message: "Not simulated: give user (the signing wallet) to simulate the batch as that wallet.",
+      },
+      gas: null,
+    };
+  }
+  if (!req.rpc) {
+    return {
+      simulation: {
+        ok: null,
+        skipped: "node-failed",
+        message: "Not simulated: no RPC endpoint.",
+        reason: "unconfigured",
+      },
+      gas: null,
+    };
+  }
+  const outcome = await simulateCalls(req.rpc, req.user, req.calls);
+  if (outcome.kind === "unsupported") {
+    return {
+      simulation: {
+        ok: null,
+        skipped: "unsupported",
+        message: "Not simulated: the node does not support eth_simulateV1.",
+      },
+      gas: null,
+    };
+  }
+  if (outcome.kind === "failed") {
+    return {
+      simulation: {
+        ok: null,
+        skipped: "node-failed",
+        message: `Not simulated: the node did not answer the simulation (${outcome.reason}).`,
+        reason: outcome.reason,
+      },
+      gas: null,
+    };
+  }
+  const hint = hintFor(outcome, req.calls, req.hint);
+  return {
+    simulation: {
+      ok: outcome.steps.every((s) => s.ok),
+      blockNumber: outcome.blockNumber.toString(),
+      steps: outcome.steps.map((s, i) => ({
+        step: req.calls[i]!.step,
+        ok: s.ok,
+        gasUsed: s.gasUsed.toString(),
+        ...(s.error ? { error: s.error } : {}),
+      })),
+      ...(hint ? { hint } : {}),
+    },
+    gas: outcome.steps.map((s) => gasWithHeadroom(s.gasUsed)),
+  };
+}
