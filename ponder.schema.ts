@@ -1,7 +1,7 @@
 import { index, onchainTable } from "ponder";
 
 /**
- * One row per VeLockNFT token id, following the rules of protocol.md §2 (api/locks/rules.ts). A burned lock
+ * One row per VeLockNFT token id, following the rules of protocol.md §2 (indexer/rules.ts). A burned lock
  * (merged away or unlocked) keeps its row with owner null, amount/lockEnd 0, autoMax false and burned true —
  * exactly what getLockInfo / ownerOf say on chain — so it can never appear in a user's lock list.
  */

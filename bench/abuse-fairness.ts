@@ -1,14 +1,14 @@
 /**
  * Fairness under abuse: another client's cached /api/supply/circulating p99 while one client floods the API
- * (MCP batches, state, prepare, supply cache-busters; test/http/flood.ts at the lowest CPU priority), ÷ its
- * p99 on the idle API, same run. The API runs as its own process (test/http/apiChild.ts: @hono/node-server,
+ * (MCP batches, state, prepare, supply cache-busters; test/support/flood.ts at the lowest CPU priority), ÷ its
+ * p99 on the idle API, same run. The API runs as its own process (test/support/apiChild.ts: @hono/node-server,
  * connection guard, default budgets) over a devnet behind the fault proxy.
  * Usage: npx tsx bench/abuse-fairness.ts
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { childEnv, flood, sampleP99, startApiChild } from "../test/http/apiProcess";
+import { childEnv, flood, sampleP99, startApiChild } from "../test/support/apiProcess";
 import { supplyBenchSetup } from "./supplyServer";
 
 const setup = await supplyBenchSetup();

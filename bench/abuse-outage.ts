@@ -1,6 +1,6 @@
 /**
  * Outage economy: the node answers HTTP 500 to everything; 50 connections poll /api/supply/total and
- * /api/supply/circulating for 10 s against the API in its own process (test/http/apiChild.ts). Upstream
+ * /api/supply/circulating for 10 s against the API in its own process (test/support/apiChild.ts). Upstream
  * calls are counted at the fault proxy. Target: ≤ 10 per value (the 2 s failure backoff: ~5 reads each),
  * against one per request without a backoff. Every answer must be a 502.
  * Usage: npx tsx bench/abuse-outage.ts
@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
-import { childEnv, startApiChild } from "../test/http/apiProcess";
+import { childEnv, startApiChild } from "../test/support/apiProcess";
 import { supplyBenchSetup } from "./supplyServer";
 
 const setup = await supplyBenchSetup();

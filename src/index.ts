@@ -11,9 +11,9 @@ import {
   lockTransferred,
   lockUnlocked,
   transferKind,
-} from "../api/locks/rules";
+} from "../indexer/rules";
 
-// Thin on purpose: load the row, apply the pure rule of protocol.md §2 (api/locks/rules.ts), store the result.
+// Thin on purpose: load the row, apply the pure rule of protocol.md §2 (indexer/rules.ts), store the result.
 
 type Located = {
   block: { number: bigint; timestamp: bigint };

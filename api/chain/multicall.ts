@@ -78,7 +78,7 @@ const padded = (hexBody: string) => hexBody.padEnd(Math.ceil(hexBody.length / 64
 /**
  * Everything of the deployless call data up to the second constructor argument: the wrapper's code,
  * the two argument offsets and the Multicall3 creation code. It never changes, so it is ABI-encoded
- * once (the same bytes encodeDeployData produces, pinned by test/unit/multicall.test.ts).
+ * once (the same bytes encodeDeployData produces, pinned by test/chain/multicall.test.ts).
  */
 const DEPLOYLESS_PREFIX: Hex = (() => {
   const code = MULTICALL3_CREATION_CODE.slice(2);

@@ -71,7 +71,7 @@ export function createLockStore({ db, schema }: CreateLockStoreOptions): LockSto
      * one transaction, so the ids are exactly the index's state at the reported block. The checkpoint string is
      * Ponder's encodeCheckpoint (ponder/dist/esm/utils/checkpoint.js): 10 digits of block timestamp, 16 of chain
      * id, then 16 of block number — characters 27..42. Ponder moves latest_checkpoint for every realtime block,
-     * events or not (runtime/*.js "update_checkpoints"; test/reads/stateSnapshot.test.ts checks it live). Every
+     * events or not (runtime/*.js "update_checkpoints"; test/mcp/v1/stateSnapshot.test.ts checks it live). Every
      * relation read here also exists in Ponder's views schema (database/actions.js creates views for the tables,
      * `_ponder_meta` and `_ponder_checkpoint`), so a reader given the views schema works unchanged.
      */

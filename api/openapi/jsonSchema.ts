@@ -4,7 +4,7 @@ import type { ParamDoc } from "../mcp/v1/prepare/pipeline";
 /**
  * JSON Schema (2020-12, the dialect of OpenAPI 3.1) for what the API reads and writes. The parameter
  * schemas are the documented face of the strict parsers in api/http/params.ts; a unit test
- * (test/unit/openapiParams.test.ts) checks that each pattern accepts exactly what its parser accepts.
+ * (test/openapi/jsonSchema.test.ts) checks that each pattern accepts exactly what its parser accepts.
  */
 export type JsonSchema = { readonly [keyword: string]: unknown };
 

@@ -11,8 +11,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_IN_FLIGHT_PER_CONNECTION } from "../../api/http/connectionGuard";
 import { MCP_MAX_BATCH } from "../../api/mcp/gatekeeper";
-import { type ReadsDevnet, startReadsDevnet } from "../reads/devnet";
-import { childEnv, startApiChild } from "./apiProcess";
+import { childEnv, startApiChild } from "../support/apiProcess";
+import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
 /** The documented bound: what this attack may add to the process's resident memory. */
 const RSS_GROWTH_BOUND_MB = 150;

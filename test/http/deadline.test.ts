@@ -9,7 +9,7 @@ import { requestSignal } from "../../api/chain/requestDeadline";
 import { deadline, v1DeadlineMs, v1TimeoutError } from "../../api/http/deadline";
 import { ApiError } from "../../api/http/errors";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
-import { type ReadsDevnet, startReadsDevnet } from "../reads/devnet";
+import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
 const RPC_TIMEOUT_MS = 600;
 let d: ReadsDevnet;

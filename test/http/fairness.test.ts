@@ -1,14 +1,14 @@
 /**
  * Fairness under abuse: while one client floods the API (MCP batches, state, prepare, supply
- * cache-busters; test/http/flood.ts in a process of its own) with the default budgets, another client's
+ * cache-busters; test/support/flood.ts in a process of its own) with the default budgets, another client's
  * cached supply request keeps its p99 under FAIR_P99_MS. The API runs in its own process too.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ReadsDevnet, startReadsDevnet } from "../reads/devnet";
-import { childEnv, flood, sampleP99, startApiChild } from "./apiProcess";
+import { childEnv, flood, sampleP99, startApiChild } from "../support/apiProcess";
+import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
 /** The documented bound for a cached supply answer while another client floods (this 2-core machine). */
 export const FAIR_P99_MS = 50;

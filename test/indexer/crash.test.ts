@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SeedResult } from "../../devnet/seed";
 import { startDevnet, type TestDevnet } from "../support/devnet";
+import { bulkTopUps, dumpIndex, expectIndexMatchesChain, headBlock } from "../support/lockChain";
 import {
   createTestDatabase,
   type PonderProcess,
@@ -16,7 +17,6 @@ import {
   writeManifest,
 } from "../support/ponder";
 import { type RpcProxy, startRpcProxy } from "../support/rpcProxy";
-import { bulkTopUps, dumpIndex, expectIndexMatchesChain, headBlock } from "./lockChain";
 
 const backend = process.env.DATABASE_URL ? "postgres" : "pglite";
 /** Ponder 0.16 treats the newest 30 blocks of an unknown chain as unfinalized: backfill stops 30 blocks short. */

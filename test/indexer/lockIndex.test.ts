@@ -11,6 +11,14 @@ import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS, type SeedResult } from "../../devnet/seed";
 import { send, startDevnet, type TestDevnet } from "../support/devnet";
 import {
+  applyLockOps,
+  expectIndexMatchesChain,
+  headBlock,
+  lockOpArb,
+  prepareActors,
+  readIndexedLocks,
+} from "../support/lockChain";
+import {
   createTestDatabase,
   type IndexDb,
   type PonderProcess,
@@ -19,14 +27,6 @@ import {
   writeManifest,
 } from "../support/ponder";
 import { type RpcProxy, startRpcProxy } from "../support/rpcProxy";
-import {
-  applyLockOps,
-  expectIndexMatchesChain,
-  headBlock,
-  lockOpArb,
-  prepareActors,
-  readIndexedLocks,
-} from "./lockChain";
 
 const E18 = 10n ** 18n;
 const backend = process.env.DATABASE_URL ? "postgres" : "pglite";

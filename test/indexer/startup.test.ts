@@ -1,6 +1,6 @@
 /**
  * A missing or bad setting stops `ponder start` at start-up with a message naming the variable, file or key
- * (the rules themselves are unit-tested in test/unit/lockIndexerConfig.test.ts; this proves Ponder obeys them).
+ * (the rules themselves are unit-tested in test/lockIndexerConfig.test.ts; this proves Ponder obeys them).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";

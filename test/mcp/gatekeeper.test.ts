@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { createApp } from "../../api/app";
 import { MCP_MAX_BATCH, MCP_MAX_BODY_BYTES, MCP_MAX_RESPONSE_BYTES } from "../../api/mcp/gatekeeper";
 import { mcpTools } from "../../api/mcp/server";
-import { type ReadsDevnet, startReadsDevnet } from "../reads/devnet";
+import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
 type App = ReturnType<typeof createApp>;
 let d: ReadsDevnet;

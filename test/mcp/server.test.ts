@@ -8,8 +8,8 @@ import type { createApp } from "../../api/app";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../api/openapi/document";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
-import { type DocOperation, openApiValidator } from "../openapi/openApiValidator";
-import { type ReadsDevnet, startReadsDevnet } from "../reads/devnet";
+import { type DocOperation, openApiValidator } from "../support/openApiValidator";
+import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
 // The MCP endpoint with the SDK's own client over real HTTP (@hono/node-server on 127.0.0.1), against
 // the seeded devnet: the tools are the documented v1 operations, each answers exactly its REST route's

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { createApp } from "../../api/app";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../api/openapi/document";
 import { DEVNET_STATUS_BITMASK } from "../../devnet/deploy";
-import { type ReadsDevnet, startReadsDevnet } from "../reads/devnet";
-import { openApiValidator } from "./openApiValidator";
+import { openApiValidator } from "../support/openApiValidator";
+import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
 // Every documented example against a live answer of the devnet stack (anvil + deployDevnet + seedDevnet,
 // the app over a real RpcClient): the request each operation's parameter examples describe is sent, the

@@ -6,7 +6,7 @@ import { createLogger } from "../../api/observability/logger";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../api/openapi/document";
 import { ADDRESS_PATTERN, BOOL_PATTERN, UINT256_PATTERN } from "../../api/openapi/jsonSchema";
 import { INFRASTRUCTURE_ROUTES } from "../../api/routes";
-import { type DocOperation, openApiValidator } from "./openApiValidator";
+import { type DocOperation, openApiValidator } from "../support/openApiValidator";
 
 // Spec §9: the routes documented in the plugin spec equal the routes served. The served side is read
 // from the app itself (Hono's route table), never from the catalogue the document is built from.

@@ -14,8 +14,8 @@ import { MemoryTtlCache } from "../../api/cache/ttlCache";
 import { createLogger, type Logger } from "../../api/observability/logger";
 import { createMetrics, type Metrics } from "../../api/observability/metrics";
 import { supplyApi } from "../../api/supply/router";
-import { type ReadsDevnet, startReadsDevnet } from "../reads/devnet";
 import { type RawAnswer, sendRaw } from "../support/rawHttp";
+import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const PATHS = ["/api/supply/total", "/api/supply/circulating", "/api/supply/max"] as const;

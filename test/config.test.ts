@@ -1,0 +1,238 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRpcClient } from "../api/chain/rpc";
+import { ConfigError, cliSchemaFrom, describeConfig, loadConfig } from "../api/config";
+import { ChainIdMismatchError, checkRpcChainId } from "../api/startup/chainId";
+import { type AnvilHandle, startAnvil } from "../devnet/anvil";
+import { REPO_ROOT } from "./support/ponder";
+import { spawnPonder } from "./support/replica";
+import { type RpcProxy, startRpcProxy } from "./support/rpcProxy";
+
+// Production configuration: one validated object, every bad or missing variable named, no secret echoed;
+// and the start-up check that the RPC serves the manifest's chain, down to a real `ponder start` refusing to run.
+
+const SECRET = "SECRETKEY123";
+const PASSWORD = "PGPASSWORD987";
+const GOOD = {
+  NETWORK: "base",
+  RPC_URL: `https://base-mainnet.example.com/v2/${SECRET}`,
+  DATABASE_URL: `postgresql://app:${PASSWORD}@db.internal:5432/asset`,
+  DATABASE_SCHEMA: "asset_v1",
+  DATABASE_VIEWS_SCHEMA: "asset",
+  REDIS_URL: `redis://:${PASSWORD}@redis.internal:6379/0`,
+  REDIS_KEY_PREFIX: "asset-prod:",
+  TRUSTED_PROXIES: "10.0.0.5, 192.168.0.0/16, ::1",
+  PORT: "42069",
+  SHUTDOWN_DRAIN_MS: "8000",
+};
+
+const deployment = { deployment: true } as const;
+
+/** The ConfigError message of `env`, asserting it is one and that no secret leaked into it. */
+function failure(env: Record<string, string | undefined>, options = deployment): string {
+  let caught: unknown;
+  try {
+    loadConfig(env, options);
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(ConfigError);
+  const message = (caught as Error).message;
+  expect(message).not.toContain(SECRET);
+  expect(message).not.toContain(PASSWORD);
+  return message;
+}
+
+describe("loadConfig for a deployment", () => {
+  it("builds one object from a complete production environment, and describes it without secrets", () => {
+    const config = loadConfig(GOOD, deployment);
+    expect(config).toMatchObject({
+      network: "base",
+      chainId: 8453,
+      rpcUrl: GOOD.RPC_URL,
+      redisUrl: GOOD.REDIS_URL,
+      redisKeyPrefix: "asset-prod:",
+      trustedProxies: ["10.0.0.5", "192.168.0.0/16", "::1"],
+      port: 42069,
+      shutdownDrainMs: 8000,
+      database: { url: GOOD.DATABASE_URL, schema: "asset_v1", viewsSchema: "asset" },
+    });
+    const line = describeConfig(config);
+    expect(line).toContain("network=base");
+    expect(line).toContain("schema=asset_v1");
+    expect(line).not.toContain(SECRET);
+    expect(line).not.toContain(PASSWORD);
+  });
+
+  it.each(["base", "base-sepolia"])("NETWORK=%s names every missing variable at once", (network) => {
+    const message = failure({ NETWORK: network });
+    for (const name of ["RPC_URL", "DATABASE_URL", "DATABASE_SCHEMA"]) {
+      expect(message).toContain(`${name}: required for NETWORK=${network}`);
+    }
+  });
+
+  it("takes the schema from Ponder's --schema flag in place of DATABASE_SCHEMA", () => {
+    const argv = ["node", "ponder.js", "serve", "--schema", "asset"];
+    expect(cliSchemaFrom(argv)).toBe("asset");
+    expect(cliSchemaFrom(["x", "--schema=asset_v2"])).toBe("asset_v2");
+    const config = loadConfig({ ...GOOD, DATABASE_SCHEMA: undefined }, { deployment: true, cliSchema: "asset_v2" });
+    expect(config.database.schema).toBe("asset_v2");
+  });
+
+  it("accepts DATABASE_PRIVATE_URL (Ponder's other name) for DATABASE_URL", () => {
+    const config = loadConfig(
+      { ...GOOD, DATABASE_URL: undefined, DATABASE_PRIVATE_URL: GOOD.DATABASE_URL },
+      deployment,
+    );
+    expect(config.database.url).toBe(GOOD.DATABASE_URL);
+  });
+
+  it("keeps the bare app (tests, local) free of the production requirements", () => {
+    expect(loadConfig({ NETWORK: "base" }).rpcUrl).toBeNull();
+    const local = loadConfig({ NETWORK: "local" }, deployment);
+    expect(local.database).toEqual({ url: null, schema: null, viewsSchema: null });
+    expect(local.redisKeyPrefix).toBe("asset-api:");
+    expect(local.shutdownDrainMs).toBe(10_000);
+  });
+
+  // [variable, bad value, what the message says]
+  const table: [string, string, RegExp][] = [
+    ["NETWORK", "mainnet", /NETWORK: /],
+    ["RPC_URL", `ftp://user:${SECRET}@node.example.com/`, /RPC_URL: must be a URL \(http: or https:\)/],
+    ["RPC_URL", `not a url ${SECRET}`, /RPC_URL: must be a URL/],
+    ["RPC_TIMEOUT_MS", "5", /RPC_TIMEOUT_MS: must be between/],
+    ["DATABASE_URL", `mysql://app:${PASSWORD}@db/asset`, /DATABASE_URL: must be a URL \(postgres: or postgresql:\)/],
+    ["DATABASE_URL", "postgresql://", /DATABASE_URL: must name a host/],
+    ["DATABASE_SCHEMA", "asset-v1", /DATABASE_SCHEMA: must be a Postgres identifier/],
+    ["DATABASE_SCHEMA", "ponder_sync", /DATABASE_SCHEMA: ponder_sync is reserved/],
+    ["DATABASE_SCHEMA", "a".repeat(46), /DATABASE_SCHEMA: must be a Postgres identifier/],
+    ["DATABASE_VIEWS_SCHEMA", "asset_v1", /DATABASE_VIEWS_SCHEMA: must differ from DATABASE_SCHEMA/],
+    ["DATABASE_VIEWS_SCHEMA", "views;drop", /DATABASE_VIEWS_SCHEMA: must be a Postgres identifier/],
+    ["PORT", "0", /PORT: must be between 1 and 65535/],
+    ["PORT", "70000", /PORT: must be between 1 and 65535/],
+    ["PORT", "80a", /PORT: must be a whole number/],
+    ["TRUSTED_PROXIES", "10.0.0.5,proxy.internal", /TRUSTED_PROXIES: "proxy.internal" is not an IP address/],
+    ["TRUSTED_PROXIES", "10.0.0.0/33", /TRUSTED_PROXIES: "10.0.0.0\/33" is not an IP address/],
+    ["REDIS_URL", `http://:${PASSWORD}@redis.internal:6379`, /REDIS_URL: must be a URL \(redis: or rediss:\)/],
+    ["REDIS_URL", "redis://", /REDIS_URL: must name a host/],
+    ["REDIS_KEY_PREFIX", "asset prod", /REDIS_KEY_PREFIX: must be 1-64 characters/],
+    ["SHUTDOWN_DRAIN_MS", "600000", /SHUTDOWN_DRAIN_MS: must be between 0 and 60000/],
+    ["RATE_LIMIT_MAX", "0", /RATE_LIMIT_MAX: must be between/],
+  ];
+  it.each(table)("%s=%s is named and its value not echoed", (name, value, expected) => {
+    const message = failure({ ...GOOD, [name]: value });
+    expect(message).toMatch(expected);
+    // Only the offending variable is reported.
+    expect(message.split("; ")).toHaveLength(1);
+  });
+
+  it("reports several bad variables in one message", () => {
+    const message = failure({ ...GOOD, PORT: "x", REDIS_URL: "http://r", TRUSTED_PROXIES: "nope", RPC_URL: "" });
+    for (const name of ["PORT", "REDIS_URL", "TRUSTED_PROXIES", "RPC_URL"]) expect(message).toContain(`${name}:`);
+  });
+});
+
+describe("RPC chain-id check", () => {
+  let anvil: AnvilHandle;
+  let proxy: RpcProxy;
+  const withKey = () => `${proxy.url}/v1/${SECRET}`;
+  const check = (expected: number, timeoutMs = 2_000) =>
+    checkRpcChainId({
+      rpc: createRpcClient({ url: withKey(), timeoutMs }),
+      expected,
+      attempts: 2,
+      retryDelayMs: 50,
+    });
+
+  /** The error of a failing check, asserted free of the key and naming RPC_URL. */
+  async function rejected(p: Promise<void>): Promise<string> {
+    const error = await p.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toContain("RPC_URL at http://127.0.0.1:");
+    expect(message).not.toContain(SECRET);
+    expect(String((error as Error).stack)).not.toContain(SECRET);
+    return message;
+  }
+
+  beforeAll(async () => {
+    anvil = await startAnvil();
+    proxy = await startRpcProxy({ upstream: anvil.rpcUrl });
+  });
+  afterAll(async () => {
+    await proxy?.stop();
+    await anvil?.stop();
+  });
+
+  it("passes when the node serves the manifest's chain", async () => {
+    proxy.setFault(null);
+    await expect(check(31337)).resolves.toBeUndefined();
+  });
+
+  it("stops on a mismatch, naming both chain ids", async () => {
+    proxy.setFault(null);
+    const error = await check(8453).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ChainIdMismatchError);
+    expect(await rejected(check(8453))).toMatch(/serves chain id 31337, but the manifest is for chain id 8453/);
+  });
+
+  it.each([
+    ["down", { kind: "down" }, /could not read eth_chainId \(unreachable/],
+    ["HTTP 500", { kind: "http", status: 500 }, /could not read eth_chainId \(http: RPC eth_chainId: HTTP 500\)/],
+    ["an RPC error", { kind: "rpcError", message: `bad key ${SECRET}` }, /could not read eth_chainId \(rpc:/],
+    ["a timeout", { kind: "delay", ms: 1_500 }, /could not read eth_chainId \(timeout/],
+    ["a malformed answer", { kind: "result", value: "31337" }, /eth_chainId answered a malformed value/],
+  ] as const)("fails closed without the key when the node answers %s", async (_name, fault, expected) => {
+    proxy.setFault(fault);
+    try {
+      expect(await rejected(check(31337, 500))).toMatch(expected);
+    } finally {
+      proxy.setFault(null);
+    }
+  });
+});
+
+describe("ponder start on a node of another chain", () => {
+  let anvil: AnvilHandle;
+  let proxy: RpcProxy;
+  let dir: string;
+
+  beforeAll(async () => {
+    anvil = await startAnvil({ chainId: 1234 });
+    proxy = await startRpcProxy({ upstream: anvil.rpcUrl });
+    dir = mkdtempSync(path.join(os.tmpdir(), "prod-chainid-"));
+  });
+  afterAll(async () => {
+    await proxy?.stop();
+    await anvil?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("exits non-zero before serving, naming RPC_URL and never printing its key", async () => {
+    const ponder = await spawnPonder({
+      command: "start",
+      rpcUrl: `${proxy.url}/v1/${SECRET}`,
+      // The committed devnet manifest: chainId 31337, while this anvil is chain 1234.
+      manifestFile: path.join(REPO_ROOT, "deployments", "local.json"),
+      pgliteDir: dir,
+      schema: "chainid_check",
+      logLevel: "info",
+    });
+    const exit = await Promise.race([ponder.exited, new Promise<null>((r) => setTimeout(() => r(null), 60_000))]);
+    if (exit === null) await ponder.stop("SIGKILL");
+    expect(exit, ponder.log()).not.toBeNull();
+    expect(exit?.code).not.toBe(0);
+    const log = ponder.log();
+    expect(log).toMatch(
+      /RPC_URL at http:\/\/127\.0\.0\.1:\d+\/\*\*\* serves chain id 1234, but the manifest is for chain id 31337/,
+    );
+    expect(log).not.toContain(SECRET);
+    // It never served: no request reached the API.
+    expect(await fetch(`${ponder.url}/health`).catch(() => null)).toBeNull();
+  }, 90_000);
+});

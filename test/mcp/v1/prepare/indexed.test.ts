@@ -1,0 +1,141 @@
+import type { Address } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { createApp } from "../../../../api/app";
+import { createLockStore } from "../../../../api/locks/store";
+import { DEVNET_ABIS } from "../../../../devnet/deploy";
+import { DEVNET_ACCOUNTS } from "../../../../devnet/seed";
+import { blockTime, execute, lockEvents, prepareOk } from "../../../support/execution";
+import {
+  createTestDatabase,
+  type IndexDb,
+  openIndexDb,
+  type PonderProcess,
+  startPonder,
+  type TestDatabase,
+  writeManifest,
+} from "../../../support/ponder";
+import { type ReadsDevnet, startReadsDevnet } from "../../../support/readsDevnet";
+
+// End to end (issue 6 §5, issue 13): a lock made from the prepare route's own transactions shows up in the
+// very next /state answer with source "subgraph+rpc" — no waiting for the real indexer (`ponder start` on
+// Postgres) to reach its block; so do a Furnace lock, a top-up and an extension of it, with the values
+// getLockInfo gives at the answer's block.
+
+const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const E18 = 10n ** 18n;
+const DAY = 86_400n;
+const user = DEVNET_ACCOUNTS.fresh;
+
+let d: ReadsDevnet;
+let database: TestDatabase;
+let ponder: PonderProcess | undefined;
+let index: IndexDb;
+let app: ReturnType<typeof createApp>;
+
+beforeAll(async () => {
+  d = await startReadsDevnet();
+  // Mine past Ponder's 30-block finality depth so "indexed up to head" covers the seed.
+  await d.chain.testClient.mine({ blocks: 32 });
+  const head = await d.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+  database = await createTestDatabase(PG_URL);
+  ponder = await startPonder({
+    rpcUrl: d.anvil.rpcUrl,
+    manifestFile: writeManifest(d.deployment.manifest),
+    database: database.forPonder("prepare_idx"),
+  });
+  await ponder.waitForBlock(head, 120_000);
+  index = await openIndexDb(database.forPonder("prepare_idx"));
+  app = d.app({ locks: createLockStore({ db: index.db }) });
+}, 180_000);
+
+afterAll(async () => {
+  await index?.close().catch(() => {});
+  await ponder?.stop();
+  await database?.drop();
+  await d?.stop();
+});
+
+type StateLock = { tokenId: string; amountWei: string; lockEnd: string; autoMax: boolean };
+
+async function stateLocks(address: Address): Promise<{ source: string; veLocks: StateLock[]; blockNumber: string }> {
+  const { status, body } = await d.get(app, `/api/mcp/v1/state/${address}`);
+  expect(status).toBe(200);
+  return { source: body.source, veLocks: body.user.veLocks, blockNumber: body.blockNumber };
+}
+
+describe("prepared locks reach /state through the index", () => {
+  let tokenId: bigint;
+
+  it("lock: the new lock is listed with source subgraph+rpc", async () => {
+    const before = await stateLocks(user.address);
+    expect(before.source).toBe("subgraph+rpc");
+    const env = await prepareOk(d, app, "lock", {
+      user: user.address,
+      amountWei: 1234n * E18,
+      durationSecs: 45n * DAY,
+    });
+    const receipts = await execute(d, user.privateKey, env);
+    const last = receipts.at(-1)!;
+    tokenId = (lockEvents(d, last).find((e) => e.eventName === "LockCreated")!.args as { tokenId: bigint }).tokenId;
+    expect(before.veLocks.some((l) => l.tokenId === String(tokenId))).toBe(false);
+    const after = await stateLocks(user.address);
+    expect(BigInt(after.blockNumber)).toBeGreaterThanOrEqual(last.blockNumber);
+    expect(after.source).toBe("subgraph+rpc");
+    expect(after.veLocks).toContainEqual({
+      tokenId: String(tokenId),
+      amountWei: String(1234n * E18),
+      lockEnd: String((await blockTime(d, last)) + 45n * DAY),
+      autoMax: false,
+    });
+  });
+
+  it("topup and extend of that lock, and a lock via the Furnace, are indexed too", async () => {
+    const top = await execute(
+      d,
+      user.privateKey,
+      await prepareOk(d, app, "topup", { user: user.address, tokenId, amountWei: 6n * E18 }),
+    );
+    const [, lockEnd] = await d.chain.publicClient.readContract({
+      address: d.deployment.addresses.VeLockNFT,
+      abi: DEVNET_ABIS.VeLockNFT,
+      functionName: "getLockInfo",
+      args: [tokenId],
+    });
+    const newEnd = lockEnd + 20n * DAY;
+    const ext = await execute(
+      d,
+      user.privateKey,
+      await prepareOk(d, app, "extend", { user: user.address, tokenId, newEnd }),
+    );
+    const furnace = await execute(
+      d,
+      user.privateKey,
+      await prepareOk(d, app, "lock-via-furnace", {
+        user: user.address,
+        claimAmountWei: 1500n * E18,
+        durationSeconds: 14n * DAY,
+      }),
+    );
+    const created = lockEvents(d, furnace.at(-1)!).find((e) => e.eventName === "LockCreated")!.args as {
+      tokenId: bigint;
+      amount: bigint;
+      lockEnd: bigint;
+    };
+    expect([top.length, ext.length]).toEqual([2, 1]); // approve + topup, extend
+    const { source, veLocks, blockNumber } = await stateLocks(user.address);
+    expect(BigInt(blockNumber)).toBeGreaterThanOrEqual(furnace.at(-1)!.blockNumber);
+    expect(source).toBe("subgraph+rpc");
+    expect(veLocks).toContainEqual({
+      tokenId: String(tokenId),
+      amountWei: String(1240n * E18),
+      lockEnd: String(newEnd),
+      autoMax: false,
+    });
+    expect(veLocks).toContainEqual({
+      tokenId: String(created.tokenId),
+      amountWei: String(created.amount),
+      lockEnd: String(created.lockEnd),
+      autoMax: false,
+    });
+  });
+});

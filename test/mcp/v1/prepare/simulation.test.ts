@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createRpcClient } from "../../../../api/chain/rpc";
+import { knownUnsupported } from "../../../../api/chain/simulate";
+import { ACTIONS } from "../../../../api/mcp/v1/prepare";
+import { gasWithHeadroom } from "../../../../api/mcp/v1/prepare/simulation";
+import { DEVNET_ACCOUNTS } from "../../../../devnet/seed";
+import { preparePath } from "../../../support/execution";
+import { type ReadsDevnet, startReadsDevnet } from "../../../support/readsDevnet";
+import type { RpcFault } from "../../../support/rpcProxy";
+
+// The `simulation` member on the seeded devnet, with the node's failures injected by the fault proxy:
+// whatever the node does, the batch is answered (200), and a node without eth_simulateV1 is probed once.
+
+const E18 = 10n ** 18n;
+const fresh = DEVNET_ACCOUNTS.fresh.address;
+const onlySimulate = (method: string) => method === "eth_simulateV1";
+
+let d: ReadsDevnet;
+beforeAll(async () => {
+  d = await startReadsDevnet({ rpcTimeoutMs: 1_000 });
+});
+afterAll(async () => {
+  await d?.stop();
+});
+beforeEach(() => {
+  d.proxy.setFault(null);
+  d.proxy.reset();
+});
+
+const lockPath = (extra: Record<string, string> = {}) =>
+  preparePath("lock", { user: fresh, amountWei: 1000n * E18, durationSecs: 604_800n, ...extra });
+
+describe("simulation on a node that has eth_simulateV1", () => {
+  it("a clean batch: ok, one step per transaction, gas = simulated gas with headroom", async () => {
+    const { status, body } = await d.get(d.app(), lockPath());
+    expect(status).toBe(200);
+    const sim = body.simulation;
+    expect(sim.ok).toBe(true);
+    expect(sim.blockNumber).toMatch(/^[0-9]+$/);
+    expect(sim.steps.map((s: { step: string }) => s.step)).toEqual(
+      body.transactions.map((t: { step: string }) => t.step),
+    );
+    for (const [i, step] of sim.steps.entries()) {
+      expect(step.ok).toBe(true);
+      expect(step.error).toBeUndefined();
+      expect(BigInt(body.transactions[i].gas)).toBe(gasWithHeadroom(BigInt(step.gasUsed)));
+      expect(BigInt(step.gasUsed)).toBeGreaterThan(21_000n);
+    }
+  });
+
+  it("state carries from step to step: the lock after a fresh approve succeeds", async () => {
+    const { body } = await d.get(d.app(), lockPath());
+    expect(body.transactions.map((t: { step: string }) => t.step)).toEqual(["approve", "lock"]);
+    expect(body.simulation.steps[1].ok).toBe(true);
+  });
+
+  it("a reverting batch is still a 200 with the batch, the revert decoded by name and selector", async () => {
+    // The idle account holds no token: pulling 1000 tokens reverts in the token contract.
+    const idle = DEVNET_ACCOUNTS.idle.address;
+    const { status, body } = await d.get(d.app(), lockPath({ user: idle }));
+    expect(status).toBe(200);
+    expect(body.transactions.length).toBe(2);
+    expect(body.simulation.ok).toBe(false);
+    const failed = body.simulation.steps.find((s: { ok: boolean }) => !s.ok);
+    expect(failed.step).toBe("lock");
+    expect(failed.error.selector).toMatch(/^0x[0-9a-f]{8}$/);
+    expect(Array.isArray(failed.error.args)).toBe(true);
+  });
+
+  it("the 33rd lock of a wallet reverts TooManyVeNFTs in the simulation, with a hint", async () => {
+    const capped = DEVNET_ACCOUNTS.capped.address;
+    const { body } = await d.get(d.app(), lockPath({ user: capped }));
+    expect(body.simulation.ok).toBe(false);
+    const failed = body.simulation.steps.find((s: { ok: boolean }) => !s.ok);
+    expect(failed.error.name).toBe("TooManyVeNFTs");
+    expect(body.simulation.hint.message).toMatch(/32 locks/);
+  });
+
+  it("actions without user in their spec parameters: skipped no-user without it, simulated with it", async () => {
+    for (const action of ["collect-all", "collect-royalties", "harvest-rewards", "withdraw-lp"]) {
+      d.proxy.reset();
+      const without = await d.get(d.app(), preparePath(action));
+      expect(without.status).toBe(200);
+      expect(without.body.simulation).toMatchObject({ ok: null, skipped: "no-user" });
+      expect(without.body.transactions[0].gas).toBeUndefined();
+      expect(d.proxy.count("eth_simulateV1")).toBe(0);
+      const withUser = await d.get(d.app(), preparePath(action, { user: DEVNET_ACCOUNTS.dave.address }));
+      expect(withUser.status).toBe(200);
+      expect(typeof withUser.body.simulation.ok).toBe("boolean");
+      expect(withUser.body.transactions[0].gas).toMatch(/^0x[0-9a-f]+$/);
+    }
+  });
+
+  it("simulate=false: no simulation, no gas, no round trip for it", async () => {
+    const { body } = await d.get(d.app(), lockPath({ simulate: "false" }));
+    expect(body.simulation).toMatchObject({ ok: null, skipped: "disabled" });
+    for (const t of body.transactions) expect(t.gas).toBeUndefined();
+    expect(d.proxy.count("eth_simulateV1")).toBe(0);
+  });
+
+  it("user and simulate are parsed strictly on every action", async () => {
+    const app = d.app();
+    for (const a of ACTIONS) {
+      for (const [query, param] of [
+        ["user=0xabc", "user"],
+        ["simulate=yes", "simulate"],
+        ["simulate=true&simulate=false", "simulate"],
+        [`user=${fresh.toLowerCase().replace("a", "A")}`, "user"],
+      ] as const) {
+        const { status, body } = await d.get(app, `/api/mcp/v1/prepare/${a.action}?${query}`);
+        expect(status, `${a.action} ${query}`).toBe(400);
+        expect(body.error).toBe("BAD_PARAMS");
+        expect(body.detail.param, `${a.action} ${query}`).toBe(param);
+      }
+      const unknown = await d.get(app, `/api/mcp/v1/prepare/${a.action}?bogus=1`);
+      expect(unknown.body.detail.accepted).toEqual(expect.arrayContaining(["user", "simulate"]));
+      expect(Object.keys(a.params)).toEqual(expect.arrayContaining(["user", "simulate"]));
+    }
+    expect(d.proxy.count()).toBe(1); // only the gate's preflight
+  });
+});
+
+describe("simulation when the node fails", () => {
+  const failures: [string, RpcFault][] = [
+    ["rpc error", { kind: "rpcError", code: -32000, message: "boom", match: onlySimulate }],
+    ["timeout", { kind: "delay", ms: 1_500, match: onlySimulate }],
+    ["HTTP 500", { kind: "http", status: 500, match: onlySimulate }],
+    ["connection dropped", { kind: "down", match: onlySimulate }],
+    ["malformed answer", { kind: "result", value: [{ number: "0x1", calls: [] }], match: onlySimulate }],
+  ];
+  for (const [label, fault] of failures) {
+    it(`${label}: 200 with the batch, simulation skipped node-failed, and the next request tries again`, async () => {
+      const rpc = createRpcClient({ url: d.proxy.url, timeoutMs: 1_000 });
+      const app = d.app({ rpc });
+      d.proxy.setFault(fault);
+      const { status, body } = await d.get(app, lockPath());
+      expect(status).toBe(200);
+      expect(body.transactions.length).toBe(2);
+      expect(body.simulation).toMatchObject({ ok: null, skipped: "node-failed" });
+      expect(typeof body.simulation.reason).toBe("string");
+      expect(knownUnsupported(rpc)).toBe(false);
+      d.proxy.setFault(null);
+      const again = await d.get(app, lockPath());
+      expect(again.body.simulation.ok).toBe(true);
+    });
+  }
+
+  it("a node without eth_simulateV1 is detected once: later prepares send no simulation at all", async () => {
+    const rpc = createRpcClient({ url: d.proxy.url, timeoutMs: 1_000 });
+    const app = d.app({ rpc });
+    d.proxy.setFault({ kind: "rpcError", code: -32601, message: "Method not found", match: onlySimulate });
+    const first = await d.get(app, lockPath());
+    expect(first.status).toBe(200);
+    expect(first.body.simulation).toMatchObject({ ok: null, skipped: "unsupported" });
+    expect(d.proxy.count("eth_simulateV1")).toBe(1);
+    expect(knownUnsupported(rpc)).toBe(true);
+    d.proxy.reset();
+    for (const a of ["lock", "extend"]) {
+      const path =
+        a === "lock" ? lockPath() : preparePath("extend", { user: fresh, tokenId: 1n, newEnd: 9_999_999_999n });
+      const { status, body } = await d.get(app, path);
+      expect(status).toBe(200);
+      expect(body.simulation.skipped).toBe("unsupported");
+    }
+    expect(d.proxy.count("eth_simulateV1")).toBe(0);
+    // Another node (another client) is judged on its own.
+    expect(knownUnsupported(d.rpc)).toBe(false);
+  });
+});

@@ -1,0 +1,114 @@
+import { type Hex, toFunctionSelector } from "viem";
+import { describe, expect, it } from "vitest";
+import type { RpcClient, RpcRequest } from "../../../../api/chain/rpc";
+import { loadConfig } from "../../../../api/config";
+import { extend, lock, topup } from "../../../../api/mcp/v1/prepare/lock";
+import type { PrepareAction } from "../../../../api/mcp/v1/prepare/pipeline";
+import { gasWithHeadroom } from "../../../../api/mcp/v1/prepare/simulation";
+
+// The mapping from a node's eth_simulateV1 answer to `simulation` and `gas`, for answers the devnet cannot
+// produce before its lock functions are restricted to the Furnace: NotAuthorized on lock/topup/extend and
+// its hint. The answer below is the shape anvil and geth send (test/mcp/v1/prepare/simulation.test.ts runs the
+// real node). The devnet path is exercised by test/mcp/v1/prepare/simulationTruth.test.ts.
+
+const NOT_AUTHORIZED = toFunctionSelector("error NotAuthorized()") as Hex;
+const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+
+/** A node whose simulation lets approves pass and reverts every other call with `revert`. */
+function node(revert: Hex, seen: RpcRequest[] = []): RpcClient {
+  const answer = (req: RpcRequest): unknown => {
+    seen.push(req);
+    if (req.method === "eth_call") return `0x${"0".repeat(64)}`; // allowance 0: the approve step comes first
+    const calls = (req.params[0] as { blockStateCalls: { calls: { data: Hex }[] }[] }).blockStateCalls[0]!.calls;
+    return [
+      {
+        number: "0x10",
+        calls: calls.map((c) =>
+          c.data.startsWith("0x095ea7b3")
+            ? { status: "0x1", gasUsed: "0xb4a0", returnData: `0x${"0".repeat(63)}1`, logs: [] }
+            : { status: "0x0", gasUsed: "0x7530", returnData: revert, logs: [], error: { code: -32000 } },
+        ),
+      },
+    ];
+  };
+  return { redactedUrl: "test:", request: async (r) => answer(r), batch: async (rs) => rs.map(answer) };
+}
+
+const config = loadConfig({ NETWORK: "base" });
+const run = (action: PrepareAction, query: string, rpc: RpcClient) =>
+  action.run(
+    { gate: { assertFinalized: async () => {} }, rpc, config },
+    `http://x/api/mcp/v1/prepare/${action.action}?${query}`,
+  );
+
+describe("simulation answers → simulation and gas", () => {
+  it("NotAuthorized on lock: decoded, and the hint is the lock-via-furnace call with the same terms", async () => {
+    const seen: RpcRequest[] = [];
+    const env = await run(
+      lock,
+      `user=${WALLET}&amountWei=2000000000000000000000&durationSecs=31536000&autoMax=true`,
+      node(NOT_AUTHORIZED, seen),
+    );
+    const sim = env.simulation as Extract<typeof env.simulation, { steps: unknown }>;
+    expect(sim.ok).toBe(false);
+    expect(sim.blockNumber).toBe("16");
+    expect(sim.steps).toEqual([
+      { step: "approve", ok: true, gasUsed: "46240" },
+      {
+        step: "lock",
+        ok: false,
+        gasUsed: "30000",
+        error: { name: "NotAuthorized", args: [], selector: NOT_AUTHORIZED },
+      },
+    ]);
+    expect(sim.hint).toEqual({
+      message: expect.stringMatching(/Furnace/),
+      action: "lock-via-furnace",
+      params: {
+        user: WALLET,
+        claimAmountWei: "2000000000000000000000",
+        targetTokenId: "0",
+        durationSeconds: "31536000",
+        createAutoMax: "true",
+      },
+      path: `/api/mcp/v1/prepare/lock-via-furnace?user=${WALLET}&claimAmountWei=2000000000000000000000&targetTokenId=0&durationSeconds=31536000&createAutoMax=true`,
+    });
+    expect(env.transactions.map((t) => t.gas)).toEqual([
+      `0x${gasWithHeadroom(46_240n).toString(16)}`,
+      `0x${gasWithHeadroom(30_000n).toString(16)}`,
+    ]);
+    // Simulated as the wallet, at the latest block, in one request.
+    const sim1 = seen.filter((r) => r.method === "eth_simulateV1");
+    expect(sim1).toHaveLength(1);
+    expect(sim1[0]!.params[1]).toBe("latest");
+    const payload = sim1[0]!.params[0] as { blockStateCalls: { calls: { from: string }[] }[]; validation: boolean };
+    expect(payload.validation).toBe(false);
+    for (const c of payload.blockStateCalls[0]!.calls) expect(c.from).toBe(WALLET);
+  });
+
+  it("NotAuthorized on topup: hint tops the same lock up via the Furnace; on extend: says no wallet call exists", async () => {
+    const t = await run(topup, `user=${WALLET}&tokenId=7&amountWei=5000000000000000000`, node(NOT_AUTHORIZED));
+    const th = (t.simulation as { hint?: { action?: string; params?: Record<string, string> } }).hint;
+    expect(th).toMatchObject({
+      action: "lock-via-furnace",
+      params: { user: WALLET, claimAmountWei: "5000000000000000000", targetTokenId: "7" },
+    });
+    const e = await run(extend, `user=${WALLET}&tokenId=7&newEnd=1900000000`, node(NOT_AUTHORIZED));
+    const eh = (e.simulation as { hint?: { action?: string; message: string } }).hint;
+    expect(eh?.action).toBeUndefined();
+    expect(eh?.message).toMatch(/Furnace/);
+  });
+
+  it("an unknown selector keeps the selector with name null; a revert without data has neither", async () => {
+    const unknown = await run(extend, `user=${WALLET}&tokenId=7&newEnd=1900000000`, node("0xdeadbeef"));
+    expect((unknown.simulation as { steps: unknown[] }).steps[0]).toMatchObject({
+      ok: false,
+      error: { name: null, args: [], selector: "0xdeadbeef" },
+    });
+    const bare = await run(extend, `user=${WALLET}&tokenId=7&newEnd=1900000000`, node("0x"));
+    expect((bare.simulation as { steps: unknown[]; hint?: unknown }).steps[0]).toMatchObject({
+      error: { name: null, selector: null },
+    });
+    expect((bare.simulation as { hint?: unknown }).hint).toBeUndefined();
+  });
+});

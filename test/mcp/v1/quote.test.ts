@@ -1,0 +1,318 @@
+import { encodeErrorResult, encodeFunctionResult, parseAbi } from "viem";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createRpcClient } from "../../../api/chain/rpc";
+import { ChainUnreadyError, QuoteFailedError } from "../../../api/http/errors";
+import { applyMinVeOutClamp, bonusBpsVsPrincipalClaim, furnaceVeOut } from "../../../api/math";
+import { quoteLockViaFurnace } from "../../../api/mcp/v1/quote";
+import { DEVNET_ABIS } from "../../../devnet/deploy";
+import { DEVNET_ACCOUNTS } from "../../../devnet/seed";
+import { type ReadsDevnet, startReadsDevnet } from "../../support/readsDevnet";
+
+let d: ReadsDevnet;
+beforeAll(async () => {
+  d = await startReadsDevnet();
+});
+afterAll(async () => {
+  await d?.stop();
+});
+beforeEach(() => {
+  d.proxy.setFault(null);
+  d.proxy.reset();
+});
+
+const E18 = 10n ** 18n;
+const DAY = 86_400n;
+const { alice, carol, capped, fresh, idle } = DEVNET_ACCOUNTS;
+
+const quotePath = (q: Record<string, string | bigint | boolean>) =>
+  `/api/mcp/v1/quote/lock-via-furnace?${new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)]))}`;
+
+async function chainQuote(user: `0x${string}`, claimIn: bigint, target: bigint, duration: bigint, autoMax: boolean) {
+  const [principal, bonus, veOut, route] = await d.chain.publicClient.readContract({
+    address: d.deployment.addresses.FurnaceQuoter,
+    abi: DEVNET_ABIS.FurnaceQuoter,
+    functionName: "quoteEnterWithClaim",
+    args: [user, claimIn, target, duration, autoMax],
+  });
+  return { principal, bonus, veOut, route };
+}
+
+async function lockEnd(tokenId: bigint) {
+  const [, end] = await d.chain.publicClient.readContract({
+    address: d.deployment.addresses.VeLockNFT,
+    abi: DEVNET_ABIS.VeLockNFT,
+    functionName: "getLockInfo",
+    args: [tokenId],
+  });
+  return end;
+}
+
+describe("GET /quote/lock-via-furnace against on-chain truth", () => {
+  const cases = () => [
+    {
+      name: "fresh, new 180-day lock",
+      user: fresh.address,
+      amount: 2_000n * E18,
+      target: 0n,
+      duration: 180n * DAY,
+      autoMax: false,
+    },
+    {
+      name: "fresh, new 7-day lock",
+      user: fresh.address,
+      amount: 1_000n * E18,
+      target: 0n,
+      duration: 7n * DAY,
+      autoMax: false,
+    },
+    {
+      name: "fresh, AutoMax 365 days",
+      user: fresh.address,
+      amount: 5_000n * E18,
+      target: 0n,
+      duration: 365n * DAY,
+      autoMax: true,
+    },
+    {
+      name: "idle user, new 30-day lock",
+      user: idle.address,
+      amount: 1_234n * E18 + 5n,
+      target: 0n,
+      duration: 30n * DAY,
+      autoMax: false,
+    },
+    {
+      name: "carol tops up her Furnace lock",
+      user: carol.address,
+      amount: 500n * E18,
+      target: d.seed.tokenIds.carolFurnace,
+      duration: 0n,
+      autoMax: false,
+    },
+    {
+      name: "alice tops up her AutoMax lock",
+      user: alice.address,
+      amount: 10n * E18,
+      target: d.seed.tokenIds.aliceAutoMax,
+      duration: 0n,
+      autoMax: false,
+    },
+  ];
+
+  it("every case matches the quoter and the shared math", async () => {
+    for (const c of cases()) {
+      for (const slippage of [undefined, 0n, 123n, 10_000n]) {
+        d.proxy.reset();
+        const q: Record<string, string | bigint | boolean> = { user: c.user, claimAmountWei: c.amount };
+        if (c.target) q.targetTokenId = c.target;
+        if (c.duration) q.durationSeconds = c.duration;
+        if (c.autoMax) q.createAutoMax = true;
+        if (slippage !== undefined) q.slippageBps = slippage;
+        const { status, body } = await d.get(d.app(), quotePath(q));
+        expect(status, c.name).toBe(200);
+        const t = await chainQuote(c.user, c.amount, c.target, c.duration, c.autoMax);
+        const s = slippage ?? 50n;
+        expect(body, c.name).toEqual({
+          ok: true,
+          principalClaimWei: String(t.principal),
+          bonusClaimWei: String(t.bonus),
+          veOutWei: String(t.veOut),
+          minVeOutWei: String(applyMinVeOutClamp(t.veOut, s)),
+          routeTokenId: String(c.target),
+          slippageBps: Number(s),
+          bonusBpsVsPrincipalClaim: String(bonusBpsVsPrincipalClaim(t.bonus, t.principal)),
+        });
+        expect(d.proxy.count(), c.name).toBe(1); // one eth_call per quote
+        expect(t.veOut).toBeGreaterThan(0n);
+      }
+    }
+  });
+
+  it("the quoter's veOut is the shared furnaceVeOut of its principal and bonus", async () => {
+    const head = await d.chain.publicClient.getBlock({ blockTag: "latest" });
+    for (const c of cases()) {
+      const t = await chainQuote(c.user, c.amount, c.target, c.duration, c.autoMax);
+      const autoMaxLock = c.target === d.seed.tokenIds.aliceAutoMax;
+      const route =
+        c.autoMax || autoMaxLock
+          ? ({ kind: "autoMax" } as const)
+          : c.target
+            ? ({ kind: "existing", lockEnd: await lockEnd(c.target), now: head.timestamp } as const)
+            : ({ kind: "new", durationSeconds: c.duration } as const);
+      expect(furnaceVeOut(t.principal, t.bonus, route), c.name).toBe(t.veOut);
+    }
+  });
+
+  it("quoteLockViaFurnace (for prepare) returns the same numbers as bigints", async () => {
+    const q = await quoteLockViaFurnace(d, {
+      user: fresh.address,
+      claimAmountWei: 2_000n * E18,
+      durationSeconds: 180n * DAY,
+    });
+    const t = await chainQuote(fresh.address, 2_000n * E18, 0n, 180n * DAY, false);
+    expect(q).toEqual({
+      principalClaimWei: t.principal,
+      bonusClaimWei: t.bonus,
+      veOutWei: t.veOut,
+      minVeOutWei: applyMinVeOutClamp(t.veOut, 50n),
+      routeTokenId: 0n,
+      slippageBps: 50n,
+      bonusBpsVsPrincipalClaim: bonusBpsVsPrincipalClaim(t.bonus, t.principal),
+    });
+    expect(q.bonusClaimWei).toBeGreaterThan(0n);
+  });
+});
+
+describe("quoter reverts → 502 QUOTE_FAILED with the decoded custom error", () => {
+  const cases = () =>
+    [
+      ["AmountZero", { user: fresh.address, claimAmountWei: 0n, durationSeconds: 30n * DAY }],
+      ["MinLockAmountNotMet", { user: fresh.address, claimAmountWei: 900n * E18, durationSeconds: 7n * DAY }],
+      ["InvalidDuration", { user: fresh.address, claimAmountWei: 2_000n * E18 }], // durationSeconds defaults to 0
+      ["InvalidDuration", { user: fresh.address, claimAmountWei: 2_000n * E18, durationSeconds: 366n * DAY }],
+      [
+        "AutoMaxRequiresMaxDuration",
+        { user: fresh.address, claimAmountWei: 2_000n * E18, durationSeconds: 180n * DAY, createAutoMax: true },
+      ],
+      ["TooManyVeNFTs", { user: capped.address, claimAmountWei: 2_000n * E18, durationSeconds: 30n * DAY }],
+      ["NotLockOwner", { user: fresh.address, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.alicePlain }],
+      ["NotLockOwner", { user: fresh.address, claimAmountWei: 10n * E18, targetTokenId: 999_999n }],
+      [
+        "NotLockOwner",
+        { user: alice.address, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.aliceUnlocked },
+      ],
+      ["LockExpired", { user: carol.address, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.carolExpired }],
+    ] as const;
+
+  it("each revert, through the route and through quoteLockViaFurnace", async () => {
+    for (const [reason, q] of cases()) {
+      d.proxy.reset();
+      const { status, body, headers } = await d.get(d.app(), quotePath(q));
+      expect(status, reason).toBe(502);
+      expect(body, reason).toEqual({
+        ok: false,
+        error: "QUOTE_FAILED",
+        message: expect.stringContaining(reason),
+        detail: { reason },
+      });
+      expect(headers.get("cache-control")).toBe("no-store");
+      expect(d.proxy.count()).toBe(1);
+      const thrown = await quoteLockViaFurnace(d, q).catch((e: unknown) => e);
+      expect(thrown).toBeInstanceOf(QuoteFailedError);
+      expect((thrown as QuoteFailedError).detail).toEqual({ reason });
+    }
+  });
+});
+
+describe("quote failures through the fault proxy", () => {
+  const q = { user: fresh.address, claimAmountWei: 2_000n * E18, durationSeconds: 30n * DAY };
+  const word = (n: bigint) => n.toString(16).padStart(64, "0");
+  const forged = encodeFunctionResult({
+    abi: DEVNET_ABIS.FurnaceQuoter,
+    functionName: "quoteEnterWithClaim",
+    result: [1000n, 10n, 199n, 0n],
+  });
+
+  it("a forged well-formed answer flows through the math (the harness reaches the decoder)", async () => {
+    d.proxy.setFault({ kind: "result", value: forged });
+    const { status, body } = await d.get(d.app(), quotePath(q));
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ veOutWei: "199", minVeOutWei: "198", bonusBpsVsPrincipalClaim: "100" });
+  });
+
+  it.each([
+    ["node down", { kind: "down" }, { reason: null, upstream: "unreachable" }],
+    ["HTTP 502", { kind: "http", status: 502 }, { reason: null, upstream: "http" }],
+    [
+      "JSON-RPC error without data",
+      { kind: "rpcError", code: -32000, message: "boom" },
+      { reason: null, upstream: "rpc" },
+    ],
+    [
+      "a bare revert",
+      { kind: "rpcError", code: 3, message: "execution reverted", data: "0x" },
+      { reason: null, upstream: "rpc" },
+    ],
+    [
+      "an unknown selector",
+      { kind: "rpcError", code: 3, message: "execution reverted", data: "0xdeadbeef" },
+      { reason: null, upstream: "rpc" },
+    ],
+    [
+      "an injected AmountZero",
+      {
+        kind: "rpcError",
+        code: 3,
+        message: "execution reverted",
+        data: encodeErrorResult({ abi: DEVNET_ABIS.FurnaceQuoter, errorName: "AmountZero" }),
+      },
+      { reason: "AmountZero" },
+    ],
+    [
+      "an Error(string)",
+      {
+        kind: "rpcError",
+        code: 3,
+        message: "execution reverted",
+        data: encodeErrorResult({ abi: parseAbi(["error Error(string)"]), errorName: "Error", args: ["paused"] }),
+      },
+      { reason: "Error", args: ["paused"] },
+    ],
+    [
+      "a panic",
+      {
+        kind: "rpcError",
+        code: 3,
+        message: "execution reverted",
+        data: encodeErrorResult({ abi: parseAbi(["error Panic(uint256)"]), errorName: "Panic", args: [0x11n] }),
+      },
+      { reason: "Panic", args: ["17"] },
+    ],
+    ["result 0x", { kind: "result", value: "0x" }, { reason: null, upstream: "invalid" }],
+    ["result null", { kind: "result", value: null }, { reason: null, upstream: "invalid" }],
+    ["three words", { kind: "result", value: forged.slice(0, 2 + 192) }, { reason: null, upstream: "invalid" }],
+    ["five words", { kind: "result", value: `${forged}${word(0n)}` }, { reason: null, upstream: "invalid" }],
+    ["non-hex", { kind: "result", value: `0x${"z".repeat(256)}` }, { reason: null, upstream: "invalid" }],
+  ] as const)("%s → 502 QUOTE_FAILED", async (_label, fault, detail) => {
+    d.proxy.setFault(fault as never);
+    const { status, body } = await d.get(d.app(), quotePath(q));
+    expect(status).toBe(502);
+    expect(body).toMatchObject({ ok: false, error: "QUOTE_FAILED", detail });
+  });
+
+  it("a node slower than the timeout → 502 QUOTE_FAILED", async () => {
+    d.proxy.setFault({ kind: "delay", ms: 3_000 });
+    const rpc = createRpcClient({ url: d.proxy.url, timeoutMs: 300 });
+    const { status, body } = await d.get(d.app({ rpc }), quotePath(q));
+    expect(status).toBe(502);
+    expect(body).toMatchObject({ error: "QUOTE_FAILED", detail: { upstream: "timeout" } });
+  });
+
+  it("no RPC configured → 502 QUOTE_FAILED", async () => {
+    const { status, body } = await d.get(d.app({ rpc: null }), quotePath(q));
+    expect(status).toBe(502);
+    expect(body.error).toBe("QUOTE_FAILED");
+  });
+
+  it("no FurnaceQuoter in the manifest → 503 CHAIN_UNREADY, no RPC", async () => {
+    const config = d.configWith((m) => ({ ...m, contracts: { ...m.contracts, FurnaceQuoter: undefined } }));
+    const { status, body } = await d.get(d.app({ config }), quotePath(q));
+    expect(status).toBe(503);
+    expect(body).toMatchObject({ error: "CHAIN_UNREADY", detail: { contract: "FurnaceQuoter" } });
+    await expect(quoteLockViaFurnace({ rpc: d.rpc, config }, q)).rejects.toBeInstanceOf(ChainUnreadyError);
+    expect(d.proxy.count()).toBe(0);
+  });
+
+  it("reads are not gated: the quote answers while genesis is not finalized", async () => {
+    const gateSeesClosed = d.app();
+    await d.setStatusBitmask(0x7ffn);
+    try {
+      d.proxy.reset();
+      const { status } = await d.get(gateSeesClosed, quotePath(q));
+      expect(status).toBe(200);
+      expect(d.proxy.count()).toBe(1); // the quote only: no preflight read
+    } finally {
+      await d.setStatusBitmask(0x7fen);
+    }
+  });
+});

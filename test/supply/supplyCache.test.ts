@@ -1,0 +1,248 @@
+/**
+ * The Redis-backed supply cache: two apps (two "replicas", each with its own Redis connection) over
+ * one devnet make ONE upstream read per value per cache window between them; failures never reach
+ * Redis; a Redis that is down degrades to in-process caching without failing a request.
+ */
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { AssetTokenAbi, VeLockNFTAbi } from "../../abis";
+import { RedisTtlCache } from "../../api/cache/redisTtlCache";
+import type { TtlCache } from "../../api/cache/ttlCache";
+import { silentLogger } from "../../api/observability/logger";
+import { TOTAL_LOCKED_CLAIM_CALLDATA, TOTAL_SUPPLY_CALLDATA } from "../../api/supply/reads";
+import { createSupplyCache } from "../../api/supply/supplyCache";
+import { formatWei2 } from "../../api/supply/wei";
+import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
+import { ethCallSelector } from "../support/rpcProxy";
+
+const REDIS_URL = "redis://127.0.0.1:6379";
+const PREFIX = `test-supply-${process.pid}-${randomUUID().slice(0, 8)}:`;
+const TTL_MS = 600;
+const DEADLINE_MS = 1_000;
+const BACKOFF_MS = 300;
+
+let d: ReadsDevnet;
+let admin: Redis;
+const caches: TtlCache[] = [];
+
+async function replica(prefix = PREFIX) {
+  const cache = await createSupplyCache(
+    { ...d.config, redisUrl: REDIS_URL },
+    { keyPrefix: prefix, rpcTimeoutMs: DEADLINE_MS, logger: silentLogger },
+  );
+  caches.push(cache);
+  return d.app({
+    logger: silentLogger,
+    supply: {
+      cache,
+      ttlMs: { total: TTL_MS, circulating: TTL_MS },
+      rpcTimeoutMs: DEADLINE_MS,
+      failureBackoffMs: BACKOFF_MS,
+    },
+  });
+}
+
+async function get(a: Awaited<ReturnType<typeof replica>>, path: string) {
+  const res = await a.request(path);
+  return { status: res.status, text: await res.text(), headers: res.headers };
+}
+
+const reads = () => ({
+  blockNumber: d.proxy.count("eth_blockNumber"),
+  totalSupply: d.proxy.calls.filter((c) => ethCallSelector(c.method, c.params) === TOTAL_SUPPLY_CALLDATA).length,
+  totalLockedClaim: d.proxy.calls.filter((c) => ethCallSelector(c.method, c.params) === TOTAL_LOCKED_CLAIM_CALLDATA)
+    .length,
+});
+
+async function truth() {
+  const pc = d.chain.publicClient;
+  const blockNumber = await pc.getBlockNumber({ cacheTime: 0 });
+  const [total, locked] = await Promise.all([
+    pc.readContract({
+      address: d.deployment.addresses.AssetToken,
+      abi: AssetTokenAbi,
+      functionName: "totalSupply",
+      blockNumber,
+    }),
+    pc.readContract({
+      address: d.deployment.addresses.VeLockNFT,
+      abi: VeLockNFTAbi,
+      functionName: "totalLockedClaim",
+      blockNumber,
+    }),
+  ]);
+  return { total: formatWei2(total), circulating: formatWei2(total - locked) };
+}
+
+async function ourKeys(): Promise<string[]> {
+  return admin.keys(`${PREFIX}*`);
+}
+
+beforeAll(async () => {
+  admin = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  d = await startReadsDevnet();
+});
+afterAll(async () => {
+  for (const c of caches) await c.close();
+  if (admin) {
+    const keys = await admin.keys(`${PREFIX}*`);
+    if (keys.length) await admin.del(...keys);
+    admin.disconnect();
+  }
+  await d?.stop();
+});
+beforeEach(async () => {
+  d.proxy.setFault(null);
+  d.proxy.reset();
+  const keys = await ourKeys();
+  if (keys.length) await admin.del(...keys);
+});
+
+describe("Redis-shared supply cache", () => {
+  it("two replicas make one upstream read per value per window between them", async () => {
+    const [a, b] = [await replica(), await replica()];
+    const t = await truth();
+    // A slow node makes the replicas' misses overlap for sure: one holds the lock, the other waits on the value.
+    d.proxy.setFault({ kind: "delay", ms: 150 });
+    const paths = ["/api/supply/total", "/api/supply/circulating", "/api/supply/total?format=bare"];
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => get(i % 2 ? a : b, paths[i % paths.length]!)),
+    );
+    for (const [i, r] of results.entries()) {
+      expect(r.status).toBe(200);
+      const path = paths[i % paths.length]!;
+      const expected = path.includes("circulating") ? t.circulating : t.total;
+      expect(path.includes("bare") ? r.text : JSON.parse(r.text).result).toBe(expected);
+    }
+    expect(reads()).toEqual({ blockNumber: 1, totalSupply: 2, totalLockedClaim: 1 });
+
+    // The shared entries live in Redis with the window's TTL; the locks are gone.
+    const keys = (await ourKeys()).sort();
+    expect(keys).toHaveLength(2);
+    expect(keys.every((k) => !k.endsWith(":lock"))).toBe(true);
+    for (const k of keys) {
+      const pttl = await admin.pttl(k);
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(TTL_MS);
+    }
+
+    // A third replica that starts later in the same window reads Redis, not the node.
+    d.proxy.setFault(null);
+    const c = await replica();
+    expect(JSON.parse((await get(c, "/api/supply/total")).text).result).toBe(t.total);
+    expect(reads().totalSupply).toBe(2);
+
+    // Next window: again exactly one read per value, whoever asks first.
+    await new Promise((r) => setTimeout(r, TTL_MS + 50));
+    d.proxy.reset();
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        get([a, b, c][i % 3]!, i % 2 ? "/api/supply/total" : "/api/supply/circulating"),
+      ),
+    );
+    expect(reads()).toEqual({ blockNumber: 1, totalSupply: 2, totalLockedClaim: 1 });
+  });
+
+  it("a failed read is shared as a failure for the backoff only, never as a value; then both recover", async () => {
+    const [a, b] = [await replica(), await replica()];
+    d.proxy.setFault({ kind: "result", value: "0x", match: (m) => m === "eth_call" });
+    for (const app of [a, b]) {
+      const res = await get(app, "/api/supply/total?format=bare");
+      expect([res.status, res.text, res.headers.get("x-supply-error")]).toEqual([
+        502,
+        "",
+        "SUPPLY_RPC_INVALID_UINT256",
+      ]);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+    }
+    // One read for the cluster: the second replica answered the first one's failure without asking the node.
+    expect(reads().totalSupply).toBe(1);
+    // Redis holds only the failure marker, with the backoff as its lifetime; no value was written.
+    const keys = await ourKeys();
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/:total:fail$/);
+    expect(await admin.get(keys[0]!)).toBe("SUPPLY_RPC_INVALID_UINT256");
+    expect(await admin.pttl(keys[0]!)).toBeLessThanOrEqual(BACKOFF_MS);
+
+    d.proxy.setFault(null);
+    await new Promise((r) => setTimeout(r, BACKOFF_MS + 50));
+    const t = await truth();
+    expect(JSON.parse((await get(b, "/api/supply/total")).text).result).toBe(t.total);
+    expect(JSON.parse((await get(a, "/api/supply/total")).text).result).toBe(t.total);
+    expect(reads().totalSupply).toBe(2);
+  });
+
+  it("a waiting replica gets the holder's failure, not a hang: each answers within the deadline", async () => {
+    const [a, b] = [await replica(), await replica()];
+    d.proxy.setFault({ kind: "delay", ms: 5_000 });
+    const started = performance.now();
+    const [ra, rb] = await Promise.all([get(a, "/api/supply/circulating"), get(b, "/api/supply/circulating")]);
+    expect(performance.now() - started).toBeLessThan(DEADLINE_MS + 500);
+    for (const r of [ra, rb]) {
+      expect(r.status).toBe(502);
+      expect(r.headers.get("x-supply-error")).toBe("SUPPLY_RPC_UNREACHABLE");
+    }
+    // One read between them: the waiter shared the holder's failure instead of starting a late read.
+    expect(d.proxy.count("eth_blockNumber")).toBe(1);
+    expect(
+      (await ourKeys()).map((k) => k.slice(PREFIX.length).replace(/^supply:\d+:0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:/, "")),
+    ).toEqual(["circulating:fail"]);
+    d.proxy.setFault(null);
+    await new Promise((r) => setTimeout(r, BACKOFF_MS + 50));
+    // The holder released its lock on failure, so recovery waits only for the backoff, not the lock.
+    const t0 = performance.now();
+    expect(JSON.parse((await get(b, "/api/supply/circulating")).text).result).toBe((await truth()).circulating);
+    expect(performance.now() - t0).toBeLessThan(500);
+  });
+
+  it("a malformed shared entry is never served: it is read again from the chain and replaced", async () => {
+    const key = `${PREFIX}supply:${d.config.chainId}:${d.deployment.addresses.AssetToken}:total`;
+    await admin.set(key, "0x", "PX", 60_000);
+    const a = await replica();
+    const t = await truth();
+    expect(JSON.parse((await get(a, "/api/supply/total")).text).result).toBe(t.total);
+    expect(reads().totalSupply).toBe(1);
+    expect(await admin.get(key)).toBe(t.total);
+    await admin.set(key, "12.5", "PX", 60_000);
+    const b = await replica();
+    expect(JSON.parse((await get(b, "/api/supply/total")).text).result).toBe(t.total);
+    expect(reads().totalSupply).toBe(2);
+  });
+
+  it("replicas with different key prefixes do not share", async () => {
+    const a = await replica();
+    const other = await replica(`${PREFIX}other:`);
+    await get(a, "/api/supply/total");
+    await get(other, "/api/supply/total");
+    expect(reads().totalSupply).toBe(2);
+  });
+
+  it("Redis down: figures still served and cached in-process", async () => {
+    const warnings: string[] = [];
+    const cache = await RedisTtlCache.create({
+      url: "redis://127.0.0.1:1",
+      keyPrefix: PREFIX,
+      connectTimeoutMs: 300,
+      onWarning: (m) => warnings.push(m),
+    });
+    caches.push(cache);
+    const a = d.app({ logger: silentLogger, supply: { cache, ttlMs: { total: TTL_MS, circulating: TTL_MS } } });
+    const t = await truth();
+    const started = performance.now();
+    expect(JSON.parse((await get(a, "/api/supply/total")).text).result).toBe(t.total);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    await get(a, "/api/supply/total");
+    expect(reads().totalSupply).toBe(1);
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(warnings.join(" ")).not.toMatch(/redis:\/\//);
+  });
+
+  it("createSupplyCache picks Redis when REDIS_URL is set, memory otherwise", async () => {
+    const memory = await createSupplyCache({ ...d.config, redisUrl: null });
+    expect(memory.kind).toBe("memory");
+    const shared = await createSupplyCache({ ...d.config, redisUrl: REDIS_URL }, { keyPrefix: PREFIX });
+    caches.push(shared);
+    expect(shared.kind).toBe("redis");
+  });
+});

@@ -1,0 +1,66 @@
+/** Starts test/support/apiChild.ts (the API on @hono/node-server in its own process) over a devnet. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+
+export async function startApiChild(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "apiChild.ts")], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk) => {
+      out += chunk;
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      if (line) resolve(JSON.parse(line).port);
+    });
+    child.once("exit", (code) => reject(new Error(`api child exited ${code}`)));
+  });
+  return { child, base: `http://127.0.0.1:${port}` };
+}
+
+/** The child's environment: the devnet's manifest (written to `folder`) and RPC (`rpcUrl`, e.g. a fault proxy). */
+export function childEnv(
+  devnet: { deployment: { manifest: unknown }; proxy: { url: string } },
+  folder: string,
+): Record<string, string> {
+  const manifest = path.join(folder, "local.json");
+  writeFileSync(manifest, JSON.stringify(devnet.deployment.manifest));
+  return { NETWORK: "local", MANIFEST_FILE: manifest, RPC_URL: devnet.proxy.url, LOG_LEVEL: "error", REDIS_URL: "" };
+}
+
+export async function sampleP99(url: string, durationMs: number): Promise<{ p50: number; p99: number; n: number }> {
+  const samples: number[] = [];
+  const until = performance.now() + durationMs;
+  while (performance.now() < until) {
+    const t0 = performance.now();
+    const res = await fetch(url);
+    await res.text();
+    if (res.status !== 200) throw new Error(`supply answered ${res.status}`);
+    samples.push(performance.now() - t0);
+  }
+  samples.sort((a, b) => a - b);
+  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
+  return { p50: at(0.5), p99: at(0.99), n: samples.length };
+}
+
+export function flood(
+  base: string,
+  durationMs: number,
+): Promise<{ requests: number; byStatus: Record<string, number> }> {
+  // At the lowest CPU priority: on a real deployment the attacker's CPU is not the server's, and on this
+  // 2-core machine the flood generator must not take the API's core away from it.
+  const script = path.join(import.meta.dirname, "flood.ts");
+  const child = spawn("nice", ["-n", "19", process.execPath, "--import", "tsx", script], {
+    env: { ...process.env, BASE: base, DURATION_MS: String(durationMs) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout.on("data", (c) => {
+    out += c;
+  });
+  return new Promise((resolve, reject) =>
+    child.once("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`flood exited ${code}`)))),
+  );
+}

@@ -1,0 +1,80 @@
+import { type Hex, parseEventLogs, type TransactionReceipt } from "viem";
+import { expect } from "vitest";
+import type { createApp } from "../../api/app";
+import type { PrepareEnvelope } from "../../api/mcp/v1/prepare";
+import { DEVNET_ABIS } from "../../devnet/deploy";
+import type { ReadsDevnet } from "./readsDevnet";
+
+/**
+ * Test-side helpers to GET a prepare route and to send its answer the way a wallet's `send_calls` would:
+ * every transaction in order, from the user's own account, with exactly `to`, `data`, `value`, `chainId`.
+ */
+
+type App = ReturnType<typeof createApp>;
+
+export const preparePath = (action: string, params: Record<string, string | bigint | boolean> = {}) => {
+  const q = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+  return `/api/mcp/v1/prepare/${action}${q ? `?${q}` : ""}`;
+};
+
+/** GETs a prepare route and insists on a 200 success envelope of spec §2.4. */
+export async function prepareOk(
+  d: ReadsDevnet,
+  app: App,
+  action: string,
+  params: Record<string, string | bigint | boolean> = {},
+): Promise<PrepareEnvelope> {
+  const { status, body } = await d.get(app, preparePath(action, params));
+  expect(status, JSON.stringify(body)).toBe(200);
+  expect(body.ok).toBe(true);
+  expect(body.chain).toBe(d.deployment.manifest.chain);
+  expect(body.chainId).toBe(d.deployment.manifest.chainId);
+  expect(body.transactions.length).toBeGreaterThan(0);
+  for (const tx of body.transactions) {
+    expect(
+      Object.keys(tx)
+        .filter((k) => k !== "gas")
+        .sort(),
+    ).toEqual(["chainId", "data", "step", "to", "value"]);
+    expect(tx.value).toBe("0x0");
+    expect(tx.chainId).toBe(d.deployment.manifest.chainId);
+    expect(tx.to).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(tx.data).toMatch(/^0x([0-9a-f]{2})+$/);
+  }
+  return body as PrepareEnvelope;
+}
+
+/** Sends the envelope's transactions in order from `privateKey`; every one must be mined successfully. */
+export async function execute(
+  d: ReadsDevnet,
+  privateKey: Hex,
+  envelope: PrepareEnvelope,
+): Promise<TransactionReceipt[]> {
+  const wallet = d.chain.walletFor(privateKey);
+  const receipts: TransactionReceipt[] = [];
+  for (const tx of envelope.transactions) {
+    expect(tx.chainId).toBe(d.chain.chain.id);
+    const hash = await wallet.sendTransaction({
+      to: tx.to,
+      data: tx.data,
+      value: BigInt(tx.value),
+      chain: d.chain.chain,
+    });
+    const receipt = await d.chain.publicClient.waitForTransactionReceipt({ hash });
+    expect(receipt.status, `${tx.step} reverted`).toBe("success");
+    receipts.push(receipt);
+  }
+  return receipts;
+}
+
+/** The VeLockNFT events of a receipt, decoded. */
+export function lockEvents(d: ReadsDevnet, receipt: TransactionReceipt) {
+  return parseEventLogs({
+    abi: DEVNET_ABIS.VeLockNFT,
+    logs: receipt.logs.filter((l) => l.address.toLowerCase() === d.deployment.addresses.VeLockNFT.toLowerCase()),
+  });
+}
+
+export async function blockTime(d: ReadsDevnet, receipt: TransactionReceipt): Promise<bigint> {
+  return (await d.chain.publicClient.getBlock({ blockNumber: receipt.blockNumber })).timestamp;
+}

@@ -1,0 +1,327 @@
+/**
+ * The chain side of the indexer tests: what VeLockNFT says about every token (the truth the index must equal),
+ * and a generator of random lock activity sent to the devnet.
+ */
+import fc from "fast-check";
+import { type Address, encodeFunctionData, getAddress, type Hex, parseEventLogs, zeroAddress } from "viem";
+import { expect } from "vitest";
+import { createLockStore } from "../../api/locks/store";
+import { DEVNET_ABIS } from "../../devnet/deploy";
+import { DEVNET_ACCOUNTS, type DevnetAccount } from "../../devnet/seed";
+import type { LockRow } from "../../indexer/rules";
+import { send, type TestDevnet } from "./devnet";
+import type { IndexDb } from "./ponder";
+
+const E18 = 10n ** 18n;
+const DAY = 86_400n;
+const MAX_DURATION = 365n * DAY;
+
+export type ChainLock = { tokenId: bigint; owner: Address | null; amount: bigint; lockEnd: bigint; autoMax: boolean };
+
+/** getLockInfo + ownerOf for every token id ever minted (1 … nextTokenId − 1), and totalLockedClaim. */
+export async function readChainLocks(devnet: TestDevnet) {
+  const client = devnet.clients.publicClient;
+  const address = devnet.addresses.VeLockNFT;
+  const abi = DEVNET_ABIS.VeLockNFT;
+  const [next, totalLocked] = await Promise.all([
+    client.readContract({ address, abi, functionName: "nextTokenId" }),
+    client.readContract({ address, abi, functionName: "totalLockedClaim" }),
+  ]);
+  const ids = Array.from({ length: Number(next) - 1 }, (_, i) => BigInt(i + 1));
+  const locks = await Promise.all(
+    ids.map(async (tokenId): Promise<ChainLock> => {
+      const [[amount, lockEnd, autoMax], owner] = await Promise.all([
+        client.readContract({ address, abi, functionName: "getLockInfo", args: [tokenId] }),
+        // A burned token: ownerOf reverts (ERC721NonexistentToken).
+        client.readContract({ address, abi, functionName: "ownerOf", args: [tokenId] }).catch(() => null),
+      ]);
+      return { tokenId, owner: owner === null ? null : getAddress(owner), amount, lockEnd, autoMax };
+    }),
+  );
+  return { locks, totalLocked, nextTokenId: next };
+}
+
+/** Every VeLockNFT log the index must have a lock_event row for (all but the mint/burn Transfers). */
+export async function lifecycleEventIds(devnet: TestDevnet): Promise<string[]> {
+  const logs = await devnet.clients.publicClient.getLogs({
+    address: devnet.addresses.VeLockNFT,
+    fromBlock: 0n,
+    toBlock: "latest",
+  });
+  return parseEventLogs({ abi: DEVNET_ABIS.VeLockNFT, logs })
+    .filter((l) => !(l.eventName === "Transfer" && (l.args.from === zeroAddress || l.args.to === zeroAddress)))
+    .map((l) => `${l.transactionHash}-${l.logIndex}`)
+    .sort();
+}
+
+/**
+ * The index equals the chain: one row per token id with owner/amount/lockEnd/autoMax as ownerOf/getLockInfo say
+ * (burned ⇔ ownerOf reverts), the live amounts sum to totalLockedClaim, one lock_event per lifecycle log, and
+ * the lock store lists exactly each owner's live locks in token-id order.
+ */
+export async function expectIndexMatchesChain(devnet: TestDevnet, idx: IndexDb): Promise<{ tokens: number }> {
+  const chain = await readChainLocks(devnet);
+  const rows = await readIndexedLocks(idx);
+
+  expect(rows.map((r) => r.tokenId)).toEqual(chain.locks.map((l) => l.tokenId));
+  const indexed = rows.map((r) => ({
+    tokenId: r.tokenId,
+    owner: r.owner === null ? null : getAddress(r.owner),
+    amount: r.amount,
+    lockEnd: r.lockEnd,
+    autoMax: r.autoMax,
+  }));
+  expect(indexed).toEqual(chain.locks);
+  for (const r of rows) expect(r.burned, `burned flag of ${r.tokenId}`).toBe(r.owner === null);
+
+  const liveSum = rows.filter((r) => !r.burned).reduce((sum, r) => sum + r.amount, 0n);
+  expect(liveSum).toBe(chain.totalLocked);
+
+  const eventIds = (await idx.query<{ id: string }>(`SELECT id FROM ${idx.table("lock_event")}`))
+    .map((e) => e.id)
+    .sort();
+  expect(eventIds).toEqual(await lifecycleEventIds(devnet));
+
+  const store = createLockStore({ db: idx.db });
+  const owners = new Set(chain.locks.flatMap((l) => (l.owner ? [l.owner] : [])));
+  for (const who of [...owners, DEVNET_ACCOUNTS.idle.address]) {
+    const expected = chain.locks
+      .filter((l) => l.owner === who && l.amount > 0n)
+      .map(({ tokenId, amount, lockEnd, autoMax }) => ({ tokenId, amount, lockEnd, autoMax }));
+    expect(await store.liveLocksOf(who), `live locks of ${who}`).toEqual(expected);
+  }
+  return { tokens: rows.length };
+}
+
+/** A row of `lock` as the indexer wrote it: the rules' own row type. */
+export type IndexedLock = LockRow;
+
+/** Every row of `lock`, by token id. */
+export async function readIndexedLocks(idx: IndexDb): Promise<IndexedLock[]> {
+  const rows = await idx.query<Record<string, string | boolean | null>>(
+    `SELECT * FROM ${idx.table("lock")} ORDER BY token_id`,
+  );
+  const big = (v: unknown) => BigInt(String(v));
+  return rows.map((r) => ({
+    tokenId: big(r.token_id),
+    owner: (r.owner as Address | null) ?? null,
+    amount: big(r.amount),
+    lockEnd: big(r.lock_end),
+    autoMax: r.auto_max === true,
+    burned: r.burned === true,
+    createdBlock: big(r.created_block),
+    createdTime: big(r.created_time),
+    updatedBlock: big(r.updated_block),
+    updatedTime: big(r.updated_time),
+  }));
+}
+
+/** Both tables in full, in a stable order and as text: what "identical" means for two index runs. */
+export async function dumpIndex(idx: IndexDb): Promise<{ locks: string[]; events: string[] }> {
+  const text = async (table: string, order: string) =>
+    (await idx.query<{ row: string }>(`SELECT t::text AS row FROM ${idx.table(table)} t ORDER BY ${order}`)).map(
+      (r) => r.row,
+    );
+  return { locks: await text("lock", "token_id"), events: await text("lock_event", "id") };
+}
+
+// ------------------------------------------------------------------------------------------- random activity
+
+/** Users the random activity acts for (each test file has its own devnet, so nothing else sees them). */
+export const ACTORS = ["alice", "bob", "carol", "fresh"] as const;
+type Actor = (typeof ACTORS)[number];
+
+/**
+ * One intended action. `pick`/`other` choose among the actor's current locks (modulo their count) when the
+ * action runs, so every generated sequence is meaningful on whatever state the chain is in; an action whose
+ * on-chain precondition does not hold (no lock, expired, 32 locks, …) is skipped rather than sent to revert.
+ */
+export type LockOp =
+  | { kind: "create"; actor: Actor; amount: bigint; days: bigint; autoMax: boolean }
+  | { kind: "topup"; actor: Actor; pick: number; amount: bigint }
+  | { kind: "extend"; actor: Actor; pick: number; days: bigint }
+  | { kind: "merge"; actor: Actor; pick: number; other: number }
+  | { kind: "unlock"; actor: Actor; pick: number }
+  | { kind: "setAutoMax"; actor: Actor; pick: number; enabled: boolean }
+  | { kind: "sellBack"; actor: Actor; pick: number }
+  | { kind: "settleSellBack"; pick: number }
+  | { kind: "timeTravel"; days: bigint };
+
+const actor = fc.constantFrom(...ACTORS);
+const pick = fc.nat({ max: 31 });
+export const lockOpArb: fc.Arbitrary<LockOp> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("create" as const),
+      actor,
+      amount: fc.bigInt(1_000n, 5_000n),
+      days: fc.bigInt(7n, 365n),
+      autoMax: fc.boolean(),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant("topup" as const), actor, pick, amount: fc.bigInt(1n, 800n) }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("extend" as const), actor, pick, days: fc.bigInt(1n, 200n) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("merge" as const), actor, pick, other: pick }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("unlock" as const), actor, pick }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("setAutoMax" as const), actor, pick, enabled: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("sellBack" as const), actor, pick }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("settleSellBack" as const), pick }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("timeTravel" as const), days: fc.bigInt(1n, 60n) }) },
+);
+
+/** Approvals the actors need (the seed leaves `fresh` without any). Call once per devnet. */
+export async function prepareActors(devnet: TestDevnet): Promise<void> {
+  for (const name of ACTORS) {
+    await send(devnet, DEVNET_ACCOUNTS[name].privateKey, {
+      address: devnet.addresses.AssetToken,
+      abi: DEVNET_ABIS.AssetToken,
+      functionName: "approve",
+      args: [devnet.addresses.VeLockNFT, 2n ** 256n - 1n],
+    });
+  }
+  await send(devnet, DEVNET_ACCOUNTS.deployer.privateKey, {
+    address: devnet.addresses.AssetToken,
+    abi: DEVNET_ABIS.AssetToken,
+    functionName: "mint",
+    args: [DEVNET_ACCOUNTS.fresh.address, 1_000_000n * E18],
+  });
+  for (const name of ["alice", "bob", "carol"] as const) {
+    await send(devnet, DEVNET_ACCOUNTS.deployer.privateKey, {
+      address: devnet.addresses.AssetToken,
+      abi: DEVNET_ABIS.AssetToken,
+      functionName: "mint",
+      args: [DEVNET_ACCOUNTS[name].address, 1_000_000n * E18],
+    });
+  }
+}
+
+/** Runs `ops` against the devnet; returns how many were sent (the rest were skipped as not applicable). */
+export async function applyLockOps(devnet: TestDevnet, ops: LockOp[]): Promise<number> {
+  const client = devnet.clients.publicClient;
+  const ve = { address: devnet.addresses.VeLockNFT, abi: DEVNET_ABIS.VeLockNFT };
+  const deployer = DEVNET_ACCOUNTS.deployer;
+  let sent = 0;
+
+  const chainState = async () => {
+    const { locks } = await readChainLocks(devnet);
+    const head = await client.getBlock({ blockTag: "latest" });
+    return { locks, now: head.timestamp };
+  };
+  const owned = (locks: ChainLock[], who: DevnetAccount) => locks.filter((l) => l.owner === who.address);
+  // Margin against the next block's timestamp running ahead of `now` (anvil follows the wall clock).
+  const usable = (l: ChainLock, now: bigint) => l.autoMax || l.lockEnd > now + 60n;
+  const veTx = (who: DevnetAccount, functionName: string, args: readonly unknown[]) =>
+    send(devnet, who.privateKey as Hex, { ...ve, functionName, args }).then(() => sent++);
+
+  for (const op of ops) {
+    const { locks, now } = await chainState();
+    if (op.kind === "timeTravel") {
+      await devnet.clients.testClient.increaseTime({ seconds: Number(op.days * DAY) });
+      await devnet.clients.testClient.mine({ blocks: 1 });
+      sent++;
+      continue;
+    }
+    if (op.kind === "settleSellBack") {
+      const held = locks.filter((l) => l.owner === devnet.addresses.Furnace);
+      const target = held[op.pick % Math.max(held.length, 1)];
+      if (!target) continue;
+      await send(devnet, deployer.privateKey, {
+        address: devnet.addresses.Furnace,
+        abi: DEVNET_ABIS.Furnace,
+        functionName: "settleSellBack",
+        args: [target.tokenId],
+      });
+      sent++;
+      continue;
+    }
+    const who = DEVNET_ACCOUNTS[op.actor];
+    const mine = owned(locks, who);
+    const target = "pick" in op ? mine[op.pick % Math.max(mine.length, 1)] : undefined;
+    switch (op.kind) {
+      case "create": {
+        if (mine.length >= 32) break;
+        const days = op.autoMax ? 365n : op.days;
+        await veTx(who, "createLockFor", [who.address, op.amount * E18, days * DAY, op.autoMax]);
+        break;
+      }
+      case "topup":
+        if (target && usable(target, now))
+          await veTx(who, "addToLockFor", [who.address, target.tokenId, op.amount * E18]);
+        break;
+      case "extend": {
+        if (!target || !usable(target, now)) break;
+        const newEnd = target.autoMax ? 0n : min(target.lockEnd + op.days * DAY, now + MAX_DURATION);
+        if (!target.autoMax && newEnd <= target.lockEnd) break;
+        await veTx(who, "extendLockToFor", [who.address, target.tokenId, newEnd]);
+        break;
+      }
+      case "merge": {
+        const into = mine[op.other % Math.max(mine.length, 1)];
+        if (!target || !into || target.tokenId === into.tokenId) break;
+        if (!usable(target, now) || !usable(into, now)) break;
+        await veTx(who, "mergeLocksFor", [who.address, target.tokenId, into.tokenId]);
+        break;
+      }
+      case "unlock":
+        if (target && !target.autoMax && target.lockEnd <= now) await veTx(who, "unlock", [target.tokenId]);
+        break;
+      case "setAutoMax":
+        if (target && usable(target, now)) await veTx(who, "setAutoMax", [target.tokenId, op.enabled]);
+        break;
+      case "sellBack":
+        if (target) await veTx(who, "transferFrom", [who.address, devnet.addresses.Furnace, target.tokenId]);
+        break;
+    }
+  }
+  return sent;
+}
+
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+
+/** The devnet's head block number (never cached). */
+export const headBlock = (devnet: TestDevnet) => devnet.clients.publicClient.getBlockNumber({ cacheTime: 0 });
+
+/**
+ * Many real lock events fast: automine off, `perBlock` top-ups of the `capped` account's locks per block, sent as
+ * one JSON-RPC batch of eth_sendTransaction (anvil's dev accounts are unlocked), then one evm_mine. Leaves
+ * automine on. Returns the number of LockAmountIncreased events created.
+ */
+export async function bulkTopUps(devnet: TestDevnet, opts: { blocks: number; perBlock: number; tokenIds: bigint[] }) {
+  const from = DEVNET_ACCOUNTS.capped.address;
+  const rpc = async (body: unknown) => {
+    const res = await fetch(devnet.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const out = (await res.json()) as { error?: unknown } | { error?: unknown }[];
+    for (const item of Array.isArray(out) ? out : [out]) {
+      if (item.error) throw new Error(`bulk top-ups: ${JSON.stringify(item.error)}`);
+    }
+  };
+  let nonce = await devnet.clients.publicClient.getTransactionCount({ address: from, blockTag: "pending" });
+  await rpc({ jsonrpc: "2.0", id: 1, method: "evm_setAutomine", params: [false] });
+  try {
+    for (let b = 0; b < opts.blocks; b++) {
+      const batch = Array.from({ length: opts.perBlock }, (_, i) => {
+        const tokenId = opts.tokenIds[(b * opts.perBlock + i) % opts.tokenIds.length] as bigint;
+        const data = encodeFunctionData({
+          abi: DEVNET_ABIS.VeLockNFT,
+          functionName: "addToLockFor",
+          args: [from, tokenId, E18],
+        });
+        const tx = { from, to: devnet.addresses.VeLockNFT, data, gas: "0x30d40", nonce: `0x${(nonce++).toString(16)}` };
+        return { jsonrpc: "2.0", id: i, method: "eth_sendTransaction", params: [tx] };
+      });
+      await rpc(batch);
+      await rpc({ jsonrpc: "2.0", id: 1, method: "evm_mine", params: [] });
+    }
+  } finally {
+    await rpc({ jsonrpc: "2.0", id: 1, method: "evm_setAutomine", params: [true] });
+  }
+  return opts.blocks * opts.perBlock;
+}
