@@ -9,6 +9,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Manifest } from "../api/manifest";
+import { applyMinVeOutClamp } from "../api/math/minVeOut";
 import { DEPLOYER_PRIVATE_KEY, DEVNET_ABIS, devnetClients, sendTx } from "./deploy";
 
 const DAY = 86_400;
@@ -102,12 +103,6 @@ export interface SeedResult {
   lastBlock: bigint;
 }
 
-/** minVeOut as the API derives it: applyMinVeOutClamp(veOut, 50 bps) (protocol.md §3). */
-export function minVeOutFor(veOut: bigint, slippageBps = 50n): bigint {
-  const m = (veOut * (10_000n - slippageBps)) / 10_000n;
-  return veOut > 0n && m === 0n ? 1n : m;
-}
-
 /**
  * Creates realistic history from several dev accounts on a freshly deployed devnet (see DEVNET_ACCOUNTS for
  * who does what). Moves chain time forward by SEED_TIME_TRAVEL_SECONDS. Run it once per deployment.
@@ -154,7 +149,8 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
       functionName: "quoteEnterWithClaim",
       args: [user, claimIn, target, BigInt(days * DAY), autoMax],
     });
-    return minVeOutFor(veOut);
+    // minVeOut exactly as the API derives it (protocol.md §3).
+    return applyMinVeOutClamp(veOut);
   };
   const txs = {} as Record<SeedAction, Hash>;
   const record = (action: SeedAction, receipt: TransactionReceipt) => {
