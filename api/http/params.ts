@@ -7,8 +7,20 @@ import { BadParamsError } from "./errors";
  */
 
 const MAX_UINT256 = 2n ** 256n - 1n;
-const HEX40 = /^0x[0-9a-fA-F]{40}$/;
-const DECIMAL = /^(0|[1-9][0-9]*)$/;
+
+/**
+ * The form of each parameter kind, as the parsers below check it and as the OpenAPI / MCP schemas state it
+ * (api/openapi/jsonSchema.ts reads these): one pattern per kind, declared once.
+ */
+export const PARAM_PATTERNS = {
+  /** `0x` + 40 hex. A mixed-case address must also carry a valid EIP-55 checksum, which no pattern can say. */
+  address: "^0x[0-9a-fA-F]{40}$",
+  /** Canonical decimal: no sign, no leading zero, no exponent; at most 78 digits (and ≤ 2²⁵⁶ − 1). */
+  uint256: "^(0|[1-9][0-9]{0,77})$",
+  bool: "^(true|false)$",
+} as const;
+const HEX40 = new RegExp(PARAM_PATTERNS.address);
+const DECIMAL = new RegExp(PARAM_PATTERNS.uint256);
 
 /** `0x` + 40 hex; a mixed-case address must carry a valid EIP-55 checksum. Returns the checksummed form. */
 export function parseAddress(param: string, raw: string): Address {
@@ -22,7 +34,7 @@ export function parseAddress(param: string, raw: string): Address {
 
 /** Decimal digits only: no sign, no leading zeros (except "0"), no exponent, at most 2^256 − 1. */
 export function parseUint256(param: string, raw: string): bigint {
-  if (raw.length > 78 || !DECIMAL.test(raw)) {
+  if (!DECIMAL.test(raw)) {
     throw new BadParamsError(`${param} must be a non-negative integer in canonical decimal form.`, { param });
   }
   const value = BigInt(raw);
@@ -50,12 +62,39 @@ export function parseBool(param: string, raw: string): boolean {
   throw new BadParamsError(`${param} must be exactly true or false.`, { param });
 }
 
-export type ParamKind = "address" | "uint256" | "bool";
-export type ParamSpec = Record<string, { kind: ParamKind; required?: boolean }>;
+export type ParamKind = keyof typeof PARAM_PATTERNS;
+
+/**
+ * A query parameter, declared once: the parser enforces it (kind, range, default) and the OpenAPI document
+ * and the MCP tool input schemas are generated from it.
+ */
+export type ParamDoc = {
+  kind: ParamKind;
+  required?: boolean;
+  /** The value used when the parameter is absent, as it would be written in the query. */
+  default?: string;
+  /** uint256 only: the inclusive range the value must lie in. */
+  min?: bigint;
+  max?: bigint;
+  description: string;
+};
+export type ParamSpec = Readonly<Record<string, ParamDoc>>;
 type Parsed<K extends ParamKind> = K extends "address" ? Address : K extends "uint256" ? bigint : boolean;
 export type ParsedParams<S extends ParamSpec> = {
-  [P in keyof S]: S[P]["required"] extends true ? Parsed<S[P]["kind"]> : Parsed<S[P]["kind"]> | undefined;
+  [P in keyof S]: S[P]["required"] extends true
+    ? Parsed<S[P]["kind"]>
+    : S[P] extends { default: string }
+      ? Parsed<S[P]["kind"]>
+      : Parsed<S[P]["kind"]> | undefined;
 };
+
+function parseParam(name: string, doc: ParamDoc, raw: string): Address | bigint | boolean {
+  if (doc.kind === "address") return parseAddress(name, raw);
+  if (doc.kind === "bool") return parseBool(name, raw);
+  return doc.min !== undefined || doc.max !== undefined
+    ? parseUintInRange(name, raw, doc.min ?? 0n, doc.max ?? MAX_UINT256)
+    : parseUint256(name, raw);
+}
 
 /**
  * Parses a raw query string against a spec. Unknown parameters, repeated parameters and missing
@@ -71,16 +110,12 @@ export function parseQuery<S extends ParamSpec>(url: string, spec: S): ParsedPar
     }
     if (seen.has(name)) throw new BadParamsError(`Parameter ${name} is given more than once.`, { param: name });
     seen.add(name);
-    const kind = spec[name]!.kind;
-    out[name] =
-      kind === "address"
-        ? parseAddress(name, value)
-        : kind === "uint256"
-          ? parseUint256(name, value)
-          : parseBool(name, value);
+    out[name] = parseParam(name, spec[name]!, value);
   }
   for (const [name, s] of Object.entries(spec)) {
-    if (s.required && !seen.has(name)) throw new BadParamsError(`Missing required parameter ${name}.`, { param: name });
+    if (seen.has(name)) continue;
+    if (s.required) throw new BadParamsError(`Missing required parameter ${name}.`, { param: name });
+    if (s.default !== undefined) out[name] = parseParam(name, s, s.default);
   }
   return out as ParsedParams<S>;
 }

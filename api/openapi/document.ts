@@ -1,7 +1,7 @@
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
+import type { ParamDoc } from "../http/params";
 import { limitedPrefix } from "../http/rateLimit";
 import { loadManifest, type Manifest } from "../manifest";
-import type { ParamDoc } from "../mcp/v1/prepare/pipeline";
 import { INFRASTRUCTURE_ROUTES, OPERATIONS, type SupplyOperation, type V1Operation } from "../routes";
 import { SUPPLY_ERROR_STATUS } from "../supply/supplyError";
 import {

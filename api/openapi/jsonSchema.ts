@@ -1,5 +1,4 @@
-import type { ParamKind } from "../http/params";
-import type { ParamDoc } from "../mcp/v1/prepare/pipeline";
+import { PARAM_PATTERNS, type ParamDoc, type ParamKind } from "../http/params";
 
 /**
  * JSON Schema (2020-12, the dialect of OpenAPI 3.1) for what the API reads and writes. The parameter
@@ -8,11 +7,9 @@ import type { ParamDoc } from "../mcp/v1/prepare/pipeline";
  */
 export type JsonSchema = { readonly [keyword: string]: unknown };
 
-/** `0x` + 40 hex. A mixed-case address must also carry a valid EIP-55 checksum, which no pattern can say. */
-export const ADDRESS_PATTERN = "^0x[0-9a-fA-F]{40}$";
-/** Canonical decimal: no sign, no leading zero, no exponent; at most 78 digits (the value must also be ≤ 2²⁵⁶ − 1). */
-export const UINT256_PATTERN = "^(0|[1-9][0-9]{0,77})$";
-export const BOOL_PATTERN = "^(true|false)$";
+export const ADDRESS_PATTERN = PARAM_PATTERNS.address;
+export const UINT256_PATTERN = PARAM_PATTERNS.uint256;
+export const BOOL_PATTERN = PARAM_PATTERNS.bool;
 /** Calldata and 0x-hex quantities as the prepare envelope carries them. */
 export const HEX_DATA_PATTERN = "^0x([0-9a-f]{2})*$";
 export const HEX_QUANTITY_PATTERN = "^0x(0|[1-9a-f][0-9a-f]*)$";
@@ -31,10 +28,28 @@ const KIND_SCHEMA: Record<ParamKind, JsonSchema> = {
   bool: { type: "string", enum: ["true", "false"], pattern: BOOL_PATTERN, description: "Exactly true or false." },
 };
 
-/** The schema of a parameter as its strict parser accepts it, with its default when it has one. */
+/**
+ * The schema of a parameter as its strict parser accepts it, with its default when it has one. A small
+ * range is an enum of its decimal strings; a larger one is stated as x-minimum / x-maximum (the values
+ * are decimal strings, so JSON Schema's numeric keywords do not apply).
+ */
 export function paramSchema(doc: ParamDoc): JsonSchema {
   const { description: _kindDescription, ...base } = KIND_SCHEMA[doc.kind];
-  return { ...base, ...(doc.default === undefined ? {} : { default: doc.default }) };
+  const ranged = doc.kind === "uint256" && (doc.min !== undefined || doc.max !== undefined);
+  const small = ranged && doc.max !== undefined && doc.max - (doc.min ?? 0n) < 16n;
+  const range = !ranged
+    ? {}
+    : small
+      ? {
+          enum: Array.from({ length: Number(doc.max! - (doc.min ?? 0n)) + 1 }, (_, i) =>
+            String((doc.min ?? 0n) + BigInt(i)),
+          ),
+        }
+      : {
+          ...(doc.min === undefined ? {} : { "x-minimum": String(doc.min) }),
+          ...(doc.max === undefined ? {} : { "x-maximum": String(doc.max) }),
+        };
+  return { ...base, ...range, ...(doc.default === undefined ? {} : { default: doc.default }) };
 }
 
 /** The one-line form rule of a parameter kind, appended to parameter descriptions. */

@@ -1,5 +1,5 @@
 import type { ErrorCode } from "../http/errors";
-import type { ParamDoc } from "../mcp/v1/prepare/pipeline";
+import type { ParamDoc } from "../http/params";
 import type { SupplyErrorCode } from "../supply/supplyError";
 import type { JsonSchema } from "./jsonSchema";
 

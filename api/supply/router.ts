@@ -9,7 +9,7 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
+import { MemoryTtlCache } from "../cache/ttlCache";
 import type { RpcClient } from "../chain/rpc";
 import type { AppDeps } from "../deps";
 import { edgeResponse, ownsEdgeHeaders, respond } from "../http/edge";

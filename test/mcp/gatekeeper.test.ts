@@ -168,7 +168,7 @@ describe("every message costs budget", () => {
     const state = await listen(d.app({ config: { ...d.config, rateLimit: { max: 1, windowSec: 60 } } }));
     const bad = req(1, "tools/call", { name: "get_state", arguments: { address: { x: 1 } } });
     expect(JSON.parse((await post(state, bad)).json.result.content[0].text).error).toBe("BAD_PARAMS");
-    const after = await fetch(`${state}/api/mcp/v1/state/${"0x" + "1".repeat(40)}`);
+    const after = await fetch(`${state}/api/mcp/v1/state/${`0x${"1".repeat(40)}`}`);
     expect(after.status).toBe(429);
   });
 });

@@ -4,13 +4,13 @@ import { FurnaceQuoterAbi } from "../../../abis";
 import { decodeRevert } from "../../chain/revert";
 import { type RpcClient, RpcError } from "../../chain/rpc";
 import type { AppDeps } from "../../deps";
-import { BadParamsError, ChainUnreadyError, QuoteFailedError } from "../../http/errors";
-import { parseQuery, parseUintInRange } from "../../http/params";
+import { ChainUnreadyError, QuoteFailedError } from "../../http/errors";
+import type { ParamDoc } from "../../http/params";
+import { parseQuery } from "../../http/params";
 import { deployedAddress, type Manifest } from "../../manifest";
 import { applyMinVeOutClamp, BPS, bonusBpsVsPrincipalClaim, DEFAULT_SLIPPAGE_BPS } from "../../math";
 import { constant, integer, object, uintString } from "../../openapi/jsonSchema";
 import type { RouteDefinition } from "../../openapi/routeDefinition";
-import type { ParamDoc } from "./prepare/pipeline";
 
 /**
  * GET /quote/lock-via-furnace (spec §4.2, protocol.md §5): one FurnaceQuoter.quoteEnterWithClaim
@@ -44,8 +44,8 @@ export type LockViaFurnaceQuote = {
 const FOUR_WORDS = /^0x[0-9a-fA-F]{256}$/;
 
 /**
- * Quotes a Furnace entry. Throws ChainUnreadyError (no FurnaceQuoter in the manifest), BadParamsError
- * (slippage out of range) or QuoteFailedError with `detail.reason` = the decoded custom error name on
+ * Quotes a Furnace entry (slippageBps already within [0, 10000]: QUOTE_PARAMS declares the range and
+ * parseQuery enforces it). Throws ChainUnreadyError (no FurnaceQuoter in the manifest) or QuoteFailedError with `detail.reason` = the decoded custom error name on
  * a quoter revert (e.g. "MinLockAmountNotMet"), null on a transport failure.
  */
 export async function quoteLockViaFurnace(
@@ -53,13 +53,6 @@ export async function quoteLockViaFurnace(
   p: LockViaFurnaceQuoteParameters,
 ): Promise<LockViaFurnaceQuote> {
   const slippageBps = p.slippageBps ?? DEFAULT_SLIPPAGE_BPS;
-  if (slippageBps < 0n || slippageBps > BPS) {
-    throw new BadParamsError("slippageBps must be between 0 and 10000.", {
-      param: "slippageBps",
-      min: "0",
-      max: "10000",
-    });
-  }
   const quoter = deployedAddress(deps.config.manifest, "FurnaceQuoter");
   if (!quoter) throw new ChainUnreadyError("FurnaceQuoter", deps.config.manifest.chain);
   if (!deps.rpc)
@@ -121,6 +114,8 @@ export const QUOTE_PARAMS = {
   slippageBps: {
     kind: "uint256",
     default: String(DEFAULT_SLIPPAGE_BPS),
+    min: 0n,
+    max: BPS,
     description: "Tolerated shortfall of the voting power against the quote, in basis points (0 to 10000).",
   },
 } as const satisfies Record<string, ParamDoc>;
@@ -131,13 +126,10 @@ export function parseQuoteQuery(url: string): LockViaFurnaceQuoteParameters {
   return {
     user: q.user,
     claimAmountWei: q.claimAmountWei,
-    targetTokenId: q.targetTokenId ?? 0n,
-    durationSeconds: q.durationSeconds ?? 0n,
-    createAutoMax: q.createAutoMax ?? false,
-    slippageBps:
-      q.slippageBps === undefined
-        ? DEFAULT_SLIPPAGE_BPS
-        : parseUintInRange("slippageBps", q.slippageBps.toString(), 0n, BPS),
+    targetTokenId: q.targetTokenId,
+    durationSeconds: q.durationSeconds,
+    createAutoMax: q.createAutoMax,
+    slippageBps: q.slippageBps,
   };
 }
 

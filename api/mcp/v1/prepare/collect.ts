@@ -1,9 +1,9 @@
 import { ClaimAllHelperAbi, ShareholderRoyaltiesAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
-import { BadParamsError } from "../../../http/errors";
+import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
 import { type LockTerms, requireLockTerms, requireMinVeOut } from "./lockTerms";
-import { defineAction, type ParamDoc } from "./pipeline";
+import { defineAction } from "./pipeline";
 
 /**
  * collect-all and collect-royalties (verb: Collect). Mode 0 pays the ETH out (the lock arguments are
@@ -15,6 +15,8 @@ export const COLLECT_PARAMS = {
   mode: {
     kind: "uint256",
     default: "0",
+    min: 0n,
+    max: 1n,
     description: "0 pays the collected ETH to the wallet; 1 converts it to the token and locks it via the Furnace.",
   },
   targetTokenId: {
@@ -43,13 +45,7 @@ export type CollectInput = LockTerms & { mode: 0 | 1; minVeOutWei: bigint };
 
 export function parseCollectQuery(url: string): CollectInput {
   const q = parseQuery(url, COLLECT_PARAMS);
-  const mode = q.mode ?? 0n;
-  if (mode !== 0n && mode !== 1n) {
-    throw new BadParamsError("mode must be 0 (pay out as ETH) or 1 (lock via the Furnace).", {
-      param: "mode",
-      accepted: ["0", "1"],
-    });
-  }
+  const mode = q.mode;
   const terms: LockTerms = {
     targetTokenId: q.targetTokenId ?? 0n,
     durationSeconds: q.durationSeconds ?? 0n,

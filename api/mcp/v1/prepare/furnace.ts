@@ -2,13 +2,14 @@ import type { Address } from "viem";
 import { FurnaceAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
 import { BadParamsError, QuoteFailedError } from "../../../http/errors";
+import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
 import { BPS, DEFAULT_SLIPPAGE_BPS } from "../../../math";
 import { type LockViaFurnaceQuote, QUOTE_PARAMS, quoteLockViaFurnace } from "../quote";
 import { readAllowance, withApproval } from "./approval";
 import { coalesceRequests } from "./coalesce";
 import { type LockTerms, requireAtLeast, requireLockTerms } from "./lockTerms";
-import { defineAction, type ParamDoc } from "./pipeline";
+import { defineAction } from "./pipeline";
 
 /**
  * lock-via-furnace (verb: Lock via Furnace): the quote comes first, and the minVeOut the entry carries

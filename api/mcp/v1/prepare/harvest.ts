@@ -1,9 +1,10 @@
 import { LpStakingVault7DAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
 import { BadParamsError } from "../../../http/errors";
+import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
 import { type LockTerms, requireLockTerms, requireMinVeOut } from "./lockTerms";
-import { defineAction, type ParamDoc } from "./pipeline";
+import { defineAction } from "./pipeline";
 
 /**
  * harvest-rewards (verb: Harvest): the LP staking rewards, paid to the wallet or, with compound=true,
@@ -46,7 +47,9 @@ export type HarvestInput = { compound: false } | (LockTerms & { compound: true; 
 export function parseHarvestQuery(url: string): HarvestInput {
   const q = parseQuery(url, HARVEST_PARAMS);
   if (q.compound !== true) {
-    const given = LOCK_PARAMS.find((p) => q[p] !== undefined);
+    // Given, not defaulted: parseQuery fills in the documented defaults.
+    const search = new URL(url, "http://x").searchParams;
+    const given = LOCK_PARAMS.find((p) => search.has(p));
     if (given) {
       throw new BadParamsError(`${given} only applies with compound=true.`, { param: given });
     }

@@ -43,7 +43,6 @@ export function registerPrepareRoutes(v1: Hono, deps: PrepareDeps): void {
 
 export type {
   ActionMeta,
-  ParamDoc,
   PrepareAction,
   PrepareDeps,
   PreparedTransaction,

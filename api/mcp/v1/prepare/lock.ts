@@ -1,11 +1,12 @@
 import type { Address } from "viem";
 import { VeLockNFTAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
+import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
 import { MAX_LOCK_DURATION, MIN_LOCK_AMOUNT, MIN_LOCK_DURATION, MIN_TOPUP_AMOUNT } from "../../../math";
 import { readAllowance, withApproval } from "./approval";
 import { requireAtLeast, requireLockDuration } from "./lockTerms";
-import { defineAction, type ParamDoc, type PrepareDeps } from "./pipeline";
+import { defineAction, type PrepareDeps } from "./pipeline";
 import { type HintFor, prepareHref } from "./simulation";
 
 /**

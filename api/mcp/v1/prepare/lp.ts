@@ -1,10 +1,11 @@
 import type { Address } from "viem";
 import { LpStakingVault7DAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
+import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
 import { readAllowance, withApproval } from "./approval";
 import { requireAtLeast } from "./lockTerms";
-import { defineAction, type ParamDoc } from "./pipeline";
+import { defineAction } from "./pipeline";
 
 /**
  * LP staking: stake-lp (Stake, + LP token approve when short), unbond-lp (Unbond: the 7-day wait

@@ -1,7 +1,7 @@
 import type { Address, Hex } from "viem";
 import type { RpcClient } from "../../../chain/rpc";
 import { ApiError, BadParamsError, ChainUnreadyError } from "../../../http/errors";
-import { type ParamKind, parseAddress, parseBool } from "../../../http/params";
+import { type ParamDoc, parseAddress, parseBool } from "../../../http/params";
 import { type DeployableName, deployedAddress, type Manifest } from "../../../manifest";
 import type { Gate } from "../gate";
 import { type HintFor, type SimulationJson, simulateBatch } from "./simulation";
@@ -31,15 +31,6 @@ export type PrepareEnvelope = {
   transactions: PreparedTransaction[];
   simulation: SimulationJson;
 } & Record<string, unknown>;
-
-/** A query parameter as documented (OpenAPI / MCP tool docs are generated from these). */
-export type ParamDoc = {
-  kind: ParamKind;
-  required?: boolean;
-  /** The value used when the parameter is absent, as it would be written in the query. */
-  default?: string;
-  description: string;
-};
 
 /** What the pipeline needs from the app: the shared gate, the one RPC client, the manifest. */
 export type PrepareDeps = {
