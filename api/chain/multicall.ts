@@ -2,7 +2,6 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import {
   type Address,
-  decodeFunctionResult,
   deploylessCallViaBytecodeBytecode,
   encodeDeployData,
   encodeFunctionData,
