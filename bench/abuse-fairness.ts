@@ -18,9 +18,9 @@ try {
   const url = `${base}/api/supply/circulating`;
   await fetch(url).then((r) => r.text());
   const idle = await sampleP99(url, 3_000);
-  const attack = flood(base, 6_500);
-  await new Promise((r) => setTimeout(r, 500));
-  const loaded = await sampleP99(url, 5_000);
+  const attack = flood(base, 15_000);
+  await new Promise((r) => setTimeout(r, 300));
+  const loaded = await sampleP99(url, 1_000, attack);
   const { requests, byStatus } = await attack;
   console.log(`idle:    p50 ${idle.p50.toFixed(2)} ms, p99 ${idle.p99.toFixed(2)} ms (${idle.n} requests)`);
   console.log(`flooded: p50 ${loaded.p50.toFixed(2)} ms, p99 ${loaded.p99.toFixed(2)} ms (${loaded.n} requests)`);

@@ -33,16 +33,16 @@ describe("another client's cached supply request under a flood", () => {
       expect((await fetch(url)).status).toBe(200); // cached from here on
       const idle = await sampleP99(url, 1_500);
       const flooding = flood(base, 4_000);
-      await new Promise((r) => setTimeout(r, 500)); // the flood is under way
-      const loaded = await sampleP99(url, 3_000);
+      await new Promise((r) => setTimeout(r, 300)); // the flood is under way
+      const loaded = await sampleP99(url, 1_000, flooding);
       const attack = await flooding;
       console.log(
         `idle p50 ${idle.p50.toFixed(2)} p99 ${idle.p99.toFixed(2)} ms (n=${idle.n}); ` +
           `flooded p50 ${loaded.p50.toFixed(2)} p99 ${loaded.p99.toFixed(2)} ms (n=${loaded.n}); ` +
           `flood: ${attack.requests} requests ${JSON.stringify(attack.byStatus)}`,
       );
-      // The flood was real: hundreds to thousands of requests (the flood runs at nice 19), past the budgets.
-      expect(attack.requests).toBeGreaterThan(300);
+      // The flood was real: 4,000 requests, most of them past the budgets.
+      expect(attack.requests).toBeGreaterThanOrEqual(4_000);
       expect(attack.byStatus["429"] ?? 0).toBeGreaterThan(0);
       expect(loaded.p99).toBeLessThan(FAIR_P99_MS);
     } finally {

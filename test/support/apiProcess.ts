@@ -30,10 +30,19 @@ export function childEnv(
   return { NETWORK: "local", MANIFEST_FILE: manifest, RPC_URL: devnet.proxy.url, LOG_LEVEL: "error", REDIS_URL: "" };
 }
 
-export async function sampleP99(url: string, durationMs: number): Promise<{ p50: number; p99: number; n: number }> {
+/** Latency of sequential GETs of `url`: for `durationMs`, or while `during` is pending (at least 1 s). */
+export async function sampleP99(
+  url: string,
+  durationMs: number,
+  during?: Promise<unknown>,
+): Promise<{ p50: number; p99: number; n: number }> {
   const samples: number[] = [];
+  let pending = during !== undefined;
+  during?.finally(() => {
+    pending = false;
+  });
   const until = performance.now() + durationMs;
-  while (performance.now() < until) {
+  while (performance.now() < until || pending) {
     const t0 = performance.now();
     const res = await fetch(url);
     await res.text();
@@ -45,15 +54,13 @@ export async function sampleP99(url: string, durationMs: number): Promise<{ p50:
   return { p50: at(0.5), p99: at(0.99), n: samples.length };
 }
 
-export function flood(
-  base: string,
-  durationMs: number,
-): Promise<{ requests: number; byStatus: Record<string, number> }> {
+/** Runs test/support/flood.ts with `requests` requests; resolves with what it sent and how it was answered. */
+export function flood(base: string, requests: number): Promise<{ requests: number; byStatus: Record<string, number> }> {
   // At the lowest CPU priority: on a real deployment the attacker's CPU is not the server's, and on this
   // 2-core machine the flood generator must not take the API's core away from it.
   const script = path.join(import.meta.dirname, "flood.ts");
   const child = spawn("nice", ["-n", "19", process.execPath, "--import", "tsx", script], {
-    env: { ...process.env, BASE: base, DURATION_MS: String(durationMs) },
+    env: { ...process.env, BASE: base, REQUESTS: String(requests) },
     stdio: ["ignore", "pipe", "inherit"],
   });
   let out = "";

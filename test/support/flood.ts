@@ -1,12 +1,14 @@
 /**
  * A hostile client, as a process of its own (so its CPU is not the measured client's): floods the API at
- * BASE for DURATION_MS over CONNECTIONS keep-alive connections per kind, mixing MCP batches (10 ×
- * tools/list), state reads, prepares and supply cache-busters. Prints `{"requests":N,"byStatus":{…}}`.
+ * BASE with REQUESTS requests (at most DURATION_MS) over CONNECTIONS keep-alive connections per kind, mixing
+ * MCP batches (10 × tools/list), state reads, prepares and supply cache-busters. A fixed count, not a fixed
+ * time, so the flood is the same size on a busy machine. Prints `{"requests":N,"byStatus":{…}}`.
  */
 export {};
 
 const base = process.env.BASE!;
-const durationMs = Number(process.env.DURATION_MS ?? 3_000);
+const durationMs = Number(process.env.DURATION_MS ?? 30_000);
+const total = Number(process.env.REQUESTS ?? 4_000);
 const perKind = Number(process.env.CONNECTIONS ?? 8);
 const user = process.env.USER_ADDRESS ?? "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
@@ -31,7 +33,7 @@ const until = performance.now() + durationMs;
 await Promise.all(
   kinds.flatMap((kind) =>
     Array.from({ length: perKind }, async () => {
-      while (performance.now() < until) {
+      while (performance.now() < until && requests < total) {
         try {
           const res = await fetch(...kind());
           await res.arrayBuffer();

@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import type { Address } from "viem";
 import { MulticallError, multicallViaFor } from "../../chain/multicall";
 import type { AppDeps } from "../../deps";
+import { v1DeadlineMs } from "../../http/deadline";
 import { ChainUnreadyError, StateReadFailedError } from "../../http/errors";
 import { parseAddress, parseQuery } from "../../http/params";
 import { LockIdHints } from "../../locks/idHints";
@@ -159,7 +160,13 @@ export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
       via: multicallViaFor(deps.config.chainId),
       contracts,
       user,
-      index: idsFromIndex(deps.locks, user, Math.min(deps.config.rpcTimeoutMs, LOCKS_BUDGET_MS), deps.logger),
+      // A quarter of the route's deadline at most: the chain read that follows must still fit in it.
+      index: idsFromIndex(
+        deps.locks,
+        user,
+        Math.min(LOCKS_BUDGET_MS, v1DeadlineMs(deps.config.rpcTimeoutMs) / 4),
+        deps.logger,
+      ),
       hint: hints.get(user),
     }).catch((error: unknown) => {
       if (error instanceof MulticallError) {

@@ -112,8 +112,9 @@ describe("a failing lock index degrades to source rpc, never fails the request",
     try {
       await session.query("BEGIN");
       await session.query("LOCK TABLE lock IN ACCESS EXCLUSIVE MODE");
+      // The index may take a quarter of the route's deadline (min(RPC_TIMEOUT_MS, 10 s) = 800 ms): 200 ms.
       const ms = await expectRpcOnly(store, 800);
-      expect(ms).toBeGreaterThanOrEqual(700);
+      expect(ms).toBeGreaterThanOrEqual(190);
       expect(ms).toBeLessThan(5_000);
     } finally {
       await session.query("ROLLBACK").catch(() => {});
