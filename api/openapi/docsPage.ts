@@ -1,15 +1,18 @@
+import { DOCS_SCRIPT_PATH } from "../paths";
 import type { OpenApiDocument } from "./document";
 
 /**
- * The /docs page: Scalar's interactive reference, loaded by the reader's browser from a CDN, over the
- * document we serve. The page itself is ours and carries a plain listing of every operation rendered
- * from the same document, which stays visible when the CDN cannot be reached.
+ * The /docs page: Scalar's interactive reference over the document we serve. Every asset comes from this
+ * process (the reference UI is the standalone bundle of the exact @scalar/api-reference version pinned in
+ * package.json, served at SCALAR_SCRIPT), so the page works offline and loads nothing from a third party
+ * (no CDN, no web fonts). The page also carries a plain listing of every operation rendered from the same
+ * document, visible until the UI has started (or without JavaScript).
  */
 
-/** Pinned to a major version; the page sends no credentials, so the CDN script sees nothing secret. */
-export const SCALAR_SCRIPT = "https://cdn.jsdelivr.net/npm/@scalar/api-reference@1";
+/** Where this process serves the pinned Scalar bundle (api/openapi/docsRoutes.ts). */
+export const SCALAR_SCRIPT = DOCS_SCRIPT_PATH;
 
-const htmlEscape = (s: string) =>
+export const htmlEscape = (s: string) =>
   s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
 
 function listing(doc: OpenApiDocument): string {
@@ -17,7 +20,7 @@ function listing(doc: OpenApiDocument): string {
     const verb = get["x-user-facing-verb"];
     return (
       `<tr><td><code>GET ${htmlEscape(path)}</code></td><td>${htmlEscape(get.summary as string)}</td>` +
-      `<td>${verb ? escape(String(verb)) : ""}</td><td><code>${htmlEscape(String(get["x-mcp-tool"] ?? ""))}</code></td></tr>`
+      `<td>${verb ? htmlEscape(String(verb)) : ""}</td><td><code>${htmlEscape(String(get["x-mcp-tool"] ?? ""))}</code></td></tr>`
     );
   });
   return `<table><thead><tr><th>Route</th><th>What it does</th><th>Verb to use with users</th><th>MCP tool</th></tr></thead>
@@ -25,7 +28,7 @@ function listing(doc: OpenApiDocument): string {
 }
 
 export function docsPage(doc: OpenApiDocument, specUrl: string): string {
-  const title = escape(String(doc.info.title));
+  const title = htmlEscape(String(doc.info.title));
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -43,14 +46,14 @@ export function docsPage(doc: OpenApiDocument, specUrl: string): string {
 <div id="fallback">
 <h1>${title}</h1>
 <p>OpenAPI 3.1 document: <a href="${htmlEscape(specUrl)}">${htmlEscape(specUrl)}</a>. MCP endpoint: <code>POST /api/mcp</code> (Streamable HTTP).
-The interactive reference loads from a CDN; if it does not appear, this listing is the same document.</p>
+The interactive reference starts below; without JavaScript, this listing is the same document.</p>
 ${listing(doc)}
 </div>
 <script src="${SCALAR_SCRIPT}"></script>
 <script>
   if (window.Scalar && typeof window.Scalar.createApiReference === "function") {
     document.getElementById("fallback").remove();
-    window.Scalar.createApiReference("#app", { url: ${JSON.stringify(specUrl)} });
+    window.Scalar.createApiReference("#app", { url: ${JSON.stringify(specUrl)}, withDefaultFonts: false });
   }
 </script>
 </body>

@@ -1,6 +1,9 @@
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
 import type { Hono } from "hono";
 import { DOCS_PATH, OPENAPI_PATH } from "../paths";
-import { docsPage } from "./docsPage";
+import { docsPage, SCALAR_SCRIPT } from "./docsPage";
 import { buildOpenApiDocument, type OpenApiDocument } from "./document";
 
 /**
@@ -28,4 +31,21 @@ export function registerDocsRoutes(app: Hono): void {
   app.get(DOCS_PATH, async (c) =>
     c.body((await load()).html, 200, { "content-type": "text/html; charset=UTF-8", "cache-control": cacheControl }),
   );
+  let script: Promise<Buffer> | null = null;
+  app.get(SCALAR_SCRIPT, async (c) => {
+    script ??= readFile(scalarBundlePath()).catch((error: unknown) => {
+      script = null;
+      throw error;
+    });
+    return c.body(new Uint8Array(await script), 200, {
+      "content-type": "text/javascript; charset=UTF-8",
+      "cache-control": "public, max-age=86400",
+    });
+  });
+}
+
+/** The standalone browser bundle inside the pinned @scalar/api-reference (its exports name only style.css). */
+function scalarBundlePath(): string {
+  const css = createRequire(import.meta.url).resolve("@scalar/api-reference/style.css");
+  return path.join(path.dirname(css), "browser", "standalone.js");
 }

@@ -3,6 +3,7 @@ import { createApp } from "../../api/app";
 import { loadConfig } from "../../api/config";
 import { ACTION_NAMES } from "../../api/mcp/v1/prepare";
 import { createLogger } from "../../api/observability/logger";
+import { docsPage } from "../../api/openapi/docsPage";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../api/openapi/document";
 import { ADDRESS_PATTERN, BOOL_PATTERN, UINT256_PATTERN } from "../../api/openapi/jsonSchema";
 import { INFRASTRUCTURE_ROUTES } from "../../api/routes";
@@ -216,14 +217,40 @@ describe("the document", () => {
 });
 
 describe("/docs", () => {
-  it("serves an HTML reference over the document, listing every route even without the CDN script", async () => {
+  it("serves an HTML reference over the document, listing every route, with nothing from a third party", async () => {
     const res = await app.request("/docs");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const html = await res.text();
     expect(html).toContain('"/api/mcp/v1/openapi.json"');
-    expect(html).toMatch(/<script src="https:\/\/cdn\.jsdelivr\.net\/npm\/@scalar\/api-reference@1">/);
+    expect(html).toContain('<script src="/docs/assets/scalar.js">');
+    // No script, stylesheet, font or image from another origin: the page works offline.
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+    expect(html).toContain("withDefaultFonts: false");
     for (const path of Object.keys(doc.paths)) expect(html).toContain(`GET ${path}`);
     expect(html).toContain("Lock via Furnace");
+  });
+
+  it("serves the reference UI from the pinned npm package", async () => {
+    const res = await app.request("/docs/assets/scalar.js");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/javascript/);
+    const js = await res.text();
+    expect(js.length).toBeGreaterThan(1_000_000);
+    expect(js).toContain("createApiReference");
+  });
+
+  it("escapes text as HTML: the title and a verb with a space are not percent-encoded, markup is inert", () => {
+    const page = docsPage(
+      {
+        ...doc,
+        info: { ...doc.info, title: 'Asset API <b>&</b> "v1"' },
+        paths: { "/x": { get: { summary: "s", "x-user-facing-verb": "Lock via Furnace <i>", "x-mcp-tool": "t" } } },
+      } as unknown as OpenApiDocument,
+      "/spec.json",
+    );
+    expect(page).toContain("<title>Asset API &lt;b&gt;&amp;&lt;/b&gt; &quot;v1&quot;</title>");
+    expect(page).toContain("<td>Lock via Furnace &lt;i&gt;</td>");
+    expect(page).not.toContain("%20");
   });
 });
