@@ -24,6 +24,7 @@ export type OpenApiDocument = {
   openapi: "3.1.0";
   info: Record<string, unknown>;
   servers: { url: string; description: string }[];
+  security: Record<string, string[]>[];
   tags: { name: string; description: string }[];
   paths: Record<string, { get: Operation }>;
   components: { schemas: Record<string, JsonSchema>; headers: Record<string, unknown> };
@@ -232,8 +233,11 @@ export async function buildOpenApiDocument(options: BuildOpenApiOptions = {}): P
       // The major version is the path version (/api/mcp/v1): the document changes in lockstep with the routes.
       version: "v1",
       description: DESCRIPTION,
+      license: { name: "UNLICENSED", identifier: "LicenseRef-Proprietary" },
     },
     servers: [{ url: "/", description: "This deployment" }],
+    // A public API: no operation needs credentials (the supply routes are polled anonymously, v1 is per-IP limited).
+    security: [],
     tags: [
       { name: "Supply", description: "Supply figures for market-data aggregators (spec §4.1)." },
       { name: "Reads", description: "Protocol state for assistants (spec §4.2)." },
