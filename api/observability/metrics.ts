@@ -52,6 +52,48 @@ export class Counter {
   }
 }
 
+/** Request-duration buckets in seconds: a cached supply answer sits in the first, a slow node's read in the last. */
+export const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+
+/** A histogram family (Prometheus cumulative buckets, _sum and _count): one series per distinct label set. */
+export class Histogram {
+  readonly #series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+    readonly buckets: readonly number[] = DURATION_BUCKETS,
+  ) {}
+
+  /** Records one observation (seconds). */
+  observe(labels: Labels, value: number): void {
+    let key = "";
+    for (let i = 0; i < this.labelNames.length; i++)
+      key += `${i === 0 ? "" : "\u0000"}${labels[this.labelNames[i]!] ?? ""}`;
+    let series = this.#series.get(key);
+    if (series === undefined) {
+      series = { labels: { ...labels }, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.#series.set(key, series);
+    }
+    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]!) series.counts[i]!++;
+    series.sum += value;
+    series.count++;
+  }
+
+  render(): string {
+    const lines = [`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} histogram`];
+    for (const { labels, counts, sum, count } of this.#series.values()) {
+      const pairs = this.labelNames.map((n) => `${n}="${escapeLabelValue(labels[n] ?? "")}"`);
+      const at = (extra: string) => `{${[...pairs, ...(extra ? [extra] : [])].join(",")}}`;
+      this.buckets.forEach((le, i) => lines.push(`${this.name}_bucket${at(`le="${le}"`)} ${counts[i]}`));
+      lines.push(`${this.name}_bucket${at('le="+Inf"')} ${count}`);
+      lines.push(`${this.name}_sum${pairs.length ? `{${pairs.join(",")}}` : ""} ${sum}`);
+      lines.push(`${this.name}_count${pairs.length ? `{${pairs.join(",")}}` : ""} ${count}`);
+    }
+    return lines.join("\n");
+  }
+}
+
 const escapeHelp = (s: string) => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
 const escapeLabelValue = (s: string) => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
 
@@ -60,6 +102,8 @@ export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8
 export type Metrics = {
   /** Our routes: `route` is the matched pattern (never a raw path, so cardinality stays bounded). */
   httpRequests: Counter;
+  /** How long our routes took, by the same labels: the rate / errors / duration an operator alerts on. */
+  httpDuration: Histogram;
   /** Upstream JSON-RPC calls; `method` is bounded by the RPC read allowlist. */
   rpcCalls: Counter;
   /** Requests refused with 429, by limited prefix. */
@@ -80,6 +124,11 @@ export function createMetrics(): Metrics {
     "HTTP requests answered by the API, by route pattern and status.",
     ["method", "route", "status"],
   );
+  const httpDuration = new Histogram(
+    "api_http_request_duration_seconds",
+    "Time from a request's arrival to its answer, by route pattern and status.",
+    ["method", "route", "status"],
+  );
   const rpcCalls = new Counter("api_rpc_calls_total", "Upstream JSON-RPC calls by method and outcome.", [
     "method",
     "outcome",
@@ -97,6 +146,7 @@ export function createMetrics(): Metrics {
   const indexLag = createIndexLagGauges();
   const all = [
     httpRequests,
+    httpDuration,
     rpcCalls,
     rateLimited,
     rateLimitStoreFallbacks,
@@ -108,6 +158,7 @@ export function createMetrics(): Metrics {
   return {
     indexLag,
     httpRequests,
+    httpDuration,
     rpcCalls,
     rateLimited,
     rateLimitStoreFallbacks,

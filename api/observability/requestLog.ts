@@ -56,7 +56,9 @@ export function requestRecorder(o: { logger: Logger; metrics: Metrics; clientIp:
   return (c, { requestId, route, status, started, escaped }) => {
     const m = c.req.method;
     const method = KNOWN_METHODS.has(m) ? m : "OTHER";
-    o.metrics.httpRequests.inc({ method, route, status: String(status) });
+    const labels = { method, route, status: String(status) };
+    o.metrics.httpRequests.inc(labels);
+    o.metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
     // Aggregators poll the supply routes at any rate: their successes are counted above and logged
     // only at debug, so access logs stay readable; every failure is still logged at info.
     const level = status < 400 && route.startsWith(SUPPLY_PREFIX) ? "debug" : "info";

@@ -236,6 +236,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   }
   const hotPath: SupplyHotPath = (request, env) => {
     if (request.method !== "GET") return undefined;
+    const started = performance.now();
     // The path and query as Hono's getPath finds them: after the authority, up to and after `?`.
     const url = request.url;
     const start = url.indexOf("/", url.indexOf(":") + 3);
@@ -247,13 +248,15 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     if (logger.enabled?.("debug") !== false) return undefined;
     const value = route.metric === "max" ? null : cache.peek(keys[route.metric]);
     if (value === undefined) return undefined;
-    metrics.httpRequests.inc(route.labels);
-    return edgeResponse(
+    const response = edgeResponse(
       requestIdFrom(request, env),
       okBody(format, value),
       200,
       okHeaders(format, CACHE_OK[route.metric]),
     );
+    metrics.httpRequests.inc(route.labels);
+    metrics.httpDuration.observe(route.labels, (performance.now() - started) / 1000);
+    return response;
   };
 
   const supply = new Hono();

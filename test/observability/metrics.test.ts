@@ -100,6 +100,16 @@ describe("metrics", () => {
     expect(m.get(`api_http_requests_total{method="DELETE",route="unmatched",status="405"}`)).toBe(1);
     expect(m.get(`api_rate_limited_total{prefix="state"}`)).toBe(1);
     expect(text).toContain("# TYPE api_http_requests_total counter");
+    // Durations beside the counts: same labels, cumulative buckets, _count equal to the counter.
+    expect(text).toContain("# TYPE api_http_request_duration_seconds histogram");
+    const d = (suffix: string, extra = "") =>
+      m.get(`api_http_request_duration_seconds${suffix}{method="GET",route="${route}",status="200"${extra}}`);
+    expect(d("_count")).toBe(2);
+    expect(d("_bucket", ',le="+Inf"')).toBe(2);
+    expect(d("_bucket", ',le="10"')).toBe(2);
+    expect(d("_sum")).toBeGreaterThan(0);
+    expect(d("_bucket", ',le="0.001"')!).toBeLessThanOrEqual(d("_bucket", ',le="0.5"')!);
+    expect(m.get('api_http_request_duration_seconds_count{method="GET",route="/api/supply/max",status="200"}')).toBe(1);
     // Only patterns, never the raw path: no user address in any label.
     expect(text.toLowerCase()).not.toContain(USER.toLowerCase().slice(2));
     // The scrape itself is counted on the next one.
