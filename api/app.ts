@@ -11,7 +11,7 @@ import { v1Router } from "./mcp/v1/router";
 import { createLogger } from "./observability/logger";
 import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
 import { registerDocsRoutes } from "./openapi/docsRoutes";
-import { MCP_PATH, METRICS_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
+import { HEALTH_PATH, MCP_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
 import { supplyApi } from "./supply/router";
 
@@ -69,6 +69,14 @@ export function createApp(input: AppDepsInput): Hono {
   app.use(`${V1_BASE}/*`, rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics }));
   // One overall deadline per v1 request; its upstream calls are cancelled when it passes (api/http/deadline.ts).
   app.use(`${V1_BASE}/*`, deadline({ ms: v1DeadlineMs(deps.config.rpcTimeoutMs), timeoutError: v1TimeoutError }));
+  // Probes answer without touching the chain; /ready's check is bounded (api/server/indexDatabase.ts).
+  app.get(HEALTH_PATH, (c) => c.json({ ok: true, status: "up" }, 200, { "cache-control": "no-store" }));
+  app.get(READY_PATH, async (c) => {
+    const state = deps.readiness ? await deps.readiness() : ({ ready: true } as const);
+    return state.ready
+      ? c.json({ ok: true, status: "ready" }, 200, { "cache-control": "no-store" })
+      : c.json({ ok: false, status: "unready", reason: state.reason }, 503, { "cache-control": "no-store" });
+  });
   app.get(METRICS_PATH, (c) =>
     c.body(metrics.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" }),
   );

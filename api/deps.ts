@@ -32,7 +32,12 @@ export type AppDeps = {
   logger: Logger;
   /** The socket peer of a request; default: @hono/node-server's incoming socket (Ponder serves with it too). */
   peerAddress?: PeerAddressSource;
+  /** What GET /ready reports (bounded; never hangs); default: always ready (no index to wait for). */
+  readiness?: () => Promise<ReadyState>;
 };
+
+/** GET /ready: whether this process can answer with its index right now. Index lag does not count. */
+export type ReadyState = { ready: true } | { ready: false; reason: "database unreachable" | "index missing" };
 
 /** What callers pass to createApp: the gate defaults to one built from rpc + manifest, locks to none. */
 export type AppDepsInput = Omit<AppDeps, Defaulted> & Partial<Pick<AppDeps, Defaulted>>;

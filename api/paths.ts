@@ -10,5 +10,8 @@ export const DOCS_PATH = "/docs";
 export const DOCS_SCRIPT_PATH = "/docs/assets/scalar.js";
 /** MCP Streamable HTTP, exactly this path (no trailing slash, nothing below it). */
 export const MCP_PATH = "/api/mcp";
+/** Probes: the process is up; the process can answer with its index (api/server/indexDatabase.ts). */
+export const HEALTH_PATH = "/health";
+export const READY_PATH = "/ready";
 /** The API's own Prometheus metrics. */
 export const METRICS_PATH = "/api/metrics";

@@ -4,7 +4,17 @@ import { quoteRoute } from "./mcp/v1/quote";
 import { stateRoute } from "./mcp/v1/state";
 import { PREPARE_SERVED_PATH, prepareRouteDefinition } from "./openapi/prepareRoutes";
 import type { RouteDefinition, SupplyRouteDefinition } from "./openapi/routeDefinition";
-import { DOCS_PATH, DOCS_SCRIPT_PATH, MCP_PATH, METRICS_PATH, OPENAPI_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
+import {
+  DOCS_PATH,
+  DOCS_SCRIPT_PATH,
+  HEALTH_PATH,
+  MCP_PATH,
+  METRICS_PATH,
+  OPENAPI_PATH,
+  READY_PATH,
+  SUPPLY_BASE,
+  V1_BASE,
+} from "./paths";
 import { SUPPLY_ROUTES } from "./supply/router";
 
 /**
@@ -72,6 +82,8 @@ export const INFRASTRUCTURE_ROUTES = [
   { method: "GET", path: OPENAPI_PATH, why: "this document itself" },
   { method: "GET", path: DOCS_PATH, why: "the interactive reference page rendered from this document" },
   { method: "GET", path: DOCS_SCRIPT_PATH, why: "the reference page's UI bundle, served from the pinned npm package" },
+  { method: "GET", path: HEALTH_PATH, why: "liveness: the process is up" },
+  { method: "GET", path: READY_PATH, why: "readiness: the index database answers within 500 ms and holds the index" },
   { method: "GET", path: METRICS_PATH, why: "Prometheus counters for operators" },
   {
     method: "ALL",

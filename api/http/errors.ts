@@ -4,6 +4,11 @@
  */
 export const ERROR_STATUS = {
   BAD_PARAMS: 400,
+  /** The HTTP request itself could not be parsed (bad request line, unknown method, conflicting framing). */
+  BAD_REQUEST: 400,
+  REQUEST_TIMEOUT: 408,
+  /** The request line (URL) and headers together exceed the server's limit. */
+  HEADERS_TOO_LARGE: 431,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   RATE_LIMITED: 429,

@@ -32,6 +32,20 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
     }).toEnvelope(),
   },
   NOT_FOUND: { meaning: "No such route or prepare action.", example: new NotFoundError().toEnvelope() },
+  BAD_REQUEST: {
+    meaning:
+      "The HTTP request itself could not be parsed (bad request line, unknown method, conflicting Content-Length " +
+      "and Transfer-Encoding); answered by the server before any route, and the connection is closed.",
+    example: { ok: false, error: "BAD_REQUEST", message: "The HTTP request could not be parsed." },
+  },
+  REQUEST_TIMEOUT: {
+    meaning: "The request's headers or body did not arrive in time; the connection is closed.",
+    example: { ok: false, error: "REQUEST_TIMEOUT", message: "The request did not arrive in time." },
+  },
+  HEADERS_TOO_LARGE: {
+    meaning: "The URL and headers together exceed 16 KiB; the connection is closed.",
+    example: { ok: false, error: "HEADERS_TOO_LARGE", message: "The URL and headers exceed 16 KiB." },
+  },
   METHOD_NOT_ALLOWED: {
     meaning: "Only GET (and OPTIONS) is served.",
     example: new MethodNotAllowedError("POST").toEnvelope(),

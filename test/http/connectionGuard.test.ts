@@ -15,7 +15,7 @@ import { childEnv, startApiChild } from "../support/apiProcess";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
 /** The documented bound: what this attack may add to the process's resident memory. */
-const RSS_GROWTH_BOUND_MB = 250;
+const RSS_GROWTH_BOUND_MB = 300;
 const SOCKETS = 40;
 /** Far past the guard's bound, so the unguarded run grows well beyond what the guarded one may. */
 const PIPELINED = 80;

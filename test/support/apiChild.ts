@@ -1,21 +1,12 @@
 /**
- * The API on @hono/node-server in a process of its own, for tests that must not share an event loop
- * with their load generator: config from the environment like production (NETWORK, MANIFEST_FILE,
- * RPC_URL, …), the connection guard on, 127.0.0.1 on a free port. Prints `{"port":N}` when listening.
+ * The API server without its connection guard, for the one test that shows what the guard prevents
+ * (test/http/connectionGuard.test.ts). Every other test runs the real entry, api/server/main.ts.
  */
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
 import { createApp } from "../../api/app";
-import { guardConnections } from "../../api/http/connectionGuard";
+import { startApiServer } from "../../api/server/server";
 import { createServiceDeps } from "../../api/service";
 
 const deps = await createServiceDeps({ locks: null });
-const server = serve({ fetch: createApp(deps).fetch, hostname: "127.0.0.1", port: 0 }, (info: AddressInfo) => {
-  process.stdout.write(`${JSON.stringify({ port: info.port })}\n`);
-}) as Server;
-if (process.env.CONNECTION_GUARD !== "off") guardConnections(server);
-process.on("SIGTERM", () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+const api = await startApiServer(createApp(deps), { port: deps.config.port ?? 0, hostname: "127.0.0.1", guard: false });
+process.stdout.write(`${JSON.stringify({ listening: { port: api.port, host: "127.0.0.1" } })}\n`);
+process.on("SIGTERM", () => api.close(0).then(() => process.exit(0)));

@@ -2,20 +2,29 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
+import { freePort } from "../../devnet/anvil";
 
+/**
+ * Starts the API process as operators run it (api/server/main.ts, `npm run serve:api`) on 127.0.0.1 and a
+ * free port; with CONNECTION_GUARD=off, the same server without its guard (test/support/apiChild.ts).
+ */
 export async function startApiChild(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "apiChild.ts")], {
-    env: { ...process.env, ...env },
+  const port = await freePort();
+  const script =
+    env.CONNECTION_GUARD === "off"
+      ? path.join(import.meta.dirname, "apiChild.ts")
+      : path.join(import.meta.dirname, "..", "..", "api", "server", "main.ts");
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const port = await new Promise<number>((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (chunk) => {
       out += chunk;
-      const line = out.split("\n").find((l) => l.startsWith("{"));
-      if (line) resolve(JSON.parse(line).port);
+      if (out.includes('"listening"')) resolve();
     });
-    child.once("exit", (code) => reject(new Error(`api child exited ${code}`)));
+    child.once("exit", (code) => reject(new Error(`api process exited ${code}`)));
   });
   return { child, base: `http://127.0.0.1:${port}` };
 }

@@ -1,0 +1,61 @@
+/**
+ * The lock index as the API process reads it: Ponder's tables through its views schema (`ponder start
+ * --views-schema`), over a small bounded pg pool and drizzle (the store's queries are drizzle `sql`).
+ * Every wait is bounded so a dead, silent or slow Postgres never holds a request or a probe: connecting
+ * (connectionTimeoutMillis), a statement (statement_timeout, server side) and a query (query_timeout,
+ * client side).
+ */
+import { sql } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/node-postgres";
+import pg from "pg";
+import type { ReadyState } from "../deps";
+import { createLockStore } from "../locks/store";
+import type { LockStore } from "../locks/types";
+
+export const INDEX_DB_TIMEOUTS = { connectMs: 500, statementMs: 2_000, queryMs: 2_500 } as const;
+/** How long /ready waits for the database before it answers 503. */
+export const READY_PROBE_MS = 500;
+
+export type IndexDatabase = {
+  store: LockStore;
+  /** /ready: the database answers within READY_PROBE_MS and the index's tables exist in the schema. */
+  readiness(): Promise<ReadyState>;
+  close(): Promise<void>;
+};
+
+export function openIndexDatabase(options: { url: string; schema: string; poolSize?: number }): IndexDatabase {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: INDEX_DB_TIMEOUTS.connectMs,
+    statement_timeout: INDEX_DB_TIMEOUTS.statementMs,
+    query_timeout: INDEX_DB_TIMEOUTS.queryMs,
+    idleTimeoutMillis: 30_000,
+  });
+  // A dropped idle connection must not crash the process; the next query opens a new one.
+  pool.on("error", () => {});
+  const db = drizzle(pool);
+  const store = createLockStore({ db, schema: options.schema });
+  return {
+    store,
+    async readiness() {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<ReadyState>((resolve) => {
+        timer = setTimeout(() => resolve({ ready: false, reason: "database unreachable" }), READY_PROBE_MS);
+      });
+      const probe = db
+        .execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present`)
+        .then((res): ReadyState => {
+          const present = (res as unknown as { rows: { present: boolean }[] }).rows[0]?.present === true;
+          return present ? { ready: true } : { ready: false, reason: "index missing" };
+        })
+        .catch((): ReadyState => ({ ready: false, reason: "database unreachable" }));
+      try {
+        return await Promise.race([probe, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close: () => pool.end(),
+  };
+}

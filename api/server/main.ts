@@ -1,0 +1,43 @@
+/**
+ * The API process (`npm run serve:api`): the whole API — supply, v1, MCP, OpenAPI, /docs, metrics and
+ * probes — on a server of our own (api/server/server.ts), reading the lock index from Postgres through
+ * Ponder's views schema. Ponder (`ponder start`) only indexes; N of these serve behind a load balancer.
+ *
+ * Environment: the one configuration (api/config.ts). DATABASE_URL + DATABASE_VIEWS_SCHEMA (or
+ * DATABASE_SCHEMA) select the index; without DATABASE_URL state answers say `source: "rpc"`. PORT (default
+ * 42069) and HOST (default 0.0.0.0) pick the socket. Prints one JSON line `{"listening":{port,host}}`.
+ */
+import { createApp } from "../app";
+import { createServiceDeps } from "../service";
+import { redactProcessOutput, secretUrlsFrom } from "../startup/redactOutput";
+import { openIndexDatabase } from "./indexDatabase";
+import { startApiServer } from "./server";
+
+redactProcessOutput(secretUrlsFrom());
+
+const deps = await createServiceDeps({ locks: null, load: { deployment: true }, checkChainId: true });
+const config = deps.config;
+const logger = deps.logger!;
+const schema = config.database.viewsSchema ?? config.database.schema;
+const index = config.database.url && schema ? openIndexDatabase({ url: config.database.url, schema }) : null;
+if (!index) logger.warn("no index database configured (DATABASE_URL and a schema): state answers source rpc");
+
+const app = createApp({ ...deps, locks: index?.store ?? null, ...(index ? { readiness: index.readiness } : {}) });
+const host = process.env.HOST?.trim() || "0.0.0.0";
+const api = await startApiServer(app, { port: config.port ?? 42069, hostname: host });
+process.stdout.write(`${JSON.stringify({ listening: { port: api.port, host } })}\n`);
+logger.info("api listening", { port: api.port, host });
+
+let stopping = false;
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("shutdown: draining", { drainMs: config.shutdownDrainMs });
+    await api.close(config.shutdownDrainMs);
+    await index?.close().catch(() => {});
+    await deps.limiter?.close().catch(() => {});
+    await deps.supply?.cache?.close().catch(() => {});
+    process.exit(0);
+  });
+}
