@@ -35,7 +35,8 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     stopping = true;
     logger.info("shutdown: draining", { drainMs: config.shutdownDrainMs });
     await api.close(config.shutdownDrainMs);
-    await index?.close().catch(() => {});
+    // Bounded: a pool still dialling a silent database must not hold the exit.
+    await Promise.race([index?.close().catch(() => {}), new Promise((r) => setTimeout(r, 1_000))]);
     await deps.limiter?.close().catch(() => {});
     await deps.supply?.cache?.close().catch(() => {});
     process.exit(0);
