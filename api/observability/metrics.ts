@@ -85,7 +85,8 @@ export class Histogram {
     for (const { labels, counts, sum, count } of this.#series.values()) {
       const pairs = this.labelNames.map((n) => `${n}="${escapeLabelValue(labels[n] ?? "")}"`);
       const at = (extra: string) => `{${[...pairs, ...(extra ? [extra] : [])].join(",")}}`;
-      this.buckets.forEach((le, i) => lines.push(`${this.name}_bucket${at(`le="${le}"`)} ${counts[i]}`));
+      for (let i = 0; i < this.buckets.length; i++)
+        lines.push(`${this.name}_bucket${at(`le="${this.buckets[i]}"`)} ${counts[i]}`);
       lines.push(`${this.name}_bucket${at('le="+Inf"')} ${count}`);
       lines.push(`${this.name}_sum${pairs.length ? `{${pairs.join(",")}}` : ""} ${sum}`);
       lines.push(`${this.name}_count${pairs.length ? `{${pairs.join(",")}}` : ""} ${count}`);
