@@ -1,7 +1,8 @@
 /**
- * Cached-hit throughput of GET /api/supply/circulating against a bare Hono route returning a constant
- * string: both served by @hono/node-server in this process, driven by autocannon from a worker thread
- * of this process (so the servers keep the main thread), same connections and pipelining, same run.
+ * Cached-hit throughput of GET /api/supply/circulating on the API process operators run (api/server/main.ts,
+ * `npm run serve:api`, its own process) against a bare Hono route returning a constant string on
+ * @hono/node-server (bench/bareServer.ts, also its own process), driven by autocannon from a worker thread
+ * of this process, same connections and pipelining, same run.
  * Each round measures the two compared routes back to back, alternating which goes first; the figure
  * is the median of the per-round ratios (a shared 2-core machine is noisy: read the rounds too).
  * Target ≥ 0.8.
@@ -13,9 +14,14 @@
  * The upstream read count is checked: every measured request must be a cache hit.
  * Usage: npx tsx bench/supply-hit.ts [secondsPerRound=2]
  */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import autocannon from "autocannon";
-import { Hono } from "hono";
-import { serveApp, supplyBenchSetup } from "./supplyServer";
+import { freePort } from "../devnet/anvil";
+import { childEnv, startApiChild } from "../test/support/apiProcess";
+import { supplyBenchSetup } from "./supplyServer";
 
 const SECONDS = Math.min(Math.max(Number(process.argv[2] ?? 2), 1), 5);
 const ROUNDS = 9;
@@ -33,11 +39,21 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
+async function startBare(): Promise<{ url: string; close(): void }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "bareServer.ts")], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  await new Promise<void>((resolve) => child.stdout!.on("data", () => resolve()));
+  return { url: `http://127.0.0.1:${port}`, close: () => child.kill("SIGKILL") };
+}
+
 const setup = await supplyBenchSetup();
-const supply = await serveApp(setup.app());
-const bareApp = new Hono();
-bareApp.get("/", (c) => c.text("10000000.00"));
-const bare = await serveApp(bareApp);
+const dir = mkdtempSync(path.join(tmpdir(), "bench-hit-"));
+const apiProcess = await startApiChild({ ...childEnv(setup, dir), LOG_LEVEL: "warn" });
+const supply = { url: apiProcess.base, close: () => apiProcess.child.kill("SIGKILL") };
+const bare = await startBare();
 try {
   const targets = {
     bare: `${bare.url}/`,
@@ -86,10 +102,11 @@ try {
       `routed hit/bare ${median(ratio.routed).toFixed(2)} (a cache-buster takes the middleware chain); upstream reads while measuring: 0`,
   );
   console.log(
-    `supply-hit: cached /api/supply/circulating vs bare Hono route: ratio ${median(ratio.circulating).toFixed(2)} (target ≥ 0.80)`,
+    `supply-hit: the API process (serve:api), cached /api/supply/circulating vs a bare Hono route process: ratio ${median(ratio.circulating).toFixed(2)} (target ≥ 0.80)`,
   );
 } finally {
-  await supply.close();
-  await bare.close();
+  supply.close();
+  bare.close();
   await setup.stop();
+  rmSync(dir, { recursive: true, force: true });
 }

@@ -13,6 +13,11 @@ export const MAX_IN_FLIGHT_PER_CONNECTION = 4;
 
 export function guardConnections(server: Server, maxInFlight = MAX_IN_FLIGHT_PER_CONNECTION): void {
   const inFlight = new WeakMap<Socket, number>();
+  // One shared listener (no closure per request): a response closes once, finished or aborted.
+  function answered(this: ServerResponse) {
+    const socket = this.req.socket;
+    inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1);
+  }
   // The server's own handler (@hono/node-server's) runs only for requests within the bound.
   const handlers = server.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners("request");
@@ -24,7 +29,7 @@ export function guardConnections(server: Server, maxInFlight = MAX_IN_FLIGHT_PER
       return;
     }
     inFlight.set(socket, n);
-    res.once("close", () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
+    res.on("close", answered);
     for (const handler of handlers) handler(req, res);
   });
 }

@@ -67,6 +67,11 @@ export class Histogram {
 
   /** Records one observation (seconds). */
   observe(labels: Labels, value: number): void {
+    this.series(labels).observe(value);
+  }
+
+  /** One series, resolved once: a hot path keeps the handle instead of building a label key per request. */
+  series(labels: Labels): { observe(value: number): void } {
     let key = "";
     for (let i = 0; i < this.labelNames.length; i++)
       key += `${i === 0 ? "" : "\u0000"}${labels[this.labelNames[i]!] ?? ""}`;
@@ -75,9 +80,15 @@ export class Histogram {
       series = { labels: { ...labels }, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
       this.#series.set(key, series);
     }
-    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]!) series.counts[i]!++;
-    series.sum += value;
-    series.count++;
+    const s = series;
+    const buckets = this.buckets;
+    return {
+      observe(value: number) {
+        for (let i = 0; i < buckets.length; i++) if (value <= buckets[i]!) s.counts[i]!++;
+        s.sum += value;
+        s.count++;
+      },
+    };
   }
 
   render(): string {

@@ -229,10 +229,17 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     return miss(c, format, metric);
   };
 
-  const hot = new Map<string, { metric: Metric | "max"; labels: { method: "GET"; route: string; status: "200" } }>();
+  type HotRoute = {
+    metric: Metric | "max";
+    labels: { method: "GET"; route: string; status: "200" };
+    /** Its duration series, resolved once. */
+    duration: { observe(seconds: number): void };
+  };
+  const hot = new Map<string, HotRoute>();
   for (const metric of ["total", "circulating", "max"] as const) {
     const path = `${SUPPLY_BASE}${SUPPLY_ROUTES[metric].path}`;
-    hot.set(path, { metric, labels: { method: "GET", route: path, status: "200" } });
+    const labels = { method: "GET", route: path, status: "200" } as const;
+    hot.set(path, { metric, labels, duration: metrics.httpDuration.series(labels) });
   }
   const hotPath: SupplyHotPath = (request, env) => {
     if (request.method !== "GET") return undefined;
@@ -255,7 +262,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
       okHeaders(format, CACHE_OK[route.metric]),
     );
     metrics.httpRequests.inc(route.labels);
-    metrics.httpDuration.observe(route.labels, (performance.now() - started) / 1000);
+    route.duration.observe((performance.now() - started) / 1000);
     return response;
   };
 
