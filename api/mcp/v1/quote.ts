@@ -1,8 +1,9 @@
 import type { Hono } from "hono";
-import { type Address, encodeFunctionData } from "viem";
+import type { Address } from "viem";
 import { FurnaceQuoterAbi } from "../../../abis";
+import { readView, viewFailure } from "../../chain/readView";
 import { decodeRevert } from "../../chain/revert";
-import { type RpcClient, RpcError } from "../../chain/rpc";
+import type { RpcClient } from "../../chain/rpc";
 import type { AppDeps } from "../../deps";
 import { ChainUnreadyError, QuoteFailedError } from "../../http/errors";
 import type { ParamDoc } from "../../http/params";
@@ -41,8 +42,6 @@ export type LockViaFurnaceQuote = {
   bonusBpsVsPrincipalClaim: bigint;
 };
 
-const FOUR_WORDS = /^0x[0-9a-fA-F]{256}$/;
-
 /**
  * Quotes a Furnace entry (slippageBps already within [0, 10000]: QUOTE_PARAMS declares the range and
  * parseQuery enforces it). Throws ChainUnreadyError (no FurnaceQuoter in the manifest) or QuoteFailedError with `detail.reason` = the decoded custom error name on
@@ -58,33 +57,45 @@ export async function quoteLockViaFurnace(
   if (!deps.rpc)
     throw new QuoteFailedError("No RPC endpoint is configured.", { reason: null, upstream: "unconfigured" });
 
-  const data = encodeFunctionData({
-    abi: FurnaceQuoterAbi,
-    functionName: "quoteEnterWithClaim",
-    args: [p.user, p.claimAmountWei, p.targetTokenId ?? 0n, p.durationSeconds ?? 0n, p.createAutoMax ?? false],
-  });
-  let result: unknown;
+  let quote: readonly [bigint, bigint, bigint, bigint];
   try {
-    result = await deps.rpc.request({ method: "eth_call", params: [{ to: quoter, data }, "latest"] });
+    quote = await readView(deps.rpc, {
+      address: quoter,
+      abi: FurnaceQuoterAbi,
+      functionName: "quoteEnterWithClaim",
+      args: [p.user, p.claimAmountWei, p.targetTokenId ?? 0n, p.durationSeconds ?? 0n, p.createAutoMax ?? false],
+    });
   } catch (error) {
-    if (error instanceof RpcError && error.kind === "rpc") {
-      const revert = decodeRevert(error.info.data);
-      if (revert) {
-        throw new QuoteFailedError(`The quoter rejected the entry: ${revert.name}.`, {
-          reason: revert.name,
-          ...(revert.args.length ? { args: revert.args } : {}),
-        });
-      }
-      throw new QuoteFailedError("The quoter call failed upstream.", { reason: null, upstream: "rpc" });
+    const failure = viewFailure({ functionName: "quoteEnterWithClaim" }, error);
+    if (failure.kind === "malformed") {
+      throw new QuoteFailedError(
+        "The quoter answer is malformed.",
+        { reason: null, upstream: "invalid" },
+        { cause: failure },
+      );
     }
-    const kind = error instanceof RpcError ? error.kind : "unreachable";
-    throw new QuoteFailedError(`The quoter could not be reached (${kind}).`, { reason: null, upstream: kind });
+    const revert = failure.kind === "rpc" ? decodeRevert(failure.revertData) : null;
+    if (revert) {
+      throw new QuoteFailedError(
+        `The quoter rejected the entry: ${revert.name}.`,
+        { reason: revert.name, ...(revert.args.length ? { args: revert.args } : {}) },
+        { cause: failure },
+      );
+    }
+    if (failure.kind === "rpc") {
+      throw new QuoteFailedError(
+        "The quoter call failed upstream.",
+        { reason: null, upstream: "rpc" },
+        { cause: failure },
+      );
+    }
+    throw new QuoteFailedError(
+      `The quoter could not be reached (${failure.kind}).`,
+      { reason: null, upstream: failure.kind },
+      { cause: failure },
+    );
   }
-  if (typeof result !== "string" || !FOUR_WORDS.test(result)) {
-    throw new QuoteFailedError("The quoter answer is malformed.", { reason: null, upstream: "invalid" });
-  }
-  const word = (i: number) => BigInt(`0x${result.slice(2 + 64 * i, 66 + 64 * i)}`);
-  const [principalClaimWei, bonusClaimWei, veOutWei, routeTokenId] = [word(0), word(1), word(2), word(3)];
+  const [principalClaimWei, bonusClaimWei, veOutWei, routeTokenId] = quote;
   return {
     principalClaimWei,
     bonusClaimWei,

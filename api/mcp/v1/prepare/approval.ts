@@ -1,8 +1,7 @@
 import type { Address } from "viem";
 import { AssetTokenAbi, LpTokenAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
-import { RpcError } from "../../../chain/rpc";
-import { decodeUint256Word } from "../../../chain/uint256";
+import { readView, viewFailure } from "../../../chain/readView";
 import { StateReadFailedError } from "../../../http/errors";
 import type { Call, PrepareDeps } from "./pipeline";
 
@@ -27,23 +26,25 @@ export async function readAllowance(deps: Pick<PrepareDeps, "rpc">, q: Allowance
       upstream: "unconfigured",
     });
   }
-  const data = encodeCall(TOKEN_ABI[q.token], "allowance", [q.owner, q.spender]);
-  let result: unknown;
+  const abi = TOKEN_ABI[q.token] as typeof AssetTokenAbi;
+  let allowance: bigint;
   try {
-    result = await deps.rpc.request({ method: "eth_call", params: [{ to: q.tokenAddress, data }, "latest"] });
+    allowance = await readView(deps.rpc, {
+      address: q.tokenAddress,
+      abi,
+      functionName: "allowance",
+      args: [q.owner, q.spender],
+    });
   } catch (error) {
-    const kind = error instanceof RpcError ? error.kind : "unreachable";
-    throw new StateReadFailedError(`The token allowance could not be read (${kind}).`, {
-      read: "allowance",
-      upstream: kind,
-    });
-  }
-  const allowance = decodeUint256Word(result);
-  if (allowance === null) {
-    throw new StateReadFailedError("The token allowance answer is malformed.", {
-      read: "allowance",
-      upstream: "invalid",
-    });
+    const failure = viewFailure({ functionName: "allowance" }, error);
+    const malformed = failure.kind === "malformed";
+    throw new StateReadFailedError(
+      malformed
+        ? "The token allowance answer is malformed."
+        : `The token allowance could not be read (${failure.kind}).`,
+      { read: "allowance", upstream: malformed ? "invalid" : failure.kind },
+      { cause: failure },
+    );
   }
   return allowance;
 }
