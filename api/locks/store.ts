@@ -9,6 +9,7 @@
  */
 import { sql } from "ponder";
 import type { Address } from "viem";
+import { memoizeSuccess } from "../cache/memo";
 import type { IndexedLockIds, LiveLock, LockStore } from "./types";
 
 /** Any drizzle Postgres database (only `execute` is used): Ponder's read-only `db`, or drizzle over node-postgres,
@@ -33,19 +34,16 @@ async function rowsOf(db: LockDb, query: ReturnType<typeof sql>): Promise<Row[]>
 const big = (value: unknown): bigint => BigInt(String(value));
 
 export function createLockStore({ db, schema }: CreateLockStoreOptions): LockStore {
-  let schemaName: Promise<string> | undefined = schema === undefined ? undefined : Promise.resolve(schema);
-  const resolveSchema = (): Promise<string> => {
-    schemaName ??= rowsOf(db, sql`SELECT current_schema() AS schema`).then((rows) => {
-      const name = rows[0]?.schema;
-      if (typeof name !== "string") throw new Error("lock store: the connection has no current schema");
-      return name;
-    });
-    // A failed lookup is retried on the next call, not cached.
-    schemaName.catch(() => {
-      schemaName = undefined;
-    });
-    return schemaName;
-  };
+  // A failed lookup is retried on the next call, not cached.
+  const resolveSchema =
+    schema === undefined
+      ? memoizeSuccess(async () => {
+          const rows = await rowsOf(db, sql`SELECT current_schema() AS schema`);
+          const name = rows[0]?.schema;
+          if (typeof name !== "string") throw new Error("lock store: the connection has no current schema");
+          return name;
+        })
+      : () => Promise.resolve(schema);
   const table = async (name: string) => sql`${sql.identifier(await resolveSchema())}.${sql.identifier(name)}`;
 
   return {

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import type { Hono } from "hono";
+import { memoizeSuccess } from "../cache/memo";
 import { DOCS_PATH, OPENAPI_PATH } from "../paths";
 import { docsPage, SCALAR_SCRIPT } from "./docsPage";
 import { buildOpenApiDocument, type OpenApiDocument } from "./document";
@@ -11,16 +12,10 @@ import { buildOpenApiDocument, type OpenApiDocument } from "./document";
  * is built once per app, on first request (a failed build is retried, never cached).
  */
 export function registerDocsRoutes(app: Hono): void {
-  let built: Promise<{ doc: OpenApiDocument; json: string; html: string }> | null = null;
-  const load = () => {
-    built ??= buildOpenApiDocument()
-      .then((doc) => ({ doc, json: JSON.stringify(doc), html: docsPage(doc, OPENAPI_PATH) }))
-      .catch((error: unknown) => {
-        built = null;
-        throw error;
-      });
-    return built;
-  };
+  const load = memoizeSuccess(async () => {
+    const doc = await buildOpenApiDocument();
+    return { doc, json: JSON.stringify(doc), html: docsPage(doc, OPENAPI_PATH) };
+  });
   const cacheControl = "public, max-age=300";
   app.get(OPENAPI_PATH, async (c) =>
     c.body((await load()).json, 200, {
@@ -31,13 +26,9 @@ export function registerDocsRoutes(app: Hono): void {
   app.get(DOCS_PATH, async (c) =>
     c.body((await load()).html, 200, { "content-type": "text/html; charset=UTF-8", "cache-control": cacheControl }),
   );
-  let script: Promise<Buffer> | null = null;
+  const script = memoizeSuccess(() => readFile(scalarBundlePath()));
   app.get(SCALAR_SCRIPT, async (c) => {
-    script ??= readFile(scalarBundlePath()).catch((error: unknown) => {
-      script = null;
-      throw error;
-    });
-    return c.body(new Uint8Array(await script), 200, {
+    return c.body(new Uint8Array(await script()), 200, {
       "content-type": "text/javascript; charset=UTF-8",
       "cache-control": "public, max-age=86400",
     });
