@@ -10,6 +10,7 @@ import {
   ShareholderRoyaltiesAbi,
   VeLockNFTAbi,
 } from "../../abis";
+import { ErrorsAbi } from "../../abis/Errors";
 
 /**
  * Every custom error any protocol contract declares, once each. A quoter call can bubble up an error
@@ -17,6 +18,7 @@ import {
  */
 export const PROTOCOL_ERRORS_ABI: Abi = (() => {
   const all = [
+    ErrorsAbi,
     AssetTokenAbi,
     VeLockNFTAbi,
     LaunchControllerAbi,
