@@ -19,6 +19,7 @@ const host = "127.0.0.1";
 let ponder: ChildProcess | null = null;
 let anvil: Awaited<ReturnType<typeof startAnvil>> | null = null;
 let stopping = false;
+const pgliteDir = path.join(root, ".ponder", "local", `run-${process.pid}`);
 
 async function shutdown(code: number) {
   if (stopping) return;
@@ -32,6 +33,7 @@ async function shutdown(code: number) {
     clearTimeout(timer);
   }
   await anvil?.stop();
+  rmSync(pgliteDir, { recursive: true, force: true });
   process.exit(code);
 }
 
@@ -49,8 +51,9 @@ async function main() {
   console.log("seeded     devnet activity");
 
   // A fresh anvil reuses chain id and addresses, so Ponder's sync cache from an earlier run would
-  // be stale: start every local run on an empty PGlite folder.
-  const pgliteDir = path.join(root, ".ponder", "local");
+  // be stale: every run starts on an empty PGlite folder of its own (named by pid), so a second run
+  // from the same checkout (e.g. `npm test`'s local-stack test beside a developer's `npm start`) never
+  // deletes the database under the first; shutdown removes it.
   rmSync(pgliteDir, { recursive: true, force: true });
 
   // ponder's package exports hide its bin: resolve the entry (dist/esm/index.js) and step to bin/.

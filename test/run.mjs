@@ -4,12 +4,39 @@
 // the real counts from vitest's JSON reporter (CI reads that line).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 const pgUrl = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const redisUrl = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 const extra = process.argv.slice(2);
+
+// Many suites need a real Postgres and Redis; without them vitest would print dozens of ECONNREFUSED
+// failures that hide the cause. Check both up front (TCP connect, 1 s each) and say what is missing.
+function reachable(url) {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: u.hostname, port: Number(u.port) || undefined });
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+const missing = [];
+if (!(await reachable(pgUrl)))
+  missing.push(`Postgres at ${pgUrl} (set TEST_DATABASE_URL, or start one: trust auth, user postgres)`);
+if (!(await reachable(redisUrl)))
+  missing.push(`Redis at ${redisUrl} (set TEST_REDIS_URL, or start redis-server on 127.0.0.1:6379)`);
+if (missing.length > 0) {
+  console.error(`Tests need services that are not reachable:\n${missing.map((m) => `  - ${m}`).join("\n")}`);
+  console.error("0 passed, 1 failed");
+  process.exit(1);
+}
 const out = mkdtempSync(path.join(tmpdir(), "vitest-json-"));
 
 function run(label, args, env) {
