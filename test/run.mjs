@@ -17,7 +17,8 @@ const extra = process.argv.slice(2);
 function reachable(url) {
   const u = new URL(url);
   return new Promise((resolve) => {
-    const socket = net.connect({ host: u.hostname, port: Number(u.port) || undefined });
+    const port = Number(u.port) || (u.protocol.startsWith("redis") ? 6379 : 5432);
+    const socket = net.connect({ host: u.hostname, port });
     const done = (ok) => {
       socket.destroy();
       resolve(ok);
