@@ -13,6 +13,4 @@ export const ClaimAllHelperAbi = [
     ],
     outputs: [],
   },
-  { type: "error", name: "InvalidMode", inputs: [] },
-  { type: "error", name: "MinVeOutRequired", inputs: [] },
 ] as const;

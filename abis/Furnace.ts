@@ -13,12 +13,4 @@ export const FurnaceAbi = [
     ],
     outputs: [{ name: "tokenIdUsed", type: "uint256" }],
   },
-  { type: "error", name: "AmountZero", inputs: [] },
-  { type: "error", name: "MinVeOutRequired", inputs: [] },
-  { type: "error", name: "SlippageExceeded", inputs: [] },
-  { type: "error", name: "MinLockAmountNotMet", inputs: [] },
-  { type: "error", name: "InvalidDuration", inputs: [] },
-  { type: "error", name: "LockExpired", inputs: [] },
-  { type: "error", name: "TooManyVeNFTs", inputs: [] },
-  { type: "error", name: "NotLockOwner", inputs: [] },
 ] as const;

@@ -25,11 +25,4 @@ export const FurnaceQuoterAbi = [
     inputs: [{ name: "durationSeconds", type: "uint256" }],
     outputs: [{ name: "", type: "uint256" }],
   },
-  { type: "error", name: "AmountZero", inputs: [] },
-  { type: "error", name: "MinLockAmountNotMet", inputs: [] },
-  { type: "error", name: "InvalidDuration", inputs: [] },
-  { type: "error", name: "LockExpired", inputs: [] },
-  { type: "error", name: "TooManyVeNFTs", inputs: [] },
-  { type: "error", name: "NotLockOwner", inputs: [] },
-  { type: "error", name: "AutoMaxRequiresMaxDuration", inputs: [] },
 ] as const;

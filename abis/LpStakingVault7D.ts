@@ -42,12 +42,4 @@ export const LpStakingVault7DAbi = [
     inputs: [{ name: "user", type: "address" }, u("index")],
     outputs: [u("unbondId"), u("amount"), u("unlockTime")],
   },
-  { type: "error", name: "AmountZero", inputs: [] },
-  { type: "error", name: "MinStakeNotMet", inputs: [] },
-  { type: "error", name: "InsufficientStake", inputs: [] },
-  { type: "error", name: "TooManyUnbonds", inputs: [] },
-  { type: "error", name: "NothingMatured", inputs: [] },
-  { type: "error", name: "MinVeOutRequired", inputs: [] },
-  { type: "error", name: "InvalidDuration", inputs: [] },
-  { type: "error", name: "CompoundCooldown", inputs: [] },
 ] as const;

@@ -20,6 +20,4 @@ export const ShareholderRoyaltiesAbi = [
     inputs: [{ name: "user", type: "address" }],
     outputs: [{ name: "", type: "uint256" }],
   },
-  { type: "error", name: "InvalidMode", inputs: [] },
-  { type: "error", name: "MinVeOutRequired", inputs: [] },
 ] as const;

@@ -28,12 +28,15 @@ import {
   ShareholderRoyaltiesAbi,
   VeLockNFTAbi,
 } from "../abis";
+import { ErrorsAbi } from "../abis/Errors";
 import { type Manifest, parseManifest } from "../api/manifest";
 import { type Artifacts, compileDevnet, type DevnetContractName } from "./compile";
 import { installMulticall3 } from "./multicall3";
 
 /** Anvil dev account #0: deploys and owns everything on the devnet. */
 export const DEPLOYER_PRIVATE_KEY: Hex = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+/** Anvil dev account #8: the market role (the published MineMarket): lists locks, moves sold ones to the Furnace. */
+export const MARKET_PRIVATE_KEY: Hex = "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97";
 
 export const DEVNET_INITIAL_SUPPLY = 10_000_000n * 10n ** 18n;
 export const DEVNET_LP_INITIAL_SUPPLY = 1_000_000n * 10n ** 18n;
@@ -64,7 +67,7 @@ export interface DevnetDeployment {
   artifacts: Artifacts;
 }
 
-/** Typed ABIs of the devnet: the published subset (abis/) plus the devnet-only functions and errors. */
+/** Typed ABIs of the devnet: the published subset (abis/) plus the devnet-only functions and events. */
 const devToken = parseAbi([
   "function transfer(address to, uint256 amount) returns (bool)",
   "function transferFrom(address from, address to, uint256 amount) returns (bool)",
@@ -73,12 +76,9 @@ const devToken = parseAbi([
   "function setMinter(address minter, bool allowed)",
   "function isMinter(address) view returns (bool)",
   "function owner() view returns (address)",
-  "error NotMinter()",
-  "error NotOwner()",
-  "error InsufficientBalance()",
-  "error InsufficientAllowance()",
+  "function balanceOf(address owner) view returns (uint256)",
 ]);
-export const DEVNET_ABIS = {
+const DEVNET_ABIS_WITHOUT_ERRORS = {
   AssetToken: [...AssetTokenAbi, ...devToken],
   LpToken: [...LpTokenAbi, ...devToken],
   VeLockNFT: [
@@ -88,24 +88,28 @@ export const DEVNET_ABIS = {
       "function safeTransferFrom(address from, address to, uint256 tokenId)",
       "function approve(address to, uint256 tokenId) pure",
       "function setApprovalForAll(address operator, bool approved) pure",
-      "function burnFromFurnace(uint256 tokenId) returns (uint256)",
+      "function furnaceBurnAndWithdraw(uint256 tokenId, address to) returns (uint256)",
       "function setListed(uint256 tokenId, bool listed)",
+      "function unlockExpiredForUser(address user, uint256 tokenId)",
+      "function openDelegationSession(address delegate, uint256 end)",
+      "function storedLockEnd(uint256 tokenId) view returns (uint256)",
       "function veOfToken(uint256 tokenId) view returns (uint256)",
       "function furnace() view returns (address)",
-      "error ERC721NonexistentToken(uint256 tokenId)",
-      "error SameLock()",
+      "function market() view returns (address)",
+      "event MetadataUpdate(uint256 _tokenId)",
+      "event DelegationSessionUsed(address indexed user, address indexed delegate, uint256 indexed tokenId)",
     ]),
   ],
   FurnaceQuoter: [
     ...FurnaceQuoterAbi,
-    ...parseAbi(["function durationWeight(uint256 durationSeconds) pure returns (uint256)", "error LockListed()"]),
+    ...parseAbi(["function durationWeight(uint256 durationSeconds) pure returns (uint256)"]),
   ],
   Furnace: [
     ...FurnaceAbi,
     ...parseAbi([
       "function settleSellBack(uint256 tokenId) returns (uint256)",
-      "error NotAuthorized()",
-      "error AutoMaxRequiresMaxDuration()",
+      "function extendLock(uint256 tokenId, uint256 newEnd)",
+      "function mergeLocks(uint256 fromTokenId, uint256 intoTokenId)",
     ]),
   ],
   ShareholderRoyalties: [
@@ -114,7 +118,6 @@ export const DEVNET_ABIS = {
       "function accrue(address user) payable",
       "function claimShareholderFor(address user, uint8 mode) returns (uint256)",
       "function TOKENS_PER_ETH() view returns (uint256)",
-      "error NotAuthorized()",
     ]),
   ],
   LpStakingVault7D: [
@@ -123,8 +126,6 @@ export const DEVNET_ABIS = {
       "function accrueRewards(address user, uint256 amount)",
       "function claimRewardsFor(address user, address to) returns (uint256)",
       "function lastCompoundAt(address user) view returns (uint256)",
-      "error NotAuthorized()",
-      "error IndexOutOfRange()",
     ]),
   ],
   ClaimAllHelper: ClaimAllHelperAbi,
@@ -133,17 +134,22 @@ export const DEVNET_ABIS = {
     ...parseAbi([
       "function setStatusBitmask(uint256 statusBitmask)",
       "function setAccrualDuration(uint256 accrualDuration)",
-      "error NotAuthorized()",
     ]),
   ],
 } as const;
 
-/** Every custom error any devnet contract can raise, for decoding reverts that bubble through nested calls. */
-export const DEVNET_ERRORS_ABI: Abi = Object.values(DEVNET_ABIS)
-  .flat()
-  .filter(
-    (item, i, all) => item.type === "error" && all.findIndex((x) => x.type === "error" && x.name === item.name) === i,
-  );
+/**
+ * The devnet contracts revert only with the published Errors library's names (protocol.md §8), which a nested
+ * call can bubble up from any of them, plus ERC-721's ownerOf of a burned id: every entry carries them all.
+ */
+export const DEVNET_ERRORS_ABI = [
+  ...ErrorsAbi,
+  ...parseAbi(["error ERC721NonexistentToken(uint256 tokenId)"]),
+] as const;
+type WithErrors<T> = { [K in keyof T]: readonly [...(T[K] extends readonly unknown[] ? T[K] : never), ...typeof DEVNET_ERRORS_ABI] };
+export const DEVNET_ABIS = Object.fromEntries(
+  Object.entries(DEVNET_ABIS_WITHOUT_ERRORS).map(([name, abi]) => [name, [...abi, ...DEVNET_ERRORS_ABI]]),
+) as unknown as WithErrors<typeof DEVNET_ABIS_WITHOUT_ERRORS>;
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -217,7 +223,7 @@ export async function deployDevnet(opts: { rpcUrl: string; deployerKey?: Hex }):
   const constructorArgs: Record<DevnetContractName, readonly unknown[]> = {
     AssetToken: [deployer, DEVNET_INITIAL_SUPPLY, [at.Furnace, at.ShareholderRoyalties, at.LpStakingVault7D]],
     LpToken: [deployer, DEVNET_LP_INITIAL_SUPPLY],
-    VeLockNFT: [at.AssetToken, at.Furnace],
+    VeLockNFT: [at.AssetToken, at.Furnace, privateKeyToAccount(MARKET_PRIVATE_KEY).address],
     FurnaceQuoter: [at.VeLockNFT],
     Furnace: [
       at.AssetToken,

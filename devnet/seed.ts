@@ -10,7 +10,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import type { Manifest } from "../api/manifest";
 import { applyMinVeOutClamp } from "../api/math/minVeOut";
-import { DEPLOYER_PRIVATE_KEY, DEVNET_ABIS, devnetClients, sendTx } from "./deploy";
+import { DEPLOYER_PRIVATE_KEY, DEVNET_ABIS, devnetClients, MARKET_PRIVATE_KEY, sendTx } from "./deploy";
 
 const DAY = 86_400;
 const E18 = 10n ** 18n;
@@ -21,25 +21,29 @@ function devAccount(privateKey: Hex) {
 
 /**
  * The seeded roles: anvil's standard dev accounts (mnemonic "test … junk"), fixed so tests can import them
- * without seeding. Accounts #8 and #9 are left untouched too.
+ * without seeding. Account #9 is left untouched. Every lock is made, topped up, extended and merged through the
+ * Furnace, as on Base, where VeLockNFT's *For functions accept no other caller.
  */
 export const DEVNET_ACCOUNTS = {
-  /** #0 deploys and owns every contract; accrues royalties and rewards; settles sell-backs. */
+  /** #0 deploys and owns every contract; accrues royalties and rewards; settles sell-backs; delegate of dave. */
   deployer: devAccount(DEPLOYER_PRIVATE_KEY),
-  /** #1 plain + AutoMax locks, top-ups, extensions, one unlock, royalties collected in mode 0. */
+  /** #1 plain + AutoMax locks, top-ups, extensions, one unlock, AutoMax refresh and a no-op off, royalties mode 0. */
   alice: devAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"),
-  /** #2 merge, sell-back, setAutoMax both ways, royalties collected in mode 1 into an existing lock. */
+  /** #2 merge, a lock sold back through the market, setAutoMax both ways, royalties mode 1 into an existing lock. */
   bob: devAccount("0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a"),
   /** #3 Furnace entries (new lock + top-up), an expired-but-not-unlocked lock, LP staker, claimAll mode 0. */
   carol: devAccount("0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6"),
-  /** #4 LP staker: unbond withdrawn after 7 days, one unbond still open, rewards compounded into an AutoMax lock. */
+  /** #4 LP staker: unbond withdrawn after 7 days, one open, rewards compounded into an AutoMax lock; a short lock
+   * unlocked by a delegate (unlockExpiredForUser). */
   dave: devAccount("0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a"),
-  /** #5 exactly 32 live locks: the next createLockFor reverts TooManyVeNFTs. */
+  /** #5 exactly 32 live locks: the next lock reverts TooManyVeNFTs. */
   capped: devAccount("0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba"),
   /** #6 funded with anvil's ETH only; never sends or receives anything. */
   idle: devAccount("0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e"),
   /** #7 holds spare AssetToken and LP but has no locks, no stake and no approvals: a clean user for tests. */
   fresh: devAccount("0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356"),
+  /** #8 the market role (the published MineMarket): lists/delists locks, moves a sold lock to the Furnace. */
+  market: devAccount(MARKET_PRIVATE_KEY),
 } as const;
 export type DevnetRole = keyof typeof DEVNET_ACCOUNTS;
 export type DevnetAccount = (typeof DEVNET_ACCOUNTS)[DevnetRole];
@@ -58,10 +62,15 @@ export type SeedAction =
   | "extendPlain"
   | "extendAutoMax"
   | "merge"
+  | "listed"
+  | "delisted"
   | "sellBackTransfer"
   | "sellBackBurn"
   | "autoMaxOn"
   | "autoMaxOff"
+  | "autoMaxRefresh"
+  | "autoMaxNoop"
+  | "delegatedUnlock"
   | "furnaceNew"
   | "furnaceTopUp"
   | "unlock"
@@ -84,13 +93,15 @@ export interface SeedResult {
     bobMergedFrom: bigint;
     /** Plain again after autoMax on → off; topped up by royalties mode 1. */
     bobMergedInto: bigint;
-    /** Sold back to the Furnace, then burned by it. */
+    /** Listed and sold through the market to the Furnace, then burned by it (furnaceBurnAndWithdraw). */
     bobSoldBack: bigint;
     carolFurnace: bigint;
     /** 7-day lock left expired but not unlocked: live, ve 0. */
     carolExpired: bigint;
     /** AutoMax lock created by the vault's claimRewardsAndLock. */
     daveCompound: bigint;
+    /** 7-day lock unlocked after the time travel by the deployer, dave's delegate (unlockExpiredForUser). */
+    daveDelegatedUnlock: bigint;
     /** The 32 live locks of `capped`, in creation order (the first is AutoMax). */
     capped: bigint[];
   };
@@ -124,7 +135,7 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     vault: need(manifest.contracts.LpStakingVault7D, "LpStakingVault7D"),
     helper: need(manifest.contracts.ClaimAllHelper, "ClaimAllHelper"),
   };
-  const { deployer, alice, bob, carol, dave, capped, fresh } = DEVNET_ACCOUNTS;
+  const { deployer, alice, bob, carol, dave, capped, fresh, market } = DEVNET_ACCOUNTS;
   let txCount = 0;
   const send = (who: DevnetAccount, call: Parameters<typeof sendTx>[2]) => {
     txCount++;
@@ -137,10 +148,6 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     if (!created) throw new Error(`no LockCreated in ${receipt.transactionHash}`);
     return created.args.tokenId;
   };
-  const createLock = async (who: DevnetAccount, amount: bigint, days: number, autoMax = false) => {
-    const receipt = await ve(who, "createLockFor", [who.address, amount, BigInt(days * DAY), autoMax]);
-    return { id: createdId(receipt), receipt };
-  };
   const now = async () => (await clients.publicClient.getBlock({ blockTag: "latest" })).timestamp;
   const quoteMinVeOut = async (user: Address, claimIn: bigint, target: bigint, days: number, autoMax: boolean) => {
     const [, , veOut] = await clients.publicClient.readContract({
@@ -152,6 +159,16 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     // minVeOut exactly as the API derives it (protocol.md §3).
     return applyMinVeOutClamp(veOut);
   };
+  const furnace = (who: DevnetAccount, functionName: string, args: readonly unknown[]) =>
+    send(who, { address: c.furnace, abi: DEVNET_ABIS.Furnace, functionName, args });
+  /** A new lock through Furnace.enterWithClaim (the lock holds principal + the devnet bonus). */
+  const createLock = async (who: DevnetAccount, amount: bigint, days: number, autoMax = false) => {
+    const minVeOut = await quoteMinVeOut(who.address, amount, 0n, days, autoMax);
+    const receipt = await furnace(who, "enterWithClaim", [amount, 0n, BigInt(days * DAY), autoMax, minVeOut]);
+    return { id: createdId(receipt), receipt };
+  };
+  const topUp = async (who: DevnetAccount, tokenId: bigint, amount: bigint) =>
+    furnace(who, "enterWithClaim", [amount, tokenId, 0n, false, await quoteMinVeOut(who.address, amount, tokenId, 0, false)]);
   const txs = {} as Record<SeedAction, Hash>;
   const record = (action: SeedAction, receipt: TransactionReceipt) => {
     txs[action] = receipt.transactionHash;
@@ -180,16 +197,8 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     args: [capped.address, 32n * 1_000n * E18 + SEED_SPARE_TOKEN],
   });
   const max = 2n ** 256n - 1n;
-  for (const [who, spenders] of [
-    [alice, [c.ve, c.furnace]],
-    [bob, [c.ve, c.furnace]],
-    [carol, [c.ve, c.furnace]],
-    [dave, [c.ve, c.furnace]],
-    [capped, [c.ve]],
-  ] as const) {
-    for (const spender of spenders) {
-      await send(who, { address: c.token, abi: DEVNET_ABIS.AssetToken, functionName: "approve", args: [spender, max] });
-    }
+  for (const who of [alice, bob, carol, dave, capped]) {
+    await send(who, { address: c.token, abi: DEVNET_ABIS.AssetToken, functionName: "approve", args: [c.furnace, max] });
   }
   for (const who of [carol, dave]) {
     await send(who, { address: c.lp, abi: DEVNET_ABIS.LpToken, functionName: "approve", args: [c.vault, max] });
@@ -201,21 +210,22 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
   const aliceAutoMax = await createLock(alice, 10_000n * E18, 365, true);
   record("createAutoMax", aliceAutoMax.receipt);
   const aliceShort = await createLock(alice, 2_000n * E18, 7);
-  record("topUpPlain", await ve(alice, "addToLockFor", [alice.address, alicePlain.id, 500n * E18]));
-  record("topUpAutoMax", await ve(alice, "addToLockFor", [alice.address, aliceAutoMax.id, 1_000n * E18]));
-  record(
-    "extendPlain",
-    await ve(alice, "extendLockToFor", [alice.address, alicePlain.id, (await now()) + BigInt(90 * DAY)]),
-  );
+  record("topUpPlain", await topUp(alice, alicePlain.id, 500n * E18));
+  record("topUpAutoMax", await topUp(alice, aliceAutoMax.id, 1_000n * E18));
+  record("extendPlain", await furnace(alice, "extendLock", [alicePlain.id, (await now()) + BigInt(90 * DAY)]));
   // On an AutoMax lock the requested end is ignored: the lock goes to now + 365d and the event says so.
-  record("extendAutoMax", await ve(alice, "extendLockToFor", [alice.address, aliceAutoMax.id, 0n]));
+  record("extendAutoMax", await furnace(alice, "extendLock", [aliceAutoMax.id, 0n]));
+  // setAutoMax(false) on a plain lock is a silent no-op on the published contract; true on AutoMax refreshes.
+  record("autoMaxNoop", await ve(alice, "setAutoMax", [alicePlain.id, false]));
+  record("autoMaxRefresh", await ve(alice, "setAutoMax", [aliceAutoMax.id, true]));
 
-  // --- bob: merge two locks, sell one back to the Furnace, switch AutoMax on (off comes after the time travel).
+  // --- bob: merge two locks, sell one through the market to the Furnace, AutoMax on (off after the time travel).
   const bobFrom = await createLock(bob, 3_000n * E18, 60);
   const bobInto = await createLock(bob, 4_000n * E18, 120);
-  record("merge", await ve(bob, "mergeLocksFor", [bob.address, bobFrom.id, bobInto.id]));
+  record("merge", await furnace(bob, "mergeLocks", [bobFrom.id, bobInto.id]));
   const bobSold = await createLock(bob, 1_500n * E18, 14);
-  record("sellBackTransfer", await ve(bob, "transferFrom", [bob.address, c.furnace, bobSold.id]));
+  record("listed", await ve(market, "setListed", [bobSold.id, true]));
+  record("sellBackTransfer", await ve(market, "transferFrom", [bob.address, c.furnace, bobSold.id]));
   record("autoMaxOn", await ve(bob, "setAutoMax", [bobInto.id, true]));
 
   // --- carol: Furnace entry creating a lock, then a Furnace top-up of it; a 7-day lock she never unlocks.
@@ -228,22 +238,15 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
   });
   record("furnaceNew", furnaceNew);
   const carolFurnace = createdId(furnaceNew);
-  record(
-    "furnaceTopUp",
-    await send(carol, {
-      address: c.furnace,
-      abi: DEVNET_ABIS.Furnace,
-      functionName: "enterWithClaim",
-      args: [
-        500n * E18,
-        carolFurnace,
-        0n,
-        false,
-        await quoteMinVeOut(carol.address, 500n * E18, carolFurnace, 0, false),
-      ],
-    }),
-  );
+  record("furnaceTopUp", await topUp(carol, carolFurnace, 500n * E18));
   const carolExpired = await createLock(carol, 1_000n * E18, 7);
+  // MetadataUpdate noise the indexer must ignore: the market lists carol's lock and delists it again.
+  await ve(market, "setListed", [carolFurnace, true]);
+  record("delisted", await ve(market, "setListed", [carolFurnace, false]));
+
+  // --- dave: a 7-day lock his delegate (the deployer) unlocks for him after the time travel.
+  const daveShort = await createLock(dave, 1_200n * E18, 7);
+  await ve(dave, "openDelegationSession", [deployer.address, (await now()) + BigInt(30 * DAY)]);
 
   // --- LP: dave and carol stake; dave starts an unbond that matures during the time travel.
   const vault = (who: DevnetAccount, functionName: string, args: readonly unknown[] = []) =>
@@ -291,6 +294,7 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     }),
   );
   record("autoMaxOff", await ve(bob, "setAutoMax", [bobInto.id, false]));
+  record("delegatedUnlock", await ve(deployer, "unlockExpiredForUser", [dave.address, daveShort.id]));
   record("withdrawMatured", await vault(dave, "withdrawMatured"));
   await vault(dave, "beginUnbond", [20n * E18]); // stays open: matures 7 days after the seed
 
@@ -321,7 +325,7 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
   await accrueRewards(carol, 40n * E18);
   await accrueRewards(dave, 25n * E18);
 
-  const burnedTokenIds = [aliceShort.id, bobFrom.id, bobSold.id];
+  const burnedTokenIds = [aliceShort.id, bobFrom.id, bobSold.id, daveShort.id];
   const liveTokenIds = [
     alicePlain.id,
     aliceAutoMax.id,
@@ -343,6 +347,7 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
       carolFurnace,
       carolExpired: carolExpired.id,
       daveCompound,
+      daveDelegatedUnlock: daveShort.id,
       capped: cappedIds,
     },
     liveTokenIds,

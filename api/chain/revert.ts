@@ -1,41 +1,12 @@
 import { type Abi, decodeErrorResult, type Hex } from "viem";
-import {
-  AssetTokenAbi,
-  ClaimAllHelperAbi,
-  FurnaceAbi,
-  FurnaceQuoterAbi,
-  LaunchControllerAbi,
-  LpStakingVault7DAbi,
-  LpTokenAbi,
-  ShareholderRoyaltiesAbi,
-  VeLockNFTAbi,
-} from "../../abis";
 import { ErrorsAbi } from "../../abis/Errors";
 
 /**
- * Every custom error any protocol contract declares, once each. A quoter call can bubble up an error
- * from a contract it calls (the NFT, the vault), so a revert is decoded against all of them.
+ * The published contracts declare every custom error once, in one Errors library, with no arguments
+ * (protocol.md §8); a call can bubble up an error from a contract it calls, so one list decodes them all.
+ * viem adds `Error(string)` and `Panic(uint256)`.
  */
-export const PROTOCOL_ERRORS_ABI: Abi = (() => {
-  const all = [
-    ErrorsAbi,
-    AssetTokenAbi,
-    VeLockNFTAbi,
-    LaunchControllerAbi,
-    FurnaceAbi,
-    FurnaceQuoterAbi,
-    ClaimAllHelperAbi,
-    ShareholderRoyaltiesAbi,
-    LpStakingVault7DAbi,
-    LpTokenAbi,
-  ].flatMap((abi) => (abi as Abi).filter((item) => item.type === "error"));
-  const seen = new Map<string, (typeof all)[number]>();
-  for (const item of all) {
-    const key = JSON.stringify(item);
-    if (!seen.has(key)) seen.set(key, item);
-  }
-  return [...seen.values()];
-})();
+export const PROTOCOL_ERRORS_ABI: Abi = ErrorsAbi;
 
 export type DecodedRevert = {
   /** The custom error name, `Error` for `require(…, "reason")`, `Panic` for a panic code. */

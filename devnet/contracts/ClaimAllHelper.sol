@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {Errors} from "./Errors.sol";
 import {IDevToken, IFurnace, ILpStakingVault7D, IShareholderRoyalties} from "./Interfaces.sol";
 
 /// @notice Collects royalties and LP rewards of msg.sender in one call. Mode 0 pays the ETH and the reward tokens
@@ -14,8 +15,6 @@ contract ClaimAllHelper {
 
     event CollectedAll(address indexed user, uint8 mode, uint256 royaltiesPaid, uint256 rewardsPaid, uint256 tokenIdUsed);
 
-    error InvalidMode();
-    error MinVeOutRequired();
 
     constructor(IDevToken token_, IShareholderRoyalties royalties_, ILpStakingVault7D vault_, IFurnace furnace_) {
         token = token_;
@@ -28,8 +27,8 @@ contract ClaimAllHelper {
     function claimAll(uint8 mode, uint256 targetTokenId, uint256 durationSeconds, bool createAutoMax, uint256 minVeOut)
         external
     {
-        if (mode > 1) revert InvalidMode();
-        if (mode == 1 && minVeOut == 0) revert MinVeOutRequired();
+        if (mode > 1) revert Errors.InvalidMode();
+        if (mode == 1 && minVeOut == 0) revert Errors.MinVeOutRequired();
         if (mode == 0) {
             uint256 eth = royalties.claimShareholderFor(msg.sender, 0);
             uint256 rewards = vault.claimRewardsFor(msg.sender, msg.sender);

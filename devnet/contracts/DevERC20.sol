@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {Errors} from "./Errors.sol";
+
 /// @notice Minimal ERC-20 for the devnet: 18 decimals, an owner who can mint, and minters the owner names
 /// (the Furnace mints the lock bonus, royalties/vault mint the tokens they pay out). Holders can burn.
 abstract contract DevERC20 {
@@ -17,10 +19,6 @@ abstract contract DevERC20 {
     event Transfer(address indexed from, address indexed to, uint256 value);
     event Approval(address indexed owner, address indexed spender, uint256 value);
 
-    error NotMinter();
-    error NotOwner();
-    error InsufficientBalance();
-    error InsufficientAllowance();
 
     constructor(string memory name_, string memory symbol_, address holder, uint256 initialSupply, address[] memory minters) {
         name = name_;
@@ -46,7 +44,7 @@ abstract contract DevERC20 {
     function transferFrom(address from, address to, uint256 amount) external returns (bool) {
         uint256 allowed = allowance[from][msg.sender];
         if (allowed != type(uint256).max) {
-            if (allowed < amount) revert InsufficientAllowance();
+            if (allowed < amount) revert Errors.InsufficientTokenAllowance();
             allowance[from][msg.sender] = allowed - amount;
         }
         _transfer(from, to, amount);
@@ -55,20 +53,20 @@ abstract contract DevERC20 {
 
     /// @notice Devnet only: the owner or an authorised minter creates tokens.
     function mint(address to, uint256 amount) external {
-        if (msg.sender != owner && !isMinter[msg.sender]) revert NotMinter();
+        if (msg.sender != owner && !isMinter[msg.sender]) revert Errors.NotAuthorized();
         _mint(to, amount);
     }
 
     /// @notice Devnet only: the owner adds or removes a minter.
     function setMinter(address minter, bool allowed) external {
-        if (msg.sender != owner) revert NotOwner();
+        if (msg.sender != owner) revert Errors.NotAuthorized();
         isMinter[minter] = allowed;
     }
 
     /// @notice Devnet only: any holder burns its own tokens (the Furnace burns sold-back principal).
     function burn(uint256 amount) external {
         uint256 bal = balanceOf[msg.sender];
-        if (bal < amount) revert InsufficientBalance();
+        if (bal < amount) revert Errors.InsufficientTokenBalance();
         balanceOf[msg.sender] = bal - amount;
         totalSupply -= amount;
         emit Transfer(msg.sender, address(0), amount);
@@ -76,7 +74,7 @@ abstract contract DevERC20 {
 
     function _transfer(address from, address to, uint256 amount) internal {
         uint256 bal = balanceOf[from];
-        if (bal < amount) revert InsufficientBalance();
+        if (bal < amount) revert Errors.InsufficientTokenBalance();
         balanceOf[from] = bal - amount;
         balanceOf[to] += amount;
         emit Transfer(from, to, amount);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {Errors} from "./Errors.sol";
 import {IDevToken, IFurnaceQuoter, IVeLockNFT} from "./Interfaces.sol";
 
 /// @notice Locks the token with a bonus. Quotes come from the FurnaceQuoter (same logic for quote and execution);
-/// the bonus is minted (the Furnace is an AssetToken minter). Also the devnet end of the sell-back path.
+/// the bonus is minted (the Furnace is an AssetToken minter). The Furnace is the only caller VeLockNFT's *For
+/// mutators accept, as on Base. Also the end of the sell-back path (furnaceBurnAndWithdraw).
 contract Furnace {
     IDevToken public immutable token;
     IVeLockNFT public immutable ve;
@@ -18,17 +20,6 @@ contract Furnace {
     event FurnaceEntered(address indexed user, uint256 indexed tokenId, uint256 principal, uint256 bonus, uint256 veOut);
     event SellBackSettled(uint256 indexed tokenId, uint256 amountBurned);
 
-    error AmountZero();
-    error MinVeOutRequired();
-    error SlippageExceeded();
-    error MinLockAmountNotMet();
-    error InvalidDuration();
-    error LockExpired();
-    error TooManyVeNFTs();
-    error NotLockOwner();
-    /// Devnet extras.
-    error NotAuthorized();
-    error AutoMaxRequiresMaxDuration();
 
     constructor(
         IDevToken token_,
@@ -64,17 +55,29 @@ contract Furnace {
         bool createAutoMax,
         uint256 minVeOut
     ) external returns (uint256 tokenIdUsed) {
-        if (msg.sender != royalties && msg.sender != vault && msg.sender != claimAllHelper) revert NotAuthorized();
+        if (msg.sender != royalties && msg.sender != vault && msg.sender != claimAllHelper) revert Errors.NotAuthorized();
         return _enter(msg.sender, user, claimAmount, targetTokenId, durationSeconds, createAutoMax, minVeOut);
     }
 
-    /// @notice Devnet sell-back settlement: burns a lock the Furnace received (Transfer(Furnace → 0), LockUnlocked)
-    /// and burns the returned principal. The seller is not paid on the devnet.
+    /// @notice Devnet sell-back settlement: burns a lock the market moved here with VeLockNFT.furnaceBurnAndWithdraw
+    /// (Transfer(Furnace → 0), LockUnlocked(Furnace, …)) and burns the returned principal. The seller is not paid
+    /// on the devnet.
     function settleSellBack(uint256 tokenId) external returns (uint256 amount) {
-        if (msg.sender != owner) revert NotAuthorized();
-        amount = ve.burnFromFurnace(tokenId);
+        if (msg.sender != owner) revert Errors.NotAuthorized();
+        amount = ve.furnaceBurnAndWithdraw(tokenId, address(this));
         token.burn(amount);
         emit SellBackSettled(tokenId, amount);
+    }
+
+    /// @notice Devnet entry for VeLockNFT.extendLockToFor (Furnace-only there): extends msg.sender's lock.
+    /// protocol.md does not give the published route to an extension; this one keeps LockExtended reachable.
+    function extendLock(uint256 tokenId, uint256 newEnd) external {
+        ve.extendLockToFor(msg.sender, tokenId, newEnd);
+    }
+
+    /// @notice Devnet entry for VeLockNFT.mergeLocksFor (Furnace-only there): merges two of msg.sender's locks.
+    function mergeLocks(uint256 fromTokenId, uint256 intoTokenId) external {
+        ve.mergeLocksFor(msg.sender, fromTokenId, intoTokenId);
     }
 
     function _enter(
@@ -86,11 +89,11 @@ contract Furnace {
         bool createAutoMax,
         uint256 minVeOut
     ) internal returns (uint256 tokenIdUsed) {
-        if (claimAmount == 0) revert AmountZero();
-        if (minVeOut == 0) revert MinVeOutRequired();
+        if (claimAmount == 0) revert Errors.AmountZero();
+        if (minVeOut == 0) revert Errors.MinVeOutRequired();
         (uint256 principal, uint256 bonus, uint256 veOut,) =
             quoter.quoteEnterWithClaim(user, claimAmount, targetTokenId, durationSeconds, createAutoMax);
-        if (veOut < minVeOut) revert SlippageExceeded();
+        if (veOut < minVeOut) revert Errors.MinVeOutNotMet();
 
         token.transferFrom(payer, address(this), principal);
         if (bonus > 0) token.mint(address(this), bonus);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {Errors} from "./Errors.sol";
 import {IVeLockNFT} from "./Interfaces.sol";
 import {LockMath} from "./LockMath.sol";
 
@@ -12,16 +13,6 @@ contract FurnaceQuoter {
     uint256 public constant BONUS_DIVISOR = 100_000; // BPS (10_000) × 10
 
     IVeLockNFT public immutable ve;
-
-    error AmountZero();
-    error MinLockAmountNotMet();
-    error InvalidDuration();
-    error LockExpired();
-    error TooManyVeNFTs();
-    error NotLockOwner();
-    error AutoMaxRequiresMaxDuration();
-    /// Devnet extra.
-    error LockListed();
 
     constructor(IVeLockNFT ve_) {
         ve = ve_;
@@ -44,24 +35,24 @@ contract FurnaceQuoter {
         view
         returns (uint256 principalClaim, uint256 bonusClaim, uint256 veOut, uint256 routeTokenId)
     {
-        if (claimIn == 0) revert AmountZero();
+        if (claimIn == 0) revert Errors.AmountZero();
         uint256 effective;
         if (targetTokenId == 0) {
             if (durationSeconds < LockMath.MIN_LOCK_DURATION || durationSeconds > LockMath.MAX_LOCK_DURATION) {
-                revert InvalidDuration();
+                revert Errors.InvalidDuration();
             }
-            if (createAutoMax && durationSeconds != LockMath.MAX_LOCK_DURATION) revert AutoMaxRequiresMaxDuration();
-            if (ve.balanceOf(user) >= LockMath.MAX_LOCKS_PER_USER) revert TooManyVeNFTs();
+            if (createAutoMax && durationSeconds != LockMath.MAX_LOCK_DURATION) revert Errors.AutoMaxMismatch();
+            if (ve.balanceOf(user) >= LockMath.MAX_LOCKS_PER_USER) revert Errors.TooManyVeNFTs();
             effective = createAutoMax ? LockMath.MAX_LOCK_DURATION : durationSeconds;
         } else {
-            if (createAutoMax) revert AutoMaxRequiresMaxDuration();
-            if (_ownerOrZero(targetTokenId) != user || user == address(0)) revert NotLockOwner();
+            if (createAutoMax) revert Errors.AutoMaxMismatch();
+            if (_ownerOrZero(targetTokenId) != user || user == address(0)) revert Errors.NotAuthorized();
             (, uint256 lockEnd, bool autoMax, bool listed) = ve.getLockInfo(targetTokenId);
-            if (listed) revert LockListed();
+            if (listed) revert Errors.LockListedOrFrozen();
             if (autoMax) {
                 effective = LockMath.MAX_LOCK_DURATION;
             } else {
-                if (lockEnd <= block.timestamp) revert LockExpired();
+                if (lockEnd <= block.timestamp) revert Errors.LockExpired();
                 effective = lockEnd - block.timestamp;
             }
         }
@@ -70,7 +61,8 @@ contract FurnaceQuoter {
         uint256 weightBps = LockMath.durationWeight(effective) / LockMath.WEIGHT_PRECISION;
         bonusClaim = (principalClaim * (weightBps - 100)) / BONUS_DIVISOR;
         uint256 total = principalClaim + bonusClaim;
-        if (total < (targetTokenId == 0 ? LockMath.MIN_LOCK_AMOUNT : LockMath.MIN_TOPUP_AMOUNT)) revert MinLockAmountNotMet();
+        if (targetTokenId == 0 && total < LockMath.MIN_LOCK_AMOUNT) revert Errors.MinLockAmountNotMet();
+        if (targetTokenId != 0 && total < LockMath.MIN_TOPUP_AMOUNT) revert Errors.AmountTooSmall();
         veOut = (total * effective) / LockMath.MAX_LOCK_DURATION;
         routeTokenId = targetTokenId;
     }

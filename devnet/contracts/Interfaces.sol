@@ -15,7 +15,9 @@ interface IVeLockNFT {
     function getLockInfo(uint256 tokenId) external view returns (uint256 amount, uint256 lockEnd, bool autoMax, bool listed);
     function ownerOf(uint256 tokenId) external view returns (address);
     function balanceOf(address owner) external view returns (uint256);
-    function burnFromFurnace(uint256 tokenId) external returns (uint256);
+    function extendLockToFor(address user, uint256 tokenId, uint256 newEnd) external;
+    function mergeLocksFor(address user, uint256 fromTokenId, uint256 intoTokenId) external;
+    function furnaceBurnAndWithdraw(uint256 tokenId, address to) external returns (uint256);
 }
 
 interface IFurnaceQuoter {

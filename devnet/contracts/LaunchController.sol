@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {Errors} from "./Errors.sol";
+
 /// @notice The genesis gate. On the devnet the owner sets the status bitmask directly; deployed FINALIZED
 /// (0x7FE: every readiness bit set, bit 0 "genesis NOT finalized" clear). requiredSeedEth follows protocol.md §1.
 contract LaunchController {
@@ -8,7 +10,6 @@ contract LaunchController {
     uint256 public accrualDuration;
     address public immutable owner;
 
-    error NotAuthorized();
 
     constructor(uint256 statusBitmask_, uint256 accrualDuration_) {
         statusBitmask = statusBitmask_;
@@ -22,13 +23,13 @@ contract LaunchController {
 
     /// @notice Devnet only (the published bit 0 never sets again once cleared; here tests may flip it).
     function setStatusBitmask(uint256 statusBitmask_) external {
-        if (msg.sender != owner) revert NotAuthorized();
+        if (msg.sender != owner) revert Errors.NotAuthorized();
         statusBitmask = statusBitmask_;
     }
 
     /// @notice Devnet only.
     function setAccrualDuration(uint256 accrualDuration_) external {
-        if (msg.sender != owner) revert NotAuthorized();
+        if (msg.sender != owner) revert Errors.NotAuthorized();
         accrualDuration = accrualDuration_;
     }
 }

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {Errors} from "./Errors.sol";
 import {IDevToken, IFurnace} from "./Interfaces.sol";
 import {LockMath} from "./LockMath.sol";
 
 /// @notice LP staking with a 7-day unbond. Rewards are in AssetToken; on the devnet the owner credits them
-/// (`accrueRewards`) and they are minted when paid. `withdrawMatured` reverts NothingMatured when no unbond is
+/// (`accrueRewards`) and they are minted when paid. `withdrawMatured` reverts AmountZero when no unbond is
 /// matured; claiming zero rewards is a no-op (claimRewardsAndLock reverts AmountZero instead).
 contract LpStakingVault7D {
     uint256 public constant MIN_STAKE = 1e15;
@@ -39,18 +40,6 @@ contract LpStakingVault7D {
     event RewardsPaid(address indexed user, address indexed to, uint256 amount);
     event RewardsLocked(address indexed user, uint256 indexed tokenId, uint256 amount);
 
-    error AmountZero();
-    error MinStakeNotMet();
-    error InsufficientStake();
-    error TooManyUnbonds();
-    error NothingMatured();
-    error MinVeOutRequired();
-    error InvalidDuration();
-    error CompoundCooldown();
-    /// Devnet extras.
-    error NotAuthorized();
-    error IndexOutOfRange();
-
     constructor(IDevToken lp_, IDevToken token_, IFurnace furnace_, address claimAllHelper_) {
         lp = lp_;
         token = token_;
@@ -65,8 +54,8 @@ contract LpStakingVault7D {
     }
 
     function stake(uint256 amount) external {
-        if (amount == 0) revert AmountZero();
-        if (amount < MIN_STAKE) revert MinStakeNotMet();
+        if (amount == 0) revert Errors.AmountZero();
+        if (amount < MIN_STAKE) revert Errors.AmountTooSmall();
         lp.transferFrom(msg.sender, address(this), amount);
         stakedBalance[msg.sender] += amount;
         totalStaked += amount;
@@ -74,10 +63,10 @@ contract LpStakingVault7D {
     }
 
     function beginUnbond(uint256 amount) external {
-        if (amount == 0) revert AmountZero();
-        if (amount > stakedBalance[msg.sender]) revert InsufficientStake();
+        if (amount == 0) revert Errors.AmountZero();
+        if (amount > stakedBalance[msg.sender]) revert Errors.InsufficientStake();
         Unbond[] storage list = _unbonds[msg.sender];
-        if (list.length >= MAX_OPEN_UNBONDS) revert TooManyUnbonds();
+        if (list.length >= MAX_OPEN_UNBONDS) revert Errors.TooManyUnbonds();
         stakedBalance[msg.sender] -= amount;
         totalStaked -= amount;
         uint256 id = nextUnbondId++;
@@ -102,7 +91,7 @@ contract LpStakingVault7D {
                 list[kept++] = u;
             }
         }
-        if (paid == 0) revert NothingMatured();
+        if (paid == 0) revert Errors.AmountZero();
         for (uint256 i = kept; i < n; i++) {
             list.pop();
         }
@@ -116,14 +105,14 @@ contract LpStakingVault7D {
 
     function getUnbondByIndex(address user, uint256 index) external view returns (uint256 unbondId, uint256 amount, uint256 unlockTime) {
         Unbond[] storage list = _unbonds[user];
-        if (index >= list.length) revert IndexOutOfRange();
+        if (index >= list.length) revert Errors.InvariantViolation();
         Unbond storage u = list[index];
         return (u.id, u.amount, u.unlockTime);
     }
 
     /// @notice Devnet only: the owner credits `user` with reward tokens (minted when paid).
     function accrueRewards(address user, uint256 amount) external {
-        if (msg.sender != owner) revert NotAuthorized();
+        if (msg.sender != owner) revert Errors.NotAuthorized();
         earned[user] += amount;
         emit RewardsAccrued(user, amount);
     }
@@ -133,19 +122,19 @@ contract LpStakingVault7D {
     }
 
     function claimRewardsAndLock(uint256 targetTokenId, uint256 durationSeconds, bool createAutoMax, uint256 minVeOut) external {
-        if (minVeOut == 0) revert MinVeOutRequired();
+        if (minVeOut == 0) revert Errors.MinVeOutRequired();
         if (targetTokenId == 0) {
             if (durationSeconds < LockMath.MIN_LOCK_DURATION || durationSeconds > LockMath.MAX_LOCK_DURATION) {
-                revert InvalidDuration();
+                revert Errors.InvalidDuration();
             }
-            if (createAutoMax && durationSeconds != LockMath.MAX_LOCK_DURATION) revert InvalidDuration();
+            if (createAutoMax && durationSeconds != LockMath.MAX_LOCK_DURATION) revert Errors.AutoMaxMismatch();
         } else if (createAutoMax) {
-            revert InvalidDuration(); // AutoMax only for a new 365-day lock
+            revert Errors.AutoMaxMismatch(); // AutoMax only for a new 365-day lock
         }
         uint256 last = lastCompoundAt[msg.sender];
-        if (last != 0 && block.timestamp < last + COMPOUND_COOLDOWN) revert CompoundCooldown();
+        if (last != 0 && block.timestamp < last + COMPOUND_COOLDOWN) revert Errors.CadenceNotMet();
         uint256 amount = earned[msg.sender];
-        if (amount == 0) revert AmountZero();
+        if (amount == 0) revert Errors.AmountZero();
         earned[msg.sender] = 0;
         lastCompoundAt[msg.sender] = block.timestamp;
         token.mint(address(this), amount);
@@ -156,7 +145,7 @@ contract LpStakingVault7D {
 
     /// @notice ClaimAllHelper only: pays `user`'s rewards to `to` (the user in mode 0, the helper in mode 1).
     function claimRewardsFor(address user, address to) external returns (uint256) {
-        if (msg.sender != claimAllHelper) revert NotAuthorized();
+        if (msg.sender != claimAllHelper) revert Errors.NotAuthorized();
         return _payRewards(user, to);
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {Errors} from "./Errors.sol";
 import {IDevToken, IFurnace} from "./Interfaces.sol";
 
 /// @notice ETH royalties. On the devnet the owner accrues ETH per user (`accrue`); mode 1 "swaps" at a fixed
@@ -19,11 +20,6 @@ contract ShareholderRoyalties {
     event RoyaltiesAccrued(address indexed user, uint256 amountEth);
     event RoyaltiesCollected(address indexed user, uint8 mode, uint256 amountEth, uint256 tokenIdUsed);
 
-    error InvalidMode();
-    error MinVeOutRequired();
-    /// Devnet extras.
-    error NotAuthorized();
-    error EthTransferFailed();
 
     constructor(IDevToken token_, IFurnace furnace_, address claimAllHelper_) {
         token = token_;
@@ -35,7 +31,7 @@ contract ShareholderRoyalties {
 
     /// @notice Devnet only: the owner credits `user` with msg.value of royalties.
     function accrue(address user) external payable {
-        if (msg.sender != owner) revert NotAuthorized();
+        if (msg.sender != owner) revert Errors.NotAuthorized();
         claimableEth[user] += msg.value;
         emit RoyaltiesAccrued(user, msg.value);
     }
@@ -43,8 +39,8 @@ contract ShareholderRoyalties {
     function claimShareholder(uint8 mode, uint256 targetTokenId, uint256 durationSeconds, bool createAutoMax, uint256 minVeOut)
         external
     {
-        if (mode > 1) revert InvalidMode();
-        if (mode == 1 && minVeOut == 0) revert MinVeOutRequired();
+        if (mode > 1) revert Errors.InvalidMode();
+        if (mode == 1 && minVeOut == 0) revert Errors.MinVeOutRequired();
         uint256 eth = claimableEth[msg.sender];
         if (eth == 0) return;
         claimableEth[msg.sender] = 0;
@@ -62,8 +58,8 @@ contract ShareholderRoyalties {
     /// @notice ClaimAllHelper only. Mode 0 pays the ETH to `user`; mode 1 mints the swapped tokens to the helper,
     /// which locks them together with the LP rewards. Returns the ETH paid (mode 0) or the tokens minted (mode 1).
     function claimShareholderFor(address user, uint8 mode) external returns (uint256) {
-        if (msg.sender != claimAllHelper) revert NotAuthorized();
-        if (mode > 1) revert InvalidMode();
+        if (msg.sender != claimAllHelper) revert Errors.NotAuthorized();
+        if (mode > 1) revert Errors.InvalidMode();
         uint256 eth = claimableEth[user];
         if (eth == 0) return 0;
         claimableEth[user] = 0;
@@ -79,6 +75,6 @@ contract ShareholderRoyalties {
 
     function _sendEth(address to, uint256 amount) internal {
         (bool ok,) = to.call{value: amount}("");
-        if (!ok) revert EthTransferFailed();
+        if (!ok) revert Errors.EthTransferFailed();
     }
 }

@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {Errors} from "./Errors.sol";
 import {IDevToken} from "./Interfaces.sol";
 import {LockMath} from "./LockMath.sol";
 
-/// @notice Vote-escrow lock NFT (published as VeClaimNFT "veCLAIM"), following protocol.md §1–2 and §7:
-/// - the *For mutators accept the Furnace or the user acting for themself (devnet divergence, §7);
-/// - tokens are pulled from msg.sender, so a user acting for themself approves this contract;
-/// - the only transfer is user → Furnace (sell-back); the Furnace later burns the lock;
-/// - burned tokens: ownerOf reverts (like OpenZeppelin), getLockInfo reads all zeros.
+/// @notice Vote-escrow lock NFT (published as VeClaimNFT "veCLAIM"). Behaves like the published Solidity where
+/// this service reads, indexes or encodes (protocol.md §1, §2, §8):
+/// - createLockFor / addToLockFor / extendLockToFor / mergeLocksFor accept only the Furnace (NotAuthorized);
+/// - getLockInfo returns the effective end: now + 365 days for a live AutoMax lock;
+/// - only the market role moves a lock, and only to the Furnace; owners cannot transfer or approve;
+/// - the market lists/unlists (only MetadataUpdate); a listed lock is frozen (LockListedOrFrozen);
+/// - the Furnace burns a sold-back lock with furnaceBurnAndWithdraw; a delegate unlocks with unlockExpiredForUser;
+/// - every revert is a name of the published Errors library (ownerOf of a burned id: ERC-721's nonexistent token).
 /// There is deliberately no public enumeration of a user's token ids: that is the indexer's job.
 contract VeLockNFT {
     struct Lock {
         uint256 amount;
-        uint256 lockEnd;
+        uint256 lockEnd; // the stored end; for AutoMax getLockInfo reports now + 365 days instead
         uint256 start;
         bool autoMax;
         bool listed;
@@ -24,6 +28,8 @@ contract VeLockNFT {
 
     IDevToken public immutable token;
     address public immutable furnace;
+    /// The market role (the published MineMarket): lists locks and moves sold ones to the Furnace.
+    address public immutable market;
 
     uint256 public nextTokenId = 1;
     uint256 public totalLockedClaim;
@@ -33,6 +39,8 @@ contract VeLockNFT {
     // Private per-owner index, only so veBalanceOf and balanceOf can be computed on-chain.
     mapping(address => uint256[]) internal _owned;
     mapping(uint256 => uint256) internal _ownedIndex;
+    /// Devnet stand-in for the published delegation sessions: user → delegate → session end (unix seconds).
+    mapping(address => mapping(address => uint256)) public delegationSessionEnd;
 
     event Transfer(address indexed from, address indexed to, uint256 indexed tokenId);
     event LockCreated(address indexed user, uint256 indexed tokenId, uint256 amount, uint256 lockEnd, bool autoMax);
@@ -41,44 +49,36 @@ contract VeLockNFT {
     event LockMerged(address indexed user, uint256 indexed fromTokenId, uint256 indexed intoTokenId, uint256 amountMoved);
     event LockUnlocked(address indexed user, uint256 indexed tokenId, uint256 amountReturned);
     event AutoMaxSet(address indexed user, uint256 indexed tokenId, bool autoMax);
+    /// ERC-4906.
+    event MetadataUpdate(uint256 _tokenId);
+    event DelegationSessionUsed(address indexed user, address indexed delegate, uint256 indexed tokenId);
 
-    error MinLockAmountNotMet();
-    error InvalidDuration();
-    error TooManyVeNFTs();
-    error NotAuthorized();
-    error TransfersRestricted();
-    error LockExpired();
-    error LockNotExpired();
-    error LockListed();
-    error NotLockOwner();
-    error InvalidLockEnd();
-    error AutoMaxLock();
-    /// Devnet extras.
+    /// ERC-721's "nonexistent token" (OpenZeppelin's name): EIP-721 requires ownerOf to throw for a burned id.
     error ERC721NonexistentToken(uint256 tokenId);
-    error SameLock();
-    error TokenTransferFailed();
 
-    constructor(IDevToken token_, address furnace_) {
+    constructor(IDevToken token_, address furnace_, address market_) {
         token = token_;
         furnace = furnace_;
+        market = market_;
     }
 
-    // ---------------------------------------------------------------- mutators (Furnace or self)
+    // ---------------------------------------------------------------- Furnace-only mutators
 
-    modifier onlyFurnaceOrSelf(address user) {
-        if (msg.sender != furnace && msg.sender != user) revert NotAuthorized();
+    modifier onlyFurnace() {
+        if (msg.sender != furnace) revert Errors.NotAuthorized();
         _;
     }
 
     function createLockFor(address user, uint256 amount, uint256 duration, bool autoMax)
         external
-        onlyFurnaceOrSelf(user)
+        onlyFurnace
         returns (uint256 tokenId)
     {
-        if (amount < LockMath.MIN_LOCK_AMOUNT) revert MinLockAmountNotMet();
-        if (duration < LockMath.MIN_LOCK_DURATION || duration > LockMath.MAX_LOCK_DURATION) revert InvalidDuration();
-        if (autoMax && duration != LockMath.MAX_LOCK_DURATION) revert InvalidDuration();
-        if (_owned[user].length >= LockMath.MAX_LOCKS_PER_USER) revert TooManyVeNFTs();
+        if (user == address(0)) revert Errors.ZeroAddress();
+        if (amount < LockMath.MIN_LOCK_AMOUNT) revert Errors.MinLockAmountNotMet();
+        if (duration < LockMath.MIN_LOCK_DURATION || duration > LockMath.MAX_LOCK_DURATION) revert Errors.InvalidDuration();
+        if (autoMax && duration != LockMath.MAX_LOCK_DURATION) revert Errors.AutoMaxMismatch();
+        if (_owned[user].length >= LockMath.MAX_LOCKS_PER_USER) revert Errors.TooManyVeNFTs();
         _pull(amount);
 
         tokenId = nextTokenId++;
@@ -89,8 +89,8 @@ contract VeLockNFT {
         emit LockCreated(user, tokenId, amount, lockEnd, autoMax);
     }
 
-    function addToLockFor(address user, uint256 tokenId, uint256 amount) external onlyFurnaceOrSelf(user) {
-        if (amount < LockMath.MIN_TOPUP_AMOUNT) revert MinLockAmountNotMet();
+    function addToLockFor(address user, uint256 tokenId, uint256 amount) external onlyFurnace {
+        if (amount < LockMath.MIN_TOPUP_AMOUNT) revert Errors.AmountTooSmall();
         Lock storage l = _usableLock(user, tokenId);
         _pull(amount);
         l.amount += amount;
@@ -100,7 +100,7 @@ contract VeLockNFT {
         emit LockAmountIncreased(user, tokenId, amount);
     }
 
-    function extendLockToFor(address user, uint256 tokenId, uint256 newEnd) external onlyFurnaceOrSelf(user) {
+    function extendLockToFor(address user, uint256 tokenId, uint256 newEnd) external onlyFurnace {
         Lock storage l = _usableLock(user, tokenId);
         uint256 oldEnd = l.lockEnd;
         uint256 maxEnd = block.timestamp + LockMath.MAX_LOCK_DURATION;
@@ -108,16 +108,16 @@ contract VeLockNFT {
         if (l.autoMax) {
             actualEnd = maxEnd; // newEnd ignored on AutoMax; the event carries the end actually set
         } else {
-            if (newEnd <= oldEnd || newEnd > maxEnd) revert InvalidLockEnd();
+            if (newEnd <= oldEnd || newEnd > maxEnd) revert Errors.InvalidDuration();
             actualEnd = newEnd;
         }
         l.lockEnd = actualEnd;
         emit LockExtended(user, tokenId, oldEnd, actualEnd);
     }
 
-    /// @dev Both locks must be owned by `user`, unlisted and unexpired (choice: an expired lock can only be unlocked).
-    function mergeLocksFor(address user, uint256 fromTokenId, uint256 intoTokenId) external onlyFurnaceOrSelf(user) {
-        if (fromTokenId == intoTokenId) revert SameLock();
+    /// @dev Both locks must be owned by `user`, unlisted and unexpired (an expired lock can only be unlocked).
+    function mergeLocksFor(address user, uint256 fromTokenId, uint256 intoTokenId) external onlyFurnace {
+        if (fromTokenId == intoTokenId) revert Errors.InvariantViolation();
         Lock memory from = _usableLock(user, fromTokenId);
         Lock storage into = _usableLock(user, intoTokenId);
 
@@ -135,44 +135,62 @@ contract VeLockNFT {
 
     // ---------------------------------------------------------------- owner actions
 
-    /// @dev Either direction (and a true→true refresh) sets lockEnd = now + 365d. An expired plain lock can't be revived.
+    /// @dev false on a plain lock is a silent no-op (no event). true on an AutoMax lock refreshes the end to
+    /// now + 365d (AutoMaxSet only); a real switch either way sets now + 365d, AutoMaxSet then MetadataUpdate.
     function setAutoMax(uint256 tokenId, bool enabled) external {
-        Lock storage l = _usableLock(msg.sender, tokenId);
+        if (_owners[tokenId] != msg.sender || msg.sender == address(0)) revert Errors.NotAuthorized();
+        Lock storage l = _locks[tokenId];
+        if (!enabled && !l.autoMax) return;
+        l = _usableLock(msg.sender, tokenId);
+        bool switched = l.autoMax != enabled;
         l.autoMax = enabled;
         l.lockEnd = block.timestamp + LockMath.MAX_LOCK_DURATION;
         emit AutoMaxSet(msg.sender, tokenId, enabled);
+        if (switched) emit MetadataUpdate(tokenId);
     }
 
     function unlock(uint256 tokenId) external {
-        if (_owners[tokenId] != msg.sender) revert NotLockOwner();
-        Lock memory l = _locks[tokenId];
-        if (l.listed) revert LockListed();
-        if (l.autoMax) revert AutoMaxLock();
-        if (l.lockEnd > block.timestamp) revert LockNotExpired();
-        _release(msg.sender, tokenId, l.amount);
+        _unlockExpired(msg.sender, tokenId);
     }
 
-    /// @notice Devnet only: the Furnace burns a lock that was sold back to it; the principal goes to the Furnace.
-    /// Emits Transfer(Furnace → 0) then LockUnlocked(Furnace, id, amount), as protocol.md §2 says.
-    function burnFromFurnace(uint256 tokenId) external returns (uint256 amount) {
-        if (msg.sender != furnace) revert NotAuthorized();
-        if (_owners[tokenId] != furnace) revert NotLockOwner();
+    /// @notice A delegate with an open session unlocks an expired lock for `user`; the principal goes to `user`.
+    function unlockExpiredForUser(address user, uint256 tokenId) external {
+        if (delegationSessionEnd[user][msg.sender] < block.timestamp) revert Errors.NotAuthorized();
+        _unlockExpired(user, tokenId);
+        emit DelegationSessionUsed(user, msg.sender, tokenId);
+    }
+
+    /// @notice Devnet stand-in for the published delegation session set-up: `delegate` may act until `end`.
+    function openDelegationSession(address delegate, uint256 end) external {
+        if (delegate == address(0)) revert Errors.ZeroAddress();
+        delegationSessionEnd[msg.sender][delegate] = end;
+    }
+
+    // ---------------------------------------------------------------- Furnace and market
+
+    /// @notice The Furnace burns a lock it holds (a sold-back one) and sends the principal to `to`:
+    /// Transfer(Furnace → 0, id) then LockUnlocked(Furnace, id, amount).
+    function furnaceBurnAndWithdraw(uint256 tokenId, address to) external onlyFurnace returns (uint256 amount) {
+        if (_owners[tokenId] != furnace) revert Errors.NotAuthorized();
+        if (to == address(0)) revert Errors.ZeroAddress();
         amount = _locks[tokenId].amount;
-        _release(furnace, tokenId, amount);
+        _release(furnace, to, tokenId, amount);
     }
 
-    /// @notice Devnet only: the owner marks a lock as listed on a marketplace, which freezes it (LockListed).
+    /// @notice The market lists or delists a lock; a listed lock is frozen. Emits only MetadataUpdate.
     function setListed(uint256 tokenId, bool listed) external {
-        if (_owners[tokenId] != msg.sender) revert NotLockOwner();
+        if (msg.sender != market) revert Errors.OnlyMineMarket();
+        if (_owners[tokenId] == address(0)) revert Errors.NotAuthorized();
         _locks[tokenId].listed = listed;
+        emit MetadataUpdate(tokenId);
     }
 
-    // ---------------------------------------------------------------- restricted ERC-721 surface
-
-    /// @dev The only transfer: the owner sells the lock back to the Furnace.
+    /// @dev The only transfer: the market moves a sold lock from its owner to the Furnace (sell-back).
     function transferFrom(address from, address to, uint256 tokenId) public {
-        if (to != furnace || msg.sender != from || _owners[tokenId] != from || from == address(0)) revert TransfersRestricted();
-        if (_locks[tokenId].listed) revert LockListed();
+        if (msg.sender != market) revert Errors.OnlyMineMarket();
+        if (to != furnace) revert Errors.MarketMustTransferToFurnace();
+        if (_owners[tokenId] != from || from == address(0)) revert Errors.NotAuthorized();
+        _locks[tokenId].listed = false;
         _removeFromOwner(from, tokenId);
         _addToOwner(to, tokenId);
         emit Transfer(from, to, tokenId);
@@ -187,11 +205,11 @@ contract VeLockNFT {
     }
 
     function approve(address, uint256) external pure {
-        revert TransfersRestricted();
+        revert Errors.TransfersRestricted();
     }
 
     function setApprovalForAll(address, bool) external pure {
-        revert TransfersRestricted();
+        revert Errors.TransfersRestricted();
     }
 
     function getApproved(uint256) external pure returns (address) {
@@ -203,7 +221,8 @@ contract VeLockNFT {
     }
 
     function supportsInterface(bytes4 interfaceId) external pure returns (bool) {
-        return interfaceId == 0x80ac58cd || interfaceId == 0x01ffc9a7; // ERC-721, ERC-165
+        // ERC-721, ERC-165, ERC-4906
+        return interfaceId == 0x80ac58cd || interfaceId == 0x01ffc9a7 || interfaceId == 0x49064906;
     }
 
     // ---------------------------------------------------------------- views
@@ -218,9 +237,16 @@ contract VeLockNFT {
         return _owned[owner].length;
     }
 
+    /// @notice The effective lock: a live AutoMax lock always ends 365 days after the block read (protocol.md §8).
     function getLockInfo(uint256 tokenId) external view returns (uint256 amount, uint256 lockEnd, bool autoMax, bool listed) {
         Lock storage l = _locks[tokenId];
-        return (l.amount, l.lockEnd, l.autoMax, l.listed);
+        lockEnd = (l.autoMax && l.amount != 0) ? block.timestamp + LockMath.MAX_LOCK_DURATION : l.lockEnd;
+        return (l.amount, lockEnd, l.autoMax, l.listed);
+    }
+
+    /// @notice Devnet extra: the end as stored (what the events imply and the index holds).
+    function storedLockEnd(uint256 tokenId) external view returns (uint256) {
+        return _locks[tokenId].lockEnd;
     }
 
     function lockStartOf(uint256 tokenId) external view returns (uint256) {
@@ -245,22 +271,32 @@ contract VeLockNFT {
 
     /// @dev A lock `user` owns, not listed, not expired (an AutoMax lock never expires).
     function _usableLock(address user, uint256 tokenId) internal view returns (Lock storage l) {
-        if (_owners[tokenId] != user || user == address(0)) revert NotLockOwner();
+        if (_owners[tokenId] != user || user == address(0)) revert Errors.NotAuthorized();
         l = _locks[tokenId];
-        if (l.listed) revert LockListed();
-        if (!l.autoMax && l.lockEnd <= block.timestamp) revert LockExpired();
+        if (l.listed) revert Errors.LockListedOrFrozen();
+        if (!l.autoMax && l.lockEnd <= block.timestamp) revert Errors.LockExpired();
+    }
+
+    /// @dev unlock's rules: the owner's, unlisted, not AutoMax, expired (InvalidDuration otherwise, as published).
+    function _unlockExpired(address user, uint256 tokenId) internal {
+        if (_owners[tokenId] != user || user == address(0)) revert Errors.NotAuthorized();
+        Lock memory l = _locks[tokenId];
+        if (l.listed) revert Errors.LockListedOrFrozen();
+        if (l.autoMax) revert Errors.InvalidDuration();
+        if (l.lockEnd > block.timestamp) revert Errors.InvalidDuration();
+        _release(user, user, tokenId, l.amount);
     }
 
     function _pull(uint256 amount) internal {
-        if (!token.transferFrom(msg.sender, address(this), amount)) revert TokenTransferFailed();
+        if (!token.transferFrom(msg.sender, address(this), amount)) revert Errors.InsufficientTokenAllowance();
     }
 
-    function _release(address owner, uint256 tokenId, uint256 amount) internal {
+    function _release(address owner, address to, uint256 tokenId, uint256 amount) internal {
         delete _locks[tokenId];
         totalLockedClaim -= amount;
         _burn(tokenId);
         emit LockUnlocked(owner, tokenId, amount);
-        if (!token.transfer(owner, amount)) revert TokenTransferFailed();
+        if (!token.transfer(to, amount)) revert Errors.InvariantViolation();
     }
 
     function _mint(address to, uint256 tokenId) internal {

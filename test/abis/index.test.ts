@@ -1,6 +1,7 @@
 import { type Abi, type AbiEvent, type AbiFunction, toEventSelector, toFunctionSelector } from "viem";
 import { describe, expect, it } from "vitest";
 import * as abis from "../../abis";
+import { ErrorsAbi } from "../../abis/Errors";
 
 // Literal values copied from protocol.md §1–2; the ABIs must reproduce every one of them.
 const SELECTORS: Record<string, Record<string, string>> = {
@@ -62,6 +63,51 @@ const TOPICS: Record<string, string> = {
   Transfer: "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
 };
 
+/**
+ * The published Errors library (protocol.md §8), keccak256("Name()")[0:4]: literal values, computed once outside
+ * the code under test. Exactly these, no invented ones (NotLockOwner, LockListed, SlippageExceeded, …).
+ */
+const ERROR_SELECTORS: Record<string, string> = {
+  NotAuthorized: "0xea8e4eb5",
+  InvalidDuration: "0x76166401",
+  LockExpired: "0xf6fafba0",
+  LockListedOrFrozen: "0x4f00e11b",
+  AutoMaxMismatch: "0xd579fe33",
+  TooManyVeNFTs: "0xd0d88033",
+  AmountZero: "0xcbca5aa2",
+  AmountTooSmall: "0xc2f5625a",
+  AmountTooLarge: "0x06250401",
+  MinLockAmountNotMet: "0xacecb5ea",
+  MinVeOutRequired: "0x1c7560ee",
+  MinVeOutNotMet: "0x7bb0c997",
+  InvalidMode: "0xa0042b17",
+  LockingPaused: "0x59e55790",
+  TradingPaused: "0x02b874a6",
+  TakeoversPaused: "0x180bdfce",
+  CheckpointStale: "0x33cc1aca",
+  VeCheckpointStale: "0x7c739fd5",
+  WiringMismatch: "0x2351953c",
+  ShareholderRoyaltiesNotSet: "0xb583d90d",
+  OnlyMineMarket: "0x7c816e82",
+  MarketMustTransferToFurnace: "0x92b39d64",
+  TransfersRestricted: "0xf7c0f77a",
+  InsufficientStake: "0xf1bc94d2",
+  TooManyUnbonds: "0x26baa0fb",
+  InsufficientTokenBalance: "0xe4455cae",
+  InsufficientTokenAllowance: "0xa085b77b",
+  InsufficientEthBalance: "0xb6d6e7d6",
+  EthTransferFailed: "0x6d963f88",
+  PriceExceeded: "0x07f782c8",
+  DeadlineExpired: "0x1ab7da6b",
+  ZeroAddress: "0xd92e233d",
+  InvariantViolation: "0x302e29cb",
+  GenesisAlreadyFinalized: "0xe80d8883",
+  GenesisWindowNotEnded: "0x12057690",
+  CompoundQuoteFailed: "0x75691ae3",
+  QuoteCallFailed: "0x6a7912c1",
+  CadenceNotMet: "0x4da6338e",
+};
+
 const all = abis as unknown as Record<string, Abi>;
 
 describe("ABIs pin protocol.md selectors", () => {
@@ -93,5 +139,16 @@ describe("ABIs pin protocol.md selectors", () => {
       if (name === "VeLockNFTAbi") continue;
       expect(abi.filter((x) => x.type === "event")).toEqual([]);
     }
+  });
+
+  it("abis/Errors.ts declares exactly the published errors, no arguments, with their selectors", () => {
+    expect(ErrorsAbi.every((e) => e.type === "error" && e.inputs.length === 0)).toBe(true);
+    const actual = Object.fromEntries(ErrorsAbi.map((e) => [e.name, toFunctionSelector(`${e.name}()`)]));
+    expect(actual).toEqual(ERROR_SELECTORS);
+    expect(Object.keys(ERROR_SELECTORS)).toHaveLength(38);
+  });
+
+  it("no contract ABI declares an error of its own (one declaration: abis/Errors.ts)", () => {
+    for (const abi of Object.values(all)) expect(abi.filter((x) => x.type === "error")).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { type Abi, type AbiEvent, type AbiFunction, toEventSelector, toFunctionSelector } from "viem";
 import { describe, expect, it } from "vitest";
 import * as published from "../../abis";
+import { PUBLISHED_ERROR_NAMES } from "../../abis/Errors";
 import { compileDevnet, type DevnetContractName } from "../../devnet/compile";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 
@@ -85,7 +86,26 @@ describe("compiled devnet ABIs cover the published ABIs", () => {
 
   it("the typed devnet ABIs (published + devnet extras) match the compiled contracts", () => {
     for (const [name, abi] of Object.entries(DEVNET_ABIS)) {
-      expect(missingFrom(abi as Abi, artifacts[name as DevnetContractName].abi), name).toEqual([]);
+      // The typed ABIs carry every error (a nested call can bubble any up); solc lists only the ones a contract uses.
+      const withoutErrors = (abi as Abi).filter((item) => item.type !== "error");
+      expect(missingFrom(withoutErrors, artifacts[name as DevnetContractName].abi), name).toEqual([]);
+    }
+  });
+
+  it("every devnet revert is a published error name (protocol.md §8), no invented ones", () => {
+    const published = new Set<string>(PUBLISHED_ERROR_NAMES);
+    for (const [name, artifact] of Object.entries(artifacts)) {
+      const errors = artifact.abi.filter((item): item is AbiError => item.type === "error");
+      for (const e of errors) {
+        // The one exception: ownerOf of a burned id, which EIP-721 requires to throw (OpenZeppelin's name).
+        if (name === "VeLockNFT" && e.name === "ERC721NonexistentToken") continue;
+        expect(published.has(e.name) && e.inputs.length === 0, `${name}: ${e.name}`).toBe(true);
+      }
+    }
+    // The lock flows reach the names users meet on Base.
+    const veErrors = artifacts.VeLockNFT.abi.filter((i) => i.type === "error").map((i) => (i as AbiError).name);
+    for (const n of ["NotAuthorized", "LockListedOrFrozen", "OnlyMineMarket", "MarketMustTransferToFurnace"]) {
+      expect(veErrors).toContain(n);
     }
   });
 

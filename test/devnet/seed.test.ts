@@ -1,4 +1,4 @@
-import { type Address, parseEther, zeroAddress } from "viem";
+import { type Address, parseEther, parseEventLogs, zeroAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS, SEED_SPARE_LP, SEED_SPARE_TOKEN, type SeedResult } from "../../devnet/seed";
@@ -51,6 +51,18 @@ describe("seeded devnet: on-chain state", () => {
       args: [user],
     });
 
+  /** A lock's amount as its events add it up: created + increased + merged in. */
+  const amountFromEvents = async (tokenId: bigint) => {
+    const logs = await devnet.clients.publicClient.getLogs({ address: at.VeLockNFT, fromBlock: 0n, toBlock: "latest" });
+    let sum = 0n;
+    for (const l of parseEventLogs({ abi: DEVNET_ABIS.VeLockNFT, logs })) {
+      if (l.eventName === "LockCreated" && l.args.tokenId === tokenId) sum += l.args.amount;
+      if (l.eventName === "LockAmountIncreased" && l.args.tokenId === tokenId) sum += l.args.amountAdded;
+      if (l.eventName === "LockMerged" && l.args.intoTokenId === tokenId) sum += l.args.amountMoved;
+    }
+    return sum;
+  };
+
   beforeAll(async () => {
     devnet = await startDevnet({ seed: true });
     seed = devnet.seed;
@@ -66,7 +78,12 @@ describe("seeded devnet: on-chain state", () => {
     expect(all).toEqual(Array.from({ length: Number(next) - 1 }, (_, i) => BigInt(i + 1)));
     expect(seed.liveTokenIds.length).toBe(38);
     expect(seed.burnedTokenIds.sort()).toEqual(
-      [seed.tokenIds.aliceUnlocked, seed.tokenIds.bobMergedFrom, seed.tokenIds.bobSoldBack].sort(),
+      [
+        seed.tokenIds.aliceUnlocked,
+        seed.tokenIds.bobMergedFrom,
+        seed.tokenIds.bobSoldBack,
+        seed.tokenIds.daveDelegatedUnlock,
+      ].sort(),
     );
   });
 
@@ -113,16 +130,24 @@ describe("seeded devnet: on-chain state", () => {
     expect(await ve<bigint>("balanceOf", [dave.address])).toBe(1n);
   });
 
-  it("the capped account holds exactly 32 live locks and a 33rd createLockFor reverts TooManyVeNFTs", async () => {
+  it("the capped account holds exactly 32 live locks: a 33rd through the Furnace reverts TooManyVeNFTs", async () => {
     expect(await ve<bigint>("balanceOf", [capped.address])).toBe(32n);
     expect(seed.tokenIds.capped).toHaveLength(32);
-    const call = {
+    const viaFurnace = {
+      address: at.Furnace,
+      abi: DEVNET_ABIS.Furnace,
+      functionName: "enterWithClaim",
+      args: [1000n * E18, 0n, 30n * 86_400n, false, 1n],
+    };
+    expect(await revertName(devnet, capped.privateKey, viaFurnace)).toBe("TooManyVeNFTs");
+    // VeLockNFT.createLockFor from the wallet itself: Furnace-only, as on Base.
+    const direct = {
       address: at.VeLockNFT,
       abi: DEVNET_ABIS.VeLockNFT,
       functionName: "createLockFor",
       args: [capped.address, 1000n * E18, 30n * 86_400n, false],
     };
-    expect(await revertName(devnet, capped.privateKey, call)).toBe("TooManyVeNFTs");
+    expect(await revertName(devnet, capped.privateKey, direct)).toBe("NotAuthorized");
   });
 
   it("the idle account has nothing: no transactions, tokens, LP, locks, royalties or rewards", async () => {
@@ -147,19 +172,26 @@ describe("seeded devnet: on-chain state", () => {
 
   it("lock states: top-ups, extension, merge, AutoMax off, royalties mode 1 top-up, vault compound", async () => {
     const t = seed.tokenIds;
+    // Every lock went through the Furnace: amount = principal + the devnet bonus, as LockCreated/LockAmountIncreased say.
     const [plainAmount, plainEnd, plainAuto] = await lockInfo(t.alicePlain);
-    expect([plainAmount, plainAuto]).toEqual([5_500n * E18, false]);
+    expect(plainAuto).toBe(false);
+    expect(plainAmount).toBe(await amountFromEvents(t.alicePlain));
+    expect(plainAmount).toBeGreaterThan(5_500n * E18); // 5000 (30 days, +0.4 %) + 500 (~30 days left)
+    expect(plainAmount).toBeLessThan(5_530n * E18);
     const plainStart = await ve<bigint>("lockStartOf", [t.alicePlain]);
     expect(plainEnd - plainStart).toBeGreaterThan(89n * 86_400n); // extended from 30 to ~90 days
 
+    // AutoMax entries count 365 days: the 9.9 % bonus on 10000 and on the 1000 top-up.
     const [autoAmount, , autoFlag] = await lockInfo(t.aliceAutoMax);
-    expect([autoAmount, autoFlag]).toEqual([11_000n * E18, true]);
+    expect([autoAmount, autoFlag]).toEqual([12_089n * E18, true]);
 
-    // bob: 3000 merged into 4000, AutoMax switched on then off, then 1 ETH of royalties × 10_000 + bonus added.
+    // bob: 3000 merged into 4000 (each with its bonus), AutoMax on then off, then 1 ETH of royalties × 10_000
+    // locked with ~365 days left (+~9.9 %).
     const [bobAmount, , bobAuto] = await lockInfo(t.bobMergedInto);
     expect(bobAuto).toBe(false);
-    expect(bobAmount).toBeGreaterThan(17_000n * E18);
-    expect(bobAmount).toBeLessThan(18_000n * E18);
+    expect(bobAmount).toBe(await amountFromEvents(t.bobMergedInto));
+    expect(bobAmount).toBeGreaterThan(17_500n * E18);
+    expect(bobAmount).toBeLessThan(18_500n * E18);
 
     // dave: 1000 tokens of rewards, compounded into a new AutoMax 365-day lock with the 9.9 % bonus.
     expect(await lockInfo(t.daveCompound)).toEqual([1_099n * E18, expect.any(BigInt), true, false]);
