@@ -146,7 +146,9 @@ export const DEVNET_ERRORS_ABI = [
   ...ErrorsAbi,
   ...parseAbi(["error ERC721NonexistentToken(uint256 tokenId)"]),
 ] as const;
-type WithErrors<T> = { [K in keyof T]: readonly [...(T[K] extends readonly unknown[] ? T[K] : never), ...typeof DEVNET_ERRORS_ABI] };
+type WithErrors<T> = {
+  [K in keyof T]: readonly [...(T[K] extends readonly unknown[] ? T[K] : never), ...typeof DEVNET_ERRORS_ABI];
+};
 export const DEVNET_ABIS = Object.fromEntries(
   Object.entries(DEVNET_ABIS_WITHOUT_ERRORS).map(([name, abi]) => [name, [...abi, ...DEVNET_ERRORS_ABI]]),
 ) as unknown as WithErrors<typeof DEVNET_ABIS_WITHOUT_ERRORS>;

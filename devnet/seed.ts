@@ -168,7 +168,13 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     return { id: createdId(receipt), receipt };
   };
   const topUp = async (who: DevnetAccount, tokenId: bigint, amount: bigint) =>
-    furnace(who, "enterWithClaim", [amount, tokenId, 0n, false, await quoteMinVeOut(who.address, amount, tokenId, 0, false)]);
+    furnace(who, "enterWithClaim", [
+      amount,
+      tokenId,
+      0n,
+      false,
+      await quoteMinVeOut(who.address, amount, tokenId, 0, false),
+    ]);
   const txs = {} as Record<SeedAction, Hash>;
   const record = (action: SeedAction, receipt: TransactionReceipt) => {
     txs[action] = receipt.transactionHash;

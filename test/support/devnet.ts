@@ -7,8 +7,10 @@ import {
   type Address,
   BaseError,
   ContractFunctionRevertedError,
+  createWalletClient,
   decodeErrorResult,
   type Hex,
+  http,
   isHex,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -65,6 +67,42 @@ export interface DevCall {
 /** Sends `call` from the account of `privateKey` and waits for it (throws on revert). */
 export function send(devnet: TestDevnet, privateKey: Hex, call: DevCall) {
   return sendTx(devnet.clients, privateKey, call);
+}
+
+/**
+ * Sends `call` from any address (a contract such as the Furnace, or a user without a key) by anvil impersonation,
+ * funding it with gas money first; waits for the receipt and throws on revert.
+ */
+export async function sendAs(devnet: TestDevnet, from: Address, call: DevCall) {
+  const { testClient, publicClient, chain } = devnet.clients;
+  await testClient.impersonateAccount({ address: from });
+  try {
+    if ((await publicClient.getBalance({ address: from })) < 10n ** 18n) {
+      await testClient.setBalance({ address: from, value: 10n ** 20n });
+    }
+    const wallet = createWalletClient({ chain, transport: http(devnet.rpcUrl), account: from });
+    // biome-ignore lint/suspicious/noExplicitAny: the call shape is checked by viem at runtime against `abi`
+    const request = { ...call, chain, account: from } as any;
+    const gas = await publicClient.estimateContractGas(request);
+    const hash = await wallet.writeContract({ ...request, gas: gas + gas / 4n + 30_000n });
+    const receipt = await publicClient.waitForTransactionReceipt({ hash });
+    if (receipt.status !== "success") throw new Error(`${call.functionName} from ${from} reverted in ${hash}`);
+    return receipt;
+  } finally {
+    await testClient.stopImpersonatingAccount({ address: from });
+  }
+}
+
+/** The custom error name a call reverts with when simulated from any address (eth_call; nothing mined). */
+export async function revertNameFrom(devnet: TestDevnet, from: Address, call: DevCall): Promise<string> {
+  try {
+    await devnet.clients.publicClient.simulateContract({ ...call, account: from } as Parameters<
+      DevnetClients["publicClient"]["simulateContract"]
+    >[0]);
+  } catch (error) {
+    return decodeRevert(error);
+  }
+  throw new Error(`${call.functionName} from ${from} did not revert`);
 }
 
 /**
