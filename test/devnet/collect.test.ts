@@ -127,9 +127,9 @@ describe("royalties, LP vault and ClaimAllHelper", () => {
       });
     });
 
-    it("stake: AmountZero, MinStakeNotMet below 1e15; 1e15 is accepted", async () => {
+    it("stake: AmountZero, AmountTooSmall below 1e15; 1e15 is accepted", async () => {
       expect(await revertName(devnet, fresh.privateKey, vault("stake", [0n]))).toBe("AmountZero");
-      expect(await revertName(devnet, fresh.privateKey, vault("stake", [10n ** 15n - 1n]))).toBe("MinStakeNotMet");
+      expect(await revertName(devnet, fresh.privateKey, vault("stake", [10n ** 15n - 1n]))).toBe("AmountTooSmall");
       await send(devnet, fresh.privateKey, vault("stake", [10n ** 15n]));
       expect(await read(vault("stakedBalance", [fresh.address]))).toBe(10n ** 15n);
     });
@@ -148,9 +148,9 @@ describe("royalties, LP vault and ClaimAllHelper", () => {
       expect(lastId - firstId).toBe(24n);
     });
 
-    it("withdrawMatured reverts NothingMatured before 7 days, then pays every matured unbond", async () => {
-      expect(await revertName(devnet, fresh.privateKey, vault("withdrawMatured"))).toBe("NothingMatured");
-      expect(await revertName(devnet, dave.privateKey, vault("withdrawMatured"))).toBe("NothingMatured");
+    it("withdrawMatured reverts AmountZero before 7 days, then pays every matured unbond", async () => {
+      expect(await revertName(devnet, fresh.privateKey, vault("withdrawMatured"))).toBe("AmountZero");
+      expect(await revertName(devnet, dave.privateKey, vault("withdrawMatured"))).toBe("AmountZero");
       await devnet.clients.testClient.increaseTime({ seconds: Number(7n * DAY) });
       await devnet.clients.testClient.mine({ blocks: 1 });
       const before = await tokenBalance(at.LpToken, fresh.address);
@@ -171,15 +171,15 @@ describe("royalties, LP vault and ClaimAllHelper", () => {
         "InvalidDuration",
       );
       expect(await revertName(devnet, key, vault("claimRewardsAndLock", [0n, 100n * DAY, true, 1n]))).toBe(
-        "InvalidDuration",
+        "AutoMaxMismatch",
       );
-      expect(await revertName(devnet, key, vault("claimRewardsAndLock", [1n, 0n, true, 1n]))).toBe("InvalidDuration");
+      expect(await revertName(devnet, key, vault("claimRewardsAndLock", [1n, 0n, true, 1n]))).toBe("AutoMaxMismatch");
       const receipt = await send(devnet, key, vault("claimRewardsAndLock", [0n, 14n * DAY, false, 1n]));
       expect(created(receipt)).toMatchObject({ user: fresh.address, amount: 2_001_500n * 10n ** 15n }); // 175 bps → bonus 2000 × 75 / 100000 = 1.5
 
       await send(devnet, DEPLOYER_PRIVATE_KEY, vault("accrueRewards", [fresh.address, 1_000n * E18]));
       expect(await revertName(devnet, key, vault("claimRewardsAndLock", [0n, 14n * DAY, false, 1n]))).toBe(
-        "CompoundCooldown",
+        "CadenceNotMet",
       );
       await devnet.clients.testClient.increaseTime({ seconds: Number(DAY) });
       await devnet.clients.testClient.mine({ blocks: 1 });

@@ -1,6 +1,6 @@
 import { type Address, decodeEventLog, type Hash, type Log, zeroAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { VeLockNFTAbi } from "../../abis";
+import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS, type SeedAction, type SeedResult } from "../../devnet/seed";
 import { startDevnet, type TestDevnet } from "../support/devnet";
 
@@ -16,8 +16,11 @@ const TOPIC = {
   LockMerged: "0xeda5347add04fd32e9c77f9b1d459a737490432c6721b1a98270c826d0ac0034",
   LockUnlocked: "0xb8467a67892a3eb9ca0a54a00960a7bb14970dc16c3b3da0803ca776c1e47a43",
   AutoMaxSet: "0x3c127c07e0311e24c89bf90ee72e70c354a009a75a989c7b1daf61d375902468",
+  // Events the indexer ignores (protocol.md §8): ERC-4906 and the delegation session's.
+  MetadataUpdate: "0xf8e1a15aba9398e019f0b49df1a4fde98ee17ae345cb5f6b5e2c27f5033e8ce7",
+  DelegationSessionUsed: "0xdb4bcf91b49247c6518b3c047c6710a18fe2a2c2947b674c250b570b27f77c4e",
 } as const;
-const { alice, bob, carol, dave } = DEVNET_ACCOUNTS;
+const { alice, bob, carol, dave, deployer } = DEVNET_ACCOUNTS;
 
 interface Emitted {
   name: string;
@@ -42,7 +45,7 @@ describe("VeLockNFT events of each lifecycle action, in protocol.md §2 order", 
       events: logs.map((log: Log) => {
         const topic0 = log.topics[0];
         expect(Object.values(TOPIC)).toContain(topic0);
-        const decoded = decodeEventLog({ abi: VeLockNFTAbi, data: log.data, topics: log.topics });
+        const decoded = decodeEventLog({ abi: DEVNET_ABIS.VeLockNFT, data: log.data, topics: log.topics });
         return { name: decoded.eventName, args: decoded.args as Record<string, unknown>, topics: log.topics.length };
       }),
     };
@@ -66,7 +69,7 @@ describe("VeLockNFT events of each lifecycle action, in protocol.md §2 order", 
         args: {
           user: alice.address,
           tokenId: id,
-          amount: 5_000n * E18,
+          amount: 5_020n * E18, // through the Furnace: 30 days → 500 bps → bonus 5000 × 400 / 100000
           lockEnd: timestamp + 30n * DAY,
           autoMax: false,
         },
@@ -78,18 +81,22 @@ describe("VeLockNFT events of each lifecycle action, in protocol.md §2 order", 
     expect(auto.events[1]?.args).toMatchObject({ lockEnd: auto.timestamp + YEAR, autoMax: true });
   });
 
-  it("top-up: LockAmountIncreased only (plain and AutoMax)", async () => {
-    expect((await emitted("topUpPlain")).events).toEqual([
+  it("top-up: LockAmountIncreased only (plain and AutoMax), principal + bonus", async () => {
+    const plain = (await emitted("topUpPlain")).events;
+    expect(plain).toEqual([
       {
         name: "LockAmountIncreased",
-        args: { user: alice.address, tokenId: seed.tokenIds.alicePlain, amountAdded: 500n * E18 },
+        args: { user: alice.address, tokenId: seed.tokenIds.alicePlain, amountAdded: expect.any(BigInt) },
         topics: 3,
       },
     ]);
+    // ≤ 30 days left: at most 500 bps, a bonus of at most 2 (exactly 2 when mined in the second of the create)
+    const added = plain[0]?.args.amountAdded as bigint;
+    expect(added >= 501n * E18 && added <= 502n * E18).toBe(true);
     expect((await emitted("topUpAutoMax")).events).toEqual([
       {
         name: "LockAmountIncreased",
-        args: { user: alice.address, tokenId: seed.tokenIds.aliceAutoMax, amountAdded: 1_000n * E18 },
+        args: { user: alice.address, tokenId: seed.tokenIds.aliceAutoMax, amountAdded: 1_099n * E18 },
         topics: 3,
       },
     ]);
@@ -122,7 +129,8 @@ describe("VeLockNFT events of each lifecycle action, in protocol.md §2 order", 
       { name: "Transfer", args: { from: bob.address, to: zeroAddress, tokenId: from }, topics: 4 },
       {
         name: "LockMerged",
-        args: { user: bob.address, fromTokenId: from, intoTokenId: into, amountMoved: 3_000n * E18 },
+        // 60 days → 1000 bps → bonus 3000 × 900 / 100000 = 27
+        args: { user: bob.address, fromTokenId: from, intoTokenId: into, amountMoved: 3_027n * E18 },
         topics: 4,
       },
     ]);
@@ -136,9 +144,10 @@ describe("VeLockNFT events of each lifecycle action, in protocol.md §2 order", 
     ]);
   });
 
-  it("sell-back: Transfer(user → Furnace); later Transfer(Furnace → 0) then LockUnlocked(Furnace, id, amount)", async () => {
+  it("sell-back: listed (MetadataUpdate), Transfer(user → Furnace) by the market; later Transfer(Furnace → 0) then LockUnlocked(Furnace, id, amount)", async () => {
     const id = seed.tokenIds.bobSoldBack;
     const furnace: Address = devnet.addresses.Furnace;
+    expect((await emitted("listed")).events).toEqual([{ name: "MetadataUpdate", args: { _tokenId: id }, topics: 1 }]);
     const sold = await emitted("sellBackTransfer");
     const burned = await emitted("sellBackBurn");
     expect(sold.events).toEqual([
@@ -146,18 +155,52 @@ describe("VeLockNFT events of each lifecycle action, in protocol.md §2 order", 
     ]);
     expect(burned.events).toEqual([
       { name: "Transfer", args: { from: furnace, to: zeroAddress, tokenId: id }, topics: 4 },
-      { name: "LockUnlocked", args: { user: furnace, tokenId: id, amountReturned: 1_500n * E18 }, topics: 3 },
+      // 14 days → 175 bps → bonus 1500 × 75 / 100000 = 1.125
+      {
+        name: "LockUnlocked",
+        args: { user: furnace, tokenId: id, amountReturned: 1_501_125n * 10n ** 15n },
+        topics: 3,
+      },
     ]);
     expect(burned.timestamp).toBeGreaterThan(sold.timestamp);
   });
 
-  it("setAutoMax: AutoMaxSet(owner, id, flag) in both directions", async () => {
+  it("setAutoMax: a switch is AutoMaxSet then MetadataUpdate; a refresh only AutoMaxSet; false on a plain lock nothing", async () => {
     const id = seed.tokenIds.bobMergedInto;
     expect((await emitted("autoMaxOn")).events).toEqual([
       { name: "AutoMaxSet", args: { user: bob.address, tokenId: id, autoMax: true }, topics: 3 },
+      { name: "MetadataUpdate", args: { _tokenId: id }, topics: 1 },
     ]);
     expect((await emitted("autoMaxOff")).events).toEqual([
       { name: "AutoMaxSet", args: { user: bob.address, tokenId: id, autoMax: false }, topics: 3 },
+      { name: "MetadataUpdate", args: { _tokenId: id }, topics: 1 },
+    ]);
+    expect((await emitted("autoMaxRefresh")).events).toEqual([
+      {
+        name: "AutoMaxSet",
+        args: { user: alice.address, tokenId: seed.tokenIds.aliceAutoMax, autoMax: true },
+        topics: 3,
+      },
+    ]);
+    expect((await emitted("autoMaxNoop")).events).toEqual([]);
+  });
+
+  it("delegated unlock: Transfer(user → 0), LockUnlocked(user, …), DelegationSessionUsed", async () => {
+    const id = seed.tokenIds.daveDelegatedUnlock;
+    expect((await emitted("delegatedUnlock")).events).toEqual([
+      { name: "Transfer", args: { from: dave.address, to: zeroAddress, tokenId: id }, topics: 4 },
+      { name: "LockUnlocked", args: { user: dave.address, tokenId: id, amountReturned: 1_200n * E18 }, topics: 3 },
+      {
+        name: "DelegationSessionUsed",
+        args: { user: dave.address, delegate: deployer.address, tokenId: id },
+        topics: 4,
+      },
+    ]);
+  });
+
+  it("the market delisting a lock emits only MetadataUpdate", async () => {
+    expect((await emitted("delisted")).events).toEqual([
+      { name: "MetadataUpdate", args: { _tokenId: seed.tokenIds.carolFurnace }, topics: 1 },
     ]);
   });
 

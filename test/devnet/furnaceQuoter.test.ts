@@ -134,32 +134,30 @@ describe("FurnaceQuoter and Furnace", () => {
     }
   });
 
-  it("quote reverts: AmountZero, InvalidDuration, AutoMaxRequiresMaxDuration, MinLockAmountNotMet (principal + bonus)", async () => {
+  it("quote reverts: AmountZero, InvalidDuration, AutoMaxMismatch, MinLockAmountNotMet (principal + bonus)", async () => {
     const user = fresh.address;
     const name = (args: readonly unknown[]) =>
       revertName(devnet, fresh.privateKey, quoter("quoteEnterWithClaim", args));
     expect(await name([user, 0n, 0n, 30n * DAY, false])).toBe("AmountZero");
     expect(await name([user, 2000n * E18, 0n, 6n * DAY, false])).toBe("InvalidDuration");
     expect(await name([user, 2000n * E18, 0n, 366n * DAY, false])).toBe("InvalidDuration");
-    expect(await name([user, 2000n * E18, 0n, 364n * DAY, true])).toBe("AutoMaxRequiresMaxDuration");
+    expect(await name([user, 2000n * E18, 0n, 364n * DAY, true])).toBe("AutoMaxMismatch");
     expect(await name([user, 999n * E18, 0n, 7n * DAY, false])).toBe("MinLockAmountNotMet");
     // 920 + 9.9 % bonus = 1011.08 ≥ 1000: the minimum applies to principal + bonus
     expect((await quote(user, 920n * E18, 0n, YEAR, true))[1]).toBe(91_080n * 10n ** 15n);
   });
 
-  it("enterWithClaim reverts AmountZero, MinVeOutRequired, SlippageExceeded, and the quoter's errors", async () => {
+  it("enterWithClaim reverts AmountZero, MinVeOutRequired, MinVeOutNotMet, and the quoter's errors", async () => {
     const key = fresh.privateKey;
     const [, , veOut] = await quote(fresh.address, 2000n * E18, 0n, 90n * DAY, false);
     expect(await revertName(devnet, key, furnace([0n, 0n, 90n * DAY, false, 1n]))).toBe("AmountZero");
     expect(await revertName(devnet, key, furnace([2000n * E18, 0n, 90n * DAY, false, 0n]))).toBe("MinVeOutRequired");
     expect(await revertName(devnet, key, furnace([2000n * E18, 0n, 90n * DAY, false, veOut + 1n]))).toBe(
-      "SlippageExceeded",
+      "MinVeOutNotMet",
     );
     expect(await revertName(devnet, key, furnace([2000n * E18, 0n, 400n * DAY, false, 1n]))).toBe("InvalidDuration");
     expect(await revertName(devnet, key, furnace([500n * E18, 0n, 30n * DAY, false, 1n]))).toBe("MinLockAmountNotMet");
-    expect(await revertName(devnet, key, furnace([2000n * E18, 0n, 90n * DAY, true, 1n]))).toBe(
-      "AutoMaxRequiresMaxDuration",
-    );
+    expect(await revertName(devnet, key, furnace([2000n * E18, 0n, 90n * DAY, true, 1n]))).toBe("AutoMaxMismatch");
   });
 
   it("enterWithClaim executes its quote exactly: new lock of principal + minted bonus, FurnaceEntered.veOut = quote", async () => {
@@ -208,8 +206,8 @@ describe("FurnaceQuoter and Furnace", () => {
 
     const name = (user: `0x${string}`, key: `0x${string}`, target: bigint) =>
       revertName(devnet, key, quoter("quoteEnterWithClaim", [user, 10n * E18, target, 0n, false]));
-    expect(await name(alice.address, alice.privateKey, id)).toBe("NotLockOwner");
-    expect(await name(fresh.address, fresh.privateKey, 999n)).toBe("NotLockOwner");
+    expect(await name(alice.address, alice.privateKey, id)).toBe("NotAuthorized");
+    expect(await name(fresh.address, fresh.privateKey, 999n)).toBe("NotAuthorized");
     await devnet.clients.testClient.increaseTime({ seconds: Number(31n * DAY) });
     await devnet.clients.testClient.mine({ blocks: 1 });
     expect(await name(fresh.address, fresh.privateKey, id)).toBe("LockExpired");
