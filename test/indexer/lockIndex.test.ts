@@ -144,12 +144,13 @@ describe(`lock index (${backend})`, () => {
   it("follows a reorg: blocks replaced by a longer fork leave no trace", async () => {
     const { testClient } = devnet.clients;
     const [alice, carol] = [DEVNET_ACCOUNTS.alice, DEVNET_ACCOUNTS.carol];
-    const ve = { address: devnet.addresses.VeLockNFT, abi: DEVNET_ABIS.VeLockNFT };
+    // New locks through the Furnace, as on Base; 7-day locks get no devnet bonus, so amounts stay round.
     const create = (who: typeof alice, amount: bigint, days: bigint) =>
       send(devnet, who.privateKey, {
-        ...ve,
-        functionName: "createLockFor",
-        args: [who.address, amount * E18, days * 86_400n, false],
+        address: devnet.addresses.Furnace,
+        abi: DEVNET_ABIS.Furnace,
+        functionName: "enterWithClaim",
+        args: [amount * E18, 0n, days * 86_400n, false, 1n],
       });
     const store = createLockStore({ db: idx.db });
     const before = await store.liveLocksOf(alice.address);
@@ -157,8 +158,8 @@ describe(`lock index (${backend})`, () => {
     const snapshot = await testClient.snapshot();
 
     // Old branch: alice creates two locks; the index sees them.
-    await create(alice, 1_111n, 30n);
-    await create(alice, 2_222n, 30n);
+    await create(alice, 1_111n, 7n);
+    await create(alice, 2_222n, 7n);
     await ponder.waitForBlock(await headBlock(devnet));
     const onOldBranch = await store.liveLocksOf(alice.address);
     expect(onOldBranch.length).toBe(before.length + 2);
@@ -166,7 +167,7 @@ describe(`lock index (${backend})`, () => {
     // New branch from the same parent, longer than the old one: carol's locks instead, then empty blocks.
     await testClient.revert({ id: snapshot });
     expect(await headBlock(devnet)).toBe(forkPoint);
-    await create(carol, 3_333n, 60n);
+    await create(carol, 3_333n, 7n);
     await testClient.mine({ blocks: 4 });
     const newHead = await headBlock(devnet);
     expect(newHead).toBeGreaterThan(forkPoint + 2n);

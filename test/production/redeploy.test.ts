@@ -154,18 +154,19 @@ describe("zero-downtime redeploy: new schema, same views schema", () => {
 
       // A new lock, created after the switch: the replica lists it, i.e. the views follow a live indexer.
       const token = devnet.addresses.AssetToken;
-      const ve = devnet.addresses.VeLockNFT;
+      // Through the Furnace, as on Base (VeLockNFT.createLockFor accepts only the Furnace).
+      const furnace = devnet.addresses.Furnace;
       await send(devnet, fresh.privateKey, {
         address: token,
         abi: DEVNET_ABIS.AssetToken,
         functionName: "approve",
-        args: [ve, 1_000n * E18],
+        args: [furnace, 1_000n * E18],
       });
       const receipt = await send(devnet, fresh.privateKey, {
-        address: ve,
-        abi: DEVNET_ABIS.VeLockNFT,
-        functionName: "createLockFor",
-        args: [fresh.address, 1_000n * E18, 30n * 86_400n, false],
+        address: furnace,
+        abi: DEVNET_ABIS.Furnace,
+        functionName: "enterWithClaim",
+        args: [1_000n * E18, 0n, 30n * 86_400n, false, 1n],
       });
       const [created] = parseEventLogs({ abi: DEVNET_ABIS.VeLockNFT, eventName: "LockCreated", logs: receipt.logs });
       tokenId = created?.args.tokenId.toString();

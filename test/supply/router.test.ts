@@ -144,19 +144,20 @@ describe("figures", () => {
     expect(JSON.parse((await get(a, "/api/supply/total")).text).result).toBe(formatWei2(before.total));
 
     const { fresh, carol, deployer } = DEVNET_ACCOUNTS;
-    const { AssetToken, VeLockNFT } = d.deployment.addresses;
+    const { AssetToken, Furnace, VeLockNFT } = d.deployment.addresses;
     const amount = 1_234_567_890_123_456_789_012n; // 1234.567… tokens: moves the second decimal
     await sendTx(d.chain, fresh.privateKey, {
       address: AssetToken,
       abi: DEVNET_ABIS.AssetToken,
       functionName: "approve",
-      args: [VeLockNFT, amount],
+      args: [Furnace, amount],
     });
+    // Through the Furnace, as on Base; a 7-day lock gets no devnet bonus.
     await sendTx(d.chain, fresh.privateKey, {
-      address: VeLockNFT,
-      abi: DEVNET_ABIS.VeLockNFT,
-      functionName: "createLockFor",
-      args: [fresh.address, amount, 7n * 86_400n, false],
+      address: Furnace,
+      abi: DEVNET_ABIS.Furnace,
+      functionName: "enterWithClaim",
+      args: [amount, 0n, 7n * 86_400n, false, 1n],
     });
     await sendTx(d.chain, deployer.privateKey, {
       address: AssetToken,

@@ -1,8 +1,10 @@
-import { type Hex, parseEventLogs, type TransactionReceipt } from "viem";
+import { type Address, createWalletClient, type Hex, http, parseEventLogs, type TransactionReceipt } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { expect } from "vitest";
 import type { createApp } from "../../api/app";
 import type { PrepareEnvelope } from "../../api/mcp/v1/prepare";
 import { DEVNET_ABIS } from "../../devnet/deploy";
+import { decodeRevert } from "./devnet";
 import type { ReadsDevnet } from "./readsDevnet";
 
 /**
@@ -77,4 +79,57 @@ export function lockEvents(d: ReadsDevnet, receipt: TransactionReceipt) {
 
 export async function blockTime(d: ReadsDevnet, receipt: TransactionReceipt): Promise<bigint> {
   return (await d.chain.publicClient.getBlock({ blockNumber: receipt.blockNumber })).timestamp;
+}
+
+type PreparedTx = PrepareEnvelope["transactions"][number];
+
+/**
+ * What the user's wallet meets sending the batch in order: steps are sent while they succeed; the first one that
+ * would revert (eth_call from the user at the current state) is reported with its decoded error, or null if all pass.
+ */
+export async function walletSees(
+  d: ReadsDevnet,
+  privateKey: Hex,
+  envelope: PrepareEnvelope,
+): Promise<{ step: string; error: string } | null> {
+  const from = privateKeyToAccount(privateKey).address;
+  for (const tx of envelope.transactions) {
+    try {
+      await d.chain.publicClient.call({ account: from, to: tx.to, data: tx.data, value: BigInt(tx.value) });
+    } catch (error) {
+      return { step: tx.step, error: decodeRevert(error) };
+    }
+    await execute(d, privateKey, { ...envelope, transactions: [tx] });
+  }
+  return null;
+}
+
+/** Sends one prepared transaction from any address (e.g. the Furnace) by anvil impersonation; must succeed. */
+export async function executeAs(d: ReadsDevnet, from: Address, tx: PreparedTx): Promise<TransactionReceipt> {
+  const rpc = d.chain.testClient;
+  await rpc.impersonateAccount({ address: from });
+  try {
+    await rpc.setBalance({ address: from, value: 10n ** 20n });
+    const wallet = createWalletClient({ chain: d.chain.chain, transport: http(d.anvil.rpcUrl), account: from });
+    const hash = await wallet.sendTransaction({
+      to: tx.to,
+      data: tx.data,
+      value: BigInt(tx.value),
+      chain: d.chain.chain,
+    });
+    const receipt = await d.chain.publicClient.waitForTransactionReceipt({ hash });
+    expect(receipt.status, `${tx.step} from ${from} reverted`).toBe("success");
+    return receipt;
+  } finally {
+    await rpc.stopImpersonatingAccount({ address: from });
+  }
+}
+
+/** The decoded error the answer's simulation gives for `step`, or null when that step simulated fine. */
+export function simulatedError(envelope: PrepareEnvelope, step: string): string | null {
+  const sim = (envelope as unknown as { simulation?: { steps?: { step: string; error?: { name: string } }[] } })
+    .simulation;
+  const found = sim?.steps?.find((s) => s.step === step);
+  if (!found) throw new Error(`no simulated step ${step} in ${JSON.stringify(sim)}`);
+  return found.error?.name ?? null;
 }

@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import { type Address, encodeFunctionData, getAddress, type Hex, parseEventLogs, zeroAddress } from "viem";
 import { expect } from "vitest";
+import { VeLockNFTAbi } from "../../abis";
 import { createLockStore } from "../../api/locks/store";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS, type DevnetAccount } from "../../devnet/seed";
@@ -18,27 +19,40 @@ const MAX_DURATION = 365n * DAY;
 
 export type ChainLock = { tokenId: bigint; owner: Address | null; amount: bigint; lockEnd: bigint; autoMax: boolean };
 
-/** getLockInfo + ownerOf for every token id ever minted (1 … nextTokenId − 1), and totalLockedClaim. */
+/**
+ * Every token id ever minted (1 … nextTokenId − 1) at one block: ownerOf, getLockInfo's amount and flags, and the
+ * stored end (what the events imply, so what the index holds). On the published contract getLockInfo reports an
+ * AutoMax lock's end as the block's time + 365 days (protocol.md §8); that is checked here too, and the API's
+ * answers are compared with getLockInfo by the state tests.
+ */
 export async function readChainLocks(devnet: TestDevnet) {
   const client = devnet.clients.publicClient;
   const address = devnet.addresses.VeLockNFT;
   const abi = DEVNET_ABIS.VeLockNFT;
+  const block = await client.getBlock({ blockTag: "latest" });
+  const blockNumber = block.number;
   const [next, totalLocked] = await Promise.all([
-    client.readContract({ address, abi, functionName: "nextTokenId" }),
-    client.readContract({ address, abi, functionName: "totalLockedClaim" }),
+    client.readContract({ address, abi, functionName: "nextTokenId", blockNumber }),
+    client.readContract({ address, abi, functionName: "totalLockedClaim", blockNumber }),
   ]);
   const ids = Array.from({ length: Number(next) - 1 }, (_, i) => BigInt(i + 1));
+  const listed = new Set<bigint>();
   const locks = await Promise.all(
     ids.map(async (tokenId): Promise<ChainLock> => {
-      const [[amount, lockEnd, autoMax], owner] = await Promise.all([
-        client.readContract({ address, abi, functionName: "getLockInfo", args: [tokenId] }),
+      const [[amount, effectiveEnd, autoMax, isListed], lockEnd, owner] = await Promise.all([
+        client.readContract({ address, abi, functionName: "getLockInfo", args: [tokenId], blockNumber }),
+        client.readContract({ address, abi, functionName: "storedLockEnd", args: [tokenId], blockNumber }),
         // A burned token: ownerOf reverts (ERC721NonexistentToken).
-        client.readContract({ address, abi, functionName: "ownerOf", args: [tokenId] }).catch(() => null),
+        client.readContract({ address, abi, functionName: "ownerOf", args: [tokenId], blockNumber }).catch(() => null),
       ]);
+      expect(effectiveEnd, `getLockInfo end of ${tokenId}`).toBe(
+        autoMax && amount > 0n ? block.timestamp + MAX_DURATION : lockEnd,
+      );
+      if (isListed) listed.add(tokenId);
       return { tokenId, owner: owner === null ? null : getAddress(owner), amount, lockEnd, autoMax };
     }),
   );
-  return { locks, totalLocked, nextTokenId: next };
+  return { locks, totalLocked, nextTokenId: next, listed, timestamp: block.timestamp };
 }
 
 /** Every VeLockNFT log the index must have a lock_event row for (all but the mint/burn Transfers). */
@@ -48,7 +62,8 @@ export async function lifecycleEventIds(devnet: TestDevnet): Promise<string[]> {
     fromBlock: 0n,
     toBlock: "latest",
   });
-  return parseEventLogs({ abi: DEVNET_ABIS.VeLockNFT, logs })
+  // The events of protocol.md §2 only: MetadataUpdate and DelegationSessionUsed are for the indexer to ignore.
+  return parseEventLogs({ abi: VeLockNFTAbi, logs })
     .filter((l) => !(l.eventName === "Transfer" && (l.args.from === zeroAddress || l.args.to === zeroAddress)))
     .map((l) => `${l.transactionHash}-${l.logIndex}`)
     .sort();
@@ -132,16 +147,20 @@ export const ACTORS = ["alice", "bob", "carol", "fresh"] as const;
 type Actor = (typeof ACTORS)[number];
 
 /**
- * One intended action. `pick`/`other` choose among the actor's current locks (modulo their count) when the
- * action runs, so every generated sequence is meaningful on whatever state the chain is in; an action whose
- * on-chain precondition does not hold (no lock, expired, 32 locks, …) is skipped rather than sent to revert.
+ * One intended action, each through the path a user has on Base: new locks and top-ups through
+ * Furnace.enterWithClaim, extensions and merges through the devnet Furnace's entries (VeLockNFT's *For functions
+ * accept only the Furnace), sell-backs and listings by the market role, unlocks by the owner or a delegate.
+ * `pick`/`other` choose among the actor's current locks (modulo their count) when the action runs, so every
+ * generated sequence is meaningful on whatever state the chain is in; an action whose on-chain precondition does
+ * not hold (no lock, expired, listed, 32 locks, …) is skipped rather than sent to revert.
  */
 export type LockOp =
   | { kind: "create"; actor: Actor; amount: bigint; days: bigint; autoMax: boolean }
   | { kind: "topup"; actor: Actor; pick: number; amount: bigint }
   | { kind: "extend"; actor: Actor; pick: number; days: bigint }
   | { kind: "merge"; actor: Actor; pick: number; other: number }
-  | { kind: "unlock"; actor: Actor; pick: number }
+  | { kind: "unlock"; actor: Actor; pick: number; delegated: boolean }
+  | { kind: "list"; actor: Actor; pick: number; listed: boolean }
   | { kind: "setAutoMax"; actor: Actor; pick: number; enabled: boolean }
   | { kind: "sellBack"; actor: Actor; pick: number }
   | { kind: "settleSellBack"; pick: number }
@@ -166,21 +185,35 @@ export const lockOpArb: fc.Arbitrary<LockOp> = fc.oneof(
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("extend" as const), actor, pick, days: fc.bigInt(1n, 200n) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("merge" as const), actor, pick, other: pick }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("unlock" as const), actor, pick }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("unlock" as const), actor, pick, delegated: fc.boolean() }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("list" as const), actor, pick, listed: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("setAutoMax" as const), actor, pick, enabled: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("sellBack" as const), actor, pick }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("settleSellBack" as const), pick }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("timeTravel" as const), days: fc.bigInt(1n, 60n) }) },
 );
 
-/** Approvals the actors need (the seed leaves `fresh` without any). Call once per devnet. */
+/**
+ * What the actors need (the seed leaves `fresh` without any approval): the Furnace approved, tokens, and a
+ * delegation session for the deployer (their delegated unlocks). Call once per devnet.
+ */
 export async function prepareActors(devnet: TestDevnet): Promise<void> {
   for (const name of ACTORS) {
-    await send(devnet, DEVNET_ACCOUNTS[name].privateKey, {
+    const key = DEVNET_ACCOUNTS[name].privateKey;
+    await send(devnet, key, {
       address: devnet.addresses.AssetToken,
       abi: DEVNET_ABIS.AssetToken,
       functionName: "approve",
-      args: [devnet.addresses.VeLockNFT, 2n ** 256n - 1n],
+      args: [devnet.addresses.Furnace, 2n ** 256n - 1n],
+    });
+    await send(devnet, key, {
+      address: devnet.addresses.VeLockNFT,
+      abi: DEVNET_ABIS.VeLockNFT,
+      functionName: "openDelegationSession",
+      args: [DEVNET_ACCOUNTS.deployer.address, 2n ** 64n],
     });
   }
   await send(devnet, DEVNET_ACCOUNTS.deployer.privateKey, {
@@ -203,22 +236,27 @@ export async function prepareActors(devnet: TestDevnet): Promise<void> {
 export async function applyLockOps(devnet: TestDevnet, ops: LockOp[]): Promise<number> {
   const client = devnet.clients.publicClient;
   const ve = { address: devnet.addresses.VeLockNFT, abi: DEVNET_ABIS.VeLockNFT };
-  const deployer = DEVNET_ACCOUNTS.deployer;
+  const furnace = { address: devnet.addresses.Furnace, abi: DEVNET_ABIS.Furnace };
+  const { deployer, market } = DEVNET_ACCOUNTS;
   let sent = 0;
 
-  const chainState = async () => {
-    const { locks } = await readChainLocks(devnet);
-    const head = await client.getBlock({ blockTag: "latest" });
-    return { locks, now: head.timestamp };
-  };
   const owned = (locks: ChainLock[], who: DevnetAccount) => locks.filter((l) => l.owner === who.address);
-  // Margin against the next block's timestamp running ahead of `now` (anvil follows the wall clock).
-  const usable = (l: ChainLock, now: bigint) => l.autoMax || l.lockEnd > now + 60n;
   const veTx = (who: DevnetAccount, functionName: string, args: readonly unknown[]) =>
     send(devnet, who.privateKey as Hex, { ...ve, functionName, args }).then(() => sent++);
+  // minVeOut 1: the property is about the index, not slippage (the quote is the API's business).
+  const enter = (who: DevnetAccount, amount: bigint, target: bigint, seconds: bigint, autoMax: boolean) =>
+    send(devnet, who.privateKey as Hex, {
+      ...furnace,
+      functionName: "enterWithClaim",
+      args: [amount, target, seconds, autoMax, 1n],
+    }).then(() => sent++);
+  const furnaceTx = (who: DevnetAccount, functionName: string, args: readonly unknown[]) =>
+    send(devnet, who.privateKey as Hex, { ...furnace, functionName, args }).then(() => sent++);
 
   for (const op of ops) {
-    const { locks, now } = await chainState();
+    const { locks, listed, timestamp: now } = await readChainLocks(devnet);
+    // Margin against the next block's timestamp running ahead of `now` (anvil follows the wall clock).
+    const usable = (l: ChainLock) => !listed.has(l.tokenId) && (l.autoMax || l.lockEnd > now + 60n);
     if (op.kind === "timeTravel") {
       await devnet.clients.testClient.increaseTime({ seconds: Number(op.days * DAY) });
       await devnet.clients.testClient.mine({ blocks: 1 });
@@ -245,35 +283,41 @@ export async function applyLockOps(devnet: TestDevnet, ops: LockOp[]): Promise<n
       case "create": {
         if (mine.length >= 32) break;
         const days = op.autoMax ? 365n : op.days;
-        await veTx(who, "createLockFor", [who.address, op.amount * E18, days * DAY, op.autoMax]);
+        await enter(who, op.amount * E18, 0n, days * DAY, op.autoMax);
         break;
       }
       case "topup":
-        if (target && usable(target, now))
-          await veTx(who, "addToLockFor", [who.address, target.tokenId, op.amount * E18]);
+        if (target && usable(target)) await enter(who, op.amount * E18, target.tokenId, 0n, false);
         break;
       case "extend": {
-        if (!target || !usable(target, now)) break;
+        if (!target || !usable(target)) break;
         const newEnd = target.autoMax ? 0n : min(target.lockEnd + op.days * DAY, now + MAX_DURATION);
         if (!target.autoMax && newEnd <= target.lockEnd) break;
-        await veTx(who, "extendLockToFor", [who.address, target.tokenId, newEnd]);
+        await furnaceTx(who, "extendLock", [target.tokenId, newEnd]);
         break;
       }
       case "merge": {
         const into = mine[op.other % Math.max(mine.length, 1)];
         if (!target || !into || target.tokenId === into.tokenId) break;
-        if (!usable(target, now) || !usable(into, now)) break;
-        await veTx(who, "mergeLocksFor", [who.address, target.tokenId, into.tokenId]);
+        if (!usable(target) || !usable(into)) break;
+        await furnaceTx(who, "mergeLocks", [target.tokenId, into.tokenId]);
         break;
       }
       case "unlock":
-        if (target && !target.autoMax && target.lockEnd <= now) await veTx(who, "unlock", [target.tokenId]);
+        if (!target || target.autoMax || target.lockEnd > now || listed.has(target.tokenId)) break;
+        if (op.delegated) await veTx(deployer, "unlockExpiredForUser", [who.address, target.tokenId]);
+        else await veTx(who, "unlock", [target.tokenId]);
         break;
       case "setAutoMax":
-        if (target && usable(target, now)) await veTx(who, "setAutoMax", [target.tokenId, op.enabled]);
+        // false on a plain lock is sent too: a silent no-op on the published contract (no event).
+        if (target && usable(target)) await veTx(who, "setAutoMax", [target.tokenId, op.enabled]);
+        break;
+      case "list":
+        // MetadataUpdate only: the index must not change.
+        if (target) await veTx(market, "setListed", [target.tokenId, op.listed]);
         break;
       case "sellBack":
-        if (target) await veTx(who, "transferFrom", [who.address, devnet.addresses.Furnace, target.tokenId]);
+        if (target) await veTx(market, "transferFrom", [who.address, devnet.addresses.Furnace, target.tokenId]);
         break;
     }
   }
@@ -286,7 +330,7 @@ const min = (a: bigint, b: bigint) => (a < b ? a : b);
 export const headBlock = (devnet: TestDevnet) => devnet.clients.publicClient.getBlockNumber({ cacheTime: 0 });
 
 /**
- * Many real lock events fast: automine off, `perBlock` top-ups of the `capped` account's locks per block, sent as
+ * Many real lock events fast: automine off, `perBlock` Furnace top-ups of the `capped` account's locks per block, sent as
  * one JSON-RPC batch of eth_sendTransaction (anvil's dev accounts are unlocked), then one evm_mine. Leaves
  * automine on. Returns the number of LockAmountIncreased events created.
  */
@@ -309,12 +353,13 @@ export async function bulkTopUps(devnet: TestDevnet, opts: { blocks: number; per
     for (let b = 0; b < opts.blocks; b++) {
       const batch = Array.from({ length: opts.perBlock }, (_, i) => {
         const tokenId = opts.tokenIds[(b * opts.perBlock + i) % opts.tokenIds.length] as bigint;
+        // Top-ups through the Furnace, as on Base (the seed approved it for `capped`).
         const data = encodeFunctionData({
-          abi: DEVNET_ABIS.VeLockNFT,
-          functionName: "addToLockFor",
-          args: [from, tokenId, E18],
+          abi: DEVNET_ABIS.Furnace,
+          functionName: "enterWithClaim",
+          args: [E18, tokenId, 0n, false, 1n],
         });
-        const tx = { from, to: devnet.addresses.VeLockNFT, data, gas: "0x30d40", nonce: `0x${(nonce++).toString(16)}` };
+        const tx = { from, to: devnet.addresses.Furnace, data, gas: "0x61a80", nonce: `0x${(nonce++).toString(16)}` };
         return { jsonrpc: "2.0", id: i, method: "eth_sendTransaction", params: [tx] };
       });
       await rpc(batch);

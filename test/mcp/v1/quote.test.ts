@@ -171,14 +171,14 @@ describe("quoter reverts → 502 QUOTE_FAILED with the decoded custom error", ()
       ["InvalidDuration", { user: fresh.address, claimAmountWei: 2_000n * E18 }], // durationSeconds defaults to 0
       ["InvalidDuration", { user: fresh.address, claimAmountWei: 2_000n * E18, durationSeconds: 366n * DAY }],
       [
-        "AutoMaxRequiresMaxDuration",
+        "AutoMaxMismatch",
         { user: fresh.address, claimAmountWei: 2_000n * E18, durationSeconds: 180n * DAY, createAutoMax: true },
       ],
       ["TooManyVeNFTs", { user: capped.address, claimAmountWei: 2_000n * E18, durationSeconds: 30n * DAY }],
-      ["NotLockOwner", { user: fresh.address, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.alicePlain }],
-      ["NotLockOwner", { user: fresh.address, claimAmountWei: 10n * E18, targetTokenId: 999_999n }],
+      ["NotAuthorized", { user: fresh.address, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.alicePlain }],
+      ["NotAuthorized", { user: fresh.address, claimAmountWei: 10n * E18, targetTokenId: 999_999n }],
       [
-        "NotLockOwner",
+        "NotAuthorized",
         { user: alice.address, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.aliceUnlocked },
       ],
       ["LockExpired", { user: carol.address, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.carolExpired }],

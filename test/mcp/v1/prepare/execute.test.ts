@@ -4,7 +4,15 @@ import { AssetTokenAbi } from "../../../../abis";
 import type { createApp } from "../../../../api/app";
 import { DEVNET_ABIS, sendTx } from "../../../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../../../devnet/seed";
-import { blockTime, execute, lockEvents, prepareOk } from "../../../support/execution";
+import {
+  blockTime,
+  execute,
+  executeAs,
+  lockEvents,
+  prepareOk,
+  simulatedError,
+  walletSees,
+} from "../../../support/execution";
 import { type ReadsDevnet, startReadsDevnet } from "../../../support/readsDevnet";
 
 // Executed on the devnet (issue 6 §5): for every action the returned transactions are sent in order from
@@ -24,6 +32,13 @@ beforeAll(async () => {
   d = await startReadsDevnet();
   A = d.deployment.addresses;
   app = d.app();
+  // The Furnace pays what VeLockNFT pulls when it sends the prepared lock/topup calldata itself.
+  await sendTx(d.chain, deployer.privateKey, {
+    address: A.AssetToken,
+    abi: DEVNET_ABIS.AssetToken,
+    functionName: "mint",
+    args: [A.Furnace, 10_000n * E18],
+  });
 });
 afterAll(async () => {
   await d?.stop();
@@ -31,6 +46,7 @@ afterAll(async () => {
 
 const read = <T>(address: Address, abi: readonly unknown[], functionName: string, args: readonly unknown[] = []) =>
   d.chain.publicClient.readContract({ address, abi, functionName, args } as never) as Promise<T>;
+const furnaceBalance = () => read<bigint>(A.AssetToken, DEVNET_ABIS.AssetToken, "balanceOf", [A.Furnace]);
 const tokenBalance = () => read<bigint>(A.AssetToken, DEVNET_ABIS.AssetToken, "balanceOf", [user.address]);
 const lpBalance = () => read<bigint>(A.LpToken, DEVNET_ABIS.LpToken, "balanceOf", [user.address]);
 const lockInfo = async (id: bigint) => {
@@ -91,9 +107,12 @@ function expectApprove(
 
 let lockA: bigint; // plain 30-day lock: topped up, extended, later the target of collect-all mode 1
 
-describe("lock, topup, extend (VeLockNFT)", () => {
-  it("lock: approve + createLockFor; a lock with the right amount and end", async () => {
-    const before = await tokenBalance();
+// prepare/lock, topup and extend encode VeLockNFT's createLockFor / addToLockFor / extendLockToFor as the spec
+// says; on Base (and on this devnet) those accept only the Furnace. So each test shows both sides: the batch as
+// the user's wallet sends it (the approve passes, the call reverts NotAuthorized, as the answer's simulation said),
+// and the same calldata sent by the Furnace (impersonated), doing exactly what it says.
+describe("lock, topup, extend (VeLockNFT, Furnace-only)", () => {
+  it("lock: from the wallet NotAuthorized (as simulated); from the Furnace a lock with the right amount and end", async () => {
     const env = await prepareOk(d, app, "lock", {
       user: user.address,
       amountWei: 1500n * E18,
@@ -101,17 +120,22 @@ describe("lock, topup, extend (VeLockNFT)", () => {
     });
     expect(env.transactions.map((t) => t.step)).toEqual(["approve", "lock"]);
     expectApprove(env.transactions[0]!, A.AssetToken, A.VeLockNFT, 1500n * E18);
-    const receipts = await execute(d, user.privateKey, env);
-    const created = lockEvents(d, receipts[1]!).find((e) => e.eventName === "LockCreated")!;
+    expect(await walletSees(d, user.privateKey, env)).toEqual({ step: "lock", error: "NotAuthorized" });
+    expect(simulatedError(env, "lock")).toBe("NotAuthorized");
+
+    const before = await furnaceBalance();
+    const receipt = await executeAs(d, A.Furnace, env.transactions[1]!);
+    const created = lockEvents(d, receipt).find((e) => e.eventName === "LockCreated")!;
     const args = created.args as { user: Address; tokenId: bigint; amount: bigint; lockEnd: bigint; autoMax: boolean };
-    const t = await blockTime(d, receipts[1]!);
+    const t = await blockTime(d, receipt);
     expect(getAddress(args.user)).toBe(user.address);
     expect(args.amount).toBe(1500n * E18);
     expect(args.lockEnd).toBe(t + 30n * DAY);
     expect(args.autoMax).toBe(false);
     lockA = args.tokenId;
+    expect(await read<Address>(A.VeLockNFT, DEVNET_ABIS.VeLockNFT, "ownerOf", [lockA])).toBe(user.address);
     expect(await lockInfo(lockA)).toEqual({ amount: 1500n * E18, lockEnd: t + 30n * DAY, autoMax: false });
-    expect(await tokenBalance()).toBe(before - 1500n * E18);
+    expect(await furnaceBalance()).toBe(before - 1500n * E18); // the caller pays: here the Furnace
   });
 
   it("lock with autoMax and 365 days; no approve step when the allowance already covers the amount", async () => {
@@ -123,21 +147,23 @@ describe("lock, topup, extend (VeLockNFT)", () => {
       autoMax: true,
     });
     expect(env.transactions.map((t) => t.step)).toEqual(["lock"]);
-    const [receipt] = await execute(d, user.privateKey, env);
-    const created = lockEvents(d, receipt!).find((e) => e.eventName === "LockCreated")!;
+    expect(await walletSees(d, user.privateKey, env)).toEqual({ step: "lock", error: "NotAuthorized" });
+    const receipt = await executeAs(d, A.Furnace, env.transactions[0]!);
+    const created = lockEvents(d, receipt).find((e) => e.eventName === "LockCreated")!;
     const args = created.args as { tokenId: bigint; amount: bigint; lockEnd: bigint; autoMax: boolean };
     expect(args.autoMax).toBe(true);
     expect(args.amount).toBe(1000n * E18);
-    expect(args.lockEnd).toBe((await blockTime(d, receipt!)) + 365n * DAY);
+    expect(args.lockEnd).toBe((await blockTime(d, receipt)) + 365n * DAY);
   });
 
-  it("topup: approve exactly when allowance < amount, then the lock grows", async () => {
-    // allowance 0 → approve + topup
+  it("topup: approve exactly when allowance < amount; from the Furnace the lock grows", async () => {
+    await approveDirect(A.VeLockNFT, 0n);
     const env = await prepareOk(d, app, "topup", { user: user.address, tokenId: lockA, amountWei: 200n * E18 });
     expect(env.transactions.map((t) => t.step)).toEqual(["approve", "topup"]);
     expectApprove(env.transactions[0]!, A.AssetToken, A.VeLockNFT, 200n * E18);
-    const receipts = await execute(d, user.privateKey, env);
-    const inc = lockEvents(d, receipts[1]!).find((e) => e.eventName === "LockAmountIncreased")!;
+    expect(await walletSees(d, user.privateKey, env)).toEqual({ step: "topup", error: "NotAuthorized" });
+    const receipt = await executeAs(d, A.Furnace, env.transactions[1]!);
+    const inc = lockEvents(d, receipt).find((e) => e.eventName === "LockAmountIncreased")!;
     expect(inc.args).toMatchObject({ tokenId: lockA, amountAdded: 200n * E18 });
     expect((await lockInfo(lockA)).amount).toBe(1700n * E18);
 
@@ -145,21 +171,23 @@ describe("lock, topup, extend (VeLockNFT)", () => {
     await approveDirect(A.VeLockNFT, 5n * E18);
     const exact = await prepareOk(d, app, "topup", { user: user.address, tokenId: lockA, amountWei: 5n * E18 });
     expect(exact.transactions.map((t) => t.step)).toEqual(["topup"]);
-    await execute(d, user.privateKey, exact);
+    await executeAs(d, A.Furnace, exact.transactions[0]!);
     await approveDirect(A.VeLockNFT, 5n * E18 - 1n);
     const short = await prepareOk(d, app, "topup", { user: user.address, tokenId: lockA, amountWei: 5n * E18 });
     expect(short.transactions.map((t) => t.step)).toEqual(["approve", "topup"]);
-    await execute(d, user.privateKey, short);
+    await executeAs(d, A.Furnace, short.transactions[1]!);
     expect((await lockInfo(lockA)).amount).toBe(1710n * E18);
   });
 
-  it("extend: the lock ends at newEnd", async () => {
+  it("extend: from the wallet NotAuthorized; from the Furnace the lock ends at newEnd", async () => {
     const { lockEnd: oldEnd } = await lockInfo(lockA);
     const newEnd = oldEnd + 10n * DAY;
     const env = await prepareOk(d, app, "extend", { user: user.address, tokenId: lockA, newEnd });
     expect(env.transactions.map((t) => t.step)).toEqual(["extend"]);
-    const [receipt] = await execute(d, user.privateKey, env);
-    const ext = lockEvents(d, receipt!).find((e) => e.eventName === "LockExtended")!;
+    expect(await walletSees(d, user.privateKey, env)).toEqual({ step: "extend", error: "NotAuthorized" });
+    expect(simulatedError(env, "extend")).toBe("NotAuthorized");
+    const receipt = await executeAs(d, A.Furnace, env.transactions[0]!);
+    const ext = lockEvents(d, receipt).find((e) => e.eventName === "LockExtended")!;
     expect(ext.args).toMatchObject({ tokenId: lockA, oldEnd, newEnd });
     expect((await lockInfo(lockA)).lockEnd).toBe(newEnd);
   });
