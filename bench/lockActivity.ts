@@ -80,38 +80,47 @@ export async function generateLockActivity(opts: LockActivityOptions): Promise<{
   const users = Array.from({ length: opts.users }, (_, i) =>
     getAddress(`0x${(0xbe0000 + i).toString(16).padStart(40, "0")}`),
   );
+  // VeLockNFT's *For mutators accept only the Furnace (as on Base): the impersonated Furnace sends them for the
+  // users and pays the tokens; setAutoMax stays the owner's own call.
+  const furnace = opts.addresses.Furnace;
   await rpc("evm_setAutomine", [false]);
   try {
     await rpc("evm_setBlockGasLimit", ["0x3b9aca00"]); // 1e9: hundreds of transactions per block
     await rpcBatch(
-      users.flatMap((u) => [
-        { method: "anvil_impersonateAccount", params: [u] },
-        { method: "anvil_setBalance", params: [u, "0xde0b6b3a7640000"] },
-      ]),
+      users
+        .flatMap((u) => [
+          { method: "anvil_impersonateAccount", params: [u] },
+          { method: "anvil_setBalance", params: [u, "0xde0b6b3a7640000"] },
+        ])
+        .concat([
+          { method: "anvil_impersonateAccount", params: [furnace] },
+          { method: "anvil_setBalance", params: [furnace, "0x56bc75e2d63100000"] },
+        ]),
     );
     const perUser = BigInt(opts.locksPerUser) * (1_500n + 2n * BigInt(opts.topUpsPerLock + 2)) * E18;
-    await sendAll(
-      users.map((u) => ({
+    await sendAll([
+      {
         from: opts.deployer,
         to: opts.addresses.AssetToken,
         gas: 100_000n,
-        data: encodeFunctionData({ abi: DEVNET_ABIS.AssetToken, functionName: "mint", args: [u, perUser] }),
-      })),
-    );
-    await sendAll(
-      users.map((u) => ({
-        from: u,
-        to: opts.addresses.AssetToken,
-        gas: 100_000n,
-        data: encodeFunctionData({ abi: DEVNET_ABIS.AssetToken, functionName: "approve", args: [ve, 2n ** 256n - 1n] }),
-      })),
-    );
+        data: encodeFunctionData({
+          abi: DEVNET_ABIS.AssetToken,
+          functionName: "mint",
+          args: [furnace, perUser * BigInt(users.length)],
+        }),
+      },
+    ]);
 
     // Creates: Transfer(0 → user) + LockCreated each.
     await sendAll(
       users.flatMap((u, i) =>
         Array.from({ length: opts.locksPerUser }, (_, k) =>
-          veCall(u, "createLockFor", [u, 1_000n * E18 + BigInt((i * 7 + k) % 500) * E18, 30n * DAY, false], 400_000n),
+          veCall(
+            furnace,
+            "createLockFor",
+            [u, 1_000n * E18 + BigInt((i * 7 + k) % 500) * E18, 30n * DAY, false],
+            400_000n,
+          ),
         ),
       ),
     );
@@ -130,22 +139,22 @@ export async function generateLockActivity(opts: LockActivityOptions): Promise<{
     // Top-ups (LockAmountIncreased), round-robin so each block touches many locks.
     const topUps: Tx[] = [];
     for (let r = 0; r < opts.topUpsPerLock; r++) {
-      for (const l of all) topUps.push(veCall(l.user, "addToLockFor", [l.user, l.tokenId, E18 + BigInt(r)], 150_000n));
+      for (const l of all) topUps.push(veCall(furnace, "addToLockFor", [l.user, l.tokenId, E18 + BigInt(r)], 150_000n));
     }
     await sendAll(topUps);
     // Extends (LockExtended): 10 more days.
     await sendAll(
-      all.map((l) => veCall(l.user, "extendLockToFor", [l.user, l.tokenId, l.lockEnd + 10n * DAY], 100_000n)),
+      all.map((l) => veCall(furnace, "extendLockToFor", [l.user, l.tokenId, l.lockEnd + 10n * DAY], 100_000n)),
     );
     // AutoMax on for every other lock (AutoMaxSet), then one more top-up each: the silent lockEnd refresh.
     const auto = all.filter((_, i) => i % 2 === 0);
     await sendAll(auto.map((l) => veCall(l.user, "setAutoMax", [l.tokenId, true], 100_000n)));
-    await sendAll(auto.map((l) => veCall(l.user, "addToLockFor", [l.user, l.tokenId, 2n * E18], 150_000n)));
+    await sendAll(auto.map((l) => veCall(furnace, "addToLockFor", [l.user, l.tokenId, 2n * E18], 150_000n)));
     // Merges: each user's first lock into its second (Transfer(user → 0) + LockMerged).
     await sendAll(
       [...locks.entries()]
         .filter(([, list]) => list.length >= 2)
-        .map(([user, list]) => veCall(user, "mergeLocksFor", [user, list[0]?.tokenId, list[1]?.tokenId], 250_000n)),
+        .map(([user, list]) => veCall(furnace, "mergeLocksFor", [user, list[0]?.tokenId, list[1]?.tokenId], 250_000n)),
     );
   } finally {
     await rpc("evm_setAutomine", [true]);
