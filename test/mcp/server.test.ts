@@ -335,13 +335,20 @@ describe("MCP 2025-06-18 clients: output schemas, numeric arguments, Origin", ()
 
   it("a prepare tool's structuredContent carries the simulation, as the REST route does", async () => {
     const user = DEVNET_ACCOUNTS.fresh.address;
-    const result = await client.callTool({
-      name: "prepare_lock",
-      arguments: { user, amountWei: "1000000000000000000000", durationSecs: "604800" },
-    });
-    const body = result.structuredContent as { simulation: { ok: unknown }; transactions: { gas?: string }[] };
-    expect(body.simulation.ok).toBe(true);
+    const args = { user, amountWei: "1000000000000000000000", durationSecs: "604800" };
+    const result = await client.callTool({ name: "prepare_lock", arguments: args });
+    type Sim = { ok: unknown; steps: { step: string; ok: boolean; error?: { name: string } }[]; hint?: unknown };
+    const body = result.structuredContent as { simulation: Sim; transactions: { gas?: string }[] };
+    // As on Base: the wallet's createLockFor reverts NotAuthorized (Furnace-only); the hint names lock-via-furnace.
+    expect(body.simulation.ok).toBe(false);
+    expect(body.simulation.steps.map((s) => [s.step, s.ok, s.error?.name])).toEqual([
+      ["approve", true, undefined],
+      ["lock", false, "NotAuthorized"],
+    ]);
+    expect(JSON.stringify(body.simulation.hint)).toContain("lock-via-furnace");
     for (const t of body.transactions) expect(t.gas).toMatch(/^0x[0-9a-f]+$/);
+    const rest = await fetch(`${served.base}/api/mcp/v1/prepare/lock?${new URLSearchParams(args)}`);
+    expect(await rest.json()).toEqual(body);
   });
 
   it("integers sent as JSON numbers are accepted when safe; floats, unsafe integers and negatives are BAD_PARAMS", async () => {

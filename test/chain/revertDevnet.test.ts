@@ -1,0 +1,241 @@
+/**
+ * Every published error a user of this API can meet on the devnet (protocol.md §8), provoked through the path a
+ * user takes (a quote, a prepared call sent from the wallet, an owner action, a Furnace entry), and named by the
+ * service's own decoder (api/chain/revert.ts) from the raw revert data the node returns.
+ */
+import { type Address, encodeFunctionData, type Hex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PUBLISHED_ERROR_NAMES } from "../../abis/Errors";
+import { decodeRevert } from "../../api/chain/revert";
+import { DEVNET_ABIS, sendTx } from "../../devnet/deploy";
+import { DEVNET_ACCOUNTS } from "../../devnet/seed";
+import { preparePath } from "../support/execution";
+import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
+
+const E18 = 10n ** 18n;
+const DAY = 86_400n;
+const { alice, bob, carol, dave, capped, fresh, market, deployer } = DEVNET_ACCOUNTS;
+
+/** Published names no devnet path reaches (pauses, checkpoint wiring, the market's pricing, genesis, …). */
+const UNREACHABLE_ON_DEVNET = [
+  "AmountTooLarge",
+  "LockingPaused",
+  "TradingPaused",
+  "TakeoversPaused",
+  "CheckpointStale",
+  "VeCheckpointStale",
+  "WiringMismatch",
+  "ShareholderRoyaltiesNotSet",
+  "InsufficientEthBalance",
+  "EthTransferFailed",
+  "PriceExceeded",
+  "DeadlineExpired",
+  "ZeroAddress",
+  "InvariantViolation",
+  "GenesisAlreadyFinalized",
+  "GenesisWindowNotEnded",
+  "CompoundQuoteFailed",
+  "QuoteCallFailed",
+];
+
+let d: ReadsDevnet;
+let A: ReadsDevnet["deployment"]["addresses"];
+
+/** The raw revert data of an eth_call from `from` at the latest block (the node's `error.data`). */
+async function revertData(from: Address, to: Address, data: Hex): Promise<Hex> {
+  const res = await fetch(d.anvil.rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_call", params: [{ from, to, data }, "latest"] }),
+  });
+  const body = (await res.json()) as { result?: Hex; error?: { data?: Hex } };
+  if (!body.error?.data) throw new Error(`no revert from ${to} (${JSON.stringify(body)})`);
+  return body.error.data;
+}
+const call = (abi: readonly unknown[], functionName: string, args: readonly unknown[] = []) =>
+  // biome-ignore lint/suspicious/noExplicitAny: names and args are checked by viem at runtime against the ABI
+  encodeFunctionData({ abi, functionName, args } as any);
+const named = async (from: Address, to: Address, data: Hex) => decodeRevert(await revertData(from, to, data))?.name;
+
+/** A prepared batch's step, as the route answers it. */
+async function preparedStep(action: string, params: Record<string, string | bigint | boolean>, step: string) {
+  const { status, body } = await d.get(d.app(), preparePath(action, { ...params, simulate: false }));
+  expect(status, JSON.stringify(body)).toBe(200);
+  const tx = (body.transactions as { step: string; to: Address; data: Hex }[]).find((t) => t.step === step);
+  if (!tx) throw new Error(`no ${step} step in ${action}`);
+  return tx;
+}
+/** The quote route's decoded reason (502 QUOTE_FAILED detail.reason). */
+async function quoteReason(params: Record<string, string | bigint | boolean>) {
+  const q = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]));
+  const { status, body } = await d.get(d.app(), `/api/mcp/v1/quote/lock-via-furnace?${q}`);
+  expect(status, JSON.stringify(body)).toBe(502);
+  return body.detail?.reason as string;
+}
+
+beforeAll(async () => {
+  d = await startReadsDevnet();
+  A = d.deployment.addresses;
+});
+afterAll(async () => {
+  await d?.stop();
+});
+
+describe("published errors provoked on the devnet, named by api/chain/revert.ts", () => {
+  const seen = new Set<string>();
+  const expectNamed = (actual: string | undefined, expected: string) => {
+    expect(actual).toBe(expected);
+    seen.add(expected);
+  };
+  const nft = (fn: string, args: readonly unknown[]) => call(DEVNET_ABIS.VeLockNFT, fn, args);
+  const furnace = (args: readonly unknown[]) => call(DEVNET_ABIS.Furnace, "enterWithClaim", args);
+  const vault = (fn: string, args: readonly unknown[] = []) => call(DEVNET_ABIS.LpStakingVault7D, fn, args);
+
+  it("lock flows: NotAuthorized, InvalidDuration, LockExpired, LockListedOrFrozen, AutoMaxMismatch, TooManyVeNFTs", async () => {
+    const t = d.seed.tokenIds;
+    // prepare/lock, sent from the wallet: Furnace-only on Base
+    const lock = await preparedStep(
+      "lock",
+      { user: fresh.address, amountWei: 1000n * E18, durationSecs: 30n * DAY },
+      "lock",
+    );
+    expectNamed(await named(fresh.address, lock.to, lock.data), "NotAuthorized");
+    // unlock of an AutoMax lock (and of a lock not yet expired)
+    expectNamed(await named(alice.address, A.VeLockNFT, nft("unlock", [t.aliceAutoMax])), "InvalidDuration");
+    expectNamed(await named(alice.address, A.VeLockNFT, nft("unlock", [t.alicePlain])), "InvalidDuration");
+    expectNamed(
+      await quoteReason({ user: carol.address, claimAmountWei: E18, targetTokenId: t.carolExpired }),
+      "LockExpired",
+    );
+    expectNamed(
+      await quoteReason({
+        user: fresh.address,
+        claimAmountWei: 2000n * E18,
+        durationSeconds: 90n * DAY,
+        createAutoMax: true,
+      }),
+      "AutoMaxMismatch",
+    );
+    // a 33rd lock: the quote (so prepare/lock-via-furnace) names it, and so does the Furnace entry itself
+    expectNamed(
+      await quoteReason({ user: capped.address, claimAmountWei: 1000n * E18, durationSeconds: 30n * DAY }),
+      "TooManyVeNFTs",
+    );
+    expectNamed(
+      await named(capped.address, A.Furnace, furnace([1000n * E18, 0n, 30n * DAY, false, 1n])),
+      "TooManyVeNFTs",
+    );
+    // listed on the market: frozen
+    await sendTx(d.chain, market.privateKey, {
+      address: A.VeLockNFT,
+      abi: DEVNET_ABIS.VeLockNFT,
+      functionName: "setListed",
+      args: [t.alicePlain, true],
+    });
+    expectNamed(
+      await quoteReason({ user: alice.address, claimAmountWei: E18, targetTokenId: t.alicePlain }),
+      "LockListedOrFrozen",
+    );
+    expectNamed(await named(alice.address, A.VeLockNFT, nft("setAutoMax", [t.alicePlain, true])), "LockListedOrFrozen");
+    await sendTx(d.chain, market.privateKey, {
+      address: A.VeLockNFT,
+      abi: DEVNET_ABIS.VeLockNFT,
+      functionName: "setListed",
+      args: [t.alicePlain, false],
+    });
+  });
+
+  it("transfers: OnlyMineMarket, MarketMustTransferToFurnace, TransfersRestricted", async () => {
+    const id = d.seed.tokenIds.alicePlain;
+    expectNamed(
+      await named(alice.address, A.VeLockNFT, nft("transferFrom", [alice.address, A.Furnace, id])),
+      "OnlyMineMarket",
+    );
+    expectNamed(
+      await named(market.address, A.VeLockNFT, nft("transferFrom", [alice.address, bob.address, id])),
+      "MarketMustTransferToFurnace",
+    );
+    expectNamed(await named(alice.address, A.VeLockNFT, nft("approve", [bob.address, id])), "TransfersRestricted");
+  });
+
+  it("Furnace entries: AmountZero, MinLockAmountNotMet, MinVeOutRequired, MinVeOutNotMet, token balance and allowance", async () => {
+    expectNamed(
+      await quoteReason({ user: fresh.address, claimAmountWei: 0n, durationSeconds: 30n * DAY }),
+      "AmountZero",
+    );
+    expectNamed(
+      await quoteReason({ user: fresh.address, claimAmountWei: 900n * E18, durationSeconds: 7n * DAY }),
+      "MinLockAmountNotMet",
+    );
+    expectNamed(
+      await named(alice.address, A.Furnace, furnace([1000n * E18, 0n, 30n * DAY, false, 0n])),
+      "MinVeOutRequired",
+    );
+    expectNamed(
+      await named(alice.address, A.Furnace, furnace([1000n * E18, 0n, 30n * DAY, false, 10n ** 30n])),
+      "MinVeOutNotMet",
+    );
+    // prepare/lock-via-furnace's lock step sent without its approve step
+    const step = await preparedStep(
+      "lock-via-furnace",
+      { user: fresh.address, claimAmountWei: 1000n * E18, durationSeconds: 30n * DAY },
+      "lock",
+    );
+    expectNamed(await named(fresh.address, step.to, step.data), "InsufficientTokenAllowance");
+    // alice approved the Furnace without limit in the seed, but holds far less than this
+    expectNamed(
+      await named(alice.address, A.Furnace, furnace([10n ** 9n * E18, 0n, 30n * DAY, false, 1n])),
+      "InsufficientTokenBalance",
+    );
+  });
+
+  it("collect and LP: InvalidMode, AmountTooSmall, InsufficientStake, TooManyUnbonds, AmountZero, CadenceNotMet", async () => {
+    expectNamed(
+      await named(
+        alice.address,
+        A.ClaimAllHelper,
+        call(DEVNET_ABIS.ClaimAllHelper, "claimAll", [2, 0n, 0n, false, 0n]),
+      ),
+      "InvalidMode",
+    );
+    // (prepare/stake-lp refuses this amount as BAD_PARAMS before any read; the vault names it too)
+    expectNamed(await named(dave.address, A.LpStakingVault7D, vault("stake", [10n ** 15n - 1n])), "AmountTooSmall");
+    const unbond = await preparedStep("unbond-lp", { amountWei: 10n ** 24n }, "unbond");
+    expectNamed(await named(dave.address, unbond.to, unbond.data), "InsufficientStake");
+    const withdraw = await preparedStep("withdraw-lp", {}, "withdraw");
+    expectNamed(await named(fresh.address, withdraw.to, withdraw.data), "AmountZero"); // nothing matured
+    // 25 open unbonds is the most: dave opens the rest of them, then one more
+    const open = await d.chain.publicClient.readContract({
+      address: A.LpStakingVault7D,
+      abi: DEVNET_ABIS.LpStakingVault7D,
+      functionName: "getUnbondCount",
+      args: [dave.address],
+    });
+    for (let i = open; i < 25n; i++) {
+      await sendTx(d.chain, dave.privateKey, {
+        address: A.LpStakingVault7D,
+        abi: DEVNET_ABIS.LpStakingVault7D,
+        functionName: "beginUnbond",
+        args: [E18],
+      });
+    }
+    expectNamed(await named(dave.address, A.LpStakingVault7D, vault("beginUnbond", [E18])), "TooManyUnbonds");
+    // one compound per day: dave compounded in the seed, within the day
+    await sendTx(d.chain, deployer.privateKey, {
+      address: A.LpStakingVault7D,
+      abi: DEVNET_ABIS.LpStakingVault7D,
+      functionName: "accrueRewards",
+      args: [dave.address, 10n * E18],
+    });
+    const compound = await preparedStep(
+      "harvest-rewards",
+      { compound: true, targetTokenId: d.seed.tokenIds.daveCompound, minVeOutWei: 1n },
+      "harvest",
+    );
+    expectNamed(await named(dave.address, compound.to, compound.data), "CadenceNotMet");
+  });
+
+  it("covers every published name but the ones no devnet path reaches", () => {
+    expect([...seen].sort()).toEqual(PUBLISHED_ERROR_NAMES.filter((n) => !UNREACHABLE_ON_DEVNET.includes(n)).sort());
+  });
+});
