@@ -12,7 +12,7 @@ import { defineAction } from "./pipeline";
  * starts), withdraw-lp (Withdraw: every matured unbond is paid back).
  */
 
-/** LpStakingVault7D.MIN_STAKE: a smaller stake reverts MinStakeNotMet (protocol.md §1). */
+/** LpStakingVault7D.MIN_STAKE: a smaller stake reverts AmountTooSmall (protocol.md §1, §8). */
 export const MIN_STAKE_WEI = 10n ** 15n;
 
 export const STAKE_PARAMS = {

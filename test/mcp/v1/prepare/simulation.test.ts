@@ -27,8 +27,10 @@ beforeEach(() => {
   d.proxy.reset();
 });
 
+// A batch that works for a wallet on Base: approve + Furnace.enterWithClaim. (prepare/lock's createLockFor is
+// Furnace-only there and here: see the NotAuthorized case below.)
 const lockPath = (extra: Record<string, string> = {}) =>
-  preparePath("lock", { user: fresh, amountWei: 1000n * E18, durationSecs: 604_800n, ...extra });
+  preparePath("lock-via-furnace", { user: fresh, claimAmountWei: 1000n * E18, durationSeconds: 604_800n, ...extra });
 
 describe("simulation on a node that has eth_simulateV1", () => {
   it("a clean batch: ok, one step per transaction, gas = simulated gas with headroom", async () => {
@@ -67,13 +69,31 @@ describe("simulation on a node that has eth_simulateV1", () => {
     expect(Array.isArray(failed.error.args)).toBe(true);
   });
 
-  it("the 33rd lock of a wallet reverts TooManyVeNFTs in the simulation, with a hint", async () => {
-    const capped = DEVNET_ACCOUNTS.capped.address;
-    const { body } = await d.get(d.app(), lockPath({ user: capped }));
+  it("prepare/lock from a wallet reverts NotAuthorized in the simulation (Furnace-only, as on Base), hinting lock-via-furnace", async () => {
+    const path = preparePath("lock", { user: fresh, amountWei: 1000n * E18, durationSecs: 604_800n });
+    const { status, body } = await d.get(d.app(), path);
+    expect(status).toBe(200);
     expect(body.simulation.ok).toBe(false);
-    const failed = body.simulation.steps.find((s: { ok: boolean }) => !s.ok);
-    expect(failed.error.name).toBe("TooManyVeNFTs");
-    expect(body.simulation.hint.message).toMatch(/32 locks/);
+    expect(body.simulation.steps.map((s: { step: string; ok: boolean }) => [s.step, s.ok])).toEqual([
+      ["approve", true],
+      ["lock", false],
+    ]);
+    expect(body.simulation.steps[1].error).toEqual({ name: "NotAuthorized", args: [], selector: "0xea8e4eb5" });
+    expect(body.simulation.hint.message).toMatch(/lock-via-furnace/);
+    expect(JSON.stringify(body.simulation.hint)).toContain("/api/mcp/v1/prepare/lock-via-furnace?");
+  });
+
+  it("the 33rd lock of a wallet: the quote names TooManyVeNFTs before there is a batch; prepare/lock's simulation says NotAuthorized first", async () => {
+    const capped = DEVNET_ACCOUNTS.capped.address;
+    const viaFurnace = await d.get(d.app(), lockPath({ user: capped }));
+    expect(viaFurnace.status).toBe(502);
+    expect(viaFurnace.body).toMatchObject({ error: "QUOTE_FAILED", detail: { reason: "TooManyVeNFTs" } });
+    const direct = await d.get(
+      d.app(),
+      preparePath("lock", { user: capped, amountWei: 1000n * E18, durationSecs: 604_800n }),
+    );
+    const failed = direct.body.simulation.steps.find((s: { ok: boolean }) => !s.ok);
+    expect(failed.error.name).toBe("NotAuthorized");
   });
 
   it("actions without user in their spec parameters: skipped no-user without it, simulated with it", async () => {

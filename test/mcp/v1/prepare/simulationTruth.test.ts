@@ -115,11 +115,11 @@ async function prepareAndCompare(action: string, params: Record<string, string |
   }
 }
 
-/** `body` with alice's plain lock listed on the market (devnet: the owner lists it), then unlisted again. */
+/** `body` with alice's plain lock listed by the market role (frozen: LockListedOrFrozen), then reverted. */
 async function whileListed(body: () => Promise<void>) {
   const snapshot = await rpc().request({ method: "evm_snapshot" });
   try {
-    await sendTx(d.chain, DEVNET_ACCOUNTS.alice.privateKey, {
+    await sendTx(d.chain, DEVNET_ACCOUNTS.market.privateKey, {
       address: d.deployment.addresses.VeLockNFT,
       abi: DEVNET_ABIS.VeLockNFT,
       functionName: "setListed",
