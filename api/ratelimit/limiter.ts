@@ -36,7 +36,9 @@ export function decide(count: number, ttlMs: number, policy: RateLimitPolicy, st
     allowed: count <= policy.max,
     limit: policy.max,
     remaining: Math.max(0, policy.max - count),
-    resetSec: Math.max(1, Math.ceil(ttlMs / 1000)),
+    // Whole milliseconds first: with performance.now()'s fractional clock, (now + 60000) − now can come out as
+    // 60000.000000007, which would round a fresh 60 s window up to t=61.
+    resetSec: Math.max(1, Math.ceil(Math.round(ttlMs) / 1000)),
     store,
   } satisfies RateLimitDecision;
 }

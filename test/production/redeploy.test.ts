@@ -40,7 +40,10 @@ async function stateOf(address: string): Promise<Answer> {
   try {
     const res = await fetch(`${replica.url}/api/mcp/v1/state/${address}`, { signal: AbortSignal.timeout(5_000) });
     const body = (await res.json()) as { source?: string; user?: { veLocks?: Locks } };
-    return { status: res.status, source: body.source, locks: body.user?.veLocks };
+    // An AutoMax lock's end is its answer's block time + 365 days (getLockInfo, protocol.md §8): it moves with
+    // every block, so "the same locks" compares it as that rule, not as a figure.
+    const locks = body.user?.veLocks?.map((l) => (l.autoMax ? { ...l, lockEnd: "block time + 365 days" } : l));
+    return { status: res.status, source: body.source, locks };
   } catch (error) {
     return { status: -1, error: String(error) };
   }
@@ -166,7 +169,7 @@ describe("zero-downtime redeploy: new schema, same views schema", () => {
         address: furnace,
         abi: DEVNET_ABIS.Furnace,
         functionName: "enterWithClaim",
-        args: [1_000n * E18, 0n, 30n * 86_400n, false, 1n],
+        args: [1_000n * E18, 0n, 7n * 86_400n, false, 1n], // 7 days: no devnet bonus, the amount stays round
       });
       const [created] = parseEventLogs({ abi: DEVNET_ABIS.VeLockNFT, eventName: "LockCreated", logs: receipt.logs });
       tokenId = created?.args.tokenId.toString();

@@ -112,3 +112,13 @@ describe("limited prefixes", () => {
     expect(h).toEqual({ "ratelimit-policy": '"quote";q=300;w=60', ratelimit: '"quote";r=12;t=7' });
   });
 });
+
+describe("decide", () => {
+  it("a fresh window on a fractional monotonic clock reports exactly its length (no float round-up to t=61)", () => {
+    // (now + 60000) − now for a fractional `now` is not always 60000 in floating point.
+    const now = 80166.84774037653;
+    const ttl = now + 60_000 - now;
+    expect(ttl).toBeGreaterThan(60_000);
+    expect(decide(1, ttl, { max: 300, windowSec: 60 }, "memory").resetSec).toBe(60);
+  });
+});
