@@ -23,7 +23,7 @@ const index = config.database.url && schema ? openIndexDatabase({ url: config.da
 if (!index) logger.warn("no index database configured (DATABASE_URL and a schema): state answers source rpc");
 
 const app = createApp({ ...deps, locks: index?.store ?? null, ...(index ? { readiness: index.readiness } : {}) });
-const host = process.env.HOST?.trim() || "0.0.0.0";
+const host = config.host ?? "0.0.0.0";
 const api = await startApiServer(app, { port: config.port ?? 42069, hostname: host });
 process.stdout.write(`${JSON.stringify({ listening: { port: api.port, host } })}\n`);
 logger.info("api listening", { port: api.port, host });

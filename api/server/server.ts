@@ -68,7 +68,7 @@ export function startApiServer(
     guard?: boolean;
   },
 ): Promise<ApiServer> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const server = serve(
       {
         fetch: app.fetch,
@@ -78,6 +78,8 @@ export function startApiServer(
       },
       (info: AddressInfo) => resolve({ server, port: info.port, close: (drainMs) => drain(server, drainMs) }),
     ) as Server;
+    // A port already taken fails the start with EADDRINUSE instead of an unhandled 'error' event.
+    server.once("error", reject);
     server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
     server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;

@@ -72,21 +72,7 @@ export function installGracefulDrain({
     return drained;
   };
 
-  for (const signal of signals) {
-    const ponderHandlers = process.listeners(signal) as ((s: NodeJS.Signals) => void)[];
-    process.removeAllListeners(signal);
-    process.on(signal, async () => {
-      if (drained) return;
-      await drain();
-      if (ponderHandlers.length === 0) {
-        // Nobody else handles it: restore the default action (terminate).
-        process.removeAllListeners(signal);
-        process.kill(process.pid, signal);
-        return;
-      }
-      for (const handler of ponderHandlers) handler(signal);
-    });
-  }
+  runBeforeShutdown(drain, signals);
 
   const middleware: MiddlewareHandler = async (c, next) => {
     if (server === undefined) {
@@ -120,4 +106,32 @@ export function installGracefulDrain({
     },
     drain,
   };
+}
+
+/**
+ * Runs `first` (once) on the first of `signals`, then the handlers that were installed before this call —
+ * Ponder's own shutdown (bin/utils/exit.js) in a Ponder process — or, when there were none, the signal's
+ * default action. Later signals while `first` runs are ignored.
+ */
+export function runBeforeShutdown(
+  first: () => Promise<void>,
+  signals: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"],
+): void {
+  let started = false;
+  for (const signal of signals) {
+    const earlier = process.listeners(signal) as ((s: NodeJS.Signals) => void)[];
+    process.removeAllListeners(signal);
+    process.on(signal, async () => {
+      if (started) return;
+      started = true;
+      await first();
+      if (earlier.length === 0) {
+        // Nobody else handles it: restore the default action (terminate).
+        process.removeAllListeners(signal);
+        process.kill(process.pid, signal);
+        return;
+      }
+      for (const handler of earlier) handler(signal);
+    });
+  }
 }
