@@ -33,8 +33,10 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, async () => {
     if (stopping) return;
     stopping = true;
+    const started = performance.now();
     logger.info("shutdown: draining", { drainMs: config.shutdownDrainMs });
     await api.close(config.shutdownDrainMs);
+    logger.info("shutdown: drained", { ms: Math.round(performance.now() - started) });
     // Bounded: a pool still dialling a silent database must not hold the exit.
     await Promise.race([index?.close().catch(() => {}), new Promise((r) => setTimeout(r, 1_000))]);
     await deps.limiter?.close().catch(() => {});

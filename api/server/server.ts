@@ -9,7 +9,7 @@
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
  */
 import { randomUUID } from "node:crypto";
-import type { Server } from "node:http";
+import type { Server, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
@@ -97,9 +97,15 @@ export function startApiServer(
 
 async function drain(server: Server, drainMs: number): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // A request still arriving on an open keep-alive connection is served, then its connection closes; a
+  // connection that falls idle is closed within 100 ms, so a client (a load balancer's pool) holding idle
+  // keep-alive connections does not hold the exit until the bound.
+  server.prependListener("request", (_req, res: ServerResponse) => res.setHeader("connection", "close"));
   server.closeIdleConnections();
+  const sweep = setInterval(() => server.closeIdleConnections(), 100);
   const bound = new Promise<void>((resolve) => setTimeout(resolve, drainMs).unref());
   await Promise.race([closed, bound]);
+  clearInterval(sweep);
   server.closeAllConnections();
   await closed;
 }
