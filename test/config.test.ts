@@ -7,7 +7,7 @@ import { ConfigError, cliSchemaFrom, describeConfig, loadConfig } from "../api/c
 import { ChainIdMismatchError, checkRpcChainId } from "../api/startup/chainId";
 import { type AnvilHandle, startAnvil } from "../devnet/anvil";
 import { REPO_ROOT } from "./support/ponder";
-import { spawnPonder } from "./support/replica";
+import { spawnService } from "./support/replica";
 import { type RpcProxy, startRpcProxy } from "./support/rpcProxy";
 
 // Production configuration: one validated object, every bad or missing variable named, no secret echoed;
@@ -214,7 +214,7 @@ describe("ponder start on a node of another chain", () => {
   });
 
   it("exits non-zero before serving, naming RPC_URL and never printing its key", async () => {
-    const ponder = await spawnPonder({
+    const ponder = await spawnService({
       command: "start",
       rpcUrl: `${proxy.url}/v1/${SECRET}`,
       // The committed devnet manifest: chainId 31337, while this anvil is chain 1234.

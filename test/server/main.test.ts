@@ -14,7 +14,7 @@ import { freePort } from "../../devnet/anvil";
 import { startDevnet, type TestDevnet } from "../support/devnet";
 import { httpContract } from "../support/httpContract";
 import { createTestDatabase, REPO_ROOT, type TestDatabase, writeManifest } from "../support/ponder";
-import { type PonderChild, spawnPonder } from "../support/replica";
+import { type ServiceChild, spawnService } from "../support/replica";
 import { type RpcProxy, startRpcProxy } from "../support/rpcProxy";
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -24,7 +24,7 @@ const MAIN = path.join(REPO_ROOT, "api", "server", "main.ts");
 let devnet: TestDevnet;
 let proxy: RpcProxy;
 let database: TestDatabase;
-let indexer: PonderChild;
+let indexer: ServiceChild;
 let manifestFile: string;
 let api: { child: ChildProcess; base: string; output: () => string };
 const children: ChildProcess[] = [];
@@ -70,7 +70,7 @@ beforeAll(async () => {
   database = await createTestDatabase(PG_URL);
   manifestFile = writeManifest(devnet.deployment.manifest);
   const databaseUrl = (database.forPonder("asset_v1") as { url: string }).url;
-  indexer = await spawnPonder({
+  indexer = await spawnService({
     command: "start",
     rpcUrl: proxy.url,
     manifestFile,
