@@ -5,8 +5,9 @@
 // With API_PORT set (`npm start`), the API is served on that port by the API process's own server
 // (api/server/server.ts: limits, timeouts, connection guard, envelope for Node-level rejects, probes, drain),
 // reading the index through Ponder's in-process database (PGlite locally); Ponder's own HTTP server keeps its
-// --port, private, and serves nothing of ours. Without it (`ponder start` / `ponder serve` as before), Ponder's
-// server serves the app.
+// --port, private, and serves nothing of ours. Without it (the production indexer, `npm run serve:indexer`, and
+// the tests that drive Ponder directly) Ponder's server serves the app on its own, private, port; clients are
+// served by the API process (`npm run serve:api`).
 import { db } from "ponder:api";
 import { Hono } from "hono";
 import { createApp } from "../../api/app";
