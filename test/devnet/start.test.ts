@@ -79,14 +79,27 @@ afterAll(async () => {
 
 const baseOf = (stack: Stack) => `http://127.0.0.1:${stack.apiPort}`;
 
+/** Starts a stack and polls /ready until 200; every answer before that must be the documented 503, within 1 s. */
 async function startReady(): Promise<Stack> {
   const stack = await startStack();
   running.push(stack);
+  const unready: { ms: number; status: number; body: string }[] = [];
   await waitFor(
     "/ready",
-    async () => ((await fetch(`${baseOf(stack)}/ready`)).status === 200 ? true : undefined),
+    async () => {
+      const t0 = performance.now();
+      const res = await fetch(`${baseOf(stack)}/ready`);
+      if (res.status === 200) return true;
+      unready.push({ ms: performance.now() - t0, status: res.status, body: await res.text() });
+      return undefined;
+    },
     120_000,
   );
+  for (const answer of unready) {
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body)).toEqual({ ok: false, status: "unready", reason: "index missing" });
+    expect(answer.ms).toBeLessThan(1_000);
+  }
   return stack;
 }
 
