@@ -5,62 +5,41 @@
  * HTTP contract (test/support/httpContract.ts, also run against `npm start`) is checked over real sockets
  * against this process, not against app.request.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../devnet/anvil";
 import { startDevnet, type TestDevnet } from "../support/devnet";
 import { httpContract } from "../support/httpContract";
-import { createTestDatabase, REPO_ROOT, type TestDatabase, writeManifest } from "../support/ponder";
+import { createTestDatabase, type TestDatabase, writeManifest } from "../support/ponder";
 import { type ServiceChild, spawnService } from "../support/replica";
 import { type RpcProxy, startRpcProxy } from "../support/rpcProxy";
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
-const MAIN = path.join(REPO_ROOT, "api", "server", "main.ts");
 
 let devnet: TestDevnet;
 let proxy: RpcProxy;
 let database: TestDatabase;
 let indexer: ServiceChild;
 let manifestFile: string;
-let api: { child: ChildProcess; base: string; output: () => string };
-const children: ChildProcess[] = [];
+let api: ServiceChild;
+const apis: ServiceChild[] = [];
 
-async function startApi(
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; base: string; output: () => string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
-    env: {
-      ...process.env,
-      NETWORK: "local",
-      MANIFEST_FILE: manifestFile,
-      RPC_URL: proxy.url,
-      REDIS_URL,
-      REDIS_KEY_PREFIX: `servertest:${process.pid}:${randomUUID().slice(0, 8)}:`,
-      LOG_LEVEL: "warn",
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+/** The API process on the views schema `asset` of `databaseUrl` (none: no index), once it answers /health. */
+async function startApi(databaseUrl?: string): Promise<ServiceChild> {
+  const p = await spawnService({
+    command: "api",
+    rpcUrl: proxy.url,
+    manifestFile,
+    databaseUrl,
+    schema: "asset_v1",
+    viewsSchema: "asset",
+    env: { REDIS_URL, REDIS_KEY_PREFIX: `servertest:${process.pid}:${randomUUID().slice(0, 8)}:`, LOG_LEVEL: "warn" },
   });
-  children.push(child);
-  let out = "";
-  child.stderr!.on("data", (c) => {
-    out += c;
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (c) => {
-      out += c;
-      if (out.includes('"listening"')) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`api exited ${code}: ${out}`)));
-  });
-  return { child, base: `http://127.0.0.1:${port}`, output: () => out };
+  apis.push(p);
+  await p.waitFor200("/health", 30_000);
+  return p;
 }
 
 beforeAll(async () => {
@@ -79,11 +58,11 @@ beforeAll(async () => {
     viewsSchema: "asset",
   });
   await indexer.waitFor200("/ready", 120_000);
-  api = await startApi({ DATABASE_URL: databaseUrl, DATABASE_SCHEMA: "asset_v1", DATABASE_VIEWS_SCHEMA: "asset" });
+  api = await startApi(databaseUrl);
 }, 240_000);
 
 afterAll(async () => {
-  for (const c of children) c.kill("SIGKILL");
+  await Promise.all(apis.map((p) => p.stop("SIGKILL")));
   await indexer?.stop();
   await database?.drop();
   await proxy?.stop();
@@ -91,7 +70,7 @@ afterAll(async () => {
 });
 
 describe("the API process on the index's views schema: the HTTP contract", () => {
-  httpContract(() => api.base);
+  httpContract(() => api.url);
 });
 
 describe("probes never hang", () => {
@@ -128,29 +107,23 @@ describe("probes never hang", () => {
     ],
     ["up, without the index", async () => (emptyDb.forPonder("nothing_here") as { url: string }).url, "index missing"],
   ])("Postgres %s: /health 200 and /ready 503 within 1 s, no internals", async (_name, url, reason) => {
-    const p = await startApi({
-      DATABASE_URL: await url(),
-      DATABASE_SCHEMA: "asset_v1",
-      DATABASE_VIEWS_SCHEMA: "asset",
-    });
+    const p = await startApi(await url());
     for (let i = 0; i < 3; i++) {
       const t0 = performance.now();
-      const health = await fetch(`${p.base}/health`);
+      const health = await fetch(`${p.url}/health`);
       expect(health.status).toBe(200);
-      const ready = await fetch(`${p.base}/ready`);
+      const ready = await fetch(`${p.url}/ready`);
       const body = await ready.text();
       expect(performance.now() - t0).toBeLessThan(1_000);
       expect(ready.status).toBe(503);
       expect(JSON.parse(body)).toEqual({ ok: false, status: "unready", reason });
       expect(body).not.toMatch(/pg-pool|Error|node_modules|ECONN/);
     }
-    p.child.kill("SIGTERM");
+    await p.stop();
   });
 
   it("SIGTERM drains and exits 0", async () => {
-    const p = await startApi({});
-    const exited = new Promise<number | null>((r) => p.child.once("exit", (code) => r(code)));
-    p.child.kill("SIGTERM");
-    expect(await exited).toBe(0);
+    const p = await startApi();
+    expect(await p.stop("SIGTERM")).toEqual({ code: 0, signal: null });
   });
 });
