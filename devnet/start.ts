@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { rmSync } from "node:fs";
+import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort, startAnvil } from "./anvil";
@@ -42,7 +43,20 @@ async function shutdown(code: number) {
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));
 
+/** Fails at once, naming the variable, when a port is taken (another `npm start` from this checkout, say). */
+function assertPortFree(port: number, variable: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", () =>
+      reject(new Error(`${variable}=${port} is in use on ${host}: set ${variable} to a free port`)),
+    );
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
 async function main() {
+  await assertPortFree(port, "PORT");
+  await assertPortFree(anvilPort, "ANVIL_PORT");
   anvil = await startAnvil({ port: anvilPort });
   console.log(`anvil      ${anvil.rpcUrl} (chain id 31337)`);
   const { manifest } = await deployDevnet({ rpcUrl: anvil.rpcUrl });
