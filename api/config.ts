@@ -20,6 +20,14 @@ export type AppConfig = {
   rateLimit: { max: number; windowSec: number };
   /** PORT, when set (Ponder reads the same variable; --port otherwise). */
   port: number | null;
+  /** HOST: the API server's listening address; null → the entry's default. */
+  host: string | null;
+  /**
+   * API_PORT: when set, `ponder start` also serves the API on this port with the API process's own server
+   * (api/server/server.ts), reading Ponder's in-process database; Ponder's HTTP server stays on its --port.
+   * `npm start` sets it. Unset (production): Ponder only indexes, or serves the app behind its own server.
+   */
+  apiPort: number | null;
   /** Where Ponder keeps the index. `url` holds credentials: log it only through describeConfig. */
   database: { url: string | null; schema: string | null; viewsSchema: string | null };
   /** Namespaces every Redis key (cache and limiter); replicas that must share state use the same one. */
@@ -84,6 +92,8 @@ const envSchema = z.object({
   RATE_LIMIT_MAX: intIn(1, 1_000_000).optional(),
   RATE_LIMIT_WINDOW_SEC: intIn(1, 86_400).optional(),
   PORT: intIn(1, 65_535).optional(),
+  HOST: z.string().optional(),
+  API_PORT: intIn(1, 65_535).optional(),
   DATABASE_URL: url(["postgres:", "postgresql:"]).optional(),
   DATABASE_PRIVATE_URL: url(["postgres:", "postgresql:"]).optional(),
   DATABASE_SCHEMA: schemaName.optional(),
@@ -189,6 +199,8 @@ export function loadConfig(
     trustedProxies,
     rateLimit: { max: e.RATE_LIMIT_MAX ?? 300, windowSec: e.RATE_LIMIT_WINDOW_SEC ?? 60 },
     port: e.PORT ?? null,
+    host: e.HOST ?? null,
+    apiPort: e.API_PORT ?? null,
     database: {
       url: e.DATABASE_URL ?? e.DATABASE_PRIVATE_URL ?? null,
       schema,

@@ -1,12 +1,12 @@
 /**
- * Soak: the production shape (devnet, Postgres, Redis, one `ponder start` indexer, two `ponder serve` replicas)
- * under a bounded mixed load on loopback. Each replica gets its own autocannon run over the mixed route set
+ * Soak: the production shape (devnet, Postgres, Redis, one `ponder start` indexer, two API processes —
+ * `npm run serve:api`, api/server/main.ts — reading its views schema) under a bounded mixed load on loopback. Each replica gets its own autocannon run over the mixed route set
  * (supply total / circulating / max, state for three seeded users, preflight); both run at once.
  *
  * Reports throughput, p50/p99 latency, non-2xx and error counts, and each replica's RSS after warm-up and after
  * the soak. Bound: RSS growth ≤ 64 MiB per replica over the second half of the soak (see below) and zero errors / non-2xx (the rate limit is lifted for the
- * soak: it measures capacity, and 300/min would turn it into a 429 benchmark). Baseline in the same run: Ponder's
- * own /health on the same replicas; the figure (last line) is mixed-route throughput / /health throughput.
+ * soak: it measures capacity, and 300/min would turn it into a 429 benchmark). Baseline in the same run: /health
+ * on the same API processes; the figure (last line) is mixed-route throughput / /health throughput.
  * Usage: npx tsx bench/soak.ts [soakSeconds=60]   (whole run ≈ soakSeconds + 50 s)
  */
 
@@ -17,7 +17,7 @@ import { Redis } from "ioredis";
 import { DEVNET_ACCOUNTS } from "../devnet/seed";
 import { startDevnet } from "../test/support/devnet";
 import { createTestDatabase, writeManifest } from "../test/support/ponder";
-import { type PonderChild, spawnPonder } from "../test/support/replica";
+import { type ServiceChild, spawnService } from "../test/support/replica";
 
 const SOAK_SECONDS = Math.min(Math.max(Number(process.argv[2] ?? 60), 10), 150);
 const WARMUP_SECONDS = 5;
@@ -55,7 +55,7 @@ function load(url: string, seconds: number, paths: string[]): Promise<autocannon
 const devnet = await startDevnet({ seed: true });
 await devnet.clients.testClient.mine({ blocks: 32 });
 const database = await createTestDatabase(PG_URL);
-const processes: PonderChild[] = [];
+const processes: ServiceChild[] = [];
 try {
   const common = {
     rpcUrl: devnet.rpcUrl,
@@ -63,10 +63,12 @@ try {
     databaseUrl: (database.forPonder("soak_v1") as { url: string }).url,
     env: { REDIS_URL, REDIS_KEY_PREFIX: PREFIX, RATE_LIMIT_MAX: "1000000", LOG_LEVEL: "warn" },
   };
-  const indexer = await spawnPonder({ ...common, command: "start", schema: "soak_v1", viewsSchema: "soak" });
+  const indexer = await spawnService({ ...common, command: "start", schema: "soak_v1", viewsSchema: "soak" });
   processes.push(indexer);
   await indexer.waitFor200("/ready", 120_000);
-  const replicas = await Promise.all([0, 1].map(() => spawnPonder({ ...common, command: "serve", schema: "soak" })));
+  const replicas = await Promise.all(
+    [0, 1].map(() => spawnService({ ...common, command: "api", schema: "soak_v1", viewsSchema: "soak" })),
+  );
   processes.push(...replicas);
   await Promise.all(replicas.map((r) => r.waitFor200("/ready", 60_000)));
 

@@ -1,13 +1,16 @@
 /**
- * `npm start`: the whole local stack with no configuration — anvil, deploy, seed, then the Ponder
- * indexer (PGlite) and its HTTP server on 127.0.0.1:$PORT (42069). Ctrl-C / SIGTERM stops
- * everything this script started, so a second `npm start` works after the first.
+ * `npm start`: the whole local stack with no configuration — anvil, deploy, seed, then `ponder start`
+ * indexing into PGlite, with the API served on 127.0.0.1:$PORT (42069) by the API process's own server
+ * (api/server/server.ts, the code `npm run serve:api` runs) inside Ponder's process (src/api/index.ts,
+ * API_PORT); Ponder's own HTTP server listens on a free internal port that is not advertised. Ctrl-C /
+ * SIGTERM stops everything this script started, so a second `npm start` works after the first.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { rmSync } from "node:fs";
+import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startAnvil } from "./anvil";
+import { freePort, startAnvil } from "./anvil";
 import { deployDevnet, writeLocalManifest } from "./deploy";
 import { seedDevnet } from "./seed";
 
@@ -40,7 +43,20 @@ async function shutdown(code: number) {
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));
 
+/** Fails at once, naming the variable, when a port is taken (another `npm start` from this checkout, say). */
+function assertPortFree(port: number, variable: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", () =>
+      reject(new Error(`${variable}=${port} is in use on ${host}: set ${variable} to a free port`)),
+    );
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
 async function main() {
+  await assertPortFree(port, "PORT");
+  await assertPortFree(anvilPort, "ANVIL_PORT");
   anvil = await startAnvil({ port: anvilPort });
   console.log(`anvil      ${anvil.rpcUrl} (chain id 31337)`);
   const { manifest } = await deployDevnet({ rpcUrl: anvil.rpcUrl });
@@ -58,9 +74,10 @@ async function main() {
 
   // ponder's package exports hide its bin: resolve the entry (dist/esm/index.js) and step to bin/.
   const ponderBin = path.join(path.dirname(fileURLToPath(import.meta.resolve("ponder"))), "bin", "ponder.js");
+  const ponderPort = await freePort();
   ponder = spawn(
     process.execPath,
-    [ponderBin, "start", "--schema", "local", "--port", String(port), "--hostname", host],
+    [ponderBin, "start", "--schema", "local", "--port", String(ponderPort), "--hostname", host],
     {
       cwd: root,
       stdio: "inherit",
@@ -68,6 +85,9 @@ async function main() {
         ...process.env,
         NETWORK: "local",
         RPC_URL: anvil.rpcUrl,
+        API_PORT: String(port),
+        HOST: host,
+        PORT: undefined, // Ponder reads PORT before --port; its own server stays on the internal port
         PGLITE_DIR: pgliteDir,
         PONDER_TELEMETRY_DISABLED: "true",
         DATABASE_URL: "",

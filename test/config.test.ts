@@ -7,7 +7,7 @@ import { ConfigError, cliSchemaFrom, describeConfig, loadConfig } from "../api/c
 import { ChainIdMismatchError, checkRpcChainId } from "../api/startup/chainId";
 import { type AnvilHandle, startAnvil } from "../devnet/anvil";
 import { REPO_ROOT } from "./support/ponder";
-import { spawnPonder } from "./support/replica";
+import { spawnService } from "./support/replica";
 import { type RpcProxy, startRpcProxy } from "./support/rpcProxy";
 
 // Production configuration: one validated object, every bad or missing variable named, no secret echoed;
@@ -95,6 +95,12 @@ describe("loadConfig for a deployment", () => {
     expect(local.database).toEqual({ url: null, schema: null, viewsSchema: null });
     expect(local.redisKeyPrefix).toBe("asset-api:");
     expect(local.shutdownDrainMs).toBe(10_000);
+    expect([local.apiPort, local.host]).toEqual([null, null]);
+  });
+
+  it("reads API_PORT and HOST (npm start: the API on its own server inside Ponder's process)", () => {
+    const local = loadConfig({ NETWORK: "local", API_PORT: "42069", HOST: "127.0.0.1" }, deployment);
+    expect([local.apiPort, local.host]).toEqual([42069, "127.0.0.1"]);
   });
 
   // [variable, bad value, what the message says]
@@ -113,6 +119,7 @@ describe("loadConfig for a deployment", () => {
     ["PORT", "0", /PORT: must be between 1 and 65535/],
     ["PORT", "70000", /PORT: must be between 1 and 65535/],
     ["PORT", "80a", /PORT: must be a whole number/],
+    ["API_PORT", "0", /API_PORT: must be between 1 and 65535/],
     ["TRUSTED_PROXIES", "10.0.0.5,proxy.internal", /TRUSTED_PROXIES: "proxy.internal" is not an IP address/],
     ["TRUSTED_PROXIES", "10.0.0.0/33", /TRUSTED_PROXIES: "10.0.0.0\/33" is not an IP address/],
     ["REDIS_URL", `http://:${PASSWORD}@redis.internal:6379`, /REDIS_URL: must be a URL \(redis: or rediss:\)/],
@@ -214,7 +221,7 @@ describe("ponder start on a node of another chain", () => {
   });
 
   it("exits non-zero before serving, naming RPC_URL and never printing its key", async () => {
-    const ponder = await spawnPonder({
+    const ponder = await spawnService({
       command: "start",
       rpcUrl: `${proxy.url}/v1/${SECRET}`,
       // The committed devnet manifest: chainId 31337, while this anvil is chain 1234.

@@ -10,7 +10,7 @@ import type { RouterRoute } from "hono/types";
 import type { ClientIpResolver } from "../http/clientIp";
 import { ApiError } from "../http/errors";
 import { truncateIp } from "../net/ip";
-import { SUPPLY_BASE } from "../paths";
+import { HEALTH_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE } from "../paths";
 import type { Logger } from "./logger";
 import type { Metrics } from "./metrics";
 
@@ -38,6 +38,8 @@ export function routeLabel(c: Context): string {
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"]);
 const SUPPLY_PREFIX = `${SUPPLY_BASE}/`;
+/** Polled by load balancers and Prometheus every few seconds on every replica. */
+const PROBE_ROUTES = new Set([HEALTH_PATH, READY_PATH, METRICS_PATH]);
 
 export type RequestOutcome = {
   requestId: string;
@@ -59,9 +61,11 @@ export function requestRecorder(o: { logger: Logger; metrics: Metrics; clientIp:
     const labels = { method, route, status: String(status) };
     o.metrics.httpRequests.inc(labels);
     o.metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
-    // Aggregators poll the supply routes at any rate: their successes are counted above and logged
-    // only at debug, so access logs stay readable; every failure is still logged at info.
-    const level = status < 400 && route.startsWith(SUPPLY_PREFIX) ? "debug" : "info";
+    // Aggregators poll the supply routes at any rate, and load balancers and scrapers the probes and metrics:
+    // their successes are counted above and logged only at debug, so access logs stay readable; every
+    // failure (a 503 /ready included) is still logged at info.
+    const polled = route.startsWith(SUPPLY_PREFIX) || PROBE_ROUTES.has(route);
+    const level = status < 400 && polled ? "debug" : "info";
     if (o.logger.enabled?.(level) === false) return;
     const failure = escaped ?? c.error;
     const error = failure === undefined ? undefined : failure instanceof ApiError ? failure.code : "INTERNAL_ERROR";

@@ -5,7 +5,7 @@ import type { Hono } from "hono";
 import { memoizeSuccess } from "../cache/memo";
 import { DOCS_PATH, OPENAPI_PATH } from "../paths";
 import { docsPage, SCALAR_SCRIPT } from "./docsPage";
-import { buildOpenApiDocument, type OpenApiDocument } from "./document";
+import { buildOpenApiDocument } from "./document";
 
 /**
  * GET /api/mcp/v1/openapi.json and GET /docs. The document depends only on the route definitions, so it

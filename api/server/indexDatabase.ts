@@ -11,10 +11,9 @@ import pg from "pg";
 import type { ReadyState } from "../deps";
 import { createLockStore } from "../locks/store";
 import type { LockStore } from "../locks/types";
+import { boundedReadiness } from "./readiness";
 
 export const INDEX_DB_TIMEOUTS = { connectMs: 500, statementMs: 2_000, queryMs: 2_500 } as const;
-/** How long /ready waits for the database before it answers 503. */
-export const READY_PROBE_MS = 500;
 
 export type IndexDatabase = {
   store: LockStore;
@@ -38,24 +37,10 @@ export function openIndexDatabase(options: { url: string; schema: string; poolSi
   const store = createLockStore({ db, schema: options.schema });
   return {
     store,
-    async readiness() {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<ReadyState>((resolve) => {
-        timer = setTimeout(() => resolve({ ready: false, reason: "database unreachable" }), READY_PROBE_MS);
-      });
-      const probe = db
-        .execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present`)
-        .then((res): ReadyState => {
-          const present = (res as unknown as { rows: { present: boolean }[] }).rows[0]?.present === true;
-          return present ? { ready: true } : { ready: false, reason: "index missing" };
-        })
-        .catch((): ReadyState => ({ ready: false, reason: "database unreachable" }));
-      try {
-        return await Promise.race([probe, late]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    readiness: boundedReadiness(async () => {
+      const res = await db.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present`);
+      return (res as unknown as { rows: { present: boolean }[] }).rows[0]?.present === true;
+    }),
     close: () => pool.end(),
   };
 }

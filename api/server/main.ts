@@ -23,7 +23,7 @@ const index = config.database.url && schema ? openIndexDatabase({ url: config.da
 if (!index) logger.warn("no index database configured (DATABASE_URL and a schema): state answers source rpc");
 
 const app = createApp({ ...deps, locks: index?.store ?? null, ...(index ? { readiness: index.readiness } : {}) });
-const host = process.env.HOST?.trim() || "0.0.0.0";
+const host = config.host ?? "0.0.0.0";
 const api = await startApiServer(app, { port: config.port ?? 42069, hostname: host });
 process.stdout.write(`${JSON.stringify({ listening: { port: api.port, host } })}\n`);
 logger.info("api listening", { port: api.port, host });
@@ -33,8 +33,10 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, async () => {
     if (stopping) return;
     stopping = true;
+    const started = performance.now();
     logger.info("shutdown: draining", { drainMs: config.shutdownDrainMs });
     await api.close(config.shutdownDrainMs);
+    logger.info("shutdown: drained", { ms: Math.round(performance.now() - started) });
     // Bounded: a pool still dialling a silent database must not hold the exit.
     await Promise.race([index?.close().catch(() => {}), new Promise((r) => setTimeout(r, 1_000))]);
     await deps.limiter?.close().catch(() => {});

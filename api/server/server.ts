@@ -9,7 +9,7 @@
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
  */
 import { randomUUID } from "node:crypto";
-import type { Server } from "node:http";
+import type { Server, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
@@ -68,7 +68,7 @@ export function startApiServer(
     guard?: boolean;
   },
 ): Promise<ApiServer> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const server = serve(
       {
         fetch: app.fetch,
@@ -78,6 +78,8 @@ export function startApiServer(
       },
       (info: AddressInfo) => resolve({ server, port: info.port, close: (drainMs) => drain(server, drainMs) }),
     ) as Server;
+    // A port already taken fails the start with EADDRINUSE instead of an unhandled 'error' event.
+    server.once("error", reject);
     server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
     server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
@@ -95,9 +97,15 @@ export function startApiServer(
 
 async function drain(server: Server, drainMs: number): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // A request still arriving on an open keep-alive connection is served, then its connection closes; a
+  // connection that falls idle is closed within 100 ms, so a client (a load balancer's pool) holding idle
+  // keep-alive connections does not hold the exit until the bound.
+  server.prependListener("request", (_req, res: ServerResponse) => res.setHeader("connection", "close"));
   server.closeIdleConnections();
+  const sweep = setInterval(() => server.closeIdleConnections(), 100);
   const bound = new Promise<void>((resolve) => setTimeout(resolve, drainMs).unref());
   await Promise.race([closed, bound]);
+  clearInterval(sweep);
   server.closeAllConnections();
   await closed;
 }

@@ -1,28 +1,47 @@
-// Ponder's HTTP entry: the Hono app of api/, given Ponder's read-only db as the lock store.
-// Served by `ponder start` (indexer + API) and `ponder serve` (API-only replicas).
-// Ponder executes this file at build time, before indexing starts and before the server listens, so a
-// ConfigError thrown here (bad variable, RPC on the wrong chain) stops the process with its message.
+// Ponder's HTTP entry. Ponder executes this file at build time, before indexing starts and before its own
+// server listens, so a ConfigError thrown here (bad variable, RPC on the wrong chain) stops the process with
+// its message.
+//
+// Clients are served by the API process (`npm run serve:api`, api/server/main.ts); Ponder's own HTTP server
+// serves no route of ours. With API_PORT set (`npm start`), this process serves the API itself on that port
+// with the API process's own server (api/server/server.ts: limits, timeouts, connection guard, envelope for
+// Node-level rejects, probes, drain), reading the index through Ponder's in-process database (PGlite locally).
+// Without it (the production indexer, `npm run serve:indexer`) it only checks the configuration and the RPC's
+// chain id, so a bad deployment stops the indexer with a message.
 import { db } from "ponder:api";
 import { Hono } from "hono";
 import { createApp } from "../../api/app";
 import { cliSchemaFrom } from "../../api/config";
 import { createLockStore } from "../../api/locks/store";
+import { boundedReadiness } from "../../api/server/readiness";
+import { startApiServer } from "../../api/server/server";
 import { createServiceDeps } from "../../api/service";
-import { installGracefulDrain } from "../../api/startup/drain";
+import { runBeforeShutdown } from "../../api/startup/drain";
 import { redactProcessOutput, secretUrlsFrom } from "../../api/startup/redactOutput";
 
 // First: from here on nothing this process prints (Ponder's indexer errors included) carries an RPC key.
 redactProcessOutput(secretUrlsFrom());
 
+const store = createLockStore({ db });
 const deps = await createServiceDeps({
-  locks: createLockStore({ db }),
+  locks: store,
   load: { deployment: true, cliSchema: cliSchemaFrom() },
   checkChainId: true,
 });
-const drain = installGracefulDrain({ drainMs: deps.config.shutdownDrainMs, logger: deps.logger! });
+const { config } = deps;
+const logger = deps.logger!;
 
-const api = createApp(deps);
+// With API_PORT (npm start): the API on our own server, as the API process serves it.
+if (config.apiPort !== null) {
+  // /ready as the API process answers it: bounded; ready once Ponder marked the index ready (is_ready, the
+  // in-process equivalent of the views schema existing), "index missing" while it back-fills.
+  const app = createApp({ ...deps, readiness: boundedReadiness(() => store.isReady()) });
+  const host = config.host ?? "127.0.0.1";
+  const api = await startApiServer(app, { port: config.apiPort, hostname: host });
+  // Our drain first (stop accepting, finish in-flight within SHUTDOWN_DRAIN_MS), then Ponder's shutdown.
+  runBeforeShutdown(() => api.close(config.shutdownDrainMs));
+  logger.info("api listening", { port: api.port, host });
+}
 
-// Ponder mounts this app with .route("/"), which would bypass our 404 and error handlers; handing
-// every request to `api.fetch` keeps the whole envelope behaviour (c.env carries the socket peer).
-export default new Hono().use(drain.middleware).all("*", (c) => api.fetch(c.req.raw, c.env));
+// Ponder's own server (its /health, /ready, /status, /metrics for the indexer) serves no route of ours.
+export default new Hono();

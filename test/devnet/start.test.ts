@@ -1,9 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { connect } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../devnet/anvil";
+import { DEVNET_ACCOUNTS } from "../../devnet/seed";
+import { httpContract } from "../support/httpContract";
 
-// `npm start` as a developer runs it: the whole stack, then SIGTERM, then a second start.
+// `npm start` as a developer runs it: the HTTP contract (the same suite the production API process passes),
+// a second run beside it from the same checkout, and Ctrl-C / SIGTERM leaving nothing behind.
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
 
 function portOpen(port: number): Promise<boolean> {
@@ -70,37 +73,80 @@ async function killGroup(stack: Stack) {
 }
 
 const running: Stack[] = [];
-afterEach(async () => {
+afterAll(async () => {
   for (const s of running.splice(0)) await killGroup(s).catch(() => {});
 });
 
-describe("npm start (local stack)", () => {
-  it("serves the API over a seeded devnet, stops everything on SIGTERM, and starts again", async () => {
-    // Round 1 stops it the way Ctrl-C does (SIGINT to the whole foreground group); round 2 with a
-    // SIGTERM to npm alone, as a process manager would.
-    for (const round of [1, 2]) {
-      const stack = await startStack();
-      running.push(stack);
-      const base = `http://127.0.0.1:${stack.apiPort}`;
+const baseOf = (stack: Stack) => `http://127.0.0.1:${stack.apiPort}`;
 
-      await waitFor("/ready", async () => ((await fetch(`${base}/ready`)).status === 200 ? true : undefined), 120_000);
-      expect((await fetch(`${base}/health`)).status).toBe(200);
-      expect(stack.output()).toContain(`http://127.0.0.1:${stack.apiPort}`);
-      expect(stack.output()).toContain(`http://127.0.0.1:${stack.anvilPort}`);
+/** Starts a stack and polls /ready until 200; every answer before that must be the documented 503, within 1 s. */
+async function startReady(): Promise<Stack> {
+  const stack = await startStack();
+  running.push(stack);
+  const unready: { ms: number; status: number; body: string }[] = [];
+  await waitFor(
+    "/ready",
+    async () => {
+      const t0 = performance.now();
+      const res = await fetch(`${baseOf(stack)}/ready`);
+      if (res.status === 200) return true;
+      unready.push({ ms: performance.now() - t0, status: res.status, body: await res.text() });
+      return undefined;
+    },
+    120_000,
+  );
+  for (const answer of unready) {
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body)).toEqual({ ok: false, status: "unready", reason: "index missing" });
+    expect(answer.ms).toBeLessThan(1_000);
+  }
+  return stack;
+}
 
-      // The seeded chain is indexed and served: supply figures are exact two-decimal strings.
-      const total = await (await fetch(`${base}/api/supply/total`)).json();
-      expect(total.result).toMatch(/^[1-9][0-9]*\.[0-9]{2}$/);
+/** Stops `stack` with `how` and checks nothing it started is left, and that it ended without an error trace. */
+async function stopAndCheck(stack: Stack, how: "ctrl-c" | "sigterm") {
+  const pid = stack.child.pid!;
+  // Ctrl-C: SIGINT to the whole foreground group, as a terminal sends it; SIGTERM to npm alone, as a
+  // process manager would.
+  if (how === "ctrl-c") process.kill(-pid, "SIGINT");
+  else stack.child.kill("SIGTERM");
+  await exited(stack.child);
+  await waitFor("the process group to exit", async () => (groupAlive(pid) ? undefined : true), 20_000);
+  expect(await portOpen(stack.anvilPort)).toBe(false);
+  expect(await portOpen(stack.apiPort)).toBe(false);
+  expect(stack.output()).toContain("stopping local stack");
+  expect(stack.output()).not.toMatch(/RuntimeError|Aborted\(\)|Failed to shutdown|ERROR/);
+}
 
-      const pid = stack.child.pid!;
-      if (round === 1) process.kill(-pid, "SIGINT");
-      else stack.child.kill("SIGTERM");
-      await exited(stack.child);
-      // Nothing it started is left: no process of its group, anvil's and the API's ports closed.
-      await waitFor("the process group to exit", async () => (groupAlive(pid) ? undefined : true), 20_000);
-      expect(await portOpen(stack.anvilPort)).toBe(false);
-      expect(await portOpen(stack.apiPort)).toBe(false);
-      expect(stack.output()).toContain("stopping local stack");
-    }
-  }, 300_000);
+// One stack (A) serves the contract; a second (B) starts and stops beside it, from the same checkout, and A
+// keeps serving; then A stops the way Ctrl-C stops it.
+let a: Stack;
+beforeAll(async () => {
+  a = await startReady();
+}, 150_000);
+
+describe("npm start (local stack): the HTTP contract on PORT", () => {
+  httpContract(() => baseOf(a));
+
+  it("prints the API and RPC URLs", () => {
+    expect(a.output()).toContain(`http://127.0.0.1:${a.apiPort}`);
+    expect(a.output()).toContain(`http://127.0.0.1:${a.anvilPort}`);
+  });
+});
+
+describe("npm start (local stack): two runs from one checkout, and stopping", () => {
+  it("a second run starts, serves and stops (SIGTERM) beside the first, which keeps serving", async () => {
+    const b = await startReady();
+    const total = await (await fetch(`${baseOf(b)}/api/supply/total`)).json();
+    expect(total.result).toMatch(/^[1-9][0-9]*\.[0-9]{2}$/);
+    await stopAndCheck(b, "sigterm");
+    const ready = await fetch(`${baseOf(a)}/ready`);
+    expect([ready.status, await ready.json()]).toEqual([200, { ok: true, status: "ready" }]);
+    const state = await (await fetch(`${baseOf(a)}/api/mcp/v1/state/${DEVNET_ACCOUNTS.alice.address}`)).json();
+    expect(state.source).toBe("subgraph+rpc");
+  }, 180_000);
+
+  it("Ctrl-C stops everything it started, without an error trace", async () => {
+    await stopAndCheck(a, "ctrl-c");
+  }, 60_000);
 });

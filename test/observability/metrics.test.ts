@@ -208,6 +208,26 @@ describe("structured logs", () => {
     expect(s.lines().some((l) => l.level === "debug" && JSON.stringify(l).includes(USER))).toBe(true);
   });
 
+  it("log probe and metrics successes at debug, an unready /ready at info", async () => {
+    const raw: string[] = [];
+    const config = loadConfig({ NETWORK: "local", MANIFEST_FILE: manifestFile });
+    const logger = createLogger({ level: "debug", write: (l) => raw.push(l) });
+    let ready = true;
+    const readiness = async () =>
+      ready ? { ready: true as const } : { ready: false as const, reason: "index missing" as const };
+    const app = createApp({ config, rpc: null, logger, readiness });
+    for (const path of ["/health", "/ready", "/api/metrics"]) await app.request(path);
+    ready = false;
+    await app.request("/ready");
+    const requests = raw.map((l) => JSON.parse(l)).filter((l) => l.msg === "request");
+    expect(requests.map((l) => [l.route, l.status, l.level])).toEqual([
+      ["/health", 200, "debug"],
+      ["/ready", 200, "debug"],
+      ["/api/metrics", 200, "debug"],
+      ["/ready", 503, "info"],
+    ]);
+  });
+
   it("drop debug lines at the default level", async () => {
     const raw: string[] = [];
     const config = loadConfig({ NETWORK: "local", MANIFEST_FILE: manifestFile });

@@ -6,11 +6,12 @@ import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { send, startDevnet, type TestDevnet } from "../support/devnet";
 import { createTestDatabase, type TestDatabase, writeManifest } from "../support/ponder";
-import { type PonderChild, spawnPonder } from "../support/replica";
+import { type ServiceChild, spawnService } from "../support/replica";
 
 // The README's zero-downtime redeploy on this machine: indexer v1 (`ponder start --schema asset_v1 --views-schema
-// asset`) and one replica (`ponder serve --schema asset`); then indexer v2 on a NEW schema (asset_v2) with the SAME
-// views schema while the replica is polled without pause; then v1 is stopped and its schema dropped.
+// asset`) and one API process (`npm run serve:api` reading the views schema `asset`: the replica); then indexer v2 on
+// a NEW schema (asset_v2) with the SAME views schema while the replica is polled without pause; then v1 is stopped
+// and its schema dropped.
 //
 // What Ponder 0.16 does with --views-schema (dist/esm/runtime/omnichain.js → database/actions.js createViews): once
 // the backfill is done, in ONE transaction, it DROPs and re-CREATEs every `<views>.<table>` (and _ponder_meta,
@@ -28,10 +29,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let devnet: TestDevnet;
 let database: TestDatabase;
 let databaseUrl: string;
-let common: Omit<Parameters<typeof spawnPonder>[0], "command" | "schema">;
-let v1: PonderChild;
-let v2: PonderChild | undefined;
-let replica: PonderChild;
+let common: Omit<Parameters<typeof spawnService>[0], "command" | "schema">;
+let v1: ServiceChild;
+let v2: ServiceChild | undefined;
+let replica: ServiceChild;
 
 type Locks = { tokenId: string; amountWei: string; lockEnd: string; autoMax: boolean }[];
 type Answer = { status: number; source?: string; locks?: Locks; error?: string };
@@ -76,9 +77,9 @@ beforeAll(async () => {
     // The poll loop must never meet the rate limit: it is not what this test is about.
     env: { REDIS_URL, REDIS_KEY_PREFIX: PREFIX, RATE_LIMIT_MAX: "1000000" },
   };
-  v1 = await spawnPonder({ ...common, command: "start", schema: "asset_v1", viewsSchema: "asset" });
+  v1 = await spawnService({ ...common, command: "start", schema: "asset_v1", viewsSchema: "asset" });
   await v1.waitFor200("/ready", 90_000);
-  replica = await spawnPonder({ ...common, command: "serve", schema: "asset" });
+  replica = await spawnService({ ...common, command: "api", schema: "asset_v1", viewsSchema: "asset" });
   await replica.waitFor200("/ready", 60_000);
 }, 180_000);
 
@@ -145,7 +146,7 @@ describe("zero-downtime redeploy: new schema, same views schema", () => {
 
     try {
       // v2: a new schema, the same views schema. Until it has caught up the views must still be v1's.
-      v2 = await spawnPonder({ ...common, command: "start", schema: "asset_v2", viewsSchema: "asset" });
+      v2 = await spawnService({ ...common, command: "start", schema: "asset_v2", viewsSchema: "asset" });
       await v2.waitFor200("/ready", 90_000);
       v2ReadyAt = performance.now();
       const duringCatchUp = answers.length;

@@ -1,4 +1,5 @@
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 
 /** A response as node:http delivers it: headers exactly as sent (a repeated header stays an array). */
 export type RawAnswer = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
@@ -20,5 +21,20 @@ export function sendRaw(
     });
     req.on("error", reject);
     req.end();
+  });
+}
+
+/** One raw exchange on a fresh socket: what a client that does not speak HTTP properly gets back. */
+export function rawExchange(base: string, bytes: string): Promise<string> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve) => {
+    let answer = "";
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(bytes));
+    socket.on("data", (c) => {
+      answer += c;
+    });
+    socket.on("close", () => resolve(answer));
+    socket.on("error", () => resolve(answer));
+    socket.setTimeout(5_000, () => socket.destroy());
   });
 }

@@ -1,7 +1,8 @@
 /**
- * Ponder processes for the production tests: `ponder serve` replicas (API only, Postgres only) and `ponder start`
- * indexers, both with EVERY line they print kept (the secrets test reads all of it; test/support/ponder.ts keeps
- * only the tail). Same conventions as startPonder: NETWORK=local + MANIFEST_FILE, a free port on 127.0.0.1.
+ * The processes of the production topology for tests and the soak: `ponder start` indexers, API processes
+ * (api/server/main.ts, `npm run serve:api`) and `ponder serve` replicas, each with EVERY line it prints kept
+ * (the secrets test reads all of it; test/support/ponder.ts keeps only the tail). Same conventions as
+ * startPonder: NETWORK=local + MANIFEST_FILE, a free port on 127.0.0.1.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
@@ -9,11 +10,13 @@ import { freePort } from "../../devnet/anvil";
 import { REPO_ROOT } from "./ponder";
 
 const PONDER_BIN = path.join(REPO_ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
+const API_MAIN = path.join(REPO_ROOT, "api", "server", "main.ts");
 
-export type PonderCommand = "start" | "serve";
+/** `start` / `serve`: Ponder's commands; `api`: the API process, reading `viewsSchema` (else `schema`). */
+export type ServiceCommand = "start" | "serve" | "api";
 
-export interface SpawnPonderOptions {
-  command: PonderCommand;
+export interface SpawnServiceOptions {
+  command: ServiceCommand;
   rpcUrl: string;
   manifestFile: string;
   /** Postgres URL of the test database (`ponder serve` refuses PGlite); omit with `pgliteDir`. */
@@ -27,8 +30,8 @@ export interface SpawnPonderOptions {
   logLevel?: "error" | "warn" | "info" | "debug";
 }
 
-export interface PonderChild {
-  command: PonderCommand;
+export interface ServiceChild {
+  command: ServiceCommand;
   url: string;
   port: number;
   pid: number;
@@ -45,7 +48,7 @@ export interface PonderChild {
 const live = new Set<ChildProcess>();
 let hooked = false;
 
-export async function spawnPonder(opts: SpawnPonderOptions): Promise<PonderChild> {
+export async function spawnService(opts: SpawnServiceOptions): Promise<ServiceChild> {
   const port = opts.port ?? (await freePort());
   const env: Record<string, string | undefined> = {
     ...process.env,
@@ -63,8 +66,20 @@ export async function spawnPonder(opts: SpawnPonderOptions): Promise<PonderChild
     ...opts.env,
   };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  const args = [PONDER_BIN, opts.command, "--port", String(port), "--hostname", "127.0.0.1"];
-  args.push("--log-level", opts.logLevel ?? "warn");
+  const args =
+    opts.command === "api"
+      ? ["--import", "tsx", API_MAIN]
+      : [
+          PONDER_BIN,
+          opts.command,
+          "--port",
+          String(port),
+          "--hostname",
+          "127.0.0.1",
+          "--log-level",
+          opts.logLevel ?? "warn",
+        ];
+  if (opts.command === "api") Object.assign(env, { PORT: String(port), HOST: "127.0.0.1" });
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: env as NodeJS.ProcessEnv, stdio: "pipe" });
   live.add(child);
   if (!hooked) {
@@ -109,13 +124,13 @@ export async function spawnPonder(opts: SpawnPonderOptions): Promise<PonderChild
     async waitFor200(pathname, timeoutMs = 90_000) {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
-        if (!running()) throw new Error(`ponder ${opts.command} exited while waiting for ${pathname}:\n${out}`);
+        if (!running()) throw new Error(`${opts.command} process exited while waiting for ${pathname}:\n${out}`);
         const res = await fetch(`${url}${pathname}`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
         if (res?.status === 200) return;
         await res?.body?.cancel();
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error(`ponder ${opts.command}: no 200 from ${pathname} within ${timeoutMs} ms:\n${out}`);
+      throw new Error(`${opts.command}: no 200 from ${pathname} within ${timeoutMs} ms:\n${out}`);
     },
   };
 }
