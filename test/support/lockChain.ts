@@ -234,7 +234,6 @@ export async function prepareActors(devnet: TestDevnet): Promise<void> {
 
 /** Runs `ops` against the devnet; returns how many were sent (the rest were skipped as not applicable). */
 export async function applyLockOps(devnet: TestDevnet, ops: LockOp[]): Promise<number> {
-  const client = devnet.clients.publicClient;
   const ve = { address: devnet.addresses.VeLockNFT, abi: DEVNET_ABIS.VeLockNFT };
   const furnace = { address: devnet.addresses.Furnace, abi: DEVNET_ABIS.Furnace };
   const { deployer, market } = DEVNET_ACCOUNTS;
