@@ -1,18 +1,25 @@
 /**
- * The lock index against a real devnet: exact after the seed, exact after random activity (property test), and
- * back on the canonical chain after a reorg. Runs on PGlite, or on Postgres when DATABASE_URL is set.
+ * The lock index against a real devnet: exact after the seed, exact after random activity (property test: the index
+ * against the stored ends, the API's state answers against getLockInfo's effective ends), and back on the
+ * canonical chain after a reorg. Runs on PGlite, or on Postgres when DATABASE_URL is set.
  */
 import { rmSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../api/app";
+import { createRpcClient } from "../../api/chain/rpc";
+import { loadConfig } from "../../api/config";
 import { createLockStore } from "../../api/locks/store";
+import { createLogger } from "../../api/observability/logger";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS, type SeedResult } from "../../devnet/seed";
 import { send, startDevnet, type TestDevnet } from "../support/devnet";
 import {
+  ACTORS,
   applyLockOps,
   expectIndexMatchesChain,
+  expectStateMatchesChain,
   headBlock,
   lockOpArb,
   prepareActors,
@@ -128,11 +135,21 @@ describe(`lock index (${backend})`, () => {
 
   it("stays exact under random sequences of lock operations (property)", async () => {
     const applied: number[] = [];
+    // What the API answers over this index, for the same users: getLockInfo's values at the answer's block.
+    const config = loadConfig({ NETWORK: "local", MANIFEST_FILE: manifestFile, RPC_URL: devnet.rpcUrl });
+    const app = createApp({
+      config,
+      rpc: createRpcClient({ url: devnet.rpcUrl, timeoutMs: 10_000 }),
+      locks: createLockStore({ db: idx.db }),
+      logger: createLogger({ level: "error" }),
+    });
+    const users = ACTORS.map((a) => DEVNET_ACCOUNTS[a].address);
     await fc.assert(
       fc.asyncProperty(fc.array(lockOpArb, { minLength: 6, maxLength: 14 }), async (ops) => {
         applied.push(await applyLockOps(devnet, ops));
         await ponder.waitForBlock(await headBlock(devnet));
         await expectIndexMatchesChain(devnet, idx);
+        await expectStateMatchesChain(devnet, app, users);
       }),
       // The chain keeps its state between runs, so shrinking would replay on a different chain: report, don't shrink.
       { numRuns: 4, endOnFailure: true },

@@ -25,11 +25,12 @@ export type ChainLock = { tokenId: bigint; owner: Address | null; amount: bigint
  * AutoMax lock's end as the block's time + 365 days (protocol.md §8); that is checked here too, and the API's
  * answers are compared with getLockInfo by the state tests.
  */
-export async function readChainLocks(devnet: TestDevnet) {
+export async function readChainLocks(devnet: TestDevnet, at?: bigint) {
   const client = devnet.clients.publicClient;
   const address = devnet.addresses.VeLockNFT;
   const abi = DEVNET_ABIS.VeLockNFT;
-  const block = await client.getBlock({ blockTag: "latest" });
+  const block =
+    at === undefined ? await client.getBlock({ blockTag: "latest" }) : await client.getBlock({ blockNumber: at });
   const blockNumber = block.number;
   const [next, totalLocked] = await Promise.all([
     client.readContract({ address, abi, functionName: "nextTokenId", blockNumber }),
@@ -37,6 +38,7 @@ export async function readChainLocks(devnet: TestDevnet) {
   ]);
   const ids = Array.from({ length: Number(next) - 1 }, (_, i) => BigInt(i + 1));
   const listed = new Set<bigint>();
+  const effectiveEnds = new Map<bigint, bigint>();
   const locks = await Promise.all(
     ids.map(async (tokenId): Promise<ChainLock> => {
       const [[amount, effectiveEnd, autoMax, isListed], lockEnd, owner] = await Promise.all([
@@ -49,10 +51,11 @@ export async function readChainLocks(devnet: TestDevnet) {
         autoMax && amount > 0n ? block.timestamp + MAX_DURATION : lockEnd,
       );
       if (isListed) listed.add(tokenId);
+      effectiveEnds.set(tokenId, effectiveEnd);
       return { tokenId, owner: owner === null ? null : getAddress(owner), amount, lockEnd, autoMax };
     }),
   );
-  return { locks, totalLocked, nextTokenId: next, listed, timestamp: block.timestamp };
+  return { locks, totalLocked, nextTokenId: next, listed, effectiveEnds, timestamp: block.timestamp };
 }
 
 /** Every VeLockNFT log the index must have a lock_event row for (all but the mint/burn Transfers). */
@@ -106,6 +109,38 @@ export async function expectIndexMatchesChain(devnet: TestDevnet, idx: IndexDb):
     expect(await store.liveLocksOf(who), `live locks of ${who}`).toEqual(expected);
   }
   return { tokens: rows.length };
+}
+
+/**
+ * What the API answers equals the chain: for each user, GET /state through `app` (the real routes over the index),
+ * and its veLocks must be the user's live locks at the answer's block exactly as getLockInfo reports them there
+ * (an AutoMax lock's end is that block's time + 365 days), with source "subgraph+rpc".
+ */
+export async function expectStateMatchesChain(
+  devnet: TestDevnet,
+  app: { request(path: string): Response | Promise<Response> },
+  users: readonly Address[],
+): Promise<void> {
+  for (const user of users) {
+    const res = await app.request(`/api/mcp/v1/state/${user}`);
+    const body = (await res.json()) as {
+      source: string;
+      blockNumber: string;
+      user: { veLocks: { tokenId: string; amountWei: string; lockEnd: string; autoMax: boolean }[] };
+    };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.source, `source for ${user}`).toBe("subgraph+rpc");
+    const chain = await readChainLocks(devnet, BigInt(body.blockNumber));
+    const expected = chain.locks
+      .filter((l) => l.owner === user && l.amount > 0n)
+      .map((l) => ({
+        tokenId: String(l.tokenId),
+        amountWei: String(l.amount),
+        lockEnd: String(chain.effectiveEnds.get(l.tokenId)),
+        autoMax: l.autoMax,
+      }));
+    expect(body.user.veLocks, `state of ${user} at ${body.blockNumber}`).toEqual(expected);
+  }
 }
 
 /** A row of `lock` as the indexer wrote it: the rules' own row type. */
