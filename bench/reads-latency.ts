@@ -132,6 +132,15 @@ try {
     ["4-balance multicall, raw", multicallCall],
     ["GET /state, in-process", stateCall],
     ["GET /state, served (serve:api)", servedCall],
+    // The client's HTTP hop to the API process alone (no reads): what "served" adds over in-process.
+    [
+      "GET /health, served (the hop)",
+      async () => {
+        const res = await fetch(`${api.base}/health`);
+        if (res.status !== 200) throw new Error(`served /health → ${res.status}`);
+        await res.text();
+      },
+    ],
   ];
   const ratios: string[] = [];
   const phase = async (label: string, warmup: number) => {
@@ -150,12 +159,21 @@ try {
     const body = JSON.parse(await servedCall()) as { source: string; blockNumber: string; indexedBlock: string | null };
     console.log(`-- ${label}: source ${body.source}, block ${body.blockNumber}, indexed ${body.indexedBlock}`);
     for (const [j, [name]] of series.entries()) row(name, times[j]!);
-    const [tBare, tClient, , tIn, tServed] = times as [number[], number[], number[], number[], number[]];
+    const [tBare, tClient, , tIn, tServed, tHop] = times as [
+      number[],
+      number[],
+      number[],
+      number[],
+      number[],
+      number[],
+    ];
     const ratio = (xs: number[], base = tBare) => (q(xs, 0.5) / q(base, 0.5)).toFixed(2);
     console.log(`state p50 / bare eth_call p50 (${label}): served ${ratio(tServed)}x, in-process ${ratio(tIn)}x`);
     console.log(
       `  against the bare call through RpcClient instead: served ${ratio(tServed, tClient)}x, in-process ${ratio(tIn, tClient)}x`,
     );
+    const beyondHop = (q(tServed, 0.5) - q(tHop, 0.5)) / q(tBare, 0.5);
+    console.log(`  served minus the hop (/health served), over the bare call: ${beyondHop.toFixed(2)}x`);
     ratios.push(`${label}: served ${ratio(tServed)}x, in-process ${ratio(tIn)}x`);
   };
 
