@@ -1,9 +1,9 @@
 import { createApp } from "../api/app";
-import { createLockStore } from "../api/locks/store";
 import { createLogger } from "../api/observability/logger";
+import { openIndexDatabase } from "../api/server/indexDatabase";
 import { devnetClients } from "../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../devnet/seed";
-import { createTestDatabase, openIndexDb, startPonder, writeManifest } from "../test/support/ponder";
+import { createTestDatabase, startPonder, writeManifest } from "../test/support/ponder";
 import type { benchDevnet } from "./readsDevnet";
 
 /**
@@ -23,8 +23,11 @@ export async function benchIndex(b: Awaited<ReturnType<typeof benchDevnet>>) {
     database: database.forPonder("bench_state"),
   });
   await ponder.waitForBlock(head, 120_000);
-  const index = await openIndexDb(database.forPonder("bench_state"));
-  const store = createLockStore({ db: index.db });
+  // The lock index exactly as the API process (`npm run serve:api`) opens it: its pool, its prepared statement.
+  const ponderDb = database.forPonder("bench_state");
+  if (ponderDb.kind !== "postgres") throw new Error("the state benchmarks need Postgres");
+  const index = openIndexDatabase({ url: ponderDb.url, schema: ponderDb.schema });
+  const store = index.store;
   const app = createApp({ config: b.config, rpc: b.rpc, logger: createLogger({ level: "warn" }), locks: store });
   const get = async (p: string) => {
     const res = await app.request(p);
@@ -35,6 +38,7 @@ export async function benchIndex(b: Awaited<ReturnType<typeof benchDevnet>>) {
   return {
     app,
     store,
+    database,
     get,
     clients,
     /** Waits until the index has the chain's head. */

@@ -1,21 +1,17 @@
 import { createRequire } from "node:module";
 import path from "node:path";
-import {
-  type Address,
-  deploylessCallViaBytecodeBytecode,
-  encodeDeployData,
-  encodeFunctionData,
-  type Hex,
-  parseAbi,
-} from "viem";
-import { decodeTryBlockAndAggregate, encodeTryBlockAndAggregate } from "./aggregateCodec";
+import { type Abi, type Address, type ContractFunctionName, type Hex, parseAbi } from "viem";
+import { type AggregateMember, type AggregateResult, tryBlockAndAggregateCodec } from "./aggregateCodec";
+import { decodeView, readView, type ViewCall, ViewReadError, type ViewResult } from "./readView";
 import { type RpcClient, RpcError } from "./rpc";
 
 /**
- * Several view reads in ONE eth_call, all at ONE block. Where the chain has Multicall3 at its canonical
- * address (Base, Base Sepolia, and our devnet, which installs it: devnet/multicall3.ts) the call goes to
- * it: ~0.2 KB of call data for four reads. Elsewhere Multicall3's creation code runs "deployless" (viem's
- * CREATE2 wrapper deploys it inside the call), ~12 KB per call but needing nothing on chain.
+ * Several view reads in ONE eth_call, all at ONE block, through the one way to read a view
+ * (api/chain/readView.ts): the outer Multicall3 call is a readView, each member's answer a decodeView by the
+ * member's own ABI, and every failure one ViewReadError (a member's carries its position: `member`). Where the
+ * chain has Multicall3 at its canonical address (Base, Base Sepolia, and our devnet, which installs it:
+ * devnet/multicall3.ts) the call goes to it: ~0.2 KB of call data for four reads. Elsewhere Multicall3's
+ * creation code runs "deployless" (readView's `code`), ~12 KB per call but needing nothing on chain.
  * tryBlockAndAggregate also returns block.number, which tells the caller which block the values belong to
  * without a second round trip. (viem's exported multicall3Abi lacks tryBlockAndAggregate, hence parseAbi.)
  */
@@ -32,8 +28,9 @@ export type MulticallVia = "canonical" | "deployless";
 export const multicallViaFor = (chainId: number): MulticallVia =>
   CANONICAL_MULTICALL3_CHAINS.has(chainId) ? "canonical" : "deployless";
 
-const MULTICALL3_ABI = parseAbi([
-  "function tryBlockAndAggregate(bool requireSuccess, (address target, bytes callData)[] calls) payable returns (uint256 blockNumber, bytes32 blockHash, (bool success, bytes returnData)[] returnData)",
+// Declared `view` (it is `payable` on chain; the selector is the same): the service only ever eth_calls it.
+export const MULTICALL3_ABI = parseAbi([
+  "function tryBlockAndAggregate(bool requireSuccess, (address target, bytes callData)[] calls) view returns (uint256 blockNumber, bytes32 blockHash, (bool success, bytes returnData)[] returnData)",
 ]);
 
 /**
@@ -51,71 +48,7 @@ export const MULTICALL3_CREATION_CODE: Hex = (() => {
   return code as Hex;
 })();
 
-const DEPLOYLESS_CONSTRUCTOR = [
-  { type: "constructor", stateMutability: "nonpayable", inputs: [{ type: "bytes" }, { type: "bytes" }] },
-] as const;
-
-export type ViewCall = { target: Address; callData: Hex };
-
-export type MulticallResult = { blockNumber: bigint; results: { success: boolean; returnData: Hex }[] };
-
-/** Why a multicall read failed: the transport (with the RpcError kind) or a malformed answer. */
-export class MulticallError extends Error {
-  override name = "MulticallError";
-  constructor(
-    readonly reason: "transport" | "malformed" | "subcall",
-    message: string,
-    readonly upstream?: string,
-  ) {
-    super(message);
-  }
-}
-
-const word = (n: number) => n.toString(16).padStart(64, "0");
-const padded = (hexBody: string) => hexBody.padEnd(Math.ceil(hexBody.length / 64) * 64, "0");
-
-/**
- * Everything of the deployless call data up to the second constructor argument: the wrapper's code,
- * the two argument offsets and the Multicall3 creation code. It never changes, so it is ABI-encoded
- * once (the same bytes encodeDeployData produces, pinned by test/chain/multicall.test.ts).
- */
-const DEPLOYLESS_PREFIX: Hex = (() => {
-  const code = MULTICALL3_CREATION_CODE.slice(2);
-  const secondOffset = 0x40 + 32 + padded(code).length / 2;
-  return `${deploylessCallViaBytecodeBytecode}${word(0x40)}${word(secondOffset)}${word(code.length / 2)}${padded(code)}` as Hex;
-})();
-
-/** The eth_call params of a deployless Multicall3 tryBlockAndAggregate(false, calls). */
-export function deploylessMulticallRequest(calls: readonly ViewCall[]): [{ data: Hex }, "latest"] {
-  const aggregate = encodeTryBlockAndAggregate(calls);
-  const body = aggregate.slice(2);
-  return [{ data: `${DEPLOYLESS_PREFIX}${word(body.length / 2)}${padded(body)}` }, "latest"];
-}
-
-/** The same call data through viem's generic encoder (slower; kept to pin DEPLOYLESS_PREFIX in tests). */
-export function deploylessMulticallDataViaViem(calls: readonly ViewCall[]): Hex {
-  const aggregate = encodeFunctionData({
-    abi: MULTICALL3_ABI,
-    functionName: "tryBlockAndAggregate",
-    args: [false, calls],
-  });
-  return encodeDeployData({
-    abi: DEPLOYLESS_CONSTRUCTOR,
-    bytecode: deploylessCallViaBytecodeBytecode,
-    args: [MULTICALL3_CREATION_CODE, aggregate],
-  });
-}
-
-/** The eth_call params of Multicall3.tryBlockAndAggregate(false, calls) at its canonical address. */
-export function canonicalMulticallRequest(
-  calls: readonly ViewCall[],
-  block: bigint | "latest" = "latest",
-): [{ to: Address; data: Hex }, string] {
-  return [
-    { to: MULTICALL3_ADDRESS, data: encodeTryBlockAndAggregate(calls) },
-    block === "latest" ? block : `0x${block.toString(16)}`,
-  ];
-}
+export type MulticallResult = { blockNumber: bigint; results: readonly AggregateResult[] };
 
 export type MulticallOptions = {
   /** Default "deployless" (works on any chain). */
@@ -124,55 +57,57 @@ export type MulticallOptions = {
   block?: bigint;
 };
 
-/** One round trip: every call's raw (success, returnData) and the block number they were read at. */
-export async function multicallAtOneBlock(
-  rpc: RpcClient,
-  calls: readonly ViewCall[],
-  options: MulticallOptions = {},
-): Promise<MulticallResult> {
-  let params: readonly unknown[];
-  if (options.via === "canonical") params = canonicalMulticallRequest(calls, options.block ?? "latest");
-  else {
-    const [tx] = deploylessMulticallRequest(calls);
-    params = [tx, options.block === undefined ? "latest" : `0x${options.block.toString(16)}`];
-  }
-  let raw: unknown;
-  try {
-    raw = await rpc.request({ method: "eth_call", params });
-  } catch (error) {
-    const kind = error instanceof RpcError ? error.kind : "unreachable";
-    throw new MulticallError("transport", `multicall eth_call failed (${kind})`, kind);
-  }
-  if (typeof raw !== "string" || !/^0x(?:[0-9a-fA-F]{2})*$/.test(raw)) {
-    throw new MulticallError("malformed", "multicall answer is not hex data");
-  }
-  let decoded: ReturnType<typeof decodeTryBlockAndAggregate>;
-  try {
-    decoded = decodeTryBlockAndAggregate(raw as Hex);
-  } catch {
-    throw new MulticallError("malformed", "multicall answer does not decode");
-  }
-  const { blockNumber, results } = decoded;
-  if (results.length !== calls.length) throw new MulticallError("malformed", "multicall answer has the wrong length");
-  return { blockNumber, results: results.map((r) => ({ success: r.success, returnData: r.returnData })) };
+const OUTER = "tryBlockAndAggregate()";
+
+/** The outer view: Multicall3.tryBlockAndAggregate(false, calls), at its address or deployless. */
+export function multicallView(
+  calls: readonly AggregateMember[],
+  via: MulticallVia = "deployless",
+): ViewCall<typeof MULTICALL3_ABI, "tryBlockAndAggregate"> {
+  return {
+    address: MULTICALL3_ADDRESS,
+    abi: MULTICALL3_ABI,
+    functionName: "tryBlockAndAggregate",
+    args: [false, calls],
+    codec: tryBlockAndAggregateCodec,
+    ...(via === "deployless" ? { code: MULTICALL3_CREATION_CODE } : {}),
+  };
 }
 
-const WORD = /^0x[0-9a-fA-F]{64}$/;
+/** One round trip: every call's raw (success, returnData) and the block number they were read at. */
+export async function multicallAtOneBlock(
+  rpc: RpcClient | null,
+  calls: readonly AggregateMember[],
+  options: MulticallOptions = {},
+): Promise<MulticallResult> {
+  const block = options.block === undefined ? "latest" : (`0x${options.block.toString(16)}` as Hex);
+  const [blockNumber, , results] = await readView(rpc, multicallView(calls, options.via), { block });
+  if (results.length !== calls.length) {
+    throw new ViewReadError(OUTER, "malformed", {
+      cause: new Error(`${results.length} answers for ${calls.length} calls`),
+    });
+  }
+  return { blockNumber, results };
+}
 
 /**
- * Reads uint256 views at one block in one round trip. Each sub-call must succeed and return exactly
- * one 32-byte word (spec §2.2's rule, applied per call); anything else fails the whole read.
+ * A member's answer decoded by its own view's ABI (decodeView: exact re-encode check). A member that
+ * reverted fails as kind "rpc" with its revert data kept (ViewReadError.revertData), like a reverted eth_call.
  */
-export async function readUint256sAtOneBlock(
-  rpc: RpcClient,
-  calls: readonly ViewCall[],
-  options: MulticallOptions = {},
-): Promise<{ blockNumber: bigint; values: bigint[] }> {
-  const { blockNumber, results } = await multicallAtOneBlock(rpc, calls, options);
-  const values = results.map((r, i) => {
-    if (!r.success) throw new MulticallError("subcall", `view call ${i} reverted`);
-    if (!WORD.test(r.returnData)) throw new MulticallError("subcall", `view call ${i} did not return one 32-byte word`);
-    return BigInt(r.returnData);
-  });
-  return { blockNumber, values };
+export function decodeMember<TAbi extends Abi, TName extends ContractFunctionName<TAbi, "view" | "pure">>(
+  view: ViewCall<TAbi, TName>,
+  result: AggregateResult | undefined,
+  member: number,
+): ViewResult<TAbi, TName> {
+  const label = `${view.functionName}()`;
+  if (!result) throw new ViewReadError(label, "malformed", { member });
+  if (!result.success) {
+    const cause = new RpcError("rpc", `${label} reverted inside the multicall`, { data: result.returnData });
+    throw new ViewReadError(label, "rpc", { cause, member });
+  }
+  try {
+    return decodeView(view, result.returnData);
+  } catch (error) {
+    throw new ViewReadError(label, "malformed", { cause: error, member });
+  }
 }

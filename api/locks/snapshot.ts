@@ -24,7 +24,8 @@
  */
 import { type Address, encodeFunctionData, type Hex } from "viem";
 import { AssetTokenAbi, LpStakingVault7DAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "../../abis";
-import { MulticallError, type MulticallResult, type MulticallVia, multicallAtOneBlock } from "../chain/multicall";
+import { decodeMember, type MulticallResult, type MulticallVia, multicallAtOneBlock } from "../chain/multicall";
+import { ViewReadError } from "../chain/readView";
 import type { RpcClient } from "../chain/rpc";
 import type { IndexedLockIds, LiveLock } from "./types";
 
@@ -99,49 +100,44 @@ function idCalls(ve: Address, ids: readonly bigint[]) {
   ]);
 }
 
-/** getLockInfo's (uint256 amount, uint256 lockEnd, bool autoMax, bool listed), strictly: four words, bools 0/1. */
-function decodeLockInfo(data: Hex): [bigint, bigint, boolean] | null {
-  if (data.length !== 2 + 4 * 64) return null;
-  const at = (i: number) => BigInt(`0x${data.slice(2 + 64 * i, 2 + 64 * (i + 1))}`);
-  const [amount, lockEnd, autoMax, listed] = [at(0), at(1), at(2), at(3)];
-  if (autoMax > 1n || listed > 1n) return null;
-  return [amount, lockEnd, autoMax === 1n];
-}
-
-const WORD = /^0x[0-9a-fA-F]{64}$/;
-
-function uint(result: MulticallResult["results"][number] | undefined, what: string): bigint {
-  if (!result?.success) throw new MulticallError("subcall", `${what} reverted`);
-  if (!WORD.test(result.returnData)) throw new MulticallError("subcall", `${what} did not return one 32-byte word`);
-  return BigInt(result.returnData);
+/** The views a snapshot reads, by ABI: each member's answer is decoded by its own view (decodeMember). */
+function views(c: SnapshotContracts) {
+  return {
+    base: [
+      { address: c.token, abi: AssetTokenAbi, functionName: "balanceOf" },
+      { address: c.vault, abi: LpStakingVault7DAbi, functionName: "stakedBalance" },
+      { address: c.royalties, abi: ShareholderRoyaltiesAbi, functionName: "claimableEth" },
+      { address: c.vault, abi: LpStakingVault7DAbi, functionName: "earned" },
+      { address: c.ve, abi: VeLockNFTAbi, functionName: "veBalanceOf" },
+      { address: c.ve, abi: VeLockNFTAbi, functionName: "balanceOf" },
+      { address: c.ve, abi: VeLockNFTAbi, functionName: "nextTokenId" },
+    ] as const,
+    ownerOf: { address: c.ve, abi: VeLockNFTAbi, functionName: "ownerOf" } as const,
+    getLockInfo: { address: c.ve, abi: VeLockNFTAbi, functionName: "getLockInfo" } as const,
+  };
 }
 
 /** The answer of one multicall: balances, and which candidates the user owns at its block, with their info. */
-function interpret(read: MulticallResult, user: Address, ids: readonly bigint[]) {
+function interpret(read: MulticallResult, c: SnapshotContracts, user: Address, ids: readonly bigint[]) {
   const r = read.results;
-  const [claim, staked, royalties, rewards, ve, count, next] = [
-    "AssetToken.balanceOf",
-    "LpStakingVault7D.stakedBalance",
-    "ShareholderRoyalties.claimableEth",
-    "LpStakingVault7D.earned",
-    "VeLockNFT.veBalanceOf",
-    "VeLockNFT.balanceOf",
-    "VeLockNFT.nextTokenId",
-  ].map((what, i) => uint(r[i], what)) as [bigint, bigint, bigint, bigint, bigint, bigint, bigint];
+  const v = views(c);
+  const [b0, b1, b2, b3, b4, b5, b6] = v.base;
+  const claim = decodeMember(b0, r[0], 0);
+  const staked = decodeMember(b1, r[1], 1);
+  const royalties = decodeMember(b2, r[2], 2);
+  const rewards = decodeMember(b3, r[3], 3);
+  const ve = decodeMember(b4, r[4], 4);
+  const count = decodeMember(b5, r[5], 5);
+  const next = decodeMember(b6, r[6], 6);
   const owned: LiveLock[] = [];
   const me = user.toLowerCase();
   ids.forEach((tokenId, i) => {
-    const owner = r[BASE_CALLS + 2 * i];
-    const info = r[BASE_CALLS + 2 * i + 1];
+    const at = BASE_CALLS + 2 * i;
     // A burned or never-minted id reverts ownerOf: not the user's, and nothing to prove.
-    if (!owner?.success || !WORD.test(owner.returnData)) return;
-    if (`0x${owner.returnData.slice(26)}`.toLowerCase() !== me) return;
-    if (!info?.success) throw new MulticallError("subcall", `getLockInfo(${tokenId}) reverted for an owned lock`);
-    const decoded = /^0x[0-9a-fA-F]*$/.test(info.returnData) ? decodeLockInfo(info.returnData) : null;
-    if (!decoded) {
-      throw new MulticallError("subcall", `getLockInfo(${tokenId}) did not decode as (uint256,uint256,bool,bool)`);
-    }
-    owned.push({ tokenId, amount: decoded[0], lockEnd: decoded[1], autoMax: decoded[2] });
+    if (!r[at]?.success) return;
+    if (decodeMember(v.ownerOf, r[at], at).toLowerCase() !== me) return;
+    const [amount, lockEnd, autoMax] = decodeMember(v.getLockInfo, r[at + 1], at + 1);
+    owned.push({ tokenId, amount, lockEnd, autoMax });
   });
   return { claim, staked, royalties, rewards, ve, count, next, owned };
 }
@@ -192,7 +188,7 @@ export async function readSnapshot(opts: {
     first = await firstRead(candidates);
   }
   let read = first;
-  let view = interpret(first, user, candidates);
+  let view = interpret(first, contracts, user, candidates);
   let roundTrips = 1;
 
   if (index && BigInt(view.owned.length) !== view.count) {
@@ -209,9 +205,11 @@ export async function readSnapshot(opts: {
         });
         roundTrips = 2;
         if (read.blockNumber !== first.blockNumber) {
-          throw new MulticallError("malformed", "the pinned read answered another block");
+          throw new ViewReadError("tryBlockAndAggregate()", "malformed", {
+            cause: new Error(`the read pinned to block ${first.blockNumber} answered block ${read.blockNumber}`),
+          });
         }
-        view = interpret(read, user, wanted);
+        view = interpret(read, contracts, user, wanted);
       }
     }
   }

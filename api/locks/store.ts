@@ -7,6 +7,7 @@
  * create TEMP tables named like ours ("lock", left behind empty after each flush; indexing-store/cache.js) — and
  * pg_temp comes first in every search_path, so an unqualified `lock` would read that empty shadow.
  */
+import { createHash } from "node:crypto";
 import { sql } from "ponder";
 import type { Address } from "viem";
 import { memoizeSuccess } from "../cache/memo";
@@ -16,10 +17,25 @@ import type { IndexedLockIds, LiveLock, LockStore } from "./types";
  *  PGlite or pg-proxy. */
 export type LockDb = { execute(query: ReturnType<typeof sql>): PromiseLike<unknown> };
 
+/**
+ * node-postgres's `pool.query` with a named statement: Postgres parses and plans the statement once per
+ * connection, then only binds and runs it.
+ */
+export type PreparedQuery = (statement: { name: string; text: string; values: unknown[] }) => PromiseLike<{
+  rows: Row[];
+}>;
+
 export type CreateLockStoreOptions = {
   db: LockDb;
   /** Ponder's database schema; default: the connection's current_schema() (Ponder's search_path). */
   schema?: string;
+  /**
+   * The node-postgres pool under `db`, when there is one (the API process: api/server/indexDatabase.ts).
+   * lockIdsOf, run on every state request, then goes as a prepared statement straight to the pool: on this
+   * machine 0.25 ms against 0.98 ms through drizzle's execute (0.59 ms of it planning the three sub-selects
+   * again, the rest drizzle's per-query layers) — bench/reads-latency.ts. Same statement, same snapshot.
+   */
+  prepared?: PreparedQuery;
 };
 
 type Row = Record<string, unknown>;
@@ -33,7 +49,37 @@ async function rowsOf(db: LockDb, query: ReturnType<typeof sql>): Promise<Row[]>
 // numeric(78) arrives as a string (or a number for small values on some drivers); never through a float.
 const big = (value: unknown): bigint => BigInt(String(value));
 
-export function createLockStore({ db, schema }: CreateLockStoreOptions): LockStore {
+/** A SQL identifier, quoted (a schema name comes from configuration, never from a request). */
+const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * lockIdsOf's statement for one schema, split around its one parameter (the owner, lower-case hex): the
+ * prepared path sends it with `$1`, the drizzle path with a bound value there; both the same SQL.
+ */
+function lockIdsStatement(schema: string) {
+  const lock = `${quoted(schema)}.${quoted("lock")}`;
+  const before = `SELECT
+  (SELECT string_agg(token_id::text, ',' ORDER BY token_id) FROM ${lock} WHERE owner = `;
+  const after = ` AND NOT burned) AS ids,
+  (SELECT max(token_id)::text FROM ${lock}) AS max_id,
+  (SELECT min(substring(latest_checkpoint FROM 27 FOR 16))::text
+     FROM ${quoted(schema)}.${quoted("_ponder_checkpoint")}) AS indexed_block`;
+  const text = `${before}$1${after}`;
+  // A name per schema, under Postgres's 63-byte identifier limit.
+  const name = `lock_ids_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`;
+  return { schema, before, after, text, name };
+}
+
+function lockIdsFrom(row: Row): IndexedLockIds {
+  const ids = typeof row.ids === "string" && row.ids !== "" ? row.ids.split(",").map((id) => BigInt(id)) : [];
+  return {
+    tokenIds: ids,
+    maxTokenId: row.max_id == null ? 0n : big(row.max_id),
+    indexedBlock: row.indexed_block == null ? null : big(row.indexed_block),
+  };
+}
+
+export function createLockStore({ db, schema, prepared }: CreateLockStoreOptions): LockStore {
   // A failed lookup is retried on the next call, not cached.
   const resolveSchema =
     schema === undefined
@@ -45,6 +91,12 @@ export function createLockStore({ db, schema }: CreateLockStoreOptions): LockSto
         })
       : () => Promise.resolve(schema);
   const table = async (name: string) => sql`${sql.identifier(await resolveSchema())}.${sql.identifier(name)}`;
+  let statement: ReturnType<typeof lockIdsStatement> | undefined;
+  const lockIds = async () => {
+    const name = await resolveSchema();
+    if (statement?.schema !== name) statement = lockIdsStatement(name);
+    return statement;
+  };
 
   return {
     async liveLocksOf(owner: Address): Promise<LiveLock[]> {
@@ -74,23 +126,12 @@ export function createLockStore({ db, schema }: CreateLockStoreOptions): LockSto
      * `_ponder_meta` and `_ponder_checkpoint`), so a reader given the views schema works unchanged.
      */
     async lockIdsOf(owner: Address): Promise<IndexedLockIds> {
-      const lock = await table("lock");
-      const rows = await rowsOf(
-        db,
-        sql`SELECT
-              (SELECT string_agg(token_id::text, ',' ORDER BY token_id) FROM ${lock}
-                WHERE owner = ${owner.toLowerCase()} AND NOT burned) AS ids,
-              (SELECT max(token_id)::text FROM ${lock}) AS max_id,
-              (SELECT min(substring(latest_checkpoint FROM 27 FOR 16))::text
-                 FROM ${await table("_ponder_checkpoint")}) AS indexed_block`,
-      );
-      const row = rows[0] ?? {};
-      const ids = typeof row.ids === "string" && row.ids !== "" ? row.ids.split(",").map((id) => BigInt(id)) : [];
-      return {
-        tokenIds: ids,
-        maxTokenId: row.max_id == null ? 0n : big(row.max_id),
-        indexedBlock: row.indexed_block == null ? null : big(row.indexed_block),
-      };
+      const st = await lockIds();
+      const user = owner.toLowerCase();
+      const rows = prepared
+        ? (await prepared({ name: st.name, text: st.text, values: [user] })).rows
+        : await rowsOf(db, sql`${sql.raw(st.before)}${user}${sql.raw(st.after)}`);
+      return lockIdsFrom(rows[0] ?? {});
     },
 
     /**

@@ -34,7 +34,8 @@ export function openIndexDatabase(options: { url: string; schema: string; poolSi
   // A dropped idle connection must not crash the process; the next query opens a new one.
   pool.on("error", () => {});
   const db = drizzle(pool);
-  const store = createLockStore({ db, schema: options.schema });
+  // The per-request statement goes prepared straight to the pool (api/locks/store.ts: CreateLockStoreOptions).
+  const store = createLockStore({ db, schema: options.schema, prepared: (statement) => pool.query(statement) });
   return {
     store,
     readiness: boundedReadiness(async () => {

@@ -1,3 +1,5 @@
+import fc from "fast-check";
+import { decodeFunctionResult, encodeFunctionResult, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
 import { AssetTokenAbi, LaunchControllerAbi } from "../../abis";
 import { decodeView, readView, ViewReadError, viewFailure } from "../../api/chain/readView";
@@ -80,5 +82,59 @@ describe("readView and viewFailure", () => {
     expect([failure.kind, failure.cause, failure.revertData]).toEqual(["rpc", revert, "0x1234abcd"]);
     expect(viewFailure(totalSupply, new RpcError("timeout", "t")).kind).toBe("timeout");
     expect(viewFailure(totalSupply, failure)).toBe(failure);
+  });
+});
+
+describe("one-word outputs are decoded word by word, exactly as viem does", () => {
+  const abi = [
+    {
+      type: "function",
+      name: "words",
+      stateMutability: "view",
+      inputs: [],
+      outputs: [
+        { name: "a", type: "uint256" },
+        { name: "b", type: "bool" },
+        { name: "c", type: "address" },
+        { name: "d", type: "bytes32" },
+      ],
+    },
+    { type: "function", name: "one", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "address" }] },
+  ] as const;
+  const words = { address: ADDRESS, abi, functionName: "words" } as const;
+  const one = { address: ADDRESS, abi, functionName: "one" } as const;
+  const hexWord = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString("hex"));
+
+  it("any four words: the same value as viem's decodeFunctionResult, or malformed exactly when viem's decode + re-encode disagrees", () => {
+    const viaViem = (fn: "words" | "one", data: Hex) => {
+      try {
+        const value = decodeFunctionResult({ abi, functionName: fn, data });
+        const again = encodeFunctionResult({ abi, functionName: fn, result: value as never });
+        return again.toLowerCase() === data.toLowerCase() ? { value } : "malformed";
+      } catch {
+        return "malformed";
+      }
+    };
+    const ours = (call: typeof words | typeof one, data: Hex) => {
+      try {
+        return { value: decodeView(call as typeof words, data) as unknown };
+      } catch (error) {
+        return error instanceof ViewReadError && error.kind === "malformed" ? "malformed" : "other";
+      }
+    };
+    // Words that are often canonical: small numbers, 0/1 bools, clean addresses.
+    const likely = fc.oneof(
+      hexWord,
+      fc.bigInt({ min: 0n, max: 2n }).map((n) => word(n)),
+      fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => Buffer.from(b).toString("hex").padStart(64, "0")),
+    );
+    fc.assert(
+      fc.property(fc.array(likely, { minLength: 0, maxLength: 5 }), (ws) => {
+        const data = `0x${ws.join("")}` as Hex;
+        expect(ours(words, data)).toEqual(viaViem("words", data));
+        expect(ours(one, data)).toEqual(viaViem("one", data));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -4,6 +4,7 @@
  * PGlite TEMP-table shadow it must see through.
  */
 import path from "node:path";
+import pg from "pg";
 import { getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLockStore } from "../../api/locks/store";
@@ -88,4 +89,36 @@ describe(`lock store (${process.env.DATABASE_URL ? "postgres" : "pglite"})`, () 
     const store = createLockStore({ db: idx.db });
     expect((await store.liveLocksOf(alice)).map((l) => l.tokenId)).toEqual([2n, 7n, 11n]);
   });
+
+  it.skipIf(!process.env.DATABASE_URL)(
+    "lockIdsOf answers the same through a prepared statement on the pool as through drizzle",
+    async () => {
+      await idx.query(`CREATE TABLE IF NOT EXISTS _ponder_checkpoint (chain_name text, latest_checkpoint text)`);
+      // Ponder's checkpoint: 10 digits of timestamp, 16 of chain id, 16 of block number, then the rest.
+      const checkpoint = `1800000000${"31337".padStart(16, "0")}${"123".padStart(16, "0")}`.padEnd(75, "0");
+      await idx.query(`INSERT INTO _ponder_checkpoint VALUES ('local', '${checkpoint}')`);
+      const url = (database.forPonder(SCHEMA) as { url: string }).url;
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      try {
+        const prepared = createLockStore({ db: idx.db, schema: SCHEMA, prepared: (st) => pool.query(st) });
+        const viaDrizzle = createLockStore({ db: idx.db, schema: SCHEMA });
+        for (const owner of [
+          getAddress(alice),
+          getAddress(bob),
+          "0x0000000000000000000000000000000000000001" as const,
+        ]) {
+          // Twice: the second run binds the statement the first one prepared on that connection.
+          for (let i = 0; i < 2; i++)
+            expect(await prepared.lockIdsOf(owner)).toEqual(await viaDrizzle.lockIdsOf(owner));
+        }
+        expect(await prepared.lockIdsOf(getAddress(alice))).toEqual({
+          tokenIds: [2n, 7n, 11n],
+          maxTokenId: 21n,
+          indexedBlock: 123n,
+        });
+      } finally {
+        await pool.end();
+      }
+    },
+  );
 });

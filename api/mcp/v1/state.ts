@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import type { Address } from "viem";
-import { MulticallError, multicallViaFor } from "../../chain/multicall";
+import { multicallViaFor } from "../../chain/multicall";
+import { ViewReadError } from "../../chain/readView";
 import type { AppDeps } from "../../deps";
 import { v1DeadlineMs } from "../../http/deadline";
 import { ChainUnreadyError, StateReadFailedError } from "../../http/errors";
@@ -169,9 +170,10 @@ export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
       ),
       hint: hints.get(user),
     }).catch((error: unknown) => {
-      if (error instanceof MulticallError) {
+      if (error instanceof ViewReadError) {
+        // A member's failure (reverted, or not its view's exact encoding) is "subcall"; the call's own, its kind.
         throw new StateReadFailedError("Reading on-chain state failed upstream.", {
-          upstream: error.reason === "transport" ? error.upstream : error.reason,
+          upstream: error.member === undefined ? error.kind : "subcall",
         });
       }
       throw error;
