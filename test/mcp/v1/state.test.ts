@@ -4,6 +4,7 @@ import { createRpcClient } from "../../../api/chain/rpc";
 import type { Manifest } from "../../../api/manifest";
 import { DEVNET_ABIS } from "../../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../../devnet/seed";
+import { chainBalancesAt } from "../../support/chainTruth";
 import { type ReadsDevnet, startReadsDevnet } from "../../support/readsDevnet";
 
 let d: ReadsDevnet;
@@ -21,27 +22,7 @@ beforeEach(() => {
 const statePath = (a: string) => `/api/mcp/v1/state/${a}`;
 
 /** The balances (and veBalanceOf) read directly from anvil with viem at `blockNumber`. */
-async function truth(user: Address, blockNumber: bigint) {
-  const { publicClient } = d.chain;
-  const a = d.deployment.addresses;
-  const read = (address: Address, abi: readonly unknown[], functionName: string) =>
-    publicClient.readContract({
-      address,
-      abi: abi as never,
-      functionName,
-      args: [user],
-      blockNumber,
-    } as never) as Promise<bigint>;
-  return {
-    claimBalanceWei: String(await read(a.AssetToken, DEVNET_ABIS.AssetToken, "balanceOf")),
-    lpStakedWei: String(await read(a.LpStakingVault7D, DEVNET_ABIS.LpStakingVault7D, "stakedBalance")),
-    pendingRoyaltiesEthWei: String(
-      await read(a.ShareholderRoyalties, DEVNET_ABIS.ShareholderRoyalties, "claimableEth"),
-    ),
-    pendingLpRewardsWei: String(await read(a.LpStakingVault7D, DEVNET_ABIS.LpStakingVault7D, "earned")),
-    veBalanceWei: String(await read(a.VeLockNFT, DEVNET_ABIS.VeLockNFT, "veBalanceOf")),
-  };
-}
+const truth = (user: Address, blockNumber: bigint) => chainBalancesAt(d, user, blockNumber);
 
 describe("GET /state/:address against on-chain truth", () => {
   it.each(Object.keys(DEVNET_ACCOUNTS) as (keyof typeof DEVNET_ACCOUNTS)[])("%s", async (role) => {
@@ -84,7 +65,7 @@ describe("GET /state/:address against on-chain truth", () => {
     const alice = DEVNET_ACCOUNTS.alice.address;
     const before = await d.get(d.app(), statePath(alice));
     // Move two balances in a new block; the next snapshot must be the new block's, whole.
-    await d.chain.walletFor(DEVNET_ACCOUNTS.deployer.privateKey).writeContract({
+    const hash = await d.chain.walletFor(DEVNET_ACCOUNTS.deployer.privateKey).writeContract({
       address: d.deployment.addresses.ShareholderRoyalties,
       abi: DEVNET_ABIS.ShareholderRoyalties,
       functionName: "accrue",
@@ -92,6 +73,8 @@ describe("GET /state/:address against on-chain truth", () => {
       value: 123n,
       chain: d.chain.chain,
     });
+    // Mined before the next read: anvil's automine does not promise the block exists when the hash returns.
+    await d.chain.publicClient.waitForTransactionReceipt({ hash });
     const after = await d.get(d.app(), statePath(alice));
     expect(BigInt(after.body.blockNumber)).toBe(BigInt(before.body.blockNumber) + 1n);
     expect(BigInt(after.body.user.pendingRoyaltiesEthWei) - BigInt(before.body.user.pendingRoyaltiesEthWei)).toBe(123n);

@@ -5,15 +5,8 @@ import { createLockStore } from "../../../api/locks/store";
 import type { LockStore } from "../../../api/locks/types";
 import { DEVNET_ACCOUNTS } from "../../../devnet/seed";
 import { chainLocksAt } from "../../support/chainTruth";
-import {
-  createTestDatabase,
-  type IndexDb,
-  openIndexDb,
-  type PonderProcess,
-  startPonder,
-  type TestDatabase,
-  writeManifest,
-} from "../../support/ponder";
+import { type IndexedReads, indexSeededDevnet } from "../../support/indexedReads";
+import { type IndexDb, openIndexDb } from "../../support/ponder";
 import { type ReadsDevnet, startReadsDevnet } from "../../support/readsDevnet";
 
 // End to end: the real indexer (`ponder start`) over the seeded devnet, its tables read through the real
@@ -21,34 +14,19 @@ import { type ReadsDevnet, startReadsDevnet } from "../../support/readsDevnet";
 // table locked, connection closed) to prove a lock-list failure only degrades to "rpc"; a back-filling
 // index (not ready) cannot make an answer wrong, since every id it names is checked on chain.
 
-const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-
 let d: ReadsDevnet;
-let database: TestDatabase;
-let ponder: PonderProcess | undefined;
+let indexed: IndexedReads;
 let index: IndexDb;
 let store: LockStore;
 
 beforeAll(async () => {
   d = await startReadsDevnet();
-  // Ponder treats the last 30 blocks as unfinalized; mine past them so /status covers every seeded event.
-  await d.chain.testClient.mine({ blocks: 32 });
-  const head = await d.chain.publicClient.getBlockNumber({ cacheTime: 0 });
-  database = await createTestDatabase(PG_URL);
-  ponder = await startPonder({
-    rpcUrl: d.anvil.rpcUrl,
-    manifestFile: writeManifest(d.deployment.manifest),
-    database: database.forPonder("reads_locks"),
-  });
-  await ponder.waitForBlock(head, 120_000);
-  index = await openIndexDb(database.forPonder("reads_locks"));
-  store = createLockStore({ db: index.db });
+  indexed = await indexSeededDevnet(d, "reads_locks");
+  ({ index, store } = indexed);
 }, 180_000);
 
 afterAll(async () => {
-  await index?.close().catch(() => {});
-  await ponder?.stop();
-  await database?.drop();
+  await indexed?.stop();
   await d?.stop();
 });
 
@@ -100,13 +78,12 @@ describe("a failing lock index degrades to source rpc, never fails the request",
 
   // These break the index for good, so the indexer is stopped first (it must not repair what we break).
   beforeAll(async () => {
-    await ponder?.stop();
-    ponder = undefined;
+    await indexed.ponder.stop();
   });
 
   it("a store whose lock query hangs (table locked by another session) → rpc after the timeout", async () => {
     // Hold an exclusive lock in an open transaction: the store's SELECT waits on it for real.
-    const url = (database.forPonder("reads_locks") as { url: string }).url;
+    const url = (indexed.database.forPonder("reads_locks") as { url: string }).url;
     const session = new pg.Client({ connectionString: url, options: '-c search_path="reads_locks"' });
     await session.connect();
     try {
@@ -173,7 +150,7 @@ describe("a failing lock index degrades to source rpc, never fails the request",
   });
 
   it("a closed database connection → rpc", async () => {
-    const other = await openIndexDb(database.forPonder("reads_locks"));
+    const other = await openIndexDb(indexed.database.forPonder("reads_locks"));
     await other.close();
     await expectRpcOnly(createLockStore({ db: other.db }));
   });

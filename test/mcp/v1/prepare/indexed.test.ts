@@ -1,19 +1,10 @@
 import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { createApp } from "../../../../api/app";
-import { createLockStore } from "../../../../api/locks/store";
 import { DEVNET_ABIS, sendTx } from "../../../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../../../devnet/seed";
 import { blockTime, execute, executeAs, lockEvents, prepareOk } from "../../../support/execution";
-import {
-  createTestDatabase,
-  type IndexDb,
-  openIndexDb,
-  type PonderProcess,
-  startPonder,
-  type TestDatabase,
-  writeManifest,
-} from "../../../support/ponder";
+import { type IndexedReads, indexSeededDevnet } from "../../../support/indexedReads";
 import { type ReadsDevnet, startReadsDevnet } from "../../../support/readsDevnet";
 
 // End to end (issue 6 §5, issue 13): a lock made from the prepare route's own transactions shows up in the
@@ -22,29 +13,18 @@ import { type ReadsDevnet, startReadsDevnet } from "../../../support/readsDevnet
 // getLockInfo gives at the answer's block. prepare/lock, topup and extend are Furnace-only on Base and on the
 // devnet, so their calldata is sent by the (impersonated) Furnace; lock-via-furnace is sent by the wallet.
 
-const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const E18 = 10n ** 18n;
 const DAY = 86_400n;
 const user = DEVNET_ACCOUNTS.fresh;
 
 let d: ReadsDevnet;
-let database: TestDatabase;
-let ponder: PonderProcess | undefined;
-let index: IndexDb;
+let indexed: IndexedReads;
 let app: ReturnType<typeof createApp>;
 
 beforeAll(async () => {
   d = await startReadsDevnet();
-  // Mine past Ponder's 30-block finality depth so "indexed up to head" covers the seed.
-  await d.chain.testClient.mine({ blocks: 32 });
-  const head = await d.chain.publicClient.getBlockNumber({ cacheTime: 0 });
-  database = await createTestDatabase(PG_URL);
-  ponder = await startPonder({
-    rpcUrl: d.anvil.rpcUrl,
-    manifestFile: writeManifest(d.deployment.manifest),
-    database: database.forPonder("prepare_idx"),
-  });
-  await ponder.waitForBlock(head, 120_000);
+  indexed = await indexSeededDevnet(d, "prepare_idx");
+  app = d.app({ locks: indexed.store });
   // The Furnace pays what VeLockNFT pulls when it sends the prepared lock/topup calldata itself.
   await sendTx(d.chain, DEVNET_ACCOUNTS.deployer.privateKey, {
     address: d.deployment.addresses.AssetToken,
@@ -52,14 +32,10 @@ beforeAll(async () => {
     functionName: "mint",
     args: [d.deployment.addresses.Furnace, 10_000n * E18],
   });
-  index = await openIndexDb(database.forPonder("prepare_idx"));
-  app = d.app({ locks: createLockStore({ db: index.db }) });
 }, 180_000);
 
 afterAll(async () => {
-  await index?.close().catch(() => {});
-  await ponder?.stop();
-  await database?.drop();
+  await indexed?.stop();
   await d?.stop();
 });
 
