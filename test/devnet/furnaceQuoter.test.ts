@@ -3,34 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEPLOYER_PRIVATE_KEY, DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { type DevCall, revertName, send, startDevnet, type TestDevnet } from "../support/devnet";
+import { DURATION_WEIGHT_VECTORS } from "../support/vectors";
 
 const E18 = 10n ** 18n;
 const DAY = 86_400n;
 const YEAR = 31_536_000n;
 const { fresh, alice } = DEVNET_ACCOUNTS;
 
-// protocol.md §3 vectors: seconds → [durationWeight (1e8 precision), durationWeightBps]
-const VECTORS: [bigint, bigint, bigint][] = [
-  [0n, 10_000_000_000n, 100n],
-  [21_600n, 10_000_000_000n, 100n],
-  [604_800n, 10_000_000_000n, 100n],
-  [604_801n, 10_000_012_400n, 100n],
-  [691_200n, 11_071_428_571n, 110n],
-  [1_209_600n, 17_500_000_000n, 175n],
-  [1_728_000n, 28_214_285_714n, 282n],
-  [2_592_000n, 50_000_000_000n, 500n],
-  [3_888_000n, 75_000_000_000n, 750n],
-  [5_184_000n, 100_000_000_000n, 1000n],
-  [7_776_000n, 150_000_000_000n, 1500n],
-  [8_640_000n, 177_777_777_777n, 1777n],
-  [15_552_000n, 400_000_000_000n, 4000n],
-  [17_280_000n, 455_555_555_555n, 4555n],
-  [23_328_000n, 650_000_000_000n, 6500n],
-  [25_920_000n, 760_526_315_789n, 7605n],
-  [31_449_600n, 996_315_789_473n, 9963n],
-  [31_536_000n, 1_000_000_000_000n, 10000n],
-  [34_560_000n, 1_000_000_000_000n, 10000n],
-];
+const VECTORS = DURATION_WEIGHT_VECTORS;
 
 /** An independent BigInt transcription of protocol.md §3 durationWeight, for points between the vectors. */
 function referenceWeight(seconds: bigint): bigint {
