@@ -5,7 +5,6 @@
  */
 import { zeroAddress } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AssetTokenAbi, VeLockNFTAbi } from "../../abis";
 import { MemoryTtlCache } from "../../api/cache/ttlCache";
 import type { AppDepsInput } from "../../api/deps";
 import { silentLogger } from "../../api/observability/logger";
@@ -13,6 +12,7 @@ import { TOTAL_LOCKED_CLAIM_CALLDATA, TOTAL_SUPPLY_CALLDATA } from "../../api/su
 import { formatWei2 } from "../../api/supply/wei";
 import { DEVNET_ABIS, sendTx } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
+import { chainSupplyAt } from "../support/chainTruth";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 import { ethCallSelector, type RpcFault } from "../support/rpcProxy";
 
@@ -45,25 +45,7 @@ async function get(a: ReturnType<typeof app>, path: string) {
 }
 
 /** The chain's own figures, straight from anvil (not through the proxy), at one block. */
-async function truth() {
-  const pc = d.chain.publicClient;
-  const blockNumber = await pc.getBlockNumber({ cacheTime: 0 });
-  const [total, locked] = await Promise.all([
-    pc.readContract({
-      address: d.deployment.addresses.AssetToken,
-      abi: AssetTokenAbi,
-      functionName: "totalSupply",
-      blockNumber,
-    }),
-    pc.readContract({
-      address: d.deployment.addresses.VeLockNFT,
-      abi: VeLockNFTAbi,
-      functionName: "totalLockedClaim",
-      blockNumber,
-    }),
-  ]);
-  return { total, locked, circulating: total - locked };
-}
+const truth = () => chainSupplyAt(d);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

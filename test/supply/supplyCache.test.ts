@@ -6,13 +6,13 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AssetTokenAbi, VeLockNFTAbi } from "../../abis";
 import { RedisTtlCache } from "../../api/cache/redisTtlCache";
 import type { TtlCache } from "../../api/cache/ttlCache";
 import { silentLogger } from "../../api/observability/logger";
 import { TOTAL_LOCKED_CLAIM_CALLDATA, TOTAL_SUPPLY_CALLDATA } from "../../api/supply/reads";
 import { createSupplyCache } from "../../api/supply/supplyCache";
 import { formatWei2 } from "../../api/supply/wei";
+import { chainSupplyAt } from "../support/chainTruth";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 import { ethCallSelector } from "../support/rpcProxy";
 
@@ -55,25 +55,10 @@ const reads = () => ({
     .length,
 });
 
-async function truth() {
-  const pc = d.chain.publicClient;
-  const blockNumber = await pc.getBlockNumber({ cacheTime: 0 });
-  const [total, locked] = await Promise.all([
-    pc.readContract({
-      address: d.deployment.addresses.AssetToken,
-      abi: AssetTokenAbi,
-      functionName: "totalSupply",
-      blockNumber,
-    }),
-    pc.readContract({
-      address: d.deployment.addresses.VeLockNFT,
-      abi: VeLockNFTAbi,
-      functionName: "totalLockedClaim",
-      blockNumber,
-    }),
-  ]);
-  return { total: formatWei2(total), circulating: formatWei2(total - locked) };
-}
+const truth = async () => {
+  const { total, circulating } = await chainSupplyAt(d);
+  return { total: formatWei2(total), circulating: formatWei2(circulating) };
+};
 
 async function ourKeys(): Promise<string[]> {
   return admin.keys(`${PREFIX}*`);

@@ -63,3 +63,24 @@ export async function chainBalancesAt(d: ReadsDevnet, user: Address, blockNumber
     veBalanceWei: String(await read(a.VeLockNFT, DEVNET_ABIS.VeLockNFT, "veBalanceOf")),
   };
 }
+
+/** The supply figures straight from anvil (not through the proxy), both at the current head block. */
+export async function chainSupplyAt(d: ReadsDevnet) {
+  const pc = d.chain.publicClient;
+  const blockNumber = await pc.getBlockNumber({ cacheTime: 0 });
+  const [total, locked] = await Promise.all([
+    pc.readContract({
+      address: d.deployment.addresses.AssetToken,
+      abi: DEVNET_ABIS.AssetToken,
+      functionName: "totalSupply",
+      blockNumber,
+    }),
+    pc.readContract({
+      address: d.deployment.addresses.VeLockNFT,
+      abi: DEVNET_ABIS.VeLockNFT,
+      functionName: "totalLockedClaim",
+      blockNumber,
+    }),
+  ]);
+  return { total, locked, circulating: total - locked, blockNumber };
+}
