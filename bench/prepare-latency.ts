@@ -10,7 +10,7 @@
  */
 import { encodeFunctionData } from "viem";
 import { AssetTokenAbi } from "../abis";
-import { benchDevnet } from "./readsDevnet";
+import { bareEthCall, benchDevnet } from "./readsDevnet";
 
 const N = Math.min(Number(process.argv[2] ?? 300), 5_000);
 const E18 = 10n ** 18n;
@@ -18,27 +18,12 @@ const b = await benchDevnet();
 try {
   const user = b.seed.accounts.fresh.address;
   const c = b.deployment.addresses;
-  const bare = JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "eth_call",
-    params: [
-      {
-        to: c.AssetToken,
-        data: encodeFunctionData({ abi: AssetTokenAbi, functionName: "allowance", args: [user, c.VeLockNFT] }),
-      },
-      "latest",
-    ],
-  });
-  const bareCall = async () => {
-    const res = await fetch(b.anvil.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: bare,
-    });
-    const json = (await res.json()) as { result?: string };
-    if (typeof json.result !== "string") throw new Error("bare eth_call failed");
-  };
+  const bareCall = bareEthCall(
+    b.anvil.rpcUrl,
+    c.AssetToken,
+    encodeFunctionData({ abi: AssetTokenAbi, functionName: "allowance", args: [user, c.VeLockNFT] }),
+  );
+
   const withdraw = `/api/mcp/v1/prepare/withdraw-lp?user=${user}`;
   const lock = `/api/mcp/v1/prepare/lock?user=${user}&amountWei=${1000n * E18}&durationSecs=604800`;
   const furnace = `/api/mcp/v1/prepare/lock-via-furnace?user=${user}&claimAmountWei=${2000n * E18}&durationSeconds=2592000`;

@@ -24,7 +24,7 @@ import { multicallView } from "../api/chain/multicall";
 import { viewRequest } from "../api/chain/readView";
 import { startApiChild } from "../test/support/apiProcess";
 import { writeManifest } from "../test/support/ponder";
-import { benchDevnet } from "./readsDevnet";
+import { bareEthCall, benchDevnet } from "./readsDevnet";
 import { benchIndex } from "./stateIndex";
 
 const N = Math.min(Number(process.argv[2] ?? 400), 5_000);
@@ -46,27 +46,12 @@ const api = await startApiChild({
 try {
   const user = b.seed.accounts.fresh.address;
   const statePath = `/api/mcp/v1/state/${user}`;
-  const bare = JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "eth_call",
-    params: [
-      {
-        to: b.deployment.addresses.AssetToken,
-        data: encodeFunctionData({ abi: AssetTokenAbi, functionName: "balanceOf", args: [user] }),
-      },
-      "latest",
-    ],
-  });
-  const bareCall = async () => {
-    const res = await fetch(b.anvil.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: bare,
-    });
-    const json = (await res.json()) as { result?: string };
-    if (typeof json.result !== "string") throw new Error("bare eth_call failed");
-  };
+  const bareCall = bareEthCall(
+    b.anvil.rpcUrl,
+    b.deployment.addresses.AssetToken,
+    encodeFunctionData({ abi: AssetTokenAbi, functionName: "balanceOf", args: [user] }),
+  );
+
   const stateCall = () => idx.get(statePath);
   const servedCall = async () => {
     const res = await fetch(`${api.base}${statePath}`);
@@ -124,8 +109,17 @@ try {
 
   // The same bare eth_call through the service's own RpcClient (node:http keep-alive): a stricter baseline, the
   // client the route itself uses for its one round trip.
-  const bareRequest = JSON.parse(bare) as { method: string; params: unknown[] };
-  const bareViaClient = () => b.rpc.request(bareRequest);
+  const bareViaClient = () =>
+    b.rpc.request({
+      method: "eth_call",
+      params: [
+        {
+          to: b.deployment.addresses.AssetToken,
+          data: encodeFunctionData({ abi: AssetTokenAbi, functionName: "balanceOf", args: [user] }),
+        },
+        "latest",
+      ],
+    });
   const series: [string, () => Promise<unknown>][] = [
     ["bare eth_call (baseline)", bareCall],
     ["bare eth_call via RpcClient", bareViaClient],

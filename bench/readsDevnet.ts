@@ -47,3 +47,16 @@ export async function benchDevnet(front?: (anvilUrl: string) => Promise<{ url: s
     },
   };
 }
+
+/**
+ * The baseline every latency bench divides by: one bare `eth_call` of `data` to `to`, sent with fetch straight to
+ * the node, nothing else. Throws when the node does not answer with a result.
+ */
+export function bareEthCall(rpcUrl: string, to: string, data: string): () => Promise<void> {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_call", params: [{ to, data }, "latest"] });
+  return async () => {
+    const res = await fetch(rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
+    const json = (await res.json()) as { result?: string };
+    if (typeof json.result !== "string") throw new Error("bare eth_call failed");
+  };
+}
