@@ -54,19 +54,28 @@ export async function execute(
 ): Promise<TransactionReceipt[]> {
   const wallet = d.chain.walletFor(privateKey);
   const receipts: TransactionReceipt[] = [];
-  for (const tx of envelope.transactions) {
-    expect(tx.chainId).toBe(d.chain.chain.id);
-    const hash = await wallet.sendTransaction({
-      to: tx.to,
-      data: tx.data,
-      value: BigInt(tx.value),
-      chain: d.chain.chain,
-    });
-    const receipt = await d.chain.publicClient.waitForTransactionReceipt({ hash });
-    expect(receipt.status, `${tx.step} reverted`).toBe("success");
-    receipts.push(receipt);
-  }
+  for (const tx of envelope.transactions) receipts.push(await sendPrepared(d, wallet, tx, "the wallet"));
   return receipts;
+}
+
+/** One prepared transaction with exactly its `to`, `data`, `value` on its chain; mined, and must succeed. */
+async function sendPrepared(
+  d: ReadsDevnet,
+  wallet: Pick<ReturnType<ReadsDevnet["chain"]["walletFor"]>, "sendTransaction">,
+  tx: PreparedTx,
+  who: string,
+): Promise<TransactionReceipt> {
+  expect(tx.chainId).toBe(d.chain.chain.id);
+  // biome-ignore lint/suspicious/noExplicitAny: wallets with a local or a json-rpc account take the same request
+  const hash = await (wallet.sendTransaction as any)({
+    to: tx.to,
+    data: tx.data,
+    value: BigInt(tx.value),
+    chain: d.chain.chain,
+  });
+  const receipt = await d.chain.publicClient.waitForTransactionReceipt({ hash });
+  expect(receipt.status, `${tx.step} from ${who} reverted`).toBe("success");
+  return receipt;
 }
 
 /** The VeLockNFT events of a receipt, decoded. */
@@ -111,15 +120,7 @@ export async function executeAs(d: ReadsDevnet, from: Address, tx: PreparedTx): 
   try {
     await rpc.setBalance({ address: from, value: 10n ** 20n });
     const wallet = createWalletClient({ chain: d.chain.chain, transport: http(d.anvil.rpcUrl), account: from });
-    const hash = await wallet.sendTransaction({
-      to: tx.to,
-      data: tx.data,
-      value: BigInt(tx.value),
-      chain: d.chain.chain,
-    });
-    const receipt = await d.chain.publicClient.waitForTransactionReceipt({ hash });
-    expect(receipt.status, `${tx.step} from ${from} reverted`).toBe("success");
-    return receipt;
+    return await sendPrepared(d, wallet, tx, from);
   } finally {
     await rpc.stopImpersonatingAccount({ address: from });
   }
