@@ -119,6 +119,14 @@ export const withdrawLp = defineAction({
     parseQuery(url, {});
     return null;
   },
+  // The published vault reverts AmountZero when no unbond has matured: say what that means here.
+  hint: () => (error) =>
+    error.name === "AmountZero"
+      ? {
+          message:
+            "Nothing to withdraw yet: no unbond of this wallet has finished its 7-day wait (unbond-lp starts one).",
+        }
+      : undefined,
   encode: (contracts) => ({
     calls: [
       {

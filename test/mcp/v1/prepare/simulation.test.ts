@@ -96,6 +96,14 @@ describe("simulation on a node that has eth_simulateV1", () => {
     expect(failed.error.name).toBe("NotAuthorized");
   });
 
+  it("withdraw-lp with nothing matured: AmountZero (the published vault's name), with a hint saying what it means", async () => {
+    const { status, body } = await d.get(d.app(), preparePath("withdraw-lp", { user: fresh }));
+    expect(status).toBe(200);
+    expect(body.simulation.ok).toBe(false);
+    expect(body.simulation.steps[0].error).toMatchObject({ name: "AmountZero", selector: "0xcbca5aa2" });
+    expect(body.simulation.hint.message).toMatch(/7-day wait/);
+  });
+
   it("actions without user in their spec parameters: skipped no-user without it, simulated with it", async () => {
     for (const action of ["collect-all", "collect-royalties", "harvest-rewards", "withdraw-lp"]) {
       d.proxy.reset();
