@@ -25,7 +25,7 @@ export type AppConfig = {
   /**
    * API_PORT: when set, `ponder start` also serves the API on this port with the API process's own server
    * (api/server/server.ts), reading Ponder's in-process database; Ponder's HTTP server stays on its --port.
-   * `npm start` sets it. Unset (production): Ponder only indexes, or serves the app behind its own server.
+   * `npm start` sets it. Unset (production, `npm run serve:indexer`): Ponder only indexes; `serve:api` serves.
    */
   apiPort: number | null;
   /** Where Ponder keeps the index. `url` holds credentials: log it only through describeConfig. */

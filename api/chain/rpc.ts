@@ -157,36 +157,46 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
         if (!node) throw new Error("not an http(s) URL");
         const { transport, agent, url } = node;
         const payload = JSON.stringify(body);
-        reply = await new Promise((resolve, reject) => {
-          request = transport.request(
-            url,
-            {
-              method: "POST",
-              agent,
-              headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
-            },
-            (res) => {
-              const status = res.statusCode ?? 0;
-              if (status < 200 || status > 299) {
-                res.resume(); // drained, so the connection can be reused
-                resolve({ status, text: "" });
-                return;
-              }
-              res.setEncoding("utf8");
-              let text = "";
-              res.on("data", (chunk: string) => {
-                text += chunk;
-              });
-              res.on("end", () => resolve({ status, text }));
-              res.on("error", reject);
-              res.on("close", () => {
-                if (!res.complete) reject(new Error("the answer was cut off"));
-              });
-            },
-          );
-          request.on("error", reject);
-          request.end(payload);
-        });
+        const send = () =>
+          new Promise<{ status: number; text: string }>((resolve, reject) => {
+            request = transport.request(
+              url,
+              {
+                method: "POST",
+                agent,
+                headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+              },
+              (res) => {
+                const status = res.statusCode ?? 0;
+                if (status < 200 || status > 299) {
+                  res.resume(); // drained, so the connection can be reused
+                  resolve({ status, text: "" });
+                  return;
+                }
+                res.setEncoding("utf8");
+                let text = "";
+                res.on("data", (chunk: string) => {
+                  text += chunk;
+                });
+                res.on("end", () => resolve({ status, text }));
+                res.on("error", reject);
+                res.on("close", () => {
+                  if (!res.complete) reject(new Error("the answer was cut off"));
+                });
+              },
+            );
+            request.on("error", reject);
+            request.end(payload);
+          });
+        try {
+          reply = await send();
+        } catch (error) {
+          // A pooled keep-alive connection the node (or a load balancer in front of it) closed while idle fails
+          // the moment it is reused, before the node saw the request. Every method here is a read, so sending it
+          // once more on a new connection is safe; only that case is retried, and never after a stop.
+          if (!request?.reusedSocket || stopped()) throw error;
+          reply = await send();
+        }
       } catch {
         throw stopped() ?? new RpcError("unreachable", `RPC ${method}: node unreachable`, { method });
       }

@@ -135,3 +135,47 @@ describe("RpcClient cancellation", () => {
     expect(await Promise.all(plain)).toEqual(["0x1", "0x1"]);
   });
 });
+
+describe("RpcClient keep-alive", () => {
+  // A node (or the load balancer in front of it) that drops a pooled connection the moment it is reused: every
+  // connection answers its first request and is destroyed when a second one arrives on it, unanswered.
+  let dropping: ReturnType<typeof createServer>;
+  let dropUrl: string;
+  let connections = 0;
+  beforeAll(async () => {
+    dropping = createServer((req, res) => {
+      const socket = req.socket as typeof req.socket & { served?: boolean };
+      if (socket.served) {
+        socket.destroy();
+        return;
+      }
+      socket.served = true;
+      let body = "";
+      req.on("data", (c: Buffer) => {
+        body += c.toString("utf8");
+      });
+      req.on("end", () => {
+        const { id } = JSON.parse(body) as { id: number };
+        res
+          .writeHead(200, { "content-type": "application/json", connection: "keep-alive" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id, result: "0x2a" }));
+      });
+    });
+    dropping.on("connection", () => connections++);
+    await new Promise<void>((ready) => dropping.listen(0, "127.0.0.1", ready));
+    dropUrl = `http://127.0.0.1:${(dropping.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    dropping.closeAllConnections();
+    await new Promise((done) => dropping.close(done));
+  });
+
+  it("a reused connection the node dropped is retried once on a new one: the read succeeds", async () => {
+    const outcomes: RpcOutcome[] = [];
+    const rpc = createRpcClient({ url: dropUrl, timeoutMs: 5_000, onCall: (_m, o) => outcomes.push(o) });
+    for (let i = 0; i < 5; i++) expect(await rpc.request(blockNumber)).toBe("0x2a");
+    expect(outcomes).toEqual(["ok", "ok", "ok", "ok", "ok"]);
+    // Every call after the first met a dropped pooled connection, then got a fresh one.
+    expect(connections).toBe(5);
+  });
+});
