@@ -8,6 +8,7 @@ import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
 import type { PeerAddressSource } from "./http/clientIp";
 import type { LockStore } from "./locks/types";
+import type { IndexWatermarkSource } from "./locks/watermark";
 import type { Gate } from "./mcp/v1/gate";
 import type { Logger } from "./observability/logger";
 import type { Metrics } from "./observability/metrics";
@@ -22,6 +23,8 @@ export type AppDeps = {
   gate: Gate;
   /** The lock index behind state's veLocks; null when none is configured (state answers source "rpc"). */
   locks: LockStore | null;
+  /** How far `locks` is, polled (api/locks/watermark.ts); without it every state read asks the index. */
+  indexWatermark?: IndexWatermarkSource;
   /** Supply cache, TTLs and deadline; everything defaults (in-process cache, spec TTLs). */
   supply?: SupplyDeps;
   /** Request budgets on /api/mcp/v1: in-memory, or Redis when config.redisUrl is set. */

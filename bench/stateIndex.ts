@@ -28,7 +28,13 @@ export async function benchIndex(b: Awaited<ReturnType<typeof benchDevnet>>) {
   if (ponderDb.kind !== "postgres") throw new Error("the state benchmarks need Postgres");
   const index = openIndexDatabase({ url: ponderDb.url, schema: ponderDb.schema });
   const store = index.store;
-  const app = createApp({ config: b.config, rpc: b.rpc, logger: createLogger({ level: "warn" }), locks: store });
+  const app = createApp({
+    config: b.config,
+    rpc: b.rpc,
+    logger: createLogger({ level: "warn" }),
+    locks: store,
+    indexWatermark: index.watermark,
+  });
   const get = async (p: string) => {
     const res = await app.request(p);
     const body = await res.text();

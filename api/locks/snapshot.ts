@@ -20,17 +20,22 @@
  *
  * Round trips: one when the index is current or nothing of the user's changed since it; two when locks were
  * minted since (more than SPECULATIVE_IDS of them, by anyone) or the user's ids changed since the hint the
- * route kept for them; never more.
+ * route kept for them; never more. SQL statements: none for a repeat read the chain proves complete while the
+ * index's watermark is fresh (api/locks/watermark.ts); otherwise one.
  */
 import { type Address, encodeFunctionData, type Hex } from "viem";
 import { AssetTokenAbi, LpStakingVault7DAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "../../abis";
 import { decodeMember, type MulticallResult, type MulticallVia, multicallAtOneBlock } from "../chain/multicall";
 import { ViewReadError } from "../chain/readView";
 import type { RpcClient } from "../chain/rpc";
-import type { IndexedLockIds, LiveLock } from "./types";
+import type { IndexedLockIds, IndexMark, LiveLock } from "./types";
 
-/** Ids after the index's highest that the first read also tries: a fresh mint is answered in one round trip. */
-export const SPECULATIVE_IDS = 4n;
+/**
+ * Ids after the index's highest that the first read also tries, so a fresh mint is answered in one round trip:
+ * the user's own lock and one more mint by anyone. Each costs the read an ownerOf + getLockInfo (~0.04 ms of
+ * node time on this machine, bench/reads-latency.ts), paid by every read, so few.
+ */
+export const SPECULATIVE_IDS = 2n;
 /** Most ids minted since the indexed block that a second read will try; beyond it, the answer says "rpc". */
 export const MAX_NEW_MINTS = 256n;
 
@@ -150,45 +155,71 @@ const range = (from: bigint, toExclusive: bigint) => {
 
 const ascending = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** The ids a first read tries for an index answer: the user's ids and the next few after the highest. */
-export function candidatesOf(index: IndexedLockIds): bigint[] {
-  const next = range(index.maxTokenId + 1n, index.maxTokenId + 1n + SPECULATIVE_IDS);
-  return [...new Set([...index.tokenIds, ...next])].sort(ascending);
+/**
+ * The ids a first read tries for an index answer: the user's ids and the next few after the highest — and
+ * after `alsoAfter` too (the watermark's highest id, when newer than the hint's).
+ */
+export function candidatesOf(index: IndexedLockIds, alsoAfter: bigint = index.maxTokenId): bigint[] {
+  const after = (max: bigint) => range(max + 1n, max + 1n + SPECULATIVE_IDS);
+  return [...new Set([...index.tokenIds, ...after(index.maxTokenId), ...after(alsoAfter)])].sort(ascending);
 }
 
+type IndexAnswer = IndexedLockIds | null;
+
 /**
- * Reads the user's snapshot. `index` resolves to null without an index (down, too slow): then nothing but
- * the hint's ids can be proven. `hint` is what the index said about this user last time (the state route
- * keeps it per user): with a hint, the eth_call goes out at once, alongside the SQL query, instead of after
- * it — the proof does not depend on where the candidates came from, and if the index now names an id the
- * hint lacked, the second read (pinned to B) takes it in. Without a hint the SQL answer comes first.
+ * Reads the user's snapshot. `index` is the index's answer for the user — a value, a promise, or a lookup
+ * called at most once — null without an index (down, too slow): then nothing but the hint's ids can be proven.
+ * `hint` is what the index said about this user last time (the state route keeps it per user):
+ * - with a hint and a fresh `watermark` (api/locks/watermark.ts), the eth_call goes out alone and the index
+ *   is only asked when the chain disproves the hint (the count does not match): a repeat read of a user whose
+ *   locks did not change costs no SQL at all, and the answer's index is the proven set at the watermark;
+ * - with a hint only, the eth_call goes out at once, alongside the SQL query, instead of after it;
+ * - without a hint, the SQL answer comes first.
+ * The proof does not depend on where the candidates came from; if the index names an id the first read did
+ * not try, the second read (pinned to B) takes it in.
  */
 export async function readSnapshot(opts: {
   rpc: RpcClient;
   via: MulticallVia;
   contracts: SnapshotContracts;
   user: Address;
-  index: Promise<IndexedLockIds | null> | IndexedLockIds | null;
+  index: IndexAnswer | Promise<IndexAnswer> | (() => Promise<IndexAnswer>);
   hint?: IndexedLockIds;
+  /** The index's mark from a recent poll; used only with a hint. */
+  watermark?: IndexMark;
   /** Default MAX_NEW_MINTS. */
   maxNewMints?: bigint;
-}): Promise<Snapshot & { index: IndexedLockIds | null }> {
-  const { rpc, via, contracts, user, hint, maxNewMints = MAX_NEW_MINTS } = opts;
+}): Promise<Snapshot & { index: IndexedLockIds | null; hint: IndexedLockIds | undefined }> {
+  const { rpc, via, contracts, user, hint, watermark, maxNewMints = MAX_NEW_MINTS } = opts;
   const base = baseCalls(contracts, user);
   const firstRead = (ids: bigint[]) => multicallAtOneBlock(rpc, [...base, ...idCalls(contracts.ve, ids)], { via });
-  let index: IndexedLockIds | null;
+  const lookup = async () => (typeof opts.index === "function" ? opts.index() : opts.index);
+  let index: IndexAnswer;
   let candidates: bigint[];
   let first: MulticallResult;
-  if (hint) {
+  let firstView: ReturnType<typeof interpret> | undefined;
+  if (hint && watermark) {
+    candidates = candidatesOf(hint, watermark.maxTokenId);
+    first = await firstRead(candidates);
+    const proven = interpret(first, contracts, user, candidates);
+    firstView = proven;
+    if (BigInt(proven.owned.length) === proven.count) {
+      // The user's whole set at B, proven on chain: nothing the index could add. It stands as the index's answer,
+      // at the watermark's position.
+      index = { tokenIds: proven.owned.map((l) => l.tokenId), ...watermark };
+    } else {
+      index = await lookup();
+    }
+  } else if (hint) {
     candidates = candidatesOf(hint);
-    [first, index] = await Promise.all([firstRead(candidates), opts.index]);
+    [first, index] = await Promise.all([firstRead(candidates), lookup()]);
   } else {
-    index = await opts.index;
+    index = await lookup();
     candidates = index ? candidatesOf(index) : [];
     first = await firstRead(candidates);
   }
   let read = first;
-  let view = interpret(first, contracts, user, candidates);
+  let view = firstView ?? interpret(first, contracts, user, candidates);
   let roundTrips = 1;
 
   if (index && BigInt(view.owned.length) !== view.count) {
@@ -214,6 +245,15 @@ export async function readSnapshot(opts: {
     }
   }
   const complete = BigInt(view.owned.length) === view.count;
+  // The next read's best guess: the set proven at B and every id minted by B (the chain's, fresher than any
+  // index); unproven, the index's answer.
+  const nextHint = complete
+    ? {
+        tokenIds: view.owned.map((l) => l.tokenId),
+        maxTokenId: view.next - 1n,
+        indexedBlock: index?.indexedBlock ?? null,
+      }
+    : (index ?? undefined);
   return {
     blockNumber: read.blockNumber,
     claimBalanceWei: view.claim,
@@ -227,5 +267,6 @@ export async function readSnapshot(opts: {
     complete,
     roundTrips,
     index,
+    hint: nextHint,
   };
 }

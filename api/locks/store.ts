@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { sql } from "ponder";
 import type { Address } from "viem";
 import { memoizeSuccess } from "../cache/memo";
-import type { IndexedLockIds, LiveLock, LockStore } from "./types";
+import type { IndexedLockIds, IndexMark, LiveLock, LockStore } from "./types";
 
 /** Any drizzle Postgres database (only `execute` is used): Ponder's read-only `db`, or drizzle over node-postgres,
  *  PGlite or pg-proxy. */
@@ -53,30 +53,41 @@ const big = (value: unknown): bigint => BigInt(String(value));
 const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /**
- * lockIdsOf's statement for one schema, split around its one parameter (the owner, lower-case hex): the
- * prepared path sends it with `$1`, the drizzle path with a bound value there; both the same SQL.
+ * The statements for one schema. lockIdsOf's is split around its one parameter (the owner, lower-case hex):
+ * the prepared path sends it with `$1`, the drizzle path with a bound value there; both the same SQL.
+ * indexMark's is its second half alone: the highest id and the indexed block, no owner.
  */
-function lockIdsStatement(schema: string) {
+function lockStatements(schema: string) {
   const lock = `${quoted(schema)}.${quoted("lock")}`;
+  const mark = `(SELECT max(token_id)::text FROM ${lock}) AS max_id,
+  (SELECT min(substring(latest_checkpoint FROM 27 FOR 16))::text
+     FROM ${quoted(schema)}.${quoted("_ponder_checkpoint")}) AS indexed_block`;
   const before = `SELECT
   (SELECT string_agg(token_id::text, ',' ORDER BY token_id) FROM ${lock} WHERE owner = `;
   const after = ` AND NOT burned) AS ids,
-  (SELECT max(token_id)::text FROM ${lock}) AS max_id,
-  (SELECT min(substring(latest_checkpoint FROM 27 FOR 16))::text
-     FROM ${quoted(schema)}.${quoted("_ponder_checkpoint")}) AS indexed_block`;
+  ${mark}`;
   const text = `${before}$1${after}`;
-  // A name per schema, under Postgres's 63-byte identifier limit.
-  const name = `lock_ids_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`;
-  return { schema, before, after, text, name };
+  const markText = `SELECT ${mark}`;
+  // Names per schema, under Postgres's 63-byte identifier limit.
+  const nameOf = (prefix: string, sqlText: string) =>
+    `${prefix}_${createHash("sha256").update(sqlText).digest("hex").slice(0, 24)}`;
+  return {
+    schema,
+    ids: { before, after, text, name: nameOf("lock_ids", text) },
+    mark: { text: markText, name: nameOf("index_mark", markText) },
+  };
+}
+
+function markFrom(row: Row): IndexMark {
+  return {
+    maxTokenId: row.max_id == null ? 0n : big(row.max_id),
+    indexedBlock: row.indexed_block == null ? null : big(row.indexed_block),
+  };
 }
 
 function lockIdsFrom(row: Row): IndexedLockIds {
   const ids = typeof row.ids === "string" && row.ids !== "" ? row.ids.split(",").map((id) => BigInt(id)) : [];
-  return {
-    tokenIds: ids,
-    maxTokenId: row.max_id == null ? 0n : big(row.max_id),
-    indexedBlock: row.indexed_block == null ? null : big(row.indexed_block),
-  };
+  return { tokenIds: ids, ...markFrom(row) };
 }
 
 export function createLockStore({ db, schema, prepared }: CreateLockStoreOptions): LockStore {
@@ -91,11 +102,11 @@ export function createLockStore({ db, schema, prepared }: CreateLockStoreOptions
         })
       : () => Promise.resolve(schema);
   const table = async (name: string) => sql`${sql.identifier(await resolveSchema())}.${sql.identifier(name)}`;
-  let statement: ReturnType<typeof lockIdsStatement> | undefined;
-  const lockIds = async () => {
+  let statements: ReturnType<typeof lockStatements> | undefined;
+  const current = async () => {
     const name = await resolveSchema();
-    if (statement?.schema !== name) statement = lockIdsStatement(name);
-    return statement;
+    if (statements?.schema !== name) statements = lockStatements(name);
+    return statements;
   };
 
   return {
@@ -126,12 +137,21 @@ export function createLockStore({ db, schema, prepared }: CreateLockStoreOptions
      * `_ponder_meta` and `_ponder_checkpoint`), so a reader given the views schema works unchanged.
      */
     async lockIdsOf(owner: Address): Promise<IndexedLockIds> {
-      const st = await lockIds();
+      const st = (await current()).ids;
       const user = owner.toLowerCase();
       const rows = prepared
         ? (await prepared({ name: st.name, text: st.text, values: [user] })).rows
         : await rowsOf(db, sql`${sql.raw(st.before)}${user}${sql.raw(st.after)}`);
       return lockIdsFrom(rows[0] ?? {});
+    },
+
+    /** The highest id minted and the indexed block, as lockIdsOf reports them, for no owner (the watermark's poll). */
+    async indexMark(): Promise<IndexMark> {
+      const st = (await current()).mark;
+      const rows = prepared
+        ? (await prepared({ name: st.name, text: st.text, values: [] })).rows
+        : await rowsOf(db, sql.raw(st.text));
+      return markFrom(rows[0] ?? {});
     },
 
     /**

@@ -7,9 +7,13 @@ export type LiveLock = { tokenId: bigint; amount: bigint; lockEnd: bigint; autoM
  * What the index says about a user at one moment, read in one SQL statement (one snapshot of the tables):
  * which token ids to read on chain — never their values, which the chain gives at the answer's block.
  */
-export type IndexedLockIds = {
+export type IndexedLockIds = IndexMark & {
   /** The owner's unburned token ids by the index, ascending. */
   tokenIds: bigint[];
+};
+
+/** How far the index is, for no owner in particular (api/locks/watermark.ts polls it). */
+export type IndexMark = {
   /** The highest token id the index has seen minted (any owner, burned or not); 0 when none. Ids are
    *  sequential and never reused, so every id minted after the indexed block is above it. */
   maxTokenId: bigint;
@@ -23,6 +27,8 @@ export interface LockStore {
   liveLocksOf(owner: Address): Promise<LiveLock[]>;
   /** The owner's token ids, the highest id minted and the indexed block, consistent with each other. */
   lockIdsOf(owner: Address): Promise<IndexedLockIds>;
+  /** The highest id minted and the indexed block, in one statement (lockIdsOf's, without an owner). */
+  indexMark(): Promise<IndexMark>;
   /** True once the index has caught up with the chain (Ponder's readiness); false while back-filling. */
   isReady(): Promise<boolean>;
 }

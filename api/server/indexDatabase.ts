@@ -11,12 +11,15 @@ import pg from "pg";
 import type { ReadyState } from "../deps";
 import { createLockStore } from "../locks/store";
 import type { LockStore } from "../locks/types";
+import { IndexWatermark } from "../locks/watermark";
 import { boundedReadiness } from "./readiness";
 
 export const INDEX_DB_TIMEOUTS = { connectMs: 500, statementMs: 2_000, queryMs: 2_500 } as const;
 
 export type IndexDatabase = {
   store: LockStore;
+  /** The store's mark, polled from the moment the database is opened (api/locks/watermark.ts). */
+  watermark: IndexWatermark;
   /** /ready: the database answers within READY_PROBE_MS and the index's tables exist in the schema. */
   readiness(): Promise<ReadyState>;
   close(): Promise<void>;
@@ -36,12 +39,17 @@ export function openIndexDatabase(options: { url: string; schema: string; poolSi
   const db = drizzle(pool);
   // The per-request statement goes prepared straight to the pool (api/locks/store.ts: CreateLockStoreOptions).
   const store = createLockStore({ db, schema: options.schema, prepared: (statement) => pool.query(statement) });
+  const watermark = new IndexWatermark(() => store.indexMark()).start();
   return {
     store,
+    watermark,
     readiness: boundedReadiness(async () => {
       const res = await db.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present`);
       return (res as unknown as { rows: { present: boolean }[] }).rows[0]?.present === true;
     }),
-    close: () => pool.end(),
+    close: async () => {
+      await watermark.stop();
+      await pool.end();
+    },
   };
 }

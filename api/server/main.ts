@@ -22,7 +22,11 @@ const schema = config.database.viewsSchema ?? config.database.schema;
 const index = config.database.url && schema ? openIndexDatabase({ url: config.database.url, schema }) : null;
 if (!index) logger.warn("no index database configured (DATABASE_URL and a schema): state answers source rpc");
 
-const app = createApp({ ...deps, locks: index?.store ?? null, ...(index ? { readiness: index.readiness } : {}) });
+const app = createApp({
+  ...deps,
+  locks: index?.store ?? null,
+  ...(index ? { readiness: index.readiness, indexWatermark: index.watermark } : {}),
+});
 const host = config.host ?? "0.0.0.0";
 const api = await startApiServer(app, { port: config.port ?? 42069, hostname: host });
 process.stdout.write(`${JSON.stringify({ listening: { port: api.port, host } })}\n`);

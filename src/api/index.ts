@@ -13,6 +13,7 @@ import { Hono } from "hono";
 import { createApp } from "../../api/app";
 import { cliSchemaFrom } from "../../api/config";
 import { createLockStore } from "../../api/locks/store";
+import { IndexWatermark } from "../../api/locks/watermark";
 import { boundedReadiness } from "../../api/server/readiness";
 import { startApiServer } from "../../api/server/server";
 import { createServiceDeps } from "../../api/service";
@@ -35,7 +36,9 @@ const logger = deps.logger!;
 if (config.apiPort !== null) {
   // /ready as the API process answers it: bounded; ready once Ponder marked the index ready (is_ready, the
   // in-process equivalent of the views schema existing), "index missing" while it back-fills.
-  const app = createApp({ ...deps, readiness: boundedReadiness(() => store.isReady()) });
+  // The index's mark polled as the API process polls it (api/locks/watermark.ts); the timer never holds the exit.
+  const indexWatermark = new IndexWatermark(() => store.indexMark()).start();
+  const app = createApp({ ...deps, indexWatermark, readiness: boundedReadiness(() => store.isReady()) });
   const host = config.host ?? "127.0.0.1";
   const api = await startApiServer(app, { port: config.apiPort, hostname: host });
   // Our drain first (stop accepting, finish in-flight within SHUTDOWN_DRAIN_MS), then Ponder's shutdown.

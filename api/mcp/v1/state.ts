@@ -107,8 +107,16 @@ export const stateRoute = {
       chainId: integer("The chain the balances were read on."),
       blockNumber: uintString("The block every figure of the answer was read at."),
       indexedBlock: {
-        anyOf: [uintString("The last block the lock index had processed when the answer was made."), { type: "null" }],
-        description: "The last block the lock index had processed; null when the index was unavailable.",
+        anyOf: [
+          uintString(
+            "The last block the lock index had processed, as read for this answer or by the server's poll of the " +
+              "index at most 1 s before it.",
+          ),
+          { type: "null" },
+        ],
+        description:
+          "The last block the lock index had processed (read for this answer, or polled at most 1 s before it); " +
+          "null when the index was unavailable.",
       },
       user: object({
         address: addressString("The wallet, EIP-55 checksummed."),
@@ -155,20 +163,24 @@ export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
     const rpc = deps.rpc;
     if (!rpc) throw new StateReadFailedError("No RPC endpoint is configured.", { upstream: "unconfigured" });
 
-    // The index's ids decide what the eth_call reads; with a hint from this user's last read both go at once.
+    // The index's ids decide what the eth_call reads; with a hint from this user's last read both go at once, or,
+    // while the index's watermark is fresh, the eth_call alone (the SQL only if the chain disproves the hint).
     const snap = await readSnapshot({
       rpc,
       via: multicallViaFor(deps.config.chainId),
       contracts,
       user,
       // A quarter of the route's deadline at most: the chain read that follows must still fit in it.
-      index: idsFromIndex(
-        deps.locks,
-        user,
-        Math.min(LOCKS_BUDGET_MS, v1DeadlineMs(deps.config.rpcTimeoutMs) / 4),
-        deps.logger,
-      ),
+      index: () =>
+        idsFromIndex(
+          deps.locks,
+          user,
+          Math.min(LOCKS_BUDGET_MS, v1DeadlineMs(deps.config.rpcTimeoutMs) / 4),
+          deps.logger,
+        ),
       hint: hints.get(user),
+      // Only with an index to ask when the chain disproves the hint.
+      watermark: deps.locks ? deps.indexWatermark?.fresh() : undefined,
     }).catch((error: unknown) => {
       if (error instanceof ViewReadError) {
         // A member's failure (reverted, or not its view's exact encoding) is "subcall"; the call's own, its kind.
@@ -179,7 +191,7 @@ export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
       throw error;
     });
     const index = snap.index;
-    if (index) hints.set(user, index);
+    if (index && snap.hint) hints.set(user, snap.hint);
     deps.metrics.indexLag.observe(snap.blockNumber, index?.indexedBlock ?? null);
     const source: StateSource = index && snap.complete ? "subgraph+rpc" : "rpc";
     c.header("cache-control", "no-store");

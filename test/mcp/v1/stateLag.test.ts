@@ -3,6 +3,8 @@ import { multicallViaFor } from "../../../api/chain/multicall";
 import { readSnapshot } from "../../../api/locks/snapshot";
 import { createLockStore } from "../../../api/locks/store";
 import type { LockStore } from "../../../api/locks/types";
+import { IndexWatermark, WATERMARK_DEFAULTS } from "../../../api/locks/watermark";
+import { openIndexDatabase } from "../../../api/server/indexDatabase";
 import { DEVNET_ABIS, sendTx } from "../../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../../devnet/seed";
 import { chainBalancesAt, chainLocksAt } from "../../support/chainTruth";
@@ -267,5 +269,107 @@ describe("an index that cannot answer", () => {
     expect(body.source).toBe("rpc");
     expect(body.indexedBlock).toBeNull();
     expect(body.user.veLocks).toEqual([]);
+  });
+});
+
+describe("a repeat read while the index's watermark is fresh (api/locks/watermark.ts)", () => {
+  /** The frozen index's store, counting the per-user SQL lookups the route makes. */
+  function countingStore() {
+    const counted = { lookups: 0, store: { ...store } };
+    counted.store.lockIdsOf = (owner) => {
+      counted.lookups++;
+      return store.lockIdsOf(owner);
+    };
+    return counted;
+  }
+  async function untilFresh(watermark: IndexWatermark) {
+    const deadline = Date.now() + 5_000;
+    while (watermark.fresh() === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    return watermark;
+  }
+  const freshWatermark = (read = () => store.indexMark()) =>
+    untilFresh(new IndexWatermark(read, { pollMs: 20 }).start());
+
+  it("the store's mark is lockIdsOf's, through drizzle and through the API process's prepared statement", async () => {
+    const ids = await store.lockIdsOf(fresh.address);
+    expect(await store.indexMark()).toEqual({ maxTokenId: ids.maxTokenId, indexedBlock: indexed });
+    const where = database.forPonder("lag");
+    if (where.kind !== "postgres") throw new Error("stateLag runs on Postgres");
+    const opened = openIndexDatabase({ url: where.url, schema: where.schema });
+    try {
+      expect(await opened.store.indexMark()).toEqual({ maxTokenId: ids.maxTokenId, indexedBlock: indexed });
+      expect((await untilFresh(opened.watermark)).fresh()).toEqual({
+        maxTokenId: ids.maxTokenId,
+        indexedBlock: indexed,
+      });
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it("an unchanged user: no SQL, one eth_call, exact at its block, indexedBlock from the watermark", async () => {
+    const counted = countingStore();
+    const watermark = await freshWatermark();
+    try {
+      const app = d.app({ locks: counted.store, indexWatermark: watermark });
+      const first = await stateOf(app); // no hint yet: the index is asked
+      expect(counted.lookups).toBe(1);
+      expect(first.body.source).toBe("subgraph+rpc");
+      const { body } = await stateOf(app);
+      expect(counted.lookups).toBe(1);
+      expect(d.proxy.roundTrips()).toBe(1);
+      expect(body.source).toBe("subgraph+rpc");
+      expect(body.indexedBlock).toBe(String(indexed));
+      const b = BigInt(body.blockNumber);
+      expect(body.user.veLocks).toEqual(await chainLocksAt(d, fresh.address, b));
+      expect(body.user).toMatchObject(await chainBalancesAt(d, fresh.address, b));
+    } finally {
+      await watermark.stop();
+    }
+  });
+
+  it("locks minted since the hint beyond the ids tried: the chain disproves the hint, the index is asked, exact", async () => {
+    const counted = countingStore();
+    const watermark = await freshWatermark();
+    try {
+      const app = d.app({ locks: counted.store, indexWatermark: watermark });
+      await stateOf(app);
+      for (let i = 0; i < 3; i++) await furnaceLock(14n); // more than SPECULATIVE_IDS
+      const { body } = await stateOf(app);
+      expect(counted.lookups).toBe(2);
+      expect(d.proxy.roundTrips()).toBe(2);
+      expect(body.source).toBe("subgraph+rpc");
+      const b = BigInt(body.blockNumber);
+      const truth = await chainLocksAt(d, fresh.address, b);
+      expect(body.user.veLocks).toEqual(truth);
+      // The next read starts from the proven set: one round trip, no SQL.
+      const again = await stateOf(app);
+      expect(counted.lookups).toBe(2);
+      expect(d.proxy.roundTrips()).toBe(1);
+      expect(again.body.user.veLocks).toEqual(await chainLocksAt(d, fresh.address, BigInt(again.body.blockNumber)));
+    } finally {
+      await watermark.stop();
+    }
+  });
+
+  it("a watermark whose polls fail goes stale and is not used: every read asks the index again", async () => {
+    const counted = countingStore();
+    let failing = false;
+    const watermark = await freshWatermark(() =>
+      failing ? Promise.reject(new Error("database gone")) : store.indexMark(),
+    );
+    try {
+      const app = d.app({ locks: counted.store, indexWatermark: watermark });
+      await stateOf(app);
+      failing = true;
+      await new Promise((r) => setTimeout(r, WATERMARK_DEFAULTS.maxAgeMs + 50));
+      expect(watermark.fresh()).toBeUndefined();
+      const { body } = await stateOf(app);
+      expect(counted.lookups).toBe(2);
+      expect(body.source).toBe("subgraph+rpc"); // the index itself still answers
+      expect(body.indexedBlock).toBe(String(indexed));
+    } finally {
+      await watermark.stop();
+    }
   });
 });
