@@ -1,0 +1,63 @@
+/**
+ * A production install (`npm install --omit=dev`) must run what the README tells operators to run: the API
+ * process (`npm run serve:api`) and the indexer (`npm run serve:indexer`). So every package their code imports
+ * — api/, src/, ponder.config.ts, ponder.schema.ts — and every tool their scripts start is in `dependencies`,
+ * not `devDependencies` (@hono/node-server, drizzle-orm and tsx once were).
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { builtinModules } from "node:module";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../support/ponder";
+
+const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as {
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(path.join(REPO_ROOT, dir), { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith(".ts"))
+    .map((e) => path.join(e.parentPath, e.name));
+}
+
+/** The package a bare specifier names: `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
+const packageOf = (specifier: string) =>
+  specifier
+    .split("/")
+    .slice(0, specifier.startsWith("@") ? 2 : 1)
+    .join("/");
+
+const builtin = (specifier: string) => specifier.startsWith("node:") || builtinModules.includes(specifier);
+
+describe("what the production processes need is a runtime dependency", () => {
+  const files = [
+    ...sourceFiles("api"),
+    ...sourceFiles("src"),
+    path.join(REPO_ROOT, "ponder.config.ts"),
+    path.join(REPO_ROOT, "ponder.schema.ts"),
+  ];
+
+  it("every package imported by api/, src/ and Ponder's config and schema", () => {
+    const imported = new Map<string, string>();
+    for (const file of files) {
+      const text = readFileSync(file, "utf8");
+      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*"([^"./][^"]*)"/g)) {
+        const specifier = m[1]!;
+        // Ponder's virtual modules (ponder:api, ponder:registry, ponder:schema) come with ponder itself.
+        if (builtin(specifier) || specifier.startsWith("ponder:")) continue;
+        imported.set(packageOf(specifier), path.relative(REPO_ROOT, file));
+      }
+    }
+    expect(imported.size).toBeGreaterThan(5);
+    const missing = [...imported].filter(([name]) => !(name in pkg.dependencies));
+    expect(missing).toEqual([]);
+  });
+
+  it("every tool the serving scripts start", () => {
+    expect(pkg.scripts["serve:api"]).toMatch(/--import tsx /);
+    expect(pkg.dependencies).toHaveProperty("tsx");
+    expect(pkg.scripts["serve:indexer"]).toMatch(/^ponder start/);
+    expect(pkg.dependencies).toHaveProperty("ponder");
+  });
+});
