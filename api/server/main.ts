@@ -8,6 +8,7 @@
  * 42069) and HOST (default 0.0.0.0) pick the socket. Prints one JSON line `{"listening":{port,host}}`.
  */
 import { createApp } from "../app";
+import { ConfigError } from "../config";
 import { createServiceDeps } from "../service";
 import { redactProcessOutput, secretUrlsFrom } from "../startup/redactOutput";
 import { openIndexDatabase } from "./indexDatabase";
@@ -15,7 +16,14 @@ import { startApiServer } from "./server";
 
 redactProcessOutput(secretUrlsFrom());
 
-const deps = await createServiceDeps({ locks: null, load: { deployment: true }, checkChainId: true });
+// A configuration the service cannot run with stops it with one line saying what is wrong, not a stack trace.
+const deps = await createServiceDeps({ locks: null, load: { deployment: true }, checkChainId: true }).catch(
+  (error: unknown) => {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  },
+);
 const config = deps.config;
 const logger = deps.logger!;
 const schema = config.database.viewsSchema ?? config.database.schema;

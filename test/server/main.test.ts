@@ -5,13 +5,14 @@
  * HTTP contract (test/support/httpContract.ts, also run against `npm start`) is checked over real sockets
  * against this process, not against app.request.
  */
+import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../devnet/anvil";
 import { startDevnet, type TestDevnet } from "../support/devnet";
 import { httpContract } from "../support/httpContract";
-import { createTestDatabase, type TestDatabase, writeManifest } from "../support/ponder";
+import { createTestDatabase, REPO_ROOT, type TestDatabase, writeManifest } from "../support/ponder";
 import { type ServiceChild, spawnService } from "../support/replica";
 import { type RpcProxy, startRpcProxy } from "../support/rpcProxy";
 
@@ -125,5 +126,20 @@ describe("probes never hang", () => {
   it("SIGTERM drains and exits 0", async () => {
     const p = await startApi();
     expect(await p.stop("SIGTERM")).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe("a configuration the API process cannot run with", () => {
+  it("stops it with exit code 1 and one line naming every problem, no stack trace", () => {
+    const run = spawnSync(process.execPath, ["--import", "tsx", "api/server/main.ts"], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, NETWORK: "base", RPC_URL: "http://127.0.0.1:1", PORT: "0", DATABASE_URL: "" },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^invalid configuration: PORT: .*DATABASE_URL: required for NETWORK=base/),
+    ]);
   });
 });
