@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { runWithSignal } from "../chain/requestDeadline";
+import { boundToDeadline, type RpcClient } from "../chain/rpc";
 import { type ApiError, PreflightReadFailedError, QuoteFailedError, StateReadFailedError } from "./errors";
 import { limitedPrefix } from "./rateLimit";
 
@@ -25,7 +25,7 @@ export function v1TimeoutError(c: Context, ms: number): ApiError {
 
 /**
  * One overall deadline per request. When it passes, every upstream call the request still has open is
- * cancelled (the RPC client honours the signal, api/chain/requestDeadline.ts), so the route fails with
+ * cancelled (the routes read through deadlineRpc(c, rpc)), so the route fails with
  * its own documented error for a cancelled read (STATE_READ_FAILED, QUOTE_FAILED, PREFLIGHT_READ_FAILED …).
  * If the route has not answered `graceMs` later (it was waiting on something else), `timeoutError`
  * answers for it. Either way the client has its answer within `ms + graceMs`.
@@ -36,6 +36,24 @@ export type DeadlineOptions = {
   timeoutError: (c: Context, ms: number) => ApiError;
   graceMs?: number;
 };
+
+/** Context key: the request's deadline signal, set by deadline(). */
+const DEADLINE = "deadlineSignal" as never;
+
+/** The request's deadline signal (under deadline()), else undefined. */
+export function requestDeadline(c: Context): AbortSignal | undefined {
+  return c.get(DEADLINE) as AbortSignal | undefined;
+}
+
+/**
+ * The RpcClient a v1 route reads through: `rpc` with every call bound to the request's deadline, so the
+ * route's reads — however many, however nested — end together when it passes and their connections to the
+ * node are closed instead of left running. Outside deadline() (none set), `rpc` itself.
+ */
+export function deadlineRpc(c: Context, rpc: RpcClient | null): RpcClient | null {
+  const signal = requestDeadline(c);
+  return rpc && signal ? boundToDeadline(rpc, signal) : rpc;
+}
 
 export function deadline(o: DeadlineOptions): MiddlewareHandler {
   const graceMs = o.graceMs ?? 250;
@@ -49,7 +67,8 @@ export function deadline(o: DeadlineOptions): MiddlewareHandler {
       }, o.ms);
     });
     try {
-      const handled = runWithSignal(controller.signal, () => next());
+      c.set(DEADLINE, controller.signal as never);
+      const handled = next();
       if ((await Promise.race([handled, expired])) === "expired") {
         handled.catch(() => {}); // it ends on its own (its reads are cancelled); its result is not wanted
         throw o.timeoutError(c, o.ms);

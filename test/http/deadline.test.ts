@@ -3,10 +3,9 @@
  * route answers its documented 502 within the deadline (plus a small grace), and the upstream calls it still
  * had open are cancelled (the proxy sees the connections closed), not left running.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { requestSignal } from "../../api/chain/requestDeadline";
-import { deadline, v1DeadlineMs, v1TimeoutError } from "../../api/http/deadline";
+import { deadline, requestDeadline, v1DeadlineMs, v1TimeoutError } from "../../api/http/deadline";
 import { ApiError } from "../../api/http/errors";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
@@ -91,7 +90,7 @@ describe("a node slower than the route deadline", () => {
 });
 
 describe("deadline middleware", () => {
-  const app = (handler: () => Promise<Response>) => {
+  const app = (handler: (c: Context) => Promise<Response>) => {
     const a = new Hono();
     a.use("*", deadline({ ms: 100, graceMs: 50, timeoutError: () => new ApiError("STATE_READ_FAILED", "late") }));
     a.get("/x", handler);
@@ -110,8 +109,8 @@ describe("deadline middleware", () => {
 
   it("the handler sees the request's signal, and it fires at the deadline", async () => {
     let seen: AbortSignal | undefined;
-    const res = await app(async () => {
-      seen = requestSignal();
+    const res = await app(async (c) => {
+      seen = requestDeadline(c);
       await new Promise((r) => setTimeout(r, 120));
       return new Response(seen?.aborted ? "aborted" : "live");
     }).request("/x");

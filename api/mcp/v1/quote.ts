@@ -5,6 +5,7 @@ import { readView, viewFailure } from "../../chain/readView";
 import { decodeRevert } from "../../chain/revert";
 import type { RpcClient } from "../../chain/rpc";
 import type { AppDeps } from "../../deps";
+import { deadlineRpc } from "../../http/deadline";
 import { ChainUnreadyError, QuoteFailedError } from "../../http/errors";
 import type { ParamDoc } from "../../http/params";
 import { parseQuery } from "../../http/params";
@@ -192,7 +193,7 @@ export const quoteRoute = {
 export function registerQuoteRoutes(v1: Hono, deps: AppDeps): void {
   v1.get(quoteRoute.path, async (c) => {
     const params = parseQuoteQuery(c.req.url);
-    const q = await quoteLockViaFurnace(deps, params);
+    const q = await quoteLockViaFurnace({ ...deps, rpc: deadlineRpc(c, deps.rpc) }, params);
     c.header("cache-control", "no-store");
     return c.json({
       ok: true,

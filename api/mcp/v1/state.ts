@@ -3,7 +3,7 @@ import type { Address } from "viem";
 import { multicallViaFor } from "../../chain/multicall";
 import { ViewReadError } from "../../chain/readView";
 import type { AppDeps } from "../../deps";
-import { v1DeadlineMs } from "../../http/deadline";
+import { deadlineRpc, v1DeadlineMs } from "../../http/deadline";
 import { ChainUnreadyError, StateReadFailedError } from "../../http/errors";
 import { parseAddress, parseQuery } from "../../http/params";
 import { LockIdHints } from "../../locks/idHints";
@@ -160,7 +160,7 @@ export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
     const user = parseAddress("address", c.req.param("address"));
     parseQuery(c.req.url, stateRoute.query); // no query parameters: any given one is BAD_PARAMS
     const contracts = snapshotContracts(deps.config.manifest);
-    const rpc = deps.rpc;
+    const rpc = deadlineRpc(c, deps.rpc);
     if (!rpc) throw new StateReadFailedError("No RPC endpoint is configured.", { upstream: "unconfigured" });
 
     // The index's ids decide what the eth_call reads; with a hint from this user's last read both go at once, or,

@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import { deadlineRpc } from "../../../http/deadline";
 import { NotFoundError } from "../../../http/errors";
 import { collectAll, collectRoyalties } from "./collect";
 import { lockViaFurnace } from "./furnace";
@@ -34,7 +35,8 @@ export function registerPrepareRoutes(v1: Hono, deps: PrepareDeps): void {
     const action = BY_NAME.get(c.req.param("action"));
     // Routing comes before the gate: an unknown action is a 404 whatever the chain's state.
     if (!action) throw new NotFoundError("No such prepare action.", { actions: ACTION_NAMES });
-    const envelope = await action.run(deps, c.req.url);
+    // Every read of the action is bound to the request's deadline.
+    const envelope = await action.run({ ...deps, rpc: deadlineRpc(c, deps.rpc) }, c.req.url);
     // Allowances and quotes change with every block: an answer is never reused.
     c.header("cache-control", "no-store");
     return c.json(envelope);
