@@ -88,7 +88,12 @@ export interface RpcClient {
   batch(reqs: readonly RpcRequest[], options?: RpcCallOptions): Promise<unknown[]>;
   /** The URL with credentials, path and query removed — the only form that may be logged or shown. */
   readonly redactedUrl: string;
+  /** For a view of another client (boundToDeadline, a coalescing view): that client, whose node this is. */
+  readonly origin?: RpcClient;
 }
+
+/** The client a view was made of (itself when it is not a view): what facts about its node are kept by. */
+export const originOf = (rpc: RpcClient): RpcClient => rpc.origin ?? rpc;
 
 export const DEFAULT_RPC_TIMEOUT_MS = 15_000;
 
@@ -296,6 +301,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
 export function boundToDeadline(rpc: RpcClient, deadline: AbortSignal): RpcClient {
   return {
     redactedUrl: rpc.redactedUrl,
+    origin: originOf(rpc),
     request: (req, options) => rpc.request(req, { ...options, deadline }),
     batch: (reqs, options) => rpc.batch(reqs, { ...options, deadline }),
   };

@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
 import { decodeRevert } from "./revert";
-import { type RpcClient, RpcError, type RpcFailureKind } from "./rpc";
+import { originOf, type RpcClient, RpcError, type RpcFailureKind } from "./rpc";
 
 /**
  * Runs a batch of calls from one sender with `eth_simulateV1` (one round trip): state carries from call
@@ -34,11 +34,12 @@ export const SIMULATION_TIMEOUT_MS = 5_000;
 /** JSON-RPC "method not found" and EIP-1474 "method not supported": the node lacks eth_simulateV1. */
 const UNSUPPORTED_CODES = new Set([-32601, -32004]);
 
+/** Kept by the client a view was made of (originOf): a route reads through a per-request view of it. */
 const unsupportedNodes = new WeakMap<RpcClient, true>();
 
 /** Whether this client's node is already known to lack eth_simulateV1 (tests and benches read it). */
 export function knownUnsupported(rpc: RpcClient): boolean {
-  return unsupportedNodes.has(rpc);
+  return unsupportedNodes.has(originOf(rpc));
 }
 
 const HEX_QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
@@ -84,7 +85,7 @@ export async function simulateCalls(
   calls: readonly SimulatedCall[],
   timeoutMs = SIMULATION_TIMEOUT_MS,
 ): Promise<SimulationOutcome> {
-  if (unsupportedNodes.has(rpc)) return { kind: "unsupported" };
+  if (unsupportedNodes.has(originOf(rpc))) return { kind: "unsupported" };
   const payload = {
     blockStateCalls: [{ calls: calls.map((c) => ({ from, to: c.to, data: c.data })) }],
     validation: false,
@@ -97,7 +98,7 @@ export async function simulateCalls(
     );
   } catch (error) {
     if (error instanceof RpcError && isUnsupported(error)) {
-      unsupportedNodes.set(rpc, true);
+      unsupportedNodes.set(originOf(rpc), true);
       return { kind: "unsupported" };
     }
     const kind = error instanceof RpcError ? error.kind : "unreachable";

@@ -1,4 +1,4 @@
-import { type RpcClient, RpcError, type RpcRequest } from "../../../chain/rpc";
+import { originOf, type RpcClient, RpcError, type RpcRequest } from "../../../chain/rpc";
 
 /**
  * A view of the app's one RpcClient that sends the requests made in the same tick as a single JSON-RPC
@@ -35,6 +35,7 @@ export function coalesceRequests(rpc: RpcClient): RpcClient {
 
   return {
     redactedUrl: rpc.redactedUrl,
+    origin: originOf(rpc),
     request(req, options) {
       // A call with its own cancellation cannot share a batch with calls that have none: sent alone.
       if (options?.signal) return rpc.request(req, options);
