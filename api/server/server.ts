@@ -10,12 +10,13 @@
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
  */
 import { randomUUID } from "node:crypto";
-import { createServer, type Server, type ServerResponse } from "node:http";
+import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { ApiApp } from "../app";
 import { guardConnections } from "../http/connectionGuard";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
+import type { NodeHotPath } from "../http/nodeHotPath";
 
 export const SERVER_LIMITS = {
   /** Request line + headers; beyond it: 431 HEADERS_TOO_LARGE. Node's default, stated. */
@@ -73,9 +74,7 @@ export function startApiServer(
     // What serve() from @hono/node-server builds (its listener keeps the hostname for a request without a
     // Host), with the hot path asked first: its answer is written here, else the request goes on to Hono.
     const routed = getRequestListener(app.fetch, { hostname: options.hostname });
-    const server = createServer({ maxHeaderSize: SERVER_LIMITS.maxHeaderSize }, (req, res) => {
-      if (!app.nodeHotPath(req, res)) routed(req, res);
-    });
+    const server = createServer({ maxHeaderSize: SERVER_LIMITS.maxHeaderSize }, hotFirst(app.nodeHotPath, routed));
     // A port already taken fails the start with EADDRINUSE instead of an unhandled 'error' event.
     server.once("error", reject);
     server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
@@ -95,6 +94,22 @@ export function startApiServer(
       resolve({ server, port, close: (drainMs) => drain(server, drainMs) });
     });
   });
+}
+
+/** The listener: `hotPath`'s answer, else `routed`'s. */
+function hotFirst(hotPath: NodeHotPath, routed: RequestListener): RequestListener {
+  return (req, res) => {
+    let answered: boolean;
+    try {
+      answered = hotPath(req, res);
+    } catch {
+      // A bug there must not become an uncaught exception, which ends the process: the request is served
+      // as usual instead (where a failure answers 500), unless its answer had already begun.
+      answered = res.headersSent;
+      if (answered) res.destroy();
+    }
+    if (!answered) routed(req, res);
+  };
 }
 
 async function drain(server: Server, drainMs: number): Promise<void> {

@@ -272,6 +272,24 @@ describe("supply hot path", () => {
     expect(normalizedRaw(answers[0]!)).toBe(normalizedRaw(answers[1]!));
   });
 
+  it("a hot path that throws (a bug) costs the process nothing: the request is served as usual", async () => {
+    const app = d.app({ logger: createLogger({ level: "info", write: () => {} }), supply: { cache } });
+    app.nodeHotPath = () => {
+      throw new Error("a bug in the hot path");
+    };
+    const api = await startApiServer(app, { port: 0, hostname: "127.0.0.1" });
+    try {
+      const [a, b] = [
+        await send(`http://127.0.0.1:${api.port}`, "/api/supply/max"),
+        await send(routed.base, "/api/supply/max"),
+      ];
+      expect(a.status).toBe(200);
+      expect(normalized(a)).toEqual(normalized(b));
+    } finally {
+      await api.close(0);
+    }
+  });
+
   it("a hot answer equals the routed one through app.request, and both count under the same route label", async () => {
     await send(hot.base, "/api/supply/circulating");
     const freshHot = createApp({
