@@ -4,6 +4,7 @@ import { createClientIpResolver } from "./http/clientIp";
 import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/deadline";
 import { edge, edgeHeaders, edgeRequestId } from "./http/edge";
 import { ApiError, InternalError, MethodNotAllowedError, NotFoundError } from "./http/errors";
+import type { NodeHotPath } from "./http/nodeHotPath";
 import { rateLimit } from "./http/rateLimit";
 import { MCP_CORS_METHODS, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
 import { createGate } from "./mcp/v1/gate";
@@ -36,7 +37,13 @@ export function appDeps(input: AppDepsInput): AppDeps {
   };
 }
 
-export function createApp(input: AppDepsInput): Hono {
+/**
+ * The app, and the supply hot path at the Node level for a server of our own to ask before
+ * @hono/node-server (startApiServer). `fetch` alone stays complete (in-process requests, app.request).
+ */
+export type ApiApp = Hono & { nodeHotPath: NodeHotPath };
+
+export function createApp(input: AppDepsInput): ApiApp {
   const deps = appDeps(input);
   const { metrics, logger } = deps;
   const app = new Hono();
@@ -106,5 +113,5 @@ export function createApp(input: AppDepsInput): Hono {
   // A cached supply figure is answered before routing (api/supply/router.ts: same answer, same count).
   const routed = app.fetch;
   app.fetch = (request, env, executionCtx) => supply.hotPath(request, env) ?? routed(request, env, executionCtx);
-  return app;
+  return Object.assign(app, { nodeHotPath: supply.nodeHotPath });
 }

@@ -10,7 +10,8 @@
  * Two more targets of the same app put the figure in context: /api/supply/max (a constant: the hot
  * path without a cache lookup), so circulating/max near 1 means the cache lookup and formatting cost
  * next to nothing; and /api/supply/circulating?cb=1, a cached hit that a cache-buster parameter sends
- * through routing and the middleware chain (the hot path only answers the plain and ?format= forms).
+ * through @hono/node-server, routing and the middleware chain (the hot path, which the API process asks
+ * at the Node HTTP level before @hono/node-server, only answers the plain and ?format= forms).
  * The upstream read count is checked: every measured request must be a cache hit.
  * Usage: npx tsx bench/supply-hit.ts [secondsPerRound=2]
  */

@@ -3,7 +3,7 @@
  * puts CORS `*` and `x-request-id` on the response, and counts and logs the request once the
  * response is known (api/observability/requestLog.ts). One layer instead of three: every routed
  * request pays it. (A cached supply figure is answered before routing by the supply hot path, which
- * builds its answer with edgeResponse() and counts it itself: api/supply/router.ts.)
+ * builds its answer with edgeResponse() or writeEdgeResponse() and counts it itself: api/supply/router.ts.)
  *
  * The headers reach a response in one of two ways:
  * - by default they are prepared on the context before the handler runs (c.header), so c.json /
@@ -16,6 +16,7 @@
  * have answered, a handler may have returned a bare Response): no response leaves without them.
  * Failures that escape this middleware are answered by app.onError, which adds edgeHeaders(c).
  */
+import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { Context, MiddlewareHandler } from "hono";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
@@ -90,6 +91,26 @@ export function edgeResponse(
   headers: Record<string, string>,
 ): Response {
   return new Response(body, { status, headers: withEdgeHeaders(headers, id) });
+}
+
+/**
+ * edgeResponse() written straight on Node's response, for an answer made before @hono/node-server (the
+ * supply hot path at the Node level, api/server/server.ts): the headers go out as that adapter writes a
+ * string-bodied Response (its responseViaCache: the same object plus `Content-Length`, spelled so, then
+ * writeHead and end), so such an answer is the one the adapter would have written, byte for byte.
+ * `headers` is written as the response's own: pass a fresh object.
+ */
+export function writeEdgeResponse(
+  res: ServerResponse,
+  id: string,
+  body: string,
+  status: number,
+  headers: Record<string, string>,
+): void {
+  const all: OutgoingHttpHeaders = withEdgeHeaders(headers, id);
+  all["Content-Length"] = Buffer.byteLength(body);
+  res.writeHead(status, all);
+  res.end(body);
 }
 
 /** Sets each edge header the response lacks (a handler's own value wins, as with prepared headers). */

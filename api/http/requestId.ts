@@ -19,6 +19,13 @@ export function requestIdOf(c: Context): string {
 /** requestIdOf before routing, from the raw request and the server's env (no Context yet). */
 export function requestIdFrom(request: Request, env: unknown): string {
   const parsed = (env as NodeEnv)?.incoming?.headers;
-  const incoming = parsed !== undefined ? parsed["x-request-id"] : request.headers.get("x-request-id");
+  return requestIdFor(parsed !== undefined ? parsed["x-request-id"] : request.headers.get("x-request-id"));
+}
+
+/**
+ * The id for an incoming `x-request-id` as read from Node's parsed headers or a Headers (absent: undefined
+ * or null); what every path above decides with, and the supply hot path ahead of @hono/node-server.
+ */
+export function requestIdFor(incoming: string | string[] | null | undefined): string {
   return typeof incoming === "string" && VALID_ID.test(incoming) ? incoming : crypto.randomUUID();
 }

@@ -1,5 +1,6 @@
 /**
- * The HTTP server of the API process: @hono/node-server serving the app, with
+ * The HTTP server of the API process: @hono/node-server serving the app, behind the app's hot path at
+ * the Node level (a cached supply figure written without a Request or a Response: api/supply/router.ts), with
  * - deliberate limits and timeouts (SERVER_LIMITS, documented in the README);
  * - the connection guard (api/http/connectionGuard.ts);
  * - the error envelope even for requests Node rejects before any handler runs (`clientError`: a URL or
@@ -9,12 +10,13 @@
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
  */
 import { randomUUID } from "node:crypto";
-import type { Server, ServerResponse } from "node:http";
+import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { serve } from "@hono/node-server";
-import type { Hono } from "hono";
+import { getRequestListener } from "@hono/node-server";
+import type { ApiApp } from "../app";
 import { guardConnections } from "../http/connectionGuard";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
+import type { NodeHotPath } from "../http/nodeHotPath";
 
 export const SERVER_LIMITS = {
   /** Request line + headers; beyond it: 431 HEADERS_TOO_LARGE. Node's default, stated. */
@@ -61,7 +63,7 @@ export type ApiServer = {
 };
 
 export function startApiServer(
-  app: Hono,
+  app: ApiApp,
   options: {
     port: number;
     hostname: string /** Only a test that proves the guard matters turns it off. */;
@@ -69,15 +71,10 @@ export function startApiServer(
   },
 ): Promise<ApiServer> {
   return new Promise((resolve, reject) => {
-    const server = serve(
-      {
-        fetch: app.fetch,
-        port: options.port,
-        hostname: options.hostname,
-        serverOptions: { maxHeaderSize: SERVER_LIMITS.maxHeaderSize },
-      },
-      (info: AddressInfo) => resolve({ server, port: info.port, close: (drainMs) => drain(server, drainMs) }),
-    ) as Server;
+    // What serve() from @hono/node-server builds (its listener keeps the hostname for a request without a
+    // Host), with the hot path asked first: its answer is written here, else the request goes on to Hono.
+    const routed = getRequestListener(app.fetch, { hostname: options.hostname });
+    const server = createServer({ maxHeaderSize: SERVER_LIMITS.maxHeaderSize }, hotFirst(app.nodeHotPath, routed));
     // A port already taken fails the start with EADDRINUSE instead of an unhandled 'error' event.
     server.once("error", reject);
     server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
@@ -92,7 +89,27 @@ export function startApiServer(
       }
       socket.end(clientErrorResponse(error.code));
     });
+    server.listen(options.port, options.hostname, () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({ server, port, close: (drainMs) => drain(server, drainMs) });
+    });
   });
+}
+
+/** The listener: `hotPath`'s answer, else `routed`'s. */
+function hotFirst(hotPath: NodeHotPath, routed: RequestListener): RequestListener {
+  return (req, res) => {
+    let answered: boolean;
+    try {
+      answered = hotPath(req, res);
+    } catch {
+      // A bug there must not become an uncaught exception, which ends the process: the request is served
+      // as usual instead (where a failure answers 500), unless its answer had already begun.
+      answered = res.headersSent;
+      if (answered) res.destroy();
+    }
+    if (!answered) routed(req, res);
+  };
 }
 
 async function drain(server: Server, drainMs: number): Promise<void> {

@@ -12,8 +12,9 @@ import { Hono } from "hono";
 import { MemoryTtlCache } from "../cache/ttlCache";
 import type { RpcClient } from "../chain/rpc";
 import type { AppDeps } from "../deps";
-import { edgeResponse, ownsEdgeHeaders, respond } from "../http/edge";
-import { requestIdFrom } from "../http/requestId";
+import { edgeResponse, ownsEdgeHeaders, respond, writeEdgeResponse } from "../http/edge";
+import { type NodeHotPath, originTarget } from "../http/nodeHotPath";
+import { requestIdFor, requestIdFrom } from "../http/requestId";
 import { deployedAddress } from "../manifest";
 import type { SupplyRouteDefinition } from "../openapi/routeDefinition";
 import { SUPPLY_BASE } from "../paths";
@@ -61,9 +62,9 @@ function formatOf(c: Context): Format | null {
   return values[0] === "bare" ? "bare" : values[0] === "json" ? "json" : null;
 }
 
-// Every supply response is built by respond() or, before routing, edgeResponse() (api/http/edge.ts),
-// with the edge's CORS and request-id headers in one plain object: a cached hit, polled at any rate,
-// allocates no WHATWG Headers.
+// Every supply response is built by respond() or, before routing, edgeResponse() / writeEdgeResponse()
+// (api/http/edge.ts), with the edge's CORS and request-id headers in one plain object: a cached hit,
+// polled at any rate, allocates no WHATWG Headers.
 const okBody = (format: Format, result: string | null) =>
   format === "bare" ? (result ?? "null") : JSON.stringify({ result });
 const okHeaders = (format: Format, cacheControl: string) => ({
@@ -154,16 +155,21 @@ const HOT_QUERIES = new Map<string, Format>([
  */
 export type SupplyHotPath = (request: Request, env: unknown) => Response | undefined;
 
-export type SupplyApi = { router: Hono; hotPath: SupplyHotPath };
+/**
+ * `hotPath` answers in front of app.fetch (in-process requests, any server of app.fetch); `nodeHotPath`
+ * answers the same in front of @hono/node-server, in the served processes (api/server/server.ts).
+ */
+export type SupplyApi = { router: Hono; hotPath: SupplyHotPath; nodeHotPath: NodeHotPath };
 
 /**
  * The router, and its hot path: aggregators poll these routes at any rate, and a cached figure is
- * almost every answer. createApp asks the hot path first (app.fetch), so such a hit skips routing,
- * the middleware chain and its promises; everything else (a miss, an error, HEAD, another query, a
- * request worth a log line) is routed as usual. A hot answer is the routed one byte for byte (same
- * builders, same edge headers, same request id rules) and is counted under the same route label;
- * it is only taken when the logger would drop the routed path's debug line for a success, so no
- * log line is lost either (test/supply/hotPath.test.ts holds the two paths to one answer).
+ * almost every answer. The hot path is asked first, so such a hit skips routing, the middleware chain
+ * and its promises, and at the Node level also @hono/node-server's Request and Response; everything
+ * else (a miss, an error, HEAD, another query, a request worth a log line) is routed as usual. A hot
+ * answer is the routed one byte for byte (same builders, same edge headers, same request id rules,
+ * one matcher for both levels) and is counted under the same route label; it is only taken when the
+ * logger would drop the routed path's debug line for a success, so no log line is lost either
+ * (test/supply/hotPath.test.ts holds both levels to the routed answer).
  */
 export function supplyApi(deps: AppDeps): SupplyApi {
   const { config, logger, metrics } = deps;
@@ -241,29 +247,42 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     const labels = { method: "GET", route: path, status: "200" } as const;
     hot.set(path, { metric, labels, duration: metrics.httpDuration.series(labels) });
   }
-  const hotPath: SupplyHotPath = (request, env) => {
-    if (request.method !== "GET") return undefined;
-    const started = performance.now();
-    // The path and query as Hono's getPath finds them: after the authority, up to and after `?`.
-    const url = request.url;
-    const start = url.indexOf("/", url.indexOf(":") + 3);
-    const q = url.indexOf("?", start);
-    const route = hot.get(q === -1 ? url.slice(start) : url.slice(start, q));
+  /** The cached answer for a path and query, before the request id; undefined: route it. */
+  const hotAnswer = (target: string) => {
+    const q = target.indexOf("?");
+    const route = hot.get(q === -1 ? target : target.slice(0, q));
     if (route === undefined) return undefined;
-    const format = HOT_QUERIES.get(q === -1 ? "" : url.slice(q + 1));
+    const format = HOT_QUERIES.get(q === -1 ? "" : target.slice(q + 1));
     if (format === undefined) return undefined;
     if (logger.enabled?.("debug") !== false) return undefined;
     const value = route.metric === "max" ? null : cache.peek(keys[route.metric]);
     if (value === undefined) return undefined;
-    const response = edgeResponse(
-      requestIdFrom(request, env),
-      okBody(format, value),
-      200,
-      okHeaders(format, CACHE_OK[route.metric]),
-    );
+    return { route, body: okBody(format, value), headers: okHeaders(format, CACHE_OK[route.metric]) };
+  };
+  const count = (route: HotRoute, started: number) => {
     metrics.httpRequests.inc(route.labels);
     route.duration.observe((performance.now() - started) / 1000);
+  };
+  const hotPath: SupplyHotPath = (request, env) => {
+    if (request.method !== "GET") return undefined;
+    const started = performance.now();
+    // The path and query as Hono's getPath finds them: after the authority.
+    const url = request.url;
+    const answer = hotAnswer(url.slice(url.indexOf("/", url.indexOf(":") + 3)));
+    if (answer === undefined) return undefined;
+    const response = edgeResponse(requestIdFrom(request, env), answer.body, 200, answer.headers);
+    count(answer.route, started);
     return response;
+  };
+  const nodeHotPath: NodeHotPath = (req, res) => {
+    if (req.method !== "GET") return false;
+    const started = performance.now();
+    const target = originTarget(req);
+    const answer = target === undefined ? undefined : hotAnswer(target);
+    if (answer === undefined) return false;
+    writeEdgeResponse(res, requestIdFor(req.headers["x-request-id"]), answer.body, 200, answer.headers);
+    count(answer.route, started);
+    return true;
   };
 
   const supply = new Hono();
@@ -278,5 +297,5 @@ export function supplyApi(deps: AppDeps): SupplyApi {
       return ok(c, format, null, CACHE_OK.max);
     }),
   );
-  return { router: supply, hotPath };
+  return { router: supply, hotPath, nodeHotPath };
 }

@@ -1,66 +1,88 @@
 /**
- * The supply hot path (api/supply/router.ts): a cached figure answered before routing. It must be the
- * routed answer byte for byte and be counted the same, and it must decline everything it does not
- * own (a miss, a failure, HEAD, another query, a logger that would log the success), so those are
- * routed with their full behaviour. The parity checks run over a real socket (@hono/node-server),
- * where the request id comes from the IncomingMessage, and through app.request.
+ * The supply hot path (api/supply/router.ts): a cached figure answered before routing, at the Node level
+ * in the served processes (startApiServer asks it before @hono/node-server) and in front of app.fetch.
+ * It must be the routed answer byte for byte and be counted the same, and it must decline everything it
+ * does not own (a miss, a failure, HEAD, another query, a target or Host @hono/node-server would read
+ * otherwise, a logger that would log the success), so those are routed with their full behaviour. The
+ * parity checks run over a real socket against the real server (startApiServer: raw headers, names and
+ * order included, drain included) and through app.request.
  */
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
-import type { Hono } from "hono";
+import { connect } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { appDeps, createApp } from "../../api/app";
 import { MemoryTtlCache } from "../../api/cache/ttlCache";
 import { createLogger, type Logger } from "../../api/observability/logger";
 import { createMetrics, type Metrics } from "../../api/observability/metrics";
+import { type ApiServer, startApiServer } from "../../api/server/server";
 import { supplyApi } from "../../api/supply/router";
-import { type RawAnswer, sendRaw } from "../support/rawHttp";
+import { type RawAnswer, rawExchange, sendRaw } from "../support/rawHttp";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const PATHS = ["/api/supply/total", "/api/supply/circulating", "/api/supply/max"] as const;
 const QUERIES = ["", "?", "?format=json", "?format=bare"] as const;
 
 let d: ReadsDevnet;
 let cache: MemoryTtlCache;
 
-type Side = { app: Hono; metrics: Metrics; lines: Record<string, unknown>[]; base: string; close(): Promise<void> };
+type Side = {
+  app: ReturnType<typeof createApp>;
+  metrics: Metrics;
+  lines: Record<string, unknown>[];
+  base: string;
+  api: ApiServer;
+  /** Requests that reached app.fetch (not answered at the Node level). */
+  fetched(): number;
+  close(): Promise<void>;
+};
 
-/** An app over the shared cache, served on a socket; `level` decides whether the hot path may answer. */
+/** An app over the shared cache, served by startApiServer; `level` decides whether the hot path may answer. */
 async function side(level: "info" | "debug"): Promise<Side> {
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({ level, write: (l) => lines.push(JSON.parse(l)) });
   const metrics = createMetrics();
   // No failure backoff: the failure test below wants the very next request to read again.
   const app = d.app({ logger, metrics, supply: { cache, failureBackoffMs: 0 } });
-  return new Promise((ready) => {
-    const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, (info: AddressInfo) => {
-      ready({
-        app,
-        metrics,
-        lines,
-        base: `http://127.0.0.1:${info.port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            (server as unknown as { closeAllConnections(): void }).closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
+  let fetched = 0;
+  const fetch = app.fetch;
+  app.fetch = (request, env, executionCtx) => {
+    fetched++;
+    return fetch(request, env, executionCtx);
+  };
+  const api = await startApiServer(app, { port: 0, hostname: "127.0.0.1" });
+  return {
+    app,
+    metrics,
+    lines,
+    base: `http://127.0.0.1:${api.port}`,
+    api,
+    fetched: () => fetched,
+    close: () => api.close(0),
+  };
 }
 
 const send = (base: string, path: string, headers: Record<string, string> = {}) =>
   sendRaw(`${base}${path}`, "GET", headers);
 
-/** An answer with the per-response values (date, a generated request id) replaced by their shape. */
+/**
+ * An answer with the per-response values (date, a generated request id) replaced by their shape; the
+ * headers as they came on the wire, in order and with their names as spelled.
+ */
 function normalized(a: RawAnswer) {
-  const headers = { ...a.headers };
-  delete headers.date;
-  const id = headers["x-request-id"];
-  if (typeof id === "string" && UUID.test(id)) headers["x-request-id"] = "<uuid>";
+  const headers: [string, string][] = [];
+  for (let i = 0; i < a.rawHeaders.length; i += 2) {
+    const [name, value] = [a.rawHeaders[i]!, a.rawHeaders[i + 1]!];
+    if (name.toLowerCase() === "date") headers.push([name, "<date>"]);
+    else if (name.toLowerCase() === "x-request-id" && UUID.test(value)) headers.push([name, "<uuid>"]);
+    else headers.push([name, value]);
+  }
   return { status: a.status, headers, body: a.body };
 }
+
+/** A raw HTTP exchange with its date and generated ids replaced by their shape. */
+const normalizedRaw = (answer: string) =>
+  answer.replace(/\r\ndate: [^\r]*/i, "\r\ndate: <date>").replace(UUIDS, "<uuid>");
 
 function headerObject(h: Headers): Record<string, string> {
   const all: Record<string, string> = {};
@@ -173,10 +195,99 @@ describe("supply hot path", () => {
       }
     }
     expect(compared).toBe(36);
+    // The hot side answered every one at the Node level (app.fetch never ran); the routed side routed all.
+    expect([hot.fetched(), routed.fetched()]).toEqual([2, 36]);
     // The routed side logged every success at debug; the hot side, at info, logged none (as routed would).
     expect(routed.lines.filter((l) => l.msg === "request").length).toBe(36);
     expect(hot.lines.filter((l) => l.msg === "request")).toEqual([]);
     expect(d.proxy.count()).toBe(4);
+  });
+
+  it("at the Node level, declines what it does not own: each such request reaches app.fetch and is answered as routed", async () => {
+    await send(hot.base, "/api/supply/circulating");
+    const before = hot.fetched();
+    const requests: [string, string][] = [
+      ["HEAD", "/api/supply/circulating"],
+      ["POST", "/api/supply/circulating"],
+      ["OPTIONS", "/api/supply/circulating"],
+      ["GET", "/api/supply/circulating?format=bare&cb=1"],
+      ["GET", "/api/supply/circulating?cb=1"],
+      ["GET", "/api/supply/circulating?format=BARE"],
+      ["GET", "/api/supply/circulating?format=bare&format=bare"],
+      ["GET", "/api/supply/circulating/"],
+      ["GET", "/api/supply/circulating%2F"],
+      ["GET", "/api/supply/constructor"],
+      ["GET", "/api/supply"],
+    ];
+    for (const [method, path] of requests) {
+      const [a, b] = [await sendRaw(hot.base + path, method), await sendRaw(routed.base + path, method)];
+      expect(normalized(a), `${method} ${path}`).toEqual(normalized(b));
+    }
+    // Targets and Hosts @hono/node-server reads otherwise than as they are: absolute form, a dot segment,
+    // no Host (it substitutes the server's hostname), then Hosts it rejects itself with a 400 before
+    // app.fetch ("1.2.3" is the IPv4 1.2.0.3, a port out of range, userinfo).
+    const exchanges: [string, 200 | 400][] = [
+      [`GET ${hot.base}/api/supply/circulating HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`, 200],
+      ["GET /api/supply/./circulating HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", 200],
+      ["GET /api/supply/circulating HTTP/1.0\r\n\r\n", 200],
+      ["GET /api/supply/circulating HTTP/1.1\r\nHost: 1.2.3\r\nConnection: close\r\n\r\n", 400],
+      ["GET /api/supply/circulating HTTP/1.1\r\nHost: a:99999\r\nConnection: close\r\n\r\n", 400],
+      ["GET /api/supply/circulating HTTP/1.1\r\nHost: a@b\r\nConnection: close\r\n\r\n", 400],
+    ];
+    for (const [bytes, status] of exchanges) {
+      const [a, b] = [await rawExchange(hot.base, bytes), await rawExchange(routed.base, bytes)];
+      expect(a, bytes).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(normalizedRaw(a), bytes).toBe(normalizedRaw(b).replace(routed.base, hot.base));
+    }
+    const passedOn = requests.length + exchanges.filter(([, status]) => status === 200).length;
+    expect(hot.fetched() - before).toBe(passedOn);
+    // A Host in another spelling it keeps is still hot.
+    await rawExchange(hot.base, "GET /api/supply/circulating HTTP/1.1\r\nHost: LOCALHOST\r\nConnection: close\r\n\r\n");
+    expect(hot.fetched() - before).toBe(passedOn);
+  });
+
+  it("a drain's `connection: close` reaches a hot answer, which still equals the routed one", async () => {
+    await send(hot.base, "/api/supply/circulating");
+    const answers: string[] = [];
+    for (const s of [hot, routed]) {
+      // A request arriving when the drain starts: its first bytes keep the connection from being idle.
+      const { hostname, port } = new URL(s.base);
+      const socket = connect({ host: hostname, port: Number(port) });
+      let answer = "";
+      socket.on("data", (chunk) => {
+        answer += chunk;
+      });
+      const closed = new Promise((done) => socket.on("close", done));
+      await new Promise((done) => socket.once("connect", done));
+      socket.write("GET /api/supply/circulating HTTP/1.1\r\n");
+      await new Promise((done) => setTimeout(done, 50));
+      const drained = s.api.close(5_000);
+      socket.write("Host: 127.0.0.1\r\nx-request-id: drain-1\r\n\r\n");
+      await Promise.all([closed, drained]);
+      answers.push(answer);
+    }
+    expect(hot.fetched()).toBe(1); // the warm-up; the drained request was answered at the Node level
+    expect(answers[0]).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(answers[0]).toMatch(/\r\nconnection: close\r\n/);
+    expect(normalizedRaw(answers[0]!)).toBe(normalizedRaw(answers[1]!));
+  });
+
+  it("a hot path that throws (a bug) costs the process nothing: the request is served as usual", async () => {
+    const app = d.app({ logger: createLogger({ level: "info", write: () => {} }), supply: { cache } });
+    app.nodeHotPath = () => {
+      throw new Error("a bug in the hot path");
+    };
+    const api = await startApiServer(app, { port: 0, hostname: "127.0.0.1" });
+    try {
+      const [a, b] = [
+        await send(`http://127.0.0.1:${api.port}`, "/api/supply/max"),
+        await send(routed.base, "/api/supply/max"),
+      ];
+      expect(a.status).toBe(200);
+      expect(normalized(a)).toEqual(normalized(b));
+    } finally {
+      await api.close(0);
+    }
   });
 
   it("a hot answer equals the routed one through app.request, and both count under the same route label", async () => {

@@ -1,8 +1,16 @@
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 
-/** A response as node:http delivers it: headers exactly as sent (a repeated header stays an array). */
-export type RawAnswer = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
+/**
+ * A response as node:http delivers it: headers exactly as sent (a repeated header stays an array), and
+ * `rawHeaders` as they came on the wire (names as spelled, in order: name, value, name, value…).
+ */
+export type RawAnswer = {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  rawHeaders: string[];
+  body: string;
+};
 
 /** One request with node:http, so a header can be sent twice (fetch would merge it first). */
 export function sendRaw(
@@ -17,7 +25,7 @@ export function sendRaw(
       res.on("data", (chunk: string) => {
         body += chunk;
       });
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, rawHeaders: res.rawHeaders, body }));
     });
     req.on("error", reject);
     req.end();
