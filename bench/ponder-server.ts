@@ -34,6 +34,7 @@ const ponder = await startPonder({
   manifestFile: writeManifest(setup.deployment.manifest, dir),
   database: { kind: "pglite", dir: path.join(dir, "pglite") },
 });
+await ponder.waitForReady(120_000);
 const api = await startApiChild({ ...childEnv(setup, dir), LOG_LEVEL: "warn" });
 const barePort = await freePort();
 const bare = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "bareServer.ts")], {
