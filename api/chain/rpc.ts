@@ -4,6 +4,7 @@
  */
 import http from "node:http";
 import https from "node:https";
+import { urlToHttpOptions } from "node:url";
 import { redactUrl } from "../redact";
 
 /** Methods the service may send. Anything else is refused before it leaves the process. */
@@ -121,7 +122,10 @@ function nodeTransport(raw: string) {
   }
   const transport = url.protocol === "https:" ? https : url.protocol === "http:" ? http : null;
   if (!transport) return null;
-  return { transport, url, agent: new transport.Agent({ keepAlive: true, timeout: 4_000 }) };
+  const agent = new transport.Agent({ keepAlive: true, timeout: 4_000 });
+  // The URL's parts resolved once (credentials included, as http.request takes them from a URL), not per call.
+  const target = { ...urlToHttpOptions(url), method: "POST", agent };
+  return { transport, target };
 }
 
 export function createRpcClient(options: RpcClientOptions): RpcClient {
@@ -164,36 +168,29 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       let reply: { status: number; text: string };
       try {
         if (!node) throw new Error("not an http(s) URL");
-        const { transport, agent, url } = node;
+        const { transport, target } = node;
         const payload = JSON.stringify(body);
+        const headers = { "content-type": "application/json", "content-length": Buffer.byteLength(payload) };
         const send = () =>
           new Promise<{ status: number; text: string }>((resolve, reject) => {
-            request = transport.request(
-              url,
-              {
-                method: "POST",
-                agent,
-                headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
-              },
-              (res) => {
-                const status = res.statusCode ?? 0;
-                if (status < 200 || status > 299) {
-                  res.resume(); // drained, so the connection can be reused
-                  resolve({ status, text: "" });
-                  return;
-                }
-                res.setEncoding("utf8");
-                let text = "";
-                res.on("data", (chunk: string) => {
-                  text += chunk;
-                });
-                res.on("end", () => resolve({ status, text }));
-                res.on("error", reject);
-                res.on("close", () => {
-                  if (!res.complete) reject(new Error("the answer was cut off"));
-                });
-              },
-            );
+            request = transport.request({ ...target, headers }, (res) => {
+              const status = res.statusCode ?? 0;
+              if (status < 200 || status > 299) {
+                res.resume(); // drained, so the connection can be reused
+                resolve({ status, text: "" });
+                return;
+              }
+              res.setEncoding("utf8");
+              let text = "";
+              res.on("data", (chunk: string) => {
+                text += chunk;
+              });
+              res.on("end", () => resolve({ status, text }));
+              res.on("error", reject);
+              res.on("close", () => {
+                if (!res.complete) reject(new Error("the answer was cut off"));
+              });
+            });
             request.on("error", reject);
             request.end(payload);
           });
