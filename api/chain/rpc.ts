@@ -79,8 +79,15 @@ export type RpcCallOptions = {
    * The deadline of the HTTP request the call is made for (api/http/deadline.ts; boundToDeadline below adds it
    * to every call of a route): when it fires the call is cancelled the same way and fails with kind "timeout".
    */
-  deadline?: AbortSignal;
+  deadline?: CancelSignal;
 };
+
+/** What can cancel a call besides its own signal: an AbortSignal, or the request's deadline (api/http/deadline.ts). */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
 
 export interface RpcClient {
   /** One JSON-RPC call; resolves with `result` exactly as the node sent it (never coerced). */
@@ -295,7 +302,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
  * explicitly rather than carried by an AsyncLocalStorage: on Node 20 that turns on a promise hook for every
  * promise of the process once used (≈0.3 µs each, measured), supply hits included.
  */
-export function boundToDeadline(rpc: RpcClient, deadline: AbortSignal): RpcClient {
+export function boundToDeadline(rpc: RpcClient, deadline: CancelSignal): RpcClient {
   return {
     redactedUrl: rpc.redactedUrl,
     origin: originOf(rpc),
