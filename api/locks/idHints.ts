@@ -1,9 +1,11 @@
 import type { IndexedLockIds } from "./types";
 
 /**
- * What the index last said about each recently read user, so the next state read of that user can send its
- * eth_call at once instead of after the SQL query (api/locks/snapshot.ts). A hint is only a guess at which
- * ids to read: a stale one costs a second round trip, never a wrong answer. Bounded, least recently used out.
+ * What was known of each recently read user's ids after their last state read — the set the chain proved then
+ * (with the highest id minted then), or the index's answer when nothing was proven — so the next read of that
+ * user can send its eth_call at once, and while the index's watermark is fresh skip the SQL query altogether
+ * (api/locks/snapshot.ts). A hint is only a guess at which ids to read: a stale one costs a second round trip,
+ * never a wrong answer. Bounded, least recently used out.
  */
 export class LockIdHints {
   readonly #entries = new Map<string, IndexedLockIds>();

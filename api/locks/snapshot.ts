@@ -169,7 +169,8 @@ type IndexAnswer = IndexedLockIds | null;
 /**
  * Reads the user's snapshot. `index` is the index's answer for the user — a value, a promise, or a lookup
  * called at most once — null without an index (down, too slow): then nothing but the hint's ids can be proven.
- * `hint` is what the index said about this user last time (the state route keeps it per user):
+ * `hint` is what was known of this user's ids after their last read (the state route keeps it per user): the set
+ * the chain proved then, with the highest id minted then, or the index's answer when nothing was proven:
  * - with a hint and a fresh `watermark` (api/locks/watermark.ts), the eth_call goes out alone and the index
  *   is only asked when the chain disproves the hint (the count does not match): a repeat read of a user whose
  *   locks did not change costs no SQL at all, and the answer's index is the proven set at the watermark;
