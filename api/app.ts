@@ -32,7 +32,13 @@ export function appDeps(input: AppDepsInput): AppDeps {
     metrics,
     logger,
     limiter: input.limiter ?? createRateLimiter({ config: input.config, logger, metrics }),
-    gate: input.gate ?? createGate({ rpc: input.rpc, manifest: input.config.manifest }),
+    gate:
+      input.gate ??
+      createGate({
+        rpc: input.rpc,
+        manifest: input.config.manifest,
+        readTimeoutMs: v1DeadlineMs(input.config.rpcTimeoutMs),
+      }),
     locks: input.locks ?? null,
   };
 }

@@ -5,6 +5,7 @@
  */
 import { type Context, Hono } from "hono";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createRpcClient } from "../../api/chain/rpc";
 import { deadline, requestDeadline, v1DeadlineMs, v1TimeoutError } from "../../api/http/deadline";
 import { ApiError } from "../../api/http/errors";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
@@ -78,6 +79,20 @@ describe("a node slower than the route deadline", () => {
     const { status, body } = await d.get(d.app(), `/api/mcp/v1/state/${user}`);
     expect(status).toBe(200);
     expect(body.ok).toBe(true);
+  });
+
+  it("the gate's shared read ends at the deadline's length even when the client's own timeout is longer", async () => {
+    // The gate's read serves every request waiting on it, so it is not bound to any one request's deadline;
+    // its own bound (the v1 deadline) ends it, not the RPC client's longer timeout.
+    const rpc = createRpcClient({ url: d.proxy.url, timeoutMs: 5_000 });
+    d.proxy.setFault({ kind: "delay", ms: 5_000 });
+    const started = performance.now();
+    const { status, body } = await d.get(d.app({ rpc }), "/api/mcp/v1/preflight");
+    expect(status).toBe(502);
+    expect(body.error).toBe("PREFLIGHT_READ_FAILED");
+    expect(performance.now() - started).toBeLessThan(RPC_TIMEOUT_MS + 150);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(d.proxy.abandoned()).toBeGreaterThanOrEqual(1);
   });
 
   it("the read in flight at the deadline is cancelled at the proxy, not left running", async () => {

@@ -54,6 +54,11 @@ export type CreateGateOptions = {
   notFinalizedTtlMs?: number;
   /** How long a failed read is answered from memory before the node is asked again. */
   failureBackoffMs?: number;
+  /**
+   * The longest one upstream read may take (the app gives the v1 deadline). The read is shared by every
+   * request waiting on it, so no one request's deadline cancels it; this bound ends it instead, a timeout.
+   */
+  readTimeoutMs?: number;
   /** Clock, for tests of the TTL. */
   now?: () => number;
 };
@@ -82,11 +87,11 @@ export function createGate(options: CreateGateOptions): Gate {
     let requiredSeedEth: bigint;
     try {
       // Exactly two words, or the read is not trusted: a malformed answer must never open the gate.
-      [statusBitmask, requiredSeedEth] = await readView(options.rpc, {
-        address: controller,
-        abi: LaunchControllerAbi,
-        functionName: "preflight",
-      });
+      [statusBitmask, requiredSeedEth] = await readView(
+        options.rpc,
+        { address: controller, abi: LaunchControllerAbi, functionName: "preflight" },
+        options.readTimeoutMs === undefined ? {} : { deadline: AbortSignal.timeout(options.readTimeoutMs) },
+      );
     } catch (cause) {
       const kind = cause instanceof ViewReadError ? cause.kind : "error";
       const why = kind === "malformed" ? "the answer is malformed" : `${kind}`;
