@@ -233,7 +233,7 @@ export async function buildOpenApiDocument(options: BuildOpenApiOptions = {}): P
       // The major version is the path version (/api/mcp/v1): the document changes in lockstep with the routes.
       version: "v1",
       description: DESCRIPTION,
-      license: { name: "UNLICENSED", identifier: "LicenseRef-Proprietary" },
+      license: { name: "MIT", identifier: "MIT" },
     },
     servers: [{ url: "/", description: "This deployment" }],
     // A public API: no operation needs credentials (the supply routes are polled anonymously, v1 is per-IP limited).
