@@ -135,8 +135,8 @@ export function httpContract(target: () => string): void {
     expect([docs.status, typeof script]).toEqual([200, "string"]);
     expect(docs.headers.get("content-security-policy")).toContain("script-src 'self';");
     expect(page).not.toMatch(/https?:\/\/(cdn\.|unpkg|jsdelivr)/);
-    // fetch asks for br: the bundle travels compressed, and decodes to the package's bytes.
-    const ui = await fetch(`${target()}${script}`);
+    // A browser asks for br: the bundle travels compressed (fetch decodes it).
+    const ui = await fetch(`${target()}${script}`, { headers: { "accept-encoding": "br, gzip" } });
     expect([ui.status, ui.headers.get("content-encoding"), ui.headers.get("cache-control")]).toEqual([
       200,
       "br",

@@ -28,6 +28,11 @@ export interface SpawnServiceOptions {
   /** Added to (and overriding) the child's environment: REDIS_URL, REDIS_KEY_PREFIX, SHUTDOWN_DRAIN_MS, … */
   env?: Record<string, string | undefined>;
   logLevel?: "error" | "warn" | "info" | "debug";
+  /**
+   * Another installation (test/production/container.test.ts: the image's file system): run `argv` (program
+   * first, e.g. the Dockerfile's CMD) in `cwd`, as `uid`/`gid` when given. Default: this checkout's processes.
+   */
+  install?: { cwd: string; argv: string[]; uid?: number; gid?: number };
 }
 
 export interface ServiceChild {
@@ -80,7 +85,16 @@ export async function spawnService(opts: SpawnServiceOptions): Promise<ServiceCh
           opts.logLevel ?? "warn",
         ];
   if (opts.command === "api") Object.assign(env, { PORT: String(port), HOST: "127.0.0.1" });
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: env as NodeJS.ProcessEnv, stdio: "pipe" });
+  const i = opts.install;
+  const child = i
+    ? spawn(i.argv[0]!, i.argv.slice(1), {
+        cwd: i.cwd,
+        env: env as NodeJS.ProcessEnv,
+        stdio: "pipe",
+        uid: i.uid,
+        gid: i.gid,
+      })
+    : spawn(process.execPath, args, { cwd: REPO_ROOT, env: env as NodeJS.ProcessEnv, stdio: "pipe" });
   live.add(child);
   if (!hooked) {
     hooked = true;
