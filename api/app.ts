@@ -12,6 +12,7 @@ import { v1Router } from "./mcp/v1/router";
 import { createLogger } from "./observability/logger";
 import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
 import { registerDocsRoutes } from "./openapi/docsRoutes";
+import { builtStaticAssets } from "./openapi/staticAssets";
 import { HEALTH_PATH, MCP_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
 import { supplyApi } from "./supply/router";
@@ -40,6 +41,7 @@ export function appDeps(input: AppDepsInput): AppDeps {
         readTimeoutMs: v1DeadlineMs(input.config.rpcTimeoutMs),
       }),
     locks: input.locks ?? null,
+    staticAssets: input.staticAssets === undefined ? builtStaticAssets(logger) : input.staticAssets,
   };
 }
 
@@ -97,8 +99,9 @@ export function createApp(input: AppDepsInput): ApiApp {
   const supply = supplyApi(deps);
   app.route(SUPPLY_BASE, supply.router);
   app.route(V1_BASE, v1Router(deps));
-  registerDocsRoutes(app); // GET /api/mcp/v1/openapi.json, GET /docs
   const rateLimitOptions = { limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics };
+  // GET /api/mcp/v1/openapi.json, GET /docs, GET /docs/assets/<hashed name>
+  registerDocsRoutes(app, { assets: deps.staticAssets, rateLimit: rateLimitOptions });
   app.all(MCP_PATH, mcpEndpoint({ app, clientIp, rateLimit: rateLimitOptions }));
 
   app.notFound(() => {

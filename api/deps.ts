@@ -12,6 +12,7 @@ import type { IndexWatermarkSource } from "./locks/watermark";
 import type { Gate } from "./mcp/v1/gate";
 import type { Logger } from "./observability/logger";
 import type { Metrics } from "./observability/metrics";
+import type { StaticAssets } from "./openapi/staticAssets";
 import type { RateLimiter } from "./ratelimit/limiter";
 
 /** Everything the routes need from the outside world; tests build it from real parts. */
@@ -35,6 +36,8 @@ export type AppDeps = {
   logger: Logger;
   /** The socket peer of a request; default: @hono/node-server's incoming socket (Ponder serves with it too). */
   peerAddress?: PeerAddressSource;
+  /** The docs UI's built assets (dist/static); default: loaded once per process; null: /docs without the UI. */
+  staticAssets: StaticAssets | null;
   /** What GET /ready reports (bounded; never hangs); default: always ready (no index to wait for). */
   readiness?: () => Promise<ReadyState>;
 };
@@ -44,7 +47,7 @@ export type ReadyState = { ready: true } | { ready: false; reason: "database unr
 
 /** What callers pass to createApp: the gate defaults to one built from rpc + manifest, locks to none. */
 export type AppDepsInput = Omit<AppDeps, Defaulted> & Partial<Pick<AppDeps, Defaulted>>;
-type Defaulted = "gate" | "locks" | "limiter" | "metrics" | "logger";
+type Defaulted = "gate" | "locks" | "limiter" | "metrics" | "logger" | "staticAssets";
 
 /** The supply routes' cache, TTLs, deadline and failure backoff; everything defaults. */
 export type SupplyDeps = {

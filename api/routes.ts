@@ -5,8 +5,8 @@ import { stateRoute } from "./mcp/v1/state";
 import { PREPARE_SERVED_PATH, prepareRouteDefinition } from "./openapi/prepareRoutes";
 import type { RouteDefinition, SupplyRouteDefinition } from "./openapi/routeDefinition";
 import {
+  DOCS_ASSETS_PATH,
   DOCS_PATH,
-  DOCS_SCRIPT_PATH,
   HEALTH_PATH,
   MCP_PATH,
   METRICS_PATH,
@@ -81,7 +81,11 @@ export const V1_OPERATIONS: readonly V1Operation[] = OPERATIONS.filter((o): o is
 export const INFRASTRUCTURE_ROUTES = [
   { method: "GET", path: OPENAPI_PATH, why: "this document itself" },
   { method: "GET", path: DOCS_PATH, why: "the interactive reference page rendered from this document" },
-  { method: "GET", path: DOCS_SCRIPT_PATH, why: "the reference page's UI bundle, served from the pinned npm package" },
+  {
+    method: "GET",
+    path: `${DOCS_ASSETS_PATH}/{file}`,
+    why: "the reference page's UI bundle and start script, content-hashed, built from the pinned npm package",
+  },
   { method: "GET", path: HEALTH_PATH, why: "liveness: the process is up" },
   { method: "GET", path: READY_PATH, why: "readiness: the index database answers within 500 ms and holds the index" },
   { method: "GET", path: METRICS_PATH, why: "Prometheus counters for operators" },

@@ -223,16 +223,19 @@ describe("/docs", () => {
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const html = await res.text();
     expect(html).toContain('"/api/mcp/v1/openapi.json"');
-    expect(html).toContain('<script src="/docs/assets/scalar.js">');
+    expect(html).toMatch(/<script src="\/docs\/assets\/scalar\.[\w-]{16}\.js"><\/script>/);
+    expect(html).toMatch(/<script src="\/docs\/assets\/docs-init\.[\w-]{16}\.js" data-spec-url="[^"]+"><\/script>/);
     // No script, stylesheet, font or image from another origin: the page works offline.
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
-    expect(html).toContain("withDefaultFonts: false");
+    expect(res.headers.get("content-security-policy")).toMatch(/^default-src 'self'; script-src 'self';/);
     for (const path of Object.keys(doc.paths)) expect(html).toContain(`GET ${path}`);
     expect(html).toContain("Lock via Furnace");
   });
 
-  it("serves the reference UI from the pinned npm package", async () => {
-    const res = await app.request("/docs/assets/scalar.js");
+  it("serves the reference UI from the pinned npm package, at the hashed path the page names", async () => {
+    const html = await (await app.request("/docs")).text();
+    const src = html.match(/<script src="(\/docs\/assets\/scalar\.[^"]+)">/)![1]!;
+    const res = await app.request(src);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/javascript/);
     const js = await res.text();
@@ -248,6 +251,7 @@ describe("/docs", () => {
         paths: { "/x": { get: { summary: "s", "x-user-facing-verb": "Lock via Furnace <i>", "x-mcp-tool": "t" } } },
       } as unknown as OpenApiDocument,
       "/spec.json",
+      null,
     );
     expect(page).toContain("<title>Asset API &lt;b&gt;&amp;&lt;/b&gt; &quot;v1&quot;</title>");
     expect(page).toContain("<td>Lock via Furnace &lt;i&gt;</td>");

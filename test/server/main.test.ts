@@ -5,11 +5,13 @@
  * HTTP contract (test/support/httpContract.ts, also run against `npm start`) is checked over real sockets
  * against this process, not against app.request.
  */
+
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../devnet/anvil";
+import { API_PROCESS_ARGS } from "../support/build";
 import { startDevnet, type TestDevnet } from "../support/devnet";
 import { httpContract } from "../support/httpContract";
 import { createTestDatabase, REPO_ROOT, type TestDatabase, writeManifest } from "../support/ponder";
@@ -131,7 +133,7 @@ describe("probes never hang", () => {
 
 describe("a configuration the API process cannot run with", () => {
   it("stops it with exit code 1 and one line naming every problem, no stack trace", () => {
-    const run = spawnSync(process.execPath, ["--import", "tsx", "api/server/main.ts"], {
+    const run = spawnSync(process.execPath, API_PROCESS_ARGS, {
       cwd: REPO_ROOT,
       env: { ...process.env, NETWORK: "base", RPC_URL: "http://127.0.0.1:1", PORT: "0", DATABASE_URL: "" },
       encoding: "utf8",

@@ -3,18 +3,19 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { freePort } from "../../devnet/anvil";
+import { API_PROCESS_ARGS } from "./build";
 
 /**
- * Starts the API process as operators run it (api/server/main.ts, `npm run serve:api`) on 127.0.0.1 and a
+ * Starts the API process as operators run it (the built dist/server/main.js, `npm run serve:api`) on 127.0.0.1 and a
  * free port; with CONNECTION_GUARD=off, the same server without its guard (test/support/apiChild.ts).
  */
 export async function startApiChild(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
-  const script =
+  const args =
     env.CONNECTION_GUARD === "off"
-      ? path.join(import.meta.dirname, "apiChild.ts")
-      : path.join(import.meta.dirname, "..", "..", "api", "server", "main.ts");
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+      ? ["--import", "tsx", path.join(import.meta.dirname, "apiChild.ts")]
+      : API_PROCESS_ARGS;
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "inherit"],
   });
