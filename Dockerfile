@@ -14,7 +14,9 @@ COPY . .
 RUN sh scripts/container/build.sh
 
 FROM ${NODE_IMAGE} AS runtime
-ENV NODE_ENV=production PONDER_TELEMETRY_DISABLED=true PORT=42069
+# No PORT here: Ponder reads PORT before its --port, so the indexer would take the API's port. The API process
+# listens on 42069 by default; compose sets PORT on the API services only.
+ENV NODE_ENV=production PONDER_TELEMETRY_DISABLED=true
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts/container ./scripts/container
