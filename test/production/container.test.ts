@@ -7,7 +7,7 @@
  * copied into the stage as the image has its own), the image's layering, and compose's networking.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -170,10 +170,9 @@ describe("the image's runtime stage", () => {
     );
     console.log(`production install (npm ci --omit=dev): ${mb} MB`);
     expect(mb).toBeLessThanOrEqual(300);
-    for (const dev of ["tsx", "esbuild/package.json", "@scalar/api-reference", "vitest", "typescript/lib/tsc.js"])
-      expect(() =>
-        readFileSync(path.join(runtimeDir, "node_modules", dev, dev.includes("/") ? "" : "package.json")),
-      ).toThrow();
+    // (esbuild and typescript are there: Ponder's vite and its peer dependency, for the indexer.)
+    for (const dev of ["tsx", "@scalar/api-reference", "vitest", "@biomejs/biome", "solc", "@foundry-rs/anvil"])
+      expect(existsSync(path.join(runtimeDir, "node_modules", dev)), dev).toBe(false);
   });
 
   it("runs the indexer (compose's command) and the API process (the CMD) as the image's user; HEALTHCHECK passes; SIGTERM exits 0", async () => {
@@ -182,7 +181,7 @@ describe("the image's runtime stage", () => {
     chmodSync(manifestFile, 0o644);
     const dbUrl = (database.forPonder("asset_v1") as { url: string }).url;
     const compose = readFileSync(path.join(REPO_ROOT, "compose.yaml"), "utf8");
-    const indexerCommand: string[] = JSON.parse(compose.match(/^ {4}command: (\[.*"ponder", "start".*\])$/m)![1]!);
+    const indexerCommand: string[] = JSON.parse(compose.match(/^ {4}command: (\[.*ponder", "start".*\])$/m)![1]!);
     const indexerPort = await freePort();
     const argv = indexerCommand.map((a) => (a === "42070" ? String(indexerPort) : a === "0.0.0.0" ? "127.0.0.1" : a));
     const user = asImageUser();
