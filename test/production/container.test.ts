@@ -181,7 +181,9 @@ describe("the image's runtime stage", () => {
     chmodSync(manifestFile, 0o644);
     const dbUrl = (database.forPonder("asset_v1") as { url: string }).url;
     const compose = readFileSync(path.join(REPO_ROOT, "compose.yaml"), "utf8");
-    const indexerCommand: string[] = JSON.parse(compose.match(/^ {4}command: (\[.*ponder", "start".*\])$/m)![1]!);
+    const indexerCommand: string[] = JSON.parse(
+      compose.match(/^ {4}command:\s*(\[[^\]]*ponder", "start"[^\]]*\])/m)![1]!,
+    );
     const indexerPort = await freePort();
     const argv = indexerCommand.map((a) => (a === "42070" ? String(indexerPort) : a === "0.0.0.0" ? "127.0.0.1" : a));
     const user = asImageUser();
