@@ -103,7 +103,9 @@ describe("loadConfig for a deployment", () => {
     const token = `${SECRET}-metrics-token`;
     const config = loadConfig({ ...GOOD, METRICS_TOKEN: token, METRICS_PORT: "9464" }, deployment);
     expect(config.metrics).toEqual({ token, port: 9464, host: "127.0.0.1" });
-    expect(loadConfig({ NETWORK: "local", METRICS_PORT: "9464", METRICS_HOST: "0.0.0.0" }).metrics.host).toBe("0.0.0.0");
+    expect(loadConfig({ NETWORK: "local", METRICS_PORT: "9464", METRICS_HOST: "0.0.0.0" }).metrics.host).toBe(
+      "0.0.0.0",
+    );
     // Described, never shown.
     const line = describeConfig(config);
     expect(line).toContain("metrics=127.0.0.1:9464+token");
