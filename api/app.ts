@@ -3,7 +3,8 @@ import type { AppDeps, AppDepsInput } from "./deps";
 import { createClientIpResolver } from "./http/clientIp";
 import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/deadline";
 import { edge, edgeHeaders, edgeRequestId } from "./http/edge";
-import { ApiError, InternalError, MethodNotAllowedError, NotFoundError } from "./http/errors";
+import { ApiError, InternalError, MethodNotAllowedError, NotFoundError, UnauthorizedError } from "./http/errors";
+import { metricsAccess } from "./http/metricsAccess";
 import type { NodeHotPath } from "./http/nodeHotPath";
 import { rateLimit } from "./http/rateLimit";
 import { MCP_CORS_METHODS, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
@@ -92,9 +93,20 @@ export function createApp(input: AppDepsInput): ApiApp {
       ? c.json({ ok: true, status: "ready" }, 200, { "cache-control": "no-store" })
       : c.json({ ok: false, status: "unready", reason: state.reason }, 503, { "cache-control": "no-store" });
   });
-  app.get(METRICS_PATH, (c) =>
-    c.body(metrics.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" }),
-  );
+  // With METRICS_PORT the metrics are served on a listener of their own (api/server/metricsServer.ts) and not
+  // here: an unknown route, 404. With METRICS_TOKEN a scrape must bring it.
+  if (deps.config.metrics.port === null) {
+    const allowed = metricsAccess(deps.config.metrics.token);
+    app.get(METRICS_PATH, async (c) => {
+      if (allowed && !allowed(c.req.header("authorization"))) throw new UnauthorizedError();
+      return c.body(await metrics.render(), 200, {
+        "content-type": PROMETHEUS_CONTENT_TYPE,
+        "cache-control": "no-store",
+      });
+    });
+  }
+  if (deps.gate.cache) metrics.caches.register("preflight", deps.gate.cache);
+  if (deps.indexWatermark?.cache) metrics.caches.register("index_watermark", deps.indexWatermark.cache);
 
   const supply = supplyApi(deps);
   app.route(SUPPLY_BASE, supply.router);
@@ -116,6 +128,7 @@ export function createApp(input: AppDepsInput): ApiApp {
     for (const [k, v] of Object.entries(edgeHeaders(c))) c.header(k, v);
     c.header("cache-control", "no-store");
     if ("retryAfterSec" in apiError) c.header("retry-after", String(apiError.retryAfterSec));
+    if (apiError instanceof UnauthorizedError) c.header("www-authenticate", apiError.challenge);
     return c.json(apiError.toEnvelope(), apiError.status);
   });
 

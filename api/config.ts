@@ -36,6 +36,13 @@ export type AppConfig = {
   shutdownDrainMs: number;
   /** The indexer's own settings (indexer/config.ts turns them into Ponder's); null = the network's default. */
   indexer: { pgliteDir: string | null; pollingIntervalMs: number | null; disableCache: boolean | null };
+  /**
+   * Who may read the metrics. `token` (METRICS_TOKEN): a scrape must send `Authorization: Bearer <token>`, else
+   * 401 UNAUTHORIZED; a secret, never logged. `port` (METRICS_PORT): the metrics are served only on a listener
+   * of their own at `host`:`port`/metrics (METRICS_HOST, default 127.0.0.1), and the public port answers
+   * /api/metrics with 404. Neither set: /api/metrics on the public port, open, as before.
+   */
+  metrics: { token: string | null; port: number | null; host: string };
 };
 
 /** Networks whose deployment must name every external part: nothing may fall back to a local default. */
@@ -106,6 +113,13 @@ const envSchema = z.object({
   PGLITE_DIR: z.string().optional(),
   INDEXER_POLLING_MS: intIn(100, 60_000).optional(),
   INDEXER_DISABLE_CACHE: z.enum(["true", "false"], { message: "must be true or false" }).optional(),
+  // RFC 6750's token characters, so any scraper can send it; long enough not to be guessed.
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[A-Za-z0-9._~+/-]{16,}=*$/, "must be at least 16 characters of A-Z a-z 0-9 . _ ~ + / - (then = padding)")
+    .optional(),
+  METRICS_PORT: intIn(1, 65_535).optional(),
+  METRICS_HOST: z.string().optional(),
 });
 
 /** Ponder's own name for a chain's RPC: RPC_URL wins over it. */
@@ -172,6 +186,13 @@ export function loadConfig(
   if (e.DATABASE_VIEWS_SCHEMA !== undefined && e.DATABASE_VIEWS_SCHEMA === schema) {
     problems.push("DATABASE_VIEWS_SCHEMA: must differ from DATABASE_SCHEMA");
   }
+  if (e.METRICS_HOST !== undefined && e.METRICS_PORT === undefined) {
+    problems.push("METRICS_HOST: needs METRICS_PORT (the metrics listener it places)");
+  }
+  for (const name of ["PORT", "API_PORT"] as const) {
+    if (e.METRICS_PORT !== undefined && e.METRICS_PORT === e[name])
+      problems.push(`METRICS_PORT: must differ from ${name}`);
+  }
   if (options.deployment && network !== undefined && PRODUCTION_NETWORKS.includes(network)) {
     const missing = (name: string) => problems.push(`${name}: required for NETWORK=${network}`);
     if (cleaned.RPC_URL === undefined) missing("RPC_URL");
@@ -213,10 +234,17 @@ export function loadConfig(
       pollingIntervalMs: e.INDEXER_POLLING_MS ?? null,
       disableCache: e.INDEXER_DISABLE_CACHE === undefined ? null : e.INDEXER_DISABLE_CACHE === "true",
     },
+    metrics: {
+      token: e.METRICS_TOKEN ?? null,
+      port: e.METRICS_PORT ?? null,
+      host: e.METRICS_HOST ?? DEFAULT_METRICS_HOST,
+    },
   };
 }
 
 export const DEFAULT_REDIS_KEY_PREFIX = "asset-api:";
+/** A metrics listener of its own is for the scraper beside the process, not for the internet. */
+export const DEFAULT_METRICS_HOST = "127.0.0.1";
 /** Fits a Kubernetes default grace period (30 s) with Ponder's own 5 s shutdown after it. */
 export const DEFAULT_SHUTDOWN_DRAIN_MS = 10_000;
 
@@ -230,5 +258,6 @@ export function describeConfig(config: AppConfig): string {
     `redisKeyPrefix=${config.redisKeyPrefix}`,
     `database=${config.database.url ? redactUrl(config.database.url) : "none"}`,
     `schema=${config.database.schema ?? "none"}`,
+    `metrics=${config.metrics.port === null ? "public" : `${config.metrics.host}:${config.metrics.port}`}${config.metrics.token ? "+token" : ""}`,
   ].join(" ");
 }

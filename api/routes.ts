@@ -88,7 +88,13 @@ export const INFRASTRUCTURE_ROUTES = [
   },
   { method: "GET", path: HEALTH_PATH, why: "liveness: the process is up" },
   { method: "GET", path: READY_PATH, why: "readiness: the index database answers within 500 ms and holds the index" },
-  { method: "GET", path: METRICS_PATH, why: "Prometheus counters for operators" },
+  {
+    method: "GET",
+    path: METRICS_PATH,
+    why:
+      "Prometheus metrics for operators: open by default; METRICS_TOKEN requires a bearer token (else 401 " +
+      "UNAUTHORIZED); with METRICS_PORT they are served on a listener of their own and this path is a 404",
+  },
   {
     method: "ALL",
     path: MCP_PATH,

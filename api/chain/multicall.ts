@@ -81,12 +81,16 @@ export async function multicallAtOneBlock(
   options: MulticallOptions = {},
 ): Promise<MulticallResult> {
   const block = options.block === undefined ? "latest" : (`0x${options.block.toString(16)}` as Hex);
-  const [blockNumber, , results] = await readView(rpc, multicallView(calls, options.via), { block });
-  if (results.length !== calls.length) {
-    throw new ViewReadError(OUTER, "malformed", {
-      cause: new Error(`${results.length} answers for ${calls.length} calls`),
-    });
-  }
+  const [blockNumber, , results] = await readView(rpc, multicallView(calls, options.via), {
+    block,
+    accept: ([, , answers]) => {
+      if (answers.length !== calls.length) {
+        throw new ViewReadError(OUTER, "malformed", {
+          cause: new Error(`${answers.length} answers for ${calls.length} calls`),
+        });
+      }
+    },
+  });
   return { blockNumber, results };
 }
 

@@ -9,6 +9,8 @@ export const ERROR_STATUS = {
   REQUEST_TIMEOUT: 408,
   /** The request line (URL) and headers together exceed the server's limit. */
   HEADERS_TOO_LARGE: 431,
+  /** A restricted route (the metrics, with METRICS_TOKEN) asked without its credentials. */
+  UNAUTHORIZED: 401,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   RATE_LIMITED: 429,
@@ -65,6 +67,15 @@ export class NotFoundError extends ApiError {
   override name = "NotFoundError";
   constructor(message = "No such route.", detail?: unknown) {
     super("NOT_FOUND", message, detail);
+  }
+}
+
+export class UnauthorizedError extends ApiError {
+  override name = "UnauthorizedError";
+  /** The WWW-Authenticate header a 401 must carry (RFC 9110 §11.6.1): the scheme to use (RFC 6750). */
+  readonly challenge = 'Bearer realm="metrics"';
+  constructor() {
+    super("UNAUTHORIZED", "The metrics need Authorization: Bearer <METRICS_TOKEN>.");
   }
 }
 

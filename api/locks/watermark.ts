@@ -1,3 +1,4 @@
+import { type CacheSource, CacheStats } from "../cache/stats";
 import type { IndexMark } from "./types";
 
 /**
@@ -28,6 +29,8 @@ export const WATERMARK_DEFAULTS: WatermarkOptions = { pollMs: 250, maxAgeMs: 1_0
 export type IndexWatermarkSource = {
   /** The mark if its poll was sent at most maxAgeMs ago, else undefined (never polled, or polls failing). */
   fresh(): IndexMark | undefined;
+  /** For the metrics: a hit is a fresh() that found a fresh mark; entries, 1 while there is one. */
+  readonly cache?: CacheSource;
 };
 
 export class IndexWatermark implements IndexWatermarkSource {
@@ -62,7 +65,17 @@ export class IndexWatermark implements IndexWatermarkSource {
     await this.#polling;
   }
 
+  readonly #stats = new CacheStats();
+  readonly cache: CacheSource = { stats: this.#stats, entries: () => (this.#current() ? 1 : 0) };
+
   fresh(): IndexMark | undefined {
+    const mark = this.#current();
+    if (mark) this.#stats.hits++;
+    else this.#stats.misses++;
+    return mark;
+  }
+
+  #current(): IndexMark | undefined {
     return performance.now() - this.#sentAt <= this.#o.maxAgeMs ? this.#mark : undefined;
   }
 

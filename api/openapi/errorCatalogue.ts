@@ -12,6 +12,7 @@ import {
   QuoteFailedError,
   RateLimitedError,
   StateReadFailedError,
+  UnauthorizedError,
 } from "../http/errors";
 import { READY_TO_FINALIZE_BITS } from "../mcp/v1/gate";
 import { SUPPLY_ERROR_STATUS, type SupplyErrorCode } from "../supply/supplyError";
@@ -32,6 +33,12 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
     }).toEnvelope(),
   },
   NOT_FOUND: { meaning: "No such route or prepare action.", example: new NotFoundError().toEnvelope() },
+  UNAUTHORIZED: {
+    meaning:
+      "Only the operators' metrics route answers it: METRICS_TOKEN is set and the request lacks " +
+      "`Authorization: Bearer <token>` or sends another token. No documented operation needs credentials.",
+    example: new UnauthorizedError().toEnvelope(),
+  },
   BAD_REQUEST: {
     meaning:
       "The HTTP request itself could not be parsed (bad request line, unknown method, conflicting Content-Length " +

@@ -9,9 +9,10 @@ import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import type { ReadyState } from "../deps";
-import { createLockStore } from "../locks/store";
+import { createLockStore, timedQuery } from "../locks/store";
 import type { LockStore } from "../locks/types";
 import { IndexWatermark } from "../locks/watermark";
+import type { IndexQueryObserver, PoolReading } from "../observability/indexDbMetrics";
 import { boundedReadiness } from "./readiness";
 
 export const INDEX_DB_TIMEOUTS = { connectMs: 500, statementMs: 2_000, queryMs: 2_500 } as const;
@@ -22,13 +23,22 @@ export type IndexDatabase = {
   watermark: IndexWatermark;
   /** /ready: the database answers within READY_PROBE_MS and the index's tables exist in the schema. */
   readiness(): Promise<ReadyState>;
+  /** The pool's connections now (pg.Pool's counts), for the metrics at scrape time. */
+  pool(): PoolReading;
   close(): Promise<void>;
 };
 
-export function openIndexDatabase(options: { url: string; schema: string; poolSize?: number }): IndexDatabase {
+export function openIndexDatabase(options: {
+  url: string;
+  schema: string;
+  poolSize?: number;
+  /** Told every statement's duration (api/observability/indexDbMetrics.ts). */
+  onQuery?: IndexQueryObserver;
+}): IndexDatabase {
+  const max = options.poolSize ?? 10;
   const pool = new pg.Pool({
     connectionString: options.url,
-    max: options.poolSize ?? 10,
+    max,
     connectionTimeoutMillis: INDEX_DB_TIMEOUTS.connectMs,
     statement_timeout: INDEX_DB_TIMEOUTS.statementMs,
     query_timeout: INDEX_DB_TIMEOUTS.queryMs,
@@ -38,15 +48,23 @@ export function openIndexDatabase(options: { url: string; schema: string; poolSi
   pool.on("error", () => {});
   const db = drizzle(pool);
   // The per-request statement goes prepared straight to the pool (api/locks/store.ts: CreateLockStoreOptions).
-  const store = createLockStore({ db, schema: options.schema, prepared: (statement) => pool.query(statement) });
+  const store = createLockStore({
+    db,
+    schema: options.schema,
+    prepared: (statement) => pool.query(statement),
+    onQuery: options.onQuery,
+  });
   const watermark = new IndexWatermark(() => store.indexMark()).start();
   return {
     store,
     watermark,
     readiness: boundedReadiness(async () => {
-      const res = await db.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present`);
+      const res = await timedQuery(options.onQuery, "readiness", () =>
+        db.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present`),
+      );
       return (res as unknown as { rows: { present: boolean }[] }).rows[0]?.present === true;
     }),
+    pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     close: async () => {
       await watermark.stop();
       await pool.end();

@@ -5,13 +5,16 @@
  *
  * Environment: the one configuration (api/config.ts). DATABASE_URL + DATABASE_VIEWS_SCHEMA (or
  * DATABASE_SCHEMA) select the index; without DATABASE_URL state answers say `source: "rpc"`. PORT (default
- * 42069) and HOST (default 0.0.0.0) pick the socket. Prints one JSON line `{"listening":{port,host}}`.
+ * 42069) and HOST (default 0.0.0.0) pick the socket; METRICS_PORT / METRICS_HOST a listener of the metrics'
+ * own (api/server/metricsServer.ts). Prints one JSON line `{"listening":{port,host}}`, with
+ * `"metrics":{port,host}` beside `listening` when the metrics have their own listener.
  */
 import { createApp } from "../app";
 import { ConfigError } from "../config";
 import { createServiceDeps } from "../service";
 import { redactProcessOutput, secretUrlsFrom } from "../startup/redactOutput";
 import { openIndexDatabase } from "./indexDatabase";
+import { serveMetrics } from "./metricsServer";
 import { startApiServer } from "./server";
 
 redactProcessOutput(secretUrlsFrom());
@@ -26,9 +29,14 @@ const deps = await createServiceDeps({ locks: null, load: { deployment: true }, 
 );
 const config = deps.config;
 const logger = deps.logger!;
+const metrics = deps.metrics!;
 const schema = config.database.viewsSchema ?? config.database.schema;
-const index = config.database.url && schema ? openIndexDatabase({ url: config.database.url, schema }) : null;
-if (!index) logger.warn("no index database configured (DATABASE_URL and a schema): state answers source rpc");
+const index =
+  config.database.url && schema
+    ? openIndexDatabase({ url: config.database.url, schema, onQuery: metrics.indexDb.onQuery })
+    : null;
+if (index) metrics.indexDb.watchPool(index.pool);
+else logger.warn("no index database configured (DATABASE_URL and a schema): state answers source rpc");
 
 const app = createApp({
   ...deps,
@@ -37,8 +45,10 @@ const app = createApp({
 });
 const host = config.host ?? "0.0.0.0";
 const api = await startApiServer(app, { port: config.port ?? 42069, hostname: host });
-process.stdout.write(`${JSON.stringify({ listening: { port: api.port, host } })}\n`);
-logger.info("api listening", { port: api.port, host });
+const metricsListener = await serveMetrics({ config, metrics, apiServer: api.server });
+const metricsAt = metricsListener ? { metrics: { port: metricsListener.port, host: metricsListener.host } } : {};
+process.stdout.write(`${JSON.stringify({ listening: { port: api.port, host }, ...metricsAt })}\n`);
+logger.info("api listening", { port: api.port, host, ...metricsAt });
 
 let stopping = false;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
@@ -48,6 +58,8 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     const started = performance.now();
     logger.info("shutdown: draining", { drainMs: config.shutdownDrainMs });
     await api.close(config.shutdownDrainMs);
+    // The metrics listener last, so a scrape during the drain still sees it.
+    await metricsListener?.close();
     logger.info("shutdown: drained", { ms: Math.round(performance.now() - started) });
     // Bounded: a pool still dialling a silent database must not hold the exit.
     await Promise.race([index?.close().catch(() => {}), new Promise((r) => setTimeout(r, 1_000))]);

@@ -9,7 +9,8 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { MemoryTtlCache } from "../cache/ttlCache";
+import { CacheStats } from "../cache/stats";
+import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
 import type { RpcClient } from "../chain/rpc";
 import type { AppDeps } from "../deps";
 import { edgeResponse, ownsEdgeHeaders, respond, writeEdgeResponse } from "../http/edge";
@@ -182,7 +183,11 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     lastLogged.set(key, now);
     logger.warn("supply read failed", { metric, code: error.code, reason: error.message });
   };
-  const cache = deps.supply?.cache ?? new MemoryTtlCache();
+  const cache: TtlCache = deps.supply?.cache ?? new MemoryTtlCache();
+  // Counted here, not in the cache: a hot-path miss is asked again on the routed path, and is one miss.
+  const stats = new CacheStats();
+  metrics.caches.register("supply", { stats, entries: () => cache.entries() });
+  if (cache.shared) metrics.caches.register("supply_shared", { stats: cache.shared });
   const ttl = { ...SUPPLY_TTL_MS, ...deps.supply?.ttlMs };
   const timeoutMs = deps.supply?.rpcTimeoutMs ?? supplyRpcTimeoutMs(config.rpcTimeoutMs);
   const backoff = {
@@ -231,7 +236,11 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     const format = formatOf(c);
     if (format === null) return fail(c, "json", "SUPPLY_BAD_FORMAT", 400);
     const hit = cache.peek(keys[metric]);
-    if (hit !== undefined) return ok(c, format, hit, CACHE_OK[metric]);
+    if (hit !== undefined) {
+      stats.hits++;
+      return ok(c, format, hit, CACHE_OK[metric]);
+    }
+    stats.misses++;
     return miss(c, format, metric);
   };
 
@@ -260,6 +269,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     return { route, body: okBody(format, value), headers: okHeaders(format, CACHE_OK[route.metric]) };
   };
   const count = (route: HotRoute, started: number) => {
+    if (route.metric !== "max") stats.hits++;
     metrics.httpRequests.inc(route.labels);
     route.duration.observe((performance.now() - started) / 1000);
   };

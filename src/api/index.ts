@@ -14,6 +14,8 @@ import { createApp } from "../../api/app";
 import { cliSchemaFrom } from "../../api/config";
 import { createLockStore } from "../../api/locks/store";
 import { IndexWatermark } from "../../api/locks/watermark";
+import { createMetrics } from "../../api/observability/metrics";
+import { serveMetrics } from "../../api/server/metricsServer";
 import { boundedReadiness } from "../../api/server/readiness";
 import { startApiServer } from "../../api/server/server";
 import { createServiceDeps } from "../../api/service";
@@ -23,11 +25,14 @@ import { redactProcessOutput, secretUrlsFrom } from "../../api/startup/redactOut
 // First: from here on nothing this process prints (Ponder's indexer errors included) carries an RPC key.
 redactProcessOutput(secretUrlsFrom());
 
-const store = createLockStore({ db });
+// Statement durations reach the metrics; the pool is Ponder's own (its /metrics reports it), so no pool gauges.
+const metrics = createMetrics();
+const store = createLockStore({ db, onQuery: metrics.indexDb.onQuery });
 const deps = await createServiceDeps({
   locks: store,
   load: { deployment: true, cliSchema: cliSchemaFrom() },
   checkChainId: true,
+  metrics,
 });
 const { config } = deps;
 const logger = deps.logger!;
@@ -41,9 +46,18 @@ if (config.apiPort !== null) {
   const app = createApp({ ...deps, indexWatermark, readiness: boundedReadiness(() => store.isReady()) });
   const host = config.host ?? "127.0.0.1";
   const api = await startApiServer(app, { port: config.apiPort, hostname: host });
+  // With METRICS_PORT, the metrics on a listener of their own, as the API process serves them.
+  const metricsListener = await serveMetrics({ config, metrics, apiServer: api.server });
   // Our drain first (stop accepting, finish in-flight within SHUTDOWN_DRAIN_MS), then Ponder's shutdown.
-  runBeforeShutdown(() => api.close(config.shutdownDrainMs));
-  logger.info("api listening", { port: api.port, host });
+  runBeforeShutdown(async () => {
+    await api.close(config.shutdownDrainMs);
+    await metricsListener?.close();
+  });
+  logger.info("api listening", {
+    port: api.port,
+    host,
+    ...(metricsListener ? { metrics: { port: metricsListener.port, host: metricsListener.host } } : {}),
+  });
 }
 
 // Ponder's own server (its /health, /ready, /status, /metrics for the indexer) serves no route of ours.

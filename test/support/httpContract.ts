@@ -145,6 +145,10 @@ export function httpContract(target: () => string): void {
     expect((await ui.text()).length).toBeGreaterThan(1_000_000);
     const metrics = await (await fetch(`${target()}/api/metrics`)).text();
     expect(metrics).toContain("api_http_request_duration_seconds_bucket");
+    // prom-client's process metrics and the listener's open connections, read in this process.
+    expect(metrics).toMatch(/^process_resident_memory_bytes [1-9]\d*$/m);
+    expect(metrics).toMatch(/^nodejs_eventloop_lag_p99_seconds /m);
+    expect(metrics).toMatch(/^api_http_open_connections\{listener="api"\} [1-9]\d*$/m);
   });
 
   it.each(NODE_REJECTS)(

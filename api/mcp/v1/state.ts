@@ -156,6 +156,7 @@ export const stateRoute = {
 
 export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
   const hints = new LockIdHints();
+  deps.metrics.caches.register("state_hints", { stats: hints.stats, entries: () => hints.size });
   v1.get(stateRoute.path, async (c) => {
     const user = parseAddress("address", c.req.param("address"));
     parseQuery(c.req.url, stateRoute.query); // no query parameters: any given one is BAD_PARAMS
