@@ -14,6 +14,7 @@ import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics"
 import { registerDocsRoutes } from "./openapi/docsRoutes";
 import { HEALTH_PATH, MCP_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
+import { assumedMulticallVia } from "./startup/multicall3";
 import { supplyApi } from "./supply/router";
 
 /** Only a preflight (OPTIONS) needs these; sending them on every GET costs the hot path for nothing. */
@@ -40,6 +41,7 @@ export function appDeps(input: AppDepsInput): AppDeps {
         readTimeoutMs: v1DeadlineMs(input.config.rpcTimeoutMs),
       }),
     locks: input.locks ?? null,
+    multicall: input.multicall ?? assumedMulticallVia(input.config),
   };
 }
 

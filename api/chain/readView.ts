@@ -234,11 +234,26 @@ export async function readView<TAbi extends Abi, TName extends ContractFunctionN
   options: RpcCallOptions & { block?: Hex | "latest" } = {},
 ): Promise<ViewResult<TAbi, TName>> {
   if (rpc === null) throw new ViewReadError(label(call), "unconfigured");
+  // Decoded as the client receives it (`accept`), so an answer that is not the view's exact encoding is counted as
+  // the node's failure ("invalid" in api_rpc_calls_total), not as an ok call.
+  let decoded: { value: ViewResult<TAbi, TName> } | undefined;
+  let malformed: ViewReadError | undefined;
+  const accept = (raw: unknown) => {
+    try {
+      decoded = { value: decodeView(call, raw) };
+      return true;
+    } catch (error) {
+      malformed = error as ViewReadError;
+      return false;
+    }
+  };
   let raw: unknown;
   try {
-    raw = await rpc.request(viewRequest(call, options.block), options);
+    raw = await rpc.request(viewRequest(call, options.block), { ...options, accept });
   } catch (cause) {
+    if (malformed && cause instanceof RpcError && cause.kind === "invalid") throw malformed;
     throw viewFailure(call, cause);
   }
-  return decodeView(call, raw);
+  // A client that does not run `accept` (a test's stand-in): decoded here.
+  return decoded ? decoded.value : decodeView(call, raw);
 }

@@ -65,6 +65,11 @@ export type RpcClientOptions = {
   timeoutMs?: number;
   /** Called once per JSON-RPC method sent (a batch reports each member), for metrics. */
   onCall?: (method: string, outcome: RpcOutcome) => void;
+  /**
+   * Called once per JSON-RPC method that a call's `deadline` stopped (the request it served passed its deadline or
+   * its client hung up): cut off in flight, or never sent because the deadline had already fired. For metrics.
+   */
+  onCancelled?: (method: string) => void;
 };
 
 /** Per-call options. */
@@ -77,14 +82,26 @@ export type RpcCallOptions = {
   signal?: AbortSignal;
   /**
    * The deadline of the HTTP request the call is made for (api/http/deadline.ts; boundToDeadline below adds it
-   * to every call of a route): when it fires the call is cancelled the same way and fails with kind "timeout".
+   * to every call of a route): when it fires the call is cancelled the same way and fails with kind "timeout",
+   * or "aborted" when it fired because the request's client hung up (reason HANG_UP).
    */
   deadline?: CancelSignal;
+  /**
+   * Whether the caller can use the result (a view's answer decodes exactly; a simulation's has its shape). A result
+   * it refuses fails the call with kind "invalid" and is counted so: a malformed answer is an upstream error, not an
+   * ok. For a batch, asked of each member's result with its position.
+   */
+  accept?: (result: unknown, index: number) => boolean;
 };
+
+/** The reason a request's deadline signal carries when it fired because the client closed the connection. */
+export const HANG_UP = "hang-up";
 
 /** What can cancel a call besides its own signal: an AbortSignal, or the request's deadline (api/http/deadline.ts). */
 export interface CancelSignal {
   readonly aborted: boolean;
+  /** Why it fired: HANG_UP when the request's client went away; anything else is a deadline passing. */
+  readonly reason?: unknown;
   addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
   removeEventListener(type: "abort", listener: () => void): void;
 }
@@ -144,6 +161,9 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
   const report = (methods: readonly string[], outcome: RpcOutcome) => {
     if (options.onCall) for (const m of methods) options.onCall(m, outcome);
   };
+  const cancelled = (methods: readonly string[]) => {
+    if (options.onCancelled) for (const m of methods) options.onCancelled(m);
+  };
 
   async function post(body: unknown, methods: readonly string[], options?: RpcCallOptions): Promise<unknown> {
     // The caller's own signal and the deadline of the request this call is made for: either cancels it.
@@ -161,12 +181,14 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     own?.addEventListener("abort", stop, { once: true });
     ambient?.addEventListener("abort", stop, { once: true });
     // Which ended the call, for the error's kind: the caller's own signal wins; the request's deadline
-    // passing is a timeout, as is this call's own.
+    // passing is a timeout, as is this call's own; the request's client hanging up is a cancellation.
     const stopped = () =>
       own?.aborted
         ? new RpcError("aborted", `RPC ${method} cancelled by the caller`, { method })
         : ambient?.aborted
-          ? new RpcError("timeout", `RPC ${method} stopped at the request's deadline`, { method })
+          ? ambient.reason === HANG_UP
+            ? new RpcError("aborted", `RPC ${method} cancelled: the request's client hung up`, { method })
+            : new RpcError("timeout", `RPC ${method} stopped at the request's deadline`, { method })
           : timedOut
             ? new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method })
             : undefined;
@@ -223,6 +245,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       }
     } catch (error) {
       report(methods, error instanceof RpcError ? error.kind : "unreachable");
+      if (ambient?.aborted && !own?.aborted) cancelled(methods);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -244,6 +267,9 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     return r.result;
   }
 
+  const refused = (method: string) =>
+    new RpcError("invalid", `RPC ${method}: the result is not what was asked`, { method });
+
   function guard(reqs: readonly RpcRequest[]) {
     for (const r of reqs) if (!READ_METHODS.has(r.method)) throw new RpcMethodNotAllowedError(r.method);
   }
@@ -256,6 +282,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       const res = await post({ jsonrpc: "2.0", id, method: req.method, params: req.params }, [req.method], callOptions);
       try {
         const result = unwrap(res, req.method);
+        if (callOptions?.accept && !callOptions.accept(result, 0)) throw refused(req.method);
         report([req.method], "ok");
         return result;
       } catch (error) {
@@ -284,7 +311,9 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
           const member = byId.get(ids[i]);
           if (member === undefined)
             throw new RpcError("invalid", `RPC ${r.method}: missing from batch response`, { method: r.method });
-          return unwrap(member, r.method);
+          const result = unwrap(member, r.method);
+          if (callOptions?.accept && !callOptions.accept(result, i)) throw refused(r.method);
+          return result;
         });
         report(methods, "ok");
         return results;

@@ -90,12 +90,20 @@ export async function simulateCalls(
     blockStateCalls: [{ calls: calls.map((c) => ({ from, to: c.to, data: c.data })) }],
     validation: false,
   };
-  let result: unknown;
+  let answer: ReturnType<typeof readAnswer> = null;
   try {
-    result = await rpc.request(
+    const result = await rpc.request(
       { method: "eth_simulateV1", params: [payload, "latest"] },
-      { signal: AbortSignal.timeout(timeoutMs) },
+      // An answer not of eth_simulateV1's shape is the node's failure ("invalid"), counted so.
+      {
+        signal: AbortSignal.timeout(timeoutMs),
+        accept: (r) => {
+          answer = readAnswer(r, calls.length);
+          return answer !== null;
+        },
+      },
     );
+    answer ??= readAnswer(result, calls.length); // a client that does not run `accept` (a test's stand-in)
   } catch (error) {
     if (error instanceof RpcError && isUnsupported(error)) {
       unsupportedNodes.set(originOf(rpc), true);
@@ -105,6 +113,5 @@ export async function simulateCalls(
     // Our own deadline surfaces as a cancellation; to the caller it is the node being too slow.
     return { kind: "failed", reason: kind === "aborted" ? "timeout" : kind };
   }
-  const answer = readAnswer(result, calls.length);
   return answer ? { kind: "ran", ...answer } : { kind: "failed", reason: "invalid" };
 }

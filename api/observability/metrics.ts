@@ -118,6 +118,12 @@ export type Metrics = {
   httpDuration: Histogram;
   /** Upstream JSON-RPC calls; `method` is bounded by the RPC read allowlist. */
   rpcCalls: Counter;
+  /**
+   * Work cut short because the request it served was abandoned (its client hung up, or its deadline passed): RPC
+   * calls, simulations (eth_simulateV1) and index queries cancelled in flight or never started. `kind`: rpc,
+   * simulation, db.
+   */
+  abortedWork: Counter;
   /** Requests refused with 429, by limited prefix. */
   rateLimited: Counter;
   /** Requests decided by the in-process limiter because the shared (Redis) store failed. */
@@ -126,6 +132,8 @@ export type Metrics = {
   indexLag: IndexLagGauges;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
   onRpcCall: (method: string, outcome: RpcOutcome) => void;
+  /** Pass as `onCancelled` to createRpcClient: an upstream call a request's deadline or hang-up stopped. */
+  onRpcCancelled: (method: string) => void;
   /** The whole registry in the Prometheus text format. */
   render(): string;
 };
@@ -145,6 +153,11 @@ export function createMetrics(): Metrics {
     "method",
     "outcome",
   ]);
+  const abortedWork = new Counter(
+    "api_aborted_work_total",
+    "Upstream work cancelled because its request was abandoned (client hung up or deadline passed), by kind.",
+    ["kind"],
+  );
   const rateLimited = new Counter(
     "api_rate_limited_total",
     "Requests refused with 429 RATE_LIMITED, by route prefix.",
@@ -160,6 +173,7 @@ export function createMetrics(): Metrics {
     httpRequests,
     httpDuration,
     rpcCalls,
+    abortedWork,
     rateLimited,
     rateLimitStoreFallbacks,
     indexLag.indexedBlock,
@@ -174,7 +188,9 @@ export function createMetrics(): Metrics {
     rpcCalls,
     rateLimited,
     rateLimitStoreFallbacks,
+    abortedWork,
     onRpcCall: (method, outcome) => rpcCalls.inc({ method, outcome }),
+    onRpcCancelled: (method) => abortedWork.inc({ kind: method === "eth_simulateV1" ? "simulation" : "rpc" }),
     render: () => `${all.map((c) => c.render()).join("\n")}\n`,
   };
 }

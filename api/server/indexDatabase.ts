@@ -3,12 +3,14 @@
  * --views-schema`), over a small bounded pg pool and drizzle (the store's queries are drizzle `sql`).
  * Every wait is bounded so a dead, silent or slow Postgres never holds a request or a probe: connecting
  * (connectionTimeoutMillis), a statement (statement_timeout, server side) and a query (query_timeout,
- * client side).
+ * client side). A state request's lock query is also cancelled when the request is abandoned (its client hung up,
+ * or the index's budget passed): api/locks/cancellableQuery.ts.
  */
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import type { ReadyState } from "../deps";
+import { CONNECTION_CHECK_STATEMENT, cancellableQuery } from "../locks/cancellableQuery";
 import { createLockStore } from "../locks/store";
 import type { LockStore } from "../locks/types";
 import { IndexWatermark } from "../locks/watermark";
@@ -25,7 +27,13 @@ export type IndexDatabase = {
   close(): Promise<void>;
 };
 
-export function openIndexDatabase(options: { url: string; schema: string; poolSize?: number }): IndexDatabase {
+export function openIndexDatabase(options: {
+  url: string;
+  schema: string;
+  poolSize?: number;
+  /** Called for each query a cancel stopped (api_aborted_work_total{kind="db"}). */
+  onCancelled?: () => void;
+}): IndexDatabase {
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 10,
@@ -36,9 +44,17 @@ export function openIndexDatabase(options: { url: string; schema: string; poolSi
   });
   // A dropped idle connection must not crash the process; the next query opens a new one.
   pool.on("error", () => {});
+  // Queued before the connection's first query: lets a cancelled query's backend stop (cancellableQuery.ts).
+  pool.on("connect", (client) => {
+    client.query(CONNECTION_CHECK_STATEMENT).catch(() => {});
+  });
   const db = drizzle(pool);
   // The per-request statement goes prepared straight to the pool (api/locks/store.ts: CreateLockStoreOptions).
-  const store = createLockStore({ db, schema: options.schema, prepared: (statement) => pool.query(statement) });
+  const store = createLockStore({
+    db,
+    schema: options.schema,
+    prepared: (statement, signal) => cancellableQuery(pool, statement, signal, options.onCancelled),
+  });
   const watermark = new IndexWatermark(() => store.indexMark()).start();
   return {
     store,

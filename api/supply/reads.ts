@@ -7,7 +7,7 @@
 import { type Address, encodeFunctionData, numberToHex } from "viem";
 import { AssetTokenAbi, VeLockNFTAbi } from "../../abis";
 import { decodeView, readView, viewFailure, viewRequest } from "../chain/readView";
-import type { RpcCallOptions, RpcClient } from "../chain/rpc";
+import { type RpcCallOptions, type RpcClient, RpcError } from "../chain/rpc";
 import { SupplyError, toSupplyError } from "./supplyError";
 
 /** Calldata from the pinned ABIs: 0x18160ddd and 0x0ff566a7 (spec §2.2; abis.test.ts pins the selectors). */
@@ -38,21 +38,46 @@ export async function readCirculatingSupply(
   options?: RpcCallOptions,
 ): Promise<CirculatingRead> {
   try {
-    const rawBlock = await rpc.request({ method: "eth_blockNumber", params: [] }, options);
-    // A block number that is not a hex quantity is a garbled answer like any other (same code).
+    // Every answer is checked as it arrives (`accept`), so a garbled one counts as the node's failure in the metrics.
+    const rawBlock = await rpc
+      .request(
+        { method: "eth_blockNumber", params: [] },
+        { ...options, accept: (r) => typeof r === "string" && HEX_QUANTITY.test(r) },
+      )
+      .catch((cause: unknown) => {
+        // A block number that is not a hex quantity is a garbled answer like any other (same code).
+        if (cause instanceof RpcError && cause.kind === "invalid")
+          throw new SupplyError("SUPPLY_RPC_INVALID_UINT256", "eth_blockNumber: not a hex quantity");
+        throw cause;
+      });
     if (typeof rawBlock !== "string" || !HEX_QUANTITY.test(rawBlock)) {
       throw new SupplyError("SUPPLY_RPC_INVALID_UINT256", "eth_blockNumber: not a hex quantity");
     }
     const blockNumber = BigInt(rawBlock);
     const block = numberToHex(blockNumber);
     const [totalView, lockedView] = [totalSupply(token), totalLockedClaim(veLock)];
-    const [rawTotal, rawLocked] = await rpc
-      .batch([viewRequest(totalView, block), viewRequest(lockedView, block)], options)
+    const values: bigint[] = [];
+    let malformed: unknown;
+    const decode = [(raw: unknown) => decodeView(totalView, raw), (raw: unknown) => decodeView(lockedView, raw)];
+    const raws = await rpc
+      .batch([viewRequest(totalView, block), viewRequest(lockedView, block)], {
+        ...options,
+        accept: (raw, i) => {
+          try {
+            values[i] = decode[i]!(raw);
+            return true;
+          } catch (error) {
+            malformed = error;
+            return false;
+          }
+        },
+      })
       .catch((cause: unknown) => {
-        throw viewFailure(totalView, cause);
+        throw malformed ?? viewFailure(totalView, cause);
       });
-    const total = decodeView(totalView, rawTotal);
-    const locked = decodeView(lockedView, rawLocked);
+    // A client that does not run `accept` (a test's stand-in): decoded here.
+    const total = values[0] ?? decodeView(totalView, raws[0]);
+    const locked = values[1] ?? decodeView(lockedView, raws[1]);
     if (locked > total) {
       throw new SupplyError("SUPPLY_INCONSISTENT", `totalLockedClaim() exceeds totalSupply() at block ${blockNumber}`);
     }

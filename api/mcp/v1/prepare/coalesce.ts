@@ -1,4 +1,4 @@
-import { originOf, type RpcClient, RpcError, type RpcRequest } from "../../../chain/rpc";
+import { originOf, type RpcCallOptions, type RpcClient, RpcError, type RpcRequest } from "../../../chain/rpc";
 
 /**
  * A view of the app's one RpcClient that sends the requests made in the same tick as a single JSON-RPC
@@ -7,11 +7,16 @@ import { originOf, type RpcClient, RpcError, type RpcRequest } from "../../../ch
  * the tick it batches.
  */
 export function coalesceRequests(rpc: RpcClient): RpcClient {
-  type Pending = { req: RpcRequest; resolve(v: unknown): void; reject(e: unknown): void };
+  type Pending = {
+    req: RpcRequest;
+    accept: RpcCallOptions["accept"];
+    resolve(v: unknown): void;
+    reject(e: unknown): void;
+  };
   let queue: Pending[] = [];
 
   const alone = (p: Pending) => {
-    rpc.request(p.req).then(p.resolve, p.reject);
+    rpc.request(p.req, p.accept ? { accept: p.accept } : undefined).then(p.resolve, p.reject);
   };
 
   async function flush() {
@@ -19,7 +24,12 @@ export function coalesceRequests(rpc: RpcClient): RpcClient {
     queue = [];
     if (items.length === 1) return alone(items[0]!);
     try {
-      const results = await rpc.batch(items.map((p) => p.req));
+      // Each member's result is judged by its own caller's `accept`.
+      const accept = (result: unknown, i: number) => items[i]!.accept?.(result, 0) ?? true;
+      const results = await rpc.batch(
+        items.map((p) => p.req),
+        { accept },
+      );
       for (const [i, p] of items.entries()) p.resolve(results[i]);
     } catch (error) {
       if (error instanceof RpcError && (error.kind === "rpc" || error.kind === "invalid")) {
@@ -41,7 +51,7 @@ export function coalesceRequests(rpc: RpcClient): RpcClient {
       if (options?.signal) return rpc.request(req, options);
       return new Promise((resolve, reject) => {
         if (queue.length === 0) setImmediate(() => void flush());
-        queue.push({ req, resolve, reject });
+        queue.push({ req, accept: options?.accept, resolve, reject });
       });
     },
     batch: (reqs, options) => rpc.batch(reqs, options),
