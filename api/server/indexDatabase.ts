@@ -14,6 +14,7 @@ import { CONNECTION_CHECK_STATEMENT, cancellableQuery } from "../locks/cancellab
 import { createLockStore } from "../locks/store";
 import type { LockStore } from "../locks/types";
 import { IndexWatermark } from "../locks/watermark";
+import { causeOf, type ThrottledWarn } from "../observability/throttle";
 import { boundedReadiness } from "./readiness";
 
 export const INDEX_DB_TIMEOUTS = { connectMs: 500, statementMs: 2_000, queryMs: 2_500 } as const;
@@ -33,6 +34,8 @@ export function openIndexDatabase(options: {
   poolSize?: number;
   /** Called for each query a cancel stopped (api_aborted_work_total{kind="db"}). */
   onCancelled?: () => void;
+  /** Where an outage of the database is told (throttled: api/observability/throttle.ts), with its cause. */
+  warn?: ThrottledWarn;
 }): IndexDatabase {
   const pool = new pg.Pool({
     connectionString: options.url,
@@ -43,7 +46,9 @@ export function openIndexDatabase(options: {
     idleTimeoutMillis: 30_000,
   });
   // A dropped idle connection must not crash the process; the next query opens a new one.
-  pool.on("error", () => {});
+  pool.on("error", (error) =>
+    options.warn?.("index-connection", "index database connection lost", { cause: causeOf(error) }),
+  );
   // Queued before the connection's first query: lets a cancelled query's backend stop (cancellableQuery.ts).
   pool.on("connect", (client) => {
     client.query(CONNECTION_CHECK_STATEMENT).catch(() => {});
@@ -55,7 +60,13 @@ export function openIndexDatabase(options: {
     schema: options.schema,
     prepared: (statement, signal) => cancellableQuery(pool, statement, signal, options.onCancelled),
   });
-  const watermark = new IndexWatermark(() => store.indexMark()).start();
+  // Polled whether or not requests come, so a database outage is in the log even without traffic.
+  const watermark = new IndexWatermark(() => store.indexMark(), {
+    onFailure: (error) =>
+      options.warn?.("index-watermark", "index database not answering; state reads ask it per request", {
+        cause: causeOf(error),
+      }),
+  }).start();
   return {
     store,
     watermark,

@@ -9,6 +9,7 @@
  */
 import { createApp } from "../app";
 import { ConfigError } from "../config";
+import { throttledWarnings } from "../observability/throttle";
 import { createServiceDeps } from "../service";
 import { checkMulticall3 } from "../startup/multicall3";
 import { redactProcessOutput, secretUrlsFrom } from "../startup/redactOutput";
@@ -40,6 +41,7 @@ const index =
         url: config.database.url,
         schema,
         onCancelled: () => deps.metrics?.abortedWork.inc({ kind: "db" }),
+        warn: throttledWarnings(logger),
       })
     : null;
 if (!index) logger.warn("no index database configured (DATABASE_URL and a schema): state answers source rpc");

@@ -4,7 +4,8 @@
  * - X-Forwarded-For entries with a port or IPv6 brackets name the client, so two clients keep two budgets instead of
  *   sharing the proxy's;
  * - requests sharing an id in one MCP batch are each refused with -32600, never answered with a mix;
- * - a database outage under many requests is one warning line with its cause, not one per request.
+ * - a database outage under many requests (and the index's watermark polling it 4 times a second) is one warning
+ *   line each with its cause, not one per request or poll.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../devnet/anvil";
@@ -85,5 +86,12 @@ describe("the API process behind a proxy, its index down", () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toHaveLength(1);
     expect(String(lines[0]!.cause)).toMatch(/ECONNREFUSED|connect/);
+    // The watermark polls the index 4 times a second, traffic or not: one line too, with its cause.
+    const polls = api
+      .log()
+      .split("\n")
+      .filter((l) => l.includes('"index database not answering; state reads ask it per request"'));
+    expect(polls).toHaveLength(1);
+    expect(polls[0]).toMatch(/"cause":"ECONNREFUSED/);
   });
 });
