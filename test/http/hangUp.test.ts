@@ -154,6 +154,9 @@ describe("a hang-up stops the work of its request", () => {
       await hangUpWhen(`${api.url}${PREPARE}`, () => proxy.count("eth_simulateV1") > 0);
       // Closed by the API well before the node would have answered.
       const ms = await until("the simulation's connection closed", () => proxy.abandoned() === 1);
+      console.log(
+        `hang-up → simulation's connection to the node closed: ${Math.round(ms)} ms (the node held it 3000 ms)`,
+      );
       expect(ms).toBeLessThan(1_000);
       expect(await metric(api.url, 'api_aborted_work_total{kind="simulation"}')).toBe(before + 1);
       const route = 'route="/api/mcp/v1/prepare/:action",status="499"';
