@@ -16,6 +16,7 @@ import { registerDocsRoutes } from "./openapi/docsRoutes";
 import { builtStaticAssets } from "./openapi/staticAssets";
 import { HEALTH_PATH, MCP_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
+import { assumedMulticallVia } from "./startup/multicall3";
 import { supplyApi } from "./supply/router";
 
 /** Only a preflight (OPTIONS) needs these; sending them on every GET costs the hot path for nothing. */
@@ -43,6 +44,7 @@ export function appDeps(input: AppDepsInput): AppDeps {
       }),
     locks: input.locks ?? null,
     staticAssets: input.staticAssets === undefined ? builtStaticAssets(logger) : input.staticAssets,
+    multicall: input.multicall ?? assumedMulticallVia(input.config),
   };
 }
 

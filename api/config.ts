@@ -1,3 +1,4 @@
+import { type Address, getAddress, isAddress } from "viem";
 import { z } from "zod";
 import { DEFAULT_RPC_TIMEOUT_MS } from "./chain/rpc";
 import { loadManifest, type Manifest, NETWORKS, type Network } from "./manifest";
@@ -34,6 +35,13 @@ export type AppConfig = {
   redisKeyPrefix: string;
   /** After SIGTERM, how long in-flight requests may run before Ponder's own shutdown proceeds. */
   shutdownDrainMs: number;
+  /**
+   * MULTICALL3: how the state route's multicall reaches Multicall3, decided at start-up (api/startup/multicall3.ts):
+   * "auto" uses the contract at its canonical address when the node has it, else runs it deployless; "canonical"
+   * requires it there (the process refuses to start without it); "deployless" never asks; an address requires
+   * Multicall3 at that address.
+   */
+  multicall3: Multicall3Setting;
   /** The indexer's own settings (indexer/config.ts turns them into Ponder's); null = the network's default. */
   indexer: { pgliteDir: string | null; pollingIntervalMs: number | null; disableCache: boolean | null };
   /**
@@ -44,6 +52,8 @@ export type AppConfig = {
    */
   metrics: { token: string | null; port: number | null; host: string };
 };
+
+export type Multicall3Setting = "auto" | "canonical" | "deployless" | Address;
 
 /** Networks whose deployment must name every external part: nothing may fall back to a local default. */
 export const PRODUCTION_NETWORKS: readonly Network[] = ["base", "base-sepolia"];
@@ -120,6 +130,13 @@ const envSchema = z.object({
     .optional(),
   METRICS_PORT: intIn(1, 65_535).optional(),
   METRICS_HOST: z.string().optional(),
+  MULTICALL3: z
+    .string()
+    .refine(
+      (v) => ["auto", "canonical", "deployless"].includes(v) || isAddress(v),
+      "must be auto, canonical, deployless or a contract address (0x + 40 hex, EIP-55 checksum when mixed case)",
+    )
+    .optional(),
 });
 
 /** Ponder's own name for a chain's RPC: RPC_URL wins over it. */
@@ -229,6 +246,7 @@ export function loadConfig(
     },
     redisKeyPrefix: e.REDIS_KEY_PREFIX ?? DEFAULT_REDIS_KEY_PREFIX,
     shutdownDrainMs: e.SHUTDOWN_DRAIN_MS ?? DEFAULT_SHUTDOWN_DRAIN_MS,
+    multicall3: multicall3Setting(e.MULTICALL3),
     indexer: {
       pgliteDir: e.PGLITE_DIR ?? null,
       pollingIntervalMs: e.INDEXER_POLLING_MS ?? null,
@@ -240,6 +258,11 @@ export function loadConfig(
       host: e.METRICS_HOST ?? DEFAULT_METRICS_HOST,
     },
   };
+}
+
+function multicall3Setting(value: string | undefined): Multicall3Setting {
+  if (value === undefined) return "auto";
+  return value === "auto" || value === "canonical" || value === "deployless" ? value : getAddress(value);
 }
 
 export const DEFAULT_REDIS_KEY_PREFIX = "asset-api:";
@@ -259,5 +282,6 @@ export function describeConfig(config: AppConfig): string {
     `database=${config.database.url ? redactUrl(config.database.url) : "none"}`,
     `schema=${config.database.schema ?? "none"}`,
     `metrics=${config.metrics.port === null ? "public" : `${config.metrics.host}:${config.metrics.port}`}${config.metrics.token ? "+token" : ""}`,
+    `multicall3=${config.multicall3}`,
   ].join(" ");
 }

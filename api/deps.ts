@@ -4,6 +4,7 @@
  */
 
 import type { TtlCache } from "./cache/ttlCache";
+import type { MulticallVia } from "./chain/multicall";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
 import type { PeerAddressSource } from "./http/clientIp";
@@ -20,6 +21,8 @@ export type AppDeps = {
   config: AppConfig;
   /** null when no RPC URL is configured. */
   rpc: RpcClient | null;
+  /** How multicalls reach Multicall3: decided at start-up (api/startup/multicall3.ts), else what MULTICALL3 implies. */
+  multicall: MulticallVia;
   /** The genesis gate; one per process so the preflight route and the prepare routes share its cache. */
   gate: Gate;
   /** The lock index behind state's veLocks; null when none is configured (state answers source "rpc"). */
@@ -47,7 +50,7 @@ export type ReadyState = { ready: true } | { ready: false; reason: "database unr
 
 /** What callers pass to createApp: the gate defaults to one built from rpc + manifest, locks to none. */
 export type AppDepsInput = Omit<AppDeps, Defaulted> & Partial<Pick<AppDeps, Defaulted>>;
-type Defaulted = "gate" | "locks" | "limiter" | "metrics" | "logger" | "staticAssets";
+type Defaulted = "gate" | "locks" | "limiter" | "metrics" | "logger" | "staticAssets" | "multicall";
 
 /** The supply routes' cache, TTLs, deadline and failure backoff; everything defaults. */
 export type SupplyDeps = {

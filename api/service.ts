@@ -28,7 +28,12 @@ export async function createServiceDeps(options: {
   const logger = createLogger();
   const metrics = options.metrics ?? createMetrics();
   const rpc = config.rpcUrl
-    ? createRpcClient({ url: config.rpcUrl, timeoutMs: config.rpcTimeoutMs, onCall: metrics.onRpcCall })
+    ? createRpcClient({
+        url: config.rpcUrl,
+        timeoutMs: config.rpcTimeoutMs,
+        onCall: metrics.onRpcCall,
+        onCancelled: metrics.onRpcCancelled,
+      })
     : null;
   if (options.checkChainId && rpc) await checkRpcChainId({ rpc, expected: config.chainId });
   if (config.redisUrl === null && PRODUCTION_NETWORKS.includes(config.network)) {

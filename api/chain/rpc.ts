@@ -86,6 +86,11 @@ export type RpcClientOptions = {
   timeoutMs?: number;
   /** Called once per JSON-RPC method sent (a batch reports each member), for metrics. */
   onCall?: (method: string, outcome: RpcOutcome) => void;
+  /**
+   * Called once per JSON-RPC method that a call's `deadline` stopped (the request it served passed its deadline or
+   * its client hung up): cut off in flight, or never sent because the deadline had already fired. For metrics.
+   */
+  onCancelled?: (method: string) => void;
 };
 
 /** Per-call options. */
@@ -98,7 +103,8 @@ export type RpcCallOptions = {
   signal?: AbortSignal;
   /**
    * The deadline of the HTTP request the call is made for (api/http/deadline.ts; boundToDeadline below adds it
-   * to every call of a route): when it fires the call is cancelled the same way and fails with kind "timeout".
+   * to every call of a route): when it fires the call is cancelled the same way and fails with kind "timeout",
+   * or "aborted" when it fired because the request's client hung up (reason HANG_UP).
    */
   deadline?: CancelSignal;
 };
@@ -117,10 +123,14 @@ export type RpcBatchOptions = RpcCallOptions & { decode?: readonly (((result: un
 export function decodeWith<T>(result: unknown, decode: ((result: unknown) => T) | undefined): T {
   return decode ? decode(result) : (result as T);
 }
+/** The reason a request's deadline signal carries when it fired because the client closed the connection. */
+export const HANG_UP = "hang-up";
 
 /** What can cancel a call besides its own signal: an AbortSignal, or the request's deadline (api/http/deadline.ts). */
 export interface CancelSignal {
   readonly aborted: boolean;
+  /** Why it fired: HANG_UP when the request's client went away; anything else is a deadline passing. */
+  readonly reason?: unknown;
   addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
   removeEventListener(type: "abort", listener: () => void): void;
 }
@@ -180,6 +190,9 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
   const report = (methods: readonly string[], outcome: RpcOutcome) => {
     if (options.onCall) for (const m of methods) options.onCall(m, outcome);
   };
+  const cancelled = (methods: readonly string[]) => {
+    if (options.onCancelled) for (const m of methods) options.onCancelled(m);
+  };
 
   async function post(body: unknown, methods: readonly string[], options?: RpcCallOptions): Promise<unknown> {
     // The caller's own signal and the deadline of the request this call is made for: either cancels it.
@@ -197,12 +210,14 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     own?.addEventListener("abort", stop, { once: true });
     ambient?.addEventListener("abort", stop, { once: true });
     // Which ended the call, for the error's kind: the caller's own signal wins; the request's deadline
-    // passing is a timeout, as is this call's own.
+    // passing is a timeout, as is this call's own; the request's client hanging up is a cancellation.
     const stopped = () =>
       own?.aborted
         ? new RpcError("aborted", `RPC ${method} cancelled by the caller`, { method })
         : ambient?.aborted
-          ? new RpcError("timeout", `RPC ${method} stopped at the request's deadline`, { method })
+          ? ambient.reason === HANG_UP
+            ? new RpcError("aborted", `RPC ${method} cancelled: the request's client hung up`, { method })
+            : new RpcError("timeout", `RPC ${method} stopped at the request's deadline`, { method })
           : timedOut
             ? new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method })
             : undefined;
@@ -259,6 +274,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       }
     } catch (error) {
       report(methods, error instanceof RpcError ? outcomeOf(error) : "unreachable");
+      if (ambient?.aborted && !own?.aborted) cancelled(methods);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -285,6 +301,9 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     if (!("result" in r)) throw new RpcError("invalid", `RPC ${method}: response has no result`, { method });
     return r.result;
   }
+
+  const refused = (method: string) =>
+    new RpcError("invalid", `RPC ${method}: the result is not what was asked`, { method });
 
   function guard(reqs: readonly RpcRequest[]) {
     for (const r of reqs) if (!READ_METHODS.has(r.method)) throw new RpcMethodNotAllowedError(r.method);

@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { sql } from "ponder";
 import type { Address } from "viem";
 import { memoizeSuccess } from "../cache/memo";
+import type { CancelSignal } from "../chain/rpc";
 import type { IndexQueryObserver, IndexStatement } from "../observability/indexDbMetrics";
 import type { IndexedLockIds, IndexMark, LiveLock, LockStore } from "./types";
 
@@ -22,9 +23,11 @@ export type LockDb = { execute(query: ReturnType<typeof sql>): PromiseLike<unkno
  * node-postgres's `pool.query` with a named statement: Postgres parses and plans the statement once per
  * connection, then only binds and runs it.
  */
-export type PreparedQuery = (statement: { name: string; text: string; values: unknown[] }) => PromiseLike<{
-  rows: Row[];
-}>;
+export type PreparedQuery = (
+  statement: { name: string; text: string; values: unknown[] },
+  /** Cancels the query when it fires (api/locks/cancellableQuery.ts). */
+  signal?: CancelSignal,
+) => PromiseLike<{ rows: Row[] }>;
 
 export type CreateLockStoreOptions = {
   db: LockDb;
@@ -156,12 +159,13 @@ export function createLockStore({ db, schema, prepared, onQuery }: CreateLockSto
      * relation read here also exists in Ponder's views schema (database/actions.js creates views for the tables,
      * `_ponder_meta` and `_ponder_checkpoint`), so a reader given the views schema works unchanged.
      */
-    async lockIdsOf(owner: Address): Promise<IndexedLockIds> {
+    async lockIdsOf(owner: Address, options?: { signal?: CancelSignal }): Promise<IndexedLockIds> {
       const st = (await current()).ids;
       const user = owner.toLowerCase();
+      // Only the prepared path can be cancelled; drizzle's execute (Ponder's own read-only db) cannot.
       const rows = await timed("lock_ids", async () =>
         prepared
-          ? (await prepared({ name: st.name, text: st.text, values: [user] })).rows
+          ? (await prepared({ name: st.name, text: st.text, values: [user] }, options?.signal)).rows
           : await rowsOf(db, sql`${sql.raw(st.before)}${user}${sql.raw(st.after)}`),
       );
       return lockIdsFrom(rows[0] ?? {});

@@ -20,6 +20,8 @@ export type WatermarkOptions = {
   maxAgeMs: number;
   /** A poll that has not answered by then counts as failed. */
   timeoutMs: number;
+  /** Told why a poll failed (its error, or no answer within timeoutMs): the index database's outage, for the log. */
+  onFailure?: (cause: unknown) => void;
 };
 
 /** A quarter of a Base block apart; a mark is trusted for four polls; a poll waits at most one. */
@@ -91,7 +93,10 @@ export class IndexWatermark implements IndexWatermarkSource {
           sentAt: performance.now(),
           mark: Promise.resolve()
             .then(() => this.#read())
-            .catch(() => undefined),
+            .catch((error: unknown) => {
+              this.#o.onFailure?.(error);
+              return undefined;
+            }),
         };
         this.#reading = reading;
         void reading.mark.then(() => {
@@ -100,6 +105,9 @@ export class IndexWatermark implements IndexWatermarkSource {
       }
       const { mark: answer, sentAt } = this.#reading;
       const mark = await Promise.race([answer, late]);
+      if (mark === undefined && this.#reading !== undefined) {
+        this.#o.onFailure?.(new Error(`no answer within ${this.#o.timeoutMs} ms`));
+      }
       // The mark is as fresh as the moment its read was sent, whichever poll waited for it.
       if (mark !== undefined && sentAt > this.#sentAt) {
         this.#mark = mark;

@@ -11,8 +11,11 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Context, Handler, Hono } from "hono";
 import type { StatusCode } from "hono/utils/http-status";
+import { HANG_UP } from "../chain/rpc";
+import { CancelSource } from "../http/cancelSource";
 import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
+import { onHangUp, PARENT_HANG_UP } from "../http/hangUp";
 import { chargeRateLimit, limitedPrefix, type RateLimitOptions } from "../http/rateLimit";
 import { type JsonSchema, kindRule, paramSchema } from "../openapi/jsonSchema";
 import { V1_OPERATIONS, type V1Operation } from "../routes";
@@ -205,7 +208,7 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
   /** A stateless server per HTTP request (the SDK's stateless pattern): nothing outlives the request. */
-  function serverFor(c: Context): Server {
+  function serverFor(c: Context, hangUp: CancelSource): Server {
     const ip = o.clientIp(c);
     const requestId = c.res.headers.get("x-request-id");
     const server = new Server(
@@ -232,10 +235,11 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
               );
         return envelopeResult(JSON.stringify((refused as ApiError).toEnvelope()), true);
       }
+      // The MCP client's hang-up goes along, so it stops the tool call's work too (api/http/hangUp.ts).
       const res = await o.app.request(
         path,
         { headers: { accept: "application/json", ...(requestId ? { "x-request-id": requestId } : {}) } },
-        ip === null ? {} : { [IN_PROCESS_CLIENT_IP]: ip },
+        { ...(ip === null ? {} : { [IN_PROCESS_CLIENT_IP]: ip }), [PARENT_HANG_UP]: hangUp },
       );
       return envelopeResult(await res.text(), !res.ok);
     });
@@ -308,7 +312,9 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
     c: Context,
     parsedBody: unknown,
   ): Promise<{ status: number; body: string | null; headers: Headers }> {
-    const server = serverFor(c);
+    const hangUp = new CancelSource();
+    const stopWatching = onHangUp(c, () => hangUp.abort(HANG_UP));
+    const server = serverFor(c, hangUp);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -320,6 +326,7 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
       // JSON mode: the body is already complete.
       return { status: res.status, body: res.body ? await res.text() : null, headers: res.headers };
     } finally {
+      stopWatching();
       await server.close();
     }
   }

@@ -30,6 +30,12 @@ export type Metrics = {
   httpDuration: Histogram;
   /** Upstream JSON-RPC calls; `method` is bounded by the RPC read allowlist. */
   rpcCalls: Counter;
+  /**
+   * Work cut short because the request it served was abandoned (its client hung up, or its deadline passed): RPC
+   * calls, simulations (eth_simulateV1) and index queries cancelled in flight or never started. `kind`: rpc,
+   * simulation, db.
+   */
+  abortedWork: Counter;
   /** Requests refused with 429, by limited prefix. */
   rateLimited: Counter;
   /** Requests decided by the in-process limiter because the shared (Redis) store failed. */
@@ -46,6 +52,8 @@ export type Metrics = {
   connections: ConnectionMetrics;
   /** Everything in the Prometheus text format, prom-client's process metrics last. */
   render(): Promise<string>;
+  /** Pass as `onCancelled` to createRpcClient: an upstream call a request's deadline or hang-up stopped. */
+  onRpcCancelled: (method: string) => void;
 };
 
 export function createMetrics(): Metrics {
@@ -67,6 +75,11 @@ export function createMetrics(): Metrics {
       "answer that is not what was asked for), rpc (any other JSON-RPC error), http, timeout, aborted, unreachable.",
     ["method", "outcome"],
   );
+  const abortedWork = new Counter(
+    "api_aborted_work_total",
+    "Upstream work cancelled because its request was abandoned (client hung up or deadline passed), by kind.",
+    ["kind"],
+  );
   const rateLimited = new Counter(
     "api_rate_limited_total",
     "Requests refused with 429 RATE_LIMITED, by route prefix.",
@@ -82,6 +95,7 @@ export function createMetrics(): Metrics {
     httpRequests,
     httpDuration,
     rpcCalls,
+    abortedWork,
     rateLimited,
     rateLimitStoreFallbacks,
     indexLag.indexedBlock,
@@ -102,7 +116,9 @@ export function createMetrics(): Metrics {
     caches,
     indexDb,
     connections,
+    abortedWork,
     onRpcCall: (method, outcome) => rpcCalls.inc({ method, outcome }),
+    onRpcCancelled: (method) => abortedWork.inc({ kind: method === "eth_simulateV1" ? "simulation" : "rpc" }),
     render: async () => {
       const ours = [...all.map((c) => c.render()), caches.render(), indexDb.render(), await connections.render()];
       // prom-client's text ends with a newline of its own.

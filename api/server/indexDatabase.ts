@@ -3,16 +3,19 @@
  * --views-schema`), over a small bounded pg pool and drizzle (the store's queries are drizzle `sql`).
  * Every wait is bounded so a dead, silent or slow Postgres never holds a request or a probe: connecting
  * (connectionTimeoutMillis), a statement (statement_timeout, server side) and a query (query_timeout,
- * client side).
+ * client side). A state request's lock query is also cancelled when the request is abandoned (its client hung up,
+ * or the index's budget passed): api/locks/cancellableQuery.ts.
  */
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import type { ReadyState } from "../deps";
+import { CONNECTION_CHECK_STATEMENT, cancellableQuery } from "../locks/cancellableQuery";
 import { createLockStore, timedQuery } from "../locks/store";
 import type { LockStore } from "../locks/types";
 import { IndexWatermark } from "../locks/watermark";
 import type { IndexQueryObserver, PoolReading } from "../observability/indexDbMetrics";
+import { causeOf, type ThrottledWarn } from "../observability/throttle";
 import { boundedReadiness } from "./readiness";
 
 export const INDEX_DB_TIMEOUTS = { connectMs: 500, statementMs: 2_000, queryMs: 2_500 } as const;
@@ -34,6 +37,10 @@ export function openIndexDatabase(options: {
   poolSize?: number;
   /** Told every statement's duration (api/observability/indexDbMetrics.ts). */
   onQuery?: IndexQueryObserver;
+  /** Called for each query a cancel stopped (api_aborted_work_total{kind="db"}). */
+  onCancelled?: () => void;
+  /** Where an outage of the database is told (throttled: api/observability/throttle.ts), with its cause. */
+  warn?: ThrottledWarn;
 }): IndexDatabase {
   const max = options.poolSize ?? 10;
   const pool = new pg.Pool({
@@ -45,16 +52,28 @@ export function openIndexDatabase(options: {
     idleTimeoutMillis: 30_000,
   });
   // A dropped idle connection must not crash the process; the next query opens a new one.
-  pool.on("error", () => {});
+  pool.on("error", (error) =>
+    options.warn?.("index-connection", "index database connection lost", { cause: causeOf(error) }),
+  );
+  // Queued before the connection's first query: lets a cancelled query's backend stop (cancellableQuery.ts).
+  pool.on("connect", (client) => {
+    client.query(CONNECTION_CHECK_STATEMENT).catch(() => {});
+  });
   const db = drizzle(pool);
   // The per-request statement goes prepared straight to the pool (api/locks/store.ts: CreateLockStoreOptions).
   const store = createLockStore({
     db,
     schema: options.schema,
-    prepared: (statement) => pool.query(statement),
+    prepared: (statement, signal) => cancellableQuery(pool, statement, signal, options.onCancelled),
     onQuery: options.onQuery,
   });
-  const watermark = new IndexWatermark(() => store.indexMark()).start();
+  // Polled whether or not requests come, so a database outage is in the log even without traffic.
+  const watermark = new IndexWatermark(() => store.indexMark(), {
+    onFailure: (error) =>
+      options.warn?.("index-watermark", "index database not answering; state reads ask it per request", {
+        cause: causeOf(error),
+      }),
+  }).start();
   return {
     store,
     watermark,

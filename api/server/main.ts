@@ -11,7 +11,9 @@
  */
 import { createApp } from "../app";
 import { ConfigError } from "../config";
+import { throttledWarnings } from "../observability/throttle";
 import { createServiceDeps } from "../service";
+import { checkMulticall3 } from "../startup/multicall3";
 import { redactProcessOutput, secretUrlsFrom } from "../startup/redactOutput";
 import { openIndexDatabase } from "./indexDatabase";
 import { serveMetrics } from "./metricsServer";
@@ -20,20 +22,32 @@ import { startApiServer } from "./server";
 redactProcessOutput(secretUrlsFrom());
 
 // A configuration the service cannot run with stops it with one line saying what is wrong, not a stack trace.
-const deps = await createServiceDeps({ locks: null, load: { deployment: true }, checkChainId: true }).catch(
-  (error: unknown) => {
+// The node is checked first: its chain id, then how it offers Multicall3 (MULTICALL3, api/startup/multicall3.ts).
+const deps = await createServiceDeps({ locks: null, load: { deployment: true }, checkChainId: true })
+  .then(async (d) => ({
+    ...d,
+    ...(d.rpc
+      ? { multicall: await checkMulticall3({ rpc: d.rpc, setting: d.config.multicall3, logger: d.logger! }) }
+      : {}),
+  }))
+  .catch((error: unknown) => {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
-  },
-);
+  });
 const config = deps.config;
 const logger = deps.logger!;
 const metrics = deps.metrics!;
 const schema = config.database.viewsSchema ?? config.database.schema;
 const index =
   config.database.url && schema
-    ? openIndexDatabase({ url: config.database.url, schema, onQuery: metrics.indexDb.onQuery })
+    ? openIndexDatabase({
+        url: config.database.url,
+        schema,
+        onQuery: metrics.indexDb.onQuery,
+        onCancelled: () => metrics.abortedWork.inc({ kind: "db" }),
+        warn: throttledWarnings(logger),
+      })
     : null;
 if (index) metrics.indexDb.watchPool(index.pool);
 else logger.warn("no index database configured (DATABASE_URL and a schema): state answers source rpc");

@@ -17,6 +17,7 @@ import { edgeResponse, ownsEdgeHeaders, respond, writeEdgeResponse } from "../ht
 import { type NodeHotPath, originTarget } from "../http/nodeHotPath";
 import { requestIdFor, requestIdFrom } from "../http/requestId";
 import { deployedAddress } from "../manifest";
+import { throttledWarnings } from "../observability/throttle";
 import type { SupplyRouteDefinition } from "../openapi/routeDefinition";
 import { SUPPLY_BASE } from "../paths";
 import { readCirculatingSupply, readTotalSupply } from "./reads";
@@ -174,14 +175,11 @@ export type SupplyApi = { router: Hono; hotPath: SupplyHotPath; nodeHotPath: Nod
  */
 export function supplyApi(deps: AppDeps): SupplyApi {
   const { config, logger, metrics } = deps;
-  // One line per code and metric per 10 s: an outage under aggregator polling must not flood the log.
-  const lastLogged = new Map<string, number>();
+  // One line per code and metric per minute, with a count (api/observability/throttle.ts): an outage under
+  // aggregator polling must not flood the log.
+  const warn = throttledWarnings(logger);
   const logUpstreamFailure = (metric: Metric, error: SupplyError) => {
-    const key = `${metric}:${error.code}`;
-    const now = Date.now();
-    if (now - (lastLogged.get(key) ?? 0) < 10_000) return;
-    lastLogged.set(key, now);
-    logger.warn("supply read failed", { metric, code: error.code, reason: error.message });
+    warn(`${metric}:${error.code}`, "supply read failed", { metric, code: error.code, cause: error.message });
   };
   const cache: TtlCache = deps.supply?.cache ?? new MemoryTtlCache();
   // Counted here, not in the cache: a hot-path miss is asked again on the routed path, and is one miss.

@@ -20,6 +20,7 @@ import { boundedReadiness } from "../../api/server/readiness";
 import { startApiServer } from "../../api/server/server";
 import { createServiceDeps } from "../../api/service";
 import { runBeforeShutdown } from "../../api/startup/drain";
+import { checkMulticall3 } from "../../api/startup/multicall3";
 import { redactProcessOutput, secretUrlsFrom } from "../../api/startup/redactOutput";
 
 // First: from here on nothing this process prints (Ponder's indexer errors included) carries an RPC key.
@@ -43,7 +44,14 @@ if (config.apiPort !== null) {
   // in-process equivalent of the views schema existing), "index missing" while it back-fills.
   // The index's mark polled as the API process polls it (api/locks/watermark.ts); the timer never holds the exit.
   const indexWatermark = new IndexWatermark(() => store.indexMark()).start();
-  const app = createApp({ ...deps, indexWatermark, readiness: boundedReadiness(() => store.isReady()) });
+  // How the node offers Multicall3, as the API process decides it (a ConfigError here stops the process).
+  const multicall = deps.rpc ? await checkMulticall3({ rpc: deps.rpc, setting: config.multicall3, logger }) : undefined;
+  const app = createApp({
+    ...deps,
+    ...(multicall ? { multicall } : {}),
+    indexWatermark,
+    readiness: boundedReadiness(() => store.isReady()),
+  });
   const host = config.host ?? "127.0.0.1";
   const api = await startApiServer(app, { port: config.apiPort, hostname: host });
   // With METRICS_PORT, the metrics on a listener of their own, as the API process serves them.
