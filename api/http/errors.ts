@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   HEADERS_TOO_LARGE: 431,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  /** An `Expect` other than 100-continue (RFC 9110 §10.1.1); answered before any route. */
+  EXPECTATION_FAILED: 417,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   STATE_READ_FAILED: 502,

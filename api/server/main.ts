@@ -36,9 +36,16 @@ const app = createApp({
   ...(index ? { readiness: index.readiness, indexWatermark: index.watermark } : {}),
 });
 const host = config.host ?? "0.0.0.0";
-const api = await startApiServer(app, { port: config.port ?? 42069, hostname: host });
+const api = await startApiServer(app, {
+  port: config.port ?? 42069,
+  hostname: host,
+  connections: config.connections,
+  trustedProxies: config.trustedProxies,
+  metrics: deps.metrics!,
+  logger,
+});
 process.stdout.write(`${JSON.stringify({ listening: { port: api.port, host } })}\n`);
-logger.info("api listening", { port: api.port, host });
+logger.info("api listening", { port: api.port, host, limits: api.limits });
 
 let stopping = false;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {

@@ -40,10 +40,17 @@ if (config.apiPort !== null) {
   const indexWatermark = new IndexWatermark(() => store.indexMark()).start();
   const app = createApp({ ...deps, indexWatermark, readiness: boundedReadiness(() => store.isReady()) });
   const host = config.host ?? "127.0.0.1";
-  const api = await startApiServer(app, { port: config.apiPort, hostname: host });
+  const api = await startApiServer(app, {
+    port: config.apiPort,
+    hostname: host,
+    connections: config.connections,
+    trustedProxies: config.trustedProxies,
+    metrics: deps.metrics!,
+    logger,
+  });
   // Our drain first (stop accepting, finish in-flight within SHUTDOWN_DRAIN_MS), then Ponder's shutdown.
   runBeforeShutdown(() => api.close(config.shutdownDrainMs));
-  logger.info("api listening", { port: api.port, host });
+  logger.info("api listening", { port: api.port, host, limits: api.limits });
 }
 
 // Ponder's own server (its /health, /ready, /status, /metrics for the indexer) serves no route of ours.
