@@ -2,8 +2,9 @@
  * The HTTP server of the API process: @hono/node-server serving the app, behind the app's hot path at
  * the Node level (a cached supply figure written without a Request or a Response: api/supply/router.ts), with
  * - deliberate limits and timeouts (SERVER_LIMITS and the connection limits of the config, in the README);
- * - connection caps per address and in total (api/http/connectionLimit.ts) and the bound on what unread
- *   answers may hold (api/http/connectionGuard.ts);
+ * - connection caps per address and in total (api/http/connectionLimit.ts), the bound on what unread
+ *   answers may hold (api/http/connectionGuard.ts), and MCP requests started one per event-loop turn, in
+ *   turns across clients, so they cannot crowd out cheap reads (api/http/turnstile.ts);
  * - the error envelope even for requests Node or the adapter rejects before any route
  *   (api/server/protocolErrors.ts), with CORS and a request id, where HTTP still allows an answer;
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
@@ -16,6 +17,7 @@ import { CONNECTION_DEFAULTS, type ConnectionLimits } from "../config";
 import { type ConnectionGuard, guardConnections } from "../http/connectionGuard";
 import { limitConnections } from "../http/connectionLimit";
 import type { NodeHotPath } from "../http/nodeHotPath";
+import { takeTurns } from "../http/turnstile";
 import { parseTrustedProxies } from "../net/ip";
 import type { Logger } from "../observability/logger";
 import type { ConnectionMetrics } from "../observability/metrics";
@@ -53,7 +55,7 @@ export type ApiServerOptions = {
   trustedProxies?: readonly string[];
   metrics?: { connections: ConnectionMetrics };
   logger?: Logger;
-  /** Only a test that proves the guard matters turns it (and the connection caps) off. */
+  /** Only a test that proves the guard matters turns it off (with the connection caps and the turnstile). */
   guard?: boolean;
 };
 
@@ -72,7 +74,9 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
     // What serve() from @hono/node-server builds (its listener keeps the hostname for a request without a
     // Host), with the hot path asked first: its answer is written here, else the request goes on to Hono.
     const routed = getRequestListener(app.fetch, { hostname: options.hostname });
-    const listener = refuseFaults(hotFirst(app.nodeHotPath, routed), metrics);
+    const trusted = parseTrustedProxies(options.trustedProxies ?? []);
+    const answer = hotFirst(app.nodeHotPath, routed);
+    const listener = refuseFaults(options.guard === false ? answer : takeTurns(answer, trusted), metrics);
     // requireHostHeader: a request without Host gets requestFault's envelope instead of Node's bare 400.
     const server = createServer({ maxHeaderSize: SERVER_LIMITS.maxHeaderSize, requireHostHeader: false }, listener);
     // A port already taken fails the start with EADDRINUSE instead of an unhandled 'error' event.
@@ -83,7 +87,6 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
     answerProtocolErrors(server, metrics);
     let guard: ConnectionGuard | undefined;
     if (options.guard !== false) {
-      const trusted = parseTrustedProxies(options.trustedProxies ?? []);
       limitConnections(server, { max: limits.max, perIp: limits.perIp, trusted, metrics, logger: options.logger });
       guard = guardConnections(server, { pendingBytes: limits.pendingBytes, trusted, metrics });
       closeStalled(server, limits.sendTimeoutMs, metrics);
