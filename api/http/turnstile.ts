@@ -1,21 +1,32 @@
 /**
- * Requests with a body — MCP messages, the only POST route, and the only answers that cost CPU by the
- * megabyte (a batch of 10 × tools/list is 580 kB of JSON to build and encode) — start one per turn of the
- * event loop, taking turns across clients. Node answers whatever is ready in one turn back to back, so 400
- * addresses each with an MCP batch ready held another client's cached GET for seconds; here at most one
- * such start runs between two polls of the sockets, and a client waits behind one request of each other
- * active client, not behind all of one client's. Nothing is held while a started request waits on I/O (a
- * tool call's RPC), so slow upstream calls cannot take every turn. GETs (cached reads, probes) never wait.
+ * The requests whose answers cost CPU by the megabyte start one per turn of the event loop, taking turns
+ * across clients: MCP messages (requests with a body; a batch of 10 × tools/list is 580 kB of JSON to build
+ * and encode) and the static assets under /docs/ (the 4.35 MB docs bundle: megabytes copied into the
+ * socket per answer). Node answers whatever is ready in one turn back to back, so 400 addresses each with
+ * such a request ready held another client's cached GET for seconds; here at most one such start runs
+ * between two polls of the sockets, and a client waits behind one request of each other active client,
+ * not behind all of one client's. Nothing is held while a started request waits on I/O (a tool call's
+ * RPC), so slow upstream calls cannot take every turn. Every other GET (cached reads, probes) never waits.
  *
  * The client is the one the rate limit sees (the socket peer, or X-Forwarded-For from a trusted proxy).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { rateLimitSubject, type TrustedProxies } from "../net/ip";
+import { DOCS_PATH } from "../paths";
 import { resolveClientIp } from "./clientIp";
 
 type Waiting = [IncomingMessage, ServerResponse];
 
-/** `next`, with requests that carry a body started one per event-loop turn, round-robin over clients. */
+const ASSETS = `${DOCS_PATH}/`;
+
+/** Whether `req` takes turns: it carries a body (MCP), or asks for a static asset. */
+export function takesTurns(req: IncomingMessage): boolean {
+  const method = req.method;
+  if (method !== "GET" && method !== "HEAD" && method !== "OPTIONS") return true;
+  return req.url?.startsWith(ASSETS) ?? false;
+}
+
+/** `next`, with the requests that take turns (takesTurns) started one per event-loop turn, round-robin over clients. */
 export function takeTurns(next: RequestListener, trusted: TrustedProxies): RequestListener {
   /** Waiting requests per client; a Map iterates in insertion order, so re-inserting rotates a client to the back. */
   const waiting = new Map<string, Waiting[]>();
@@ -38,7 +49,7 @@ export function takeTurns(next: RequestListener, trusted: TrustedProxies): Reque
   };
 
   return (req, res) => {
-    if (req.method === "GET" || req.method === "HEAD" || req.method === "OPTIONS") {
+    if (!takesTurns(req)) {
       next(req, res);
       return;
     }
