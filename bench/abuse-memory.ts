@@ -38,6 +38,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const address = (i: number) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`;
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 const descriptors = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+/** A growth in MB, signed ("+12", "-3"). */
+const mb = (x: number) => `${x < 0 ? "" : "+"}${x.toFixed(0)}`;
 
 async function metrics(base: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${base}/api/metrics`)).text();
@@ -187,7 +189,7 @@ try {
     supply,
   );
   console.log(
-    `1. 120 sockets, 1 address, docs ×${PIPELINED} unread: peak RSS +${(one.peakMb - baseMb).toFixed(0)} MB, ` +
+    `1. 120 sockets, 1 address, docs ×${PIPELINED} unread: peak RSS ${mb(one.peakMb - baseMb)} MB, ` +
       `${one.peakFds} descriptors; other client p99 ${one.polled.p99.toFixed(2)} ms`,
   );
   const two = await holdPolled(
@@ -199,7 +201,7 @@ try {
     supply,
   );
   console.log(
-    `2. 400 addresses, docs|MCP ×${PIPELINED} unread: peak RSS +${(two.peakMb - baseMb).toFixed(0)} MB, ` +
+    `2. 400 addresses, docs|MCP ×${PIPELINED} unread: peak RSS ${mb(two.peakMb - baseMb)} MB, ` +
       `${two.peakFds} descriptors; other client p99 ${two.polled.p99.toFixed(2)} ms`,
   );
   await sleep(5_000);
@@ -209,7 +211,7 @@ try {
   const m = await metrics(base);
   const shed = Object.entries(m).filter(([k]) => k.startsWith("api_connections_shed_total"));
   console.log(
-    `after: RSS +${(soonMb - baseMb).toFixed(0)} MB at 5 s, +${(afterMb - baseMb).toFixed(0)} MB at 15 s, ${descriptors(api.pid)} descriptors, ` +
+    `after: RSS ${mb(soonMb - baseMb)} MB at 5 s, ${mb(afterMb - baseMb)} MB at 15 s, ${descriptors(api.pid)} descriptors, ` +
       `pending ${m.api_pending_response_bytes} bytes; ` +
       `shed ${shed.map(([k, v]) => `${/reason="(\w+)"/.exec(k)?.[1]}=${v}`).join(" ")}`,
   );
@@ -226,7 +228,7 @@ try {
   const peak = Math.max(one.peakMb, two.peakMb) - baseMb;
   const ok = peak < RSS_GROWTH_BOUND_MB && afterMb - baseMb < RSS_AFTER_BOUND_MB && flooded.p99 <= P99_BOUND_MS;
   console.log(
-    `memory: peak RSS +${peak.toFixed(0)} MB (bound ${RSS_GROWTH_BOUND_MB}), 15 s after +${(afterMb - baseMb).toFixed(0)} MB (bound ${RSS_AFTER_BOUND_MB}); ` +
+    `memory: peak RSS ${mb(peak)} MB (bound ${RSS_GROWTH_BOUND_MB}), 15 s after ${mb(afterMb - baseMb)} MB (bound ${RSS_AFTER_BOUND_MB}); ` +
       `fairness: p99 ${flooded.p99.toFixed(1)} ms under flood ÷ idle ${idle.p99.toFixed(1)} ms = ${(flooded.p99 / idle.p99).toFixed(2)}× (bound ${P99_BOUND_MS} ms)${ok ? "" : " — OVER A BOUND"}`,
   );
 } catch (error) {
