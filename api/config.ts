@@ -51,7 +51,40 @@ export type AppConfig = {
    * /api/metrics with 404. Neither set: /api/metrics on the public port, open, as before.
    */
   metrics: { token: string | null; port: number | null; host: string };
+  /** What clients may make the API server hold (api/server/server.ts; defaults and reasons in CONNECTION_DEFAULTS). */
+  connections: ConnectionLimits;
 };
+
+/**
+ * Caps on what clients can make the API server hold: open connections (api/http/connectionLimit.ts) and the
+ * bytes of answers written but not yet taken by the client (api/http/connectionGuard.ts). Per IP means per
+ * socket peer (an IPv6 /64), whatever X-Forwarded-For says: a connection is a socket's.
+ */
+export type ConnectionLimits = {
+  /** MAX_CONNECTIONS; null: the process's descriptor limit, read at start, less a reserve (api/server/descriptorLimit.ts). */
+  max: number | null;
+  /** MAX_CONNECTIONS_PER_IP: connections one peer may hold open; trusted proxies count only in `max`. */
+  perIp: number;
+  /** PENDING_RESPONSE_BYTES_*: unsent answer bytes one connection, one peer and the whole process may hold. */
+  pendingBytes: { perConnection: number; perIp: number; total: number };
+  /** SEND_TIMEOUT_MS: a connection whose answer makes no progress (or that sends nothing) for this long closes. */
+  sendTimeoutMs: number;
+};
+
+const MIB = 1024 * 1024;
+
+/**
+ * The defaults, and why. Connections: nginx's limit_conn has no default; a few hundred per address lets a
+ * NAT of browsers (6 connections each) through and stops one host holding the process's descriptors.
+ * Bytes: an answer is at most ~4.4 MB (the docs bundle uncompressed; an MCP answer is at most 1 MiB), so a
+ * connection may hold one, an address a handful, and the process a bounded 128 MiB of other people's
+ * unread answers. The send timeout is nginx's send_timeout (60 s between two successful writes).
+ */
+export const CONNECTION_DEFAULTS = {
+  perIp: 256,
+  pendingBytes: { perConnection: 8 * MIB, perIp: 32 * MIB, total: 128 * MIB },
+  sendTimeoutMs: 60_000,
+} as const;
 
 export type Multicall3Setting = "auto" | "canonical" | "deployless" | Address;
 
@@ -137,6 +170,12 @@ const envSchema = z.object({
       "must be auto, canonical, deployless or a contract address (0x + 40 hex, EIP-55 checksum when mixed case)",
     )
     .optional(),
+  MAX_CONNECTIONS: intIn(1, 1_000_000).optional(),
+  MAX_CONNECTIONS_PER_IP: intIn(1, 1_000_000).optional(),
+  PENDING_RESPONSE_BYTES_PER_CONNECTION: intIn(64 * 1024, 1024 * MIB).optional(),
+  PENDING_RESPONSE_BYTES_PER_IP: intIn(64 * 1024, 16 * 1024 * MIB).optional(),
+  PENDING_RESPONSE_BYTES_MAX: intIn(64 * 1024, 64 * 1024 * MIB).optional(),
+  SEND_TIMEOUT_MS: intIn(1_000, 3_600_000).optional(),
 });
 
 /** Ponder's own name for a chain's RPC: RPC_URL wins over it. */
@@ -256,6 +295,16 @@ export function loadConfig(
       token: e.METRICS_TOKEN ?? null,
       port: e.METRICS_PORT ?? null,
       host: e.METRICS_HOST ?? DEFAULT_METRICS_HOST,
+    },
+    connections: {
+      max: e.MAX_CONNECTIONS ?? null,
+      perIp: e.MAX_CONNECTIONS_PER_IP ?? CONNECTION_DEFAULTS.perIp,
+      pendingBytes: {
+        perConnection: e.PENDING_RESPONSE_BYTES_PER_CONNECTION ?? CONNECTION_DEFAULTS.pendingBytes.perConnection,
+        perIp: e.PENDING_RESPONSE_BYTES_PER_IP ?? CONNECTION_DEFAULTS.pendingBytes.perIp,
+        total: e.PENDING_RESPONSE_BYTES_MAX ?? CONNECTION_DEFAULTS.pendingBytes.total,
+      },
+      sendTimeoutMs: e.SEND_TIMEOUT_MS ?? CONNECTION_DEFAULTS.sendTimeoutMs,
     },
   };
 }

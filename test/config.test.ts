@@ -117,6 +117,30 @@ describe("loadConfig for a deployment", () => {
     expect([local.apiPort, local.host]).toEqual([42069, "127.0.0.1"]);
   });
 
+  it("connection limits: documented defaults (the total from the descriptor limit at start), each overridable", () => {
+    expect(loadConfig({ NETWORK: "local" }).connections).toEqual({
+      max: null,
+      perIp: 256,
+      pendingBytes: { perConnection: 8 * 2 ** 20, perIp: 32 * 2 ** 20, total: 128 * 2 ** 20 },
+      sendTimeoutMs: 60_000,
+    });
+    const set = loadConfig({
+      NETWORK: "local",
+      MAX_CONNECTIONS: "5000",
+      MAX_CONNECTIONS_PER_IP: "64",
+      PENDING_RESPONSE_BYTES_PER_CONNECTION: "1048576",
+      PENDING_RESPONSE_BYTES_PER_IP: "4194304",
+      PENDING_RESPONSE_BYTES_MAX: "67108864",
+      SEND_TIMEOUT_MS: "30000",
+    });
+    expect(set.connections).toEqual({
+      max: 5000,
+      perIp: 64,
+      pendingBytes: { perConnection: 1_048_576, perIp: 4_194_304, total: 67_108_864 },
+      sendTimeoutMs: 30_000,
+    });
+  });
+
   // [variable, bad value, what the message says]
   const table: [string, string, RegExp][] = [
     ["NETWORK", "mainnet", /NETWORK: /],
@@ -146,6 +170,12 @@ describe("loadConfig for a deployment", () => {
     ["METRICS_PORT", "42069", /METRICS_PORT: must differ from PORT/],
     ["METRICS_PORT", "0", /METRICS_PORT: must be between 1 and 65535/],
     ["METRICS_HOST", "127.0.0.1", /METRICS_HOST: needs METRICS_PORT/],
+    ["MAX_CONNECTIONS", "0", /MAX_CONNECTIONS: must be between 1 and/],
+    ["MAX_CONNECTIONS_PER_IP", "many", /MAX_CONNECTIONS_PER_IP: must be a whole number/],
+    ["PENDING_RESPONSE_BYTES_PER_CONNECTION", "1000", /PENDING_RESPONSE_BYTES_PER_CONNECTION: must be between 65536/],
+    ["PENDING_RESPONSE_BYTES_PER_IP", "8M", /PENDING_RESPONSE_BYTES_PER_IP: must be a whole number/],
+    ["PENDING_RESPONSE_BYTES_MAX", "0", /PENDING_RESPONSE_BYTES_MAX: must be between/],
+    ["SEND_TIMEOUT_MS", "10", /SEND_TIMEOUT_MS: must be between 1000 and/],
   ];
   it.each(table)("%s=%s is named and its value not echoed", (name, value, expected) => {
     const message = failure({ ...GOOD, [name]: value });

@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  /** An `Expect` other than 100-continue (RFC 9110 §10.1.1); answered before any route. */
+  EXPECTATION_FAILED: 417,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   STATE_READ_FAILED: 502,

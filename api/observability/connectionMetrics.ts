@@ -6,7 +6,7 @@ import { renderFamily } from "./exposition";
  * (server.getConnections: Node's own count, idle keep-alive connections included), by listener:
  * "api" (the public port) and "metrics" (METRICS_PORT, when set).
  */
-export class ConnectionMetrics {
+export class OpenConnectionMetrics {
   readonly #servers = new Map<string, Server>();
 
   watch(listener: string, server: Server): void {

@@ -14,9 +14,9 @@
  */
 import type { RpcOutcome } from "../chain/rpc";
 import { CacheMetrics } from "./cacheMetrics";
-import { ConnectionMetrics } from "./connectionMetrics";
+import { OpenConnectionMetrics } from "./connectionMetrics";
 import { Counter } from "./counter";
-import { createIndexLagGauges, type IndexLagGauges } from "./gauge";
+import { createIndexLagGauges, Gauge, type IndexLagGauges } from "./gauge";
 import { Histogram } from "./histogram";
 import { IndexDbMetrics } from "./indexDbMetrics";
 import { processMetrics } from "./processMetrics";
@@ -42,6 +42,8 @@ export type Metrics = {
   rateLimitStoreFallbacks: Counter;
   /** Index lag gauges, set by state reads. */
   indexLag: IndexLagGauges;
+  /** What the API server's connection limits do (createConnectionMetrics). */
+  connections: ConnectionMetrics;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
   onRpcCall: (method: string, outcome: RpcOutcome) => void;
   /** Hits, misses and entries of every cache that registers itself. */
@@ -49,7 +51,7 @@ export type Metrics = {
   /** The index database: its pool (API process) and statement durations. */
   indexDb: IndexDbMetrics;
   /** Open connections of the HTTP listeners the entry point watches. */
-  connections: ConnectionMetrics;
+  openConnections: OpenConnectionMetrics;
   /** Everything in the Prometheus text format, prom-client's process metrics last. */
   render(): Promise<string>;
   /** Pass as `onCancelled` to createRpcClient: an upstream call a request's deadline or hang-up stopped. */
@@ -91,7 +93,9 @@ export function createMetrics(): Metrics {
     ["reason"],
   );
   const indexLag = createIndexLagGauges();
+  const connections = createConnectionMetrics();
   const all = [
+    ...connections.all,
     httpRequests,
     httpDuration,
     rpcCalls,
@@ -105,7 +109,7 @@ export function createMetrics(): Metrics {
   ];
   const caches = new CacheMetrics();
   const indexDb = new IndexDbMetrics();
-  const connections = new ConnectionMetrics();
+  const openConnections = new OpenConnectionMetrics();
   return {
     indexLag,
     httpRequests,
@@ -115,14 +119,66 @@ export function createMetrics(): Metrics {
     rateLimitStoreFallbacks,
     caches,
     indexDb,
+    openConnections,
     connections,
     abortedWork,
     onRpcCall: (method, outcome) => rpcCalls.inc({ method, outcome }),
     onRpcCancelled: (method) => abortedWork.inc({ kind: method === "eth_simulateV1" ? "simulation" : "rpc" }),
     render: async () => {
-      const ours = [...all.map((c) => c.render()), caches.render(), indexDb.render(), await connections.render()];
+      const ours = [...all.map((c) => c.render()), caches.render(), indexDb.render(), await openConnections.render()];
       // prom-client's text ends with a newline of its own.
       return `${ours.join("\n")}\n${await processMetrics().metrics()}`;
     },
+  };
+}
+
+/**
+ * What the API server's connection limits do (api/http/connectionLimit.ts, api/http/connectionGuard.ts,
+ * api/server/protocolErrors.ts): connections open, answer bytes waiting for slow readers, and every
+ * connection or request refused before it reached a route, by reason.
+ */
+export type ConnectionMetrics = {
+  /** Connections closed on arrival: `reason` per_ip (MAX_CONNECTIONS_PER_IP) or total (MAX_CONNECTIONS). */
+  refused: Counter;
+  /**
+   * Open connections the server closed: `reason` pipelined (too many requests queued behind an unsent answer),
+   * pending_connection / pending_ip / pending_total (unsent answer bytes over PENDING_RESPONSE_BYTES_*),
+   * send_timeout (no progress for SEND_TIMEOUT_MS).
+   */
+  shed: Counter;
+  /** Requests the HTTP layer rejects before any route, answered with the envelope: `reason` says why. */
+  protocolErrors: Counter;
+  open: Gauge;
+  pendingBytes: Gauge;
+  all: readonly { render(): string }[];
+};
+
+function createConnectionMetrics(): ConnectionMetrics {
+  const refused = new Counter(
+    "api_connections_refused_total",
+    "Connections closed as they arrived, over the per-IP or the total connection cap.",
+    ["reason"],
+  );
+  const shed = new Counter(
+    "api_connections_shed_total",
+    "Open connections the server closed to bound what it holds for them, by reason.",
+    ["reason"],
+  );
+  const protocolErrors = new Counter(
+    "api_http_protocol_errors_total",
+    "Requests rejected by the HTTP layer before any route (framing, Host, target, Expect, CONNECT), by reason.",
+    ["reason"],
+  );
+  const open = new Gauge("api_connections_open", "Client connections open on the API server.");
+  const pendingBytes = new Gauge("api_pending_response_bytes", "Bytes of answers written, not yet taken by clients.");
+  open.set(0);
+  pendingBytes.set(0);
+  return {
+    refused,
+    shed,
+    protocolErrors,
+    open,
+    pendingBytes,
+    all: [refused, shed, protocolErrors, open, pendingBytes],
   };
 }

@@ -42,7 +42,9 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   BAD_REQUEST: {
     meaning:
       "The HTTP request itself could not be parsed (bad request line, unknown method, conflicting Content-Length " +
-      "and Transfer-Encoding); answered by the server before any route, and the connection is closed.",
+      "and Transfer-Encoding), or its Host or target is not one HTTP allows (no Host on HTTP/1.1, two Hosts, a bad " +
+      "Host, `*` or an authority as the target); answered by the server before any route, and the connection is " +
+      "closed.",
     example: { ok: false, error: "BAD_REQUEST", message: "The HTTP request could not be parsed." },
   },
   REQUEST_TIMEOUT: {
@@ -56,6 +58,12 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   METHOD_NOT_ALLOWED: {
     meaning: "Only GET (and OPTIONS) is served.",
     example: new MethodNotAllowedError("POST").toEnvelope(),
+  },
+  EXPECTATION_FAILED: {
+    meaning:
+      "The request's `Expect` header asks for something other than 100-continue; answered before any route, and " +
+      "the connection is closed.",
+    example: { ok: false, error: "EXPECTATION_FAILED", message: "Only Expect: 100-continue is supported." },
   },
   RATE_LIMITED: {
     meaning:

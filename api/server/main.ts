@@ -58,11 +58,19 @@ const app = createApp({
   ...(index ? { readiness: index.readiness, indexWatermark: index.watermark } : {}),
 });
 const host = config.host ?? "0.0.0.0";
-const api = await startApiServer(app, { port: config.port ?? 42069, hostname: host });
+const api = await startApiServer(app, {
+  port: config.port ?? 42069,
+  hostname: host,
+  connections: config.connections,
+  trustedProxies: config.trustedProxies,
+  metrics: deps.metrics!,
+  logger,
+});
 const metricsListener = await serveMetrics({ config, metrics, apiServer: api.server });
 const metricsAt = metricsListener ? { metrics: { port: metricsListener.port, host: metricsListener.host } } : {};
-process.stdout.write(`${JSON.stringify({ listening: { port: api.port, host }, ...metricsAt })}\n`);
-logger.info("api listening", { port: api.port, host, ...metricsAt });
+process.stdout.write(`${JSON.stringify({ listening: { port: api.port, host }, ...metricsAt })}
+`);
+logger.info("api listening", { port: api.port, host, limits: api.limits, ...metricsAt });
 
 let stopping = false;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {

@@ -83,10 +83,10 @@ export async function serveMetrics(o: {
   metrics: Metrics;
   apiServer: Server;
 }): Promise<MetricsServer | null> {
-  o.metrics.connections.watch("api", o.apiServer);
+  o.metrics.openConnections.watch("api", o.apiServer);
   const { port, host, token } = o.config.metrics;
   if (port === null) return null;
   const listener = await startMetricsServer({ metrics: o.metrics, port, host, token });
-  o.metrics.connections.watch("metrics", listener.server);
+  o.metrics.openConnections.watch("metrics", listener.server);
   return listener;
 }

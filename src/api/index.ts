@@ -53,7 +53,14 @@ if (config.apiPort !== null) {
     readiness: boundedReadiness(() => store.isReady()),
   });
   const host = config.host ?? "127.0.0.1";
-  const api = await startApiServer(app, { port: config.apiPort, hostname: host });
+  const api = await startApiServer(app, {
+    port: config.apiPort,
+    hostname: host,
+    connections: config.connections,
+    trustedProxies: config.trustedProxies,
+    metrics: deps.metrics!,
+    logger,
+  });
   // With METRICS_PORT, the metrics on a listener of their own, as the API process serves them.
   const metricsListener = await serveMetrics({ config, metrics, apiServer: api.server });
   // Our drain first (stop accepting, finish in-flight within SHUTDOWN_DRAIN_MS), then Ponder's shutdown.
@@ -64,6 +71,7 @@ if (config.apiPort !== null) {
   logger.info("api listening", {
     port: api.port,
     host,
+    limits: api.limits,
     ...(metricsListener ? { metrics: { port: metricsListener.port, host: metricsListener.host } } : {}),
   });
 }

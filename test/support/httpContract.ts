@@ -33,6 +33,12 @@ export const NODE_REJECTS = [
     "BAD_REQUEST",
     "POST /api/mcp HTTP/1.1\r\nhost: x\r\ncontent-length: 4\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n",
   ],
+  ["HTTP/1.1 without Host", 400, "BAD_REQUEST", "GET /health HTTP/1.1\r\n\r\n"],
+  ["a bad Host", 400, "BAD_REQUEST", "GET /health HTTP/1.1\r\nhost: a b\r\n\r\n"],
+  ["two Hosts", 400, "BAD_REQUEST", "GET /health HTTP/1.1\r\nhost: x\r\nhost: y\r\n\r\n"],
+  ["the asterisk target", 400, "BAD_REQUEST", "OPTIONS * HTTP/1.1\r\nhost: x\r\n\r\n"],
+  ["Expect: foo", 417, "EXPECTATION_FAILED", "GET /health HTTP/1.1\r\nhost: x\r\nexpect: foo\r\n\r\n"],
+  ["CONNECT", 405, "METHOD_NOT_ALLOWED", "CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n"],
 ] as const;
 
 export function httpContract(target: () => string): void {
