@@ -66,5 +66,7 @@ export const lockEvent = onchainTable(
     // An account's history: the events it acted in, and the locks it received (a sell-back's Furnace).
     accountIdx: index("lock_event_account_idx").on(table.account, table.blockNumber, table.logIndex),
     recipientIdx: index("lock_event_recipient_idx").on(table.recipient, table.blockNumber, table.logIndex),
+    // A block's timestamp when the index holds an event in it (time travel without a node round trip).
+    blockIdx: index("lock_event_block_idx").on(table.blockNumber),
   }),
 );

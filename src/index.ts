@@ -3,6 +3,7 @@ import { lock, lockEvent } from "ponder:schema";
 import {
   autoMaxSet,
   type EventOrigin,
+  listingSet,
   lockAmountIncreased,
   lockCreated,
   lockEventRow,
@@ -10,7 +11,6 @@ import {
   lockMerged,
   lockTransferred,
   lockUnlocked,
-  listingSet,
   transferKind,
 } from "../indexer/rules";
 

@@ -81,7 +81,7 @@ export type EventsOf = { tokenId: bigint } | { account: Address };
 
 export interface LockIndex {
   /** The head alone, and the timestamp of block `block` if the index holds an event in it (else null). */
-  probe(block: bigint): Promise<{ head: IndexHead; eventTime: bigint | null }>;
+  probe(block: bigint | null): Promise<{ head: IndexHead; eventTime: bigint | null }>;
   /** The lock at the block, or null when it was not minted by then. */
   lock(tokenId: bigint, at: ReadAt): Promise<AtBlock<LockState | null>>;
   /** The owner's live locks at the block, by token id. */
@@ -196,7 +196,7 @@ export function createLockIndex(options: { db: LockDb; schema?: string }): LockI
     async probe(block) {
       const rows = await run(
         null,
-        (ev) => sql`ev_time AS (SELECT block_time FROM ${ev} WHERE block_number = ${block.toString()}::bigint LIMIT 1)
+        (ev) => sql`ev_time AS (SELECT block_time FROM ${ev} WHERE block_number = ${text(block)}::numeric LIMIT 1)
 SELECT h.*, a.*, (SELECT block_time FROM ev_time) AS event_time FROM head h, at a`,
       );
       const r = answer(rows, (rs) => rs[0]);

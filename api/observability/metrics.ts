@@ -124,6 +124,8 @@ export type Metrics = {
   rateLimitStoreFallbacks: Counter;
   /** Index lag gauges, set by state reads. */
   indexLag: IndexLagGauges;
+  /** ve rankings computed (at most one per indexed block per process: api/index/veBoard.ts). */
+  veBoardComputations: Counter;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
   onRpcCall: (method: string, outcome: RpcOutcome) => void;
   /** The whole registry in the Prometheus text format. */
@@ -156,7 +158,13 @@ export function createMetrics(): Metrics {
     ["reason"],
   );
   const indexLag = createIndexLagGauges();
+  const veBoardComputations = new Counter(
+    "api_index_ve_board_computations_total",
+    "ve rankings computed from the index; at most one per indexed block per process, shared by every reader.",
+    [],
+  );
   const all = [
+    veBoardComputations,
     httpRequests,
     httpDuration,
     rpcCalls,
@@ -169,6 +177,7 @@ export function createMetrics(): Metrics {
   ];
   return {
     indexLag,
+    veBoardComputations,
     httpRequests,
     httpDuration,
     rpcCalls,

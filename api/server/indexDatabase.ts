@@ -9,6 +9,7 @@ import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import type { ReadyState } from "../deps";
+import { createLockIndex, type LockIndex } from "../locks/atBlock";
 import { createLockStore } from "../locks/store";
 import type { LockStore } from "../locks/types";
 import { IndexWatermark } from "../locks/watermark";
@@ -18,6 +19,8 @@ export const INDEX_DB_TIMEOUTS = { connectMs: 500, statementMs: 2_000, queryMs: 
 
 export type IndexDatabase = {
   store: LockStore;
+  /** The index read at any block (the /api/index/v1 routes). */
+  lockIndex: LockIndex;
   /** The store's mark, polled from the moment the database is opened (api/locks/watermark.ts). */
   watermark: IndexWatermark;
   /** /ready: the database answers within READY_PROBE_MS and the index's tables exist in the schema. */
@@ -42,6 +45,7 @@ export function openIndexDatabase(options: { url: string; schema: string; poolSi
   const watermark = new IndexWatermark(() => store.indexMark()).start();
   return {
     store,
+    lockIndex: createLockIndex({ db, schema: options.schema }),
     watermark,
     readiness: boundedReadiness(async () => {
       const res = await db.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present`);

@@ -33,6 +33,7 @@ if (!index) logger.warn("no index database configured (DATABASE_URL and a schema
 const app = createApp({
   ...deps,
   locks: index?.store ?? null,
+  lockIndex: index?.lockIndex ?? null,
   ...(index ? { readiness: index.readiness, indexWatermark: index.watermark } : {}),
 });
 const host = config.host ?? "0.0.0.0";

@@ -5,6 +5,7 @@ import {
   type BlockRef,
   type LockRow,
   LockRuleError,
+  listingSet,
   lockAmountIncreased,
   lockCreated,
   lockEventRow,
@@ -12,7 +13,6 @@ import {
   lockMerged,
   lockTransferred,
   lockUnlocked,
-  listingSet,
   MAX_LOCK_DURATION,
   transferKind,
 } from "../../indexer/rules";

@@ -251,6 +251,7 @@ export function syntheticIndexDdl(schema: string): string[] {
     `CREATE INDEX lock_event_from_token_idx ON ${q}."lock_event" (from_token_id, block_number)`,
     `CREATE INDEX lock_event_account_idx ON ${q}."lock_event" (account, block_number, log_index)`,
     `CREATE INDEX lock_event_recipient_idx ON ${q}."lock_event" (recipient, block_number, log_index)`,
+    `CREATE INDEX lock_event_block_idx ON ${q}."lock_event" (block_number)`,
   ];
 }
 
