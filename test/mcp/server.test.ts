@@ -60,10 +60,13 @@ afterAll(async () => {
   await d?.stop();
 });
 
-const v1Operations = () =>
+const operationsUnder = (...prefixes: string[]) =>
   Object.entries(doc.paths)
-    .filter(([path]) => path.startsWith("/api/mcp/v1/"))
+    .filter(([path]) => prefixes.some((p) => path.startsWith(p)))
     .map(([path, item]) => ({ path, op: item.get as unknown as DocOperation }));
+const v1Operations = () => operationsUnder("/api/mcp/v1/");
+/** Every operation that is a tool: v1 and the index API (whose tools run over an index in test/index/chain.test.ts). */
+const toolOperations = () => operationsUnder("/api/mcp/v1/", "/api/index/v1/");
 
 /** Tool arguments = the operation's documented parameter examples. */
 const exampleArgs = (op: DocOperation) =>
@@ -96,9 +99,9 @@ async function call(c: Client, name: string, args: Record<string, unknown>) {
 describe("tools", () => {
   it("lists one tool per documented v1 operation, with that operation's parameters as its input schema", async () => {
     const { tools } = await client.listTools();
-    const ops = v1Operations();
+    const ops = toolOperations();
     expect(tools.map((t) => t.name).sort()).toEqual(ops.map(({ op }) => op["x-mcp-tool"] as string).sort());
-    expect(tools).toHaveLength(13);
+    expect(tools).toHaveLength(20);
     for (const { op } of ops) {
       const tool = tools.find((t) => t.name === op["x-mcp-tool"])!;
       const schema = tool.inputSchema as unknown as {
