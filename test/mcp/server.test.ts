@@ -127,6 +127,14 @@ describe("tools", () => {
       const narration = tool.description!.replace(/`[^`]*`/g, "").replace(/never use "claim" as a verb/gi, "");
       expect(narration, tool.name).not.toMatch(/\bclaim(s|ed|ing)?\b/i);
     }
+    // Tools with a fixed documented answer carry it as their output example, and its request as their input one.
+    for (const name of ["get_state", "get_lock_stats", "get_ve_rank", "get_account_history", "get_lock_history"]) {
+      const tool = tools.find((t) => t.name === name)!;
+      const op = ops.find(({ op: o }) => o["x-mcp-tool"] === name)!.op;
+      const out = tool.outputSchema as { examples?: unknown[] };
+      expect(out.examples, name).toEqual([op.responses["200"]!.content!["application/json"]!.example]);
+      expect((tool.inputSchema as { examples?: unknown[] }).examples, name).toHaveLength(1);
+    }
     expect(client.getInstructions()).toMatch(/never use "claim" as a verb/);
   });
 
