@@ -3,7 +3,7 @@ import type { AppDeps } from "../deps";
 import { parseAddress, parseQuery } from "../http/params";
 import { array, object } from "../openapi/jsonSchema";
 import type { RouteDefinition } from "../openapi/routeDefinition";
-import { answer, guarded, type IndexRuntime, inRange, pinBlock, readAt } from "./pin";
+import { answer, type IndexRuntime, readAtBlock } from "./pin";
 import { ADDRESS_PATH, BLOCK_PARAM } from "./query";
 import { ENVELOPE_SCHEMA, LOCK_SCHEMA, lockJson } from "./shapes";
 
@@ -48,13 +48,7 @@ export function registerAccountLocksRoute(router: Hono, rt: IndexRuntime, deps: 
   router.get(accountLocksRoute.path, async (c) => {
     const owner = parseAddress("address", c.req.param("address"));
     const q = parseQuery(c.req.url, accountLocksRoute.query);
-    const pinned = await pinBlock(rt, deps, c, q.block ?? null, "block");
-    const read = inRange(rt, deps, await guarded(deps, () => rt.index.locksOf(owner, readAt(pinned))), "block");
-    return answer(
-      c,
-      deps,
-      { ...read, pinned: pinned !== null },
-      { locks: read.value.map((l) => lockJson(l, read.time)) },
-    );
+    const read = await readAtBlock(rt, deps, c, q.block ?? null, "block", (at) => rt.index.locksOf(owner, at));
+    return answer(c, deps, read, { locks: read.value.map((l) => lockJson(l, read.time)) });
   });
 }

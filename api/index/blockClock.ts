@@ -46,6 +46,11 @@ export class BlockClock {
     return kept ?? null;
   }
 
+  /** What this process already knows of `block`'s time (a head it saw, a finalized block it read), else null. */
+  cached(block: bigint): bigint | null {
+    return this.#heads.get(block) ?? this.#final.get(block) ?? null;
+  }
+
   /** The block's timestamp from the node; kept when the block is final in the index's eyes. */
   async fromNode(block: bigint, head: IndexHead, rpc: RpcClient | null): Promise<bigint> {
     if (rpc === null) throw new StateReadFailedError("No RPC endpoint is configured.", { upstream: "unconfigured" });

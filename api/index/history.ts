@@ -6,7 +6,7 @@ import type { EventsOf } from "../locks/atBlock";
 import { array, object } from "../openapi/jsonSchema";
 import type { RouteDefinition } from "../openapi/routeDefinition";
 import { decodeCursor, encodeCursor } from "./cursor";
-import { answer, guarded, type IndexRuntime, inRange, pinBlock, readAt, requestedBlock } from "./pin";
+import { answer, type IndexRuntime, readAtBlock, requestedBlock } from "./pin";
 import { ADDRESS_PATH, PAGE_PARAMS, TOKEN_ID_PATH } from "./query";
 import { ENVELOPE_SCHEMA, EVENT_SCHEMA, eventJson, NEXT_CURSOR_SCHEMA } from "./shapes";
 
@@ -100,14 +100,10 @@ async function eventsPage(
   const q = parseQuery(c.req.url, PAGE_PARAMS);
   const cursor = q.cursor === undefined ? undefined : decodeCursor(q.cursor, "events");
   const { block, param } = requestedBlock(q.block, cursor?.block);
-  const pinned = await pinBlock(rt, deps, c, block, param);
   const limit = Number(q.limit);
   // One row more than the page: whether a next page exists, without a count.
-  const read = inRange(
-    rt,
-    deps,
-    await guarded(deps, () => rt.index.events(of, readAt(pinned), { limit: limit + 1, after: cursor?.after ?? null })),
-    param,
+  const read = await readAtBlock(rt, deps, c, block, param, (at) =>
+    rt.index.events(of, at, { limit: limit + 1, after: cursor?.after ?? null }),
   );
   if (read.value.length === 0 && cursor === undefined && missing) throw missing(read.block);
   const rows = read.value.slice(0, limit);
@@ -116,7 +112,7 @@ async function eventsPage(
     read.value.length > limit && last
       ? encodeCursor({ kind: "events", block: read.block, after: { block: last.blockNumber, logIndex: last.logIndex } })
       : null;
-  return answer(c, deps, { ...read, pinned: pinned !== null }, { events: rows.map(eventJson), nextCursor });
+  return answer(c, deps, read, { events: rows.map(eventJson), nextCursor });
 }
 
 export function registerHistoryRoutes(router: Hono, rt: IndexRuntime, deps: AppDeps): void {

@@ -1,12 +1,11 @@
 import type { Context, Hono } from "hono";
-import { getAddress } from "viem";
 import type { AppDeps } from "../deps";
 import { parseAddress, parseQuery } from "../http/params";
 import type { HolderVe } from "../locks/atBlock";
 import { array, integer, object } from "../openapi/jsonSchema";
 import type { RouteDefinition } from "../openapi/routeDefinition";
 import { decodeCursor, encodeCursor } from "./cursor";
-import { answer, guarded, type IndexRuntime, pinBlock, pinHead, requestedBlock } from "./pin";
+import { answer, guarded, type IndexRuntime, pinBlock, requestedBlock } from "./pin";
 import { BLOCK_PARAM, PAGE_PARAMS } from "./query";
 import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, NEXT_CURSOR_SCHEMA } from "./shapes";
 import { firstAfter, type VeBoard } from "./veBoard";
@@ -26,7 +25,7 @@ const rowJson = (board: VeBoard, i: number) => {
   const r = board.rows[i] as HolderVe;
   return {
     rank: i + 1,
-    address: getAddress(r.address),
+    address: board.checksummed(i),
     veWei: r.ve.toString(),
     lockedWei: r.locked.toString(),
     locks: r.locks,
@@ -116,10 +115,9 @@ async function resolveBoard(
   block: bigint | null,
   param: "block" | "cursor",
 ) {
-  const pinned = await pinBlock(rt, deps, c, block, param);
-  const at = pinned ?? (await pinHead(rt, deps));
+  const at = await pinBlock(rt, deps, c, block, param);
   const board = await guarded(deps, () => rt.boards.get({ block: at.block, time: at.time }));
-  return { board, at: { ...at, pinned: pinned !== null } };
+  return { board, at };
 }
 
 export function registerLeaderboardRoutes(router: Hono, rt: IndexRuntime, deps: AppDeps): void {

@@ -4,7 +4,7 @@ import { NotFoundError } from "../http/errors";
 import { parseQuery, parseUint256 } from "../http/params";
 import { object } from "../openapi/jsonSchema";
 import type { RouteDefinition } from "../openapi/routeDefinition";
-import { answer, guarded, type IndexRuntime, inRange, pinBlock, readAt } from "./pin";
+import { answer, type IndexRuntime, readAtBlock } from "./pin";
 import { BLOCK_PARAM, TOKEN_ID_PATH } from "./query";
 import { ENVELOPE_SCHEMA, LOCK_SCHEMA, lockJson } from "./shapes";
 
@@ -47,14 +47,13 @@ export function registerLockRoute(router: Hono, rt: IndexRuntime, deps: AppDeps)
   router.get(lockRoute.path, async (c) => {
     const tokenId = parseUint256("tokenId", c.req.param("tokenId"));
     const q = parseQuery(c.req.url, lockRoute.query);
-    const pinned = await pinBlock(rt, deps, c, q.block ?? null, "block");
-    const read = inRange(rt, deps, await guarded(deps, () => rt.index.lock(tokenId, readAt(pinned))), "block");
+    const read = await readAtBlock(rt, deps, c, q.block ?? null, "block", (at) => rt.index.lock(tokenId, at));
     if (read.value === null) {
       throw new NotFoundError(`No lock ${tokenId} was minted by block ${read.block}.`, {
         tokenId: tokenId.toString(),
         blockNumber: read.block.toString(),
       });
     }
-    return answer(c, deps, { ...read, pinned: pinned !== null }, { lock: lockJson(read.value, read.time) });
+    return answer(c, deps, read, { lock: lockJson(read.value, read.time) });
   });
 }

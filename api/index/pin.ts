@@ -10,20 +10,34 @@ import type { Context } from "hono";
 import type { AppDeps } from "../deps";
 import { deadlineRpc } from "../http/deadline";
 import { ApiError, BadParamsError, IndexUnavailableError } from "../http/errors";
-import { type AtBlock, type IndexHead, IndexNotStartedError, type LockIndex, type ReadAt } from "../locks/atBlock";
+import {
+  type AtBlock,
+  BlockTimeUnknownError,
+  type IndexHead,
+  IndexNotStartedError,
+  type LockIndex,
+  type LockStats,
+  type ReadAt,
+} from "../locks/atBlock";
 import type { BlockClock } from "./blockClock";
+import type { BlockMemo } from "./blockMemo";
 import type { Envelope } from "./shapes";
 import type { VeBoards } from "./veBoard";
 
-/** What the index routes run on: the read model, the shared ve boards, the block clock. */
-export type IndexRuntime = { index: LockIndex; boards: VeBoards; clock: BlockClock };
+/** What the index routes run on: the read model, the per-block ve boards and stats, the block clock. */
+export type IndexRuntime = {
+  index: LockIndex;
+  boards: VeBoards;
+  stats: BlockMemo<AtBlock<LockStats>>;
+  clock: BlockClock;
+};
 
 /** A read of the index, its failures said in the API's terms (never a 500 for a database that is down). */
 export async function guarded<T>(deps: AppDeps, read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (error) {
-    if (error instanceof ApiError) throw error;
+    if (error instanceof ApiError || error instanceof BlockTimeUnknownError) throw error;
     if (error instanceof IndexNotStartedError) throw new IndexUnavailableError("not started", { cause: error });
     deps.logger.warn("lock index read failed", { error: (error as Error).name, message: (error as Error).message });
     throw new IndexUnavailableError("unreachable", { cause: error });
@@ -33,12 +47,43 @@ export async function guarded<T>(deps: AppDeps, read: () => Promise<T>): Promise
 /** The VeLockNFT's start block: no block before it is in the index. */
 export const startBlockOf = (deps: AppDeps) => BigInt(deps.config.manifest.contracts.VeLockNFT?.startBlock ?? 0);
 
-/** A block an answer is pinned to, its timestamp, and the index's head when it was checked. */
-export type Pinned = { block: bigint; time: bigint; head: IndexHead };
+/** An answer, where it was read, and whether a block was named (the head otherwise). */
+export type Read<T> = AtBlock<T> & { pinned: boolean };
 
 /**
- * The block a request reads at: null for the head (read in the answer's own statement), else the named block and
- * its timestamp. `param` names what named it, for the error.
+ * One read of the index at the request's block, in one statement: the head when `block` is null, else the named
+ * block, whose timestamp the statement takes from the index (the head's, or an event row's of that block) or from
+ * what this process already knows (api/index/blockClock.ts). Only when neither knows it is the node asked, and the
+ * statement read again with it.
+ */
+export async function readAtBlock<T>(
+  rt: IndexRuntime,
+  deps: AppDeps,
+  c: Context,
+  block: bigint | null,
+  param: "block" | "cursor",
+  read: (at: ReadAt) => Promise<AtBlock<T>>,
+): Promise<Read<T>> {
+  if (block !== null) checkStart(deps, block, param);
+  let answer: AtBlock<T>;
+  try {
+    answer = await guarded(deps, () => read(block === null ? null : { block, time: rt.clock.cached(block) }));
+  } catch (error) {
+    if (!(error instanceof BlockTimeUnknownError)) throw error;
+    const time = await rt.clock.fromNode(error.block, error.head, deadlineRpc(c, deps.rpc));
+    answer = await guarded(deps, () => read({ block: error.block, time }));
+  }
+  rt.clock.sawHead(answer.head);
+  if (!answer.inRange) checkRange(deps, answer.head, answer.block, param);
+  return { ...answer, pinned: block !== null };
+}
+
+/** A block an answer is pinned to, its timestamp, and the index's head when it was checked. */
+export type Pinned = { block: bigint; time: bigint; head: IndexHead; pinned: boolean };
+
+/**
+ * The block (and its time) for an answer computed once per block (the ve board, the stats): the head's when
+ * `block` is null, else the named block's, checked against the head first.
  */
 export async function pinBlock(
   rt: IndexRuntime,
@@ -46,49 +91,36 @@ export async function pinBlock(
   c: Context,
   block: bigint | null,
   param: "block" | "cursor",
-): Promise<Pinned | null> {
-  if (block === null) return null;
+): Promise<Pinned> {
+  if (block !== null) checkStart(deps, block, param);
   const { head, eventTime } = await guarded(deps, () => rt.index.probe(block));
+  rt.clock.sawHead(head);
+  if (block === null) return { block: head.block, time: head.time, head, pinned: false };
   checkRange(deps, head, block, param);
   const time =
     rt.clock.known(block, head, eventTime) ?? (await rt.clock.fromNode(block, head, deadlineRpc(c, deps.rpc)));
-  return { block, time, head };
+  return { block, time, head, pinned: true };
 }
 
-/** The head itself as a pinned block (the board is computed per block, so it needs the block first). */
-export async function pinHead(rt: IndexRuntime, deps: AppDeps): Promise<Pinned> {
-  const { head } = await guarded(deps, () => rt.index.probe(null));
-  rt.clock.sawHead(head);
-  return { block: head.block, time: head.time, head };
-}
-
-/** The read position of a pin: ReadAt without the head. */
-export const readAt = (pinned: Pinned | null): ReadAt =>
-  pinned === null ? null : { block: pinned.block, time: pinned.time };
-
-function checkRange(deps: AppDeps, head: IndexHead, block: bigint, param: string): void {
+function checkStart(deps: AppDeps, block: bigint, param: string): void {
   const min = startBlockOf(deps);
-  if (block > head.block || block < min) {
-    const where = block > head.block ? "above the index's head" : "before the lock contract's start block";
-    throw new BadParamsError(
-      `${param} names block ${block}, ${where}; the index answers blocks ${min} to ${head.block}.`,
-      {
-        param,
-        min: min.toString(),
-        max: head.block.toString(),
-      },
-    );
+  if (block < min) {
+    throw new BadParamsError(`${param} names block ${block}, before the lock contract's start block ${min}.`, {
+      param,
+      min: min.toString(),
+    });
   }
 }
 
-/**
- * An answer read at a named block must still be in range (a reorg can move the head back between two reads); its
- * head is remembered, so a cursor pinned to it later finds its timestamp without asking the node.
- */
-export function inRange<T>(rt: IndexRuntime, deps: AppDeps, answer: AtBlock<T>, param: "block" | "cursor"): AtBlock<T> {
-  rt.clock.sawHead(answer.head);
-  if (!answer.inRange) checkRange(deps, answer.head, answer.block, param);
-  return answer;
+function checkRange(deps: AppDeps, head: IndexHead, block: bigint, param: string): void {
+  checkStart(deps, block, param);
+  if (block > head.block) {
+    const min = startBlockOf(deps);
+    throw new BadParamsError(
+      `${param} names block ${block}, above the index's head; the index answers blocks ${min} to ${head.block}.`,
+      { param, min: min.toString(), max: head.block.toString() },
+    );
+  }
 }
 
 /** `block` and `cursor` together must agree: a cursor pins its list to the block of the first page. */

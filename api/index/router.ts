@@ -3,6 +3,7 @@ import type { AppDeps } from "../deps";
 import { IndexUnavailableError } from "../http/errors";
 import { registerAccountLocksRoute } from "./accountLocks";
 import { BlockClock } from "./blockClock";
+import { BlockMemo, requireInRange } from "./blockMemo";
 import { registerHistoryRoutes } from "./history";
 import { registerLeaderboardRoutes } from "./leaderboard";
 import { registerLockRoute } from "./lock";
@@ -21,6 +22,7 @@ export function indexRouter(deps: AppDeps): Hono {
     ? {
         index,
         clock: new BlockClock(),
+        stats: new BlockMemo({ load: async (at) => requireInRange(await index.stats(at)) }),
         boards:
           deps.veBoards ??
           new VeBoards({
@@ -44,6 +46,7 @@ function unavailable(): IndexRuntime {
   return {
     index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail },
     clock: new BlockClock(),
+    stats: new BlockMemo({ load: fail }),
     boards: new VeBoards({ load: fail }),
   };
 }

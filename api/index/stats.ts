@@ -5,7 +5,7 @@ import { type LockStats, WEEK } from "../locks/atBlock";
 import { MAX_LOCK_DURATION } from "../math";
 import { array, integer, object, uintString } from "../openapi/jsonSchema";
 import type { RouteDefinition } from "../openapi/routeDefinition";
-import { answer, guarded, type IndexRuntime, inRange, pinBlock, readAt } from "./pin";
+import { answer, guarded, type IndexRuntime, pinBlock } from "./pin";
 import { BLOCK_PARAM } from "./query";
 import { ENVELOPE_SCHEMA } from "./shapes";
 
@@ -80,24 +80,20 @@ export function unlockSchedule(stats: LockStats, t: bigint) {
 export function registerStatsRoute(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
   router.get(statsRoute.path, async (c) => {
     const q = parseQuery(c.req.url, statsRoute.query);
-    const pinned = await pinBlock(rt, deps, c, q.block ?? null, "block");
-    const read = inRange(rt, deps, await guarded(deps, () => rt.index.stats(readAt(pinned))), "block");
+    // Pinned first (the head too): the stats are a function of the block, computed once per block and shared.
+    const at = await pinBlock(rt, deps, c, q.block ?? null, "block");
+    const read = await guarded(deps, () => rt.stats.get({ block: at.block, time: at.time }));
     const s = read.value;
-    return answer(
-      c,
-      deps,
-      { ...read, pinned: pinned !== null },
-      {
-        totalLockedWei: s.totalLocked.toString(),
-        totalVeWei: s.totalVe.toString(),
-        holders: s.holders,
-        veHolders: s.veHolders,
-        liveLocks: s.liveLocks,
-        autoMaxLocks: s.autoMaxLocks,
-        autoMaxLockedWei: s.autoMaxLocked.toString(),
-        expiredLockedWei: s.expiredLocked.toString(),
-        unlockSchedule: unlockSchedule(s, read.time),
-      },
-    );
+    return answer(c, deps, at, {
+      totalLockedWei: s.totalLocked.toString(),
+      totalVeWei: s.totalVe.toString(),
+      holders: s.holders,
+      veHolders: s.veHolders,
+      liveLocks: s.liveLocks,
+      autoMaxLocks: s.autoMaxLocks,
+      autoMaxLockedWei: s.autoMaxLocked.toString(),
+      expiredLockedWei: s.expiredLocked.toString(),
+      unlockSchedule: unlockSchedule(s, read.time),
+    });
   });
 }

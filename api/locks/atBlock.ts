@@ -8,17 +8,22 @@
  * timestamp: Ponder commits a block's rows and its checkpoint in one transaction) together with the rows, and
  * says whether B lies at or below that head. Nothing here caches or judges a request; api/index/ does.
  */
+import { createHash } from "node:crypto";
+import { PgDialect } from "drizzle-orm/pg-core";
 import { sql } from "ponder";
 import type { Address, Hex } from "viem";
 import { memoizeSuccess } from "../cache/memo";
 import { MAX_LOCK_DURATION } from "../math/constants";
-import { type LockDb, rowsOf } from "./store";
+import { type LockDb, type PreparedQuery, rowsOf } from "./store";
 
 /** The index's head: Ponder's latest checkpoint (block, its timestamp) and its finalized block. */
 export type IndexHead = { block: bigint; time: bigint; finalized: bigint };
 
-/** Where to read: the head (null), or block `block` whose timestamp is `time` (the caller resolves it). */
-export type ReadAt = { block: bigint; time: bigint } | null;
+/**
+ * Where to read: the head (null), or block `block` with its timestamp when the caller knows it (else the index's:
+ * the head's, or an event row's of that block; BlockTimeUnknownError when it has none).
+ */
+export type ReadAt = { block: bigint; time: bigint | null } | null;
 
 /** An answer of one statement: the head it saw, the block and time it is of, and whether that block was ≤ head. */
 export type AtBlock<T> = { head: IndexHead; block: bigint; time: bigint; inRange: boolean; value: T };
@@ -101,17 +106,59 @@ export class IndexNotStartedError extends Error {
   }
 }
 
+/**
+ * A read at a block below the head with no timestamp given, in which the index holds no event: the caller must
+ * find the block's time (the node) and read again. Carries the head the statement saw.
+ */
+export class BlockTimeUnknownError extends Error {
+  override name = "BlockTimeUnknownError";
+  constructor(
+    readonly block: bigint,
+    readonly head: IndexHead,
+  ) {
+    super(`the index does not know the timestamp of block ${block}`);
+  }
+}
+
 export const WEEK = 604_800n;
+
+/**
+ * Where the whole-index reads switch strategy: a block is "near the head" when the blocks after it are at most
+ * 1/RECENT_SHARE of the blocks before it (since the first event); measured in bench/index-api.ts.
+ */
+const RECENT_SHARE = 20;
 
 type Row = Record<string, unknown>;
 const big = (v: unknown): bigint => BigInt(String(v));
 const bigOrNull = (v: unknown): bigint | null => (v == null ? null : big(v));
 const hexOrNull = <T extends string>(v: unknown): T | null => (v == null ? null : (String(v) as T));
-const text = (v: bigint | null) => (v === null ? null : v.toString());
+const text = (v: bigint | null | undefined) => (v == null ? null : v.toString());
 type SQL = ReturnType<typeof sql>;
+/** A statement's parameter by name: a bound value, or its `$n` placeholder in a prepared statement's text. */
+type Param = (name: string) => SQL;
+type Values = Record<string, string | null>;
 
-export function createLockIndex(options: { db: LockDb; schema?: string }): LockIndex {
-  const { db } = options;
+export type CreateLockIndexOptions = {
+  db: LockDb;
+  /** Ponder's schema (or its views schema); default: the connection's current_schema(). */
+  schema?: string;
+  /**
+   * node-postgres's pool.query, when there is a pool (the API process): each statement then goes as a named
+   * prepared statement, parsed and planned once per connection, instead of through drizzle's execute.
+   */
+  prepared?: PreparedQuery;
+  /**
+   * Where the whole-index statements go (the ve ranking, the stats: once per block, shared): unnamed, so each is
+   * planned for its own block, on a pool whose statement timeout allows them (api/server/indexDatabase.ts).
+   * Default: `prepared` (or drizzle).
+   */
+  wholeIndex?: (statement: { text: string; values: unknown[] }) => PromiseLike<{ rows: Row[] }>;
+};
+
+export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
+  const { db, prepared } = options;
+  const dialect = new PgDialect();
+  const statements = new Map<string, { name: string; text: string; order: string[] }>();
   const resolveSchema =
     options.schema === undefined
       ? memoizeSuccess(async () => {
@@ -127,59 +174,142 @@ export function createLockIndex(options: { db: LockDb; schema?: string }): LockI
     return {
       ev: sql`${sql.identifier(schema)}.${sql.identifier("lock_event")}`,
       checkpoint: sql`${sql.identifier(schema)}.${sql.identifier("_ponder_checkpoint")}`,
+      lock: sql`${sql.identifier(schema)}.${sql.identifier("lock")}`,
     };
   };
 
-  /** head + at, then `body` (CTEs and a final SELECT that starts `SELECT h.*, a.*` and joins `head h, at a`). */
-  async function run(at: ReadAt, body: (ev: SQL) => SQL): Promise<Row[]> {
-    const { ev, checkpoint } = await tables();
-    const b = text(at?.block ?? null);
-    const t = text(at?.time ?? null);
-    // Checkpoint layout (ponder/dist/esm/utils/checkpoint.js): 10 digits of timestamp, 16 of chain id, 16 of block.
-    return rowsOf(
-      db,
-      sql`WITH head AS (
+  /**
+   * head + at, then `body` (CTEs and a final SELECT that starts `SELECT h.*, a.*` and joins `head h, at a`).
+   * `at` is the block read: the head's when b is null; its time the head's, else t, else an event row's of that block.
+   * Checkpoint layout (ponder/dist/esm/utils/checkpoint.js): 10 digits of timestamp, 16 of chain id, 16 of block.
+   */
+  const statement = (ev: SQL, checkpoint: SQL, p: Param, body: SQL) => sql`WITH head AS (
   SELECT substring(latest_checkpoint FROM 27 FOR 16)::bigint AS head_block,
          substring(latest_checkpoint FROM 1 FOR 10)::bigint AS head_time,
          substring(finalized_checkpoint FROM 27 FOR 16)::bigint AS finalized_block
     FROM ${checkpoint} ORDER BY latest_checkpoint LIMIT 1
 ), at AS (
-  SELECT coalesce(${b}::bigint, head_block) AS at_block,
-         CASE WHEN ${b}::bigint IS NULL THEN head_time ELSE ${t}::bigint END AS at_time,
-         coalesce(${b}::bigint <= head_block, true) AS in_range
+  SELECT coalesce(${p("b")}::bigint, head_block) AS at_block,
+         CASE WHEN ${p("b")}::bigint IS NULL OR ${p("b")}::bigint = head_block THEN head_time
+              ELSE coalesce(${p("t")}::bigint,
+                            (SELECT e.block_time::bigint FROM ${ev} e WHERE e.block_number = ${p("b")}::bigint LIMIT 1))
+         END AS at_time,
+         coalesce(${p("b")}::bigint <= head_block, true) AS in_range
     FROM head
-), ${body(ev)}`,
-    );
+), ${body}`;
+
+  /** Statement `name` as text with `$n` placeholders (and the parameter names in their order), rendered once. */
+  function render(
+    name: string,
+    ev: SQL,
+    checkpoint: SQL,
+    lock: SQL,
+    body: (ev: SQL, p: Param, lock: SQL) => SQL,
+  ): { name: string; text: string; order: string[] } {
+    let st = statements.get(name);
+    if (st === undefined) {
+      const order: string[] = [];
+      const p: Param = (k) => {
+        if (!order.includes(k)) order.push(k);
+        return sql.raw(`$${order.indexOf(k) + 1}`);
+      };
+      const built = dialect.sqlToQuery(statement(ev, checkpoint, p, body(ev, p, lock))).sql;
+      const hash = createHash("sha256").update(built).digest("hex").slice(0, 20);
+      st = { name: `index_${name}_${hash}`, text: built, order };
+      statements.set(name, st);
+    }
+    return st;
+  }
+
+  /** Runs statement `name` (its shape fixed by the name) with `values`; prepared when there is a pool. */
+  async function run(
+    name: string,
+    at: ReadAt,
+    values: Values,
+    body: (ev: SQL, p: Param, lock: SQL) => SQL,
+    whole = false,
+  ): Promise<Row[]> {
+    const { ev, checkpoint, lock } = await tables();
+    const all: Values = { b: text(at?.block), t: text(at?.time), ...values };
+    const { wholeIndex } = options;
+    if (whole && wholeIndex) {
+      const st = render(name, ev, checkpoint, lock, body);
+      return (await wholeIndex({ text: st.text, values: st.order.map((k) => all[k] ?? null) })).rows;
+    }
+    if (prepared) {
+      const st = render(name, ev, checkpoint, lock, body);
+      const { rows } = await prepared({ name: st.name, text: st.text, values: st.order.map((k) => all[k] ?? null) });
+      return rows;
+    }
+    const p: Param = (k) => sql`${all[k] ?? null}`;
+    return rowsOf(db, statement(ev, checkpoint, p, body(ev, p, lock)));
   }
 
   function answer<T>(rows: Row[], value: (rows: Row[]) => T): AtBlock<T> {
     const first = rows[0];
     if (first === undefined) throw new IndexNotStartedError();
     const inRange = first.in_range === true;
+    const head = { block: big(first.head_block), time: big(first.head_time), finalized: big(first.finalized_block) };
+    const block = big(first.at_block);
+    if (inRange && first.at_time == null) throw new BlockTimeUnknownError(block, head);
     return {
-      head: { block: big(first.head_block), time: big(first.head_time), finalized: big(first.finalized_block) },
-      block: big(first.at_block),
-      time: big(first.at_time),
+      head,
+      block,
+      time: first.at_time == null ? 0n : big(first.at_time),
       inRange,
       value: value(inRange ? rows : []),
     };
   }
 
-  /** The newest row of each token at or before the block, without the ones merged away by then. */
-  const liveLocks = (ev: SQL) => sql`latest AS (
-  SELECT DISTINCT ON (e.token_id) e.token_id, e.owner, e.lock_amount, e.lock_end, e.auto_max, e.burned
-    FROM ${ev} e, at WHERE at.in_range AND e.block_number <= at.at_block
-   ORDER BY e.token_id, e.block_number DESC, e.log_index DESC
+  /**
+   * The live locks at the block, by the one rule, read one of two equivalent ways (both in the statement; a
+   * one-time filter runs one). Near the head: a lock with no event after the block is as its `lock` row says
+   * (Ponder writes that row with the newest event, in the same transaction, so the row IS its newest event's
+   * state: test/support/lockChain.ts checks it on every indexer test), and only the locks changed after the block
+   * are read from their newest event at or before it — at the head, the `lock` table alone. Further back: every
+   * lock's newest event at or before the block. The block is referenced as the parameter itself where it bounds a
+   * scan, so a statement planned for its values (api/server/indexDatabase.ts sends these unnamed) sees it.
+   */
+  const liveLocks = (ev: SQL, lock: SQL, p: Param) => {
+    const b = sql`coalesce(${p("b")}::bigint, (SELECT head_block FROM head))`;
+    const gone = (alias: string) =>
+      sql`NOT EXISTS (SELECT 1 FROM ${ev} m WHERE m.from_token_id = ${sql.raw(alias)}.token_id AND m.block_number <= ${b})`;
+    return sql`recent AS (
+  SELECT (h.head_block - a.at_block) * ${sql.raw(String(RECENT_SHARE))} <=
+         (a.at_block - coalesce((SELECT min(block_number) FROM ${ev}), a.at_block)) AS near_head
+    FROM head h, at a
+), changed AS (
+  SELECT e.token_id FROM ${ev} e WHERE (SELECT near_head FROM recent) AND e.block_number > ${b}
+  UNION
+  SELECT e.from_token_id FROM ${ev} e
+   WHERE (SELECT near_head FROM recent) AND e.block_number > ${b} AND e.from_token_id IS NOT NULL
 ), live AS (
-  SELECT l.* FROM latest l WHERE NOT l.burned AND NOT EXISTS (
-    SELECT 1 FROM ${ev} m, at WHERE m.from_token_id = l.token_id AND m.block_number <= at.at_block)
+  SELECT k.token_id, k.owner, k.amount AS lock_amount, k.lock_end, k.auto_max FROM ${lock} k, at
+   WHERE (SELECT near_head FROM recent) AND at.in_range AND NOT k.burned
+     AND NOT EXISTS (SELECT 1 FROM changed c WHERE c.token_id = k.token_id)
+  UNION ALL
+  SELECT s.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max FROM (
+    SELECT DISTINCT ON (e.token_id) e.token_id, e.owner, e.lock_amount, e.lock_end, e.auto_max, e.burned
+      FROM ${ev} e, at
+     WHERE (SELECT near_head FROM recent) AND at.in_range AND e.block_number <= ${b}
+       AND e.token_id IN (SELECT token_id FROM changed)
+     ORDER BY e.token_id DESC, e.block_number DESC, e.log_index DESC) s
+   WHERE NOT s.burned AND ${gone("s")}
+  UNION ALL
+  SELECT s.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max FROM (
+    SELECT DISTINCT ON (e.token_id) e.token_id, e.owner, e.lock_amount, e.lock_end, e.auto_max, e.burned
+      FROM ${ev} e, at
+     WHERE NOT (SELECT near_head FROM recent) AND at.in_range AND e.block_number <= ${b}
+     ORDER BY e.token_id DESC, e.block_number DESC, e.log_index DESC) s
+   WHERE NOT s.burned AND ${gone("s")}
 ), ve AS (
   SELECT l.owner, l.lock_amount, l.lock_end, l.auto_max,
          CASE WHEN l.auto_max THEN l.lock_amount
               WHEN l.lock_end <= at.at_time THEN 0
-              ELSE div(l.lock_amount * (l.lock_end - at.at_time), ${MAX_LOCK_DURATION.toString()}::numeric) END AS ve
+              ELSE div(l.lock_amount * (l.lock_end - at.at_time), ${sql.raw(MAX_LOCK_DURATION.toString())}) END AS ve
     FROM live l, at
 )`;
+  };
 
   const lockFrom = (r: Row, tokenId: bigint): LockState => ({
     tokenId,
@@ -195,8 +325,10 @@ export function createLockIndex(options: { db: LockDb; schema?: string }): LockI
   return {
     async probe(block) {
       const rows = await run(
+        "probe",
         null,
-        (ev) => sql`ev_time AS (SELECT block_time FROM ${ev} WHERE block_number = ${text(block)}::numeric LIMIT 1)
+        { probe: text(block) },
+        (ev, p) => sql`ev_time AS (SELECT block_time FROM ${ev} WHERE block_number = ${p("probe")}::numeric LIMIT 1)
 SELECT h.*, a.*, (SELECT block_time FROM ev_time) AS event_time FROM head h, at a`,
       );
       const r = answer(rows, (rs) => rs[0]);
@@ -204,17 +336,19 @@ SELECT h.*, a.*, (SELECT block_time FROM ev_time) AS event_time FROM head h, at 
     },
 
     async lock(tokenId, at) {
-      const id = tokenId.toString();
       const rows = await run(
+        "lock",
         at,
-        (ev) => sql`cur AS (
+        { id: tokenId.toString() },
+        (ev, p) => sql`cur AS (
   SELECT e.owner, e.lock_amount, e.lock_end, e.auto_max, e.listed, e.burned
-    FROM ${ev} e, at WHERE at.in_range AND e.token_id = ${id}::numeric AND e.block_number <= at.at_block
+    FROM ${ev} e, at WHERE at.in_range AND e.token_id = ${p("id")}::numeric AND e.block_number <= at.at_block
    ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1
 ), gone AS (
-  SELECT 1 AS merged_away FROM ${ev} m, at WHERE m.from_token_id = ${id}::numeric AND m.block_number <= at.at_block LIMIT 1
+  SELECT 1 AS merged_away FROM ${ev} m, at
+   WHERE m.from_token_id = ${p("id")}::numeric AND m.block_number <= at.at_block LIMIT 1
 ), born AS (
-  SELECT e.block_number AS created_block FROM ${ev} e WHERE e.token_id = ${id}::numeric AND e.kind = 'create' LIMIT 1
+  SELECT e.block_number AS created_block FROM ${ev} e WHERE e.token_id = ${p("id")}::numeric AND e.kind = 'create' LIMIT 1
 )
 SELECT h.*, a.*, c.*, g.merged_away, b.created_block, (c.lock_amount IS NOT NULL) AS minted
   FROM head h CROSS JOIN at a LEFT JOIN cur c ON true LEFT JOIN gone g ON true LEFT JOIN born b ON true`,
@@ -230,23 +364,24 @@ SELECT h.*, a.*, c.*, g.merged_away, b.created_block, (c.lock_amount IS NOT NULL
     },
 
     async locksOf(owner, at) {
-      const who = owner.toLowerCase();
       // Candidates: the locks the owner created, and those it received (a sell-back's Furnace); then each one's
       // state at the block, kept when it is still the owner's and live.
       const rows = await run(
+        "locks_of",
         at,
-        (ev) => sql`cand AS (
+        { who: owner.toLowerCase() },
+        (ev, p) => sql`cand AS (
   SELECT e.token_id FROM ${ev} e, at
-   WHERE at.in_range AND e.account = ${who} AND e.kind = 'create' AND e.block_number <= at.at_block
+   WHERE at.in_range AND e.account = ${p("who")} AND e.kind = 'create' AND e.block_number <= at.at_block
   UNION
-  SELECT e.token_id FROM ${ev} e, at WHERE at.in_range AND e.recipient = ${who} AND e.block_number <= at.at_block
+  SELECT e.token_id FROM ${ev} e, at WHERE at.in_range AND e.recipient = ${p("who")} AND e.block_number <= at.at_block
 ), cur AS (
   SELECT c.token_id, s.*, (SELECT min(b.block_number) FROM ${ev} b WHERE b.token_id = c.token_id) AS created_block
     FROM cand c, at, LATERAL (
       SELECT e.owner, e.lock_amount, e.lock_end, e.auto_max, e.listed, e.burned FROM ${ev} e
        WHERE e.token_id = c.token_id AND e.block_number <= at.at_block
        ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1) s
-   WHERE NOT s.burned AND s.owner = ${who}
+   WHERE NOT s.burned AND s.owner = ${p("who")}
      AND NOT EXISTS (SELECT 1 FROM ${ev} m WHERE m.from_token_id = c.token_id AND m.block_number <= at.at_block)
 )
 SELECT h.*, a.*, c.* FROM head h CROSS JOIN at a LEFT JOIN cur c ON true ORDER BY c.token_id`,
@@ -255,28 +390,25 @@ SELECT h.*, a.*, c.* FROM head h CROSS JOIN at a LEFT JOIN cur c ON true ORDER B
     },
 
     async events(of, at, page) {
-      const kb = text(page.after?.block ?? null);
-      const kl = page.after === null ? null : String(page.after.logIndex);
-      const n = String(page.limit);
+      const byToken = "tokenId" in of;
+      const values: Values = {
+        kb: text(page.after?.block),
+        kl: page.after === null ? null : String(page.after.logIndex),
+        n: String(page.limit),
+        who: byToken ? of.tokenId.toString() : of.account.toLowerCase(),
+      };
       // Each side is an ordered range scan of its own index, cut at `limit`; the union is cut again.
-      const side = (ev: SQL, where: SQL) => sql`(SELECT e.* FROM ${ev} e, at
+      const side = (ev: SQL, p: Param, where: SQL) => sql`(SELECT e.* FROM ${ev} e, at
    WHERE at.in_range AND ${where} AND e.block_number <= at.at_block
-     AND (e.block_number, e.log_index) < (coalesce(${kb}::bigint, at.at_block + 1), coalesce(${kl}::integer, 0))
-   ORDER BY e.block_number DESC, e.log_index DESC LIMIT ${n}::integer)`;
-      const rows = await run(at, (ev) => {
-        const [first, second] =
-          "tokenId" in of
-            ? [
-                sql`e.token_id = ${of.tokenId.toString()}::numeric`,
-                sql`e.from_token_id = ${of.tokenId.toString()}::numeric`,
-              ]
-            : [
-                sql`e.account = ${of.account.toLowerCase()}`,
-                sql`e.recipient = ${of.account.toLowerCase()} AND e.account <> ${of.account.toLowerCase()}`,
-              ];
+     AND (e.block_number, e.log_index) < (coalesce(${p("kb")}::bigint, at.at_block + 1), coalesce(${p("kl")}::integer, 0))
+   ORDER BY e.block_number DESC, e.log_index DESC LIMIT ${p("n")}::integer)`;
+      const rows = await run(byToken ? "events_of_lock" : "events_of_account", at, values, (ev, p) => {
+        const [first, second] = byToken
+          ? [sql`e.token_id = ${p("who")}::numeric`, sql`e.from_token_id = ${p("who")}::numeric`]
+          : [sql`e.account = ${p("who")}`, sql`e.recipient = ${p("who")} AND e.account <> ${p("who")}`];
         return sql`page AS (
-  SELECT * FROM (${side(ev, first)} UNION ALL ${side(ev, second)}) u
-   ORDER BY block_number DESC, log_index DESC LIMIT ${n}::integer
+  SELECT * FROM (${side(ev, p, first)} UNION ALL ${side(ev, p, second)}) u
+   ORDER BY block_number DESC, log_index DESC LIMIT ${p("n")}::integer
 )
 SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true
  ORDER BY p.block_number DESC, p.log_index DESC`;
@@ -309,13 +441,16 @@ SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true
 
     async holders(at) {
       const rows = await run(
+        "holders",
         at,
-        (ev) => sql`${liveLocks(ev)}, board AS (
+        {},
+        (ev, p, lock) => sql`${liveLocks(ev, lock, p)}, board AS (
   SELECT owner, sum(ve) AS holder_ve, sum(lock_amount) AS locked, count(*) AS locks
     FROM ve GROUP BY owner HAVING sum(ve) > 0
 )
 SELECT h.*, a.*, r.* FROM head h CROSS JOIN at a LEFT JOIN board r ON true
  ORDER BY r.holder_ve DESC, r.owner COLLATE "C" ASC`,
+        true,
       );
       return answer(rows, (rs) =>
         rs
@@ -331,8 +466,10 @@ SELECT h.*, a.*, r.* FROM head h CROSS JOIN at a LEFT JOIN board r ON true
 
     async stats(at) {
       const rows = await run(
+        "stats",
         at,
-        (ev) => sql`${liveLocks(ev)}, totals AS (
+        {},
+        (ev, p, lock) => sql`${liveLocks(ev, lock, p)}, totals AS (
   SELECT coalesce(sum(lock_amount), 0) AS total_locked, coalesce(sum(ve), 0) AS total_ve,
          count(DISTINCT owner) AS holders, count(*) AS live_locks,
          count(*) FILTER (WHERE auto_max) AS auto_max_locks,
@@ -343,11 +480,12 @@ SELECT h.*, a.*, r.* FROM head h CROSS JOIN at a LEFT JOIN board r ON true
   SELECT count(*) AS ve_holders FROM (SELECT owner FROM ve GROUP BY owner HAVING sum(ve) > 0) x
 ), weeks AS (
   SELECT json_agg(json_build_object('w', w::text, 'a', amount::text)) AS unlocks FROM (
-    SELECT div(lock_end, ${WEEK.toString()}::numeric) AS w, sum(lock_amount) AS amount
+    SELECT div(lock_end, ${sql.raw(WEEK.toString())}) AS w, sum(lock_amount) AS amount
       FROM ve, at WHERE NOT auto_max AND lock_end > at.at_time GROUP BY 1) x
 )
 SELECT h.*, a.*, t.*, v.*, w.unlocks FROM head h CROSS JOIN at a CROSS JOIN totals t CROSS JOIN ve_holders v
  CROSS JOIN weeks w`,
+        true,
       );
       return answer(rows, (rs) => {
         const r = rs[0] ?? {};

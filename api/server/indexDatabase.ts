@@ -16,6 +16,17 @@ import { IndexWatermark } from "../locks/watermark";
 import { boundedReadiness } from "./readiness";
 
 export const INDEX_DB_TIMEOUTS = { connectMs: 500, statementMs: 2_000, queryMs: 2_500 } as const;
+/**
+ * The index API's whole-index statements (the ve ranking, the stats) run once per block and are shared by every
+ * reader (api/index/blockMemo.ts); at 100,000 locks they take a few hundred ms to a few s (bench/index-api.ts), so
+ * they get their own small pool with a longer timeout instead of stretching every request's.
+ */
+export const WHOLE_INDEX_DB = { connections: 2, statementMs: 15_000, queryMs: 16_000 } as const;
+/**
+ * Session settings of the index connections: these statements aggregate ~100k rows (in memory, not spilled to
+ * disk at the 4 MB default), and JIT compilation costs more than it saves at this size (bench/index-api.ts).
+ */
+export const INDEX_DB_SESSION = "-c work_mem=64MB -c jit=off";
 
 export type IndexDatabase = {
   store: LockStore;
@@ -36,16 +47,33 @@ export function openIndexDatabase(options: { url: string; schema: string; poolSi
     statement_timeout: INDEX_DB_TIMEOUTS.statementMs,
     query_timeout: INDEX_DB_TIMEOUTS.queryMs,
     idleTimeoutMillis: 30_000,
+    options: INDEX_DB_SESSION,
+  });
+  const wholePool = new pg.Pool({
+    connectionString: options.url,
+    max: WHOLE_INDEX_DB.connections,
+    connectionTimeoutMillis: INDEX_DB_TIMEOUTS.connectMs,
+    statement_timeout: WHOLE_INDEX_DB.statementMs,
+    query_timeout: WHOLE_INDEX_DB.queryMs,
+    idleTimeoutMillis: 30_000,
+    options: INDEX_DB_SESSION,
   });
   // A dropped idle connection must not crash the process; the next query opens a new one.
   pool.on("error", () => {});
+  wholePool.on("error", () => {});
   const db = drizzle(pool);
   // The per-request statement goes prepared straight to the pool (api/locks/store.ts: CreateLockStoreOptions).
   const store = createLockStore({ db, schema: options.schema, prepared: (statement) => pool.query(statement) });
   const watermark = new IndexWatermark(() => store.indexMark()).start();
   return {
     store,
-    lockIndex: createLockIndex({ db, schema: options.schema }),
+    // Named prepared statements, as the store's per-request statement (parsed and planned once per connection).
+    lockIndex: createLockIndex({
+      db,
+      schema: options.schema,
+      prepared: (statement) => pool.query(statement),
+      wholeIndex: ({ text, values }) => wholePool.query(text, values),
+    }),
     watermark,
     readiness: boundedReadiness(async () => {
       const res = await db.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present`);
@@ -53,7 +81,7 @@ export function openIndexDatabase(options: { url: string; schema: string; poolSi
     }),
     close: async () => {
       await watermark.stop();
-      await pool.end();
+      await Promise.all([pool.end(), wholePool.end()]);
     },
   };
 }

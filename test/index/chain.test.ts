@@ -32,7 +32,7 @@ import {
   type TestDatabase,
   writeManifest,
 } from "../support/ponder";
-import { syntheticDdl } from "../support/syntheticIndex";
+import { createSyntheticTables } from "../support/syntheticIndex";
 
 const E18 = 10n ** 18n;
 const BASE = "/api/index/v1";
@@ -490,7 +490,7 @@ describe(`index API against the chain (${backend})`, () => {
       ORDER BY table_name, column_name`;
     const live = await idx.query(columns, [ponder.schema]);
     const client = new PGlite();
-    for (const ddl of syntheticDdl("synthetic")) await client.query(ddl);
+    await createSyntheticTables((text) => client.query(text), "synthetic");
     const synthetic = (await client.query(columns, ["synthetic"])).rows;
     expect(synthetic).toEqual(live);
     expect(live.length).toBeGreaterThan(20);

@@ -7,20 +7,28 @@
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createLockIndex, type EventKey, IndexNotStartedError, type LockIndex, WEEK } from "../../api/locks/atBlock";
+import {
+  BlockTimeUnknownError,
+  createLockIndex,
+  type EventKey,
+  IndexNotStartedError,
+  type LockIndex,
+  WEEK,
+} from "../../api/locks/atBlock";
 import { lockVe } from "../../api/math";
 import type { LockEventRow, LockRow } from "../../indexer/rules";
 import {
+  createSyntheticTables,
   generateSyntheticIndex,
   type SyntheticIndex,
   stateAt,
-  syntheticDdl,
   writeSyntheticIndex,
 } from "../support/syntheticIndex";
 
 const SCHEMA = "synthetic";
 let index: SyntheticIndex;
 let reader: LockIndex;
+let viaDrizzle: LockIndex;
 let blocks: bigint[];
 
 beforeAll(async () => {
@@ -33,7 +41,15 @@ beforeAll(async () => {
   index = generateSyntheticIndex({ events: 3_000, owners: 40, seed: 7, snapshotAt: blocks });
   const client = new PGlite();
   await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index);
-  reader = createLockIndex({ db: drizzle(client), schema: SCHEMA });
+  // Each statement as text with $n placeholders (the API process's prepared path), here run by PGlite; the drizzle
+  // path (Ponder's in-process db) is checked against it below.
+  reader = createLockIndex({
+    db: drizzle(client),
+    schema: SCHEMA,
+    prepared: ({ text, values }) => client.query(text, values) as Promise<{ rows: Record<string, unknown>[] }>,
+    wholeIndex: ({ text, values }) => client.query(text, values) as Promise<{ rows: Record<string, unknown>[] }>,
+  });
+  viaDrizzle = createLockIndex({ db: drizzle(client), schema: SCHEMA });
 }, 60_000);
 
 const at = (block: bigint) => (block === index.head.block ? null : { block, time: index.blockTimes.get(block)! });
@@ -196,6 +212,32 @@ describe("one rule at any block: the newest event row, or the merge that burned 
     }
   });
 
+  it("the drizzle path (bound values) reads exactly what the prepared path (text and $n) reads", async () => {
+    const merged = index.events.find((e) => e.kind === "merge")!;
+    for (const block of blocks) {
+      const at_ = at(block);
+      expect(await viaDrizzle.holders(at_)).toEqual(await reader.holders(at_));
+      expect(await viaDrizzle.stats(at_)).toEqual(await reader.stats(at_));
+      expect(await viaDrizzle.lock(merged.tokenId, at_)).toEqual(await reader.lock(merged.tokenId, at_));
+      expect(await viaDrizzle.locksOf(merged.account, at_)).toEqual(await reader.locksOf(merged.account, at_));
+      const page = { limit: 5, after: null };
+      expect(await viaDrizzle.events({ account: merged.account }, at_, page)).toEqual(
+        await reader.events({ account: merged.account }, at_, page),
+      );
+    }
+  });
+
+  it("a block below the head whose time nobody gave and without events: BlockTimeUnknownError, with the head", async () => {
+    const withEvents = new Set(index.events.map((e) => e.blockNumber));
+    const empty = [...index.blockTimes.keys()].find((b) => !withEvents.has(b) && b < index.head.block)!;
+    const err = await reader.stats({ block: empty, time: null }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BlockTimeUnknownError);
+    expect((err as BlockTimeUnknownError).head.block).toBe(index.head.block);
+    // With events in it, the index knows the block's time itself.
+    const busy = index.events[100]!.blockNumber;
+    expect((await reader.stats({ block: busy, time: null })).time).toBe(index.blockTimes.get(busy));
+  });
+
   it("a block above the head is out of range and reads nothing; the head is still reported", async () => {
     const beyond = { block: index.head.block + 1n, time: index.head.time + 60n };
     const answer = await reader.holders(beyond);
@@ -207,7 +249,7 @@ describe("one rule at any block: the newest event row, or the merge that burned 
 
   it("an index without a checkpoint has not started", async () => {
     const client = new PGlite();
-    for (const ddl of syntheticDdl("empty")) await client.query(ddl);
+    await createSyntheticTables((text) => client.query(text), "empty");
     const empty = createLockIndex({ db: drizzle(client), schema: "empty" });
     await expect(empty.stats(null)).rejects.toBeInstanceOf(IndexNotStartedError);
   });

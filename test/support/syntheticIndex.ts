@@ -4,6 +4,7 @@
  * the index API can be tested and benchmarked at sizes no devnet reaches. The rules' own state at chosen blocks is
  * kept as the reference an answer must equal: it is computed row by row, never through the read model's SQL.
  */
+import path from "node:path";
 import { type Address, getAddress, type Hex, keccak256, toHex } from "viem";
 import {
   autoMaxSet,
@@ -20,6 +21,8 @@ import {
   lockTransferred,
   lockUnlocked,
 } from "../../indexer/rules";
+import * as ponderSchema from "../../ponder.schema";
+import { REPO_ROOT } from "./ponder";
 
 const E18 = 10n ** 18n;
 const DAY = 86_400n;
@@ -222,44 +225,35 @@ export function checkpointOf(chainId: number, block: bigint, time: bigint): stri
   return `${time.toString().padStart(10, "0")}${String(chainId).padStart(16, "0")}${block.toString().padStart(16, "0")}${"9".repeat(16)}5${"0".repeat(16)}`;
 }
 
-/** DDL of the tables as Ponder 0.16 creates them from ponder.schema.ts (checked against a live index in test/index/). */
-export function syntheticDdl(schema: string): string[] {
-  const q = `"${schema}"`;
-  return [
-    `CREATE SCHEMA IF NOT EXISTS ${q}`,
-    `CREATE TABLE ${q}."lock" (token_id numeric(78,0) PRIMARY KEY, owner text, amount numeric(78,0) NOT NULL,
-      lock_end numeric(78,0) NOT NULL, auto_max boolean NOT NULL, listed boolean NOT NULL, burned boolean NOT NULL,
-      created_block numeric(78,0) NOT NULL, created_time numeric(78,0) NOT NULL, updated_block numeric(78,0) NOT NULL,
-      updated_time numeric(78,0) NOT NULL)`,
-    `CREATE TABLE ${q}."lock_event" (id text PRIMARY KEY, kind text NOT NULL, token_id numeric(78,0) NOT NULL,
-      account text NOT NULL, amount numeric(78,0), lock_end numeric(78,0) NOT NULL, auto_max boolean NOT NULL,
-      from_token_id numeric(78,0), recipient text, owner text, lock_amount numeric(78,0) NOT NULL,
-      listed boolean NOT NULL, burned boolean NOT NULL, block_number numeric(78,0) NOT NULL,
-      block_time numeric(78,0) NOT NULL, tx_hash text NOT NULL, log_index integer NOT NULL)`,
-    `CREATE TABLE ${q}."_ponder_checkpoint" (chain_name text PRIMARY KEY, chain_id bigint NOT NULL,
-      safe_checkpoint varchar(75) NOT NULL, latest_checkpoint varchar(75) NOT NULL,
-      finalized_checkpoint varchar(75) NOT NULL)`,
-  ];
+/**
+ * The DDL `ponder start` runs for ponder.schema.ts (Ponder 0.16's own generator; not in the package's exports map),
+ * unqualified: run it with search_path set to the schema. Reorg shadow tables are left out.
+ */
+async function ponderDdl(): Promise<{ tables: string[]; indexes: string[] }> {
+  const kit = (await import(path.join(REPO_ROOT, "node_modules/ponder/dist/esm/drizzle/kit/index.js"))) as {
+    getSql(schema: object): { tables: { sql: string[] }; indexes: { sql: string[] } };
+  };
+  const ddl = kit.getSql({ lock: ponderSchema.lock, lockEvent: ponderSchema.lockEvent });
+  return { tables: ddl.tables.sql.filter((t) => !t.includes('"_reorg__')), indexes: ddl.indexes.sql };
 }
 
-/** The indexes ponder.schema.ts declares, as Ponder creates them once the backfill is done. */
-export function syntheticIndexDdl(schema: string): string[] {
-  const q = `"${schema}"`;
-  return [
-    `CREATE INDEX lock_owner_token_idx ON ${q}."lock" (owner, token_id)`,
-    `CREATE INDEX lock_event_token_idx ON ${q}."lock_event" (token_id, block_number, log_index)`,
-    `CREATE INDEX lock_event_from_token_idx ON ${q}."lock_event" (from_token_id, block_number)`,
-    `CREATE INDEX lock_event_account_idx ON ${q}."lock_event" (account, block_number, log_index)`,
-    `CREATE INDEX lock_event_recipient_idx ON ${q}."lock_event" (recipient, block_number, log_index)`,
-    `CREATE INDEX lock_event_block_idx ON ${q}."lock_event" (block_number)`,
-  ];
+/** Ponder's checkpoint table (database/index.js creates it beside the app's tables). */
+const CHECKPOINT_DDL = `CREATE TABLE "_ponder_checkpoint" ("chain_name" text PRIMARY KEY, "chain_id" bigint NOT NULL,
+  "safe_checkpoint" varchar(75) NOT NULL, "latest_checkpoint" varchar(75) NOT NULL,
+  "finalized_checkpoint" varchar(75) NOT NULL)`;
+
+/** Creates `schema` with the tables (no indexes), on one session (the statements set its search_path). */
+export async function createSyntheticTables(exec: Exec, schema: string): Promise<void> {
+  await exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  await exec(`SET search_path TO "${schema}"`);
+  for (const ddl of [...(await ponderDdl()).tables, CHECKPOINT_DDL]) await exec(ddl);
 }
 
 type Exec = (text: string, params?: unknown[]) => Promise<unknown>;
 
 /**
- * Writes the index into `schema` (created here): rows in batches through unnest (one statement per batch), then
- * the indexes, then ANALYZE. `finalizedLag` blocks below the head are "finalized" in the checkpoint.
+ * Writes the index into `schema` (created here), on one session: rows in batches through unnest (one statement per
+ * batch), then the indexes, then ANALYZE. `finalizedLag` blocks below the head are "finalized" in the checkpoint.
  */
 export async function writeSyntheticIndex(
   exec: Exec,
@@ -268,7 +262,7 @@ export async function writeSyntheticIndex(
   options: { chainId?: number; finalizedLag?: bigint; batch?: number } = {},
 ): Promise<void> {
   const q = `"${schema}"`;
-  for (const ddl of syntheticDdl(schema)) await exec(ddl);
+  await createSyntheticTables(exec, schema);
   const batch = options.batch ?? 5_000;
   const s = (v: bigint | number | null) => (v === null ? null : v.toString());
   const low = (a: string | null) => (a === null ? null : a.toLowerCase());
@@ -331,7 +325,10 @@ export async function writeSyntheticIndex(
     checkpointOf(chainId, index.head.block, index.head.time),
     checkpointOf(chainId, finalized, finalizedTime),
   ]);
-  for (const ddl of syntheticIndexDdl(schema)) await exec(ddl);
-  await exec(`ANALYZE ${q}."lock_event"`);
-  await exec(`ANALYZE ${q}."lock"`);
+  // Ponder creates the schema's indexes once the backfill is done, as here after the rows.
+  await exec(`SET search_path TO ${q}`);
+  for (const ddl of (await ponderDdl()).indexes) await exec(ddl);
+  // A live index is vacuumed as it grows (autovacuum): hint bits set, visibility map current.
+  await exec(`VACUUM ANALYZE ${q}."lock_event"`);
+  await exec(`VACUUM ANALYZE ${q}."lock"`);
 }
