@@ -7,6 +7,7 @@ import { ApiError, InternalError, MethodNotAllowedError, NotFoundError, Unauthor
 import { metricsAccess } from "./http/metricsAccess";
 import type { NodeHotPath } from "./http/nodeHotPath";
 import { rateLimit } from "./http/rateLimit";
+import { indexRouter } from "./index/router";
 import { MCP_CORS_METHODS, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
 import { createGate } from "./mcp/v1/gate";
 import { v1Router } from "./mcp/v1/router";
@@ -14,7 +15,7 @@ import { createLogger } from "./observability/logger";
 import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
 import { registerDocsRoutes } from "./openapi/docsRoutes";
 import { builtStaticAssets } from "./openapi/staticAssets";
-import { HEALTH_PATH, MCP_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
+import { HEALTH_PATH, INDEX_BASE, MCP_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
 import { assumedMulticallVia } from "./startup/multicall3";
 import { supplyApi } from "./supply/router";
@@ -45,6 +46,7 @@ export function appDeps(input: AppDepsInput): AppDeps {
     locks: input.locks ?? null,
     staticAssets: input.staticAssets === undefined ? builtStaticAssets(logger) : input.staticAssets,
     multicall: input.multicall ?? assumedMulticallVia(input.config),
+    lockIndex: input.lockIndex ?? null,
   };
 }
 
@@ -83,10 +85,14 @@ export function createApp(input: AppDepsInput): ApiApp {
     await next();
   };
   app.use("*", (c, next) => (c.req.method === "GET" || c.req.method === "HEAD" ? next() : otherMethods(c, next)));
-  // Before any route is mounted, so every v1 handler (and a 404 under a limited prefix) is counted.
-  app.use(`${V1_BASE}/*`, rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics }));
-  // One overall deadline per v1 request; its upstream calls are cancelled when it passes (api/http/deadline.ts).
-  app.use(`${V1_BASE}/*`, deadline({ ms: v1DeadlineMs(deps.config.rpcTimeoutMs), timeoutError: v1TimeoutError }));
+  // Before any route is mounted, so every v1 and index handler (and a 404 under a limited prefix) is counted.
+  const limit = rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics });
+  app.use(`${V1_BASE}/*`, limit);
+  app.use(`${INDEX_BASE}/*`, limit);
+  // One overall deadline per request; its upstream calls are cancelled when it passes (api/http/deadline.ts).
+  const overall = deadline({ ms: v1DeadlineMs(deps.config.rpcTimeoutMs), timeoutError: v1TimeoutError });
+  app.use(`${V1_BASE}/*`, overall);
+  app.use(`${INDEX_BASE}/*`, overall);
   // Probes answer without touching the chain; /ready's check is bounded (api/server/indexDatabase.ts).
   app.get(HEALTH_PATH, (c) => c.json({ ok: true, status: "up" }, 200, { "cache-control": "no-store" }));
   app.get(READY_PATH, async (c) => {
@@ -113,6 +119,7 @@ export function createApp(input: AppDepsInput): ApiApp {
   const supply = supplyApi(deps);
   app.route(SUPPLY_BASE, supply.router);
   app.route(V1_BASE, v1Router(deps));
+  app.route(INDEX_BASE, indexRouter(deps));
   const rateLimitOptions = { limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics };
   // GET /api/mcp/v1/openapi.json, GET /docs, GET /docs/assets/<hashed name>
   registerDocsRoutes(app, { assets: deps.staticAssets, rateLimit: rateLimitOptions });

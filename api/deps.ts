@@ -8,6 +8,8 @@ import type { MulticallVia } from "./chain/multicall";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
 import type { PeerAddressSource } from "./http/clientIp";
+import type { VeBoards } from "./index/veBoard";
+import type { LockIndex } from "./locks/atBlock";
 import type { LockStore } from "./locks/types";
 import type { IndexWatermarkSource } from "./locks/watermark";
 import type { Gate } from "./mcp/v1/gate";
@@ -29,6 +31,10 @@ export type AppDeps = {
   locks: LockStore | null;
   /** How far `locks` is, polled (api/locks/watermark.ts); without it every state read asks the index. */
   indexWatermark?: IndexWatermarkSource;
+  /** The index read at any block, behind /api/index/v1; null when none is configured (503 INDEX_UNAVAILABLE). */
+  lockIndex: LockIndex | null;
+  /** The shared per-block ve rankings; default: a fresh one over `lockIndex` (tests and benchmarks pass their own). */
+  veBoards?: VeBoards;
   /** Supply cache, TTLs and deadline; everything defaults (in-process cache, spec TTLs). */
   supply?: SupplyDeps;
   /** Request budgets on /api/mcp/v1: in-memory, or Redis when config.redisUrl is set. */
@@ -50,7 +56,7 @@ export type ReadyState = { ready: true } | { ready: false; reason: "database unr
 
 /** What callers pass to createApp: the gate defaults to one built from rpc + manifest, locks to none. */
 export type AppDepsInput = Omit<AppDeps, Defaulted> & Partial<Pick<AppDeps, Defaulted>>;
-type Defaulted = "gate" | "locks" | "limiter" | "metrics" | "logger" | "staticAssets" | "multicall";
+type Defaulted = "gate" | "locks" | "lockIndex" | "limiter" | "metrics" | "logger" | "staticAssets" | "multicall";
 
 /** The supply routes' cache, TTLs, deadline and failure backoff; everything defaults. */
 export type SupplyDeps = {

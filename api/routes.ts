@@ -1,3 +1,8 @@
+import { accountLocksRoute } from "./index/accountLocks";
+import { accountEventsRoute, lockEventsRoute } from "./index/history";
+import { veBoardRoute, veRankRoute } from "./index/leaderboard";
+import { lockRoute } from "./index/lock";
+import { statsRoute } from "./index/stats";
 import { preflightRoute } from "./mcp/v1/preflight";
 import { ACTIONS, type PrepareAction } from "./mcp/v1/prepare";
 import { quoteRoute } from "./mcp/v1/quote";
@@ -8,6 +13,7 @@ import {
   DOCS_ASSETS_PATH,
   DOCS_PATH,
   HEALTH_PATH,
+  INDEX_BASE,
   MCP_PATH,
   METRICS_PATH,
   OPENAPI_PATH,
@@ -23,13 +29,14 @@ import { SUPPLY_ROUTES } from "./supply/router";
  * routes the app serves.
  */
 
+/** A JSON route of the v1 envelope: the preparation API (/api/mcp/v1) or the index API (/api/index/v1). */
 export type V1Operation = {
   kind: "v1";
   /** The full path in OpenAPI form: /api/mcp/v1/state/{address}. */
   path: string;
   /** The full Hono pattern of the route that serves it: /api/mcp/v1/state/:address. */
   servedBy: string;
-  tag: "Reads" | "Prepare";
+  tag: "Reads" | "Prepare" | "Index";
   route: RouteDefinition;
   /** Prepare actions only: the action, whose own pipeline computes the example. */
   action?: PrepareAction;
@@ -56,6 +63,14 @@ const v1 = (route: RouteDefinition, tag: V1Operation["tag"], servedBy = route.pa
   route,
 });
 
+const indexOp = (route: RouteDefinition): V1Operation => ({
+  kind: "v1",
+  path: openApiPath(INDEX_BASE + route.path),
+  servedBy: INDEX_BASE + route.path,
+  tag: "Index",
+  route,
+});
+
 export const OPERATIONS: readonly Operation[] = [
   ...Object.values(SUPPLY_ROUTES).map(
     (route): SupplyOperation => ({
@@ -70,6 +85,13 @@ export const OPERATIONS: readonly Operation[] = [
   v1(preflightRoute, "Reads"),
   v1(quoteRoute, "Reads"),
   ...ACTIONS.map((action) => ({ ...v1(prepareRouteDefinition(action), "Prepare", PREPARE_SERVED_PATH), action })),
+  indexOp(lockRoute),
+  indexOp(lockEventsRoute),
+  indexOp(accountEventsRoute),
+  indexOp(accountLocksRoute),
+  indexOp(veBoardRoute),
+  indexOp(veRankRoute),
+  indexOp(statsRoute),
 ];
 
 export const V1_OPERATIONS: readonly V1Operation[] = OPERATIONS.filter((o): o is V1Operation => o.kind === "v1");

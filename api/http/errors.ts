@@ -22,6 +22,8 @@ export const ERROR_STATUS = {
   PREFLIGHT_READ_FAILED: 502,
   GENESIS_NOT_FINALIZED: 503,
   CHAIN_UNREADY: 503,
+  /** The lock index is not configured, not started, or not answering (the /api/index/v1 routes). */
+  INDEX_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -134,6 +136,13 @@ export class ChainUnreadyError extends ApiError {
   override name = "ChainUnreadyError";
   constructor(contract: string, chain: string) {
     super("CHAIN_UNREADY", `${contract} is not deployed on ${chain}.`, { contract, chain });
+  }
+}
+
+export class IndexUnavailableError extends ApiError {
+  override name = "IndexUnavailableError";
+  constructor(reason: "unconfigured" | "not started" | "unreachable", options?: { cause?: unknown }) {
+    super("INDEX_UNAVAILABLE", "The lock index cannot answer right now.", { reason }, options);
   }
 }
 

@@ -47,7 +47,7 @@ export type CreateLockStoreOptions = {
 type Row = Record<string, unknown>;
 
 /** node-postgres and PGlite answer `{ rows }`; drizzle's pg-proxy answers the rows themselves. */
-async function rowsOf(db: LockDb, query: ReturnType<typeof sql>): Promise<Row[]> {
+export async function rowsOf(db: LockDb, query: ReturnType<typeof sql>): Promise<Row[]> {
   const result = (await db.execute(query)) as unknown as { rows?: Row[] } | Row[];
   return Array.isArray(result) ? result : (result.rows ?? []);
 }

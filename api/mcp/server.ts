@@ -99,8 +99,12 @@ export function mcpTools(operations: readonly V1Operation[] = V1_OPERATIONS): Mc
       name: r.operationId,
       title: r.summary,
       description: `${r.description}\n\nSame as GET ${operation.path}; returns its JSON envelope.`,
-      // The route's 200 body; an error envelope comes as text with isError and no structuredContent.
-      outputSchema: portableSchema(r.response.schema) as Tool["outputSchema"] & JsonSchema,
+      // The route's 200 body (with the route's documented example, when it has a fixed one); an error envelope
+      // comes as text with isError and no structuredContent.
+      outputSchema: {
+        ...(portableSchema(r.response.schema) as Tool["outputSchema"] & JsonSchema),
+        ...(r.response.example === undefined ? {} : { examples: [r.response.example] }),
+      },
       inputSchema: {
         type: "object",
         properties: Object.fromEntries(
@@ -113,6 +117,8 @@ export function mcpTools(operations: readonly V1Operation[] = V1_OPERATIONS): Mc
           .filter(([name, doc]) => doc.required || name in (r.pathParams ?? {}))
           .map(([name]) => name),
         additionalProperties: false,
+        // The arguments of the documented example (the OpenAPI document's parameter examples).
+        ...(r.exampleRequest === undefined ? {} : { examples: [r.exampleRequest] }),
       },
       // Reads and calldata only: nothing is written, and the same arguments give the same answer at one block.
       annotations: { title: r.summary, readOnlyHint: true, destructiveHint: false, idempotentHint: true },

@@ -44,6 +44,8 @@ export type Metrics = {
   indexLag: IndexLagGauges;
   /** What the API server's connection limits do (createConnectionMetrics). */
   connections: ConnectionMetrics;
+  /** ve rankings computed (at most one per indexed block per process: api/index/veBoard.ts). */
+  veBoardComputations: Counter;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
   onRpcCall: (method: string, outcome: RpcOutcome) => void;
   /** Hits, misses and entries of every cache that registers itself. */
@@ -93,9 +95,15 @@ export function createMetrics(): Metrics {
     ["reason"],
   );
   const indexLag = createIndexLagGauges();
+  const veBoardComputations = new Counter(
+    "api_index_ve_board_computations_total",
+    "ve rankings computed from the index; at most one per indexed block per process, shared by every reader.",
+    [],
+  );
   const connections = createConnectionMetrics();
   const all = [
     ...connections.all,
+    veBoardComputations,
     httpRequests,
     httpDuration,
     rpcCalls,
@@ -112,6 +120,7 @@ export function createMetrics(): Metrics {
   const openConnections = new OpenConnectionMetrics();
   return {
     indexLag,
+    veBoardComputations,
     httpRequests,
     httpDuration,
     rpcCalls,

@@ -5,6 +5,7 @@ import {
   type ErrorCode,
   type ErrorEnvelope,
   GenesisNotFinalizedError,
+  IndexUnavailableError,
   InternalError,
   MethodNotAllowedError,
   NotFoundError,
@@ -32,7 +33,10 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
       param: "amountWei",
     }).toEnvelope(),
   },
-  NOT_FOUND: { meaning: "No such route or prepare action.", example: new NotFoundError().toEnvelope() },
+  NOT_FOUND: {
+    meaning: "No such route or prepare action; on the index API, no such lock minted by the answer's block.",
+    example: new NotFoundError().toEnvelope(),
+  },
   UNAUTHORIZED: {
     meaning:
       "Only the operators' metrics route answers it: METRICS_TOKEN is set and the request lacks " +
@@ -104,6 +108,12 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   CHAIN_UNREADY: {
     meaning: "The deployment manifest lacks a contract this route needs; `detail.contract` names it.",
     example: new ChainUnreadyError("FurnaceQuoter", "base").toEnvelope(),
+  },
+  INDEX_UNAVAILABLE: {
+    meaning:
+      "The lock index cannot answer: not configured on this deployment, not started yet, or its database is not " +
+      "answering; `detail.reason` says which. Retry later; nothing was read.",
+    example: new IndexUnavailableError("unreachable").toEnvelope(),
   },
 };
 

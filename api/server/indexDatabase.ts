@@ -10,6 +10,7 @@ import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import type { ReadyState } from "../deps";
+import { createLockIndex, type LockIndex } from "../locks/atBlock";
 import { CONNECTION_CHECK_STATEMENT, cancellableQuery } from "../locks/cancellableQuery";
 import { createLockStore, timedQuery } from "../locks/store";
 import type { LockStore } from "../locks/types";
@@ -19,9 +20,22 @@ import { causeOf, type ThrottledWarn } from "../observability/throttle";
 import { boundedReadiness } from "./readiness";
 
 export const INDEX_DB_TIMEOUTS = { connectMs: 500, statementMs: 2_000, queryMs: 2_500 } as const;
+/**
+ * The index API's whole-index statements (the ve ranking, the stats) run once per block and are shared by every
+ * reader (api/index/blockMemo.ts); at 100,000 locks they take a few hundred ms to a few s (bench/index-api.ts), so
+ * they get their own small pool with a longer timeout instead of stretching every request's.
+ */
+export const WHOLE_INDEX_DB = { connections: 2, statementMs: 15_000, queryMs: 16_000 } as const;
+/**
+ * Session settings of the index connections: these statements aggregate ~100k rows (in memory, not spilled to
+ * disk at the 4 MB default), and JIT compilation costs more than it saves at this size (bench/index-api.ts).
+ */
+export const INDEX_DB_SESSION = "-c work_mem=64MB -c jit=off";
 
 export type IndexDatabase = {
   store: LockStore;
+  /** The index read at any block (the /api/index/v1 routes). */
+  lockIndex: LockIndex;
   /** The store's mark, polled from the moment the database is opened (api/locks/watermark.ts). */
   watermark: IndexWatermark;
   /** /ready: the database answers within READY_PROBE_MS and the index's tables exist in the schema. */
@@ -50,6 +64,16 @@ export function openIndexDatabase(options: {
     statement_timeout: INDEX_DB_TIMEOUTS.statementMs,
     query_timeout: INDEX_DB_TIMEOUTS.queryMs,
     idleTimeoutMillis: 30_000,
+    options: INDEX_DB_SESSION,
+  });
+  const wholePool = new pg.Pool({
+    connectionString: options.url,
+    max: WHOLE_INDEX_DB.connections,
+    connectionTimeoutMillis: INDEX_DB_TIMEOUTS.connectMs,
+    statement_timeout: WHOLE_INDEX_DB.statementMs,
+    query_timeout: WHOLE_INDEX_DB.queryMs,
+    idleTimeoutMillis: 30_000,
+    options: INDEX_DB_SESSION,
   });
   // A dropped idle connection must not crash the process; the next query opens a new one.
   pool.on("error", (error) =>
@@ -59,6 +83,7 @@ export function openIndexDatabase(options: {
   pool.on("connect", (client) => {
     client.query(CONNECTION_CHECK_STATEMENT).catch(() => {});
   });
+  wholePool.on("error", () => {});
   const db = drizzle(pool);
   // The per-request statement goes prepared straight to the pool (api/locks/store.ts: CreateLockStoreOptions).
   const store = createLockStore({
@@ -76,6 +101,13 @@ export function openIndexDatabase(options: {
   }).start();
   return {
     store,
+    // Named prepared statements, as the store's per-request statement (parsed and planned once per connection).
+    lockIndex: createLockIndex({
+      db,
+      schema: options.schema,
+      prepared: (statement) => pool.query(statement),
+      wholeIndex: ({ text, values }) => wholePool.query(text, values),
+    }),
     watermark,
     readiness: boundedReadiness(async () => {
       const res = await timedQuery(options.onQuery, "readiness", () =>
@@ -86,7 +118,7 @@ export function openIndexDatabase(options: {
     pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     close: async () => {
       await watermark.stop();
-      await pool.end();
+      await Promise.all([pool.end(), wholePool.end()]);
     },
   };
 }

@@ -55,6 +55,7 @@ else logger.warn("no index database configured (DATABASE_URL and a schema): stat
 const app = createApp({
   ...deps,
   locks: index?.store ?? null,
+  lockIndex: index?.lockIndex ?? null,
   ...(index ? { readiness: index.readiness, indexWatermark: index.watermark } : {}),
 });
 const host = config.host ?? "0.0.0.0";

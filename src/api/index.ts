@@ -12,6 +12,7 @@ import { db } from "ponder:api";
 import { Hono } from "hono";
 import { createApp } from "../../api/app";
 import { cliSchemaFrom } from "../../api/config";
+import { createLockIndex } from "../../api/locks/atBlock";
 import { createLockStore } from "../../api/locks/store";
 import { IndexWatermark } from "../../api/locks/watermark";
 import { createMetrics } from "../../api/observability/metrics";
@@ -49,6 +50,7 @@ if (config.apiPort !== null) {
   const app = createApp({
     ...deps,
     ...(multicall ? { multicall } : {}),
+    lockIndex: createLockIndex({ db }),
     indexWatermark,
     readiness: boundedReadiness(() => store.isReady()),
   });

@@ -5,7 +5,7 @@ import { ACTION_NAMES } from "../../api/mcp/v1/prepare";
 import { createLogger } from "../../api/observability/logger";
 import { docsPage } from "../../api/openapi/docsPage";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../api/openapi/document";
-import { ADDRESS_PATTERN, BOOL_PATTERN, UINT256_PATTERN } from "../../api/openapi/jsonSchema";
+import { ADDRESS_PATTERN, BOOL_PATTERN, CURSOR_PATTERN, UINT256_PATTERN } from "../../api/openapi/jsonSchema";
 import { INFRASTRUCTURE_ROUTES } from "../../api/routes";
 import { type DocOperation, openApiValidator } from "../support/openApiValidator";
 
@@ -56,7 +56,7 @@ describe("documented routes equal served routes", () => {
     const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.keys(item).map((method) => ({ method: method.toUpperCase(), path })),
     );
-    expect(documented.length).toBe(16);
+    expect(documented.length).toBe(23);
     for (const d of documented) {
       const by = served.filter((s) => s.method === d.method && covers(s.path, d.path));
       expect(by, `${d.method} ${d.path}`).toHaveLength(1);
@@ -77,6 +77,13 @@ describe("documented routes equal served routes", () => {
         "/api/mcp/v1/state/{address}",
         "/api/mcp/v1/preflight",
         "/api/mcp/v1/quote/lock-via-furnace",
+        "/api/index/v1/locks/{tokenId}",
+        "/api/index/v1/locks/{tokenId}/events",
+        "/api/index/v1/accounts/{address}/events",
+        "/api/index/v1/accounts/{address}/locks",
+        "/api/index/v1/leaderboards/ve",
+        "/api/index/v1/leaderboards/ve/{address}",
+        "/api/index/v1/stats",
       ].sort(),
     );
   });
@@ -111,7 +118,7 @@ describe("the document", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it("documents every parameter with its strict form: patterns for address, uint256 and bool", () => {
+  it("documents every parameter with its strict form: patterns for address, uint256, bool and cursor", () => {
     const patterns = new Set<string>();
     for (const [path, op] of ops()) {
       for (const p of op.parameters) {
@@ -126,7 +133,7 @@ describe("the document", () => {
         expect(op.parameters.map((p) => `{${p.name}}`)).toContain(name);
       }
     }
-    expect([...patterns].sort()).toEqual([ADDRESS_PATTERN, BOOL_PATTERN, UINT256_PATTERN].sort());
+    expect([...patterns].sort()).toEqual([ADDRESS_PATTERN, BOOL_PATTERN, UINT256_PATTERN, CURSOR_PATTERN].sort());
     const quote = ops().find(([p]) => p === "/api/mcp/v1/quote/lock-via-furnace")![1];
     expect(quote.parameters.map((p) => [p.name, p.required, p.schema.pattern])).toEqual([
       ["user", true, ADDRESS_PATTERN],
