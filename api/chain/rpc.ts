@@ -69,7 +69,7 @@ export class RpcMethodNotAllowedError extends Error {
 
 /**
  * How one upstream call ended, for the metrics: "revert" is the contract refusing (an answer, like "ok"),
- * apart from "rpc" (any other JSON-RPC error: the node failing); "invalid" is an answer the client or its
+ * unlike "rpc" (any other JSON-RPC error: the node failing); "invalid" is an answer the client or its
  * caller could not accept (not JSON-RPC, a missing result, a result that does not decode).
  */
 export type RpcOutcome = "ok" | "revert" | RpcFailureKind;

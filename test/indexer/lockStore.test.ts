@@ -33,7 +33,7 @@ describe(`lock store (${process.env.DATABASE_URL ? "postgres" : "pglite"})`, () 
     for (const statement of ddl.indexes.sql) await idx.query(statement);
     await idx.query(`CREATE TABLE _ponder_meta (key text PRIMARY KEY, value jsonb NOT NULL)`);
     const row = (id: number, owner: string | null, amount: bigint, burned = false, autoMax = false) =>
-      `(${id}, ${owner ? `'${owner}'` : "NULL"}, ${amount}, ${burned ? 0 : 1_800_000_000 + id}, ${autoMax}, ${burned}, 1, 1, 1, 1)`;
+      `(${id}, ${owner ? `'${owner}'` : "NULL"}, ${amount}, ${burned ? 0 : 1_800_000_000 + id}, ${autoMax}, false, ${burned}, 1, 1, 1, 1)`;
     await idx.query(
       `INSERT INTO lock VALUES ${[
         row(7, alice, 3_000n * E18, false, true),
@@ -66,8 +66,8 @@ describe(`lock store (${process.env.DATABASE_URL ? "postgres" : "pglite"})`, () 
   });
 
   it("never lists a burned row or an emptied one, even if it kept an owner", async () => {
-    await idx.query(`INSERT INTO lock VALUES (20, '${bob}', 0, 0, false, true, 1, 1, 1, 1)`);
-    await idx.query(`INSERT INTO lock VALUES (21, '${bob}', 0, 0, false, false, 1, 1, 1, 1)`);
+    await idx.query(`INSERT INTO lock VALUES (20, '${bob}', 0, 0, false, false, true, 1, 1, 1, 1)`);
+    await idx.query(`INSERT INTO lock VALUES (21, '${bob}', 0, 0, false, false, false, 1, 1, 1, 1)`);
     const store = createLockStore({ db: idx.db });
     expect((await store.liveLocksOf(bob)).map((l) => l.tokenId)).toEqual([5n]);
   });
