@@ -6,6 +6,7 @@
 import type { TtlCache } from "./cache/ttlCache";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
+import type { GraphqlIndex } from "./graphql/source";
 import type { PeerAddressSource } from "./http/clientIp";
 import type { LockStore } from "./locks/types";
 import type { IndexWatermarkSource } from "./locks/watermark";
@@ -23,6 +24,8 @@ export type AppDeps = {
   gate: Gate;
   /** The lock index behind state's veLocks; null when none is configured (state answers source "rpc"). */
   locks: LockStore | null;
+  /** Where /graphql reads the index (api/graphql/source.ts); absent: /graphql answers 503 INDEX_UNAVAILABLE. */
+  graphql?: GraphqlIndex;
   /** How far `locks` is, polled (api/locks/watermark.ts); without it every state read asks the index. */
   indexWatermark?: IndexWatermarkSource;
   /** Supply cache, TTLs and deadline; everything defaults (in-process cache, spec TTLs). */

@@ -7,6 +7,7 @@ import type { RouteDefinition, SupplyRouteDefinition } from "./openapi/routeDefi
 import {
   DOCS_PATH,
   DOCS_SCRIPT_PATH,
+  GRAPHQL_PATH,
   HEALTH_PATH,
   MCP_PATH,
   METRICS_PATH,
@@ -89,5 +90,12 @@ export const INFRASTRUCTURE_ROUTES = [
     method: "ALL",
     path: MCP_PATH,
     why: "the MCP endpoint: Streamable HTTP, JSON-RPC over POST; its tools are the v1 operations documented here",
+  },
+  {
+    method: "ALL",
+    path: GRAPHQL_PATH,
+    why:
+      "GraphQL over the index (POST, or GET with ?query=): Ponder's schema of the lock and lock-event tables, " +
+      "described by its own introspection, with the limits in the README",
   },
 ] as const;

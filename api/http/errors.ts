@@ -11,6 +11,10 @@ export const ERROR_STATUS = {
   HEADERS_TOO_LARGE: 431,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  /** A POST body over its endpoint's limit (POST /graphql: 64 KiB). */
+  PAYLOAD_TOO_LARGE: 413,
+  /** A POST body of a media type the endpoint does not take (POST /graphql: application/json only). */
+  UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   STATE_READ_FAILED: 502,
@@ -18,6 +22,8 @@ export const ERROR_STATUS = {
   PREFLIGHT_READ_FAILED: 502,
   GENESIS_NOT_FINALIZED: 503,
   CHAIN_UNREADY: 503,
+  /** This process has no index database configured (POST /graphql reads only the index). */
+  INDEX_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -70,8 +76,39 @@ export class NotFoundError extends ApiError {
 
 export class MethodNotAllowedError extends ApiError {
   override name = "MethodNotAllowedError";
-  constructor(method: string) {
-    super("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use GET.`, { allowed: ["GET", "OPTIONS"] });
+  /** `allowed`: the methods of the route (every route but /api/mcp and /graphql: GET and OPTIONS). */
+  constructor(method: string, allowed: readonly string[] = ["GET", "OPTIONS"]) {
+    const use = allowed.filter((m) => m !== "OPTIONS").join(" or ");
+    super("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use ${use}.`, { allowed: [...allowed] });
+  }
+}
+
+export class PayloadTooLargeError extends ApiError {
+  override name = "PayloadTooLargeError";
+  constructor(maxBytes: number) {
+    super("PAYLOAD_TOO_LARGE", `The request body exceeds ${maxBytes} bytes.`, { maxBytes });
+  }
+}
+
+export class UnsupportedMediaTypeError extends ApiError {
+  override name = "UnsupportedMediaTypeError";
+  constructor(accepted: string) {
+    super("UNSUPPORTED_MEDIA_TYPE", `The request body must be ${accepted}.`, { accepted });
+  }
+}
+
+/** A request the HTTP layer can read but that is not what the endpoint takes (malformed JSON, a batch). */
+export class BadRequestError extends ApiError {
+  override name = "BadRequestError";
+  constructor(message: string) {
+    super("BAD_REQUEST", message);
+  }
+}
+
+export class IndexUnavailableError extends ApiError {
+  override name = "IndexUnavailableError";
+  constructor() {
+    super("INDEX_UNAVAILABLE", "This process has no index database configured.");
   }
 }
 

@@ -20,8 +20,11 @@ import { RateLimitedError } from "./errors";
 
 export const LIMITED_PREFIXES = ["state", "preflight", "quote", "prepare"] as const;
 export type LimitedPrefix = (typeof LIMITED_PREFIXES)[number];
-/** A budget: one per v1 prefix, and `mcp` for the messages of POST /api/mcp (api/mcp/gatekeeper.ts). */
-export type Budget = LimitedPrefix | "mcp";
+/**
+ * A budget: one per v1 prefix, `mcp` for the messages of POST /api/mcp (api/mcp/gatekeeper.ts), and `graphql`
+ * for the requests of /graphql (api/graphql/endpoint.ts).
+ */
+export type Budget = LimitedPrefix | "mcp" | "graphql";
 
 const V1 = `${V1_BASE}/`;
 

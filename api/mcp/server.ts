@@ -11,6 +11,7 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Context, Handler, Hono } from "hono";
 import type { StatusCode } from "hono/utils/http-status";
+import { readBounded } from "../http/boundedBody";
 import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
 import { chargeRateLimit, limitedPrefix, type RateLimitOptions } from "../http/rateLimit";
@@ -25,7 +26,6 @@ import {
   MCP_MAX_RESPONSE_BYTES,
   overBudgetAnswers,
   parseBody,
-  readBounded,
   screen,
 } from "./gatekeeper";
 

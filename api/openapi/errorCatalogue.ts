@@ -1,17 +1,21 @@
 import {
   BadParamsError,
+  BadRequestError,
   ChainUnreadyError,
   ERROR_STATUS,
   type ErrorCode,
   type ErrorEnvelope,
   GenesisNotFinalizedError,
+  IndexUnavailableError,
   InternalError,
   MethodNotAllowedError,
   NotFoundError,
+  PayloadTooLargeError,
   PreflightReadFailedError,
   QuoteFailedError,
   RateLimitedError,
   StateReadFailedError,
+  UnsupportedMediaTypeError,
 } from "../http/errors";
 import { READY_TO_FINALIZE_BITS } from "../mcp/v1/gate";
 import { SUPPLY_ERROR_STATUS, type SupplyErrorCode } from "../supply/supplyError";
@@ -35,8 +39,9 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   BAD_REQUEST: {
     meaning:
       "The HTTP request itself could not be parsed (bad request line, unknown method, conflicting Content-Length " +
-      "and Transfer-Encoding); answered by the server before any route, and the connection is closed.",
-    example: { ok: false, error: "BAD_REQUEST", message: "The HTTP request could not be parsed." },
+      "and Transfer-Encoding); answered by the server before any route, and the connection is closed. Also a " +
+      "POST /graphql body that is not one JSON object.",
+    example: new BadRequestError("The HTTP request could not be parsed.").toEnvelope(),
   },
   REQUEST_TIMEOUT: {
     meaning: "The request's headers or body did not arrive in time; the connection is closed.",
@@ -47,8 +52,16 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
     example: { ok: false, error: "HEADERS_TOO_LARGE", message: "The URL and headers exceed 16 KiB." },
   },
   METHOD_NOT_ALLOWED: {
-    meaning: "Only GET (and OPTIONS) is served.",
+    meaning: "Only GET (and OPTIONS) is served (POST too on /api/mcp and /graphql).",
     example: new MethodNotAllowedError("POST").toEnvelope(),
+  },
+  PAYLOAD_TOO_LARGE: {
+    meaning: "A POST body over the endpoint's limit (64 KiB on /api/mcp and /graphql).",
+    example: new PayloadTooLargeError(65_536).toEnvelope(),
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    meaning: "A POST body of another media type than the endpoint takes (application/json on /graphql).",
+    example: new UnsupportedMediaTypeError("application/json").toEnvelope(),
   },
   RATE_LIMITED: {
     meaning:
@@ -89,6 +102,10 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   CHAIN_UNREADY: {
     meaning: "The deployment manifest lacks a contract this route needs; `detail.contract` names it.",
     example: new ChainUnreadyError("FurnaceQuoter", "base").toEnvelope(),
+  },
+  INDEX_UNAVAILABLE: {
+    meaning: "The route reads only the index, and this process has no index database configured.",
+    example: new IndexUnavailableError().toEnvelope(),
   },
 };
 

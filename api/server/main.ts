@@ -33,7 +33,7 @@ if (!index) logger.warn("no index database configured (DATABASE_URL and a schema
 const app = createApp({
   ...deps,
   locks: index?.store ?? null,
-  ...(index ? { readiness: index.readiness, indexWatermark: index.watermark } : {}),
+  ...(index ? { readiness: index.readiness, indexWatermark: index.watermark, graphql: index.graphql } : {}),
 });
 const host = config.host ?? "0.0.0.0";
 const api = await startApiServer(app, { port: config.port ?? 42069, hostname: host });

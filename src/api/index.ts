@@ -12,6 +12,7 @@ import { db } from "ponder:api";
 import { Hono } from "hono";
 import { createApp } from "../../api/app";
 import { cliSchemaFrom } from "../../api/config";
+import { graphqlIndexOnPonderDb } from "../../api/graphql/source";
 import { createLockStore } from "../../api/locks/store";
 import { IndexWatermark } from "../../api/locks/watermark";
 import { boundedReadiness } from "../../api/server/readiness";
@@ -38,7 +39,12 @@ if (config.apiPort !== null) {
   // in-process equivalent of the views schema existing), "index missing" while it back-fills.
   // The index's mark polled as the API process polls it (api/locks/watermark.ts); the timer never holds the exit.
   const indexWatermark = new IndexWatermark(() => store.indexMark()).start();
-  const app = createApp({ ...deps, indexWatermark, readiness: boundedReadiness(() => store.isReady()) });
+  const app = createApp({
+    ...deps,
+    indexWatermark,
+    readiness: boundedReadiness(() => store.isReady()),
+    graphql: graphqlIndexOnPonderDb(db),
+  });
   const host = config.host ?? "127.0.0.1";
   const api = await startApiServer(app, { port: config.apiPort, hostname: host });
   // Our drain first (stop accepting, finish in-flight within SHUTDOWN_DRAIN_MS), then Ponder's shutdown.
