@@ -18,6 +18,7 @@
 import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
 import { maxDepthPlugin } from "@escape.tech/graphql-armor-max-depth";
 import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
+import type { GraphQLError, ValidationContext } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
 import type { Context, Handler } from "hono";
 import { readBounded } from "../http/boundedBody";
@@ -32,11 +33,10 @@ import {
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
 import type { Logger } from "../observability/logger";
 import { errorsBody, GRAPHQL_ERROR_CODES, type GraphqlErrorCode, graphqlError } from "./graphqlErrors";
-import { GraphQLError, type ValidationContext } from "./graphqlJs";
 import { GRAPHQL_LIMITS, type GraphqlLimits } from "./limits";
 import { ponderGraphql } from "./ponderSchema";
 import { checkRowBudget } from "./rowBudget";
-import type { GraphqlIndex } from "./source";
+import { DeadlinePassedError, type GraphqlIndex } from "./source";
 
 /** Methods of /graphql (a CORS preflight's answer too). */
 export const GRAPHQL_METHODS = ["GET", "POST", "OPTIONS"] as const;
@@ -253,12 +253,20 @@ function pgCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** By name, as yoga tells them: graphql-armor brings a graphql-js of its own, whose errors fail instanceof. */
+const isGraphQLError = (error: unknown): error is GraphQLError =>
+  error instanceof Error && error.name === "GraphQLError";
+
 /** What the client sees of an error raised while executing: its own mistakes in words, never internals. */
 function masked(error: unknown, limits: GraphqlLimits, logger: Logger): Error {
-  if (!(error instanceof GraphQLError))
+  if (!isGraphQLError(error)) {
+    if (error instanceof DeadlinePassedError) return graphqlError("QUERY_TIMEOUT", timeoutMessage(limits));
+    logger.error("graphql: unexpected error", { error, stack: (error as Error | undefined)?.stack });
     return graphqlError("INTERNAL_SERVER_ERROR", GRAPHQL_ERROR_CODES.INTERNAL_SERVER_ERROR);
+  }
   const original = error.originalError;
-  if (!original || original instanceof GraphQLError) return error; // parse, validation, our own
+  if (!original || isGraphQLError(original)) return error; // parse, validation, our own
+  if (original instanceof DeadlinePassedError) return graphqlError("QUERY_TIMEOUT", timeoutMessage(limits));
   const code = pgCode(original);
   if (code === "57014") return graphqlError("QUERY_TIMEOUT", timeoutMessage(limits), { from: error });
   if (code?.startsWith("22")) {

@@ -3,7 +3,10 @@
  * }] }`), each with its code in `extensions.code` — the one table of them. Transport failures (method, rate
  * limit, body size, bad JSON, no index) are not here: they use the service's envelope (api/http/errors.ts).
  */
-import { GraphQLError } from "./graphqlJs";
+import type { GraphQLError } from "graphql";
+// yoga's own constructor: yoga tells its errors apart by instanceof, and this builds them with yoga's copy of
+// graphql-js whichever copy a module runner gives a bare `graphql` import (api/graphql/rowBudget.ts says why).
+import { createGraphQLError } from "graphql-yoga";
 
 export const GRAPHQL_ERROR_CODES = {
   /** The document has more lexical tokens than allowed. */
@@ -41,7 +44,7 @@ export function graphqlError(
   options: { refused?: boolean; from?: GraphQLError } = {},
 ): GraphQLError {
   const from = options.from;
-  return new GraphQLError(message, {
+  return createGraphQLError(message, {
     ...(from ? { nodes: from.nodes, source: from.source, positions: from.positions, path: from.path } : {}),
     extensions: { code, ...(options.refused ? { http: { status: 400, spec: true } } : {}) },
   });

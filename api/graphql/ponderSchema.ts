@@ -16,9 +16,9 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import type { GraphQLSchema } from "graphql";
 import type { ReadonlyDrizzle } from "ponder";
 import { lock, lockEvent } from "../../ponder.schema";
-import type { GraphQLSchema } from "./graphqlJs";
 
 /** The tables served: the lock and its history. Other tables of the index stay out until chosen. */
 export const GRAPHQL_TABLES = { lock, lockEvent };

@@ -4,25 +4,24 @@
  * multiply, and a singular lookup at the root is one row. The sum is bounded, and each `limit` and `offset`
  * on its own, so no request reads or sends more than GraphqlLimits allows whatever its aliases and fragments.
  * Values come from the request's variables too, which is why this runs at execution, not validation.
+ *
+ * It reads the document and the schema by their shape only, never through graphql-js's functions: the schema
+ * comes from Ponder's builder, whose copy of graphql-js is the CommonJS one under Node and the ES one under
+ * Ponder's module runner (`npm start`), and graphql-js refuses objects of the other copy (instanceof checks).
+ * The AST is plain data, and Kind plain strings.
  */
-
-import { graphqlError } from "./graphqlErrors";
 import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLError,
-  type GraphQLNamedType,
   type GraphQLSchema,
-  getArgumentValues,
-  getNamedType,
-  getOperationAST,
-  getVariableValues,
-  isInterfaceType,
-  isObjectType,
   Kind,
+  type OperationDefinitionNode,
   type SelectionSetNode,
-} from "./graphqlJs";
+  type ValueNode,
+} from "graphql";
+import { graphqlError } from "./graphqlErrors";
 import type { GraphqlLimits } from "./limits";
 
 /** Ponder's `limit` when none is given (DEFAULT_LIMIT in ponder/dist/esm/graphql/index.js). */
@@ -36,49 +35,77 @@ export type RowBudgetInput = {
   limits: Pick<GraphqlLimits, "maxListLimit" | "maxRows" | "maxOffset">;
 };
 
+/** A named type as far as this walk needs it: an object type has fields, each with args and a type. */
+type Shape = { getFields?: () => Record<string, { args: readonly { name: string }[]; type: unknown }> };
+
+/** The operation executed: the named one, or the only one. */
+function operationOf(document: DocumentNode, name?: string | null): OperationDefinitionNode | undefined {
+  const operations = document.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
+  if (name) return operations.find((o) => o.name?.value === name);
+  return operations.length === 1 ? operations[0] : undefined;
+}
+
+/** A list, non-null, …: the type underneath. */
+function namedShape(type: unknown): Shape | undefined {
+  let t = type as { ofType?: unknown } | undefined;
+  while (t?.ofType) t = t.ofType as { ofType?: unknown };
+  return t as Shape | undefined;
+}
+
 /** The first bound the operation breaks, as a GraphQL error; null when it keeps them all (or cannot run anyway). */
 export function checkRowBudget(input: RowBudgetInput): GraphQLError | null {
   const { schema, document, limits } = input;
-  const operation = getOperationAST(document, input.operationName ?? undefined);
-  const root = operation && schema.getRootType(operation.operation);
+  const operation = operationOf(document, input.operationName);
+  const root = operation && (schema.getRootType(operation.operation) as Shape | null | undefined);
   if (!operation || !root) return null; // execution reports it
-  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], input.variables ?? {});
-  if (coerced.errors) return null; // execution reports them
-  const variables = coerced.coerced;
+  const given = input.variables ?? {};
+  const defaults = new Map(
+    (operation.variableDefinitions ?? []).map((v) => [v.variable.name.value, v.defaultValue] as const),
+  );
+  /** An integer argument's value (a literal, or a variable given or defaulted); undefined when not an integer. */
+  const intOf = (node: ValueNode | undefined): number | undefined => {
+    if (node?.kind === Kind.INT) return Number(node.value);
+    if (node?.kind !== Kind.VARIABLE) return undefined;
+    const name = node.name.value;
+    if (name in given) return typeof given[name] === "number" ? (given[name] as number) : undefined;
+    return intOf(defaults.get(name));
+  };
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const typeNamed = (name: string) => schema.getType(name) as Shape | undefined;
 
   let rows = 0;
   const walk = (
     set: SelectionSetNode,
-    type: GraphQLNamedType | undefined | null,
+    type: Shape | undefined,
     perParent: number,
     atRoot: boolean,
   ): GraphQLError | null => {
     for (const selection of set.selections) {
       if (selection.kind === Kind.INLINE_FRAGMENT) {
-        const on = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : type;
-        walk(selection.selectionSet, on, perParent, atRoot);
+        const on = selection.typeCondition ? typeNamed(selection.typeCondition.name.value) : type;
+        const error = walk(selection.selectionSet, on, perParent, atRoot);
+        if (error) return error;
         continue;
       }
       if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        // Validation has already refused unknown fragments and cycles.
         const fragment = fragments.get(selection.name.value);
-        if (fragment) walk(fragment.selectionSet, schema.getType(fragment.typeCondition.name.value), perParent, atRoot);
+        const error =
+          fragment && walk(fragment.selectionSet, typeNamed(fragment.typeCondition.name.value), perParent, atRoot);
+        if (error) return error;
         continue;
       }
       const field = fieldOf(type, selection);
       if (!field) continue; // introspection (no rows), or unknown (validation already refused it)
       let each = 1;
       if (field.args.some((a) => a.name === "limit")) {
-        let args: Record<string, unknown>;
-        try {
-          args = getArgumentValues(field, selection, variables);
-        } catch {
-          continue; // execution reports it
-        }
-        const limit = typeof args.limit === "number" ? args.limit : PONDER_DEFAULT_LIMIT;
-        const offset = typeof args.offset === "number" ? args.offset : 0;
-        const where = `${selection.alias?.value ?? selection.name.value}`;
+        const argument = (name: string) => selection.arguments?.find((a) => a.name.value === name)?.value;
+        const limit = intOf(argument("limit")) ?? PONDER_DEFAULT_LIMIT;
+        const offset = intOf(argument("offset")) ?? 0;
+        const where = selection.alias?.value ?? selection.name.value;
         if (limit < 0 || limit > limits.maxListLimit)
           return pageError(`${where}: limit must be between 0 and ${limits.maxListLimit}; got ${limit}.`);
         if (offset < 0 || offset > limits.maxOffset)
@@ -98,7 +125,7 @@ export function checkRowBudget(input: RowBudgetInput): GraphQLError | null {
         );
       }
       if (selection.selectionSet) {
-        const error = walk(selection.selectionSet, getNamedType(field.type), perParent * Math.max(each, 1), false);
+        const error = walk(selection.selectionSet, namedShape(field.type), perParent * Math.max(each, 1), false);
         if (error) return error;
       }
     }
@@ -107,9 +134,8 @@ export function checkRowBudget(input: RowBudgetInput): GraphQLError | null {
   return walk(operation.selectionSet, root, 1, true);
 }
 
-function fieldOf(type: GraphQLNamedType | undefined | null, node: FieldNode) {
-  if (!type || !(isObjectType(type) || isInterfaceType(type))) return undefined;
-  if (node.name.value.startsWith("__")) return undefined;
+function fieldOf(type: Shape | undefined, node: FieldNode) {
+  if (node.name.value.startsWith("__") || typeof type?.getFields !== "function") return undefined;
   return type.getFields()[node.name.value];
 }
 

@@ -10,6 +10,14 @@ import { drizzle } from "drizzle-orm/node-postgres";
 import type pg from "pg";
 import { GRAPHQL_TABLES, type IndexDrizzle } from "./ponderSchema";
 
+/** What a read of an abandoned request fails with (the endpoint answered QUERY_TIMEOUT already). */
+export class DeadlinePassedError extends Error {
+  override name = "DeadlinePassedError";
+  constructor() {
+    super("the request's deadline passed; its reads were given up");
+  }
+}
+
 export type GraphqlIndex = {
   /** Runs `read` against the index; once `signal` aborts, reads still to come fail fast. */
   snapshot<T>(read: (db: IndexDrizzle) => Promise<T>, signal: AbortSignal): Promise<T>;
@@ -19,7 +27,7 @@ export type GraphqlIndex = {
 export function graphqlIndexOnPool(pool: pg.Pool): GraphqlIndex {
   return {
     async snapshot(read, signal) {
-      signal.throwIfAborted();
+      if (signal.aborted) throw new DeadlinePassedError();
       const client = await pool.connect();
       // The deadline passed: close the connection (the pool drops it), so queries still queued on it fail now.
       let destroyed = false;
@@ -31,13 +39,15 @@ export function graphqlIndexOnPool(pool: pg.Pool): GraphqlIndex {
       try {
         await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
         // drizzle only ever calls query() on its client.
-        const serial = new OneQueryAtATime(client) as unknown as pg.PoolClient;
+        const serial = new OneQueryAtATime(client, signal) as unknown as pg.PoolClient;
         const db = drizzle(serial, { schema: GRAPHQL_TABLES, casing: "snake_case" });
         const result = await read(db as unknown as IndexDrizzle);
+        if (destroyed) throw new DeadlinePassedError();
         await client.query("COMMIT");
         return result;
       } catch (error) {
-        if (!destroyed) await client.query("ROLLBACK").catch(() => {});
+        if (destroyed) throw new DeadlinePassedError();
+        await client.query("ROLLBACK").catch(() => {});
         throw error;
       } finally {
         signal.removeEventListener("abort", abandon);
@@ -53,9 +63,19 @@ export function graphqlIndexOnPool(pool: pg.Pool): GraphqlIndex {
  */
 class OneQueryAtATime {
   #tail: Promise<unknown> = Promise.resolve();
-  constructor(readonly client: pg.PoolClient) {}
+  constructor(
+    readonly client: pg.PoolClient,
+    readonly signal: AbortSignal,
+  ) {}
   query(...args: Parameters<pg.PoolClient["query"]>) {
-    const run = this.#tail.then(() => (this.client.query as (...a: unknown[]) => Promise<unknown>)(...args));
+    const send = () => {
+      // After the deadline the connection is closing: whatever was still to be read fails as abandoned.
+      if (this.signal.aborted) throw new DeadlinePassedError();
+      return (this.client.query as (...a: unknown[]) => Promise<unknown>)(...args);
+    };
+    const run = this.#tail.then(send).catch((error: unknown) => {
+      throw this.signal.aborted ? new DeadlinePassedError() : error;
+    });
     this.#tail = run.catch(() => {});
     return run;
   }
@@ -69,7 +89,7 @@ class OneQueryAtATime {
 export function graphqlIndexOnPonderDb(db: IndexDrizzle): GraphqlIndex {
   return {
     snapshot: (read, signal) => {
-      signal.throwIfAborted();
+      if (signal.aborted) throw new DeadlinePassedError();
       return read(db);
     },
   };
