@@ -30,11 +30,14 @@ export function graphqlIndexOnPool(pool: pg.Pool): GraphqlIndex {
       if (signal.aborted) throw new DeadlinePassedError();
       const client = await pool.connect();
       // The deadline passed: close the connection (the pool drops it), so queries still queued on it fail now.
-      let destroyed = false;
-      const abandon = () => {
-        destroyed = true;
-        client.release(new Error("graphql request deadline"));
+      let released = false;
+      const release = (error?: Error) => {
+        if (released) return;
+        released = true;
+        client.release(error);
       };
+      const abandon = () => release(new Error("graphql request deadline"));
+      let committing = false;
       signal.addEventListener("abort", abandon, { once: true });
       try {
         await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
@@ -42,16 +45,22 @@ export function graphqlIndexOnPool(pool: pg.Pool): GraphqlIndex {
         const serial = new OneQueryAtATime(client, signal) as unknown as pg.PoolClient;
         const db = drizzle(serial, { schema: GRAPHQL_TABLES, casing: "snake_case" });
         const result = await read(db as unknown as IndexDrizzle);
-        if (destroyed) throw new DeadlinePassedError();
-        await client.query("COMMIT");
+        if (signal.aborted) throw new DeadlinePassedError();
+        // READ ONLY: there is nothing to make durable, so the answer does not wait for COMMIT's round trip; the
+        // connection goes back to the pool once it is done (the pool's next user would queue behind it anyway).
+        client.query("COMMIT").then(
+          () => release(),
+          (error: Error) => release(error),
+        );
+        committing = true;
         return result;
       } catch (error) {
-        if (destroyed) throw new DeadlinePassedError();
+        if (signal.aborted) throw new DeadlinePassedError();
         await client.query("ROLLBACK").catch(() => {});
         throw error;
       } finally {
         signal.removeEventListener("abort", abandon);
-        if (!destroyed) client.release();
+        if (!committing) release();
       }
     },
   };
