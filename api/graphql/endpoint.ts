@@ -6,8 +6,8 @@
  * Two kinds of failure, two formats:
  * - the transport's, before any GraphQL is read, in the service's envelope (api/http/errors.ts), like every
  *   other route: a method other than GET/POST/OPTIONS (405), over the `graphql` rate-limit budget (429), a
- *   POST that is not application/json (415), a body over 64 KiB (413), a body that is not one JSON object
- *   (400 BAD_REQUEST), no index configured (503 INDEX_UNAVAILABLE);
+ *   request that is not a GraphQL request (415, 413, 400: api/graphql/request.ts), no index configured (503
+ *   INDEX_UNAVAILABLE);
  * - the request's, in GraphQL's own format (`{ errors: [...] }`, each with `extensions.code`:
  *   api/graphql/graphqlErrors.ts) with yoga's statuses (GraphQL over HTTP): a document refused before it runs
  *   (syntax, validation, a limit) is a 400 to a client that accepts application/graphql-response+json and a
@@ -21,20 +21,14 @@ import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
 import type { GraphQLError, ValidationContext } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
 import type { Context, Handler } from "hono";
-import { readBounded } from "../http/boundedBody";
 import { edgeRequestId } from "../http/edge";
-import {
-  BadRequestError,
-  IndexUnavailableError,
-  MethodNotAllowedError,
-  PayloadTooLargeError,
-  UnsupportedMediaTypeError,
-} from "../http/errors";
+import { IndexUnavailableError, MethodNotAllowedError } from "../http/errors";
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
 import type { Logger } from "../observability/logger";
 import { errorsBody, GRAPHQL_ERROR_CODES, type GraphqlErrorCode, graphqlError } from "./graphqlErrors";
 import { GRAPHQL_LIMITS, type GraphqlLimits } from "./limits";
 import { ponderGraphql } from "./ponderSchema";
+import { graphqlRequest } from "./request";
 import { checkRowBudget } from "./rowBudget";
 import { DeadlinePassedError, type GraphqlIndex } from "./source";
 
@@ -64,7 +58,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): Handler {
       throw new MethodNotAllowedError(method, GRAPHQL_METHODS);
     }
     await chargeRateLimit(c, "graphql", o.rateLimit);
-    const request = method === "POST" ? await postedRequest(c, limits.maxBodyBytes) : c.req.raw;
+    const request = await graphqlRequest(c, limits.maxBodyBytes);
     if (!yoga) throw new IndexUnavailableError();
 
     const deadline = new AbortController();
@@ -94,30 +88,6 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): Handler {
       clearTimeout(timer);
     }
   };
-}
-
-const JSON_MEDIA = /^application\/json\s*(;|$)/i;
-
-/** The POST as yoga gets it: one JSON object, within the size limit, re-sent as the text already read. */
-async function postedRequest(c: Context, maxBodyBytes: number): Promise<Request> {
-  if (!JSON_MEDIA.test(c.req.header("content-type") ?? "")) throw new UnsupportedMediaTypeError("application/json");
-  const text = await readBounded(c.req.raw, maxBodyBytes);
-  if (text === null) throw new PayloadTooLargeError(maxBodyBytes);
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new BadRequestError("The request body is not valid JSON.");
-  }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new BadRequestError(
-      "The request body must be one JSON object { query, variables?, operationName? }; batches are not served.",
-    );
-  }
-  const headers = new Headers({ "content-type": "application/json" });
-  const accept = c.req.header("accept");
-  if (accept) headers.set("accept", accept);
-  return new Request(c.req.url, { method: "POST", headers, body: text });
 }
 
 function answer(c: Context, body: string, status: number, contentType: string): Response {
