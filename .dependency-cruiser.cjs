@@ -29,6 +29,19 @@ module.exports = {
       to: { path: "^api/(http|mcp|supply|openapi|observability|ratelimit|cache|server|startup)/" },
     },
     {
+      name: "only-public-package-paths",
+      severity: "error",
+      comment:
+        "Only what a package exports is ours to import (issue 22 item 7): its entry points and the subpaths its " +
+        "package.json `exports` lists. Resolution honours `exports` (options below), so a private file of a " +
+        "package — viem/_cjs/…, ponder/dist/esm/internal/…, any path its exports map leaves out — does not " +
+        "resolve and is refused here, as is a package that is not installed. test/production/publicApis.test.ts " +
+        "holds the same line for what this cannot see: require(), createRequire(…)(…) and require.resolve().",
+      from: { path: ["^(api|src|indexer|devnet)/", "^ponder\\.config\\.ts$"] },
+      // Ponder's virtual modules exist only inside `ponder start|serve`.
+      to: { couldNotResolve: true, pathNot: "^ponder:(api|registry|schema)$" },
+    },
+    {
       name: "production-code-never-imports-tests",
       severity: "error",
       from: { path: "^(api|src|indexer|devnet)/" },
@@ -40,6 +53,11 @@ module.exports = {
     exclude: { path: "^ponder-env\\.d\\.ts$" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { extensions: [".ts", ".js", ".mjs", ".json"] },
+    enhancedResolveOptions: {
+      extensions: [".ts", ".js", ".mjs", ".json"],
+      // As Node resolves a package: through its `exports` map when it has one (only-public-package-paths).
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default"],
+    },
   },
 };

@@ -1,17 +1,31 @@
 import { createConfig } from "ponder";
 import { VeLockNFTAbi } from "./abis";
 import { indexerSettings } from "./indexer/config";
+import { outageGatedTransport } from "./indexer/outageGate";
 
 // NETWORK selects deployments/<network>.json (MANIFEST_FILE overrides the path); a bad setting throws here,
 // which stops `ponder start` with the message. See indexer/config.ts (and api/config.ts) for every variable.
 const settings = indexerSettings();
+
+/** One JSON line per change of the node's state (the URL never appears: it may carry an API key). */
+const logNodeState = (event: { state: "down"; reason: string } | { state: "up"; downMs: number }) =>
+  process.stderr.write(
+    `${JSON.stringify({
+      time: new Date().toISOString(),
+      level: event.state === "down" ? "warn" : "info",
+      msg: event.state === "down" ? "rpc node not answering; requests wait for it" : "rpc node answering again",
+      chain: settings.chainName,
+      ...(event.state === "down" ? { reason: event.reason.slice(0, 120) } : { downMs: event.downMs }),
+    })}\n`,
+  );
 
 export default createConfig({
   ...(settings.database ? { database: settings.database } : {}),
   chains: {
     [settings.chainName]: {
       id: settings.chainId,
-      rpc: settings.rpcUrl,
+      // A node outage is waited out, not failed into Ponder's retry ladder (indexer/outageGate.ts).
+      rpc: outageGatedTransport(settings.rpcUrl, { onChange: logNodeState }),
       pollingInterval: settings.pollingIntervalMs,
       disableCache: settings.disableCache,
     },

@@ -134,6 +134,14 @@ export const VeLockNFTAbi = [
     ],
   },
   {
+    // ERC-4906: the published contract's only signal of a listing change (setListed by the market, protocol.md §8);
+    // also emitted after an AutoMax switch. getLockInfo's fourth value is the truth the indexer reads at its block.
+    type: "event",
+    name: "MetadataUpdate",
+    anonymous: false,
+    inputs: [{ name: "_tokenId", type: "uint256", indexed: false }],
+  },
+  {
     type: "event",
     name: "Transfer",
     anonymous: false,

@@ -4,17 +4,30 @@ import { GRAPHQL_METHODS, graphqlEndpoint } from "./graphql/endpoint";
 import { createClientIpResolver } from "./http/clientIp";
 import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/deadline";
 import { edge, edgeHeaders, edgeRequestId } from "./http/edge";
-import { ApiError, InternalError, MethodNotAllowedError, NotFoundError } from "./http/errors";
+import { ApiError, InternalError, MethodNotAllowedError, NotFoundError, UnauthorizedError } from "./http/errors";
+import { metricsAccess } from "./http/metricsAccess";
 import type { NodeHotPath } from "./http/nodeHotPath";
 import { rateLimit } from "./http/rateLimit";
+import { indexRouter } from "./index/router";
 import { MCP_CORS_METHODS, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
 import { createGate } from "./mcp/v1/gate";
 import { v1Router } from "./mcp/v1/router";
 import { createLogger } from "./observability/logger";
 import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
 import { registerDocsRoutes } from "./openapi/docsRoutes";
-import { GRAPHQL_PATH, HEALTH_PATH, MCP_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
+import { builtStaticAssets } from "./openapi/staticAssets";
+import {
+  GRAPHQL_PATH,
+  HEALTH_PATH,
+  INDEX_BASE,
+  MCP_PATH,
+  METRICS_PATH,
+  READY_PATH,
+  SUPPLY_BASE,
+  V1_BASE,
+} from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
+import { assumedMulticallVia } from "./startup/multicall3";
 import { supplyApi } from "./supply/router";
 
 /** Only a preflight (OPTIONS) needs these; sending them on every GET costs the hot path for nothing. */
@@ -48,6 +61,9 @@ export function appDeps(input: AppDepsInput): AppDeps {
         readTimeoutMs: v1DeadlineMs(input.config.rpcTimeoutMs),
       }),
     locks: input.locks ?? null,
+    staticAssets: input.staticAssets === undefined ? builtStaticAssets(logger) : input.staticAssets,
+    multicall: input.multicall ?? assumedMulticallVia(input.config),
+    lockIndex: input.lockIndex ?? null,
   };
 }
 
@@ -85,10 +101,14 @@ export function createApp(input: AppDepsInput): ApiApp {
     await next();
   };
   app.use("*", (c, next) => (c.req.method === "GET" || c.req.method === "HEAD" ? next() : otherMethods(c, next)));
-  // Before any route is mounted, so every v1 handler (and a 404 under a limited prefix) is counted.
-  app.use(`${V1_BASE}/*`, rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics }));
-  // One overall deadline per v1 request; its upstream calls are cancelled when it passes (api/http/deadline.ts).
-  app.use(`${V1_BASE}/*`, deadline({ ms: v1DeadlineMs(deps.config.rpcTimeoutMs), timeoutError: v1TimeoutError }));
+  // Before any route is mounted, so every v1 and index handler (and a 404 under a limited prefix) is counted.
+  const limit = rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics });
+  app.use(`${V1_BASE}/*`, limit);
+  app.use(`${INDEX_BASE}/*`, limit);
+  // One overall deadline per request; its upstream calls are cancelled when it passes (api/http/deadline.ts).
+  const overall = deadline({ ms: v1DeadlineMs(deps.config.rpcTimeoutMs), timeoutError: v1TimeoutError });
+  app.use(`${V1_BASE}/*`, overall);
+  app.use(`${INDEX_BASE}/*`, overall);
   // Probes answer without touching the chain; /ready's check is bounded (api/server/indexDatabase.ts).
   app.get(HEALTH_PATH, (c) => c.json({ ok: true, status: "up" }, 200, { "cache-control": "no-store" }));
   app.get(READY_PATH, async (c) => {
@@ -97,15 +117,28 @@ export function createApp(input: AppDepsInput): ApiApp {
       ? c.json({ ok: true, status: "ready" }, 200, { "cache-control": "no-store" })
       : c.json({ ok: false, status: "unready", reason: state.reason }, 503, { "cache-control": "no-store" });
   });
-  app.get(METRICS_PATH, (c) =>
-    c.body(metrics.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" }),
-  );
+  // With METRICS_PORT the metrics are served on a listener of their own (api/server/metricsServer.ts) and not
+  // here: an unknown route, 404. With METRICS_TOKEN a scrape must bring it.
+  if (deps.config.metrics.port === null) {
+    const allowed = metricsAccess(deps.config.metrics.token);
+    app.get(METRICS_PATH, async (c) => {
+      if (allowed && !allowed(c.req.header("authorization"))) throw new UnauthorizedError();
+      return c.body(await metrics.render(), 200, {
+        "content-type": PROMETHEUS_CONTENT_TYPE,
+        "cache-control": "no-store",
+      });
+    });
+  }
+  if (deps.gate.cache) metrics.caches.register("preflight", deps.gate.cache);
+  if (deps.indexWatermark?.cache) metrics.caches.register("index_watermark", deps.indexWatermark.cache);
 
   const supply = supplyApi(deps);
   app.route(SUPPLY_BASE, supply.router);
   app.route(V1_BASE, v1Router(deps));
-  registerDocsRoutes(app); // GET /api/mcp/v1/openapi.json, GET /docs
+  app.route(INDEX_BASE, indexRouter(deps));
   const rateLimitOptions = { limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics };
+  // GET /api/mcp/v1/openapi.json, GET /docs, GET /docs/assets/<hashed name>
+  registerDocsRoutes(app, { assets: deps.staticAssets, rateLimit: rateLimitOptions });
   app.all(MCP_PATH, mcpEndpoint({ app, clientIp, rateLimit: rateLimitOptions }));
   app.all(GRAPHQL_PATH, graphqlEndpoint({ index: deps.graphql ?? null, rateLimit: rateLimitOptions, logger }));
 
@@ -121,6 +154,7 @@ export function createApp(input: AppDepsInput): ApiApp {
     for (const [k, v] of Object.entries(edgeHeaders(c))) c.header(k, v);
     c.header("cache-control", "no-store");
     if ("retryAfterSec" in apiError) c.header("retry-after", String(apiError.retryAfterSec));
+    if (apiError instanceof UnauthorizedError) c.header("www-authenticate", apiError.challenge);
     return c.json(apiError.toEnvelope(), apiError.status);
   });
 

@@ -1,3 +1,4 @@
+import { type Address, getAddress, isAddress } from "viem";
 import { z } from "zod";
 import { DEFAULT_RPC_TIMEOUT_MS } from "./chain/rpc";
 import { loadManifest, type Manifest, NETWORKS, type Network } from "./manifest";
@@ -34,9 +35,58 @@ export type AppConfig = {
   redisKeyPrefix: string;
   /** After SIGTERM, how long in-flight requests may run before Ponder's own shutdown proceeds. */
   shutdownDrainMs: number;
+  /**
+   * MULTICALL3: how the state route's multicall reaches Multicall3, decided at start-up (api/startup/multicall3.ts):
+   * "auto" uses the contract at its canonical address when the node has it, else runs it deployless; "canonical"
+   * requires it there (the process refuses to start without it); "deployless" never asks; an address requires
+   * Multicall3 at that address.
+   */
+  multicall3: Multicall3Setting;
   /** The indexer's own settings (indexer/config.ts turns them into Ponder's); null = the network's default. */
   indexer: { pgliteDir: string | null; pollingIntervalMs: number | null; disableCache: boolean | null };
+  /**
+   * Who may read the metrics. `token` (METRICS_TOKEN): a scrape must send `Authorization: Bearer <token>`, else
+   * 401 UNAUTHORIZED; a secret, never logged. `port` (METRICS_PORT): the metrics are served only on a listener
+   * of their own at `host`:`port`/metrics (METRICS_HOST, default 127.0.0.1), and the public port answers
+   * /api/metrics with 404. Neither set: /api/metrics on the public port, open, as before.
+   */
+  metrics: { token: string | null; port: number | null; host: string };
+  /** What clients may make the API server hold (api/server/server.ts; defaults and reasons in CONNECTION_DEFAULTS). */
+  connections: ConnectionLimits;
 };
+
+/**
+ * Caps on what clients can make the API server hold: open connections (api/http/connectionLimit.ts) and the
+ * bytes of answers written but not yet taken by the client (api/http/connectionGuard.ts). Per IP means per
+ * socket peer (an IPv6 /64), whatever X-Forwarded-For says: a connection is a socket's.
+ */
+export type ConnectionLimits = {
+  /** MAX_CONNECTIONS; null: the process's descriptor limit, read at start, less a reserve (api/server/descriptorLimit.ts). */
+  max: number | null;
+  /** MAX_CONNECTIONS_PER_IP: connections one peer may hold open; trusted proxies count only in `max`. */
+  perIp: number;
+  /** PENDING_RESPONSE_BYTES_*: unsent answer bytes one connection, one peer and the whole process may hold. */
+  pendingBytes: { perConnection: number; perIp: number; total: number };
+  /** SEND_TIMEOUT_MS: a connection whose answer makes no progress (or that sends nothing) for this long closes. */
+  sendTimeoutMs: number;
+};
+
+const MIB = 1024 * 1024;
+
+/**
+ * The defaults, and why. Connections: nginx's limit_conn has no default; a few hundred per address lets a
+ * NAT of browsers (6 connections each) through and stops one host holding the process's descriptors.
+ * Bytes: an answer is at most ~4.4 MB (the docs bundle uncompressed; an MCP answer is at most 1 MiB), so a
+ * connection may hold one, an address a handful, and the process a bounded 128 MiB of other people's
+ * unread answers. The send timeout is nginx's send_timeout (60 s between two successful writes).
+ */
+export const CONNECTION_DEFAULTS = {
+  perIp: 256,
+  pendingBytes: { perConnection: 8 * MIB, perIp: 32 * MIB, total: 128 * MIB },
+  sendTimeoutMs: 60_000,
+} as const;
+
+export type Multicall3Setting = "auto" | "canonical" | "deployless" | Address;
 
 /** Networks whose deployment must name every external part: nothing may fall back to a local default. */
 export const PRODUCTION_NETWORKS: readonly Network[] = ["base", "base-sepolia"];
@@ -106,6 +156,26 @@ const envSchema = z.object({
   PGLITE_DIR: z.string().optional(),
   INDEXER_POLLING_MS: intIn(100, 60_000).optional(),
   INDEXER_DISABLE_CACHE: z.enum(["true", "false"], { message: "must be true or false" }).optional(),
+  // RFC 6750's token characters, so any scraper can send it; long enough not to be guessed.
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[A-Za-z0-9._~+/-]{16,}=*$/, "must be at least 16 characters of A-Z a-z 0-9 . _ ~ + / - (then = padding)")
+    .optional(),
+  METRICS_PORT: intIn(1, 65_535).optional(),
+  METRICS_HOST: z.string().optional(),
+  MULTICALL3: z
+    .string()
+    .refine(
+      (v) => ["auto", "canonical", "deployless"].includes(v) || isAddress(v),
+      "must be auto, canonical, deployless or a contract address (0x + 40 hex, EIP-55 checksum when mixed case)",
+    )
+    .optional(),
+  MAX_CONNECTIONS: intIn(1, 1_000_000).optional(),
+  MAX_CONNECTIONS_PER_IP: intIn(1, 1_000_000).optional(),
+  PENDING_RESPONSE_BYTES_PER_CONNECTION: intIn(64 * 1024, 1024 * MIB).optional(),
+  PENDING_RESPONSE_BYTES_PER_IP: intIn(64 * 1024, 16 * 1024 * MIB).optional(),
+  PENDING_RESPONSE_BYTES_MAX: intIn(64 * 1024, 64 * 1024 * MIB).optional(),
+  SEND_TIMEOUT_MS: intIn(1_000, 3_600_000).optional(),
 });
 
 /** Ponder's own name for a chain's RPC: RPC_URL wins over it. */
@@ -172,6 +242,13 @@ export function loadConfig(
   if (e.DATABASE_VIEWS_SCHEMA !== undefined && e.DATABASE_VIEWS_SCHEMA === schema) {
     problems.push("DATABASE_VIEWS_SCHEMA: must differ from DATABASE_SCHEMA");
   }
+  if (e.METRICS_HOST !== undefined && e.METRICS_PORT === undefined) {
+    problems.push("METRICS_HOST: needs METRICS_PORT (the metrics listener it places)");
+  }
+  for (const name of ["PORT", "API_PORT"] as const) {
+    if (e.METRICS_PORT !== undefined && e.METRICS_PORT === e[name])
+      problems.push(`METRICS_PORT: must differ from ${name}`);
+  }
   if (options.deployment && network !== undefined && PRODUCTION_NETWORKS.includes(network)) {
     const missing = (name: string) => problems.push(`${name}: required for NETWORK=${network}`);
     if (cleaned.RPC_URL === undefined) missing("RPC_URL");
@@ -208,15 +285,38 @@ export function loadConfig(
     },
     redisKeyPrefix: e.REDIS_KEY_PREFIX ?? DEFAULT_REDIS_KEY_PREFIX,
     shutdownDrainMs: e.SHUTDOWN_DRAIN_MS ?? DEFAULT_SHUTDOWN_DRAIN_MS,
+    multicall3: multicall3Setting(e.MULTICALL3),
     indexer: {
       pgliteDir: e.PGLITE_DIR ?? null,
       pollingIntervalMs: e.INDEXER_POLLING_MS ?? null,
       disableCache: e.INDEXER_DISABLE_CACHE === undefined ? null : e.INDEXER_DISABLE_CACHE === "true",
     },
+    metrics: {
+      token: e.METRICS_TOKEN ?? null,
+      port: e.METRICS_PORT ?? null,
+      host: e.METRICS_HOST ?? DEFAULT_METRICS_HOST,
+    },
+    connections: {
+      max: e.MAX_CONNECTIONS ?? null,
+      perIp: e.MAX_CONNECTIONS_PER_IP ?? CONNECTION_DEFAULTS.perIp,
+      pendingBytes: {
+        perConnection: e.PENDING_RESPONSE_BYTES_PER_CONNECTION ?? CONNECTION_DEFAULTS.pendingBytes.perConnection,
+        perIp: e.PENDING_RESPONSE_BYTES_PER_IP ?? CONNECTION_DEFAULTS.pendingBytes.perIp,
+        total: e.PENDING_RESPONSE_BYTES_MAX ?? CONNECTION_DEFAULTS.pendingBytes.total,
+      },
+      sendTimeoutMs: e.SEND_TIMEOUT_MS ?? CONNECTION_DEFAULTS.sendTimeoutMs,
+    },
   };
 }
 
+function multicall3Setting(value: string | undefined): Multicall3Setting {
+  if (value === undefined) return "auto";
+  return value === "auto" || value === "canonical" || value === "deployless" ? value : getAddress(value);
+}
+
 export const DEFAULT_REDIS_KEY_PREFIX = "asset-api:";
+/** A metrics listener of its own is for the scraper beside the process, not for the internet. */
+export const DEFAULT_METRICS_HOST = "127.0.0.1";
 /** Fits a Kubernetes default grace period (30 s) with Ponder's own 5 s shutdown after it. */
 export const DEFAULT_SHUTDOWN_DRAIN_MS = 10_000;
 
@@ -230,5 +330,7 @@ export function describeConfig(config: AppConfig): string {
     `redisKeyPrefix=${config.redisKeyPrefix}`,
     `database=${config.database.url ? redactUrl(config.database.url) : "none"}`,
     `schema=${config.database.schema ?? "none"}`,
+    `metrics=${config.metrics.port === null ? "public" : `${config.metrics.host}:${config.metrics.port}`}${config.metrics.token ? "+token" : ""}`,
+    `multicall3=${config.multicall3}`,
   ].join(" ");
 }

@@ -4,15 +4,19 @@
  */
 
 import type { TtlCache } from "./cache/ttlCache";
+import type { MulticallVia } from "./chain/multicall";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
 import type { GraphqlIndex } from "./graphql/source";
 import type { PeerAddressSource } from "./http/clientIp";
+import type { VeBoards } from "./index/veBoard";
+import type { LockIndex } from "./locks/atBlock";
 import type { LockStore } from "./locks/types";
 import type { IndexWatermarkSource } from "./locks/watermark";
 import type { Gate } from "./mcp/v1/gate";
 import type { Logger } from "./observability/logger";
 import type { Metrics } from "./observability/metrics";
+import type { StaticAssets } from "./openapi/staticAssets";
 import type { RateLimiter } from "./ratelimit/limiter";
 
 /** Everything the routes need from the outside world; tests build it from real parts. */
@@ -20,6 +24,8 @@ export type AppDeps = {
   config: AppConfig;
   /** null when no RPC URL is configured. */
   rpc: RpcClient | null;
+  /** How multicalls reach Multicall3: decided at start-up (api/startup/multicall3.ts), else what MULTICALL3 implies. */
+  multicall: MulticallVia;
   /** The genesis gate; one per process so the preflight route and the prepare routes share its cache. */
   gate: Gate;
   /** The lock index behind state's veLocks; null when none is configured (state answers source "rpc"). */
@@ -28,6 +34,10 @@ export type AppDeps = {
   graphql?: GraphqlIndex;
   /** How far `locks` is, polled (api/locks/watermark.ts); without it every state read asks the index. */
   indexWatermark?: IndexWatermarkSource;
+  /** The index read at any block, behind /api/index/v1; null when none is configured (503 INDEX_UNAVAILABLE). */
+  lockIndex: LockIndex | null;
+  /** The shared per-block ve rankings; default: a fresh one over `lockIndex` (tests and benchmarks pass their own). */
+  veBoards?: VeBoards;
   /** Supply cache, TTLs and deadline; everything defaults (in-process cache, spec TTLs). */
   supply?: SupplyDeps;
   /** Request budgets on /api/mcp/v1: in-memory, or Redis when config.redisUrl is set. */
@@ -38,6 +48,8 @@ export type AppDeps = {
   logger: Logger;
   /** The socket peer of a request; default: @hono/node-server's incoming socket (Ponder serves with it too). */
   peerAddress?: PeerAddressSource;
+  /** The docs UI's built assets (dist/static); default: loaded once per process; null: /docs without the UI. */
+  staticAssets: StaticAssets | null;
   /** What GET /ready reports (bounded; never hangs); default: always ready (no index to wait for). */
   readiness?: () => Promise<ReadyState>;
 };
@@ -47,7 +59,7 @@ export type ReadyState = { ready: true } | { ready: false; reason: "database unr
 
 /** What callers pass to createApp: the gate defaults to one built from rpc + manifest, locks to none. */
 export type AppDepsInput = Omit<AppDeps, Defaulted> & Partial<Pick<AppDeps, Defaulted>>;
-type Defaulted = "gate" | "locks" | "limiter" | "metrics" | "logger";
+type Defaulted = "gate" | "locks" | "lockIndex" | "limiter" | "metrics" | "logger" | "staticAssets" | "multicall";
 
 /** The supply routes' cache, TTLs, deadline and failure backoff; everything defaults. */
 export type SupplyDeps = {

@@ -4,10 +4,12 @@
  */
 export const SUPPLY_BASE = "/api/supply";
 export const V1_BASE = "/api/mcp/v1";
+/** The lock index as an API (design.md "The index as an API"): lock pages, history, the ve board, stats. */
+export const INDEX_BASE = "/api/index/v1";
 export const OPENAPI_PATH = `${V1_BASE}/openapi.json`;
 export const DOCS_PATH = "/docs";
-/** The reference UI's bundle, served by this process from the pinned @scalar/api-reference. */
-export const DOCS_SCRIPT_PATH = "/docs/assets/scalar.js";
+/** The reference page's static assets (the pinned Scalar bundle, its start script), by content-hashed name. */
+export const DOCS_ASSETS_PATH = "/docs/assets";
 /** MCP Streamable HTTP, exactly this path (no trailing slash, nothing below it). */
 export const MCP_PATH = "/api/mcp";
 /** Probes: the process is up; the process can answer with its index (api/server/indexDatabase.ts). */

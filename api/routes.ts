@@ -1,3 +1,8 @@
+import { accountLocksRoute } from "./index/accountLocks";
+import { accountEventsRoute, lockEventsRoute } from "./index/history";
+import { veBoardRoute, veRankRoute } from "./index/leaderboard";
+import { lockRoute } from "./index/lock";
+import { statsRoute } from "./index/stats";
 import { preflightRoute } from "./mcp/v1/preflight";
 import { ACTIONS, type PrepareAction } from "./mcp/v1/prepare";
 import { quoteRoute } from "./mcp/v1/quote";
@@ -5,10 +10,11 @@ import { stateRoute } from "./mcp/v1/state";
 import { PREPARE_SERVED_PATH, prepareRouteDefinition } from "./openapi/prepareRoutes";
 import type { RouteDefinition, SupplyRouteDefinition } from "./openapi/routeDefinition";
 import {
+  DOCS_ASSETS_PATH,
   DOCS_PATH,
-  DOCS_SCRIPT_PATH,
   GRAPHQL_PATH,
   HEALTH_PATH,
+  INDEX_BASE,
   MCP_PATH,
   METRICS_PATH,
   OPENAPI_PATH,
@@ -24,13 +30,14 @@ import { SUPPLY_ROUTES } from "./supply/router";
  * routes the app serves.
  */
 
+/** A JSON route of the v1 envelope: the preparation API (/api/mcp/v1) or the index API (/api/index/v1). */
 export type V1Operation = {
   kind: "v1";
   /** The full path in OpenAPI form: /api/mcp/v1/state/{address}. */
   path: string;
   /** The full Hono pattern of the route that serves it: /api/mcp/v1/state/:address. */
   servedBy: string;
-  tag: "Reads" | "Prepare";
+  tag: "Reads" | "Prepare" | "Index";
   route: RouteDefinition;
   /** Prepare actions only: the action, whose own pipeline computes the example. */
   action?: PrepareAction;
@@ -57,6 +64,14 @@ const v1 = (route: RouteDefinition, tag: V1Operation["tag"], servedBy = route.pa
   route,
 });
 
+const indexOp = (route: RouteDefinition): V1Operation => ({
+  kind: "v1",
+  path: openApiPath(INDEX_BASE + route.path),
+  servedBy: INDEX_BASE + route.path,
+  tag: "Index",
+  route,
+});
+
 export const OPERATIONS: readonly Operation[] = [
   ...Object.values(SUPPLY_ROUTES).map(
     (route): SupplyOperation => ({
@@ -71,6 +86,13 @@ export const OPERATIONS: readonly Operation[] = [
   v1(preflightRoute, "Reads"),
   v1(quoteRoute, "Reads"),
   ...ACTIONS.map((action) => ({ ...v1(prepareRouteDefinition(action), "Prepare", PREPARE_SERVED_PATH), action })),
+  indexOp(lockRoute),
+  indexOp(lockEventsRoute),
+  indexOp(accountEventsRoute),
+  indexOp(accountLocksRoute),
+  indexOp(veBoardRoute),
+  indexOp(veRankRoute),
+  indexOp(statsRoute),
 ];
 
 export const V1_OPERATIONS: readonly V1Operation[] = OPERATIONS.filter((o): o is V1Operation => o.kind === "v1");
@@ -82,10 +104,20 @@ export const V1_OPERATIONS: readonly V1Operation[] = OPERATIONS.filter((o): o is
 export const INFRASTRUCTURE_ROUTES = [
   { method: "GET", path: OPENAPI_PATH, why: "this document itself" },
   { method: "GET", path: DOCS_PATH, why: "the interactive reference page rendered from this document" },
-  { method: "GET", path: DOCS_SCRIPT_PATH, why: "the reference page's UI bundle, served from the pinned npm package" },
+  {
+    method: "GET",
+    path: `${DOCS_ASSETS_PATH}/{file}`,
+    why: "the reference page's UI bundle and start script, content-hashed, built from the pinned npm package",
+  },
   { method: "GET", path: HEALTH_PATH, why: "liveness: the process is up" },
   { method: "GET", path: READY_PATH, why: "readiness: the index database answers within 500 ms and holds the index" },
-  { method: "GET", path: METRICS_PATH, why: "Prometheus counters for operators" },
+  {
+    method: "GET",
+    path: METRICS_PATH,
+    why:
+      "Prometheus metrics for operators: open by default; METRICS_TOKEN requires a bearer token (else 401 " +
+      "UNAUTHORIZED); with METRICS_PORT they are served on a listener of their own and this path is a 404",
+  },
   {
     method: "ALL",
     path: MCP_PATH,

@@ -3,7 +3,7 @@ import { type AppConfig, describeConfig, type LoadConfigOptions, loadConfig, PRO
 import type { AppDepsInput } from "./deps";
 import type { LockStore } from "./locks/types";
 import { createLogger } from "./observability/logger";
-import { createMetrics } from "./observability/metrics";
+import { createMetrics, type Metrics } from "./observability/metrics";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
 import { checkRpcChainId } from "./startup/chainId";
 import { createSupplyCache } from "./supply/supplyCache";
@@ -21,12 +21,19 @@ export async function createServiceDeps(options: {
   load?: LoadConfigOptions;
   /** Refuse to start unless the RPC's eth_chainId equals the manifest's chainId (the Ponder entry sets it). */
   checkChainId?: boolean;
+  /** Made before the deps by an entry whose lock store reports to it (src/api/index.ts); default: new ones. */
+  metrics?: Metrics;
 }): Promise<AppDepsInput> {
   const config = options.config ?? loadConfig(options.env, options.load);
   const logger = createLogger();
-  const metrics = createMetrics();
+  const metrics = options.metrics ?? createMetrics();
   const rpc = config.rpcUrl
-    ? createRpcClient({ url: config.rpcUrl, timeoutMs: config.rpcTimeoutMs, onCall: metrics.onRpcCall })
+    ? createRpcClient({
+        url: config.rpcUrl,
+        timeoutMs: config.rpcTimeoutMs,
+        onCall: metrics.onRpcCall,
+        onCancelled: metrics.onRpcCancelled,
+      })
     : null;
   if (options.checkChainId && rpc) await checkRpcChainId({ rpc, expected: config.chainId });
   if (config.redisUrl === null && PRODUCTION_NETWORKS.includes(config.network)) {

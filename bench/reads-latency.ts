@@ -28,7 +28,7 @@
  */
 import { encodeFunctionData } from "viem";
 import { AssetTokenAbi, LpStakingVault7DAbi, ShareholderRoyaltiesAbi } from "../abis";
-import { multicallView } from "../api/chain/multicall";
+import { MULTICALL3_ADDRESS, multicallView } from "../api/chain/multicall";
 import { viewRequest } from "../api/chain/readView";
 import { startApiChild } from "../test/support/apiProcess";
 import { writeManifest } from "../test/support/ponder";
@@ -94,7 +94,7 @@ try {
             callData: encodeFunctionData({ abi: LpStakingVault7DAbi, functionName: "earned", args }),
           },
         ],
-        "canonical",
+        MULTICALL3_ADDRESS,
       ),
     ).params,
   });

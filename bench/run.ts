@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import path from "node:path";
+import { buildOnce } from "../test/support/build";
 
 const dir = import.meta.dirname;
 const filter = process.argv[2] ?? "";
@@ -14,6 +15,8 @@ const benches = readdirSync(dir)
   .filter((f) => f.endsWith(".ts") && f !== "run.ts" && f.includes("-") && f.includes(filter))
   .sort();
 
+// The benches that spawn the API process run the built bundle, as production does.
+buildOnce();
 const figures: string[] = [];
 let failed = 0;
 for (const file of benches) {

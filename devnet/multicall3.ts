@@ -1,5 +1,6 @@
 import { createPublicClient, type Hex, http } from "viem";
-import { MULTICALL3_ADDRESS, MULTICALL3_CREATION_CODE } from "../api/chain/multicall";
+import { MULTICALL3_ADDRESS } from "../api/chain/multicall";
+import { MULTICALL3_CREATION_CODE } from "../api/chain/multicall3Bytecode";
 
 /**
  * Puts Multicall3 at its canonical address on an anvil devnet, as Base and Base Sepolia have it, so the API

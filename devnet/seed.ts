@@ -246,7 +246,7 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
   const carolFurnace = createdId(furnaceNew);
   record("furnaceTopUp", await topUp(carol, carolFurnace, 500n * E18));
   const carolExpired = await createLock(carol, 1_000n * E18, 7);
-  // MetadataUpdate noise the indexer must ignore: the market lists carol's lock and delists it again.
+  // A listing the indexer follows (MetadataUpdate + getLockInfo): the market lists carol's lock and delists it again.
   await ve(market, "setListed", [carolFurnace, true]);
   record("delisted", await ve(market, "setListed", [carolFurnace, false]));
 

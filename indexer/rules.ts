@@ -29,7 +29,14 @@ function requireLive(row: LockRow, event: string, user?: Address): void {
   }
 }
 
-type Changes = { owner?: Address | null; amount?: bigint; lockEnd?: bigint; autoMax?: boolean; burned?: boolean };
+type Changes = {
+  owner?: Address | null;
+  amount?: bigint;
+  lockEnd?: bigint;
+  autoMax?: boolean;
+  listed?: boolean;
+  burned?: boolean;
+};
 
 /**
  * The next row: `row` with `changes`, stamped with `block`. Built field by field rather than by spreading `row`:
@@ -41,6 +48,7 @@ const next = (row: LockRow, block: BlockRef, changes: Changes): LockRow => ({
   amount: changes.amount ?? row.amount,
   lockEnd: changes.lockEnd ?? row.lockEnd,
   autoMax: changes.autoMax ?? row.autoMax,
+  listed: changes.listed ?? row.listed,
   burned: changes.burned ?? row.burned,
   createdBlock: row.createdBlock,
   createdTime: row.createdTime,
@@ -50,7 +58,7 @@ const next = (row: LockRow, block: BlockRef, changes: Changes): LockRow => ({
 
 /** The chain's view of a burned token: getLockInfo reads all zeros and ownerOf reverts. */
 const burnedAt = (row: LockRow, block: BlockRef): LockRow =>
-  next(row, block, { owner: null, amount: 0n, lockEnd: 0n, autoMax: false, burned: true });
+  next(row, block, { owner: null, amount: 0n, lockEnd: 0n, autoMax: false, listed: false, burned: true });
 
 /** `LockCreated(user, id, amount, lockEnd, autoMax)`: the row is born here (the mint Transfer before it is a no-op). */
 export function lockCreated(
@@ -63,6 +71,7 @@ export function lockCreated(
     amount: args.amount,
     lockEnd: args.lockEnd,
     autoMax: args.autoMax,
+    listed: false,
     burned: false,
     createdBlock: block.number,
     createdTime: block.timestamp,
@@ -154,7 +163,8 @@ export function transferKind(args: { from: Address; to: Address }): TransferKind
 /**
  * `Transfer(from, to, id)`. A mint precedes LockCreated, which creates the row; a burn precedes LockMerged or
  * LockUnlocked, which need the row intact and burn it. So only a move (the sell-back to the Furnace) changes
- * the row here: the owner becomes `to`. Returns null when the row does not change.
+ * the row here: the owner becomes `to`, and the sale ends the listing (the contract clears it without an event).
+ * Returns null when the row does not change.
  */
 export function lockTransferred(
   row: LockRow | null,
@@ -164,13 +174,48 @@ export function lockTransferred(
   if (transferKind(args) !== "move") return null;
   if (row === null) throw new LockRuleError(`Transfer of an unknown lock from ${args.from} to ${args.to}`);
   requireLive(row, "Transfer", args.from);
-  return next(row, block, { owner: args.to });
+  return next(row, block, { owner: args.to, listed: false });
+}
+
+/**
+ * `MetadataUpdate(id)` (ERC-4906) with `listed`, getLockInfo's fourth value read at the event's block: the market
+ * listed or delisted the lock (protocol.md §8). The event carries no flag and is also emitted by an AutoMax
+ * switch, so the read is the truth; returns null when the flag did not change (or the lock is burned or unknown:
+ * the event says nothing about a lock the index does not hold live).
+ */
+export function listingSet(row: LockRow | null, listed: boolean, block: BlockRef): LockRow | null {
+  if (row === null || row.burned || row.listed === listed) return null;
+  return next(row, block, { listed });
 }
 
 /** Kinds of the immutable `lock_event` history: one row per lifecycle event. */
-export type LockEventKind = "create" | "topup" | "extend" | "merge" | "unlock" | "automax" | "transfer";
+export type LockEventKind =
+  | "create"
+  | "topup"
+  | "extend"
+  | "merge"
+  | "unlock"
+  | "automax"
+  | "transfer"
+  | "list"
+  | "unlist";
 
-/** One row of `lock_event`. Mints and burns are not separate rows: they belong to create / merge / unlock. */
+export const LOCK_EVENT_KINDS: readonly LockEventKind[] = [
+  "create",
+  "topup",
+  "extend",
+  "merge",
+  "unlock",
+  "automax",
+  "transfer",
+  "list",
+  "unlist",
+];
+
+/**
+ * One row of `lock_event`. Mints and burns are not separate rows: they belong to create / merge / unlock. Each row
+ * carries its lock's state right after the event, so the lock's state at any block is its newest row by then.
+ */
 export type LockEventRow = {
   /** `${txHash}-${logIndex}`: unique, and stable across re-indexing. */
   id: string;
@@ -180,9 +225,13 @@ export type LockEventRow = {
   account: Address;
   /** create: amount; topup: amount added; merge: amount moved; unlock: amount returned; else null. */
   amount: bigint | null;
-  /** The lock's state right after the event (for unlock: zeros). */
+  /** The lock's state right after the event (for unlock: zeros, no owner). */
   lockEnd: bigint;
   autoMax: boolean;
+  owner: Address | null;
+  lockAmount: bigint;
+  listed: boolean;
+  burned: boolean;
   /** merge: the burned source lock. */
   fromTokenId: bigint | null;
   /** transfer: the receiver (the Furnace on a sell-back). */
@@ -210,6 +259,10 @@ export function lockEventRow(
     amount: detail.amount ?? null,
     lockEnd: after.lockEnd,
     autoMax: after.autoMax,
+    owner: after.owner,
+    lockAmount: after.amount,
+    listed: after.listed,
+    burned: after.burned,
     fromTokenId: detail.fromTokenId ?? null,
     recipient: detail.recipient ?? null,
     blockNumber: origin.block.number,

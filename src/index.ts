@@ -3,6 +3,7 @@ import { lock, lockEvent } from "ponder:schema";
 import {
   autoMaxSet,
   type EventOrigin,
+  listingSet,
   lockAmountIncreased,
   lockCreated,
   lockEventRow,
@@ -102,4 +103,25 @@ ponder.on("VeLockNFT:Transfer", async ({ event, context }) => {
   await context.db
     .insert(lockEvent)
     .values(lockEventRow("transfer", row, at, { account: event.args.from, recipient: event.args.to }));
+});
+
+ponder.on("VeLockNFT:MetadataUpdate", async ({ event, context }) => {
+  const at = origin(event);
+  const tokenId = event.args._tokenId;
+  const current = await context.db.find(lock, { tokenId });
+  if (!current || current.burned) return;
+  // The event carries no flag (and an AutoMax switch emits it too): getLockInfo's fourth value at the event's
+  // block is the truth (Ponder's client reads at the event's block by default).
+  const [, , , listed] = await context.client.readContract({
+    abi: context.contracts.VeLockNFT.abi,
+    address: context.contracts.VeLockNFT.address,
+    functionName: "getLockInfo",
+    args: [tokenId],
+  });
+  const row = listingSet(current, listed, at.block);
+  if (row === null) return;
+  await context.db.update(lock, { tokenId }).set(row);
+  await context.db
+    .insert(lockEvent)
+    .values(lockEventRow(listed ? "list" : "unlist", row, at, { account: current.owner ?? event.transaction.from }));
 });

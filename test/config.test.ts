@@ -98,9 +98,47 @@ describe("loadConfig for a deployment", () => {
     expect([local.apiPort, local.host]).toEqual([null, null]);
   });
 
+  it("reads who may scrape the metrics: open on the public port by default; a token, a listener of their own", () => {
+    expect(loadConfig({ NETWORK: "local" }).metrics).toEqual({ token: null, port: null, host: "127.0.0.1" });
+    const token = `${SECRET}-metrics-token`;
+    const config = loadConfig({ ...GOOD, METRICS_TOKEN: token, METRICS_PORT: "9464" }, deployment);
+    expect(config.metrics).toEqual({ token, port: 9464, host: "127.0.0.1" });
+    expect(loadConfig({ NETWORK: "local", METRICS_PORT: "9464", METRICS_HOST: "0.0.0.0" }).metrics.host).toBe(
+      "0.0.0.0",
+    );
+    // Described, never shown.
+    const line = describeConfig(config);
+    expect(line).toContain("metrics=127.0.0.1:9464+token");
+    expect(line).not.toContain(SECRET);
+  });
+
   it("reads API_PORT and HOST (npm start: the API on its own server inside Ponder's process)", () => {
     const local = loadConfig({ NETWORK: "local", API_PORT: "42069", HOST: "127.0.0.1" }, deployment);
     expect([local.apiPort, local.host]).toEqual([42069, "127.0.0.1"]);
+  });
+
+  it("connection limits: documented defaults (the total from the descriptor limit at start), each overridable", () => {
+    expect(loadConfig({ NETWORK: "local" }).connections).toEqual({
+      max: null,
+      perIp: 256,
+      pendingBytes: { perConnection: 8 * 2 ** 20, perIp: 32 * 2 ** 20, total: 128 * 2 ** 20 },
+      sendTimeoutMs: 60_000,
+    });
+    const set = loadConfig({
+      NETWORK: "local",
+      MAX_CONNECTIONS: "5000",
+      MAX_CONNECTIONS_PER_IP: "64",
+      PENDING_RESPONSE_BYTES_PER_CONNECTION: "1048576",
+      PENDING_RESPONSE_BYTES_PER_IP: "4194304",
+      PENDING_RESPONSE_BYTES_MAX: "67108864",
+      SEND_TIMEOUT_MS: "30000",
+    });
+    expect(set.connections).toEqual({
+      max: 5000,
+      perIp: 64,
+      pendingBytes: { perConnection: 1_048_576, perIp: 4_194_304, total: 67_108_864 },
+      sendTimeoutMs: 30_000,
+    });
   });
 
   // [variable, bad value, what the message says]
@@ -127,6 +165,17 @@ describe("loadConfig for a deployment", () => {
     ["REDIS_KEY_PREFIX", "asset prod", /REDIS_KEY_PREFIX: must be 1-64 characters/],
     ["SHUTDOWN_DRAIN_MS", "600000", /SHUTDOWN_DRAIN_MS: must be between 0 and 60000/],
     ["RATE_LIMIT_MAX", "0", /RATE_LIMIT_MAX: must be between/],
+    ["METRICS_TOKEN", SECRET, /METRICS_TOKEN: must be at least 16 characters/],
+    ["METRICS_TOKEN", `${SECRET} ${SECRET}`, /METRICS_TOKEN: must be at least 16 characters/],
+    ["METRICS_PORT", "42069", /METRICS_PORT: must differ from PORT/],
+    ["METRICS_PORT", "0", /METRICS_PORT: must be between 1 and 65535/],
+    ["METRICS_HOST", "127.0.0.1", /METRICS_HOST: needs METRICS_PORT/],
+    ["MAX_CONNECTIONS", "0", /MAX_CONNECTIONS: must be between 1 and/],
+    ["MAX_CONNECTIONS_PER_IP", "many", /MAX_CONNECTIONS_PER_IP: must be a whole number/],
+    ["PENDING_RESPONSE_BYTES_PER_CONNECTION", "1000", /PENDING_RESPONSE_BYTES_PER_CONNECTION: must be between 65536/],
+    ["PENDING_RESPONSE_BYTES_PER_IP", "8M", /PENDING_RESPONSE_BYTES_PER_IP: must be a whole number/],
+    ["PENDING_RESPONSE_BYTES_MAX", "0", /PENDING_RESPONSE_BYTES_MAX: must be between/],
+    ["SEND_TIMEOUT_MS", "10", /SEND_TIMEOUT_MS: must be between 1000 and/],
   ];
   it.each(table)("%s=%s is named and its value not echoed", (name, value, expected) => {
     const message = failure({ ...GOOD, [name]: value });

@@ -24,6 +24,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { createRedisClient } from "../redis";
+import { CacheStats } from "./stats";
 import { type Backoff, MemoryTtlCache, RecentFailureError, type Timed, type TtlCache } from "./ttlCache";
 
 export type RedisTtlCacheOptions = {
@@ -66,6 +67,7 @@ const RELEASE_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis
 export class RedisTtlCache implements TtlCache {
   readonly kind: "memory" | "redis" = "redis";
   readonly keyPrefix: string;
+  readonly shared = new CacheStats();
   readonly #redis: Redis;
   readonly #local = new MemoryTtlCache();
   readonly #lockMs: number;
@@ -116,6 +118,10 @@ export class RedisTtlCache implements TtlCache {
     return this.#local.peek(key);
   }
 
+  entries(): number {
+    return this.#local.entries();
+  }
+
   getOrLoad(key: string, ttlMs: number, load: () => Promise<string>, backoff?: Backoff): Promise<string> {
     return this.#local.getOrLoadTimed(key, () => this.#loadShared(key, ttlMs, load, backoff), backoff);
   }
@@ -152,9 +158,14 @@ export class RedisTtlCache implements TtlCache {
     const lockKey = `${valueKey}:lock`;
     let loaded: Timed | null = null;
     const started = performance.now();
+    // A value this process takes from Redis is a shared hit; one it reads upstream itself, a shared miss.
+    const hit = (value: Timed) => {
+      this.shared.hits++;
+      return value;
+    };
     try {
       const first = await this.#readShared(valueKey, lockKey);
-      if (first.shared) return first.shared;
+      if (first.shared) return hit(first.shared);
       if (first.failure) throw first.failure;
       const token = randomUUID();
       const acquired = await this.#redisOp(() => this.#redis.set(lockKey, token, "PX", this.#lockMs, "NX"));
@@ -162,8 +173,9 @@ export class RedisTtlCache implements TtlCache {
         try {
           // Another replica may have written the value (or a failure) between our read and our lock.
           const again = await this.#readShared(valueKey, lockKey);
-          if (again.shared) return again.shared;
+          if (again.shared) return hit(again.shared);
           if (again.failure) throw again.failure;
+          this.shared.misses++;
           try {
             loaded = { value: await load(), ttlMs };
           } catch (error) {
@@ -187,7 +199,7 @@ export class RedisTtlCache implements TtlCache {
       for (;;) {
         await new Promise((resolve) => setTimeout(resolve, this.#pollMs));
         const now = await this.#readShared(valueKey, lockKey);
-        if (now.shared) return now.shared;
+        if (now.shared) return hit(now.shared);
         if (now.failure) throw now.failure;
         if (!now.locked) throw new SharedLoadFailedError(`the shared read of ${key} failed on another replica`);
         if (performance.now() >= waitUntil) {
@@ -199,6 +211,7 @@ export class RedisTtlCache implements TtlCache {
       this.#warnThrottled(`redis unavailable, caching in-process: ${error.message}`);
       // The loader's good value is kept even if writing it to Redis failed.
       if (loaded) return loaded;
+      this.shared.misses++;
       return { value: await load(), ttlMs };
     }
   }

@@ -3,10 +3,19 @@
  * load, a failed load is never cached (every waiter gets the failure, the next call loads again).
  * Two implementations: MemoryTtlCache (one process) and RedisTtlCache (shared by replicas).
  */
+import type { CacheStats } from "./stats";
+
 export interface TtlCache {
   readonly kind: "memory" | "redis";
   /** The fresh value of `key`, synchronously, or undefined: the hot path of a cache hit. */
   peek(key: string): string | undefined;
+  /** How many fresh values this process holds now (for the metrics; not a hot path). */
+  entries(): number;
+  /**
+   * A cache shared by replicas: hits (the value came from another replica's read) and misses (this replica read
+   * it upstream) of the shared layer behind this process's own.
+   */
+  readonly shared?: CacheStats;
   /**
    * The fresh value, else the result of one shared `load()` kept for `ttlMs`. Rejects with load's error.
    * With `backoff`, a failed load is remembered for `backoff.ms` under its code: until then every call
@@ -53,6 +62,13 @@ export class MemoryTtlCache implements TtlCache {
   peek(key: string): string | undefined {
     const entry = this.#entries.get(key);
     return entry !== undefined && this.#now() < entry.expiresAt ? entry.value : undefined;
+  }
+
+  entries(): number {
+    const now = this.#now();
+    let fresh = 0;
+    for (const entry of this.#entries.values()) if (now < entry.expiresAt) fresh++;
+    return fresh;
   }
 
   getOrLoad(key: string, ttlMs: number, load: () => Promise<string>, backoff?: Backoff): Promise<string> {

@@ -1,7 +1,6 @@
-import { createRequire } from "node:module";
-import path from "node:path";
 import { type Abi, type Address, type ContractFunctionName, type Hex, parseAbi } from "viem";
 import { type AggregateMember, type AggregateResult, tryBlockAndAggregateCodec } from "./aggregateCodec";
+import { MULTICALL3_CREATION_CODE } from "./multicall3Bytecode";
 import { decodeView, readView, type ViewCall, ViewReadError, type ViewResult } from "./readView";
 import { type RpcClient, RpcError } from "./rpc";
 
@@ -9,9 +8,10 @@ import { type RpcClient, RpcError } from "./rpc";
  * Several view reads in ONE eth_call, all at ONE block, through the one way to read a view
  * (api/chain/readView.ts): the outer Multicall3 call is a readView, each member's answer a decodeView by the
  * member's own ABI, and every failure one ViewReadError (a member's carries its position: `member`). Where the
- * chain has Multicall3 at its canonical address (Base, Base Sepolia, and our devnet, which installs it:
- * devnet/multicall3.ts) the call goes to it: ~0.2 KB of call data for four reads. Elsewhere Multicall3's
- * creation code runs "deployless" (readView's `code`), ~12 KB per call but needing nothing on chain.
+ * node has Multicall3 (at its canonical address on Base, Base Sepolia and our devnet, which installs it:
+ * devnet/multicall3.ts; checked at start-up: api/chain/multicall3.ts) the call goes to it: ~0.2 KB of call data for
+ * four reads. Elsewhere Multicall3's creation code runs "deployless" (readView's `code`), ~12 KB per call but
+ * needing nothing on chain.
  * tryBlockAndAggregate also returns block.number, which tells the caller which block the values belong to
  * without a second round trip. (viem's exported multicall3Abi lacks tryBlockAndAggregate, hence parseAbi.)
  */
@@ -22,31 +22,22 @@ export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a1739
 /** Chains known to have Multicall3 at MULTICALL3_ADDRESS: Base, Base Sepolia, and the devnet (it installs it). */
 export const CANONICAL_MULTICALL3_CHAINS: ReadonlySet<number> = new Set([8453, 84532, 31337]);
 
-/** How a multicall reaches Multicall3: the deployed contract, or its creation code inside the call. */
-export type MulticallVia = "canonical" | "deployless";
+export { MULTICALL3_CREATION_CODE };
 
+/** How a multicall reaches Multicall3: the address of a deployed one, or its creation code inside the call. */
+export type MulticallVia = Address | "deployless";
+
+/**
+ * The way to assume without asking the node (an app that skipped the start-up check: tests, benches): the
+ * canonical address on the chains known to have it, else deployless. The API process asks instead.
+ */
 export const multicallViaFor = (chainId: number): MulticallVia =>
-  CANONICAL_MULTICALL3_CHAINS.has(chainId) ? "canonical" : "deployless";
+  CANONICAL_MULTICALL3_CHAINS.has(chainId) ? MULTICALL3_ADDRESS : "deployless";
 
 // Declared `view` (it is `payable` on chain; the selector is the same): the service only ever eth_calls it.
 export const MULTICALL3_ABI = parseAbi([
   "function tryBlockAndAggregate(bool requireSuccess, (address target, bytes callData)[] calls) view returns (uint256 blockNumber, bytes32 blockHash, (bool success, bytes returnData)[] returnData)",
 ]);
-
-/**
- * Multicall3's creation code, taken from the installed viem (which uses it for its own deployless
- * multicall) instead of a hand-pasted copy. viem keeps it out of its public exports, so it is loaded
- * from viem's package directory; a viem without it stops the process at start-up, loudly.
- */
-export const MULTICALL3_CREATION_CODE: Hex = (() => {
-  const require = createRequire(import.meta.url);
-  const viemDir = path.dirname(require.resolve("viem/package.json"));
-  const code: unknown = require(path.join(viemDir, "_cjs", "constants", "contracts.js")).multicall3Bytecode;
-  if (typeof code !== "string" || !/^0x(?:[0-9a-f]{2})+$/.test(code)) {
-    throw new Error("viem no longer ships multicall3Bytecode in _cjs/constants/contracts.js");
-  }
-  return code as Hex;
-})();
 
 export type MulticallResult = { blockNumber: bigint; results: readonly AggregateResult[] };
 
@@ -65,7 +56,7 @@ export function multicallView(
   via: MulticallVia = "deployless",
 ): ViewCall<typeof MULTICALL3_ABI, "tryBlockAndAggregate"> {
   return {
-    address: MULTICALL3_ADDRESS,
+    address: via === "deployless" ? MULTICALL3_ADDRESS : via,
     abi: MULTICALL3_ABI,
     functionName: "tryBlockAndAggregate",
     args: [false, calls],
@@ -81,12 +72,16 @@ export async function multicallAtOneBlock(
   options: MulticallOptions = {},
 ): Promise<MulticallResult> {
   const block = options.block === undefined ? "latest" : (`0x${options.block.toString(16)}` as Hex);
-  const [blockNumber, , results] = await readView(rpc, multicallView(calls, options.via), { block });
-  if (results.length !== calls.length) {
-    throw new ViewReadError(OUTER, "malformed", {
-      cause: new Error(`${results.length} answers for ${calls.length} calls`),
-    });
-  }
+  const [blockNumber, , results] = await readView(rpc, multicallView(calls, options.via), {
+    block,
+    accept: ([, , answers]) => {
+      if (answers.length !== calls.length) {
+        throw new ViewReadError(OUTER, "malformed", {
+          cause: new Error(`${answers.length} answers for ${calls.length} calls`),
+        });
+      }
+    },
+  });
   return { blockNumber, results };
 }
 

@@ -231,14 +231,25 @@ export function viewFailure(call: { functionName: string }, cause: unknown): Vie
 export async function readView<TAbi extends Abi, TName extends ContractFunctionName<TAbi, "view" | "pure">>(
   rpc: RpcClient | null,
   call: ViewCall<TAbi, TName>,
-  options: RpcCallOptions & { block?: Hex | "latest" } = {},
+  options: RpcCallOptions & {
+    block?: Hex | "latest";
+    /** A further check of the decoded value; what it throws fails the read, counted as a malformed answer. */
+    accept?: (value: ViewResult<TAbi, TName>) => void;
+  } = {},
 ): Promise<ViewResult<TAbi, TName>> {
   if (rpc === null) throw new ViewReadError(label(call), "unconfigured");
-  let raw: unknown;
   try {
-    raw = await rpc.request(viewRequest(call, options.block), options);
+    // Decoded inside the call, so a malformed answer is counted as the call's failure ("invalid"), not "ok".
+    return await rpc.request(viewRequest(call, options.block), {
+      signal: options.signal,
+      deadline: options.deadline,
+      decode: (raw) => {
+        const value = decodeView(call, raw);
+        options.accept?.(value);
+        return value;
+      },
+    });
   } catch (cause) {
     throw viewFailure(call, cause);
   }
-  return decodeView(call, raw);
 }

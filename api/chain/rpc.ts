@@ -44,10 +44,20 @@ export class RpcError extends Error {
   constructor(
     readonly kind: RpcFailureKind,
     message: string,
-    readonly info: { method?: string; status?: number; code?: number; data?: string } = {},
+    /** `reverted`: a JSON-RPC error that is the contract reverting (isRevert), not the node failing. */
+    readonly info: { method?: string; status?: number; code?: number; data?: string; reverted?: boolean } = {},
   ) {
     super(message);
   }
+}
+
+/**
+ * Whether a JSON-RPC error object is an execution revert: code 3 is what anvil, geth and reth answer for a
+ * revert (with its data; anvil even for a bare `revert()`: `{code: 3, message: "execution reverted", data:
+ * "0x"}`); nodes that answer a revert without data use -32000 with "execution reverted" in the message.
+ */
+export function isRevert(code: number | undefined, message: unknown): boolean {
+  return code === 3 || (typeof message === "string" && /\brevert/i.test(message));
 }
 
 export class RpcMethodNotAllowedError extends Error {
@@ -57,7 +67,18 @@ export class RpcMethodNotAllowedError extends Error {
   }
 }
 
-export type RpcOutcome = "ok" | RpcFailureKind;
+/**
+ * How one upstream call ended, for the metrics: "revert" is the contract refusing (an answer, like "ok"),
+ * apart from "rpc" (any other JSON-RPC error: the node failing); "invalid" is an answer the client or its
+ * caller could not accept (not JSON-RPC, a missing result, a result that does not decode).
+ */
+export type RpcOutcome = "ok" | "revert" | RpcFailureKind;
+
+/** The outcome an error ended a call with: a decoder's own error (not an RpcError) means the answer was invalid. */
+export function outcomeOf(error: unknown): RpcOutcome {
+  if (!(error instanceof RpcError)) return "invalid";
+  return error.kind === "rpc" && error.info.reverted === true ? "revert" : error.kind;
+}
 
 export type RpcClientOptions = {
   url: string;
@@ -65,6 +86,11 @@ export type RpcClientOptions = {
   timeoutMs?: number;
   /** Called once per JSON-RPC method sent (a batch reports each member), for metrics. */
   onCall?: (method: string, outcome: RpcOutcome) => void;
+  /**
+   * Called once per JSON-RPC method that a call's `deadline` stopped (the request it served passed its deadline or
+   * its client hung up): cut off in flight, or never sent because the deadline had already fired. For metrics.
+   */
+  onCancelled?: (method: string) => void;
 };
 
 /** Per-call options. */
@@ -77,23 +103,43 @@ export type RpcCallOptions = {
   signal?: AbortSignal;
   /**
    * The deadline of the HTTP request the call is made for (api/http/deadline.ts; boundToDeadline below adds it
-   * to every call of a route): when it fires the call is cancelled the same way and fails with kind "timeout".
+   * to every call of a route): when it fires the call is cancelled the same way and fails with kind "timeout",
+   * or "aborted" when it fired because the request's client hung up (reason HANG_UP).
    */
   deadline?: CancelSignal;
 };
 
+/**
+ * A call's options with the caller's decoder: `decode` turns the result into what the caller accepts, or throws
+ * (its error is the call's). Run by the client before it counts the call, so an answer the caller rejects is
+ * counted "invalid", never "ok". Every RpcClient must apply it (decodeWith).
+ */
+export type RpcRequestOptions<T> = RpcCallOptions & { decode?: (result: unknown) => T };
+
+/** A batch's options: one decoder per member (or none), applied as RpcRequestOptions.decode is. */
+export type RpcBatchOptions = RpcCallOptions & { decode?: readonly (((result: unknown) => unknown) | undefined)[] };
+
+/** `result` through `decode`, if any: for RpcClient implementations (a fake chain, a coalescing view). */
+export function decodeWith<T>(result: unknown, decode: ((result: unknown) => T) | undefined): T {
+  return decode ? decode(result) : (result as T);
+}
+/** The reason a request's deadline signal carries when it fired because the client closed the connection. */
+export const HANG_UP = "hang-up";
+
 /** What can cancel a call besides its own signal: an AbortSignal, or the request's deadline (api/http/deadline.ts). */
 export interface CancelSignal {
   readonly aborted: boolean;
+  /** Why it fired: HANG_UP when the request's client went away; anything else is a deadline passing. */
+  readonly reason?: unknown;
   addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
   removeEventListener(type: "abort", listener: () => void): void;
 }
 
 export interface RpcClient {
-  /** One JSON-RPC call; resolves with `result` exactly as the node sent it (never coerced). */
-  request(req: RpcRequest, options?: RpcCallOptions): Promise<unknown>;
+  /** One JSON-RPC call; resolves with `result` exactly as the node sent it (never coerced), or as `decode` made it. */
+  request<T = unknown>(req: RpcRequest, options?: RpcRequestOptions<T>): Promise<T>;
   /** Several calls in one HTTP round trip; results in request order. Any member's error fails the batch. */
-  batch(reqs: readonly RpcRequest[], options?: RpcCallOptions): Promise<unknown[]>;
+  batch(reqs: readonly RpcRequest[], options?: RpcBatchOptions): Promise<unknown[]>;
   /** The URL with credentials, path and query removed — the only form that may be logged or shown. */
   readonly redactedUrl: string;
   /** For a view of another client (boundToDeadline, a coalescing view): that client, whose node this is. */
@@ -144,6 +190,9 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
   const report = (methods: readonly string[], outcome: RpcOutcome) => {
     if (options.onCall) for (const m of methods) options.onCall(m, outcome);
   };
+  const cancelled = (methods: readonly string[]) => {
+    if (options.onCancelled) for (const m of methods) options.onCancelled(m);
+  };
 
   async function post(body: unknown, methods: readonly string[], options?: RpcCallOptions): Promise<unknown> {
     // The caller's own signal and the deadline of the request this call is made for: either cancels it.
@@ -161,12 +210,14 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     own?.addEventListener("abort", stop, { once: true });
     ambient?.addEventListener("abort", stop, { once: true });
     // Which ended the call, for the error's kind: the caller's own signal wins; the request's deadline
-    // passing is a timeout, as is this call's own.
+    // passing is a timeout, as is this call's own; the request's client hanging up is a cancellation.
     const stopped = () =>
       own?.aborted
         ? new RpcError("aborted", `RPC ${method} cancelled by the caller`, { method })
         : ambient?.aborted
-          ? new RpcError("timeout", `RPC ${method} stopped at the request's deadline`, { method })
+          ? ambient.reason === HANG_UP
+            ? new RpcError("aborted", `RPC ${method} cancelled: the request's client hung up`, { method })
+            : new RpcError("timeout", `RPC ${method} stopped at the request's deadline`, { method })
           : timedOut
             ? new RpcError("timeout", `RPC ${method} timed out after ${timeoutMs} ms`, { method })
             : undefined;
@@ -222,7 +273,8 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
         throw stopped() ?? new RpcError("unreachable", `RPC ${method}: response is not JSON`, { method });
       }
     } catch (error) {
-      report(methods, error instanceof RpcError ? error.kind : "unreachable");
+      report(methods, error instanceof RpcError ? outcomeOf(error) : "unreachable");
+      if (ambient?.aborted && !own?.aborted) cancelled(methods);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -238,11 +290,20 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     if (r.error !== undefined && r.error !== null) {
       const code = typeof r.error.code === "number" ? r.error.code : undefined;
       const data = typeof r.error.data === "string" ? r.error.data : undefined;
-      throw new RpcError("rpc", `RPC ${method}: error ${code ?? "?"}`, { method, code, data });
+      const reverted = isRevert(code, r.error.message);
+      throw new RpcError("rpc", `RPC ${method}: ${reverted ? "reverted" : "error"} ${code ?? "?"}`, {
+        method,
+        code,
+        data,
+        reverted,
+      });
     }
     if (!("result" in r)) throw new RpcError("invalid", `RPC ${method}: response has no result`, { method });
     return r.result;
   }
+
+  const refused = (method: string) =>
+    new RpcError("invalid", `RPC ${method}: the result is not what was asked`, { method });
 
   function guard(reqs: readonly RpcRequest[]) {
     for (const r of reqs) if (!READ_METHODS.has(r.method)) throw new RpcMethodNotAllowedError(r.method);
@@ -255,11 +316,11 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       const id = nextId++;
       const res = await post({ jsonrpc: "2.0", id, method: req.method, params: req.params }, [req.method], callOptions);
       try {
-        const result = unwrap(res, req.method);
+        const result = decodeWith(unwrap(res, req.method), callOptions?.decode);
         report([req.method], "ok");
         return result;
       } catch (error) {
-        report([req.method], (error as RpcError).kind);
+        report([req.method], outcomeOf(error));
         throw error;
       }
     },
@@ -273,25 +334,37 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
         methods,
         callOptions,
       );
-      try {
-        if (!Array.isArray(res)) {
+      if (!Array.isArray(res)) {
+        let error: unknown;
+        try {
           // Some nodes answer a whole batch with one error object.
           unwrap(res, "batch");
-          throw new RpcError("invalid", "RPC batch: response is not an array", { method: "batch" });
+          error = new RpcError("invalid", "RPC batch: response is not an array", { method: "batch" });
+        } catch (e) {
+          error = e;
         }
-        const byId = new Map(res.map((r) => [(r as JsonRpcResponse)?.id, r]));
-        const results = reqs.map((r, i) => {
+        report(methods, outcomeOf(error));
+        throw error;
+      }
+      // Each member is counted by its own outcome (a revert beside an ok); the first failure fails the batch.
+      const byId = new Map(res.map((r) => [(r as JsonRpcResponse)?.id, r]));
+      let failure: { error: unknown } | undefined;
+      const results = reqs.map((r, i) => {
+        try {
           const member = byId.get(ids[i]);
           if (member === undefined)
             throw new RpcError("invalid", `RPC ${r.method}: missing from batch response`, { method: r.method });
-          return unwrap(member, r.method);
-        });
-        report(methods, "ok");
-        return results;
-      } catch (error) {
-        report(methods, (error as RpcError).kind);
-        throw error;
-      }
+          const result = decodeWith(unwrap(member, r.method), callOptions?.decode?.[i]);
+          report([r.method], "ok");
+          return result;
+        } catch (error) {
+          report([r.method], outcomeOf(error));
+          failure ??= { error };
+          return undefined;
+        }
+      });
+      if (failure) throw failure.error;
+      return results;
     },
   };
 }

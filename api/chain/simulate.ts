@@ -90,11 +90,19 @@ export async function simulateCalls(
     blockStateCalls: [{ calls: calls.map((c) => ({ from, to: c.to, data: c.data })) }],
     validation: false,
   };
-  let result: unknown;
+  let answer: NonNullable<ReturnType<typeof readAnswer>>;
   try {
-    result = await rpc.request(
+    answer = await rpc.request(
       { method: "eth_simulateV1", params: [payload, "latest"] },
-      { signal: AbortSignal.timeout(timeoutMs) },
+      {
+        signal: AbortSignal.timeout(timeoutMs),
+        // Read inside the call, so an answer that is not a simulation is counted as malformed (api/chain/rpc.ts).
+        decode: (result) => {
+          const read = readAnswer(result, calls.length);
+          if (!read) throw new RpcError("invalid", "RPC eth_simulateV1: not a simulation of the calls");
+          return read;
+        },
+      },
     );
   } catch (error) {
     if (error instanceof RpcError && isUnsupported(error)) {
@@ -105,6 +113,5 @@ export async function simulateCalls(
     // Our own deadline surfaces as a cancellation; to the caller it is the node being too slow.
     return { kind: "failed", reason: kind === "aborted" ? "timeout" : kind };
   }
-  const answer = readAnswer(result, calls.length);
-  return answer ? { kind: "ran", ...answer } : { kind: "failed", reason: "invalid" };
+  return { kind: "ran", ...answer };
 }

@@ -23,6 +23,7 @@ import { createYoga, type Plugin } from "graphql-yoga";
 import type { Context, Handler } from "hono";
 import { edgeRequestId } from "../http/edge";
 import { IndexUnavailableError, MethodNotAllowedError } from "../http/errors";
+import { onHangUp } from "../http/hangUp";
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
 import type { Logger } from "../observability/logger";
 import { errorsBody, GRAPHQL_ERROR_CODES, type GraphqlErrorCode, graphqlError } from "./graphqlErrors";
@@ -59,9 +60,11 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): Handler {
     }
     await chargeRateLimit(c, "graphql", o.rateLimit);
     const request = await graphqlRequest(c, limits.maxBodyBytes);
-    if (!yoga) throw new IndexUnavailableError();
+    if (!yoga) throw new IndexUnavailableError("unconfigured");
 
     const deadline = new AbortController();
+    // A client that hangs up gives its reads up as a passed deadline does (api/http/hangUp.ts).
+    const stopWatching = onHangUp(c, () => deadline.abort());
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<"late">((resolve) => {
       timer = setTimeout(() => resolve("late"), limits.timeoutMs);
@@ -86,6 +89,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): Handler {
       return answer(c, body, answered.status, answered.headers.get("content-type") ?? ownMediaType(request));
     } finally {
       clearTimeout(timer);
+      stopWatching();
     }
   };
 }

@@ -4,7 +4,7 @@
  * a header is ignored unless a trusted hop vouches for it, so a spoofed header buys no new budget.
  */
 import type { Context } from "hono";
-import { normalizeIp, parseTrustedProxies, type TrustedProxies } from "../net/ip";
+import { normalizeIp, parseForwardedHop, parseTrustedProxies, type TrustedProxies } from "../net/ip";
 
 /** Reads the socket peer's address for a request; undefined when the adapter does not expose one. */
 export type PeerAddressSource = (c: Context) => string | undefined;
@@ -40,8 +40,9 @@ export function createClientIpResolver(options: {
 
 /**
  * Right to left through X-Forwarded-For: each trusted hop vouches for the entry before it; the first
- * address no trusted proxy could have written is the client. A malformed entry ends the walk (what is
- * left of it came from the client), leaving the last address a trusted hop vouched for.
+ * address no trusted proxy could have written is the client. An entry may carry a port or IPv6 brackets
+ * (parseForwardedHop). A malformed entry ends the walk (what is left of it came from the client), leaving
+ * the last address a trusted hop vouched for.
  */
 export function resolveClientIp(input: {
   peer: string | undefined;
@@ -53,7 +54,7 @@ export function resolveClientIp(input: {
   const hops = input.forwardedFor.split(",");
   let client = peer;
   for (let i = hops.length - 1; i >= 0; i--) {
-    const hop = normalizeIp(hops[i]!);
+    const hop = parseForwardedHop(hops[i]!);
     if (hop === null) break;
     client = hop;
     if (!input.trusted.has(hop)) break;

@@ -1,35 +1,143 @@
+/**
+ * Bounds the memory clients can pin with answers they do not read. Node parses every request of a TCP read
+ * at once and hands each to the app, so a client that pipelines requests and never reads makes the server
+ * compute all of them and hold every answer (120 sockets pipelining the 4.35 MB docs bundle took a replica
+ * from 145 MB to 1.8 GB). Here:
+ * - a connection's requests are answered one at a time: the next is handed to the app only once the
+ *   previous answer has gone to the kernel, and while one waits the socket is not read (back-pressure), so
+ *   an unread connection costs one answer however much it sends; more than `maxQueued` waiting closes it;
+ * - the bytes of answers written but not yet taken by the client are counted per connection, per peer
+ *   address and in total; an answer that leaves its connection, its address or the process over its cap
+ *   closes that connection (the memory is freed), and a connection whose address is already over its
+ *   cap is closed before its next request is computed. A client that reads stays under every cap: its
+ *   answers leave as they are written.
+ * A stalled reader is closed by the server's send timeout (api/server/server.ts), so the caps hold
+ * memory only for as long as a reader makes progress.
+ */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { normalizeIp, type TrustedProxies } from "../net/ip";
+import type { ConnectionMetrics } from "../observability/metrics";
+import { peerKey } from "./connectionLimit";
 
-/**
- * Bounds what one connection can make the server hold. Node parses every request of a TCP read at once,
- * so a client that pipelines requests and never reads the answers makes the server compute and buffer
- * all of them (an attack with 20 sockets × 10 pipelined 2 MB MCP answers took a replica from 529 to 1,131 MB). Browsers
- * and HTTP clients do not pipeline; a connection with more than `maxInFlight` requests still unanswered
- * is closed before the extra request is handled, so the memory a connection can pin is at most
- * `maxInFlight` answers (each bounded: an MCP answer by MCP_MAX_RESPONSE_BYTES, every other a few KiB).
- */
-export const MAX_IN_FLIGHT_PER_CONNECTION = 4;
+/** Requests one connection may have outstanding (one being answered, the rest waiting). Browsers do not pipeline. */
+export const MAX_QUEUED_PER_CONNECTION = 4;
 
-export function guardConnections(server: Server, maxInFlight = MAX_IN_FLIGHT_PER_CONNECTION): void {
-  const inFlight = new WeakMap<Socket, number>();
-  // One shared listener (no closure per request): a response closes once, finished or aborted.
-  function answered(this: ServerResponse) {
+export type PendingBytesLimits = { perConnection: number; perIp: number; total: number };
+
+export type ConnectionGuardOptions = {
+  pendingBytes: PendingBytesLimits;
+  maxQueued?: number;
+  /** Peers (our own proxies) the per-address cap does not apply to. */
+  trusted?: TrustedProxies;
+  metrics?: ConnectionMetrics;
+};
+
+type ShedReason = "pipelined" | "pending_connection" | "pending_ip" | "pending_total";
+
+/** One connection's state: its peer (undefined: a trusted proxy), the request being answered, those waiting. */
+type Connection = {
+  key: string | undefined;
+  busy: boolean;
+  waiting: [IncomingMessage, ServerResponse][];
+  paused: boolean;
+  /** Unsent bytes of its current answer, as counted in the totals. */
+  pending: number;
+};
+
+export type ConnectionGuard = {
+  /** Unsent answer bytes: of one peer address (peerKey), or of the whole process. */
+  pendingBytes(key?: string): number;
+};
+
+export function guardConnections(server: Server, o: ConnectionGuardOptions): ConnectionGuard {
+  const maxQueued = o.maxQueued ?? MAX_QUEUED_PER_CONNECTION;
+  const limits = o.pendingBytes;
+  const connections = new WeakMap<Socket, Connection>();
+  const byAddress = new Map<string, number>();
+  let total = 0;
+
+  const count = (conn: Connection, bytes: number) => {
+    conn.pending += bytes;
+    total += bytes;
+    if (conn.key !== undefined) {
+      const n = (byAddress.get(conn.key) ?? 0) + bytes;
+      if (n === 0) byAddress.delete(conn.key);
+      else byAddress.set(conn.key, n);
+    }
+    o.metrics?.pendingBytes.set(total);
+  };
+  const shed = (socket: Socket, reason: ShedReason) => {
+    o.metrics?.shed.inc({ reason });
+    socket.destroy();
+  };
+
+  // The answer is handed to the socket (end() ran): what the kernel did not take yet is pending.
+  function onPrefinish(this: ServerResponse) {
     const socket = this.req.socket;
-    inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1);
+    const conn = connections.get(socket);
+    const bytes = this.writableLength;
+    if (conn === undefined || bytes === 0) return;
+    count(conn, bytes);
+    if (conn.pending > limits.perConnection) shed(socket, "pending_connection");
+    else if (conn.key !== undefined && (byAddress.get(conn.key) ?? 0) > limits.perIp) shed(socket, "pending_ip");
+    else if (total > limits.total) shed(socket, "pending_total");
   }
-  // The server's own handler (@hono/node-server's) runs only for requests within the bound.
+  // Sent (or the connection is gone): its bytes are released, and the next waiting request goes on.
+  function onClose(this: ServerResponse) {
+    const socket = this.req.socket;
+    const conn = connections.get(socket);
+    if (conn === undefined) return;
+    count(conn, -conn.pending);
+    conn.busy = false;
+    if (socket.destroyed) return; // Node aborts the waiting requests itself
+    let next = conn.waiting.shift();
+    while (next?.[1].destroyed) next = conn.waiting.shift();
+    if (conn.waiting.length === 0 && conn.paused) {
+      conn.paused = false;
+      socket.resume();
+    }
+    if (next !== undefined) dispatch(conn, socket, next[0], next[1]);
+  }
+
+  // The app's handlers (the server's own, registered before this) run only for requests let through.
   const handlers = server.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners("request");
-  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket;
-    const n = (inFlight.get(socket) ?? 0) + 1;
-    if (n > maxInFlight) {
-      socket.destroy();
+  function dispatch(conn: Connection, socket: Socket, req: IncomingMessage, res: ServerResponse) {
+    if (conn.key !== undefined && (byAddress.get(conn.key) ?? 0) >= limits.perIp) {
+      shed(socket, "pending_ip");
       return;
     }
-    inFlight.set(socket, n);
-    res.on("close", answered);
-    for (const handler of handlers) handler(req, res);
+    conn.busy = true;
+    res.once("prefinish", onPrefinish);
+    res.once("close", onClose);
+    for (const handler of handlers) handler.call(server, req, res);
+  }
+
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    // The rest of a TCP read already parsed after the connection was closed: Node aborts it.
+    if (socket.destroyed) return;
+    let conn = connections.get(socket);
+    if (conn === undefined) {
+      const trusted = o.trusted?.has(normalizeIp(socket.remoteAddress ?? "") ?? "") ?? false;
+      conn = { key: trusted ? undefined : peerKey(socket), busy: false, waiting: [], paused: false, pending: 0 };
+      connections.set(socket, conn);
+    }
+    if (!conn.busy) {
+      dispatch(conn, socket, req, res);
+      return;
+    }
+    // Pipelined behind an answer not yet sent: it waits, and nothing more is read meanwhile.
+    if (conn.waiting.length + 1 >= maxQueued) {
+      shed(socket, "pipelined");
+      return;
+    }
+    conn.waiting.push([req, res]);
+    if (!conn.paused) {
+      conn.paused = true;
+      socket.pause();
+    }
   });
+  return { pendingBytes: (key) => (key === undefined ? total : (byAddress.get(key) ?? 0)) };
 }

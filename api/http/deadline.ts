@@ -1,6 +1,8 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { boundToDeadline, type CancelSignal, type RpcClient } from "../chain/rpc";
+import { boundToDeadline, type CancelSignal, HANG_UP, type RpcClient } from "../chain/rpc";
+import { CancelSource } from "./cancelSource";
 import { type ApiError, PreflightReadFailedError, QuoteFailedError, StateReadFailedError } from "./errors";
+import { onHangUp } from "./hangUp";
 import { limitedPrefix } from "./rateLimit";
 
 /** The v1 routes' overall deadline: min(RPC_TIMEOUT_MS, this). An assistant waits no longer for any answer. */
@@ -29,6 +31,11 @@ export function v1TimeoutError(c: Context, ms: number): ApiError {
  * its own documented error for a cancelled read (STATE_READ_FAILED, QUOTE_FAILED, PREFLIGHT_READ_FAILED …).
  * If the route has not answered `graceMs` later (it was waiting on something else), `timeoutError`
  * answers for it. Either way the client has its answer within `ms + graceMs`.
+ *
+ * The same signal fires (reason HANG_UP) when the request's client closes the connection before its answer is
+ * written: nobody will read the answer, so its RPC calls, its simulation and its index query are cancelled and
+ * what it had not started is never sent (api_aborted_work_total counts them). Work shared with other requests (the
+ * gate's preflight read, the supply cache's loads) is not bound to any one request, so it goes on for the others.
  */
 export type DeadlineOptions = {
   ms: number;
@@ -46,34 +53,6 @@ export function requestDeadline(c: Context): CancelSignal | undefined {
 }
 
 /**
- * The deadline as the RPC client watches it: the `aborted` flag and "abort" listeners of an AbortSignal,
- * without its cost — Node builds every AbortSignal as a transferable EventTarget, about 2% of a state
- * answer's CPU, for a signal that never leaves the request. A listener added after the abort never runs,
- * as with an AbortSignal.
- */
-class DeadlineSignal implements CancelSignal {
-  aborted = false;
-  #listeners: (() => void)[] = [];
-
-  addEventListener(_type: "abort", listener: () => void): void {
-    if (!this.aborted) this.#listeners.push(listener);
-  }
-
-  removeEventListener(_type: "abort", listener: () => void): void {
-    const at = this.#listeners.indexOf(listener);
-    if (at !== -1) this.#listeners.splice(at, 1);
-  }
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    const listeners = this.#listeners;
-    this.#listeners = [];
-    for (const listener of listeners) listener();
-  }
-}
-
-/**
  * The RpcClient a v1 route reads through: `rpc` with every call bound to the request's deadline, so the
  * route's reads — however many, however nested — end together when it passes and their connections to the
  * node are closed instead of left running. Outside deadline() (none set), `rpc` itself.
@@ -86,11 +65,12 @@ export function deadlineRpc(c: Context, rpc: RpcClient | null): RpcClient | null
 export function deadline(o: DeadlineOptions): MiddlewareHandler {
   const graceMs = o.graceMs ?? 250;
   return async (c, next) => {
-    const signal = new DeadlineSignal();
+    const signal = new CancelSource();
+    const stopWatching = onHangUp(c, () => signal.abort(HANG_UP));
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<"expired">((resolve) => {
       timer = setTimeout(() => {
-        signal.abort();
+        signal.abort("deadline");
         timer = setTimeout(() => resolve("expired"), graceMs);
       }, o.ms);
     });
@@ -103,6 +83,7 @@ export function deadline(o: DeadlineOptions): MiddlewareHandler {
       }
     } finally {
       clearTimeout(timer);
+      stopWatching();
     }
   };
 }

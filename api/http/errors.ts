@@ -9,12 +9,16 @@ export const ERROR_STATUS = {
   REQUEST_TIMEOUT: 408,
   /** The request line (URL) and headers together exceed the server's limit. */
   HEADERS_TOO_LARGE: 431,
+  /** A restricted route (the metrics, with METRICS_TOKEN) asked without its credentials. */
+  UNAUTHORIZED: 401,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   /** A POST body over its endpoint's limit (POST /graphql: 64 KiB). */
   PAYLOAD_TOO_LARGE: 413,
   /** A POST body of a media type the endpoint does not take (POST /graphql: application/json only). */
   UNSUPPORTED_MEDIA_TYPE: 415,
+  /** An `Expect` other than 100-continue (RFC 9110 §10.1.1); answered before any route. */
+  EXPECTATION_FAILED: 417,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   STATE_READ_FAILED: 502,
@@ -22,7 +26,7 @@ export const ERROR_STATUS = {
   PREFLIGHT_READ_FAILED: 502,
   GENESIS_NOT_FINALIZED: 503,
   CHAIN_UNREADY: 503,
-  /** This process has no index database configured (POST /graphql reads only the index). */
+  /** The lock index is not configured, not started, or not answering (the /api/index/v1 routes, /graphql). */
   INDEX_UNAVAILABLE: 503,
 } as const;
 
@@ -74,6 +78,15 @@ export class NotFoundError extends ApiError {
   }
 }
 
+export class UnauthorizedError extends ApiError {
+  override name = "UnauthorizedError";
+  /** The WWW-Authenticate header a 401 must carry (RFC 9110 §11.6.1): the scheme to use (RFC 6750). */
+  readonly challenge = 'Bearer realm="metrics"';
+  constructor() {
+    super("UNAUTHORIZED", "The metrics need Authorization: Bearer <METRICS_TOKEN>.");
+  }
+}
+
 export class MethodNotAllowedError extends ApiError {
   override name = "MethodNotAllowedError";
   /** `allowed`: the methods of the route (every route but /api/mcp and /graphql: GET and OPTIONS). */
@@ -102,13 +115,6 @@ export class BadRequestError extends ApiError {
   override name = "BadRequestError";
   constructor(message: string) {
     super("BAD_REQUEST", message);
-  }
-}
-
-export class IndexUnavailableError extends ApiError {
-  override name = "IndexUnavailableError";
-  constructor() {
-    super("INDEX_UNAVAILABLE", "This process has no index database configured.");
   }
 }
 
@@ -158,6 +164,13 @@ export class ChainUnreadyError extends ApiError {
   override name = "ChainUnreadyError";
   constructor(contract: string, chain: string) {
     super("CHAIN_UNREADY", `${contract} is not deployed on ${chain}.`, { contract, chain });
+  }
+}
+
+export class IndexUnavailableError extends ApiError {
+  override name = "IndexUnavailableError";
+  constructor(reason: "unconfigured" | "not started" | "unreachable", options?: { cause?: unknown }) {
+    super("INDEX_UNAVAILABLE", "The lock index cannot answer right now.", { reason }, options);
   }
 }
 

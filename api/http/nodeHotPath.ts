@@ -25,13 +25,18 @@ export function originTarget(req: IncomingMessage): string | undefined {
   if (target === undefined || target.charCodeAt(0) !== 47 /* "/" */) return undefined;
   const host = req.headers.host;
   if (host === undefined) return undefined;
+  return hostAccepted(host) ? target : undefined;
+}
+
+/** Whether @hono/node-server takes `host` (a Host header) as it is; cached, so a poller's one Host costs a lookup. */
+export function hostAccepted(host: string): boolean {
   let accepted = judged.get(host);
   if (accepted === undefined) {
     accepted = adapterAcceptsHost(host);
     if (judged.size >= JUDGED_MAX) judged.clear();
     judged.set(host, accepted);
   }
-  return accepted ? target : undefined;
+  return accepted;
 }
 
 /** @hono/node-server's own check (its newRequest): the URL must parse, and keep the Host's hostname. */

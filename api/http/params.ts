@@ -18,9 +18,12 @@ export const PARAM_PATTERNS = {
   /** Canonical decimal: no sign, no leading zero, no exponent; at most 78 digits (and ≤ 2²⁵⁶ − 1). */
   uint256: "^(0|[1-9][0-9]{0,77})$",
   bool: "^(true|false)$",
+  /** An opaque page cursor as this API hands it out: base64url, no padding (api/index/cursor.ts judges the rest). */
+  cursor: "^[A-Za-z0-9_-]{1,512}$",
 } as const;
 const HEX40 = new RegExp(PARAM_PATTERNS.address);
 const DECIMAL = new RegExp(PARAM_PATTERNS.uint256);
+const CURSOR = new RegExp(PARAM_PATTERNS.cursor);
 
 /** `0x` + 40 hex; a mixed-case address must carry a valid EIP-55 checksum. Returns the checksummed form. */
 export function parseAddress(param: string, raw: string): Address {
@@ -62,6 +65,12 @@ export function parseBool(param: string, raw: string): boolean {
   throw new BadParamsError(`${param} must be exactly true or false.`, { param });
 }
 
+/** The form of an opaque cursor; what it holds is checked by whoever made it. */
+export function parseCursorText(param: string, raw: string): string {
+  if (!CURSOR.test(raw)) throw new BadParamsError(`${param} is not a cursor this API handed out.`, { param });
+  return raw;
+}
+
 export type ParamKind = keyof typeof PARAM_PATTERNS;
 
 /**
@@ -81,7 +90,13 @@ export type ParamDoc = {
   description: string;
 };
 export type ParamSpec = Readonly<Record<string, ParamDoc>>;
-type Parsed<K extends ParamKind> = K extends "address" ? Address : K extends "uint256" ? bigint : boolean;
+type Parsed<K extends ParamKind> = K extends "address"
+  ? Address
+  : K extends "uint256"
+    ? bigint
+    : K extends "cursor"
+      ? string
+      : boolean;
 export type ParsedParams<S extends ParamSpec> = {
   [P in keyof S]: S[P]["required"] extends true
     ? Parsed<S[P]["kind"]>
@@ -90,9 +105,10 @@ export type ParsedParams<S extends ParamSpec> = {
       : Parsed<S[P]["kind"]> | undefined;
 };
 
-function parseParam(name: string, doc: ParamDoc, raw: string): Address | bigint | boolean {
+function parseParam(name: string, doc: ParamDoc, raw: string): Address | bigint | boolean | string {
   if (doc.kind === "address") return parseAddress(name, raw);
   if (doc.kind === "bool") return parseBool(name, raw);
+  if (doc.kind === "cursor") return parseCursorText(name, raw);
   return doc.min !== undefined || doc.max !== undefined
     ? parseUintInRange(name, raw, doc.min ?? 0n, doc.max ?? MAX_UINT256)
     : parseUint256(name, raw);

@@ -1,7 +1,7 @@
 /**
  * Per-client, per-prefix request budgets on /api/mcp/v1 (spec §8, design.md): `state/`, `preflight`,
- * `quote/` and `prepare/` each hold their own budget of `max` requests per `windowSec`. The supply
- * routes are never limited.
+ * `quote/` and `prepare/` each hold their own budget of `max` requests per `windowSec`; every route of the
+ * index API (/api/index/v1) shares one more, `index`. The supply routes are never limited.
  *
  * Every response of a limited prefix advertises its budget with the header fields of
  * draft-ietf-httpapi-ratelimit-headers-10 (the structured-field form introduced in -08; one named
@@ -13,23 +13,26 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { rateLimitSubject } from "../net/ip";
 import type { Metrics } from "../observability/metrics";
-import { V1_BASE } from "../paths";
+import { INDEX_BASE, V1_BASE } from "../paths";
 import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from "../ratelimit/limiter";
 import type { ClientIpResolver } from "./clientIp";
 import { RateLimitedError } from "./errors";
 
-export const LIMITED_PREFIXES = ["state", "preflight", "quote", "prepare"] as const;
+export const LIMITED_PREFIXES = ["state", "preflight", "quote", "prepare", "index"] as const;
 export type LimitedPrefix = (typeof LIMITED_PREFIXES)[number];
 /**
- * A budget: one per v1 prefix, `mcp` for the messages of POST /api/mcp (api/mcp/gatekeeper.ts), and `graphql`
- * for the requests of /graphql (api/graphql/endpoint.ts).
+ * A budget: one per v1 prefix, `mcp` for the messages of POST /api/mcp (api/mcp/gatekeeper.ts), `docs`
+ * for the reference page, its assets and the OpenAPI document (api/openapi/docsRoutes.ts), and `graphql` for
+ * the requests of /graphql (api/graphql/endpoint.ts).
  */
-export type Budget = LimitedPrefix | "mcp" | "graphql";
+export type Budget = LimitedPrefix | "mcp" | "docs" | "graphql";
 
 const V1 = `${V1_BASE}/`;
+const INDEX = `${INDEX_BASE}/`;
 
 /** The budget a path is counted against, or null when the path is not limited. */
 export function limitedPrefix(path: string): LimitedPrefix | null {
+  if (path.startsWith(INDEX)) return "index";
   if (!path.startsWith(V1)) return null;
   const segment = path.slice(V1.length).split("/", 1)[0];
   return (LIMITED_PREFIXES as readonly string[]).includes(segment ?? "") ? (segment as LimitedPrefix) : null;

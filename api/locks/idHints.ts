@@ -1,3 +1,4 @@
+import { CacheStats } from "../cache/stats";
 import type { IndexedLockIds } from "./types";
 
 /**
@@ -9,15 +10,18 @@ import type { IndexedLockIds } from "./types";
  */
 export class LockIdHints {
   readonly #entries = new Map<string, IndexedLockIds>();
+  /** One lookup per state read: a hit is a user read before (and not evicted since). */
+  readonly stats = new CacheStats();
   constructor(readonly capacity = 10_000) {}
 
   get(user: string): IndexedLockIds | undefined {
     const key = user.toLowerCase();
     const hit = this.#entries.get(key);
     if (hit) {
+      this.stats.hits++;
       this.#entries.delete(key);
       this.#entries.set(key, hit);
-    }
+    } else this.stats.misses++;
     return hit;
   }
 

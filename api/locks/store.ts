@@ -11,6 +11,8 @@ import { createHash } from "node:crypto";
 import { sql } from "ponder";
 import type { Address } from "viem";
 import { memoizeSuccess } from "../cache/memo";
+import type { CancelSignal } from "../chain/rpc";
+import type { IndexQueryObserver, IndexStatement } from "../observability/indexDbMetrics";
 import type { IndexedLockIds, IndexMark, LiveLock, LockStore } from "./types";
 
 /** Any drizzle Postgres database (only `execute` is used): Ponder's read-only `db`, or drizzle over node-postgres,
@@ -21,9 +23,11 @@ export type LockDb = { execute(query: ReturnType<typeof sql>): PromiseLike<unkno
  * node-postgres's `pool.query` with a named statement: Postgres parses and plans the statement once per
  * connection, then only binds and runs it.
  */
-export type PreparedQuery = (statement: { name: string; text: string; values: unknown[] }) => PromiseLike<{
-  rows: Row[];
-}>;
+export type PreparedQuery = (
+  statement: { name: string; text: string; values: unknown[] },
+  /** Cancels the query when it fires (api/locks/cancellableQuery.ts). */
+  signal?: CancelSignal,
+) => PromiseLike<{ rows: Row[] }>;
 
 export type CreateLockStoreOptions = {
   db: LockDb;
@@ -36,12 +40,14 @@ export type CreateLockStoreOptions = {
    * again, the rest drizzle's per-query layers) — bench/reads-latency.ts. Same statement, same snapshot.
    */
   prepared?: PreparedQuery;
+  /** Told each statement's duration and outcome, by name (the metrics' api_index_db_query_duration_seconds). */
+  onQuery?: IndexQueryObserver;
 };
 
 type Row = Record<string, unknown>;
 
 /** node-postgres and PGlite answer `{ rows }`; drizzle's pg-proxy answers the rows themselves. */
-async function rowsOf(db: LockDb, query: ReturnType<typeof sql>): Promise<Row[]> {
+export async function rowsOf(db: LockDb, query: ReturnType<typeof sql>): Promise<Row[]> {
   const result = (await db.execute(query)) as unknown as { rows?: Row[] } | Row[];
   return Array.isArray(result) ? result : (result.rows ?? []);
 }
@@ -90,12 +96,31 @@ function lockIdsFrom(row: Row): IndexedLockIds {
   return { tokenIds: ids, ...markFrom(row) };
 }
 
-export function createLockStore({ db, schema, prepared }: CreateLockStoreOptions): LockStore {
+/** `run`, its duration and outcome told to `onQuery` under `statement`. */
+export async function timedQuery<T>(
+  onQuery: IndexQueryObserver | undefined,
+  statement: IndexStatement,
+  run: () => PromiseLike<T>,
+): Promise<T> {
+  if (onQuery === undefined) return run();
+  const started = performance.now();
+  try {
+    const value = await run();
+    onQuery(statement, (performance.now() - started) / 1000, true);
+    return value;
+  } catch (error) {
+    onQuery(statement, (performance.now() - started) / 1000, false);
+    throw error;
+  }
+}
+
+export function createLockStore({ db, schema, prepared, onQuery }: CreateLockStoreOptions): LockStore {
+  const timed = <T>(statement: IndexStatement, run: () => PromiseLike<T>) => timedQuery(onQuery, statement, run);
   // A failed lookup is retried on the next call, not cached.
   const resolveSchema =
     schema === undefined
       ? memoizeSuccess(async () => {
-          const rows = await rowsOf(db, sql`SELECT current_schema() AS schema`);
+          const rows = await timed("current_schema", () => rowsOf(db, sql`SELECT current_schema() AS schema`));
           const name = rows[0]?.schema;
           if (typeof name !== "string") throw new Error("lock store: the connection has no current schema");
           return name;
@@ -113,12 +138,10 @@ export function createLockStore({ db, schema, prepared }: CreateLockStoreOptions
     async liveLocksOf(owner: Address): Promise<LiveLock[]> {
       // One range scan of lock_owner_token_idx (owner, token_id), already in the answer's order: burned rows have
       // no owner. Ponder stores hex lower-case. `amount > 0` holds for every live lock (≥ 1000e18 at creation).
-      const rows = await rowsOf(
-        db,
-        sql`SELECT token_id, amount, lock_end, auto_max FROM ${await table("lock")}
+      const query = sql`SELECT token_id, amount, lock_end, auto_max FROM ${await table("lock")}
             WHERE owner = ${owner.toLowerCase()} AND NOT burned AND amount > 0
-            ORDER BY token_id`,
-      );
+            ORDER BY token_id`;
+      const rows = await timed("live_locks", () => rowsOf(db, query));
       return rows.map((r) => ({
         tokenId: big(r.token_id),
         amount: big(r.amount),
@@ -136,21 +159,26 @@ export function createLockStore({ db, schema, prepared }: CreateLockStoreOptions
      * relation read here also exists in Ponder's views schema (database/actions.js creates views for the tables,
      * `_ponder_meta` and `_ponder_checkpoint`), so a reader given the views schema works unchanged.
      */
-    async lockIdsOf(owner: Address): Promise<IndexedLockIds> {
+    async lockIdsOf(owner: Address, options?: { signal?: CancelSignal }): Promise<IndexedLockIds> {
       const st = (await current()).ids;
       const user = owner.toLowerCase();
-      const rows = prepared
-        ? (await prepared({ name: st.name, text: st.text, values: [user] })).rows
-        : await rowsOf(db, sql`${sql.raw(st.before)}${user}${sql.raw(st.after)}`);
+      // Only the prepared path can be cancelled; drizzle's execute (Ponder's own read-only db) cannot.
+      const rows = await timed("lock_ids", async () =>
+        prepared
+          ? (await prepared({ name: st.name, text: st.text, values: [user] }, options?.signal)).rows
+          : await rowsOf(db, sql`${sql.raw(st.before)}${user}${sql.raw(st.after)}`),
+      );
       return lockIdsFrom(rows[0] ?? {});
     },
 
     /** The highest id minted and the indexed block, as lockIdsOf reports them, for no owner (the watermark's poll). */
     async indexMark(): Promise<IndexMark> {
       const st = (await current()).mark;
-      const rows = prepared
-        ? (await prepared({ name: st.name, text: st.text, values: [] })).rows
-        : await rowsOf(db, sql.raw(st.text));
+      const rows = await timed("index_mark", async () =>
+        prepared
+          ? (await prepared({ name: st.name, text: st.text, values: [] })).rows
+          : await rowsOf(db, sql.raw(st.text)),
+      );
       return markFrom(rows[0] ?? {});
     },
 
@@ -161,10 +189,8 @@ export function createLockStore({ db, schema, prepared }: CreateLockStoreOptions
      * 8453 included) is indexed right after, within seconds.
      */
     async isReady(): Promise<boolean> {
-      const rows = await rowsOf(
-        db,
-        sql`SELECT (value->>'is_ready')::int AS is_ready FROM ${await table("_ponder_meta")} WHERE key = 'app'`,
-      );
+      const query = sql`SELECT (value->>'is_ready')::int AS is_ready FROM ${await table("_ponder_meta")} WHERE key = 'app'`;
+      const rows = await timed("is_ready", () => rowsOf(db, query));
       return Number(rows[0]?.is_ready) === 1;
     },
   };

@@ -1,4 +1,5 @@
 import type { Address } from "viem";
+import type { CancelSignal } from "../chain/rpc";
 
 /** One live lock of a user, as the state endpoint lists it. */
 export type LiveLock = { tokenId: bigint; amount: bigint; lockEnd: bigint; autoMax: boolean };
@@ -25,8 +26,12 @@ export type IndexMark = {
 export interface LockStore {
   /** The owner's live locks (amount > 0, not burned), ordered by token id, in one indexed query. */
   liveLocksOf(owner: Address): Promise<LiveLock[]>;
-  /** The owner's token ids, the highest id minted and the indexed block, consistent with each other. */
-  lockIdsOf(owner: Address): Promise<IndexedLockIds>;
+  /**
+   * The owner's token ids, the highest id minted and the indexed block, consistent with each other. When `signal`
+   * fires first the query is cancelled (where the store can: node-postgres, api/locks/cancellableQuery.ts) and the
+   * call rejects with QueryCancelledError.
+   */
+  lockIdsOf(owner: Address, options?: { signal?: CancelSignal }): Promise<IndexedLockIds>;
   /** The highest id minted and the indexed block, in one statement (lockIdsOf's, without an owner). */
   indexMark(): Promise<IndexMark>;
   /** True once the index has caught up with the chain (Ponder's readiness); false while back-filling. */

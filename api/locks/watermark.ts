@@ -1,3 +1,4 @@
+import { type CacheSource, CacheStats } from "../cache/stats";
 import type { IndexMark } from "./types";
 
 /**
@@ -19,6 +20,8 @@ export type WatermarkOptions = {
   maxAgeMs: number;
   /** A poll that has not answered by then counts as failed. */
   timeoutMs: number;
+  /** Told why a poll failed (its error, or no answer within timeoutMs): the index database's outage, for the log. */
+  onFailure?: (cause: unknown) => void;
 };
 
 /** A quarter of a Base block apart; a mark is trusted for four polls; a poll waits at most one. */
@@ -28,6 +31,8 @@ export const WATERMARK_DEFAULTS: WatermarkOptions = { pollMs: 250, maxAgeMs: 1_0
 export type IndexWatermarkSource = {
   /** The mark if its poll was sent at most maxAgeMs ago, else undefined (never polled, or polls failing). */
   fresh(): IndexMark | undefined;
+  /** For the metrics: a hit is a fresh() that found a fresh mark; entries, 1 while there is one. */
+  readonly cache?: CacheSource;
 };
 
 export class IndexWatermark implements IndexWatermarkSource {
@@ -62,7 +67,17 @@ export class IndexWatermark implements IndexWatermarkSource {
     await this.#polling;
   }
 
+  readonly #stats = new CacheStats();
+  readonly cache: CacheSource = { stats: this.#stats, entries: () => (this.#current() ? 1 : 0) };
+
   fresh(): IndexMark | undefined {
+    const mark = this.#current();
+    if (mark) this.#stats.hits++;
+    else this.#stats.misses++;
+    return mark;
+  }
+
+  #current(): IndexMark | undefined {
     return performance.now() - this.#sentAt <= this.#o.maxAgeMs ? this.#mark : undefined;
   }
 
@@ -78,7 +93,10 @@ export class IndexWatermark implements IndexWatermarkSource {
           sentAt: performance.now(),
           mark: Promise.resolve()
             .then(() => this.#read())
-            .catch(() => undefined),
+            .catch((error: unknown) => {
+              this.#o.onFailure?.(error);
+              return undefined;
+            }),
         };
         this.#reading = reading;
         void reading.mark.then(() => {
@@ -87,6 +105,9 @@ export class IndexWatermark implements IndexWatermarkSource {
       }
       const { mark: answer, sentAt } = this.#reading;
       const mark = await Promise.race([answer, late]);
+      if (mark === undefined && this.#reading !== undefined) {
+        this.#o.onFailure?.(new Error(`no answer within ${this.#o.timeoutMs} ms`));
+      }
       // The mark is as fresh as the moment its read was sent, whichever poll waited for it.
       if (mark !== undefined && sentAt > this.#sentAt) {
         this.#mark = mark;

@@ -10,6 +10,11 @@
  *   and one JSON-RPC error per message (code -32000, data { error: "RATE_LIMITED", retryAfterSec });
  * - -32600 for a message that is not a JSON-RPC 2.0 request, -32601 for an unknown method, -32602 for
  *   params of the wrong shape, each with a short message (never a validator's dump);
+ * - in a batch, every request whose id another request of the batch also uses is refused with -32600 (the others
+ *   are answered as usual). JSON-RPC 2.0 leaves duplicate ids to the server; a client matches answers to requests
+ *   by id, so two answers with one id cannot be told apart. Refusing each such request alike gives that client the
+ *   same answer whichever one it reads, costs nothing upstream, and is the refusal a client can act on (renumber);
+ *   answering them one by one would still leave it two answers under one id;
  * - ping and tools/list are answered here from precomputed JSON; the SDK sees only what needs it
  *   (initialize, tools/call, notifications);
  * - an answer is at most MCP_MAX_RESPONSE_BYTES.
@@ -130,6 +135,21 @@ export type Screened = {
   toolCalls: number;
 };
 
+/** The ids that more than one request of the batch uses (1 and "1" are different ids). */
+function sharedIds(messages: readonly unknown[]): Set<string> {
+  const seen = new Set<string>();
+  const shared = new Set<string>();
+  for (const m of messages) {
+    if (!isObject(m) || !("method" in m) || !isId(m.id)) continue;
+    const key = idKey(m.id);
+    if (seen.has(key)) shared.add(key);
+    seen.add(key);
+  }
+  return shared;
+}
+
+const idKey = (id: string | number) => `${typeof id}:${id}`;
+
 export function screen(
   messages: readonly unknown[],
   tools: { isTool(name: string): boolean; listResult: string },
@@ -137,10 +157,16 @@ export function screen(
   const answers = new Map<number, string>();
   const forward: { index: number; message: Json }[] = [];
   let toolCalls = 0;
+  const shared = messages.length > 1 ? sharedIds(messages) : new Set<string>();
   messages.forEach((message, index) => {
     const id = idOf(message);
     if (!isObject(message) || message.jsonrpc !== "2.0") {
       answers.set(index, errorAnswer(id, JSON_RPC.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message."));
+      return;
+    }
+    if (id !== null && "method" in message && shared.has(idKey(id))) {
+      const text = `Invalid Request: id ${JSON.stringify(id).slice(0, 64)} is used by more than one request of this batch.`;
+      answers.set(index, errorAnswer(id, JSON_RPC.INVALID_REQUEST, text));
       return;
     }
     // A response (to a request this server never sends) or a notification: the SDK takes it, nothing is answered.

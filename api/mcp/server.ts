@@ -11,9 +11,12 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Context, Handler, Hono } from "hono";
 import type { StatusCode } from "hono/utils/http-status";
+import { HANG_UP } from "../chain/rpc";
 import { readBounded } from "../http/boundedBody";
+import { CancelSource } from "../http/cancelSource";
 import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
+import { onHangUp, PARENT_HANG_UP } from "../http/hangUp";
 import { chargeRateLimit, limitedPrefix, type RateLimitOptions } from "../http/rateLimit";
 import { type JsonSchema, kindRule, paramSchema } from "../openapi/jsonSchema";
 import { V1_OPERATIONS, type V1Operation } from "../routes";
@@ -96,8 +99,12 @@ export function mcpTools(operations: readonly V1Operation[] = V1_OPERATIONS): Mc
       name: r.operationId,
       title: r.summary,
       description: `${r.description}\n\nSame as GET ${operation.path}; returns its JSON envelope.`,
-      // The route's 200 body; an error envelope comes as text with isError and no structuredContent.
-      outputSchema: portableSchema(r.response.schema) as Tool["outputSchema"] & JsonSchema,
+      // The route's 200 body (with the route's documented example, when it has a fixed one); an error envelope
+      // comes as text with isError and no structuredContent.
+      outputSchema: {
+        ...(portableSchema(r.response.schema) as Tool["outputSchema"] & JsonSchema),
+        ...(r.response.example === undefined ? {} : { examples: [r.response.example] }),
+      },
       inputSchema: {
         type: "object",
         properties: Object.fromEntries(
@@ -110,6 +117,8 @@ export function mcpTools(operations: readonly V1Operation[] = V1_OPERATIONS): Mc
           .filter(([name, doc]) => doc.required || name in (r.pathParams ?? {}))
           .map(([name]) => name),
         additionalProperties: false,
+        // The arguments of the documented example (the OpenAPI document's parameter examples).
+        ...(r.exampleRequest === undefined ? {} : { examples: [r.exampleRequest] }),
       },
       // Reads and calldata only: nothing is written, and the same arguments give the same answer at one block.
       annotations: { title: r.summary, readOnlyHint: true, destructiveHint: false, idempotentHint: true },
@@ -205,7 +214,7 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
   /** A stateless server per HTTP request (the SDK's stateless pattern): nothing outlives the request. */
-  function serverFor(c: Context): Server {
+  function serverFor(c: Context, hangUp: CancelSource): Server {
     const ip = o.clientIp(c);
     const requestId = c.res.headers.get("x-request-id");
     const server = new Server(
@@ -232,10 +241,11 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
               );
         return envelopeResult(JSON.stringify((refused as ApiError).toEnvelope()), true);
       }
+      // The MCP client's hang-up goes along, so it stops the tool call's work too (api/http/hangUp.ts).
       const res = await o.app.request(
         path,
         { headers: { accept: "application/json", ...(requestId ? { "x-request-id": requestId } : {}) } },
-        ip === null ? {} : { [IN_PROCESS_CLIENT_IP]: ip },
+        { ...(ip === null ? {} : { [IN_PROCESS_CLIENT_IP]: ip }), [PARENT_HANG_UP]: hangUp },
       );
       return envelopeResult(await res.text(), !res.ok);
     });
@@ -308,7 +318,9 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
     c: Context,
     parsedBody: unknown,
   ): Promise<{ status: number; body: string | null; headers: Headers }> {
-    const server = serverFor(c);
+    const hangUp = new CancelSource();
+    const stopWatching = onHangUp(c, () => hangUp.abort(HANG_UP));
+    const server = serverFor(c, hangUp);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -320,6 +332,7 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
       // JSON mode: the body is already complete.
       return { status: res.status, body: res.body ? await res.text() : null, headers: res.headers };
     } finally {
+      stopWatching();
       await server.close();
     }
   }

@@ -28,6 +28,23 @@ export function normalizeIp(text: string): string | null {
   return canonical;
 }
 
+/**
+ * One entry of X-Forwarded-For, as proxies write them: an address alone (`1.2.3.4`, `2001:db8::1`), or with the
+ * client's port (`1.2.3.4:5678`, `[2001:db8::1]:443`), or an IPv6 address in brackets (`[::1]`) — Azure's
+ * gateways, IIS's ARR and some CDNs add the port. The port is dropped: a client is its address. A bare IPv6 address
+ * cannot carry a port (`2001:db8::1:443` is an address). Null when the entry is none of these.
+ */
+export function parseForwardedHop(text: string): string | null {
+  const s = text.trim();
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(s);
+  if (bracketed) return isIP(bracketed[1]!) === 6 && validPort(bracketed[2]) ? normalizeIp(bracketed[1]!) : null;
+  const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(s);
+  if (v4WithPort) return validPort(v4WithPort[2]) ? normalizeIp(v4WithPort[1]!) : null;
+  return normalizeIp(s);
+}
+
+const validPort = (port: string | undefined) => port === undefined || Number(port) <= 65_535;
+
 /** The eight 16-bit groups of an IPv6 address (input must be valid IPv6). */
 function ipv6Groups(ip: string): number[] {
   const [head = "", tail] = ip.split("::");

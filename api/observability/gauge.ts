@@ -1,3 +1,5 @@
+import { escapeHelp } from "./exposition";
+
 /** A single-series gauge in the Prometheus text format: a value that goes up and down, absent until first set. */
 export class Gauge {
   #value: number | undefined;
@@ -15,7 +17,7 @@ export class Gauge {
   }
 
   render(): string {
-    const lines = [`# HELP ${this.name} ${this.help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`];
+    const lines = [`# HELP ${this.name} ${escapeHelp(this.help)}`];
     lines.push(`# TYPE ${this.name} gauge`);
     if (this.#value !== undefined) lines.push(`${this.name} ${this.#value}`);
     return lines.join("\n");

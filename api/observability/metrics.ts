@@ -1,113 +1,25 @@
 /**
- * Our counters, rendered in the Prometheus text format (0.0.4) at /api/metrics.
+ * Our metrics, rendered in the Prometheus text format (0.0.4) at /api/metrics (or on METRICS_PORT).
  *
  * Why not Ponder's /metrics: Ponder 0.16 keeps its prom-client Registry private to its
  * MetricsService (ponder/dist/esm/internal/metrics.js: `this.registry = new prometheus.Registry()`,
  * not the default registry) and reserves the /metrics path, so nothing registered from api/ can appear
  * there. Ponder's /metrics still reports indexing and its own per-path HTTP histograms; scrape both.
- * Counters are all we need, so a small registry here avoids a direct prom-client dependency.
+ *
+ * Two kinds of series: those counted per request (HTTP, RPC, rate limit) are our own small counters and
+ * histograms (api/observability/counter.ts, histogram.ts), cheap enough for a cached supply hit; everything
+ * else is read at scrape time — caches, the index database's pool, open connections, and prom-client's
+ * default process metrics (api/observability/processMetrics.ts) — so no prom-client object is on a
+ * request's path.
  */
 import type { RpcOutcome } from "../chain/rpc";
-import { createIndexLagGauges, type IndexLagGauges } from "./gauge";
-
-type Labels = Record<string, string>;
-
-/** A monotonically increasing counter family: one series per distinct label set. */
-export class Counter {
-  readonly #series = new Map<string, { labels: Labels; value: number }>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly labelNames: readonly string[],
-  ) {}
-
-  inc(labels: Labels = {}, by = 1): void {
-    const key = this.#key(labels);
-    const series = this.#series.get(key);
-    if (series) series.value += by;
-    else this.#series.set(key, { labels: { ...labels }, value: by });
-  }
-
-  /** The current value of one series (0 when never incremented). */
-  get(labels: Labels = {}): number {
-    return this.#series.get(this.#key(labels))?.value ?? 0;
-  }
-
-  /** The series key: label values in labelNames order, NUL-separated. A loop, not map+join: inc runs per request. */
-  #key(labels: Labels): string {
-    const names = this.labelNames;
-    let key = "";
-    for (let i = 0; i < names.length; i++)
-      key += i === 0 ? (labels[names[0]!] ?? "") : `\u0000${labels[names[i]!] ?? ""}`;
-    return key;
-  }
-
-  render(): string {
-    const lines = [`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} counter`];
-    for (const { labels, value } of this.#series.values()) {
-      const pairs = this.labelNames.map((n) => `${n}="${escapeLabelValue(labels[n] ?? "")}"`);
-      lines.push(`${this.name}${pairs.length ? `{${pairs.join(",")}}` : ""} ${value}`);
-    }
-    return lines.join("\n");
-  }
-}
-
-/** Request-duration buckets in seconds: a cached supply answer sits in the first, a slow node's read in the last. */
-export const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
-
-/** A histogram family (Prometheus cumulative buckets, _sum and _count): one series per distinct label set. */
-export class Histogram {
-  readonly #series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly labelNames: readonly string[],
-    readonly buckets: readonly number[] = DURATION_BUCKETS,
-  ) {}
-
-  /** Records one observation (seconds). */
-  observe(labels: Labels, value: number): void {
-    this.series(labels).observe(value);
-  }
-
-  /** One series, resolved once: a hot path keeps the handle instead of building a label key per request. */
-  series(labels: Labels): { observe(value: number): void } {
-    let key = "";
-    for (let i = 0; i < this.labelNames.length; i++)
-      key += `${i === 0 ? "" : "\u0000"}${labels[this.labelNames[i]!] ?? ""}`;
-    let series = this.#series.get(key);
-    if (series === undefined) {
-      series = { labels: { ...labels }, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-      this.#series.set(key, series);
-    }
-    const s = series;
-    const buckets = this.buckets;
-    return {
-      observe(value: number) {
-        for (let i = 0; i < buckets.length; i++) if (value <= buckets[i]!) s.counts[i]!++;
-        s.sum += value;
-        s.count++;
-      },
-    };
-  }
-
-  render(): string {
-    const lines = [`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} histogram`];
-    for (const { labels, counts, sum, count } of this.#series.values()) {
-      const pairs = this.labelNames.map((n) => `${n}="${escapeLabelValue(labels[n] ?? "")}"`);
-      const at = (extra: string) => `{${[...pairs, ...(extra ? [extra] : [])].join(",")}}`;
-      for (let i = 0; i < this.buckets.length; i++)
-        lines.push(`${this.name}_bucket${at(`le="${this.buckets[i]}"`)} ${counts[i]}`);
-      lines.push(`${this.name}_bucket${at('le="+Inf"')} ${count}`);
-      lines.push(`${this.name}_sum${pairs.length ? `{${pairs.join(",")}}` : ""} ${sum}`);
-      lines.push(`${this.name}_count${pairs.length ? `{${pairs.join(",")}}` : ""} ${count}`);
-    }
-    return lines.join("\n");
-  }
-}
-
-const escapeHelp = (s: string) => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
-const escapeLabelValue = (s: string) => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+import { CacheMetrics } from "./cacheMetrics";
+import { OpenConnectionMetrics } from "./connectionMetrics";
+import { Counter } from "./counter";
+import { createIndexLagGauges, Gauge, type IndexLagGauges } from "./gauge";
+import { Histogram } from "./histogram";
+import { IndexDbMetrics } from "./indexDbMetrics";
+import { processMetrics } from "./processMetrics";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -118,19 +30,39 @@ export type Metrics = {
   httpDuration: Histogram;
   /** Upstream JSON-RPC calls; `method` is bounded by the RPC read allowlist. */
   rpcCalls: Counter;
+  /**
+   * Work cut short because the request it served was abandoned (its client hung up, or its deadline passed): RPC
+   * calls, simulations (eth_simulateV1) and index queries cancelled in flight or never started. `kind`: rpc,
+   * simulation, db.
+   */
+  abortedWork: Counter;
   /** Requests refused with 429, by limited prefix. */
   rateLimited: Counter;
   /** Requests decided by the in-process limiter because the shared (Redis) store failed. */
   rateLimitStoreFallbacks: Counter;
   /** Index lag gauges, set by state reads. */
   indexLag: IndexLagGauges;
+  /** What the API server's connection limits do (createConnectionMetrics). */
+  connections: ConnectionMetrics;
+  /** ve rankings computed (at most one per indexed block per process: api/index/veBoard.ts). */
+  veBoardComputations: Counter;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
   onRpcCall: (method: string, outcome: RpcOutcome) => void;
-  /** The whole registry in the Prometheus text format. */
-  render(): string;
+  /** Hits, misses and entries of every cache that registers itself. */
+  caches: CacheMetrics;
+  /** The index database: its pool (API process) and statement durations. */
+  indexDb: IndexDbMetrics;
+  /** Open connections of the HTTP listeners the entry point watches. */
+  openConnections: OpenConnectionMetrics;
+  /** Everything in the Prometheus text format, prom-client's process metrics last. */
+  render(): Promise<string>;
+  /** Pass as `onCancelled` to createRpcClient: an upstream call a request's deadline or hang-up stopped. */
+  onRpcCancelled: (method: string) => void;
 };
 
 export function createMetrics(): Metrics {
+  // prom-client counts CPU time from when its metrics are made: make them with the first app, at start-up.
+  processMetrics();
   const httpRequests = new Counter(
     "api_http_requests_total",
     "HTTP requests answered by the API, by route pattern and status.",
@@ -141,10 +73,17 @@ export function createMetrics(): Metrics {
     "Time from a request's arrival to its answer, by route pattern and status.",
     ["method", "route", "status"],
   );
-  const rpcCalls = new Counter("api_rpc_calls_total", "Upstream JSON-RPC calls by method and outcome.", [
-    "method",
-    "outcome",
-  ]);
+  const rpcCalls = new Counter(
+    "api_rpc_calls_total",
+    "Upstream JSON-RPC calls by method and outcome: ok, revert (the contract refused: an answer), invalid (an " +
+      "answer that is not what was asked for), rpc (any other JSON-RPC error), http, timeout, aborted, unreachable.",
+    ["method", "outcome"],
+  );
+  const abortedWork = new Counter(
+    "api_aborted_work_total",
+    "Upstream work cancelled because its request was abandoned (client hung up or deadline passed), by kind.",
+    ["kind"],
+  );
   const rateLimited = new Counter(
     "api_rate_limited_total",
     "Requests refused with 429 RATE_LIMITED, by route prefix.",
@@ -156,10 +95,19 @@ export function createMetrics(): Metrics {
     ["reason"],
   );
   const indexLag = createIndexLagGauges();
+  const veBoardComputations = new Counter(
+    "api_index_ve_board_computations_total",
+    "ve rankings computed from the index; at most one per indexed block per process, shared by every reader.",
+    [],
+  );
+  const connections = createConnectionMetrics();
   const all = [
+    ...connections.all,
+    veBoardComputations,
     httpRequests,
     httpDuration,
     rpcCalls,
+    abortedWork,
     rateLimited,
     rateLimitStoreFallbacks,
     indexLag.indexedBlock,
@@ -167,14 +115,79 @@ export function createMetrics(): Metrics {
     indexLag.lagBlocks,
     indexLag.observedAt,
   ];
+  const caches = new CacheMetrics();
+  const indexDb = new IndexDbMetrics();
+  const openConnections = new OpenConnectionMetrics();
   return {
     indexLag,
+    veBoardComputations,
     httpRequests,
     httpDuration,
     rpcCalls,
     rateLimited,
     rateLimitStoreFallbacks,
+    caches,
+    indexDb,
+    openConnections,
+    connections,
+    abortedWork,
     onRpcCall: (method, outcome) => rpcCalls.inc({ method, outcome }),
-    render: () => `${all.map((c) => c.render()).join("\n")}\n`,
+    onRpcCancelled: (method) => abortedWork.inc({ kind: method === "eth_simulateV1" ? "simulation" : "rpc" }),
+    render: async () => {
+      const ours = [...all.map((c) => c.render()), caches.render(), indexDb.render(), await openConnections.render()];
+      // prom-client's text ends with a newline of its own.
+      return `${ours.join("\n")}\n${await processMetrics().metrics()}`;
+    },
+  };
+}
+
+/**
+ * What the API server's connection limits do (api/http/connectionLimit.ts, api/http/connectionGuard.ts,
+ * api/server/protocolErrors.ts): connections open, answer bytes waiting for slow readers, and every
+ * connection or request refused before it reached a route, by reason.
+ */
+export type ConnectionMetrics = {
+  /** Connections closed on arrival: `reason` per_ip (MAX_CONNECTIONS_PER_IP) or total (MAX_CONNECTIONS). */
+  refused: Counter;
+  /**
+   * Open connections the server closed: `reason` pipelined (too many requests queued behind an unsent answer),
+   * pending_connection / pending_ip / pending_total (unsent answer bytes over PENDING_RESPONSE_BYTES_*),
+   * send_timeout (no progress for SEND_TIMEOUT_MS).
+   */
+  shed: Counter;
+  /** Requests the HTTP layer rejects before any route, answered with the envelope: `reason` says why. */
+  protocolErrors: Counter;
+  open: Gauge;
+  pendingBytes: Gauge;
+  all: readonly { render(): string }[];
+};
+
+function createConnectionMetrics(): ConnectionMetrics {
+  const refused = new Counter(
+    "api_connections_refused_total",
+    "Connections closed as they arrived, over the per-IP or the total connection cap.",
+    ["reason"],
+  );
+  const shed = new Counter(
+    "api_connections_shed_total",
+    "Open connections the server closed to bound what it holds for them, by reason.",
+    ["reason"],
+  );
+  const protocolErrors = new Counter(
+    "api_http_protocol_errors_total",
+    "Requests rejected by the HTTP layer before any route (framing, Host, target, Expect, CONNECT), by reason.",
+    ["reason"],
+  );
+  const open = new Gauge("api_connections_open", "Client connections open on the API server.");
+  const pendingBytes = new Gauge("api_pending_response_bytes", "Bytes of answers written, not yet taken by clients.");
+  open.set(0);
+  pendingBytes.set(0);
+  return {
+    refused,
+    shed,
+    protocolErrors,
+    open,
+    pendingBytes,
+    all: [refused, shed, protocolErrors, open, pendingBytes],
   };
 }

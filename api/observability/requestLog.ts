@@ -9,6 +9,7 @@ import { matchedRoutes } from "hono/route";
 import type { RouterRoute } from "hono/types";
 import type { ClientIpResolver } from "../http/clientIp";
 import { ApiError } from "../http/errors";
+import { clientGone } from "../http/hangUp";
 import { truncateIp } from "../net/ip";
 import { HEALTH_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE } from "../paths";
 import type { Logger } from "./logger";
@@ -54,8 +55,13 @@ export type RequestOutcome = {
 
 export type RequestRecorder = (c: Context, outcome: RequestOutcome) => void;
 
+/** nginx's status for a request whose client closed the connection before the answer: recorded, never sent. */
+export const CLIENT_CLOSED_REQUEST = 499;
+
 export function requestRecorder(o: { logger: Logger; metrics: Metrics; clientIp: ClientIpResolver }): RequestRecorder {
-  return (c, { requestId, route, status, started, escaped }) => {
+  return (c, { requestId, route, status: answered, started, escaped }) => {
+    // The client hung up: whatever the route answered goes nowhere, so the request counts as nginx counts it.
+    const status = clientGone(c) ? CLIENT_CLOSED_REQUEST : answered;
     const m = c.req.method;
     const method = KNOWN_METHODS.has(m) ? m : "OTHER";
     const labels = { method, route, status: String(status) };

@@ -1,16 +1,35 @@
-import { DOCS_SCRIPT_PATH } from "../paths";
 import type { OpenApiDocument } from "./document";
 
 /**
  * The /docs page: Scalar's interactive reference over the document we serve. Every asset comes from this
  * process (the reference UI is the standalone bundle of the exact @scalar/api-reference version pinned in
- * package.json, served at SCALAR_SCRIPT), so the page works offline and loads nothing from a third party
- * (no CDN, no web fonts). The page also carries a plain listing of every operation rendered from the same
- * document, visible until the UI has started (or without JavaScript).
+ * package.json, built into dist/static under a content-hashed name), so the page works offline and loads
+ * nothing from a third party (no CDN, no web fonts). No inline script: the UI starts from a script file of
+ * ours, so the page's Content-Security-Policy allows scripts of its own origin only (DOCS_CSP). The page
+ * also carries a plain listing of every operation rendered from the same document, visible until the UI
+ * has started (or without JavaScript).
  */
 
-/** Where this process serves the pinned Scalar bundle (api/openapi/docsRoutes.ts). */
-export const SCALAR_SCRIPT = DOCS_SCRIPT_PATH;
+/** Where the page's scripts are: the hashed asset paths (api/openapi/docsRoutes.ts), null when not built. */
+export type DocsScripts = { scalar: string; init: string } | null;
+
+/**
+ * Only this origin: scripts and connections (the UI fetches the document and, when a reader tries a route,
+ * the route) stay on it. Styles also allow inline: Scalar's Vue components set style attributes and inject
+ * their stylesheet at run time; that admits no other origin. No framing, no plugins, no <base> rewrites.
+ */
+export const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join("; ");
 
 export const htmlEscape = (s: string) =>
   s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
@@ -27,7 +46,7 @@ function listing(doc: OpenApiDocument): string {
 <tbody>${rows.join("\n")}</tbody></table>`;
 }
 
-export function docsPage(doc: OpenApiDocument, specUrl: string): string {
+export function docsPage(doc: OpenApiDocument, specUrl: string, scripts: DocsScripts): string {
   const title = htmlEscape(String(doc.info.title));
   return `<!doctype html>
 <html lang="en">
@@ -49,13 +68,12 @@ export function docsPage(doc: OpenApiDocument, specUrl: string): string {
 The interactive reference starts below; without JavaScript, this listing is the same document.</p>
 ${listing(doc)}
 </div>
-<script src="${SCALAR_SCRIPT}"></script>
-<script>
-  if (window.Scalar && typeof window.Scalar.createApiReference === "function") {
-    document.getElementById("fallback").remove();
-    window.Scalar.createApiReference("#app", { url: ${JSON.stringify(specUrl)}, withDefaultFonts: false });
-  }
-</script>
+${
+  scripts
+    ? `<script src="${htmlEscape(scripts.scalar)}"></script>
+<script src="${htmlEscape(scripts.init)}" data-spec-url="${htmlEscape(specUrl)}"></script>`
+    : ""
+}
 </body>
 </html>`;
 }

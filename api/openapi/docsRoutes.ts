@@ -1,42 +1,73 @@
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
-import path from "node:path";
-import type { Hono } from "hono";
+import type { Hono, MiddlewareHandler } from "hono";
 import { memoizeSuccess } from "../cache/memo";
-import { DOCS_PATH, OPENAPI_PATH } from "../paths";
-import { docsPage, SCALAR_SCRIPT } from "./docsPage";
+import { NotFoundError } from "../http/errors";
+import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
+import { DOCS_ASSETS_PATH, DOCS_PATH, OPENAPI_PATH } from "../paths";
+import { DOCS_CSP, type DocsScripts, docsPage } from "./docsPage";
 import { buildOpenApiDocument } from "./document";
+import { chooseEncoding, matchesIfNoneMatch, type StaticAssets } from "./staticAssets";
+
+/** A year: the longest max-age caches honour; a hashed name's bytes never change (RFC 8246 immutable). */
+const IMMUTABLE = "public, max-age=31536000, immutable";
+
+export type DocsRoutesOptions = {
+  /** The built assets (api/openapi/staticAssets.ts); null → /docs serves its listing without the UI. */
+  assets: StaticAssets | null;
+  /** The docs, the document and the assets cost the `docs` budget of the client, like every other prefix. */
+  rateLimit: RateLimitOptions;
+};
 
 /**
- * GET /api/mcp/v1/openapi.json and GET /docs. The document depends only on the route definitions, so it
- * is built once per app, on first request (a failed build is retried, never cached).
+ * GET /api/mcp/v1/openapi.json, GET /docs and GET /docs/assets/<hashed name>. The document depends only on
+ * the route definitions, so it is built once per app, on first request (a failed build is retried, never
+ * cached). Assets are answered from the bytes loaded at start-up, pre-compressed, with a strong ETag per
+ * representation and 304 on revalidation.
  */
-export function registerDocsRoutes(app: Hono): void {
+export function registerDocsRoutes(app: Hono, o: DocsRoutesOptions): void {
+  const scripts: DocsScripts = (() => {
+    const scalar = o.assets?.byName.get("scalar.js");
+    const init = o.assets?.byName.get("docs-init.js");
+    return scalar && init
+      ? { scalar: `${DOCS_ASSETS_PATH}/${scalar.file}`, init: `${DOCS_ASSETS_PATH}/${init.file}` }
+      : null;
+  })();
   const load = memoizeSuccess(async () => {
     const doc = await buildOpenApiDocument();
-    return { doc, json: JSON.stringify(doc), html: docsPage(doc, OPENAPI_PATH) };
+    return { doc, json: JSON.stringify(doc), html: docsPage(doc, OPENAPI_PATH, scripts) };
   });
+  const limited: MiddlewareHandler = async (c, next) => {
+    await chargeRateLimit(c, "docs", o.rateLimit);
+    await next();
+  };
   const cacheControl = "public, max-age=300";
-  app.get(OPENAPI_PATH, async (c) =>
+  app.get(OPENAPI_PATH, limited, async (c) =>
     c.body((await load()).json, 200, {
       "content-type": "application/json; charset=UTF-8",
       "cache-control": cacheControl,
     }),
   );
-  app.get(DOCS_PATH, async (c) =>
-    c.body((await load()).html, 200, { "content-type": "text/html; charset=UTF-8", "cache-control": cacheControl }),
+  app.get(DOCS_PATH, limited, async (c) =>
+    c.body((await load()).html, 200, {
+      "content-type": "text/html; charset=UTF-8",
+      "cache-control": cacheControl,
+      "content-security-policy": DOCS_CSP,
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+    }),
   );
-  const script = memoizeSuccess(() => readFile(scalarBundlePath()));
-  app.get(SCALAR_SCRIPT, async (c) => {
-    return c.body(new Uint8Array(await script()), 200, {
-      "content-type": "text/javascript; charset=UTF-8",
-      "cache-control": "public, max-age=86400",
-    });
+  app.get(`${DOCS_ASSETS_PATH}/:file`, limited, (c) => {
+    const asset = o.assets?.byFile.get(c.req.param("file"));
+    if (!asset) throw new NotFoundError("No such asset.");
+    const encoding = chooseEncoding(c.req.header("accept-encoding"));
+    const form = asset.forms[encoding];
+    const headers: Record<string, string> = {
+      "cache-control": IMMUTABLE,
+      etag: form.etag,
+      vary: "Accept-Encoding",
+      "x-content-type-options": "nosniff",
+    };
+    if (matchesIfNoneMatch(c.req.header("if-none-match"), form.etag)) return c.body(null, 304, headers);
+    if (encoding !== "identity") headers["content-encoding"] = encoding;
+    return c.body(form.bytes as Uint8Array<ArrayBuffer>, 200, { ...headers, "content-type": asset.type });
   });
-}
-
-/** The standalone browser bundle inside the pinned @scalar/api-reference (its exports name only style.css). */
-function scalarBundlePath(): string {
-  const css = createRequire(import.meta.url).resolve("@scalar/api-reference/style.css");
-  return path.join(path.dirname(css), "browser", "standalone.js");
 }

@@ -175,7 +175,9 @@ const DESCRIPTION = `Two public, unauthenticated HTTP APIs of the protocol on Ba
 
 **Errors.** Every v1 failure is \`{ ok: false, error, message, detail? }\` (\`retryAfterSec\` on 429); the codes each route can answer are listed under its responses.
 
-**Rate limits.** 300 requests per 60 s per client IP for each prefix (\`state/\`, \`preflight\`, \`quote/\`, \`prepare/\`), advertised in the \`RateLimit\` / \`RateLimit-Policy\` headers; over budget: 429 \`RATE_LIMITED\` with \`Retry-After\`.
+**Rate limits.** 300 requests per 60 s per client IP for each prefix (\`state/\`, \`preflight\`, \`quote/\`, \`prepare/\`, and \`index\` for all of /api/index/v1), advertised in the \`RateLimit\` / \`RateLimit-Policy\` headers; over budget: 429 \`RATE_LIMITED\` with \`Retry-After\`.
+
+**Index API** (\`/api/index/v1/*\`): the lock index as data — a lock, its history, an account's locks and history, the ve leaderboard with rank lookup, protocol lock statistics. Every answer names the block it is of (\`blockNumber\`, \`blockTimestamp\`); \`?block=N\` answers as of any block from the lock contract's start block to the index's head; list pages carry an opaque \`nextCursor\` pinned to the first page's block. Rate-limited as one prefix (\`index\`).
 
 **MCP.** The same v1 operations are MCP tools at \`POST /api/mcp\` (Streamable HTTP, stateless); each tool is named by its operation's \`x-mcp-tool\` and returns the same envelope as text.
 
@@ -233,7 +235,7 @@ export async function buildOpenApiDocument(options: BuildOpenApiOptions = {}): P
       // The major version is the path version (/api/mcp/v1): the document changes in lockstep with the routes.
       version: "v1",
       description: DESCRIPTION,
-      license: { name: "UNLICENSED", identifier: "LicenseRef-Proprietary" },
+      license: { name: "MIT", identifier: "MIT" },
     },
     servers: [{ url: "/", description: "This deployment" }],
     // A public API: no operation needs credentials (the supply routes are polled anonymously, v1 is per-IP limited).
@@ -242,6 +244,7 @@ export async function buildOpenApiDocument(options: BuildOpenApiOptions = {}): P
       { name: "Supply", description: "Supply figures for market-data aggregators (spec §4.1)." },
       { name: "Reads", description: "Protocol state for assistants (spec §4.2)." },
       { name: "Prepare", description: "Unsigned transactions for the user's wallet (spec §4.3)." },
+      { name: "Index", description: "The lock index at any block: locks, histories, the ve leaderboard, stats." },
     ],
     paths,
     components: COMPONENTS,

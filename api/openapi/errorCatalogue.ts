@@ -15,6 +15,7 @@ import {
   QuoteFailedError,
   RateLimitedError,
   StateReadFailedError,
+  UnauthorizedError,
   UnsupportedMediaTypeError,
 } from "../http/errors";
 import { READY_TO_FINALIZE_BITS } from "../mcp/v1/gate";
@@ -35,12 +36,22 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
       param: "amountWei",
     }).toEnvelope(),
   },
-  NOT_FOUND: { meaning: "No such route or prepare action.", example: new NotFoundError().toEnvelope() },
+  NOT_FOUND: {
+    meaning: "No such route or prepare action; on the index API, no such lock minted by the answer's block.",
+    example: new NotFoundError().toEnvelope(),
+  },
+  UNAUTHORIZED: {
+    meaning:
+      "Only the operators' metrics route answers it: METRICS_TOKEN is set and the request lacks " +
+      "`Authorization: Bearer <token>` or sends another token. No documented operation needs credentials.",
+    example: new UnauthorizedError().toEnvelope(),
+  },
   BAD_REQUEST: {
     meaning:
       "The HTTP request itself could not be parsed (bad request line, unknown method, conflicting Content-Length " +
-      "and Transfer-Encoding); answered by the server before any route, and the connection is closed. Also a " +
-      "POST /graphql body that is not one JSON object.",
+      "and Transfer-Encoding), or its Host or target is not one HTTP allows (no Host on HTTP/1.1, two Hosts, a bad " +
+      "Host, `*` or an authority as the target); answered by the server before any route, and the connection is " +
+      "closed. Also a POST /graphql body that is not one JSON object (the connection stays open).",
     example: new BadRequestError("The HTTP request could not be parsed.").toEnvelope(),
   },
   REQUEST_TIMEOUT: {
@@ -62,6 +73,12 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   UNSUPPORTED_MEDIA_TYPE: {
     meaning: "A POST body of another media type than the endpoint takes (application/json on /graphql).",
     example: new UnsupportedMediaTypeError("application/json").toEnvelope(),
+  },
+  EXPECTATION_FAILED: {
+    meaning:
+      "The request's `Expect` header asks for something other than 100-continue; answered before any route, and " +
+      "the connection is closed.",
+    example: { ok: false, error: "EXPECTATION_FAILED", message: "Only Expect: 100-continue is supported." },
   },
   RATE_LIMITED: {
     meaning:
@@ -104,8 +121,10 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
     example: new ChainUnreadyError("FurnaceQuoter", "base").toEnvelope(),
   },
   INDEX_UNAVAILABLE: {
-    meaning: "The route reads only the index, and this process has no index database configured.",
-    example: new IndexUnavailableError().toEnvelope(),
+    meaning:
+      "The lock index cannot answer: not configured on this deployment, not started yet, or its database is not " +
+      "answering; `detail.reason` says which (/graphql: not configured). Retry later; nothing was read.",
+    example: new IndexUnavailableError("unreachable").toEnvelope(),
   },
 };
 

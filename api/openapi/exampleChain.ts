@@ -1,5 +1,5 @@
 import { encodeAbiParameters, toFunctionSelector } from "viem";
-import type { RpcClient, RpcRequest } from "../chain/rpc";
+import { decodeWith, type RpcClient, type RpcRequest } from "../chain/rpc";
 
 /**
  * A fixed chain state the documentation's prepare examples are computed against: every allowance is 0
@@ -47,6 +47,6 @@ function answer(req: RpcRequest): unknown {
 
 export const exampleChain: RpcClient = {
   redactedUrl: "example:",
-  request: async (req) => answer(req),
-  batch: async (reqs) => reqs.map(answer),
+  request: async (req, options) => decodeWith(answer(req), options?.decode),
+  batch: async (reqs, options) => reqs.map((req, i) => decodeWith(answer(req), options?.decode?.[i])),
 };

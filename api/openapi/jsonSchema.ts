@@ -10,6 +10,7 @@ export type JsonSchema = { readonly [keyword: string]: unknown };
 export const ADDRESS_PATTERN = PARAM_PATTERNS.address;
 export const UINT256_PATTERN = PARAM_PATTERNS.uint256;
 export const BOOL_PATTERN = PARAM_PATTERNS.bool;
+export const CURSOR_PATTERN = PARAM_PATTERNS.cursor;
 /** Calldata and 0x-hex quantities as the prepare envelope carries them. */
 export const HEX_DATA_PATTERN = "^0x([0-9a-f]{2})*$";
 export const HEX_QUANTITY_PATTERN = "^0x(0|[1-9a-f][0-9a-f]*)$";
@@ -26,6 +27,12 @@ const KIND_SCHEMA: Record<ParamKind, JsonSchema> = {
     description: "Non-negative integer in canonical decimal (no sign, no leading zeros, no exponent), ≤ 2^256 − 1.",
   },
   bool: { type: "string", enum: ["true", "false"], pattern: BOOL_PATTERN, description: "Exactly true or false." },
+  cursor: {
+    type: "string",
+    pattern: CURSOR_PATTERN,
+    maxLength: 512,
+    description: "Opaque: pass back the `nextCursor` of the previous page exactly as received.",
+  },
 };
 
 /**

@@ -3,7 +3,8 @@
  * --views-schema`), over a small bounded pg pool and drizzle (the store's queries are drizzle `sql`).
  * Every wait is bounded so a dead, silent or slow Postgres never holds a request or a probe: connecting
  * (connectionTimeoutMillis), a statement (statement_timeout, server side) and a query (query_timeout,
- * client side).
+ * client side). A state request's lock query is also cancelled when the request is abandoned (its client hung up,
+ * or the index's budget passed): api/locks/cancellableQuery.ts.
  */
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
@@ -11,12 +12,27 @@ import pg from "pg";
 import type { ReadyState } from "../deps";
 import { GRAPHQL_LIMITS } from "../graphql/limits";
 import { type GraphqlIndex, graphqlIndexOnPool } from "../graphql/source";
-import { createLockStore } from "../locks/store";
+import { createLockIndex, type LockIndex } from "../locks/atBlock";
+import { CONNECTION_CHECK_STATEMENT, cancellableQuery } from "../locks/cancellableQuery";
+import { createLockStore, timedQuery } from "../locks/store";
 import type { LockStore } from "../locks/types";
 import { IndexWatermark } from "../locks/watermark";
+import type { IndexQueryObserver, PoolReading } from "../observability/indexDbMetrics";
+import { causeOf, type ThrottledWarn } from "../observability/throttle";
 import { boundedReadiness } from "./readiness";
 
 export const INDEX_DB_TIMEOUTS = { connectMs: 500, statementMs: 2_000, queryMs: 2_500 } as const;
+/**
+ * The index API's whole-index statements (the ve ranking, the stats) run once per block and are shared by every
+ * reader (api/index/blockMemo.ts); at 100,000 locks they take a few hundred ms to a few s (bench/index-api.ts), so
+ * they get their own small pool with a longer timeout instead of stretching every request's.
+ */
+export const WHOLE_INDEX_DB = { connections: 2, statementMs: 15_000, queryMs: 16_000 } as const;
+/**
+ * Session settings of the index connections: these statements aggregate ~100k rows (in memory, not spilled to
+ * disk at the 4 MB default), and JIT compilation costs more than it saves at this size (bench/index-api.ts).
+ */
+export const INDEX_DB_SESSION = "-c work_mem=64MB -c jit=off";
 
 /**
  * GraphQL's pool: its own, so a burst of heavy queries waits for these connections and never for the state
@@ -27,30 +43,73 @@ export const GRAPHQL_POOL = { size: 4, idleInTransactionMs: 5_000 } as const;
 
 export type IndexDatabase = {
   store: LockStore;
+  /** The index read at any block (the /api/index/v1 routes). */
+  lockIndex: LockIndex;
   /** Where /graphql reads: its own pool on the same schema (api/graphql/source.ts). */
   graphql: GraphqlIndex;
   /** The store's mark, polled from the moment the database is opened (api/locks/watermark.ts). */
   watermark: IndexWatermark;
   /** /ready: the database answers within READY_PROBE_MS and the index's tables exist in the schema. */
   readiness(): Promise<ReadyState>;
+  /** The pool's connections now (pg.Pool's counts), for the metrics at scrape time. */
+  pool(): PoolReading;
   close(): Promise<void>;
 };
 
-export function openIndexDatabase(options: { url: string; schema: string; poolSize?: number }): IndexDatabase {
+export function openIndexDatabase(options: {
+  url: string;
+  schema: string;
+  poolSize?: number;
+  /** Told every statement's duration (api/observability/indexDbMetrics.ts). */
+  onQuery?: IndexQueryObserver;
+  /** Called for each query a cancel stopped (api_aborted_work_total{kind="db"}). */
+  onCancelled?: () => void;
+  /** Where an outage of the database is told (throttled: api/observability/throttle.ts), with its cause. */
+  warn?: ThrottledWarn;
+}): IndexDatabase {
+  const max = options.poolSize ?? 10;
   const pool = new pg.Pool({
     connectionString: options.url,
-    max: options.poolSize ?? 10,
+    max,
     connectionTimeoutMillis: INDEX_DB_TIMEOUTS.connectMs,
     statement_timeout: INDEX_DB_TIMEOUTS.statementMs,
     query_timeout: INDEX_DB_TIMEOUTS.queryMs,
     idleTimeoutMillis: 30_000,
+    options: INDEX_DB_SESSION,
+  });
+  const wholePool = new pg.Pool({
+    connectionString: options.url,
+    max: WHOLE_INDEX_DB.connections,
+    connectionTimeoutMillis: INDEX_DB_TIMEOUTS.connectMs,
+    statement_timeout: WHOLE_INDEX_DB.statementMs,
+    query_timeout: WHOLE_INDEX_DB.queryMs,
+    idleTimeoutMillis: 30_000,
+    options: INDEX_DB_SESSION,
   });
   // A dropped idle connection must not crash the process; the next query opens a new one.
-  pool.on("error", () => {});
+  pool.on("error", (error) =>
+    options.warn?.("index-connection", "index database connection lost", { cause: causeOf(error) }),
+  );
+  // Queued before the connection's first query: lets a cancelled query's backend stop (cancellableQuery.ts).
+  pool.on("connect", (client) => {
+    client.query(CONNECTION_CHECK_STATEMENT).catch(() => {});
+  });
+  wholePool.on("error", () => {});
   const db = drizzle(pool);
   // The per-request statement goes prepared straight to the pool (api/locks/store.ts: CreateLockStoreOptions).
-  const store = createLockStore({ db, schema: options.schema, prepared: (statement) => pool.query(statement) });
-  const watermark = new IndexWatermark(() => store.indexMark()).start();
+  const store = createLockStore({
+    db,
+    schema: options.schema,
+    prepared: (statement, signal) => cancellableQuery(pool, statement, signal, options.onCancelled),
+    onQuery: options.onQuery,
+  });
+  // Polled whether or not requests come, so a database outage is in the log even without traffic.
+  const watermark = new IndexWatermark(() => store.indexMark(), {
+    onFailure: (error) =>
+      options.warn?.("index-watermark", "index database not answering; state reads ask it per request", {
+        cause: causeOf(error),
+      }),
+  }).start();
   const graphqlPool = new pg.Pool({
     connectionString: options.url,
     max: GRAPHQL_POOL.size,
@@ -59,20 +118,30 @@ export function openIndexDatabase(options: { url: string; schema: string; poolSi
     query_timeout: GRAPHQL_LIMITS.timeoutMs + 500,
     idle_in_transaction_session_timeout: GRAPHQL_POOL.idleInTransactionMs,
     idleTimeoutMillis: 30_000,
-    options: `-c search_path=${quotedIdent(options.schema)}`,
+    options: `-c search_path=${quotedIdent(options.schema)} ${INDEX_DB_SESSION}`,
   });
   graphqlPool.on("error", () => {});
   return {
     store,
     graphql: graphqlIndexOnPool(graphqlPool),
+    // Named prepared statements, as the store's per-request statement (parsed and planned once per connection).
+    lockIndex: createLockIndex({
+      db,
+      schema: options.schema,
+      prepared: (statement) => pool.query(statement),
+      wholeIndex: ({ text, values }) => wholePool.query(text, values),
+    }),
     watermark,
     readiness: boundedReadiness(async () => {
-      const res = await db.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present`);
+      const res = await timedQuery(options.onQuery, "readiness", () =>
+        db.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present`),
+      );
       return (res as unknown as { rows: { present: boolean }[] }).rows[0]?.present === true;
     }),
+    pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     close: async () => {
       await watermark.stop();
-      await Promise.all([pool.end(), graphqlPool.end()]);
+      await Promise.all([pool.end(), wholePool.end(), graphqlPool.end()]);
     },
   };
 }

@@ -1,27 +1,33 @@
 /**
  * The HTTP server of the API process: @hono/node-server serving the app, behind the app's hot path at
  * the Node level (a cached supply figure written without a Request or a Response: api/supply/router.ts), with
- * - deliberate limits and timeouts (SERVER_LIMITS, documented in the README);
- * - the connection guard (api/http/connectionGuard.ts);
- * - the error envelope even for requests Node rejects before any handler runs (`clientError`: a URL or
- *   headers too large, a bad request line, an unknown method, conflicting Content-Length /
- *   Transfer-Encoding, a request too slow to arrive), with CORS and a request id, where HTTP still
- *   allows an answer;
+ * - deliberate limits and timeouts (SERVER_LIMITS and the connection limits of the config, in the README);
+ * - connection caps per address and in total (api/http/connectionLimit.ts), the bound on what unread
+ *   answers may hold (api/http/connectionGuard.ts), and MCP requests started one per event-loop turn, in
+ *   turns across clients, so they cannot crowd out cheap reads (api/http/turnstile.ts);
+ * - the error envelope even for requests Node or the adapter rejects before any route
+ *   (api/server/protocolErrors.ts), with CORS and a request id, where HTTP still allows an answer;
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
  */
-import { randomUUID } from "node:crypto";
 import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { ApiApp } from "../app";
-import { guardConnections } from "../http/connectionGuard";
-import { ERROR_STATUS, type ErrorCode } from "../http/errors";
+import { CONNECTION_DEFAULTS, type ConnectionLimits } from "../config";
+import { type ConnectionGuard, guardConnections } from "../http/connectionGuard";
+import { limitConnections } from "../http/connectionLimit";
 import type { NodeHotPath } from "../http/nodeHotPath";
+import { takeTurns } from "../http/turnstile";
+import { parseTrustedProxies } from "../net/ip";
+import type { Logger } from "../observability/logger";
+import type { ConnectionMetrics } from "../observability/metrics";
+import { totalConnectionCap } from "./descriptorLimit";
+import { answerProtocolErrors, refuseRequest, requestFault } from "./protocolErrors";
 
 export const SERVER_LIMITS = {
   /** Request line + headers; beyond it: 431 HEADERS_TOO_LARGE. Node's default, stated. */
   maxHeaderSize: 16 * 1024,
-  /** The headers must have arrived within this long (slowloris). */
+  /** The headers must have arrived within this long (slowloris); also closes a connection that sends nothing. */
   headersTimeoutMs: 10_000,
   /** The whole request must have arrived within this long. */
   requestTimeoutMs: 30_000,
@@ -29,71 +35,91 @@ export const SERVER_LIMITS = {
   keepAliveTimeoutMs: 65_000,
 } as const;
 
-const CLIENT_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
-  HPE_HEADER_OVERFLOW: { code: "HEADERS_TOO_LARGE", message: "The URL and headers exceed 16 KiB." },
-  ERR_HTTP_REQUEST_TIMEOUT: { code: "REQUEST_TIMEOUT", message: "The request did not arrive in time." },
-};
-
-/** The complete HTTP answer written on the socket for a request Node could not parse. */
-export function clientErrorResponse(errorCode: string | undefined): Buffer {
-  const known = errorCode === undefined ? undefined : CLIENT_ERRORS[errorCode];
-  const code: ErrorCode = known?.code ?? "BAD_REQUEST";
-  const message = known?.message ?? "The HTTP request could not be parsed.";
-  const status = ERROR_STATUS[code];
-  const body = JSON.stringify({ ok: false, error: code, message });
-  const reason = { 400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large" }[
-    status as 400 | 408 | 431
-  ];
-  return Buffer.from(
-    `HTTP/1.1 ${status} ${reason}\r\n` +
-      "content-type: application/json; charset=UTF-8\r\n" +
-      "access-control-allow-origin: *\r\n" +
-      `x-request-id: ${randomUUID()}\r\n` +
-      "cache-control: no-store\r\n" +
-      "connection: close\r\n" +
-      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
-}
-
 export type ApiServer = {
   server: Server;
   port: number;
+  /** The connection caps in force (the total as resolved against the descriptor limit). */
+  limits: ConnectionLimits & { max: number };
+  /** Unsent answer bytes held now; undefined without the guard. */
+  guard: ConnectionGuard | undefined;
   /** Stops accepting, lets in-flight requests finish within `drainMs`, then closes every connection. */
   close(drainMs: number): Promise<void>;
 };
 
-export function startApiServer(
-  app: ApiApp,
-  options: {
-    port: number;
-    hostname: string /** Only a test that proves the guard matters turns it off. */;
-    guard?: boolean;
-  },
-): Promise<ApiServer> {
+export type ApiServerOptions = {
+  port: number;
+  hostname: string;
+  /** config.connections; defaults to CONNECTION_DEFAULTS with the total from the descriptor limit. */
+  connections?: ConnectionLimits;
+  /** config.trustedProxies: peers the per-address caps do not apply to. */
+  trustedProxies?: readonly string[];
+  metrics?: { connections: ConnectionMetrics };
+  logger?: Logger;
+  /** Only a test that proves the guard matters turns it off (with the connection caps and the turnstile). */
+  guard?: boolean;
+};
+
+export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<ApiServer> {
+  const configured = options.connections ?? { ...CONNECTION_DEFAULTS, max: null };
+  const total = totalConnectionCap(configured.max);
+  if (total.clamped)
+    options.logger?.warn("MAX_CONNECTIONS exceeds what the open-file limit leaves room for: lowered", {
+      configured: configured.max,
+      max: total.max,
+      descriptorLimit: total.descriptorLimit,
+    });
+  const limits = { ...configured, max: total.max };
+  const metrics = options.metrics?.connections;
   return new Promise((resolve, reject) => {
     // What serve() from @hono/node-server builds (its listener keeps the hostname for a request without a
     // Host), with the hot path asked first: its answer is written here, else the request goes on to Hono.
     const routed = getRequestListener(app.fetch, { hostname: options.hostname });
-    const server = createServer({ maxHeaderSize: SERVER_LIMITS.maxHeaderSize }, hotFirst(app.nodeHotPath, routed));
+    const trusted = parseTrustedProxies(options.trustedProxies ?? []);
+    const answer = hotFirst(app.nodeHotPath, routed);
+    const listener = refuseFaults(options.guard === false ? answer : takeTurns(answer, trusted), metrics);
+    // requireHostHeader: a request without Host gets requestFault's envelope instead of Node's bare 400.
+    const server = createServer({ maxHeaderSize: SERVER_LIMITS.maxHeaderSize, requireHostHeader: false }, listener);
     // A port already taken fails the start with EADDRINUSE instead of an unhandled 'error' event.
     server.once("error", reject);
     server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
     server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
-    if (options.guard !== false) guardConnections(server);
-    server.on("clientError", (error: Error & { code?: string }, socket: Socket) => {
-      // A reset or an already-answered socket gets nothing more; anything else gets the envelope.
-      if (error.code === "ECONNRESET" || !socket.writable) {
-        socket.destroy();
-        return;
-      }
-      socket.end(clientErrorResponse(error.code));
-    });
+    answerProtocolErrors(server, metrics);
+    let guard: ConnectionGuard | undefined;
+    if (options.guard !== false) {
+      limitConnections(server, { max: limits.max, perIp: limits.perIp, trusted, metrics, logger: options.logger });
+      guard = guardConnections(server, { pendingBytes: limits.pendingBytes, trusted, metrics });
+      closeStalled(server, limits.sendTimeoutMs, metrics);
+    }
     server.listen(options.port, options.hostname, () => {
       const { port } = server.address() as AddressInfo;
-      resolve({ server, port, close: (drainMs) => drain(server, drainMs) });
+      resolve({ server, port, limits, guard, close: (drainMs) => drain(server, drainMs) });
     });
   });
+}
+
+/**
+ * The send timeout (nginx's send_timeout): a socket whose answer makes no progress for `ms` — written, but
+ * not taken by the client (Node re-arms the timer while the write queue moves) — is closed, so an unread
+ * answer holds its bytes for a bounded time. An answer still being computed is left to its route's deadline
+ * (the timer re-arms when it is written); an idle connection is closed as Node would, without being counted.
+ */
+function closeStalled(server: Server, ms: number, metrics: ConnectionMetrics | undefined): void {
+  server.timeout = ms;
+  server.on("timeout", (socket: Socket) => {
+    if (socket.writableLength > 0) metrics?.shed.inc({ reason: "send_timeout" });
+    else if ((socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage) return;
+    socket.destroy();
+  });
+}
+
+/** The listener: the envelope for a request the adapter could not serve as it stands, else `next`. */
+function refuseFaults(next: RequestListener, metrics: ConnectionMetrics | undefined): RequestListener {
+  return (req, res) => {
+    const fault = requestFault(req);
+    if (fault === undefined) next(req, res);
+    else refuseRequest(res, fault, metrics);
+  };
 }
 
 /** The listener: `hotPath`'s answer, else `routed`'s. */

@@ -32,10 +32,15 @@ export async function checkRpcChainId({
   const where = `${variable} at ${rpc.redactedUrl}`;
   let last: unknown;
   for (let attempt = 1; attempt <= attempts; attempt++) {
-    let result: unknown;
+    let actual: number;
     try {
-      result = await rpc.request({ method: "eth_chainId", params: [] });
+      // Decoded inside the call, so a malformed answer is counted as one (api/chain/rpc.ts).
+      actual = await rpc.request(
+        { method: "eth_chainId", params: [] },
+        { decode: (result) => chainIdOf(result, where) },
+      );
     } catch (error) {
+      if (error instanceof ConfigError) throw error;
       last = error;
       // A JSON-RPC error is an answer, not an outage: retrying will not change it.
       const transient = error instanceof RpcError && error.kind !== "rpc" && error.kind !== "invalid";
@@ -45,10 +50,6 @@ export async function checkRpcChainId({
       }
       break;
     }
-    if (typeof result !== "string" || !/^0x[0-9a-fA-F]{1,16}$/.test(result)) {
-      throw new ConfigError(`invalid configuration: ${where}: eth_chainId answered a malformed value`);
-    }
-    const actual = Number.parseInt(result, 16);
     if (actual !== expected) {
       throw new ChainIdMismatchError(
         `invalid configuration: ${where} serves chain id ${actual}, but the manifest is for chain id ${expected}`,
@@ -59,4 +60,11 @@ export async function checkRpcChainId({
   // RpcError messages carry the method and kind only (rpc.ts never puts the URL in them).
   const reason = last instanceof RpcError ? `${last.kind}: ${last.message}` : "unknown failure";
   throw new ConfigError(`invalid configuration: ${where}: could not read eth_chainId (${reason})`);
+}
+
+function chainIdOf(result: unknown, where: string): number {
+  if (typeof result !== "string" || !/^0x[0-9a-fA-F]{1,16}$/.test(result)) {
+    throw new ConfigError(`invalid configuration: ${where}: eth_chainId answered a malformed value`);
+  }
+  return Number.parseInt(result, 16);
 }

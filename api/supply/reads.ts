@@ -16,6 +16,14 @@ export const TOTAL_LOCKED_CLAIM_CALLDATA = encodeFunctionData({ abi: VeLockNFTAb
 
 const HEX_QUANTITY = /^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/;
 
+/** A block number that is not a hex quantity is a garbled answer like any other (same code). */
+function quantity(raw: unknown): bigint {
+  if (typeof raw !== "string" || !HEX_QUANTITY.test(raw)) {
+    throw new SupplyError("SUPPLY_RPC_INVALID_UINT256", "eth_blockNumber: not a hex quantity");
+  }
+  return BigInt(raw);
+}
+
 const totalSupply = (address: Address) => ({ address, abi: AssetTokenAbi, functionName: "totalSupply" }) as const;
 const totalLockedClaim = (address: Address) =>
   ({ address, abi: VeLockNFTAbi, functionName: "totalLockedClaim" }) as const;
@@ -38,21 +46,18 @@ export async function readCirculatingSupply(
   options?: RpcCallOptions,
 ): Promise<CirculatingRead> {
   try {
-    const rawBlock = await rpc.request({ method: "eth_blockNumber", params: [] }, options);
-    // A block number that is not a hex quantity is a garbled answer like any other (same code).
-    if (typeof rawBlock !== "string" || !HEX_QUANTITY.test(rawBlock)) {
-      throw new SupplyError("SUPPLY_RPC_INVALID_UINT256", "eth_blockNumber: not a hex quantity");
-    }
-    const blockNumber = BigInt(rawBlock);
+    const blockNumber = await rpc.request({ method: "eth_blockNumber", params: [] }, { ...options, decode: quantity });
     const block = numberToHex(blockNumber);
     const [totalView, lockedView] = [totalSupply(token), totalLockedClaim(veLock)];
-    const [rawTotal, rawLocked] = await rpc
-      .batch([viewRequest(totalView, block), viewRequest(lockedView, block)], options)
+    // Decoded inside the batch, so a garbled member is counted as that call's failure (api/chain/rpc.ts).
+    const [total, locked] = (await rpc
+      .batch([viewRequest(totalView, block), viewRequest(lockedView, block)], {
+        ...options,
+        decode: [(raw) => decodeView(totalView, raw), (raw) => decodeView(lockedView, raw)],
+      })
       .catch((cause: unknown) => {
         throw viewFailure(totalView, cause);
-      });
-    const total = decodeView(totalView, rawTotal);
-    const locked = decodeView(lockedView, rawLocked);
+      })) as [bigint, bigint];
     if (locked > total) {
       throw new SupplyError("SUPPLY_INCONSISTENT", `totalLockedClaim() exceeds totalSupply() at block ${blockNumber}`);
     }

@@ -9,13 +9,15 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { MemoryTtlCache } from "../cache/ttlCache";
+import { CacheStats } from "../cache/stats";
+import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
 import type { RpcClient } from "../chain/rpc";
 import type { AppDeps } from "../deps";
 import { edgeResponse, ownsEdgeHeaders, respond, writeEdgeResponse } from "../http/edge";
 import { type NodeHotPath, originTarget } from "../http/nodeHotPath";
 import { requestIdFor, requestIdFrom } from "../http/requestId";
 import { deployedAddress } from "../manifest";
+import { throttledWarnings } from "../observability/throttle";
 import type { SupplyRouteDefinition } from "../openapi/routeDefinition";
 import { SUPPLY_BASE } from "../paths";
 import { readCirculatingSupply, readTotalSupply } from "./reads";
@@ -173,16 +175,17 @@ export type SupplyApi = { router: Hono; hotPath: SupplyHotPath; nodeHotPath: Nod
  */
 export function supplyApi(deps: AppDeps): SupplyApi {
   const { config, logger, metrics } = deps;
-  // One line per code and metric per 10 s: an outage under aggregator polling must not flood the log.
-  const lastLogged = new Map<string, number>();
+  // One line per code and metric per minute, with a count (api/observability/throttle.ts): an outage under
+  // aggregator polling must not flood the log.
+  const warn = throttledWarnings(logger);
   const logUpstreamFailure = (metric: Metric, error: SupplyError) => {
-    const key = `${metric}:${error.code}`;
-    const now = Date.now();
-    if (now - (lastLogged.get(key) ?? 0) < 10_000) return;
-    lastLogged.set(key, now);
-    logger.warn("supply read failed", { metric, code: error.code, reason: error.message });
+    warn(`${metric}:${error.code}`, "supply read failed", { metric, code: error.code, cause: error.message });
   };
-  const cache = deps.supply?.cache ?? new MemoryTtlCache();
+  const cache: TtlCache = deps.supply?.cache ?? new MemoryTtlCache();
+  // Counted here, not in the cache: a hot-path miss is asked again on the routed path, and is one miss.
+  const stats = new CacheStats();
+  metrics.caches.register("supply", { stats, entries: () => cache.entries() });
+  if (cache.shared) metrics.caches.register("supply_shared", { stats: cache.shared });
   const ttl = { ...SUPPLY_TTL_MS, ...deps.supply?.ttlMs };
   const timeoutMs = deps.supply?.rpcTimeoutMs ?? supplyRpcTimeoutMs(config.rpcTimeoutMs);
   const backoff = {
@@ -231,7 +234,11 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     const format = formatOf(c);
     if (format === null) return fail(c, "json", "SUPPLY_BAD_FORMAT", 400);
     const hit = cache.peek(keys[metric]);
-    if (hit !== undefined) return ok(c, format, hit, CACHE_OK[metric]);
+    if (hit !== undefined) {
+      stats.hits++;
+      return ok(c, format, hit, CACHE_OK[metric]);
+    }
+    stats.misses++;
     return miss(c, format, metric);
   };
 
@@ -260,6 +267,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     return { route, body: okBody(format, value), headers: okHeaders(format, CACHE_OK[route.metric]) };
   };
   const count = (route: HotRoute, started: number) => {
+    if (route.metric !== "max") stats.hits++;
     metrics.httpRequests.inc(route.labels);
     route.duration.observe((performance.now() - started) / 1000);
   };

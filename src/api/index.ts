@@ -13,22 +13,29 @@ import { Hono } from "hono";
 import { createApp } from "../../api/app";
 import { cliSchemaFrom } from "../../api/config";
 import { graphqlIndexOnPonderDb } from "../../api/graphql/source";
+import { createLockIndex } from "../../api/locks/atBlock";
 import { createLockStore } from "../../api/locks/store";
 import { IndexWatermark } from "../../api/locks/watermark";
+import { createMetrics } from "../../api/observability/metrics";
+import { serveMetrics } from "../../api/server/metricsServer";
 import { boundedReadiness } from "../../api/server/readiness";
 import { startApiServer } from "../../api/server/server";
 import { createServiceDeps } from "../../api/service";
 import { runBeforeShutdown } from "../../api/startup/drain";
+import { checkMulticall3 } from "../../api/startup/multicall3";
 import { redactProcessOutput, secretUrlsFrom } from "../../api/startup/redactOutput";
 
 // First: from here on nothing this process prints (Ponder's indexer errors included) carries an RPC key.
 redactProcessOutput(secretUrlsFrom());
 
-const store = createLockStore({ db });
+// Statement durations reach the metrics; the pool is Ponder's own (its /metrics reports it), so no pool gauges.
+const metrics = createMetrics();
+const store = createLockStore({ db, onQuery: metrics.indexDb.onQuery });
 const deps = await createServiceDeps({
   locks: store,
   load: { deployment: true, cliSchema: cliSchemaFrom() },
   checkChainId: true,
+  metrics,
 });
 const { config } = deps;
 const logger = deps.logger!;
@@ -39,17 +46,38 @@ if (config.apiPort !== null) {
   // in-process equivalent of the views schema existing), "index missing" while it back-fills.
   // The index's mark polled as the API process polls it (api/locks/watermark.ts); the timer never holds the exit.
   const indexWatermark = new IndexWatermark(() => store.indexMark()).start();
+  // How the node offers Multicall3, as the API process decides it (a ConfigError here stops the process).
+  const multicall = deps.rpc ? await checkMulticall3({ rpc: deps.rpc, setting: config.multicall3, logger }) : undefined;
   const app = createApp({
     ...deps,
+    ...(multicall ? { multicall } : {}),
+    lockIndex: createLockIndex({ db }),
+    graphql: graphqlIndexOnPonderDb(db),
     indexWatermark,
     readiness: boundedReadiness(() => store.isReady()),
-    graphql: graphqlIndexOnPonderDb(db),
   });
   const host = config.host ?? "127.0.0.1";
-  const api = await startApiServer(app, { port: config.apiPort, hostname: host });
+  const api = await startApiServer(app, {
+    port: config.apiPort,
+    hostname: host,
+    connections: config.connections,
+    trustedProxies: config.trustedProxies,
+    metrics: deps.metrics!,
+    logger,
+  });
+  // With METRICS_PORT, the metrics on a listener of their own, as the API process serves them.
+  const metricsListener = await serveMetrics({ config, metrics, apiServer: api.server });
   // Our drain first (stop accepting, finish in-flight within SHUTDOWN_DRAIN_MS), then Ponder's shutdown.
-  runBeforeShutdown(() => api.close(config.shutdownDrainMs));
-  logger.info("api listening", { port: api.port, host });
+  runBeforeShutdown(async () => {
+    await api.close(config.shutdownDrainMs);
+    await metricsListener?.close();
+  });
+  logger.info("api listening", {
+    port: api.port,
+    host,
+    limits: api.limits,
+    ...(metricsListener ? { metrics: { port: metricsListener.port, host: metricsListener.host } } : {}),
+  });
 }
 
 // Ponder's own server (its /health, /ready, /status, /metrics for the indexer) serves no route of ours.

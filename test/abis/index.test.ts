@@ -61,6 +61,8 @@ const TOPICS: Record<string, string> = {
   LockUnlocked: "0xb8467a67892a3eb9ca0a54a00960a7bb14970dc16c3b3da0803ca776c1e47a43",
   AutoMaxSet: "0x3c127c07e0311e24c89bf90ee72e70c354a009a75a989c7b1daf61d375902468",
   Transfer: "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
+  // ERC-4906 MetadataUpdate(uint256): the listing signal of protocol.md §8 (test/devnet/events.test.ts pins it too).
+  MetadataUpdate: "0xf8e1a15aba9398e019f0b49df1a4fde98ee17ae345cb5f6b5e2c27f5033e8ce7",
 };
 
 /**

@@ -30,9 +30,13 @@ describe("MemoryTtlCache", () => {
     now = 999;
     expect(cache.peek("k")).toBe("v1");
     expect(await cache.getOrLoad("k", 1000, async () => "v2")).toBe("v1");
+    expect(cache.entries()).toBe(1);
     now = 1000;
     expect(cache.peek("k")).toBeUndefined();
+    // An expired value still in the map is not an entry (the metrics' api_cache_entries).
+    expect(cache.entries()).toBe(0);
     expect(await cache.getOrLoad("k", 1000, async () => "v2")).toBe("v2");
+    expect(cache.entries()).toBe(1);
   });
 
   it("never caches a failure: every waiter gets it, the next call loads again", async () => {

@@ -18,11 +18,6 @@ const data = fc.uint8Array({ maxLength: 100 }).map((b) => `0x${Buffer.from(b).to
 const members = fc.array(fc.record({ target: address, callData: data }), { maxLength: 6 });
 
 describe("the multicall's outer call is a readView request", () => {
-  it("uses Multicall3's creation code from viem", () => {
-    expect(MULTICALL3_CREATION_CODE.startsWith("0x6080604052")).toBe(true);
-    expect(MULTICALL3_CREATION_CODE.length).toBeGreaterThan(10_000);
-  });
-
   it("deployless: exactly what viem's encodeDeployData produces, for any calls", () => {
     fc.assert(
       fc.property(members, (calls) => {
@@ -38,11 +33,16 @@ describe("the multicall's outer call is a readView request", () => {
     );
   });
 
-  it("canonical: to Multicall3's address, at the block asked for", () => {
+  it("deployed: to the address given (the canonical one, or MULTICALL3's), at the block asked for", () => {
     const calls = [{ target: MULTICALL3_ADDRESS, callData: "0x12345678" as Hex }];
-    expect(viewRequest(multicallView(calls, "canonical"), "0x2a").params).toEqual([
+    expect(viewRequest(multicallView(calls, MULTICALL3_ADDRESS), "0x2a").params).toEqual([
       { to: MULTICALL3_ADDRESS, data: encodeTryBlockAndAggregate(calls) },
       "0x2a",
+    ]);
+    const elsewhere = "0x000000000000000000000000000000000000bEEF";
+    expect(viewRequest(multicallView(calls, elsewhere)).params).toEqual([
+      { to: elsewhere, data: encodeTryBlockAndAggregate(calls) },
+      "latest",
     ]);
   });
 });

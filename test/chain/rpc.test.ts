@@ -2,7 +2,8 @@
  * RpcClient cancellation (api/chain/rpc.ts): a caller's AbortSignal closes the HTTP request to the
  * node and fails the call with kind "aborted", distinct from the client's own timeout. The node here
  * is a real HTTP server on loopback that holds every request until told, and records which ones its
- * client closed first.
+ * client closed first. And how each call is counted (RpcOutcome): a revert apart from a node failure, an
+ * answer its caller's decoder rejects as invalid.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -177,5 +178,94 @@ describe("RpcClient keep-alive", () => {
     expect(outcomes).toEqual(["ok", "ok", "ok", "ok", "ok"]);
     // Every call after the first met a dropped pooled connection, then got a fresh one.
     expect(connections).toBe(5);
+  });
+});
+
+describe("RpcClient outcomes: a revert is not a node failure, an answer the caller cannot decode is not ok", () => {
+  // A node that answers each member by its params[0]: "ok" → 0x01, "revert" → code 3 with data, "geth-revert" →
+  // -32000 "execution reverted", "error" → -32000 "header not found", "bad" → a result no decoder accepts.
+  let node: ReturnType<typeof createServer>;
+  let nodeUrl: string;
+  const answer = (m: { id: number; params: [string] }) => {
+    const kind = m.params[0];
+    if (kind === "revert")
+      return { jsonrpc: "2.0", id: m.id, error: { code: 3, message: "execution reverted", data: "0x08c379a0" } };
+    if (kind === "geth-revert")
+      return { jsonrpc: "2.0", id: m.id, error: { code: -32000, message: "execution reverted" } };
+    if (kind === "error") return { jsonrpc: "2.0", id: m.id, error: { code: -32000, message: "header not found" } };
+    return { jsonrpc: "2.0", id: m.id, result: kind === "bad" ? "0xzz" : "0x01" };
+  };
+  beforeAll(async () => {
+    node = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => {
+        body += c.toString("utf8");
+      });
+      req.on("end", () => {
+        const parsed = JSON.parse(body);
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)));
+      });
+    });
+    await new Promise<void>((ready) => node.listen(0, "127.0.0.1", ready));
+    nodeUrl = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    node.closeAllConnections();
+    await new Promise((done) => node.close(done));
+  });
+
+  const call = (kind: string) => ({ method: "eth_call", params: [kind] });
+  /** Accepts exactly 0x01, as a view's decoder accepts only its canonical encoding. */
+  const one = (result: unknown) => {
+    if (result !== "0x01") throw new Error("not the encoding of 1");
+    return 1n;
+  };
+  function counted() {
+    const outcomes: RpcOutcome[] = [];
+    const rpc = createRpcClient({ url: nodeUrl, timeoutMs: 5_000, onCall: (_m, o) => outcomes.push(o) });
+    return { rpc, outcomes };
+  }
+
+  it("a revert (code 3, or the node's 'execution reverted') is its own outcome, kind rpc with `reverted` set", async () => {
+    const { rpc, outcomes } = counted();
+    for (const kind of ["revert", "geth-revert", "error"]) {
+      const error = (await rpc.request(call(kind)).catch((e: unknown) => e)) as RpcError;
+      expect([error.kind, error.info.reverted]).toEqual(["rpc", kind !== "error"]);
+    }
+    expect(outcomes).toEqual(["revert", "revert", "rpc"]);
+  });
+
+  it("the caller's decoder runs inside the call: its value is the answer, its error the call's, counted invalid", async () => {
+    const { rpc, outcomes } = counted();
+    expect(await rpc.request(call("ok"), { decode: one })).toBe(1n);
+    const error = await rpc.request(call("bad"), { decode: one }).catch((e: unknown) => e);
+    expect((error as Error).message).toBe("not the encoding of 1");
+    // Without a decoder the client takes any result as it came.
+    expect(await rpc.request(call("bad"))).toBe("0xzz");
+    expect(outcomes).toEqual(["ok", "invalid", "ok"]);
+  });
+
+  it("a batch counts each member by its own outcome and fails with the first failure", async () => {
+    const { rpc, outcomes } = counted();
+    const reqs = ["ok", "revert", "bad", "ok"].map(call);
+    const error = await rpc.batch(reqs, { decode: [one, one, one, one] }).catch((e: unknown) => e);
+    expect((error as RpcError).info.reverted).toBe(true);
+    expect(outcomes).toEqual(["ok", "revert", "invalid", "ok"]);
+    expect(await rpc.batch([call("ok"), call("bad")], { decode: [one] })).toEqual([1n, "0xzz"]);
+  });
+
+  it("the prepare coalescer keeps each read's decoder: a malformed member fails only its own read", async () => {
+    const { rpc, outcomes } = counted();
+    const view = coalesceRequests(rpc);
+    const [good, bad] = await Promise.allSettled([
+      view.request(call("ok"), { decode: one }),
+      view.request(call("bad"), { decode: one }),
+    ]);
+    expect(good).toEqual({ status: "fulfilled", value: 1n });
+    expect(bad).toMatchObject({ status: "rejected", reason: { message: "not the encoding of 1" } });
+    // The batch (ok, invalid), then each read alone.
+    expect(outcomes.sort()).toEqual(["invalid", "invalid", "ok", "ok"]);
   });
 });

@@ -16,7 +16,7 @@ const TOPIC = {
   LockMerged: "0xeda5347add04fd32e9c77f9b1d459a737490432c6721b1a98270c826d0ac0034",
   LockUnlocked: "0xb8467a67892a3eb9ca0a54a00960a7bb14970dc16c3b3da0803ca776c1e47a43",
   AutoMaxSet: "0x3c127c07e0311e24c89bf90ee72e70c354a009a75a989c7b1daf61d375902468",
-  // Events the indexer ignores (protocol.md §8): ERC-4906 and the delegation session's.
+  // ERC-4906 (the indexer reads listed at its block) and the delegation session's (ignored), protocol.md §8.
   MetadataUpdate: "0xf8e1a15aba9398e019f0b49df1a4fde98ee17ae345cb5f6b5e2c27f5033e8ce7",
   DelegationSessionUsed: "0xdb4bcf91b49247c6518b3c047c6710a18fe2a2c2947b674c250b570b27f77c4e",
 } as const;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { resolveClientIp } from "../../api/http/clientIp";
-import { normalizeIp, parseTrustedProxies, rateLimitSubject, truncateIp } from "../../api/net/ip";
+import { normalizeIp, parseForwardedHop, parseTrustedProxies, rateLimitSubject, truncateIp } from "../../api/net/ip";
 
 describe("normalizeIp", () => {
   it.each([
@@ -57,6 +57,47 @@ describe("resolveClientIp", () => {
   it("uses the peer when a trusted proxy sends no header, and null when there is no peer", () => {
     expect(resolveClientIp({ peer: "10.0.0.5", forwardedFor: undefined, trusted })).toBe("10.0.0.5");
     expect(resolveClientIp({ peer: undefined, forwardedFor: "1.2.3.4", trusted })).toBeNull();
+  });
+});
+
+describe("parseForwardedHop: an X-Forwarded-For entry as proxies write it", () => {
+  it.each([
+    ["1.2.3.4", "1.2.3.4"],
+    ["1.2.3.4:5678", "1.2.3.4"],
+    [" 1.2.3.4:65535 ", "1.2.3.4"],
+    ["[2001:db8::1]:443", "2001:db8::1"],
+    ["[2001:DB8:0::1]", "2001:db8::1"],
+    ["[::1]", "::1"],
+    ["[::1]:8080", "::1"],
+    ["[::ffff:10.0.0.1]:80", "10.0.0.1"],
+    ["2001:db8::1", "2001:db8::1"],
+    // A bare IPv6 address cannot carry a port: this is the address 2001:db8::1:443.
+    ["2001:db8::1:443", "2001:db8::1:443"],
+  ])("%j → %s", (input, out) => {
+    expect(parseForwardedHop(input)).toBe(out);
+  });
+
+  it.each([
+    "1.2.3.4:",
+    "1.2.3.4:99999",
+    "1.2.3.4:80:80",
+    "[1.2.3.4]:80",
+    "[2001:db8::1]:",
+    "[::1",
+    "::1]",
+    "unknown",
+    "",
+  ])("rejects %j", (input) => {
+    expect(parseForwardedHop(input)).toBeNull();
+  });
+
+  it("a port or brackets no longer put clients in the proxy's bucket", () => {
+    const trusted = parseTrustedProxies(["10.0.0.5"]);
+    const resolve = (forwardedFor: string) => resolveClientIp({ peer: "10.0.0.5", forwardedFor, trusted });
+    expect(resolve("198.51.100.7:5678")).toBe("198.51.100.7");
+    expect(resolve("[2001:db8::7]:443")).toBe("2001:db8::7");
+    expect(resolve("6.6.6.6, [2001:db8::7], 10.0.0.5:1234")).toBe("2001:db8::7");
+    expect(resolve("198.51.100.7:5678")).not.toBe("10.0.0.5");
   });
 });
 

@@ -127,6 +127,12 @@ describe(`lock index (${backend})`, () => {
     expect(transfers.map((t) => [BigInt(t.token_id), t.recipient])).toEqual([
       [tokenIds.bobSoldBack, devnet.addresses.Furnace.toLowerCase()],
     ]);
+    // Listed by the market (MetadataUpdate; getLockInfo's flag read at its block): bob's then sold (the sale ends
+    // the listing), carol's then delisted.
+    const ids = async (kind: string) => (await events(kind)).map((e) => BigInt(e.token_id)).sort();
+    expect(await ids("list")).toEqual([tokenIds.bobSoldBack, tokenIds.carolFurnace].sort());
+    expect(await ids("unlist")).toEqual([tokenIds.carolFurnace]);
+    expect(rows.filter((r) => r.listed)).toEqual([]);
     const merges = await events("merge");
     expect(merges.map((m) => [BigInt(String(m.from_token_id)), BigInt(m.token_id)])).toEqual([
       [tokenIds.bobMergedFrom, tokenIds.bobMergedInto],

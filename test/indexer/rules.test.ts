@@ -5,6 +5,7 @@ import {
   type BlockRef,
   type LockRow,
   LockRuleError,
+  listingSet,
   lockAmountIncreased,
   lockCreated,
   lockEventRow,
@@ -50,6 +51,7 @@ describe("lockCreated", () => {
       amount: 5_000n * E18,
       lockEnd: b0.timestamp + 30n * DAY,
       autoMax: false,
+      listed: false,
       burned: false,
       createdBlock: 10n,
       createdTime: b0.timestamp,
@@ -221,6 +223,32 @@ describe("Transfer", () => {
   });
 });
 
+describe("listingSet (MetadataUpdate + getLockInfo's listed at the event's block)", () => {
+  it("a change of the flag is a new row; the same flag (an AutoMax switch's MetadataUpdate) is none", () => {
+    const listed = listingSet(created(), true, later(1n));
+    expect(listed).toMatchObject({ listed: true, updatedBlock: 15n, amount: 5_000n * E18, owner: alice });
+    if (!listed) throw new Error("unreachable");
+    expect(listingSet(listed, true, later(2n))).toBeNull();
+    expect(listingSet(listed, false, later(2n))).toMatchObject({ listed: false });
+    expect(listingSet(created(), false, later(1n))).toBeNull();
+  });
+
+  it("an unknown or burned lock is left alone", () => {
+    expect(listingSet(null, true, b0)).toBeNull();
+    const burned = lockUnlocked(created({ days: 7n }), { user: alice, amountReturned: 5_000n * E18 }, later(8n));
+    expect(listingSet(burned, true, later(9n))).toBeNull();
+  });
+
+  it("a sell-back ends the listing; a burn clears it", () => {
+    const listed = listingSet(created(), true, later(1n));
+    if (!listed) throw new Error("unreachable");
+    expect(lockTransferred(listed, { from: alice, to: furnace }, later(2n))).toMatchObject({
+      owner: furnace,
+      listed: false,
+    });
+  });
+});
+
 describe("lockEventRow", () => {
   it("records the event with the lock's state after it", () => {
     const row = created();
@@ -233,6 +261,10 @@ describe("lockEventRow", () => {
       amount: 7n,
       lockEnd: row.lockEnd,
       autoMax: false,
+      owner: alice,
+      lockAmount: 5_000n * E18,
+      listed: false,
+      burned: false,
       fromTokenId: 9n,
       recipient: null,
       blockNumber: 15n,

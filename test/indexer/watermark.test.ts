@@ -11,7 +11,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mark = (block: bigint): IndexMark => ({ maxTokenId: block * 10n, indexedBlock: block });
 
 const started: IndexWatermark[] = [];
-function watermark(read: () => Promise<IndexMark>, o: { pollMs: number; maxAgeMs: number; timeoutMs: number }) {
+function watermark(
+  read: () => Promise<IndexMark>,
+  o: { pollMs: number; maxAgeMs: number; timeoutMs: number; onFailure?: (cause: unknown) => void },
+) {
   const w = new IndexWatermark(read, o).start();
   started.push(w);
   return w;
@@ -111,5 +114,23 @@ describe("IndexWatermark", () => {
     );
     await until(() => polls >= 3);
     expect(w.fresh()).toBeUndefined();
+  });
+
+  it("tells why a poll failed: the read's error, or no answer in time — once per failed poll", async () => {
+    const causes: string[] = [];
+    const onFailure = (cause: unknown) => causes.push((cause as Error).message);
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+    watermark(() => Promise.reject(refused), { pollMs: 5, maxAgeMs: 50, timeoutMs: 20, onFailure });
+    await until(() => causes.length >= 3);
+    expect(new Set(causes)).toEqual(new Set([refused.message]));
+    const silent: string[] = [];
+    watermark(() => new Promise<IndexMark>(() => {}), {
+      pollMs: 5,
+      maxAgeMs: 50,
+      timeoutMs: 20,
+      onFailure: (cause) => silent.push((cause as Error).message),
+    });
+    await until(() => silent.length >= 2);
+    expect(new Set(silent)).toEqual(new Set(["no answer within 20 ms"]));
   });
 });

@@ -98,6 +98,23 @@ describe("malformed messages get the right JSON-RPC error, with a short message"
     expect(res.json[2].error.code).toBe(-32601);
   });
 
+  it("requests sharing an id in a batch are each refused with -32600 alike; the others are answered", async () => {
+    const call = req(1, "tools/call", { name: "get_preflight", arguments: {} });
+    const twice = req(4, "tools/call", { name: "get_preflight", arguments: {} });
+    const batch = [call, req(1, "ping"), req(2, "ping"), { ...req(0, "tools/list"), id: "1" }, twice, twice];
+    const res = await post(base, batch);
+    expect(res.status).toBe(200);
+    expect(res.json.map((a: { id: unknown }) => a.id)).toEqual([1, 1, 2, "1", 4, 4]);
+    for (const i of [0, 1, 4, 5]) {
+      expect(res.json[i].error.code).toBe(-32600);
+      expect(res.json[i].error.message).toMatch(/^Invalid Request: id .* is used by more than one request/);
+    }
+    // Never one answer of each kind under one id: the client reads the same refusal whichever it takes.
+    expect(res.json[0]).toEqual(res.json[1]);
+    expect(res.json[2].result).toEqual({});
+    expect(res.json[3].result.tools.length).toBe(mcpTools().length);
+  });
+
   it("invalid JSON → -32700; an empty or oversized batch → -32600; a body over the limit → 413", async () => {
     expect((await post(base, "{nope")).json.error.code).toBe(-32700);
     expect((await post(base, [])).json.error.code).toBe(-32600);

@@ -60,10 +60,13 @@ afterAll(async () => {
   await d?.stop();
 });
 
-const v1Operations = () =>
+const operationsUnder = (...prefixes: string[]) =>
   Object.entries(doc.paths)
-    .filter(([path]) => path.startsWith("/api/mcp/v1/"))
+    .filter(([path]) => prefixes.some((p) => path.startsWith(p)))
     .map(([path, item]) => ({ path, op: item.get as unknown as DocOperation }));
+const v1Operations = () => operationsUnder("/api/mcp/v1/");
+/** Every operation that is a tool: v1 and the index API (whose tools run over an index in test/index/chain.test.ts). */
+const toolOperations = () => operationsUnder("/api/mcp/v1/", "/api/index/v1/");
 
 /** Tool arguments = the operation's documented parameter examples. */
 const exampleArgs = (op: DocOperation) =>
@@ -96,9 +99,9 @@ async function call(c: Client, name: string, args: Record<string, unknown>) {
 describe("tools", () => {
   it("lists one tool per documented v1 operation, with that operation's parameters as its input schema", async () => {
     const { tools } = await client.listTools();
-    const ops = v1Operations();
+    const ops = toolOperations();
     expect(tools.map((t) => t.name).sort()).toEqual(ops.map(({ op }) => op["x-mcp-tool"] as string).sort());
-    expect(tools).toHaveLength(13);
+    expect(tools).toHaveLength(20);
     for (const { op } of ops) {
       const tool = tools.find((t) => t.name === op["x-mcp-tool"])!;
       const schema = tool.inputSchema as unknown as {
@@ -123,6 +126,14 @@ describe("tools", () => {
       if (verb) expect(tool.description).toContain(`"${verb}"`);
       const narration = tool.description!.replace(/`[^`]*`/g, "").replace(/never use "claim" as a verb/gi, "");
       expect(narration, tool.name).not.toMatch(/\bclaim(s|ed|ing)?\b/i);
+    }
+    // Tools with a fixed documented answer carry it as their output example, and its request as their input one.
+    for (const name of ["get_state", "get_lock_stats", "get_ve_rank", "get_account_history", "get_lock_history"]) {
+      const tool = tools.find((t) => t.name === name)!;
+      const op = ops.find(({ op: o }) => o["x-mcp-tool"] === name)!.op;
+      const out = tool.outputSchema as { examples?: unknown[] };
+      expect(out.examples, name).toEqual([op.responses["200"]!.content!["application/json"]!.example]);
+      expect((tool.inputSchema as { examples?: unknown[] }).examples, name).toHaveLength(1);
     }
     expect(client.getInstructions()).toMatch(/never use "claim" as a verb/);
   });

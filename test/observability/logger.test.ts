@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { Counter } from "../../api/observability/counter";
 import { createLogger, type LogLevel, scrubText, shortenAddress } from "../../api/observability/logger";
-import { Counter, createMetrics } from "../../api/observability/metrics";
+import { createMetrics } from "../../api/observability/metrics";
 
 const ADDRESS = "0xAbC1234567890aBcDeF1234567890AbCdEf12345";
 const RPC = "https://base-mainnet.g.alchemy.com/v2/sEcReT-KeY-123";
@@ -89,12 +90,12 @@ describe("Prometheus text", () => {
     expect(c.get({ route: "/b", status: "200" })).toBe(0);
   });
 
-  it("counts RPC calls through the onCall hook", () => {
+  it("counts RPC calls through the onCall hook", async () => {
     const m = createMetrics();
     m.onRpcCall("eth_call", "ok");
     m.onRpcCall("eth_call", "ok");
     m.onRpcCall("eth_call", "timeout");
-    const text = m.render();
+    const text = await m.render();
     expect(text).toContain('api_rpc_calls_total{method="eth_call",outcome="ok"} 2');
     expect(text).toContain('api_rpc_calls_total{method="eth_call",outcome="timeout"} 1');
     expect(text.endsWith("\n")).toBe(true);

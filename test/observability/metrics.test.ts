@@ -145,10 +145,38 @@ describe("metrics", () => {
     proxy.setFault({ kind: "rpcError", code: -32000, message: "header not found" });
     expect((await s.get(`/api/mcp/v1/state/${"0x000000000000000000000000000000000000F00D"}`)).status).toBe(502);
     expect(rpcSample(s.metrics, "eth_call", "rpc")).toBeGreaterThanOrEqual(1);
+    expect(rpcSample(s.metrics, "eth_call", "revert")).toBe(0);
 
-    const text = s.metrics.render();
+    const text = await s.metrics.render();
     expect(text).toMatch(/api_rpc_calls_total\{method="eth_call",outcome="unreachable"\} \d+/);
     expect(text).not.toContain(SECRET);
+  });
+
+  it("counts a contract's revert apart from node failures, and a malformed answer as invalid, never ok", async () => {
+    const s = stack();
+    const quote = (amount: string) =>
+      s.get(`/api/mcp/v1/quote/lock-via-furnace?user=${USER}&claimAmountWei=${amount}&durationSeconds=604800`);
+    // A real revert of the devnet's quoter (1 wei is below the minimum lock): code 3 with the error's data.
+    const refused = await quote("1");
+    expect(refused.status).toBe(502);
+    expect((await refused.json()).detail.reason).toBe("MinLockAmountNotMet");
+    expect([rpcSample(s.metrics, "eth_call", "revert"), rpcSample(s.metrics, "eth_call", "rpc")]).toEqual([1, 0]);
+    // A node that reports a revert without data the geth way (-32000, "execution reverted") is a revert too.
+    proxy.setFault({ kind: "rpcError", code: -32000, message: "execution reverted" });
+    expect((await quote("2")).status).toBe(502);
+    expect([rpcSample(s.metrics, "eth_call", "revert"), rpcSample(s.metrics, "eth_call", "rpc")]).toEqual([2, 0]);
+
+    // An answer that is not the view's encoding: the read fails, and the call is counted invalid, not ok.
+    proxy.setFault({ kind: "result", value: "0x1234", match: (method) => method === "eth_call" });
+    const ok = rpcSample(s.metrics, "eth_call", "ok");
+    expect((await s.get("/api/supply/total")).status).toBe(502);
+    expect((await s.get(`/api/mcp/v1/state/${"0x000000000000000000000000000000000000F00D"}`)).status).toBe(502);
+    expect(rpcSample(s.metrics, "eth_call", "invalid")).toBe(2);
+    expect(rpcSample(s.metrics, "eth_call", "ok")).toBe(ok);
+    // In a batch each member is counted by its own outcome: eth_blockNumber answers, the two eth_calls do not.
+    expect((await s.get("/api/supply/circulating")).status).toBe(502);
+    expect(rpcSample(s.metrics, "eth_call", "invalid")).toBe(4);
+    expect(rpcSample(s.metrics, "eth_blockNumber", "ok")).toBe(1);
   });
 });
 

@@ -5,7 +5,7 @@ import { ACTION_NAMES } from "../../api/mcp/v1/prepare";
 import { createLogger } from "../../api/observability/logger";
 import { docsPage } from "../../api/openapi/docsPage";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../api/openapi/document";
-import { ADDRESS_PATTERN, BOOL_PATTERN, UINT256_PATTERN } from "../../api/openapi/jsonSchema";
+import { ADDRESS_PATTERN, BOOL_PATTERN, CURSOR_PATTERN, UINT256_PATTERN } from "../../api/openapi/jsonSchema";
 import { INFRASTRUCTURE_ROUTES } from "../../api/routes";
 import { type DocOperation, openApiValidator } from "../support/openApiValidator";
 
@@ -56,7 +56,7 @@ describe("documented routes equal served routes", () => {
     const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.keys(item).map((method) => ({ method: method.toUpperCase(), path })),
     );
-    expect(documented.length).toBe(16);
+    expect(documented.length).toBe(23);
     for (const d of documented) {
       const by = served.filter((s) => s.method === d.method && covers(s.path, d.path));
       expect(by, `${d.method} ${d.path}`).toHaveLength(1);
@@ -77,6 +77,13 @@ describe("documented routes equal served routes", () => {
         "/api/mcp/v1/state/{address}",
         "/api/mcp/v1/preflight",
         "/api/mcp/v1/quote/lock-via-furnace",
+        "/api/index/v1/locks/{tokenId}",
+        "/api/index/v1/locks/{tokenId}/events",
+        "/api/index/v1/accounts/{address}/events",
+        "/api/index/v1/accounts/{address}/locks",
+        "/api/index/v1/leaderboards/ve",
+        "/api/index/v1/leaderboards/ve/{address}",
+        "/api/index/v1/stats",
       ].sort(),
     );
   });
@@ -111,7 +118,7 @@ describe("the document", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it("documents every parameter with its strict form: patterns for address, uint256 and bool", () => {
+  it("documents every parameter with its strict form: patterns for address, uint256, bool and cursor", () => {
     const patterns = new Set<string>();
     for (const [path, op] of ops()) {
       for (const p of op.parameters) {
@@ -126,7 +133,7 @@ describe("the document", () => {
         expect(op.parameters.map((p) => `{${p.name}}`)).toContain(name);
       }
     }
-    expect([...patterns].sort()).toEqual([ADDRESS_PATTERN, BOOL_PATTERN, UINT256_PATTERN].sort());
+    expect([...patterns].sort()).toEqual([ADDRESS_PATTERN, BOOL_PATTERN, UINT256_PATTERN, CURSOR_PATTERN].sort());
     const quote = ops().find(([p]) => p === "/api/mcp/v1/quote/lock-via-furnace")![1];
     expect(quote.parameters.map((p) => [p.name, p.required, p.schema.pattern])).toEqual([
       ["user", true, ADDRESS_PATTERN],
@@ -223,16 +230,19 @@ describe("/docs", () => {
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const html = await res.text();
     expect(html).toContain('"/api/mcp/v1/openapi.json"');
-    expect(html).toContain('<script src="/docs/assets/scalar.js">');
+    expect(html).toMatch(/<script src="\/docs\/assets\/scalar\.[\w-]{16}\.js"><\/script>/);
+    expect(html).toMatch(/<script src="\/docs\/assets\/docs-init\.[\w-]{16}\.js" data-spec-url="[^"]+"><\/script>/);
     // No script, stylesheet, font or image from another origin: the page works offline.
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
-    expect(html).toContain("withDefaultFonts: false");
+    expect(res.headers.get("content-security-policy")).toMatch(/^default-src 'self'; script-src 'self';/);
     for (const path of Object.keys(doc.paths)) expect(html).toContain(`GET ${path}`);
     expect(html).toContain("Lock via Furnace");
   });
 
-  it("serves the reference UI from the pinned npm package", async () => {
-    const res = await app.request("/docs/assets/scalar.js");
+  it("serves the reference UI from the pinned npm package, at the hashed path the page names", async () => {
+    const html = await (await app.request("/docs")).text();
+    const src = html.match(/<script src="(\/docs\/assets\/scalar\.[^"]+)">/)![1]!;
+    const res = await app.request(src);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/javascript/);
     const js = await res.text();
@@ -248,6 +258,7 @@ describe("/docs", () => {
         paths: { "/x": { get: { summary: "s", "x-user-facing-verb": "Lock via Furnace <i>", "x-mcp-tool": "t" } } },
       } as unknown as OpenApiDocument,
       "/spec.json",
+      null,
     );
     expect(page).toContain("<title>Asset API &lt;b&gt;&amp;&lt;/b&gt; &quot;v1&quot;</title>");
     expect(page).toContain("<td>Lock via Furnace &lt;i&gt;</td>");

@@ -2,7 +2,9 @@
  * A production install (`npm install --omit=dev`) must run what the README tells operators to run: the API
  * process (`npm run serve:api`) and the indexer (`npm run serve:indexer`). So every package their code imports
  * — api/, src/, ponder.config.ts, ponder.schema.ts — and every tool their scripts start is in `dependencies`,
- * not `devDependencies` (@hono/node-server, drizzle-orm and tsx once were).
+ * not `devDependencies` (@hono/node-server, drizzle-orm and tsx once were). The API process runs the bundle
+ * `npm run build` makes: no transpiler at run time, and the build's tools (esbuild, tsx, the Scalar package
+ * whose browser bundle the build copies) stay dev-only.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
@@ -54,10 +56,18 @@ describe("what the production processes need is a runtime dependency", () => {
     expect(missing).toEqual([]);
   });
 
-  it("every tool the serving scripts start", () => {
-    expect(pkg.scripts["serve:api"]).toMatch(/--import tsx /);
-    expect(pkg.dependencies).toHaveProperty("tsx");
+  it("every tool the serving scripts start, and no transpiler: the API process is the built bundle", () => {
+    expect(pkg.scripts["serve:api"]).toBe("exec node --enable-source-maps dist/server/main.js");
+    for (const transpiler of ["tsx", "ts-node", "esbuild", "typescript", "@swc/core", "@scalar/api-reference"])
+      expect(pkg.dependencies).not.toHaveProperty(transpiler);
     expect(pkg.scripts["serve:indexer"]).toMatch(/^ponder start/);
     expect(pkg.dependencies).toHaveProperty("ponder");
+  });
+
+  it("every package the bundle leaves external (npm run build lists them)", () => {
+    const externals = JSON.parse(readFileSync(path.join(REPO_ROOT, "dist", "server", "externals.json"), "utf8"));
+    expect(externals).toContain("hono");
+    const missing = (externals as string[]).map(packageOf).filter((name) => !(name in pkg.dependencies));
+    expect(missing).toEqual([]);
   });
 });

@@ -5,11 +5,13 @@
  * HTTP contract (test/support/httpContract.ts, also run against `npm start`) is checked over real sockets
  * against this process, not against app.request.
  */
+
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../devnet/anvil";
+import { API_PROCESS_ARGS } from "../support/build";
 import { startDevnet, type TestDevnet } from "../support/devnet";
 import { httpContract } from "../support/httpContract";
 import { createTestDatabase, REPO_ROOT, type TestDatabase, writeManifest } from "../support/ponder";
@@ -74,6 +76,57 @@ describe("the API process on the index's views schema: the HTTP contract", () =>
   httpContract(() => api.url);
 });
 
+describe("the API process's metrics of the index database", () => {
+  /** The value of one series (`name{labels}` exactly as exposed), or undefined when absent. */
+  const sample = (text: string, series: string) => {
+    const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+    return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  };
+  const scrape = async () => (await fetch(`${api.url}/api/metrics`)).text();
+  const count = (text: string, statement: string) =>
+    sample(text, `api_index_db_query_duration_seconds_count{statement="${statement}",outcome="ok"}`) ?? 0;
+  // A wallet no other test reads, so its first read has no hint and asks the index; then read again.
+  const user = "0x000000000000000000000000000000000000a11c";
+
+  it("the pool's gauges, read at scrape time, and each statement's duration by name", async () => {
+    const before = await scrape();
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${api.url}/api/mcp/v1/state/${user}`);
+      expect(res.status).toBe(200);
+      expect((await res.json()).source).toBe("subgraph+rpc");
+    }
+    // The watermark polls every 250 ms: wait for a poll after `before`.
+    let text = await scrape();
+    for (let i = 0; i < 20 && count(text, "index_mark") <= count(before, "index_mark"); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      text = await scrape();
+    }
+    // The pool has opened connections (the watermark polls every 250 ms, state reads query) and none is queued.
+    expect(sample(text, "api_index_db_pool_connections")).toBeGreaterThanOrEqual(1);
+    expect(sample(text, "api_index_db_pool_connections")).toBeLessThanOrEqual(10);
+    expect(sample(text, "api_index_db_pool_idle_connections")).toBeGreaterThanOrEqual(0);
+    expect(sample(text, "api_index_db_pool_waiting_queries")).toBe(0);
+    expect(sample(text, "api_index_db_pool_max_connections")).toBe(10);
+    // The first read asked the index for the user's ids; the watermark's poll runs all the time.
+    expect(count(text, "lock_ids") - count(before, "lock_ids")).toBeGreaterThanOrEqual(1);
+    expect(count(text, "index_mark")).toBeGreaterThan(count(before, "index_mark"));
+    expect(
+      sample(text, 'api_index_db_query_duration_seconds_sum{statement="index_mark",outcome="ok"}'),
+    ).toBeGreaterThan(0);
+    // Only the store's fixed statement names label the histogram.
+    const statements = new Set(
+      [...text.matchAll(/api_index_db_query_duration_seconds_count\{statement="([^"]+)"/g)].map((m) => m[1]),
+    );
+    expect([...statements].every((s) => ["lock_ids", "index_mark", "live_locks", "readiness"].includes(s!))).toBe(true);
+    // The second read of the user used the first's hint, while the watermark was fresh.
+    const hints = (t: string, what: string) => sample(t, `api_cache_${what}_total{cache="state_hints"}`) ?? 0;
+    expect(hints(text, "hits") - hints(before, "hits")).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'api_cache_entries{cache="state_hints"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'api_cache_hits_total{cache="index_watermark"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'api_cache_entries{cache="index_watermark"}')).toBe(1);
+  });
+});
+
 describe("probes never hang", () => {
   let silent: Server;
   let silentPort: number;
@@ -131,7 +184,7 @@ describe("probes never hang", () => {
 
 describe("a configuration the API process cannot run with", () => {
   it("stops it with exit code 1 and one line naming every problem, no stack trace", () => {
-    const run = spawnSync(process.execPath, ["--import", "tsx", "api/server/main.ts"], {
+    const run = spawnSync(process.execPath, API_PROCESS_ARGS, {
       cwd: REPO_ROOT,
       env: { ...process.env, NETWORK: "base", RPC_URL: "http://127.0.0.1:1", PORT: "0", DATABASE_URL: "" },
       encoding: "utf8",

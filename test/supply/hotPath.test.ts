@@ -93,11 +93,8 @@ function headerObject(h: Headers): Record<string, string> {
 }
 
 /** The supply lines of the Prometheus request counter. */
-const supplySeries = (m: Metrics) =>
-  m
-    .render()
-    .split("\n")
-    .filter((l) => l.startsWith("api_http_requests_total{") && l.includes("/api/supply/"));
+const supplySeries = async (m: Metrics) =>
+  (await m.render()).split("\n").filter((l) => l.startsWith("api_http_requests_total{") && l.includes("/api/supply/"));
 
 let hot: Side;
 let routed: Side;
@@ -319,8 +316,8 @@ describe("supply hot path", () => {
     }
     const series = (route: string, n: number) =>
       `api_http_requests_total{method="GET",route="/api/supply/${route}",status="200"} ${n}`;
-    expect(supplySeries(hot.metrics)).toEqual([series("circulating", 6), series("max", 5)]);
-    expect(supplySeries(routed.metrics).sort()).toEqual(
+    expect(await supplySeries(hot.metrics)).toEqual([series("circulating", 6), series("max", 5)]);
+    expect((await supplySeries(routed.metrics)).sort()).toEqual(
       [series("circulating", 9), series("max", 9), series("total", 4)].sort(),
     );
   });

@@ -87,6 +87,7 @@ beforeEach(async () => {
 describe("Redis-shared supply cache", () => {
   it("two replicas make one upstream read per value per window between them", async () => {
     const [a, b] = [await replica(), await replica()];
+    const [cacheA, cacheB] = caches.slice(-2) as [RedisTtlCache, RedisTtlCache];
     const t = await truth();
     // A slow node makes the replicas' misses overlap for sure: one holds the lock, the other waits on the value.
     d.proxy.setFault({ kind: "delay", ms: 150 });
@@ -101,6 +102,10 @@ describe("Redis-shared supply cache", () => {
       expect(path.includes("bare") ? r.text : JSON.parse(r.text).result).toBe(expected);
     }
     expect(reads()).toEqual({ blockNumber: 1, totalSupply: 2, totalLockedClaim: 1 });
+    // The shared layer's counts (api_cache_*{cache="supply_shared"}): per value, one replica read it upstream
+    // (a miss) and the other took it from Redis (a hit).
+    const shared = (x: RedisTtlCache) => [x.shared.hits, x.shared.misses];
+    expect([shared(cacheA)[0]! + shared(cacheB)[0]!, shared(cacheA)[1]! + shared(cacheB)[1]!]).toEqual([2, 2]);
 
     // The shared entries live in Redis with the window's TTL; the locks are gone.
     const keys = (await ourKeys()).sort();
@@ -117,6 +122,8 @@ describe("Redis-shared supply cache", () => {
     const c = await replica();
     expect(JSON.parse((await get(c, "/api/supply/total")).text).result).toBe(t.total);
     expect(reads().totalSupply).toBe(2);
+    expect(shared(caches.at(-1) as RedisTtlCache)).toEqual([1, 0]);
+    expect(caches.at(-1)!.entries()).toBe(1);
 
     // Next window: again exactly one read per value, whoever asks first.
     await new Promise((r) => setTimeout(r, TTL_MS + 50));

@@ -3,30 +3,34 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { freePort } from "../../devnet/anvil";
+import { API_PROCESS_ARGS } from "./build";
 
 /**
- * Starts the API process as operators run it (api/server/main.ts, `npm run serve:api`) on 127.0.0.1 and a
+ * Starts the API process as operators run it (the built dist/server/main.js, `npm run serve:api`) on 127.0.0.1 and a
  * free port; with CONNECTION_GUARD=off, the same server without its guard (test/support/apiChild.ts).
  */
-export async function startApiChild(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
+export async function startApiChild(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; base: string; output(): string }> {
   const port = await freePort();
-  const script =
+  const args =
     env.CONNECTION_GUARD === "off"
-      ? path.join(import.meta.dirname, "apiChild.ts")
-      : path.join(import.meta.dirname, "..", "..", "api", "server", "main.ts");
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+      ? ["--import", "tsx", path.join(import.meta.dirname, "apiChild.ts")]
+      : API_PROCESS_ARGS;
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "inherit"],
   });
+  // Everything it prints on stdout (its log lines) is kept for output().
+  let out = "";
   await new Promise<void>((resolve, reject) => {
-    let out = "";
     child.stdout!.on("data", (chunk) => {
       out += chunk;
       if (out.includes('"listening"')) resolve();
     });
     child.once("exit", (code) => reject(new Error(`api process exited ${code}`)));
   });
-  return { child, base: `http://127.0.0.1:${port}` };
+  return { child, base: `http://127.0.0.1:${port}`, output: () => out };
 }
 
 /** The child's environment: the devnet's manifest (written to `folder`) and RPC (`rpcUrl`, e.g. a fault proxy). */

@@ -33,6 +33,12 @@ export const NODE_REJECTS = [
     "BAD_REQUEST",
     "POST /api/mcp HTTP/1.1\r\nhost: x\r\ncontent-length: 4\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n",
   ],
+  ["HTTP/1.1 without Host", 400, "BAD_REQUEST", "GET /health HTTP/1.1\r\n\r\n"],
+  ["a bad Host", 400, "BAD_REQUEST", "GET /health HTTP/1.1\r\nhost: a b\r\n\r\n"],
+  ["two Hosts", 400, "BAD_REQUEST", "GET /health HTTP/1.1\r\nhost: x\r\nhost: y\r\n\r\n"],
+  ["the asterisk target", 400, "BAD_REQUEST", "OPTIONS * HTTP/1.1\r\nhost: x\r\n\r\n"],
+  ["Expect: foo", 417, "EXPECTATION_FAILED", "GET /health HTTP/1.1\r\nhost: x\r\nexpect: foo\r\n\r\n"],
+  ["CONNECT", 405, "METHOD_NOT_ALLOWED", "CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n"],
 ] as const;
 
 export function httpContract(target: () => string): void {
@@ -163,11 +169,24 @@ export function httpContract(target: () => string): void {
 
     const docs = await fetch(`${target()}/docs`);
     const page = await docs.text();
-    expect([docs.status, page.includes("/docs/assets/scalar.js")]).toEqual([200, true]);
+    const script = page.match(/<script src="(\/docs\/assets\/scalar\.[\w-]+\.js)">/)?.[1];
+    expect([docs.status, typeof script]).toEqual([200, "string"]);
+    expect(docs.headers.get("content-security-policy")).toContain("script-src 'self';");
     expect(page).not.toMatch(/https?:\/\/(cdn\.|unpkg|jsdelivr)/);
-    expect((await fetch(`${target()}/docs/assets/scalar.js`)).status).toBe(200);
+    // A browser asks for br: the bundle travels compressed (fetch decodes it).
+    const ui = await fetch(`${target()}${script}`, { headers: { "accept-encoding": "br, gzip" } });
+    expect([ui.status, ui.headers.get("content-encoding"), ui.headers.get("cache-control")]).toEqual([
+      200,
+      "br",
+      "public, max-age=31536000, immutable",
+    ]);
+    expect((await ui.text()).length).toBeGreaterThan(1_000_000);
     const metrics = await (await fetch(`${target()}/api/metrics`)).text();
     expect(metrics).toContain("api_http_request_duration_seconds_bucket");
+    // prom-client's process metrics and the listener's open connections, read in this process.
+    expect(metrics).toMatch(/^process_resident_memory_bytes [1-9]\d*$/m);
+    expect(metrics).toMatch(/^nodejs_eventloop_lag_p99_seconds /m);
+    expect(metrics).toMatch(/^api_http_open_connections\{listener="api"\} [1-9]\d*$/m);
   });
 
   it.each(NODE_REJECTS)(

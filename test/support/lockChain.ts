@@ -58,18 +58,34 @@ export async function readChainLocks(devnet: TestDevnet, at?: bigint) {
   return { locks, totalLocked, nextTokenId: next, listed, effectiveEnds, timestamp: block.timestamp };
 }
 
-/** Every VeLockNFT log the index must have a lock_event row for (all but the mint/burn Transfers). */
+/**
+ * Every VeLockNFT log the index must have a lock_event row for: all but the mint/burn Transfers, and of the
+ * MetadataUpdates only those that changed getLockInfo's listed flag (the devnet mines one transaction per block,
+ * so the flag before is the flag at the previous block).
+ */
 export async function lifecycleEventIds(devnet: TestDevnet): Promise<string[]> {
-  const logs = await devnet.clients.publicClient.getLogs({
-    address: devnet.addresses.VeLockNFT,
-    fromBlock: 0n,
-    toBlock: "latest",
-  });
-  // The events of protocol.md §2 only: MetadataUpdate and DelegationSessionUsed are for the indexer to ignore.
-  return parseEventLogs({ abi: VeLockNFTAbi, logs })
-    .filter((l) => !(l.eventName === "Transfer" && (l.args.from === zeroAddress || l.args.to === zeroAddress)))
-    .map((l) => `${l.transactionHash}-${l.logIndex}`)
-    .sort();
+  const client = devnet.clients.publicClient;
+  const logs = await client.getLogs({ address: devnet.addresses.VeLockNFT, fromBlock: 0n, toBlock: "latest" });
+  const listedAt = async (tokenId: bigint, blockNumber: bigint) =>
+    (
+      await client.readContract({
+        address: devnet.addresses.VeLockNFT,
+        abi: VeLockNFTAbi,
+        functionName: "getLockInfo",
+        args: [tokenId],
+        blockNumber,
+      })
+    )[3];
+  const ids: string[] = [];
+  for (const l of parseEventLogs({ abi: VeLockNFTAbi, logs })) {
+    if (l.eventName === "Transfer" && (l.args.from === zeroAddress || l.args.to === zeroAddress)) continue;
+    if (l.eventName === "MetadataUpdate") {
+      const id = l.args._tokenId;
+      if ((await listedAt(id, l.blockNumber)) === (await listedAt(id, l.blockNumber - 1n))) continue;
+    }
+    ids.push(`${l.transactionHash}-${l.logIndex}`);
+  }
+  return ids.sort();
 }
 
 /**
@@ -91,6 +107,8 @@ export async function expectIndexMatchesChain(devnet: TestDevnet, idx: IndexDb):
   }));
   expect(indexed).toEqual(chain.locks);
   for (const r of rows) expect(r.burned, `burned flag of ${r.tokenId}`).toBe(r.owner === null);
+  expect(new Set(rows.filter((r) => r.listed).map((r) => r.tokenId))).toEqual(chain.listed);
+  await expectNewestEventsMatchLocks(idx, rows);
 
   const liveSum = rows.filter((r) => !r.burned).reduce((sum, r) => sum + r.amount, 0n);
   expect(liveSum).toBe(chain.totalLocked);
@@ -143,6 +161,47 @@ export async function expectStateMatchesChain(
   }
 }
 
+/**
+ * The event table's rule (the state of a lock is its newest event row, or the merge row that burned it) gives
+ * exactly the `lock` table: what api/index/ relies on to answer at any block.
+ */
+async function expectNewestEventsMatchLocks(idx: IndexDb, rows: IndexedLock[]): Promise<void> {
+  const newest = await idx.query<Record<string, string | boolean | null>>(
+    `SELECT DISTINCT ON (token_id) token_id, owner, lock_amount, lock_end, auto_max, listed, burned
+       FROM ${idx.table("lock_event")} ORDER BY token_id, block_number DESC, log_index DESC`,
+  );
+  const mergedAway = new Set(
+    (
+      await idx.query<{ from_token_id: string }>(
+        `SELECT from_token_id FROM ${idx.table("lock_event")} WHERE from_token_id IS NOT NULL`,
+      )
+    ).map((r) => BigInt(r.from_token_id)),
+  );
+  const byId = new Map(newest.map((r) => [BigInt(String(r.token_id)), r]));
+  for (const row of rows) {
+    const e = byId.get(row.tokenId);
+    const fromEvents = mergedAway.has(row.tokenId)
+      ? { owner: null, amount: 0n, lockEnd: 0n, autoMax: false, listed: false, burned: true }
+      : {
+          owner: e?.owner == null ? null : getAddress(String(e.owner)),
+          amount: BigInt(String(e?.lock_amount)),
+          lockEnd: BigInt(String(e?.lock_end)),
+          autoMax: e?.auto_max === true,
+          listed: e?.listed === true,
+          burned: e?.burned === true,
+        };
+    const { owner, amount, lockEnd, autoMax, listed, burned } = row;
+    expect(fromEvents, `lock ${row.tokenId} by its events`).toEqual({
+      owner: owner === null ? null : getAddress(owner),
+      amount,
+      lockEnd,
+      autoMax,
+      listed,
+      burned,
+    });
+  }
+}
+
 /** A row of `lock` as the indexer wrote it: the rules' own row type. */
 export type IndexedLock = LockRow;
 
@@ -158,6 +217,7 @@ export async function readIndexedLocks(idx: IndexDb): Promise<IndexedLock[]> {
     amount: big(r.amount),
     lockEnd: big(r.lock_end),
     autoMax: r.auto_max === true,
+    listed: r.listed === true,
     burned: r.burned === true,
     createdBlock: big(r.created_block),
     createdTime: big(r.created_time),

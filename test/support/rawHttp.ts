@@ -46,3 +46,20 @@ export function rawExchange(base: string, bytes: string): Promise<string> {
     socket.setTimeout(5_000, () => socket.destroy());
   });
 }
+
+/** One GET from a given local address (127.0.0.x: another client of a loopback server), on a fresh connection. */
+export function getFrom(url: string, localAddress: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { localAddress, agent: false, timeout: 10_000 }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on("timeout", () => req.destroy(new Error("timed out")));
+    req.on("error", reject);
+    req.end();
+  });
+}

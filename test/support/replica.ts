@@ -1,16 +1,16 @@
 /**
  * The processes of the production topology for tests and the soak: `ponder start` indexers, API processes
- * (api/server/main.ts, `npm run serve:api`) and `ponder serve` replicas, each with EVERY line it prints kept
+ * (the built dist/server/main.js, `npm run serve:api`) and `ponder serve` replicas, each with EVERY line it prints kept
  * (the secrets test reads all of it; test/support/ponder.ts keeps only the tail). Same conventions as
  * startPonder: NETWORK=local + MANIFEST_FILE, a free port on 127.0.0.1.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { freePort } from "../../devnet/anvil";
+import { API_PROCESS_ARGS } from "./build";
 import { REPO_ROOT } from "./ponder";
 
 const PONDER_BIN = path.join(REPO_ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
-const API_MAIN = path.join(REPO_ROOT, "api", "server", "main.ts");
 
 /** `start` / `serve`: Ponder's commands; `api`: the API process, reading `viewsSchema` (else `schema`). */
 export type ServiceCommand = "start" | "serve" | "api";
@@ -28,6 +28,11 @@ export interface SpawnServiceOptions {
   /** Added to (and overriding) the child's environment: REDIS_URL, REDIS_KEY_PREFIX, SHUTDOWN_DRAIN_MS, … */
   env?: Record<string, string | undefined>;
   logLevel?: "error" | "warn" | "info" | "debug";
+  /**
+   * Another installation (test/production/container.test.ts: the image's file system): run `argv` (program
+   * first, e.g. the Dockerfile's CMD) in `cwd`, as `uid`/`gid` when given. Default: this checkout's processes.
+   */
+  install?: { cwd: string; argv: string[]; uid?: number; gid?: number };
 }
 
 export interface ServiceChild {
@@ -68,7 +73,7 @@ export async function spawnService(opts: SpawnServiceOptions): Promise<ServiceCh
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   const args =
     opts.command === "api"
-      ? ["--import", "tsx", API_MAIN]
+      ? API_PROCESS_ARGS
       : [
           PONDER_BIN,
           opts.command,
@@ -80,7 +85,16 @@ export async function spawnService(opts: SpawnServiceOptions): Promise<ServiceCh
           opts.logLevel ?? "warn",
         ];
   if (opts.command === "api") Object.assign(env, { PORT: String(port), HOST: "127.0.0.1" });
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: env as NodeJS.ProcessEnv, stdio: "pipe" });
+  const i = opts.install;
+  const child = i
+    ? spawn(i.argv[0]!, i.argv.slice(1), {
+        cwd: i.cwd,
+        env: env as NodeJS.ProcessEnv,
+        stdio: "pipe",
+        uid: i.uid,
+        gid: i.gid,
+      })
+    : spawn(process.execPath, args, { cwd: REPO_ROOT, env: env as NodeJS.ProcessEnv, stdio: "pipe" });
   live.add(child);
   if (!hooked) {
     hooked = true;

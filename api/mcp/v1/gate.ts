@@ -1,4 +1,5 @@
 import { LaunchControllerAbi } from "../../../abis";
+import { type CacheSource, CacheStats } from "../../cache/stats";
 import { readView, ViewReadError } from "../../chain/readView";
 import type { RpcClient } from "../../chain/rpc";
 import { ChainUnreadyError, GenesisNotFinalizedError, PreflightReadFailedError } from "../../http/errors";
@@ -45,6 +46,11 @@ export interface Gate {
   read(): Promise<Preflight>;
   /** Resolves when genesis is finalized; else throws GenesisNotFinalizedError (or the read's error: the gate fails closed). */
   assertFinalized(): Promise<void>;
+  /**
+   * For the metrics: a hit is a read answered from memory (the cached preflight, or a failure still within its
+   * backoff); a miss needed the node (a read started or joined). Entries: 1 while a preflight is cached.
+   */
+  readonly cache?: CacheSource;
 }
 
 export type CreateGateOptions = {
@@ -102,9 +108,19 @@ export function createGate(options: CreateGateOptions): Gate {
     return { statusBitmask, requiredSeedEth, finalized: (statusBitmask & 1n) === 0n };
   }
 
+  const stats = new CacheStats();
+  const fresh = () => cached !== null && (cached.value.finalized || now() < cached.expiresAt);
+
   async function read(): Promise<Preflight> {
-    if (cached && (cached.value.finalized || now() < cached.expiresAt)) return cached.value;
-    if (failed && now() < failed.until) throw failed.error;
+    if (cached && fresh()) {
+      stats.hits++;
+      return cached.value;
+    }
+    if (failed && now() < failed.until) {
+      stats.hits++;
+      throw failed.error;
+    }
+    stats.misses++;
     // Concurrent misses share one upstream read; a failed read is remembered only for the backoff.
     inflight ??= fetchPreflight()
       .then((value) => {
@@ -126,6 +142,7 @@ export function createGate(options: CreateGateOptions): Gate {
 
   return {
     read,
+    cache: { stats, entries: () => (fresh() ? 1 : 0) },
     async assertFinalized() {
       const p = await read();
       if (p.finalized) return;

@@ -1,16 +1,18 @@
 import type { Hono } from "hono";
 import type { Address } from "viem";
-import { multicallViaFor } from "../../chain/multicall";
 import { ViewReadError } from "../../chain/readView";
+import type { CancelSignal } from "../../chain/rpc";
 import type { AppDeps } from "../../deps";
-import { deadlineRpc, v1DeadlineMs } from "../../http/deadline";
+import { CancelSource } from "../../http/cancelSource";
+import { deadlineRpc, requestDeadline, v1DeadlineMs } from "../../http/deadline";
 import { ChainUnreadyError, StateReadFailedError } from "../../http/errors";
 import { parseAddress, parseQuery } from "../../http/params";
+import { QueryCancelledError } from "../../locks/cancellableQuery";
 import { LockIdHints } from "../../locks/idHints";
 import { readSnapshot, type SnapshotContracts } from "../../locks/snapshot";
 import type { IndexedLockIds, LockStore } from "../../locks/types";
 import { deployedAddress, type Manifest } from "../../manifest";
-import type { Logger } from "../../observability/logger";
+import { causeOf, type ThrottledWarn, throttledWarnings } from "../../observability/throttle";
 import { addressString, array, boolean, constant, integer, object, uintString } from "../../openapi/jsonSchema";
 import type { RouteDefinition } from "../../openapi/routeDefinition";
 
@@ -50,24 +52,35 @@ async function idsFromIndex(
   locks: LockStore | null,
   user: Address,
   timeoutMs: number,
-  logger: Logger,
+  warn: ThrottledWarn,
+  request: CancelSignal | undefined,
 ): Promise<IndexedLockIds | null> {
   if (!locks) return null;
+  // The query is cancelled when the budget passes or the request is abandoned: its answer would not be used.
+  const stop = new CancelSource();
+  const abandoned = () => stop.abort(request?.reason);
+  request?.addEventListener("abort", abandoned);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<null>((resolve) => {
     timer = setTimeout(() => {
-      logger.warn("lock index too slow; state answers source rpc", { timeoutMs });
+      stop.abort("budget");
+      warn("index-slow", "lock index too slow; state answers source rpc", {
+        cause: `no answer within ${timeoutMs} ms`,
+      });
       resolve(null);
     }, timeoutMs);
   });
-  const query = locks.lockIdsOf(user).catch((error: Error) => {
-    logger.warn("lock index unavailable; state answers source rpc", { error: error.name });
+  const query = locks.lockIdsOf(user, { signal: stop }).catch((error: Error) => {
+    if (!(error instanceof QueryCancelledError)) {
+      warn("index-unavailable", "lock index unavailable; state answers source rpc", { cause: causeOf(error) });
+    }
     return null;
   });
   try {
     return await Promise.race([query, timeout]);
   } finally {
     clearTimeout(timer);
+    request?.removeEventListener("abort", abandoned);
   }
 }
 
@@ -156,6 +169,9 @@ export const stateRoute = {
 
 export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
   const hints = new LockIdHints();
+  deps.metrics.caches.register("state_hints", { stats: hints.stats, entries: () => hints.size });
+  // An index outage is a few lines a minute with their cause, not one per request.
+  const warn = throttledWarnings(deps.logger);
   v1.get(stateRoute.path, async (c) => {
     const user = parseAddress("address", c.req.param("address"));
     parseQuery(c.req.url, stateRoute.query); // no query parameters: any given one is BAD_PARAMS
@@ -167,7 +183,7 @@ export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
     // while the index's watermark is fresh, the eth_call alone (the SQL only if the chain disproves the hint).
     const snap = await readSnapshot({
       rpc,
-      via: multicallViaFor(deps.config.chainId),
+      via: deps.multicall,
       contracts,
       user,
       // A quarter of the route's deadline at most: the chain read that follows must still fit in it.
@@ -176,7 +192,8 @@ export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
           deps.locks,
           user,
           Math.min(LOCKS_BUDGET_MS, v1DeadlineMs(deps.config.rpcTimeoutMs) / 4),
-          deps.logger,
+          warn,
+          requestDeadline(c),
         ),
       hint: hints.get(user),
       // Only with an index to ask when the chain disproves the hint.

@@ -1,4 +1,4 @@
-import { originOf, type RpcClient, RpcError, type RpcRequest } from "../../../chain/rpc";
+import { originOf, type RpcClient, RpcError, type RpcRequest, type RpcRequestOptions } from "../../../chain/rpc";
 
 /**
  * A view of the app's one RpcClient that sends the requests made in the same tick as a single JSON-RPC
@@ -7,11 +7,16 @@ import { originOf, type RpcClient, RpcError, type RpcRequest } from "../../../ch
  * the tick it batches.
  */
 export function coalesceRequests(rpc: RpcClient): RpcClient {
-  type Pending = { req: RpcRequest; resolve(v: unknown): void; reject(e: unknown): void };
+  type Pending = {
+    req: RpcRequest;
+    decode: ((result: unknown) => unknown) | undefined;
+    resolve(v: unknown): void;
+    reject(e: unknown): void;
+  };
   let queue: Pending[] = [];
 
   const alone = (p: Pending) => {
-    rpc.request(p.req).then(p.resolve, p.reject);
+    rpc.request(p.req, { decode: p.decode }).then(p.resolve, p.reject);
   };
 
   async function flush() {
@@ -19,12 +24,17 @@ export function coalesceRequests(rpc: RpcClient): RpcClient {
     queue = [];
     if (items.length === 1) return alone(items[0]!);
     try {
-      const results = await rpc.batch(items.map((p) => p.req));
+      // Each read's own decoder runs on its member, so each member is counted by its own outcome.
+      const results = await rpc.batch(
+        items.map((p) => p.req),
+        { decode: items.map((p) => p.decode) },
+      );
       for (const [i, p] of items.entries()) p.resolve(results[i]);
     } catch (error) {
-      if (error instanceof RpcError && (error.kind === "rpc" || error.kind === "invalid")) {
-        // One member failed (a revert, a malformed member) and a batch cannot say which: each read asks
-        // again alone, so each reports its own outcome. Costs extra round trips on this path only.
+      if (!(error instanceof RpcError) || error.kind === "rpc" || error.kind === "invalid") {
+        // One member failed (a revert, a malformed member: an RpcError or its decoder's own error) and a batch
+        // cannot say which: each read asks again alone, so each gets its own answer. Costs extra round trips on
+        // this path only.
         for (const p of items) alone(p);
       } else {
         // The transport failed: every member failed the same way.
@@ -36,12 +46,12 @@ export function coalesceRequests(rpc: RpcClient): RpcClient {
   return {
     redactedUrl: rpc.redactedUrl,
     origin: originOf(rpc),
-    request(req, options) {
+    request<T>(req: RpcRequest, options?: RpcRequestOptions<T>): Promise<T> {
       // A call with its own cancellation cannot share a batch with calls that have none: sent alone.
       if (options?.signal) return rpc.request(req, options);
-      return new Promise((resolve, reject) => {
+      return new Promise<T>((resolve, reject) => {
         if (queue.length === 0) setImmediate(() => void flush());
-        queue.push({ req, resolve, reject });
+        queue.push({ req, decode: options?.decode, resolve: resolve as (v: unknown) => void, reject });
       });
     },
     batch: (reqs, options) => rpc.batch(reqs, options),

@@ -1,6 +1,6 @@
 import { type Hex, toFunctionSelector } from "viem";
 import { describe, expect, it } from "vitest";
-import type { RpcClient, RpcRequest } from "../../../../api/chain/rpc";
+import { decodeWith, type RpcClient, type RpcRequest } from "../../../../api/chain/rpc";
 import { loadConfig } from "../../../../api/config";
 import { extend, lock, topup } from "../../../../api/mcp/v1/prepare/lock";
 import type { PrepareAction } from "../../../../api/mcp/v1/prepare/pipeline";
@@ -31,7 +31,11 @@ function node(revert: Hex, seen: RpcRequest[] = []): RpcClient {
       },
     ];
   };
-  return { redactedUrl: "test:", request: async (r) => answer(r), batch: async (rs) => rs.map(answer) };
+  return {
+    redactedUrl: "test:",
+    request: async (r, o) => decodeWith(answer(r), o?.decode),
+    batch: async (rs, o) => rs.map((r, i) => decodeWith(answer(r), o?.decode?.[i])),
+  };
 }
 
 const config = loadConfig({ NETWORK: "base" });

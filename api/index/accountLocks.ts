@@ -1,0 +1,54 @@
+import type { Hono } from "hono";
+import type { AppDeps } from "../deps";
+import { parseAddress, parseQuery } from "../http/params";
+import { array, object } from "../openapi/jsonSchema";
+import type { RouteDefinition } from "../openapi/routeDefinition";
+import { answer, type IndexRuntime, readAtBlock } from "./pin";
+import { ADDRESS_PATH, BLOCK_PARAM } from "./query";
+import { ENVELOPE_SCHEMA, LOCK_SCHEMA, lockJson } from "./shapes";
+
+/** GET /accounts/:address/locks — the account's live locks at the block, by token id. */
+export const accountLocksRoute = {
+  path: "/accounts/:address/locks",
+  operationId: "get_account_locks",
+  summary: "List an account's locks",
+  description:
+    "The account's live vote-escrow locks at one block (default the index's head), by token id, each as " +
+    "getLockInfo reports it there, with its ve; their ve sums to the account's veBalanceOf at that block. At most " +
+    "32 (the contract's limit per owner; a sell-back's receiver may hold more).",
+  pathParams: { address: ADDRESS_PATH },
+  query: { block: BLOCK_PARAM },
+  errors: ["BAD_PARAMS", "INDEX_UNAVAILABLE", "STATE_READ_FAILED"],
+  exampleRequest: { address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
+  response: {
+    schema: object({ ...ENVELOPE_SCHEMA, locks: array(LOCK_SCHEMA, "Live locks by token id.") }),
+    example: {
+      ok: true,
+      chainId: 8453,
+      blockNumber: "38118524",
+      blockTimestamp: "1764061200",
+      locks: [
+        {
+          tokenId: "42",
+          owner: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+          amountWei: "10000000000000000000000",
+          lockEnd: "1795000000",
+          autoMax: false,
+          listed: false,
+          burned: false,
+          veWei: "9810502283105022831050",
+          createdBlock: "37990112",
+        },
+      ],
+    },
+  },
+} as const satisfies RouteDefinition;
+
+export function registerAccountLocksRoute(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+  router.get(accountLocksRoute.path, async (c) => {
+    const owner = parseAddress("address", c.req.param("address"));
+    const q = parseQuery(c.req.url, accountLocksRoute.query);
+    const read = await readAtBlock(rt, deps, c, q.block ?? null, "block", (at) => rt.index.locksOf(owner, at));
+    return answer(c, deps, read, { locks: read.value.map((l) => lockJson(l, read.time)) });
+  });
+}

@@ -1,0 +1,78 @@
+/**
+ * The timestamp of a block an answer is pinned to (`?block=N`, or a cursor's block). Ve is a function of it, so it
+ * must be the block's own: the index's head carries its timestamp (Ponder's checkpoint), a block in which the index
+ * holds an event carries it on the event rows, and any other block is asked of the node (eth_getBlockByNumber).
+ * Timestamps of finalized blocks never change and are kept (bounded, least recently used out). Heads the index
+ * reported are remembered too (a cursor's block is usually an earlier head, often without events of its own), until
+ * the index's head goes back below one of them — the sign of a reorg — when every unfinalized one is forgotten.
+ */
+import type { RpcClient } from "../chain/rpc";
+import { StateReadFailedError } from "../http/errors";
+import type { IndexHead } from "../locks/atBlock";
+
+export class BlockClock {
+  readonly #final = new Map<bigint, bigint>();
+  readonly #heads = new Map<bigint, bigint>();
+  #highestHead = -1n;
+  constructor(
+    readonly capacity = 50_000,
+    readonly headCapacity = 4_096,
+  ) {}
+
+  /** Remembers a head the index reported (its block and timestamp: Ponder's checkpoint). */
+  sawHead(head: IndexHead): void {
+    if (head.block < this.#highestHead) {
+      this.#heads.clear(); // the head went back: a reorg replaced blocks we remember
+    }
+    this.#highestHead = head.block;
+    if (!this.#heads.has(head.block)) {
+      this.#heads.set(head.block, head.time);
+      if (this.#heads.size > this.headCapacity) this.#heads.delete(this.#heads.keys().next().value!);
+    }
+  }
+
+  /** What the index itself knows of `block`'s time, else the cache, else null (ask the node). */
+  known(block: bigint, head: IndexHead, eventTime: bigint | null): bigint | null {
+    this.sawHead(head);
+    if (block === head.block) return head.time;
+    if (eventTime !== null) return eventTime;
+    const seen = this.#heads.get(block);
+    if (seen !== undefined) return seen;
+    const kept = this.#final.get(block);
+    if (kept !== undefined) {
+      this.#final.delete(block);
+      this.#final.set(block, kept);
+    }
+    return kept ?? null;
+  }
+
+  /** What this process already knows of `block`'s time (a head it saw, a finalized block it read), else null. */
+  cached(block: bigint): bigint | null {
+    return this.#heads.get(block) ?? this.#final.get(block) ?? null;
+  }
+
+  /** The block's timestamp from the node; kept when the block is final in the index's eyes. */
+  async fromNode(block: bigint, head: IndexHead, rpc: RpcClient | null): Promise<bigint> {
+    if (rpc === null) throw new StateReadFailedError("No RPC endpoint is configured.", { upstream: "unconfigured" });
+    let raw: unknown;
+    try {
+      raw = await rpc.request({ method: "eth_getBlockByNumber", params: [`0x${block.toString(16)}`, false] });
+    } catch (error) {
+      throw new StateReadFailedError(
+        "Reading the block's timestamp failed upstream.",
+        { upstream: "rpc" },
+        { cause: error },
+      );
+    }
+    const stamp = (raw as { timestamp?: unknown } | null)?.timestamp;
+    if (typeof stamp !== "string" || !/^0x(0|[1-9a-f][0-9a-f]{0,15})$/.test(stamp)) {
+      throw new StateReadFailedError("The node has no such block.", { upstream: "invalid" });
+    }
+    const time = BigInt(stamp);
+    if (block <= head.finalized) {
+      this.#final.set(block, time);
+      if (this.#final.size > this.capacity) this.#final.delete(this.#final.keys().next().value!);
+    }
+    return time;
+  }
+}

@@ -1,0 +1,151 @@
+import type { Context, Hono } from "hono";
+import type { AppDeps } from "../deps";
+import { parseAddress, parseQuery } from "../http/params";
+import type { HolderVe } from "../locks/atBlock";
+import { array, integer, object } from "../openapi/jsonSchema";
+import type { RouteDefinition } from "../openapi/routeDefinition";
+import { decodeCursor, encodeCursor } from "./cursor";
+import { answer, guarded, type IndexRuntime, pinBlock, requestedBlock } from "./pin";
+import { BLOCK_PARAM, PAGE_PARAMS } from "./query";
+import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, NEXT_CURSOR_SCHEMA } from "./shapes";
+import { firstAfter, type VeBoard } from "./veBoard";
+
+/**
+ * The ve board: every holder with ve > 0 at a block, ve descending then address ascending — the reference
+ * service's "Top ve holders", exact at a named block. The ranking is computed once per block and shared
+ * (api/index/veBoard.ts); a page is a binary search in it.
+ */
+
+const ORDER =
+  "Every holder with ve > 0 at one block (default the index's head), ranked by ve descending, then address " +
+  "ascending. A holder's ve is veBalanceOf at that block: per live lock, AutoMax → amount, else floor(amount × " +
+  "(lockEnd − blockTimestamp) / 365 days), 0 once expired. Holders whose locks have all expired are not ranked.";
+
+const rowJson = (board: VeBoard, i: number) => {
+  const r = board.rows[i] as HolderVe;
+  return {
+    rank: i + 1,
+    address: board.checksummed(i),
+    veWei: r.ve.toString(),
+    lockedWei: r.locked.toString(),
+    locks: r.locks,
+  };
+};
+
+const EXAMPLE_ROWS = [
+  {
+    rank: 1,
+    address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+    veWei: "250000000000000000000000",
+    lockedWei: "250000000000000000000000",
+    locks: 2,
+  },
+  {
+    rank: 2,
+    address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    veWei: "9810502283105022831050",
+    lockedWei: "10000000000000000000000",
+    locks: 1,
+  },
+];
+
+export const veBoardRoute = {
+  path: "/leaderboards/ve",
+  operationId: "get_ve_leaderboard",
+  summary: "Rank ve holders",
+  description: `${ORDER} Pages of \`limit\` with \`nextCursor\`; every page answers at the first page's block.`,
+  query: PAGE_PARAMS,
+  errors: ["BAD_PARAMS", "INDEX_UNAVAILABLE", "STATE_READ_FAILED"],
+  exampleRequest: { limit: "100" },
+  response: {
+    schema: object({
+      ...ENVELOPE_SCHEMA,
+      holders: integer("How many holders are ranked at this block.", { minimum: 0 }),
+      rows: array(BOARD_ROW_SCHEMA, "This page of the ranking."),
+      nextCursor: NEXT_CURSOR_SCHEMA,
+    }),
+    example: {
+      ok: true,
+      chainId: 8453,
+      blockNumber: "38118524",
+      blockTimestamp: "1764061200",
+      holders: 2,
+      rows: EXAMPLE_ROWS,
+      nextCursor: null,
+    },
+  },
+} as const satisfies RouteDefinition;
+
+export const veRankRoute = {
+  path: "/leaderboards/ve/:address",
+  operationId: "get_ve_rank",
+  summary: "Look up a holder's ve rank",
+  description: `${ORDER} Answers the account's row (null when it has no ve) and the row ranked one above it (null for rank 1 or no row).`,
+  pathParams: { address: { kind: "address", required: true, description: "The holder to look up." } },
+  query: { block: BLOCK_PARAM },
+  errors: ["BAD_PARAMS", "INDEX_UNAVAILABLE", "STATE_READ_FAILED"],
+  exampleRequest: { address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
+  response: {
+    schema: object({
+      ...ENVELOPE_SCHEMA,
+      holders: integer("How many holders are ranked at this block.", { minimum: 0 }),
+      row: { anyOf: [BOARD_ROW_SCHEMA, { type: "null" }], description: "The account's row; null without ve." },
+      above: {
+        anyOf: [BOARD_ROW_SCHEMA, { type: "null" }],
+        description: "The row ranked one higher; null for rank 1.",
+      },
+    }),
+    example: {
+      ok: true,
+      chainId: 8453,
+      blockNumber: "38118524",
+      blockTimestamp: "1764061200",
+      holders: 2,
+      row: EXAMPLE_ROWS[1],
+      above: EXAMPLE_ROWS[0],
+    },
+  },
+} as const satisfies RouteDefinition;
+
+/** The board at the requested block, or at the head (pinned first: the board is computed per block). */
+async function resolveBoard(
+  rt: IndexRuntime,
+  deps: AppDeps,
+  c: Context,
+  block: bigint | null,
+  param: "block" | "cursor",
+) {
+  const at = await pinBlock(rt, deps, c, block, param);
+  const board = await guarded(deps, () => rt.boards.get({ block: at.block, time: at.time }));
+  return { board, at };
+}
+
+export function registerLeaderboardRoutes(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+  router.get(veBoardRoute.path, async (c) => {
+    const q = parseQuery(c.req.url, veBoardRoute.query);
+    const cursor = q.cursor === undefined ? undefined : decodeCursor(q.cursor, "board");
+    const { block, param } = requestedBlock(q.block, cursor?.block);
+    const { board, at } = await resolveBoard(rt, deps, c, block, param);
+    const start = cursor === undefined ? 0 : firstAfter(board.rows, cursor.after);
+    const end = Math.min(start + Number(q.limit), board.rows.length);
+    const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, start + i));
+    const last = board.rows[end - 1];
+    const nextCursor =
+      end < board.rows.length && last
+        ? encodeCursor({ kind: "board", block: board.block, after: { ve: last.ve, address: last.address } })
+        : null;
+    return answer(c, deps, at, { holders: board.rows.length, rows, nextCursor });
+  });
+
+  router.get(veRankRoute.path, async (c) => {
+    const holder = parseAddress("address", c.req.param("address"));
+    const q = parseQuery(c.req.url, veRankRoute.query);
+    const { board, at } = await resolveBoard(rt, deps, c, q.block ?? null, "block");
+    const i = board.position.get(holder.toLowerCase());
+    return answer(c, deps, at, {
+      holders: board.rows.length,
+      row: i === undefined ? null : rowJson(board, i),
+      above: i === undefined || i === 0 ? null : rowJson(board, i - 1),
+    });
+  });
+}

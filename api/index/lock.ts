@@ -1,0 +1,59 @@
+import type { Hono } from "hono";
+import type { AppDeps } from "../deps";
+import { NotFoundError } from "../http/errors";
+import { parseQuery, parseUint256 } from "../http/params";
+import { object } from "../openapi/jsonSchema";
+import type { RouteDefinition } from "../openapi/routeDefinition";
+import { answer, type IndexRuntime, readAtBlock } from "./pin";
+import { BLOCK_PARAM, TOKEN_ID_PATH } from "./query";
+import { ENVELOPE_SCHEMA, LOCK_SCHEMA, lockJson } from "./shapes";
+
+/** GET /locks/:tokenId — one lock as getLockInfo and ownerOf report it at the block, with its ve. */
+export const lockRoute = {
+  path: "/locks/:tokenId",
+  operationId: "get_lock",
+  summary: "Read one lock",
+  description:
+    "A vote-escrow lock at one block (`blockNumber`, default the index's head): owner, amount, end, AutoMax, " +
+    "listing and its ve, exactly as the lock contract's getLockInfo / ownerOf report them at that block. A lock " +
+    "merged away or unlocked is answered with `burned: true` and no owner; an id not minted by that block is 404.",
+  pathParams: { tokenId: TOKEN_ID_PATH },
+  query: { block: BLOCK_PARAM },
+  errors: ["BAD_PARAMS", "NOT_FOUND", "INDEX_UNAVAILABLE", "STATE_READ_FAILED"],
+  exampleRequest: { tokenId: "42" },
+  response: {
+    schema: object({ ...ENVELOPE_SCHEMA, lock: LOCK_SCHEMA }),
+    example: {
+      ok: true,
+      chainId: 8453,
+      blockNumber: "38118524",
+      blockTimestamp: "1764061200",
+      lock: {
+        tokenId: "42",
+        owner: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+        amountWei: "10000000000000000000000",
+        lockEnd: "1795000000",
+        autoMax: false,
+        listed: false,
+        burned: false,
+        veWei: "9810502283105022831050",
+        createdBlock: "37990112",
+      },
+    },
+  },
+} as const satisfies RouteDefinition;
+
+export function registerLockRoute(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+  router.get(lockRoute.path, async (c) => {
+    const tokenId = parseUint256("tokenId", c.req.param("tokenId"));
+    const q = parseQuery(c.req.url, lockRoute.query);
+    const read = await readAtBlock(rt, deps, c, q.block ?? null, "block", (at) => rt.index.lock(tokenId, at));
+    if (read.value === null) {
+      throw new NotFoundError(`No lock ${tokenId} was minted by block ${read.block}.`, {
+        tokenId: tokenId.toString(),
+        blockNumber: read.block.toString(),
+      });
+    }
+    return answer(c, deps, read, { lock: lockJson(read.value, read.time) });
+  });
+}

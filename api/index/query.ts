@@ -1,0 +1,34 @@
+/**
+ * The query parameters of the index routes, declared once: the handlers parse with them (api/http/params.ts) and
+ * the OpenAPI document and MCP tools are generated from them.
+ */
+import type { ParamDoc } from "../http/params";
+
+export const BLOCK_PARAM = {
+  kind: "uint256",
+  description:
+    "Answer as of this block: any block from the lock contract's start block to the index's head (400 outside). " +
+    "Default: the index's head.",
+} as const satisfies ParamDoc;
+
+export const PAGE_PARAMS = {
+  block: BLOCK_PARAM,
+  limit: { kind: "uint256", min: 1n, max: 1000n, default: "100", description: "Rows per page, 1 to 1000." },
+  cursor: {
+    kind: "cursor",
+    description:
+      "The `nextCursor` of the previous page. The page is answered at the block of the first page, whatever the " +
+      "index did since, so no row is seen twice or missed; `block`, if also given, must equal it.",
+  },
+} as const satisfies Readonly<Record<string, ParamDoc>>;
+
+export const ADDRESS_PATH = {
+  kind: "address",
+  required: true,
+  description: "The account.",
+} as const satisfies ParamDoc;
+export const TOKEN_ID_PATH = {
+  kind: "uint256",
+  required: true,
+  description: "The lock's token id.",
+} as const satisfies ParamDoc;

@@ -1,0 +1,52 @@
+import { Hono } from "hono";
+import type { AppDeps } from "../deps";
+import { IndexUnavailableError } from "../http/errors";
+import { registerAccountLocksRoute } from "./accountLocks";
+import { BlockClock } from "./blockClock";
+import { BlockMemo, requireInRange } from "./blockMemo";
+import { registerHistoryRoutes } from "./history";
+import { registerLeaderboardRoutes } from "./leaderboard";
+import { registerLockRoute } from "./lock";
+import type { IndexRuntime } from "./pin";
+import { registerStatsRoute } from "./stats";
+import { VeBoards } from "./veBoard";
+
+/**
+ * Every route of the index API, mounted at /api/index/v1 (api/paths.ts INDEX_BASE). Without a configured index
+ * every route answers 503 INDEX_UNAVAILABLE (after its own parameters are judged: a bad one is still 400).
+ */
+export function indexRouter(deps: AppDeps): Hono {
+  const router = new Hono();
+  const index = deps.lockIndex;
+  const rt: IndexRuntime | null = index
+    ? {
+        index,
+        clock: new BlockClock(),
+        stats: new BlockMemo({ load: async (at) => requireInRange(await index.stats(at)) }),
+        boards:
+          deps.veBoards ??
+          new VeBoards({
+            load: (at) => index.holders(at),
+            onCompute: () => deps.metrics.veBoardComputations.inc(),
+          }),
+      }
+    : null;
+  const runtime: IndexRuntime = rt ?? unavailable();
+  registerLockRoute(router, runtime, deps);
+  registerHistoryRoutes(router, runtime, deps);
+  registerAccountLocksRoute(router, runtime, deps);
+  registerLeaderboardRoutes(router, runtime, deps);
+  registerStatsRoute(router, runtime, deps);
+  return router;
+}
+
+/** A runtime whose every read is INDEX_UNAVAILABLE "unconfigured". */
+function unavailable(): IndexRuntime {
+  const fail = () => Promise.reject(new IndexUnavailableError("unconfigured"));
+  return {
+    index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail },
+    clock: new BlockClock(),
+    stats: new BlockMemo({ load: fail }),
+    boards: new VeBoards({ load: fail }),
+  };
+}

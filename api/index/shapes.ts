@@ -1,0 +1,114 @@
+/**
+ * What the index API answers, in one place: the JSON of a lock, an event and a board row, their schemas (the
+ * OpenAPI document and the MCP tools' output schemas) and the envelope every answer shares. Wei amounts, token
+ * ids, block numbers and times are decimal strings; addresses EIP-55.
+ */
+import { type Address, getAddress } from "viem";
+import { LOCK_EVENT_KINDS } from "../../indexer/rules";
+import type { LockEventState, LockState } from "../locks/atBlock";
+import { effectiveLockEnd, lockVe } from "../math";
+import type { JsonSchema } from "../openapi/jsonSchema";
+import { addressString, boolean, constant, integer, object, uintString } from "../openapi/jsonSchema";
+
+const checksummed = (a: Address | null) => (a === null ? null : getAddress(a));
+const nullable = (schema: JsonSchema, description: string): JsonSchema => ({
+  anyOf: [schema, { type: "null" }],
+  description,
+});
+
+/** The fields every success carries: the block every figure in it is of. */
+export const ENVELOPE_SCHEMA = {
+  ok: constant(true),
+  chainId: integer("The chain the index follows."),
+  blockNumber: uintString("The block every figure of the answer is of."),
+  blockTimestamp: uintString("That block's timestamp (unix seconds): the `t` of every ve figure."),
+} as const;
+
+export type Envelope = { ok: true; chainId: number; blockNumber: string; blockTimestamp: string };
+
+export const LOCK_SCHEMA = object({
+  tokenId: uintString("The lock's token id."),
+  owner: nullable(addressString("Owner (EIP-55)."), "The owner (ownerOf); null once burned."),
+  amountWei: uintString("Locked amount (getLockInfo's amount; 0 once burned)."),
+  lockEnd: uintString(
+    "Unix time the lock ends, as getLockInfo reports it at the block: an AutoMax lock ends the block's time + 365 days.",
+  ),
+  autoMax: boolean("Kept at the maximum length (counts its whole amount as ve)."),
+  listed: boolean("Listed on the protocol's market (frozen: no top-up, extension, merge or unlock)."),
+  burned: boolean("Merged away or unlocked: the token no longer exists."),
+  veWei: uintString(
+    "The lock's ve at the block: AutoMax → amount; else floor(amount × (lockEnd − t) / 365 d), 0 once expired.",
+  ),
+  createdBlock: uintString("The block the lock was created in."),
+});
+
+export function lockJson(lock: LockState, t: bigint) {
+  return {
+    tokenId: lock.tokenId.toString(),
+    owner: checksummed(lock.owner),
+    amountWei: lock.amount.toString(),
+    lockEnd: effectiveLockEnd(lock, t).toString(),
+    autoMax: lock.autoMax,
+    listed: lock.listed,
+    burned: lock.burned,
+    veWei: (lock.burned ? 0n : lockVe(lock, t)).toString(),
+    createdBlock: lock.createdBlock.toString(),
+  };
+}
+
+export const EVENT_SCHEMA = object({
+  kind: {
+    type: "string",
+    enum: [...LOCK_EVENT_KINDS],
+    description:
+      "create, topup, extend, merge (into tokenId, from fromTokenId), unlock, automax, transfer (a sell-back to " +
+      "recipient), list, unlist (the market's listing, from MetadataUpdate).",
+  },
+  tokenId: uintString("The lock the event changed (for a merge: the lock merged into)."),
+  account: addressString("Who acted: the owner (for a transfer: the seller)."),
+  amountWei: nullable(uintString("wei"), "create: amount; topup: added; merge: moved; unlock: returned; else null."),
+  lockEnd: uintString("The lock's stored end right after the event (0 once burned)."),
+  autoMax: boolean("The lock's AutoMax flag right after the event."),
+  fromTokenId: nullable(uintString("id"), "merge: the lock merged away; else null."),
+  recipient: nullable(addressString("address"), "transfer: who received the lock (the Furnace); else null."),
+  owner: nullable(addressString("address"), "The lock's owner right after the event; null once burned."),
+  lockAmountWei: uintString("The lock's amount right after the event."),
+  listed: boolean("The lock's listing right after the event."),
+  blockNumber: uintString("The event's block."),
+  blockTimestamp: uintString("That block's timestamp."),
+  txHash: { type: "string", pattern: "^0x[0-9a-f]{64}$", description: "The transaction." },
+  logIndex: integer("The log's index in its block.", { minimum: 0 }),
+});
+
+export function eventJson(e: LockEventState) {
+  return {
+    kind: e.kind,
+    tokenId: e.tokenId.toString(),
+    account: getAddress(e.account),
+    amountWei: e.amount === null ? null : e.amount.toString(),
+    lockEnd: e.lockEnd.toString(),
+    autoMax: e.autoMax,
+    fromTokenId: e.fromTokenId === null ? null : e.fromTokenId.toString(),
+    recipient: checksummed(e.recipient),
+    owner: checksummed(e.owner),
+    lockAmountWei: e.lockAmount.toString(),
+    listed: e.listed,
+    blockNumber: e.blockNumber.toString(),
+    blockTimestamp: e.blockTime.toString(),
+    txHash: e.txHash,
+    logIndex: e.logIndex,
+  };
+}
+
+export const NEXT_CURSOR_SCHEMA = nullable(
+  { type: "string", pattern: "^[A-Za-z0-9_-]+$" },
+  "Pass as `cursor` for the next page (answered at this same block); null on the last page.",
+);
+
+export const BOARD_ROW_SCHEMA = object({
+  rank: integer("1 for the most ve.", { minimum: 1 }),
+  address: addressString("The holder (EIP-55)."),
+  veWei: uintString("veBalanceOf(address) at the block: the sum of its locks' ve."),
+  lockedWei: uintString("The sum of its live locks' amounts (expired ones included)."),
+  locks: integer("Its live locks.", { minimum: 1 }),
+});

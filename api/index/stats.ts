@@ -1,0 +1,99 @@
+import type { Hono } from "hono";
+import type { AppDeps } from "../deps";
+import { parseQuery } from "../http/params";
+import { type LockStats, WEEK } from "../locks/atBlock";
+import { MAX_LOCK_DURATION } from "../math";
+import { array, integer, object, uintString } from "../openapi/jsonSchema";
+import type { RouteDefinition } from "../openapi/routeDefinition";
+import { answer, guarded, type IndexRuntime, pinBlock } from "./pin";
+import { BLOCK_PARAM } from "./query";
+import { ENVELOPE_SCHEMA } from "./shapes";
+
+/**
+ * GET /stats — the protocol's locking at a block. totalLockedWei is totalLockedClaim(); totalVeWei the sum of every
+ * holder's veBalanceOf. The unlock schedule covers every week a live non-AutoMax lock can end in: from the week of
+ * the block's time to the week of that time + 365 days (53 or 54 unix weeks, each starting Thursday 00:00 UTC), so
+ * schedule + expiredLockedWei + autoMaxLockedWei = totalLockedWei.
+ */
+export const statsRoute = {
+  path: "/stats",
+  operationId: "get_lock_stats",
+  summary: "Read protocol lock statistics",
+  description:
+    "Totals at one block (default the index's head): locked amount (equals totalLockedClaim), total ve (the sum " +
+    "of every holder's veBalanceOf), holders of live locks, holders with ve, live and AutoMax locks, and the " +
+    "unlock schedule: non-AutoMax amounts by the week their locks end, for every week from the block's week to " +
+    "the week of its time + 365 days. Amounts already past their end sit in expiredLockedWei; AutoMax locks never " +
+    "unlock on their own and sit in autoMaxLockedWei.",
+  query: { block: BLOCK_PARAM },
+  errors: ["BAD_PARAMS", "INDEX_UNAVAILABLE", "STATE_READ_FAILED"],
+  exampleRequest: {},
+  response: {
+    schema: object({
+      ...ENVELOPE_SCHEMA,
+      totalLockedWei: uintString("Locked in live locks: VeLockNFT.totalLockedClaim() at the block."),
+      totalVeWei: uintString("The sum of every holder's veBalanceOf at the block."),
+      holders: integer("Accounts with at least one live lock.", { minimum: 0 }),
+      veHolders: integer("Accounts with ve > 0 (the leaderboard's rows).", { minimum: 0 }),
+      liveLocks: integer("Locks neither merged away nor unlocked.", { minimum: 0 }),
+      autoMaxLocks: integer("Live AutoMax locks.", { minimum: 0 }),
+      autoMaxLockedWei: uintString("Locked in AutoMax locks (they never unlock on their own)."),
+      expiredLockedWei: uintString("Locked in non-AutoMax locks already past their end (can be unlocked now)."),
+      unlockSchedule: array(
+        object({
+          weekStart: uintString("Unix time the week starts (a multiple of 604800: Thursday 00:00 UTC)."),
+          amountWei: uintString("Non-AutoMax amounts whose lock ends in this week."),
+        }),
+        "Every week from the block's to the one 365 days later, oldest first.",
+      ),
+    }),
+    example: {
+      ok: true,
+      chainId: 8453,
+      blockNumber: "38118524",
+      blockTimestamp: "1764061200",
+      totalLockedWei: "260000000000000000000000",
+      totalVeWei: "259810502283105022831050",
+      holders: 2,
+      veHolders: 2,
+      liveLocks: 3,
+      autoMaxLocks: 2,
+      autoMaxLockedWei: "250000000000000000000000",
+      expiredLockedWei: "0",
+      unlockSchedule: [
+        { weekStart: "1763596800", amountWei: "0" },
+        { weekStart: "1764201600", amountWei: "0" },
+      ],
+    },
+  },
+} as const satisfies RouteDefinition;
+
+/** The schedule: one entry per week from the week of t to the week of t + 365 d, zeros included. */
+export function unlockSchedule(stats: LockStats, t: bigint) {
+  const out: { weekStart: string; amountWei: string }[] = [];
+  for (let w = t / WEEK; w <= (t + MAX_LOCK_DURATION) / WEEK; w++) {
+    out.push({ weekStart: (w * WEEK).toString(), amountWei: (stats.unlocksByWeek.get(w) ?? 0n).toString() });
+  }
+  return out;
+}
+
+export function registerStatsRoute(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+  router.get(statsRoute.path, async (c) => {
+    const q = parseQuery(c.req.url, statsRoute.query);
+    // Pinned first (the head too): the stats are a function of the block, computed once per block and shared.
+    const at = await pinBlock(rt, deps, c, q.block ?? null, "block");
+    const read = await guarded(deps, () => rt.stats.get({ block: at.block, time: at.time }));
+    const s = read.value;
+    return answer(c, deps, at, {
+      totalLockedWei: s.totalLocked.toString(),
+      totalVeWei: s.totalVe.toString(),
+      holders: s.holders,
+      veHolders: s.veHolders,
+      liveLocks: s.liveLocks,
+      autoMaxLocks: s.autoMaxLocks,
+      autoMaxLockedWei: s.autoMaxLocked.toString(),
+      expiredLockedWei: s.expiredLocked.toString(),
+      unlockSchedule: unlockSchedule(s, read.time),
+    });
+  });
+}

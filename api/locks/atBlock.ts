@@ -1,0 +1,509 @@
+/**
+ * The lock index read at one block (design.md "The index as an API"). One rule answers every question, at the
+ * head or at any block B: the state of a lock at B is its newest lock_event row at or before B (each row holds the
+ * lock's state after its event), except that a lock merged away is burned from the merge row that names it as
+ * from_token_id. Ve is a function of B's timestamp t (api/math/lockVe.ts, here in SQL for the sums).
+ *
+ * Each read is ONE SQL statement, so one MVCC snapshot: it reads Ponder's checkpoint (the head block and its
+ * timestamp: Ponder commits a block's rows and its checkpoint in one transaction) together with the rows, and
+ * says whether B lies at or below that head. Nothing here caches or judges a request; api/index/ does.
+ */
+import { createHash } from "node:crypto";
+import { PgDialect } from "drizzle-orm/pg-core";
+import { sql } from "ponder";
+import type { Address, Hex } from "viem";
+import { memoizeSuccess } from "../cache/memo";
+import { MAX_LOCK_DURATION } from "../math/constants";
+import { type LockDb, type PreparedQuery, rowsOf } from "./store";
+
+/** The index's head: Ponder's latest checkpoint (block, its timestamp) and its finalized block. */
+export type IndexHead = { block: bigint; time: bigint; finalized: bigint };
+
+/**
+ * Where to read: the head (null), or block `block` with its timestamp when the caller knows it (else the index's:
+ * the head's, or an event row's of that block; BlockTimeUnknownError when it has none).
+ */
+export type ReadAt = { block: bigint; time: bigint | null } | null;
+
+/** An answer of one statement: the head it saw, the block and time it is of, and whether that block was ≤ head. */
+export type AtBlock<T> = { head: IndexHead; block: bigint; time: bigint; inRange: boolean; value: T };
+
+/** The state of one lock at a block. `owner` is lower-case hex as Ponder stores it; lockEnd is the stored end. */
+export type LockState = {
+  tokenId: bigint;
+  owner: Address | null;
+  amount: bigint;
+  lockEnd: bigint;
+  autoMax: boolean;
+  listed: boolean;
+  burned: boolean;
+  createdBlock: bigint;
+};
+
+/** One lock_event row: the event, and its lock's state right after it. */
+export type LockEventState = {
+  kind: string;
+  tokenId: bigint;
+  account: Address;
+  amount: bigint | null;
+  lockEnd: bigint;
+  autoMax: boolean;
+  fromTokenId: bigint | null;
+  recipient: Address | null;
+  owner: Address | null;
+  lockAmount: bigint;
+  listed: boolean;
+  burned: boolean;
+  blockNumber: bigint;
+  blockTime: bigint;
+  txHash: Hex;
+  logIndex: number;
+};
+
+/** A position in the newest-first order of events: the page continues strictly after (older than) it. */
+export type EventKey = { block: bigint; logIndex: number };
+
+/** One holder of live locks at a block: the sum of its locks' ve and amounts (lower-case address). */
+export type HolderVe = { address: Address; ve: bigint; locked: bigint; locks: number };
+
+export type LockStats = {
+  totalLocked: bigint;
+  totalVe: bigint;
+  /** Owners of at least one live lock. */
+  holders: number;
+  /** Owners whose ve is above zero (the board's rows). */
+  veHolders: number;
+  liveLocks: number;
+  autoMaxLocks: number;
+  autoMaxLocked: bigint;
+  /** Non-AutoMax locks already past their end, not yet unlocked. */
+  expiredLocked: bigint;
+  /** Non-AutoMax amounts by the unix week (floor(lockEnd / 7 d)) they unlock in, for ends after t. */
+  unlocksByWeek: Map<bigint, bigint>;
+};
+
+export type EventsOf = { tokenId: bigint } | { account: Address };
+
+export interface LockIndex {
+  /** The head alone, and the timestamp of block `block` if the index holds an event in it (else null). */
+  probe(block: bigint | null): Promise<{ head: IndexHead; eventTime: bigint | null }>;
+  /** The lock at the block, or null when it was not minted by then. */
+  lock(tokenId: bigint, at: ReadAt): Promise<AtBlock<LockState | null>>;
+  /** The owner's live locks at the block, by token id. */
+  locksOf(owner: Address, at: ReadAt): Promise<AtBlock<LockState[]>>;
+  /** Up to `limit` events, newest first, strictly older than `after` when given. */
+  events(of: EventsOf, at: ReadAt, page: { limit: number; after: EventKey | null }): Promise<AtBlock<LockEventState[]>>;
+  /** Every holder with ve > 0 at the block: ve descending, then address ascending (byte order). */
+  holders(at: ReadAt): Promise<AtBlock<HolderVe[]>>;
+  stats(at: ReadAt): Promise<AtBlock<LockStats>>;
+}
+
+/** The index has no checkpoint yet: Ponder has not started (or not finished its first batch). */
+export class IndexNotStartedError extends Error {
+  override name = "IndexNotStartedError";
+  constructor() {
+    super("the lock index has no checkpoint yet");
+  }
+}
+
+/**
+ * A read at a block below the head with no timestamp given, in which the index holds no event: the caller must
+ * find the block's time (the node) and read again. Carries the head the statement saw.
+ */
+export class BlockTimeUnknownError extends Error {
+  override name = "BlockTimeUnknownError";
+  constructor(
+    readonly block: bigint,
+    readonly head: IndexHead,
+  ) {
+    super(`the index does not know the timestamp of block ${block}`);
+  }
+}
+
+export const WEEK = 604_800n;
+
+/**
+ * Where the whole-index reads switch strategy: a block is "near the head" when the blocks after it are at most
+ * 1/RECENT_SHARE of the blocks before it (since the first event); measured in bench/index-api.ts.
+ */
+const RECENT_SHARE = 20;
+
+type Row = Record<string, unknown>;
+const big = (v: unknown): bigint => BigInt(String(v));
+const bigOrNull = (v: unknown): bigint | null => (v == null ? null : big(v));
+const hexOrNull = <T extends string>(v: unknown): T | null => (v == null ? null : (String(v) as T));
+const text = (v: bigint | null | undefined) => (v == null ? null : v.toString());
+type SQL = ReturnType<typeof sql>;
+/** A statement's parameter by name: a bound value, or its `$n` placeholder in a prepared statement's text. */
+type Param = (name: string) => SQL;
+type Values = Record<string, string | null>;
+
+export type CreateLockIndexOptions = {
+  db: LockDb;
+  /** Ponder's schema (or its views schema); default: the connection's current_schema(). */
+  schema?: string;
+  /**
+   * node-postgres's pool.query, when there is a pool (the API process): each statement then goes as a named
+   * prepared statement, parsed and planned once per connection, instead of through drizzle's execute.
+   */
+  prepared?: PreparedQuery;
+  /**
+   * Where the whole-index statements go (the ve ranking, the stats: once per block, shared): unnamed, so each is
+   * planned for its own block, on a pool whose statement timeout allows them (api/server/indexDatabase.ts).
+   * Default: `prepared` (or drizzle).
+   */
+  wholeIndex?: (statement: { text: string; values: unknown[] }) => PromiseLike<{ rows: Row[] }>;
+};
+
+export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
+  const { db, prepared } = options;
+  const dialect = new PgDialect();
+  const statements = new Map<string, { name: string; text: string; order: string[] }>();
+  const resolveSchema =
+    options.schema === undefined
+      ? memoizeSuccess(async () => {
+          const rows = await rowsOf(db, sql`SELECT current_schema() AS schema`);
+          const name = rows[0]?.schema;
+          if (typeof name !== "string") throw new Error("lock index: the connection has no current schema");
+          return name;
+        })
+      : () => Promise.resolve(options.schema as string);
+  // Always schema-qualified (see api/locks/store.ts: PGlite's TEMP shadows of Ponder's tables).
+  const tables = async () => {
+    const schema = await resolveSchema();
+    return {
+      ev: sql`${sql.identifier(schema)}.${sql.identifier("lock_event")}`,
+      checkpoint: sql`${sql.identifier(schema)}.${sql.identifier("_ponder_checkpoint")}`,
+      lock: sql`${sql.identifier(schema)}.${sql.identifier("lock")}`,
+    };
+  };
+
+  /**
+   * head + at, then `body` (CTEs and a final SELECT that starts `SELECT h.*, a.*` and joins `head h, at a`).
+   * `at` is the block read: the head's when b is null; its time the head's, else t, else an event row's of that block.
+   * Checkpoint layout (ponder/dist/esm/utils/checkpoint.js): 10 digits of timestamp, 16 of chain id, 16 of block.
+   */
+  const statement = (ev: SQL, checkpoint: SQL, p: Param, body: SQL) => sql`WITH head AS (
+  SELECT substring(latest_checkpoint FROM 27 FOR 16)::bigint AS head_block,
+         substring(latest_checkpoint FROM 1 FOR 10)::bigint AS head_time,
+         substring(finalized_checkpoint FROM 27 FOR 16)::bigint AS finalized_block
+    FROM ${checkpoint} ORDER BY latest_checkpoint LIMIT 1
+), at AS (
+  SELECT coalesce(${p("b")}::bigint, head_block) AS at_block,
+         CASE WHEN ${p("b")}::bigint IS NULL OR ${p("b")}::bigint = head_block THEN head_time
+              ELSE coalesce(${p("t")}::bigint,
+                            (SELECT e.block_time::bigint FROM ${ev} e WHERE e.block_number = ${p("b")}::bigint LIMIT 1))
+         END AS at_time,
+         coalesce(${p("b")}::bigint <= head_block, true) AS in_range
+    FROM head
+), ${body}`;
+
+  /** Statement `name` as text with `$n` placeholders (and the parameter names in their order), rendered once. */
+  function render(
+    name: string,
+    ev: SQL,
+    checkpoint: SQL,
+    lock: SQL,
+    body: (ev: SQL, p: Param, lock: SQL) => SQL,
+  ): { name: string; text: string; order: string[] } {
+    let st = statements.get(name);
+    if (st === undefined) {
+      const order: string[] = [];
+      const p: Param = (k) => {
+        if (!order.includes(k)) order.push(k);
+        return sql.raw(`$${order.indexOf(k) + 1}`);
+      };
+      const built = dialect.sqlToQuery(statement(ev, checkpoint, p, body(ev, p, lock))).sql;
+      const hash = createHash("sha256").update(built).digest("hex").slice(0, 20);
+      st = { name: `index_${name}_${hash}`, text: built, order };
+      statements.set(name, st);
+    }
+    return st;
+  }
+
+  /** Runs statement `name` (its shape fixed by the name) with `values`; prepared when there is a pool. */
+  async function run(
+    name: string,
+    at: ReadAt,
+    values: Values,
+    body: (ev: SQL, p: Param, lock: SQL) => SQL,
+    whole = false,
+  ): Promise<Row[]> {
+    const { ev, checkpoint, lock } = await tables();
+    const all: Values = { b: text(at?.block), t: text(at?.time), ...values };
+    const { wholeIndex } = options;
+    if (whole && wholeIndex) {
+      const st = render(name, ev, checkpoint, lock, body);
+      return (await wholeIndex({ text: st.text, values: st.order.map((k) => all[k] ?? null) })).rows;
+    }
+    if (prepared) {
+      const st = render(name, ev, checkpoint, lock, body);
+      const { rows } = await prepared({ name: st.name, text: st.text, values: st.order.map((k) => all[k] ?? null) });
+      return rows;
+    }
+    const p: Param = (k) => sql`${all[k] ?? null}`;
+    return rowsOf(db, statement(ev, checkpoint, p, body(ev, p, lock)));
+  }
+
+  function answer<T>(rows: Row[], value: (rows: Row[]) => T): AtBlock<T> {
+    const first = rows[0];
+    if (first === undefined) throw new IndexNotStartedError();
+    const inRange = first.in_range === true;
+    const head = { block: big(first.head_block), time: big(first.head_time), finalized: big(first.finalized_block) };
+    const block = big(first.at_block);
+    if (inRange && first.at_time == null) throw new BlockTimeUnknownError(block, head);
+    return {
+      head,
+      block,
+      time: first.at_time == null ? 0n : big(first.at_time),
+      inRange,
+      value: value(inRange ? rows : []),
+    };
+  }
+
+  /**
+   * The live locks at the block, by the one rule, read one of two equivalent ways (both in the statement; a
+   * one-time filter runs one). Near the head: a lock with no event after the block is as its `lock` row says
+   * (Ponder writes that row with the newest event, in the same transaction, so the row IS its newest event's
+   * state: test/support/lockChain.ts checks it on every indexer test), and only the locks changed after the block
+   * are read from their newest event at or before it — at the head, the `lock` table alone. Further back: every
+   * lock's newest event at or before the block. The block is referenced as the parameter itself where it bounds a
+   * scan, so a statement planned for its values (api/server/indexDatabase.ts sends these unnamed) sees it.
+   */
+  const liveLocks = (ev: SQL, lock: SQL, p: Param) => {
+    const b = sql`coalesce(${p("b")}::bigint, (SELECT head_block FROM head))`;
+    const gone = (alias: string) =>
+      sql`NOT EXISTS (SELECT 1 FROM ${ev} m WHERE m.from_token_id = ${sql.raw(alias)}.token_id AND m.block_number <= ${b})`;
+    return sql`recent AS (
+  SELECT (h.head_block - a.at_block) * ${sql.raw(String(RECENT_SHARE))} <=
+         (a.at_block - coalesce((SELECT min(block_number) FROM ${ev}), a.at_block)) AS near_head
+    FROM head h, at a
+), changed AS (
+  SELECT e.token_id FROM ${ev} e WHERE (SELECT near_head FROM recent) AND e.block_number > ${b}
+  UNION
+  SELECT e.from_token_id FROM ${ev} e
+   WHERE (SELECT near_head FROM recent) AND e.block_number > ${b} AND e.from_token_id IS NOT NULL
+), live AS (
+  SELECT k.token_id, k.owner, k.amount AS lock_amount, k.lock_end, k.auto_max FROM ${lock} k, at
+   WHERE (SELECT near_head FROM recent) AND at.in_range AND NOT k.burned
+     AND NOT EXISTS (SELECT 1 FROM changed c WHERE c.token_id = k.token_id)
+  UNION ALL
+  SELECT s.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max FROM (
+    SELECT DISTINCT ON (e.token_id) e.token_id, e.owner, e.lock_amount, e.lock_end, e.auto_max, e.burned
+      FROM ${ev} e, at
+     WHERE (SELECT near_head FROM recent) AND at.in_range AND e.block_number <= ${b}
+       AND e.token_id IN (SELECT token_id FROM changed)
+     ORDER BY e.token_id DESC, e.block_number DESC, e.log_index DESC) s
+   WHERE NOT s.burned AND ${gone("s")}
+  UNION ALL
+  SELECT s.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max FROM (
+    SELECT DISTINCT ON (e.token_id) e.token_id, e.owner, e.lock_amount, e.lock_end, e.auto_max, e.burned
+      FROM ${ev} e, at
+     WHERE NOT (SELECT near_head FROM recent) AND at.in_range AND e.block_number <= ${b}
+     ORDER BY e.token_id DESC, e.block_number DESC, e.log_index DESC) s
+   WHERE NOT s.burned AND ${gone("s")}
+), ve AS (
+  SELECT l.owner, l.lock_amount, l.lock_end, l.auto_max,
+         CASE WHEN l.auto_max THEN l.lock_amount
+              WHEN l.lock_end <= at.at_time THEN 0
+              ELSE div(l.lock_amount * (l.lock_end - at.at_time), ${sql.raw(MAX_LOCK_DURATION.toString())}) END AS ve
+    FROM live l, at
+)`;
+  };
+
+  const lockFrom = (r: Row, tokenId: bigint): LockState => ({
+    tokenId,
+    owner: hexOrNull<Address>(r.owner),
+    amount: big(r.lock_amount),
+    lockEnd: big(r.lock_end),
+    autoMax: r.auto_max === true,
+    listed: r.listed === true,
+    burned: r.burned === true,
+    createdBlock: big(r.created_block),
+  });
+
+  return {
+    async probe(block) {
+      const rows = await run(
+        "probe",
+        null,
+        { probe: text(block) },
+        (ev, p) => sql`ev_time AS (SELECT block_time FROM ${ev} WHERE block_number = ${p("probe")}::numeric LIMIT 1)
+SELECT h.*, a.*, (SELECT block_time FROM ev_time) AS event_time FROM head h, at a`,
+      );
+      const r = answer(rows, (rs) => rs[0]);
+      return { head: r.head, eventTime: bigOrNull(rows[0]?.event_time) };
+    },
+
+    async lock(tokenId, at) {
+      const rows = await run(
+        "lock",
+        at,
+        { id: tokenId.toString() },
+        (ev, p) => sql`cur AS (
+  SELECT e.owner, e.lock_amount, e.lock_end, e.auto_max, e.listed, e.burned
+    FROM ${ev} e, at WHERE at.in_range AND e.token_id = ${p("id")}::numeric AND e.block_number <= at.at_block
+   ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1
+), gone AS (
+  SELECT 1 AS merged_away FROM ${ev} m, at
+   WHERE m.from_token_id = ${p("id")}::numeric AND m.block_number <= at.at_block LIMIT 1
+), born AS (
+  SELECT e.block_number AS created_block FROM ${ev} e WHERE e.token_id = ${p("id")}::numeric AND e.kind = 'create' LIMIT 1
+)
+SELECT h.*, a.*, c.*, g.merged_away, b.created_block, (c.lock_amount IS NOT NULL) AS minted
+  FROM head h CROSS JOIN at a LEFT JOIN cur c ON true LEFT JOIN gone g ON true LEFT JOIN born b ON true`,
+      );
+      return answer(rows, (rs) => {
+        const r = rs[0];
+        if (r?.minted !== true) return null;
+        const lock = lockFrom(r, tokenId);
+        return r.merged_away == null
+          ? lock
+          : { ...lock, owner: null, amount: 0n, lockEnd: 0n, autoMax: false, listed: false, burned: true };
+      });
+    },
+
+    async locksOf(owner, at) {
+      // Candidates: the locks the owner created, and those it received (a sell-back's Furnace); then each one's
+      // state at the block, kept when it is still the owner's and live.
+      const rows = await run(
+        "locks_of",
+        at,
+        { who: owner.toLowerCase() },
+        (ev, p) => sql`cand AS (
+  SELECT e.token_id FROM ${ev} e, at
+   WHERE at.in_range AND e.account = ${p("who")} AND e.kind = 'create' AND e.block_number <= at.at_block
+  UNION
+  SELECT e.token_id FROM ${ev} e, at WHERE at.in_range AND e.recipient = ${p("who")} AND e.block_number <= at.at_block
+), cur AS (
+  SELECT c.token_id, s.*, (SELECT min(b.block_number) FROM ${ev} b WHERE b.token_id = c.token_id) AS created_block
+    FROM cand c, at, LATERAL (
+      SELECT e.owner, e.lock_amount, e.lock_end, e.auto_max, e.listed, e.burned FROM ${ev} e
+       WHERE e.token_id = c.token_id AND e.block_number <= at.at_block
+       ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1) s
+   WHERE NOT s.burned AND s.owner = ${p("who")}
+     AND NOT EXISTS (SELECT 1 FROM ${ev} m WHERE m.from_token_id = c.token_id AND m.block_number <= at.at_block)
+)
+SELECT h.*, a.*, c.* FROM head h CROSS JOIN at a LEFT JOIN cur c ON true ORDER BY c.token_id`,
+      );
+      return answer(rows, (rs) => rs.filter((r) => r.token_id != null).map((r) => lockFrom(r, big(r.token_id))));
+    },
+
+    async events(of, at, page) {
+      const byToken = "tokenId" in of;
+      const values: Values = {
+        kb: text(page.after?.block),
+        kl: page.after === null ? null : String(page.after.logIndex),
+        n: String(page.limit),
+        who: byToken ? of.tokenId.toString() : of.account.toLowerCase(),
+      };
+      // Each side is an ordered range scan of its own index, cut at `limit`; the union is cut again.
+      const side = (ev: SQL, p: Param, where: SQL) => sql`(SELECT e.* FROM ${ev} e, at
+   WHERE at.in_range AND ${where} AND e.block_number <= at.at_block
+     AND (e.block_number, e.log_index) < (coalesce(${p("kb")}::bigint, at.at_block + 1), coalesce(${p("kl")}::integer, 0))
+   ORDER BY e.block_number DESC, e.log_index DESC LIMIT ${p("n")}::integer)`;
+      const rows = await run(byToken ? "events_of_lock" : "events_of_account", at, values, (ev, p) => {
+        const [first, second] = byToken
+          ? [sql`e.token_id = ${p("who")}::numeric`, sql`e.from_token_id = ${p("who")}::numeric`]
+          : [sql`e.account = ${p("who")}`, sql`e.recipient = ${p("who")} AND e.account <> ${p("who")}`];
+        return sql`page AS (
+  SELECT * FROM (${side(ev, p, first)} UNION ALL ${side(ev, p, second)}) u
+   ORDER BY block_number DESC, log_index DESC LIMIT ${p("n")}::integer
+)
+SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true
+ ORDER BY p.block_number DESC, p.log_index DESC`;
+      });
+      return answer(rows, (rs) =>
+        rs
+          .filter((r) => r.id != null)
+          .map(
+            (r): LockEventState => ({
+              kind: String(r.kind),
+              tokenId: big(r.token_id),
+              account: String(r.account) as Address,
+              amount: bigOrNull(r.amount),
+              lockEnd: big(r.lock_end),
+              autoMax: r.auto_max === true,
+              fromTokenId: bigOrNull(r.from_token_id),
+              recipient: hexOrNull<Address>(r.recipient),
+              owner: hexOrNull<Address>(r.owner),
+              lockAmount: big(r.lock_amount),
+              listed: r.listed === true,
+              burned: r.burned === true,
+              blockNumber: big(r.block_number),
+              blockTime: big(r.block_time),
+              txHash: String(r.tx_hash) as Hex,
+              logIndex: Number(r.log_index),
+            }),
+          ),
+      );
+    },
+
+    async holders(at) {
+      const rows = await run(
+        "holders",
+        at,
+        {},
+        (ev, p, lock) => sql`${liveLocks(ev, lock, p)}, board AS (
+  SELECT owner, sum(ve) AS holder_ve, sum(lock_amount) AS locked, count(*) AS locks
+    FROM ve GROUP BY owner HAVING sum(ve) > 0
+)
+SELECT h.*, a.*, r.* FROM head h CROSS JOIN at a LEFT JOIN board r ON true
+ ORDER BY r.holder_ve DESC, r.owner COLLATE "C" ASC`,
+        true,
+      );
+      return answer(rows, (rs) =>
+        rs
+          .filter((r) => r.owner != null)
+          .map((r) => ({
+            address: String(r.owner) as Address,
+            ve: big(r.holder_ve),
+            locked: big(r.locked),
+            locks: Number(r.locks),
+          })),
+      );
+    },
+
+    async stats(at) {
+      const rows = await run(
+        "stats",
+        at,
+        {},
+        (ev, p, lock) => sql`${liveLocks(ev, lock, p)}, totals AS (
+  SELECT coalesce(sum(lock_amount), 0) AS total_locked, coalesce(sum(ve), 0) AS total_ve,
+         count(DISTINCT owner) AS holders, count(*) AS live_locks,
+         count(*) FILTER (WHERE auto_max) AS auto_max_locks,
+         coalesce(sum(lock_amount) FILTER (WHERE auto_max), 0) AS auto_max_locked,
+         coalesce(sum(lock_amount) FILTER (WHERE NOT auto_max AND lock_end <= (SELECT at_time FROM at)), 0) AS expired_locked
+    FROM ve
+), ve_holders AS (
+  SELECT count(*) AS ve_holders FROM (SELECT owner FROM ve GROUP BY owner HAVING sum(ve) > 0) x
+), weeks AS (
+  SELECT json_agg(json_build_object('w', w::text, 'a', amount::text)) AS unlocks FROM (
+    SELECT div(lock_end, ${sql.raw(WEEK.toString())}) AS w, sum(lock_amount) AS amount
+      FROM ve, at WHERE NOT auto_max AND lock_end > at.at_time GROUP BY 1) x
+)
+SELECT h.*, a.*, t.*, v.*, w.unlocks FROM head h CROSS JOIN at a CROSS JOIN totals t CROSS JOIN ve_holders v
+ CROSS JOIN weeks w`,
+        true,
+      );
+      return answer(rows, (rs) => {
+        const r = rs[0] ?? {};
+        // json arrives parsed (node-postgres, PGlite) or as text (a proxy); the figures inside are text.
+        const raw = typeof r.unlocks === "string" ? JSON.parse(r.unlocks) : r.unlocks;
+        const weeks = (Array.isArray(raw) ? raw : []) as { w: string; a: string }[];
+        return {
+          totalLocked: big(r.total_locked ?? 0),
+          totalVe: big(r.total_ve ?? 0),
+          holders: Number(r.holders ?? 0),
+          veHolders: Number(r.ve_holders ?? 0),
+          liveLocks: Number(r.live_locks ?? 0),
+          autoMaxLocks: Number(r.auto_max_locks ?? 0),
+          autoMaxLocked: big(r.auto_max_locked ?? 0),
+          expiredLocked: big(r.expired_locked ?? 0),
+          unlocksByWeek: new Map(weeks.map((x) => [BigInt(x.w), BigInt(x.a)])),
+        };
+      });
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { renderFamily } from "./exposition";
+import { Histogram } from "./histogram";
+
+/** The node-postgres pool of the index database as it stands (pg.Pool's own counts). */
+export type PoolReading = { total: number; idle: number; waiting: number; max: number };
+
+/** Every statement the API sends the index: the label set of the query histogram, bounded by this list. */
+export type IndexStatement = "lock_ids" | "index_mark" | "live_locks" | "is_ready" | "current_schema" | "readiness";
+
+/** Observes one statement: how long it took, and whether it answered. */
+export type IndexQueryObserver = (statement: IndexStatement, seconds: number, ok: boolean) => void;
+
+/**
+ * Statement durations in seconds: a prepared lookup takes ~0.25 ms on this machine (bench/reads-latency.ts),
+ * so the buckets start well below 1 ms; the last is the client-side query timeout (2.5 s).
+ */
+export const QUERY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/**
+ * The index database as the API uses it: the pool's connections (read at scrape time, only in the API process,
+ * which owns its pool: api/server/indexDatabase.ts) and each statement's duration (wherever a lock store runs,
+ * Ponder's in-process database included).
+ */
+export class IndexDbMetrics {
+  #pool: (() => PoolReading) | undefined;
+  readonly queryDuration = new Histogram(
+    "api_index_db_query_duration_seconds",
+    "Time the index database took to answer one statement, by statement and outcome (ok, error).",
+    ["statement", "outcome"],
+    QUERY_BUCKETS,
+  );
+
+  /** Pass as the lock store's onQuery (api/locks/store.ts). */
+  readonly onQuery: IndexQueryObserver = (statement, seconds, ok) =>
+    this.queryDuration.observe({ statement, outcome: ok ? "ok" : "error" }, seconds);
+
+  /** The pool whose counts the gauges report; without one they are absent. */
+  watchPool(read: () => PoolReading): void {
+    this.#pool = read;
+  }
+
+  render(): string {
+    const pool = this.#pool?.();
+    const gauge = (name: string, help: string, value: number | undefined) =>
+      renderFamily(name, help, "gauge", value === undefined ? [] : [{ value }]);
+    return [
+      gauge(
+        "api_index_db_pool_connections",
+        "Connections the index database pool holds open, busy or idle.",
+        pool?.total,
+      ),
+      gauge("api_index_db_pool_idle_connections", "Open pool connections not running a query.", pool?.idle),
+      gauge(
+        "api_index_db_pool_waiting_queries",
+        "Queries waiting for a pool connection (all are busy and the pool is at its maximum, or connecting).",
+        pool?.waiting,
+      ),
+      gauge("api_index_db_pool_max_connections", "The pool's configured maximum of connections.", pool?.max),
+      this.queryDuration.render(),
+    ].join("\n");
+  }
+}

@@ -1,0 +1,289 @@
+/**
+ * The index API at scale (issue 23, 8): a synthetic index on Postgres (≥ 100,000 locks, ≥ 50,000 holders,
+ * ≥ 500,000 events; test/support/syntheticIndex.ts, built by the indexer's own rules, tables and indexes from
+ * ponder.schema.ts through Ponder's DDL generator), the whole app in process (`app.request`: routing, strict
+ * parsing, the read, the JSON), and as the baseline in the same run the same SQL statements each route ran, sent
+ * bare to the same pool (`pool.query(text, params)`).
+ *
+ * Printed: per route p50 / p99 route vs bare; page 500 of the board vs page 1; 1,000 concurrent board requests in
+ * one block vs computations; time travel to an old block vs the head; the ranking's one computation vs its bare SQL.
+ * The last line (the figure): the worst route/bare p50 ratio over the page routes.
+ * Usage: DATABASE_URL=… npx tsx bench/index-api.ts [events=520000] [samples=300]
+ */
+import { drizzle } from "drizzle-orm/node-postgres";
+import pg from "pg";
+import { createApp } from "../api/app";
+import { loadConfig } from "../api/config";
+import { encodeCursor } from "../api/index/cursor";
+import { VeBoards } from "../api/index/veBoard";
+import { createLockIndex } from "../api/locks/atBlock";
+import { silentLogger } from "../api/observability/logger";
+import { INDEX_DB_SESSION, WHOLE_INDEX_DB } from "../api/server/indexDatabase";
+import { createTestDatabase } from "../test/support/ponder";
+import { generateSyntheticIndex, writeSyntheticIndex } from "../test/support/syntheticIndex";
+
+const EVENTS = Number(process.argv[2] ?? 520_000);
+const SAMPLES = Number(process.argv[3] ?? 300);
+const SCHEMA = "bench_index";
+const START = 46_183_959n; // Base's VeLockNFT start block: the app runs with the base manifest.
+const BASE = "/api/index/v1";
+
+const database = await createTestDatabase(process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres");
+if (database.kind !== "postgres") throw new Error("bench/index-api.ts measures Postgres: set DATABASE_URL");
+const url = (database.forPonder(SCHEMA) as { url: string }).url;
+// The API process's pools (api/server/indexDatabase.ts): its session settings, and a small pool for the
+// whole-index statements.
+const pool = new pg.Pool({ connectionString: url, max: 10, options: INDEX_DB_SESSION });
+const wholePool = new pg.Pool({ connectionString: url, max: WHOLE_INDEX_DB.connections, options: INDEX_DB_SESSION });
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
+};
+const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1)).padStart(7);
+
+try {
+  // ---------------------------------------------------------------- the synthetic index
+  let t0 = performance.now();
+  const index = generateSyntheticIndex({ events: EVENTS, owners: 95_000, seed: 23, startBlock: START });
+  const generatedMs = performance.now() - t0;
+  t0 = performance.now();
+  const writer = new pg.Client({ connectionString: url });
+  await writer.connect();
+  await writeSyntheticIndex((text, params) => writer.query(text, params), SCHEMA, index, { finalizedLag: 30n });
+  await writer.end();
+  const live = [...index.locks.values()].filter((l) => !l.burned);
+  const holders = new Set(live.map((l) => l.owner)).size;
+  console.log(
+    `synthetic index: ${index.events.length} events, ${index.locks.size} locks (${live.length} live), ${holders} holders, ` +
+      `blocks ${START}…${index.head.block}; generated in ${(generatedMs / 1000).toFixed(1)} s, written + indexed in ` +
+      `${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
+  if (EVENTS >= 500_000 && (index.locks.size < 100_000 || holders < 50_000)) {
+    throw new Error("the synthetic index is below the issue's size (100k locks, 50k holders, 500k events)");
+  }
+
+  // ---------------------------------------------------------------- the app, and the statements it runs
+  // The reader as the API process builds it (api/server/indexDatabase.ts): drizzle over the pool, each statement
+  // sent as a named prepared statement; every statement a request sends is recorded for the bare replay.
+  let ran: { sql: string; params: unknown[] }[] = [];
+  const reader = createLockIndex({
+    db: drizzle(pool),
+    schema: SCHEMA,
+    prepared: (st) => {
+      ran.push({ sql: st.text, params: st.values });
+      return pool.query(st);
+    },
+    wholeIndex: (st) => {
+      ran.push({ sql: st.text, params: st.values });
+      return wholePool.query(st.text, st.values);
+    },
+  });
+  const boards = new VeBoards({ load: (at) => reader.holders(at) });
+  const base = loadConfig({ NETWORK: "base" });
+  const app = createApp({
+    config: { ...base, rateLimit: { max: 1e9, windowSec: 60 } },
+    rpc: null,
+    lockIndex: reader,
+    veBoards: boards,
+    logger: silentLogger,
+  });
+  const get = async (path: string) => {
+    const res = await app.request(`${BASE}${path}`);
+    const body = (await res.json()) as Record<string, unknown>;
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(body)}`);
+    return body;
+  };
+
+  /** Route and bare latencies over `paths` (cycled); bare replays the statements each request ran. */
+  async function measure(name: string, paths: string[], samples = SAMPLES) {
+    const statements: { sql: string; params: unknown[] }[][] = [];
+    for (const p of paths.slice(0, 20)) await get(p); // warm-up: plans, pages, JIT
+    const route: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      ran = [];
+      const t = performance.now();
+      await get(paths[i % paths.length] as string);
+      route.push(performance.now() - t);
+      statements.push(ran);
+    }
+    // Bare: the same statements as plain queries (parsed and planned every time, as SQL sent by hand).
+    const bare: number[] = [];
+    for (const batch of statements) {
+      const t = performance.now();
+      for (const s of batch) await pool.query(s.sql, s.params);
+      bare.push(performance.now() - t);
+    }
+    const ratio = pct(route, 50) / Math.max(pct(bare, 50), 1e-3);
+    console.log(
+      `${name.padEnd(34)} route p50 ${fmt(pct(route, 50))} p99 ${fmt(pct(route, 99))} ms | bare SQL p50 ` +
+        `${fmt(pct(bare, 50))} p99 ${fmt(pct(bare, 99))} ms | ${ratio.toFixed(2)}×`,
+    );
+    return { route, bare, ratio };
+  }
+
+  const pick = <T>(xs: T[], n: number, seed = 1) => {
+    const out: T[] = [];
+    let a = seed;
+    for (let i = 0; i < n; i++) {
+      a = (a * 1103515245 + 12345) % 2 ** 31;
+      out.push(xs[a % xs.length] as T);
+    }
+    return out;
+  };
+  const counts = new Map<string, number>();
+  for (const e of index.events) counts.set(e.account, (counts.get(e.account) ?? 0) + 1);
+  const busiest = [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 200)
+    .map(([a]) => a);
+  const tokenIds = pick([...index.locks.keys()], 200, 7);
+  const owners = pick([...new Set(live.map((l) => l.owner as string))], 200, 9);
+  // An old block: a tenth of the way in, a block with events (its time is in the index: no node needed).
+  const old = index.events[Math.floor(index.events.length / 10)]!.blockNumber;
+
+  console.log(`\nper route, ${SAMPLES} sequential requests each, at the head unless said (p50 / p99):`);
+  const pages: { name: string; ratio: number }[] = [];
+  const page = async (name: string, paths: string[]) => pages.push({ name, ...(await measure(name, paths)) });
+  await page(
+    "GET /locks/{id}",
+    tokenIds.map((id) => `/locks/${id}`),
+  );
+  await page(
+    "GET /locks/{id}/events",
+    tokenIds.map((id) => `/locks/${id}/events?limit=100`),
+  );
+  await page(
+    "GET /accounts/{a}/events (busiest)",
+    busiest.map((a) => `/accounts/${a}/events?limit=100`),
+  );
+  await page(
+    "GET /accounts/{a}/locks",
+    owners.map((a) => `/accounts/${a}/locks`),
+  );
+
+  // The board: computed once for the head block, then pages and ranks from memory.
+  ran = [];
+  t0 = performance.now();
+  const first = await get("/leaderboards/ve?limit=100");
+  const computeMs = performance.now() - t0;
+  const rankingStatement = ran.find((s) => s.sql.includes("HAVING sum(ve) > 0"))!;
+  const bareRanking: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    await pool.query(rankingStatement.sql, rankingStatement.params);
+    bareRanking.push(performance.now() - t);
+  }
+  const size = Number(first.holders);
+  console.log(
+    `ve ranking at the head: ${size} holders; first request (computes) ${computeMs.toFixed(0)} ms; the ranking's ` +
+      `bare SQL p50 ${pct(bareRanking, 50).toFixed(0)} ms`,
+  );
+  const board = await boards.get({ block: index.head.block, time: index.head.time });
+  const limit = 100;
+  const page500 = Math.min(500, Math.floor(size / limit));
+  const cursorAt = (p: number) => {
+    const r = board.rows[(p - 1) * limit - 1]!;
+    return encodeCursor({ kind: "board", block: board.block, after: { ve: r.ve, address: r.address } });
+  };
+  // The bare baseline of a board page: the same ranking statement cut to a page, as SQL alone would have to.
+  const p1 = await measure("GET /leaderboards/ve page 1", ["/leaderboards/ve?limit=100"]);
+  const p500 = await measure(`GET /leaderboards/ve page ${page500}`, [
+    `/leaderboards/ve?limit=100&cursor=${cursorAt(page500)}`,
+  ]);
+  const ranks = await measure(
+    "GET /leaderboards/ve/{a}",
+    owners.map((a) => `/leaderboards/ve/${a}`),
+  );
+  const stats = await measure("GET /stats", ["/stats"]);
+  const bareCut: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    await pool.query(`${rankingStatement.sql} LIMIT 100`, rankingStatement.params);
+    bareCut.push(performance.now() - t);
+  }
+  console.log(
+    `board page 1 route p50 ${pct(p1.route, 50).toFixed(3)} ms vs a page of the ranking as bare SQL p50 ` +
+      `${pct(bareCut, 50).toFixed(0)} ms; page ${page500} / page 1 = ${(pct(p500.route, 50) / pct(p1.route, 50)).toFixed(2)}× ` +
+      `(keyset in the shared ranking, no OFFSET); rank lookup p50 ${pct(ranks.route, 50).toFixed(3)} ms; stats p50 ` +
+      `${pct(stats.route, 50).toFixed(3)} ms (cached per block)`,
+  );
+
+  // 1,000 board requests in one (new) block: one computation.
+  const fresh = new VeBoards({ load: (at) => reader.holders(at) });
+  const shared = createApp({
+    config: { ...base, rateLimit: { max: 1e9, windowSec: 60 } },
+    rpc: null,
+    lockIndex: reader,
+    veBoards: fresh,
+    logger: silentLogger,
+  });
+  t0 = performance.now();
+  const answers = await Promise.all(
+    Array.from({ length: 1_000 }, (_, i) =>
+      shared.request(
+        `${BASE}${i % 2 ? "/leaderboards/ve?limit=100" : `/leaderboards/ve/${owners[i % owners.length]}`}`,
+      ),
+    ),
+  );
+  const allOk = answers.every((r) => r.status === 200);
+  console.log(
+    `1,000 concurrent board/rank requests in one block: ${fresh.computed} computation(s), all 200: ${allOk}, ` +
+      `${(performance.now() - t0).toFixed(0)} ms in all`,
+  );
+
+  // Time travel: the same reads at an old block and at the head.
+  console.log(`\ntime travel to block ${old} (a tenth of the way in) vs the head:`);
+  const travel: { name: string; ratio: number }[] = [];
+  for (const [name, route] of [
+    ["GET /accounts/{a}/locks", (a: string) => `/accounts/${a}/locks`],
+    ["GET /accounts/{a}/events", (a: string) => `/accounts/${a}/events?limit=100`],
+  ] as const) {
+    const atHead = await measure(
+      `${name} @head`,
+      busiest.map((a) => route(a)),
+      100,
+    );
+    const atOld = await measure(
+      `${name} @old`,
+      busiest.map((a) => `${route(a)}${route(a).includes("?") ? "&" : "?"}block=${old}`),
+      100,
+    );
+    travel.push({ name, ratio: pct(atOld.route, 50) / pct(atHead.route, 50) });
+  }
+  // The ranking's computation (uncached: the read model directly) at the head and at older blocks.
+  const rankingAt = async (block: bigint) => {
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      await reader.holders(block === index.head.block ? null : { block, time: index.blockTimes.get(block)! });
+      times.push(performance.now() - t);
+    }
+    return pct(times, 50);
+  };
+  const headRanking = await rankingAt(index.head.block);
+  const blockAt = (share: number) => index.events[Math.floor(index.events.length * share)]!.blockNumber;
+  for (const [label, block] of [
+    ["a tenth of the way in", old],
+    ["half way", blockAt(0.5)],
+    ["recent (99 %)", blockAt(0.99)],
+  ] as const) {
+    const ms = await rankingAt(block);
+    console.log(
+      `  ve ranking computation at ${label} (${block}): ${ms.toFixed(0)} ms vs head ${headRanking.toFixed(0)} ms`,
+    );
+    travel.push({ name: `ve ranking, ${label}`, ratio: ms / headRanking });
+  }
+  for (const t of travel) console.log(`  ${t.name.padEnd(30)} old / head p50 = ${t.ratio.toFixed(2)}×`);
+
+  const worst = pages.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+  console.log(
+    `\nfigure: worst page route / bare SQL p50 = ${worst.ratio.toFixed(2)}× (${worst.name}; goal ≤ 1.5); board page ` +
+      `${page500}/1 = ${(pct(p500.route, 50) / pct(p1.route, 50)).toFixed(2)}×; 1,000 requests = ${fresh.computed} ` +
+      `computation; time travel worst ${Math.max(...travel.map((t) => t.ratio)).toFixed(2)}× (goal ≤ 3)`,
+  );
+} finally {
+  await pool.end();
+  await wholePool.end();
+  await database.drop();
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+/**
+ * `npm run build`: what production runs, built once so no transpiler runs in production.
+ *
+ * - dist/server/main.js: the API process (api/server/main.ts) as one ES module, every package left external
+ *   (they come from `npm ci --omit=dev`), with a source map (`node --enable-source-maps`).
+ * - dist/deployments/: the manifests the API reads (api/manifest.ts resolves them beside the bundle).
+ * - dist/static/: the docs UI's assets under content-hashed names, each beside its brotli and gzip forms,
+ *   and manifest.json naming them (api/openapi/staticAssets.ts serves from it). The Scalar bundle comes
+ *   from the pinned @scalar/api-reference, a devDependency: the 170 MB package stays out of production.
+ *
+ * Compression (brotli 11 takes ~8 s on this bundle) is skipped when the hashed file is already there, so a
+ * rebuild takes about a second. `--check` exits 1 when dist/ is missing what a build makes (used by the tests).
+ */
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const dist = path.join(root, "dist");
+const staticDir = path.join(dist, "static");
+const require = createRequire(import.meta.url);
+
+/** The static assets: the name the app asks for → where its bytes come from. */
+const ASSETS = {
+  "scalar.js": () =>
+    path.join(path.dirname(require.resolve("@scalar/api-reference/style.css")), "browser", "standalone.js"),
+  "docs-init.js": () => path.join(root, "api", "openapi", "assets", "docs-init.js"),
+};
+const TYPES = { ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8" };
+
+async function buildServer() {
+  const esbuild = await import("esbuild");
+  const result = await esbuild.build({
+    entryPoints: { "server/main": path.join(root, "api", "server", "main.ts") },
+    outdir: dist,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node22",
+    packages: "external",
+    sourcemap: true,
+    metafile: true,
+    logLevel: "warning",
+  });
+  const externals = new Set();
+  for (const input of Object.values(result.metafile.inputs))
+    for (const i of input.imports) if (i.external && !i.path.startsWith("node:")) externals.add(i.path);
+  writeFileSync(path.join(dist, "server", "externals.json"), `${JSON.stringify([...externals].sort(), null, 2)}\n`);
+}
+
+function copyDeployments() {
+  const out = path.join(dist, "deployments");
+  rmSync(out, { recursive: true, force: true });
+  cpSync(path.join(root, "deployments"), out, { recursive: true });
+}
+
+function buildStatic() {
+  mkdirSync(staticDir, { recursive: true });
+  const manifest = {};
+  const keep = new Set(["manifest.json"]);
+  for (const [name, source] of Object.entries(ASSETS)) {
+    const bytes = readFileSync(source());
+    const hash = createHash("sha256").update(bytes).digest("base64url").slice(0, 16);
+    const ext = path.extname(name);
+    const file = `${path.basename(name, ext)}.${hash}${ext}`;
+    const forms = { identity: file, br: `${file}.br`, gzip: `${file}.gz` };
+    const target = (f) => path.join(staticDir, f);
+    if (!existsSync(target(forms.br)) || !existsSync(target(forms.gzip)) || !existsSync(target(file))) {
+      writeFileSync(target(file), bytes);
+      writeFileSync(target(forms.gzip), gzipSync(bytes, { level: 9 }));
+      writeFileSync(
+        target(forms.br),
+        brotliCompressSync(bytes, {
+          params: {
+            [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+            [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
+            [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+          },
+        }),
+      );
+    }
+    for (const f of Object.values(forms)) keep.add(f);
+    manifest[name] = { file, hash, type: TYPES[ext] ?? "application/octet-stream", encodings: forms };
+  }
+  // Files of earlier builds (other hashes) go: the image ships only what manifest.json names.
+  for (const f of readdirSync(staticDir)) if (!keep.has(f)) rmSync(path.join(staticDir, f));
+  writeFileSync(path.join(staticDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+if (process.argv.includes("--check")) {
+  const need = ["server/main.js", "deployments", "static/manifest.json"].map((f) => path.join(dist, f));
+  const missing = need.filter((f) => !existsSync(f));
+  if (missing.length) {
+    console.error(`not built (run npm run build): ${missing.join(", ")}`);
+    process.exit(1);
+  }
+  process.exit(0);
+}
+
+const started = performance.now();
+await buildServer();
+copyDeployments();
+buildStatic();
+console.log(`built dist/ in ${Math.round(performance.now() - started)} ms`);

@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// The container's HEALTHCHECK: exit 0 when GET /ready on this host answers 200 within 3 s, else 1. A script
+// (not curl: the slim image has none) that reads the same PORT the process listens on.
+const port = process.env.HEALTHCHECK_PORT ?? process.env.PORT ?? "42069";
+const url = `http://127.0.0.1:${port}/ready`;
+try {
+  const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+  await res.body?.cancel();
+  process.exit(res.status === 200 ? 0 : 1);
+} catch {
+  process.exit(1);
+}

@@ -1,0 +1,165 @@
+/**
+ * Connection caps (api/http/connectionLimit.ts) on the API process as operators run it (api/server/main.ts):
+ * idle connections from one address stop at MAX_CONNECTIONS_PER_IP and everything stops at MAX_CONNECTIONS,
+ * while another address is still answered at once; refusals are counted in /api/metrics and logged at
+ * most once a minute. Round 1 found 20,300 idle connections from one address exhausting the descriptors.
+ * Other clients are other loopback addresses (127.0.0.0/8 is all local on Linux); the idle connections
+ * are held by child processes (test/support/idleSockets.ts), each under its own descriptor limit.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CONNECTION_DEFAULTS } from "../../api/config";
+import { childEnv, startApiChild } from "../support/apiProcess";
+import { getFrom } from "../support/rawHttp";
+import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
+
+let d: ReadsDevnet;
+let dir: string;
+const holders: ChildProcess[] = [];
+const apis: ChildProcess[] = [];
+
+beforeAll(async () => {
+  d = await startReadsDevnet();
+  dir = mkdtempSync(path.join(tmpdir(), "connlimit-"));
+}, 120_000);
+afterAll(async () => {
+  for (const c of [...holders, ...apis]) c.kill("SIGKILL");
+  await d?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function startApi(env: Record<string, string> = {}) {
+  const api = await startApiChild({ ...childEnv(d, dir), LOG_LEVEL: "warn", ...env });
+  apis.push(api.child);
+  return api;
+}
+
+type Held = { opened: number; open: number; failed: number };
+
+/** COUNT idle connections from `localAddress`, held by a child process; `now()` is its latest count. */
+async function holdIdle(base: string, count: number, localAddress: string): Promise<{ now(): Held }> {
+  const script = path.join(import.meta.dirname, "../support/idleSockets.ts");
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    env: { ...process.env, PORT: new URL(base).port, COUNT: String(count), LOCAL_ADDRESS: localAddress },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  holders.push(child);
+  let latest: Held | undefined;
+  let partial = "";
+  child.stdout!.on("data", (c) => {
+    const lines = (partial + c).split("\n");
+    partial = lines.pop()!;
+    if (lines.length > 0) latest = JSON.parse(lines.at(-1)!);
+  });
+  while (latest === undefined) {
+    if (child.exitCode !== null) throw new Error(`idle holder exited ${child.exitCode}`);
+    await sleep(50);
+  }
+  return { now: () => latest! };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the server has decided on `n` connections (open + refused), then a little for clients to see it. */
+async function settled(base: string, n: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const refused =
+      (await metric(base, 'api_connections_refused_total{reason="per_ip"}')) +
+      (await metric(base, 'api_connections_refused_total{reason="total"}'));
+    // The metrics request's own connection is open too.
+    if ((await metric(base, "api_connections_open")) - 1 + refused >= n) break;
+    await sleep(100);
+  }
+  await sleep(500);
+}
+
+/** One series' value in /api/metrics (`name` with its labels), asked from another address. */
+async function metric(base: string, name: string, localAddress = "127.0.0.2"): Promise<number> {
+  const { body } = await getFrom(`${base}/api/metrics`, localAddress);
+  const line = body.split("\n").find((l) => l.startsWith(`${name} `));
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1));
+}
+
+const descriptors = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+
+describe("idle connections from one address", () => {
+  it(`3,000 leave at most ${CONNECTION_DEFAULTS.perIp} open; /health answers another address in < 1 s`, async () => {
+    const api = await startApi();
+    const before = descriptors(api.child.pid!);
+    // Three holders of 1,000: one process's default soft limit (1,024) could not hold 3,000.
+    const held = await Promise.all([1, 2, 3].map(() => holdIdle(api.base, 1_000, "127.0.0.9")));
+    await settled(api.base, 3_000);
+    const open = held.reduce((n, h) => n + h.now().open, 0);
+    expect(held.reduce((n, h) => n + h.now().opened, 0)).toBe(3_000);
+    expect(open).toBe(CONNECTION_DEFAULTS.perIp);
+    expect(await metric(api.base, "api_connections_open")).toBe(CONNECTION_DEFAULTS.perIp + 1);
+    expect(descriptors(api.child.pid!) - before).toBeLessThanOrEqual(CONNECTION_DEFAULTS.perIp + 5);
+
+    const t0 = performance.now();
+    const health = await getFrom(`${api.base}/health`, "127.0.0.2");
+    expect(health.status).toBe(200);
+    expect(performance.now() - t0).toBeLessThan(1_000);
+    expect(await metric(api.base, 'api_connections_refused_total{reason="per_ip"}')).toBe(3_000 - open);
+    // Logged, but not 2,744 times: one line now, the count of the rest within a minute.
+    const lines = api
+      .output()
+      .split("\n")
+      .filter((l) => l.includes("connections refused: per-IP cap reached"));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: "warn",
+      cap: CONNECTION_DEFAULTS.perIp,
+      clientIp: "127.0.0.0",
+      count: 1,
+    });
+  }, 60_000);
+
+  it("MAX_CONNECTIONS_PER_IP sets the cap; a trusted proxy is held only to the total", async () => {
+    const api = await startApi({ MAX_CONNECTIONS_PER_IP: "10", TRUSTED_PROXIES: "127.0.0.7" });
+    const client = await holdIdle(api.base, 30, "127.0.0.6");
+    const proxy = await holdIdle(api.base, 30, "127.0.0.7");
+    await settled(api.base, 60);
+    expect([client.now().open, proxy.now().open]).toEqual([10, 30]);
+    expect((await getFrom(`${api.base}/health`, "127.0.0.2")).status).toBe(200);
+  }, 60_000);
+});
+
+describe("the total cap", () => {
+  it("MAX_CONNECTIONS: past it a connection is closed on arrival, counted and logged once", async () => {
+    const api = await startApi({ MAX_CONNECTIONS: "40" });
+    const first = await holdIdle(api.base, 30, "127.0.0.11");
+    const second = await holdIdle(api.base, 30, "127.0.0.12");
+    await sleep(1_000);
+    expect(first.now().open + second.now().open).toBe(40);
+    // Room for the metrics request: the holders let go.
+    for (const h of holders.splice(0)) h.kill("SIGKILL");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await metric(api.base, 'api_connections_refused_total{reason="total"}')).toBe(20);
+    const lines = api
+      .output()
+      .split("\n")
+      .filter((l) => l.includes("connections refused: total cap reached"));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ cap: 40, count: 1 });
+  }, 60_000);
+
+  it("defaults below the process's open-file limit, as read at start", async () => {
+    const api = await startApi({ LOG_LEVEL: "info" });
+    const listening = () =>
+      api
+        .output()
+        .split("\n")
+        .find((l) => l.includes('"api listening"'));
+    while (listening() === undefined) await sleep(50);
+    const line = listening()!;
+    const { limits } = JSON.parse(line) as { limits: { max: number } };
+    // The child's own limit: Node raises its soft limit to the hard one at start.
+    const limitsText = readFileSync(`/proc/${api.child.pid}/limits`, "utf8");
+    const soft = Number(/^Max open files\s+(\d+)/m.exec(limitsText)![1]);
+    expect(limits.max).toBeLessThan(soft);
+    expect(limits.max).toBeGreaterThan(soft / 2);
+  }, 60_000);
+});

@@ -1,0 +1,320 @@
+/**
+ * The index API's HTTP face over a synthetic index (in-memory PGlite, built by the indexer's rules): envelope,
+ * block pinning, cursors that hold their block while the index moves on, the shared board, strict parameters
+ * (every malformed input a 400 BAD_PARAMS, never a 5xx), 404 for an unminted lock, 503 without an index, the
+ * rate-limit prefix. The answers' values against the chain are test/index/chain.test.ts's business.
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle } from "drizzle-orm/pglite";
+import { getAddress } from "viem";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../api/app";
+import { loadConfig } from "../../api/config";
+import { encodeCursor } from "../../api/index/cursor";
+import { VeBoards } from "../../api/index/veBoard";
+import { createLockIndex, type LockIndex } from "../../api/locks/atBlock";
+import { silentLogger } from "../../api/observability/logger";
+import { createMetrics } from "../../api/observability/metrics";
+import {
+  checkpointOf,
+  generateSyntheticIndex,
+  type SyntheticIndex,
+  writeSyntheticIndex,
+} from "../support/syntheticIndex";
+
+const BASE = "/api/index/v1";
+const SCHEMA = "synthetic";
+// Base mainnet's manifest: VeLockNFT starts at 46183959, so the synthetic chain starts there too.
+const START = 46_183_959n;
+let index: SyntheticIndex;
+let client: PGlite;
+let reader: LockIndex;
+let boards: VeBoards;
+let app: ReturnType<typeof createApp>;
+
+type Json = Record<string, unknown> & { ok: boolean; blockNumber: string; blockTimestamp: string };
+async function get(path: string, a = app): Promise<{ status: number; body: Json; headers: Headers }> {
+  const res = await a.request(`${BASE}${path}`);
+  return { status: res.status, body: (await res.json()) as Json, headers: res.headers };
+}
+
+beforeAll(async () => {
+  index = generateSyntheticIndex({ events: 2_000, owners: 60, seed: 11, startBlock: START });
+  client = new PGlite();
+  await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index, { finalizedLag: 50n });
+  reader = createLockIndex({ db: drizzle(client), schema: SCHEMA });
+  boards = new VeBoards({ load: (at) => reader.holders(at) });
+  app = createApp({
+    config: loadConfig({ NETWORK: "base" }),
+    rpc: null,
+    lockIndex: reader,
+    veBoards: boards,
+    logger: silentLogger,
+    metrics: createMetrics(),
+  });
+}, 60_000);
+
+/** A block of the synthetic chain in which an event happened (its time is in the index: no node needed). */
+const eventBlock = (i: number) => index.events[i]!.blockNumber;
+
+describe("envelope and block", () => {
+  it("every answer names the chain, its block and that block's time; the head by default", async () => {
+    const { status, body, headers } = await get("/stats");
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      ok: true,
+      chainId: 8453,
+      blockNumber: String(index.head.block),
+      blockTimestamp: String(index.head.time),
+    });
+    expect(headers.get("cache-control")).toBe("public, max-age=2");
+    expect(headers.get("etag")).toBe(`W/"8453-${index.head.block}"`);
+    expect(headers.get("ratelimit-policy")).toBe('"index";q=300;w=60');
+    expect(headers.get("access-control-allow-origin")).toBe("*");
+  });
+
+  it("?block=N answers as of N; a finalized block is cacheable for a day", async () => {
+    const n = eventBlock(500);
+    const { status, body, headers } = await get(`/stats?block=${n}`);
+    expect(status).toBe(200);
+    expect(body.blockNumber).toBe(String(n));
+    expect(body.blockTimestamp).toBe(String(index.blockTimes.get(n)));
+    expect(headers.get("cache-control")).toBe("public, max-age=86400, immutable");
+    const { body: head } = await get("/stats");
+    expect(body.totalLockedWei).not.toBe(head.totalLockedWei);
+  });
+
+  it("a block without events and no node to ask for its time: 502 STATE_READ_FAILED, not a guess", async () => {
+    const withEvents = new Set(index.events.map((e) => e.blockNumber));
+    const empty = [...index.blockTimes.keys()].find((b) => !withEvents.has(b) && b !== index.head.block)!;
+    const { status, body } = await get(`/stats?block=${empty}`);
+    expect(status).toBe(502);
+    expect(body).toMatchObject({ ok: false, error: "STATE_READ_FAILED" });
+  });
+
+  it("a block above the head, before the start block, or not a canonical integer: 400 BAD_PARAMS naming it", async () => {
+    for (const block of [String(index.head.block + 1n), String(START - 1n), "-1", "1e3", "0x10", "01", "", "1.5"]) {
+      for (const path of [
+        "/stats",
+        "/locks/1",
+        "/leaderboards/ve",
+        "/locks/1/events",
+        "/leaderboards/ve/0x0000000000000000000000000000000000000001",
+      ]) {
+        const { status, body } = await get(`${path}?block=${encodeURIComponent(block)}`);
+        expect(status, `${path} block=${block}`).toBe(400);
+        expect(body).toMatchObject({ ok: false, error: "BAD_PARAMS", detail: { param: "block" } });
+      }
+    }
+    const { body } = await get(`/stats?block=${index.head.block + 1n}`);
+    expect(body.detail).toEqual({ param: "block", min: String(START), max: String(index.head.block) });
+  });
+});
+
+describe("locks", () => {
+  it("a lock; one never minted is 404; malformed ids are 400", async () => {
+    const { status, body } = await get("/locks/1");
+    expect(status).toBe(200);
+    expect((body.lock as { tokenId: string }).tokenId).toBe("1");
+    const unminted = BigInt(index.locks.size + 1);
+    expect((await get(`/locks/${unminted}`)).status).toBe(404);
+    expect((await get(`/locks/${unminted}/events`)).status).toBe(404);
+    // Minted after the block asked about: not there yet.
+    const late = index.events.find((e) => e.kind === "create" && e.blockNumber > START + 100n)!;
+    const before = await get(`/locks/${late.tokenId}?block=${eventBlock(0)}`);
+    expect(before.status).toBe(404);
+    expect(before.body).toMatchObject({ error: "NOT_FOUND", detail: { tokenId: String(late.tokenId) } });
+    for (const bad of ["-1", "01", "0x1", "1e2", "abc", "1.0", `${2n ** 256n}`]) {
+      const { status, body: b } = await get(`/locks/${encodeURIComponent(bad)}`);
+      expect(status, bad).toBe(400);
+      expect(b).toMatchObject({ error: "BAD_PARAMS", detail: { param: "tokenId" } });
+    }
+  });
+
+  it("an account's locks; a bad address or checksum is 400; an unknown parameter is 400", async () => {
+    const owner = [...index.locks.values()].find((l) => !l.burned)!.owner!;
+    const { status, body } = await get(`/accounts/${owner}/locks`);
+    expect(status).toBe(200);
+    const locks = body.locks as { owner: string; burned: boolean }[];
+    expect(locks.length).toBeGreaterThan(0);
+    for (const l of locks) expect(l).toMatchObject({ owner: getAddress(owner), burned: false });
+    const wrongCase = `0x${owner.slice(2, 3).toLowerCase() === owner.slice(2, 3) ? owner.slice(2, 3).toUpperCase() : owner.slice(2, 3).toLowerCase()}${owner.slice(3)}`;
+    for (const bad of ["0x123", "zz", wrongCase === owner ? "0xZZ" : wrongCase]) {
+      expect((await get(`/accounts/${bad}/locks`)).status, bad).toBe(400);
+    }
+    const unknown = await get(`/accounts/${owner}/locks?limit=5`);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toMatchObject({ detail: { param: "limit", accepted: ["block"] } });
+  });
+});
+
+describe("pages", () => {
+  it("limit is 1…1000 (default 100); repeated or unknown parameters are 400", async () => {
+    for (const q of ["limit=0", "limit=1001", "limit=-5", "limit=ten", "limit=1&limit=2", "offset=10", "n=5"]) {
+      const { status, body } = await get(`/leaderboards/ve?${q}`);
+      expect(status, q).toBe(400);
+      expect(body.error).toBe("BAD_PARAMS");
+    }
+    const { body } = await get("/leaderboards/ve");
+    expect((body.rows as unknown[]).length).toBe(Math.min(100, Number(body.holders)));
+  });
+
+  it("bad cursors are 400 BAD_PARAMS: garbage, tampered, another list's, another encoding, a block above the head", async () => {
+    const events = encodeCursor({
+      kind: "events",
+      block: index.head.block,
+      after: { block: index.head.block, logIndex: 0 },
+    });
+    const board = encodeCursor({
+      kind: "board",
+      block: index.head.block,
+      after: { ve: 1n, address: "0x0000000000000000000000000000000000000001" },
+    });
+    const json = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
+    const cases: [string, string][] = [
+      ["/leaderboards/ve", "not-a-cursor!"],
+      ["/leaderboards/ve", "e30"], // {}
+      ["/leaderboards/ve", events], // an events cursor on the board
+      ["/locks/1/events", board],
+      ["/locks/1/events", `${events}=`], // padded: not the canonical text
+      ["/locks/1/events", json({ v: 1, k: "e", b: "01", p: ["1", 0] })],
+      ["/locks/1/events", json({ v: 1, k: "e", b: "10", p: ["11", 0] })], // keyset above its block
+      ["/locks/1/events", json({ v: 1, k: "e", b: "10", p: ["9", -1] })],
+      ["/locks/1/events", json({ v: 2, k: "e", b: "10", p: ["9", 1] })],
+      ["/leaderboards/ve", json({ v: 1, k: "v", b: "10", p: ["9", "0xABC0000000000000000000000000000000000001"] })],
+      ["/locks/1/events", "A".repeat(600)],
+      [
+        "/locks/1/events",
+        encodeCursor({ kind: "events", block: index.head.block + 5n, after: { block: 1n, logIndex: 0 } }),
+      ],
+    ];
+    for (const [path, cursor] of cases) {
+      const { status, body } = await get(`${path}?cursor=${encodeURIComponent(cursor)}`);
+      expect(status, `${path} ${cursor}`).toBe(400);
+      expect(body).toMatchObject({ error: "BAD_PARAMS", detail: { param: "cursor" } });
+    }
+    // block and cursor must agree.
+    const mismatch = await get(`/locks/1/events?cursor=${events}&block=${index.head.block - 1n}`);
+    expect(mismatch.body).toMatchObject({ error: "BAD_PARAMS", detail: { param: "block" } });
+  });
+
+  it("the board pages by keyset at the first page's block, whatever the index does meanwhile", async () => {
+    const all = await collect("/leaderboards/ve?limit=7", "rows");
+    const { body: whole } = await get("/leaderboards/ve?limit=1000");
+    expect(all.rows).toEqual(whole.rows);
+    expect(all.rows.map((r) => (r as { rank: number }).rank)).toEqual(all.rows.map((_, i) => i + 1));
+    expect(new Set(all.blocks)).toEqual(new Set([String(index.head.block)]));
+  });
+
+  it("history pages hold their block while new blocks arrive", async () => {
+    const busy = mostActive();
+    const first = await get(`/accounts/${busy}/events?limit=3`);
+    expect(first.status).toBe(200);
+    const cursor = first.body.nextCursor as string;
+    expect(cursor).toBeTypeOf("string");
+    // The index moves on: a new block with a new event of this account.
+    const next = index.head.block + 10n;
+    await client.query(
+      `INSERT INTO "${SCHEMA}"."lock_event" SELECT 'new-event', 'create', 999999, $1, 1, 1, false, NULL, NULL, $1, 1, false, false, $2, $3, '0x00', 0`,
+      [busy.toLowerCase(), String(next), String(index.head.time + 600n)],
+    );
+    await client.query(`UPDATE "${SCHEMA}"."_ponder_checkpoint" SET latest_checkpoint = $1`, [
+      checkpointOf(8453, next, index.head.time + 600n),
+    ]);
+    try {
+      const second = await get(`/accounts/${busy}/events?limit=3&cursor=${cursor}`);
+      expect(second.body.blockNumber).toBe(first.body.blockNumber);
+      const ids = [
+        ...(first.body.events as { txHash: string; logIndex: number }[]),
+        ...(second.body.events as { txHash: string; logIndex: number }[]),
+      ].map((e) => `${e.txHash}-${e.logIndex}`);
+      expect(new Set(ids).size).toBe(ids.length);
+      const fresh = await get(`/accounts/${busy}/events?limit=3`);
+      expect(fresh.body.blockNumber).toBe(String(next));
+      expect((fresh.body.events as { tokenId: string }[])[0]?.tokenId).toBe("999999");
+    } finally {
+      await client.query(`DELETE FROM "${SCHEMA}"."lock_event" WHERE id = 'new-event'`);
+      await client.query(`UPDATE "${SCHEMA}"."_ponder_checkpoint" SET latest_checkpoint = $1`, [
+        checkpointOf(8453, index.head.block, index.head.time),
+      ]);
+    }
+  });
+});
+
+describe("the shared board", () => {
+  it("many board and rank requests in one block cost one computation", async () => {
+    const block = eventBlock(1_000);
+    const before = boards.computed;
+    const owner = getAddress(index.events[1_000]!.account);
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        get(i % 2 ? `/leaderboards/ve?block=${block}&limit=5` : `/leaderboards/ve/${owner}?block=${block}`),
+      ),
+    );
+    for (const a of answers) expect(a.status).toBe(200);
+    expect(boards.computed - before).toBe(1);
+  });
+
+  it("rank lookup: the row and the one above; null without ve", async () => {
+    const { body: board } = await get("/leaderboards/ve?limit=3");
+    const rows = board.rows as { address: string; rank: number }[];
+    const second = await get(`/leaderboards/ve/${rows[1]!.address}`);
+    expect(second.body.row).toEqual(rows[1]);
+    expect(second.body.above).toEqual(rows[0]);
+    const first = await get(`/leaderboards/ve/${rows[0]!.address}`);
+    expect(first.body.above).toBeNull();
+    const nobody = await get("/leaderboards/ve/0x0000000000000000000000000000000000000001");
+    expect(nobody.body).toMatchObject({ row: null, above: null });
+  });
+});
+
+describe("without an index", () => {
+  it("503 INDEX_UNAVAILABLE, parameters still judged first", async () => {
+    const bare = createApp({ config: loadConfig({ NETWORK: "base" }), rpc: null, logger: silentLogger });
+    const { status, body } = await get("/stats", bare);
+    expect(status).toBe(503);
+    expect(body).toMatchObject({ ok: false, error: "INDEX_UNAVAILABLE", detail: { reason: "unconfigured" } });
+    expect((await get("/locks/x", bare)).status).toBe(400);
+  });
+
+  it("a database that fails is 503 unreachable, never a 500", async () => {
+    const broken = createLockIndex({ db: drizzle(client), schema: "no_such_schema" });
+    const a = createApp({
+      config: loadConfig({ NETWORK: "base" }),
+      rpc: null,
+      lockIndex: broken,
+      logger: silentLogger,
+    });
+    for (const path of [
+      "/stats",
+      "/locks/1",
+      "/leaderboards/ve",
+      "/accounts/0x0000000000000000000000000000000000000001/events",
+    ]) {
+      const { status, body } = await get(path, a);
+      expect(status, path).toBe(503);
+      expect(body).toMatchObject({ error: "INDEX_UNAVAILABLE", detail: { reason: "unreachable" } });
+    }
+  });
+});
+
+function mostActive(): string {
+  const counts = new Map<string, number>();
+  for (const e of index.events) counts.set(e.account, (counts.get(e.account) ?? 0) + 1);
+  return getAddress([...counts.entries()].sort((a, b) => b[1] - a[1])[0]![0]);
+}
+
+async function collect(first: string, key: "rows" | "events") {
+  const rows: unknown[] = [];
+  const blocks: string[] = [];
+  let path = first;
+  for (let i = 0; i < 1_000; i++) {
+    const { status, body } = await get(path);
+    expect(status).toBe(200);
+    rows.push(...(body[key] as unknown[]));
+    blocks.push(body.blockNumber);
+    if (body.nextCursor === null) break;
+    path = `${first}&cursor=${body.nextCursor as string}`;
+  }
+  return { rows, blocks };
+}
