@@ -43,14 +43,18 @@ try {
   const checkpoint = `1800000000${"8453".padStart(16, "0")}${"9000000".padStart(16, "0")}${"0".repeat(33)}`;
   await admin.query("INSERT INTO _ponder_checkpoint VALUES ('base', 8453, $1, $1)", [checkpoint]);
   const t0 = Date.now();
-  await admin.query(`INSERT INTO lock SELECT g,
+  await admin.query(`INSERT INTO lock (token_id, owner, amount, lock_end, auto_max, listed, burned, created_block,
+      created_time, updated_block, updated_time)
+    SELECT g,
       CASE WHEN g % 3125 = 0 THEN '${OWNER}' WHEN g % 5 = 0 THEN NULL ELSE '0x' || lpad(to_hex(g % 4099), 40, '0') END,
-      (1000 + g % 977)::numeric * 1000000000000000000, 1800000000 + g, g % 7 = 0, g % 3125 <> 0 AND g % 5 = 0,
+      (1000 + g % 977)::numeric * 1000000000000000000, 1800000000 + g, g % 7 = 0, false, g % 3125 <> 0 AND g % 5 = 0,
       g / 10, 1700000000 + g, g / 10, 1700000000 + g
     FROM generate_series(1, ${LOCKS}) AS g`);
-  await admin.query(`INSERT INTO lock_event SELECT
-      g || '-' || k, (ARRAY['create', 'increase', 'extend'])[k], g, '0x' || lpad(to_hex(g % 4099), 40, '0'),
-      (1000 + g % 977)::numeric * 1000000000000000000, 1800000000 + g, false, NULL, NULL,
+  await admin.query(`INSERT INTO lock_event (id, kind, token_id, account, amount, lock_end, auto_max, owner,
+      lock_amount, listed, burned, block_number, block_time, tx_hash, log_index)
+    SELECT g || '-' || k, (ARRAY['create', 'increase', 'extend'])[k], g, '0x' || lpad(to_hex(g % 4099), 40, '0'),
+      (1000 + g % 977)::numeric * 1000000000000000000, 1800000000 + g, false, '0x' || lpad(to_hex(g % 4099), 40, '0'),
+      (1000 + g % 977)::numeric * 1000000000000000000, false, false,
       g / 10 + k, 1700000000 + g + k, '0x' || lpad(to_hex(g * 3 + k), 64, '0'), k
     FROM generate_series(1, ${LOCKS}) AS g, generate_series(1, 3) AS k`);
   await admin.query("ANALYZE");
