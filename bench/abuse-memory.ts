@@ -36,7 +36,12 @@ const HOLD_MS = 5_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const address = (i: number) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`;
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+const rssMb = (pid: number) => {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const rss = /VmRSS:\s+(\d+)/.exec(status);
+  if (!rss) throw new Error(`process ${pid} has no RSS (it exited): ${/State:.*/.exec(status)?.[0]}`);
+  return Number(rss[1]) / 1024;
+};
 const descriptors = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 /** A growth in MB, signed ("+12", "-3"). */
 const mb = (x: number) => `${x < 0 ? "" : "+"}${x.toFixed(0)}`;
@@ -85,6 +90,7 @@ async function hold(pid: number, sockets: Socket[]): Promise<{ peakMb: number; p
 async function holdPolled(pid: number, attack: Promise<Socket[]>, url: string) {
   let done!: () => void;
   const held = attack.then((sockets) => hold(pid, sockets)).finally(() => done());
+  held.catch(() => {}); // awaited below, after the polling: not an unhandled rejection meanwhile
   const polled = await p99(url, 0, new Promise<void>((r) => (done = r)));
   return { ...(await held), polled };
 }
