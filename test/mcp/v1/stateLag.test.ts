@@ -80,7 +80,7 @@ beforeAll(async () => {
     args: [shortLock],
   });
   await furnaceLock(30n);
-}, 240_000);
+}, 600_000); // mines 10,000 blocks: ~290 s on a loaded 2-core machine (docs/toolchain.md)
 
 afterAll(async () => {
   await index?.close().catch(() => {});
