@@ -38,6 +38,8 @@ export type AppDeps = {
   lockIndex: LockIndex | null;
   /** The shared per-block ve rankings; default: a fresh one over `lockIndex` (tests and benchmarks pass their own). */
   veBoards?: VeBoards;
+  /** Shares each block's ranking and stats between replicas (Redis, api/index/sharedAnswers.ts); none by default. */
+  indexShared?: TtlCache | null;
   /** Supply cache, TTLs and deadline; everything defaults (in-process cache, spec TTLs). */
   supply?: SupplyDeps;
   /** Request budgets on /api/mcp/v1: in-memory, or Redis when config.redisUrl is set. */

@@ -1,6 +1,7 @@
 import { createRpcClient } from "./chain/rpc";
 import { type AppConfig, describeConfig, type LoadConfigOptions, loadConfig, PRODUCTION_NETWORKS } from "./config";
 import type { AppDepsInput } from "./deps";
+import { createSharedAnswers } from "./index/sharedAnswers";
 import type { LockStore } from "./locks/types";
 import { createLogger } from "./observability/logger";
 import { createMetrics, type Metrics } from "./observability/metrics";
@@ -42,6 +43,8 @@ export async function createServiceDeps(options: {
   // One prefix for the deployment, one sub-space per use, so two deployments (or test runs) never share keys.
   const cache = await createSupplyCache(config, { logger, keyPrefix: `${config.redisKeyPrefix}supply:` });
   const limiter = createRateLimiter({ config, logger, metrics, keyPrefix: `${config.redisKeyPrefix}ratelimit:` });
+  // Each block's ve ranking and stats, computed by one replica for all (api/index/sharedAnswers.ts).
+  const indexShared = await createSharedAnswers(config, { logger, keyPrefix: `${config.redisKeyPrefix}index:` });
   logger.info("api configured", { config: describeConfig(config) });
-  return { config, rpc, locks: options.locks, supply: { cache }, limiter, metrics, logger };
+  return { config, rpc, locks: options.locks, supply: { cache }, indexShared, limiter, metrics, logger };
 }

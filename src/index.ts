@@ -84,8 +84,16 @@ ponder.on("VeLockNFT:LockUnlocked", async ({ event, context }) => {
     .values(lockEventRow("unlock", row, at, { account: event.args.user, amount: event.args.amountReturned }));
 });
 
+/**
+ * The MetadataUpdate an AutoMax switch emits right after its AutoMaxSet (protocol.md §8) changes no listing (a listed
+ * lock cannot switch), so its getLockInfo read is skipped. Only an optimisation: events are handled in log order,
+ * and whenever this is lost (a restart between the two) the read happens and gives the same answer.
+ */
+let afterAutoMaxSet: string | null = null;
+
 ponder.on("VeLockNFT:AutoMaxSet", async ({ event, context }) => {
   const at = origin(event);
+  afterAutoMaxSet = `${at.txHash}-${at.logIndex + 1}-${event.args.tokenId}`;
   const row = await context.db
     .update(lock, { tokenId: event.args.tokenId })
     .set((current) => autoMaxSet(current, event.args, at.block));
@@ -108,6 +116,7 @@ ponder.on("VeLockNFT:Transfer", async ({ event, context }) => {
 ponder.on("VeLockNFT:MetadataUpdate", async ({ event, context }) => {
   const at = origin(event);
   const tokenId = event.args._tokenId;
+  if (afterAutoMaxSet === `${at.txHash}-${at.logIndex}-${tokenId}`) return;
   const current = await context.db.find(lock, { tokenId });
   if (!current || current.burned) return;
   // The event carries no flag (and an AutoMax switch emits it too): getLockInfo's fourth value at the event's

@@ -8,6 +8,7 @@ import { registerHistoryRoutes } from "./history";
 import { registerLeaderboardRoutes } from "./leaderboard";
 import { registerLockRoute } from "./lock";
 import type { IndexRuntime } from "./pin";
+import { holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
 import { registerStatsRoute } from "./stats";
 import { VeBoards } from "./veBoard";
 
@@ -18,16 +19,24 @@ import { VeBoards } from "./veBoard";
 export function indexRouter(deps: AppDeps): Hono {
   const router = new Hono();
   const index = deps.lockIndex;
+  const key = (what: string, at: { block: bigint; time: bigint }) =>
+    `${what}:${deps.config.chainId}:${at.block}:${at.time}`;
   const rt: IndexRuntime | null = index
     ? {
         index,
         clock: new BlockClock(),
-        stats: new BlockMemo({ load: async (at) => requireInRange(await index.stats(at)) }),
+        stats: new BlockMemo({
+          load: async (at) =>
+            requireInRange(await sharedLoad(deps.indexShared, key("stats", at), statsCodec, () => index.stats(at))),
+        }),
         boards:
           deps.veBoards ??
           new VeBoards({
-            load: (at) => index.holders(at),
-            onCompute: () => deps.metrics.veBoardComputations.inc(),
+            load: (at) =>
+              sharedLoad(deps.indexShared, key("board", at), holdersCodec, () => {
+                deps.metrics.veBoardComputations.inc();
+                return index.holders(at);
+              }),
           }),
       }
     : null;

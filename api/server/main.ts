@@ -88,6 +88,7 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     await Promise.race([index?.close().catch(() => {}), new Promise((r) => setTimeout(r, 1_000))]);
     await deps.limiter?.close().catch(() => {});
     await deps.supply?.cache?.close().catch(() => {});
+    await deps.indexShared?.close().catch(() => {});
     process.exit(0);
   });
 }

@@ -1,0 +1,122 @@
+/**
+ * The per-block answers (the ve ranking, the stats) shared by replicas: with REDIS_URL set, the first replica to
+ * need a block's answer computes it and writes it to Redis (api/cache/redisTtlCache.ts: a short lock, the others
+ * wait for the value), so N replicas make one computation per block between them, not one each. Keyed by chain,
+ * block and timestamp. Without Redis each process computes once per block (api/index/blockMemo.ts). A value read
+ * from Redis is only used if it parses as this format; a failure is never written.
+ */
+import { RedisTtlCache } from "../cache/redisTtlCache";
+import type { TtlCache } from "../cache/ttlCache";
+import type { AppConfig } from "../config";
+import type { AtBlock, HolderVe, LockStats } from "../locks/atBlock";
+import type { Logger } from "../observability/logger";
+
+/** How long a block's answer stays in Redis: long enough for every replica and a slow reader's pages. */
+export const SHARED_TTL_MS = 120_000;
+const FORMAT = '{"v":1,';
+
+export async function createSharedAnswers(
+  config: AppConfig,
+  options: { keyPrefix: string; logger?: Logger },
+): Promise<TtlCache | null> {
+  if (config.redisUrl === null) return null;
+  const logger = options.logger;
+  return RedisTtlCache.create({
+    url: config.redisUrl,
+    keyPrefix: options.keyPrefix,
+    // The holder's computation is bounded by the whole-index statement timeout (api/server/indexDatabase.ts).
+    lockMs: 16_000,
+    waitMs: 15_000,
+    pollMs: 25,
+    // A value is large (a ranking of 60,000 holders is ~6 MB) and replicas busy: more than the supply cache's 500 ms.
+    commandTimeoutMs: 2_000,
+    accept: (value) => value.startsWith(FORMAT),
+    ...(logger ? { onWarning: (reason: string) => logger.warn("index answer sharing degraded", { reason }) } : {}),
+  });
+}
+
+type Head = AtBlock<unknown>["head"];
+const headJson = (h: Head) => ({ block: String(h.block), time: String(h.time), finalized: String(h.finalized) });
+const headOf = (h: { block: string; time: string; finalized: string }): Head => ({
+  block: BigInt(h.block),
+  time: BigInt(h.time),
+  finalized: BigInt(h.finalized),
+});
+
+/** One answer's wire form: bigints as decimal strings, rows as arrays. */
+export const holdersCodec = {
+  encode: (a: AtBlock<HolderVe[]>): string =>
+    `${FORMAT}"head":${JSON.stringify(headJson(a.head))},"block":"${a.block}","time":"${a.time}","inRange":${a.inRange},"rows":${JSON.stringify(
+      a.value.map((r) => [r.address, String(r.ve), String(r.locked), r.locks]),
+    )}}`,
+  decode: (text: string): AtBlock<HolderVe[]> => {
+    const o = JSON.parse(text) as {
+      head: { block: string; time: string; finalized: string };
+      block: string;
+      time: string;
+      inRange: boolean;
+      rows: [string, string, string, number][];
+    };
+    return {
+      head: headOf(o.head),
+      block: BigInt(o.block),
+      time: BigInt(o.time),
+      inRange: o.inRange,
+      value: o.rows.map(([address, ve, locked, locks]) => ({
+        address: address as HolderVe["address"],
+        ve: BigInt(ve),
+        locked: BigInt(locked),
+        locks,
+      })),
+    };
+  },
+};
+
+export const statsCodec = {
+  encode: (a: AtBlock<LockStats>): string => {
+    const s = a.value;
+    return `${FORMAT}${JSON.stringify({
+      head: headJson(a.head),
+      block: String(a.block),
+      time: String(a.time),
+      inRange: a.inRange,
+      stats: {
+        ...s,
+        totalLocked: String(s.totalLocked),
+        totalVe: String(s.totalVe),
+        autoMaxLocked: String(s.autoMaxLocked),
+        expiredLocked: String(s.expiredLocked),
+        unlocksByWeek: [...s.unlocksByWeek].map(([w, a]) => [String(w), String(a)]),
+      },
+    }).slice(1)}`;
+  },
+  decode: (text: string): AtBlock<LockStats> => {
+    const o = JSON.parse(text);
+    const s = o.stats;
+    return {
+      head: headOf(o.head),
+      block: BigInt(o.block),
+      time: BigInt(o.time),
+      inRange: o.inRange,
+      value: {
+        ...s,
+        totalLocked: BigInt(s.totalLocked),
+        totalVe: BigInt(s.totalVe),
+        autoMaxLocked: BigInt(s.autoMaxLocked),
+        expiredLocked: BigInt(s.expiredLocked),
+        unlocksByWeek: new Map((s.unlocksByWeek as [string, string][]).map(([w, a]) => [BigInt(w), BigInt(a)])),
+      },
+    };
+  },
+};
+
+/** `load` through the shared cache under `key` (or directly without one). */
+export function sharedLoad<T>(
+  shared: TtlCache | null | undefined,
+  key: string,
+  codec: { encode(v: T): string; decode(text: string): T },
+  load: () => Promise<T>,
+): Promise<T> {
+  if (!shared) return load();
+  return shared.getOrLoad(key, SHARED_TTL_MS, async () => codec.encode(await load())).then(codec.decode);
+}

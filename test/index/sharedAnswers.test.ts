@@ -1,0 +1,108 @@
+/**
+ * Replicas share each block's ve ranking and stats through Redis (api/index/sharedAnswers.ts): two apps, each with
+ * its own process-local memo and its own Redis client (as two processes), over one synthetic index — the block's
+ * ranking is computed once between them, and both answer the same. Real Redis at 127.0.0.1:6379.
+ */
+import { randomUUID } from "node:crypto";
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle } from "drizzle-orm/pglite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../api/app";
+import type { TtlCache } from "../../api/cache/ttlCache";
+import { loadConfig } from "../../api/config";
+import { createSharedAnswers, holdersCodec, statsCodec } from "../../api/index/sharedAnswers";
+import { createLockIndex, type LockIndex } from "../../api/locks/atBlock";
+import { silentLogger } from "../../api/observability/logger";
+import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
+
+const START = 46_183_959n;
+const config = { ...loadConfig({ NETWORK: "base" }), redisUrl: "redis://127.0.0.1:6379" };
+let index: SyntheticIndex;
+let reader: LockIndex;
+const calls = { holders: 0, stats: 0 };
+const caches: TtlCache[] = [];
+const warnings: string[] = [];
+
+beforeAll(async () => {
+  index = generateSyntheticIndex({ events: 1_500, owners: 50, seed: 5, startBlock: START });
+  const client = new PGlite();
+  await writeSyntheticIndex((text, params) => client.query(text, params), "synthetic", index);
+  const inner = createLockIndex({ db: drizzle(client), schema: "synthetic" });
+  reader = {
+    ...inner,
+    holders: (at) => {
+      calls.holders++;
+      return inner.holders(at);
+    },
+    stats: (at) => {
+      calls.stats++;
+      return inner.stats(at);
+    },
+  };
+}, 60_000);
+
+afterAll(async () => {
+  for (const c of caches) await c.close();
+});
+
+async function replica(prefix: string) {
+  const shared = await createSharedAnswers(config, {
+    keyPrefix: prefix,
+    logger: { ...silentLogger, warn: (m: string, f?: unknown) => warnings.push(`${m} ${JSON.stringify(f)}`) },
+  });
+  if (!shared) throw new Error("no Redis cache");
+  caches.push(shared);
+  return createApp({
+    config: { ...config, rateLimit: { max: 1e6, windowSec: 60 } },
+    rpc: null,
+    lockIndex: reader,
+    indexShared: shared,
+    logger: silentLogger,
+  });
+}
+
+describe("per-block answers shared by replicas", () => {
+  it("two replicas, 60 concurrent board, rank and stats requests in one block: one ranking, one stats", async () => {
+    const prefix = `test-index-${randomUUID()}:`;
+    const [a, b] = [await replica(prefix), await replica(prefix)];
+    const before = { ...calls };
+    const owner = index.events[10]!.account;
+    const paths = [
+      "/api/index/v1/leaderboards/ve?limit=5",
+      `/api/index/v1/leaderboards/ve/${owner}`,
+      "/api/index/v1/stats",
+    ];
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        Promise.resolve((i % 2 ? a : b).request(paths[i % 3] as string)).then((r) => r.json() as Promise<unknown>),
+      ),
+    );
+    expect(warnings).toEqual([]);
+    expect(calls.holders - before.holders).toBe(1);
+    expect(calls.stats - before.stats).toBe(1);
+    // Both replicas answer the same, whichever computed.
+    const byPath = new Map<string, string>();
+    answers.forEach((body: unknown, i: number) => {
+      const path = paths[i % 3] as string;
+      const text = JSON.stringify(body);
+      expect(byPath.get(path) ?? text, path).toBe(text);
+      byPath.set(path, text);
+    });
+    expect(JSON.parse(byPath.get(paths[0] as string)!).ok).toBe(true);
+  });
+
+  it("a replica with another prefix (another deployment) does not see them", async () => {
+    const c = await replica(`test-index-${randomUUID()}:`);
+    const before = calls.holders;
+    expect((await c.request("/api/index/v1/leaderboards/ve")).status).toBe(200);
+    expect(calls.holders - before).toBe(1);
+  });
+
+  it("the wire forms round-trip exactly", async () => {
+    const at = { block: index.head.block, time: index.head.time };
+    const holders = await reader.holders(at);
+    expect(holdersCodec.decode(holdersCodec.encode(holders))).toEqual(holders);
+    const stats = await reader.stats(at);
+    expect(statsCodec.decode(statsCodec.encode(stats))).toEqual(stats);
+  });
+});
