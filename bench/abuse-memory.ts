@@ -190,7 +190,9 @@ try {
     api.pid,
     unread(
       base,
-      Array.from({ length: 120 }, () => ({ bytes: docs.repeat(PIPELINED), from: "127.0.0.1" })),
+      // Not the other client's address (127.0.0.1): one address is one client, and its caps close the other
+      // client's connection too once the attacker's unread bytes pass them.
+      Array.from({ length: 120 }, () => ({ bytes: docs.repeat(PIPELINED), from: "127.0.0.3" })),
     ),
     supply,
   );
