@@ -1,6 +1,5 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import type { AppDeps, AppDepsInput } from "./deps";
-import { GRAPHQL_METHODS, graphqlEndpoint } from "./graphql/endpoint";
 import { createClientIpResolver } from "./http/clientIp";
 import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/deadline";
 import { edge, edgeHeaders, edgeRequestId } from "./http/edge";
@@ -16,16 +15,7 @@ import { createLogger } from "./observability/logger";
 import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
 import { registerDocsRoutes } from "./openapi/docsRoutes";
 import { builtStaticAssets } from "./openapi/staticAssets";
-import {
-  GRAPHQL_PATH,
-  HEALTH_PATH,
-  INDEX_BASE,
-  MCP_PATH,
-  METRICS_PATH,
-  READY_PATH,
-  SUPPLY_BASE,
-  V1_BASE,
-} from "./paths";
+import { HEALTH_PATH, INDEX_BASE, MCP_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
 import { assumedMulticallVia } from "./startup/multicall3";
 import { supplyApi } from "./supply/router";
@@ -36,13 +26,6 @@ const PREFLIGHT_HEADERS = {
   "access-control-allow-headers": "*",
   "access-control-max-age": "86400",
 } as const;
-
-/** The paths that answer methods of their own besides GET (their handlers refuse the rest with a 405). */
-const OWN_METHODS = new Map([
-  // MCP Streamable HTTP is JSON-RPC over POST: exactly /api/mcp answers its own methods.
-  [MCP_PATH, MCP_CORS_METHODS],
-  [GRAPHQL_PATH, GRAPHQL_METHODS.join(", ")],
-]);
 
 /** The deps createApp runs on: `input` with every default filled in. */
 export function appDeps(input: AppDepsInput): AppDeps {
@@ -86,15 +69,16 @@ export function createApp(input: AppDepsInput): ApiApp {
   // Request id, CORS * on every response (errors included, design.md), request log + metrics: one layer.
   app.use("*", edge({ logger, metrics, clientIp }));
   // GET and HEAD go straight through (the hot path pays no extra async frame); everything else is
-  // a CORS preflight, the own methods of /api/mcp and /graphql, or a 405.
+  // a CORS preflight, the MCP endpoint's own methods, or a 405.
   const otherMethods: MiddlewareHandler = async (c, next) => {
-    const own = OWN_METHODS.get(c.req.path);
+    // MCP Streamable HTTP is JSON-RPC over POST: exactly /api/mcp answers its own methods.
+    const mcp = c.req.path === MCP_PATH;
     if (c.req.method === "OPTIONS") {
       for (const [k, v] of Object.entries(PREFLIGHT_HEADERS)) c.header(k, v);
-      if (own) c.header("access-control-allow-methods", own);
+      if (mcp) c.header("access-control-allow-methods", MCP_CORS_METHODS);
       return c.body(null, 204);
     }
-    if (!own) {
+    if (!mcp) {
       c.header("allow", "GET, HEAD, OPTIONS"); // RFC 9110 §15.5.6: a 405 names the methods that work
       throw new MethodNotAllowedError(c.req.method);
     }
@@ -140,7 +124,6 @@ export function createApp(input: AppDepsInput): ApiApp {
   // GET /api/mcp/v1/openapi.json, GET /docs, GET /docs/assets/<hashed name>
   registerDocsRoutes(app, { assets: deps.staticAssets, rateLimit: rateLimitOptions });
   app.all(MCP_PATH, mcpEndpoint({ app, clientIp, rateLimit: rateLimitOptions }));
-  app.all(GRAPHQL_PATH, graphqlEndpoint({ index: deps.graphql ?? null, rateLimit: rateLimitOptions, logger }));
 
   app.notFound(() => {
     throw new NotFoundError();

@@ -7,7 +7,6 @@ import type { TtlCache } from "./cache/ttlCache";
 import type { MulticallVia } from "./chain/multicall";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
-import type { GraphqlIndex } from "./graphql/source";
 import type { PeerAddressSource } from "./http/clientIp";
 import type { VeBoards } from "./index/veBoard";
 import type { LockIndex } from "./locks/atBlock";
@@ -30,8 +29,6 @@ export type AppDeps = {
   gate: Gate;
   /** The lock index behind state's veLocks; null when none is configured (state answers source "rpc"). */
   locks: LockStore | null;
-  /** Where /graphql reads the index (api/graphql/source.ts); absent: /graphql answers 503 INDEX_UNAVAILABLE. */
-  graphql?: GraphqlIndex;
   /** How far `locks` is, polled (api/locks/watermark.ts); without it every state read asks the index. */
   indexWatermark?: IndexWatermarkSource;
   /** The index read at any block, behind /api/index/v1; null when none is configured (503 INDEX_UNAVAILABLE). */

@@ -17,5 +17,3 @@ export const HEALTH_PATH = "/health";
 export const READY_PATH = "/ready";
 /** The API's own Prometheus metrics. */
 export const METRICS_PATH = "/api/metrics";
-/** GraphQL over the index (Ponder's schema of the lock tables), where Ponder users expect it. */
-export const GRAPHQL_PATH = "/graphql";

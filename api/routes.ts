@@ -12,7 +12,6 @@ import type { RouteDefinition, SupplyRouteDefinition } from "./openapi/routeDefi
 import {
   DOCS_ASSETS_PATH,
   DOCS_PATH,
-  GRAPHQL_PATH,
   HEALTH_PATH,
   INDEX_BASE,
   MCP_PATH,
@@ -122,12 +121,5 @@ export const INFRASTRUCTURE_ROUTES = [
     method: "ALL",
     path: MCP_PATH,
     why: "the MCP endpoint: Streamable HTTP, JSON-RPC over POST; its tools are the v1 operations documented here",
-  },
-  {
-    method: "ALL",
-    path: GRAPHQL_PATH,
-    why:
-      "GraphQL over the index (POST, or GET with ?query=): Ponder's schema of the lock and lock-event tables, " +
-      "described by its own introspection, with the limits in the README",
   },
 ] as const;

@@ -13,10 +13,6 @@ export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
-  /** A POST body over its endpoint's limit (POST /graphql: 64 KiB). */
-  PAYLOAD_TOO_LARGE: 413,
-  /** A POST body of a media type the endpoint does not take (POST /graphql: application/json only). */
-  UNSUPPORTED_MEDIA_TYPE: 415,
   /** An `Expect` other than 100-continue (RFC 9110 §10.1.1); answered before any route. */
   EXPECTATION_FAILED: 417,
   RATE_LIMITED: 429,
@@ -26,7 +22,7 @@ export const ERROR_STATUS = {
   PREFLIGHT_READ_FAILED: 502,
   GENESIS_NOT_FINALIZED: 503,
   CHAIN_UNREADY: 503,
-  /** The lock index is not configured, not started, or not answering (the /api/index/v1 routes, /graphql). */
+  /** The lock index is not configured, not started, or not answering (the /api/index/v1 routes). */
   INDEX_UNAVAILABLE: 503,
 } as const;
 
@@ -89,32 +85,8 @@ export class UnauthorizedError extends ApiError {
 
 export class MethodNotAllowedError extends ApiError {
   override name = "MethodNotAllowedError";
-  /** `allowed`: the methods of the route (every route but /api/mcp and /graphql: GET and OPTIONS). */
-  constructor(method: string, allowed: readonly string[] = ["GET", "OPTIONS"]) {
-    const use = allowed.filter((m) => m !== "OPTIONS").join(" or ");
-    super("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use ${use}.`, { allowed: [...allowed] });
-  }
-}
-
-export class PayloadTooLargeError extends ApiError {
-  override name = "PayloadTooLargeError";
-  constructor(maxBytes: number) {
-    super("PAYLOAD_TOO_LARGE", `The request body exceeds ${maxBytes} bytes.`, { maxBytes });
-  }
-}
-
-export class UnsupportedMediaTypeError extends ApiError {
-  override name = "UnsupportedMediaTypeError";
-  constructor(accepted: string) {
-    super("UNSUPPORTED_MEDIA_TYPE", `The request body must be ${accepted}.`, { accepted });
-  }
-}
-
-/** A request the HTTP layer can read but that is not what the endpoint takes (malformed JSON, a batch). */
-export class BadRequestError extends ApiError {
-  override name = "BadRequestError";
-  constructor(message: string) {
-    super("BAD_REQUEST", message);
+  constructor(method: string) {
+    super("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use GET.`, { allowed: ["GET", "OPTIONS"] });
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * The requests whose answers cost CPU by the megabyte start one per turn of the event loop, taking turns
- * across clients: MCP messages and GraphQL queries (requests with a body, and GraphQL's GETs; a batch of 10 ×
- * tools/list is 580 kB of JSON to build and encode, a GraphQL answer up to 1 MB) and the static assets under /docs/ (the 4.35 MB docs bundle: megabytes copied into the
+ * across clients: MCP messages (requests with a body; a batch of 10 × tools/list is 580 kB of JSON to build
+ * and encode) and the static assets under /docs/ (the 4.35 MB docs bundle: megabytes copied into the
  * socket per answer). Node answers whatever is ready in one turn back to back, so 400 addresses each with
  * such a request ready held another client's cached GET for seconds; here at most one such start runs
  * between two polls of the sockets, and a client waits behind one request of each other active client,
@@ -12,21 +12,18 @@
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { rateLimitSubject, type TrustedProxies } from "../net/ip";
-import { DOCS_PATH, GRAPHQL_PATH } from "../paths";
+import { DOCS_PATH } from "../paths";
 import { resolveClientIp } from "./clientIp";
 
 type Waiting = [IncomingMessage, ServerResponse];
 
 const ASSETS = `${DOCS_PATH}/`;
-/** A GraphQL query by GET: its answer may be up to a megabyte of JSON, as a POSTed one. */
-const GRAPHQL_GET = `${GRAPHQL_PATH}?`;
 
-/** Whether `req` takes turns: it carries a body (MCP, GraphQL), asks for a static asset, or a GraphQL query. */
+/** Whether `req` takes turns: it carries a body (MCP), or asks for a static asset. */
 export function takesTurns(req: IncomingMessage): boolean {
   const method = req.method;
   if (method !== "GET" && method !== "HEAD" && method !== "OPTIONS") return true;
-  const url = req.url ?? "";
-  return url.startsWith(ASSETS) || url.startsWith(GRAPHQL_GET);
+  return req.url?.startsWith(ASSETS) ?? false;
 }
 
 /** `next`, with the requests that take turns (takesTurns) started one per event-loop turn, round-robin over clients. */

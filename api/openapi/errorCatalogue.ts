@@ -1,6 +1,5 @@
 import {
   BadParamsError,
-  BadRequestError,
   ChainUnreadyError,
   ERROR_STATUS,
   type ErrorCode,
@@ -10,13 +9,11 @@ import {
   InternalError,
   MethodNotAllowedError,
   NotFoundError,
-  PayloadTooLargeError,
   PreflightReadFailedError,
   QuoteFailedError,
   RateLimitedError,
   StateReadFailedError,
   UnauthorizedError,
-  UnsupportedMediaTypeError,
 } from "../http/errors";
 import { READY_TO_FINALIZE_BITS } from "../mcp/v1/gate";
 import { SUPPLY_ERROR_STATUS, type SupplyErrorCode } from "../supply/supplyError";
@@ -51,8 +48,8 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
       "The HTTP request itself could not be parsed (bad request line, unknown method, conflicting Content-Length " +
       "and Transfer-Encoding), or its Host or target is not one HTTP allows (no Host on HTTP/1.1, two Hosts, a bad " +
       "Host, `*` or an authority as the target); answered by the server before any route, and the connection is " +
-      "closed. Also a POST /graphql body that is not one JSON object (the connection stays open).",
-    example: new BadRequestError("The HTTP request could not be parsed.").toEnvelope(),
+      "closed.",
+    example: { ok: false, error: "BAD_REQUEST", message: "The HTTP request could not be parsed." },
   },
   REQUEST_TIMEOUT: {
     meaning: "The request's headers or body did not arrive in time; the connection is closed.",
@@ -63,16 +60,8 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
     example: { ok: false, error: "HEADERS_TOO_LARGE", message: "The URL and headers exceed 16 KiB." },
   },
   METHOD_NOT_ALLOWED: {
-    meaning: "Only GET (and OPTIONS) is served (POST too on /api/mcp and /graphql).",
+    meaning: "Only GET (and OPTIONS) is served.",
     example: new MethodNotAllowedError("POST").toEnvelope(),
-  },
-  PAYLOAD_TOO_LARGE: {
-    meaning: "A POST body over the endpoint's limit (64 KiB on /api/mcp and /graphql).",
-    example: new PayloadTooLargeError(65_536).toEnvelope(),
-  },
-  UNSUPPORTED_MEDIA_TYPE: {
-    meaning: "A POST body of another media type than the endpoint takes (application/json on /graphql).",
-    example: new UnsupportedMediaTypeError("application/json").toEnvelope(),
   },
   EXPECTATION_FAILED: {
     meaning:
@@ -123,7 +112,7 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   INDEX_UNAVAILABLE: {
     meaning:
       "The lock index cannot answer: not configured on this deployment, not started yet, or its database is not " +
-      "answering; `detail.reason` says which (/graphql: not configured). Retry later; nothing was read.",
+      "answering; `detail.reason` says which. Retry later; nothing was read.",
     example: new IndexUnavailableError("unreachable").toEnvelope(),
   },
 };

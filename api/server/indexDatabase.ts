@@ -10,8 +10,6 @@ import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import type { ReadyState } from "../deps";
-import { GRAPHQL_LIMITS } from "../graphql/limits";
-import { type GraphqlIndex, graphqlIndexOnPool } from "../graphql/source";
 import { createLockIndex, type LockIndex } from "../locks/atBlock";
 import { CONNECTION_CHECK_STATEMENT, cancellableQuery } from "../locks/cancellableQuery";
 import { createLockStore, timedQuery } from "../locks/store";
@@ -34,19 +32,10 @@ export const WHOLE_INDEX_DB = { connections: 2, statementMs: 15_000, queryMs: 16
  */
 export const INDEX_DB_SESSION = "-c work_mem=64MB -c jit=off";
 
-/**
- * GraphQL's pool: its own, so a burst of heavy queries waits for these connections and never for the state
- * route's. Each connection reads the views schema unqualified (Ponder's resolvers name tables bare) and ends
- * any statement at the request's time limit; a transaction left open by a stalled process ends too.
- */
-export const GRAPHQL_POOL = { size: 4, idleInTransactionMs: 5_000 } as const;
-
 export type IndexDatabase = {
   store: LockStore;
   /** The index read at any block (the /api/index/v1 routes). */
   lockIndex: LockIndex;
-  /** Where /graphql reads: its own pool on the same schema (api/graphql/source.ts). */
-  graphql: GraphqlIndex;
   /** The store's mark, polled from the moment the database is opened (api/locks/watermark.ts). */
   watermark: IndexWatermark;
   /** /ready: the database answers within READY_PROBE_MS and the index's tables exist in the schema. */
@@ -110,20 +99,8 @@ export function openIndexDatabase(options: {
         cause: causeOf(error),
       }),
   }).start();
-  const graphqlPool = new pg.Pool({
-    connectionString: options.url,
-    max: GRAPHQL_POOL.size,
-    connectionTimeoutMillis: INDEX_DB_TIMEOUTS.connectMs,
-    statement_timeout: GRAPHQL_LIMITS.timeoutMs,
-    query_timeout: GRAPHQL_LIMITS.timeoutMs + 500,
-    idle_in_transaction_session_timeout: GRAPHQL_POOL.idleInTransactionMs,
-    idleTimeoutMillis: 30_000,
-    options: `-c search_path=${quotedIdent(options.schema)} ${INDEX_DB_SESSION}`,
-  });
-  graphqlPool.on("error", () => {});
   return {
     store,
-    graphql: graphqlIndexOnPool(graphqlPool),
     // Named prepared statements, as the store's per-request statement (parsed and planned once per connection).
     lockIndex: createLockIndex({
       db,
@@ -141,9 +118,7 @@ export function openIndexDatabase(options: {
     pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     close: async () => {
       await watermark.stop();
-      await Promise.all([pool.end(), wholePool.end(), graphqlPool.end()]);
+      await Promise.all([pool.end(), wholePool.end()]);
     },
   };
 }
-
-const quotedIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;

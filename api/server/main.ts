@@ -56,7 +56,7 @@ const app = createApp({
   ...deps,
   locks: index?.store ?? null,
   lockIndex: index?.lockIndex ?? null,
-  ...(index ? { readiness: index.readiness, indexWatermark: index.watermark, graphql: index.graphql } : {}),
+  ...(index ? { readiness: index.readiness, indexWatermark: index.watermark } : {}),
 });
 const host = config.host ?? "0.0.0.0";
 const api = await startApiServer(app, {

@@ -12,7 +12,6 @@ import { db } from "ponder:api";
 import { Hono } from "hono";
 import { createApp } from "../../api/app";
 import { cliSchemaFrom } from "../../api/config";
-import { graphqlIndexOnPonderDb } from "../../api/graphql/source";
 import { createLockIndex } from "../../api/locks/atBlock";
 import { createLockStore } from "../../api/locks/store";
 import { IndexWatermark } from "../../api/locks/watermark";
@@ -52,7 +51,6 @@ if (config.apiPort !== null) {
     ...deps,
     ...(multicall ? { multicall } : {}),
     lockIndex: createLockIndex({ db }),
-    graphql: graphqlIndexOnPonderDb(db),
     indexWatermark,
     readiness: boundedReadiness(() => store.isReady()),
   });
