@@ -100,7 +100,8 @@ function isPublic(specifier: string): boolean {
 }
 
 /** A package's private directory spelled out as a string (the shape of loading a file by its path). */
-const PRIVATE_DIR = /["'`][^"'`\n]*\b(?:node_modules|_cjs|_esm|_types)\b[^"'`\n]*["'`]/;
+const PRIVATE_DIR =
+  /["'`][^"'`\n]*\b(?:node_modules|_cjs|_esm|_types|dist\/(?:esm|cjs|types))\b[^"'`\n]*["'`]|\.resolve\.paths\s*\(/;
 
 describe("only public APIs of dependencies", () => {
   it("the rules themselves: a private subpath is refused, an exported one accepted", () => {
@@ -122,6 +123,9 @@ describe("only public APIs of dependencies", () => {
     ]);
     expect(code).toContain('"http://127.0.0.1:8545"');
     expect(PRIVATE_DIR.test('path.join(viemDir, "_cjs", "constants")')).toBe(true);
+    // A package's build folder found by walking Node's search paths: the exports map bypassed another way.
+    expect(PRIVATE_DIR.test('import(ponderFile("dist/esm/graphql/index.js"))')).toBe(true);
+    expect(PRIVATE_DIR.test('createRequire(import.meta.url).resolve.paths("ponder")')).toBe(true);
   });
 
   it("every specifier in api/, src/, indexer/, devnet/ and Ponder's config names a public part of its package", () => {
@@ -138,7 +142,7 @@ describe("only public APIs of dependencies", () => {
     expect(refused).toEqual([]);
   });
 
-  it("no code spells out a package's private directory (node_modules, _cjs, _esm, _types)", () => {
+  it("no code spells out a package's private directory (node_modules, _cjs, _esm, _types, dist/esm…) or walks the search paths", () => {
     const found = FILES.flatMap((file) =>
       withoutComments(readFileSync(file, "utf8"))
         .split("\n")
