@@ -102,8 +102,17 @@ export async function pinBlock(
   return { block, time, head, pinned: true };
 }
 
+/** No chain reaches this block (Postgres bigint): anything above is out of range without asking the index. */
+const MAX_BLOCK = 2n ** 63n - 1n;
+
 function checkStart(deps: AppDeps, block: bigint, param: string): void {
   const min = startBlockOf(deps);
+  if (block > MAX_BLOCK) {
+    throw new BadParamsError(`${param} names block ${block}, beyond any block the index can hold.`, {
+      param,
+      min: min.toString(),
+    });
+  }
   if (block < min) {
     throw new BadParamsError(`${param} names block ${block}, before the lock contract's start block ${min}.`, {
       param,

@@ -31,6 +31,7 @@ let client: PGlite;
 let reader: LockIndex;
 let boards: VeBoards;
 let app: ReturnType<typeof createApp>;
+let roomy: ReturnType<typeof createApp>;
 
 type Json = Record<string, unknown> & { ok: boolean; blockNumber: string; blockTimestamp: string };
 async function get(path: string, a = app): Promise<{ status: number; body: Json; headers: Headers }> {
@@ -51,6 +52,14 @@ beforeAll(async () => {
     veBoards: boards,
     logger: silentLogger,
     metrics: createMetrics(),
+  });
+  // The same, with room for the many requests of the shared-board tests (the budget is pinned above).
+  roomy = createApp({
+    config: { ...loadConfig({ NETWORK: "base" }), rateLimit: { max: 1e6, windowSec: 60 } },
+    rpc: null,
+    lockIndex: reader,
+    veBoards: boards,
+    logger: silentLogger,
   });
 }, 60_000);
 
@@ -93,7 +102,18 @@ describe("envelope and block", () => {
   });
 
   it("a block above the head, before the start block, or not a canonical integer: 400 BAD_PARAMS naming it", async () => {
-    for (const block of [String(index.head.block + 1n), String(START - 1n), "-1", "1e3", "0x10", "01", "", "1.5"]) {
+    const huge = [String(2n ** 63n), String(2n ** 64n), String(2n ** 256n - 1n)];
+    for (const block of [
+      String(index.head.block + 1n),
+      String(START - 1n),
+      "-1",
+      "1e3",
+      "0x10",
+      "01",
+      "",
+      "1.5",
+      ...huge,
+    ]) {
       for (const path of [
         "/stats",
         "/locks/1",
@@ -248,7 +268,7 @@ describe("the shared board", () => {
     const owner = getAddress(index.events[1_000]!.account);
     const answers = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        get(i % 2 ? `/leaderboards/ve?block=${block}&limit=5` : `/leaderboards/ve/${owner}?block=${block}`),
+        get(i % 2 ? `/leaderboards/ve?block=${block}&limit=5` : `/leaderboards/ve/${owner}?block=${block}`, roomy),
       ),
     );
     for (const a of answers) expect(a.status).toBe(200);
@@ -256,15 +276,36 @@ describe("the shared board", () => {
   });
 
   it("rank lookup: the row and the one above; null without ve", async () => {
-    const { body: board } = await get("/leaderboards/ve?limit=3");
+    const { body: board } = await get("/leaderboards/ve?limit=3", roomy);
     const rows = board.rows as { address: string; rank: number }[];
-    const second = await get(`/leaderboards/ve/${rows[1]!.address}`);
+    const second = await get(`/leaderboards/ve/${rows[1]!.address}`, roomy);
     expect(second.body.row).toEqual(rows[1]);
     expect(second.body.above).toEqual(rows[0]);
-    const first = await get(`/leaderboards/ve/${rows[0]!.address}`);
+    const first = await get(`/leaderboards/ve/${rows[0]!.address}`, roomy);
     expect(first.body.above).toBeNull();
-    const nobody = await get("/leaderboards/ve/0x0000000000000000000000000000000000000001");
+    const nobody = await get("/leaderboards/ve/0x0000000000000000000000000000000000000001", roomy);
     expect(nobody.body).toMatchObject({ row: null, above: null });
+  });
+});
+
+describe("rate limit", () => {
+  it("the index routes share one budget of their own: over it, 429 RATE_LIMITED; other prefixes unaffected", async () => {
+    const tight = createApp({
+      config: { ...loadConfig({ NETWORK: "base" }), rateLimit: { max: 2, windowSec: 60 } },
+      rpc: null,
+      lockIndex: reader,
+      logger: silentLogger,
+    });
+    expect((await get("/stats", tight)).status).toBe(200);
+    expect((await get("/locks/1", tight)).status).toBe(200);
+    const over = await get("/leaderboards/ve", tight);
+    expect(over.status).toBe(429);
+    expect(over.body).toMatchObject({ ok: false, error: "RATE_LIMITED" });
+    expect(over.headers.get("retry-after")).toMatch(/^[1-9][0-9]*$/);
+    expect(over.headers.get("ratelimit")).toMatch(/^"index";r=0;t=\d+$/);
+    // The preparation API's budgets are its own.
+    const preflight = await tight.request("/api/mcp/v1/preflight");
+    expect(preflight.status).not.toBe(429);
   });
 });
 
