@@ -99,8 +99,8 @@ describe("limited prefixes", () => {
     expect(limitedPrefix(path)).toBeNull();
   });
 
-  it("has exactly the four prefixes of design.md", () => {
-    expect([...LIMITED_PREFIXES]).toEqual(["state", "preflight", "quote", "prepare"]);
+  it("has exactly the four prefixes of design.md, and the index API's own", () => {
+    expect([...LIMITED_PREFIXES]).toEqual(["state", "preflight", "quote", "prepare", "index"]);
   });
 
   it("formats the draft-10 structured fields with one named policy per prefix", () => {
