@@ -302,9 +302,6 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     return r.result;
   }
 
-  const refused = (method: string) =>
-    new RpcError("invalid", `RPC ${method}: the result is not what was asked`, { method });
-
   function guard(reqs: readonly RpcRequest[]) {
     for (const r of reqs) if (!READ_METHODS.has(r.method)) throw new RpcMethodNotAllowedError(r.method);
   }

@@ -12,7 +12,7 @@ import type { Socket } from "node:net";
 import { normalizeIp, rateLimitSubject, type TrustedProxies, truncateIp } from "../net/ip";
 import type { Logger } from "../observability/logger";
 import type { ConnectionMetrics } from "../observability/metrics";
-import { throttledLog } from "../observability/throttledLog";
+import { throttledWarnings } from "../observability/throttle";
 
 export type ConnectionLimitOptions = {
   /** Open connections in all. */
@@ -35,15 +35,14 @@ export function peerKey(socket: Socket): string {
 export function limitConnections(server: Server, o: ConnectionLimitOptions): { open(key?: string): number } {
   const perAddress = new Map<string, number>();
   let open = 0;
-  const warn = o.logger
-    ? {
-        per_ip: throttledLog(o.logger, "warn", "connections refused: per-IP cap reached"),
-        total: throttledLog(o.logger, "warn", "connections refused: total cap reached"),
-      }
-    : undefined;
-  const refuse = (reason: "per_ip" | "total", address: string | undefined, cap: number) => {
+  const warn = o.logger ? throttledWarnings(o.logger) : undefined;
+  const refused = {
+    per_ip: "connections refused: per-IP cap reached",
+    total: "connections refused: total cap reached",
+  };
+  const refuse = (reason: keyof typeof refused, address: string | undefined, cap: number) => {
     o.metrics?.refused.inc({ reason });
-    warn?.[reason]({ cap, clientIp: truncateIp(address ? normalizeIp(address) : null) });
+    warn?.(reason, refused[reason], { cap, clientIp: truncateIp(address ? normalizeIp(address) : null) });
   };
 
   server.maxConnections = o.max;
@@ -65,10 +64,8 @@ export function limitConnections(server: Server, o: ConnectionLimitOptions): { o
       perAddress.set(key, n + 1);
     }
     open++;
-    o.metrics?.open.set(open);
     socket.once("close", () => {
       open--;
-      o.metrics?.open.set(open);
       if (key === undefined) return;
       const left = (perAddress.get(key) ?? 1) - 1;
       if (left === 0) perAddress.delete(key);

@@ -157,7 +157,6 @@ export type ConnectionMetrics = {
   shed: Counter;
   /** Requests the HTTP layer rejects before any route, answered with the envelope: `reason` says why. */
   protocolErrors: Counter;
-  open: Gauge;
   pendingBytes: Gauge;
   all: readonly { render(): string }[];
 };
@@ -178,16 +177,13 @@ function createConnectionMetrics(): ConnectionMetrics {
     "Requests rejected by the HTTP layer before any route (framing, Host, target, Expect, CONNECT), by reason.",
     ["reason"],
   );
-  const open = new Gauge("api_connections_open", "Client connections open on the API server.");
   const pendingBytes = new Gauge("api_pending_response_bytes", "Bytes of answers written, not yet taken by clients.");
-  open.set(0);
   pendingBytes.set(0);
   return {
     refused,
     shed,
     protocolErrors,
-    open,
     pendingBytes,
-    all: [refused, shed, protocolErrors, open, pendingBytes],
+    all: [refused, shed, protocolErrors, pendingBytes],
   };
 }
