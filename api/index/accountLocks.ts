@@ -5,7 +5,7 @@ import { array, object } from "../openapi/jsonSchema";
 import type { RouteDefinition } from "../openapi/routeDefinition";
 import { answer, type IndexRuntime, readAtBlock } from "./pin";
 import { ADDRESS_PATH, BLOCK_PARAM } from "./query";
-import { ENVELOPE_SCHEMA, LOCK_SCHEMA, lockJson } from "./shapes";
+import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, EXAMPLE_LOCK, LOCK_SCHEMA, lockJson } from "./shapes";
 
 /** GET /accounts/:address/locks — the account's live locks at the block, by token id. */
 export const accountLocksRoute = {
@@ -23,23 +23,8 @@ export const accountLocksRoute = {
   response: {
     schema: object({ ...ENVELOPE_SCHEMA, locks: array(LOCK_SCHEMA, "Live locks by token id.") }),
     example: {
-      ok: true,
-      chainId: 8453,
-      blockNumber: "38118524",
-      blockTimestamp: "1764061200",
-      locks: [
-        {
-          tokenId: "42",
-          owner: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
-          amountWei: "10000000000000000000000",
-          lockEnd: "1795000000",
-          autoMax: false,
-          listed: false,
-          burned: false,
-          veWei: "9810502283105022831050",
-          createdBlock: "37990112",
-        },
-      ],
+      ...EXAMPLE_ENVELOPE,
+      locks: [EXAMPLE_LOCK],
     },
   },
 } as const satisfies RouteDefinition;

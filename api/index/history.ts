@@ -8,7 +8,7 @@ import type { RouteDefinition } from "../openapi/routeDefinition";
 import { decodeCursor, encodeCursor } from "./cursor";
 import { answer, type IndexRuntime, readAtBlock, requestedBlock } from "./pin";
 import { ADDRESS_PATH, PAGE_PARAMS, TOKEN_ID_PATH } from "./query";
-import { ENVELOPE_SCHEMA, EVENT_SCHEMA, eventJson, NEXT_CURSOR_SCHEMA } from "./shapes";
+import { ENVELOPE_SCHEMA, EVENT_SCHEMA, EXAMPLE_ENVELOPE, eventJson, NEXT_CURSOR_SCHEMA } from "./shapes";
 
 /**
  * The histories: GET /locks/:tokenId/events and GET /accounts/:address/events, newest first (block, then log
@@ -39,10 +39,7 @@ const EXAMPLE_EVENT = {
   logIndex: 7,
 };
 const EXAMPLE_PAGE = {
-  ok: true,
-  chainId: 8453,
-  blockNumber: "38118524",
-  blockTimestamp: "1764061200",
+  ...EXAMPLE_ENVELOPE,
   events: [
     {
       ...EXAMPLE_EVENT,

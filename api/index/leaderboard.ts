@@ -7,7 +7,7 @@ import type { RouteDefinition } from "../openapi/routeDefinition";
 import { decodeCursor, encodeCursor } from "./cursor";
 import { answer, guarded, type IndexRuntime, pinBlock, requestedBlock } from "./pin";
 import { BLOCK_PARAM, PAGE_PARAMS } from "./query";
-import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, NEXT_CURSOR_SCHEMA } from "./shapes";
+import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "./shapes";
 import { firstAfter, type VeBoard } from "./veBoard";
 
 /**
@@ -65,10 +65,7 @@ export const veBoardRoute = {
       nextCursor: NEXT_CURSOR_SCHEMA,
     }),
     example: {
-      ok: true,
-      chainId: 8453,
-      blockNumber: "38118524",
-      blockTimestamp: "1764061200",
+      ...EXAMPLE_ENVELOPE,
       holders: 2,
       rows: EXAMPLE_ROWS,
       nextCursor: null,
@@ -96,10 +93,7 @@ export const veRankRoute = {
       },
     }),
     example: {
-      ok: true,
-      chainId: 8453,
-      blockNumber: "38118524",
-      blockTimestamp: "1764061200",
+      ...EXAMPLE_ENVELOPE,
       holders: 2,
       row: EXAMPLE_ROWS[1],
       above: EXAMPLE_ROWS[0],

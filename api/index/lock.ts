@@ -6,7 +6,7 @@ import { object } from "../openapi/jsonSchema";
 import type { RouteDefinition } from "../openapi/routeDefinition";
 import { answer, type IndexRuntime, readAtBlock } from "./pin";
 import { BLOCK_PARAM, TOKEN_ID_PATH } from "./query";
-import { ENVELOPE_SCHEMA, LOCK_SCHEMA, lockJson } from "./shapes";
+import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, EXAMPLE_LOCK, LOCK_SCHEMA, lockJson } from "./shapes";
 
 /** GET /locks/:tokenId — one lock as getLockInfo and ownerOf report it at the block, with its ve. */
 export const lockRoute = {
@@ -24,21 +24,8 @@ export const lockRoute = {
   response: {
     schema: object({ ...ENVELOPE_SCHEMA, lock: LOCK_SCHEMA }),
     example: {
-      ok: true,
-      chainId: 8453,
-      blockNumber: "38118524",
-      blockTimestamp: "1764061200",
-      lock: {
-        tokenId: "42",
-        owner: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
-        amountWei: "10000000000000000000000",
-        lockEnd: "1795000000",
-        autoMax: false,
-        listed: false,
-        burned: false,
-        veWei: "9810502283105022831050",
-        createdBlock: "37990112",
-      },
+      ...EXAMPLE_ENVELOPE,
+      lock: EXAMPLE_LOCK,
     },
   },
 } as const satisfies RouteDefinition;

@@ -26,6 +26,14 @@ export const ENVELOPE_SCHEMA = {
 
 export type Envelope = { ok: true; chainId: number; blockNumber: string; blockTimestamp: string };
 
+/** The envelope of every example answer in the OpenAPI document: one block on Base. */
+export const EXAMPLE_ENVELOPE = {
+  ok: true,
+  chainId: 8453,
+  blockNumber: "38118524",
+  blockTimestamp: "1764061200",
+} as const;
+
 export const LOCK_SCHEMA = object({
   tokenId: uintString("The lock's token id."),
   owner: nullable(addressString("Owner (EIP-55)."), "The owner (ownerOf); null once burned."),
@@ -41,6 +49,19 @@ export const LOCK_SCHEMA = object({
   ),
   createdBlock: uintString("The block the lock was created in."),
 });
+
+/** The example lock of the OpenAPI document (`lockJson`'s shape). */
+export const EXAMPLE_LOCK = {
+  tokenId: "42",
+  owner: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+  amountWei: "10000000000000000000000",
+  lockEnd: "1795000000",
+  autoMax: false,
+  listed: false,
+  burned: false,
+  veWei: "9810502283105022831050",
+  createdBlock: "37990112",
+} as const;
 
 export function lockJson(lock: LockState, t: bigint) {
   return {

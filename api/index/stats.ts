@@ -7,7 +7,7 @@ import { array, integer, object, uintString } from "../openapi/jsonSchema";
 import type { RouteDefinition } from "../openapi/routeDefinition";
 import { answer, guarded, type IndexRuntime, pinBlock } from "./pin";
 import { BLOCK_PARAM } from "./query";
-import { ENVELOPE_SCHEMA } from "./shapes";
+import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "./shapes";
 
 /**
  * GET /stats — the protocol's locking at a block. totalLockedWei is totalLockedClaim(); totalVeWei the sum of every
@@ -48,10 +48,7 @@ export const statsRoute = {
       ),
     }),
     example: {
-      ok: true,
-      chainId: 8453,
-      blockNumber: "38118524",
-      blockTimestamp: "1764061200",
+      ...EXAMPLE_ENVELOPE,
       totalLockedWei: "260000000000000000000000",
       totalVeWei: "259810502283105022831050",
       holders: 2,
