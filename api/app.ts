@@ -1,5 +1,6 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import type { AppDeps, AppDepsInput } from "./deps";
+import { GRAPHQL_METHODS, graphqlEndpoint } from "./graphql/endpoint";
 import { createClientIpResolver } from "./http/clientIp";
 import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/deadline";
 import { edge, edgeHeaders, edgeRequestId } from "./http/edge";
@@ -7,7 +8,7 @@ import { ApiError, InternalError, MethodNotAllowedError, NotFoundError, Unauthor
 import { metricsAccess } from "./http/metricsAccess";
 import type { NodeHotPath } from "./http/nodeHotPath";
 import { rateLimit } from "./http/rateLimit";
-import { indexRouter } from "./index/router";
+import { indexRouter, indexRuntime } from "./index/router";
 import { MCP_CORS_METHODS, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
 import { createGate } from "./mcp/v1/gate";
 import { v1Router } from "./mcp/v1/router";
@@ -15,7 +16,16 @@ import { createLogger } from "./observability/logger";
 import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
 import { registerDocsRoutes } from "./openapi/docsRoutes";
 import { builtStaticAssets } from "./openapi/staticAssets";
-import { HEALTH_PATH, INDEX_BASE, MCP_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
+import {
+  GRAPHQL_PATH,
+  HEALTH_PATH,
+  INDEX_BASE,
+  MCP_PATH,
+  METRICS_PATH,
+  READY_PATH,
+  SUPPLY_BASE,
+  V1_BASE,
+} from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
 import { assumedMulticallVia } from "./startup/multicall3";
 import { supplyApi } from "./supply/router";
@@ -71,14 +81,20 @@ export function createApp(input: AppDepsInput): ApiApp {
   // GET and HEAD go straight through (the hot path pays no extra async frame); everything else is
   // a CORS preflight, the MCP endpoint's own methods, or a 405.
   const otherMethods: MiddlewareHandler = async (c, next) => {
-    // MCP Streamable HTTP is JSON-RPC over POST: exactly /api/mcp answers its own methods.
+    // MCP Streamable HTTP is JSON-RPC over POST: exactly /api/mcp answers its own methods; /graphql takes POST.
     const mcp = c.req.path === MCP_PATH;
+    const graphql = c.req.path === GRAPHQL_PATH;
     if (c.req.method === "OPTIONS") {
       for (const [k, v] of Object.entries(PREFLIGHT_HEADERS)) c.header(k, v);
       if (mcp) c.header("access-control-allow-methods", MCP_CORS_METHODS);
+      if (graphql) c.header("access-control-allow-methods", GRAPHQL_METHODS.join(", "));
       return c.body(null, 204);
     }
-    if (!mcp) {
+    if (graphql && c.req.method !== "POST") {
+      c.header("allow", GRAPHQL_METHODS.join(", "));
+      throw new MethodNotAllowedError(c.req.method, ["GET", "POST", "OPTIONS"]);
+    }
+    if (!mcp && !graphql) {
       c.header("allow", "GET, HEAD, OPTIONS"); // RFC 9110 §15.5.6: a 405 names the methods that work
       throw new MethodNotAllowedError(c.req.method);
     }
@@ -119,8 +135,12 @@ export function createApp(input: AppDepsInput): ApiApp {
   const supply = supplyApi(deps);
   app.route(SUPPLY_BASE, supply.router);
   app.route(V1_BASE, v1Router(deps));
-  app.route(INDEX_BASE, indexRouter(deps));
+  const index = indexRuntime(deps);
+  app.route(INDEX_BASE, indexRouter(deps, index));
   const rateLimitOptions = { limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics };
+  // GET and POST /graphql: GraphQL over the same index, its own budget and limits (api/graphql/limits.ts).
+  const graphql = graphqlEndpoint({ deps, runtime: index, rateLimit: rateLimitOptions });
+  app.on(["GET", "POST"], GRAPHQL_PATH, ...graphql);
   // GET /api/mcp/v1/openapi.json, GET /docs, GET /docs/assets/<hashed name>
   registerDocsRoutes(app, { assets: deps.staticAssets, rateLimit: rateLimitOptions });
   app.all(MCP_PATH, mcpEndpoint({ app, clientIp, rateLimit: rateLimitOptions }));

@@ -17,3 +17,5 @@ export const HEALTH_PATH = "/health";
 export const READY_PATH = "/ready";
 /** The API's own Prometheus metrics. */
 export const METRICS_PATH = "/api/metrics";
+/** GraphQL over the lock index (api/graphql): POST, or GET for queries. */
+export const GRAPHQL_PATH = "/graphql";

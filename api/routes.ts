@@ -12,6 +12,7 @@ import type { RouteDefinition, SupplyRouteDefinition } from "./openapi/routeDefi
 import {
   DOCS_ASSETS_PATH,
   DOCS_PATH,
+  GRAPHQL_PATH,
   HEALTH_PATH,
   INDEX_BASE,
   MCP_PATH,
@@ -116,6 +117,13 @@ export const INFRASTRUCTURE_ROUTES = [
     why:
       "Prometheus metrics for operators: open by default; METRICS_TOKEN requires a bearer token (else 401 " +
       "UNAUTHORIZED); with METRICS_PORT they are served on a listener of their own and this path is a 404",
+  },
+  {
+    method: "ALL",
+    path: GRAPHQL_PATH,
+    why:
+      "GraphQL over the lock index (POST, or GET for queries): its schema is served by introspection and described " +
+      "in docs/api.md, not here",
   },
   {
     method: "ALL",

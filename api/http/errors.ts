@@ -13,6 +13,10 @@ export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  /** A request body above the route's limit (POST /graphql: 64 KiB). */
+  PAYLOAD_TOO_LARGE: 413,
+  /** A request body in a media type the route does not read (POST /graphql: application/json only). */
+  UNSUPPORTED_MEDIA_TYPE: 415,
   /** An `Expect` other than 100-continue (RFC 9110 §10.1.1); answered before any route. */
   EXPECTATION_FAILED: 417,
   RATE_LIMITED: 429,
@@ -85,8 +89,23 @@ export class UnauthorizedError extends ApiError {
 
 export class MethodNotAllowedError extends ApiError {
   override name = "MethodNotAllowedError";
-  constructor(method: string) {
-    super("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use GET.`, { allowed: ["GET", "OPTIONS"] });
+  constructor(method: string, allowed: readonly string[] = ["GET", "OPTIONS"]) {
+    const use = allowed.filter((m) => m !== "OPTIONS").join(" or ");
+    super("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use ${use}.`, { allowed });
+  }
+}
+
+export class PayloadTooLargeError extends ApiError {
+  override name = "PayloadTooLargeError";
+  constructor(maxBytes: number) {
+    super("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBytes} bytes.`, { maxBytes });
+  }
+}
+
+export class UnsupportedMediaTypeError extends ApiError {
+  override name = "UnsupportedMediaTypeError";
+  constructor(accepted: string) {
+    super("UNSUPPORTED_MEDIA_TYPE", `The request body must be ${accepted}.`, { accepted });
   }
 }
 

@@ -21,10 +21,11 @@ import { RateLimitedError } from "./errors";
 export const LIMITED_PREFIXES = ["state", "preflight", "quote", "prepare", "index"] as const;
 export type LimitedPrefix = (typeof LIMITED_PREFIXES)[number];
 /**
- * A budget: one per v1 prefix, `mcp` for the messages of POST /api/mcp (api/mcp/gatekeeper.ts), and `docs`
- * for the reference page, its assets and the OpenAPI document (api/openapi/docsRoutes.ts).
+ * A budget: one per v1 prefix, `mcp` for the messages of POST /api/mcp (api/mcp/gatekeeper.ts), `docs`
+ * for the reference page, its assets and the OpenAPI document (api/openapi/docsRoutes.ts), and `graphql` for
+ * /graphql (api/graphql/endpoint.ts).
  */
-export type Budget = LimitedPrefix | "mcp" | "docs";
+export type Budget = LimitedPrefix | "mcp" | "docs" | "graphql";
 
 const V1 = `${V1_BASE}/`;
 const INDEX = `${INDEX_BASE}/`;

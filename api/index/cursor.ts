@@ -10,25 +10,25 @@ import type { EventKey } from "../locks/atBlock";
 
 export type EventsCursor = { kind: "events"; block: bigint; after: EventKey };
 export type BoardCursor = { kind: "board"; block: bigint; after: { ve: bigint; address: Address } };
-export type Cursor = EventsCursor | BoardCursor;
+/** GraphQL's `locks` (api/graphql): an owner's live locks by token id, ascending (0) or descending (1). */
+export type LocksCursor = { kind: "locks"; block: bigint; after: { tokenId: bigint; descending: boolean } };
+export type Cursor = EventsCursor | BoardCursor | LocksCursor;
 
 /** The wire form, version 1: `k` the list, `b` the block, `p` the keyset. */
-type Wire = { v: 1; k: "e" | "v"; b: string; p: [string, number] | [string, string] };
+type Wire = { v: 1; k: "e" | "v" | "l"; b: string; p: [string, number] | [string, string] };
 
 const DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
 const LOWER_ADDRESS = /^0x[0-9a-f]{40}$/;
 const MAX_LOG_INDEX = 2 ** 31 - 1;
 
 export function encodeCursor(cursor: Cursor): string {
+  const b = cursor.block.toString();
   const wire: Wire =
     cursor.kind === "events"
-      ? { v: 1, k: "e", b: cursor.block.toString(), p: [cursor.after.block.toString(), cursor.after.logIndex] }
-      : {
-          v: 1,
-          k: "v",
-          b: cursor.block.toString(),
-          p: [cursor.after.ve.toString(), cursor.after.address.toLowerCase()],
-        };
+      ? { v: 1, k: "e", b, p: [cursor.after.block.toString(), cursor.after.logIndex] }
+      : cursor.kind === "board"
+        ? { v: 1, k: "v", b, p: [cursor.after.ve.toString(), cursor.after.address.toLowerCase()] }
+        : { v: 1, k: "l", b, p: [cursor.after.tokenId.toString(), cursor.after.descending ? 1 : 0] };
   return Buffer.from(JSON.stringify(wire)).toString("base64url");
 }
 
@@ -62,6 +62,10 @@ function fromWire(wire: unknown, kind: Cursor["kind"]): Cursor | null {
     const at = BigInt(first);
     // A page's last row is at or below the block the list is answered at.
     return at > block ? null : { kind, block, after: { block: at, logIndex: second } };
+  }
+  if (kind === "locks" && w.k === "l") {
+    if (second !== 0 && second !== 1) return null;
+    return { kind, block, after: { tokenId: BigInt(first), descending: second === 1 } };
   }
   if (kind === "board" && w.k === "v") {
     if (typeof second !== "string" || !LOWER_ADDRESS.test(second)) return null;

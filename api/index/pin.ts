@@ -7,6 +7,7 @@
  * where it can (api/index/blockClock.ts).
  */
 import type { Context } from "hono";
+import type { CancelSignal } from "../chain/rpc";
 import type { AppDeps } from "../deps";
 import { deadlineRpc } from "../http/deadline";
 import { ApiError, BadParamsError, IndexUnavailableError } from "../http/errors";
@@ -19,6 +20,7 @@ import {
   type LockStats,
   type ReadAt,
 } from "../locks/atBlock";
+import { QueryCancelledError } from "../locks/cancellableQuery";
 import type { BlockClock } from "./blockClock";
 import type { BlockMemo } from "./blockMemo";
 import type { Envelope } from "./shapes";
@@ -37,7 +39,10 @@ export async function guarded<T>(deps: AppDeps, read: () => Promise<T>): Promise
   try {
     return await read();
   } catch (error) {
-    if (error instanceof ApiError || error instanceof BlockTimeUnknownError) throw error;
+    // A cancelled read (its request's deadline or hang-up) is its caller's to report, not the index's failure.
+    if (error instanceof ApiError || error instanceof BlockTimeUnknownError || error instanceof QueryCancelledError) {
+      throw error;
+    }
     if (error instanceof IndexNotStartedError) throw new IndexUnavailableError("not started", { cause: error });
     deps.logger.warn("lock index read failed", { error: (error as Error).name, message: (error as Error).message });
     throw new IndexUnavailableError("unreachable", { cause: error });
@@ -82,8 +87,8 @@ export async function readAtBlock<T>(
 export type Pinned = { block: bigint; time: bigint; head: IndexHead; pinned: boolean };
 
 /**
- * The block (and its time) for an answer computed once per block (the ve board, the stats): the head's when
- * `block` is null, else the named block's, checked against the head first.
+ * The block (and its time) for an answer computed once per block (the ve board, the stats, a GraphQL request): the
+ * head's when `block` is null, else the named block's, checked against the head first. `signal` cancels the probe.
  */
 export async function pinBlock(
   rt: IndexRuntime,
@@ -91,9 +96,10 @@ export async function pinBlock(
   c: Context,
   block: bigint | null,
   param: "block" | "cursor",
+  signal?: CancelSignal,
 ): Promise<Pinned> {
   if (block !== null) checkStart(deps, block, param);
-  const { head, eventTime } = await guarded(deps, () => rt.index.probe(block));
+  const { head, eventTime } = await guarded(deps, () => rt.index.probe(block, signal));
   rt.clock.sawHead(head);
   if (block === null) return { block: head.block, time: head.time, head, pinned: false };
   checkRange(deps, head, block, param);

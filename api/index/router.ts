@@ -16,8 +16,21 @@ import { VeBoards } from "./veBoard";
  * Every route of the index API, mounted at /api/index/v1 (api/paths.ts INDEX_BASE). Without a configured index
  * every route answers 503 INDEX_UNAVAILABLE (after its own parameters are judged: a bad one is still 400).
  */
-export function indexRouter(deps: AppDeps): Hono {
+export function indexRouter(deps: AppDeps, runtime: IndexRuntime = indexRuntime(deps)): Hono {
   const router = new Hono();
+  registerLockRoute(router, runtime, deps);
+  registerHistoryRoutes(router, runtime, deps);
+  registerAccountLocksRoute(router, runtime, deps);
+  registerLeaderboardRoutes(router, runtime, deps);
+  registerStatsRoute(router, runtime, deps);
+  return router;
+}
+
+/**
+ * What the index is read through: one per app, shared by the routes and GraphQL (api/graphql), so both learn block
+ * times into one clock. Without a configured index, every read is INDEX_UNAVAILABLE "unconfigured".
+ */
+export function indexRuntime(deps: AppDeps): IndexRuntime {
   const index = deps.lockIndex;
   const key = (what: string, at: { block: bigint; time: bigint }) =>
     `${what}:${deps.config.chainId}:${at.block}:${at.time}`;
@@ -40,13 +53,7 @@ export function indexRouter(deps: AppDeps): Hono {
           }),
       }
     : null;
-  const runtime: IndexRuntime = rt ?? unavailable();
-  registerLockRoute(router, runtime, deps);
-  registerHistoryRoutes(router, runtime, deps);
-  registerAccountLocksRoute(router, runtime, deps);
-  registerLeaderboardRoutes(router, runtime, deps);
-  registerStatsRoute(router, runtime, deps);
-  return router;
+  return rt ?? unavailable();
 }
 
 /** A runtime whose every read is INDEX_UNAVAILABLE "unconfigured". */

@@ -13,6 +13,7 @@ import { PgDialect } from "drizzle-orm/pg-core";
 import { sql } from "ponder";
 import type { Address, Hex } from "viem";
 import { memoizeSuccess } from "../cache/memo";
+import type { CancelSignal } from "../chain/rpc";
 import { MAX_LOCK_DURATION } from "../math/constants";
 import { type LockDb, type PreparedQuery, rowsOf } from "./store";
 
@@ -84,15 +85,24 @@ export type LockStats = {
 
 export type EventsOf = { tokenId: bigint } | { account: Address };
 
+/**
+ * The per-request reads take an optional `signal`: when it fires first (the request's deadline passed, its client
+ * hung up) the statement is cancelled where the connection allows it (node-postgres: api/locks/cancellableQuery.ts).
+ */
 export interface LockIndex {
   /** The head alone, and the timestamp of block `block` if the index holds an event in it (else null). */
-  probe(block: bigint | null): Promise<{ head: IndexHead; eventTime: bigint | null }>;
+  probe(block: bigint | null, signal?: CancelSignal): Promise<{ head: IndexHead; eventTime: bigint | null }>;
   /** The lock at the block, or null when it was not minted by then. */
-  lock(tokenId: bigint, at: ReadAt): Promise<AtBlock<LockState | null>>;
+  lock(tokenId: bigint, at: ReadAt, signal?: CancelSignal): Promise<AtBlock<LockState | null>>;
   /** The owner's live locks at the block, by token id. */
-  locksOf(owner: Address, at: ReadAt): Promise<AtBlock<LockState[]>>;
+  locksOf(owner: Address, at: ReadAt, signal?: CancelSignal): Promise<AtBlock<LockState[]>>;
   /** Up to `limit` events, newest first, strictly older than `after` when given. */
-  events(of: EventsOf, at: ReadAt, page: { limit: number; after: EventKey | null }): Promise<AtBlock<LockEventState[]>>;
+  events(
+    of: EventsOf,
+    at: ReadAt,
+    page: { limit: number; after: EventKey | null },
+    signal?: CancelSignal,
+  ): Promise<AtBlock<LockEventState[]>>;
   /** Every holder with ve > 0 at the block: ve descending, then address ascending (byte order). */
   holders(at: ReadAt): Promise<AtBlock<HolderVe[]>>;
   stats(at: ReadAt): Promise<AtBlock<LockStats>>;
@@ -228,6 +238,7 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
     values: Values,
     body: (ev: SQL, p: Param, lock: SQL) => SQL,
     whole = false,
+    signal?: CancelSignal,
   ): Promise<Row[]> {
     const { ev, checkpoint, lock } = await tables();
     const all: Values = { b: text(at?.block), t: text(at?.time), ...values };
@@ -238,7 +249,8 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
     }
     if (prepared) {
       const st = render(name, ev, checkpoint, lock, body);
-      const { rows } = await prepared({ name: st.name, text: st.text, values: st.order.map((k) => all[k] ?? null) });
+      const statement = { name: st.name, text: st.text, values: st.order.map((k) => all[k] ?? null) };
+      const { rows } = await prepared(statement, signal);
       return rows;
     }
     const p: Param = (k) => sql`${all[k] ?? null}`;
@@ -323,19 +335,21 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
   });
 
   return {
-    async probe(block) {
+    async probe(block, signal) {
       const rows = await run(
         "probe",
         null,
         { probe: text(block) },
         (ev, p) => sql`ev_time AS (SELECT block_time FROM ${ev} WHERE block_number = ${p("probe")}::numeric LIMIT 1)
 SELECT h.*, a.*, (SELECT block_time FROM ev_time) AS event_time FROM head h, at a`,
+        false,
+        signal,
       );
       const r = answer(rows, (rs) => rs[0]);
       return { head: r.head, eventTime: bigOrNull(rows[0]?.event_time) };
     },
 
-    async lock(tokenId, at) {
+    async lock(tokenId, at, signal) {
       const rows = await run(
         "lock",
         at,
@@ -352,6 +366,8 @@ SELECT h.*, a.*, (SELECT block_time FROM ev_time) AS event_time FROM head h, at 
 )
 SELECT h.*, a.*, c.*, g.merged_away, b.created_block, (c.lock_amount IS NOT NULL) AS minted
   FROM head h CROSS JOIN at a LEFT JOIN cur c ON true LEFT JOIN gone g ON true LEFT JOIN born b ON true`,
+        false,
+        signal,
       );
       return answer(rows, (rs) => {
         const r = rs[0];
@@ -363,7 +379,7 @@ SELECT h.*, a.*, c.*, g.merged_away, b.created_block, (c.lock_amount IS NOT NULL
       });
     },
 
-    async locksOf(owner, at) {
+    async locksOf(owner, at, signal) {
       // Candidates: the locks the owner created, and those it received (a sell-back's Furnace); then each one's
       // state at the block, kept when it is still the owner's and live.
       const rows = await run(
@@ -385,11 +401,13 @@ SELECT h.*, a.*, c.*, g.merged_away, b.created_block, (c.lock_amount IS NOT NULL
      AND NOT EXISTS (SELECT 1 FROM ${ev} m WHERE m.from_token_id = c.token_id AND m.block_number <= at.at_block)
 )
 SELECT h.*, a.*, c.* FROM head h CROSS JOIN at a LEFT JOIN cur c ON true ORDER BY c.token_id`,
+        false,
+        signal,
       );
       return answer(rows, (rs) => rs.filter((r) => r.token_id != null).map((r) => lockFrom(r, big(r.token_id))));
     },
 
-    async events(of, at, page) {
+    async events(of, at, page, signal) {
       const byToken = "tokenId" in of;
       const values: Values = {
         kb: text(page.after?.block),
@@ -402,17 +420,24 @@ SELECT h.*, a.*, c.* FROM head h CROSS JOIN at a LEFT JOIN cur c ON true ORDER B
    WHERE at.in_range AND ${where} AND e.block_number <= at.at_block
      AND (e.block_number, e.log_index) < (coalesce(${p("kb")}::bigint, at.at_block + 1), coalesce(${p("kl")}::integer, 0))
    ORDER BY e.block_number DESC, e.log_index DESC LIMIT ${p("n")}::integer)`;
-      const rows = await run(byToken ? "events_of_lock" : "events_of_account", at, values, (ev, p) => {
-        const [first, second] = byToken
-          ? [sql`e.token_id = ${p("who")}::numeric`, sql`e.from_token_id = ${p("who")}::numeric`]
-          : [sql`e.account = ${p("who")}`, sql`e.recipient = ${p("who")} AND e.account <> ${p("who")}`];
-        return sql`page AS (
+      const rows = await run(
+        byToken ? "events_of_lock" : "events_of_account",
+        at,
+        values,
+        (ev, p) => {
+          const [first, second] = byToken
+            ? [sql`e.token_id = ${p("who")}::numeric`, sql`e.from_token_id = ${p("who")}::numeric`]
+            : [sql`e.account = ${p("who")}`, sql`e.recipient = ${p("who")} AND e.account <> ${p("who")}`];
+          return sql`page AS (
   SELECT * FROM (${side(ev, p, first)} UNION ALL ${side(ev, p, second)}) u
    ORDER BY block_number DESC, log_index DESC LIMIT ${p("n")}::integer
 )
 SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true
  ORDER BY p.block_number DESC, p.log_index DESC`;
-      });
+        },
+        false,
+        signal,
+      );
       return answer(rows, (rs) =>
         rs
           .filter((r) => r.id != null)

@@ -12,6 +12,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { Context, Handler, Hono } from "hono";
 import type { StatusCode } from "hono/utils/http-status";
 import { HANG_UP } from "../chain/rpc";
+import { readBounded } from "../http/boundedBody";
 import { CancelSource } from "../http/cancelSource";
 import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
@@ -28,7 +29,6 @@ import {
   MCP_MAX_RESPONSE_BYTES,
   overBudgetAnswers,
   parseBody,
-  readBounded,
   screen,
 } from "./gatekeeper";
 

@@ -9,11 +9,13 @@ import {
   InternalError,
   MethodNotAllowedError,
   NotFoundError,
+  PayloadTooLargeError,
   PreflightReadFailedError,
   QuoteFailedError,
   RateLimitedError,
   StateReadFailedError,
   UnauthorizedError,
+  UnsupportedMediaTypeError,
 } from "../http/errors";
 import { READY_TO_FINALIZE_BITS } from "../mcp/v1/gate";
 import { SUPPLY_ERROR_STATUS, type SupplyErrorCode } from "../supply/supplyError";
@@ -60,8 +62,16 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
     example: { ok: false, error: "HEADERS_TOO_LARGE", message: "The URL and headers exceed 16 KiB." },
   },
   METHOD_NOT_ALLOWED: {
-    meaning: "Only GET (and OPTIONS) is served.",
+    meaning: "Only GET (and OPTIONS) is served; POST too at /graphql and /api/mcp. The `Allow` header names them.",
     example: new MethodNotAllowedError("POST").toEnvelope(),
+  },
+  PAYLOAD_TOO_LARGE: {
+    meaning: "POST /graphql only: the request body is larger than 64 KiB; nothing of it was parsed.",
+    example: new PayloadTooLargeError(65_536).toEnvelope(),
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    meaning: "POST /graphql only: the body is not `application/json` (GraphQL over HTTP); nothing was parsed.",
+    example: new UnsupportedMediaTypeError("application/json").toEnvelope(),
   },
   EXPECTATION_FAILED: {
     meaning:

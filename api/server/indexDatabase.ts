@@ -101,11 +101,12 @@ export function openIndexDatabase(options: {
   }).start();
   return {
     store,
-    // Named prepared statements, as the store's per-request statement (parsed and planned once per connection).
+    // Named prepared statements, as the store's per-request statement (parsed and planned once per connection);
+    // a read given a signal (GraphQL's deadline and hang-up) is cancelled with it.
     lockIndex: createLockIndex({
       db,
       schema: options.schema,
-      prepared: (statement) => pool.query(statement),
+      prepared: (statement, signal) => cancellableQuery(pool, statement, signal, options.onCancelled),
       wholeIndex: ({ text, values }) => wholePool.query(text, values),
     }),
     watermark,

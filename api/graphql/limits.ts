@@ -1,0 +1,24 @@
+/**
+ * The limits of POST /graphql, in one place (docs/api.md "GraphQL" prints this table). Each bounds a different way
+ * one request could cost much: the document's shape before anything runs (tokens, depth, aliases), the rows the
+ * index is asked for (each list's `limit`, their sum), the time it may take and the bytes it may send.
+ */
+export const GRAPHQL_LIMITS = {
+  /** Request body (POST), bytes: above it 413 PAYLOAD_TOO_LARGE, before any parsing. */
+  bodyBytes: 64 * 1024,
+  /** Lexical tokens of the document (graphql-js's own parse option `maxTokens`). */
+  tokens: 1000,
+  /** Nested selections, the root field counting 1 (@escape.tech/graphql-armor-max-depth). */
+  depth: 8,
+  /** Aliased fields (@escape.tech/graphql-armor-max-aliases). */
+  aliases: 30,
+  /** A list's `limit`: 1 to this; default `defaultLimit`. */
+  listLimit: 1000,
+  defaultLimit: 100,
+  /** The rows one request may ask for: the sum of its lists' `limit`s plus one per `lock`. */
+  rows: 2000,
+  /** The whole execution; then every index read still open is cancelled. */
+  timeMs: 2000,
+  /** The serialised answer, bytes. */
+  responseBytes: 1024 * 1024,
+} as const;

@@ -1,0 +1,106 @@
+/**
+ * What a request asks of the index, judged before any resolver runs: the one block it is answered at and the rows it
+ * may read. Every root field that names a block — its `block` argument, or the block its `after` cursor carries —
+ * must name the same one (else BAD_USER_INPUT); with none named, the request is answered at the index's head, read
+ * once. The rows are the sum of the lists' `limit`s plus one per `lock`, at most GRAPHQL_LIMITS.rows.
+ */
+import {
+  type ExecutionArgs,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  getArgumentValues,
+  getOperationAST,
+  getVariableValues,
+  Kind,
+  type SelectionSetNode,
+} from "graphql";
+import { decodeCursor } from "../index/cursor";
+import { graphqlError } from "./errors";
+import { GRAPHQL_LIMITS } from "./limits";
+
+/** The block a request names (and which argument named it), and the rows it asks for. */
+export type Plan = { block: { value: bigint; param: "block" | "cursor" } | null; rows: number };
+
+/** The cursor kind of each paged root field. */
+const PAGED: Record<string, "locks" | "events"> = { locks: "locks", lockEvents: "events" };
+
+export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variableValues" | "operationName">): Plan {
+  const operation = getOperationAST(args.document, args.operationName);
+  // No operation to run: graphql-js answers that itself.
+  if (operation?.operation !== "query") return { block: null, rows: 0 };
+  const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});
+  if (coerced.errors) return { block: null, rows: 0 }; // likewise: execution reports the variables' errors
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of args.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+
+  let block: Plan["block"] = null;
+  let rows = 0;
+  const name = (value: bigint, param: "block" | "cursor") => {
+    if (block !== null && block.value !== value) {
+      throw graphqlError(
+        "BAD_USER_INPUT",
+        `Every field of one request is answered at one block: ${block.param} names block ${block.value}, ${param} ` +
+          `names block ${value}.`,
+        { blocks: [block.value.toString(), value.toString()] },
+      );
+    }
+    block ??= { value, param };
+  };
+  for (const field of rootFields(operation.selectionSet, fragments)) {
+    const def = queryFields(args.schema)[field.name.value];
+    if (def === undefined) continue; // __typename, __schema, __type
+    const values = getArgumentValues(def, field, coerced.coerced);
+    if (typeof values.block === "bigint") name(values.block, "block");
+    const paged = PAGED[field.name.value];
+    if (paged !== undefined) {
+      const limit = values.limit as number;
+      if (!Number.isInteger(limit) || limit < 1 || limit > GRAPHQL_LIMITS.listLimit) {
+        throw graphqlError("BAD_USER_INPUT", `limit must be 1 to ${GRAPHQL_LIMITS.listLimit}; got ${limit}.`, {
+          param: "limit",
+        });
+      }
+      rows += limit;
+      if (typeof values.after === "string") name(cursorBlock(values.after, paged), "cursor");
+    } else if (field.name.value === "lock") {
+      rows += 1;
+    }
+  }
+  if (rows > GRAPHQL_LIMITS.rows) {
+    throw graphqlError(
+      "ROW_LIMIT_EXCEEDED",
+      `The request asks for ${rows} rows (the sum of its lists' limits, one per lock); at most ${GRAPHQL_LIMITS.rows}.`,
+      { rows, max: GRAPHQL_LIMITS.rows },
+    );
+  }
+  return { block, rows };
+}
+
+function cursorBlock(raw: string, kind: "locks" | "events"): bigint {
+  try {
+    return decodeCursor(raw, kind).block;
+  } catch {
+    throw graphqlError("BAD_USER_INPUT", "after is not a cursor this API handed out for this list.", {
+      param: "after",
+    });
+  }
+}
+
+const queryFields = (schema: GraphQLSchema) => schema.getQueryType()?.getFields() ?? {};
+
+/** The root fields of the operation, through fragments and inline fragments. */
+function* rootFields(
+  set: SelectionSetNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  seen = new Set<string>(),
+): Generator<FieldNode> {
+  for (const s of set.selections) {
+    if (s.kind === Kind.FIELD) yield s;
+    else if (s.kind === Kind.INLINE_FRAGMENT) yield* rootFields(s.selectionSet, fragments, seen);
+    else if (!seen.has(s.name.value)) {
+      seen.add(s.name.value);
+      const fragment = fragments.get(s.name.value);
+      if (fragment) yield* rootFields(fragment.selectionSet, fragments, seen);
+    }
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * The GraphQL schema over the lock index: SDL and resolvers (graphql-yoga's createSchema). Fields and their values
+ * are the REST index API's (api/index/shapes.ts: lockJson, eventJson), lists are keyset pages with opaque cursors
+ * that carry their block (api/index/cursor.ts), and every read goes through the read model (api/locks/atBlock.ts)
+ * at the request's one block (api/graphql/scope.ts). Only the filters the read model serves from an index are
+ * offered: a lock by id, an owner's live locks, a lock's or an account's events, newest first.
+ */
+import { GraphQLScalarType, Kind } from "graphql";
+import { createSchema } from "graphql-yoga";
+import type { Address } from "viem";
+import { LOCK_EVENT_KINDS } from "../../indexer/rules";
+import { parseAddress } from "../http/params";
+import { decodeCursor, encodeCursor } from "../index/cursor";
+import { eventJson, lockJson } from "../index/shapes";
+import type { EventsOf } from "../locks/atBlock";
+import { graphqlError } from "./errors";
+import { GRAPHQL_LIMITS } from "./limits";
+import type { RequestScope } from "./scope";
+
+export type GraphqlContext = { scope: RequestScope };
+
+const typeDefs = /* GraphQL */ `
+"""
+An unsigned integer as a decimal string: wei amounts, token ids, block numbers, unix seconds. As input, a canonical
+decimal string (or a JSON integer up to 2^53 - 1).
+"""
+scalar BigInt
+
+enum OrderDirection { asc desc }
+enum LockOrderBy { tokenId }
+"Events are ordered by block, then log index."
+enum LockEventOrderBy { blockNumber }
+enum LockEventKind { ${LOCK_EVENT_KINDS.join(" ")} }
+
+"A vote-escrow lock at the request's block, as getLockInfo / ownerOf report it there (REST: GET /api/index/v1/locks/{tokenId})."
+type Lock {
+  tokenId: BigInt!
+  "EIP-55; null once burned (merged away or unlocked)."
+  owner: String
+  amountWei: BigInt!
+  "As getLockInfo reports it at the block: an AutoMax lock ends the block's time + 365 days."
+  lockEnd: BigInt!
+  autoMax: Boolean!
+  listed: Boolean!
+  burned: Boolean!
+  "AutoMax: the amount; else floor(amount x (lockEnd - t) / 365 d), 0 once expired; t the block's timestamp."
+  veWei: BigInt!
+  createdBlock: BigInt!
+}
+
+"One lifecycle event and the lock's state right after it (REST: GET /api/index/v1/locks/{tokenId}/events)."
+type LockEvent {
+  kind: LockEventKind!
+  "The lock the event changed (for a merge: the lock merged into)."
+  tokenId: BigInt!
+  "Who acted (EIP-55): the owner; for a transfer the seller."
+  account: String!
+  "create: amount; topup: added; merge: moved; unlock: returned; else null."
+  amountWei: BigInt
+  lockEnd: BigInt!
+  autoMax: Boolean!
+  "merge: the lock merged away."
+  fromTokenId: BigInt
+  "transfer: who received the lock."
+  recipient: String
+  owner: String
+  lockAmountWei: BigInt!
+  listed: Boolean!
+  blockNumber: BigInt!
+  blockTimestamp: BigInt!
+  txHash: String!
+  logIndex: Int!
+}
+
+type PageInfo {
+  hasNextPage: Boolean!
+  "Pass as \`after\` for the next page: it is answered at this page's block. Null for an empty page."
+  endCursor: String
+}
+
+type LockPage { items: [Lock!]! pageInfo: PageInfo! }
+type LockEventPage { items: [LockEvent!]! pageInfo: PageInfo! }
+
+"An owner's live locks (the index serves no scan of every lock)."
+input LockFilter { owner: String! }
+
+"Exactly one of tokenId (the lock's history, merges into it included) or account (what it did or received)."
+input LockEventFilter { tokenId: BigInt account: String }
+
+"The block every field of this request is answered at."
+type Meta {
+  block: BigInt!
+  blockTimestamp: BigInt!
+  chainId: Int!
+  "The index's head when the request was answered."
+  head: BigInt!
+}
+
+"""
+Every field of one request is answered at one block: the one its fields name (a \`block\` argument, or the block
+an \`after\` cursor carries; they must agree), else the index's head, read once. \`_meta.block\` names it.
+"""
+type Query {
+  "The lock, or null when it was not minted by the block."
+  lock(tokenId: BigInt!, block: BigInt): Lock
+  locks(
+    where: LockFilter!
+    orderBy: LockOrderBy = tokenId
+    orderDirection: OrderDirection = asc
+    limit: Int = ${GRAPHQL_LIMITS.defaultLimit}
+    after: String
+    block: BigInt
+  ): LockPage!
+  "Newest first only (the read model's order)."
+  lockEvents(
+    where: LockEventFilter!
+    orderBy: LockEventOrderBy = blockNumber
+    orderDirection: OrderDirection = desc
+    limit: Int = ${GRAPHQL_LIMITS.defaultLimit}
+    after: String
+    block: BigInt
+  ): LockEventPage!
+  _meta(block: BigInt): Meta!
+}
+`;
+
+const DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
+const MAX_UINT256 = 2n ** 256n - 1n;
+
+function toBig(value: unknown): bigint {
+  if (typeof value === "string" && DECIMAL.test(value) && BigInt(value) <= MAX_UINT256) return BigInt(value);
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
+  throw graphqlError(
+    "BAD_USER_INPUT",
+    "A BigInt is a non-negative integer in canonical decimal form, up to 2^256 - 1.",
+  );
+}
+
+const BigIntScalar = new GraphQLScalarType({
+  name: "BigInt",
+  serialize: (value) => (typeof value === "bigint" ? value.toString() : String(value)),
+  parseValue: toBig,
+  parseLiteral: (ast) => {
+    if (ast.kind === Kind.STRING || ast.kind === Kind.INT)
+      return toBig(ast.kind === Kind.INT ? Number(ast.value) : ast.value);
+    throw graphqlError("BAD_USER_INPUT", "A BigInt is a decimal string.");
+  },
+});
+
+type PageArgs = { orderDirection: "asc" | "desc"; limit: number; after?: string | null };
+
+const address = (param: string, raw: string): Address => parseAddress(param, raw);
+
+export function buildSchema() {
+  return createSchema<GraphqlContext>({
+    typeDefs,
+    resolvers: {
+      BigInt: BigIntScalar,
+      Query: {
+        lock: async (_: unknown, args: { tokenId: bigint }, { scope }: GraphqlContext) => {
+          const state = await scope.read((at, signal) => scope.rt.index.lock(args.tokenId, at, signal));
+          return state === null ? null : lockJson(state, (await scope.at()).time);
+        },
+
+        locks: async (_: unknown, args: PageArgs & { where: { owner: string } }, { scope }: GraphqlContext) => {
+          const owner = await scope.bounded(async () => address("where.owner", args.where.owner));
+          const descending = args.orderDirection === "desc";
+          const cursor = args.after ? decodeCursor(args.after, "locks") : undefined;
+          if (cursor && cursor.after.descending !== descending) {
+            throw graphqlError("BAD_USER_INPUT", "after is a cursor of the other orderDirection.", { param: "after" });
+          }
+          const all = await scope.read((at, signal) => scope.rt.index.locksOf(owner, at, signal));
+          const { block, time } = await scope.at();
+          const ordered = descending ? [...all].reverse() : all;
+          const rest = cursor
+            ? ordered.filter((l) => (descending ? l.tokenId < cursor.after.tokenId : l.tokenId > cursor.after.tokenId))
+            : ordered;
+          const items = rest.slice(0, args.limit);
+          const last = items.at(-1);
+          return {
+            items: items.map((l) => lockJson(l, time)),
+            pageInfo: {
+              hasNextPage: rest.length > args.limit,
+              endCursor: last
+                ? encodeCursor({ kind: "locks", block, after: { tokenId: last.tokenId, descending } })
+                : null,
+            },
+          };
+        },
+
+        lockEvents: async (
+          _: unknown,
+          args: PageArgs & { where: { tokenId?: bigint | null; account?: string | null } },
+          { scope }: GraphqlContext,
+        ) => {
+          const { tokenId, account } = args.where;
+          if ((tokenId == null) === (account == null)) {
+            throw graphqlError("BAD_USER_INPUT", "where takes exactly one of tokenId or account.", { param: "where" });
+          }
+          if (args.orderDirection !== "desc") {
+            throw graphqlError("BAD_USER_INPUT", "lockEvents are served newest first only (orderDirection: desc).", {
+              param: "orderDirection",
+            });
+          }
+          const of: EventsOf =
+            tokenId != null
+              ? { tokenId }
+              : { account: await scope.bounded(async () => address("where.account", account!)) };
+          const cursor = args.after ? decodeCursor(args.after, "events") : undefined;
+          const rows = await scope.read((at, signal) =>
+            scope.rt.index.events(of, at, { limit: args.limit + 1, after: cursor?.after ?? null }, signal),
+          );
+          const { block } = await scope.at();
+          const items = rows.slice(0, args.limit);
+          const last = items.at(-1);
+          return {
+            items: items.map(eventJson),
+            pageInfo: {
+              hasNextPage: rows.length > args.limit,
+              endCursor: last
+                ? encodeCursor({ kind: "events", block, after: { block: last.blockNumber, logIndex: last.logIndex } })
+                : null,
+            },
+          };
+        },
+
+        _meta: async (_: unknown, __: unknown, { scope }: GraphqlContext) => {
+          const at = await scope.at();
+          return { block: at.block, blockTimestamp: at.time, chainId: scope.deps.config.chainId, head: at.head.block };
+        },
+      },
+    },
+  });
+}

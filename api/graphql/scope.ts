@@ -1,0 +1,78 @@
+/**
+ * One GraphQL request's view of the index: the block every field is answered at (pinned once, from the plan), the
+ * request's signal (its deadline and its client's hang-up: api/http/deadline.ts), and each read bound to both.
+ */
+import type { Context } from "hono";
+import type { CancelSignal } from "../chain/rpc";
+import type { AppDeps } from "../deps";
+import { requestDeadline } from "../http/deadline";
+import { guarded, type IndexRuntime, type Pinned, pinBlock } from "../index/pin";
+import type { AtBlock } from "../locks/atBlock";
+import { QueryCancelledError } from "../locks/cancellableQuery";
+import { graphqlError, timedOut, toGraphqlError } from "./errors";
+import { GRAPHQL_LIMITS } from "./limits";
+import type { Plan } from "./plan";
+
+export class RequestScope {
+  /** Set by the plan step (api/graphql/yoga.ts) before any resolver runs. */
+  plan: Plan = { block: null, rows: 0 };
+  #pinned: Promise<Pinned> | undefined;
+  readonly signal: CancelSignal | undefined;
+
+  constructor(
+    readonly rt: IndexRuntime,
+    readonly deps: AppDeps,
+    readonly c: Context,
+  ) {
+    this.signal = requestDeadline(c);
+  }
+
+  /** The request's block, its time and the index's head: read once, whichever field asks first. */
+  at(): Promise<Pinned> {
+    this.#pinned ??= this.bounded(() => {
+      const named = this.plan.block;
+      return pinBlock(this.rt, this.deps, this.c, named?.value ?? null, named?.param ?? "block", this.signal);
+    });
+    return this.#pinned;
+  }
+
+  /** A read of the index at the request's block, bound to its signal; what the read model answers, in range. */
+  async read<T>(read: (at: { block: bigint; time: bigint }, signal?: CancelSignal) => Promise<AtBlock<T>>): Promise<T> {
+    const { block, time } = await this.at();
+    const answer = await this.bounded(() => guarded(this.deps, () => read({ block, time }, this.signal)));
+    // Only a reorg that took the head below the pinned block since the pin, a moment ago.
+    if (!answer.inRange) {
+      throw graphqlError("INDEX_UNAVAILABLE", `Block ${block} is no longer in the index (a reorg); ask again.`, {
+        reason: "reorg",
+      });
+    }
+    return answer.value;
+  }
+
+  /**
+   * `work`, settled no later than the signal: a store that cannot cancel its statement (PGlite) is left to finish
+   * on its own, unread. Failures come out in GraphQL's terms.
+   */
+  async bounded<T>(work: () => Promise<T>): Promise<T> {
+    const signal = this.signal;
+    try {
+      if (signal?.aborted) throw new QueryCancelledError();
+      if (!signal) return await work();
+      let stop = () => {};
+      const aborted = new Promise<never>((_, reject) => {
+        stop = () => signal.removeEventListener("abort", onAbort);
+        const onAbort = () => reject(new QueryCancelledError());
+        signal.addEventListener("abort", onAbort, { once: true });
+      });
+      try {
+        return await Promise.race([work(), aborted]);
+      } finally {
+        stop();
+      }
+    } catch (error) {
+      // The IndexUnavailableError of a cancelled read (guarded) is the timeout too.
+      if (signal?.aborted) throw timedOut(GRAPHQL_LIMITS.timeMs);
+      throw toGraphqlError(error, GRAPHQL_LIMITS.timeMs) ?? error;
+    }
+  }
+}

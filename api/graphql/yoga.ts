@@ -1,0 +1,106 @@
+/**
+ * The GraphQL engine: graphql-yoga over the schema, with the document limits as validation rules and parse options,
+ * the plan step before execution, and failures in GraphQL's `errors` format with `extensions.code`. Yoga's own
+ * landing page, GraphiQL, CORS and logging are off: the API's edge does CORS, request ids and the request log.
+ */
+import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
+import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
+import { GraphQLError, parse, type ValidationContext } from "graphql";
+import { createYoga, type Plugin } from "graphql-yoga";
+import type { Logger } from "../observability/logger";
+import { type GraphqlCode, graphqlError, toGraphqlError } from "./errors";
+import { GRAPHQL_LIMITS } from "./limits";
+import { planOf } from "./plan";
+import { buildSchema, type GraphqlContext } from "./schema";
+
+/** A GraphQLError of any copy of graphql-js (yoga's helpers may build theirs with another). */
+const isGraphqlError = (e: unknown): e is GraphQLError => e instanceof Error && e.name === "GraphQLError";
+
+/** An error of graphql-js or yoga, with the code a client can act on (its own, else `code`). */
+function withCode(error: GraphQLError, code: GraphqlCode): GraphQLError {
+  if (typeof error.extensions.code === "string") return error;
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    extensions: { ...error.extensions, code },
+  });
+}
+
+/** An armor rule's refusal, reported as a validation error with our code (not thrown: the other rules still run). */
+const refuse = (code: GraphqlCode) => (context: ValidationContext | null, error: GraphQLError) =>
+  context?.reportError(graphqlError(code, error.message.replace(/^Syntax Error: /, "")));
+
+const limits: Plugin = {
+  onParse({ setParseFn }) {
+    setParseFn((source, options) => {
+      try {
+        return parse(source, { ...options, maxTokens: GRAPHQL_LIMITS.tokens });
+      } catch (error) {
+        // graphql-js says so only in its message ("Document contains more that N tokens. Parsing aborted.").
+        if (error instanceof GraphQLError && /tokens\. Parsing aborted\.$/.test(error.message)) {
+          throw graphqlError("TOKEN_LIMIT_EXCEEDED", `The document has more than ${GRAPHQL_LIMITS.tokens} tokens.`);
+        }
+        throw error instanceof GraphQLError ? withCode(error, "GRAPHQL_PARSE_FAILED") : error;
+      }
+    });
+  },
+  onValidate({ addValidationRule }) {
+    addValidationRule(
+      maxDepthRule({
+        n: GRAPHQL_LIMITS.depth,
+        propagateOnRejection: false,
+        onReject: [refuse("DEPTH_LIMIT_EXCEEDED")],
+      }),
+    );
+    addValidationRule(
+      maxAliasesRule({
+        n: GRAPHQL_LIMITS.aliases,
+        propagateOnRejection: false,
+        onReject: [refuse("ALIAS_LIMIT_EXCEEDED")],
+      }),
+    );
+    return ({ valid, result, setResult }) => {
+      if (!valid) setResult(result.map((e) => withCode(e, "GRAPHQL_VALIDATION_FAILED")));
+    };
+  },
+  onExecute({ args, setResultAndStopExecution }) {
+    const { scope } = args.contextValue as unknown as GraphqlContext;
+    try {
+      scope.plan = planOf(args);
+    } catch (error) {
+      const refused = error instanceof GraphQLError ? error : graphqlError("BAD_USER_INPUT", "Bad arguments.");
+      setResultAndStopExecution({ errors: [refused] });
+    }
+  },
+};
+
+export function createGraphqlEngine(logger: Logger) {
+  return createYoga<GraphqlContext>({
+    schema: buildSchema(),
+    graphqlEndpoint: "/graphql",
+    graphiql: false,
+    landingPage: false,
+    cors: false,
+    logging: false,
+    batching: false,
+    healthCheckEndpoint: undefined,
+    plugins: [limits],
+    maskedErrors: {
+      maskError(error) {
+        const original = isGraphqlError(error) ? error.originalError : error;
+        if (isGraphqlError(error) && (original === undefined || isGraphqlError(original))) {
+          // graphql-js's and yoga's own refusals (no operation, a mutation) carry no code of ours.
+          return typeof error.extensions?.code === "string" ? error : withCode(error, "BAD_REQUEST");
+        }
+        const mapped = toGraphqlError(original, GRAPHQL_LIMITS.timeMs);
+        const located = isGraphqlError(error) ? { nodes: error.nodes, path: error.path } : {};
+        if (mapped) return new GraphQLError(mapped.message, { ...located, extensions: mapped.extensions });
+        // The cause goes to the log, never into the answer.
+        logger.error("graphql resolver failed", { error: original, stack: (original as Error | undefined)?.stack });
+        return new GraphQLError("Internal error.", { ...located, extensions: { code: "INTERNAL_ERROR" } });
+      },
+    },
+  });
+}
