@@ -28,6 +28,19 @@ function withCode(error: GraphQLError, code: GraphqlCode): GraphQLError {
   });
 }
 
+/**
+ * A refusal before execution: GraphQL over HTTP answers it 400 to a client that accepts
+ * application/graphql-response+json, 200 to a legacy application/json one (yoga reads `http`, and strips it).
+ */
+function beforeExecution(error: GraphQLError): GraphQLError {
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    extensions: { ...error.extensions, http: { spec: true, status: 400 } },
+  });
+}
+
 /** An armor rule's refusal, reported as a validation error with our code (not thrown: the other rules still run). */
 const refuse = (code: GraphqlCode) => (context: ValidationContext | null, error: GraphQLError) =>
   context?.reportError(graphqlError(code, error.message.replace(/^Syntax Error: /, "")));
@@ -40,9 +53,13 @@ const limits: Plugin = {
       } catch (error) {
         // graphql-js says so only in its message ("Document contains more that N tokens. Parsing aborted.").
         if (error instanceof GraphQLError && /tokens\. Parsing aborted\.$/.test(error.message)) {
-          throw graphqlError("TOKEN_LIMIT_EXCEEDED", `The document has more than ${GRAPHQL_LIMITS.tokens} tokens.`);
+          const refused = graphqlError(
+            "TOKEN_LIMIT_EXCEEDED",
+            `The document has more than ${GRAPHQL_LIMITS.tokens} tokens.`,
+          );
+          throw beforeExecution(refused);
         }
-        throw error instanceof GraphQLError ? withCode(error, "GRAPHQL_PARSE_FAILED") : error;
+        throw isGraphqlError(error) ? beforeExecution(withCode(error, "GRAPHQL_PARSE_FAILED")) : error;
       }
     });
   },
@@ -70,8 +87,8 @@ const limits: Plugin = {
     try {
       scope.plan = planOf(args);
     } catch (error) {
-      const refused = error instanceof GraphQLError ? error : graphqlError("BAD_USER_INPUT", "Bad arguments.");
-      setResultAndStopExecution({ errors: [refused] });
+      const refused = isGraphqlError(error) ? error : graphqlError("BAD_USER_INPUT", "Bad arguments.");
+      setResultAndStopExecution({ errors: [beforeExecution(refused)] });
     }
   },
 };

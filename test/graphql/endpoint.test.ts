@@ -1,0 +1,321 @@
+/**
+ * POST/GET /graphql over a synthetic index (in-memory PGlite, built by the indexer's rules): the answers equal the
+ * REST index API's at the same block, one block per request (the head read once, a `block` argument, the block a
+ * cursor carries — and cursors that hold it while the index moves on), and every limit refused with its code:
+ * GraphQL's `errors` for what GraphQL judges, the API's envelope for what is refused before it (413, 415, 405, 429).
+ * The values against the chain are test/graphql/chain.test.ts's business.
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle } from "drizzle-orm/pglite";
+import { getIntrospectionQuery } from "graphql";
+import { getAddress } from "viem";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../api/app";
+import { loadConfig } from "../../api/config";
+import { GRAPHQL_LIMITS } from "../../api/graphql/limits";
+import { createLockIndex } from "../../api/locks/atBlock";
+import { silentLogger } from "../../api/observability/logger";
+import {
+  checkpointOf,
+  generateSyntheticIndex,
+  type SyntheticIndex,
+  writeSyntheticIndex,
+} from "../support/syntheticIndex";
+
+const SCHEMA = "synthetic";
+const START = 46_183_959n;
+let index: SyntheticIndex;
+let client: PGlite;
+let app: ReturnType<typeof createApp>;
+
+type GqlError = { message: string; extensions: { code: string } & Record<string, unknown>; path?: string[] };
+type Gql = { data?: Record<string, any> | null; errors?: GqlError[] };
+
+async function gql(
+  query: string,
+  variables?: Record<string, unknown>,
+  a = app,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Gql; headers: Headers }> {
+  const res = await a.request("/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: res.status, body: (await res.json()) as Gql, headers: res.headers };
+}
+const codes = (b: Gql) => (b.errors ?? []).map((e) => e.extensions.code);
+async function rest(path: string) {
+  return (await (await app.request(`/api/index/v1${path}`)).json()) as Record<string, any>;
+}
+
+const EVENT_FIELDS =
+  "kind tokenId account amountWei lockEnd autoMax fromTokenId recipient owner lockAmountWei listed blockNumber blockTimestamp txHash logIndex";
+const LOCK_FIELDS = "tokenId owner amountWei lockEnd autoMax listed burned veWei createdBlock";
+
+beforeAll(async () => {
+  index = generateSyntheticIndex({ events: 2_000, owners: 60, seed: 11, startBlock: START });
+  client = new PGlite();
+  await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index, { finalizedLag: 50n });
+  app = createApp({
+    config: { ...loadConfig({ NETWORK: "base" }), rateLimit: { max: 1e6, windowSec: 60 } },
+    rpc: null,
+    lockIndex: createLockIndex({ db: drizzle(client), schema: SCHEMA }),
+    logger: silentLogger,
+  });
+}, 60_000);
+
+/** The account with the most events. */
+function mostActive(): string {
+  const counts = new Map<string, number>();
+  for (const e of index.events) counts.set(e.account, (counts.get(e.account) ?? 0) + 1);
+  return getAddress([...counts].sort((a, b) => b[1] - a[1])[0]![0]);
+}
+const eventBlock = (i: number) => index.events[i]!.blockNumber;
+
+describe("answers", () => {
+  it("lock, locks and lockEvents equal the REST routes at the same block; _meta names it", async () => {
+    const owner = mostActive();
+    const { status, body } = await gql(`{
+      _meta { block blockTimestamp chainId head }
+      lock(tokenId: "7") { ${LOCK_FIELDS} }
+      missing: lock(tokenId: "99999999") { tokenId }
+      locks(where: { owner: "${owner}" }, limit: 500) { items { ${LOCK_FIELDS} } pageInfo { hasNextPage } }
+      lockEvents(where: { account: "${owner}" }, limit: 1000) { items { ${EVENT_FIELDS} } pageInfo { hasNextPage } }
+      history: lockEvents(where: { tokenId: "7" }) { items { ${EVENT_FIELDS} } }
+    }`);
+    expect(status).toBe(200);
+    expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+    const d = body.data!;
+    expect(d._meta).toEqual({
+      block: String(index.head.block),
+      blockTimestamp: String(index.head.time),
+      chainId: 8453,
+      head: String(index.head.block),
+    });
+    const at = `block=${d._meta.block}`;
+    expect(d.lock).toEqual((await rest(`/locks/7?${at}`)).lock);
+    expect(d.missing).toBeNull();
+    expect(d.locks.items).toEqual((await rest(`/accounts/${owner}/locks?${at}`)).locks);
+    expect(d.locks.items.length).toBeGreaterThan(0);
+    expect(d.lockEvents.items).toEqual((await rest(`/accounts/${owner}/events?${at}&limit=1000`)).events);
+    expect(d.history.items).toEqual((await rest(`/locks/7/events?${at}`)).events);
+  });
+
+  it("time travel: a `block` argument answers every field at that block, as REST does", async () => {
+    const block = eventBlock(700);
+    const owner = getAddress(index.events[700]!.account);
+    const { body } = await gql(
+      `query($b: BigInt) { _meta(block: $b) { block blockTimestamp }
+        locks(where: { owner: "${owner}" }) { items { ${LOCK_FIELDS} } }
+        lockEvents(where: { account: "${owner}" }) { items { ${EVENT_FIELDS} } } }`,
+      { b: String(block) },
+    );
+    expect(body.errors).toBeUndefined();
+    const r = await rest(`/accounts/${owner}/events?block=${block}`);
+    expect(body.data!._meta).toEqual({ block: String(block), blockTimestamp: r.blockTimestamp });
+    expect(body.data!.lockEvents.items).toEqual(r.events);
+    expect(body.data!.locks.items).toEqual((await rest(`/accounts/${owner}/locks?block=${block}`)).locks);
+  });
+
+  it("pages: every row once, in order, each page at the first page's block; both directions for locks", async () => {
+    const owner = mostActive();
+    const walk = async (field: "locks" | "lockEvents", extra = "") => {
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (let i = 0; i < 200; i++) {
+        const { body } = await gql(
+          `query($after: String) { _meta { block } ${field}(where: { ${field === "locks" ? "owner" : "account"}: "${owner}" }, limit: 2, after: $after ${extra}) {
+            items { ${field === "locks" ? "tokenId" : "txHash logIndex"} } pageInfo { hasNextPage endCursor } } }`,
+          { after },
+        );
+        expect(body.errors).toBeUndefined();
+        expect(body.data!._meta.block).toBe(String(index.head.block));
+        const page = body.data![field];
+        seen.push(...page.items.map((x: Record<string, unknown>) => Object.values(x).join("-")));
+        if (!page.pageInfo.hasNextPage) break;
+        after = page.pageInfo.endCursor;
+      }
+      return seen;
+    };
+    const events = await walk("lockEvents");
+    const all = (await rest(`/accounts/${owner}/events?limit=1000`)).events.map(
+      (e: { txHash: string; logIndex: number }) => `${e.txHash}-${e.logIndex}`,
+    );
+    expect(events).toEqual(all);
+    const up = await walk("locks");
+    const down = await walk("locks", ", orderDirection: desc");
+    expect(up.length).toBeGreaterThan(2);
+    expect(down).toEqual([...up].reverse());
+  });
+
+  it("cursors hold their block while the index moves on; a fresh request sees the new head", async () => {
+    const busy = mostActive();
+    const q = `query($after: String) { _meta { block } lockEvents(where: { account: "${busy}" }, limit: 3, after: $after) {
+      items { tokenId txHash logIndex } pageInfo { endCursor } } }`;
+    const first = await gql(q);
+    const cursor = first.body.data!.lockEvents.pageInfo.endCursor as string;
+    const next = index.head.block + 10n;
+    await client.query(
+      `INSERT INTO "${SCHEMA}"."lock_event" SELECT 'new-event', 'create', 999999, $1, 1, 1, false, NULL, NULL, $1, 1, false, false, $2, $3, '0x00', 0`,
+      [busy.toLowerCase(), String(next), String(index.head.time + 600n)],
+    );
+    await client.query(`UPDATE "${SCHEMA}"."_ponder_checkpoint" SET latest_checkpoint = $1`, [
+      checkpointOf(8453, next, index.head.time + 600n),
+    ]);
+    try {
+      const second = await gql(q, { after: cursor });
+      expect(second.body.data!._meta.block).toBe(first.body.data!._meta.block);
+      const ids = [...first.body.data!.lockEvents.items, ...second.body.data!.lockEvents.items].map(
+        (e: { txHash: string; logIndex: number }) => `${e.txHash}-${e.logIndex}`,
+      );
+      expect(new Set(ids).size).toBe(6);
+      const fresh = await gql(q);
+      expect(fresh.body.data!._meta.block).toBe(String(next));
+      expect(fresh.body.data!.lockEvents.items[0].tokenId).toBe("999999");
+      // A request that names two blocks (a cursor of the old head, the new head as `block`) is refused whole.
+      const mixed = await gql(
+        `query($after: String) { _meta(block: "${next}") { block } lockEvents(where: { account: "${busy}" }, after: $after) { items { tokenId } } }`,
+        { after: cursor },
+      );
+      expect(codes(mixed.body)).toEqual(["BAD_USER_INPUT"]);
+      expect(mixed.body.data ?? null).toBeNull();
+    } finally {
+      await client.query(`DELETE FROM "${SCHEMA}"."lock_event" WHERE id = 'new-event'`);
+      await client.query(`UPDATE "${SCHEMA}"."_ponder_checkpoint" SET latest_checkpoint = $1`, [
+        checkpointOf(8453, index.head.block, index.head.time),
+      ]);
+    }
+  });
+
+  it("introspection is served (the standard query fits the limits)", async () => {
+    const { status, body } = await gql(getIntrospectionQuery());
+    expect(status).toBe(200);
+    const names = (body.data!.__schema.types as { name: string }[]).map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(["Lock", "LockEvent", "Meta", "BigInt", "PageInfo"]));
+  });
+
+  it("GET answers queries; GraphiQL is off", async () => {
+    const q = encodeURIComponent("{ _meta { block } }");
+    const res = await app.request(`/graphql?query=${q}`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as Gql).data!._meta.block).toBe(String(index.head.block));
+    const page = await app.request("/graphql", { headers: { accept: "text/html" } });
+    expect(page.headers.get("content-type")).not.toMatch(/html/);
+  });
+});
+
+describe("refusals", () => {
+  const nested = (depth: number) => {
+    // __type(…) { fields { type { ofType { … name } } } }: the root counts 1.
+    let inner = "name";
+    for (let i = 0; i < depth - 4; i++) inner = `ofType { ${inner} }`;
+    return `{ __type(name: "Lock") { fields { type { ${inner} } } } }`;
+  };
+
+  it.each([
+    ["depth 9", nested(9), "DEPTH_LIMIT_EXCEEDED"],
+    [
+      "31 aliases",
+      `{ ${Array.from({ length: 31 }, (_, i) => `a${i}: _meta { block }`).join(" ")} }`,
+      "ALIAS_LIMIT_EXCEEDED",
+    ],
+    ["1001 tokens", `{ _meta { ${"block ".repeat(997)} } }`, "TOKEN_LIMIT_EXCEEDED"],
+    ["limit 1001", `{ lockEvents(where: { tokenId: "1" }, limit: 1001) { items { kind } } }`, "BAD_USER_INPUT"],
+    [
+      "limit 0",
+      `{ locks(where: { owner: "${getAddress(`0x${"11".repeat(20)}`)}" }, limit: 0) { items { tokenId } } }`,
+      "BAD_USER_INPUT",
+    ],
+    [
+      "2001 rows",
+      `{ a: lockEvents(where: { tokenId: "1" }, limit: 1000) { items { kind } } b: lockEvents(where: { tokenId: "2" }, limit: 1000) { items { kind } } lock(tokenId: "3") { tokenId } }`,
+      "ROW_LIMIT_EXCEEDED",
+    ],
+    ["syntax", "{ lock(", "GRAPHQL_PARSE_FAILED"],
+    ["unknown field", "{ nope }", "GRAPHQL_VALIDATION_FAILED"],
+    ["bad BigInt", `{ lock(tokenId: "-1") { tokenId } }`, "BAD_USER_INPUT"],
+    ["a mutation (there are none)", "mutation { x }", "BAD_REQUEST"],
+    [
+      "events in ascending order",
+      `{ lockEvents(where: { tokenId: "1" }, orderDirection: asc) { items { kind } } }`,
+      "BAD_USER_INPUT",
+    ],
+    ["events by neither id nor account", `{ lockEvents(where: {}) { items { kind } } }`, "BAD_USER_INPUT"],
+    ["a bad cursor", `{ lockEvents(where: { tokenId: "1" }, after: "bm9wZQ") { items { kind } } }`, "BAD_USER_INPUT"],
+    ["a block above the head", `{ _meta(block: "99999999999") { block } }`, "BAD_USER_INPUT"],
+  ])("%s: GraphQL's errors with its code, no data, no internals", async (_, query, code) => {
+    const { status, body } = await gql(query);
+    expect([200, 400]).toContain(status);
+    expect(codes(body), JSON.stringify(body)).toContain(code);
+    expect(JSON.stringify(body)).not.toMatch(/\n\s+at |stack|node_modules/);
+    const strict = await gql(query, undefined, app, { accept: "application/graphql-response+json" });
+    // GraphQL over HTTP: refused before execution (no `data` at all) is 400 for a client that asks for the spec's type.
+    if (!("data" in strict.body)) expect(strict.status).toBe(400);
+  });
+
+  it("the limits themselves are accepted: depth 8, 30 aliases, 2000 rows", async () => {
+    expect((await gql(nested(8))).body.errors).toBeUndefined();
+    const thirty = `{ ${Array.from({ length: 30 }, (_, i) => `a${i}: _meta { block }`).join(" ")} }`;
+    expect((await gql(thirty)).body.errors).toBeUndefined();
+    const rows = `{ a: lockEvents(where: { tokenId: "1" }, limit: 1000) { items { kind } } b: lockEvents(where: { tokenId: "2" }, limit: 1000) { items { kind } } }`;
+    expect((await gql(rows)).body.errors).toBeUndefined();
+  });
+
+  it("before GraphQL: 413 over 64 KiB, 415 not JSON, 405 other methods, GET mutation refused — the API's envelope", async () => {
+    const big = await app.request("/graphql", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: `{ _meta { block } }${" ".repeat(GRAPHQL_LIMITS.bodyBytes)}` }),
+    });
+    expect([big.status, ((await big.json()) as { error: string }).error]).toEqual([413, "PAYLOAD_TOO_LARGE"]);
+    const text = await app.request("/graphql", {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: "{ _meta { block } }",
+    });
+    expect([text.status, ((await text.json()) as { error: string }).error]).toEqual([415, "UNSUPPORTED_MEDIA_TYPE"]);
+    const put = await app.request("/graphql", { method: "PUT" });
+    expect([put.status, ((await put.json()) as { error: string }).error, put.headers.get("allow")]).toEqual([
+      405,
+      "METHOD_NOT_ALLOWED",
+      "GET, HEAD, POST, OPTIONS",
+    ]);
+    const getMutation = await app.request(`/graphql?query=${encodeURIComponent("mutation { x }")}`);
+    expect(getMutation.status).toBe(405);
+    expect(((await getMutation.json()) as Gql).data ?? null).toBeNull();
+    const unknownOp = await app.request(
+      `/graphql?query=${encodeURIComponent("query A { _meta { block } }")}&operationName=B`,
+    );
+    expect(((await unknownOp.json()) as Gql).errors?.length).toBeGreaterThan(0);
+  });
+
+  it("the `graphql` budget: over it, 429 in the envelope with Retry-After", async () => {
+    const tight = createApp({
+      config: { ...loadConfig({ NETWORK: "base" }), rateLimit: { max: 2, windowSec: 60 } },
+      rpc: null,
+      lockIndex: createLockIndex({ db: drizzle(client), schema: SCHEMA }),
+      logger: silentLogger,
+    });
+    const first = await gql("{ _meta { block } }", undefined, tight);
+    expect(first.headers.get("ratelimit-policy")).toBe('"graphql";q=2;w=60');
+    await gql("{ _meta { block } }", undefined, tight);
+    const res = await tight.request("/graphql", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "{ _meta { block } }" }),
+    });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(((await res.json()) as { error: string }).error).toBe("RATE_LIMITED");
+    // Its own budget: the index routes are not charged by GraphQL.
+    expect((await tight.request("/api/index/v1/stats")).status).toBe(200);
+  });
+
+  it("without an index: INDEX_UNAVAILABLE per field, never a crash", async () => {
+    const none = createApp({ config: loadConfig({ NETWORK: "base" }), rpc: null, logger: silentLogger });
+    const { status, body } = await gql(`{ _meta { block } lock(tokenId: "1") { tokenId } }`, undefined, none);
+    expect(status).toBe(200);
+    expect(codes(body)).toEqual(["INDEX_UNAVAILABLE", "INDEX_UNAVAILABLE"]);
+  });
+});
