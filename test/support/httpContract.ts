@@ -79,11 +79,25 @@ export function httpContract(target: () => string): void {
     expect(post.headers.get("access-control-allow-origin")).toBe("*");
   });
 
-  it("Ponder's own endpoints are not served here (/status, /metrics, /graphql are 404 envelopes)", async () => {
-    for (const path of ["/status", "/metrics", "/graphql"]) {
+  it("Ponder's own endpoints are not served here (/status, /metrics are 404 envelopes); /graphql is ours", async () => {
+    for (const path of ["/status", "/metrics"]) {
       const res = await fetch(`${target()}${path}`);
       expect([path, res.status, (await res.json()).error]).toEqual([path, 404, "NOT_FOUND"]);
     }
+    const gql = await fetch(`${target()}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "{ __typename }" }),
+    });
+    expect([gql.status, await gql.json()]).toEqual([200, { data: { __typename: "Query" } }]);
+    expect(gql.headers.get("access-control-allow-origin")).toBe("*");
+    expect(gql.headers.get("ratelimit-policy")).toMatch(/^"graphql";/);
+    const big = await fetch(`${target()}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: `{ __typename }${" ".repeat(70_000)}` }),
+    });
+    expect([big.status, (await big.json()).error]).toEqual([413, "PAYLOAD_TOO_LARGE"]);
   });
 
   it("a CORS preflight answers 204 with exactly the documented methods", async () => {
