@@ -119,12 +119,13 @@ export const INFRASTRUCTURE_ROUTES = [
       "UNAUTHORIZED); with METRICS_PORT they are served on a listener of their own and this path is a 404",
   },
   {
-    method: "ALL",
+    method: "POST",
     path: GRAPHQL_PATH,
     why:
-      "GraphQL over the lock index (POST, or GET for queries): its schema is served by introspection and described " +
-      "in docs/api.md, not here",
+      "GraphQL over the lock index: its schema is served by introspection and described in docs/api.md (fields, " +
+      "limits, error codes), not here",
   },
+  { method: "GET", path: GRAPHQL_PATH, why: "the same GraphQL endpoint, for queries passed as ?query=" },
   {
     method: "ALL",
     path: MCP_PATH,
