@@ -9,6 +9,8 @@
  * one block vs computations; time travel to an old block vs the head; the ranking's one computation vs its bare SQL.
  * The last line (the figure): the worst route/bare p50 ratio over the page routes.
  * Usage: DATABASE_URL=… npx tsx bench/index-api.ts [events=520000] [samples=300]
+ * INDEX_API_DB=name: write the index into database `name` (created if missing) and keep it; a later run with the
+ * same name and size reuses it (writing 520k events takes minutes), its indexes brought to ponder.schema.ts's.
  */
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
@@ -20,7 +22,12 @@ import { createLockIndex } from "../api/locks/atBlock";
 import { silentLogger } from "../api/observability/logger";
 import { INDEX_DB_SESSION, WHOLE_INDEX_DB } from "../api/server/indexDatabase";
 import { createTestDatabase } from "../test/support/ponder";
-import { generateSyntheticIndex, writeSyntheticIndex } from "../test/support/syntheticIndex";
+import {
+  generateSyntheticIndex,
+  syncSyntheticIndexes,
+  syntheticIndexPresent,
+  writeSyntheticIndex,
+} from "../test/support/syntheticIndex";
 
 const EVENTS = Number(process.argv[2] ?? 520_000);
 const SAMPLES = Number(process.argv[3] ?? 300);
@@ -28,7 +35,10 @@ const SCHEMA = "bench_index";
 const START = 46_183_959n; // Base's VeLockNFT start block: the app runs with the base manifest.
 const BASE = "/api/index/v1";
 
-const database = await createTestDatabase(process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres");
+const server = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const database = process.env.INDEX_API_DB
+  ? await keptDatabase(server, process.env.INDEX_API_DB)
+  : await createTestDatabase(server);
 if (database.kind !== "postgres") throw new Error("bench/index-api.ts measures Postgres: set DATABASE_URL");
 const url = (database.forPonder(SCHEMA) as { url: string }).url;
 // The API process's pools (api/server/indexDatabase.ts): its session settings, and a small pool for the
@@ -40,6 +50,21 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
 };
+/** A database kept across runs (INDEX_API_DB): created when missing, never dropped. */
+async function keptDatabase(serverUrl: string, name: string) {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error("INDEX_API_DB: a lower-case identifier");
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (rowCount === 0) await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const dbUrl = new URL(serverUrl);
+  dbUrl.pathname = `/${name}`;
+  return { kind: "postgres" as const, forPonder: () => ({ url: dbUrl.toString() }), drop: async () => {} };
+}
 const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1)).padStart(7);
 
 try {
@@ -50,7 +75,14 @@ try {
   t0 = performance.now();
   const writer = new pg.Client({ connectionString: url });
   await writer.connect();
-  await writeSyntheticIndex((text, params) => writer.query(text, params), SCHEMA, index, { finalizedLag: 30n });
+  const query = (text: string, params?: unknown[]) => writer.query(text, params);
+  if (await syntheticIndexPresent(query, SCHEMA, index)) {
+    const { created, dropped } = await syncSyntheticIndexes(query, SCHEMA);
+    console.log(`reusing the index in ${process.env.INDEX_API_DB}; indexes created ${created}, dropped ${dropped}`);
+  } else {
+    await writer.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
+    await writeSyntheticIndex(query, SCHEMA, index, { finalizedLag: 30n });
+  }
   await writer.end();
   const live = [...index.locks.values()].filter((l) => !l.burned);
   const holders = new Set(live.map((l) => l.owner)).size;

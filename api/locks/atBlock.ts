@@ -288,19 +288,18 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
    WHERE (SELECT near_head FROM recent) AND at.in_range AND NOT k.burned
      AND NOT EXISTS (SELECT 1 FROM changed c WHERE c.token_id = k.token_id)
   UNION ALL
-  SELECT s.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max FROM (
-    SELECT DISTINCT ON (e.token_id) e.token_id, e.owner, e.lock_amount, e.lock_end, e.auto_max, e.burned
-      FROM ${ev} e, at
-     WHERE (SELECT near_head FROM recent) AND at.in_range AND e.block_number <= ${b}
-       AND e.token_id IN (SELECT token_id FROM changed)
-     ORDER BY e.token_id DESC, e.block_number DESC, e.log_index DESC) s
-   WHERE NOT s.burned AND ${gone("s")}
+  SELECT c.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max
+    FROM changed c, at, LATERAL (
+      SELECT e.owner, e.lock_amount, e.lock_end, e.auto_max, e.burned FROM ${ev} e
+       WHERE e.token_id = c.token_id AND e.block_number <= ${b}
+       ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1) s
+   WHERE (SELECT near_head FROM recent) AND at.in_range AND NOT s.burned AND ${gone("c")}
   UNION ALL
   SELECT s.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max FROM (
     SELECT DISTINCT ON (e.token_id) e.token_id, e.owner, e.lock_amount, e.lock_end, e.auto_max, e.burned
       FROM ${ev} e, at
      WHERE NOT (SELECT near_head FROM recent) AND at.in_range AND e.block_number <= ${b}
-     ORDER BY e.token_id DESC, e.block_number DESC, e.log_index DESC) s
+     ORDER BY e.token_id, e.block_number DESC, e.log_index DESC) s
    WHERE NOT s.burned AND ${gone("s")}
 ), ve AS (
   SELECT l.owner, l.lock_amount, l.lock_end, l.auto_max,
