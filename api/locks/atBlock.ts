@@ -126,7 +126,7 @@ export const WEEK = 604_800n;
  * Where the whole-index reads switch strategy: a block is "near the head" when the blocks after it are at most
  * 1/RECENT_SHARE of the blocks before it (since the first event); measured in bench/index-api.ts.
  */
-const RECENT_SHARE = 20;
+export const RECENT_SHARE = 20;
 
 type Row = Record<string, unknown>;
 const big = (v: unknown): bigint => BigInt(String(v));
