@@ -6,9 +6,12 @@
  * bare to the same pool (`pool.query(text, params)`).
  *
  * Printed: per route p50 / p99 route vs bare; page 500 of the board vs page 1; 1,000 concurrent board requests in
- * one block vs computations; time travel to an old block vs the head; the ranking's one computation vs its bare SQL.
+ * one block vs computations; time travel to past blocks vs the head, interleaved round by round with the load average
+ * (bench/indexTimeTravel.ts); the ranking's one computation vs its bare SQL.
  * The last line (the figure): the worst route/bare p50 ratio over the page routes.
- * Usage: DATABASE_URL=… npx tsx bench/index-api.ts [events=520000] [samples=300]
+ * Usage: DATABASE_URL=… npx tsx bench/index-api.ts [events=520000] [samples=300] [travel rounds=7]
+ * INDEX_API_DB=name: write the index into database `name` (created if missing) and keep it; a later run with the
+ * same name and size reuses it (writing 520k events takes minutes), its indexes brought to ponder.schema.ts's.
  */
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
@@ -20,15 +23,26 @@ import { createLockIndex } from "../api/locks/atBlock";
 import { silentLogger } from "../api/observability/logger";
 import { INDEX_DB_SESSION, WHOLE_INDEX_DB } from "../api/server/indexDatabase";
 import { createTestDatabase } from "../test/support/ponder";
-import { generateSyntheticIndex, writeSyntheticIndex } from "../test/support/syntheticIndex";
+import {
+  generateSyntheticIndex,
+  syncSyntheticIndexes,
+  syntheticIndexPresent,
+  writeSyntheticIndex,
+} from "../test/support/syntheticIndex";
+import { loadAverage, routeTravel, type TravelRatio, wholeIndexTravel } from "./indexTimeTravel";
 
 const EVENTS = Number(process.argv[2] ?? 520_000);
 const SAMPLES = Number(process.argv[3] ?? 300);
+/** Rounds of the time-travel comparison (each reads at the head and at every past block). */
+const TRAVEL_ROUNDS = Number(process.argv[4] ?? 7);
 const SCHEMA = "bench_index";
 const START = 46_183_959n; // Base's VeLockNFT start block: the app runs with the base manifest.
 const BASE = "/api/index/v1";
 
-const database = await createTestDatabase(process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres");
+const server = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const database = process.env.INDEX_API_DB
+  ? await keptDatabase(server, process.env.INDEX_API_DB)
+  : await createTestDatabase(server);
 if (database.kind !== "postgres") throw new Error("bench/index-api.ts measures Postgres: set DATABASE_URL");
 const url = (database.forPonder(SCHEMA) as { url: string }).url;
 // The API process's pools (api/server/indexDatabase.ts): its session settings, and a small pool for the
@@ -40,6 +54,21 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
 };
+/** A database kept across runs (INDEX_API_DB): created when missing, never dropped. */
+async function keptDatabase(serverUrl: string, name: string) {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error("INDEX_API_DB: a lower-case identifier");
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (rowCount === 0) await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const dbUrl = new URL(serverUrl);
+  dbUrl.pathname = `/${name}`;
+  return { kind: "postgres" as const, forPonder: () => ({ url: dbUrl.toString() }), drop: async () => {} };
+}
 const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1)).padStart(7);
 
 try {
@@ -50,7 +79,14 @@ try {
   t0 = performance.now();
   const writer = new pg.Client({ connectionString: url });
   await writer.connect();
-  await writeSyntheticIndex((text, params) => writer.query(text, params), SCHEMA, index, { finalizedLag: 30n });
+  const query = (text: string, params?: unknown[]) => writer.query(text, params);
+  if (await syntheticIndexPresent(query, SCHEMA, index)) {
+    const { created, dropped } = await syncSyntheticIndexes(query, SCHEMA);
+    console.log(`reusing the index in ${process.env.INDEX_API_DB}; indexes created ${created}, dropped ${dropped}`);
+  } else {
+    await writer.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
+    await writeSyntheticIndex(query, SCHEMA, index, { finalizedLag: 30n });
+  }
   await writer.end();
   const live = [...index.locks.values()].filter((l) => !l.burned);
   const holders = new Set(live.map((l) => l.owner)).size;
@@ -142,7 +178,10 @@ try {
   // An old block: a tenth of the way in, a block with events (its time is in the index: no node needed).
   const old = index.events[Math.floor(index.events.length / 10)]!.blockNumber;
 
-  console.log(`\nper route, ${SAMPLES} sequential requests each, at the head unless said (p50 / p99):`);
+  console.log(
+    `\nper route, ${SAMPLES} sequential requests each, at the head unless said (p50 / p99); load average ` +
+      `${loadAverage()}:`,
+  );
   const pages: { name: string; ratio: number }[] = [];
   const page = async (name: string, paths: string[]) => pages.push({ name, ...(await measure(name, paths)) });
   await page(
@@ -232,55 +271,23 @@ try {
       `${(performance.now() - t0).toFixed(0)} ms in all`,
   );
 
-  // Time travel: the same reads at an old block and at the head.
-  console.log(`\ntime travel to block ${old} (a tenth of the way in) vs the head:`);
-  const travel: { name: string; ratio: number }[] = [];
+  // Time travel: the same reads at past blocks and at the head, interleaved round by round (bench/indexTimeTravel.ts).
+  console.log(`\ntime travel vs the head (median of per-round ratios; load average ${loadAverage()}):`);
+  const travel: TravelRatio[] = [];
   for (const [name, route] of [
     ["GET /accounts/{a}/locks", (a: string) => `/accounts/${a}/locks`],
     ["GET /accounts/{a}/events", (a: string) => `/accounts/${a}/events?limit=100`],
   ] as const) {
-    const atHead = await measure(
-      `${name} @head`,
-      busiest.map((a) => route(a)),
-      100,
-    );
-    const atOld = await measure(
-      `${name} @old`,
-      busiest.map((a) => `${route(a)}${route(a).includes("?") ? "&" : "?"}block=${old}`),
-      100,
-    );
-    travel.push({ name, ratio: pct(atOld.route, 50) / pct(atHead.route, 50) });
+    travel.push(await routeTravel(name, get, busiest.map(route), old, TRAVEL_ROUNDS));
   }
-  // The ranking's computation (uncached: the read model directly) at the head and at older blocks.
-  const rankingAt = async (block: bigint) => {
-    const times: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const t = performance.now();
-      await reader.holders(block === index.head.block ? null : { block, time: index.blockTimes.get(block)! });
-      times.push(performance.now() - t);
-    }
-    return pct(times, 50);
-  };
-  const headRanking = await rankingAt(index.head.block);
-  const blockAt = (share: number) => index.events[Math.floor(index.events.length * share)]!.blockNumber;
-  for (const [label, block] of [
-    ["a tenth of the way in", old],
-    ["half way", blockAt(0.5)],
-    ["recent (99 %)", blockAt(0.99)],
-  ] as const) {
-    const ms = await rankingAt(block);
-    console.log(
-      `  ve ranking computation at ${label} (${block}): ${ms.toFixed(0)} ms vs head ${headRanking.toFixed(0)} ms`,
-    );
-    travel.push({ name: `ve ranking, ${label}`, ratio: ms / headRanking });
-  }
-  for (const t of travel) console.log(`  ${t.name.padEnd(30)} old / head p50 = ${t.ratio.toFixed(2)}×`);
+  travel.push(...(await wholeIndexTravel(reader, index, TRAVEL_ROUNDS)));
+  const worstTravel = travel.reduce((a, b) => (b.ratio > a.ratio ? b : a));
 
   const worst = pages.reduce((a, b) => (b.ratio > a.ratio ? b : a));
   console.log(
     `\nfigure: worst page route / bare SQL p50 = ${worst.ratio.toFixed(2)}× (${worst.name}; goal ≤ 1.5); board page ` +
       `${page500}/1 = ${(pct(p500.route, 50) / pct(p1.route, 50)).toFixed(2)}×; 1,000 requests = ${fresh.computed} ` +
-      `computation; time travel worst ${Math.max(...travel.map((t) => t.ratio)).toFixed(2)}× (goal ≤ 3)`,
+      `computation; time travel worst ${worstTravel.ratio.toFixed(2)}× (${worstTravel.name}; goal ≤ 3; load ${loadAverage()})`,
   );
 } finally {
   await pool.end();

@@ -250,6 +250,54 @@ export async function createSyntheticTables(exec: Exec, schema: string): Promise
 }
 
 type Exec = (text: string, params?: unknown[]) => Promise<unknown>;
+type Query = (text: string, params?: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
+
+/**
+ * Whether `schema` already holds `index` (its event count and head checkpoint): a bench may then reuse it instead
+ * of writing it again (minutes at 500k events). Its indexes are brought to ponder.schema.ts's (syncSyntheticIndexes).
+ */
+export async function syntheticIndexPresent(query: Query, schema: string, index: SyntheticIndex): Promise<boolean> {
+  const found = await query("SELECT to_regclass($1) IS NOT NULL AS present", [`"${schema}"."_ponder_checkpoint"`]);
+  if (found.rows[0]?.present !== true) return false;
+  const { rows } = await query(
+    `SELECT (SELECT count(*) FROM "${schema}"."lock_event")::text AS events,
+            (SELECT latest_checkpoint FROM "${schema}"."_ponder_checkpoint" LIMIT 1) AS latest`,
+  );
+  const chainId = 8453;
+  return (
+    rows[0]?.events === String(index.events.length) &&
+    rows[0]?.latest === checkpointOf(chainId, index.head.block, index.head.time)
+  );
+}
+
+/**
+ * Makes the secondary indexes of a reused synthetic index those ponder.schema.ts declares now, by name: drops the
+ * others, creates the missing ones, then ANALYZE. Returns the names created and dropped.
+ */
+export async function syncSyntheticIndexes(
+  query: Query,
+  schema: string,
+): Promise<{ created: string[]; dropped: string[] }> {
+  const wanted = new Map(
+    (await ponderDdl()).indexes.map((ddl) => [/INDEX(?: IF NOT EXISTS)? "([^"]+)"/.exec(ddl)?.[1] as string, ddl]),
+  );
+  const { rows } = await query(
+    `SELECT indexname AS name, indexdef AS def FROM pg_indexes
+      WHERE schemaname = $1 AND tablename IN ('lock', 'lock_event') AND indexname NOT LIKE '%_pkey'`,
+    [schema],
+  );
+  const have = new Set(rows.map((r) => String(r.name)));
+  const dropped = [...have].filter((name) => !wanted.has(name));
+  const created = [...wanted.keys()].filter((name) => !have.has(name));
+  for (const name of dropped) await query(`DROP INDEX "${schema}"."${name}"`);
+  await query(`SET search_path TO "${schema}"`);
+  for (const name of created) await query(wanted.get(name) as string);
+  if (created.length + dropped.length > 0) {
+    await query(`VACUUM ANALYZE "${schema}"."lock_event"`);
+    await query(`VACUUM ANALYZE "${schema}"."lock"`);
+  }
+  return { created, dropped };
+}
 
 /**
  * Writes the index into `schema` (created here), on one session: rows in batches through unnest (one statement per
