@@ -131,22 +131,22 @@ try {
     return body;
   };
 
-  /** Route and bare latencies over `paths` (cycled); bare replays the statements each request ran. */
+  /**
+   * Route and bare latencies over `paths` (cycled); bare replays the statements each request ran, right after it,
+   * so a noisy moment of the machine falls on both sides alike (not on all of one side).
+   */
   async function measure(name: string, paths: string[], samples = SAMPLES) {
-    const statements: { sql: string; params: unknown[] }[][] = [];
     for (const p of paths.slice(0, 20)) await get(p); // warm-up: plans, pages, JIT
     const route: number[] = [];
+    const bare: number[] = [];
     for (let i = 0; i < samples; i++) {
       ran = [];
-      const t = performance.now();
+      let t = performance.now();
       await get(paths[i % paths.length] as string);
       route.push(performance.now() - t);
-      statements.push(ran);
-    }
-    // Bare: the same statements as plain queries (parsed and planned every time, as SQL sent by hand).
-    const bare: number[] = [];
-    for (const batch of statements) {
-      const t = performance.now();
+      // Bare: the same statements as plain queries (parsed and planned every time, as SQL sent by hand).
+      const batch = ran;
+      t = performance.now();
       for (const s of batch) await pool.query(s.sql, s.params);
       bare.push(performance.now() - t);
     }
