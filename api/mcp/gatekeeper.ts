@@ -21,8 +21,10 @@
  *
  * tools/list's result (84 kB of JSON) never changes while the process runs, so it is encoded to UTF-8 once and
  * an answer is that Buffer with its id's text spliced in front; a request's answer is one Buffer copied from
- * such parts (assemble). Stringifying, measuring and encoding 840 kB of JSON per batch of 10 cost 5–9 ms of the
- * one event loop; copying the bytes costs a fraction of a millisecond (docs/benchmarks.md, abuse-memory).
+ * such parts (assemble): a small answer copied into one Buffer (joinBytes), a large one written chunk by chunk
+ * from the shared bytes without copying them (chunkStream). Stringifying, measuring and encoding 840 kB of
+ * JSON per batch of 10 cost 5–9 ms of the one event loop and 840 kB of memory per unread answer
+ * (docs/benchmarks.md, abuse-memory).
  */
 
 export const MCP_MAX_BODY_BYTES = 64 * 1024;
@@ -265,6 +267,32 @@ export function joinBytes({ parts, byteLength }: AnswerParts): Buffer<ArrayBuffe
     }
   }
   return out;
+}
+
+/**
+ * The parts as a stream of chunks that are never copied: each run of text encoded into a small Buffer, the
+ * shared bytes (tools/list's result) as they are. A large answer is written from it chunk by chunk, following
+ * the socket's back-pressure; an answer its client does not read pins no copy of its bytes.
+ */
+export function chunkStream({ parts }: AnswerParts): ReadableStream<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let text = "";
+  for (const part of parts) {
+    if (typeof part === "string") text += part;
+    else {
+      if (text !== "") chunks.push(Buffer.from(text, "utf8"));
+      text = "";
+      chunks.push(part);
+    }
+  }
+  if (text !== "") chunks.push(Buffer.from(text, "utf8"));
+  // A default stream (not type "bytes"): enqueue() does not transfer, so the shared bytes stay usable.
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk);
+      controller.close();
+    },
+  });
 }
 
 /** The body as text, or null when it is larger than `max` bytes (read no further than that). */

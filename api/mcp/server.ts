@@ -12,7 +12,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { Context, Handler, Hono } from "hono";
 import type { StatusCode } from "hono/utils/http-status";
 import { HANG_UP } from "../chain/rpc";
-import { answerTurns } from "../http/answerTurns";
+import { answerTurns, LARGE_ANSWER_BYTES } from "../http/answerTurns";
 import { CancelSource } from "../http/cancelSource";
 import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
@@ -22,6 +22,7 @@ import { type JsonSchema, kindRule, paramSchema } from "../openapi/jsonSchema";
 import { V1_OPERATIONS, type V1Operation } from "../routes";
 import {
   assemble,
+  chunkStream,
   costOf,
   errorAnswer,
   JSON_RPC,
@@ -316,9 +317,12 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
       const message = `Invalid Request: the answers would exceed ${MCP_MAX_RESPONSE_BYTES} bytes; send fewer messages.`;
       return c.body(errorAnswer(null, JSON_RPC.INVALID_REQUEST, message), 400, JSON_TYPE);
     }
-    // A large answer is built and written in a turn of its own (api/http/answerTurns.ts).
+    // A large answer is written in a turn of its own (api/http/answerTurns.ts), from the shared bytes.
     await turns.turnFor(answer.byteLength);
-    return c.body(joinBytes(answer), 200, JSON_TYPE);
+    if (answer.byteLength < LARGE_ANSWER_BYTES) return c.body(joinBytes(answer), 200, JSON_TYPE);
+    // Its length declared, so it goes out as it would in one piece (no chunked encoding): the same bytes.
+    const headers = { ...JSON_TYPE, "content-length": String(answer.byteLength) };
+    return c.body(chunkStream(answer), 200, headers);
   };
 
   /** The messages the SDK must handle (initialize, tools/call, notifications), through a stateless server. */
