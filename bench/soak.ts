@@ -15,17 +15,13 @@ import { readFileSync } from "node:fs";
 import autocannon from "autocannon";
 import { Redis } from "ioredis";
 import { DEVNET_ACCOUNTS } from "../devnet/seed";
-import { startDevnet } from "../test/support/devnet";
-import { createTestDatabase, writeManifest } from "../test/support/ponder";
-import { type ServiceChild, spawnService } from "../test/support/replica";
+import { BENCH_REDIS_URL, startProductionTopology } from "./productionTopology";
 
 const SOAK_SECONDS = Math.min(Math.max(Number(process.argv[2] ?? 60), 10), 150);
 const WARMUP_SECONDS = 5;
 const BASELINE_SECONDS = 5;
 const CONNECTIONS = 8;
 const RSS_BOUND_MIB = 64;
-const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 const PREFIX = `soak:${randomUUID()}:`;
 
 const rssMiB = (pid: number) => {
@@ -52,26 +48,14 @@ function load(url: string, seconds: number, paths: string[]): Promise<autocannon
   });
 }
 
-const devnet = await startDevnet({ seed: true });
-await devnet.clients.testClient.mine({ blocks: 32 });
-const database = await createTestDatabase(PG_URL);
-const processes: ServiceChild[] = [];
+const topology = await startProductionTopology({
+  schema: "soak_v1",
+  viewsSchema: "soak",
+  apis: 2,
+  env: { REDIS_URL: BENCH_REDIS_URL, REDIS_KEY_PREFIX: PREFIX, RATE_LIMIT_MAX: "1000000", LOG_LEVEL: "warn" },
+});
 try {
-  const common = {
-    rpcUrl: devnet.rpcUrl,
-    manifestFile: writeManifest(devnet.deployment.manifest),
-    databaseUrl: (database.forPonder("soak_v1") as { url: string }).url,
-    env: { REDIS_URL, REDIS_KEY_PREFIX: PREFIX, RATE_LIMIT_MAX: "1000000", LOG_LEVEL: "warn" },
-  };
-  const indexer = await spawnService({ ...common, command: "start", schema: "soak_v1", viewsSchema: "soak" });
-  processes.push(indexer);
-  await indexer.waitFor200("/ready", 120_000);
-  const replicas = await Promise.all(
-    [0, 1].map(() => spawnService({ ...common, command: "api", schema: "soak_v1", viewsSchema: "soak" })),
-  );
-  processes.push(...replicas);
-  await Promise.all(replicas.map((r) => r.waitFor200("/ready", 60_000)));
-
+  const replicas = topology.apis;
   await Promise.all(replicas.map((r) => load(r.url, WARMUP_SECONDS, PATHS)));
   const baseline = await Promise.all(replicas.map((r) => load(r.url, BASELINE_SECONDS, ["/health"])));
   const start = replicas.map((r) => rssMiB(r.pid));
@@ -105,11 +89,9 @@ try {
   if (growth > RSS_BOUND_MIB || failures > 0) process.exitCode = 1;
   console.log(`soak mixed/health throughput ratio: ${(rps(results) / rps(baseline)).toFixed(3)}`);
 } finally {
-  await Promise.all(processes.map((p) => p.stop()));
-  const redis = new Redis(REDIS_URL);
+  await topology.stop("SIGTERM");
+  const redis = new Redis(BENCH_REDIS_URL);
   const keys = await redis.keys(`${PREFIX}*`);
   if (keys.length > 0) await redis.del(...keys);
   redis.disconnect();
-  await database.drop();
-  await devnet.stop();
 }

@@ -1,12 +1,14 @@
 /**
  * The requests whose answers cost CPU by the megabyte start one per turn of the event loop, taking turns
- * across clients: MCP messages (requests with a body; a batch of 10 × tools/list is 580 kB of JSON to build
- * and encode) and the static assets under /docs/ (the 4.35 MB docs bundle: megabytes copied into the
+ * across clients: MCP messages (requests with a body; a batch of 10 × tools/list is an 840 kB answer to copy
+ * and write) and the static assets under /docs/ (the 4.35 MB docs bundle: megabytes copied into the
  * socket per answer). Node answers whatever is ready in one turn back to back, so 400 addresses each with
  * such a request ready held another client's cached GET for seconds; here at most one such start runs
  * between two polls of the sockets, and a client waits behind one request of each other active client,
  * not behind all of one client's. Nothing is held while a started request waits on I/O (a tool call's
- * RPC), so slow upstream calls cannot take every turn. Every other GET (cached reads, probes) never waits.
+ * RPC), so slow upstream calls cannot take every turn; when such waits end together, the large answers
+ * they produce are written one per turn too (api/http/answerTurns.ts). Every other GET (cached reads,
+ * probes) never waits.
  *
  * The client is the one the rate limit sees (the socket peer, or X-Forwarded-For from a trusted proxy).
  */

@@ -18,6 +18,13 @@
  * - ping and tools/list are answered here from precomputed JSON; the SDK sees only what needs it
  *   (initialize, tools/call, notifications);
  * - an answer is at most MCP_MAX_RESPONSE_BYTES.
+ *
+ * tools/list's result (84 kB of JSON) never changes while the process runs, so it is encoded to UTF-8 once and
+ * an answer is that Buffer with its id's text spliced in front; a request's answer is one Buffer copied from
+ * such parts (assemble): a small answer copied into one Buffer (joinBytes), a large one written chunk by chunk
+ * from the shared bytes without copying them (chunkStream). Stringifying, measuring and encoding 840 kB of
+ * JSON per batch of 10 cost 5–9 ms of the one event loop and 840 kB of memory per unread answer
+ * (docs/benchmarks.md, abuse-memory).
  */
 
 export const MCP_MAX_BODY_BYTES = 64 * 1024;
@@ -122,13 +129,16 @@ function invalidParams(method: string, params: unknown): string | null {
   }
 }
 
+/** One message's answer made here: its JSON text, or the parts of that text in order (text and UTF-8 bytes). */
+export type Answer = string | readonly (string | Uint8Array)[];
+
 /**
  * Sorts the messages of a request: an answer made here (errors, ping, tools/list), or handed to the SDK.
- * `toolsListResult` is the precomputed JSON of tools/list's `result`.
+ * `listResult` is tools/list's `result` as UTF-8 JSON, encoded once per process.
  */
 export type Screened = {
   /** Answers made here, by message index. */
-  answers: Map<number, string>;
+  answers: Map<number, Answer>;
   /** What the SDK handles, with each message's index. */
   forward: { index: number; message: Json }[];
   /** How many of `forward` are well-formed calls of a known tool. */
@@ -152,9 +162,9 @@ const idKey = (id: string | number) => `${typeof id}:${id}`;
 
 export function screen(
   messages: readonly unknown[],
-  tools: { isTool(name: string): boolean; listResult: string },
+  tools: { isTool(name: string): boolean; listResult: Uint8Array },
 ): Screened {
-  const answers = new Map<number, string>();
+  const answers = new Map<number, Answer>();
   const forward: { index: number; message: Json }[] = [];
   let toolCalls = 0;
   const shared = messages.length > 1 ? sharedIds(messages) : new Set<string>();
@@ -201,23 +211,27 @@ export function screen(
     }
     if (method === "ping") answers.set(index, `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{}}`);
     else if (method === "tools/list")
-      answers.set(index, `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${tools.listResult}}`);
+      answers.set(index, [`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`, tools.listResult, "}"]);
     else forward.push({ index, message });
   });
   return { answers, forward, toolCalls };
 }
 
+/** A request's answer as the parts of its UTF-8 JSON (text and shared bytes), with its size in bytes. */
+export type AnswerParts = { parts: readonly (string | Uint8Array)[]; byteLength: number };
+
 /**
- * The request's answer from both sources, in message order: one object for a single message, an array
- * for a batch, or null when nothing is answered (notifications and responses only → HTTP 202).
+ * The request's answer from both sources, in message order: one object for a single message, an array for a
+ * batch, or null when nothing is answered (notifications and responses only → HTTP 202). Not yet copied into
+ * one Buffer (joinBytes): what waits to be sent holds only references to the shared parts.
  */
 export function assemble(
   batch: boolean,
   count: number,
-  answers: Map<number, string>,
+  answers: Map<number, Answer>,
   forwarded: readonly { index: number; message: Json }[],
   sdkAnswers: readonly Json[],
-): string | null {
+): AnswerParts | null {
   const byId = new Map<unknown, Json>();
   for (const a of sdkAnswers) byId.set(a.id, a);
   for (const { index, message } of forwarded) {
@@ -225,11 +239,58 @@ export function assemble(
     const answer = byId.get(message.id);
     if (answer !== undefined) answers.set(index, JSON.stringify(answer));
   }
-  const ordered: string[] = [];
+  const parts: (string | Uint8Array)[] = batch ? ["["] : [];
+  let answered = 0;
   for (let i = 0; i < count; i++) {
     const a = answers.get(i);
-    if (a !== undefined) ordered.push(a);
+    if (a === undefined) continue;
+    if (answered++ > 0) parts.push(",");
+    if (typeof a === "string") parts.push(a);
+    else parts.push(...a);
   }
-  if (ordered.length === 0) return null;
-  return batch ? `[${ordered.join(",")}]` : ordered[0]!;
+  if (answered === 0) return null;
+  if (batch) parts.push("]");
+  let byteLength = 0;
+  for (const part of parts) byteLength += typeof part === "string" ? Buffer.byteLength(part, "utf8") : part.byteLength;
+  return { parts, byteLength };
+}
+
+/** The parts as one Buffer: runs of text encoded together, bytes copied as they are. */
+export function joinBytes({ parts, byteLength }: AnswerParts): Buffer<ArrayBuffer> {
+  const out = Buffer.allocUnsafe(byteLength);
+  let at = 0;
+  for (const part of parts) {
+    if (typeof part === "string") at += out.write(part, at, "utf8");
+    else {
+      out.set(part, at);
+      at += part.byteLength;
+    }
+  }
+  return out;
+}
+
+/**
+ * The parts as a stream of chunks that are never copied: each run of text encoded into a small Buffer, the
+ * shared bytes (tools/list's result) as they are. A large answer is written from it chunk by chunk, following
+ * the socket's back-pressure; an answer its client does not read pins no copy of its bytes.
+ */
+export function chunkStream({ parts }: AnswerParts): ReadableStream<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let text = "";
+  for (const part of parts) {
+    if (typeof part === "string") text += part;
+    else {
+      if (text !== "") chunks.push(Buffer.from(text, "utf8"));
+      text = "";
+      chunks.push(part);
+    }
+  }
+  if (text !== "") chunks.push(Buffer.from(text, "utf8"));
+  // A default stream (not type "bytes"): enqueue() does not transfer, so the shared bytes stay usable.
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk);
+      controller.close();
+    },
+  });
 }

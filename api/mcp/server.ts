@@ -12,6 +12,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { Context, Handler, Hono } from "hono";
 import type { StatusCode } from "hono/utils/http-status";
 import { HANG_UP } from "../chain/rpc";
+import { answerTurns, LARGE_ANSWER_BYTES } from "../http/answerTurns";
 import { readBounded } from "../http/boundedBody";
 import { CancelSource } from "../http/cancelSource";
 import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
@@ -22,9 +23,11 @@ import { type JsonSchema, kindRule, paramSchema } from "../openapi/jsonSchema";
 import { V1_OPERATIONS, type V1Operation } from "../routes";
 import {
   assemble,
+  chunkStream,
   costOf,
   errorAnswer,
   JSON_RPC,
+  joinBytes,
   MCP_MAX_BODY_BYTES,
   MCP_MAX_RESPONSE_BYTES,
   overBudgetAnswers,
@@ -207,8 +210,12 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
   const tools = mcpTools();
   const byName = new Map(tools.map((t) => [t.name, t]));
   const listed: Tool[] = tools.map(({ operation: _operation, ...tool }) => tool);
-  // tools/list is answered from this string (api/mcp/gatekeeper.ts): it never changes while the process runs.
-  const toolsOf = { isTool: (name: string) => byName.has(name), listResult: JSON.stringify({ tools: listed }) };
+  // tools/list is answered from these bytes (api/mcp/gatekeeper.ts): they never change while the process runs.
+  const toolsOf = {
+    isTool: (name: string) => byName.has(name),
+    listResult: Buffer.from(JSON.stringify({ tools: listed }), "utf8"),
+  };
+  const turns = answerTurns();
   // Each Server would otherwise build its own Ajv (used only for elicitation, which these tools never
   // ask for): one per endpoint keeps a stateless request cheap.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
@@ -306,11 +313,16 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
     }
     const answer = assemble(parsed.batch, parsed.messages.length, answers, forward, sdkAnswers);
     if (answer === null) return c.body(null, 202);
-    if (answer.length > MCP_MAX_RESPONSE_BYTES) {
+    if (answer.byteLength > MCP_MAX_RESPONSE_BYTES) {
       const message = `Invalid Request: the answers would exceed ${MCP_MAX_RESPONSE_BYTES} bytes; send fewer messages.`;
       return c.body(errorAnswer(null, JSON_RPC.INVALID_REQUEST, message), 400, JSON_TYPE);
     }
-    return c.body(answer, 200, JSON_TYPE);
+    // A large answer is written in a turn of its own (api/http/answerTurns.ts), from the shared bytes.
+    await turns.turnFor(answer.byteLength);
+    if (answer.byteLength < LARGE_ANSWER_BYTES) return c.body(joinBytes(answer), 200, JSON_TYPE);
+    // Its length declared, so it goes out as it would in one piece (no chunked encoding): the same bytes.
+    const headers = { ...JSON_TYPE, "content-length": String(answer.byteLength) };
+    return c.body(chunkStream(answer), 200, headers);
   };
 
   /** The messages the SDK must handle (initialize, tools/call, notifications), through a stateless server. */

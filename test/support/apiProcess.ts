@@ -69,11 +69,22 @@ export async function sampleP99(
 
 /** Runs test/support/flood.ts with `requests` requests; resolves with what it sent and how it was answered. */
 export function flood(base: string, requests: number): Promise<{ requests: number; byStatus: Record<string, number> }> {
-  // At the lowest CPU priority: on a real deployment the attacker's CPU is not the server's, and on this
-  // 2-core machine the flood generator must not take the API's core away from it.
-  const script = path.join(import.meta.dirname, "flood.ts");
-  const child = spawn("nice", ["-n", "19", process.execPath, "--import", "tsx", script], {
-    env: { ...process.env, BASE: base, REQUESTS: String(requests) },
+  return runFloodScript(path.join(import.meta.dirname, "flood.ts"), { BASE: base, REQUESTS: String(requests) });
+}
+
+/**
+ * Runs a flood generator (a script that prints one JSON line, e.g. bench/distributedFlood.ts) as a process of
+ * its own; resolves with that line parsed. At the lowest CPU priority unless `nice` says otherwise: on a real
+ * deployment the attacker's CPU is not the server's, and on this 2-core machine the flood generator must not
+ * take the API's core away from it.
+ */
+export function runFloodScript<T = { requests: number; byStatus: Record<string, number> }>(
+  script: string,
+  env: Record<string, string>,
+  nice = 19,
+): Promise<T> {
+  const child = spawn("nice", ["-n", String(nice), process.execPath, "--import", "tsx", script], {
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
   let out = "";
