@@ -6,7 +6,7 @@
  *    median of the rounds' p50 ratios (goal ≤ 1.5× REST);
  * 2. clients that never read: sockets pipelining GraphQL requests with large answers and reading nothing; the API
  *    process's RSS and descriptors during and after, and another client's `/health` p99 meanwhile.
- * Usage: npx tsx bench/graphql.ts [events=100000] [samples=300]
+ * Usage: npx tsx bench/graphql-page.ts [events=100000] [samples=300]
  */
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
