@@ -41,8 +41,9 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
     const late = afterDeadline(c);
     const res = await Promise.race([answered, late.promise]).finally(late.cancel);
     if (res === null) return json(c, { errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }, 200);
-    const text = await res.text();
-    if (Buffer.byteLength(text) > GRAPHQL_LIMITS.responseBytes) {
+    // The answer's bytes as yoga encoded them, sent as they are (no decoding to a string and encoding again).
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    if (bytes.byteLength > GRAPHQL_LIMITS.responseBytes) {
       const error = graphqlError(
         "RESPONSE_TOO_LARGE",
         `The answer is larger than ${GRAPHQL_LIMITS.responseBytes} bytes; ask for fewer rows or fields.`,
@@ -50,7 +51,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
       return json(c, { data: null, errors: [error.toJSON()] }, 200);
     }
     c.header("cache-control", "no-store");
-    return c.body(text, res.status as 200, { "content-type": res.headers.get("content-type") ?? "application/json" });
+    return c.body(bytes, res.status as 200, { "content-type": res.headers.get("content-type") ?? "application/json" });
   };
   return [limited, overall, handler];
 }

@@ -51,7 +51,7 @@ export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variab
     const def = queryFields(args.schema)[field.name.value];
     if (def === undefined) continue; // __typename, __schema, __type
     const values = getArgumentValues(def, field, coerced.coerced);
-    if (typeof values.block === "bigint") name(values.block, "block");
+    if (typeof values.block === "string") name(BigInt(values.block), "block"); // api/graphql/schema.ts Decimal
     const paged = PAGED[field.name.value];
     if (paged !== undefined) {
       const limit = values.limit as number;

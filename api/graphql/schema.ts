@@ -127,9 +127,15 @@ type Query {
 const DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
 const MAX_UINT256 = 2n ** 256n - 1n;
 
-function toBig(value: unknown): bigint {
-  if (typeof value === "string" && DECIMAL.test(value) && BigInt(value) <= MAX_UINT256) return BigInt(value);
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
+/**
+ * A BigInt argument's value as the resolvers get it: its canonical decimal string (not a JS bigint: graphql-jit
+ * writes a document's literal arguments into the code it compiles, as JSON).
+ */
+export type Decimal = string;
+
+function toBig(value: unknown): Decimal {
+  if (typeof value === "string" && DECIMAL.test(value) && BigInt(value) <= MAX_UINT256) return value;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return String(value);
   throw graphqlError(
     "BAD_USER_INPUT",
     "A BigInt is a non-negative integer in canonical decimal form, up to 2^256 - 1.",
@@ -157,8 +163,8 @@ export function buildSchema() {
     resolvers: {
       BigInt: BigIntScalar,
       Query: {
-        lock: async (_: unknown, args: { tokenId: bigint }, { scope }: GraphqlContext) => {
-          const state = await scope.read((at, signal) => scope.rt.index.lock(args.tokenId, at, signal));
+        lock: async (_: unknown, args: { tokenId: Decimal }, { scope }: GraphqlContext) => {
+          const state = await scope.read((at, signal) => scope.rt.index.lock(BigInt(args.tokenId), at, signal));
           return state === null ? null : lockJson(state, (await scope.at()).time);
         },
 
@@ -190,7 +196,7 @@ export function buildSchema() {
 
         lockEvents: async (
           _: unknown,
-          args: PageArgs & { where: { tokenId?: bigint | null; account?: string | null } },
+          args: PageArgs & { where: { tokenId?: Decimal | null; account?: string | null } },
           { scope }: GraphqlContext,
         ) => {
           const { tokenId, account } = args.where;
@@ -204,7 +210,7 @@ export function buildSchema() {
           }
           const of: EventsOf =
             tokenId != null
-              ? { tokenId }
+              ? { tokenId: BigInt(tokenId) }
               : { account: await scope.bounded(async () => address("where.account", account!)) };
           const cursor = args.after ? decodeCursor(args.after, "events") : undefined;
           const rows = await scope.read((at, signal) =>

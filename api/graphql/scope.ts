@@ -6,8 +6,8 @@ import type { Context } from "hono";
 import type { CancelSignal } from "../chain/rpc";
 import type { AppDeps } from "../deps";
 import { requestDeadline } from "../http/deadline";
-import { guarded, type IndexRuntime, type Pinned, pinBlock } from "../index/pin";
-import type { AtBlock } from "../locks/atBlock";
+import { guarded, type IndexRuntime, type Pinned, pinBlock, readAtBlock } from "../index/pin";
+import type { AtBlock, ReadAt } from "../locks/atBlock";
 import { QueryCancelledError } from "../locks/cancellableQuery";
 import { graphqlError, timedOut, toGraphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
@@ -27,7 +27,7 @@ export class RequestScope {
     this.signal = requestDeadline(c);
   }
 
-  /** The request's block, its time and the index's head: read once, whichever field asks first. */
+  /** The request's block, its time and the index's head: read once, by whichever field asks first. */
   at(): Promise<Pinned> {
     this.#pinned ??= this.bounded(() => {
       const named = this.plan.block;
@@ -36,8 +36,24 @@ export class RequestScope {
     return this.#pinned;
   }
 
-  /** A read of the index at the request's block, bound to its signal; what the read model answers, in range. */
-  async read<T>(read: (at: { block: bigint; time: bigint }, signal?: CancelSignal) => Promise<AtBlock<T>>): Promise<T> {
+  /**
+   * A read of the index at the request's block, bound to its signal; what the read model answers, in range. The
+   * request's first read pins its block in the same statement as its rows (api/index/pin.ts readAtBlock: the head's,
+   * or the named block's), so a one-field request is one round trip; later reads are at that block.
+   */
+  async read<T>(read: (at: ReadAt, signal?: CancelSignal) => Promise<AtBlock<T>>): Promise<T> {
+    if (this.#pinned === undefined) {
+      const named = this.plan.block;
+      const first = this.bounded(() =>
+        readAtBlock(this.rt, this.deps, this.c, named?.value ?? null, named?.param ?? "block", (at) =>
+          read(at, this.signal),
+        ),
+      );
+      this.#pinned = first.then(({ block, time, head, pinned }) => ({ block, time, head, pinned }));
+      // Its failure is answered by this field; another field waiting on the pin gets the same.
+      this.#pinned.catch(() => {});
+      return (await first).value;
+    }
     const { block, time } = await this.at();
     const answer = await this.bounded(() => guarded(this.deps, () => read({ block, time }, this.signal)));
     // Only a reorg that took the head below the pinned block since the pin, a moment ago.
