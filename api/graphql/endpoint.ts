@@ -3,15 +3,20 @@
  * edge as every route (request id, CORS, request log). In order: the `graphql` rate-limit budget; the body (JSON, at
  * most 64 KiB: else 415 / 413 in the API's envelope); the overall deadline and hang-up (api/http/deadline.ts, which
  * cancels the request's index reads); then GraphQL, whose failures are its own `errors` with `extensions.code`; and
- * the answer's size. Statuses follow GraphQL over HTTP as yoga implements it.
+ * the answer's size. Statuses follow GraphQL over HTTP as yoga implements it. The process's GraphQL requests share a
+ * budget of rows in flight (api/graphql/admission.ts), and answers of 64 KiB or more are written one per turn of the
+ * event loop (api/http/answerTurns.ts), so clients asking for large answers and never reading them bound neither the
+ * memory nor another client's wait.
  */
 import type { Context, Handler, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../deps";
-import { readBounded } from "../http/boundedBody";
+import { answerTurns } from "../http/answerTurns";
+import { readBoundedBody } from "../http/boundedBody";
 import { deadline, requestDeadline, v1TimeoutError } from "../http/deadline";
 import { PayloadTooLargeError, UnsupportedMediaTypeError } from "../http/errors";
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
 import type { IndexRuntime } from "../index/pin";
+import { admission } from "./admission";
 import { graphqlError, timedOut } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import { RequestScope } from "./scope";
@@ -34,24 +39,64 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
   };
   // Its signal is what the reads listen to; its own late answer (an envelope) is never reached: see GRACE_MS.
   const overall = deadline({ ms: GRAPHQL_LIMITS.timeMs, timeoutError: v1TimeoutError, graceMs: 1000 });
+  // Rows in flight across this process's GraphQL requests, and large answers written one per turn.
+  const rows = admission(GRAPHQL_LIMITS.rowsInFlight);
+  const turns = answerTurns();
+  /** Executions running now, by the request's text (sharing them: see answerOf). */
+  const running = new Map<string, Promise<Encoded>>();
+
+  const execute = async (c: Context, request: Request): Promise<Encoded> => {
+    const scope = new RequestScope(o.runtime, o.deps, c, rows);
+    try {
+      const res = await engine.fetch(request, { scope });
+      // The answer's bytes as yoga encoded them, sent as they are (no decoding to a string and encoding again).
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      return { status: res.status, type: res.headers.get("content-type"), bytes, shareable: !scope.failed };
+    } finally {
+      scope.release();
+    }
+  };
+
+  /**
+   * The answer to `request`: that of an identical request (same method, accept header and text) already executing,
+   * if it succeeds — it is of the block it names, read after this request arrived or just before — else its own.
+   * Identical requests arriving together (many clients polling one query, or one client's flood) cost one
+   * execution and share one copy of its bytes, as graph-node shares a query's result between concurrent callers.
+   * An execution that met an error (a read failed, its own client hung up) is shared with no one.
+   */
+  const answerOf = async (c: Context, request: Request, key: string): Promise<Encoded> => {
+    const theirs = await running.get(key)?.catch(() => undefined);
+    if (theirs?.shareable) {
+      o.deps.metrics.graphqlAnswers.inc({ made: "shared" });
+      return theirs;
+    }
+    o.deps.metrics.graphqlAnswers.inc({ made: "own" });
+    const mine = execute(c, request);
+    if (!running.has(key)) {
+      running.set(key, mine);
+      const done = () => {
+        if (running.get(key) === mine) running.delete(key);
+      };
+      mine.then(done, done);
+    }
+    return mine;
+  };
+
   const handler: Handler = async (c) => {
-    const request = await forEngine(c);
-    const scope = new RequestScope(o.runtime, o.deps, c);
-    const answered = Promise.resolve(engine.fetch(request, { scope }));
+    const { request, key } = await forEngine(c);
     const late = afterDeadline(c);
-    const res = await Promise.race([answered, late.promise]).finally(late.cancel);
+    const res = await Promise.race([answerOf(c, request, key), late.promise]).finally(late.cancel);
     if (res === null) return json(c, { errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }, 200);
-    // The answer's bytes as yoga encoded them, sent as they are (no decoding to a string and encoding again).
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    if (bytes.byteLength > GRAPHQL_LIMITS.responseBytes) {
+    if (res.bytes.byteLength > GRAPHQL_LIMITS.responseBytes) {
       const error = graphqlError(
         "RESPONSE_TOO_LARGE",
         `The answer is larger than ${GRAPHQL_LIMITS.responseBytes} bytes; ask for fewer rows or fields.`,
       );
       return json(c, { data: null, errors: [error.toJSON()] }, 200);
     }
+    await turns.turnFor(res.bytes.byteLength);
     c.header("cache-control", "no-store");
-    return c.body(bytes, res.status as 200, { "content-type": res.headers.get("content-type") ?? "application/json" });
+    return c.body(res.bytes, res.status as 200, { "content-type": res.type ?? "application/json" });
   };
   return [limited, overall, handler];
 }
@@ -61,16 +106,39 @@ function json(c: Context, body: unknown, status: 200) {
   return c.body(JSON.stringify(body), status, { "content-type": "application/json; charset=utf-8" });
 }
 
-/** The request yoga reads: a GET as it came; a POST's body read here, bounded, and checked to be JSON. */
-async function forEngine(c: Context): Promise<Request> {
+/** An execution's answer, encoded, and whether an identical request may take it as its own. */
+type Encoded = { status: number; type: string | null; bytes: Uint8Array<ArrayBuffer>; shareable: boolean };
+
+/**
+ * The request yoga reads (a GET as it came; a POST's body read here, bounded, and checked to be JSON), and its key:
+ * what decides its answer (method, accept header, query string or body).
+ */
+async function forEngine(c: Context): Promise<{ request: Request; key: string }> {
   const accept = c.req.header("accept");
   const headers: Record<string, string> = accept ? { accept } : {};
-  if (c.req.method !== "POST") return new Request(c.req.url, { method: c.req.method, headers });
+  const search = new URL(c.req.url).search;
+  if (c.req.method !== "POST") {
+    const request = new Request(c.req.url, { method: c.req.method, headers });
+    return { request, key: `${c.req.method}\n${accept ?? ""}\n${search}` };
+  }
   const type = (c.req.header("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
   if (type !== "application/json") throw new UnsupportedMediaTypeError("application/json");
-  const body = await readBounded(c.req.raw, GRAPHQL_LIMITS.bodyBytes);
+  const body = await readBoundedBody(c, GRAPHQL_LIMITS.bodyBytes);
   if (body === null) throw new PayloadTooLargeError(GRAPHQL_LIMITS.bodyBytes);
-  return new Request(c.req.url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body });
+  // The body is parsed once, here: yoga's POST parser takes it from json() (a failure the same way, its own 400).
+  let parsed: Promise<unknown>;
+  try {
+    parsed = Promise.resolve(JSON.parse(body));
+  } catch (error) {
+    parsed = Promise.reject(error);
+    parsed.catch(() => {});
+  }
+  const request = new Request(c.req.url, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/json" },
+  });
+  Object.defineProperty(request, "json", { value: () => parsed });
+  return { request, key: `POST\n${accept ?? ""}\n${search}\n${body}` };
 }
 
 /** Resolves null GRACE_MS after the request's deadline signal fires (never, without one). */

@@ -17,6 +17,11 @@ export const GRAPHQL_LIMITS = {
   defaultLimit: 100,
   /** The rows one request may ask for: the sum of its lists' `limit`s plus one per `lock`. */
   rows: 2000,
+  /**
+   * Rows all GraphQL requests of one process may have in flight (read, executed, encoded) at once; a request waits
+   * for its rows to fit, and the wait counts toward its time (api/graphql/admission.ts).
+   */
+  rowsInFlight: 4000,
   /** The whole execution; then every index read still open is cancelled. */
   timeMs: 2000,
   /** The serialised answer, bytes. */

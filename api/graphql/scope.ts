@@ -9,6 +9,7 @@ import { requestDeadline } from "../http/deadline";
 import { guarded, type IndexRuntime, type Pinned, pinBlock, readAtBlock } from "../index/pin";
 import type { AtBlock, ReadAt } from "../locks/atBlock";
 import { QueryCancelledError } from "../locks/cancellableQuery";
+import type { Admission } from "./admission";
 import { graphqlError, timedOut, toGraphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import type { Plan } from "./plan";
@@ -17,14 +18,32 @@ export class RequestScope {
   /** Set by the plan step (api/graphql/yoga.ts) before any resolver runs. */
   plan: Plan = { block: null, rows: 0 };
   #pinned: Promise<Pinned> | undefined;
+  #admitted: Promise<() => void> | undefined;
+  /** An error met while executing (set by api/graphql/yoga.ts): the answer is not shared with another request. */
+  failed = false;
   readonly signal: CancelSignal | undefined;
 
   constructor(
     readonly rt: IndexRuntime,
     readonly deps: AppDeps,
     readonly c: Context,
+    readonly admission: Admission,
   ) {
     this.signal = requestDeadline(c);
+  }
+
+  /** Waits until the request's rows fit the process's budget (api/graphql/admission.ts); then holds them. */
+  #admit(): Promise<() => void> {
+    this.#admitted ??= this.bounded(() => this.admission.acquire(Math.max(1, this.plan.rows), this.signal));
+    return this.#admitted;
+  }
+
+  /** Gives the request's rows back (its answer is encoded, or it ended): once, whenever it is called. */
+  release(): void {
+    this.#admitted?.then(
+      (release) => release(),
+      () => {},
+    );
   }
 
   /** The request's block, its time and the index's head: read once, by whichever field asks first. */
@@ -42,6 +61,7 @@ export class RequestScope {
    * or the named block's), so a one-field request is one round trip; later reads are at that block.
    */
   async read<T>(read: (at: ReadAt, signal?: CancelSignal) => Promise<AtBlock<T>>): Promise<T> {
+    await this.#admit();
     if (this.#pinned === undefined) {
       const named = this.plan.block;
       const first = this.bounded(() =>

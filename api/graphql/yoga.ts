@@ -91,6 +91,11 @@ const limits: Plugin = {
       const refused = isGraphqlError(error) ? error : graphqlError("BAD_USER_INPUT", "Bad arguments.");
       setResultAndStopExecution({ errors: [beforeExecution(refused)] });
     }
+    return {
+      onExecuteDone({ result }) {
+        if ("errors" in result && (result.errors?.length ?? 0) > 0) scope.failed = true;
+      },
+    };
   },
 };
 

@@ -1,4 +1,28 @@
 /** Reading a request body no further than a route's limit (the MCP endpoint, POST /graphql). */
+import type { IncomingMessage } from "node:http";
+import type { Context } from "hono";
+
+/**
+ * The request's body as text, or null when it is larger than `max` bytes (read no further than that). Served by
+ * @hono/node-server, the body is read from Node's IncomingMessage itself: building the web Request's
+ * ReadableStream over it costs more than the rest of a small request's parsing. In process (app.request), from
+ * the Request.
+ */
+export async function readBoundedBody(c: Context, max: number): Promise<string | null> {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (incoming === undefined || incoming.readableDidRead) return readBounded(c.req.raw, max);
+  const declared = Number(incoming.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > max) return null;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of incoming as AsyncIterable<Buffer>) {
+    size += chunk.byteLength;
+    // Leaving the loop destroys the stream: nothing more of it is read.
+    if (size > max) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString("utf8");
+}
 
 /** The body as text, or null when it is larger than `max` bytes (read no further than that). */
 export async function readBounded(request: Request, max: number): Promise<string | null> {

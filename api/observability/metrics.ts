@@ -46,6 +46,8 @@ export type Metrics = {
   connections: ConnectionMetrics;
   /** ve rankings computed (at most one per indexed block per process: api/index/veBoard.ts). */
   veBoardComputations: Counter;
+  /** GraphQL answers by how they were made: `own` execution, or `shared` with an identical request's. */
+  graphqlAnswers: Counter;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
   onRpcCall: (method: string, outcome: RpcOutcome) => void;
   /** Hits, misses and entries of every cache that registers itself. */
@@ -100,10 +102,17 @@ export function createMetrics(): Metrics {
     "ve rankings computed from the index; at most one per indexed block per process, shared by every reader.",
     [],
   );
+  const graphqlAnswers = new Counter(
+    "api_graphql_answers_total",
+    "GraphQL answers by how they were made: own (an execution of its own) or shared (the answer of an identical " +
+      "request already executing, api/graphql/endpoint.ts).",
+    ["made"],
+  );
   const connections = createConnectionMetrics();
   const all = [
     ...connections.all,
     veBoardComputations,
+    graphqlAnswers,
     httpRequests,
     httpDuration,
     rpcCalls,
@@ -121,6 +130,7 @@ export function createMetrics(): Metrics {
   return {
     indexLag,
     veBoardComputations,
+    graphqlAnswers,
     httpRequests,
     httpDuration,
     rpcCalls,

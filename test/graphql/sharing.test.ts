@@ -1,0 +1,210 @@
+/**
+ * GraphQL requests sharing an execution, on the API process as operators run it (dist/server/main.js over a
+ * synthetic Postgres index): identical requests arriving together make one execution and get its bytes; an execution
+ * that fails (its own client hung up) is shared with no one, so a fault never becomes another client's answer. The
+ * body is read from Node's request stream (api/http/boundedBody.ts): a chunked body past 64 KiB is refused, a body
+ * that is not JSON gets GraphQL's own BAD_REQUEST.
+ */
+import { rmSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import pg from "pg";
+import { getAddress } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDevnet, type TestDevnet } from "../support/devnet";
+import { createTestDatabase, type TestDatabase, writeManifest } from "../support/ponder";
+import { type ServiceChild, spawnService } from "../support/replica";
+import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
+
+const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const SCHEMA = "gqlsharing";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let devnet: TestDevnet;
+let database: TestDatabase;
+let databaseUrl: string;
+let manifestFile: string;
+let index: SyntheticIndex;
+let api: ServiceChild;
+let probe: pg.Client;
+
+const post = (body: string, signal?: AbortSignal, accept = "application/json") =>
+  fetch(`${api.url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept },
+    body,
+    signal,
+  });
+
+/** Queries of the API's pool waiting on a table lock. */
+async function waitingReads(): Promise<number> {
+  const { rows } = await probe.query(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%lock_event%'`,
+  );
+  return rows[0].n as number;
+}
+
+async function untilWaiting(n: number): Promise<void> {
+  const by = performance.now() + 1_500;
+  while ((await waitingReads()) !== n) {
+    if (performance.now() > by) throw new Error(`never ${n} reads waiting on the held table`);
+    await sleep(10);
+  }
+}
+
+async function metric(series: string): Promise<number> {
+  const text = await (await fetch(`${api.url}/api/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
+/** Holds lock_event (so the API's reads of it wait) until the returned release is called. */
+async function holdTable(): Promise<() => Promise<void>> {
+  const holder = new pg.Client({ connectionString: databaseUrl });
+  await holder.connect();
+  await holder.query(`BEGIN; LOCK TABLE ${SCHEMA}.lock_event IN ACCESS EXCLUSIVE MODE`);
+  return async () => {
+    await holder.query("ROLLBACK").catch(() => {});
+    await holder.end();
+  };
+}
+
+function busiest(): string {
+  const counts = new Map<string, number>();
+  for (const e of index.events) counts.set(e.account, (counts.get(e.account) ?? 0) + 1);
+  return getAddress([...counts].sort((a, b) => b[1] - a[1])[0]![0]);
+}
+
+beforeAll(async () => {
+  devnet = await startDevnet();
+  manifestFile = writeManifest(devnet.deployment.manifest);
+  database = await createTestDatabase(PG_URL);
+  databaseUrl = (database.forPonder(SCHEMA) as { url: string }).url;
+  index = generateSyntheticIndex({ events: 2_000, owners: 3, seed: 9 });
+  const writer = new pg.Client({ connectionString: databaseUrl });
+  await writer.connect();
+  await writeSyntheticIndex((text, params) => writer.query(text, params), SCHEMA, index, {
+    chainId: devnet.deployment.manifest.chainId,
+  });
+  await writer.end();
+  probe = new pg.Client({ connectionString: databaseUrl });
+  await probe.connect();
+  api = await spawnService({
+    command: "api",
+    rpcUrl: devnet.rpcUrl,
+    manifestFile,
+    databaseUrl,
+    schema: SCHEMA,
+    env: { LOG_LEVEL: "error", REDIS_URL: "" },
+  });
+  await api.waitFor200("/health", 30_000);
+}, 120_000);
+
+afterAll(async () => {
+  await api?.stop("SIGKILL");
+  await probe?.end();
+  await database?.drop();
+  await devnet?.stop();
+  if (manifestFile) rmSync(path.dirname(manifestFile), { recursive: true, force: true });
+});
+
+describe("GraphQL answers shared between identical requests (API process, Postgres)", () => {
+  it("ten identical requests arriving together: one read of the index, ten equal answers of the index's truth", async () => {
+    const account = busiest();
+    const body = JSON.stringify({
+      query: `{ _meta { block } lockEvents(where: { account: "${account}" }, limit: 50) { items { txHash logIndex } } }`,
+    });
+    const own = await metric('api_graphql_answers_total{made="own"}');
+    const shared = await metric('api_graphql_answers_total{made="shared"}');
+    const release = await holdTable();
+    let answers: string[];
+    try {
+      const pending = Array.from({ length: 10 }, () => post(body).then((r) => r.text()));
+      await untilWaiting(1);
+      await sleep(200); // every other request has arrived: still one read waiting
+      expect(await waitingReads()).toBe(1);
+      await release();
+      answers = await Promise.all(pending);
+    } finally {
+      await release();
+    }
+    expect(new Set(answers).size).toBe(1);
+    const answer = JSON.parse(answers[0]!);
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data._meta.block).toBe(String(index.head.block));
+    const truth = index.events
+      .filter((e) => getAddress(e.account) === account || (e.recipient && getAddress(e.recipient) === account))
+      .sort((a, b) =>
+        a.blockNumber === b.blockNumber ? b.logIndex - a.logIndex : a.blockNumber > b.blockNumber ? -1 : 1,
+      )
+      .slice(0, 50);
+    expect(answer.data.lockEvents.items).toEqual(truth.map((e) => ({ txHash: e.txHash, logIndex: e.logIndex })));
+    expect(await metric('api_graphql_answers_total{made="own"}')).toBe(own + 1);
+    expect(await metric('api_graphql_answers_total{made="shared"}')).toBe(shared + 9);
+  });
+
+  it("an execution whose client hung up is shared with no one: the one that joined it runs its own", async () => {
+    const account = busiest();
+    const body = JSON.stringify({
+      query: `{ lockEvents(where: { account: "${account}" }, limit: 7) { items { txHash } } }`,
+    });
+    const own = await metric('api_graphql_answers_total{made="own"}');
+    const release = await holdTable();
+    try {
+      const leader = new AbortController();
+      const first = post(body, leader.signal).catch(() => "hung up");
+      await untilWaiting(1);
+      const second = post(body).then(async (r) => ({ status: r.status, body: await r.json() }));
+      await sleep(200); // the second has joined the first: no read of its own yet
+      expect(await waitingReads()).toBe(1);
+      leader.abort();
+      expect(await first).toBe("hung up");
+      // The first's read is cancelled; the second's own read takes its place behind the lock.
+      await untilWaiting(1);
+      await release();
+      const answer = await second;
+      expect(answer.status).toBe(200);
+      expect(answer.body.errors).toBeUndefined();
+      expect(answer.body.data.lockEvents.items).toHaveLength(7);
+    } finally {
+      await release();
+    }
+    expect(await metric('api_graphql_answers_total{made="own"}')).toBe(own + 2);
+  });
+
+  it("the body from Node's stream: a chunked body past 64 KiB is 413; a body that is not JSON is BAD_REQUEST", async () => {
+    const { port } = new URL(api.url);
+    const chunk = "x".repeat(16 * 1024);
+    const response = await new Promise<string>((resolve, reject) => {
+      const s = net.connect({ host: "127.0.0.1", port: Number(port) });
+      let got = "";
+      s.on("data", (d) => {
+        got += d.toString();
+      });
+      s.on("end", () => resolve(got));
+      s.on("close", () => resolve(got));
+      s.on("error", reject);
+      s.write(
+        "POST /graphql HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n" +
+          "transfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+      );
+      for (let i = 0; i < 5; i++) s.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+      s.write("0\r\n\r\n");
+    });
+    expect(response).toMatch(/^HTTP\/1\.1 413 /);
+    expect(response).toContain('"PAYLOAD_TOO_LARGE"');
+
+    for (const bad of ["{ not json", "[]", "42"]) {
+      const res = await post(bad, undefined, "application/graphql-response+json");
+      const answer = (await res.json()) as { errors: { extensions: { code: string } }[] };
+      expect(res.status, bad).toBe(400);
+      expect(answer.errors.map((e) => e.extensions.code)).toEqual(["BAD_REQUEST"]);
+    }
+    // The next request on the server is answered as usual.
+    const ok = await post(JSON.stringify({ query: "{ _meta { block } }" }));
+    expect(((await ok.json()) as { data: { _meta: { block: string } } }).data._meta.block).toBe(
+      String(index.head.block),
+    );
+  });
+});
