@@ -1,7 +1,8 @@
 /**
  * GraphQL requests sharing an execution, on the API process as operators run it (dist/server/main.js over a
  * synthetic Postgres index): identical requests arriving together make one execution and get its bytes; an execution
- * that fails (its own client hung up) is shared with no one, so a fault never becomes another client's answer. The
+ * that fails (its own client hung up) is shared with no one, so a fault never becomes another client's answer; the
+ * process's rows in flight are bounded (api/graphql/admission.ts). The
  * body is read from Node's request stream (api/http/boundedBody.ts): a chunked body past 64 KiB is refused, a body
  * that is not JSON gets GraphQL's own BAD_REQUEST.
  */
@@ -171,6 +172,34 @@ describe("GraphQL answers shared between identical requests (API process, Postgr
       await release();
     }
     expect(await metric('api_graphql_answers_total{made="own"}')).toBe(own + 2);
+  });
+
+  it("rows in flight: five different 1,000-row requests at once, four read the index, the fifth waits its turn", async () => {
+    const account = busiest();
+    const release = await holdTable();
+    try {
+      const pending = [1000, 999, 998, 997, 996].map((limit) =>
+        post(
+          JSON.stringify({
+            query: `{ lockEvents(where: { account: "${account}" }, limit: ${limit}) { items { logIndex } } }`,
+          }),
+        ).then(async (r) => ((await r.json()) as { data: { lockEvents: { items: unknown[] } } }).data),
+      );
+      await untilWaiting(4);
+      await sleep(200);
+      expect(await waitingReads()).toBe(4); // 3,994 rows held; 996 more would pass the 4,000
+      await release();
+      const pages = await Promise.all(pending);
+      const expected = Math.min(
+        996,
+        index.events.filter(
+          (e) => getAddress(e.account) === account || (e.recipient && getAddress(e.recipient) === account),
+        ).length,
+      );
+      expect(pages[4]!.lockEvents.items.length).toBe(expected);
+    } finally {
+      await release();
+    }
   });
 
   it("the body from Node's stream: a chunked body past 64 KiB is 413; a body that is not JSON is BAD_REQUEST", async () => {
