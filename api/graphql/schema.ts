@@ -231,7 +231,7 @@ export function buildSchema() {
         },
 
         _meta: async (_: unknown, __: unknown, { scope }: GraphqlContext) => {
-          const at = await scope.at();
+          const at = await scope.meta();
           return { block: at.block, blockTimestamp: at.time, chainId: scope.deps.config.chainId, head: at.head.block };
         },
       },

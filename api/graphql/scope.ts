@@ -46,6 +46,16 @@ export class RequestScope {
     );
   }
 
+  /**
+   * For `_meta`: the request's block. When the request reads rows at all (its plan counts some), the fields that
+   * read have been called by the time this turn of the event loop ends, and the first read's own statement names
+   * the block (its failure is this field's too): no statement of its own. Else the head is probed.
+   */
+  async meta(): Promise<Pinned> {
+    if (this.#pinned === undefined && this.plan.rows > 0) await new Promise((resolve) => setImmediate(resolve));
+    return this.at();
+  }
+
   /** The request's block, its time and the index's head: read once, by whichever field asks first. */
   at(): Promise<Pinned> {
     this.#pinned ??= this.bounded(() => {
@@ -61,12 +71,14 @@ export class RequestScope {
    * or the named block's), so a one-field request is one round trip; later reads are at that block.
    */
   async read<T>(read: (at: ReadAt, signal?: CancelSignal) => Promise<AtBlock<T>>): Promise<T> {
-    await this.#admit();
     if (this.#pinned === undefined) {
       const named = this.plan.block;
-      const first = this.bounded(() =>
-        readAtBlock(this.rt, this.deps, this.c, named?.value ?? null, named?.param ?? "block", (at) =>
-          read(at, this.signal),
+      // Set before any wait, so that a field asking for the block meanwhile (`_meta`) takes this statement's.
+      const first = this.#admit().then(() =>
+        this.bounded(() =>
+          readAtBlock(this.rt, this.deps, this.c, named?.value ?? null, named?.param ?? "block", (at) =>
+            read(at, this.signal),
+          ),
         ),
       );
       this.#pinned = first.then(({ block, time, head, pinned }) => ({ block, time, head, pinned }));
@@ -74,6 +86,7 @@ export class RequestScope {
       this.#pinned.catch(() => {});
       return (await first).value;
     }
+    await this.#admit();
     const { block, time } = await this.at();
     const answer = await this.bounded(() => guarded(this.deps, () => read({ block, time }, this.signal)));
     // Only a reorg that took the head below the pinned block since the pin, a moment ago.

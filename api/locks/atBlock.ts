@@ -15,7 +15,8 @@ import type { Address, Hex } from "viem";
 import { memoizeSuccess } from "../cache/memo";
 import type { CancelSignal } from "../chain/rpc";
 import { MAX_LOCK_DURATION } from "../math/constants";
-import { type LockDb, type PreparedQuery, rowsOf } from "./store";
+import type { IndexQueryObserver } from "../observability/indexDbMetrics";
+import { type LockDb, type PreparedQuery, rowsOf, timedQuery } from "./store";
 
 /** The index's head: Ponder's latest checkpoint (block, its timestamp) and its finalized block. */
 export type IndexHead = { block: bigint; time: bigint; finalized: bigint };
@@ -164,7 +165,12 @@ export type CreateLockIndexOptions = {
    * Default: `prepared` (or drizzle).
    */
   wholeIndex?: (statement: { text: string; values: unknown[] }) => PromiseLike<{ rows: Row[] }>;
+  /** Told each statement's duration and outcome, as `index_<name>` (api_index_db_query_duration_seconds). */
+  onQuery?: IndexQueryObserver;
 };
+
+/** The read model's statements (each `index_<name>` in the query histogram). */
+type StatementName = "probe" | "lock" | "locks_of" | "events_of_lock" | "events_of_account" | "holders" | "stats";
 
 export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
   const { db, prepared } = options;
@@ -232,9 +238,21 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
     return st;
   }
 
-  /** Runs statement `name` (its shape fixed by the name) with `values`; prepared when there is a pool. */
-  async function run(
-    name: string,
+  /** Runs statement `name` (its shape fixed by the name) with `values`, timed for onQuery. */
+  function run(
+    name: StatementName,
+    at: ReadAt,
+    values: Values,
+    body: (ev: SQL, p: Param, lock: SQL) => SQL,
+    whole = false,
+    signal?: CancelSignal,
+  ): Promise<Row[]> {
+    return timedQuery(options.onQuery, `index_${name}`, () => untimed(name, at, values, body, whole, signal));
+  }
+
+  /** Runs statement `name` with `values`; prepared when there is a pool. */
+  async function untimed(
+    name: StatementName,
     at: ReadAt,
     values: Values,
     body: (ev: SQL, p: Param, lock: SQL) => SQL,

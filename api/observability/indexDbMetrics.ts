@@ -5,7 +5,21 @@ import { Histogram } from "./histogram";
 export type PoolReading = { total: number; idle: number; waiting: number; max: number };
 
 /** Every statement the API sends the index: the label set of the query histogram, bounded by this list. */
-export type IndexStatement = "lock_ids" | "index_mark" | "live_locks" | "is_ready" | "current_schema" | "readiness";
+export type IndexStatement =
+  | "lock_ids"
+  | "index_mark"
+  | "live_locks"
+  | "is_ready"
+  | "current_schema"
+  | "readiness"
+  // The index API's read model (api/locks/atBlock.ts), each statement pinned to a block:
+  | "index_probe"
+  | "index_lock"
+  | "index_locks_of"
+  | "index_events_of_lock"
+  | "index_events_of_account"
+  | "index_holders"
+  | "index_stats";
 
 /** Observes one statement: how long it took, and whether it answered. */
 export type IndexQueryObserver = (statement: IndexStatement, seconds: number, ok: boolean) => void;

@@ -108,6 +108,7 @@ export function openIndexDatabase(options: {
       schema: options.schema,
       prepared: (statement, signal) => cancellableQuery(pool, statement, signal, options.onCancelled),
       wholeIndex: ({ text, values }) => wholePool.query(text, values),
+      ...(options.onQuery ? { onQuery: options.onQuery } : {}),
     }),
     watermark,
     readiness: boundedReadiness(async () => {

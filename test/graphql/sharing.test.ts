@@ -111,6 +111,38 @@ afterAll(async () => {
 });
 
 describe("GraphQL answers shared between identical requests (API process, Postgres)", () => {
+  it("one statement per request: `_meta` takes the block the rows' statement read, before or after them", async () => {
+    const account = busiest();
+    // The read model's statements (api_index_db_query_duration_seconds), not the watermark's index_mark.
+    const statements = async () => {
+      const text = await (await fetch(`${api.url}/api/metrics`)).text();
+      const count = (names: RegExp) =>
+        text
+          .split("\n")
+          .filter((l) => l.startsWith("api_index_db_query_duration_seconds_count{") && names.test(l))
+          .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
+      return {
+        all: count(/statement="index_(probe|lock|locks_of|events_of_lock|events_of_account|holders|stats)"/),
+        probe: count(/statement="index_probe"/),
+      };
+    };
+    const events = `lockEvents(where: { account: "${account}" }, limit: 3) { items { txHash } }`;
+    for (const [query, all, probes] of [
+      [`{ _meta { block head } ${events} }`, 1, 0],
+      [`{ ${events} _meta { block } }`, 1, 0],
+      [`{ _meta { block } }`, 1, 1],
+    ] as const) {
+      const before = await statements();
+      const res = await post(JSON.stringify({ query }));
+      const body = (await res.json()) as { data: { _meta: { block: string } }; errors?: unknown };
+      expect(body.errors, query).toBeUndefined();
+      expect(body.data._meta.block).toBe(String(index.head.block));
+      const after = await statements();
+      expect(after.all - before.all, query).toBe(all);
+      expect(after.probe - before.probe, query).toBe(probes);
+    }
+  });
+
   it("ten identical requests arriving together: one read of the index, ten equal answers of the index's truth", async () => {
     const account = busiest();
     const body = JSON.stringify({
