@@ -13,15 +13,12 @@
  * INDEX_API_DB=name: write the index into database `name` (created if missing) and keep it; a later run with the
  * same name and size reuses it (writing 520k events takes minutes), its indexes brought to ponder.schema.ts's.
  */
-import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { createApp } from "../api/app";
 import { loadConfig } from "../api/config";
 import { encodeCursor } from "../api/index/cursor";
 import { VeBoards } from "../api/index/veBoard";
-import { createLockIndex } from "../api/locks/atBlock";
 import { silentLogger } from "../api/observability/logger";
-import { INDEX_DB_SESSION, WHOLE_INDEX_DB } from "../api/server/indexDatabase";
 import { createTestDatabase } from "../test/support/ponder";
 import {
   generateSyntheticIndex,
@@ -30,6 +27,7 @@ import {
   writeSyntheticIndex,
 } from "../test/support/syntheticIndex";
 import { loadAverage, routeTravel, type TravelRatio, wholeIndexTravel } from "./indexTimeTravel";
+import { createRecordedIndex } from "./recordedIndex";
 
 const EVENTS = Number(process.argv[2] ?? 520_000);
 const SAMPLES = Number(process.argv[3] ?? 300);
@@ -47,10 +45,10 @@ const database = process.env.INDEX_API_DB
   : await createTestDatabase(server);
 if (database.kind !== "postgres") throw new Error("bench/index-api.ts measures Postgres: set DATABASE_URL");
 const url = (database.forPonder(SCHEMA) as { url: string }).url;
-// The API process's pools (api/server/indexDatabase.ts): its session settings, and a small pool for the
-// whole-index statements.
-const pool = new pg.Pool({ connectionString: url, max: 10, options: INDEX_DB_SESSION });
-const wholePool = new pg.Pool({ connectionString: url, max: WHOLE_INDEX_DB.connections, options: INDEX_DB_SESSION });
+// The reader as the API process builds it (bench/recordedIndex.ts); every statement a request sends is recorded for
+// the bare replay.
+const recorded = createRecordedIndex(url, SCHEMA);
+const { reader, pool } = recorded;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -101,22 +99,7 @@ try {
     throw new Error("the synthetic index is below the issue's size (100k locks, 50k holders, 500k events)");
   }
 
-  // ---------------------------------------------------------------- the app, and the statements it runs
-  // The reader as the API process builds it (api/server/indexDatabase.ts): drizzle over the pool, each statement
-  // sent as a named prepared statement; every statement a request sends is recorded for the bare replay.
-  let ran: { sql: string; params: unknown[] }[] = [];
-  const reader = createLockIndex({
-    db: drizzle(pool),
-    schema: SCHEMA,
-    prepared: (st) => {
-      ran.push({ sql: st.text, params: st.values });
-      return pool.query(st);
-    },
-    wholeIndex: (st) => {
-      ran.push({ sql: st.text, params: st.values });
-      return wholePool.query(st.text, st.values);
-    },
-  });
+  // ---------------------------------------------------------------- the app, over the recording reader
   const boards = new VeBoards({ load: (at) => reader.holders(at) });
   const base = loadConfig({ NETWORK: "base" });
   const app = createApp({
@@ -144,14 +127,14 @@ try {
     const rounds: number[] = [];
     const perRound = Math.max(1, Math.floor(samples / PAGE_ROUNDS));
     for (let i = 0; i < samples; i++) {
-      ran = [];
+      recorded.take();
       let t = performance.now();
       await get(paths[i % paths.length] as string);
       route.push(performance.now() - t);
       // Bare: the same statements as plain queries (parsed and planned every time, as SQL sent by hand).
-      const batch = ran;
+      const batch = recorded.take();
       t = performance.now();
-      for (const s of batch) await pool.query(s.sql, s.params);
+      await recorded.bare(batch);
       bare.push(performance.now() - t);
       if ((i + 1) % perRound === 0) {
         const from = i + 1 - perRound;
@@ -212,11 +195,11 @@ try {
   );
 
   // The board: computed once for the head block, then pages and ranks from memory.
-  ran = [];
+  recorded.take();
   t0 = performance.now();
   const first = await get("/leaderboards/ve?limit=100");
   const computeMs = performance.now() - t0;
-  const rankingStatement = ran.find((s) => s.sql.includes("HAVING sum(ve) > 0"))!;
+  const rankingStatement = recorded.take().find((s) => s.sql.includes("HAVING sum(ve) > 0"))!;
   const bareRanking: number[] = [];
   for (let i = 0; i < 5; i++) {
     const t = performance.now();
@@ -300,7 +283,6 @@ try {
       `computation; time travel worst ${worstTravel.ratio.toFixed(2)}× (${worstTravel.name}; goal ≤ 3; load ${loadAverage()})`,
   );
 } finally {
-  await pool.end();
-  await wholePool.end();
+  await recorded.end();
   await database.drop();
 }

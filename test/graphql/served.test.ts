@@ -8,16 +8,13 @@
  *   from Postgres with the answer, not left running;
  * - a client that hangs up mid-read: the query's backend stops at once and api_aborted_work_total{kind="db"} counts it.
  */
-import { rmSync } from "node:fs";
-import path from "node:path";
 import pg from "pg";
 import { getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GRAPHQL_LIMITS } from "../../api/graphql/limits";
-import { startDevnet, type TestDevnet } from "../support/devnet";
-import { createTestDatabase, type TestDatabase, writeManifest } from "../support/ponder";
-import { type ServiceChild, spawnService } from "../support/replica";
-import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
+import type { ServiceChild } from "../support/replica";
+import { type ServedIndex, startServedIndex } from "../support/servedIndex";
+import type { SyntheticIndex } from "../support/syntheticIndex";
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const SCHEMA = "gqlserved";
@@ -25,10 +22,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Gql = { data?: Record<string, any> | null; errors?: { message: string; extensions: { code: string } }[] };
 
-let devnet: TestDevnet;
-let database: TestDatabase;
+let served: ServedIndex;
 let databaseUrl: string;
-let manifestFile: string;
 let index: SyntheticIndex;
 let api: ServiceChild;
 let probe: pg.Client;
@@ -80,36 +75,19 @@ async function withTableHeld(body: () => Promise<void>): Promise<void> {
 }
 
 beforeAll(async () => {
-  devnet = await startDevnet();
-  manifestFile = writeManifest(devnet.deployment.manifest);
-  database = await createTestDatabase(PG_URL);
-  databaseUrl = (database.forPonder(SCHEMA) as { url: string }).url;
-  index = generateSyntheticIndex({ events: 3_000, owners: 3, seed: 5 });
-  const writer = new pg.Client({ connectionString: databaseUrl });
-  await writer.connect();
-  await writeSyntheticIndex((text, params) => writer.query(text, params), SCHEMA, index, {
-    chainId: devnet.deployment.manifest.chainId,
+  served = await startServedIndex({
+    serverUrl: PG_URL,
+    schema: SCHEMA,
+    synthetic: { events: 3_000, owners: 3, seed: 5 },
   });
-  await writer.end();
+  ({ databaseUrl, index, api } = served);
   probe = new pg.Client({ connectionString: databaseUrl });
   await probe.connect();
-  api = await spawnService({
-    command: "api",
-    rpcUrl: devnet.rpcUrl,
-    manifestFile,
-    databaseUrl,
-    schema: SCHEMA,
-    env: { LOG_LEVEL: "error", REDIS_URL: "" },
-  });
-  await api.waitFor200("/health", 30_000);
 }, 120_000);
 
 afterAll(async () => {
-  await api?.stop("SIGKILL");
   await probe?.end();
-  await database?.drop();
-  await devnet?.stop();
-  if (manifestFile) rmSync(path.dirname(manifestFile), { recursive: true, force: true });
+  await served?.stop();
 });
 
 describe("GraphQL on the API process (Postgres)", () => {
