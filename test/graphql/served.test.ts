@@ -6,8 +6,13 @@
  * - the 1 MiB answer limit: an answer past it is refused whole (RESPONSE_TOO_LARGE), nothing partial is sent;
  * - the 2 s execution limit: a read stuck behind a table lock is answered EXECUTION_TIMEOUT and its query is gone
  *   from Postgres with the answer, not left running;
- * - a client that hangs up mid-read: the query's backend stops at once and api_aborted_work_total{kind="db"} counts it.
+ * - a client that hangs up mid-read: the query's backend stops at once and api_aborted_work_total{kind="db"} counts it;
+ * - one statement per request, `_meta` included; identical requests arriving together share one execution and its
+ *   bytes, and one that fails (its own client hung up) is shared with no one; the rows in flight are bounded
+ *   (api/graphql/admission.ts); the body read from Node's stream (a chunked one past 64 KiB is 413, not JSON is
+ *   BAD_REQUEST).
  */
+import net from "node:net";
 import pg from "pg";
 import { getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,11 +33,13 @@ let index: SyntheticIndex;
 let api: ServiceChild;
 let probe: pg.Client;
 
-const post = (query: string, signal?: AbortSignal) =>
+const post = (query: string, signal?: AbortSignal) => postBody(JSON.stringify({ query }), signal);
+
+const postBody = (body: string, signal?: AbortSignal, accept = "application/json") =>
   fetch(`${api.url}/graphql`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ query }),
+    headers: { "content-type": "application/json", accept },
+    body,
     signal,
   });
 
@@ -61,16 +68,36 @@ function busiest(): [string, number][] {
     .map(([a, n]) => [getAddress(a), n]);
 }
 
-/** Runs `body` while another session holds lock_event, so the API's reads of it wait. */
-async function withTableHeld(body: () => Promise<void>): Promise<void> {
+async function untilWaiting(n: number): Promise<void> {
+  const by = performance.now() + 1_500;
+  while ((await waitingReads()) !== n) {
+    if (performance.now() > by) throw new Error(`never ${n} reads waiting on the held table`);
+    await sleep(10);
+  }
+}
+
+/** Another session holds lock_event (so the API's reads of it wait) until the returned release is called. */
+async function holdTable(): Promise<() => Promise<void>> {
   const holder = new pg.Client({ connectionString: databaseUrl });
   await holder.connect();
+  await holder.query(`BEGIN; LOCK TABLE ${SCHEMA}.lock_event IN ACCESS EXCLUSIVE MODE`);
+  let released: Promise<void> | undefined;
+  return () => {
+    released ??= holder
+      .query("ROLLBACK")
+      .catch(() => {})
+      .then(() => holder.end());
+    return released;
+  };
+}
+
+/** Runs `body` while another session holds lock_event, so the API's reads of it wait. */
+async function withTableHeld(body: (release: () => Promise<void>) => Promise<void>): Promise<void> {
+  const release = await holdTable();
   try {
-    await holder.query(`BEGIN; LOCK TABLE ${SCHEMA}.lock_event IN ACCESS EXCLUSIVE MODE`);
-    await body();
+    await body(release);
   } finally {
-    await holder.query("ROLLBACK").catch(() => {});
-    await holder.end();
+    await release();
   }
 }
 
@@ -194,5 +221,163 @@ describe("GraphQL on the API process (Postgres)", () => {
       expect(ms).toBeLessThan(1_000);
     });
     expect(await metric('api_aborted_work_total{kind="db"}')).toBe(before + 1);
+  });
+});
+
+describe("GraphQL answers shared between identical requests (API process, Postgres)", () => {
+  it("one statement per request: `_meta` takes the block the rows' statement read, before or after them", async () => {
+    const [[account]] = busiest() as [[string, number]];
+    // The read model's statements (api_index_db_query_duration_seconds), not the watermark's index_mark.
+    const statements = async () => {
+      const text = await (await fetch(`${api.url}/api/metrics`)).text();
+      const count = (names: RegExp) =>
+        text
+          .split("\n")
+          .filter((l) => l.startsWith("api_index_db_query_duration_seconds_count{") && names.test(l))
+          .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
+      return {
+        all: count(/statement="index_(probe|lock|locks_of|events_of_lock|events_of_account|holders|stats)"/),
+        probe: count(/statement="index_probe"/),
+      };
+    };
+    const events = `lockEvents(where: { account: "${account}" }, limit: 3) { items { txHash } }`;
+    for (const [query, all, probes] of [
+      [`{ _meta { block head } ${events} }`, 1, 0],
+      [`{ ${events} _meta { block } }`, 1, 0],
+      [`{ _meta { block } }`, 1, 1],
+    ] as const) {
+      const before = await statements();
+      const res = await post(query);
+      const body = (await res.json()) as { data: { _meta: { block: string } }; errors?: unknown };
+      expect(body.errors, query).toBeUndefined();
+      expect(body.data._meta.block).toBe(String(index.head.block));
+      const after = await statements();
+      expect(after.all - before.all, query).toBe(all);
+      expect(after.probe - before.probe, query).toBe(probes);
+    }
+  });
+
+  it("ten identical requests arriving together: one read of the index, ten equal answers of the index's truth", async () => {
+    const [[account]] = busiest() as [[string, number]];
+    const body = JSON.stringify({
+      query: `{ _meta { block } lockEvents(where: { account: "${account}" }, limit: 50) { items { txHash logIndex } } }`,
+    });
+    const own = await metric('api_graphql_answers_total{made="own"}');
+    const shared = await metric('api_graphql_answers_total{made="shared"}');
+    const release = await holdTable();
+    let answers: string[];
+    try {
+      const pending = Array.from({ length: 10 }, () => postBody(body).then((r) => r.text()));
+      await untilWaiting(1);
+      await sleep(200); // every other request has arrived: still one read waiting
+      expect(await waitingReads()).toBe(1);
+      await release();
+      answers = await Promise.all(pending);
+    } finally {
+      await release();
+    }
+    expect(new Set(answers).size).toBe(1);
+    const answer = JSON.parse(answers[0]!);
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data._meta.block).toBe(String(index.head.block));
+    const truth = index.events
+      .filter((e) => getAddress(e.account) === account || (e.recipient && getAddress(e.recipient) === account))
+      .sort((a, b) =>
+        a.blockNumber === b.blockNumber ? b.logIndex - a.logIndex : a.blockNumber > b.blockNumber ? -1 : 1,
+      )
+      .slice(0, 50);
+    expect(answer.data.lockEvents.items).toEqual(truth.map((e) => ({ txHash: e.txHash, logIndex: e.logIndex })));
+    expect(await metric('api_graphql_answers_total{made="own"}')).toBe(own + 1);
+    expect(await metric('api_graphql_answers_total{made="shared"}')).toBe(shared + 9);
+  });
+
+  it("an execution whose client hung up is shared with no one: the one that joined it runs its own", async () => {
+    const [[account]] = busiest() as [[string, number]];
+    const body = JSON.stringify({
+      query: `{ lockEvents(where: { account: "${account}" }, limit: 7) { items { txHash } } }`,
+    });
+    const own = await metric('api_graphql_answers_total{made="own"}');
+    const release = await holdTable();
+    try {
+      const leader = new AbortController();
+      const first = postBody(body, leader.signal).catch(() => "hung up");
+      await untilWaiting(1);
+      const second = postBody(body).then(async (r) => ({ status: r.status, body: await r.json() }));
+      await sleep(200); // the second has joined the first: no read of its own yet
+      expect(await waitingReads()).toBe(1);
+      leader.abort();
+      expect(await first).toBe("hung up");
+      // The first's read is cancelled; the second's own read takes its place behind the lock.
+      await untilWaiting(1);
+      await release();
+      const answer = await second;
+      expect(answer.status).toBe(200);
+      expect(answer.body.errors).toBeUndefined();
+      expect(answer.body.data.lockEvents.items).toHaveLength(7);
+    } finally {
+      await release();
+    }
+    expect(await metric('api_graphql_answers_total{made="own"}')).toBe(own + 2);
+  });
+
+  it("rows in flight: five different 1,000-row requests at once, four read the index, the fifth waits its turn", async () => {
+    const [[account]] = busiest() as [[string, number]];
+    const release = await holdTable();
+    try {
+      const pending = [1000, 999, 998, 997, 996].map((limit) =>
+        post(`{ lockEvents(where: { account: "${account}" }, limit: ${limit}) { items { logIndex } } }`).then(
+          async (r) => ((await r.json()) as { data: { lockEvents: { items: unknown[] } } }).data,
+        ),
+      );
+      await untilWaiting(4);
+      await sleep(200);
+      expect(await waitingReads()).toBe(4); // 3,994 rows held; 996 more would pass the 4,000
+      await release();
+      const pages = await Promise.all(pending);
+      const expected = Math.min(
+        996,
+        index.events.filter(
+          (e) => getAddress(e.account) === account || (e.recipient && getAddress(e.recipient) === account),
+        ).length,
+      );
+      expect(pages[4]!.lockEvents.items.length).toBe(expected);
+    } finally {
+      await release();
+    }
+  });
+
+  it("the body from Node's stream: a chunked body past 64 KiB is 413; a body that is not JSON is BAD_REQUEST", async () => {
+    const { port } = new URL(api.url);
+    const chunk = "x".repeat(16 * 1024);
+    const response = await new Promise<string>((resolve, reject) => {
+      const s = net.connect({ host: "127.0.0.1", port: Number(port) });
+      let got = "";
+      s.on("data", (d) => {
+        got += d.toString();
+      });
+      s.on("end", () => resolve(got));
+      s.on("close", () => resolve(got));
+      s.on("error", reject);
+      s.write(
+        "POST /graphql HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n" +
+          "transfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+      );
+      for (let i = 0; i < 5; i++) s.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+      s.write("0\r\n\r\n");
+    });
+    expect(response).toMatch(/^HTTP\/1\.1 413 /);
+    expect(response).toContain('"PAYLOAD_TOO_LARGE"');
+
+    for (const bad of ["{ not json", "[]", "42"]) {
+      const res = await postBody(bad, undefined, "application/graphql-response+json");
+      const answer = (await res.json()) as { errors: { extensions: { code: string } }[] };
+      expect(res.status, bad).toBe(400);
+      expect(answer.errors.map((e) => e.extensions.code)).toEqual(["BAD_REQUEST"]);
+    }
+    // The next request on the server is answered as usual.
+    const ok = await post("{ _meta { block } }");
+    expect(((await ok.json()) as { data: { _meta: { block: string } } }).data._meta.block).toBe(
+      String(index.head.block),
+    );
   });
 });
