@@ -6,32 +6,20 @@
  * after random activity, with a fresh lock in the last block, across a reorg; cursors hold their block while new
  * blocks arrive; the MCP tools answer what the routes answer; every answer matches its documented schema.
  */
-import { rmSync } from "node:fs";
-import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import fc from "fast-check";
 import { type Address, getAddress, parseEventLogs, zeroAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VeLockNFTAbi } from "../../abis";
-import { createApp } from "../../api/app";
-import { createRpcClient } from "../../api/chain/rpc";
-import { loadConfig } from "../../api/config";
-import { createLockIndex } from "../../api/locks/atBlock";
-import { silentLogger } from "../../api/observability/logger";
+import type { ApiApp } from "../../api/app";
 import { buildOpenApiDocument } from "../../api/openapi/document";
 import { DEVNET_ABIS } from "../../devnet/deploy";
-import { DEVNET_ACCOUNTS, type SeedResult } from "../../devnet/seed";
-import { send, startDevnet, type TestDevnet } from "../support/devnet";
-import { ACTORS, applyLockOps, headBlock, lockOpArb, prepareActors, readChainLocks } from "../support/lockChain";
+import { DEVNET_ACCOUNTS } from "../../devnet/seed";
+import { send, type TestDevnet } from "../support/devnet";
+import { type IndexChain, startIndexChain } from "../support/indexChain";
+import { ACTORS, applyLockOps, headBlock, lockOpArb, readChainLocks } from "../support/lockChain";
 import { openApiValidator } from "../support/openApiValidator";
-import {
-  createTestDatabase,
-  type IndexDb,
-  type PonderProcess,
-  startPonder,
-  type TestDatabase,
-  writeManifest,
-} from "../support/ponder";
+import type { IndexDb } from "../support/ponder";
 import { createSyntheticTables } from "../support/syntheticIndex";
 
 const E18 = 10n ** 18n;
@@ -54,40 +42,19 @@ type RowJson = { rank: number; address: string; veWei: string; lockedWei: string
 type EventJson = { kind: string; txHash: string; logIndex: number; tokenId: string; blockNumber: string };
 
 describe(`index API against the chain (${backend})`, () => {
-  let devnet: TestDevnet & { seed: SeedResult };
-  let database: TestDatabase;
-  let manifestFile: string;
-  let ponder: PonderProcess;
+  let chain: IndexChain;
+  let devnet: TestDevnet;
   let idx: IndexDb;
-  let app: ReturnType<typeof createApp>;
+  let app: ApiApp;
   let validate: ReturnType<typeof openApiValidator>;
 
   beforeAll(async () => {
-    devnet = await startDevnet({ seed: true });
-    await prepareActors(devnet);
-    database = await createTestDatabase();
-    manifestFile = writeManifest(devnet.deployment.manifest);
-    ponder = await startPonder({ rpcUrl: devnet.rpcUrl, manifestFile, database: database.forPonder() });
-    await ponder.waitForBlock(await headBlock(devnet), 120_000);
-    idx = await ponder.openDb();
-    const config = loadConfig({ NETWORK: "local", MANIFEST_FILE: manifestFile, RPC_URL: devnet.rpcUrl });
-    app = createApp({
-      // The comparisons send thousands of requests; the budget itself is test/index/router.test.ts's business.
-      config: { ...config, rateLimit: { max: 1_000_000, windowSec: 60 } },
-      rpc: createRpcClient({ url: devnet.rpcUrl, timeoutMs: 10_000 }),
-      lockIndex: createLockIndex({ db: idx.db, schema: ponder.schema }),
-      logger: silentLogger,
-    });
+    chain = await startIndexChain();
+    ({ devnet, idx, app } = chain);
     validate = openApiValidator(await buildOpenApiDocument());
   }, 180_000);
 
-  afterAll(async () => {
-    await idx?.close();
-    await ponder?.stop();
-    await devnet?.stop();
-    await database?.drop();
-    if (manifestFile) rmSync(path.dirname(manifestFile), { recursive: true, force: true });
-  });
+  afterAll(() => chain?.stop());
 
   /** GET a route; a 200 must match its documented schema. */
   async function get(route: string, documented: string): Promise<{ status: number; body: Json }> {
@@ -367,7 +334,7 @@ describe(`index API against the chain (${backend})`, () => {
     await fc.assert(
       fc.asyncProperty(fc.array(lockOpArb, { minLength: 6, maxLength: 12 }), async (ops) => {
         applied.push(await applyLockOps(devnet, ops));
-        await ponder.waitForBlock(await headBlock(devnet));
+        await chain.catchUp();
         await expectRoutesMatchChain();
       }),
       { numRuns: 3, endOnFailure: true },
@@ -384,7 +351,7 @@ describe(`index API against the chain (${backend})`, () => {
       args: [4_321n * E18, 0n, 30n * 86_400n, false, 1n],
     });
     const head = await headBlock(devnet);
-    await ponder.waitForBlock(head);
+    await chain.ponder.waitForBlock(head);
     const B = await expectRoutesMatchChain();
     expect(B).toBe(head);
     const { body } = await get(`/accounts/${fresh.address}/events?limit=1`, "/accounts/{address}/events");
@@ -406,7 +373,7 @@ describe(`index API against the chain (${backend})`, () => {
     });
     await devnet.clients.testClient.increaseTime({ seconds: 3 * 86_400 });
     await devnet.clients.testClient.mine({ blocks: 3 });
-    await ponder.waitForBlock(await headBlock(devnet));
+    await chain.catchUp();
     expect(BigInt((await get("/stats", "/stats")).body.blockNumber)).toBeGreaterThan(BigInt(B));
 
     for (const [first, route, documented, key] of [
@@ -469,7 +436,7 @@ describe(`index API against the chain (${backend})`, () => {
     const snapshot = await testClient.snapshot();
     await create(alice, 1_111n);
     await create(alice, 2_222n);
-    await ponder.waitForBlock(await headBlock(devnet));
+    await chain.catchUp();
     const onOldBranch = (await get("/stats", "/stats")).body;
     expect(BigInt(onOldBranch.blockNumber)).toBe(forkPoint + 2n);
 
@@ -477,7 +444,7 @@ describe(`index API against the chain (${backend})`, () => {
     await create(carol, 3_333n);
     await testClient.mine({ blocks: 4 });
     const newHead = await headBlock(devnet);
-    await ponder.waitForBlock(newHead);
+    await chain.ponder.waitForBlock(newHead);
     const B = await expectRoutesMatchChain();
     expect(B).toBeGreaterThanOrEqual(newHead);
     // A block replaced by the fork answers as the new chain has it.
@@ -488,7 +455,7 @@ describe(`index API against the chain (${backend})`, () => {
     const columns = `SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
       WHERE table_schema = $1 AND table_name IN ('lock', 'lock_event', '_ponder_checkpoint')
       ORDER BY table_name, column_name`;
-    const live = await idx.query(columns, [ponder.schema]);
+    const live = await idx.query(columns, [chain.ponder.schema]);
     const client = new PGlite();
     await createSyntheticTables((text) => client.query(text), "synthetic");
     const synthetic = (await client.query(columns, ["synthetic"])).rows;
