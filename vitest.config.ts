@@ -1,15 +1,9 @@
-import { createRequire } from "node:module";
 import { defineConfig } from "vitest/config";
-
-const require = createRequire(import.meta.url);
+import vite from "./vite.config.js";
 
 export default defineConfig({
-  resolve: {
-    // graphql 16 has no exports map: Node (the built API, tsx) loads its CommonJS main for every importer, but vite
-    // would give our sources its "module" build while graphql-yoga gets the CommonJS one — two graphql realms, whose
-    // types graphql refuses to mix. Resolve it as Node does.
-    alias: [{ find: /^graphql$/, replacement: require.resolve("graphql") }],
-  },
+  // One graphql realm for tests as for Ponder's build (see vite.config.ts).
+  resolve: vite.resolve,
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/globalSetup.ts"],
