@@ -187,6 +187,17 @@ try {
     return { ms: out, failed };
   }
 
+  /** The API process's V8 heap in use and the memory outside it (prom-client's gauges on /api/metrics), MB. */
+  async function heap(): Promise<{ used: number; external: number }> {
+    const text = await (await fetch(`${base}/api/metrics`)).text();
+    const gauge = (name: string) =>
+      Number(/\s(\S+)$/.exec(text.split("\n").find((l) => l.startsWith(`${name} `)) ?? " 0")![1]);
+    return {
+      used: gauge("nodejs_heap_size_used_bytes") / 2 ** 20,
+      external: gauge("nodejs_external_memory_bytes") / 2 ** 20,
+    };
+  }
+
   type Flood = { label: string; p99: number; baselineP99: number; peak: number; after15: number };
   /** Sockets that each pipeline PIPELINED of `bodies` (in order) and never read, held HOLD_MS, then closed. */
   async function flood(label: string, what: string, bodies: string[]): Promise<Flood> {
@@ -194,6 +205,7 @@ try {
     await warmUp([viaGraphql, viaRest]);
     const quiet = await health(BASELINE_MS);
     const rssBefore = rssMb(pid);
+    const heapBefore = await heap();
     const fdBefore = descriptors(pid);
     const samples: { rss: number; fd: number }[] = [];
     const sampler = setInterval(() => {
@@ -229,6 +241,7 @@ try {
       await sleep(closedAt + mark - performance.now());
       after.push({ rss: rssMb(pid), fd: descriptors(pid) });
     }
+    const heapAfter = await heap();
     clearInterval(sampler);
     const peakRss = Math.max(rssBefore, ...samples.map((s) => s.rss));
     const peakFd = Math.max(fdBefore, ...samples.map((s) => s.fd));
@@ -238,6 +251,9 @@ try {
         `   API process RSS ${rssBefore.toFixed(0)} MB → peak ${mb(peakRss - rssBefore)} (sampled every ` +
         `${SAMPLE_EVERY_MS} ms: ${duringSamples} during, ${samples.length} in all); after the sockets closed ` +
         `${AFTER_MS.map((m, i) => `${m / 1000} s ${mb(after[i]!.rss - rssBefore)}`).join(", ")}\n` +
+        `   V8 heap in use ${heapBefore.used.toFixed(0)} → ${heapAfter.used.toFixed(0)} MB, external memory ` +
+        `${heapBefore.external.toFixed(0)} → ${heapAfter.external.toFixed(0)} MB ${AFTER_MS.at(-1)! / 1000} s after ` +
+        `(what RSS keeps beyond these is freed memory the process has not handed back)\n` +
         `   descriptors ${fdBefore} → peak ${peakFd} → ${after.at(-1)!.fd} ${AFTER_MS.at(-1)! / 1000} s after; ` +
         `sockets still open at the end ${open}/${SILENT_SOCKETS}\n` +
         `   another client's /health: before p50 ${p(quiet, 50)} p99 ${p(quiet, 99)} ms (${quiet.ms.length}), during ` +
