@@ -238,16 +238,9 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
     return st;
   }
 
-  /** Runs statement `name` (its shape fixed by the name) with `values`, timed for onQuery. */
-  function run(
-    name: StatementName,
-    at: ReadAt,
-    values: Values,
-    body: (ev: SQL, p: Param, lock: SQL) => SQL,
-    whole = false,
-    signal?: CancelSignal,
-  ): Promise<Row[]> {
-    return timedQuery(options.onQuery, `index_${name}`, () => untimed(name, at, values, body, whole, signal));
+  /** Runs statement `name` (its shape fixed by the name), timed for onQuery as `index_<name>`. */
+  function run(...args: Parameters<typeof untimed>): Promise<Row[]> {
+    return timedQuery(options.onQuery, `index_${args[0]}`, () => untimed(...args));
   }
 
   /** Runs statement `name` with `values`; prepared when there is a pool. */
