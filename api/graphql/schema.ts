@@ -157,6 +157,19 @@ type PageArgs = { orderDirection: "asc" | "desc"; limit: number; after?: string 
 
 const address = (param: string, raw: string): Address => parseAddress(param, raw);
 
+/**
+ * A page of a list: the first `limit` of `rows` (which hold one more when a next page exists) as `json`, and its
+ * pageInfo, whose endCursor is the cursor of its last item (null for an empty page).
+ */
+function pageOf<R, J>(rows: readonly R[], limit: number, json: (row: R) => J, cursorOf: (last: R) => string) {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return {
+    items: items.map((row) => json(row)),
+    pageInfo: { hasNextPage: rows.length > limit, endCursor: last === undefined ? null : cursorOf(last) },
+  };
+}
+
 export function buildSchema() {
   return createSchema<GraphqlContext>({
     typeDefs,
@@ -181,17 +194,12 @@ export function buildSchema() {
           const rest = cursor
             ? ordered.filter((l) => (descending ? l.tokenId < cursor.after.tokenId : l.tokenId > cursor.after.tokenId))
             : ordered;
-          const items = rest.slice(0, args.limit);
-          const last = items.at(-1);
-          return {
-            items: items.map((l) => lockJson(l, time)),
-            pageInfo: {
-              hasNextPage: rest.length > args.limit,
-              endCursor: last
-                ? encodeCursor({ kind: "locks", block, after: { tokenId: last.tokenId, descending } })
-                : null,
-            },
-          };
+          return pageOf(
+            rest,
+            args.limit,
+            (l) => lockJson(l, time),
+            (l) => encodeCursor({ kind: "locks", block, after: { tokenId: l.tokenId, descending } }),
+          );
         },
 
         lockEvents: async (
@@ -217,17 +225,9 @@ export function buildSchema() {
             scope.rt.index.events(of, at, { limit: args.limit + 1, after: cursor?.after ?? null }, signal),
           );
           const { block } = await scope.at();
-          const items = rows.slice(0, args.limit);
-          const last = items.at(-1);
-          return {
-            items: items.map(eventJson),
-            pageInfo: {
-              hasNextPage: rows.length > args.limit,
-              endCursor: last
-                ? encodeCursor({ kind: "events", block, after: { block: last.blockNumber, logIndex: last.logIndex } })
-                : null,
-            },
-          };
+          return pageOf(rows, args.limit, eventJson, (e) =>
+            encodeCursor({ kind: "events", block, after: { block: e.blockNumber, logIndex: e.logIndex } }),
+          );
         },
 
         _meta: async (_: unknown, __: unknown, { scope }: GraphqlContext) => {
