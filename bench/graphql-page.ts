@@ -15,6 +15,8 @@
  *    identical requests cannot make it look cheaper than it is.
  * The machine is shared: every figure is a ratio within this run, printed with the load average.
  * Usage: npx tsx bench/graphql-page.ts [events=100000] [samples=300]
+ * GRAPHQL_PAGE_PARTS=1,2,2b: the parts to run (all by default); API_NODE_OPTIONS: NODE_OPTIONS of the API process
+ * (to try a V8 or allocator setting against the same floods).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
@@ -53,8 +55,9 @@ const served = await startServedIndex({
   serverUrl: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres",
   schema: SCHEMA,
   synthetic: { events: EVENTS, owners: Math.max(50, Math.round(EVENTS / 1_000)), seed: 31 },
-  env: { RATE_LIMIT_MAX: "1000000" },
+  env: { RATE_LIMIT_MAX: "1000000", NODE_OPTIONS: process.env.API_NODE_OPTIONS },
 });
+const PARTS = new Set((process.env.GRAPHQL_PAGE_PARTS ?? "1,2,2b").split(","));
 const recorded = createRecordedIndex(served.databaseUrl, SCHEMA);
 try {
   const { index } = served;
@@ -126,7 +129,7 @@ try {
     gqPrepared: [] as number[],
     restPrepared: [] as number[],
   };
-  const perRound = Math.floor(SAMPLES / ROUNDS);
+  const perRound = PARTS.has("1") ? Math.floor(SAMPLES / ROUNDS) : 0;
   for (let i = 0; i < perRound * ROUNDS; i++) {
     const a = busiest[i % busiest.length]!;
     // Rotate which goes first, so none always meets a warmer cache or a quieter moment.
@@ -153,18 +156,20 @@ try {
   const restPrepared = ratio(rounds.restPrepared);
   const show = (r: ReturnType<typeof ratio>) =>
     `${r.median.toFixed(2)}× (rounds ${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
-  console.log(
-    `\n1. an account's ${PAGE}-event page, ${perRound * ROUNDS} each, sequential, interleaved (median of ${ROUNDS} ` +
-      `rounds' p50 ratios); ${load()}`,
-  );
-  for (const s of sides) {
-    console.log(`   ${s.name.padEnd(18)} p50 ${pct(s.ms, 50).toFixed(2)} ms, p99 ${pct(s.ms, 99).toFixed(2)} ms`);
+  if (PARTS.has("1")) {
+    console.log(
+      `\n1. an account's ${PAGE}-event page, ${perRound * ROUNDS} each, sequential, interleaved (median of ${ROUNDS} ` +
+        `rounds' p50 ratios); ${load()}`,
+    );
+    for (const s of sides) {
+      console.log(`   ${s.name.padEnd(18)} p50 ${pct(s.ms, 50).toFixed(2)} ms, p99 ${pct(s.ms, 99).toFixed(2)} ms`);
+    }
+    console.log(`   GraphQL / REST ${show(gqRest)}; GraphQL / bare ${show(gqBare)}; REST / bare ${show(restBare)}`);
+    console.log(`   GraphQL / bare prepared ${show(gqPrepared)}; REST / bare prepared ${show(restPrepared)}`);
+    console.log(
+      `   API process: RSS ${rssStart.toFixed(0)} → ${rssMb(pid).toFixed(0)} MB, descriptors ${fdStart} → ${descriptors(pid)}`,
+    );
   }
-  console.log(`   GraphQL / REST ${show(gqRest)}; GraphQL / bare ${show(gqBare)}; REST / bare ${show(restBare)}`);
-  console.log(`   GraphQL / bare prepared ${show(gqPrepared)}; REST / bare prepared ${show(restPrepared)}`);
-  console.log(
-    `   API process: RSS ${rssStart.toFixed(0)} → ${rssMb(pid).toFixed(0)} MB, descriptors ${fdStart} → ${descriptors(pid)}`,
-  );
 
   // ------------------------------------------------------------------ 2. clients that never read
   /** Another client's /health, one request at a time, for `ms`. */
@@ -280,24 +285,32 @@ try {
     1_000 - i,
   ]);
   if (new Set(distinct.map(([a, n]) => `${a}/${n}`)).size !== requests) throw new Error("2b: a query repeats");
-  const two = await flood(
-    "2",
-    `the same query ${requests} times (${byCount[0]![0].slice(0, 10)}…, limit 1000; ${rows(same)} rows asked)`,
-    same.map(([a, n]) => graphqlBody(a, n)),
-  );
-  const twoB = await flood(
-    "2b",
-    `${requests} different queries (${new Set(distinct.map(([a]) => a)).size} accounts, limits ` +
-      `${distinct.at(-1)![1]}–1000; ${rows(distinct)} rows asked)`,
-    distinct.map(([a, n]) => graphqlBody(a, n)),
-  );
+  const floods: Flood[] = [];
+  if (PARTS.has("2"))
+    floods.push(
+      await flood(
+        "2",
+        `the same query ${requests} times (${byCount[0]![0].slice(0, 10)}…, limit 1000; ${rows(same)} rows asked)`,
+        same.map(([a, n]) => graphqlBody(a, n)),
+      ),
+    );
+  if (PARTS.has("2b"))
+    floods.push(
+      await flood(
+        "2b",
+        `${requests} different queries (${new Set(distinct.map(([a]) => a)).size} accounts, limits ` +
+          `${distinct.at(-1)![1]}–1000; ${rows(distinct)} rows asked)`,
+        distinct.map(([a, n]) => graphqlBody(a, n)),
+      ),
+    );
 
   console.log("");
-  console.log(
-    `figure: GraphQL page / bare SQL p50 = ${show(gqBare)}, REST / bare ${show(restBare)}; over the bare statement ` +
-      `prepared: GraphQL ${show(gqPrepared)}, REST ${show(restPrepared)}`,
-  );
-  for (const f of [two, twoB]) {
+  if (PARTS.has("1"))
+    console.log(
+      `figure: GraphQL page / bare SQL p50 = ${show(gqBare)}, REST / bare ${show(restBare)}; over the bare statement ` +
+        `prepared: GraphQL ${show(gqPrepared)}, REST ${show(restPrepared)}`,
+    );
+  for (const f of floods) {
     console.log(
       `figure: ${f.label}. another client's /health p99 during the flood = ${f.p99.toFixed(1)} ms ` +
         `(${(f.p99 / f.baselineP99).toFixed(1)}× its ${f.baselineP99.toFixed(1)} ms before; goal ≤ 50 ms); ` +
@@ -305,7 +318,7 @@ try {
     );
   }
   // Last: the line `npm run bench` prints as this bench's figure.
-  console.log(`figure: GraphQL page / REST page p50 = ${show(gqRest)} (goal ≤ 1.5); ${load()}`);
+  if (PARTS.has("1")) console.log(`figure: GraphQL page / REST page p50 = ${show(gqRest)} (goal ≤ 1.5); ${load()}`);
 } finally {
   await recorded.end();
   await served.stop();

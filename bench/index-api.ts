@@ -3,12 +3,14 @@
  * ≥ 500,000 events; test/support/syntheticIndex.ts, built by the indexer's own rules, tables and indexes from
  * ponder.schema.ts through Ponder's DDL generator), the whole app in process (`app.request`: routing, strict
  * parsing, the read, the JSON), and as the baseline in the same run the same SQL statements each route ran, sent
- * bare to the same pool (`pool.query(text, params)`).
+ * bare to the same pool two ways: unnamed (`pool.query(text, params)`: parsed and planned each time, as SQL sent by
+ * hand) and prepared under the names the API process gives them (parsed and planned once per connection; the floor).
  *
  * Printed: per route p50 / p99 route vs bare; page 500 of the board vs page 1; 1,000 concurrent board requests in
  * one block vs computations; time travel to past blocks vs the head, interleaved round by round with the load average
  * (bench/indexTimeTravel.ts); the ranking's one computation vs its bare SQL.
- * The last line (the figure): the worst route/bare p50 ratio over the page routes (each the median of 5 rounds).
+ * The last line (the figure): the worst route/bare p50 ratio over the page routes (each the median of 5 rounds), over
+ * the unnamed and over the prepared statements.
  * Usage: DATABASE_URL=… npx tsx bench/index-api.ts [events=520000] [samples=300] [travel rounds=7]
  * INDEX_API_DB=name: write the index into database `name` (created if missing) and keep it; a later run with the
  * same name and size reuses it (writing 520k events takes minutes), its indexes brought to ponder.schema.ts's.
@@ -121,34 +123,51 @@ try {
    * so a noisy moment of the machine falls on both sides alike (not on all of one side).
    */
   async function measure(name: string, paths: string[], samples = SAMPLES) {
-    for (const p of paths.slice(0, 20)) await get(p); // warm-up: plans, pages, JIT
+    for (const p of paths.slice(0, 20)) {
+      // warm-up: plans, pages, JIT, and the prepared statements on every pooled connection
+      recorded.take();
+      await get(p);
+      const batch = recorded.take();
+      for (let c = 0; c < 10; c++) await recorded.bare(batch, { prepared: true });
+    }
     const route: number[] = [];
     const bare: number[] = [];
+    const prepared: number[] = [];
     const rounds: number[] = [];
+    const preparedRounds: number[] = [];
     const perRound = Math.max(1, Math.floor(samples / PAGE_ROUNDS));
     for (let i = 0; i < samples; i++) {
       recorded.take();
       let t = performance.now();
       await get(paths[i % paths.length] as string);
       route.push(performance.now() - t);
-      // Bare: the same statements as plain queries (parsed and planned every time, as SQL sent by hand).
       const batch = recorded.take();
+      // Bare: the same statements as plain queries (parsed and planned every time, as SQL sent by hand), and
+      // prepared under the names the API process gives them (parsed and planned once per connection: the floor).
       t = performance.now();
       await recorded.bare(batch);
       bare.push(performance.now() - t);
+      t = performance.now();
+      await recorded.bare(batch, { prepared: true });
+      prepared.push(performance.now() - t);
       if ((i + 1) % perRound === 0) {
         const from = i + 1 - perRound;
-        rounds.push(pct(route.slice(from), 50) / Math.max(pct(bare.slice(from), 50), 1e-3));
+        const routeP50 = pct(route.slice(from), 50);
+        rounds.push(routeP50 / Math.max(pct(bare.slice(from), 50), 1e-3));
+        preparedRounds.push(routeP50 / Math.max(pct(prepared.slice(from), 50), 1e-3));
       }
     }
     // The figure: the median of the rounds' p50 ratios (a burst of the machine moves one round, not the figure).
     const ratio = pct(rounds, 50);
+    const preparedRatio = pct(preparedRounds, 50);
     console.log(
       `${name.padEnd(34)} route p50 ${fmt(pct(route, 50))} p99 ${fmt(pct(route, 99))} ms | bare SQL p50 ` +
         `${fmt(pct(bare, 50))} p99 ${fmt(pct(bare, 99))} ms | ${ratio.toFixed(2)}× (median of ${rounds.length} rounds: ` +
-        `${Math.min(...rounds).toFixed(2)}–${Math.max(...rounds).toFixed(2)})`,
+        `${Math.min(...rounds).toFixed(2)}–${Math.max(...rounds).toFixed(2)}) | prepared p50 ${fmt(pct(prepared, 50))} ` +
+        `p99 ${fmt(pct(prepared, 99))} ms | ${preparedRatio.toFixed(2)}× (${Math.min(...preparedRounds).toFixed(2)}–` +
+        `${Math.max(...preparedRounds).toFixed(2)})`,
     );
-    return { route, bare, ratio };
+    return { route, bare, ratio, preparedRatio };
   }
 
   const pick = <T>(xs: T[], n: number, seed = 1) => {
@@ -175,7 +194,7 @@ try {
     `\nper route, ${SAMPLES} sequential requests each, at the head unless said (p50 / p99); load average ` +
       `${loadAverage()}:`,
   );
-  const pages: { name: string; ratio: number }[] = [];
+  const pages: { name: string; ratio: number; preparedRatio: number }[] = [];
   const page = async (name: string, paths: string[]) => pages.push({ name, ...(await measure(name, paths)) });
   await page(
     "GET /locks/{id}",
@@ -277,8 +296,10 @@ try {
   const worstTravel = travel.reduce((a, b) => (b.ratio > a.ratio ? b : a));
 
   const worst = pages.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+  const worstPrepared = pages.reduce((a, b) => (b.preparedRatio > a.preparedRatio ? b : a));
   console.log(
-    `\nfigure: worst page route / bare SQL p50 = ${worst.ratio.toFixed(2)}× (${worst.name}; goal ≤ 1.5); board page ` +
+    `\nfigure: worst page route / bare SQL p50 = ${worst.ratio.toFixed(2)}× (${worst.name}; goal ≤ 1.5); over the ` +
+      `statements prepared ${worstPrepared.preparedRatio.toFixed(2)}× (${worstPrepared.name}); board page ` +
       `${page500}/1 = ${(pct(p500.route, 50) / pct(p1.route, 50)).toFixed(2)}×; 1,000 requests = ${fresh.computed} ` +
       `computation; time travel worst ${worstTravel.ratio.toFixed(2)}× (${worstTravel.name}; goal ≤ 3; load ${loadAverage()})`,
   );
