@@ -12,13 +12,16 @@
  *    15 s after the sockets close; another client's `/health` p50/p99 during, over its own p50/p99 in the seconds
  *    before;
  * 2b. the same, but all 200 requests different (other accounts, other limits ≤ 1,000), so an answer shared between
- *    identical requests cannot make it look cheaper than it is.
+ *    identical requests cannot make it look cheaper than it is;
+ * 2c, 2d. 2b again on the same process, twice, 15 s apart: what RSS keeps after 2b is mostly reused, and the
+ *    process levels off (what stays is the grown heap, not a leak).
  * The machine is shared: every figure is a ratio within this run, printed with the load average.
  * Usage: npx tsx bench/graphql-page.ts [events=100000] [samples=300]
- * GRAPHQL_PAGE_PARTS=1,2,2b: the parts to run (all by default); API_NODE_OPTIONS: NODE_OPTIONS of the API process
- * (to try a V8 or allocator setting against the same floods).
+ * GRAPHQL_PAGE_PARTS=1,2,2b,2c: the parts to run (all by default); API_NODE_OPTIONS: NODE_OPTIONS of the API process
+ * (to try a V8 or allocator setting against the same floods); API_LOG_FILE=f: the API process's output of flood X
+ * written to f.X (e.g. with API_NODE_OPTIONS=--trace-gc).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { getAddress } from "viem";
 import { buildOnce } from "../test/support/build";
@@ -57,7 +60,7 @@ const served = await startServedIndex({
   synthetic: { events: EVENTS, owners: Math.max(50, Math.round(EVENTS / 1_000)), seed: 31 },
   env: { RATE_LIMIT_MAX: "1000000", NODE_OPTIONS: process.env.API_NODE_OPTIONS },
 });
-const PARTS = new Set((process.env.GRAPHQL_PAGE_PARTS ?? "1,2,2b").split(","));
+const PARTS = new Set((process.env.GRAPHQL_PAGE_PARTS ?? "1,2,2b,2c").split(","));
 const recorded = createRecordedIndex(served.databaseUrl, SCHEMA);
 try {
   const { index } = served;
@@ -203,11 +206,13 @@ try {
     };
   }
 
-  type Flood = { label: string; p99: number; baselineP99: number; peak: number; after15: number };
+  type Flood = { label: string; p99: number; baselineP99: number; rssBefore: number; peak: number; after15: number };
   /** Sockets that each pipeline PIPELINED of `bodies` (in order) and never read, held HOLD_MS, then closed. */
-  async function flood(label: string, what: string, bodies: string[]): Promise<Flood> {
-    ({ pid, url: base } = await served.restartApi());
-    await warmUp([viaGraphql, viaRest]);
+  async function flood(label: string, what: string, bodies: string[], fresh = true): Promise<Flood> {
+    if (fresh) {
+      ({ pid, url: base } = await served.restartApi());
+      await warmUp([viaGraphql, viaRest]);
+    }
     const quiet = await health(BASELINE_MS);
     const rssBefore = rssMb(pid);
     const heapBefore = await heap();
@@ -236,11 +241,13 @@ try {
       );
       sockets.push(s);
     }
+    const floodAt = Date.now();
     const during = await health(HOLD_MS);
     const duringSamples = samples.length;
     const open = sockets.filter((s) => !s.destroyed).length;
     for (const s of sockets) s.destroy();
     const closedAt = performance.now();
+    if (process.env.API_LOG_FILE) console.log(`   (flood ${floodAt} → ${Date.now()} ms since the epoch)`);
     const after: { rss: number; fd: number }[] = [];
     for (const mark of AFTER_MS) {
       await sleep(closedAt + mark - performance.now());
@@ -248,6 +255,7 @@ try {
     }
     const heapAfter = await heap();
     clearInterval(sampler);
+    if (process.env.API_LOG_FILE) writeFileSync(`${process.env.API_LOG_FILE}.${label}`, served.api.log());
     const peakRss = Math.max(rssBefore, ...samples.map((s) => s.rss));
     const peakFd = Math.max(fdBefore, ...samples.map((s) => s.fd));
     const p = (h: { ms: number[] }, q: number) => pct(h.ms, q).toFixed(1);
@@ -270,6 +278,7 @@ try {
       label,
       p99: pct(during.ms, 99),
       baselineP99: pct(quiet.ms, 99),
+      rssBefore,
       peak: peakRss - rssBefore,
       after15: after.at(-1)!.rss - rssBefore,
     };
@@ -286,6 +295,7 @@ try {
   ]);
   if (new Set(distinct.map(([a, n]) => `${a}/${n}`)).size !== requests) throw new Error("2b: a query repeats");
   const floods: Flood[] = [];
+  const bodiesOf = (asked: [string, number][]) => asked.map(([a, n]) => graphqlBody(a, n));
   if (PARTS.has("2"))
     floods.push(
       await flood(
@@ -300,9 +310,15 @@ try {
         "2b",
         `${requests} different queries (${new Set(distinct.map(([a]) => a)).size} accounts, limits ` +
           `${distinct.at(-1)![1]}–1000; ${rows(distinct)} rows asked)`,
-        distinct.map(([a, n]) => graphqlBody(a, n)),
+        bodiesOf(distinct),
       ),
     );
+  // 2c, 2d. the same flood again on the same process, twice: what 2b left in RSS is mostly reused; the process
+  // levels off (no leak).
+  if (PARTS.has("2b") && PARTS.has("2c"))
+    for (const label of ["2c", "2d"]) {
+      floods.push(await flood(label, "2b again on the same process, 15 s after the last", bodiesOf(distinct), false));
+    }
 
   console.log("");
   if (PARTS.has("1"))
@@ -315,6 +331,14 @@ try {
       `figure: ${f.label}. another client's /health p99 during the flood = ${f.p99.toFixed(1)} ms ` +
         `(${(f.p99 / f.baselineP99).toFixed(1)}× its ${f.baselineP99.toFixed(1)} ms before; goal ≤ 50 ms); ` +
         `RSS peak ${mb(f.peak)}, ${mb(f.after15)} 15 s after`,
+    );
+  }
+  const first = floods.find((f) => f.label === "2b");
+  for (const f of floods.filter((x) => x.label === "2c" || x.label === "2d")) {
+    if (!first) break;
+    console.log(
+      `figure: ${f.label}. RSS 15 s after it ${mb(f.rssBefore + f.after15 - first.rssBefore)} over the process before ` +
+        `2b (2b left ${mb(first.after15)}); this flood added ${mb(f.after15)}`,
     );
   }
   // Last: the line `npm run bench` prints as this bench's figure.
