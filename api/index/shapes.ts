@@ -3,14 +3,15 @@
  * OpenAPI document and the MCP tools' output schemas) and the envelope every answer shares. Wei amounts, token
  * ids, block numbers and times are decimal strings; addresses EIP-55.
  */
-import { type Address, getAddress } from "viem";
+import type { Address } from "viem";
 import { LOCK_EVENT_KINDS } from "../../indexer/rules";
 import type { LockEventState, LockState } from "../locks/atBlock";
 import { effectiveLockEnd, lockVe } from "../math";
 import type { JsonSchema } from "../openapi/jsonSchema";
 import { addressString, boolean, constant, integer, object, uintString } from "../openapi/jsonSchema";
+import { checksummedAddress } from "./checksum";
 
-const checksummed = (a: Address | null) => (a === null ? null : getAddress(a));
+const checksummed = (a: Address | null) => (a === null ? null : checksummedAddress(a));
 const nullable = (schema: JsonSchema, description: string): JsonSchema => ({
   anyOf: [schema, { type: "null" }],
   description,
@@ -105,7 +106,7 @@ export function eventJson(e: LockEventState) {
   return {
     kind: e.kind,
     tokenId: e.tokenId.toString(),
-    account: getAddress(e.account),
+    account: checksummedAddress(e.account),
     amountWei: e.amount === null ? null : e.amount.toString(),
     lockEnd: e.lockEnd.toString(),
     autoMax: e.autoMax,
