@@ -19,9 +19,11 @@ export const GRAPHQL_LIMITS = {
   rows: 2000,
   /**
    * Rows all GraphQL requests of one process may have in flight (read, executed, encoded) at once; a request waits
-   * for its rows to fit, and the wait counts toward its time (api/graphql/admission.ts).
+   * for its rows to fit, and the wait counts toward its time (api/graphql/admission.ts). 2,000 rather than 4,000:
+   * under 50 unread connections asking 200 different 1,000-row queries, another client's p99 was 36–50 ms against
+   * 49–69 ms in alternating runs (bench/graphql-page.ts, flood 2b), with fewer answers finishing in the same turn.
    */
-  rowsInFlight: 4000,
+  rowsInFlight: 2000,
   /** The whole execution; then every index read still open is cancelled. */
   timeMs: 2000,
   /** The serialised answer, bytes. */
