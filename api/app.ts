@@ -8,6 +8,7 @@ import { ApiError, InternalError, MethodNotAllowedError, NotFoundError, Unauthor
 import { metricsAccess } from "./http/metricsAccess";
 import type { NodeHotPath } from "./http/nodeHotPath";
 import { rateLimit } from "./http/rateLimit";
+import { builtStaticAssets } from "./http/staticAssets";
 import { indexRouter, indexRuntime } from "./index/router";
 import { MCP_CORS_METHODS, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
 import { createGate } from "./mcp/v1/gate";
@@ -15,7 +16,6 @@ import { v1Router } from "./mcp/v1/router";
 import { createLogger } from "./observability/logger";
 import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
 import { registerDocsRoutes } from "./openapi/docsRoutes";
-import { builtStaticAssets } from "./openapi/staticAssets";
 import {
   GRAPHQL_PATH,
   HEALTH_PATH,

@@ -8,6 +8,7 @@ import type { MulticallVia } from "./chain/multicall";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
 import type { PeerAddressSource } from "./http/clientIp";
+import type { StaticAssets } from "./http/staticAssets";
 import type { VeBoards } from "./index/veBoard";
 import type { LockIndex } from "./locks/atBlock";
 import type { LockStore } from "./locks/types";
@@ -15,7 +16,6 @@ import type { IndexWatermarkSource } from "./locks/watermark";
 import type { Gate } from "./mcp/v1/gate";
 import type { Logger } from "./observability/logger";
 import type { Metrics } from "./observability/metrics";
-import type { StaticAssets } from "./openapi/staticAssets";
 import type { RateLimiter } from "./ratelimit/limiter";
 
 /** Everything the routes need from the outside world; tests build it from real parts. */

@@ -5,10 +5,9 @@ import { lockRoute } from "./index/lock";
 import { statsRoute } from "./index/stats";
 import { preflightRoute } from "./mcp/v1/preflight";
 import { ACTIONS, type PrepareAction } from "./mcp/v1/prepare";
+import { PREPARE_SERVED_PATH, prepareRouteDefinition } from "./mcp/v1/prepare/routeDefinitions";
 import { quoteRoute } from "./mcp/v1/quote";
 import { stateRoute } from "./mcp/v1/state";
-import { PREPARE_SERVED_PATH, prepareRouteDefinition } from "./openapi/prepareRoutes";
-import type { RouteDefinition, SupplyRouteDefinition } from "./openapi/routeDefinition";
 import {
   DOCS_ASSETS_PATH,
   DOCS_PATH,
@@ -22,7 +21,9 @@ import {
   SUPPLY_BASE,
   V1_BASE,
 } from "./paths";
+import type { RouteDefinition } from "./route/definition";
 import { SUPPLY_ROUTES } from "./supply/router";
+import type { SupplyRouteDefinition } from "./supply/supplyError";
 
 /**
  * Every documented route, in the order of the spec (§4.1, §4.2, §4.3), with where it is mounted. The

@@ -6,7 +6,7 @@
  *   (they come from `npm ci --omit=dev`), with a source map (`node --enable-source-maps`).
  * - dist/deployments/: the manifests the API reads (api/manifest.ts resolves them beside the bundle).
  * - dist/static/: the docs UI's assets under content-hashed names, each beside its brotli and gzip forms,
- *   and manifest.json naming them (api/openapi/staticAssets.ts serves from it). The Scalar bundle comes
+ *   and manifest.json naming them (api/http/staticAssets.ts serves from it). The Scalar bundle comes
  *   from the pinned @scalar/api-reference, a devDependency: the 170 MB package stays out of production.
  *
  * Compression (brotli 11 takes ~8 s on this bundle) is skipped when the hashed file is already there, so a

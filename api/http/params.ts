@@ -10,7 +10,7 @@ const MAX_UINT256 = 2n ** 256n - 1n;
 
 /**
  * The form of each parameter kind, as the parsers below check it and as the OpenAPI / MCP schemas state it
- * (api/openapi/jsonSchema.ts reads these): one pattern per kind, declared once.
+ * (api/route/jsonSchema.ts reads these): one pattern per kind, declared once.
  */
 export const PARAM_PATTERNS = {
   /** `0x` + 40 hex. A mixed-case address must also carry a valid EIP-55 checksum, which no pattern can say. */

@@ -1,8 +1,8 @@
 import type { Hono } from "hono";
 import type { AppDeps } from "../deps";
 import { parseAddress, parseQuery } from "../http/params";
-import { array, object } from "../openapi/jsonSchema";
-import type { RouteDefinition } from "../openapi/routeDefinition";
+import type { RouteDefinition } from "../route/definition";
+import { array, object } from "../route/jsonSchema";
 import { answer, type IndexRuntime, readAtBlock } from "./pin";
 import { ADDRESS_PATH, BLOCK_PARAM } from "./query";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, EXAMPLE_LOCK, LOCK_SCHEMA, lockJson } from "./shapes";

@@ -7,8 +7,8 @@ import type { Address } from "viem";
 import { LOCK_EVENT_KINDS } from "../../indexer/rules";
 import type { LockEventState, LockState } from "../locks/atBlock";
 import { effectiveLockEnd, lockVe } from "../math";
-import type { JsonSchema } from "../openapi/jsonSchema";
-import { addressString, boolean, constant, integer, object, uintString } from "../openapi/jsonSchema";
+import type { JsonSchema } from "../route/jsonSchema";
+import { addressString, boolean, constant, integer, object, uintString } from "../route/jsonSchema";
 import { checksummedAddress } from "./checksum";
 
 const checksummed = (a: Address | null) => (a === null ? null : checksummedAddress(a));

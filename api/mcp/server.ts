@@ -19,7 +19,7 @@ import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
 import { onHangUp, PARENT_HANG_UP } from "../http/hangUp";
 import { chargeRateLimit, limitedPrefix, type RateLimitOptions } from "../http/rateLimit";
-import { type JsonSchema, kindRule, paramSchema } from "../openapi/jsonSchema";
+import { type JsonSchema, kindRule, paramSchema } from "../route/jsonSchema";
 import { V1_OPERATIONS, type V1Operation } from "../routes";
 import {
   assemble,

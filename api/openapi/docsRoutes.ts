@@ -2,16 +2,16 @@ import type { Hono, MiddlewareHandler } from "hono";
 import { memoizeSuccess } from "../cache/memo";
 import { NotFoundError } from "../http/errors";
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
+import { chooseEncoding, matchesIfNoneMatch, type StaticAssets } from "../http/staticAssets";
 import { DOCS_ASSETS_PATH, DOCS_PATH, OPENAPI_PATH } from "../paths";
 import { DOCS_CSP, type DocsScripts, docsPage } from "./docsPage";
 import { buildOpenApiDocument } from "./document";
-import { chooseEncoding, matchesIfNoneMatch, type StaticAssets } from "./staticAssets";
 
 /** A year: the longest max-age caches honour; a hashed name's bytes never change (RFC 8246 immutable). */
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
 export type DocsRoutesOptions = {
-  /** The built assets (api/openapi/staticAssets.ts); null → /docs serves its listing without the UI. */
+  /** The built assets (api/http/staticAssets.ts); null → /docs serves its listing without the UI. */
   assets: StaticAssets | null;
   /** The docs, the document and the assets cost the `docs` budget of the client, like every other prefix. */
   rateLimit: RateLimitOptions;

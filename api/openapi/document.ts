@@ -2,6 +2,9 @@ import { ERROR_STATUS, type ErrorCode } from "../http/errors";
 import type { ParamDoc } from "../http/params";
 import { limitedPrefix } from "../http/rateLimit";
 import { loadManifest, type Manifest } from "../manifest";
+import { prepareExample } from "../mcp/v1/prepare/routeDefinitions";
+import type { JsonSchema } from "../route/jsonSchema";
+import { kindRule, paramSchema } from "../route/jsonSchema";
 import { INFRASTRUCTURE_ROUTES, OPERATIONS, type SupplyOperation, type V1Operation } from "../routes";
 import { SUPPLY_ERROR_STATUS } from "../supply/supplyError";
 import {
@@ -11,9 +14,6 @@ import {
   SUPPLY_ERROR_MEANINGS,
   SUPPLY_ERROR_SCHEMA,
 } from "./errorCatalogue";
-import type { JsonSchema } from "./jsonSchema";
-import { kindRule, paramSchema } from "./jsonSchema";
-import { prepareExample } from "./prepareRoutes";
 
 /**
  * The OpenAPI 3.1 document of the API, built from the route catalogue (the definitions the routes are

@@ -18,8 +18,8 @@ import {
   UnsupportedMediaTypeError,
 } from "../http/errors";
 import { READY_TO_FINALIZE_BITS } from "../mcp/v1/gate";
+import { type JsonSchema, object } from "../route/jsonSchema";
 import { SUPPLY_ERROR_STATUS, type SupplyErrorCode } from "../supply/supplyError";
-import { type JsonSchema, object } from "./jsonSchema";
 
 /**
  * What each error code means, and an example envelope made by the error class that raises it, so the

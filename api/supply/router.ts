@@ -18,10 +18,9 @@ import { type NodeHotPath, originTarget } from "../http/nodeHotPath";
 import { requestIdFor, requestIdFrom } from "../http/requestId";
 import { deployedAddress } from "../manifest";
 import { throttledWarnings } from "../observability/throttle";
-import type { SupplyRouteDefinition } from "../openapi/routeDefinition";
 import { SUPPLY_BASE } from "../paths";
 import { readCirculatingSupply, readTotalSupply } from "./reads";
-import { SupplyError, type SupplyErrorCode, toSupplyError } from "./supplyError";
+import { SupplyError, type SupplyErrorCode, type SupplyRouteDefinition, toSupplyError } from "./supplyError";
 import { formatWei2 } from "./wei";
 
 /** spec §8: 5 minutes for total and circulating, 24 hours for max. */

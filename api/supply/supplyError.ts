@@ -59,3 +59,16 @@ export function toSupplyError(error: unknown): SupplyError {
   // Anything else (a bug, a method refused by the allowlist) must still fail closed, never as a figure.
   return new SupplyError("SUPPLY_RPC_UNREACHABLE", error instanceof Error ? error.message : String(error));
 }
+
+/** A supply route (spec §4.1): its own envelope `{ result }`, `?format=bare` for text/plain, its own codes. */
+export type SupplyRouteDefinition = {
+  path: string;
+  operationId: string;
+  summary: string;
+  description: string;
+  /** The `result` of the example (a 2-decimal string, or null for max). */
+  example: string | null;
+  errors: readonly SupplyErrorCode[];
+  /** Cache-Control max-age of a success, in seconds (spec §8). */
+  maxAgeSec: number;
+};

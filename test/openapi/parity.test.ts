@@ -5,7 +5,7 @@ import { ACTION_NAMES } from "../../api/mcp/v1/prepare";
 import { createLogger } from "../../api/observability/logger";
 import { docsPage } from "../../api/openapi/docsPage";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../api/openapi/document";
-import { ADDRESS_PATTERN, BOOL_PATTERN, CURSOR_PATTERN, UINT256_PATTERN } from "../../api/openapi/jsonSchema";
+import { ADDRESS_PATTERN, BOOL_PATTERN, CURSOR_PATTERN, UINT256_PATTERN } from "../../api/route/jsonSchema";
 import { INFRASTRUCTURE_ROUTES } from "../../api/routes";
 import { type DocOperation, openApiValidator } from "../support/openApiValidator";
 

@@ -1,8 +1,8 @@
 import type { Hono } from "hono";
 import type { AppDeps } from "../../deps";
 import { parseQuery } from "../../http/params";
-import { array, boolean, constant, integer, object, uintString } from "../../openapi/jsonSchema";
-import type { RouteDefinition } from "../../openapi/routeDefinition";
+import type { RouteDefinition } from "../../route/definition";
+import { array, boolean, constant, integer, object, uintString } from "../../route/jsonSchema";
 import { PREFLIGHT_BITS, preflightBitsSet } from "./gate";
 
 /**

@@ -11,8 +11,8 @@ import type { ParamDoc } from "../../http/params";
 import { parseQuery } from "../../http/params";
 import { deployedAddress, type Manifest } from "../../manifest";
 import { applyMinVeOutClamp, BPS, bonusBpsVsPrincipalClaim, DEFAULT_SLIPPAGE_BPS } from "../../math";
-import { constant, integer, object, uintString } from "../../openapi/jsonSchema";
-import type { RouteDefinition } from "../../openapi/routeDefinition";
+import type { RouteDefinition } from "../../route/definition";
+import { constant, integer, object, uintString } from "../../route/jsonSchema";
 
 /**
  * GET /quote/lock-via-furnace (spec §4.2, protocol.md §5): one FurnaceQuoter.quoteEnterWithClaim

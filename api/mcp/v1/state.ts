@@ -13,8 +13,8 @@ import { readSnapshot, type SnapshotContracts } from "../../locks/snapshot";
 import type { IndexedLockIds, LockStore } from "../../locks/types";
 import { deployedAddress, type Manifest } from "../../manifest";
 import { causeOf, type ThrottledWarn, throttledWarnings } from "../../observability/throttle";
-import { addressString, array, boolean, constant, integer, object, uintString } from "../../openapi/jsonSchema";
-import type { RouteDefinition } from "../../openapi/routeDefinition";
+import type { RouteDefinition } from "../../route/definition";
+import { addressString, array, boolean, constant, integer, object, uintString } from "../../route/jsonSchema";
 
 /**
  * GET /state/:address (spec §2.3, §4.2; protocol.md §5; issue 13): one block B, read in one Multicall3

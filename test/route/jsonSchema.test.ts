@@ -3,7 +3,7 @@ import { getAddress } from "viem";
 import { describe, expect, it } from "vitest";
 import { parseAddress, parseBool, parseUint256 } from "../../api/http/params";
 import { mcpTools, toolCallPath } from "../../api/mcp/server";
-import { ADDRESS_PATTERN, BOOL_PATTERN, paramSchema, UINT256_PATTERN } from "../../api/openapi/jsonSchema";
+import { ADDRESS_PATTERN, BOOL_PATTERN, paramSchema, UINT256_PATTERN } from "../../api/route/jsonSchema";
 
 // The documented parameter patterns against the strict parsers that serve the routes: a pattern must
 // accept exactly what its parser accepts, except what no regular expression can check (the uint256

@@ -5,14 +5,14 @@ import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../api/app";
 import { loadConfig } from "../../api/config";
-import { createLogger } from "../../api/observability/logger";
 import {
   builtStaticAssets,
   chooseEncoding,
   loadStaticAssets,
   matchesIfNoneMatch,
   StaticAssetsMissingError,
-} from "../../api/openapi/staticAssets";
+} from "../../api/http/staticAssets";
+import { createLogger } from "../../api/observability/logger";
 
 const logger = createLogger({ level: "error" });
 const appWith = (env: Record<string, string> = {}) =>

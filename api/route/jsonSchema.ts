@@ -3,7 +3,7 @@ import { PARAM_PATTERNS, type ParamDoc, type ParamKind } from "../http/params";
 /**
  * JSON Schema (2020-12, the dialect of OpenAPI 3.1) for what the API reads and writes. The parameter
  * schemas are the documented face of the strict parsers in api/http/params.ts; a unit test
- * (test/openapi/jsonSchema.test.ts) checks that each pattern accepts exactly what its parser accepts.
+ * (test/route/jsonSchema.test.ts) checks that each pattern accepts exactly what its parser accepts.
  */
 export type JsonSchema = { readonly [keyword: string]: unknown };
 

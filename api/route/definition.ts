@@ -1,6 +1,5 @@
 import type { ErrorCode } from "../http/errors";
 import type { ParamDoc } from "../http/params";
-import type { SupplyErrorCode } from "../supply/supplyError";
 import type { JsonSchema } from "./jsonSchema";
 
 /**
@@ -32,17 +31,4 @@ export type RouteDefinition = {
   verb?: string;
   /** The steps a prepare action can return, in order; prepare actions only. */
   steps?: readonly string[];
-};
-
-/** A supply route (spec §4.1): its own envelope `{ result }`, `?format=bare` for text/plain, its own codes. */
-export type SupplyRouteDefinition = {
-  path: string;
-  operationId: string;
-  summary: string;
-  description: string;
-  /** The `result` of the example (a 2-decimal string, or null for max). */
-  example: string | null;
-  errors: readonly SupplyErrorCode[];
-  /** Cache-Control max-age of a success, in seconds (spec §8). */
-  maxAgeSec: number;
 };

@@ -1,7 +1,6 @@
-import type { ErrorCode } from "../http/errors";
-import type { Manifest } from "../manifest";
-import { ACTIONS, type PrepareAction } from "../mcp/v1/prepare";
-import { exampleChain } from "./exampleChain";
+import type { ErrorCode } from "../../../http/errors";
+import type { Manifest } from "../../../manifest";
+import type { RouteDefinition } from "../../../route/definition";
 import {
   ADDRESS_PATTERN,
   constant,
@@ -11,8 +10,9 @@ import {
   type JsonSchema,
   object,
   uintString,
-} from "./jsonSchema";
-import type { RouteDefinition } from "./routeDefinition";
+} from "../../../route/jsonSchema";
+import { exampleChain } from "./exampleChain";
+import { ACTIONS, type PrepareAction } from "./index";
 
 /**
  * The ten prepare routes as documented routes, derived from the ACTIONS table that serves them

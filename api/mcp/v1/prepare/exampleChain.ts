@@ -1,5 +1,5 @@
 import { encodeAbiParameters, toFunctionSelector } from "viem";
-import { decodeWith, type RpcClient, type RpcRequest } from "../chain/rpc";
+import { decodeWith, type RpcClient, type RpcRequest } from "../../../chain/rpc";
 
 /**
  * A fixed chain state the documentation's prepare examples are computed against: every allowance is 0
