@@ -9,7 +9,7 @@ import { metricsAccess } from "./http/metricsAccess";
 import type { NodeHotPath } from "./http/nodeHotPath";
 import { rateLimit } from "./http/rateLimit";
 import { builtStaticAssets } from "./http/staticAssets";
-import { indexRouter, indexRuntime } from "./index/router";
+import { indexRouter } from "./index/router";
 import { MCP_CORS_METHODS, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
 import { createGate } from "./mcp/v1/gate";
 import { v1Router } from "./mcp/v1/router";
@@ -27,6 +27,8 @@ import {
   V1_BASE,
 } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
+import { createIndexRuntime, NO_INDEX } from "./read/runtime";
+import { V1_OPERATIONS } from "./routes";
 import { assumedMulticallVia } from "./startup/multicall3";
 import { supplyApi } from "./supply/router";
 
@@ -53,10 +55,9 @@ export function appDeps(input: AppDepsInput): AppDeps {
         manifest: input.config.manifest,
         readTimeoutMs: v1DeadlineMs(input.config.rpcTimeoutMs),
       }),
-    locks: input.locks ?? null,
+    index: { ...NO_INDEX, ...input.index },
     staticAssets: input.staticAssets === undefined ? builtStaticAssets(logger) : input.staticAssets,
     multicall: input.multicall ?? assumedMulticallVia(input.config),
-    lockIndex: input.lockIndex ?? null,
   };
 }
 
@@ -130,20 +131,27 @@ export function createApp(input: AppDepsInput): ApiApp {
     });
   }
   if (deps.gate.cache) metrics.caches.register("preflight", deps.gate.cache);
-  if (deps.indexWatermark?.cache) metrics.caches.register("index_watermark", deps.indexWatermark.cache);
+  if (deps.index.watermark?.cache) metrics.caches.register("index_watermark", deps.index.watermark.cache);
 
   const supply = supplyApi(deps);
   app.route(SUPPLY_BASE, supply.router);
   app.route(V1_BASE, v1Router(deps));
-  const index = indexRuntime(deps);
-  app.route(INDEX_BASE, indexRouter(deps, index));
+  // The read model's per-block runtime, one per app: the index routes and GraphQL share its clock and boards.
+  const index = createIndexRuntime({
+    source: deps.index,
+    config: deps.config,
+    rpc: deps.rpc,
+    logger,
+    onBoardComputed: () => metrics.veBoardComputations.inc(),
+  });
+  app.route(INDEX_BASE, indexRouter(index));
   const rateLimitOptions = { limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics };
   // GET and POST /graphql: GraphQL over the same index, its own budget and limits (api/graphql/limits.ts).
   const graphql = graphqlEndpoint({ deps, runtime: index, rateLimit: rateLimitOptions });
   app.on(["GET", "POST"], GRAPHQL_PATH, ...graphql);
   // GET /api/mcp/v1/openapi.json, GET /docs, GET /docs/assets/<hashed name>
   registerDocsRoutes(app, { assets: deps.staticAssets, rateLimit: rateLimitOptions });
-  app.all(MCP_PATH, mcpEndpoint({ app, clientIp, rateLimit: rateLimitOptions }));
+  app.all(MCP_PATH, mcpEndpoint({ app, operations: V1_OPERATIONS, clientIp, rateLimit: rateLimitOptions }));
 
   app.notFound(() => {
     throw new NotFoundError();

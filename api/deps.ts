@@ -4,19 +4,16 @@
  */
 
 import type { TtlCache } from "./cache/ttlCache";
+import type { Gate } from "./chain/launchPreflight";
 import type { MulticallVia } from "./chain/multicall";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
 import type { PeerAddressSource } from "./http/clientIp";
 import type { StaticAssets } from "./http/staticAssets";
-import type { VeBoards } from "./index/veBoard";
-import type { LockIndex } from "./locks/atBlock";
-import type { LockStore } from "./locks/types";
-import type { IndexWatermarkSource } from "./locks/watermark";
-import type { Gate } from "./mcp/v1/gate";
 import type { Logger } from "./observability/logger";
 import type { Metrics } from "./observability/metrics";
 import type { RateLimiter } from "./ratelimit/limiter";
+import type { IndexSource } from "./read/runtime";
 
 /** Everything the routes need from the outside world; tests build it from real parts. */
 export type AppDeps = {
@@ -27,16 +24,8 @@ export type AppDeps = {
   multicall: MulticallVia;
   /** The genesis gate; one per process so the preflight route and the prepare routes share its cache. */
   gate: Gate;
-  /** The lock index behind state's veLocks; null when none is configured (state answers source "rpc"). */
-  locks: LockStore | null;
-  /** How far `locks` is, polled (api/locks/watermark.ts); without it every state read asks the index. */
-  indexWatermark?: IndexWatermarkSource;
-  /** The index read at any block, behind /api/index/v1; null when none is configured (503 INDEX_UNAVAILABLE). */
-  lockIndex: LockIndex | null;
-  /** The shared per-block ve rankings; default: a fresh one over `lockIndex` (tests and benchmarks pass their own). */
-  veBoards?: VeBoards;
-  /** Shares each block's ranking and stats between replicas (Redis, api/index/sharedAnswers.ts); none by default. */
-  indexShared?: TtlCache | null;
+  /** The index (api/read): its lock store, its reads at any block, their watermark and shared answers. */
+  index: IndexSource;
   /** Supply cache, TTLs and deadline; everything defaults (in-process cache, spec TTLs). */
   supply?: SupplyDeps;
   /** Request budgets on /api/mcp/v1: in-memory, or Redis when config.redisUrl is set. */
@@ -57,8 +46,9 @@ export type AppDeps = {
 export type ReadyState = { ready: true } | { ready: false; reason: "database unreachable" | "index missing" };
 
 /** What callers pass to createApp: the gate defaults to one built from rpc + manifest, locks to none. */
-export type AppDepsInput = Omit<AppDeps, Defaulted> & Partial<Pick<AppDeps, Defaulted>>;
-type Defaulted = "gate" | "locks" | "lockIndex" | "limiter" | "metrics" | "logger" | "staticAssets" | "multicall";
+export type AppDepsInput = Omit<AppDeps, Defaulted> &
+  Partial<Pick<AppDeps, Exclude<Defaulted, "index">>> & { index?: Partial<IndexSource> };
+type Defaulted = "gate" | "index" | "limiter" | "metrics" | "logger" | "staticAssets" | "multicall";
 
 /** The supply routes' cache, TTLs, deadline and failure backoff; everything defaults. */
 export type SupplyDeps = {

@@ -9,8 +9,8 @@
  */
 import { createApp } from "../api/app";
 import { loadConfig } from "../api/config";
-import type { LockEventState, LockIndex } from "../api/locks/atBlock";
 import { silentLogger } from "../api/observability/logger";
+import type { LockEventState, LockIndex } from "../api/read/contract";
 
 const N = Number(process.argv[2] ?? 2000);
 const ROUNDS = 5;
@@ -42,7 +42,7 @@ const index = {
 const app = createApp({
   config: { ...loadConfig({ NETWORK: "base" }), rateLimit: { max: 1e9, windowSec: 60 } },
   rpc: null,
-  lockIndex: index,
+  index: { atBlock: index },
   logger: silentLogger,
 });
 

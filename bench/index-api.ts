@@ -18,9 +18,9 @@
 import pg from "pg";
 import { createApp } from "../api/app";
 import { loadConfig } from "../api/config";
-import { encodeCursor } from "../api/index/cursor";
-import { VeBoards } from "../api/index/veBoard";
 import { silentLogger } from "../api/observability/logger";
+import { encodeCursor } from "../api/read/cursor";
+import { VeBoards } from "../api/read/veBoard";
 import { createTestDatabase } from "../test/support/ponder";
 import {
   generateSyntheticIndex,
@@ -107,8 +107,7 @@ try {
   const app = createApp({
     config: { ...base, rateLimit: { max: 1e9, windowSec: 60 } },
     rpc: null,
-    lockIndex: reader,
-    veBoards: boards,
+    index: { atBlock: reader, boards: boards },
     logger: silentLogger,
   });
   const get = async (path: string) => {
@@ -265,8 +264,7 @@ try {
   const shared = createApp({
     config: { ...base, rateLimit: { max: 1e9, windowSec: 60 } },
     rpc: null,
-    lockIndex: reader,
-    veBoards: fresh,
+    index: { atBlock: reader, boards: fresh },
     logger: silentLogger,
   });
   t0 = performance.now();

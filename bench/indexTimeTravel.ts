@@ -4,12 +4,13 @@
  * round's ratio is its past read over its own head read, and the figure of a block is the median of those ratios
  * (as the other benches' rounds). The machine's load average is printed with the figures.
  *
- * The past blocks include the two worst cases of the read model's two ways (api/locks/atBlock.ts liveLocks): the
+ * The past blocks include the two worst cases of the read model's two ways (api/read/atBlock.ts liveLocks): the
  * last block read from every lock's newest event (the most events below it) and the first block read from the
  * `lock` table plus the locks changed since (the most changed locks).
  */
 import os from "node:os";
-import { type LockIndex, RECENT_SHARE } from "../api/locks/atBlock";
+import { RECENT_SHARE } from "../api/read/atBlock";
+import type { LockIndex } from "../api/read/contract";
 import type { SyntheticIndex } from "../test/support/syntheticIndex";
 
 export type TravelRatio = { name: string; ratio: number };

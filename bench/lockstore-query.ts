@@ -8,7 +8,7 @@
  */
 import path from "node:path";
 import { sql } from "ponder";
-import { createLockStore } from "../api/locks/store";
+import { createLockStore } from "../api/read/store";
 import * as schema from "../ponder.schema";
 import { createTestDatabase, openIndexDb, REPO_ROOT } from "../test/support/ponder";
 

@@ -9,7 +9,7 @@
  * rotating) so every series sees the same node state and the same machine load; p50s.
  * Every series reads the same user again and again, as an assistant re-reading a wallet does: the route
  * keeps the set it proved last time as the next read's first guess, and while the index's watermark is
- * fresh (api/locks/watermark.ts) such a read asks the index nothing. So after 5 mints only the first read
+ * fresh (api/read/watermark.ts) such a read asks the index nothing. So after 5 mints only the first read
  * of the phase takes two round trips and a SQL lookup; the repeat reads measured are one eth_call, as in
  * the other phases (bench/reads-roundtrips.ts counts round trips per request for users read once). One more
  * series reads a new random wallet each time (in-process): a wallet read for the first time, whose ids the

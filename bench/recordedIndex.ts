@@ -7,7 +7,8 @@
  */
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
-import { createLockIndex, type LockIndex } from "../api/locks/atBlock";
+import { createLockIndex } from "../api/read/atBlock";
+import type { LockIndex } from "../api/read/contract";
 import { INDEX_DB_SESSION, WHOLE_INDEX_DB } from "../api/server/indexDatabase";
 
 /** `name`: the per-request statements' prepared-statement name (the whole-index ones are sent unnamed). */

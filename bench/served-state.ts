@@ -11,7 +11,7 @@
 import autocannon from "autocannon";
 import { createApp } from "../api/app";
 import { openIndexDatabase } from "../api/server/indexDatabase";
-import { createServiceDeps } from "../api/service";
+import { createServiceDeps } from "../api/server/process";
 import { DEVNET_ACCOUNTS } from "../devnet/seed";
 import { startDevnet } from "../test/support/devnet";
 import { createTestDatabase, writeManifest } from "../test/support/ponder";
@@ -60,11 +60,10 @@ try {
   await api.waitFor200("/ready", 30_000);
 
   const deps = await createServiceDeps({
-    locks: null,
     env: { NETWORK: "local", MANIFEST_FILE: common.manifestFile, RPC_URL: devnet.rpcUrl, RATE_LIMIT_MAX: "1000000" },
   });
   const index = openIndexDatabase({ url: databaseUrl, schema: "bench" });
-  const app = createApp({ ...deps, locks: index.store });
+  const app = createApp({ ...deps, index: { locks: index.locks, atBlock: null } });
 
   const served = () => fetch(`${api.url}${PATH}`);
   const inProcess = async () => app.request(PATH);

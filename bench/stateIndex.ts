@@ -27,13 +27,12 @@ export async function benchIndex(b: Awaited<ReturnType<typeof benchDevnet>>) {
   const ponderDb = database.forPonder("bench_state");
   if (ponderDb.kind !== "postgres") throw new Error("the state benchmarks need Postgres");
   const index = openIndexDatabase({ url: ponderDb.url, schema: ponderDb.schema });
-  const store = index.store;
+  const store = index.locks;
   const app = createApp({
     config: b.config,
     rpc: b.rpc,
     logger: createLogger({ level: "warn" }),
-    locks: store,
-    indexWatermark: index.watermark,
+    index: { locks: store, watermark: index.watermark },
   });
   const get = async (p: string) => {
     const res = await app.request(p);

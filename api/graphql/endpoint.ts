@@ -15,7 +15,7 @@ import { readBoundedBody } from "../http/boundedBody";
 import { deadline, requestDeadline, v1TimeoutError } from "../http/deadline";
 import { PayloadTooLargeError, UnsupportedMediaTypeError } from "../http/errors";
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
-import type { IndexRuntime } from "../index/pin";
+import type { IndexRuntime } from "../read/runtime";
 import { admission } from "./admission";
 import { graphqlError, timedOut } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
@@ -46,7 +46,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
   const running = new Map<string, Promise<Encoded>>();
 
   const execute = async (c: Context, request: Request): Promise<Encoded> => {
-    const scope = new RequestScope(o.runtime, o.deps, c, rows);
+    const scope = new RequestScope(o.runtime, c, rows);
     try {
       const res = await engine.fetch(request, { scope });
       // The answer's bytes as yoga encoded them, sent as they are (no decoding to a string and encoding again).

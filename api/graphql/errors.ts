@@ -4,7 +4,7 @@
  */
 import { GraphQLError } from "graphql";
 import { ApiError, BadParamsError, IndexUnavailableError } from "../http/errors";
-import { QueryCancelledError } from "../locks/cancellableQuery";
+import { QueryCancelledError } from "../read/contract";
 
 export const GRAPHQL_CODES = [
   /** The request is not a GraphQL request yoga can run: no query, a mutation (there are none), a GET mutation. */

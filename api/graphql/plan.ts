@@ -15,7 +15,7 @@ import {
   Kind,
   type SelectionSetNode,
 } from "graphql";
-import { decodeCursor } from "../index/cursor";
+import { decodeCursor } from "../read/cursor";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 

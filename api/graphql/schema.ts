@@ -1,7 +1,7 @@
 /**
  * The GraphQL schema over the lock index: SDL and resolvers (graphql-yoga's createSchema). Fields and their values
- * are the REST index API's (api/index/shapes.ts: lockJson, eventJson), lists are keyset pages with opaque cursors
- * that carry their block (api/index/cursor.ts), and every read goes through the read model (api/locks/atBlock.ts)
+ * are the REST index API's (api/read/shapes.ts: lockJson, eventJson), lists are keyset pages with opaque cursors
+ * that carry their block (api/read/cursor.ts), and every read goes through the read model (api/read/atBlock.ts)
  * at the request's one block (api/graphql/scope.ts). Only the filters the read model serves from an index are
  * offered: a lock by id, an owner's live locks, a lock's or an account's events, newest first.
  */
@@ -10,9 +10,9 @@ import { createSchema } from "graphql-yoga";
 import type { Address } from "viem";
 import { LOCK_EVENT_KINDS } from "../../indexer/rules";
 import { parseAddress } from "../http/params";
-import { decodeCursor, encodeCursor } from "../index/cursor";
-import { eventJson, lockJson } from "../index/shapes";
-import type { EventsOf } from "../locks/atBlock";
+import type { EventsOf } from "../read/contract";
+import { decodeCursor, encodeCursor } from "../read/cursor";
+import { eventJson, lockJson } from "../read/shapes";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import type { RequestScope } from "./scope";
@@ -232,7 +232,7 @@ export function buildSchema() {
 
         _meta: async (_: unknown, __: unknown, { scope }: GraphqlContext) => {
           const at = await scope.meta();
-          return { block: at.block, blockTimestamp: at.time, chainId: scope.deps.config.chainId, head: at.head.block };
+          return { block: at.block, blockTimestamp: at.time, chainId: scope.rt.chainId, head: at.head.block };
         },
       },
     },

@@ -4,11 +4,9 @@
  */
 import type { Context } from "hono";
 import type { CancelSignal } from "../chain/rpc";
-import type { AppDeps } from "../deps";
 import { requestDeadline } from "../http/deadline";
-import { guarded, type IndexRuntime, type Pinned, pinBlock, readAtBlock } from "../index/pin";
-import type { AtBlock, ReadAt } from "../locks/atBlock";
-import { QueryCancelledError } from "../locks/cancellableQuery";
+import { type AtBlock, QueryCancelledError, type ReadAt } from "../read/contract";
+import { guarded, type IndexRuntime, type Pinned, pinBlock, readAtBlock } from "../read/runtime";
 import type { Admission } from "./admission";
 import { graphqlError, timedOut, toGraphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
@@ -25,7 +23,6 @@ export class RequestScope {
 
   constructor(
     readonly rt: IndexRuntime,
-    readonly deps: AppDeps,
     readonly c: Context,
     readonly admission: Admission,
   ) {
@@ -60,14 +57,14 @@ export class RequestScope {
   at(): Promise<Pinned> {
     this.#pinned ??= this.bounded(() => {
       const named = this.plan.block;
-      return pinBlock(this.rt, this.deps, this.c, named?.value ?? null, named?.param ?? "block", this.signal);
+      return pinBlock(this.rt, this.c, named?.value ?? null, named?.param ?? "block", this.signal);
     });
     return this.#pinned;
   }
 
   /**
    * A read of the index at the request's block, bound to its signal; what the read model answers, in range. The
-   * request's first read pins its block in the same statement as its rows (api/index/pin.ts readAtBlock: the head's,
+   * request's first read pins its block in the same statement as its rows (api/read/runtime.ts readAtBlock: the head's,
    * or the named block's), so a one-field request is one round trip; later reads are at that block.
    */
   async read<T>(read: (at: ReadAt, signal?: CancelSignal) => Promise<AtBlock<T>>): Promise<T> {
@@ -76,9 +73,7 @@ export class RequestScope {
       // Set before any wait, so that a field asking for the block meanwhile (`_meta`) takes this statement's.
       const first = this.#admit().then(() =>
         this.bounded(() =>
-          readAtBlock(this.rt, this.deps, this.c, named?.value ?? null, named?.param ?? "block", (at) =>
-            read(at, this.signal),
-          ),
+          readAtBlock(this.rt, this.c, named?.value ?? null, named?.param ?? "block", (at) => read(at, this.signal)),
         ),
       );
       this.#pinned = first.then(({ block, time, head, pinned }) => ({ block, time, head, pinned }));
@@ -88,7 +83,7 @@ export class RequestScope {
     }
     await this.#admit();
     const { block, time } = await this.at();
-    const answer = await this.bounded(() => guarded(this.deps, () => read({ block, time }, this.signal)));
+    const answer = await this.bounded(() => guarded(this.rt, () => read({ block, time }, this.signal)));
     // Only a reorg that took the head below the pinned block since the pin, a moment ago.
     if (!answer.inRange) {
       throw graphqlError("INDEX_UNAVAILABLE", `Block ${block} is no longer in the index (a reorg); ask again.`, {

@@ -18,7 +18,7 @@ export const PARAM_PATTERNS = {
   /** Canonical decimal: no sign, no leading zero, no exponent; at most 78 digits (and ≤ 2²⁵⁶ − 1). */
   uint256: "^(0|[1-9][0-9]{0,77})$",
   bool: "^(true|false)$",
-  /** An opaque page cursor as this API hands it out: base64url, no padding (api/index/cursor.ts judges the rest). */
+  /** An opaque page cursor as this API hands it out: base64url, no padding (api/read/cursor.ts judges the rest). */
   cursor: "^[A-Za-z0-9_-]{1,512}$",
 } as const;
 const HEX40 = new RegExp(PARAM_PATTERNS.address);

@@ -1,11 +1,11 @@
 import type { Hono } from "hono";
-import type { AppDeps } from "../deps";
 import { parseAddress, parseQuery } from "../http/params";
+import { type IndexRuntime, readAtBlock } from "../read/runtime";
+import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, EXAMPLE_LOCK, LOCK_SCHEMA, lockJson } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { array, object } from "../route/jsonSchema";
-import { answer, type IndexRuntime, readAtBlock } from "./pin";
+import { answer } from "./answer";
 import { ADDRESS_PATH, BLOCK_PARAM } from "./query";
-import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, EXAMPLE_LOCK, LOCK_SCHEMA, lockJson } from "./shapes";
 
 /** GET /accounts/:address/locks — the account's live locks at the block, by token id. */
 export const accountLocksRoute = {
@@ -29,11 +29,11 @@ export const accountLocksRoute = {
   },
 } as const satisfies RouteDefinition;
 
-export function registerAccountLocksRoute(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+export function registerAccountLocksRoute(router: Hono, rt: IndexRuntime): void {
   router.get(accountLocksRoute.path, async (c) => {
     const owner = parseAddress("address", c.req.param("address"));
     const q = parseQuery(c.req.url, accountLocksRoute.query);
-    const read = await readAtBlock(rt, deps, c, q.block ?? null, "block", (at) => rt.index.locksOf(owner, at));
-    return answer(c, deps, read, { locks: read.value.map((l) => lockJson(l, read.time)) });
+    const read = await readAtBlock(rt, c, q.block ?? null, "block", (at) => rt.index.locksOf(owner, at));
+    return answer(c, rt, read, { locks: read.value.map((l) => lockJson(l, read.time)) });
   });
 }

@@ -1,14 +1,14 @@
 import type { Context, Hono } from "hono";
-import type { AppDeps } from "../deps";
 import { NotFoundError } from "../http/errors";
 import { parseAddress, parseQuery, parseUint256 } from "../http/params";
-import type { EventsOf } from "../locks/atBlock";
+import type { EventsOf } from "../read/contract";
+import { decodeCursor, encodeCursor } from "../read/cursor";
+import { type IndexRuntime, readAtBlock, requestedBlock } from "../read/runtime";
+import { ENVELOPE_SCHEMA, EVENT_SCHEMA, EXAMPLE_ENVELOPE, eventJson, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { array, object } from "../route/jsonSchema";
-import { decodeCursor, encodeCursor } from "./cursor";
-import { answer, type IndexRuntime, readAtBlock, requestedBlock } from "./pin";
+import { answer } from "./answer";
 import { ADDRESS_PATH, PAGE_PARAMS, TOKEN_ID_PATH } from "./query";
-import { ENVELOPE_SCHEMA, EVENT_SCHEMA, EXAMPLE_ENVELOPE, eventJson, NEXT_CURSOR_SCHEMA } from "./shapes";
 
 /**
  * The histories: GET /locks/:tokenId/events and GET /accounts/:address/events, newest first (block, then log
@@ -87,19 +87,13 @@ export const accountEventsRoute = {
   response: { schema: pageSchema, example: EXAMPLE_PAGE },
 } as const satisfies RouteDefinition;
 
-async function eventsPage(
-  rt: IndexRuntime,
-  deps: AppDeps,
-  c: Context,
-  of: EventsOf,
-  missing?: (block: bigint) => Error,
-) {
+async function eventsPage(rt: IndexRuntime, c: Context, of: EventsOf, missing?: (block: bigint) => Error) {
   const q = parseQuery(c.req.url, PAGE_PARAMS);
   const cursor = q.cursor === undefined ? undefined : decodeCursor(q.cursor, "events");
   const { block, param } = requestedBlock(q.block, cursor?.block);
   const limit = Number(q.limit);
   // One row more than the page: whether a next page exists, without a count.
-  const read = await readAtBlock(rt, deps, c, block, param, (at) =>
+  const read = await readAtBlock(rt, c, block, param, (at) =>
     rt.index.events(of, at, { limit: limit + 1, after: cursor?.after ?? null }),
   );
   if (read.value.length === 0 && cursor === undefined && missing) throw missing(read.block);
@@ -109,16 +103,15 @@ async function eventsPage(
     read.value.length > limit && last
       ? encodeCursor({ kind: "events", block: read.block, after: { block: last.blockNumber, logIndex: last.logIndex } })
       : null;
-  return answer(c, deps, read, { events: rows.map(eventJson), nextCursor });
+  return answer(c, rt, read, { events: rows.map(eventJson), nextCursor });
 }
 
-export function registerHistoryRoutes(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+export function registerHistoryRoutes(router: Hono, rt: IndexRuntime): void {
   router.get(lockEventsRoute.path, (c) => {
     const tokenId = parseUint256("tokenId", c.req.param("tokenId"));
     // A lock's oldest event is its creation: no event by the block means no lock by then.
     return eventsPage(
       rt,
-      deps,
       c,
       { tokenId },
       (block) =>
@@ -129,6 +122,6 @@ export function registerHistoryRoutes(router: Hono, rt: IndexRuntime, deps: AppD
     );
   });
   router.get(accountEventsRoute.path, (c) =>
-    eventsPage(rt, deps, c, { account: parseAddress("address", c.req.param("address")) }),
+    eventsPage(rt, c, { account: parseAddress("address", c.req.param("address")) }),
   );
 }

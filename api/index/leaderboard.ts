@@ -1,19 +1,19 @@
 import type { Context, Hono } from "hono";
-import type { AppDeps } from "../deps";
 import { parseAddress, parseQuery } from "../http/params";
-import type { HolderVe } from "../locks/atBlock";
+import type { HolderVe } from "../read/contract";
+import { decodeCursor, encodeCursor } from "../read/cursor";
+import { guarded, type IndexRuntime, pinBlock, requestedBlock } from "../read/runtime";
+import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
+import { firstAfter, type VeBoard } from "../read/veBoard";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object } from "../route/jsonSchema";
-import { decodeCursor, encodeCursor } from "./cursor";
-import { answer, guarded, type IndexRuntime, pinBlock, requestedBlock } from "./pin";
+import { answer } from "./answer";
 import { BLOCK_PARAM, PAGE_PARAMS } from "./query";
-import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "./shapes";
-import { firstAfter, type VeBoard } from "./veBoard";
 
 /**
  * The ve board: every holder with ve > 0 at a block, ve descending then address ascending — the reference
  * service's "Top ve holders", exact at a named block. The ranking is computed once per block and shared
- * (api/index/veBoard.ts); a page is a binary search in it.
+ * (api/read/veBoard.ts); a page is a binary search in it.
  */
 
 const ORDER =
@@ -102,24 +102,18 @@ export const veRankRoute = {
 } as const satisfies RouteDefinition;
 
 /** The board at the requested block, or at the head (pinned first: the board is computed per block). */
-async function resolveBoard(
-  rt: IndexRuntime,
-  deps: AppDeps,
-  c: Context,
-  block: bigint | null,
-  param: "block" | "cursor",
-) {
-  const at = await pinBlock(rt, deps, c, block, param);
-  const board = await guarded(deps, () => rt.boards.get({ block: at.block, time: at.time }));
+async function resolveBoard(rt: IndexRuntime, c: Context, block: bigint | null, param: "block" | "cursor") {
+  const at = await pinBlock(rt, c, block, param);
+  const board = await guarded(rt, () => rt.boards.get({ block: at.block, time: at.time }));
   return { board, at };
 }
 
-export function registerLeaderboardRoutes(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+export function registerLeaderboardRoutes(router: Hono, rt: IndexRuntime): void {
   router.get(veBoardRoute.path, async (c) => {
     const q = parseQuery(c.req.url, veBoardRoute.query);
     const cursor = q.cursor === undefined ? undefined : decodeCursor(q.cursor, "board");
     const { block, param } = requestedBlock(q.block, cursor?.block);
-    const { board, at } = await resolveBoard(rt, deps, c, block, param);
+    const { board, at } = await resolveBoard(rt, c, block, param);
     const start = cursor === undefined ? 0 : firstAfter(board.rows, cursor.after);
     const end = Math.min(start + Number(q.limit), board.rows.length);
     const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, start + i));
@@ -128,15 +122,15 @@ export function registerLeaderboardRoutes(router: Hono, rt: IndexRuntime, deps: 
       end < board.rows.length && last
         ? encodeCursor({ kind: "board", block: board.block, after: { ve: last.ve, address: last.address } })
         : null;
-    return answer(c, deps, at, { holders: board.rows.length, rows, nextCursor });
+    return answer(c, rt, at, { holders: board.rows.length, rows, nextCursor });
   });
 
   router.get(veRankRoute.path, async (c) => {
     const holder = parseAddress("address", c.req.param("address"));
     const q = parseQuery(c.req.url, veRankRoute.query);
-    const { board, at } = await resolveBoard(rt, deps, c, q.block ?? null, "block");
+    const { board, at } = await resolveBoard(rt, c, q.block ?? null, "block");
     const i = board.position.get(holder.toLowerCase());
-    return answer(c, deps, at, {
+    return answer(c, rt, at, {
       holders: board.rows.length,
       row: i === undefined ? null : rowJson(board, i),
       above: i === undefined || i === 0 ? null : rowJson(board, i - 1),

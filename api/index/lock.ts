@@ -1,12 +1,12 @@
 import type { Hono } from "hono";
-import type { AppDeps } from "../deps";
 import { NotFoundError } from "../http/errors";
 import { parseQuery, parseUint256 } from "../http/params";
+import { type IndexRuntime, readAtBlock } from "../read/runtime";
+import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, EXAMPLE_LOCK, LOCK_SCHEMA, lockJson } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { object } from "../route/jsonSchema";
-import { answer, type IndexRuntime, readAtBlock } from "./pin";
+import { answer } from "./answer";
 import { BLOCK_PARAM, TOKEN_ID_PATH } from "./query";
-import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, EXAMPLE_LOCK, LOCK_SCHEMA, lockJson } from "./shapes";
 
 /** GET /locks/:tokenId — one lock as getLockInfo and ownerOf report it at the block, with its ve. */
 export const lockRoute = {
@@ -30,17 +30,17 @@ export const lockRoute = {
   },
 } as const satisfies RouteDefinition;
 
-export function registerLockRoute(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+export function registerLockRoute(router: Hono, rt: IndexRuntime): void {
   router.get(lockRoute.path, async (c) => {
     const tokenId = parseUint256("tokenId", c.req.param("tokenId"));
     const q = parseQuery(c.req.url, lockRoute.query);
-    const read = await readAtBlock(rt, deps, c, q.block ?? null, "block", (at) => rt.index.lock(tokenId, at));
+    const read = await readAtBlock(rt, c, q.block ?? null, "block", (at) => rt.index.lock(tokenId, at));
     if (read.value === null) {
       throw new NotFoundError(`No lock ${tokenId} was minted by block ${read.block}.`, {
         tokenId: tokenId.toString(),
         blockNumber: read.block.toString(),
       });
     }
-    return answer(c, deps, read, { lock: lockJson(read.value, read.time) });
+    return answer(c, rt, read, { lock: lockJson(read.value, read.time) });
   });
 }

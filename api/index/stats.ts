@@ -1,13 +1,14 @@
 import type { Hono } from "hono";
-import type { AppDeps } from "../deps";
 import { parseQuery } from "../http/params";
-import { type LockStats, WEEK } from "../locks/atBlock";
 import { MAX_LOCK_DURATION } from "../math";
+import { WEEK } from "../read/atBlock";
+import type { LockStats } from "../read/contract";
+import { guarded, type IndexRuntime, pinBlock } from "../read/runtime";
+import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object, uintString } from "../route/jsonSchema";
-import { answer, guarded, type IndexRuntime, pinBlock } from "./pin";
+import { answer } from "./answer";
 import { BLOCK_PARAM } from "./query";
-import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "./shapes";
 
 /**
  * GET /stats — the protocol's locking at a block. totalLockedWei is totalLockedClaim(); totalVeWei the sum of every
@@ -74,14 +75,14 @@ export function unlockSchedule(stats: LockStats, t: bigint) {
   return out;
 }
 
-export function registerStatsRoute(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+export function registerStatsRoute(router: Hono, rt: IndexRuntime): void {
   router.get(statsRoute.path, async (c) => {
     const q = parseQuery(c.req.url, statsRoute.query);
     // Pinned first (the head too): the stats are a function of the block, computed once per block and shared.
-    const at = await pinBlock(rt, deps, c, q.block ?? null, "block");
-    const read = await guarded(deps, () => rt.stats.get({ block: at.block, time: at.time }));
+    const at = await pinBlock(rt, c, q.block ?? null, "block");
+    const read = await guarded(rt, () => rt.stats.get({ block: at.block, time: at.time }));
     const s = read.value;
-    return answer(c, deps, at, {
+    return answer(c, rt, at, {
       totalLockedWei: s.totalLocked.toString(),
       totalVeWei: s.totalVe.toString(),
       holders: s.holders,

@@ -19,8 +19,8 @@ import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
 import { onHangUp, PARENT_HANG_UP } from "../http/hangUp";
 import { chargeRateLimit, limitedPrefix, type RateLimitOptions } from "../http/rateLimit";
+import type { RouteDefinition } from "../route/definition";
 import { type JsonSchema, kindRule, paramSchema } from "../route/jsonSchema";
-import { V1_OPERATIONS, type V1Operation } from "../routes";
 import {
   assemble,
   chunkStream,
@@ -64,7 +64,10 @@ export function withInProcessClientIp(source: PeerAddressSource = socketPeerAddr
   };
 }
 
-export type McpTool = Tool & { operation: V1Operation };
+/** A documented v1 route the endpoint offers as a tool: the app gives them (api/routes.ts V1_OPERATIONS). */
+export type ToolOperation = { path: string; route: RouteDefinition };
+
+export type McpTool = Tool & { operation: ToolOperation };
 
 /**
  * A route's 2020-12 response schema in a form both 2020-12 and draft-07 validators read the same way
@@ -94,7 +97,7 @@ export function portableSchema(schema: unknown, nested = false): unknown {
 }
 
 /** One tool per documented v1 operation, named by its operationId. */
-export function mcpTools(operations: readonly V1Operation[] = V1_OPERATIONS): McpTool[] {
+export function mcpTools(operations: readonly ToolOperation[]): McpTool[] {
   return operations.map((operation) => {
     const r = operation.route;
     const params = { ...r.pathParams, ...r.query };
@@ -151,7 +154,7 @@ function argumentText(name: string, value: unknown): string {
  * The REST path of a tool call (argument by argument: argumentText). `null` means "not given", as JSON
  * clients use it for an omitted optional.
  */
-export function toolCallPath(operation: V1Operation, args: Record<string, unknown> = {}): string {
+export function toolCallPath(operation: ToolOperation, args: Record<string, unknown> = {}): string {
   const pathParams = operation.route.pathParams ?? {};
   const query = new URLSearchParams();
   const given: Record<string, string> = {};
@@ -184,6 +187,8 @@ function envelopeResult(text: string, isError: boolean): CallToolResult {
 export type McpEndpointOptions = {
   /** The app whose routes the tools call (the one this endpoint is mounted on). */
   app: Hono;
+  /** The routes offered as tools, each called through `app`. */
+  operations: readonly ToolOperation[];
   clientIp: ClientIpResolver;
   /** Every message spends the client's `mcp` budget (api/mcp/gatekeeper.ts). */
   rateLimit: RateLimitOptions;
@@ -207,7 +212,7 @@ export function acceptableOrigin(origin: string | undefined): boolean {
 }
 
 export function mcpEndpoint(o: McpEndpointOptions): Handler {
-  const tools = mcpTools();
+  const tools = mcpTools(o.operations);
   const byName = new Map(tools.map((t) => [t.name, t]));
   const listed: Tool[] = tools.map(({ operation: _operation, ...tool }) => tool);
   // tools/list is answered from these bytes (api/mcp/gatekeeper.ts): they never change while the process runs.

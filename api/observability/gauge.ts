@@ -24,7 +24,7 @@ export class Gauge {
   }
 }
 
-/** How far the lock index trails the chain, as the state route last saw both (api/locks/snapshot.ts). */
+/** How far the lock index trails the chain, as the state route last saw both (api/mcp/v1/snapshot.ts). */
 export type IndexLagGauges = {
   indexedBlock: Gauge;
   chainHead: Gauge;

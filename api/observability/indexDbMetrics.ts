@@ -12,7 +12,7 @@ export type IndexStatement =
   | "is_ready"
   | "current_schema"
   | "readiness"
-  // The index API's read model (api/locks/atBlock.ts), each statement pinned to a block:
+  // The index API's read model (api/read/atBlock.ts), each statement pinned to a block:
   | "index_probe"
   | "index_lock"
   | "index_locks_of"
@@ -44,7 +44,7 @@ export class IndexDbMetrics {
     QUERY_BUCKETS,
   );
 
-  /** Pass as the lock store's onQuery (api/locks/store.ts). */
+  /** Pass as the lock store's onQuery (api/read/store.ts). */
   readonly onQuery: IndexQueryObserver = (statement, seconds, ok) =>
     this.queryDuration.observe({ statement, outcome: ok ? "ok" : "error" }, seconds);
 

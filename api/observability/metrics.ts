@@ -44,7 +44,7 @@ export type Metrics = {
   indexLag: IndexLagGauges;
   /** What the API server's connection limits do (createConnectionMetrics). */
   connections: ConnectionMetrics;
-  /** ve rankings computed (at most one per indexed block per process: api/index/veBoard.ts). */
+  /** ve rankings computed (at most one per indexed block per process: api/read/veBoard.ts). */
   veBoardComputations: Counter;
   /** GraphQL answers by how they were made: `own` execution, or `shared` with an identical request's. */
   graphqlAnswers: Counter;

@@ -1,3 +1,4 @@
+import { READY_TO_FINALIZE_BITS } from "../chain/launchPreflight";
 import {
   BadParamsError,
   ChainUnreadyError,
@@ -17,7 +18,6 @@ import {
   UnauthorizedError,
   UnsupportedMediaTypeError,
 } from "../http/errors";
-import { READY_TO_FINALIZE_BITS } from "../mcp/v1/gate";
 import { type JsonSchema, object } from "../route/jsonSchema";
 import { SUPPLY_ERROR_STATUS, type SupplyErrorCode } from "../supply/supplyError";
 

@@ -4,25 +4,25 @@
  * Every wait is bounded so a dead, silent or slow Postgres never holds a request or a probe: connecting
  * (connectionTimeoutMillis), a statement (statement_timeout, server side) and a query (query_timeout,
  * client side). A state request's lock query is also cancelled when the request is abandoned (its client hung up,
- * or the index's budget passed): api/locks/cancellableQuery.ts.
+ * or the index's budget passed): api/read/statements.ts.
  */
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import type { ReadyState } from "../deps";
-import { createLockIndex, type LockIndex } from "../locks/atBlock";
-import { CONNECTION_CHECK_STATEMENT, cancellableQuery } from "../locks/cancellableQuery";
-import { createLockStore, timedQuery } from "../locks/store";
-import type { LockStore } from "../locks/types";
-import { IndexWatermark } from "../locks/watermark";
 import type { IndexQueryObserver, PoolReading } from "../observability/indexDbMetrics";
 import { causeOf, type ThrottledWarn } from "../observability/throttle";
+import { createLockIndex } from "../read/atBlock";
+import type { LockIndex, LockStore } from "../read/contract";
+import { CONNECTION_CHECK_STATEMENT, cancellableQuery } from "../read/statements";
+import { createLockStore, timedQuery } from "../read/store";
+import { IndexWatermark } from "../read/watermark";
 import { boundedReadiness } from "./readiness";
 
 export const INDEX_DB_TIMEOUTS = { connectMs: 500, statementMs: 2_000, queryMs: 2_500 } as const;
 /**
  * The index API's whole-index statements (the ve ranking, the stats) run once per block and are shared by every
- * reader (api/index/blockMemo.ts); at 100,000 locks they take a few hundred ms to a few s (bench/index-api.ts), so
+ * reader (api/read/blockMemo.ts); at 100,000 locks they take a few hundred ms to a few s (bench/index-api.ts), so
  * they get their own small pool with a longer timeout instead of stretching every request's.
  */
 export const WHOLE_INDEX_DB = { connections: 2, statementMs: 15_000, queryMs: 16_000 } as const;
@@ -33,10 +33,11 @@ export const WHOLE_INDEX_DB = { connections: 2, statementMs: 15_000, queryMs: 16
 export const INDEX_DB_SESSION = "-c work_mem=64MB -c jit=off";
 
 export type IndexDatabase = {
-  store: LockStore;
-  /** The index read at any block (the /api/index/v1 routes). */
-  lockIndex: LockIndex;
-  /** The store's mark, polled from the moment the database is opened (api/locks/watermark.ts). */
+  /** Which token ids a user holds (the state route). */
+  locks: LockStore;
+  /** The index read at any block (the /api/index/v1 routes, GraphQL). */
+  atBlock: LockIndex;
+  /** The store's mark, polled from the moment the database is opened (api/read/watermark.ts). */
   watermark: IndexWatermark;
   /** /ready: the database answers within READY_PROBE_MS and the index's tables exist in the schema. */
   readiness(): Promise<ReadyState>;
@@ -85,7 +86,7 @@ export function openIndexDatabase(options: {
   });
   wholePool.on("error", () => {});
   const db = drizzle(pool);
-  // The per-request statement goes prepared straight to the pool (api/locks/store.ts: CreateLockStoreOptions).
+  // The per-request statement goes prepared straight to the pool (api/read/store.ts: CreateLockStoreOptions).
   const store = createLockStore({
     db,
     schema: options.schema,
@@ -100,10 +101,10 @@ export function openIndexDatabase(options: {
       }),
   }).start();
   return {
-    store,
+    locks: store,
     // Named prepared statements, as the store's per-request statement (parsed and planned once per connection);
     // a read given a signal (GraphQL's deadline and hang-up) is cancelled with it.
-    lockIndex: createLockIndex({
+    atBlock: createLockIndex({
       db,
       schema: options.schema,
       prepared: (statement, signal) => cancellableQuery(pool, statement, signal, options.onCancelled),

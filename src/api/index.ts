@@ -3,79 +3,56 @@
 // its message.
 //
 // Clients are served by the API process (`npm run serve:api`, api/server/main.ts); Ponder's own HTTP server
-// serves no route of ours. With API_PORT set (`npm start`), this process serves the API itself on that port
-// with the API process's own server (api/server/server.ts: limits, timeouts, connection guard, envelope for
-// Node-level rejects, probes, drain), reading the index through Ponder's in-process database (PGlite locally).
-// Without it (the production indexer, `npm run serve:indexer`) it only checks the configuration and the RPC's
-// chain id, so a bad deployment stops the indexer with a message.
+// serves no route of ours. With API_PORT set (`npm start`), this process serves the API itself on that port,
+// assembled exactly as the API process assembles it (api/server/process.ts), reading the index through Ponder's
+// in-process database (PGlite locally). Without it (the production indexer, `npm run serve:indexer`) it only
+// checks the configuration and the RPC's chain id, so a bad deployment stops the indexer with a message.
 import { db } from "ponder:api";
 import { Hono } from "hono";
-import { createApp } from "../../api/app";
-import { cliSchemaFrom } from "../../api/config";
-import { createLockIndex } from "../../api/locks/atBlock";
-import { createLockStore } from "../../api/locks/store";
-import { IndexWatermark } from "../../api/locks/watermark";
-import { createMetrics } from "../../api/observability/metrics";
-import { serveMetrics } from "../../api/server/metricsServer";
+import { createRpcClient } from "../../api/chain/rpc";
+import { cliSchemaFrom, loadConfig } from "../../api/config";
+import { createLockIndex } from "../../api/read/atBlock";
+import { createLockStore } from "../../api/read/store";
+import { IndexWatermark } from "../../api/read/watermark";
+import { serveProcess } from "../../api/server/process";
 import { boundedReadiness } from "../../api/server/readiness";
-import { startApiServer } from "../../api/server/server";
-import { createServiceDeps } from "../../api/service";
+import { checkRpcChainId } from "../../api/startup/chainId";
 import { runBeforeShutdown } from "../../api/startup/drain";
-import { checkMulticall3 } from "../../api/startup/multicall3";
 import { redactProcessOutput, secretUrlsFrom } from "../../api/startup/redactOutput";
 
 // First: from here on nothing this process prints (Ponder's indexer errors included) carries an RPC key.
 redactProcessOutput(secretUrlsFrom());
 
-// Statement durations reach the metrics; the pool is Ponder's own (its /metrics reports it), so no pool gauges.
-const metrics = createMetrics();
-const store = createLockStore({ db, onQuery: metrics.indexDb.onQuery });
-const deps = await createServiceDeps({
-  locks: store,
-  load: { deployment: true, cliSchema: cliSchemaFrom() },
-  checkChainId: true,
-  metrics,
-});
-const { config } = deps;
-const logger = deps.logger!;
+const config = loadConfig(process.env, { deployment: true, cliSchema: cliSchemaFrom() });
 
-// With API_PORT (npm start): the API on our own server, as the API process serves it.
-if (config.apiPort !== null) {
-  // /ready as the API process answers it: bounded; ready once Ponder marked the index ready (is_ready, the
-  // in-process equivalent of the views schema existing), "index missing" while it back-fills.
-  // The index's mark polled as the API process polls it (api/locks/watermark.ts); the timer never holds the exit.
-  const indexWatermark = new IndexWatermark(() => store.indexMark()).start();
-  // How the node offers Multicall3, as the API process decides it (a ConfigError here stops the process).
-  const multicall = deps.rpc ? await checkMulticall3({ rpc: deps.rpc, setting: config.multicall3, logger }) : undefined;
-  const app = createApp({
-    ...deps,
-    ...(multicall ? { multicall } : {}),
-    lockIndex: createLockIndex({ db }),
-    indexWatermark,
-    readiness: boundedReadiness(() => store.isReady()),
-  });
-  const host = config.host ?? "127.0.0.1";
-  const api = await startApiServer(app, {
+if (config.apiPort === null) {
+  // The production indexer: the configuration and the RPC's chain id checked, nothing served.
+  if (config.rpcUrl) {
+    const rpc = createRpcClient({ url: config.rpcUrl, timeoutMs: config.rpcTimeoutMs });
+    await checkRpcChainId({ rpc, expected: config.chainId });
+  }
+} else {
+  // npm start: the API on our own server, as the API process serves it. Ponder's pool is its own (its /metrics
+  // reports it), so no pool gauges; statement durations reach our metrics.
+  const served = await serveProcess({
+    config,
     port: config.apiPort,
-    hostname: host,
-    connections: config.connections,
-    trustedProxies: config.trustedProxies,
-    metrics: deps.metrics!,
-    logger,
+    host: config.host ?? "127.0.0.1",
+    openIndex: ({ metrics }) => {
+      const locks = createLockStore({ db, onQuery: metrics.indexDb.onQuery });
+      return {
+        locks,
+        atBlock: createLockIndex({ db }),
+        // The index's mark polled as the API process polls it (api/read/watermark.ts); the timer never holds the exit.
+        watermark: new IndexWatermark(() => locks.indexMark()).start(),
+        // /ready as the API process answers it: bounded; ready once Ponder marked the index ready (is_ready, the
+        // in-process equivalent of the views schema existing), "index missing" while it back-fills.
+        readiness: boundedReadiness(() => locks.isReady()),
+      };
+    },
   });
-  // With METRICS_PORT, the metrics on a listener of their own, as the API process serves them.
-  const metricsListener = await serveMetrics({ config, metrics, apiServer: api.server });
   // Our drain first (stop accepting, finish in-flight within SHUTDOWN_DRAIN_MS), then Ponder's shutdown.
-  runBeforeShutdown(async () => {
-    await api.close(config.shutdownDrainMs);
-    await metricsListener?.close();
-  });
-  logger.info("api listening", {
-    port: api.port,
-    host,
-    limits: api.limits,
-    ...(metricsListener ? { metrics: { port: metricsListener.port, host: metricsListener.host } } : {}),
-  });
+  runBeforeShutdown(() => served.close(config.shutdownDrainMs));
 }
 
 // Ponder's own server (its /health, /ready, /status, /metrics for the indexer) serves no route of ours.

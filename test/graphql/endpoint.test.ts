@@ -13,8 +13,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app";
 import { loadConfig } from "../../api/config";
 import { GRAPHQL_LIMITS } from "../../api/graphql/limits";
-import { createLockIndex } from "../../api/locks/atBlock";
 import { silentLogger } from "../../api/observability/logger";
+import { createLockIndex } from "../../api/read/atBlock";
 import {
   checkpointOf,
   generateSyntheticIndex,
@@ -60,7 +60,7 @@ beforeAll(async () => {
   app = createApp({
     config: { ...loadConfig({ NETWORK: "base" }), rateLimit: { max: 1e6, windowSec: 60 } },
     rpc: null,
-    lockIndex: createLockIndex({ db: drizzle(client), schema: SCHEMA }),
+    index: { atBlock: createLockIndex({ db: drizzle(client), schema: SCHEMA }) },
     logger: silentLogger,
   });
 }, 60_000);
@@ -294,7 +294,7 @@ describe("refusals", () => {
     const tight = createApp({
       config: { ...loadConfig({ NETWORK: "base" }), rateLimit: { max: 2, windowSec: 60 } },
       rpc: null,
-      lockIndex: createLockIndex({ db: drizzle(client), schema: SCHEMA }),
+      index: { atBlock: createLockIndex({ db: drizzle(client), schema: SCHEMA }) },
       logger: silentLogger,
     });
     const first = await gql("{ _meta { block } }", undefined, tight);

@@ -90,7 +90,7 @@ beforeAll(async () => {
   manifestFile = writeManifest(devnet.deployment.manifest);
   database = await createTestDatabase(PG_URL);
   databaseUrl = (database.forPonder(SCHEMA) as { url: string }).url;
-  // The relations the API reads of Ponder's index (api/locks/store.ts), empty: enough to be waited on.
+  // The relations the API reads of Ponder's index (api/read/store.ts), empty: enough to be waited on.
   const admin = new pg.Client({ connectionString: databaseUrl });
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${SCHEMA};

@@ -10,11 +10,12 @@ import { getAddress } from "viem";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app";
 import { loadConfig } from "../../api/config";
-import { encodeCursor } from "../../api/index/cursor";
-import { VeBoards } from "../../api/index/veBoard";
-import { createLockIndex, type LockIndex } from "../../api/locks/atBlock";
 import { silentLogger } from "../../api/observability/logger";
 import { createMetrics } from "../../api/observability/metrics";
+import { createLockIndex } from "../../api/read/atBlock";
+import type { LockIndex } from "../../api/read/contract";
+import { encodeCursor } from "../../api/read/cursor";
+import { VeBoards } from "../../api/read/veBoard";
 import {
   checkpointOf,
   generateSyntheticIndex,
@@ -48,8 +49,7 @@ beforeAll(async () => {
   app = createApp({
     config: loadConfig({ NETWORK: "base" }),
     rpc: null,
-    lockIndex: reader,
-    veBoards: boards,
+    index: { atBlock: reader, boards: boards },
     logger: silentLogger,
     metrics: createMetrics(),
   });
@@ -57,8 +57,7 @@ beforeAll(async () => {
   roomy = createApp({
     config: { ...loadConfig({ NETWORK: "base" }), rateLimit: { max: 1e6, windowSec: 60 } },
     rpc: null,
-    lockIndex: reader,
-    veBoards: boards,
+    index: { atBlock: reader, boards: boards },
     logger: silentLogger,
   });
 }, 60_000);
@@ -293,7 +292,7 @@ describe("rate limit", () => {
     const tight = createApp({
       config: { ...loadConfig({ NETWORK: "base" }), rateLimit: { max: 2, windowSec: 60 } },
       rpc: null,
-      lockIndex: reader,
+      index: { atBlock: reader },
       logger: silentLogger,
     });
     expect((await get("/stats", tight)).status).toBe(200);
@@ -323,7 +322,7 @@ describe("without an index", () => {
     const a = createApp({
       config: loadConfig({ NETWORK: "base" }),
       rpc: null,
-      lockIndex: broken,
+      index: { atBlock: broken },
       logger: silentLogger,
     });
     for (const path of [

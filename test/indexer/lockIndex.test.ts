@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app";
 import { createRpcClient } from "../../api/chain/rpc";
 import { loadConfig } from "../../api/config";
-import { createLockStore } from "../../api/locks/store";
 import { createLogger } from "../../api/observability/logger";
+import { createLockStore } from "../../api/read/store";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS, type SeedResult } from "../../devnet/seed";
 import { send, startDevnet, type TestDevnet } from "../support/devnet";
@@ -146,7 +146,7 @@ describe(`lock index (${backend})`, () => {
     const app = createApp({
       config,
       rpc: createRpcClient({ url: devnet.rpcUrl, timeoutMs: 10_000 }),
-      locks: createLockStore({ db: idx.db }),
+      index: { locks: createLockStore({ db: idx.db }) },
       logger: createLogger({ level: "error" }),
     });
     const users = ACTORS.map((a) => DEVNET_ACCOUNTS[a].address);

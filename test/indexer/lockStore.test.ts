@@ -7,7 +7,7 @@ import path from "node:path";
 import pg from "pg";
 import { getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLockStore } from "../../api/locks/store";
+import { createLockStore } from "../../api/read/store";
 import * as schema from "../../ponder.schema";
 import { createTestDatabase, type IndexDb, openIndexDb, REPO_ROOT, type TestDatabase } from "../support/ponder";
 

@@ -1,11 +1,11 @@
 /**
- * The index's watermark poller (api/locks/watermark.ts) on its own: what it reports, when it stops reporting,
+ * The index's watermark poller (api/read/watermark.ts) on its own: what it reports, when it stops reporting,
  * and that a slow database gets one read at a time. The read function stands in for LockStore.indexMark (the
  * real one runs against Ponder's index in test/mcp/v1/stateLag.test.ts); timers are real, in milliseconds.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { IndexMark } from "../../api/locks/types";
-import { IndexWatermark } from "../../api/locks/watermark";
+import type { IndexMark } from "../../api/read/contract";
+import { IndexWatermark } from "../../api/read/watermark";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mark = (block: bigint): IndexMark => ({ maxTokenId: block * 10n, indexedBlock: block });

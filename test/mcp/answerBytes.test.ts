@@ -1,7 +1,7 @@
 /**
  * The MCP answers the API process serves are byte for byte the JSON of their messages, as they were before
  * tools/list's result was pre-encoded and answers spliced from shared bytes (api/mcp/gatekeeper.ts): every
- * answer is compared with JSON.stringify of the answer object (the tools/list result is mcpTools() as listed,
+ * answer is compared with JSON.stringify of the answer object (the tools/list result is mcpTools(V1_OPERATIONS) as listed,
  * the errors errorAnswer's), across ids whose text needs escaping or is not ASCII, single messages and batches
  * mixing every kind of answer. Against the served process (dist/server/main.js), over HTTP.
  */
@@ -13,6 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorAnswer, JSON_RPC, MCP_MAX_BATCH } from "../../api/mcp/gatekeeper";
 import { mcpTools } from "../../api/mcp/server";
+import { V1_OPERATIONS } from "../../api/routes";
 import { childEnv, startApiChild } from "../support/apiProcess";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
@@ -47,7 +48,7 @@ async function post(body: string, headers: Record<string, string> = {}) {
 }
 
 const utf8 = (text: string) => Buffer.from(text, "utf8");
-const listed = mcpTools().map(({ operation: _operation, ...tool }) => tool);
+const listed = mcpTools(V1_OPERATIONS).map(({ operation: _operation, ...tool }) => tool);
 const listAnswer = (id: unknown) => JSON.stringify({ jsonrpc: "2.0", id, result: { tools: listed } });
 const request = (id: unknown, method: string, params?: unknown) =>
   ({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) }) as const;

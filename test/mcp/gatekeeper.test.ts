@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { createApp } from "../../api/app";
 import { MCP_MAX_BATCH, MCP_MAX_BODY_BYTES, MCP_MAX_RESPONSE_BYTES } from "../../api/mcp/gatekeeper";
 import { mcpTools } from "../../api/mcp/server";
+import { V1_OPERATIONS } from "../../api/routes";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
 type App = ReturnType<typeof createApp>;
@@ -112,7 +113,7 @@ describe("malformed messages get the right JSON-RPC error, with a short message"
     // Never one answer of each kind under one id: the client reads the same refusal whichever it takes.
     expect(res.json[0]).toEqual(res.json[1]);
     expect(res.json[2].result).toEqual({});
-    expect(res.json[3].result.tools.length).toBe(mcpTools().length);
+    expect(res.json[3].result.tools.length).toBe(mcpTools(V1_OPERATIONS).length);
   });
 
   it("invalid JSON → -32700; an empty or oversized batch → -32600; a body over the limit → 413", async () => {
@@ -136,7 +137,9 @@ describe("tools/list", () => {
   it("is the precomputed list of the tools, the same for every request", async () => {
     const a = await post(base, req(1, "tools/list"));
     const b = await post(base, req(2, "tools/list"));
-    expect(a.json.result.tools.map((t: { name: string }) => t.name)).toEqual(mcpTools().map((t) => t.name));
+    expect(a.json.result.tools.map((t: { name: string }) => t.name)).toEqual(
+      mcpTools(V1_OPERATIONS).map((t) => t.name),
+    );
     expect(JSON.stringify(a.json.result)).toBe(JSON.stringify(b.json.result));
   });
 

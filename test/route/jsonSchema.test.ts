@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { parseAddress, parseBool, parseUint256 } from "../../api/http/params";
 import { mcpTools, toolCallPath } from "../../api/mcp/server";
 import { ADDRESS_PATTERN, BOOL_PATTERN, paramSchema, UINT256_PATTERN } from "../../api/route/jsonSchema";
+import { V1_OPERATIONS } from "../../api/routes";
 
 // The documented parameter patterns against the strict parsers that serve the routes: a pattern must
 // accept exactly what its parser accepts, except what no regular expression can check (the uint256
@@ -71,7 +72,7 @@ describe("parameter patterns agree with the parsers", () => {
 });
 
 describe("MCP tool calls become the REST request", () => {
-  const tool = (name: string) => mcpTools().find((t) => t.name === name)!.operation;
+  const tool = (name: string) => mcpTools(V1_OPERATIONS).find((t) => t.name === name)!.operation;
 
   it("puts path parameters in the path (escaped) and the rest in the query, as given", () => {
     expect(toolCallPath(tool("get_state"), { address: "0xAbC/..?x" })).toBe("/api/mcp/v1/state/0xAbC%2F..%3Fx");

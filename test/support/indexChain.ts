@@ -8,8 +8,8 @@ import path from "node:path";
 import { type ApiApp, createApp } from "../../api/app";
 import { createRpcClient } from "../../api/chain/rpc";
 import { loadConfig } from "../../api/config";
-import { createLockIndex } from "../../api/locks/atBlock";
 import { silentLogger } from "../../api/observability/logger";
+import { createLockIndex } from "../../api/read/atBlock";
 import type { SeedResult } from "../../devnet/seed";
 import { startDevnet, type TestDevnet } from "./devnet";
 import { headBlock, prepareActors } from "./lockChain";
@@ -131,7 +131,7 @@ export async function startIndexChain(): Promise<IndexChain> {
       // The comparisons send thousands of requests; the budget itself is test/index/router.test.ts's business.
       config: { ...config, rateLimit: { max: 1_000_000, windowSec: 60 } },
       rpc: createRpcClient({ url: chain.devnet.rpcUrl, timeoutMs: 10_000 }),
-      lockIndex: createLockIndex({ db: idx.db, schema: indexer.ponder.schema }),
+      index: { atBlock: createLockIndex({ db: idx.db, schema: indexer.ponder.schema }) },
       logger: silentLogger,
     });
     return { ...chain, ...indexer, idx, app, stop: () => stops.run() };

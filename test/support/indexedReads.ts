@@ -1,5 +1,5 @@
-import { createLockStore } from "../../api/locks/store";
-import type { LockStore } from "../../api/locks/types";
+import type { LockStore } from "../../api/read/contract";
+import { createLockStore } from "../../api/read/store";
 import {
   createTestDatabase,
   type IndexDb,

@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { type Address, encodeFunctionData, getAddress, type Hex, parseEventLogs, zeroAddress } from "viem";
 import { expect } from "vitest";
 import { VeLockNFTAbi } from "../../abis";
-import { createLockStore } from "../../api/locks/store";
+import { createLockStore } from "../../api/read/store";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS, type DevnetAccount } from "../../devnet/seed";
 import type { LockRow } from "../../indexer/rules";

@@ -13,8 +13,8 @@ import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import { drizzle as drizzleProxy } from "drizzle-orm/pg-proxy";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
-import type { LockDb } from "../../api/locks/store";
 import type { Manifest } from "../../api/manifest";
+import type { LockDb } from "../../api/read/store";
 import { freePort } from "../../devnet/anvil";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");

@@ -1,9 +1,9 @@
 import type { Hono } from "hono";
+import { PREFLIGHT_BITS, preflightBitsSet } from "../../chain/launchPreflight";
 import type { AppDeps } from "../../deps";
 import { parseQuery } from "../../http/params";
 import type { RouteDefinition } from "../../route/definition";
 import { array, boolean, constant, integer, object, uintString } from "../../route/jsonSchema";
-import { PREFLIGHT_BITS, preflightBitsSet } from "./gate";
 
 /**
  * GET /preflight (spec §4.2, protocol.md §5): LaunchController.preflight() through the shared gate,

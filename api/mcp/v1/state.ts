@@ -7,19 +7,18 @@ import { CancelSource } from "../../http/cancelSource";
 import { deadlineRpc, requestDeadline, v1DeadlineMs } from "../../http/deadline";
 import { ChainUnreadyError, StateReadFailedError } from "../../http/errors";
 import { parseAddress, parseQuery } from "../../http/params";
-import { QueryCancelledError } from "../../locks/cancellableQuery";
-import { LockIdHints } from "../../locks/idHints";
-import { readSnapshot, type SnapshotContracts } from "../../locks/snapshot";
-import type { IndexedLockIds, LockStore } from "../../locks/types";
 import { deployedAddress, type Manifest } from "../../manifest";
 import { causeOf, type ThrottledWarn, throttledWarnings } from "../../observability/throttle";
+import { type IndexedLockIds, type LockStore, QueryCancelledError } from "../../read/contract";
 import type { RouteDefinition } from "../../route/definition";
 import { addressString, array, boolean, constant, integer, object, uintString } from "../../route/jsonSchema";
+import { LockIdHints } from "./idHints";
+import { readSnapshot, type SnapshotContracts } from "./snapshot";
 
 /**
  * GET /state/:address (spec §2.3, §4.2; protocol.md §5; issue 13): one block B, read in one Multicall3
  * eth_call — the balances, veBalanceOf, and every lock's getLockInfo at B. The index only names the token
- * ids to read; api/locks/snapshot.ts proves the set complete at B (ownerOf + the NFT count) or says it is
+ * ids to read; api/mcp/v1/snapshot.ts proves the set complete at B (ownerOf + the NFT count) or says it is
  * not. `source` is "subgraph+rpc" only for a proven set; otherwise "rpc" with the locks that are proven the
  * user's at B. A balance failure fails the request (STATE_READ_FAILED).
  */
@@ -189,7 +188,7 @@ export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
       // A quarter of the route's deadline at most: the chain read that follows must still fit in it.
       index: () =>
         idsFromIndex(
-          deps.locks,
+          deps.index.locks,
           user,
           Math.min(LOCKS_BUDGET_MS, v1DeadlineMs(deps.config.rpcTimeoutMs) / 4),
           warn,
@@ -197,7 +196,7 @@ export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
         ),
       hint: hints.get(user),
       // Only with an index to ask when the chain disproves the hint.
-      watermark: deps.locks ? deps.indexWatermark?.fresh() : undefined,
+      watermark: deps.index.locks ? deps.index.watermark?.fresh() : undefined,
     }).catch((error: unknown) => {
       if (error instanceof ViewReadError) {
         // A member's failure (reverted, or not its view's exact encoding) is "subcall"; the call's own, its kind.

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { multicallViaFor } from "../../../api/chain/multicall";
-import { readSnapshot } from "../../../api/locks/snapshot";
-import { createLockStore } from "../../../api/locks/store";
-import type { LockStore } from "../../../api/locks/types";
-import { IndexWatermark, WATERMARK_DEFAULTS } from "../../../api/locks/watermark";
+import { readSnapshot } from "../../../api/mcp/v1/snapshot";
+import type { LockStore } from "../../../api/read/contract";
+import { createLockStore } from "../../../api/read/store";
+import { IndexWatermark, WATERMARK_DEFAULTS } from "../../../api/read/watermark";
 import { openIndexDatabase } from "../../../api/server/indexDatabase";
 import { DEVNET_ABIS, sendTx } from "../../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../../devnet/seed";
@@ -89,7 +89,7 @@ afterAll(async () => {
   await d?.stop();
 });
 
-async function stateOf(app = d.app({ locks: store })) {
+async function stateOf(app = d.app({ index: { locks: store } })) {
   d.proxy.reset();
   const t0 = Date.now();
   const { status, body } = await d.get(app, statePath(fresh.address));
@@ -208,7 +208,7 @@ describe("an index far behind the chain", () => {
   });
 
   it("the lag is on /api/metrics", async () => {
-    const app = d.app({ locks: store });
+    const app = d.app({ index: { locks: store } });
     const { body } = await stateOf(app);
     const text = await (await app.request("/api/metrics")).text();
     expect(text).toContain(`api_index_indexed_block ${indexed}`);
@@ -239,7 +239,7 @@ describe("an index that cannot answer", () => {
   it("index down (connection closed): rpc, no locks, indexedBlock null, one round trip, promptly", async () => {
     const down = await openIndexDb(database.forPonder("lag"));
     await down.close();
-    const { body, ms } = await stateOf(d.app({ locks: createLockStore({ db: down.db }) }));
+    const { body, ms } = await stateOf(d.app({ index: { locks: createLockStore({ db: down.db }) } }));
     expect(body.source).toBe("rpc");
     expect(body.indexedBlock).toBeNull();
     expect(body.user.veLocks).toEqual([]);
@@ -252,7 +252,7 @@ describe("an index that cannot answer", () => {
 
   it("index gone after a first read: rpc with no locks, although the user's remembered ids are still read", async () => {
     const db = await openIndexDb(database.forPonder("lag"));
-    const app = d.app({ locks: createLockStore({ db: db.db }) });
+    const app = d.app({ index: { locks: createLockStore({ db: db.db }) } });
     const first = await stateOf(app);
     expect(first.body.source).toBe("subgraph+rpc");
     expect(first.body.user.veLocks.length).toBeGreaterThan(0);
@@ -265,14 +265,16 @@ describe("an index that cannot answer", () => {
   });
 
   it("an index schema that does not exist: rpc, indexedBlock null", async () => {
-    const { body } = await stateOf(d.app({ locks: createLockStore({ db: index.db, schema: "no_such_schema" }) }));
+    const { body } = await stateOf(
+      d.app({ index: { locks: createLockStore({ db: index.db, schema: "no_such_schema" }) } }),
+    );
     expect(body.source).toBe("rpc");
     expect(body.indexedBlock).toBeNull();
     expect(body.user.veLocks).toEqual([]);
   });
 });
 
-describe("a repeat read while the index's watermark is fresh (api/locks/watermark.ts)", () => {
+describe("a repeat read while the index's watermark is fresh (api/read/watermark.ts)", () => {
   /** The frozen index's store, counting the per-user SQL lookups the route makes. */
   function countingStore() {
     const counted = { lookups: 0, store: { ...store } };
@@ -297,7 +299,7 @@ describe("a repeat read while the index's watermark is fresh (api/locks/watermar
     if (where.kind !== "postgres") throw new Error("stateLag runs on Postgres");
     const opened = openIndexDatabase({ url: where.url, schema: where.schema });
     try {
-      expect(await opened.store.indexMark()).toEqual({ maxTokenId: ids.maxTokenId, indexedBlock: indexed });
+      expect(await opened.locks.indexMark()).toEqual({ maxTokenId: ids.maxTokenId, indexedBlock: indexed });
       expect((await untilFresh(opened.watermark)).fresh()).toEqual({
         maxTokenId: ids.maxTokenId,
         indexedBlock: indexed,
@@ -311,7 +313,7 @@ describe("a repeat read while the index's watermark is fresh (api/locks/watermar
     const counted = countingStore();
     const watermark = await freshWatermark();
     try {
-      const app = d.app({ locks: counted.store, indexWatermark: watermark });
+      const app = d.app({ index: { locks: counted.store, watermark } });
       const first = await stateOf(app); // no hint yet: the index is asked
       expect(counted.lookups).toBe(1);
       expect(first.body.source).toBe("subgraph+rpc");
@@ -332,7 +334,7 @@ describe("a repeat read while the index's watermark is fresh (api/locks/watermar
     const counted = countingStore();
     const watermark = await freshWatermark();
     try {
-      const app = d.app({ locks: counted.store, indexWatermark: watermark });
+      const app = d.app({ index: { locks: counted.store, watermark } });
       await stateOf(app);
       for (let i = 0; i < 3; i++) await furnaceLock(14n); // more than SPECULATIVE_IDS
       const { body } = await stateOf(app);
@@ -359,7 +361,7 @@ describe("a repeat read while the index's watermark is fresh (api/locks/watermar
       failing ? Promise.reject(new Error("database gone")) : store.indexMark(),
     );
     try {
-      const app = d.app({ locks: counted.store, indexWatermark: watermark });
+      const app = d.app({ index: { locks: counted.store, watermark } });
       await stateOf(app);
       failing = true;
       await new Promise((r) => setTimeout(r, WATERMARK_DEFAULTS.maxAgeMs + 50));

@@ -1,8 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRpcClient } from "../../../api/chain/rpc";
-import { createLockStore } from "../../../api/locks/store";
-import type { LockStore } from "../../../api/locks/types";
+import type { LockStore } from "../../../api/read/contract";
+import { createLockStore } from "../../../api/read/store";
 import { DEVNET_ACCOUNTS } from "../../../devnet/seed";
 import { chainLocksAt } from "../../support/chainTruth";
 import { type IndexedReads, indexSeededDevnet } from "../../support/indexedReads";
@@ -38,7 +38,7 @@ describe("state with the lock index", () => {
     async (role) => {
       const user = DEVNET_ACCOUNTS[role].address;
       d.proxy.reset();
-      const { status, body } = await d.get(d.app({ locks: store }), statePath(user.toLowerCase()));
+      const { status, body } = await d.get(d.app({ index: { locks: store } }), statePath(user.toLowerCase()));
       expect(status).toBe(200);
       expect(body.source).toBe("subgraph+rpc");
       expect(body.indexedBlock).toBe(body.blockNumber); // nothing mined since the index caught up
@@ -48,12 +48,12 @@ describe("state with the lock index", () => {
   );
 
   it("the capped user lists exactly 32 locks; burned locks never appear", async () => {
-    const { body } = await d.get(d.app({ locks: store }), statePath(DEVNET_ACCOUNTS.capped.address));
+    const { body } = await d.get(d.app({ index: { locks: store } }), statePath(DEVNET_ACCOUNTS.capped.address));
     expect(body.user.veLocks).toHaveLength(32);
     expect(body.user.veLocks.map((l: { tokenId: string }) => l.tokenId)).toEqual(d.seed.tokenIds.capped.map(String));
     const listed = new Set<string>();
     for (const role of Object.keys(DEVNET_ACCOUNTS) as (keyof typeof DEVNET_ACCOUNTS)[]) {
-      const r = await d.get(d.app({ locks: store }), statePath(DEVNET_ACCOUNTS[role].address));
+      const r = await d.get(d.app({ index: { locks: store } }), statePath(DEVNET_ACCOUNTS[role].address));
       for (const l of r.body.user.veLocks) listed.add(l.tokenId);
     }
     for (const burned of d.seed.burnedTokenIds) expect(listed.has(String(burned))).toBe(false);
@@ -67,7 +67,7 @@ describe("a failing lock index degrades to source rpc, never fails the request",
     const config = rpcTimeoutMs ? { ...d.config, rpcTimeoutMs } : d.config;
     const rpc = createRpcClient({ url: d.proxy.url, timeoutMs: config.rpcTimeoutMs });
     const t0 = Date.now();
-    const { status, body } = await d.get(d.app({ locks, config, rpc }), statePath(user));
+    const { status, body } = await d.get(d.app({ index: { locks }, config, rpc }), statePath(user));
     expect(status).toBe(200);
     expect(body.source).toBe("rpc");
     expect(body.indexedBlock).toBeNull();
@@ -102,7 +102,7 @@ describe("a failing lock index degrades to source rpc, never fails the request",
   it("an index that is not ready (back-filling) still answers exactly: readiness is not trusted either way", async () => {
     await index.query(`UPDATE _ponder_meta SET value = jsonb_set(value, '{is_ready}', '0') WHERE key = 'app'`);
     expect(await store.isReady()).toBe(false);
-    const { body } = await d.get(d.app({ locks: store }), statePath(user));
+    const { body } = await d.get(d.app({ index: { locks: store } }), statePath(user));
     expect(body.source).toBe("subgraph+rpc");
     expect(body.user.veLocks).toEqual(await chainLocksAt(d, user, BigInt(body.blockNumber)));
   });
@@ -122,11 +122,11 @@ describe("a failing lock index degrades to source rpc, never fails the request",
     ]);
     try {
       // bob's index rows now include alice's locks: ownerOf at B drops them, bob's count proves the rest.
-      const forBob = await d.get(d.app({ locks: store }), statePath(bob));
+      const forBob = await d.get(d.app({ index: { locks: store } }), statePath(bob));
       expect(forBob.body.source).toBe("subgraph+rpc");
       expect(forBob.body.user.veLocks).toEqual(await chainLocksAt(d, bob, BigInt(forBob.body.blockNumber)));
       // alice's locks are missing from the index: her NFT count exposes it, so nothing is claimed complete.
-      const forAlice = await d.get(d.app({ locks: store }), statePath(user));
+      const forAlice = await d.get(d.app({ index: { locks: store } }), statePath(user));
       expect(forAlice.body.source).toBe("rpc");
       expect(forAlice.body.user.veLocks).toEqual([]);
     } finally {

@@ -3,8 +3,8 @@ import pg from "pg";
 import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { createApp } from "../../../api/app";
-import { createLockStore } from "../../../api/locks/store";
-import type { LockStore } from "../../../api/locks/types";
+import type { LockStore } from "../../../api/read/contract";
+import { createLockStore } from "../../../api/read/store";
 import { DEVNET_ACCOUNTS } from "../../../devnet/seed";
 import { chainBalancesAt, chainLocksAt } from "../../support/chainTruth";
 import { execute, lockEvents, prepareOk } from "../../support/execution";
@@ -54,7 +54,7 @@ describe.each([
     await ponder.waitForReady(120_000);
     index = await ponder.openDb();
     store = createLockStore({ db: index.db });
-    app = d.app({ locks: store });
+    app = d.app({ index: { locks: store } });
   }, 180_000);
 
   afterAll(async () => {

@@ -24,7 +24,7 @@ let app: ReturnType<typeof createApp>;
 beforeAll(async () => {
   d = await startReadsDevnet();
   indexed = await indexSeededDevnet(d, "prepare_idx");
-  app = d.app({ locks: indexed.store });
+  app = d.app({ index: { locks: indexed.store } });
   // The Furnace pays what VeLockNFT pulls when it sends the prepared lock/topup calldata itself.
   await sendTx(d.chain, DEVNET_ACCOUNTS.deployer.privateKey, {
     address: d.deployment.addresses.AssetToken,

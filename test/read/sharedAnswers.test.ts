@@ -1,5 +1,5 @@
 /**
- * Replicas share each block's ve ranking and stats through Redis (api/index/sharedAnswers.ts): two apps, each with
+ * Replicas share each block's ve ranking and stats through Redis (api/read/sharedAnswers.ts): two apps, each with
  * its own process-local memo and its own Redis client (as two processes), over one synthetic index — the block's
  * ranking is computed once between them, and both answer the same. Real Redis at 127.0.0.1:6379.
  */
@@ -10,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app";
 import type { TtlCache } from "../../api/cache/ttlCache";
 import { loadConfig } from "../../api/config";
-import { createSharedAnswers, holdersCodec, statsCodec } from "../../api/index/sharedAnswers";
-import { createLockIndex, type LockIndex } from "../../api/locks/atBlock";
 import { silentLogger } from "../../api/observability/logger";
+import { createLockIndex } from "../../api/read/atBlock";
+import type { LockIndex } from "../../api/read/contract";
+import { createSharedAnswers, holdersCodec, statsCodec } from "../../api/read/sharedAnswers";
 import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
 
 const START = 46_183_959n;
@@ -55,8 +56,7 @@ async function replica(prefix: string) {
   return createApp({
     config: { ...config, rateLimit: { max: 1e6, windowSec: 60 } },
     rpc: null,
-    lockIndex: reader,
-    indexShared: shared,
+    index: { atBlock: reader, shared: shared },
     logger: silentLogger,
   });
 }

@@ -1,11 +1,11 @@
-import { CacheStats } from "../cache/stats";
-import type { IndexedLockIds } from "./types";
+import { CacheStats } from "../../cache/stats";
+import type { IndexedLockIds } from "../../read/contract";
 
 /**
  * What was known of each recently read user's ids after their last state read — the set the chain proved then
  * (with the highest id minted then), or the index's answer when nothing was proven — so the next read of that
  * user can send its eth_call at once, and while the index's watermark is fresh skip the SQL query altogether
- * (api/locks/snapshot.ts). A hint is only a guess at which ids to read: a stale one costs a second round trip,
+ * (api/mcp/v1/snapshot.ts). A hint is only a guess at which ids to read: a stale one costs a second round trip,
  * never a wrong answer. Bounded, least recently used out.
  */
 export class LockIdHints {

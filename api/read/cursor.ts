@@ -6,7 +6,7 @@
  */
 import type { Address } from "viem";
 import { BadParamsError } from "../http/errors";
-import type { EventKey } from "../locks/atBlock";
+import type { EventKey } from "./contract";
 
 export type EventsCursor = { kind: "events"; block: bigint; after: EventKey };
 export type BoardCursor = { kind: "board"; block: bigint; after: { ve: bigint; address: Address } };

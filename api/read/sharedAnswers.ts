@@ -2,14 +2,14 @@
  * The per-block answers (the ve ranking, the stats) shared by replicas: with REDIS_URL set, the first replica to
  * need a block's answer computes it and writes it to Redis (api/cache/redisTtlCache.ts: a short lock, the others
  * wait for the value), so N replicas make one computation per block between them, not one each. Keyed by chain,
- * block and timestamp. Without Redis each process computes once per block (api/index/blockMemo.ts). A value read
+ * block and timestamp. Without Redis each process computes once per block (api/read/blockMemo.ts). A value read
  * from Redis is only used if it parses as this format; a failure is never written.
  */
 import { RedisTtlCache } from "../cache/redisTtlCache";
 import type { TtlCache } from "../cache/ttlCache";
 import type { AppConfig } from "../config";
-import type { AtBlock, HolderVe, LockStats } from "../locks/atBlock";
 import type { Logger } from "../observability/logger";
+import type { AtBlock, HolderVe, LockStats } from "./contract";
 
 /** How long a block's answer stays in Redis: long enough for every replica and a slow reader's pages. */
 export const SHARED_TTL_MS = 120_000;

@@ -1,6 +1,6 @@
 import { getAddress } from "viem";
 import { describe, expect, it } from "vitest";
-import { checksumMemo } from "../../api/index/checksum";
+import { checksumMemo } from "../../api/read/checksum";
 
 const address = (i: number) => `0x${(i * 2654435761).toString(16).padStart(40, "0").slice(-40)}`;
 

@@ -1,5 +1,5 @@
 /**
- * The read model (api/locks/atBlock.ts) at EVERY block of a small, dense synthetic index, against the indexer's
+ * The read model (api/read/atBlock.ts) at EVERY block of a small, dense synthetic index, against the indexer's
  * rules: the ve ranking, the stats' totals and each lock touched in or right after the block. Dense (few owners,
  * few live locks) so one lock often has several events in one block and merges burn ids (never minted again) both
  * far from the head and near it, where liveLocks reads each lock's state two different ways: far back, every lock's
@@ -16,8 +16,9 @@ import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLockIndex, type LockIndex, RECENT_SHARE } from "../../api/locks/atBlock";
 import { lockVe } from "../../api/math";
+import { createLockIndex, RECENT_SHARE } from "../../api/read/atBlock";
+import type { LockIndex } from "../../api/read/contract";
 import type { LockRow } from "../../indexer/rules";
 import { createTestDatabase, type TestDatabase } from "../support/ponder";
 import { generateSyntheticIndex, type SyntheticIndex, stateAt, writeSyntheticIndex } from "../support/syntheticIndex";

@@ -16,120 +16,21 @@ import { memoizeSuccess } from "../cache/memo";
 import type { CancelSignal } from "../chain/rpc";
 import { MAX_LOCK_DURATION } from "../math/constants";
 import type { IndexQueryObserver } from "../observability/indexDbMetrics";
+import {
+  type AtBlock,
+  BlockTimeUnknownError,
+  type EventKey,
+  type EventsOf,
+  type HolderVe,
+  type IndexHead,
+  IndexNotStartedError,
+  type LockEventState,
+  type LockIndex,
+  type LockState,
+  type LockStats,
+  type ReadAt,
+} from "./contract";
 import { type LockDb, type PreparedQuery, rowsOf, timedQuery } from "./store";
-
-/** The index's head: Ponder's latest checkpoint (block, its timestamp) and its finalized block. */
-export type IndexHead = { block: bigint; time: bigint; finalized: bigint };
-
-/**
- * Where to read: the head (null), or block `block` with its timestamp when the caller knows it (else the index's:
- * the head's, or an event row's of that block; BlockTimeUnknownError when it has none).
- */
-export type ReadAt = { block: bigint; time: bigint | null } | null;
-
-/** An answer of one statement: the head it saw, the block and time it is of, and whether that block was ≤ head. */
-export type AtBlock<T> = { head: IndexHead; block: bigint; time: bigint; inRange: boolean; value: T };
-
-/** The state of one lock at a block. `owner` is lower-case hex as Ponder stores it; lockEnd is the stored end. */
-export type LockState = {
-  tokenId: bigint;
-  owner: Address | null;
-  amount: bigint;
-  lockEnd: bigint;
-  autoMax: boolean;
-  listed: boolean;
-  burned: boolean;
-  createdBlock: bigint;
-};
-
-/** One lock_event row: the event, and its lock's state right after it. */
-export type LockEventState = {
-  kind: string;
-  tokenId: bigint;
-  account: Address;
-  amount: bigint | null;
-  lockEnd: bigint;
-  autoMax: boolean;
-  fromTokenId: bigint | null;
-  recipient: Address | null;
-  owner: Address | null;
-  lockAmount: bigint;
-  listed: boolean;
-  burned: boolean;
-  blockNumber: bigint;
-  blockTime: bigint;
-  txHash: Hex;
-  logIndex: number;
-};
-
-/** A position in the newest-first order of events: the page continues strictly after (older than) it. */
-export type EventKey = { block: bigint; logIndex: number };
-
-/** One holder of live locks at a block: the sum of its locks' ve and amounts (lower-case address). */
-export type HolderVe = { address: Address; ve: bigint; locked: bigint; locks: number };
-
-export type LockStats = {
-  totalLocked: bigint;
-  totalVe: bigint;
-  /** Owners of at least one live lock. */
-  holders: number;
-  /** Owners whose ve is above zero (the board's rows). */
-  veHolders: number;
-  liveLocks: number;
-  autoMaxLocks: number;
-  autoMaxLocked: bigint;
-  /** Non-AutoMax locks already past their end, not yet unlocked. */
-  expiredLocked: bigint;
-  /** Non-AutoMax amounts by the unix week (floor(lockEnd / 7 d)) they unlock in, for ends after t. */
-  unlocksByWeek: Map<bigint, bigint>;
-};
-
-export type EventsOf = { tokenId: bigint } | { account: Address };
-
-/**
- * The per-request reads take an optional `signal`: when it fires first (the request's deadline passed, its client
- * hung up) the statement is cancelled where the connection allows it (node-postgres: api/locks/cancellableQuery.ts).
- */
-export interface LockIndex {
-  /** The head alone, and the timestamp of block `block` if the index holds an event in it (else null). */
-  probe(block: bigint | null, signal?: CancelSignal): Promise<{ head: IndexHead; eventTime: bigint | null }>;
-  /** The lock at the block, or null when it was not minted by then. */
-  lock(tokenId: bigint, at: ReadAt, signal?: CancelSignal): Promise<AtBlock<LockState | null>>;
-  /** The owner's live locks at the block, by token id. */
-  locksOf(owner: Address, at: ReadAt, signal?: CancelSignal): Promise<AtBlock<LockState[]>>;
-  /** Up to `limit` events, newest first, strictly older than `after` when given. */
-  events(
-    of: EventsOf,
-    at: ReadAt,
-    page: { limit: number; after: EventKey | null },
-    signal?: CancelSignal,
-  ): Promise<AtBlock<LockEventState[]>>;
-  /** Every holder with ve > 0 at the block: ve descending, then address ascending (byte order). */
-  holders(at: ReadAt): Promise<AtBlock<HolderVe[]>>;
-  stats(at: ReadAt): Promise<AtBlock<LockStats>>;
-}
-
-/** The index has no checkpoint yet: Ponder has not started (or not finished its first batch). */
-export class IndexNotStartedError extends Error {
-  override name = "IndexNotStartedError";
-  constructor() {
-    super("the lock index has no checkpoint yet");
-  }
-}
-
-/**
- * A read at a block below the head with no timestamp given, in which the index holds no event: the caller must
- * find the block's time (the node) and read again. Carries the head the statement saw.
- */
-export class BlockTimeUnknownError extends Error {
-  override name = "BlockTimeUnknownError";
-  constructor(
-    readonly block: bigint,
-    readonly head: IndexHead,
-  ) {
-    super(`the index does not know the timestamp of block ${block}`);
-  }
-}
 
 export const WEEK = 604_800n;
 
@@ -185,7 +86,7 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
           return name;
         })
       : () => Promise.resolve(options.schema as string);
-  // Always schema-qualified (see api/locks/store.ts: PGlite's TEMP shadows of Ponder's tables).
+  // Always schema-qualified (see api/read/store.ts: PGlite's TEMP shadows of Ponder's tables).
   const tables = async () => {
     const schema = await resolveSchema();
     return {

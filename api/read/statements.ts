@@ -17,20 +17,13 @@
  */
 import pg from "pg";
 import type { CancelSignal } from "../chain/rpc";
+import { QueryCancelledError } from "./contract";
 
 /** How often a backend running our query checks that we are still connected (Postgres's setting, in ms). */
 export const CLIENT_CONNECTION_CHECK_MS = 250;
 
 /** The statement each new connection runs first (see the file comment). Failing it (PG < 14) is harmless. */
 export const CONNECTION_CHECK_STATEMENT = `SET client_connection_check_interval = ${CLIENT_CONNECTION_CHECK_MS}`;
-
-/** The query was cancelled by its signal; nothing of its result is known. */
-export class QueryCancelledError extends Error {
-  override name = "QueryCancelledError";
-  constructor() {
-    super("index query cancelled: its request was abandoned");
-  }
-}
 
 export type Statement = { name: string; text: string; values: unknown[] };
 

@@ -13,7 +13,7 @@ import type { Address } from "viem";
 import { memoizeSuccess } from "../cache/memo";
 import type { CancelSignal } from "../chain/rpc";
 import type { IndexQueryObserver, IndexStatement } from "../observability/indexDbMetrics";
-import type { IndexedLockIds, IndexMark, LiveLock, LockStore } from "./types";
+import type { IndexedLockIds, IndexMark, LiveLock, LockStore } from "./contract";
 
 /** Any drizzle Postgres database (only `execute` is used): Ponder's read-only `db`, or drizzle over node-postgres,
  *  PGlite or pg-proxy. */
@@ -25,7 +25,7 @@ export type LockDb = { execute(query: ReturnType<typeof sql>): PromiseLike<unkno
  */
 export type PreparedQuery = (
   statement: { name: string; text: string; values: unknown[] },
-  /** Cancels the query when it fires (api/locks/cancellableQuery.ts). */
+  /** Cancels the query when it fires (api/read/statements.ts). */
   signal?: CancelSignal,
 ) => PromiseLike<{ rows: Row[] }>;
 

@@ -22,5 +22,5 @@ export function checksumMemo(size = CHECKSUM_MEMO_SIZE): (address: string) => Ad
   };
 }
 
-/** The process's memo for the index's answers (REST and GraphQL shape rows with api/index/shapes.ts). */
+/** The process's memo for the index's answers (REST and GraphQL shape rows with api/read/shapes.ts). */
 export const checksummedAddress = checksumMemo();

@@ -21,14 +21,14 @@
  * Round trips: one when the index is current or nothing of the user's changed since it; two when locks were
  * minted since (more than SPECULATIVE_IDS of them, by anyone) or the user's ids changed since the hint the
  * route kept for them; never more. SQL statements: none for a repeat read the chain proves complete while the
- * index's watermark is fresh (api/locks/watermark.ts); otherwise one.
+ * index's watermark is fresh (api/read/watermark.ts); otherwise one.
  */
 import { type Address, encodeFunctionData, type Hex } from "viem";
-import { AssetTokenAbi, LpStakingVault7DAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "../../abis";
-import { decodeMember, type MulticallResult, type MulticallVia, multicallAtOneBlock } from "../chain/multicall";
-import { ViewReadError } from "../chain/readView";
-import type { RpcClient } from "../chain/rpc";
-import type { IndexedLockIds, IndexMark, LiveLock } from "./types";
+import { AssetTokenAbi, LpStakingVault7DAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "../../../abis";
+import { decodeMember, type MulticallResult, type MulticallVia, multicallAtOneBlock } from "../../chain/multicall";
+import { ViewReadError } from "../../chain/readView";
+import type { RpcClient } from "../../chain/rpc";
+import type { IndexedLockIds, IndexMark, LiveLock } from "../../read/contract";
 
 /**
  * Ids after the index's highest that the first read also tries, so a fresh mint is answered in one round trip:
@@ -171,7 +171,7 @@ type IndexAnswer = IndexedLockIds | null;
  * called at most once — null without an index (down, too slow): then nothing but the hint's ids can be proven.
  * `hint` is what was known of this user's ids after their last read (the state route keeps it per user): the set
  * the chain proved then, with the highest id minted then, or the index's answer when nothing was proven:
- * - with a hint and a fresh `watermark` (api/locks/watermark.ts), the eth_call goes out alone and the index
+ * - with a hint and a fresh `watermark` (api/read/watermark.ts), the eth_call goes out alone and the index
  *   is only asked when the chain disproves the hint (the count does not match): a repeat read of a user whose
  *   locks did not change costs no SQL at all, and the answer's index is the proven set at the watermark;
  * - with a hint only, the eth_call goes out at once, alongside the SQL query, instead of after it;

@@ -1,5 +1,5 @@
 /**
- * The read model (api/locks/atBlock.ts) against the indexer's own rules: a synthetic index (test/support/
+ * The read model (api/read/atBlock.ts) against the indexer's own rules: a synthetic index (test/support/
  * syntheticIndex.ts) built by indexer/rules.ts keeps the rules' state at chosen blocks, and every read at those
  * blocks — one lock, an owner's locks, histories page by page, the ve ranking, the stats — must equal what that
  * state says, computed here row by row with api/math. In-memory PGlite: no chain, no Ponder.
@@ -7,15 +7,9 @@
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  BlockTimeUnknownError,
-  createLockIndex,
-  type EventKey,
-  IndexNotStartedError,
-  type LockIndex,
-  WEEK,
-} from "../../api/locks/atBlock";
 import { lockVe } from "../../api/math";
+import { createLockIndex, WEEK } from "../../api/read/atBlock";
+import { BlockTimeUnknownError, type EventKey, IndexNotStartedError, type LockIndex } from "../../api/read/contract";
 import type { LockEventRow, LockRow } from "../../indexer/rules";
 import {
   createSyntheticTables,

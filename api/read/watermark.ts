@@ -1,12 +1,12 @@
 import { type CacheSource, CacheStats } from "../cache/stats";
-import type { IndexMark } from "./types";
+import type { IndexMark } from "./contract";
 
 /**
  * How far the lock index is, kept current by one small poll per replica (the highest id minted and the
  * indexed block: LockStore.indexMark), so a repeat state read of a user need not ask the database at all.
  *
  * Why that is safe: a state answer's lock list is proven on chain at its block (ownerOf of every candidate
- * plus the user's NFT count: api/locks/snapshot.ts), wherever the candidates came from. The index only
+ * plus the user's NFT count: api/mcp/v1/snapshot.ts), wherever the candidates came from. The index only
  * nominates ids; for a user read before, the ids it nominated then (the route's hint) are tried first,
  * and only when the chain disproves them is the index asked again. What the watermark adds is the answer's
  * `indexedBlock` and the next mints to try, both as of a poll at most `maxAgeMs` old. A watermark whose

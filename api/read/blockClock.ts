@@ -8,7 +8,7 @@
  */
 import type { RpcClient } from "../chain/rpc";
 import { StateReadFailedError } from "../http/errors";
-import type { IndexHead } from "../locks/atBlock";
+import type { IndexHead } from "./contract";
 
 export class BlockClock {
   readonly #final = new Map<bigint, bigint>();

@@ -1,4 +1,4 @@
-import type { AtBlock } from "../locks/atBlock";
+import type { AtBlock } from "./contract";
 
 /**
  * Answers that are a function of the block alone (the ve ranking, the stats), computed at most once per block and
@@ -7,7 +7,7 @@ import type { AtBlock } from "../locks/atBlock";
  * again. Keyed by block number only, so callers pass blocks at or below the index's head with their own timestamp.
  */
 export type BlockMemoOptions<T> = {
-  /** Computes the answer at a block (one SQL statement: api/locks/atBlock.ts). */
+  /** Computes the answer at a block (one SQL statement: api/read/atBlock.ts). */
   load: (at: { block: bigint; time: bigint }) => Promise<T>;
   /** Answers kept (the blocks most recently asked for). */
   capacity?: number;

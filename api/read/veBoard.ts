@@ -7,8 +7,8 @@
  * binary search, so page 500 costs what page 1 costs.
  */
 import { type Address, getAddress } from "viem";
-import type { AtBlock, HolderVe } from "../locks/atBlock";
 import { BlockMemo, type BlockMemoOptions, requireInRange } from "./blockMemo";
+import type { AtBlock, HolderVe } from "./contract";
 
 export type VeBoard = {
   block: bigint;
@@ -39,11 +39,11 @@ export function firstAfter(rows: readonly HolderVe[], key: { ve: bigint; address
 }
 
 export type VeBoardsOptions = Omit<BlockMemoOptions<VeBoard>, "load"> & {
-  /** Computes the ranking of a block (api/locks/atBlock.ts holders). */
+  /** Computes the ranking of a block (api/read/atBlock.ts holders). */
   load: (at: { block: bigint; time: bigint }) => Promise<AtBlock<HolderVe[]>>;
 };
 
-/** The ve rankings of the blocks asked for: one computation per block, shared (api/index/blockMemo.ts). */
+/** The ve rankings of the blocks asked for: one computation per block, shared (api/read/blockMemo.ts). */
 export class VeBoards extends BlockMemo<VeBoard> {
   constructor({ load, ...options }: VeBoardsOptions) {
     super({

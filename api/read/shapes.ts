@@ -5,11 +5,11 @@
  */
 import type { Address } from "viem";
 import { LOCK_EVENT_KINDS } from "../../indexer/rules";
-import type { LockEventState, LockState } from "../locks/atBlock";
 import { effectiveLockEnd, lockVe } from "../math";
 import type { JsonSchema } from "../route/jsonSchema";
 import { addressString, boolean, constant, integer, object, uintString } from "../route/jsonSchema";
 import { checksummedAddress } from "./checksum";
+import type { LockEventState, LockState } from "./contract";
 
 const checksummed = (a: Address | null) => (a === null ? null : checksummedAddress(a));
 const nullable = (schema: JsonSchema, description: string): JsonSchema => ({

@@ -1,0 +1,166 @@
+/**
+ * The read model's contract: what REST (api/index), GraphQL (api/graphql) and MCP (api/mcp) may know of the index.
+ * They import this file and the runtime (api/read/runtime.ts), never the SQL behind them (api/read/atBlock.ts,
+ * api/read/store.ts) or another feature's folder. One rule answers every question, at the head or at any block B
+ * (docs/design.md, "The read model"): the state of a lock at B is its newest lock_event row at or before B.
+ */
+import type { Address, Hex } from "viem";
+import type { CancelSignal } from "../chain/rpc";
+
+/** The index's head: Ponder's latest checkpoint (block, its timestamp) and its finalized block. */
+export type IndexHead = { block: bigint; time: bigint; finalized: bigint };
+
+/**
+ * Where to read: the head (null), or block `block` with its timestamp when the caller knows it (else the index's:
+ * the head's, or an event row's of that block; BlockTimeUnknownError when it has none).
+ */
+export type ReadAt = { block: bigint; time: bigint | null } | null;
+
+/** An answer of one statement: the head it saw, the block and time it is of, and whether that block was ≤ head. */
+export type AtBlock<T> = { head: IndexHead; block: bigint; time: bigint; inRange: boolean; value: T };
+
+/** The state of one lock at a block. `owner` is lower-case hex as Ponder stores it; lockEnd is the stored end. */
+export type LockState = {
+  tokenId: bigint;
+  owner: Address | null;
+  amount: bigint;
+  lockEnd: bigint;
+  autoMax: boolean;
+  listed: boolean;
+  burned: boolean;
+  createdBlock: bigint;
+};
+
+/** One lock_event row: the event, and its lock's state right after it. */
+export type LockEventState = {
+  kind: string;
+  tokenId: bigint;
+  account: Address;
+  amount: bigint | null;
+  lockEnd: bigint;
+  autoMax: boolean;
+  fromTokenId: bigint | null;
+  recipient: Address | null;
+  owner: Address | null;
+  lockAmount: bigint;
+  listed: boolean;
+  burned: boolean;
+  blockNumber: bigint;
+  blockTime: bigint;
+  txHash: Hex;
+  logIndex: number;
+};
+
+/** A position in the newest-first order of events: the page continues strictly after (older than) it. */
+export type EventKey = { block: bigint; logIndex: number };
+
+/** One holder of live locks at a block: the sum of its locks' ve and amounts (lower-case address). */
+export type HolderVe = { address: Address; ve: bigint; locked: bigint; locks: number };
+
+export type LockStats = {
+  totalLocked: bigint;
+  totalVe: bigint;
+  /** Owners of at least one live lock. */
+  holders: number;
+  /** Owners whose ve is above zero (the board's rows). */
+  veHolders: number;
+  liveLocks: number;
+  autoMaxLocks: number;
+  autoMaxLocked: bigint;
+  /** Non-AutoMax locks already past their end, not yet unlocked. */
+  expiredLocked: bigint;
+  /** Non-AutoMax amounts by the unix week (floor(lockEnd / 7 d)) they unlock in, for ends after t. */
+  unlocksByWeek: Map<bigint, bigint>;
+};
+
+export type EventsOf = { tokenId: bigint } | { account: Address };
+
+/**
+ * The per-request reads take an optional `signal`: when it fires first (the request's deadline passed, its client
+ * hung up) the statement is cancelled where the connection allows it (node-postgres: api/read/statements.ts).
+ */
+export interface LockIndex {
+  /** The head alone, and the timestamp of block `block` if the index holds an event in it (else null). */
+  probe(block: bigint | null, signal?: CancelSignal): Promise<{ head: IndexHead; eventTime: bigint | null }>;
+  /** The lock at the block, or null when it was not minted by then. */
+  lock(tokenId: bigint, at: ReadAt, signal?: CancelSignal): Promise<AtBlock<LockState | null>>;
+  /** The owner's live locks at the block, by token id. */
+  locksOf(owner: Address, at: ReadAt, signal?: CancelSignal): Promise<AtBlock<LockState[]>>;
+  /** Up to `limit` events, newest first, strictly older than `after` when given. */
+  events(
+    of: EventsOf,
+    at: ReadAt,
+    page: { limit: number; after: EventKey | null },
+    signal?: CancelSignal,
+  ): Promise<AtBlock<LockEventState[]>>;
+  /** Every holder with ve > 0 at the block: ve descending, then address ascending (byte order). */
+  holders(at: ReadAt): Promise<AtBlock<HolderVe[]>>;
+  stats(at: ReadAt): Promise<AtBlock<LockStats>>;
+}
+
+/** The index has no checkpoint yet: Ponder has not started (or not finished its first batch). */
+export class IndexNotStartedError extends Error {
+  override name = "IndexNotStartedError";
+  constructor() {
+    super("the lock index has no checkpoint yet");
+  }
+}
+
+/**
+ * A read at a block below the head with no timestamp given, in which the index holds no event: the caller must
+ * find the block's time (the node) and read again. Carries the head the statement saw.
+ */
+export class BlockTimeUnknownError extends Error {
+  override name = "BlockTimeUnknownError";
+  constructor(
+    readonly block: bigint,
+    readonly head: IndexHead,
+  ) {
+    super(`the index does not know the timestamp of block ${block}`);
+  }
+}
+
+/** The query was cancelled by its signal; nothing of its result is known. */
+export class QueryCancelledError extends Error {
+  override name = "QueryCancelledError";
+  constructor() {
+    super("index query cancelled: its request was abandoned");
+  }
+}
+
+/** One live lock of a user, as the state endpoint lists it. */
+export type LiveLock = { tokenId: bigint; amount: bigint; lockEnd: bigint; autoMax: boolean };
+
+/**
+ * What the index says about a user at one moment, read in one SQL statement (one snapshot of the tables):
+ * which token ids to read on chain — never their values, which the chain gives at the answer's block.
+ */
+export type IndexedLockIds = IndexMark & {
+  /** The owner's unburned token ids by the index, ascending. */
+  tokenIds: bigint[];
+};
+
+/** How far the index is, for no owner in particular (api/read/watermark.ts polls it). */
+export type IndexMark = {
+  /** The highest token id the index has seen minted (any owner, burned or not); 0 when none. Ids are
+   *  sequential and never reused, so every id minted after the indexed block is above it. */
+  maxTokenId: bigint;
+  /** The last block the index has fully processed (Ponder's latest checkpoint), or null before the first. */
+  indexedBlock: bigint | null;
+};
+
+/** What the API needs from the lock index; the indexer's Postgres/PGlite tables implement it. */
+export interface LockStore {
+  /** The owner's live locks (amount > 0, not burned), ordered by token id, in one indexed query. */
+  liveLocksOf(owner: Address): Promise<LiveLock[]>;
+  /**
+   * The owner's token ids, the highest id minted and the indexed block, consistent with each other. When `signal`
+   * fires first the query is cancelled (where the store can: node-postgres, api/read/statements.ts) and the
+   * call rejects with QueryCancelledError.
+   */
+  lockIdsOf(owner: Address, options?: { signal?: CancelSignal }): Promise<IndexedLockIds>;
+  /** The highest id minted and the indexed block, in one statement (lockIdsOf's, without an owner). */
+  indexMark(): Promise<IndexMark>;
+  /** True once the index has caught up with the chain (Ponder's readiness); false while back-filling. */
+  isReady(): Promise<boolean>;
+}
