@@ -1,10 +1,74 @@
 /**
- * The import rules of the house (`npm run lint:deps`, run by CI). The graph reads
- * app → routes → features → platform; type imports count (tsPreCompilationDeps), so a types-only
- * cycle is still a cycle.
+ * The import rules of the house (`npm run lint:deps`, run by CI). The layers, top to bottom, as
+ * docs/architecture.md orders them ("Layers"):
+ *
+ *   5 server        api/server/, src/api/            a serving process: socket guards, assembly, entry points
+ *   4 composition   api/app.ts, api/routes.ts, api/openapi/   mounts the features; reads their route definitions
+ *   3 features      api/supply/, api/mcp/, api/index/, api/graphql/   side by side, none imports another
+ *   2 read model    api/read/, api/deps.ts           the index's contract and runtime; what features are given
+ *   1 edge          api/http/, api/route/            request middleware, errors, params, the route vocabulary
+ *   0 platform      api/{chain,cache,ratelimit,observability,net,math,startup}/, api/*.ts, abis/, indexer/
+ *
+ * An import may only point down (or stay within its layer, without a cycle). Type imports count
+ * (tsPreCompilationDeps), so a types-only cycle is still a cycle.
  */
+const FEATURES = "^api/(supply|mcp|index|graphql)/";
+const PLATFORM = [
+  "^api/(chain|cache|ratelimit|observability|net|math|startup)/",
+  "^api/(config|manifest|paths|redact|redis)\\.ts$",
+  "^abis/",
+  "^indexer/",
+];
+const EDGE = "^api/(http|route)/";
+const READ_MODEL = ["^api/read/", "^api/deps\\.ts$"];
+const COMPOSITION = ["^api/(app|routes)\\.ts$", "^api/openapi/"];
+const SERVER = ["^api/server/", "^src/api/"];
 module.exports = {
   forbidden: [
+    {
+      name: "platform-imports-down-only",
+      severity: "error",
+      comment: "The platform (layer 0) knows nothing of requests, the read model, features or the server.",
+      from: { path: PLATFORM },
+      to: { path: [EDGE, ...READ_MODEL, FEATURES, ...COMPOSITION, ...SERVER] },
+    },
+    {
+      name: "edge-imports-down-only",
+      severity: "error",
+      comment: "The edge and the route vocabulary (layer 1) serve every feature and know none of them.",
+      from: { path: EDGE },
+      to: { path: [...READ_MODEL, FEATURES, ...COMPOSITION, ...SERVER] },
+    },
+    {
+      name: "read-model-below-features",
+      severity: "error",
+      comment:
+        "REST, GraphQL and MCP reach the index through api/read (its contract and runtime); it knows none of them.",
+      from: { path: READ_MODEL },
+      to: { path: [FEATURES, ...COMPOSITION, ...SERVER] },
+    },
+    {
+      name: "features-never-import-each-other",
+      severity: "error",
+      comment:
+        "Features sit side by side over the read model and the platform: what two share moves down a layer.",
+      from: { path: FEATURES },
+      to: { path: FEATURES, pathNot: "^api/$1/" },
+    },
+    {
+      name: "features-import-down-only",
+      severity: "error",
+      comment: "A feature is given what it needs (api/deps.ts); it never reaches the composition root or the server.",
+      from: { path: FEATURES },
+      to: { path: [...COMPOSITION, ...SERVER] },
+    },
+    {
+      name: "composition-below-the-server",
+      severity: "error",
+      comment: "The app and its route table are assembled into a process by api/server, never the other way.",
+      from: { path: COMPOSITION },
+      to: { path: SERVER },
+    },
     {
       name: "no-circular",
       severity: "error",

@@ -61,7 +61,7 @@ export const lockEvent = onchainTable(
   (table) => ({
     // A lock's history and its state at any block: newest first within one token. It also carries the state
     // columns, so every lock's state at a past block (its newest row at or before it: DISTINCT ON token_id) is one
-    // ordered index-only scan, no sort and no heap visit (api/locks/atBlock.ts; bench/index-api.ts measured the
+    // ordered index-only scan, no sort and no heap visit (api/read/atBlock.ts; bench/index-api.ts measured the
     // ve ranking half way back 1.6× the head with the narrow index, sorting every row). Ponder's index builder has
     // no INCLUDE, so the state columns are trailing keys; NULLS FIRST is what a plain `DESC` in a query means.
     tokenStateIdx: index("lock_event_token_state_idx").on(
