@@ -4,7 +4,7 @@
  */
 export const SUPPLY_BASE = "/api/supply";
 export const V1_BASE = "/api/mcp/v1";
-/** The lock index as an API (design.md "The index as an API"): lock pages, history, the ve board, stats. */
+/** The lock index as an API (docs/api.md#the-index-api-apiindexv1): lock pages, history, the ve board, stats. */
 export const INDEX_BASE = "/api/index/v1";
 export const OPENAPI_PATH = `${V1_BASE}/openapi.json`;
 export const DOCS_PATH = "/docs";

@@ -1,7 +1,7 @@
 /**
- * The limits of POST /graphql, in one place (docs/api.md "GraphQL" prints this table). Each bounds a different way
- * one request could cost much: the document's shape before anything runs (tokens, depth, aliases), the rows the
- * index is asked for (each list's `limit`, their sum), the time it may take and the bytes it may send.
+ * The limits of POST /graphql, in one place (docs/api.md#graphql-graphql prints this table). Each bounds a
+ * different way one request could cost much: the document's shape before anything runs (tokens, depth, aliases),
+ * the rows the index is asked for (each list's `limit`, their sum), the time it may take and the bytes it may send.
  */
 export const GRAPHQL_LIMITS = {
   /** Request body (POST), bytes: above it 413 PAYLOAD_TOO_LARGE, before any parsing. */

@@ -24,7 +24,7 @@
  * such parts (assemble): a small answer copied into one Buffer (joinBytes), a large one written chunk by chunk
  * from the shared bytes without copying them (chunkStream). Stringifying, measuring and encoding 840 kB of
  * JSON per batch of 10 cost 5–9 ms of the one event loop and 840 kB of memory per unread answer
- * (docs/benchmarks.md, abuse-memory).
+ * (docs/benchmarks-log.md#abuse-memory).
  */
 
 export const MCP_MAX_BODY_BYTES = 64 * 1024;

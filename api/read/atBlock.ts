@@ -1,5 +1,5 @@
 /**
- * The lock index read at one block (design.md "The index as an API"). One rule answers every question, at the
+ * The lock index read at one block (docs/api.md#the-index-api-apiindexv1). One rule answers every question, at the
  * head or at any block B: the state of a lock at B is its newest lock_event row at or before B (each row holds the
  * lock's state after its event), except that a lock merged away is burned from the merge row that names it as
  * from_token_id. Ve is a function of B's timestamp t (api/math/lockVe.ts, here in SQL for the sums).

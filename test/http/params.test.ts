@@ -2,9 +2,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
-// Strict parsing tables for every parameter of the three read routes (design.md "Strict parsing"):
-// a rejected form is 400 BAD_PARAMS naming the parameter, with no RPC touched; an accepted form
-// reaches the chain (its answer may still be a quoter revert, never a 400).
+// Strict parsing tables for every parameter of the three read routes (`BAD_PARAMS` in
+// docs/api.md#errors-rate-limits-deadlines): a rejected form is 400 BAD_PARAMS naming the parameter, with no RPC
+// touched; an accepted form reaches the chain (its answer may still be a quoter revert, never a 400).
 
 let d: ReadsDevnet;
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import { serve } from "@hono/node-server";
 import { describe, expect, it } from "vitest";
 import { burst, platformApp } from "../support/platformApp";
 
-// The in-memory limiter wired by createApp in front of the real v1 router (design.md "Rate limit").
+// The in-memory limiter wired by createApp in front of the real v1 router (docs/api.md#errors-rate-limits-deadlines).
 
 const USER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const PATHS = {

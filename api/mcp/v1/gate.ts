@@ -7,7 +7,7 @@ import { ChainUnreadyError, GenesisNotFinalizedError, PreflightReadFailedError }
 import { deployedAddress, type Manifest } from "../../manifest";
 
 /**
- * The genesis gate (spec §3, §7.2; design.md "Prepare processing order"): every prepare endpoint
+ * The genesis gate (spec §3, §7.2; docs/api.md#preparation-api-v1--prepare): every prepare endpoint
  * first asks LaunchController.preflight() whether genesis is finalized. One gate instance lives in
  * AppDeps so the preflight route and the prepare routes share its cache.
  */

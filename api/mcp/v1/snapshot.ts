@@ -1,5 +1,5 @@
 /**
- * A wallet's state at ONE block B, whatever the lock index's lag (issue 13, design.md "State snapshot").
+ * A wallet's state at ONE block B, whatever the lock index's lag (issue 13, docs/api.md#preparation-api-v1--reads).
  *
  * The index only nominates token ids; the chain decides. One Multicall3 eth_call at `latest` reads, at B:
  * the four balances, veBalanceOf(user), the NFT count balanceOf(user), nextTokenId(), and for every
