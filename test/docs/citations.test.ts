@@ -113,7 +113,7 @@ describe("the citation reader", () => {
 
   it("reports a citation of a section that does not exist, and one of a file that does not", () => {
     const at = (text: string) => ({ file: "x.ts", ...docCitations(text)[0]! });
-    expect(brokenBecause(at('design.md "Rate limit"'))).toBe('docs/design.md has no heading "Rate limit"');
+    expect(brokenBecause(at('design.md "No such section"'))).toBe('docs/design.md has no heading "No such section"');
     expect(brokenBecause(at("docs/api.md#rate-limit"))).toBe("docs/api.md has no heading with the anchor #rate-limit");
     expect(brokenBecause(at("protocol.md §2, §99"))).toBe("docs/protocol.md has no heading §99");
     expect(brokenBecause(at("docs/nowhere.md"))).toBe("no such file in the repository");
