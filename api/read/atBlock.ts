@@ -30,7 +30,7 @@ import {
   type LockStats,
   type ReadAt,
 } from "./contract";
-import { type LockDb, type PreparedQuery, rowsOf, timedQuery } from "./store";
+import { type LockDb, type PreparedQuery, rowsOf, timedQuery } from "./statements";
 
 export const WEEK = 604_800n;
 

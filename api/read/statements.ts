@@ -1,4 +1,8 @@
 /**
+ * The read model's one statement runner: every statement the index is read with goes through here — drizzle's
+ * `execute` (rowsOf), a prepared statement on the pool (PreparedQuery, cancellable: cancellableQuery), each timed
+ * into the metrics by name (timedQuery).
+ *
  * A node-postgres query that a request's signal can cancel (its client hung up, its deadline or the index's budget
  * passed). node-postgres takes no AbortSignal, so the choice is how to stop the server's work:
  *
@@ -15,8 +19,11 @@
  * A query still waiting for a pool slot when the signal fires is dropped from the wait: the connection, when it
  * comes, goes straight back unused.
  */
+
 import pg from "pg";
+import type { sql } from "ponder";
 import type { CancelSignal } from "../chain/rpc";
+import type { IndexQueryObserver, IndexStatement } from "../observability/indexDbMetrics";
 import { QueryCancelledError } from "./contract";
 
 /** How often a backend running our query checks that we are still connected (Postgres's setting, in ms). */
@@ -93,4 +100,44 @@ export function cancellableQuery(
 /** A failure of the connection (a socket error, a client-side timeout) rather than an error the server reported. */
 function isConnectionFailure(error: unknown): boolean {
   return !(error instanceof pg.DatabaseError);
+}
+
+export type Row = Record<string, unknown>;
+
+/** Any drizzle Postgres database (only `execute` is used): Ponder's read-only `db`, or drizzle over node-postgres,
+ *  PGlite or pg-proxy. */
+export type LockDb = { execute(query: ReturnType<typeof sql>): PromiseLike<unknown> };
+
+/**
+ * node-postgres's `pool.query` with a named statement: Postgres parses and plans the statement once per
+ * connection, then only binds and runs it.
+ */
+export type PreparedQuery = (
+  statement: { name: string; text: string; values: unknown[] },
+  /** Cancels the query when it fires (api/read/statements.ts). */
+  signal?: CancelSignal,
+) => PromiseLike<{ rows: Row[] }>;
+
+/** node-postgres and PGlite answer `{ rows }`; drizzle's pg-proxy answers the rows themselves. */
+export async function rowsOf(db: LockDb, query: ReturnType<typeof sql>): Promise<Row[]> {
+  const result = (await db.execute(query)) as unknown as { rows?: Row[] } | Row[];
+  return Array.isArray(result) ? result : (result.rows ?? []);
+}
+
+/** `run`, its duration and outcome told to `onQuery` under `statement`. */
+export async function timedQuery<T>(
+  onQuery: IndexQueryObserver | undefined,
+  statement: IndexStatement,
+  run: () => PromiseLike<T>,
+): Promise<T> {
+  if (onQuery === undefined) return run();
+  const started = performance.now();
+  try {
+    const value = await run();
+    onQuery(statement, (performance.now() - started) / 1000, true);
+    return value;
+  } catch (error) {
+    onQuery(statement, (performance.now() - started) / 1000, false);
+    throw error;
+  }
 }

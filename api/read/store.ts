@@ -14,20 +14,7 @@ import { memoizeSuccess } from "../cache/memo";
 import type { CancelSignal } from "../chain/rpc";
 import type { IndexQueryObserver, IndexStatement } from "../observability/indexDbMetrics";
 import type { IndexedLockIds, IndexMark, LiveLock, LockStore } from "./contract";
-
-/** Any drizzle Postgres database (only `execute` is used): Ponder's read-only `db`, or drizzle over node-postgres,
- *  PGlite or pg-proxy. */
-export type LockDb = { execute(query: ReturnType<typeof sql>): PromiseLike<unknown> };
-
-/**
- * node-postgres's `pool.query` with a named statement: Postgres parses and plans the statement once per
- * connection, then only binds and runs it.
- */
-export type PreparedQuery = (
-  statement: { name: string; text: string; values: unknown[] },
-  /** Cancels the query when it fires (api/read/statements.ts). */
-  signal?: CancelSignal,
-) => PromiseLike<{ rows: Row[] }>;
+import { type LockDb, type PreparedQuery, type Row, rowsOf, timedQuery } from "./statements";
 
 export type CreateLockStoreOptions = {
   db: LockDb;
@@ -43,14 +30,6 @@ export type CreateLockStoreOptions = {
   /** Told each statement's duration and outcome, by name (the metrics' api_index_db_query_duration_seconds). */
   onQuery?: IndexQueryObserver;
 };
-
-type Row = Record<string, unknown>;
-
-/** node-postgres and PGlite answer `{ rows }`; drizzle's pg-proxy answers the rows themselves. */
-export async function rowsOf(db: LockDb, query: ReturnType<typeof sql>): Promise<Row[]> {
-  const result = (await db.execute(query)) as unknown as { rows?: Row[] } | Row[];
-  return Array.isArray(result) ? result : (result.rows ?? []);
-}
 
 // numeric(78) arrives as a string (or a number for small values on some drivers); never through a float.
 const big = (value: unknown): bigint => BigInt(String(value));
@@ -94,24 +73,6 @@ function markFrom(row: Row): IndexMark {
 function lockIdsFrom(row: Row): IndexedLockIds {
   const ids = typeof row.ids === "string" && row.ids !== "" ? row.ids.split(",").map((id) => BigInt(id)) : [];
   return { tokenIds: ids, ...markFrom(row) };
-}
-
-/** `run`, its duration and outcome told to `onQuery` under `statement`. */
-export async function timedQuery<T>(
-  onQuery: IndexQueryObserver | undefined,
-  statement: IndexStatement,
-  run: () => PromiseLike<T>,
-): Promise<T> {
-  if (onQuery === undefined) return run();
-  const started = performance.now();
-  try {
-    const value = await run();
-    onQuery(statement, (performance.now() - started) / 1000, true);
-    return value;
-  } catch (error) {
-    onQuery(statement, (performance.now() - started) / 1000, false);
-    throw error;
-  }
 }
 
 export function createLockStore({ db, schema, prepared, onQuery }: CreateLockStoreOptions): LockStore {

@@ -14,8 +14,8 @@ import type { IndexQueryObserver, PoolReading } from "../observability/indexDbMe
 import { causeOf, type ThrottledWarn } from "../observability/throttle";
 import { createLockIndex } from "../read/atBlock";
 import type { LockIndex, LockStore } from "../read/contract";
-import { CONNECTION_CHECK_STATEMENT, cancellableQuery } from "../read/statements";
-import { createLockStore, timedQuery } from "../read/store";
+import { CONNECTION_CHECK_STATEMENT, cancellableQuery, timedQuery } from "../read/statements";
+import { createLockStore } from "../read/store";
 import { IndexWatermark } from "../read/watermark";
 import { boundedReadiness } from "./readiness";
 
@@ -80,7 +80,7 @@ export function openIndexDatabase(options: {
   pool.on("error", (error) =>
     options.warn?.("index-connection", "index database connection lost", { cause: causeOf(error) }),
   );
-  // Queued before the connection's first query: lets a cancelled query's backend stop (cancellableQuery.ts).
+  // Queued before the connection's first query: lets a cancelled query's backend stop (api/read/statements.ts).
   pool.on("connect", (client) => {
     client.query(CONNECTION_CHECK_STATEMENT).catch(() => {});
   });

@@ -14,7 +14,7 @@ import { drizzle as drizzleProxy } from "drizzle-orm/pg-proxy";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import type { Manifest } from "../../api/manifest";
-import type { LockDb } from "../../api/read/store";
+import type { LockDb } from "../../api/read/statements";
 import { freePort } from "../../devnet/anvil";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
