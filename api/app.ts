@@ -1,8 +1,8 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import type { AppDeps, AppDepsInput } from "./deps";
 import { GRAPHQL_METHODS, graphqlEndpoint } from "./graphql/endpoint";
+import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/cancellation";
 import { createClientIpResolver } from "./http/clientIp";
-import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/deadline";
 import { edge, edgeHeaders, edgeRequestId } from "./http/edge";
 import { ApiError, InternalError, MethodNotAllowedError, NotFoundError, UnauthorizedError } from "./http/errors";
 import { metricsAccess } from "./http/metricsAccess";
@@ -105,7 +105,7 @@ export function createApp(input: AppDepsInput): ApiApp {
   const limit = rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics });
   app.use(`${V1_BASE}/*`, limit);
   app.use(`${INDEX_BASE}/*`, limit);
-  // One overall deadline per request; its upstream calls are cancelled when it passes (api/http/deadline.ts).
+  // One overall deadline per request; its upstream calls are cancelled when it passes (api/http/cancellation.ts).
   const overall = deadline({ ms: v1DeadlineMs(deps.config.rpcTimeoutMs), timeoutError: v1TimeoutError });
   app.use(`${V1_BASE}/*`, overall);
   app.use(`${INDEX_BASE}/*`, overall);

@@ -9,7 +9,7 @@
 import type { Context } from "hono";
 import type { CancelSignal } from "../chain/rpc";
 import type { AppDeps } from "../deps";
-import { deadlineRpc } from "../http/deadline";
+import { deadlineRpc } from "../http/cancellation";
 import { ApiError, BadParamsError, IndexUnavailableError } from "../http/errors";
 import {
   type AtBlock,

@@ -14,10 +14,9 @@ import type { StatusCode } from "hono/utils/http-status";
 import { HANG_UP } from "../chain/rpc";
 import { answerTurns, LARGE_ANSWER_BYTES } from "../http/answerTurns";
 import { readBounded } from "../http/boundedBody";
-import { CancelSource } from "../http/cancelSource";
+import { CancelSource, onHangUp, PARENT_HANG_UP } from "../http/cancellation";
 import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
-import { onHangUp, PARENT_HANG_UP } from "../http/hangUp";
 import { chargeRateLimit, limitedPrefix, type RateLimitOptions } from "../http/rateLimit";
 import { type JsonSchema, kindRule, paramSchema } from "../openapi/jsonSchema";
 import { V1_OPERATIONS, type V1Operation } from "../routes";
@@ -248,7 +247,7 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
               );
         return envelopeResult(JSON.stringify((refused as ApiError).toEnvelope()), true);
       }
-      // The MCP client's hang-up goes along, so it stops the tool call's work too (api/http/hangUp.ts).
+      // The MCP client's hang-up goes along, so it stops the tool call's work too (api/http/cancellation.ts).
       const res = await o.app.request(
         path,
         { headers: { accept: "application/json", ...(requestId ? { "x-request-id": requestId } : {}) } },

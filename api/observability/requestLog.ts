@@ -7,9 +7,9 @@
 import type { Context } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { RouterRoute } from "hono/types";
+import { clientGone } from "../http/cancellation";
 import type { ClientIpResolver } from "../http/clientIp";
 import { ApiError } from "../http/errors";
-import { clientGone } from "../http/hangUp";
 import { truncateIp } from "../net/ip";
 import { HEALTH_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE } from "../paths";
 import type { Logger } from "./logger";

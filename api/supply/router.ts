@@ -13,6 +13,7 @@ import { CacheStats } from "../cache/stats";
 import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
 import type { RpcClient } from "../chain/rpc";
 import type { AppDeps } from "../deps";
+import { raceDeadline } from "../http/cancellation";
 import { edgeResponse, ownsEdgeHeaders, respond, writeEdgeResponse } from "../http/edge";
 import { type NodeHotPath, originTarget } from "../http/nodeHotPath";
 import { requestIdFor, requestIdFrom } from "../http/requestId";
@@ -87,20 +88,14 @@ function fail(c: Context, format: Format, code: SupplyErrorCode, status: 400 | 5
   return respond(c, format === "bare" ? null : JSON.stringify({ result: null, error: code }), status, headers);
 }
 
-/**
- * `work` raced against a deadline of `ms`. At the deadline the signal handed to `work` fires, so its
- * upstream calls are cancelled (their connections closed) rather than left running in the background.
- */
+/** `work` with its own AbortSignal, cancelled at `ms` (api/http/cancellation.ts): a timeout is SUPPLY_RPC_UNREACHABLE. */
 function withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, ms: number): Promise<T> {
   const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new SupplyError("SUPPLY_RPC_UNREACHABLE", `supply read timed out after ${ms} ms`));
-      controller.abort();
-    }, ms);
+  return raceDeadline(work(controller.signal), {
+    ms,
+    cancel: () => controller.abort(),
+    timeoutError: () => new SupplyError("SUPPLY_RPC_UNREACHABLE", `supply read timed out after ${ms} ms`),
   });
-  return Promise.race([work(controller.signal), deadline]).finally(() => clearTimeout(timer));
 }
 
 const READ_FAILURES = [

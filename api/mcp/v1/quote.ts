@@ -5,7 +5,7 @@ import { readView, viewFailure } from "../../chain/readView";
 import { decodeRevert } from "../../chain/revert";
 import type { RpcClient } from "../../chain/rpc";
 import type { AppDeps } from "../../deps";
-import { deadlineRpc } from "../../http/deadline";
+import { deadlineRpc } from "../../http/cancellation";
 import { ChainUnreadyError, QuoteFailedError } from "../../http/errors";
 import type { ParamDoc } from "../../http/params";
 import { parseQuery } from "../../http/params";

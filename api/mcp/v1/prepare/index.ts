@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { deadlineRpc } from "../../../http/deadline";
+import { deadlineRpc } from "../../../http/cancellation";
 import { NotFoundError } from "../../../http/errors";
 import { collectAll, collectRoyalties } from "./collect";
 import { lockViaFurnace } from "./furnace";
