@@ -4,6 +4,7 @@ import { GRAPHQL_METHODS, graphqlEndpoint } from "./graphql/endpoint";
 import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/cancellation";
 import { createClientIpResolver } from "./http/clientIp";
 import { edge, edgeHeaders, edgeRequestId } from "./http/edge";
+import type { AppEnv } from "./http/env";
 import { ApiError, InternalError, MethodNotAllowedError, NotFoundError, UnauthorizedError } from "./http/errors";
 import { metricsAccess } from "./http/metricsAccess";
 import type { NodeHotPath } from "./http/nodeHotPath";
@@ -64,12 +65,12 @@ export function appDeps(input: AppDepsInput): AppDeps {
  * The app, and the supply hot path at the Node level for a server of our own to ask before
  * @hono/node-server (startApiServer). `fetch` alone stays complete (in-process requests, app.request).
  */
-export type ApiApp = Hono & { nodeHotPath: NodeHotPath };
+export type ApiApp = Hono<AppEnv> & { nodeHotPath: NodeHotPath };
 
 export function createApp(input: AppDepsInput): ApiApp {
   const deps = appDeps(input);
   const { metrics, logger } = deps;
-  const app = new Hono();
+  const app = new Hono<AppEnv>();
 
   const clientIp = createClientIpResolver({
     trustedProxies: deps.config.trustedProxies,

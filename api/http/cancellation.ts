@@ -10,8 +10,9 @@
  * request's hang-up as a CancelSignal under PARENT_HANG_UP instead: one listener on the connection, however many tool
  * calls a batch makes.
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import { boundToDeadline, type CancelSignal, HANG_UP, type RpcClient } from "../chain/rpc";
+import { type AppContext, type AppEnv, PARENT_HANG_UP } from "./env";
 import { type ApiError, PreflightReadFailedError, QuoteFailedError, StateReadFailedError } from "./errors";
 import { limitedPrefix } from "./rateLimit";
 
@@ -67,23 +68,9 @@ export function raceDeadline<T>(
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
-/** Env key of an in-process request: fires when the client of the served request it is made for hangs up. */
-export const PARENT_HANG_UP = Symbol("hang-up of the served request an in-process request is made for");
-
-/** As much of Node's ServerResponse as noticing a hang-up needs. */
-type AnswerStream = {
-  readonly writableFinished: boolean;
-  readonly destroyed: boolean;
-  once(event: "close", listener: () => void): unknown;
-  off(event: "close", listener: () => void): unknown;
-};
-
-type Env = ({ outgoing?: AnswerStream } & Record<symbol, unknown>) | undefined;
-
 /** Calls `listener` once if the request's client hangs up; returns the function that stops watching. */
-export function onHangUp(c: Context, listener: () => void): () => void {
-  const env = c.env as Env;
-  const stream = env?.outgoing;
+export function onHangUp(c: AppContext, listener: () => void): () => void {
+  const stream = c.env?.outgoing;
   if (stream) {
     // "close" also follows an answer written in full: only a close before that is a hang-up.
     const closed = () => {
@@ -92,18 +79,17 @@ export function onHangUp(c: Context, listener: () => void): () => void {
     stream.once("close", closed);
     return () => stream.off("close", closed);
   }
-  const parent = env?.[PARENT_HANG_UP] as CancelSignal | undefined;
+  const parent = c.env?.[PARENT_HANG_UP];
   if (!parent) return () => {};
   parent.addEventListener("abort", listener);
   return () => parent.removeEventListener("abort", listener);
 }
 
 /** Whether the request's client has gone before its answer was written. */
-export function clientGone(c: Context): boolean {
-  const env = c.env as Env;
-  const stream = env?.outgoing;
+export function clientGone(c: AppContext): boolean {
+  const stream = c.env?.outgoing;
   if (stream) return stream.destroyed && !stream.writableFinished;
-  return (env?.[PARENT_HANG_UP] as CancelSignal | undefined)?.aborted === true;
+  return c.env?.[PARENT_HANG_UP]?.aborted === true;
 }
 
 /** The v1 routes' overall deadline: min(RPC_TIMEOUT_MS, this). An assistant waits no longer for any answer. */
@@ -114,7 +100,7 @@ export function v1DeadlineMs(rpcTimeoutMs: number): number {
 }
 
 /** What a v1 route answers when its deadline passes before it could answer for itself. */
-export function v1TimeoutError(c: Context, ms: number): ApiError {
+export function v1TimeoutError(c: AppContext, ms: number): ApiError {
   const message = `The upstream reads did not complete within ${ms} ms.`;
   switch (limitedPrefix(c.req.path)) {
     case "preflight":
@@ -141,16 +127,13 @@ export function v1TimeoutError(c: Context, ms: number): ApiError {
 export type DeadlineOptions = {
   ms: number;
   /** The route's documented error for a deadline it could not meet itself. */
-  timeoutError: (c: Context, ms: number) => ApiError;
+  timeoutError: (c: AppContext, ms: number) => ApiError;
   graceMs?: number;
 };
 
-/** Context key: the request's deadline signal, set by deadline(). */
-const DEADLINE = "deadlineSignal" as never;
-
-/** The request's deadline signal (under deadline()), else undefined. */
-export function requestDeadline(c: Context): CancelSignal | undefined {
-  return c.get(DEADLINE) as CancelSignal | undefined;
+/** The request's cancel signal (under deadline()), else undefined. */
+export function requestDeadline(c: AppContext): CancelSignal | undefined {
+  return c.get("cancelSignal");
 }
 
 /**
@@ -158,18 +141,18 @@ export function requestDeadline(c: Context): CancelSignal | undefined {
  * route's reads — however many, however nested — end together when it passes and their connections to the
  * node are closed instead of left running. Outside deadline() (none set), `rpc` itself.
  */
-export function deadlineRpc(c: Context, rpc: RpcClient | null): RpcClient | null {
+export function deadlineRpc(c: AppContext, rpc: RpcClient | null): RpcClient | null {
   const signal = requestDeadline(c);
   return rpc && signal ? boundToDeadline(rpc, signal) : rpc;
 }
 
-export function deadline(o: DeadlineOptions): MiddlewareHandler {
+export function deadline(o: DeadlineOptions): MiddlewareHandler<AppEnv> {
   const graceMs = o.graceMs ?? 250;
   return async (c, next) => {
     const signal = new CancelSource();
     const stopWatching = onHangUp(c, () => signal.abort(HANG_UP));
     try {
-      c.set(DEADLINE, signal as never);
+      c.set("cancelSignal", signal);
       await raceDeadline(next(), {
         ms: o.ms,
         graceMs,

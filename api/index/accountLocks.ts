@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import type { AppDeps } from "../deps";
+import type { AppEnv } from "../http/env";
 import { parseAddress, parseQuery } from "../http/params";
 import { array, object } from "../openapi/jsonSchema";
 import type { RouteDefinition } from "../openapi/routeDefinition";
@@ -29,7 +30,7 @@ export const accountLocksRoute = {
   },
 } as const satisfies RouteDefinition;
 
-export function registerAccountLocksRoute(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+export function registerAccountLocksRoute(router: Hono<AppEnv>, rt: IndexRuntime, deps: AppDeps): void {
   router.get(accountLocksRoute.path, async (c) => {
     const owner = parseAddress("address", c.req.param("address"));
     const q = parseQuery(c.req.url, accountLocksRoute.query);

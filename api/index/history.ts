@@ -1,5 +1,6 @@
 import type { Context, Hono } from "hono";
 import type { AppDeps } from "../deps";
+import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { parseAddress, parseQuery, parseUint256 } from "../http/params";
 import type { EventsOf } from "../locks/atBlock";
@@ -112,7 +113,7 @@ async function eventsPage(
   return answer(c, deps, read, { events: rows.map(eventJson), nextCursor });
 }
 
-export function registerHistoryRoutes(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+export function registerHistoryRoutes(router: Hono<AppEnv>, rt: IndexRuntime, deps: AppDeps): void {
   router.get(lockEventsRoute.path, (c) => {
     const tokenId = parseUint256("tokenId", c.req.param("tokenId"));
     // A lock's oldest event is its creation: no event by the block means no lock by then.

@@ -1,5 +1,6 @@
 import type { Context, Hono } from "hono";
 import type { AppDeps } from "../deps";
+import type { AppEnv } from "../http/env";
 import { parseAddress, parseQuery } from "../http/params";
 import type { HolderVe } from "../locks/atBlock";
 import { array, integer, object } from "../openapi/jsonSchema";
@@ -114,7 +115,7 @@ async function resolveBoard(
   return { board, at };
 }
 
-export function registerLeaderboardRoutes(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+export function registerLeaderboardRoutes(router: Hono<AppEnv>, rt: IndexRuntime, deps: AppDeps): void {
   router.get(veBoardRoute.path, async (c) => {
     const q = parseQuery(c.req.url, veBoardRoute.query);
     const cursor = q.cursor === undefined ? undefined : decodeCursor(q.cursor, "board");

@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import type { AppDeps } from "../deps";
+import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { parseQuery, parseUint256 } from "../http/params";
 import { object } from "../openapi/jsonSchema";
@@ -30,7 +31,7 @@ export const lockRoute = {
   },
 } as const satisfies RouteDefinition;
 
-export function registerLockRoute(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+export function registerLockRoute(router: Hono<AppEnv>, rt: IndexRuntime, deps: AppDeps): void {
   router.get(lockRoute.path, async (c) => {
     const tokenId = parseUint256("tokenId", c.req.param("tokenId"));
     const q = parseQuery(c.req.url, lockRoute.query);

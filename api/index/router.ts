@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../deps";
+import type { AppEnv } from "../http/env";
 import { IndexUnavailableError } from "../http/errors";
 import { registerAccountLocksRoute } from "./accountLocks";
 import { BlockClock } from "./blockClock";
@@ -16,8 +17,8 @@ import { VeBoards } from "./veBoard";
  * Every route of the index API, mounted at /api/index/v1 (api/paths.ts INDEX_BASE). Without a configured index
  * every route answers 503 INDEX_UNAVAILABLE (after its own parameters are judged: a bad one is still 400).
  */
-export function indexRouter(deps: AppDeps, runtime: IndexRuntime = indexRuntime(deps)): Hono {
-  const router = new Hono();
+export function indexRouter(deps: AppDeps, runtime: IndexRuntime = indexRuntime(deps)): Hono<AppEnv> {
+  const router = new Hono<AppEnv>();
   registerLockRoute(router, runtime, deps);
   registerHistoryRoutes(router, runtime, deps);
   registerAccountLocksRoute(router, runtime, deps);

@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import type { AppDeps } from "../deps";
+import type { AppEnv } from "../http/env";
 import { parseQuery } from "../http/params";
 import { type LockStats, WEEK } from "../locks/atBlock";
 import { MAX_LOCK_DURATION } from "../math";
@@ -74,7 +75,7 @@ export function unlockSchedule(stats: LockStats, t: bigint) {
   return out;
 }
 
-export function registerStatsRoute(router: Hono, rt: IndexRuntime, deps: AppDeps): void {
+export function registerStatsRoute(router: Hono<AppEnv>, rt: IndexRuntime, deps: AppDeps): void {
   router.get(statsRoute.path, async (c) => {
     const q = parseQuery(c.req.url, statsRoute.query);
     // Pinned first (the head too): the stats are a function of the block, computed once per block and shared.

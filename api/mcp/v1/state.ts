@@ -4,6 +4,7 @@ import { ViewReadError } from "../../chain/readView";
 import type { CancelSignal } from "../../chain/rpc";
 import type { AppDeps } from "../../deps";
 import { CancelSource, deadlineRpc, requestDeadline, v1DeadlineMs } from "../../http/cancellation";
+import type { AppEnv } from "../../http/env";
 import { ChainUnreadyError, StateReadFailedError } from "../../http/errors";
 import { parseAddress, parseQuery } from "../../http/params";
 import { QueryCancelledError } from "../../locks/cancellableQuery";
@@ -166,7 +167,7 @@ export const stateRoute = {
   },
 } as const satisfies RouteDefinition;
 
-export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
+export function registerStateRoutes(v1: Hono<AppEnv>, deps: AppDeps): void {
   const hints = new LockIdHints();
   deps.metrics.caches.register("state_hints", { stats: hints.stats, entries: () => hints.size });
   // An index outage is a few lines a minute with their cause, not one per request.
