@@ -1,7 +1,7 @@
 /**
  * The one middleware every request passes through first (design.md): it gives the request its id,
  * puts CORS `*` and `x-request-id` on the response, and counts and logs the request once the
- * response is known (api/observability/requestLog.ts). One layer instead of three: every routed
+ * response is known (api/http/requestLog.ts). One layer instead of three: every routed
  * request pays it. (A cached supply figure is answered before routing by the supply hot path, which
  * builds its answer with edgeResponse() or writeEdgeResponse() and counts it itself: api/supply/router.ts.)
  *
@@ -20,10 +20,10 @@ import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { MiddlewareHandler } from "hono";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
-import { matchedRoute, requestRecorder, UNMATCHED_ROUTE } from "../observability/requestLog";
 import type { ClientIpResolver } from "./clientIp";
 import type { AppContext, AppEnv } from "./env";
 import { requestIdOf } from "./requestId";
+import { matchedRoute, requestRecorder, UNMATCHED_ROUTE } from "./requestLog";
 
 /** On every response: any origin may read it, including our own headers (x-supply-error, RateLimit…). */
 export const CORS_HEADERS = {
