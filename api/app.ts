@@ -1,9 +1,10 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import type { AppDeps, AppDepsInput } from "./deps";
 import { GRAPHQL_METHODS, graphqlEndpoint } from "./graphql/endpoint";
+import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/cancellation";
 import { createClientIpResolver } from "./http/clientIp";
-import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/deadline";
 import { edge, edgeHeaders, edgeRequestId } from "./http/edge";
+import type { AppEnv } from "./http/env";
 import { ApiError, InternalError, MethodNotAllowedError, NotFoundError, UnauthorizedError } from "./http/errors";
 import { metricsAccess } from "./http/metricsAccess";
 import type { NodeHotPath } from "./http/nodeHotPath";
@@ -65,12 +66,12 @@ export function appDeps(input: AppDepsInput): AppDeps {
  * The app, and the supply hot path at the Node level for a server of our own to ask before
  * @hono/node-server (startApiServer). `fetch` alone stays complete (in-process requests, app.request).
  */
-export type ApiApp = Hono & { nodeHotPath: NodeHotPath };
+export type ApiApp = Hono<AppEnv> & { nodeHotPath: NodeHotPath };
 
 export function createApp(input: AppDepsInput): ApiApp {
   const deps = appDeps(input);
   const { metrics, logger } = deps;
-  const app = new Hono();
+  const app = new Hono<AppEnv>();
 
   const clientIp = createClientIpResolver({
     trustedProxies: deps.config.trustedProxies,
@@ -106,7 +107,7 @@ export function createApp(input: AppDepsInput): ApiApp {
   const limit = rateLimit({ limiter: deps.limiter, policy: deps.config.rateLimit, clientIp, metrics });
   app.use(`${V1_BASE}/*`, limit);
   app.use(`${INDEX_BASE}/*`, limit);
-  // One overall deadline per request; its upstream calls are cancelled when it passes (api/http/deadline.ts).
+  // One overall deadline per request; its upstream calls are cancelled when it passes (api/http/cancellation.ts).
   const overall = deadline({ ms: v1DeadlineMs(deps.config.rpcTimeoutMs), timeoutError: v1TimeoutError });
   app.use(`${V1_BASE}/*`, overall);
   app.use(`${INDEX_BASE}/*`, overall);

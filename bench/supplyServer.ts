@@ -13,6 +13,7 @@ import { createApp } from "../api/app";
 import { createRpcClient } from "../api/chain/rpc";
 import { loadConfig } from "../api/config";
 import type { AppDepsInput } from "../api/deps";
+import type { AppEnv } from "../api/http/env";
 import { createLogger } from "../api/observability/logger";
 import { startAnvil } from "../devnet/anvil";
 import { deployDevnet } from "../devnet/deploy";
@@ -21,7 +22,7 @@ import { startRpcProxy } from "../test/support/rpcProxy";
 export type Served = { url: string; close(): Promise<void> };
 
 /** Serves a Hono app on 127.0.0.1, on a free port. */
-export function serveApp(app: Hono): Promise<Served> {
+export function serveApp(app: Hono<AppEnv>): Promise<Served> {
   return new Promise((resolve) => {
     const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, (info: AddressInfo) => {
       resolve({

@@ -23,6 +23,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
+import { type Logger, silentLogger } from "../observability/logger";
+import { type ThrottledWarn, throttledWarnings } from "../observability/throttle";
 import { createRedisClient } from "../redis";
 import { CacheStats } from "./stats";
 import { type Backoff, MemoryTtlCache, RecentFailureError, type Timed, type TtlCache } from "./ttlCache";
@@ -41,7 +43,13 @@ export type RedisTtlCacheOptions = {
   commandTimeoutMs?: number;
   /** How long `create` waits for the first connection before starting degraded. */
   connectTimeoutMs?: number;
-  onWarning?: (message: string) => void;
+  /**
+   * Where Redis's failures are told: `warning` with the failure as `reason`, throttled (api/observability/throttle.ts:
+   * the first at once, the rest of a 10 s window as one line with their count). Default: stderr.
+   */
+  logger?: Logger;
+  /** That line's message (default "cache degraded"). */
+  warning?: string;
   /** A shared value this rejects is treated as absent (and replaced): Redis is not trusted to hold only our writes. */
   accept?: (value: string) => boolean;
 };
@@ -62,6 +70,13 @@ class RedisUnavailable extends Error {
   override name = "RedisUnavailable";
 }
 
+/** A Redis in trouble is told at most once per this (with a count of what the window held). */
+const WARNING_WINDOW_MS = 10_000;
+const STDERR_LOGGER: Logger = {
+  ...silentLogger,
+  warn: (msg, fields) => console.warn(`[cache] ${msg}`, fields),
+};
+
 const RELEASE_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 
 export class RedisTtlCache implements TtlCache {
@@ -73,9 +88,9 @@ export class RedisTtlCache implements TtlCache {
   readonly #lockMs: number;
   readonly #waitMs: number;
   readonly #pollMs: number;
-  readonly #warn: (message: string) => void;
+  readonly #warn: ThrottledWarn;
+  readonly #warning: string;
   readonly #accept: (value: string) => boolean;
-  #lastWarning = 0;
 
   private constructor(redis: Redis, options: RedisTtlCacheOptions) {
     this.#redis = redis;
@@ -83,7 +98,8 @@ export class RedisTtlCache implements TtlCache {
     this.#lockMs = options.lockMs ?? 10_000;
     this.#waitMs = options.waitMs ?? this.#lockMs;
     this.#pollMs = options.pollMs ?? 20;
-    this.#warn = options.onWarning ?? ((m) => console.warn(`[cache] ${m}`));
+    this.#warn = throttledWarnings(options.logger ?? STDERR_LOGGER, WARNING_WINDOW_MS);
+    this.#warning = options.warning ?? "cache degraded";
     this.#accept = options.accept ?? (() => true);
   }
 
@@ -107,11 +123,8 @@ export class RedisTtlCache implements TtlCache {
     return cache;
   }
 
-  #warnThrottled(message: string) {
-    const now = Date.now();
-    if (now - this.#lastWarning < 10_000) return;
-    this.#lastWarning = now;
-    this.#warn(message);
+  #warnThrottled(reason: string) {
+    this.#warn("redis", this.#warning, { reason });
   }
 
   peek(key: string): string | undefined {

@@ -102,7 +102,7 @@ export type RpcCallOptions = {
    */
   signal?: AbortSignal;
   /**
-   * The deadline of the HTTP request the call is made for (api/http/deadline.ts; boundToDeadline below adds it
+   * The deadline of the HTTP request the call is made for (api/http/cancellation.ts; boundToDeadline below adds it
    * to every call of a route): when it fires the call is cancelled the same way and fails with kind "timeout",
    * or "aborted" when it fired because the request's client hung up (reason HANG_UP).
    */
@@ -126,7 +126,7 @@ export function decodeWith<T>(result: unknown, decode: ((result: unknown) => T) 
 /** The reason a request's deadline signal carries when it fired because the client closed the connection. */
 export const HANG_UP = "hang-up";
 
-/** What can cancel a call besides its own signal: an AbortSignal, or the request's deadline (api/http/deadline.ts). */
+/** What can cancel a call besides its own signal: an AbortSignal, or the request's deadline (api/http/cancellation.ts). */
 export interface CancelSignal {
   readonly aborted: boolean;
   /** Why it fired: HANG_UP when the request's client went away; anything else is a deadline passing. */

@@ -1,7 +1,7 @@
 /**
  * POST /graphql and GET /graphql?query=…: the HTTP face of the GraphQL engine (api/graphql/yoga.ts), behind the same
  * edge as every route (request id, CORS, request log). In order: the `graphql` rate-limit budget; the body (JSON, at
- * most 64 KiB: else 415 / 413 in the API's envelope); the overall deadline and hang-up (api/http/deadline.ts, which
+ * most 64 KiB: else 415 / 413 in the API's envelope); the overall deadline and hang-up (api/http/cancellation.ts, which
  * cancels the request's index reads); then GraphQL, whose failures are its own `errors` with `extensions.code`; and
  * the answer's size. Statuses follow GraphQL over HTTP as yoga implements it. The process's GraphQL requests share a
  * budget of rows in flight (api/graphql/admission.ts), and answers of 64 KiB or more are written one per turn of the
@@ -12,7 +12,7 @@ import type { Context, Handler, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../deps";
 import { answerTurns } from "../http/answerTurns";
 import { readBoundedBody } from "../http/boundedBody";
-import { deadline, requestDeadline, v1TimeoutError } from "../http/deadline";
+import { deadline, requestDeadline, v1TimeoutError } from "../http/cancellation";
 import { PayloadTooLargeError, UnsupportedMediaTypeError } from "../http/errors";
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
 import type { IndexRuntime } from "../read/runtime";

@@ -1,10 +1,10 @@
 /**
  * One GraphQL request's view of the index: the block every field is answered at (pinned once, from the plan), the
- * request's signal (its deadline and its client's hang-up: api/http/deadline.ts), and each read bound to both.
+ * request's signal (its deadline and its client's hang-up: api/http/cancellation.ts), and each read bound to both.
  */
 import type { Context } from "hono";
 import type { CancelSignal } from "../chain/rpc";
-import { requestDeadline } from "../http/deadline";
+import { requestDeadline } from "../http/cancellation";
 import { type AtBlock, QueryCancelledError, type ReadAt } from "../read/contract";
 import { guarded, type IndexRuntime, type Pinned, pinBlock, readAtBlock } from "../read/runtime";
 import type { Admission } from "./admission";

@@ -1,6 +1,5 @@
 /** Reading a request body no further than a route's limit (the MCP endpoint, POST /graphql). */
-import type { IncomingMessage } from "node:http";
-import type { Context } from "hono";
+import type { AppContext } from "./env";
 
 /**
  * The request's body as text, or null when it is larger than `max` bytes (read no further than that). Served by
@@ -8,8 +7,8 @@ import type { Context } from "hono";
  * ReadableStream over it costs more than the rest of a small request's parsing. In process (app.request), from
  * the Request.
  */
-export async function readBoundedBody(c: Context, max: number): Promise<string | null> {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+export async function readBoundedBody(c: AppContext, max: number): Promise<string | null> {
+  const incoming = c.env?.incoming;
   if (incoming === undefined || incoming.readableDidRead) return readBounded(c.req.raw, max);
   const declared = Number(incoming.headers["content-length"]);
   if (Number.isFinite(declared) && declared > max) return null;

@@ -3,23 +3,20 @@
  * right-most address in X-Forwarded-For that none of our proxies wrote. Anything a client can put in
  * a header is ignored unless a trusted hop vouches for it, so a spoofed header buys no new budget.
  */
-import type { Context } from "hono";
+
 import { normalizeIp, parseForwardedHop, parseTrustedProxies, type TrustedProxies } from "../net/ip";
+import type { AppContext } from "./env";
 
 /** Reads the socket peer's address for a request; undefined when the adapter does not expose one. */
-export type PeerAddressSource = (c: Context) => string | undefined;
+export type PeerAddressSource = (c: AppContext) => string | undefined;
 
 /**
  * @hono/node-server (which `ponder start|serve` also uses) passes `{ incoming, outgoing }` as the
- * env, so the peer is on the raw IncomingMessage; no adapter import is needed.
+ * env (api/http/env.ts), so the peer is on the raw IncomingMessage. A socket already let go has none.
  */
-export const socketPeerAddress: PeerAddressSource = (c) => {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: unknown } } } | undefined;
-  const address = env?.incoming?.socket?.remoteAddress;
-  return typeof address === "string" ? address : undefined;
-};
+export const socketPeerAddress: PeerAddressSource = (c) => c.env?.incoming?.socket?.remoteAddress;
 
-export type ClientIpResolver = (c: Context) => string | null;
+export type ClientIpResolver = (c: AppContext) => string | null;
 
 /** Resolves each request's client IP once (the limiter and the request log both ask). */
 export function createClientIpResolver(options: {

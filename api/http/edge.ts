@@ -1,7 +1,7 @@
 /**
  * The one middleware every request passes through first (design.md): it gives the request its id,
  * puts CORS `*` and `x-request-id` on the response, and counts and logs the request once the
- * response is known (api/observability/requestLog.ts). One layer instead of three: every routed
+ * response is known (api/http/requestLog.ts). One layer instead of three: every routed
  * request pays it. (A cached supply figure is answered before routing by the supply hot path, which
  * builds its answer with edgeResponse() or writeEdgeResponse() and counts it itself: api/supply/router.ts.)
  *
@@ -17,22 +17,19 @@
  * Failures that escape this middleware are answered by app.onError, which adds edgeHeaders(c).
  */
 import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
-import { matchedRoute, requestRecorder, UNMATCHED_ROUTE } from "../observability/requestLog";
 import type { ClientIpResolver } from "./clientIp";
+import type { AppContext, AppEnv } from "./env";
 import { requestIdOf } from "./requestId";
+import { matchedRoute, requestRecorder, UNMATCHED_ROUTE } from "./requestLog";
 
 /** On every response: any origin may read it, including our own headers (x-supply-error, RateLimit…). */
 export const CORS_HEADERS = {
   "access-control-allow-origin": "*",
   "access-control-expose-headers": "*",
 } as const;
-
-/** Context keys: the request's id (also read by handlers), and the response respond() built. */
-const REQUEST_ID = "requestId" as never;
-const RESPONDED = "edgeResponse" as never;
 
 /** Handlers whose every response comes from respond(). */
 const owning = new WeakSet<object>();
@@ -44,17 +41,17 @@ export function ownsEdgeHeaders<H extends object>(handler: H): H {
 }
 
 /** The request's id: the one the edge chose, or (outside the edge) one chosen now and kept. */
-export function edgeRequestId(c: Context): string {
-  let id = c.get(REQUEST_ID) as string | undefined;
+export function edgeRequestId(c: AppContext): string {
+  let id: string | undefined = c.get("requestId");
   if (id === undefined) {
     id = requestIdOf(c);
-    c.set(REQUEST_ID, id as never);
+    c.set("requestId", id);
   }
   return id;
 }
 
 /** The headers every response carries. */
-export function edgeHeaders(c: Context): Record<string, string> {
+export function edgeHeaders(c: AppContext): Record<string, string> {
   return withEdgeHeaders({}, edgeRequestId(c));
 }
 
@@ -74,9 +71,9 @@ function withEdgeHeaders(headers: Record<string, string>, id: string): Record<st
  * than one header into a WHATWG Headers. `headers` becomes the response's own (the node adapter adds
  * content-length to it), so pass a fresh object.
  */
-export function respond(c: Context, body: string | null, status: number, headers: Record<string, string>): Response {
+export function respond(c: AppContext, body: string | null, status: number, headers: Record<string, string>): Response {
   const res = edgeResponse(edgeRequestId(c), body, status, headers);
-  c.set(RESPONDED, res as never);
+  c.set("edgeResponse", res);
   return res;
 }
 
@@ -114,7 +111,7 @@ export function writeEdgeResponse(
 }
 
 /** Sets each edge header the response lacks (a handler's own value wins, as with prepared headers). */
-function completeHeaders(c: Context, id: string): void {
+function completeHeaders(c: AppContext, id: string): void {
   const wanted = Object.entries(withEdgeHeaders({}, id));
   try {
     const headers = c.res.headers;
@@ -125,12 +122,12 @@ function completeHeaders(c: Context, id: string): void {
   }
 }
 
-export function edge(o: { logger: Logger; metrics: Metrics; clientIp: ClientIpResolver }): MiddlewareHandler {
+export function edge(o: { logger: Logger; metrics: Metrics; clientIp: ClientIpResolver }): MiddlewareHandler<AppEnv> {
   const record = requestRecorder(o);
   return async (c, next) => {
     const started = performance.now();
     const id = requestIdOf(c);
-    c.set(REQUEST_ID, id as never);
+    c.set("requestId", id);
     // Known before any handler runs, and the same whoever answers (even a middleware's 429).
     const route = matchedRoute(c);
     const owned = route !== undefined && owning.has(route.handler);
@@ -146,7 +143,7 @@ export function edge(o: { logger: Logger; metrics: Metrics; clientIp: ClientIpRe
     } catch (thrown) {
       escaped = thrown instanceof Error ? thrown : new Error(`non-Error value thrown (${typeof thrown})`);
     }
-    if (escaped === undefined && c.res !== c.get(RESPONDED)) completeHeaders(c, id);
+    if (escaped === undefined && c.res !== c.get("edgeResponse")) completeHeaders(c, id);
     const status = escaped ? 500 : c.res.status;
     record(c, { requestId: id, route: route?.path ?? UNMATCHED_ROUTE, status, started, escaped });
     if (escaped) throw escaped;

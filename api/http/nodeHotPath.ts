@@ -5,13 +5,13 @@
  * the URL @hono/node-server would build, as it would build it (originTarget).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { BoundedMap } from "../cache/boundedMap";
 
 /** Writes the whole answer on `res` and returns true, or writes nothing and returns false ("serve it"). */
 export type NodeHotPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 
-/** Hosts already judged, so a poller's one Host costs a Map lookup; cleared when full (any number of odd Hosts). */
-const judged = new Map<string, boolean>();
-const JUDGED_MAX = 64;
+/** Hosts already judged, so a poller's one Host costs a Map lookup; bounded (any number of odd Hosts). */
+const judged = new BoundedMap<string, boolean>(64);
 
 /**
  * The request target (path and query) when @hono/node-server would take it as it is: origin form (`/…`,
@@ -33,7 +33,6 @@ export function hostAccepted(host: string): boolean {
   let accepted = judged.get(host);
   if (accepted === undefined) {
     accepted = adapterAcceptsHost(host);
-    if (judged.size >= JUDGED_MAX) judged.clear();
     judged.set(host, accepted);
   }
   return accepted;

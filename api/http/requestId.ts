@@ -1,9 +1,7 @@
-import type { Context } from "hono";
+import type { AppBindings, AppContext } from "./env";
 
 /** An incoming id is echoed only when it is short and plain, so it cannot inject into logs or headers. */
 const VALID_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-type NodeEnv = { incoming?: { headers?: Record<string, string | string[] | undefined> } } | undefined;
 
 /**
  * The id of this request: a valid incoming `x-request-id`, else a fresh UUID. Under @hono/node-server
@@ -12,13 +10,13 @@ type NodeEnv = { incoming?: { headers?: Record<string, string | string[] | undef
  * single cost of a cached supply hit. Elsewhere (app.request, in-process MCP calls) it reads the
  * Request. Node joins a repeated header with ", " as Headers does, so both give the same answer.
  */
-export function requestIdOf(c: Context): string {
+export function requestIdOf(c: AppContext): string {
   return requestIdFrom(c.req.raw, c.env);
 }
 
 /** requestIdOf before routing, from the raw request and the server's env (no Context yet). */
-export function requestIdFrom(request: Request, env: unknown): string {
-  const parsed = (env as NodeEnv)?.incoming?.headers;
+export function requestIdFrom(request: Request, env: AppBindings | undefined): string {
+  const parsed = env?.incoming?.headers;
   return requestIdFor(parsed !== undefined ? parsed["x-request-id"] : request.headers.get("x-request-id"));
 }
 

@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import type { AppEnv } from "../http/env";
 import { parseAddress, parseQuery } from "../http/params";
 import { type IndexRuntime, readAtBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, EXAMPLE_LOCK, LOCK_SCHEMA, lockJson } from "../read/shapes";
@@ -29,7 +30,7 @@ export const accountLocksRoute = {
   },
 } as const satisfies RouteDefinition;
 
-export function registerAccountLocksRoute(router: Hono, rt: IndexRuntime): void {
+export function registerAccountLocksRoute(router: Hono<AppEnv>, rt: IndexRuntime): void {
   router.get(accountLocksRoute.path, async (c) => {
     const owner = parseAddress("address", c.req.param("address"));
     const q = parseQuery(c.req.url, accountLocksRoute.query);

@@ -1,4 +1,5 @@
 import type { Context, Hono } from "hono";
+import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { parseAddress, parseQuery, parseUint256 } from "../http/params";
 import type { EventsOf } from "../read/contract";
@@ -106,7 +107,7 @@ async function eventsPage(rt: IndexRuntime, c: Context, of: EventsOf, missing?: 
   return answer(c, rt, read, { events: rows.map(eventJson), nextCursor });
 }
 
-export function registerHistoryRoutes(router: Hono, rt: IndexRuntime): void {
+export function registerHistoryRoutes(router: Hono<AppEnv>, rt: IndexRuntime): void {
   router.get(lockEventsRoute.path, (c) => {
     const tokenId = parseUint256("tokenId", c.req.param("tokenId"));
     // A lock's oldest event is its creation: no event by the block means no lock by then.

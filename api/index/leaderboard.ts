@@ -1,4 +1,5 @@
 import type { Context, Hono } from "hono";
+import type { AppEnv } from "../http/env";
 import { parseAddress, parseQuery } from "../http/params";
 import type { HolderVe } from "../read/contract";
 import { decodeCursor, encodeCursor } from "../read/cursor";
@@ -108,7 +109,7 @@ async function resolveBoard(rt: IndexRuntime, c: Context, block: bigint | null, 
   return { board, at };
 }
 
-export function registerLeaderboardRoutes(router: Hono, rt: IndexRuntime): void {
+export function registerLeaderboardRoutes(router: Hono<AppEnv>, rt: IndexRuntime): void {
   router.get(veBoardRoute.path, async (c) => {
     const q = parseQuery(c.req.url, veBoardRoute.query);
     const cursor = q.cursor === undefined ? undefined : decodeCursor(q.cursor, "board");

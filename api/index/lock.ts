@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { parseQuery, parseUint256 } from "../http/params";
 import { type IndexRuntime, readAtBlock } from "../read/runtime";
@@ -30,7 +31,7 @@ export const lockRoute = {
   },
 } as const satisfies RouteDefinition;
 
-export function registerLockRoute(router: Hono, rt: IndexRuntime): void {
+export function registerLockRoute(router: Hono<AppEnv>, rt: IndexRuntime): void {
   router.get(lockRoute.path, async (c) => {
     const tokenId = parseUint256("tokenId", c.req.param("tokenId"));
     const q = parseQuery(c.req.url, lockRoute.query);

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import type { AppEnv } from "../http/env";
 import type { IndexRuntime } from "../read/runtime";
 import { registerAccountLocksRoute } from "./accountLocks";
 import { registerHistoryRoutes } from "./history";
@@ -10,8 +11,8 @@ import { registerStatsRoute } from "./stats";
  * Every route of the index API, mounted at /api/index/v1 (api/paths.ts INDEX_BASE). Without a configured index
  * every route answers 503 INDEX_UNAVAILABLE (after its own parameters are judged: a bad one is still 400).
  */
-export function indexRouter(runtime: IndexRuntime): Hono {
-  const router = new Hono();
+export function indexRouter(runtime: IndexRuntime): Hono<AppEnv> {
+  const router = new Hono<AppEnv>();
   registerLockRoute(router, runtime);
   registerHistoryRoutes(router, runtime);
   registerAccountLocksRoute(router, runtime);

@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import type { AppEnv } from "../http/env";
 import { parseQuery } from "../http/params";
 import { MAX_LOCK_DURATION } from "../math";
 import { WEEK } from "../read/atBlock";
@@ -75,7 +76,7 @@ export function unlockSchedule(stats: LockStats, t: bigint) {
   return out;
 }
 
-export function registerStatsRoute(router: Hono, rt: IndexRuntime): void {
+export function registerStatsRoute(router: Hono<AppEnv>, rt: IndexRuntime): void {
   router.get(statsRoute.path, async (c) => {
     const q = parseQuery(c.req.url, statsRoute.query);
     // Pinned first (the head too): the stats are a function of the block, computed once per block and shared.

@@ -14,10 +14,11 @@ import type { StatusCode } from "hono/utils/http-status";
 import { HANG_UP } from "../chain/rpc";
 import { answerTurns, LARGE_ANSWER_BYTES } from "../http/answerTurns";
 import { readBounded } from "../http/boundedBody";
-import { CancelSource } from "../http/cancelSource";
+import { CancelSource, onHangUp } from "../http/cancellation";
 import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
+import type { AppEnv } from "../http/env";
+import { IN_PROCESS_CLIENT_IP, PARENT_HANG_UP } from "../http/env";
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
-import { onHangUp, PARENT_HANG_UP } from "../http/hangUp";
 import { chargeRateLimit, limitedPrefix, type RateLimitOptions } from "../http/rateLimit";
 import type { RouteDefinition } from "../route/definition";
 import { type JsonSchema, kindRule, paramSchema } from "../route/jsonSchema";
@@ -48,20 +49,9 @@ export const MCP_CORS_METHODS = "GET, POST, OPTIONS";
 
 const INSTRUCTIONS = `Reads and unsigned transactions for the protocol on Base. Typical flow: get_state for the wallet, quote_lock_via_furnace when locking via the Furnace, then a prepare_* tool. A prepare tool returns { ok, chain, chainId, transactions, simulation }: give user (the signing wallet) so the batch is simulated as that wallet; check simulation.ok (and its hint) before asking the user to sign, then pass transactions, in order, to the wallet's send_calls; this server never signs or sends anything. Describe each action to the user with its verb (Collect, Harvest, Withdraw, Lock via Furnace, Stake, Unbond, Lock, Top up, Extend); never use "claim" as a verb. All amounts are decimal strings in wei. A failed call returns { ok: false, error, message, detail } with isError set.`;
 
-/**
- * In-process requests made on behalf of an MCP client carry that client's address here, in the request's
- * env: only code can set it (a client controls headers, never the env), so the rate limit and the logs
- * see the MCP client and not the server itself.
- */
-export const IN_PROCESS_CLIENT_IP = Symbol("in-process client IP");
-
 /** The peer source of the app, aware of in-process MCP tool calls. */
 export function withInProcessClientIp(source: PeerAddressSource = socketPeerAddress): PeerAddressSource {
-  return (c) => {
-    const env = c.env as Record<symbol, unknown> | undefined;
-    const ip = env?.[IN_PROCESS_CLIENT_IP];
-    return typeof ip === "string" ? ip : source(c);
-  };
+  return (c) => c.env?.[IN_PROCESS_CLIENT_IP] ?? source(c);
 }
 
 /** A documented v1 route the endpoint offers as a tool: the app gives them (api/routes.ts V1_OPERATIONS). */
@@ -186,7 +176,7 @@ function envelopeResult(text: string, isError: boolean): CallToolResult {
 
 export type McpEndpointOptions = {
   /** The app whose routes the tools call (the one this endpoint is mounted on). */
-  app: Hono;
+  app: Hono<AppEnv>;
   /** The routes offered as tools, each called through `app`. */
   operations: readonly ToolOperation[];
   clientIp: ClientIpResolver;
@@ -253,7 +243,7 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
               );
         return envelopeResult(JSON.stringify((refused as ApiError).toEnvelope()), true);
       }
-      // The MCP client's hang-up goes along, so it stops the tool call's work too (api/http/hangUp.ts).
+      // The MCP client's hang-up goes along, so it stops the tool call's work too (api/http/cancellation.ts).
       const res = await o.app.request(
         path,
         { headers: { accept: "application/json", ...(requestId ? { "x-request-id": requestId } : {}) } },

@@ -1,5 +1,6 @@
 import type { Hono, MiddlewareHandler } from "hono";
 import { memoizeSuccess } from "../cache/memo";
+import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
 import { chooseEncoding, matchesIfNoneMatch, type StaticAssets } from "../http/staticAssets";
@@ -23,7 +24,7 @@ export type DocsRoutesOptions = {
  * cached). Assets are answered from the bytes loaded at start-up, pre-compressed, with a strong ETag per
  * representation and 304 on revalidation.
  */
-export function registerDocsRoutes(app: Hono, o: DocsRoutesOptions): void {
+export function registerDocsRoutes(app: Hono<AppEnv>, o: DocsRoutesOptions): void {
   const scripts: DocsScripts = (() => {
     const scalar = o.assets?.byName.get("scalar.js");
     const init = o.assets?.byName.get("docs-init.js");

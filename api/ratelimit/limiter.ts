@@ -8,6 +8,8 @@
  * resets out instead of releasing every client at the top of the minute.
  */
 
+import { BoundedMap } from "../cache/boundedMap";
+
 export type RateLimitDecision = {
   allowed: boolean;
   limit: number;
@@ -56,14 +58,13 @@ export type MemoryRateLimiterOptions = RateLimitPolicy & {
  * one window (and by `maxKeys`).
  */
 export class MemoryRateLimiter implements RateLimiter {
-  readonly #windows = new Map<string, { count: number; resetAt: number }>();
+  readonly #windows: BoundedMap<string, { count: number; resetAt: number }>;
   readonly #policy: RateLimitPolicy;
-  readonly #maxKeys: number;
   readonly #now: () => number;
 
   constructor(options: MemoryRateLimiterOptions) {
     this.#policy = { max: options.max, windowSec: options.windowSec };
-    this.#maxKeys = options.maxKeys ?? 100_000;
+    this.#windows = new BoundedMap(options.maxKeys ?? 100_000);
     // Monotonic, so a wall-clock step never reorders or resurrects windows.
     this.#now = options.now ?? (() => performance.now());
   }
@@ -77,7 +78,6 @@ export class MemoryRateLimiter implements RateLimiter {
       this.#windows.delete(key);
       window = { count: 0, resetAt: now + this.#policy.windowSec * 1000 };
       this.#windows.set(key, window);
-      if (this.#windows.size > this.#maxKeys) this.#windows.delete(this.#windows.keys().next().value!);
     }
     window.count += cost;
     return decide(window.count, window.resetAt - now, this.#policy, "memory");

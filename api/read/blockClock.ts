@@ -6,18 +6,24 @@
  * reported are remembered too (a cursor's block is usually an earlier head, often without events of its own), until
  * the index's head goes back below one of them — the sign of a reorg — when every unfinalized one is forgotten.
  */
+import { BoundedMap } from "../cache/boundedMap";
 import type { RpcClient } from "../chain/rpc";
 import { StateReadFailedError } from "../http/errors";
 import type { IndexHead } from "./contract";
 
 export class BlockClock {
-  readonly #final = new Map<bigint, bigint>();
-  readonly #heads = new Map<bigint, bigint>();
+  /** Finalized blocks' timestamps, least recently used out. */
+  readonly #final: BoundedMap<bigint, bigint>;
+  /** Heads the index reported, oldest out. */
+  readonly #heads: BoundedMap<bigint, bigint>;
   #highestHead = -1n;
   constructor(
     readonly capacity = 50_000,
     readonly headCapacity = 4_096,
-  ) {}
+  ) {
+    this.#final = new BoundedMap(capacity, "recency");
+    this.#heads = new BoundedMap(headCapacity);
+  }
 
   /** Remembers a head the index reported (its block and timestamp: Ponder's checkpoint). */
   sawHead(head: IndexHead): void {
@@ -27,7 +33,6 @@ export class BlockClock {
     this.#highestHead = head.block;
     if (!this.#heads.has(head.block)) {
       this.#heads.set(head.block, head.time);
-      if (this.#heads.size > this.headCapacity) this.#heads.delete(this.#heads.keys().next().value!);
     }
   }
 
@@ -38,17 +43,12 @@ export class BlockClock {
     if (eventTime !== null) return eventTime;
     const seen = this.#heads.get(block);
     if (seen !== undefined) return seen;
-    const kept = this.#final.get(block);
-    if (kept !== undefined) {
-      this.#final.delete(block);
-      this.#final.set(block, kept);
-    }
-    return kept ?? null;
+    return this.#final.get(block) ?? null;
   }
 
   /** What this process already knows of `block`'s time (a head it saw, a finalized block it read), else null. */
   cached(block: bigint): bigint | null {
-    return this.#heads.get(block) ?? this.#final.get(block) ?? null;
+    return this.#heads.get(block) ?? this.#final.peek(block) ?? null;
   }
 
   /** The block's timestamp from the node; kept when the block is final in the index's eyes. */
@@ -71,7 +71,6 @@ export class BlockClock {
     const time = BigInt(stamp);
     if (block <= head.finalized) {
       this.#final.set(block, time);
-      if (this.#final.size > this.capacity) this.#final.delete(this.#final.keys().next().value!);
     }
     return time;
   }

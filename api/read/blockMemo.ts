@@ -1,3 +1,4 @@
+import { BoundedMap } from "../cache/boundedMap";
 import type { AtBlock } from "./contract";
 
 /**
@@ -16,15 +17,15 @@ export type BlockMemoOptions<T> = {
 };
 
 export class BlockMemo<T> {
-  readonly #kept = new Map<bigint, Promise<T>>();
+  /** The blocks most recently asked for, least recently used out. */
+  readonly #kept: BoundedMap<bigint, Promise<T>>;
   readonly #load: BlockMemoOptions<T>["load"];
-  readonly #capacity: number;
   readonly #onCompute: BlockMemoOptions<T>["onCompute"];
   #computed = 0;
 
   constructor(options: BlockMemoOptions<T>) {
     this.#load = options.load;
-    this.#capacity = options.capacity ?? 8;
+    this.#kept = new BoundedMap(options.capacity ?? 8, "recency");
     this.#onCompute = options.onCompute;
   }
 
@@ -35,18 +36,12 @@ export class BlockMemo<T> {
 
   get(at: { block: bigint; time: bigint }): Promise<T> {
     const kept = this.#kept.get(at.block);
-    if (kept) {
-      // Most recently used last.
-      this.#kept.delete(at.block);
-      this.#kept.set(at.block, kept);
-      return kept;
-    }
+    if (kept) return kept;
     const flight = this.#compute(at);
     this.#kept.set(at.block, flight);
     flight.catch(() => {
-      if (this.#kept.get(at.block) === flight) this.#kept.delete(at.block);
+      if (this.#kept.peek(at.block) === flight) this.#kept.delete(at.block);
     });
-    while (this.#kept.size > this.#capacity) this.#kept.delete(this.#kept.keys().next().value!);
     return flight;
   }
 

@@ -5,17 +5,17 @@
  * from the index (lower-case, 20 bytes, written by the indexer), so nothing is validated twice.
  */
 import { type Address, getAddress } from "viem";
+import { BoundedMap } from "../cache/boundedMap";
 
 /** Addresses remembered (≈ 150 bytes each); the oldest is forgotten first. */
 export const CHECKSUM_MEMO_SIZE = 20_000;
 
 export function checksumMemo(size = CHECKSUM_MEMO_SIZE): (address: string) => Address {
-  const memo = new Map<string, Address>();
+  const memo = new BoundedMap<string, Address>(size);
   return (address) => {
     let shown = memo.get(address);
     if (shown === undefined) {
       shown = getAddress(address);
-      if (memo.size >= size) memo.delete(memo.keys().next().value as string);
       memo.set(address, shown);
     }
     return shown;

@@ -12,7 +12,7 @@ import type { Context } from "hono";
 import type { TtlCache } from "../cache/ttlCache";
 import type { CancelSignal, RpcClient } from "../chain/rpc";
 import type { AppConfig } from "../config";
-import { deadlineRpc } from "../http/deadline";
+import { deadlineRpc } from "../http/cancellation";
 import { ApiError, BadParamsError, IndexUnavailableError } from "../http/errors";
 import type { Logger } from "../observability/logger";
 import { BlockClock } from "./blockClock";

@@ -31,7 +31,7 @@ export async function createSharedAnswers(
     // A value is large (a ranking of 60,000 holders is ~6 MB) and replicas busy: more than the supply cache's 500 ms.
     commandTimeoutMs: 2_000,
     accept: (value) => value.startsWith(FORMAT),
-    ...(logger ? { onWarning: (reason: string) => logger.warn("index answer sharing degraded", { reason }) } : {}),
+    ...(logger ? { logger, warning: "index answer sharing degraded" } : {}),
   });
 }
 

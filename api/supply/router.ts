@@ -13,7 +13,9 @@ import { CacheStats } from "../cache/stats";
 import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
 import type { RpcClient } from "../chain/rpc";
 import type { AppDeps } from "../deps";
+import { raceDeadline } from "../http/cancellation";
 import { edgeResponse, ownsEdgeHeaders, respond, writeEdgeResponse } from "../http/edge";
+import type { AppBindings, AppEnv } from "../http/env";
 import { type NodeHotPath, originTarget } from "../http/nodeHotPath";
 import { requestIdFor, requestIdFrom } from "../http/requestId";
 import { deployedAddress } from "../manifest";
@@ -86,20 +88,14 @@ function fail(c: Context, format: Format, code: SupplyErrorCode, status: 400 | 5
   return respond(c, format === "bare" ? null : JSON.stringify({ result: null, error: code }), status, headers);
 }
 
-/**
- * `work` raced against a deadline of `ms`. At the deadline the signal handed to `work` fires, so its
- * upstream calls are cancelled (their connections closed) rather than left running in the background.
- */
+/** `work` with its own AbortSignal, cancelled at `ms` (api/http/cancellation.ts): a timeout is SUPPLY_RPC_UNREACHABLE. */
 function withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, ms: number): Promise<T> {
   const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new SupplyError("SUPPLY_RPC_UNREACHABLE", `supply read timed out after ${ms} ms`));
-      controller.abort();
-    }, ms);
+  return raceDeadline(work(controller.signal), {
+    ms,
+    cancel: () => controller.abort(),
+    timeoutError: () => new SupplyError("SUPPLY_RPC_UNREACHABLE", `supply read timed out after ${ms} ms`),
   });
-  return Promise.race([work(controller.signal), deadline]).finally(() => clearTimeout(timer));
 }
 
 const READ_FAILURES = [
@@ -154,13 +150,13 @@ const HOT_QUERIES = new Map<string, Format>([
  * A cached supply answer made before routing, or undefined for "route it". `env` is the server's
  * (under @hono/node-server: the IncomingMessage), as app.fetch receives it.
  */
-export type SupplyHotPath = (request: Request, env: unknown) => Response | undefined;
+export type SupplyHotPath = (request: Request, env: AppBindings | undefined) => Response | undefined;
 
 /**
  * `hotPath` answers in front of app.fetch (in-process requests, any server of app.fetch); `nodeHotPath`
  * answers the same in front of @hono/node-server, in the served processes (api/server/server.ts).
  */
-export type SupplyApi = { router: Hono; hotPath: SupplyHotPath; nodeHotPath: NodeHotPath };
+export type SupplyApi = { router: Hono<AppEnv>; hotPath: SupplyHotPath; nodeHotPath: NodeHotPath };
 
 /**
  * The router, and its hot path: aggregators poll these routes at any rate, and a cached figure is
@@ -292,7 +288,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     return true;
   };
 
-  const supply = new Hono();
+  const supply = new Hono<AppEnv>();
   supply.get(SUPPLY_ROUTES.total.path, ownsEdgeHeaders(route("total")));
   supply.get(SUPPLY_ROUTES.circulating.path, ownsEdgeHeaders(route("circulating")));
   // max is static (spec §2.2: none): nothing to read, so nothing to cache server-side beyond the constant.

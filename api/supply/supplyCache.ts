@@ -32,6 +32,6 @@ export async function createSupplyCache(config: AppConfig, options: SupplyCacheO
     waitMs: deadlineMs,
     // Only a well-formed figure is served from Redis; anything else is read again from the chain.
     accept: (value) => SUPPLY_FIGURE.test(value),
-    ...(logger ? { onWarning: (reason: string) => logger.warn("supply cache degraded", { reason }) } : {}),
+    ...(logger ? { logger, warning: "supply cache degraded" } : {}),
   });
 }

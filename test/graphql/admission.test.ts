@@ -1,7 +1,7 @@
 /** The rows-in-flight budget of GraphQL requests (api/graphql/admission.ts): weights, order, abandoned waits. */
 import { describe, expect, it } from "vitest";
 import { admission } from "../../api/graphql/admission";
-import { CancelSource } from "../../api/http/cancelSource";
+import { CancelSource } from "../../api/http/cancellation";
 
 const tick = () => new Promise((r) => setImmediate(r));
 

@@ -1,5 +1,5 @@
 /**
- * A hang-up stops the work (api/http/deadline.ts, issue 24 item 4), against the API process as operators run it
+ * A hang-up stops the work (api/http/cancellation.ts, issue 24 item 4), against the API process as operators run it
  * (api/server/main.ts) on a seeded devnet behind the fault proxy and a Postgres index:
  * - a client that hangs up mid-simulation: the node's connection for eth_simulateV1 is closed (the proxy sees it
  *   abandoned), api_aborted_work_total{kind="simulation"} moves, the request is recorded as 499;

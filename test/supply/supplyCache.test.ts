@@ -216,7 +216,7 @@ describe("Redis-shared supply cache", () => {
       url: "redis://127.0.0.1:1",
       keyPrefix: PREFIX,
       connectTimeoutMs: 300,
-      onWarning: (m) => warnings.push(m),
+      logger: { ...silentLogger, warn: (_msg, fields) => warnings.push(String(fields?.reason)) },
     });
     caches.push(cache);
     const a = d.app({ logger: silentLogger, supply: { cache, ttlMs: { total: TTL_MS, circulating: TTL_MS } } });

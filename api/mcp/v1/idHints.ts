@@ -1,3 +1,4 @@
+import { BoundedMap } from "../../cache/boundedMap";
 import { CacheStats } from "../../cache/stats";
 import type { IndexedLockIds } from "../../read/contract";
 
@@ -9,27 +10,23 @@ import type { IndexedLockIds } from "../../read/contract";
  * never a wrong answer. Bounded, least recently used out.
  */
 export class LockIdHints {
-  readonly #entries = new Map<string, IndexedLockIds>();
+  readonly #entries: BoundedMap<string, IndexedLockIds>;
   /** One lookup per state read: a hit is a user read before (and not evicted since). */
   readonly stats = new CacheStats();
-  constructor(readonly capacity = 10_000) {}
+  constructor(readonly capacity = 10_000) {
+    this.#entries = new BoundedMap(capacity, "recency");
+  }
 
   get(user: string): IndexedLockIds | undefined {
     const key = user.toLowerCase();
     const hit = this.#entries.get(key);
-    if (hit) {
-      this.stats.hits++;
-      this.#entries.delete(key);
-      this.#entries.set(key, hit);
-    } else this.stats.misses++;
+    if (hit) this.stats.hits++;
+    else this.stats.misses++;
     return hit;
   }
 
   set(user: string, ids: IndexedLockIds): void {
-    const key = user.toLowerCase();
-    this.#entries.delete(key);
-    this.#entries.set(key, ids);
-    if (this.#entries.size > this.capacity) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(user.toLowerCase(), ids);
   }
 
   get size(): number {

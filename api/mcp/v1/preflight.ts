@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import { PREFLIGHT_BITS, preflightBitsSet } from "../../chain/launchPreflight";
 import type { AppDeps } from "../../deps";
+import type { AppEnv } from "../../http/env";
 import { parseQuery } from "../../http/params";
 import type { RouteDefinition } from "../../route/definition";
 import { array, boolean, constant, integer, object, uintString } from "../../route/jsonSchema";
@@ -55,7 +56,7 @@ export const preflightRoute = {
   },
 } as const satisfies RouteDefinition;
 
-export function registerPreflightRoutes(v1: Hono, deps: AppDeps): void {
+export function registerPreflightRoutes(v1: Hono<AppEnv>, deps: AppDeps): void {
   v1.get(preflightRoute.path, async (c) => {
     parseQuery(c.req.url, preflightRoute.query); // the route takes no parameters; any given one is BAD_PARAMS
     const p = await deps.gate.read();

@@ -5,7 +5,8 @@ import { readView, viewFailure } from "../../chain/readView";
 import { decodeRevert } from "../../chain/revert";
 import type { RpcClient } from "../../chain/rpc";
 import type { AppDeps } from "../../deps";
-import { deadlineRpc } from "../../http/deadline";
+import { deadlineRpc } from "../../http/cancellation";
+import type { AppEnv } from "../../http/env";
 import { ChainUnreadyError, QuoteFailedError } from "../../http/errors";
 import type { ParamDoc } from "../../http/params";
 import { parseQuery } from "../../http/params";
@@ -190,7 +191,7 @@ export const quoteRoute = {
   },
 } as const satisfies RouteDefinition;
 
-export function registerQuoteRoutes(v1: Hono, deps: AppDeps): void {
+export function registerQuoteRoutes(v1: Hono<AppEnv>, deps: AppDeps): void {
   v1.get(quoteRoute.path, async (c) => {
     const params = parseQuoteQuery(c.req.url);
     const q = await quoteLockViaFurnace({ ...deps, rpc: deadlineRpc(c, deps.rpc) }, params);

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../../deps";
+import type { AppEnv } from "../../http/env";
 import { registerPreflightRoutes } from "./preflight";
 import { registerPrepareRoutes } from "./prepare";
 import { registerQuoteRoutes } from "./quote";
@@ -9,8 +10,8 @@ import { registerStateRoutes } from "./state";
  * Every v1 route hangs off this one router, mounted at /api/mcp/v1 (design.md: a v2 would be a
  * second router beside it). Each feature file registers its own routes here.
  */
-export function v1Router(deps: AppDeps): Hono {
-  const v1 = new Hono();
+export function v1Router(deps: AppDeps): Hono<AppEnv> {
+  const v1 = new Hono<AppEnv>();
   registerStateRoutes(v1, deps);
   registerPreflightRoutes(v1, deps);
   registerQuoteRoutes(v1, deps);

@@ -3,8 +3,8 @@ import type { Address } from "viem";
 import { ViewReadError } from "../../chain/readView";
 import type { CancelSignal } from "../../chain/rpc";
 import type { AppDeps } from "../../deps";
-import { CancelSource } from "../../http/cancelSource";
-import { deadlineRpc, requestDeadline, v1DeadlineMs } from "../../http/deadline";
+import { CancelSource, deadlineRpc, requestDeadline, v1DeadlineMs } from "../../http/cancellation";
+import type { AppEnv } from "../../http/env";
 import { ChainUnreadyError, StateReadFailedError } from "../../http/errors";
 import { parseAddress, parseQuery } from "../../http/params";
 import { deployedAddress, type Manifest } from "../../manifest";
@@ -166,7 +166,7 @@ export const stateRoute = {
   },
 } as const satisfies RouteDefinition;
 
-export function registerStateRoutes(v1: Hono, deps: AppDeps): void {
+export function registerStateRoutes(v1: Hono<AppEnv>, deps: AppDeps): void {
   const hints = new LockIdHints();
   deps.metrics.caches.register("state_hints", { stats: hints.stats, entries: () => hints.size });
   // An index outage is a few lines a minute with their cause, not one per request.

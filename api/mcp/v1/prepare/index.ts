@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { deadlineRpc } from "../../../http/deadline";
+import { deadlineRpc } from "../../../http/cancellation";
 import { NotFoundError } from "../../../http/errors";
 import { collectAll, collectRoyalties } from "./collect";
 import { lockViaFurnace } from "./furnace";
@@ -30,7 +30,7 @@ export const ACTION_NAMES: readonly string[] = ACTIONS.map((a) => a.action);
 
 const BY_NAME = new Map(ACTIONS.map((a) => [a.action, a]));
 
-export function registerPrepareRoutes(v1: Hono, deps: PrepareDeps): void {
+export function registerPrepareRoutes(v1: Hono<AppEnv>, deps: PrepareDeps): void {
   v1.get("/prepare/:action", async (c) => {
     const action = BY_NAME.get(c.req.param("action"));
     // Routing comes before the gate: an unknown action is a 404 whatever the chain's state.
@@ -51,3 +51,5 @@ export type {
   PrepareEnvelope,
   Step,
 } from "./pipeline";
+
+import type { AppEnv } from "../../../http/env";

@@ -7,13 +7,13 @@
 import type { Context } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { RouterRoute } from "hono/types";
-import type { ClientIpResolver } from "../http/clientIp";
-import { ApiError } from "../http/errors";
-import { clientGone } from "../http/hangUp";
 import { truncateIp } from "../net/ip";
+import type { Logger } from "../observability/logger";
+import type { Metrics } from "../observability/metrics";
 import { HEALTH_PATH, METRICS_PATH, READY_PATH, SUPPLY_BASE } from "../paths";
-import type { Logger } from "./logger";
-import type { Metrics } from "./metrics";
+import { clientGone } from "./cancellation";
+import type { ClientIpResolver } from "./clientIp";
+import { ApiError } from "./errors";
 
 export const UNMATCHED_ROUTE = "unmatched";
 

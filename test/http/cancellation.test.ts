@@ -1,12 +1,12 @@
 /**
- * One overall deadline per v1 route (api/http/deadline.ts): with a node slower than the deadline, every
+ * One overall deadline per v1 route (api/http/cancellation.ts): with a node slower than the deadline, every
  * route answers its documented 502 within the deadline (plus a small grace), and the upstream calls it still
  * had open are cancelled (the proxy sees the connections closed), not left running.
  */
 import { type Context, Hono } from "hono";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createRpcClient } from "../../api/chain/rpc";
-import { deadline, requestDeadline, v1DeadlineMs, v1TimeoutError } from "../../api/http/deadline";
+import { deadline, raceDeadline, requestDeadline, v1DeadlineMs, v1TimeoutError } from "../../api/http/cancellation";
 import { ApiError } from "../../api/http/errors";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
@@ -139,5 +139,49 @@ describe("deadline middleware", () => {
     expect(v1TimeoutError(c("/api/mcp/v1/preflight"), 5).code).toBe("PREFLIGHT_READ_FAILED");
     expect(v1TimeoutError(c("/api/mcp/v1/quote/lock-via-furnace"), 5).code).toBe("QUOTE_FAILED");
     expect(v1TimeoutError(c("/api/mcp/v1/prepare/lock"), 5).code).toBe("STATE_READ_FAILED");
+  });
+});
+
+describe("raceDeadline", () => {
+  it("without grace: rejects at the deadline with the timeout error, then cancels", async () => {
+    const seen: string[] = [];
+    const raced = raceDeadline(new Promise(() => {}), {
+      ms: 20,
+      cancel: () => seen.push("cancel"),
+      timeoutError: () => {
+        seen.push("timeout");
+        return new Error("late");
+      },
+    });
+    await expect(raced).rejects.toThrow("late");
+    expect(seen).toEqual(["timeout", "cancel"]);
+  });
+
+  it("with grace: cancels at the deadline, and a work that then ends answers for itself", async () => {
+    let cancel: () => void = () => {};
+    const work = new Promise<string>((resolve) => {
+      cancel = () => resolve("cancelled");
+    });
+    const raced = raceDeadline(work, {
+      ms: 20,
+      graceMs: 1000,
+      cancel: () => cancel(),
+      timeoutError: () => new Error(),
+    });
+    expect(await raced).toBe("cancelled");
+  });
+
+  it("a work settled before the deadline wins, and nothing fires later", async () => {
+    let cancelled = false;
+    const raced = raceDeadline(Promise.resolve(1), {
+      ms: 20,
+      cancel: () => {
+        cancelled = true;
+      },
+      timeoutError: () => new Error(),
+    });
+    expect(await raced).toBe(1);
+    await new Promise((r) => setTimeout(r, 40));
+    expect(cancelled).toBe(false);
   });
 });

@@ -1,0 +1,43 @@
+/**
+ * The app's Hono environment, declared once: what a request's env carries (Bindings) and what the edge's middleware
+ * sets on its context (Variables). The app and its routers are `new Hono<AppEnv>()`, so a handler or a middleware
+ * reads both typed, without a cast.
+ */
+import type { HttpBindings } from "@hono/node-server";
+import type { Context } from "hono";
+import type { CancelSignal } from "../chain/rpc";
+
+/** Env key of an in-process request: fires when the client of the served request it is made for hangs up. */
+export const PARENT_HANG_UP = Symbol("hang-up of the served request an in-process request is made for");
+
+/**
+ * Env key of an in-process request made on behalf of an MCP client: that client's address. Only code can set it (a
+ * client controls headers, never the env), so the rate limit and the logs see the MCP client, not the server itself.
+ */
+export const IN_PROCESS_CLIENT_IP = Symbol("in-process client IP");
+
+/**
+ * A request's env. Served by @hono/node-server (what the API process and `ponder start|serve` use): Node's
+ * IncomingMessage and ServerResponse. In process (app.request; an MCP tool call, api/mcp/server.ts): neither, at most
+ * the served request's hang-up and client address; with no env given at all, Hono leaves `c.env` undefined, so it is
+ * read as `c.env?.…`.
+ */
+export type AppBindings = Partial<HttpBindings> & {
+  [PARENT_HANG_UP]?: CancelSignal;
+  [IN_PROCESS_CLIENT_IP]?: string;
+};
+
+/** What middleware sets on a request's context. */
+export type AppVariables = {
+  /** The request's id (api/http/edge.ts). */
+  requestId: string;
+  /** The response respond() built, so the edge knows it already carries the edge headers (api/http/edge.ts). */
+  edgeResponse: Response;
+  /** The request's cancel signal: its deadline and its client's hang-up (api/http/cancellation.ts). */
+  cancelSignal: CancelSignal;
+};
+
+export type AppEnv = { Bindings: AppBindings; Variables: AppVariables };
+
+/** A request's context in this app. */
+export type AppContext = Context<AppEnv>;
