@@ -50,8 +50,7 @@ module.exports = {
     {
       name: "features-never-import-each-other",
       severity: "error",
-      comment:
-        "Features sit side by side over the read model and the platform: what two share moves down a layer.",
+      comment: "Features sit side by side over the read model and the platform: what two share moves down a layer.",
       from: { path: FEATURES },
       to: { path: FEATURES, pathNot: "^api/$1/" },
     },

@@ -9,6 +9,7 @@ import type { MulticallVia } from "./chain/multicall";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
 import type { PeerAddressSource } from "./http/clientIp";
+import type { ReadyState } from "./http/probes";
 import type { StaticAssets } from "./http/staticAssets";
 import type { Logger } from "./observability/logger";
 import type { Metrics } from "./observability/metrics";
@@ -41,9 +42,6 @@ export type AppDeps = {
   /** What GET /ready reports (bounded; never hangs); default: always ready (no index to wait for). */
   readiness?: () => Promise<ReadyState>;
 };
-
-/** GET /ready: whether this process can answer with its index right now. Index lag does not count. */
-export type ReadyState = { ready: true } | { ready: false; reason: "database unreachable" | "index missing" };
 
 /** What callers pass to createApp: the gate defaults to one built from rpc + manifest, locks to none. */
 export type AppDepsInput = Omit<AppDeps, Defaulted> &

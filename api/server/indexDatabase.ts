@@ -9,7 +9,7 @@
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
-import type { ReadyState } from "../deps";
+import type { ReadyState } from "../http/probes";
 import type { IndexQueryObserver, PoolReading } from "../observability/indexDbMetrics";
 import { causeOf, type ThrottledWarn } from "../observability/throttle";
 import { createLockIndex } from "../read/atBlock";

@@ -9,7 +9,8 @@
 import { createApp } from "../app";
 import { createRpcClient } from "../chain/rpc";
 import { type AppConfig, describeConfig, type LoadConfigOptions, loadConfig, PRODUCTION_NETWORKS } from "../config";
-import type { AppDepsInput, ReadyState } from "../deps";
+import type { AppDepsInput } from "../deps";
+import type { ReadyState } from "../http/probes";
 import { createLogger, type Logger } from "../observability/logger";
 import { createMetrics, type Metrics } from "../observability/metrics";
 import { createRateLimiter } from "../ratelimit/createRateLimiter";

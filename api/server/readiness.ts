@@ -3,7 +3,7 @@
  * READY_PROBE_MS and hold the index; otherwise 503 with a reason, never a wait beyond the bound and never an
  * internal (an error's text stays out of the answer). Index lag does not count.
  */
-import type { ReadyState } from "../deps";
+import type { ReadyState } from "../http/probes";
 
 /** How long /ready waits for the database before it answers 503 "database unreachable". */
 export const READY_PROBE_MS = 500;

@@ -1,0 +1,46 @@
+/**
+ * What a request's method may be (docs/design.md, "HTTP methods"). GET and HEAD go straight through (the hot path
+ * pays no extra async frame); OPTIONS is a CORS preflight, answered 204 here; anything else is a 405 naming the
+ * methods that work (RFC 9110 §15.5.6), except where a path takes more: GraphQL takes POST, and the MCP endpoint
+ * answers every method itself (Streamable HTTP).
+ */
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "./env";
+import { MethodNotAllowedError } from "./errors";
+
+/** Only a preflight (OPTIONS) needs these; sending them on every GET costs the hot path for nothing. */
+const PREFLIGHT_HEADERS = {
+  "access-control-allow-methods": "GET, OPTIONS",
+  "access-control-allow-headers": "*",
+  "access-control-max-age": "86400",
+} as const;
+
+export type MethodPolicyOptions = {
+  /** Paths whose handler answers every method itself, with the methods their preflight names. */
+  ownMethods: Readonly<Record<string, string>>;
+  /** Paths that take POST as well, with every method they answer (their preflight and their 405 name them). */
+  withPost: Readonly<Record<string, readonly string[]>>;
+};
+
+export function methodPolicy({ ownMethods, withPost }: MethodPolicyOptions): MiddlewareHandler<AppEnv> {
+  const other: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const own = ownMethods[c.req.path];
+    const post = withPost[c.req.path];
+    if (c.req.method === "OPTIONS") {
+      for (const [k, v] of Object.entries(PREFLIGHT_HEADERS)) c.header(k, v);
+      if (own) c.header("access-control-allow-methods", own);
+      if (post) c.header("access-control-allow-methods", post.join(", "));
+      return c.body(null, 204);
+    }
+    if (post && c.req.method !== "POST") {
+      c.header("allow", post.join(", "));
+      throw new MethodNotAllowedError(c.req.method, ["GET", "POST", "OPTIONS"]);
+    }
+    if (!own && !post) {
+      c.header("allow", "GET, HEAD, OPTIONS");
+      throw new MethodNotAllowedError(c.req.method);
+    }
+    await next();
+  };
+  return (c, next) => (c.req.method === "GET" || c.req.method === "HEAD" ? next() : other(c, next));
+}
