@@ -152,7 +152,7 @@ export function createMetrics(): Metrics {
 }
 
 /**
- * What the API server's connection limits do (api/http/connectionLimit.ts, api/http/connectionGuard.ts,
+ * What the API server's connection limits do (api/server/connectionLimit.ts, api/server/connectionGuard.ts,
  * api/server/protocolErrors.ts): connections open, answer bytes waiting for slow readers, and every
  * connection or request refused before it reached a route, by reason.
  */

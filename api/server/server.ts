@@ -2,9 +2,9 @@
  * The HTTP server of the API process: @hono/node-server serving the app, behind the app's hot path at
  * the Node level (a cached supply figure written without a Request or a Response: api/supply/router.ts), with
  * - deliberate limits and timeouts (SERVER_LIMITS and the connection limits of the config, in the README);
- * - connection caps per address and in total (api/http/connectionLimit.ts), the bound on what unread
- *   answers may hold (api/http/connectionGuard.ts), and MCP requests started one per event-loop turn, in
- *   turns across clients, so they cannot crowd out cheap reads (api/http/turnstile.ts);
+ * - connection caps per address and in total (api/server/connectionLimit.ts), the bound on what unread
+ *   answers may hold (api/server/connectionGuard.ts), and MCP requests started one per event-loop turn, in
+ *   turns across clients, so they cannot crowd out cheap reads (api/server/turnstile.ts);
  * - the error envelope even for requests Node or the adapter rejects before any route
  *   (api/server/protocolErrors.ts), with CORS and a request id, where HTTP still allows an answer;
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
@@ -14,15 +14,15 @@ import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { ApiApp } from "../app";
 import { CONNECTION_DEFAULTS, type ConnectionLimits } from "../config";
-import { type ConnectionGuard, guardConnections } from "../http/connectionGuard";
-import { limitConnections } from "../http/connectionLimit";
 import type { NodeHotPath } from "../http/nodeHotPath";
-import { takeTurns } from "../http/turnstile";
 import { parseTrustedProxies } from "../net/ip";
 import type { Logger } from "../observability/logger";
 import type { ConnectionMetrics } from "../observability/metrics";
+import { type ConnectionGuard, guardConnections } from "./connectionGuard";
+import { limitConnections } from "./connectionLimit";
 import { totalConnectionCap } from "./descriptorLimit";
 import { answerProtocolErrors, refuseRequest, requestFault } from "./protocolErrors";
+import { takeTurns } from "./turnstile";
 
 export const SERVER_LIMITS = {
   /** Request line + headers; beyond it: 431 HEADERS_TOO_LARGE. Node's default, stated. */

@@ -1,5 +1,5 @@
 /**
- * Connection caps (api/http/connectionLimit.ts) on the API process as operators run it (api/server/main.ts):
+ * Connection caps (api/server/connectionLimit.ts) on the API process as operators run it (api/server/main.ts):
  * idle connections from one address stop at MAX_CONNECTIONS_PER_IP and everything stops at MAX_CONNECTIONS,
  * while another address is still answered at once; refusals are counted in /api/metrics and logged at
  * most once a minute. Round 1 found 20,300 idle connections from one address exhausting the descriptors.

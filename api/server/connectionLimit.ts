@@ -25,7 +25,7 @@ export type ConnectionLimitOptions = {
   logger?: Logger;
 };
 
-/** The peer's identity for per-address caps (shared with api/http/connectionGuard.ts). */
+/** The peer's identity for per-address caps (shared with api/server/connectionGuard.ts). */
 export function peerKey(socket: Socket): string {
   const ip = normalizeIp(socket.remoteAddress ?? "");
   return ip === null ? "unknown" : rateLimitSubject(ip);
