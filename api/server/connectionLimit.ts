@@ -31,10 +31,12 @@ export function peerKey(socket: Socket): string {
   return ip === null ? "unknown" : rateLimitSubject(ip);
 }
 
-/** Installs the caps on `server` (before it listens); returns the count of open connections per address. */
-export function limitConnections(server: Server, o: ConnectionLimitOptions): { open(key?: string): number } {
+/**
+ * Installs the caps on `server` (before it listens). The open connections in all are Node's own count (what
+ * maxConnections checks, and what api_http_open_connections reads); only the per-address count is kept here.
+ */
+export function limitConnections(server: Server, o: ConnectionLimitOptions): void {
   const perAddress = new Map<string, number>();
-  let open = 0;
   const warn = o.logger ? throttledWarnings(o.logger) : undefined;
   const refused = {
     per_ip: "connections refused: per-IP cap reached",
@@ -62,16 +64,12 @@ export function limitConnections(server: Server, o: ConnectionLimitOptions): { o
         return;
       }
       perAddress.set(key, n + 1);
+      socket.once("close", () => {
+        const left = (perAddress.get(key) ?? 1) - 1;
+        if (left === 0) perAddress.delete(key);
+        else perAddress.set(key, left);
+      });
     }
-    open++;
-    socket.once("close", () => {
-      open--;
-      if (key === undefined) return;
-      const left = (perAddress.get(key) ?? 1) - 1;
-      if (left === 0) perAddress.delete(key);
-      else perAddress.set(key, left);
-    });
     for (const handler of handlers) handler.call(server, socket);
   });
-  return { open: (key) => (key === undefined ? open : (perAddress.get(key) ?? 0)) };
 }
