@@ -56,8 +56,8 @@ export type AppConfig = {
 };
 
 /**
- * Caps on what clients can make the API server hold: open connections (api/http/connectionLimit.ts) and the
- * bytes of answers written but not yet taken by the client (api/http/connectionGuard.ts). Per IP means per
+ * Caps on what clients can make the API server hold: open connections (api/server/connectionLimit.ts) and the
+ * bytes of answers written but not yet taken by the client (api/server/connectionGuard.ts). Per IP means per
  * socket peer (an IPv6 /64), whatever X-Forwarded-For says: a connection is a socket's.
  */
 export type ConnectionLimits = {

@@ -31,7 +31,7 @@ const RSS_GROWTH_BOUND_MB = 300;
 /** "Near its base": what the process may keep of an attack once its sockets are gone. */
 const RSS_AFTER_BOUND_MB = 100;
 const P99_BOUND_MS = 50;
-/** Requests a connection may have outstanding (api/http/connectionGuard.ts): the most an attack gets computed. */
+/** Requests a connection may have outstanding (api/server/connectionGuard.ts): the most an attack gets computed. */
 const PIPELINED = 4;
 const HOLD_MS = 5_000;
 

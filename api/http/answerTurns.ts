@@ -1,5 +1,5 @@
 /**
- * Large answers are built and written one per turn of the event loop. The turnstile (api/http/turnstile.ts)
+ * Large answers are built and written one per turn of the event loop. The turnstile (api/server/turnstile.ts)
  * starts one heavy request per turn, but a started request then waits on I/O (its body, the rate limit's
  * Redis round trip), and such waits can end together (one Redis read resolves every reply it carries), so
  * several 840 kB MCP batch answers could be written back to back in one turn while a cached GET waited

@@ -152,12 +152,12 @@ export function createMetrics(): Metrics {
 }
 
 /**
- * What the API server's connection limits do (api/http/connectionLimit.ts, api/http/connectionGuard.ts,
+ * What the API server's connection limits do (api/server/connectionLimit.ts, api/server/connectionGuard.ts,
  * api/server/protocolErrors.ts): connections open, answer bytes waiting for slow readers, and every
  * connection or request refused before it reached a route, by reason.
  */
 export type ConnectionMetrics = {
-  /** Connections closed on arrival: `reason` per_ip (MAX_CONNECTIONS_PER_IP) or total (MAX_CONNECTIONS). */
+  /** Connections refused on arrival (answered 429, api/server/refusal.ts): `reason` per_ip (MAX_CONNECTIONS_PER_IP) or total (MAX_CONNECTIONS). */
   refused: Counter;
   /**
    * Open connections the server closed: `reason` pipelined (too many requests queued behind an unsent answer),
@@ -174,7 +174,7 @@ export type ConnectionMetrics = {
 function createConnectionMetrics(): ConnectionMetrics {
   const refused = new Counter(
     "api_connections_refused_total",
-    "Connections closed as they arrived, over the per-IP or the total connection cap.",
+    "Connections refused as they arrived (answered 429, then closed), over the per-IP or the total connection cap.",
     ["reason"],
   );
   const shed = new Counter(

@@ -26,6 +26,9 @@ export function openFileLimit(limitsText?: string): number | null {
   return soft === "unlimited" ? Number.POSITIVE_INFINITY : Number(soft) || null;
 }
 
+/** Refused connections answered at once (api/server/refusal.ts) at most, however large the reserve. */
+export const MAX_REFUSING = 1_024;
+
 /** The total connection cap a descriptor limit leaves room for (at least 1). */
 export function connectionsWithin(descriptorLimit: number): number {
   const limit = Number.isFinite(descriptorLimit) ? descriptorLimit : 1_048_576;
@@ -41,11 +44,15 @@ export function totalConnectionCap(
   limitsText?: string,
 ): {
   max: number;
+  /** Refused connections that may be answered at once: half of what the cap leaves of the descriptors, at most MAX_REFUSING. */
+  refusing: number;
   descriptorLimit: number;
   clamped: boolean;
 } {
   const descriptorLimit = openFileLimit(limitsText) ?? FALLBACK_DESCRIPTOR_LIMIT;
   const room = connectionsWithin(descriptorLimit);
-  if (configured === null) return { max: room, descriptorLimit, clamped: false };
-  return { max: Math.min(configured, room), descriptorLimit, clamped: configured > room };
+  const max = configured === null ? room : Math.min(configured, room);
+  const left = Number.isFinite(descriptorLimit) ? descriptorLimit - max : Number.POSITIVE_INFINITY;
+  const refusing = Math.max(1, Math.min(MAX_REFUSING, Math.floor(left / 2)));
+  return { max, refusing, descriptorLimit, clamped: configured !== null && configured > room };
 }

@@ -2,9 +2,10 @@
  * The HTTP server of the API process: @hono/node-server serving the app, behind the app's hot path at
  * the Node level (a cached supply figure written without a Request or a Response: api/supply/router.ts), with
  * - deliberate limits and timeouts (SERVER_LIMITS and the connection limits of the config, in the README);
- * - connection caps per address and in total (api/http/connectionLimit.ts), the bound on what unread
- *   answers may hold (api/http/connectionGuard.ts), and MCP requests started one per event-loop turn, in
- *   turns across clients, so they cannot crowd out cheap reads (api/http/turnstile.ts);
+ * - connection caps per address and in total (api/server/connectionLimit.ts; a refused connection is answered
+ *   429, api/server/refusal.ts), the bound on what unread answers may hold (api/server/connectionGuard.ts),
+ *   and MCP requests started one per event-loop turn, in turns across clients, so they cannot crowd out cheap
+ *   reads (api/server/turnstile.ts);
  * - the error envelope even for requests Node or the adapter rejects before any route
  *   (api/server/protocolErrors.ts), with CORS and a request id, where HTTP still allows an answer;
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
@@ -14,15 +15,15 @@ import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { ApiApp } from "../app";
 import { CONNECTION_DEFAULTS, type ConnectionLimits } from "../config";
-import { type ConnectionGuard, guardConnections } from "../http/connectionGuard";
-import { limitConnections } from "../http/connectionLimit";
 import type { NodeHotPath } from "../http/nodeHotPath";
-import { takeTurns } from "../http/turnstile";
 import { parseTrustedProxies } from "../net/ip";
 import type { Logger } from "../observability/logger";
 import type { ConnectionMetrics } from "../observability/metrics";
+import { type ConnectionGuard, guardConnections } from "./connectionGuard";
+import { limitConnections } from "./connectionLimit";
 import { totalConnectionCap } from "./descriptorLimit";
 import { answerProtocolErrors, refuseRequest, requestFault } from "./protocolErrors";
+import { takeTurns } from "./turnstile";
 
 export const SERVER_LIMITS = {
   /** Request line + headers; beyond it: 431 HEADERS_TOO_LARGE. Node's default, stated. */
@@ -38,8 +39,11 @@ export const SERVER_LIMITS = {
 export type ApiServer = {
   server: Server;
   port: number;
-  /** The connection caps in force (the total as resolved against the descriptor limit). */
-  limits: ConnectionLimits & { max: number };
+  /**
+   * The connection caps in force (the total as resolved against the descriptor limit), and how many refused
+   * connections may be answered at once.
+   */
+  limits: ConnectionLimits & { max: number; refusing: number };
   /** Unsent answer bytes held now; undefined without the guard. */
   guard: ConnectionGuard | undefined;
   /** Stops accepting, lets in-flight requests finish within `drainMs`, then closes every connection. */
@@ -68,7 +72,7 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
       max: total.max,
       descriptorLimit: total.descriptorLimit,
     });
-  const limits = { ...configured, max: total.max };
+  const limits = { ...configured, max: total.max, refusing: total.refusing };
   const metrics = options.metrics?.connections;
   return new Promise((resolve, reject) => {
     // What serve() from @hono/node-server builds (its listener keeps the hostname for a request without a
@@ -87,7 +91,8 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
     answerProtocolErrors(server, metrics);
     let guard: ConnectionGuard | undefined;
     if (options.guard !== false) {
-      limitConnections(server, { max: limits.max, perIp: limits.perIp, trusted, metrics, logger: options.logger });
+      const { max, perIp, refusing } = limits;
+      limitConnections(server, { max, perIp, refusing, trusted, metrics, logger: options.logger });
       guard = guardConnections(server, { pendingBytes: limits.pendingBytes, trusted, metrics });
       closeStalled(server, limits.sendTimeoutMs, metrics);
     }

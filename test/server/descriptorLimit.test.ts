@@ -4,6 +4,7 @@ import {
   connectionsWithin,
   DESCRIPTOR_RESERVE,
   FALLBACK_DESCRIPTOR_LIMIT,
+  MAX_REFUSING,
   openFileLimit,
   totalConnectionCap,
 } from "../../api/server/descriptorLimit";
@@ -33,9 +34,30 @@ describe("the total connection cap", () => {
   });
 
   it("MAX_CONNECTIONS is kept when it fits, lowered (and flagged) when it does not", () => {
-    expect(totalConnectionCap(null, limits("4096"))).toEqual({ max: 3686, descriptorLimit: 4096, clamped: false });
-    expect(totalConnectionCap(1000, limits("4096"))).toEqual({ max: 1000, descriptorLimit: 4096, clamped: false });
-    expect(totalConnectionCap(10_000, limits("4096"))).toEqual({ max: 3686, descriptorLimit: 4096, clamped: true });
+    expect(totalConnectionCap(null, limits("4096"))).toMatchObject({
+      max: 3686,
+      descriptorLimit: 4096,
+      clamped: false,
+    });
+    expect(totalConnectionCap(1000, limits("4096"))).toMatchObject({
+      max: 1000,
+      descriptorLimit: 4096,
+      clamped: false,
+    });
+    expect(totalConnectionCap(10_000, limits("4096"))).toMatchObject({
+      max: 3686,
+      descriptorLimit: 4096,
+      clamped: true,
+    });
+  });
+
+  it("refusals answered at once take at most half of what the cap leaves, and no more than MAX_REFUSING", () => {
+    expect(totalConnectionCap(null, limits("4096")).refusing).toBe(205);
+    expect(totalConnectionCap(10_000, limits("4096")).refusing).toBe(205);
+    expect(totalConnectionCap(null, limits("20000")).refusing).toBe(1_000);
+    expect(totalConnectionCap(1000, limits("4096")).refusing).toBe(MAX_REFUSING);
+    expect(totalConnectionCap(null, limits("unlimited")).refusing).toBe(MAX_REFUSING);
+    expect(totalConnectionCap(null, "").refusing).toBe(128);
   });
 
   it("without /proc, assumes the common default soft limit", () => {

@@ -1,6 +1,6 @@
 /**
  * The API server without its connection guard, for the one test that shows what the guard prevents
- * (test/http/connectionGuard.test.ts). Every other test runs the real entry, api/server/main.ts.
+ * (test/server/connectionGuard.test.ts). Every other test runs the real entry, api/server/main.ts.
  */
 import { createApp } from "../../api/app";
 import { createServiceDeps } from "../../api/server/process";

@@ -1,5 +1,5 @@
 /**
- * Bounded memory under unread answers (api/http/connectionGuard.ts), against the API in its own process:
+ * Bounded memory under unread answers (api/server/connectionGuard.ts), against the API in its own process:
  * - clients that pipeline MCP batches and never read the answers (the budget lifted so every answer is the
  *   largest there is, 10 × tools/list): the process stays under the bound and computes at most the answers a
  *   connection may queue; the same attack without the guard gets every pipelined batch computed, which shows
@@ -15,8 +15,8 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { MAX_QUEUED_PER_CONNECTION } from "../../api/http/connectionGuard";
 import { MCP_MAX_BATCH } from "../../api/mcp/gatekeeper";
+import { MAX_QUEUED_PER_CONNECTION } from "../../api/server/connectionGuard";
 import { childEnv, startApiChild } from "../support/apiProcess";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 

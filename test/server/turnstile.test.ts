@@ -1,5 +1,5 @@
 /**
- * Heavy requests take turns (api/http/turnstile.ts), against the API process as operators run it: when 200
+ * Heavy requests take turns (api/server/turnstile.ts), against the API process as operators run it: when 200
  * addresses each ask for the docs bundle (4.35 MB to write; a static asset takes turns like an MCP request)
  * at the same moment as another client sends a GET, the GET is answered before most of the bundles (only those
  * started in the event-loop turns before it arrived come first). Without the turnstile (the same server

@@ -13,9 +13,9 @@
  * The client is the one the rate limit sees (the socket peer, or X-Forwarded-For from a trusted proxy).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { resolveClientIp } from "../http/clientIp";
 import { rateLimitSubject, type TrustedProxies } from "../net/ip";
 import { DOCS_PATH } from "../paths";
-import { resolveClientIp } from "./clientIp";
 
 type Waiting = [IncomingMessage, ServerResponse];
 
