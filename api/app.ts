@@ -1,4 +1,5 @@
 import { Hono, type MiddlewareHandler } from "hono";
+import { buildInfo } from "./buildInfo";
 import type { AppDeps, AppDepsInput } from "./deps";
 import { GRAPHQL_METHODS, graphqlEndpoint } from "./graphql/endpoint";
 import { createClientIpResolver } from "./http/clientIp";
@@ -110,7 +111,10 @@ export function createApp(input: AppDepsInput): ApiApp {
   app.use(`${V1_BASE}/*`, overall);
   app.use(`${INDEX_BASE}/*`, overall);
   // Probes answer without touching the chain; /ready's check is bounded (api/server/indexDatabase.ts).
-  app.get(HEALTH_PATH, (c) => c.json({ ok: true, status: "up" }, 200, { "cache-control": "no-store" }));
+  // The release this process runs (api/buildInfo.ts); the commit and Node's version are on api_build_info.
+  app.get(HEALTH_PATH, (c) =>
+    c.json({ ok: true, status: "up", version: buildInfo().version }, 200, { "cache-control": "no-store" }),
+  );
   app.get(READY_PATH, async (c) => {
     const state = deps.readiness ? await deps.readiness() : ({ ready: true } as const);
     return state.ready

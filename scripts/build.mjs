@@ -3,7 +3,10 @@
  * `npm run build`: what production runs, built once so no transpiler runs in production.
  *
  * - dist/server/main.js: the API process (api/server/main.ts) as one ES module, every package left external
- *   (they come from `npm ci --omit=dev`), with a source map (`node --enable-source-maps`).
+ *   (they come from `npm ci --omit=dev`), with a source map (`node --enable-source-maps`). It carries the release
+ *   (package.json's version) and the commit it was built from (api/buildInfo.ts): GIT_COMMIT when given (the
+ *   container's build has no .git: `--build-arg GIT_COMMIT=$(git rev-parse HEAD)`), else the checkout's own
+ *   (`-dirty` when the tree differs from it), else "unknown" (api/sourceStamp.mjs).
  * - dist/deployments/: the manifests the API reads (api/manifest.ts resolves them beside the bundle).
  * - dist/static/: the docs UI's assets under content-hashed names, each beside its brotli and gzip forms,
  *   and manifest.json naming them (api/openapi/staticAssets.ts serves from it). The Scalar bundle comes
@@ -18,6 +21,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+import { COMMIT_PATTERN, checkoutCommit, packageVersion } from "../api/sourceStamp.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
@@ -32,7 +36,17 @@ const ASSETS = {
 };
 const TYPES = { ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8" };
 
-async function buildServer() {
+/** The release and commit the bundle says it is (api/buildInfo.ts reads them as __BUILD_STAMP__). */
+function buildStamp() {
+  const given = process.env.GIT_COMMIT?.trim();
+  if (given && !COMMIT_PATTERN.test(given)) {
+    console.error(`GIT_COMMIT=${given} is not a commit (7-40 hex digits, optionally -dirty, or unknown)`);
+    process.exit(1);
+  }
+  return { version: packageVersion(root), commit: given || checkoutCommit(root) };
+}
+
+async function buildServer(stamp) {
   const esbuild = await import("esbuild");
   const result = await esbuild.build({
     entryPoints: { "server/main": path.join(root, "api", "server", "main.ts") },
@@ -45,6 +59,7 @@ async function buildServer() {
     sourcemap: true,
     metafile: true,
     logLevel: "warning",
+    define: { __BUILD_STAMP__: JSON.stringify(stamp) },
   });
   const externals = new Set();
   for (const input of Object.values(result.metafile.inputs))
@@ -102,7 +117,8 @@ if (process.argv.includes("--check")) {
 }
 
 const started = performance.now();
-await buildServer();
+const stamp = buildStamp();
+await buildServer(stamp);
 copyDeployments();
 buildStatic();
-console.log(`built dist/ in ${Math.round(performance.now() - started)} ms`);
+console.log(`built dist/ (${stamp.version}, commit ${stamp.commit}) in ${Math.round(performance.now() - started)} ms`);

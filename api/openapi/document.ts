@@ -1,3 +1,4 @@
+import { buildInfo } from "../buildInfo";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
 import type { ParamDoc } from "../http/params";
 import { limitedPrefix } from "../http/rateLimit";
@@ -232,8 +233,8 @@ export async function buildOpenApiDocument(options: BuildOpenApiOptions = {}): P
     openapi: "3.1.0",
     info: {
       title: "Asset protocol: Supply API and Preparation API",
-      // The major version is the path version (/api/mcp/v1): the document changes in lockstep with the routes.
-      version: "v1",
+      // The release (package.json's version, api/buildInfo.ts); the paths carry the API's major version (/v1).
+      version: buildInfo().version,
       description: DESCRIPTION,
       license: { name: "MIT", identifier: "MIT" },
     },
