@@ -63,7 +63,9 @@ async function buildServer(stamp) {
   });
   const externals = new Set();
   for (const input of Object.values(result.metafile.inputs))
-    for (const i of input.imports) if (i.external && !i.path.startsWith("node:")) externals.add(i.path);
+    // (esbuild lists a `define` as an import of its own, `<define:NAME>`: not a package.)
+    for (const i of input.imports)
+      if (i.external && !i.path.startsWith("node:") && !i.path.startsWith("<define:")) externals.add(i.path);
   writeFileSync(path.join(dist, "server", "externals.json"), `${JSON.stringify([...externals].sort(), null, 2)}\n`);
 }
 
