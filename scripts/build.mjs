@@ -36,6 +36,28 @@ const ASSETS = {
 };
 const TYPES = { ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8" };
 
+/**
+ * The build's tools are dev dependencies (esbuild; the Scalar package whose browser bundle is copied), absent from a
+ * production install (`npm ci --omit=dev`): say so before writing anything, instead of failing half-way.
+ */
+function checkTools() {
+  const missing = ["esbuild", "@scalar/api-reference/style.css"].filter((id) => {
+    try {
+      require.resolve(id);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length === 0) return;
+  console.error(
+    `npm run build needs the dev dependencies (missing: ${missing.join(", ")}); this looks like a production ` +
+      "install (npm ci --omit=dev). Build where `npm ci` installed everything, then ship dist/ with the checkout " +
+      "(docs/operations.md, Bare metal).",
+  );
+  process.exit(1);
+}
+
 /** The release and commit the bundle says it is (api/buildInfo.ts reads them as __BUILD_STAMP__). */
 function buildStamp() {
   const given = process.env.GIT_COMMIT?.trim();
@@ -119,6 +141,7 @@ if (process.argv.includes("--check")) {
 }
 
 const started = performance.now();
+checkTools();
 const stamp = buildStamp();
 await buildServer(stamp);
 copyDeployments();
