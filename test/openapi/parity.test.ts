@@ -120,6 +120,22 @@ describe("the document", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it("documents the index operations' conditional GET: 304 beside the 200, both with ETag and Cache-Control", () => {
+    const index = ops().filter(([path]) => path.startsWith("/api/index/v1/"));
+    expect(index.length).toBeGreaterThanOrEqual(7);
+    for (const [path, op] of index) {
+      const responses = (op as unknown as { responses: Record<string, { headers?: Record<string, unknown> }> })
+        .responses;
+      for (const status of ["200", "304"])
+        expect(Object.keys(responses[status]?.headers ?? {}), `${path} ${status}`).toEqual(
+          expect.arrayContaining(["ETag", "Cache-Control"]),
+        );
+    }
+    const others = ops().filter(([path]) => !path.startsWith("/api/index/v1/"));
+    for (const [path, op] of others)
+      expect((op as unknown as { responses: object }).responses, path).not.toHaveProperty("304");
+  });
+
   it("documents every parameter with its strict form: patterns for address, uint256, bool and cursor", () => {
     const patterns = new Set<string>();
     for (const [path, op] of ops()) {
