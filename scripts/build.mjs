@@ -84,8 +84,8 @@ async function buildServer(stamp) {
     define: { __BUILD_STAMP__: JSON.stringify(stamp) },
   });
   const externals = new Set();
+  // (esbuild lists a `define` as an import of its own, `<define:NAME>`: not a package.)
   for (const input of Object.values(result.metafile.inputs))
-    // (esbuild lists a `define` as an import of its own, `<define:NAME>`: not a package.)
     for (const i of input.imports)
       if (i.external && !i.path.startsWith("node:") && !i.path.startsWith("<define:")) externals.add(i.path);
   writeFileSync(path.join(dist, "server", "externals.json"), `${JSON.stringify([...externals].sort(), null, 2)}\n`);
