@@ -11,6 +11,9 @@ COPY package.json package-lock.json ./
 COPY scripts ./scripts
 RUN sh scripts/container/install-build.sh
 COPY . .
+# The commit the bundle reports in api_build_info: the context has no .git (.dockerignore), so it is given
+# (--build-arg GIT_COMMIT=$(git rev-parse HEAD); compose passes $GIT_COMMIT); without it, "unknown".
+ARG GIT_COMMIT=""
 RUN sh scripts/container/build.sh
 
 FROM ${NODE_IMAGE} AS runtime

@@ -3,7 +3,10 @@
  * `npm run build`: what production runs, built once so no transpiler runs in production.
  *
  * - dist/server/main.js: the API process (api/server/main.ts) as one ES module, every package left external
- *   (they come from `npm ci --omit=dev`), with a source map (`node --enable-source-maps`).
+ *   (they come from `npm ci --omit=dev`), with a source map (`node --enable-source-maps`). It carries the release
+ *   (package.json's version) and the commit it was built from (api/buildInfo.ts): GIT_COMMIT when given (the
+ *   container's build has no .git: `--build-arg GIT_COMMIT=$(git rev-parse HEAD)`), else the checkout's own
+ *   (`-dirty` when the tree differs from it), else "unknown" (api/sourceStamp.mjs).
  * - dist/deployments/: the manifests the API reads (api/manifest.ts resolves them beside the bundle).
  * - dist/static/: the docs UI's assets under content-hashed names, each beside its brotli and gzip forms,
  *   and manifest.json naming them (api/http/staticAssets.ts serves from it). The Scalar bundle comes
@@ -18,6 +21,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+import { COMMIT_PATTERN, checkoutCommit, packageVersion } from "../api/sourceStamp.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
@@ -32,7 +36,39 @@ const ASSETS = {
 };
 const TYPES = { ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8" };
 
-async function buildServer() {
+/**
+ * The build's tools are dev dependencies (esbuild; the Scalar package whose browser bundle is copied), absent from a
+ * production install (`npm ci --omit=dev`): say so before writing anything, instead of failing half-way.
+ */
+function checkTools() {
+  const missing = ["esbuild", "@scalar/api-reference/style.css"].filter((id) => {
+    try {
+      require.resolve(id);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length === 0) return;
+  console.error(
+    `npm run build needs the dev dependencies (missing: ${missing.join(", ")}); this looks like a production ` +
+      "install (npm ci --omit=dev). Build where `npm ci` installed everything, then ship dist/ with the checkout " +
+      "(docs/operations.md, Bare metal).",
+  );
+  process.exit(1);
+}
+
+/** The release and commit the bundle says it is (api/buildInfo.ts reads them as __BUILD_STAMP__). */
+function buildStamp() {
+  const given = process.env.GIT_COMMIT?.trim();
+  if (given && !COMMIT_PATTERN.test(given)) {
+    console.error(`GIT_COMMIT=${given} is not a commit (7-40 hex digits, optionally -dirty, or unknown)`);
+    process.exit(1);
+  }
+  return { version: packageVersion(root), commit: given || checkoutCommit(root) };
+}
+
+async function buildServer(stamp) {
   const esbuild = await import("esbuild");
   const result = await esbuild.build({
     entryPoints: { "server/main": path.join(root, "api", "server", "main.ts") },
@@ -45,10 +81,13 @@ async function buildServer() {
     sourcemap: true,
     metafile: true,
     logLevel: "warning",
+    define: { __BUILD_STAMP__: JSON.stringify(stamp) },
   });
   const externals = new Set();
+  // (esbuild lists a `define` as an import of its own, `<define:NAME>`: not a package.)
   for (const input of Object.values(result.metafile.inputs))
-    for (const i of input.imports) if (i.external && !i.path.startsWith("node:")) externals.add(i.path);
+    for (const i of input.imports)
+      if (i.external && !i.path.startsWith("node:") && !i.path.startsWith("<define:")) externals.add(i.path);
   writeFileSync(path.join(dist, "server", "externals.json"), `${JSON.stringify([...externals].sort(), null, 2)}\n`);
 }
 
@@ -102,7 +141,9 @@ if (process.argv.includes("--check")) {
 }
 
 const started = performance.now();
-await buildServer();
+checkTools();
+const stamp = buildStamp();
+await buildServer(stamp);
 copyDeployments();
 buildStatic();
-console.log(`built dist/ in ${Math.round(performance.now() - started)} ms`);
+console.log(`built dist/ (${stamp.version}, commit ${stamp.commit}) in ${Math.round(performance.now() - started)} ms`);

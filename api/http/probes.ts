@@ -5,6 +5,7 @@
  * must bring it.
  */
 import type { Hono } from "hono";
+import { buildInfo } from "../buildInfo";
 import { HEALTH_PATH, METRICS_PATH, READY_PATH } from "../paths";
 import type { AppEnv } from "./env";
 import { UnauthorizedError } from "./errors";
@@ -23,7 +24,8 @@ export type ProbesOptions = {
 const NO_STORE = { "cache-control": "no-store" } as const;
 
 export function registerProbes(app: Hono<AppEnv>, { readiness, metrics }: ProbesOptions): void {
-  app.get(HEALTH_PATH, (c) => c.json({ ok: true, status: "up" }, 200, NO_STORE));
+  // The release this process runs (api/buildInfo.ts); the commit and Node's version are on api_build_info.
+  app.get(HEALTH_PATH, (c) => c.json({ ok: true, status: "up", version: buildInfo().version }, 200, NO_STORE));
   app.get(READY_PATH, async (c) => {
     const state = readiness ? await readiness() : ({ ready: true } as const);
     return state.ready

@@ -92,13 +92,6 @@ export function chooseEncoding(acceptEncoding: string | undefined): Encoding {
   return "identity";
 }
 
-/** True when If-None-Match names `etag` (weak comparison, as RFC 9110 §13.1.2 asks for GET). */
-export function matchesIfNoneMatch(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  if (ifNoneMatch.trim() === "*") return true;
-  return ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
-}
-
 const loaded = new Map<string, StaticAssets | null>();
 
 /**

@@ -11,6 +11,7 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Context, Handler, Hono } from "hono";
 import type { StatusCode } from "hono/utils/http-status";
+import { buildInfo } from "../buildInfo";
 import { HANG_UP } from "../chain/rpc";
 import { answerTurns, LARGE_ANSWER_BYTES } from "../http/answerTurns";
 import { readBounded } from "../http/boundedBody";
@@ -220,7 +221,7 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
     const ip = o.clientIp(c);
     const requestId = c.res.headers.get("x-request-id");
     const server = new Server(
-      { name: "asset-protocol", title: "Asset protocol (Base)", version: "v1" },
+      { name: "asset-protocol", title: "Asset protocol (Base)", version: buildInfo().version },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));

@@ -12,10 +12,12 @@
  * default process metrics (api/observability/processMetrics.ts) — so no prom-client object is on a
  * request's path.
  */
+import { buildInfo } from "../buildInfo";
 import type { RpcOutcome } from "../chain/rpc";
 import { CacheMetrics } from "./cacheMetrics";
 import { OpenConnectionMetrics } from "./connectionMetrics";
 import { Counter } from "./counter";
+import { renderFamily } from "./exposition";
 import { createIndexLagGauges, Gauge, type IndexLagGauges } from "./gauge";
 import { Histogram } from "./histogram";
 import { IndexDbMetrics } from "./indexDbMetrics";
@@ -144,11 +146,29 @@ export function createMetrics(): Metrics {
     onRpcCall: (method, outcome) => rpcCalls.inc({ method, outcome }),
     onRpcCancelled: (method) => abortedWork.inc({ kind: method === "eth_simulateV1" ? "simulation" : "rpc" }),
     render: async () => {
-      const ours = [...all.map((c) => c.render()), caches.render(), indexDb.render(), await openConnections.render()];
+      const ours = [
+        renderBuildInfo(),
+        ...all.map((c) => c.render()),
+        caches.render(),
+        indexDb.render(),
+        await openConnections.render(),
+      ];
       // prom-client's text ends with a newline of its own.
       return `${ours.join("\n")}\n${await processMetrics().metrics()}`;
     },
   };
+}
+
+/** `api_build_info{version,commit,node} 1`: what runs, as Prometheus joins it onto other series (`* on(instance)`). */
+function renderBuildInfo(): string {
+  const { version, commit, node } = buildInfo();
+  return renderFamily(
+    "api_build_info",
+    "The release (package.json's version), the git commit it was built from (unknown when the build could not " +
+      "tell; -dirty when the tree differed) and Node's version; always 1.",
+    "gauge",
+    [{ labels: { version, commit, node }, value: 1 }],
+  );
 }
 
 /**

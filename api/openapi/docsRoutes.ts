@@ -1,9 +1,10 @@
 import type { Hono, MiddlewareHandler } from "hono";
 import { memoizeSuccess } from "../cache/memo";
+import { ifNoneMatchHits } from "../http/conditional";
 import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
-import { chooseEncoding, matchesIfNoneMatch, type StaticAssets } from "../http/staticAssets";
+import { chooseEncoding, type StaticAssets } from "../http/staticAssets";
 import { DOCS_ASSETS_PATH, DOCS_PATH, OPENAPI_PATH } from "../paths";
 import { DOCS_CSP, type DocsScripts, docsPage } from "./docsPage";
 import { buildOpenApiDocument } from "./document";
@@ -67,7 +68,10 @@ export function registerDocsRoutes(app: Hono<AppEnv>, o: DocsRoutesOptions): voi
       vary: "Accept-Encoding",
       "x-content-type-options": "nosniff",
     };
-    if (matchesIfNoneMatch(c.req.header("if-none-match"), form.etag)) return c.body(null, 304, headers);
+    // The 304 names the asset's type too: the server would write text/plain on a bodiless answer, and a cache
+    // refreshes its stored headers from a 304's (RFC 9111 §4.3.4) — a script typed text/plain under nosniff is refused.
+    if (ifNoneMatchHits(c.req.header("if-none-match"), form.etag))
+      return c.body(null, 304, { ...headers, "content-type": asset.type });
     if (encoding !== "identity") headers["content-encoding"] = encoding;
     return c.body(form.bytes as Uint8Array<ArrayBuffer>, 200, { ...headers, "content-type": asset.type });
   });

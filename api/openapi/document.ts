@@ -1,8 +1,10 @@
+import { buildInfo } from "../buildInfo";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
 import type { ParamDoc } from "../http/params";
 import { limitedPrefix } from "../http/rateLimit";
 import { loadManifest, type Manifest } from "../manifest";
 import { prepareExample } from "../mcp/v1/prepare/routeDefinitions";
+import { INDEX_BASE } from "../paths";
 import type { JsonSchema } from "../route/jsonSchema";
 import { kindRule, paramSchema } from "../route/jsonSchema";
 import { INFRASTRUCTURE_ROUTES, OPERATIONS, type SupplyOperation, type V1Operation } from "../routes";
@@ -48,6 +50,18 @@ const REF = {
   supplyErrorHeader: { $ref: "#/components/headers/X-Supply-Error" },
 } as const;
 
+/** The index answers' caching headers (docs/api.md, "Caching" and "Conditional GETs"). */
+const INDEX_CACHING = {
+  ETag: {
+    description: '`W/"<chainId>-<block>"`: the chain and the block the answer is of. Send it back in `If-None-Match`.',
+    schema: { type: "string" },
+  },
+  "Cache-Control": {
+    description: "`public, max-age=2` at the head; `public, max-age=86400, immutable` at a finalized block.",
+    schema: { type: "string" },
+  },
+};
+
 const SUPPLY_RESULT = "^[0-9]+\\.[0-9]{2}$";
 
 function parameter(name: string, where: "path" | "query", doc: ParamDoc, example: string | undefined) {
@@ -73,6 +87,16 @@ function v1Operation(op: V1Operation, example: unknown): Operation {
       content: { "application/json": { schema: r.response.schema, example } },
     },
   };
+  if (op.path.startsWith(INDEX_BASE)) {
+    // An index answer names its block in an ETag, and a request naming that tag gets 304 (api/index/pin.ts).
+    responses["200"]!.headers = { ...responses["200"]!.headers, ...INDEX_CACHING };
+    responses["304"] = {
+      description:
+        "Not Modified: `If-None-Match` named this answer's `ETag` (weak comparison, a list, or `*`). No body; the " +
+        "caching headers of the 200.",
+      headers: { ...INDEX_CACHING, "X-Request-Id": REF.requestId, ...limitHeaders },
+    };
+  }
   for (const [status, group] of byStatus(codes, ERROR_STATUS)) {
     responses[String(status)] = {
       description: group.map((code) => `\`${code}\`: ${ERROR_DOCS[code].meaning}`).join("\n\n"),
@@ -232,8 +256,8 @@ export async function buildOpenApiDocument(options: BuildOpenApiOptions = {}): P
     openapi: "3.1.0",
     info: {
       title: "Asset protocol: Supply API and Preparation API",
-      // The major version is the path version (/api/mcp/v1): the document changes in lockstep with the routes.
-      version: "v1",
+      // The release (package.json's version, api/buildInfo.ts); the paths carry the API's major version (/v1).
+      version: buildInfo().version,
       description: DESCRIPTION,
       license: { name: "MIT", identifier: "MIT" },
     },

@@ -130,6 +130,81 @@ describe("envelope and block", () => {
   });
 });
 
+describe("conditional GETs (RFC 9110 §13.1.2)", () => {
+  const owner = () => getAddress([...index.locks.values()].find((l) => !l.burned)!.owner!);
+  const routes = () => [
+    "/stats",
+    "/locks/1",
+    "/locks/1/events?limit=5",
+    `/accounts/${owner()}/events?limit=5`,
+    `/accounts/${owner()}/locks`,
+    "/leaderboards/ve?limit=5",
+    `/leaderboards/ve/${owner()}`,
+  ];
+  const revalidate = (path: string, tag: string, method = "GET") =>
+    roomy.request(`${BASE}${path}`, { method, headers: { "if-none-match": tag } });
+
+  it("every route answers its own ETag in If-None-Match with 304: no body, the same caching, type and CORS headers", async () => {
+    for (const path of routes()) {
+      const first = await roomy.request(`${BASE}${path}`);
+      expect(first.status, path).toBe(200);
+      const etag = first.headers.get("etag")!;
+      expect(etag, path).toBe(`W/"8453-${index.head.block}"`);
+      for (const method of ["GET", "HEAD"]) {
+        const again = await revalidate(path, etag, method);
+        expect(again.status, `${method} ${path}`).toBe(304);
+        expect(await again.text()).toBe("");
+        expect(again.headers.get("etag")).toBe(etag);
+        expect(again.headers.get("cache-control")).toBe(first.headers.get("cache-control"));
+        expect(again.headers.get("access-control-allow-origin")).toBe("*");
+        expect(again.headers.get("access-control-expose-headers")).toBe("*");
+        expect(again.headers.get("x-request-id")).toMatch(/.+/);
+        expect(again.headers.get("ratelimit-policy")).toBe(first.headers.get("ratelimit-policy"));
+        // The 200's media type, so a cache refreshing its stored headers from the 304 keeps it (RFC 9111 §4.3.4).
+        expect(again.headers.get("content-type")).toBe(first.headers.get("content-type"));
+      }
+    }
+  });
+
+  it("a past block's answer revalidated: 304 that keeps `immutable`; a cursor's page at its block too", async () => {
+    const n = eventBlock(500);
+    const first = await roomy.request(`${BASE}/stats?block=${n}`);
+    expect(first.headers.get("etag")).toBe(`W/"8453-${n}"`);
+    const again = await revalidate(`/stats?block=${n}`, first.headers.get("etag")!);
+    expect(again.status).toBe(304);
+    expect(again.headers.get("cache-control")).toBe("public, max-age=86400, immutable");
+    const page = await get(`/leaderboards/ve?limit=3&block=${n}`, roomy);
+    const next = `/leaderboards/ve?limit=3&cursor=${page.body.nextCursor}`;
+    expect((await revalidate(next, `W/"8453-${n}"`)).status).toBe(304);
+  });
+
+  it("the weak comparison, lists and *: a strong or weak form of the tag, among others, or any tag", async () => {
+    const tag = `"8453-${index.head.block}"`;
+    for (const field of [tag, `W/${tag}`, `"x", W/"8453-1", ${tag}`, "*"]) {
+      expect((await revalidate("/stats", field)).status, field).toBe(304);
+    }
+  });
+
+  it("a tag that does not match gets the 200 and its body: another block, another chain, garbage", async () => {
+    const n = eventBlock(500);
+    for (const field of [
+      `W/"8453-${n}"`,
+      `W/"84532-${index.head.block}"`,
+      `W/"8453-${index.head.block}0"`,
+      "nonsense",
+    ]) {
+      const res = await revalidate("/stats", field);
+      expect(res.status, field).toBe(200);
+      expect(((await res.json()) as Json).blockNumber).toBe(String(index.head.block));
+    }
+  });
+
+  it("validators never turn a refusal into a 304: bad parameters are 400, an unminted lock 404", async () => {
+    expect((await revalidate("/stats?block=x", "*")).status).toBe(400);
+    expect((await revalidate(`/locks/${10n ** 12n}`, "*")).status).toBe(404);
+  });
+});
+
 describe("locks", () => {
   it("a lock; one never minted is 404; malformed ids are 400", async () => {
     const { status, body } = await get("/locks/1");

@@ -7,7 +7,9 @@ import { docsPage } from "../../api/openapi/docsPage";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../api/openapi/document";
 import { ADDRESS_PATTERN, BOOL_PATTERN, CURSOR_PATTERN, UINT256_PATTERN } from "../../api/route/jsonSchema";
 import { INFRASTRUCTURE_ROUTES } from "../../api/routes";
+import { packageVersion } from "../../api/sourceStamp.mjs";
 import { type DocOperation, openApiValidator } from "../support/openApiValidator";
+import { REPO_ROOT } from "../support/ponder";
 
 // Spec §9: the routes documented in the plugin spec equal the routes served. The served side is read
 // from the app itself (Hono's route table), never from the catalogue the document is built from.
@@ -113,9 +115,25 @@ describe("the document", () => {
 
   it("is OpenAPI 3.1 with unique operation ids", () => {
     expect(doc.openapi).toBe("3.1.0");
-    expect(doc.info.version).toBe("v1");
+    expect(doc.info.version).toBe(packageVersion(REPO_ROOT)); // the release, as /health says (test/buildInfo.test.ts)
     const ids = ops().map(([, op]) => op.operationId);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("documents the index operations' conditional GET: 304 beside the 200, both with ETag and Cache-Control", () => {
+    const index = ops().filter(([path]) => path.startsWith("/api/index/v1/"));
+    expect(index.length).toBeGreaterThanOrEqual(7);
+    for (const [path, op] of index) {
+      const responses = (op as unknown as { responses: Record<string, { headers?: Record<string, unknown> }> })
+        .responses;
+      for (const status of ["200", "304"])
+        expect(Object.keys(responses[status]?.headers ?? {}), `${path} ${status}`).toEqual(
+          expect.arrayContaining(["ETag", "Cache-Control"]),
+        );
+    }
+    const others = ops().filter(([path]) => !path.startsWith("/api/index/v1/"));
+    for (const [path, op] of others)
+      expect((op as unknown as { responses: object }).responses, path).not.toHaveProperty("304");
   });
 
   it("documents every parameter with its strict form: patterns for address, uint256, bool and cursor", () => {

@@ -78,6 +78,10 @@ function replay(stage: Stage, dir: string, from: Record<string, string>, files: 
     if (op === "WORKDIR") {
       workdir = dir; // /app: the stage's folder
       mkdirSync(workdir, { recursive: true });
+    } else if (op === "ARG") {
+      // A build argument: its default here (no --build-arg), as `docker build` without one.
+      const [name, value = ""] = args.split("=");
+      env[name!] = value.replace(/^"(.*)"$/, "$1");
     } else if (op === "ENV") {
       for (const m of args.matchAll(/(\w+)=(\S+)/g)) env[m[1]!] = m[2]!;
     } else if (op === "COPY") {

@@ -98,7 +98,7 @@ describe("requests refused before any route", () => {
       const answer = await rawExchange(base, bytes);
       expect([bytes, answer]).toEqual([
         bytes,
-        expect.stringMatching(/HTTP\/1\.1 200 OK[\s\S]*\{"ok":true,"status":"up"\}$/),
+        expect.stringMatching(/HTTP\/1\.1 200 OK[\s\S]*\{"ok":true,"status":"up","version":"[^"]+"\}$/),
       ]);
     }
   });

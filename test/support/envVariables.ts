@@ -10,8 +10,18 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 
-/** The processes operators run: the API process, the indexer (Ponder's config and entries) and `npm start`. */
-export const PRODUCTION_SOURCES = ["api", "indexer", "src", "devnet", "ponder.config.ts"] as const;
+/**
+ * The processes operators run: the API process, the indexer (Ponder's config and entries), `npm start`, and the
+ * image's HEALTHCHECK.
+ */
+export const PRODUCTION_SOURCES = [
+  "api",
+  "indexer",
+  "src",
+  "devnet",
+  "ponder.config.ts",
+  "scripts/healthcheck.mjs",
+] as const;
 /** The one configuration loader (house rule: new variables go through it). */
 export const CONFIG_LOADER = "api/config.ts";
 

@@ -5,7 +5,9 @@
  * (test/devnet/start.test.ts), so the two cannot drift apart.
  */
 import { expect, it } from "vitest";
+import { packageVersion } from "../../api/sourceStamp.mjs";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
+import { REPO_ROOT } from "./ponder";
 import { rawExchange } from "./rawHttp";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -44,7 +46,11 @@ export const NODE_REJECTS = [
 export function httpContract(target: () => string): void {
   it("probes: /health and /ready answer the documented bodies, uncached", async () => {
     const health = await fetch(`${target()}/health`);
-    expect([health.status, await health.json()]).toEqual([200, { ok: true, status: "up" }]);
+    // The release: package.json's version (test/buildInfo.test.ts holds the other places that say it).
+    expect([health.status, await health.json()]).toEqual([
+      200,
+      { ok: true, status: "up", version: packageVersion(REPO_ROOT) },
+    ]);
     const ready = await fetch(`${target()}/ready`);
     expect([ready.status, await ready.json(), ready.headers.get("cache-control")]).toEqual([
       200,
