@@ -29,7 +29,7 @@ import { supplyApi } from "./supply/router";
 /** The deps createApp runs on: `input` with every default filled in. */
 export function appDeps(input: AppDepsInput): AppDeps {
   const metrics = input.metrics ?? createMetrics();
-  const logger = input.logger ?? createLogger();
+  const logger = input.logger ?? createLogger({ level: input.config.logLevel });
   return {
     ...input,
     metrics,

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { DEFAULT_RPC_TIMEOUT_MS } from "./chain/rpc";
 import { loadManifest, type Manifest, NETWORKS, type Network } from "./manifest";
 import { parseTrustedProxies } from "./net/ip";
+import { LOG_LEVELS, type LogLevel } from "./observability/logger";
 import { redactUrl } from "./redact";
 
 export const LOCAL_RPC_URL = "http://127.0.0.1:8545";
@@ -35,6 +36,8 @@ export type AppConfig = {
   redisKeyPrefix: string;
   /** After SIGTERM, how long in-flight requests may run before Ponder's own shutdown proceeds. */
   shutdownDrainMs: number;
+  /** LOG_LEVEL: lines below it are dropped (api/observability/logger.ts). */
+  logLevel: LogLevel;
   /**
    * MULTICALL3: how the state route's multicall reaches Multicall3, decided at start-up (api/startup/multicall3.ts):
    * "auto" uses the contract at its canonical address when the node has it, else runs it deployless; "canonical"
@@ -153,6 +156,9 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9:_.-]{1,64}$/, "must be 1-64 characters of A-Z a-z 0-9 : _ . -")
     .optional(),
   SHUTDOWN_DRAIN_MS: intIn(0, 60_000).optional(),
+  LOG_LEVEL: z
+    .enum(LOG_LEVELS as [LogLevel, ...LogLevel[]], { message: `must be one of ${LOG_LEVELS.join(", ")}` })
+    .optional(),
   PGLITE_DIR: z.string().optional(),
   INDEXER_POLLING_MS: intIn(100, 60_000).optional(),
   INDEXER_DISABLE_CACHE: z.enum(["true", "false"], { message: "must be true or false" }).optional(),
@@ -285,6 +291,7 @@ export function loadConfig(
     },
     redisKeyPrefix: e.REDIS_KEY_PREFIX ?? DEFAULT_REDIS_KEY_PREFIX,
     shutdownDrainMs: e.SHUTDOWN_DRAIN_MS ?? DEFAULT_SHUTDOWN_DRAIN_MS,
+    logLevel: e.LOG_LEVEL ?? "info",
     multicall3: multicall3Setting(e.MULTICALL3),
     indexer: {
       pgliteDir: e.PGLITE_DIR ?? null,

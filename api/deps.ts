@@ -33,7 +33,7 @@ export type AppDeps = {
   limiter: RateLimiter;
   /** Counters served at /api/metrics; give `metrics.onRpcCall` to createRpcClient as `onCall`. */
   metrics: Metrics;
-  /** Structured JSON logs (stdout, level $LOG_LEVEL or info by default). */
+  /** Structured JSON logs (stdout, level LOG_LEVEL: config.logLevel). */
   logger: Logger;
   /** The socket peer of a request; default: @hono/node-server's incoming socket (Ponder serves with it too). */
   peerAddress?: PeerAddressSource;

@@ -112,6 +112,11 @@ describe("loadConfig for a deployment", () => {
     expect(line).not.toContain(SECRET);
   });
 
+  it("reads LOG_LEVEL through the one schema (info by default)", () => {
+    expect(loadConfig({ NETWORK: "local" }, deployment).logLevel).toBe("info");
+    expect(loadConfig({ NETWORK: "local", LOG_LEVEL: "warn" }, deployment).logLevel).toBe("warn");
+  });
+
   it("reads API_PORT and HOST (npm start: the API on its own server inside Ponder's process)", () => {
     const local = loadConfig({ NETWORK: "local", API_PORT: "42069", HOST: "127.0.0.1" }, deployment);
     expect([local.apiPort, local.host]).toEqual([42069, "127.0.0.1"]);
@@ -164,6 +169,7 @@ describe("loadConfig for a deployment", () => {
     ["REDIS_URL", "redis://", /REDIS_URL: must name a host/],
     ["REDIS_KEY_PREFIX", "asset prod", /REDIS_KEY_PREFIX: must be 1-64 characters/],
     ["SHUTDOWN_DRAIN_MS", "600000", /SHUTDOWN_DRAIN_MS: must be between 0 and 60000/],
+    ["LOG_LEVEL", "verbose", /LOG_LEVEL: must be one of debug, info, warn, error/],
     ["RATE_LIMIT_MAX", "0", /RATE_LIMIT_MAX: must be between/],
     ["METRICS_TOKEN", SECRET, /METRICS_TOKEN: must be at least 16 characters/],
     ["METRICS_TOKEN", `${SECRET} ${SECRET}`, /METRICS_TOKEN: must be at least 16 characters/],

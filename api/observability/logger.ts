@@ -49,7 +49,7 @@ function scrub(value: unknown, keepAddresses: boolean, depth = 0): unknown {
 }
 
 export type LoggerOptions = {
-  /** Lines below this level are dropped. Default: $LOG_LEVEL, else "info". */
+  /** Lines below this level are dropped. Default: "info" (a process gives its LOG_LEVEL: api/config.ts). */
   level?: LogLevel;
   /** Where a finished line goes (without the newline). Default: stdout. */
   write?: (line: string) => void;
@@ -57,12 +57,8 @@ export type LoggerOptions = {
   base?: LogFields;
 };
 
-export function parseLogLevel(text: string | undefined): LogLevel {
-  return text !== undefined && text in RANK ? (text as LogLevel) : "info";
-}
-
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const min = RANK[options.level ?? parseLogLevel(process.env.LOG_LEVEL)];
+  const min = RANK[options.level ?? "info"];
   const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
   const base = options.base ?? {};
   const log =

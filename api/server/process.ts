@@ -39,7 +39,7 @@ export async function createServiceDeps(options: {
   logger?: Logger;
 }): Promise<AppDepsInput & { metrics: Metrics; logger: Logger }> {
   const config = options.config ?? loadConfig(options.env, options.load);
-  const logger = options.logger ?? createLogger();
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
   const metrics = options.metrics ?? createMetrics();
   const rpc = config.rpcUrl
     ? createRpcClient({
