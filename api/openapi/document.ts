@@ -50,7 +50,7 @@ const REF = {
   supplyErrorHeader: { $ref: "#/components/headers/X-Supply-Error" },
 } as const;
 
-/** The index answers' caching headers (docs/api.md, "Caching" and "Conditional GETs"). */
+/** The index answers' caching headers (docs/api.md#the-index-api-apiindexv1: its Caching and Conditional GETs). */
 const INDEX_CACHING = {
   ETag: {
     description: '`W/"<chainId>-<block>"`: the chain and the block the answer is of. Send it back in `If-None-Match`.',
