@@ -22,10 +22,13 @@ import { startApiServer } from "../../api/server/server";
 import { createServiceDeps } from "../../api/service";
 import { runBeforeShutdown } from "../../api/startup/drain";
 import { checkMulticall3 } from "../../api/startup/multicall3";
+import { dropPonderQueryQueueNotice } from "../../api/startup/ponderQueryQueueNotice";
 import { redactProcessOutput, secretUrlsFrom } from "../../api/startup/redactOutput";
 
 // First: from here on nothing this process prints (Ponder's indexer errors included) carries an RPC key.
 redactProcessOutput(secretUrlsFrom());
+// Ponder's realtime sync makes pg print a deprecation that is Ponder's to fix (see the module).
+dropPonderQueryQueueNotice();
 
 // Statement durations reach the metrics; the pool is Ponder's own (its /metrics reports it), so no pool gauges.
 const metrics = createMetrics();
