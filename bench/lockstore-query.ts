@@ -18,7 +18,7 @@ const ROWS = 100_000;
 const SCHEMA = "bench";
 const OWNER = `0x${"ab".repeat(20)}` as const;
 
-// Ponder 0.16's DDL generator (what `ponder start` runs to create the tables); not in the package's exports map.
+// Ponder's DDL generator (what `ponder start` runs to create the tables); not in the package's exports map.
 const kit = (await import(path.join(REPO_ROOT, "node_modules/ponder/dist/esm/drizzle/kit/index.js"))) as {
   getSql(schema: object): { tables: { sql: string[] }; indexes: { sql: string[] } };
 };

@@ -2,7 +2,7 @@
  * The indexer's RPC transport (Ponder's `rpc` option takes a viem Transport): viem's http transport behind a gate
  * that waits out node outages instead of failing every request into Ponder's own retry.
  *
- * Why: Ponder 0.16 retries a failed request 9 times with exponential backoff (125 ms × 2^i, up to 32 s between tries;
+ * Why: Ponder (0.16, 0.17) retries a failed request 9 times with exponential backoff (125 ms × 2^i, up to 32 s between tries;
  * ponder/dist/esm/rpc/index.js), holding one of its 25 request slots meanwhile, and every 429 or timeout lowers its
  * request-rate limit by 5 % (to 3 requests/s at least), which climbs back by 5 % per ~5 s of saturated success.
  * After a minute of mixed faults (resets, 5xx, 429, answers past the timeout) its realtime sync ran at 3 requests/s

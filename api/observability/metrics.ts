@@ -1,7 +1,7 @@
 /**
  * Our metrics, rendered in the Prometheus text format (0.0.4) at /api/metrics (or on METRICS_PORT).
  *
- * Why not Ponder's /metrics: Ponder 0.16 keeps its prom-client Registry private to its
+ * Why not Ponder's /metrics: Ponder (0.16, 0.17) keeps its prom-client Registry private to its
  * MetricsService (ponder/dist/esm/internal/metrics.js: `this.registry = new prometheus.Registry()`,
  * not the default registry) and reserves the /metrics path, so nothing registered from api/ can appear
  * there. Ponder's /metrics still reports indexing and its own per-path HTTP histograms; scrape both.

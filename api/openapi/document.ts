@@ -88,7 +88,7 @@ function v1Operation(op: V1Operation, example: unknown): Operation {
     },
   };
   if (op.path.startsWith(INDEX_BASE)) {
-    // An index answer names its block in an ETag, and a request naming that tag gets 304 (api/index/pin.ts).
+    // An index answer names its block in an ETag, and a request naming that tag gets 304 (api/index/answer.ts).
     responses["200"]!.headers = { ...responses["200"]!.headers, ...INDEX_CACHING };
     responses["304"] = {
       description:

@@ -12,9 +12,9 @@
  * - statement_timeout (already 2 s: api/server/indexDatabase.ts) bounds every query, but cannot hear a hang-up;
  * - chosen: the query runs on a connection of its own checked out of the pool, and a cancel destroys that connection
  *   (release with an error) instead of returning it. Nothing else ever used it, so nothing else can be hit. Postgres
- *   notices the closed socket while the query runs because every connection sets client_connection_check_interval
- *   (PG ≥ 14; a server without it ignores the setting and stops at statement_timeout instead), so the backend stops
- *   within that interval. The cost is one new connection per cancelled query.
+ *   notices the closed socket while the query runs because every connection starts with
+ *   client_connection_check_interval set (Postgres ≥ 14), so the backend stops within that interval. The cost is one
+ *   new connection per cancelled query.
  *
  * A query still waiting for a pool slot when the signal fires is dropped from the wait: the connection, when it
  * comes, goes straight back unused.
@@ -29,8 +29,12 @@ import { QueryCancelledError } from "./contract";
 /** How often a backend running our query checks that we are still connected (Postgres's setting, in ms). */
 export const CLIENT_CONNECTION_CHECK_MS = 250;
 
-/** The statement each new connection runs first (see the file comment). Failing it (PG < 14) is harmless. */
-export const CONNECTION_CHECK_STATEMENT = `SET client_connection_check_interval = ${CLIENT_CONNECTION_CHECK_MS}`;
+/**
+ * The setting every connection of the per-request pool starts with (see the file comment), as a startup option
+ * (`-c`, pg's `options`): in force before the connection's first statement, with no statement of our own.
+ * Postgres 13 and older do not know it and refuse the connection ("unrecognized configuration parameter").
+ */
+export const CONNECTION_CHECK_OPTION = `-c client_connection_check_interval=${CLIENT_CONNECTION_CHECK_MS}`;
 
 export type Statement = { name: string; text: string; values: unknown[] };
 

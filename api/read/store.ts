@@ -145,7 +145,7 @@ export function createLockStore({ db, schema, prepared, onQuery }: CreateLockSto
 
     /**
      * Ponder's readiness: `_ponder_meta` row 'app' carries `is_ready`, 0 when an app takes over the schema and 1
-     * once historical indexing is done — the flag behind GET /ready (ponder 0.16 dist/esm/server/index.js). The
+     * once historical indexing is done — the flag behind GET /ready (ponder 0.17 dist/esm/server/index.js). The
      * realtime tail (the last 30 blocks: Ponder's finality depth for chains it has no figure for, 31337 and
      * 8453 included) is indexed right after, within seconds.
      */

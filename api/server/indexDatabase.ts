@@ -14,7 +14,7 @@ import type { IndexQueryObserver, PoolReading } from "../observability/indexDbMe
 import { causeOf, type ThrottledWarn } from "../observability/throttle";
 import { createLockIndex } from "../read/atBlock";
 import type { LockIndex, LockStore } from "../read/contract";
-import { CONNECTION_CHECK_STATEMENT, cancellableQuery, timedQuery } from "../read/statements";
+import { CONNECTION_CHECK_OPTION, cancellableQuery, timedQuery } from "../read/statements";
 import { createLockStore } from "../read/store";
 import { IndexWatermark } from "../read/watermark";
 import { boundedReadiness } from "./readiness";
@@ -29,8 +29,28 @@ export const WHOLE_INDEX_DB = { connections: 2, statementMs: 15_000, queryMs: 16
 /**
  * Session settings of the index connections: these statements aggregate ~100k rows (in memory, not spilled to
  * disk at the 4 MB default), and JIT compilation costs more than it saves at this size (bench/index-api.ts).
+ * Sent as startup options (pg's `options`), never as a statement of ours: a query issued in the pool's `connect`
+ * event runs beside the caller's first query on that client, which pg 8 deprecates ("removed in pg@9.0").
  */
 export const INDEX_DB_SESSION = "-c work_mem=64MB -c jit=off";
+
+/**
+ * The pg.Pool settings of the index's two pools: `requests` (the per-request statements, the watermark, the
+ * probes; its connections also check that their client is still there, so a cancelled query's backend stops:
+ * api/read/statements.ts) and `wholeIndex` (WHOLE_INDEX_DB).
+ */
+export function indexPoolConfig(url: string, pool: "requests" | "wholeIndex", max = 10): pg.PoolConfig {
+  const whole = pool === "wholeIndex";
+  return {
+    connectionString: url,
+    max: whole ? WHOLE_INDEX_DB.connections : max,
+    connectionTimeoutMillis: INDEX_DB_TIMEOUTS.connectMs,
+    statement_timeout: whole ? WHOLE_INDEX_DB.statementMs : INDEX_DB_TIMEOUTS.statementMs,
+    query_timeout: whole ? WHOLE_INDEX_DB.queryMs : INDEX_DB_TIMEOUTS.queryMs,
+    idleTimeoutMillis: 30_000,
+    options: whole ? INDEX_DB_SESSION : `${INDEX_DB_SESSION} ${CONNECTION_CHECK_OPTION}`,
+  };
+}
 
 export type IndexDatabase = {
   /** Which token ids a user holds (the state route). */
@@ -58,32 +78,12 @@ export function openIndexDatabase(options: {
   warn?: ThrottledWarn;
 }): IndexDatabase {
   const max = options.poolSize ?? 10;
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max,
-    connectionTimeoutMillis: INDEX_DB_TIMEOUTS.connectMs,
-    statement_timeout: INDEX_DB_TIMEOUTS.statementMs,
-    query_timeout: INDEX_DB_TIMEOUTS.queryMs,
-    idleTimeoutMillis: 30_000,
-    options: INDEX_DB_SESSION,
-  });
-  const wholePool = new pg.Pool({
-    connectionString: options.url,
-    max: WHOLE_INDEX_DB.connections,
-    connectionTimeoutMillis: INDEX_DB_TIMEOUTS.connectMs,
-    statement_timeout: WHOLE_INDEX_DB.statementMs,
-    query_timeout: WHOLE_INDEX_DB.queryMs,
-    idleTimeoutMillis: 30_000,
-    options: INDEX_DB_SESSION,
-  });
+  const pool = new pg.Pool(indexPoolConfig(options.url, "requests", max));
+  const wholePool = new pg.Pool(indexPoolConfig(options.url, "wholeIndex"));
   // A dropped idle connection must not crash the process; the next query opens a new one.
   pool.on("error", (error) =>
     options.warn?.("index-connection", "index database connection lost", { cause: causeOf(error) }),
   );
-  // Queued before the connection's first query: lets a cancelled query's backend stop (api/read/statements.ts).
-  pool.on("connect", (client) => {
-    client.query(CONNECTION_CHECK_STATEMENT).catch(() => {});
-  });
   wholePool.on("error", () => {});
   const db = drizzle(pool);
   // The per-request statement goes prepared straight to the pool (api/read/store.ts: CreateLockStoreOptions).

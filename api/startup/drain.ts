@@ -1,6 +1,6 @@
 /**
  * Shutdown order in a Ponder process that serves the API (`npm start`, src/api/index.ts): on SIGTERM / SIGINT
- * Ponder 0.16 (bin/utils/exit.js) would stop its HTTP server, database and indexer within a fixed few seconds,
+ * Ponder 0.17 (bin/utils/exit.js, as 0.16) would stop its HTTP server, database and indexer within a fixed few seconds,
  * cutting in-flight requests. Our own server's drain (api/server/server.ts: stop accepting, let in-flight
  * requests finish within SHUTDOWN_DRAIN_MS) runs first instead; Ponder's handlers run after it.
  */

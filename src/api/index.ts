@@ -18,10 +18,13 @@ import { serveProcess } from "../../api/server/process";
 import { boundedReadiness } from "../../api/server/readiness";
 import { checkRpcChainId } from "../../api/startup/chainId";
 import { runBeforeShutdown } from "../../api/startup/drain";
+import { dropPonderQueryQueueNotice } from "../../api/startup/ponderQueryQueueNotice";
 import { redactProcessOutput, secretUrlsFrom } from "../../api/startup/redactOutput";
 
 // First: from here on nothing this process prints (Ponder's indexer errors included) carries an RPC key.
 redactProcessOutput(secretUrlsFrom());
+// Ponder's realtime sync makes pg print a deprecation that is Ponder's to fix (see the module).
+dropPonderQueryQueueNotice();
 
 const config = loadConfig(process.env, { deployment: true, cliSchema: cliSchemaFrom() });
 

@@ -19,7 +19,7 @@ import {
 import { type RpcProxy, startRpcProxy } from "../support/rpcProxy";
 
 const backend = process.env.DATABASE_URL ? "postgres" : "pglite";
-/** Ponder 0.16 treats the newest 30 blocks of an unknown chain as unfinalized: backfill stops 30 blocks short. */
+/** Ponder (0.16, 0.17) treats the newest 30 blocks of an unknown chain as unfinalized: backfill stops 30 blocks short. */
 const FINALITY = 30n;
 
 describe(`crash recovery (${backend})`, () => {
@@ -78,10 +78,15 @@ describe(`crash recovery (${backend})`, () => {
     expect((await victim.exited).signal).toBe("SIGKILL");
 
     proxy.setFault(null);
-    // Ponder waits for the dead app's heartbeat to expire (25 s in 0.16), then recovers from its checkpoint.
+    // Ponder waits for the dead app's heartbeat to expire (25 s in 0.16 and 0.17), then recovers from its checkpoint.
     const restarted = await start(proxy.url, crashed, "info");
     await Promise.all([restarted.waitForBlock(head, 120_000), reference.waitForBlock(head, 120_000)]);
     expect(restarted.output()).toContain("Detected crash recovery");
+    // docs/limitations.md: it resumed only once the dead app's last heartbeat was 25 s old
+    // ("… last_active=25ss", Ponder's own spelling; "1m 02ss" past a minute).
+    const lastActive = restarted.output().match(/Detected crash recovery.*last_active=(?:(\d+)m )?(\d+)s/);
+    expect(lastActive, restarted.output()).not.toBeNull();
+    expect(Number(lastActive![1] ?? 0) * 60 + Number(lastActive![2])).toBeGreaterThanOrEqual(25);
 
     const [a, b] = await Promise.all([restarted.openDb(), reference.openDb()]);
     try {

@@ -21,7 +21,7 @@ describe(`lock store (${process.env.DATABASE_URL ? "postgres" : "pglite"})`, () 
   let idx: IndexDb;
 
   beforeAll(async () => {
-    // Ponder 0.16's DDL generator (what `ponder start` runs); not in the package's exports map, hence the path.
+    // Ponder's DDL generator (0.16, 0.17) (what `ponder start` runs); not in the package's exports map, hence the path.
     const kit = (await import(path.join(REPO_ROOT, "node_modules/ponder/dist/esm/drizzle/kit/index.js"))) as {
       getSql(schema: object): { tables: { sql: string[] }; indexes: { sql: string[] } };
     };

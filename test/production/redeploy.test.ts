@@ -13,7 +13,7 @@ import { type ServiceChild, spawnService } from "../support/replica";
 // a NEW schema (asset_v2) with the SAME views schema while the replica is polled without pause; then v1 is stopped
 // and its schema dropped.
 //
-// What Ponder 0.16 does with --views-schema (dist/esm/runtime/omnichain.js → database/actions.js createViews): once
+// What Ponder (0.16, 0.17) does with --views-schema (dist/esm/runtime/omnichain.js → database/actions.js createViews): once
 // the backfill is done, in ONE transaction, it DROPs and re-CREATEs every `<views>.<table>` (and _ponder_meta,
 // _ponder_checkpoint) as `SELECT * FROM <schema>.<table>`, then sets is_ready = 1 in its own _ponder_meta in a
 // SEPARATE statement. Nothing touches the views before that, and nothing on shutdown. So the views follow v1 until v2

@@ -198,3 +198,13 @@ describe("a configuration the API process cannot run with", () => {
     ]);
   });
 });
+
+describe("what the production processes print", () => {
+  // After the tests above: the API process has opened index connections under concurrent reads, the indexer has
+  // backfilled and gone live. A Node warning line is `(node:<pid>) <Name>Warning: …` on stderr.
+  it("neither the API process nor the indexer prints a Node warning (pg's deprecations included)", () => {
+    for (const p of [api, indexer]) {
+      expect(p.log()).not.toMatch(/\(node:\d+\) \w*Warning|will be removed in pg@/);
+    }
+  });
+});

@@ -226,7 +226,7 @@ export function checkpointOf(chainId: number, block: bigint, time: bigint): stri
 }
 
 /**
- * The DDL `ponder start` runs for ponder.schema.ts (Ponder 0.16's own generator; not in the package's exports map),
+ * The DDL `ponder start` runs for ponder.schema.ts (Ponder's own generator; not in the package's exports map),
  * unqualified: run it with search_path set to the schema. Reorg shadow tables are left out.
  */
 async function ponderDdl(): Promise<{ tables: string[]; indexes: string[] }> {
