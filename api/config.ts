@@ -8,72 +8,6 @@ import { redactUrl } from "./redact";
 
 export const LOCAL_RPC_URL = "http://127.0.0.1:8545";
 
-/** The service's whole configuration, built once from the environment at start-up. */
-export type AppConfig = {
-  network: Network;
-  chainId: number;
-  manifest: Manifest;
-  /** null → the supply routes answer SUPPLY_NO_RPC_URL, reads fail upstream; /max still answers. */
-  rpcUrl: string | null;
-  rpcTimeoutMs: number;
-  redisUrl: string | null;
-  /** Peers whose X-Forwarded-For is believed (exact IPs). */
-  trustedProxies: string[];
-  rateLimit: { max: number; windowSec: number };
-  /** PORT, when set (Ponder reads the same variable; --port otherwise). */
-  port: number | null;
-  /** HOST: the API server's listening address; null → the entry's default. */
-  host: string | null;
-  /**
-   * API_PORT: when set, `ponder start` also serves the API on this port with the API process's own server
-   * (api/server/server.ts), reading Ponder's in-process database; Ponder's HTTP server stays on its --port.
-   * `npm start` sets it. Unset (production, `npm run serve:indexer`): Ponder only indexes; `serve:api` serves.
-   */
-  apiPort: number | null;
-  /** Where Ponder keeps the index. `url` holds credentials: log it only through describeConfig. */
-  database: { url: string | null; schema: string | null; viewsSchema: string | null };
-  /** Namespaces every Redis key (cache and limiter); replicas that must share state use the same one. */
-  redisKeyPrefix: string;
-  /** After SIGTERM, how long in-flight requests may run before Ponder's own shutdown proceeds. */
-  shutdownDrainMs: number;
-  /** LOG_LEVEL: lines below it are dropped (api/observability/logger.ts). */
-  logLevel: LogLevel;
-  /**
-   * MULTICALL3: how the state route's multicall reaches Multicall3, decided at start-up (api/startup/multicall3.ts):
-   * "auto" uses the contract at its canonical address when the node has it, else runs it deployless; "canonical"
-   * requires it there (the process refuses to start without it); "deployless" never asks; an address requires
-   * Multicall3 at that address.
-   */
-  multicall3: Multicall3Setting;
-  /** The indexer's own settings (indexer/config.ts turns them into Ponder's); null = the network's default. */
-  indexer: { pgliteDir: string | null; pollingIntervalMs: number | null; disableCache: boolean | null };
-  /**
-   * Who may read the metrics. `token` (METRICS_TOKEN): a scrape must send `Authorization: Bearer <token>`, else
-   * 401 UNAUTHORIZED; a secret, never logged. `port` (METRICS_PORT): the metrics are served only on a listener
-   * of their own at `host`:`port`/metrics (METRICS_HOST, default 127.0.0.1), and the public port answers
-   * /api/metrics with 404. Neither set: /api/metrics on the public port, open, as before.
-   */
-  metrics: { token: string | null; port: number | null; host: string };
-  /** What clients may make the API server hold (api/server/server.ts; defaults and reasons in CONNECTION_DEFAULTS). */
-  connections: ConnectionLimits;
-};
-
-/**
- * Caps on what clients can make the API server hold: open connections (api/server/connectionLimit.ts) and the
- * bytes of answers written but not yet taken by the client (api/server/connectionGuard.ts). Per IP means per
- * socket peer (an IPv6 /64), whatever X-Forwarded-For says: a connection is a socket's.
- */
-export type ConnectionLimits = {
-  /** MAX_CONNECTIONS; null: the process's descriptor limit, read at start, less a reserve (api/server/descriptorLimit.ts). */
-  max: number | null;
-  /** MAX_CONNECTIONS_PER_IP: connections one peer may hold open; trusted proxies count only in `max`. */
-  perIp: number;
-  /** PENDING_RESPONSE_BYTES_*: unsent answer bytes one connection, one peer and the whole process may hold. */
-  pendingBytes: { perConnection: number; perIp: number; total: number };
-  /** SEND_TIMEOUT_MS: a connection whose answer makes no progress (or that sends nothing) for this long closes. */
-  sendTimeoutMs: number;
-};
-
 const MIB = 1024 * 1024;
 
 /**
@@ -134,16 +68,22 @@ const schemaName = z
   .regex(/^[A-Za-z_][A-Za-z0-9_]{0,44}$/, "must be a Postgres identifier (letters, digits and _, at most 45)")
   .refine((v) => v !== "ponder_sync", "ponder_sync is reserved by Ponder");
 
+export const DEFAULT_REDIS_KEY_PREFIX = "asset-api:";
+/** A metrics listener of its own is for the scraper beside the process, not for the internet. */
+export const DEFAULT_METRICS_HOST = "127.0.0.1";
+/** Fits a Kubernetes default grace period (30 s) with Ponder's own 5 s shutdown after it. */
+export const DEFAULT_SHUTDOWN_DRAIN_MS = 10_000;
+
 const envSchema = z.object({
   NETWORK: z.enum(Object.keys(NETWORKS) as [Network, ...Network[]]).default("local"),
   /** Overrides deployments/<NETWORK>.json (tests point it at their own devnet's manifest). */
   MANIFEST_FILE: z.string().optional(),
   RPC_URL: url(["http:", "https:"]).optional(),
-  RPC_TIMEOUT_MS: intIn(100, 120_000).optional(),
+  RPC_TIMEOUT_MS: intIn(100, 120_000).default(String(DEFAULT_RPC_TIMEOUT_MS)),
   REDIS_URL: url(["redis:", "rediss:"]).optional(),
   TRUSTED_PROXIES: z.string().optional(),
-  RATE_LIMIT_MAX: intIn(1, 1_000_000).optional(),
-  RATE_LIMIT_WINDOW_SEC: intIn(1, 86_400).optional(),
+  RATE_LIMIT_MAX: intIn(1, 1_000_000).default("300"),
+  RATE_LIMIT_WINDOW_SEC: intIn(1, 86_400).default("60"),
   PORT: intIn(1, 65_535).optional(),
   HOST: z.string().optional(),
   API_PORT: intIn(1, 65_535).optional(),
@@ -154,11 +94,11 @@ const envSchema = z.object({
   REDIS_KEY_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:_.-]{1,64}$/, "must be 1-64 characters of A-Z a-z 0-9 : _ . -")
-    .optional(),
-  SHUTDOWN_DRAIN_MS: intIn(0, 60_000).optional(),
+    .default(DEFAULT_REDIS_KEY_PREFIX),
+  SHUTDOWN_DRAIN_MS: intIn(0, 60_000).default(String(DEFAULT_SHUTDOWN_DRAIN_MS)),
   LOG_LEVEL: z
     .enum(LOG_LEVELS as [LogLevel, ...LogLevel[]], { message: `must be one of ${LOG_LEVELS.join(", ")}` })
-    .optional(),
+    .default("info"),
   PGLITE_DIR: z.string().optional(),
   INDEXER_POLLING_MS: intIn(100, 60_000).optional(),
   INDEXER_DISABLE_CACHE: z.enum(["true", "false"], { message: "must be true or false" }).optional(),
@@ -168,7 +108,7 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9._~+/-]{16,}=*$/, "must be at least 16 characters of A-Z a-z 0-9 . _ ~ + / - (then = padding)")
     .optional(),
   METRICS_PORT: intIn(1, 65_535).optional(),
-  METRICS_HOST: z.string().optional(),
+  METRICS_HOST: z.string().default(DEFAULT_METRICS_HOST),
   MULTICALL3: z
     .string()
     .refine(
@@ -177,11 +117,15 @@ const envSchema = z.object({
     )
     .optional(),
   MAX_CONNECTIONS: intIn(1, 1_000_000).optional(),
-  MAX_CONNECTIONS_PER_IP: intIn(1, 1_000_000).optional(),
-  PENDING_RESPONSE_BYTES_PER_CONNECTION: intIn(64 * 1024, 1024 * MIB).optional(),
-  PENDING_RESPONSE_BYTES_PER_IP: intIn(64 * 1024, 16 * 1024 * MIB).optional(),
-  PENDING_RESPONSE_BYTES_MAX: intIn(64 * 1024, 64 * 1024 * MIB).optional(),
-  SEND_TIMEOUT_MS: intIn(1_000, 3_600_000).optional(),
+  MAX_CONNECTIONS_PER_IP: intIn(1, 1_000_000).default(String(CONNECTION_DEFAULTS.perIp)),
+  PENDING_RESPONSE_BYTES_PER_CONNECTION: intIn(64 * 1024, 1024 * MIB).default(
+    String(CONNECTION_DEFAULTS.pendingBytes.perConnection),
+  ),
+  PENDING_RESPONSE_BYTES_PER_IP: intIn(64 * 1024, 16 * 1024 * MIB).default(
+    String(CONNECTION_DEFAULTS.pendingBytes.perIp),
+  ),
+  PENDING_RESPONSE_BYTES_MAX: intIn(64 * 1024, 64 * 1024 * MIB).default(String(CONNECTION_DEFAULTS.pendingBytes.total)),
+  SEND_TIMEOUT_MS: intIn(1_000, 3_600_000).default(String(CONNECTION_DEFAULTS.sendTimeoutMs)),
 });
 
 /** Ponder's own name for a chain's RPC: RPC_URL wins over it. */
@@ -209,10 +153,7 @@ export function cliSchemaFrom(argv: readonly string[] = process.argv): string | 
  * Reads the environment; every bad or missing value is reported in one ConfigError naming each variable at
  * fault (never its value: URLs carry API keys and passwords).
  */
-export function loadConfig(
-  env: Record<string, string | undefined> = process.env,
-  options: LoadConfigOptions = {},
-): AppConfig {
+export function loadConfig(env: Record<string, string | undefined> = process.env, options: LoadConfigOptions = {}) {
   // Values are trimmed, and an empty one is unset, so `RPC_URL=` behaves like no RPC at all.
   const cleaned = Object.fromEntries(
     Object.entries(env)
@@ -222,7 +163,7 @@ export function loadConfig(
   const parsed = envSchema.safeParse(cleaned);
   const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
   const bad = new Set(parsed.success ? [] : parsed.error.issues.map((i) => String(i.path[0])));
-  const e = (parsed.success ? parsed.data : {}) as Partial<z.infer<typeof envSchema>>;
+  const e = (parsed.success ? parsed.data : {}) as Partial<z.output<typeof envSchema>>;
   // Read NETWORK on its own, so the production requirements are reported even when another variable failed.
   const network = bad.has("NETWORK") ? undefined : ((cleaned.NETWORK ?? "local") as Network);
 
@@ -248,7 +189,7 @@ export function loadConfig(
   if (e.DATABASE_VIEWS_SCHEMA !== undefined && e.DATABASE_VIEWS_SCHEMA === schema) {
     problems.push("DATABASE_VIEWS_SCHEMA: must differ from DATABASE_SCHEMA");
   }
-  if (e.METRICS_HOST !== undefined && e.METRICS_PORT === undefined) {
+  if (cleaned.METRICS_HOST !== undefined && e.METRICS_PORT === undefined) {
     problems.push("METRICS_HOST: needs METRICS_PORT (the metrics listener it places)");
   }
   for (const name of ["PORT", "API_PORT"] as const) {
@@ -261,9 +202,10 @@ export function loadConfig(
     if (cleaned.DATABASE_URL === undefined && cleaned.DATABASE_PRIVATE_URL === undefined) missing("DATABASE_URL");
     if (cleaned.DATABASE_SCHEMA === undefined && options.cliSchema === undefined) missing("DATABASE_SCHEMA");
   }
-  if (problems.length > 0 || network === undefined) {
+  if (problems.length > 0 || network === undefined || !parsed.success) {
     throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
   }
+  const v = parsed.data;
 
   const manifest = loadManifest(network, e.MANIFEST_FILE);
   const perChain = perChainRpcVariable(manifest.chainId);
@@ -275,57 +217,91 @@ export function loadConfig(
     network,
     chainId: manifest.chainId,
     manifest,
-    // The local devnet's anvil is the one default; every other network must name its node.
-    rpcUrl: e.RPC_URL ?? perChainUrl ?? (network === "local" ? LOCAL_RPC_URL : null),
-    rpcTimeoutMs: e.RPC_TIMEOUT_MS ?? DEFAULT_RPC_TIMEOUT_MS,
-    redisUrl: e.REDIS_URL ?? null,
+    /** null → the supply routes answer SUPPLY_NO_RPC_URL, reads fail upstream; /max still answers. The local devnet's
+     *  anvil is the one default; every other network must name its node. */
+    rpcUrl: v.RPC_URL ?? perChainUrl ?? (network === "local" ? LOCAL_RPC_URL : null),
+    rpcTimeoutMs: v.RPC_TIMEOUT_MS,
+    redisUrl: v.REDIS_URL ?? null,
+    /** Peers whose X-Forwarded-For is believed (exact IPs). */
     trustedProxies,
-    rateLimit: { max: e.RATE_LIMIT_MAX ?? 300, windowSec: e.RATE_LIMIT_WINDOW_SEC ?? 60 },
-    port: e.PORT ?? null,
-    host: e.HOST ?? null,
-    apiPort: e.API_PORT ?? null,
+    rateLimit: { max: v.RATE_LIMIT_MAX, windowSec: v.RATE_LIMIT_WINDOW_SEC },
+    /** PORT, when set (Ponder reads the same variable; --port otherwise). */
+    port: v.PORT ?? null,
+    /** HOST: the API server's listening address; null → the entry's default. */
+    host: v.HOST ?? null,
+    /**
+     * API_PORT: when set, `ponder start` also serves the API on this port, assembled as the API process is
+     * (api/server/process.ts), reading Ponder's in-process database; Ponder's HTTP server stays on its --port.
+     * `npm start` sets it. Unset (production, `npm run serve:indexer`): Ponder only indexes; `serve:api` serves.
+     */
+    apiPort: v.API_PORT ?? null,
+    /** Where Ponder keeps the index. `url` holds credentials: log it only through describeConfig. */
     database: {
-      url: e.DATABASE_URL ?? e.DATABASE_PRIVATE_URL ?? null,
+      url: v.DATABASE_URL ?? v.DATABASE_PRIVATE_URL ?? null,
       schema,
-      viewsSchema: e.DATABASE_VIEWS_SCHEMA ?? null,
+      viewsSchema: v.DATABASE_VIEWS_SCHEMA ?? null,
     },
-    redisKeyPrefix: e.REDIS_KEY_PREFIX ?? DEFAULT_REDIS_KEY_PREFIX,
-    shutdownDrainMs: e.SHUTDOWN_DRAIN_MS ?? DEFAULT_SHUTDOWN_DRAIN_MS,
-    logLevel: e.LOG_LEVEL ?? "info",
-    multicall3: multicall3Setting(e.MULTICALL3),
+    /** Namespaces every Redis key (cache and limiter); replicas that must share state use the same one. */
+    redisKeyPrefix: v.REDIS_KEY_PREFIX,
+    /** After SIGTERM, how long in-flight requests may run before Ponder's own shutdown proceeds. */
+    shutdownDrainMs: v.SHUTDOWN_DRAIN_MS,
+    /** LOG_LEVEL: lines below it are dropped (api/observability/logger.ts). */
+    logLevel: v.LOG_LEVEL,
+    /**
+     * MULTICALL3: how the state route's multicall reaches Multicall3, decided at start-up (api/startup/multicall3.ts):
+     * "auto" uses the contract at its canonical address when the node has it, else runs it deployless; "canonical"
+     * requires it there (the process refuses to start without it); "deployless" never asks; an address requires
+     * Multicall3 at that address.
+     */
+    multicall3: multicall3Setting(v.MULTICALL3),
+    /** The indexer's own settings (indexer/config.ts turns them into Ponder's); null = the network's default. */
     indexer: {
-      pgliteDir: e.PGLITE_DIR ?? null,
-      pollingIntervalMs: e.INDEXER_POLLING_MS ?? null,
-      disableCache: e.INDEXER_DISABLE_CACHE === undefined ? null : e.INDEXER_DISABLE_CACHE === "true",
+      pgliteDir: v.PGLITE_DIR ?? null,
+      pollingIntervalMs: v.INDEXER_POLLING_MS ?? null,
+      disableCache: v.INDEXER_DISABLE_CACHE === undefined ? null : v.INDEXER_DISABLE_CACHE === "true",
     },
-    metrics: {
-      token: e.METRICS_TOKEN ?? null,
-      port: e.METRICS_PORT ?? null,
-      host: e.METRICS_HOST ?? DEFAULT_METRICS_HOST,
-    },
+    /**
+     * Who may read the metrics. `token` (METRICS_TOKEN): a scrape must send `Authorization: Bearer <token>`, else
+     * 401 UNAUTHORIZED; a secret, never logged. `port` (METRICS_PORT): the metrics are served only on a listener
+     * of their own at `host`:`port`/metrics (METRICS_HOST, default 127.0.0.1), and the public port answers
+     * /api/metrics with 404. Neither set: /api/metrics on the public port, open.
+     */
+    metrics: { token: v.METRICS_TOKEN ?? null, port: v.METRICS_PORT ?? null, host: v.METRICS_HOST },
+    /** What clients may make the API server hold (api/server/server.ts; defaults and reasons in CONNECTION_DEFAULTS). */
     connections: {
-      max: e.MAX_CONNECTIONS ?? null,
-      perIp: e.MAX_CONNECTIONS_PER_IP ?? CONNECTION_DEFAULTS.perIp,
+      /** MAX_CONNECTIONS; null: the process's descriptor limit, read at start, less a reserve (api/server/descriptorLimit.ts). */
+      max: (v.MAX_CONNECTIONS ?? null) as number | null,
+      /** MAX_CONNECTIONS_PER_IP: connections one peer may hold open; trusted proxies count only in `max`. */
+      perIp: v.MAX_CONNECTIONS_PER_IP,
+      /** PENDING_RESPONSE_BYTES_*: unsent answer bytes one connection, one peer and the whole process may hold. */
       pendingBytes: {
-        perConnection: e.PENDING_RESPONSE_BYTES_PER_CONNECTION ?? CONNECTION_DEFAULTS.pendingBytes.perConnection,
-        perIp: e.PENDING_RESPONSE_BYTES_PER_IP ?? CONNECTION_DEFAULTS.pendingBytes.perIp,
-        total: e.PENDING_RESPONSE_BYTES_MAX ?? CONNECTION_DEFAULTS.pendingBytes.total,
+        perConnection: v.PENDING_RESPONSE_BYTES_PER_CONNECTION,
+        perIp: v.PENDING_RESPONSE_BYTES_PER_IP,
+        total: v.PENDING_RESPONSE_BYTES_MAX,
       },
-      sendTimeoutMs: e.SEND_TIMEOUT_MS ?? CONNECTION_DEFAULTS.sendTimeoutMs,
+      /** SEND_TIMEOUT_MS: a connection whose answer makes no progress (or that sends nothing) for this long closes. */
+      sendTimeoutMs: v.SEND_TIMEOUT_MS,
     },
   };
 }
+
+/**
+ * The service's whole configuration, built once from the environment at start-up: what the schema above declares
+ * (each variable, its rule and its default) as loadConfig shapes it. Declared nowhere else.
+ */
+export type AppConfig = ReturnType<typeof loadConfig>;
+
+/**
+ * Caps on what clients can make the API server hold: open connections (api/server/connectionLimit.ts) and the
+ * bytes of answers written but not yet taken by the client (api/server/connectionGuard.ts). Per IP means per
+ * socket peer (an IPv6 /64), whatever X-Forwarded-For says: a connection is a socket's.
+ */
+export type ConnectionLimits = AppConfig["connections"];
 
 function multicall3Setting(value: string | undefined): Multicall3Setting {
   if (value === undefined) return "auto";
   return value === "auto" || value === "canonical" || value === "deployless" ? value : getAddress(value);
 }
-
-export const DEFAULT_REDIS_KEY_PREFIX = "asset-api:";
-/** A metrics listener of its own is for the scraper beside the process, not for the internet. */
-export const DEFAULT_METRICS_HOST = "127.0.0.1";
-/** Fits a Kubernetes default grace period (30 s) with Ponder's own 5 s shutdown after it. */
-export const DEFAULT_SHUTDOWN_DRAIN_MS = 10_000;
 
 /** A one-line description safe to log: no secrets. */
 export function describeConfig(config: AppConfig): string {
