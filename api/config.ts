@@ -1,7 +1,7 @@
 import { type Address, getAddress, isAddress } from "viem";
 import { z } from "zod";
 import { DEFAULT_RPC_TIMEOUT_MS } from "./chain/rpc";
-import { loadManifest, type Manifest, NETWORKS, type Network } from "./manifest";
+import { loadManifest, NETWORKS, type Network } from "./manifest";
 import { parseTrustedProxies } from "./net/ip";
 import { LOG_LEVELS, type LogLevel } from "./observability/logger";
 import { redactUrl } from "./redact";
