@@ -15,6 +15,7 @@ import type { AppConfig } from "../config";
 import { deadlineRpc, requestDeadline } from "../http/cancellation";
 import { ApiError, BadParamsError, IndexUnavailableError } from "../http/errors";
 import type { Logger } from "../observability/logger";
+import { causeOf, type ThrottledWarn, throttledWarnings } from "../observability/throttle";
 import { BlockClock } from "./blockClock";
 import { BlockMemo, requireInRange } from "./blockMemo";
 import {
@@ -65,6 +66,8 @@ export type IndexRuntime = {
   /** Asked for a block's timestamp the index does not hold. */
   rpc: RpcClient | null;
   logger: Logger;
+  /** The index's failures told at most once a minute (api/observability/throttle.ts), not once per request. */
+  warn: ThrottledWarn;
 };
 
 export type CreateIndexRuntimeOptions = {
@@ -87,6 +90,7 @@ export function createIndexRuntime({ source, config, rpc, logger, onBoardCompute
     startBlock: BigInt(config.manifest.contracts.VeLockNFT?.startBlock ?? 0),
     rpc,
     logger,
+    warn: throttledWarnings(logger),
   };
   const index = source.atBlock;
   if (!index) {
@@ -128,7 +132,7 @@ export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Prom
       throw error;
     }
     if (error instanceof IndexNotStartedError) throw new IndexUnavailableError("not started", { cause: error });
-    rt.logger.warn("lock index read failed", { error: (error as Error).name, message: (error as Error).message });
+    rt.warn("index read failed", "lock index read failed", { error: (error as Error).name, cause: causeOf(error) });
     throw new IndexUnavailableError("unreachable", { cause: error });
   }
 }
