@@ -1,7 +1,8 @@
 /**
  * The read model's runtime (api/read/runtime.ts) says the index's failures in the API's terms: every request whose read
  * fails is answered 503 INDEX_UNAVAILABLE, and the failure is logged once a minute with its cause and, at the window's
- * end, how many more there were (docs/operations.md "Outage logs") — not once per request. Through the app.
+ * end, how many more there were (as docs/operations.md promises for outage logs) — not once per request. Through the
+ * app.
  */
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../api/app";
