@@ -11,7 +11,8 @@
  *   it, exactly like waiters of an in-process single flight), or the lock's lifetime runs out.
  *
  * In front of Redis sits an in-process mirror (MemoryTtlCache) that keeps a value only for the
- * Redis entry's remaining PTTL, so a hit costs no Redis round trip and still expires with the window.
+ * Redis entry's remaining PTTL, so a hit costs no Redis round trip and still expires with the window; it is
+ * bounded by entries and bytes and drops what expired, since a request may choose the key (any past block).
  * Concurrent misses inside one process are coalesced there before they reach Redis.
  *
  * With a backoff, the holder of a failed read writes `<prefix><key>:fail` = its code with PX = the backoff
@@ -27,7 +28,14 @@ import { type Logger, silentLogger } from "../observability/logger";
 import { type ThrottledWarn, throttledWarnings } from "../observability/throttle";
 import { createRedisClient } from "../redis";
 import { CacheStats } from "./stats";
-import { type Backoff, MemoryTtlCache, RecentFailureError, type Timed, type TtlCache } from "./ttlCache";
+import {
+  type Backoff,
+  MemoryTtlCache,
+  type MemoryTtlCacheOptions,
+  RecentFailureError,
+  type Timed,
+  type TtlCache,
+} from "./ttlCache";
 
 export type RedisTtlCacheOptions = {
   url: string;
@@ -52,6 +60,8 @@ export type RedisTtlCacheOptions = {
   warning?: string;
   /** A shared value this rejects is treated as absent (and replaced): Redis is not trusted to hold only our writes. */
   accept?: (value: string) => boolean;
+  /** The in-process mirror's bounds (entries, bytes): a request may choose the keys (a past block). */
+  mirror?: Omit<MemoryTtlCacheOptions, "now">;
 };
 
 type Shared = { shared: Timed | null; locked: boolean; failure: RecentFailureError | null };
@@ -84,7 +94,8 @@ export class RedisTtlCache implements TtlCache {
   readonly keyPrefix: string;
   readonly shared = new CacheStats();
   readonly #redis: Redis;
-  readonly #local = new MemoryTtlCache();
+  /** The in-process mirror in front of Redis (bounded; read by tests and metrics). */
+  readonly mirror: MemoryTtlCache;
   readonly #lockMs: number;
   readonly #waitMs: number;
   readonly #pollMs: number;
@@ -94,6 +105,7 @@ export class RedisTtlCache implements TtlCache {
 
   private constructor(redis: Redis, options: RedisTtlCacheOptions) {
     this.#redis = redis;
+    this.mirror = new MemoryTtlCache(options.mirror ?? {});
     this.keyPrefix = options.keyPrefix ?? "cache:";
     this.#lockMs = options.lockMs ?? 10_000;
     this.#waitMs = options.waitMs ?? this.#lockMs;
@@ -128,15 +140,15 @@ export class RedisTtlCache implements TtlCache {
   }
 
   peek(key: string): string | undefined {
-    return this.#local.peek(key);
+    return this.mirror.peek(key);
   }
 
   entries(): number {
-    return this.#local.entries();
+    return this.mirror.entries();
   }
 
   getOrLoad(key: string, ttlMs: number, load: () => Promise<string>, backoff?: Backoff): Promise<string> {
-    return this.#local.getOrLoadTimed(key, () => this.#loadShared(key, ttlMs, load, backoff), backoff);
+    return this.mirror.getOrLoadTimed(key, () => this.#loadShared(key, ttlMs, load, backoff), backoff);
   }
 
   async #redisOp<T>(op: () => Promise<T>): Promise<T> {
@@ -230,7 +242,7 @@ export class RedisTtlCache implements TtlCache {
   }
 
   async close(): Promise<void> {
-    await this.#local.close();
+    await this.mirror.close();
     this.#redis.disconnect();
   }
 }

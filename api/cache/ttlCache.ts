@@ -3,6 +3,7 @@
  * load, a failed load is never cached (every waiter gets the failure, the next call loads again).
  * Two implementations: MemoryTtlCache (one process) and RedisTtlCache (shared by replicas).
  */
+import { BoundedMap } from "./boundedMap";
 import type { CacheStats } from "./stats";
 
 export interface TtlCache {
@@ -43,31 +44,102 @@ export class RecentFailureError extends Error {
 /** A loaded value and how long it may still be served (a shared cache may hand back a partly used window). */
 export type Timed = { value: string; ttlMs: number };
 
+/** Bounds of an in-process cache: a request may choose its keys (a past block), so entries and bytes are capped. */
+export type MemoryTtlCacheOptions = {
+  /** At most this many values (default 1,000); past it the least recently used goes. */
+  maxEntries?: number;
+  /** At most this many UTF-16 code units of values in all (default 32 Mi: 64 MB); past it the least recently used go. */
+  maxChars?: number;
+  /** A monotonic millisecond clock, injectable for tests. */
+  now?: () => number;
+};
+
+const DEFAULT_MAX_ENTRIES = 1_000;
+const DEFAULT_MAX_CHARS = 32 * 1024 * 1024;
+
 /**
- * The in-process cache. Keys are a small fixed set chosen by the code (never by a request), so the
- * map cannot grow without bound; an expired entry is replaced by the next load.
+ * The in-process cache. Its keys may be chosen by a request (the mirror of the shared index answers is keyed by
+ * block), so it holds at most `maxEntries` values and `maxChars` of them, least recently used out first, and an
+ * expired value is dropped when it is next looked at or when a sweep (once the earliest expiry has passed, at a set)
+ * finds it. Remembered failures are bounded by the same entry count.
  */
 export class MemoryTtlCache implements TtlCache {
   readonly kind: "memory" | "redis" = "memory";
-  readonly #entries = new Map<string, { value: string; expiresAt: number }>();
+  readonly maxEntries: number;
+  readonly maxChars: number;
+  readonly #entries: BoundedMap<string, { value: string; expiresAt: number }>;
   readonly #flights = new Map<string, Promise<string>>();
-  readonly #failures = new Map<string, { code: string; until: number }>();
+  readonly #failures: BoundedMap<string, { code: string; until: number }>;
   readonly #now: () => number;
+  #chars = 0;
+  /** No entry expires before this: a sweep before it would find nothing. */
+  #sweepAt = Number.POSITIVE_INFINITY;
 
-  /** `now` is a monotonic millisecond clock, injectable for tests. */
-  constructor(now: () => number = () => performance.now()) {
-    this.#now = now;
+  /** `options` may be the clock alone (tests). */
+  constructor(options: MemoryTtlCacheOptions | (() => number) = {}) {
+    const o = typeof options === "function" ? { now: options } : options;
+    this.#now = o.now ?? (() => performance.now());
+    this.maxEntries = o.maxEntries ?? DEFAULT_MAX_ENTRIES;
+    this.maxChars = o.maxChars ?? DEFAULT_MAX_CHARS;
+    this.#entries = new BoundedMap(this.maxEntries, "recency");
+    this.#failures = new BoundedMap(this.maxEntries, "insertion");
+  }
+
+  /** How many values the map holds now, expired or not (what memory holds; tests). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** How many UTF-16 code units of values the map holds now. */
+  get chars(): number {
+    return this.#chars;
+  }
+
+  #delete(key: string): void {
+    const entry = this.#entries.peek(key);
+    if (entry === undefined) return;
+    this.#entries.delete(key);
+    this.#chars -= entry.value.length;
+  }
+
+  #sweep(now: number): void {
+    if (now < this.#sweepAt) return;
+    let next = Number.POSITIVE_INFINITY;
+    for (const [key, entry] of this.#entries) {
+      if (now >= entry.expiresAt) this.#delete(key);
+      else if (entry.expiresAt < next) next = entry.expiresAt;
+    }
+    for (const [key, failure] of this.#failures) if (now >= failure.until) this.#failures.delete(key);
+    this.#sweepAt = next;
+  }
+
+  #set(key: string, value: string, expiresAt: number): void {
+    this.#delete(key);
+    // A value larger than the whole budget is served to its waiters but not kept.
+    if (value.length > this.maxChars) return;
+    this.#sweep(this.#now());
+    // Evicted here, not by the map, so the byte count stays exact: least recently used first.
+    for (const [oldest] of this.#entries) {
+      if (this.#entries.size < this.maxEntries && this.#chars + value.length <= this.maxChars) break;
+      this.#delete(oldest);
+    }
+    this.#entries.set(key, { value, expiresAt });
+    this.#chars += value.length;
+    if (expiresAt < this.#sweepAt) this.#sweepAt = expiresAt;
   }
 
   peek(key: string): string | undefined {
     const entry = this.#entries.get(key);
-    return entry !== undefined && this.#now() < entry.expiresAt ? entry.value : undefined;
+    if (entry === undefined) return undefined;
+    if (this.#now() < entry.expiresAt) return entry.value;
+    this.#delete(key);
+    return undefined;
   }
 
   entries(): number {
     const now = this.#now();
     let fresh = 0;
-    for (const entry of this.#entries.values()) if (now < entry.expiresAt) fresh++;
+    for (const [, entry] of this.#entries) if (now < entry.expiresAt) fresh++;
     return fresh;
   }
 
@@ -93,7 +165,7 @@ export class MemoryTtlCache implements TtlCache {
       flight = (async () => {
         try {
           const { value, ttlMs } = await load();
-          if (ttlMs > 0) this.#entries.set(key, { value, expiresAt: this.#now() + ttlMs });
+          if (ttlMs > 0) this.#set(key, value, this.#now() + ttlMs);
           return value;
         } catch (error) {
           if (backoff !== undefined) {
@@ -115,10 +187,11 @@ export class MemoryTtlCache implements TtlCache {
   clear(): void {
     this.#entries.clear();
     this.#failures.clear();
+    this.#chars = 0;
+    this.#sweepAt = Number.POSITIVE_INFINITY;
   }
 
   async close(): Promise<void> {
-    this.#entries.clear();
-    this.#failures.clear();
+    this.clear();
   }
 }

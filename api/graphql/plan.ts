@@ -8,6 +8,7 @@ import {
   type ExecutionArgs,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLError,
   type GraphQLSchema,
   getArgumentValues,
   getOperationAST,
@@ -22,6 +23,14 @@ import { GRAPHQL_LIMITS } from "./limits";
 /** The block a request names (and which argument named it), and the rows it asks for. */
 export type Plan = { block: { value: bigint; param: "block" | "cursor" } | null; rows: number };
 
+/** The variables do not fit their declared types (graphql-js's errors, each naming the variable): BAD_USER_INPUT. */
+export class VariablesRefused extends Error {
+  override name = "VariablesRefused";
+  constructor(readonly errors: readonly GraphQLError[]) {
+    super(errors.map((e) => e.message).join("; "));
+  }
+}
+
 /** The cursor kind of each paged root field. */
 const PAGED: Record<string, "locks" | "events"> = { locks: "locks", lockEvents: "events" };
 
@@ -30,7 +39,8 @@ export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variab
   // No operation to run: graphql-js answers that itself.
   if (operation?.operation !== "query") return { block: null, rows: 0 };
   const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});
-  if (coerced.errors) return { block: null, rows: 0 }; // likewise: execution reports the variables' errors
+  // Refused here, as graphql-js's request errors: graphql-jit's own carry no code and would answer INTERNAL_ERROR.
+  if (coerced.errors) throw new VariablesRefused(coerced.errors);
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of args.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
 

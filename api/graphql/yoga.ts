@@ -11,7 +11,7 @@ import { createYoga, type Plugin } from "graphql-yoga";
 import type { Logger } from "../observability/logger";
 import { type GraphqlCode, graphqlError, toGraphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
-import { planOf } from "./plan";
+import { planOf, VariablesRefused } from "./plan";
 import { buildSchema, type GraphqlContext } from "./schema";
 
 /** A GraphQLError of any copy of graphql-js (yoga's helpers may build theirs with another). */
@@ -19,7 +19,8 @@ const isGraphqlError = (e: unknown): e is GraphQLError => e instanceof Error && 
 
 /** An error of graphql-js or yoga, with the code a client can act on (its own, else `code`). */
 function withCode(error: GraphQLError, code: GraphqlCode): GraphQLError {
-  if (typeof error.extensions.code === "string") return error;
+  // graphql-jit's errors may have no extensions at all.
+  if (typeof error.extensions?.code === "string") return error;
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,
@@ -88,8 +89,11 @@ const limits: Plugin = {
     try {
       scope.plan = planOf(args);
     } catch (error) {
-      const refused = isGraphqlError(error) ? error : graphqlError("BAD_USER_INPUT", "Bad arguments.");
-      setResultAndStopExecution({ errors: [beforeExecution(refused)] });
+      const refused =
+        error instanceof VariablesRefused
+          ? error.errors.map((e) => withCode(e, "BAD_USER_INPUT"))
+          : [isGraphqlError(error) ? error : graphqlError("BAD_USER_INPUT", "Bad arguments.")];
+      setResultAndStopExecution({ errors: refused.map(beforeExecution) });
     }
     return {
       onExecuteDone({ result }) {

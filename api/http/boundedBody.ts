@@ -1,5 +1,9 @@
-/** Reading a request body no further than a route's limit (the MCP endpoint, POST /graphql). */
+/**
+ * Reading a request body no further than a route's limit (the MCP endpoint, POST /graphql). A body its client abandoned
+ * (hung up before its end) is BodyAbandonedError.
+ */
 import type { AppContext } from "./env";
+import { BodyAbandonedError } from "./errors";
 
 /**
  * The request's body as text, or null when it is larger than `max` bytes (read no further than that). Served by
@@ -14,11 +18,16 @@ export async function readBoundedBody(c: AppContext, max: number): Promise<strin
   if (Number.isFinite(declared) && declared > max) return null;
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of incoming as AsyncIterable<Buffer>) {
-    size += chunk.byteLength;
-    // Leaving the loop destroys the stream: nothing more of it is read.
-    if (size > max) return null;
-    chunks.push(chunk);
+  try {
+    for await (const chunk of incoming as AsyncIterable<Buffer>) {
+      size += chunk.byteLength;
+      // Leaving the loop destroys the stream: nothing more of it is read.
+      if (size > max) return null;
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    // The stream fails only when its connection does: the client hung up mid-body ("aborted").
+    throw new BodyAbandonedError({ cause: error });
   }
   return Buffer.concat(chunks, size).toString("utf8");
 }
@@ -32,7 +41,14 @@ export async function readBounded(request: Request, max: number): Promise<string
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let next: ReadableStreamReadResult<Uint8Array>;
+    try {
+      next = await reader.read();
+    } catch (error) {
+      // The body's stream fails only when its connection does: the client hung up mid-body.
+      throw new BodyAbandonedError({ cause: error });
+    }
+    const { done, value } = next;
     if (done) break;
     size += value.byteLength;
     if (size > max) {

@@ -165,6 +165,17 @@ export class IndexUnavailableError extends ApiError {
   }
 }
 
+/**
+ * The client closed its connection before the end of the request's body: nobody will read the answer, and it is no
+ * failure of ours (a debug line, api/http/answerError.ts). `cause` is what the body's stream reported.
+ */
+export class BodyAbandonedError extends ApiError {
+  override name = "BodyAbandonedError";
+  constructor(options?: { cause?: unknown }) {
+    super("BAD_REQUEST", "The request body was not received in full.", undefined, options);
+  }
+}
+
 export class InternalError extends ApiError {
   override name = "InternalError";
   constructor() {

@@ -34,7 +34,9 @@ export function registerAccountLocksRoute(router: Hono<AppEnv>, rt: IndexRuntime
   router.get(accountLocksRoute.path, async (c) => {
     const owner = parseAddress("address", c.req.param("address"));
     const q = parseQuery(c.req.url, accountLocksRoute.query);
-    const read = await readAtBlock(rt, c, q.block ?? null, "block", (at) => rt.index.locksOf(owner, at));
+    const read = await readAtBlock(rt, c, q.block ?? null, "block", (at, signal) =>
+      rt.index.locksOf(owner, at, signal),
+    );
     return answer(c, rt, read, { locks: read.value.map((l) => lockJson(l, read.time)) });
   });
 }

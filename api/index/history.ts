@@ -94,8 +94,8 @@ async function eventsPage(rt: IndexRuntime, c: Context, of: EventsOf, missing?: 
   const { block, param } = requestedBlock(q.block, cursor?.block);
   const limit = Number(q.limit);
   // One row more than the page: whether a next page exists, without a count.
-  const read = await readAtBlock(rt, c, block, param, (at) =>
-    rt.index.events(of, at, { limit: limit + 1, after: cursor?.after ?? null }),
+  const read = await readAtBlock(rt, c, block, param, (at, signal) =>
+    rt.index.events(of, at, { limit: limit + 1, after: cursor?.after ?? null }, signal),
   );
   if (read.value.length === 0 && cursor === undefined && missing) throw missing(read.block);
   const rows = read.value.slice(0, limit);

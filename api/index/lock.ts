@@ -35,7 +35,7 @@ export function registerLockRoute(router: Hono<AppEnv>, rt: IndexRuntime): void 
   router.get(lockRoute.path, async (c) => {
     const tokenId = parseUint256("tokenId", c.req.param("tokenId"));
     const q = parseQuery(c.req.url, lockRoute.query);
-    const read = await readAtBlock(rt, c, q.block ?? null, "block", (at) => rt.index.lock(tokenId, at));
+    const read = await readAtBlock(rt, c, q.block ?? null, "block", (at, signal) => rt.index.lock(tokenId, at, signal));
     if (read.value === null) {
       throw new NotFoundError(`No lock ${tokenId} was minted by block ${read.block}.`, {
         tokenId: tokenId.toString(),

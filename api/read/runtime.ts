@@ -12,9 +12,10 @@ import type { Context } from "hono";
 import type { TtlCache } from "../cache/ttlCache";
 import type { CancelSignal, RpcClient } from "../chain/rpc";
 import type { AppConfig } from "../config";
-import { deadlineRpc } from "../http/cancellation";
+import { deadlineRpc, requestDeadline } from "../http/cancellation";
 import { ApiError, BadParamsError, IndexUnavailableError } from "../http/errors";
 import type { Logger } from "../observability/logger";
+import { causeOf, type ThrottledWarn, throttledWarnings } from "../observability/throttle";
 import { BlockClock } from "./blockClock";
 import { BlockMemo, requireInRange } from "./blockMemo";
 import {
@@ -65,6 +66,8 @@ export type IndexRuntime = {
   /** Asked for a block's timestamp the index does not hold. */
   rpc: RpcClient | null;
   logger: Logger;
+  /** The index's failures told at most once a minute (api/observability/throttle.ts), not once per request. */
+  warn: ThrottledWarn;
 };
 
 export type CreateIndexRuntimeOptions = {
@@ -87,6 +90,7 @@ export function createIndexRuntime({ source, config, rpc, logger, onBoardCompute
     startBlock: BigInt(config.manifest.contracts.VeLockNFT?.startBlock ?? 0),
     rpc,
     logger,
+    warn: throttledWarnings(logger),
   };
   const index = source.atBlock;
   if (!index) {
@@ -128,7 +132,7 @@ export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Prom
       throw error;
     }
     if (error instanceof IndexNotStartedError) throw new IndexUnavailableError("not started", { cause: error });
-    rt.logger.warn("lock index read failed", { error: (error as Error).name, message: (error as Error).message });
+    rt.warn("index read failed", "lock index read failed", { error: (error as Error).name, cause: causeOf(error) });
     throw new IndexUnavailableError("unreachable", { cause: error });
   }
 }
@@ -140,23 +144,25 @@ export type Read<T> = AtBlock<T> & { pinned: boolean };
  * One read of the index at the request's block, in one statement: the head when `block` is null, else the named
  * block, whose timestamp the statement takes from the index (the head's, or an event row's of that block) or from
  * what this process already knows (api/read/blockClock.ts). Only when neither knows it is the node asked, and the
- * statement read again with it.
+ * statement read again with it. `read` is given the request's cancel signal for its statement.
  */
 export async function readAtBlock<T>(
   rt: IndexRuntime,
   c: Context,
   block: bigint | null,
   param: "block" | "cursor",
-  read: (at: ReadAt) => Promise<AtBlock<T>>,
+  read: (at: ReadAt, signal?: CancelSignal) => Promise<AtBlock<T>>,
 ): Promise<Read<T>> {
   if (block !== null) checkStart(rt, block, param);
+  // The request's deadline and its client's hang-up cancel the statement (api/http/cancellation.ts).
+  const signal = requestDeadline(c);
   let answer: AtBlock<T>;
   try {
-    answer = await guarded(rt, () => read(block === null ? null : { block, time: rt.clock.cached(block) }));
+    answer = await guarded(rt, () => read(block === null ? null : { block, time: rt.clock.cached(block) }, signal));
   } catch (error) {
     if (!(error instanceof BlockTimeUnknownError)) throw error;
     const time = await rt.clock.fromNode(error.block, error.head, deadlineRpc(c, rt.rpc));
-    answer = await guarded(rt, () => read({ block: error.block, time }));
+    answer = await guarded(rt, () => read({ block: error.block, time }, signal));
   }
   rt.clock.sawHead(answer.head);
   if (!answer.inRange) checkRange(rt, answer.head, answer.block, param);
@@ -168,14 +174,15 @@ export type Pinned = { block: bigint; time: bigint; head: IndexHead; pinned: boo
 
 /**
  * The block (and its time) for an answer computed once per block (the ve board, the stats, a GraphQL request): the
- * head's when `block` is null, else the named block's, checked against the head first. `signal` cancels the probe.
+ * head's when `block` is null, else the named block's, checked against the head first. `signal` (by default the
+ * request's: its deadline and its client's hang-up) cancels the probe.
  */
 export async function pinBlock(
   rt: IndexRuntime,
   c: Context,
   block: bigint | null,
   param: "block" | "cursor",
-  signal?: CancelSignal,
+  signal: CancelSignal | undefined = requestDeadline(c),
 ): Promise<Pinned> {
   if (block !== null) checkStart(rt, block, param);
   const { head, eventTime } = await guarded(rt, () => rt.index.probe(block, signal));

@@ -14,6 +14,9 @@ import type { AtBlock, HolderVe, LockStats } from "./contract";
 /** How long a block's answer stays in Redis: long enough for every replica and a slow reader's pages. */
 export const SHARED_TTL_MS = 120_000;
 const FORMAT = '{"v":1,';
+/** The in-process mirror of the shared answers: at most 64 blocks' answers and 32 Mi code units (64 MB) of them. */
+export const MIRROR_MAX_ENTRIES = 64;
+export const MIRROR_MAX_CHARS = 32 * 1024 * 1024;
 
 export async function createSharedAnswers(
   config: AppConfig,
@@ -31,6 +34,8 @@ export async function createSharedAnswers(
     // A value is large (a ranking of 60,000 holders is ~6 MB) and replicas busy: more than the supply cache's 500 ms.
     commandTimeoutMs: 2_000,
     accept: (value) => value.startsWith(FORMAT),
+    // The request chooses the block, so the in-process copies are few and bounded in bytes (Redis keeps the rest).
+    mirror: { maxEntries: MIRROR_MAX_ENTRIES, maxChars: MIRROR_MAX_CHARS },
     ...(logger ? { logger, warning: "index answer sharing degraded" } : {}),
   });
 }

@@ -3,10 +3,15 @@
  * index, test/support/servedIndex.ts): what goes on the wire for a 304 — the status line and the headers the 200
  * had for caching and CORS, and no body, no Content-Length or Transfer-Encoding (RFC 9110 §15.4.5, RFC 9112 §6.3); the 200's Content-Type,
  * since a cache refreshes its stored headers from a 304's and the server would otherwise write text/plain.
+ * And a client that hangs up while its route's statement waits (behind a table lock held by the test): the API cancels
+ * the statement within 250 ms (counted in api_aborted_work_total) and its backend stops within Postgres's connection
+ * check interval after that (docs/operations.md), not at the statement timeout.
  * The routes' behaviour in full is test/index/router.test.ts's, in process.
  */
+import pg from "pg";
 import { getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLIENT_CONNECTION_CHECK_MS } from "../../api/read/statements";
 import { sendRaw } from "../support/rawHttp";
 import { type ServedIndex, startServedIndex } from "../support/servedIndex";
 
@@ -73,6 +78,70 @@ describe("If-None-Match on the API process", () => {
       const other = await sendRaw(url("/stats"), "GET", { "if-none-match": tag });
       expect(other.status, tag).toBe(200);
       expect(JSON.parse(other.body).blockNumber).toBe(String(head));
+    }
+  });
+});
+
+describe("a client that hangs up while its index route's statement waits", () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  async function metric(series: string): Promise<number> {
+    const text = await (await fetch(`${served.api.url}/api/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+    return line ? Number(line.slice(series.length + 1)) : 0;
+  }
+
+  it("the statement is cancelled within 250 ms of the hang-up, for each route that reads rows", async () => {
+    const owner = getAddress(served.index.events[0]!.account);
+    const tokenId = served.index.events.find((e) => e.tokenId > 0n)!.tokenId;
+    const probe = new pg.Client({ connectionString: served.databaseUrl });
+    await probe.connect();
+    // The API's statements waiting on the held table (the holder's own session is idle in its transaction).
+    const waiting = async () =>
+      (
+        await probe.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%lock_event%'`,
+        )
+      ).rows[0].n as number;
+    const holder = new pg.Client({ connectionString: served.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query(`BEGIN; LOCK TABLE ${served.schema}.lock_event IN ACCESS EXCLUSIVE MODE`);
+      for (const path of [`/locks/${tokenId}`, `/accounts/${owner}/locks`, `/accounts/${owner}/events?limit=5`]) {
+        const before = await metric('api_aborted_work_total{kind="db"}');
+        const controller = new AbortController();
+        const answered = fetch(url(path), { signal: controller.signal }).then(
+          () => "answered",
+          () => "aborted",
+        );
+        const seenBy = performance.now() + 1_500;
+        while ((await waiting()) === 0) {
+          if (performance.now() > seenBy) throw new Error(`${path}: its statement never waited on the held table`);
+          await sleep(10);
+        }
+        const hungUp = performance.now();
+        controller.abort();
+        expect(await answered, path).toBe("aborted");
+        // The API cancels the statement (destroys its connection, counted) at once; the backend then stops within
+        // Postgres's client_connection_check_interval.
+        while ((await metric('api_aborted_work_total{kind="db"}')) === before && performance.now() - hungUp < 1_500)
+          await sleep(5);
+        const cancelled = performance.now() - hungUp;
+        while ((await waiting()) > 0 && performance.now() - hungUp < 1_500) await sleep(5);
+        const gone = performance.now() - hungUp;
+        console.log(
+          `${path}: hang-up → statement cancelled ${Math.round(cancelled)} ms, its backend gone ${Math.round(gone)} ms (statement timeout 2000 ms)`,
+        );
+        expect(await metric('api_aborted_work_total{kind="db"}'), path).toBe(before + 1);
+        expect(cancelled, path).toBeLessThan(250);
+        expect(await waiting(), path).toBe(0);
+        expect(gone, path).toBeLessThan(250 + CLIENT_CONNECTION_CHECK_MS);
+      }
+    } finally {
+      await holder.query("ROLLBACK").catch(() => {});
+      await holder.end();
+      await probe.end();
     }
   });
 });

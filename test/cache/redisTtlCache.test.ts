@@ -1,0 +1,69 @@
+/**
+ * The in-process mirror in front of Redis (api/cache/redisTtlCache.ts) is bounded: a request may choose the key (the
+ * shared index answers are keyed by any past block), so distinct keys cannot grow the process — at most its entries
+ * and bytes are held, and what expired is dropped. Real Redis at 127.0.0.1:6379.
+ */
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { RedisTtlCache } from "../../api/cache/redisTtlCache";
+import { silentLogger } from "../../api/observability/logger";
+
+const REDIS_URL = "redis://127.0.0.1:6379";
+const PREFIX = `test-mirror-${process.pid}-${randomUUID().slice(0, 8)}:`;
+const caches: RedisTtlCache[] = [];
+
+async function cache(mirror: { maxEntries: number; maxChars: number }) {
+  const c = await RedisTtlCache.create({ url: REDIS_URL, keyPrefix: PREFIX, logger: silentLogger, mirror });
+  caches.push(c);
+  return c;
+}
+
+afterAll(async () => {
+  for (const c of caches) await c.close();
+  const admin = new Redis(REDIS_URL);
+  const keys = await admin.keys(`${PREFIX}*`);
+  if (keys.length > 0) await admin.del(...keys);
+  admin.disconnect();
+});
+
+describe("RedisTtlCache's in-process mirror", () => {
+  it("holds at most its entries and bytes however many distinct keys pass through it", async () => {
+    const c = await cache({ maxEntries: 20, maxChars: 4_000 });
+    const value = (i: number) => `${i}:`.padEnd(100, "x");
+    for (let i = 0; i < 500; i++) {
+      expect(await c.getOrLoad(`block-${i}`, 60_000, async () => value(i))).toBe(value(i));
+      expect(c.mirror.size).toBeLessThanOrEqual(20);
+    }
+    expect(c.mirror.size).toBe(20);
+    expect(c.mirror.chars).toBe(20 * 100);
+    // The newest are the ones kept; an older one is read back from Redis, not lost.
+    expect(c.peek("block-499")).toBe(value(499));
+    expect(c.peek("block-0")).toBeUndefined();
+    expect(await c.getOrLoad("block-0", 60_000, async () => "not read")).toBe(value(0));
+
+    // Large values: the byte bound holds before the entry bound does.
+    const big = (i: number) => `${i}:`.padEnd(1_000, "y");
+    for (let i = 0; i < 50; i++) await c.getOrLoad(`big-${i}`, 60_000, async () => big(i));
+    expect(c.mirror.chars).toBeLessThanOrEqual(4_000);
+    expect(c.mirror.size).toBeLessThanOrEqual(20);
+    expect(c.peek("big-49")).toBe(big(49));
+  });
+
+  it("drops expired entries rather than keeping them until they are looked at", async () => {
+    const c = await cache({ maxEntries: 1_000, maxChars: 1_000_000 });
+    await Promise.all(Array.from({ length: 200 }, (_, i) => c.getOrLoad(`short-${i}`, 1_000, async () => `v${i}`)));
+    expect(c.mirror.size).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(c.entries()).toBe(0);
+    // The next value stored sweeps what expired: only it is left.
+    await c.getOrLoad("fresh", 60_000, async () => "v");
+    expect(c.mirror.size).toBe(1);
+    expect(c.mirror.chars).toBe(1);
+    // An expired entry looked at is dropped too.
+    await c.getOrLoad("short-again", 100, async () => "w");
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(c.peek("short-again")).toBeUndefined();
+    expect(c.mirror.size).toBe(1);
+  });
+});
