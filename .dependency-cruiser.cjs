@@ -15,7 +15,7 @@
 const FEATURES = "^api/(supply|mcp|index|graphql)/";
 const PLATFORM = [
   "^api/(chain|cache|ratelimit|observability|net|math|startup)/",
-  "^api/(config|manifest|paths|redact|redis)\\.ts$",
+  "^api/(config|manifest|paths|redact|redis|buildInfo|launchPreflight)\\.ts$",
   "^abis/",
   "^indexer/",
 ];

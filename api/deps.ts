@@ -4,13 +4,13 @@
  */
 
 import type { TtlCache } from "./cache/ttlCache";
-import type { Gate } from "./chain/launchPreflight";
 import type { MulticallVia } from "./chain/multicall";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
 import type { PeerAddressSource } from "./http/clientIp";
 import type { ReadyState } from "./http/probes";
 import type { StaticAssets } from "./http/staticAssets";
+import type { Gate } from "./launchPreflight";
 import type { Logger } from "./observability/logger";
 import type { Metrics } from "./observability/metrics";
 import type { RateLimiter } from "./ratelimit/limiter";

@@ -24,10 +24,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
+import { CacheStats } from "../observability/cacheStats";
 import { type Logger, silentLogger } from "../observability/logger";
 import { type ThrottledWarn, throttledWarnings } from "../observability/throttle";
 import { createRedisClient } from "../redis";
-import { CacheStats } from "./stats";
 import {
   type Backoff,
   MemoryTtlCache,

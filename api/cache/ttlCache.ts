@@ -3,8 +3,9 @@
  * load, a failed load is never cached (every waiter gets the failure, the next call loads again).
  * Two implementations: MemoryTtlCache (one process) and RedisTtlCache (shared by replicas).
  */
+
+import type { CacheStats } from "../observability/cacheStats";
 import { BoundedMap } from "./boundedMap";
-import type { CacheStats } from "./stats";
 
 export interface TtlCache {
   readonly kind: "memory" | "redis";

@@ -1,4 +1,4 @@
-import type { CacheSource } from "../cache/stats";
+import type { CacheSource } from "./cacheStats";
 import { renderFamily, type Sample } from "./exposition";
 
 /**

@@ -1,4 +1,3 @@
-import { READY_TO_FINALIZE_BITS } from "../chain/launchPreflight";
 import {
   BadParamsError,
   ChainUnreadyError,
@@ -18,6 +17,7 @@ import {
   UnauthorizedError,
   UnsupportedMediaTypeError,
 } from "../http/errors";
+import { READY_TO_FINALIZE_BITS } from "../launchPreflight";
 import { type JsonSchema, object } from "../route/jsonSchema";
 import { SUPPLY_ERROR_STATUS, type SupplyErrorCode } from "../supply/supplyError";
 

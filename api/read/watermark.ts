@@ -1,4 +1,4 @@
-import { type CacheSource, CacheStats } from "../cache/stats";
+import { type CacheSource, CacheStats } from "../observability/cacheStats";
 import type { IndexMark } from "./contract";
 
 /**

@@ -9,7 +9,6 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { CacheStats } from "../cache/stats";
 import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
 import type { RpcClient } from "../chain/rpc";
 import type { AppDeps } from "../deps";
@@ -19,6 +18,7 @@ import type { AppBindings, AppEnv } from "../http/env";
 import { type NodeHotPath, originTarget } from "../http/nodeHotPath";
 import { requestIdFor, requestIdFrom } from "../http/requestId";
 import { deployedAddress } from "../manifest";
+import { CacheStats } from "../observability/cacheStats";
 import { throttledWarnings } from "../observability/throttle";
 import { SUPPLY_BASE } from "../paths";
 import { readCirculatingSupply, readTotalSupply } from "./reads";

@@ -1,10 +1,10 @@
 import { LaunchControllerAbi } from "../../../abis";
-import { CacheStats } from "../../cache/stats";
-import { type Gate, type Preflight, preflightBitsSet, READY_TO_FINALIZE_BITS } from "../../chain/launchPreflight";
 import { readView, ViewReadError } from "../../chain/readView";
 import type { RpcClient } from "../../chain/rpc";
 import { ChainUnreadyError, GenesisNotFinalizedError, PreflightReadFailedError } from "../../http/errors";
+import { type Gate, type Preflight, preflightBitsSet, READY_TO_FINALIZE_BITS } from "../../launchPreflight";
 import { deployedAddress, type Manifest } from "../../manifest";
+import { CacheStats } from "../../observability/cacheStats";
 
 /**
  * The genesis gate (spec §3, §7.2; docs/api.md#preparation-api-v1--prepare): every prepare endpoint

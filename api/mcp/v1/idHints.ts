@@ -1,5 +1,5 @@
 import { BoundedMap } from "../../cache/boundedMap";
-import { CacheStats } from "../../cache/stats";
+import { CacheStats } from "../../observability/cacheStats";
 import type { IndexedLockIds } from "../../read/contract";
 
 /**

@@ -1,8 +1,8 @@
 import type { Hono } from "hono";
-import { PREFLIGHT_BITS, preflightBitsSet } from "../../chain/launchPreflight";
 import type { AppDeps } from "../../deps";
 import type { AppEnv } from "../../http/env";
 import { parseQuery } from "../../http/params";
+import { PREFLIGHT_BITS, preflightBitsSet } from "../../launchPreflight";
 import type { RouteDefinition } from "../../route/definition";
 import { array, boolean, constant, integer, object, uintString } from "../../route/jsonSchema";
 

@@ -1,8 +1,8 @@
 import type { Address, Hex } from "viem";
-import type { Gate } from "../../../chain/launchPreflight";
 import type { RpcClient } from "../../../chain/rpc";
 import { ApiError, BadParamsError, ChainUnreadyError } from "../../../http/errors";
 import { type ParamDoc, parseAddress, parseBool } from "../../../http/params";
+import type { Gate } from "../../../launchPreflight";
 import { type DeployableName, deployedAddress, type Manifest } from "../../../manifest";
 import { type HintFor, type SimulationJson, simulateBatch } from "./simulation";
 

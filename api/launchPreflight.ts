@@ -3,7 +3,7 @@
  * every prepare endpoint asks first. The gate's contract lives here, below the features, so the routes' deps
  * (api/deps.ts) can name it; the MCP feature builds it (api/mcp/v1/gate.ts) and the OpenAPI catalogue reads the bits.
  */
-import type { CacheSource } from "../cache/stats";
+import type { CacheSource } from "./observability/cacheStats";
 
 /** The 11 preflight bits, LSB first; a bit is 1 when its condition holds (protocol.md §1). */
 export const PREFLIGHT_BITS = [
