@@ -105,6 +105,16 @@ export const integer = (description: string, bounds: { minimum?: number; maximum
   description,
 });
 
+/**
+ * A value or null, as `anyOf` rather than a type array (`type: ["string", "null"]`): JSON Schema allows both,
+ * but MCP clients and the Inspector warn on or drop type arrays, and the tools' output schemas are built from
+ * these. Keywords of `schema` (a pattern, a format) stay with the non-null branch.
+ */
+export const nullable = (schema: JsonSchema, description: string): JsonSchema => ({
+  anyOf: [schema, { type: "null" }],
+  description,
+});
+
 export const boolean = (description: string): JsonSchema => ({ type: "boolean", description });
 
 export const array = (items: JsonSchema, description: string, bounds: { minItems?: number } = {}): JsonSchema => ({

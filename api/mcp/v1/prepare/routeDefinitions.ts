@@ -8,6 +8,7 @@ import {
   HEX_QUANTITY_PATTERN,
   integer,
   type JsonSchema,
+  nullable,
   object,
   uintString,
 } from "../../../route/jsonSchema";
@@ -86,16 +87,15 @@ function transactionSchema(step: string): JsonSchema {
 
 const revertSchema = object(
   {
-    name: {
-      type: ["string", "null"],
-      description: "The published error name (e.g. NotAuthorized), Error/Panic, or null when unknown.",
-    },
+    name: nullable(
+      { type: "string" },
+      "The published error name (e.g. NotAuthorized), Error/Panic, or null when unknown.",
+    ),
     args: { type: "array", items: { type: "string" }, description: "The error's arguments as strings." },
-    selector: {
-      type: ["string", "null"],
-      pattern: "^0x[0-9a-f]{8}$",
-      description: "The 4-byte selector of the revert data, or null for a revert without data.",
-    },
+    selector: nullable(
+      { type: "string", pattern: "^0x[0-9a-f]{8}$" },
+      "The 4-byte selector of the revert data, or null for a revert without data.",
+    ),
   },
   { description: "Why the step reverted." },
 );
