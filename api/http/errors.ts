@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  /** requireSimulationOk=true and the prepared batch reverts in simulation: the batch is withheld. */
+  SIMULATION_REVERTED: 409,
   /** A request body above the route's limit (POST /graphql: 64 KiB). */
   PAYLOAD_TOO_LARGE: 413,
   /** A request body in a media type the route does not read (POST /graphql: application/json only). */
@@ -28,6 +30,8 @@ export const ERROR_STATUS = {
   CHAIN_UNREADY: 503,
   /** The lock index is not configured, not started, or not answering (the /api/index/v1 routes). */
   INDEX_UNAVAILABLE: 503,
+  /** requireSimulationOk=true and the simulation could not run (no eth_simulateV1, the node failed). */
+  SIMULATION_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -162,6 +166,54 @@ export class IndexUnavailableError extends ApiError {
   override name = "IndexUnavailableError";
   constructor(reason: "unconfigured" | "not started" | "unreachable", options?: { cause?: unknown }) {
     super("INDEX_UNAVAILABLE", "The lock index cannot answer right now.", { reason }, options);
+  }
+}
+
+/** A revert as the simulation decodes it (api/chain/simulate.ts SimulatedError). */
+export type RevertDetail = { name: string | null; args: string[]; selector: string | null };
+
+/** How a revert reads in a sentence: `NotAuthorized`, `Error(reason)`, or by its selector when unknown. */
+function revertText(revert: RevertDetail): string {
+  if (revert.name !== null) return revert.args.length > 0 ? `${revert.name}(${revert.args.join(", ")})` : revert.name;
+  return revert.selector === null ? "a revert without data" : `an unknown error (selector ${revert.selector})`;
+}
+
+/**
+ * requireSimulationOk=true, and a step of the prepared batch reverts in simulation: the batch is withheld.
+ * `index` is the step's position in the batch (0-based, as in `transactions`), `step` its label.
+ */
+export class SimulationRevertedError extends ApiError {
+  override name = "SimulationRevertedError";
+  constructor(detail: {
+    index: number;
+    step: string;
+    revert: RevertDetail;
+    blockNumber: string;
+    hint?: { message: string; [k: string]: unknown };
+  }) {
+    super(
+      "SIMULATION_REVERTED",
+      `Step ${detail.index} (${detail.step}) of the batch reverts in simulation: ${revertText(detail.revert)}. ` +
+        "The batch was not returned (requireSimulationOk=true).",
+      detail,
+    );
+  }
+}
+
+/** requireSimulationOk=true, and the batch could not be simulated: an unsimulated batch is not handed out. */
+export class SimulationUnavailableError extends ApiError {
+  override name = "SimulationUnavailableError";
+  constructor(detail: { skipped: "unsupported" | "node-failed"; reason?: string }) {
+    const why =
+      detail.skipped === "unsupported"
+        ? "the node does not support eth_simulateV1"
+        : `the node did not answer the simulation${detail.reason ? ` (${detail.reason})` : ""}`;
+    super(
+      "SIMULATION_UNAVAILABLE",
+      `The batch could not be simulated: ${why}. requireSimulationOk=true withholds an unsimulated batch; ` +
+        "retry later, or ask without requireSimulationOk to get the batch with simulation skipped.",
+      detail,
+    );
   }
 }
 

@@ -13,6 +13,8 @@ import {
   PreflightReadFailedError,
   QuoteFailedError,
   RateLimitedError,
+  SimulationRevertedError,
+  SimulationUnavailableError,
   StateReadFailedError,
   UnauthorizedError,
   UnsupportedMediaTypeError,
@@ -118,6 +120,39 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   CHAIN_UNREADY: {
     meaning: "The deployment manifest lacks a contract this route needs; `detail.contract` names it.",
     example: new ChainUnreadyError("FurnaceQuoter", "base").toEnvelope(),
+  },
+  SIMULATION_REVERTED: {
+    meaning:
+      "Prepare routes with `requireSimulationOk=true` only: the batch reverts in simulation, so it is not returned. " +
+      "`detail.index` is the failing step's position in the batch (0-based, as in `transactions`), `detail.step` " +
+      "its label, `detail.revert` the decoded revert (`name`, `args`, `selector`), `detail.blockNumber` the block " +
+      "simulated, and `detail.hint` what to do instead where there is a suggestion.",
+    example: new SimulationRevertedError({
+      index: 1,
+      step: "topup",
+      revert: { name: "NotAuthorized", args: [], selector: "0xea8e4eb5" },
+      blockNumber: "38118524",
+      hint: {
+        message:
+          "This function accepts only the Furnace on this deployment: lock-via-furnace does the same for the wallet.",
+        action: "lock-via-furnace",
+        params: {
+          user: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+          claimAmountWei: "500000000000000000000",
+          targetTokenId: "1",
+        },
+        path:
+          "/api/mcp/v1/prepare/lock-via-furnace?user=0x70997970C51812dc3A010C7d01b50e0d17dc79C8&" +
+          "claimAmountWei=500000000000000000000&targetTokenId=1",
+      },
+    }).toEnvelope(),
+  },
+  SIMULATION_UNAVAILABLE: {
+    meaning:
+      "Prepare routes with `requireSimulationOk=true` only: the batch could not be simulated (`detail.skipped`: " +
+      "`unsupported`, the node lacks eth_simulateV1; `node-failed`, it timed out or errored, `detail.reason` says " +
+      "how), and an unsimulated batch is not handed out. Retry later, or ask without the flag.",
+    example: new SimulationUnavailableError({ skipped: "node-failed", reason: "timeout" }).toEnvelope(),
   },
   INDEX_UNAVAILABLE: {
     meaning:

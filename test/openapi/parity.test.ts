@@ -216,6 +216,8 @@ describe("the document", () => {
         "PREFLIGHT_READ_FAILED",
         "QUOTE_FAILED",
         "RATE_LIMITED",
+        "SIMULATION_REVERTED",
+        "SIMULATION_UNAVAILABLE",
         "STATE_READ_FAILED",
       ].sort(),
     );

@@ -4,7 +4,7 @@ import { ApiError, BadParamsError, ChainUnreadyError } from "../../../http/error
 import { type ParamDoc, parseAddress, parseBool } from "../../../http/params";
 import type { Gate } from "../../../launchPreflight";
 import { type DeployableName, deployedAddress, type Manifest } from "../../../manifest";
-import { type HintFor, type SimulationJson, simulateBatch } from "./simulation";
+import { type HintFor, requireSimulationOk, type SimulationJson, simulateBatch } from "./simulation";
 
 /**
  * The one pipeline every prepare action runs through, in the order of spec §4.3 and design.md:
@@ -78,6 +78,17 @@ const SIMULATE_PARAM = {
     "transaction's `gas`; false skips it.",
 } as const satisfies ParamDoc;
 
+const REQUIRE_SIMULATION_OK_PARAM = {
+  kind: "bool",
+  default: "false",
+  description:
+    "true makes the simulation a gate: a batch that reverts in simulation is refused with 409 SIMULATION_REVERTED " +
+    "(naming the failing step's index and label and the decoded revert) instead of being returned, and one that " +
+    "could not be simulated (the node lacks eth_simulateV1 or failed) with 503 SIMULATION_UNAVAILABLE. Needs " +
+    "`user` and simulate=true (else 400 BAD_PARAMS). false (the default): the batch comes back whatever the " +
+    "simulation says.",
+} as const satisfies ParamDoc;
+
 const USER_PARAM = {
   kind: "address",
   description:
@@ -85,16 +96,27 @@ const USER_PARAM = {
     "(without it, simulation says skipped: no-user).",
 } as const satisfies ParamDoc;
 
-/** The action's own table plus `user` (when it lacks one) and `simulate`: what OpenAPI and MCP document. */
+/**
+ * The action's own table plus `user` (when it lacks one), `simulate` and `requireSimulationOk`: what OpenAPI
+ * and MCP document.
+ */
 export function withCommonParams(params: Readonly<Record<string, ParamDoc>>): Record<string, ParamDoc> {
-  return { ...params, ...(Object.hasOwn(params, "user") ? {} : { user: USER_PARAM }), simulate: SIMULATE_PARAM };
+  return {
+    ...params,
+    ...(Object.hasOwn(params, "user") ? {} : { user: USER_PARAM }),
+    simulate: SIMULATE_PARAM,
+    requireSimulationOk: REQUIRE_SIMULATION_OK_PARAM,
+  };
 }
 
-type Common = { url: string; user: Address | undefined; simulate: boolean };
+type Common = { url: string; user: Address | undefined; simulate: boolean; requireSimulationOk: boolean };
+
+const COMMON_FLAGS = new Set(["simulate", "requireSimulationOk"]);
 
 /**
- * Takes `simulate` (and `user`, for an action that does not own it) out of the query, strictly parsed;
- * the action parses the rest with its own table. For an action that owns `user`, its parse checks it.
+ * Takes `simulate`, `requireSimulationOk` (and `user`, for an action that does not own it) out of the query,
+ * strictly parsed; the action parses the rest with its own table. For an action that owns `user`, its parse
+ * checks it.
  */
 function splitCommon(url: string, ownsUser: boolean): Common {
   const parsed = new URL(url, "http://x");
@@ -102,8 +124,9 @@ function splitCommon(url: string, ownsUser: boolean): Common {
   const seen = new Set<string>();
   let user: Address | undefined;
   let simulate = true;
+  let requireSimulationOk = false;
   for (const [name, value] of parsed.searchParams) {
-    const common = name === "simulate" || (name === "user" && !ownsUser);
+    const common = COMMON_FLAGS.has(name) || (name === "user" && !ownsUser);
     if (!common) {
       kept.append(name, value);
       continue;
@@ -111,10 +134,25 @@ function splitCommon(url: string, ownsUser: boolean): Common {
     if (seen.has(name)) throw new BadParamsError(`Parameter ${name} is given more than once.`, { param: name });
     seen.add(name);
     if (name === "simulate") simulate = parseBool(name, value);
+    else if (name === "requireSimulationOk") requireSimulationOk = parseBool(name, value);
     else user = parseAddress(name, value);
   }
   parsed.search = kept.toString();
-  return { url: parsed.toString(), user, simulate };
+  return { url: parsed.toString(), user, simulate, requireSimulationOk };
+}
+
+/** The gate needs a simulation to judge: asking for it without one is the caller's mistake, before any read. */
+function checkGateCanRun(common: Common, user: Address | undefined): void {
+  if (!common.requireSimulationOk) return;
+  if (!common.simulate) {
+    const message = "requireSimulationOk=true needs the simulation: it cannot be combined with simulate=false.";
+    throw new BadParamsError(message, { param: "requireSimulationOk" });
+  }
+  if (user === undefined) {
+    throw new BadParamsError("requireSimulationOk=true needs user: the wallet the batch is simulated as.", {
+      param: "user",
+    });
+  }
 }
 
 /** The action's `accepted` list of an unknown-parameter error names the common parameters too. */
@@ -167,6 +205,7 @@ export function defineAction<I, R, const N extends DeployableName>(
       // An action that owns `user` has just validated it: read back its checksummed form for simulation.
       const rawUser = ownsUser ? new URL(url, "http://x").searchParams.get("user") : null;
       const user = rawUser === null ? common.user : parseAddress("user", rawUser);
+      checkGateCanRun(common, user);
       const reads = def.read ? await def.read(deps, contracts, input) : (undefined as R);
       const { calls, extra } = def.encode(contracts, input, reads);
       // Step (6), after the spec's five: the batch, simulated as the wallet that will sign it.
@@ -177,6 +216,8 @@ export function defineAction<I, R, const N extends DeployableName>(
         calls,
         hint: def.hint?.(input),
       });
+      // Asked for (requireSimulationOk=true): a batch is handed out only when its simulation ran clean.
+      if (common.requireSimulationOk) requireSimulationOk(simulation);
       const { chain, chainId } = deps.config.manifest;
       return {
         ok: true,

@@ -118,7 +118,7 @@ const hintSchema = object(
 export const simulationSchema: JsonSchema = {
   description:
     "The batch simulated as `user` at the latest block (state carried from step to step). A failed simulation " +
-    "still comes with the batch: decide before asking the person to sign.",
+    "still comes with the batch (unless requireSimulationOk=true): decide before asking the person to sign.",
   oneOf: [
     object(
       {
@@ -190,6 +190,8 @@ export function prepareErrors(action: PrepareAction): ErrorCode[] {
   // An approve step is decided by an allowance read; the Furnace entry also reads a quote.
   if (action.steps.includes("approve")) codes.push("STATE_READ_FAILED");
   if (action.needs.includes("FurnaceQuoter")) codes.push("QUOTE_FAILED");
+  // Only with requireSimulationOk=true (pipeline.ts): the simulation as a gate.
+  codes.push("SIMULATION_REVERTED", "SIMULATION_UNAVAILABLE");
   return codes;
 }
 

@@ -1,14 +1,16 @@
 import type { Address, Hex } from "viem";
 import type { RpcClient } from "../../../chain/rpc";
 import { type SimulatedError, type SimulationOutcome, simulateCalls } from "../../../chain/simulate";
+import { SimulationRevertedError, SimulationUnavailableError } from "../../../http/errors";
 
 /** A call of the batch as the pipeline encodes it (its `Call`; kept structural so the modules stay acyclic). */
 type StepCall = { step: string; to: Address; data: Hex };
 
 /**
- * The `simulation` member of every prepare answer and the `gas` of each transaction. The batch is
- * always returned: a failing or skipped simulation is information for the caller (an assistant about
- * to ask a person to sign), never a reason to withhold the batch.
+ * The `simulation` member of every prepare answer and the `gas` of each transaction. By default the
+ * batch is always returned: a failing or skipped simulation is information for the caller (an assistant
+ * about to ask a person to sign). A caller that asks for the gate (`requireSimulationOk=true`) gets no
+ * batch unless the simulation ran and every step succeeded (requireSimulationOk below).
  *
  * Shapes:
  * - ran: `{ ok, blockNumber, steps: [{ step, ok, gasUsed, error?: { name, args, selector } }], hint? }`
@@ -155,4 +157,34 @@ export async function simulateBatch(
     },
     gas: outcome.steps.map((s) => gasWithHeadroom(s.gasUsed)),
   };
+}
+
+/**
+ * The gate a caller asks for with `requireSimulationOk=true`: the first reverting step refuses the batch
+ * (409 SIMULATION_REVERTED, naming the step and the decoded revert); a simulation that could not run
+ * refuses it too (503 SIMULATION_UNAVAILABLE), since handing out an unsimulated batch is what the caller
+ * asked us not to do. `no-user` and `disabled` never reach here: the pipeline refuses them as BAD_PARAMS
+ * before any read.
+ */
+export function requireSimulationOk(simulation: SimulationJson): void {
+  if (simulation.ok === true) return;
+  if (simulation.ok === null) {
+    if (simulation.skipped === "unsupported" || simulation.skipped === "node-failed") {
+      throw new SimulationUnavailableError({
+        skipped: simulation.skipped,
+        ...(simulation.reason === undefined ? {} : { reason: simulation.reason }),
+      });
+    }
+    throw new Error(`requireSimulationOk reached with simulation skipped: ${simulation.skipped}`);
+  }
+  const index = simulation.steps.findIndex((s) => !s.ok);
+  const failed = simulation.steps[index]!;
+  throw new SimulationRevertedError({
+    index,
+    step: failed.step,
+    // A failed step always carries its decoded revert (simulate.ts readAnswer).
+    revert: failed.error ?? { name: null, args: [], selector: null },
+    blockNumber: simulation.blockNumber,
+    ...(simulation.hint ? { hint: simulation.hint } : {}),
+  });
 }

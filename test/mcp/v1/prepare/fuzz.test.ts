@@ -14,8 +14,11 @@ import { type ReadsDevnet, startReadsDevnet } from "../../../support/readsDevnet
 
 const PER_ROUTE = 2_000;
 const REQUEST_DEADLINE_MS = 5_000;
-/** What a prepare route may answer on a healthy, finalized devnet. */
-const ALLOWED = new Set(["BAD_PARAMS", "QUOTE_FAILED", "STATE_READ_FAILED"]);
+/**
+ * What a prepare route may answer on a healthy, finalized devnet (SIMULATION_REVERTED: a generated query that
+ * happens to be valid and sets requireSimulationOk=true for a batch that reverts).
+ */
+const ALLOWED = new Set(["BAD_PARAMS", "QUOTE_FAILED", "STATE_READ_FAILED", "SIMULATION_REVERTED"]);
 
 let d: ReadsDevnet;
 let app: ReturnType<typeof createApp>;

@@ -1,7 +1,8 @@
-import { type Hex, toFunctionSelector } from "viem";
+import { encodeErrorResult, type Hex, toFunctionSelector } from "viem";
 import { describe, expect, it } from "vitest";
 import { decodeWith, type RpcClient, type RpcRequest } from "../../../../api/chain/rpc";
 import { loadConfig } from "../../../../api/config";
+import { SimulationRevertedError } from "../../../../api/http/errors";
 import { extend, lock, topup } from "../../../../api/mcp/v1/prepare/lock";
 import type { PrepareAction } from "../../../../api/mcp/v1/prepare/pipeline";
 import { gasWithHeadroom } from "../../../../api/mcp/v1/prepare/simulation";
@@ -114,5 +115,37 @@ describe("simulation answers → simulation and gas", () => {
       error: { name: null, selector: null },
     });
     expect((bare.simulation as { hint?: unknown }).hint).toBeUndefined();
+  });
+});
+
+describe("requireSimulationOk=true: the refusal names the revert as it was decoded", () => {
+  const query = `user=${WALLET}&tokenId=7&newEnd=1900000000&requireSimulationOk=true`;
+  const refusal = async (revert: Hex) => {
+    const error = await run(extend, query, node(revert)).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SimulationRevertedError);
+    return error as SimulationRevertedError;
+  };
+
+  it("a published error by name, Error(reason) with its reason, an unknown one by selector, a bare revert as such", async () => {
+    const named = await refusal(NOT_AUTHORIZED);
+    expect(named.status).toBe(409);
+    expect(named.message).toBe(
+      "Step 0 (extend) of the batch reverts in simulation: NotAuthorized. The batch was not returned " +
+        "(requireSimulationOk=true).",
+    );
+    expect(named.detail).toMatchObject({ index: 0, step: "extend", blockNumber: "16", hint: { message: /Furnace/ } });
+    const reason = encodeErrorResult({
+      abi: [{ type: "error", name: "Error", inputs: [{ type: "string", name: "message" }] }],
+      errorName: "Error",
+      args: ["too late"],
+    });
+    expect((await refusal(reason)).message).toContain("reverts in simulation: Error(too late).");
+    const unknown = await refusal("0xdeadbeef");
+    expect(unknown.message).toContain("reverts in simulation: an unknown error (selector 0xdeadbeef).");
+    expect(unknown.detail).toMatchObject({ revert: { name: null, args: [], selector: "0xdeadbeef" } });
+    expect((await refusal("0x")).message).toContain("reverts in simulation: a revert without data.");
   });
 });
