@@ -81,12 +81,10 @@ const SIMULATE_PARAM = {
 const REQUIRE_SIMULATION_OK_PARAM = {
   kind: "bool",
   default: "false",
+  // Kept short: it is repeated in each of the ten prepare tools of tools/list (docs/api.md says the rest).
   description:
-    "true makes the simulation a gate: a batch that reverts in simulation is refused with 409 SIMULATION_REVERTED " +
-    "(naming the failing step's index and label and the decoded revert) instead of being returned, and one that " +
-    "could not be simulated (the node lacks eth_simulateV1 or failed) with 503 SIMULATION_UNAVAILABLE. Needs " +
-    "`user` and simulate=true (else 400 BAD_PARAMS). false (the default): the batch comes back whatever the " +
-    "simulation says.",
+    "true: a batch that reverts in simulation is refused (409 SIMULATION_REVERTED, naming the step and the " +
+    "revert), and one that could not be simulated too (503 SIMULATION_UNAVAILABLE). Needs user and simulate=true.",
 } as const satisfies ParamDoc;
 
 const USER_PARAM = {
