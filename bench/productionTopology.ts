@@ -29,6 +29,8 @@ export type ProductionTopology = {
   apis: ServiceChild[];
   /** Every process started, the indexer first. */
   processes: ServiceChild[];
+  /** Starts one more API process on the same index (another configuration: `env` added to the topology's). */
+  spawnApi(env?: Record<string, string>, argv?: string[]): Promise<ServiceChild>;
   /** Stops the processes (`signal`: SIGTERM lets an API process drain and write a --cpu-prof profile), drops the database. */
   stop(signal?: NodeJS.Signals): Promise<void>;
 };
@@ -56,12 +58,15 @@ export async function startProductionTopology(o: ProductionTopologyOptions): Pro
     const indexer = await spawnService({ ...common, command: "start", env: o.env });
     processes.push(indexer);
     await indexer.waitFor200("/ready", 120_000);
-    const apis = await Promise.all(
-      Array.from({ length: o.apis }, () => spawnService({ ...common, command: "api", env: { ...o.env, ...o.apiEnv } })),
-    );
-    processes.push(...apis);
+    const spawnApi = async (env: Record<string, string> = {}, argv?: string[]) => {
+      const install = argv ? { cwd: process.cwd(), argv } : undefined;
+      const api = await spawnService({ ...common, command: "api", env: { ...o.env, ...o.apiEnv, ...env }, install });
+      processes.push(api);
+      return api;
+    };
+    const apis = await Promise.all(Array.from({ length: o.apis }, () => spawnApi()));
     await Promise.all(apis.map((a) => a.waitFor200("/ready", 60_000)));
-    return { apis, processes, stop };
+    return { apis, processes, spawnApi, stop };
   } catch (error) {
     for (const p of processes) if (!p.running()) console.error(`${p.command} exited:\n${p.log().slice(-4_000)}`);
     await stop();

@@ -9,8 +9,8 @@
  * says whether B lies at or below that head. Nothing here caches or judges a request; api/index/ does.
  */
 import { createHash } from "node:crypto";
+import { sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
-import { sql } from "ponder";
 import type { Address, Hex } from "viem";
 import { memoizeSuccess } from "../cache/memo";
 import type { CancelSignal } from "../chain/rpc";

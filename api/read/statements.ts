@@ -20,8 +20,8 @@
  * comes, goes straight back unused.
  */
 
+import type { sql } from "drizzle-orm";
 import pg from "pg";
-import type { sql } from "ponder";
 import type { CancelSignal } from "../chain/rpc";
 import type { IndexQueryObserver, IndexStatement } from "../observability/indexDbMetrics";
 import { QueryCancelledError } from "./contract";

@@ -8,7 +8,7 @@
  * pg_temp comes first in every search_path, so an unqualified `lock` would read that empty shadow.
  */
 import { createHash } from "node:crypto";
-import { sql } from "ponder";
+import { sql } from "drizzle-orm";
 import type { Address } from "viem";
 import { memoizeSuccess } from "../cache/memo";
 import type { CancelSignal } from "../chain/rpc";
