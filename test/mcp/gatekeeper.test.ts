@@ -77,7 +77,7 @@ describe("malformed messages get the right JSON-RPC error, with a short message"
       -32602,
     ],
     ["params an array", req(1, "tools/list", [1, 2]), -32602],
-    ["an unknown method", req(1, "resources/list"), -32601],
+    ["an unknown method", req(1, "completion/complete"), -32601],
     ["jsonrpc 1.0", { jsonrpc: "1.0", id: 1, method: "ping" }, -32600],
     ["not an object", 42, -32600],
     ["an id that is an object", { jsonrpc: "2.0", id: {}, method: "ping" }, -32600],
