@@ -81,7 +81,13 @@ export type ModernEndpoint = {
   serve(c: Context, body: unknown): Promise<Response>;
 };
 
-export function modernEndpoint(s: ModernSurface): ModernEndpoint {
+/**
+ * `legacy: "stateless"` lets the SDK serve the 2025 era too (its stateless fallback, from the same server): the
+ * alternative bench/mcp-eras.ts measures against api/mcp/server.ts's path. The endpoint itself uses "reject".
+ */
+export type ModernEndpointOptions = { legacy?: "reject" | "stateless" };
+
+export function modernEndpoint(s: ModernSurface, options: ModernEndpointOptions = {}): ModernEndpoint {
   /** The Hono context and hang-up of each request in flight, for the factory (which is handed the raw Request). */
   const inFlight = new WeakMap<Request, { c: Context; hangUp: CancelSource }>();
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
@@ -144,7 +150,7 @@ export function modernEndpoint(s: ModernSurface): ModernEndpoint {
       if (!held) throw new Error("modern MCP request without its context");
       return serverFor(held.c, held.hangUp);
     },
-    { legacy: "reject", maxRequestBodySize: MCP_MAX_BODY_BYTES },
+    { legacy: options.legacy ?? "reject", maxRequestBodySize: MCP_MAX_BODY_BYTES },
   );
 
   return {

@@ -197,6 +197,11 @@ export type McpEndpointOptions = {
   clientIp: ClientIpResolver;
   /** Every message spends the client's `mcp` budget (api/mcp/gatekeeper.ts). */
   rateLimit: RateLimitOptions;
+  /**
+   * Who answers the 2025 era: this module's path over SDK 1.x (the default, and what the app mounts), or SDK v2's
+   * stateless fallback (the alternative bench/mcp-eras.ts measures; docs/benchmarks.md has why it is not used).
+   */
+  legacyVia?: "sdk1" | "sdk2";
 };
 
 const JSON_TYPE = { "content-type": "application/json" } as const;
@@ -305,7 +310,8 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
     readResource: read,
     getPrompt,
   };
-  const modern = modernEndpoint(surface);
+  const legacyViaSdk2 = o.legacyVia === "sdk2";
+  const modern = modernEndpoint(surface, { legacy: legacyViaSdk2 ? "stateless" : "reject" });
 
   /** A stateless 2025-era server per HTTP request (the SDK's stateless pattern): nothing outlives the request. */
   function serverFor(c: Context, hangUp: CancelSource): Server {
@@ -383,7 +389,7 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
     const body = parseBody(await readBounded(c.req.raw, MCP_MAX_BODY_BYTES));
     // 2026-07-28 (a per-request envelope, or its protocol-version header): the modern era's own server.
     const message = body.kind === "ok" ? (body.batch ? body.messages : body.messages[0]) : undefined;
-    if (body.kind === "ok" && (await modern.claims(c.req.raw, message))) {
+    if (body.kind === "ok" && (legacyViaSdk2 || (await modern.claims(c.req.raw, message)))) {
       // The same budget as the 2025 era: one per message, a tool call (or a routed read) its route's.
       const cost = body.messages.length - screen(body.messages, toolsOf).toolCalls;
       if (cost > 0) {
