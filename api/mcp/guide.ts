@@ -1,7 +1,7 @@
 /**
  * What the server tells an assistant about itself, in both eras: the instructions (initialize, server/discover) and
  * the `asset://guide` resource. The tool groups are named from the tools themselves, so a new tool lands in a group
- * or fails the test that every tool has one (test/mcp/guide.test.ts).
+ * or fails the test that every tool has one (test/mcp/eras.test.ts).
  */
 
 /** A tool as the guide lists it. */
