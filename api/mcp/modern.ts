@@ -150,7 +150,13 @@ export function modernEndpoint(s: ModernSurface, options: ModernEndpointOptions 
       if (!held) throw new Error("modern MCP request without its context");
       return serverFor(held.c, held.hangUp);
     },
-    { legacy: options.legacy ?? "reject", maxRequestBodySize: MCP_MAX_BODY_BYTES },
+    {
+      legacy: options.legacy ?? "reject",
+      maxRequestBodySize: MCP_MAX_BODY_BYTES,
+      // Nothing here ever changes while the process runs (no listChanged, no subscribe): a subscriptions/listen
+      // stream would only hold a connection open. Each is refused in-band at once (-32603).
+      maxSubscriptions: 0,
+    },
   );
 
   return {

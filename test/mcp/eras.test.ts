@@ -265,4 +265,29 @@ describe("the 2026-07-28 wire", () => {
     expect(body.error!.code).toBe(-32022);
     expect(body.error!.data.supported).toContain(MODERN);
   });
+
+  it("no batches, and no subscription streams (nothing here changes while the process runs)", async () => {
+    const batch = await fetch(url(), {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/list",
+      },
+      body: JSON.stringify(
+        [1, 2].map((id) => ({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/list",
+          params: { _meta: { [PV]: MODERN, [CAPS]: {} } },
+        })),
+      ),
+    });
+    expect(batch.status).toBe(400);
+    expect(((await batch.json()) as Wire).error!.code).toBe(-32600);
+    const listen = await modernPost("subscriptions/listen", { notifications: { toolsListChanged: true } });
+    expect(listen.status).toBe(200);
+    expect(listen.body.error!.code).toBe(-32603);
+  });
 });
