@@ -5,8 +5,8 @@
  * - the body is at most MCP_MAX_BODY_BYTES; a batch holds 1 to MCP_MAX_BATCH messages (-32600 otherwise);
  * - every message costs 1 from the client's `mcp` budget (the v1 policy: RATE_LIMIT_MAX per
  *   RATE_LIMIT_WINDOW_SEC), initialize, ping, tools/list, notifications and malformed messages included;
- *   a well-formed tool call instead spends its REST route's budget, as the REST request it makes (so an
- *   assistant's calls are limited exactly like the REST routes). Over budget: HTTP 429 with Retry-After
+ *   a well-formed tool call (or a read of a resource an index route answers) instead spends its REST route's
+ *   budget, as the REST request it makes (so an assistant's calls are limited exactly like the REST routes). Over budget: HTTP 429 with Retry-After
  *   and one JSON-RPC error per message (code -32000, data { error: "RATE_LIMITED", retryAfterSec });
  * - -32600 for a message that is not a JSON-RPC 2.0 request, -32601 for an unknown method, -32602 for
  *   params of the wrong shape, each with a short message (never a validator's dump);
@@ -16,7 +16,8 @@
  *   same answer whichever one it reads, costs nothing upstream, and is the refusal a client can act on (renumber);
  *   answering them one by one would still leave it two answers under one id;
  * - ping and tools/list are answered here from precomputed JSON; the SDK sees only what needs it
- *   (initialize, tools/call, notifications);
+ *   (initialize, tools/call, resources/*, prompts/*, notifications);
+ * - 2026-07-28 requests (a per-request envelope) never come here: api/mcp/modern.ts answers them;
  * - an answer is at most MCP_MAX_RESPONSE_BYTES.
  *
  * tools/list's result (84 kB of JSON) never changes while the process runs, so it is encoded to UTF-8 once and
@@ -103,8 +104,18 @@ export function overBudgetAnswers(parsed: Parsed, retryAfterSec: number): string
   return parsed.batch ? `[${answers.join(",")}]` : answers[0]!;
 }
 
-/** The methods this server answers. Anything else (resources/*, prompts/*, …) is -32601. */
-const METHODS = new Set(["initialize", "ping", "tools/list", "tools/call"]);
+/** The methods this server answers in the 2025 era. Anything else is -32601. */
+const METHODS = new Set([
+  "initialize",
+  "ping",
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "prompts/list",
+  "prompts/get",
+]);
 
 /** Why a request's params do not fit its method, or null when they do. Messages are short by design. */
 function invalidParams(method: string, params: unknown): string | null {
@@ -122,7 +133,17 @@ function invalidParams(method: string, params: unknown): string | null {
       if (p.arguments !== undefined && !isObject(p.arguments)) return "arguments must be an object.";
       return null;
     case "tools/list":
+    case "resources/list":
+    case "resources/templates/list":
+    case "prompts/list":
       if (p.cursor !== undefined && typeof p.cursor !== "string") return "cursor must be a string.";
+      return null;
+    case "resources/read":
+      if (typeof p.uri !== "string") return "resources/read needs uri (a string).";
+      return null;
+    case "prompts/get":
+      if (typeof p.name !== "string") return "prompts/get needs name (a string).";
+      if (p.arguments !== undefined && !isObject(p.arguments)) return "arguments must be an object.";
       return null;
     default:
       return null;
@@ -141,7 +162,7 @@ export type Screened = {
   answers: Map<number, Answer>;
   /** What the SDK handles, with each message's index. */
   forward: { index: number; message: Json }[];
-  /** How many of `forward` are well-formed calls of a known tool. */
+  /** How many of `forward` are well-formed calls of a known tool, or reads of a resource a tool's route answers. */
   toolCalls: number;
 };
 
@@ -162,7 +183,7 @@ const idKey = (id: string | number) => `${typeof id}:${id}`;
 
 export function screen(
   messages: readonly unknown[],
-  tools: { isTool(name: string): boolean; listResult: Uint8Array },
+  tools: { isTool(name: string): boolean; isRoutedResource(uri: string): boolean; listResult: Uint8Array },
 ): Screened {
   const answers = new Map<number, Answer>();
   const forward: { index: number; message: Json }[] = [];
@@ -209,6 +230,8 @@ export function screen(
       }
       toolCalls++;
     }
+    // A resource an index route answers spends that route's budget, as its tool call would.
+    if (method === "resources/read" && tools.isRoutedResource((message.params as Json).uri as string)) toolCalls++;
     if (method === "ping") answers.set(index, `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{}}`);
     else if (method === "tools/list")
       answers.set(index, [`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`, tools.listResult, "}"]);

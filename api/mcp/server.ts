@@ -3,9 +3,14 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  GetPromptRequestSchema,
   ErrorCode as JsonRpcErrorCode,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  ReadResourceRequestSchema,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
@@ -36,6 +41,17 @@ import {
   parseBody,
   screen,
 } from "./gatekeeper";
+import { guideText, INSTRUCTIONS } from "./guide";
+import { type ModernSurface, modernEndpoint } from "./modern";
+import { getPrompt, listedPrompts, PromptError } from "./prompts";
+import {
+  FIXED_RESOURCES,
+  type ResourceRead,
+  ResourceReadError,
+  readResource,
+  resourceSource,
+  TEMPLATE_RESOURCES,
+} from "./resources";
 
 /**
  * The MCP endpoint (MCP Streamable HTTP, stateless, JSON responses) at /api/mcp. Its tools are the v1
@@ -47,8 +63,6 @@ import {
 
 /** What /api/mcp answers to a CORS preflight (GET only draws a 405 in stateless mode, but a browser may ask). */
 export const MCP_CORS_METHODS = "GET, POST, OPTIONS";
-
-const INSTRUCTIONS = `Reads and unsigned transactions for the protocol on Base. Typical flow: get_state for the wallet, quote_lock_via_furnace when locking via the Furnace, then a prepare_* tool. A prepare tool returns { ok, chain, chainId, transactions, simulation }: give user (the signing wallet) so the batch is simulated as that wallet; check simulation.ok (and its hint) before asking the user to sign, then pass transactions, in order, to the wallet's send_calls; this server never signs or sends anything. Describe each action to the user with its verb (Collect, Harvest, Withdraw, Lock via Furnace, Stake, Unbond, Lock, Top up, Extend); never use "claim" as a verb. All amounts are decimal strings in wei. A failed call returns { ok: false, error, message, detail } with isError set.`;
 
 /** The peer source of the app, aware of in-process MCP tool calls. */
 export function withInProcessClientIp(source: PeerAddressSource = socketPeerAddress): PeerAddressSource {
@@ -183,6 +197,11 @@ export type McpEndpointOptions = {
   clientIp: ClientIpResolver;
   /** Every message spends the client's `mcp` budget (api/mcp/gatekeeper.ts). */
   rateLimit: RateLimitOptions;
+  /**
+   * Who answers the 2025 era: this module's path over SDK 1.x (the default, and what the app mounts), or SDK v2's
+   * stateless fallback (the alternative bench/mcp-eras.ts measures; docs/benchmarks.md has why it is not used).
+   */
+  legacyVia?: "sdk1" | "sdk2";
 };
 
 const JSON_TYPE = { "content-type": "application/json" } as const;
@@ -206,9 +225,14 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
   const tools = mcpTools(o.operations);
   const byName = new Map(tools.map((t) => [t.name, t]));
   const listed: Tool[] = tools.map(({ operation: _operation, ...tool }) => tool);
+  const guide = guideText(listed);
   // tools/list is answered from these bytes (api/mcp/gatekeeper.ts): they never change while the process runs.
   const toolsOf = {
     isTool: (name: string) => byName.has(name),
+    isRoutedResource: (uri: string) => {
+      const source = resourceSource(uri);
+      return source !== null && byName.has(source.tool);
+    },
     listResult: Buffer.from(JSON.stringify({ tools: listed }), "utf8"),
   };
   const turns = answerTurns();
@@ -216,41 +240,127 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
   // ask for): one per endpoint keeps a stateless request cheap.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
-  /** A stateless server per HTTP request (the SDK's stateless pattern): nothing outlives the request. */
-  function serverFor(c: Context, hangUp: CancelSource): Server {
+  /** A tool's route, asked in-process with the MCP request's client address, request id and hang-up. */
+  async function requestRoute(c: Context, hangUp: CancelSource, path: string): Promise<Response> {
     const ip = o.clientIp(c);
     const requestId = c.res.headers.get("x-request-id");
+    // The MCP client's hang-up goes along, so it stops the tool call's work too (api/http/cancellation.ts).
+    return o.app.request(
+      path,
+      { headers: { accept: "application/json", ...(requestId ? { "x-request-id": requestId } : {}) } },
+      { ...(ip === null ? {} : { [IN_PROCESS_CLIENT_IP]: ip }), [PARENT_HANG_UP]: hangUp },
+    );
+  }
+
+  /** A tool call, the same in both eras; null for an unknown tool (each era refuses it its own way). */
+  async function callTool(
+    c: Context,
+    hangUp: CancelSource,
+    name: string,
+    args: Record<string, unknown> | undefined,
+  ): Promise<CallToolResult | null> {
+    const tool = byName.get(name);
+    if (!tool) return null;
+    let path: string;
+    try {
+      path = toolCallPath(tool.operation, args);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      // Never sent to its route, so it pays the route's budget here: a refused call is not free.
+      const prefix = limitedPrefix(tool.operation.path);
+      const refused =
+        prefix === null
+          ? error
+          : await chargeRateLimit(c, prefix, o.rateLimit).then(
+              () => error,
+              (e) => e,
+            );
+      return envelopeResult(JSON.stringify((refused as ApiError).toEnvelope()), true);
+    }
+    const res = await requestRoute(c, hangUp, path);
+    return envelopeResult(await res.text(), !res.ok);
+  }
+
+  /** A resource read, the same in both eras: an index resource is its tool's route, at one block. */
+  function read(c: Context, hangUp: CancelSource, uri: string): Promise<ResourceRead> {
+    return readResource(uri, guide, async (name, args) => {
+      const tool = byName.get(name);
+      if (!tool) throw new ResourceReadError("not-found", `Resource not found: ${uri.slice(0, 128)}`, { uri });
+      let path: string;
+      try {
+        path = toolCallPath(tool.operation, args);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        throw new ResourceReadError("invalid", error.message, { uri, ...error.toEnvelope() });
+      }
+      return requestRoute(c, hangUp, path);
+    });
+  }
+
+  const surface: ModernSurface = {
+    name: "asset-protocol",
+    title: "Asset protocol (Base)",
+    version: buildInfo().version,
+    instructions: INSTRUCTIONS,
+    tools: listed,
+    resources: FIXED_RESOURCES,
+    resourceTemplates: TEMPLATE_RESOURCES,
+    prompts: listedPrompts(),
+    callTool,
+    readResource: read,
+    getPrompt,
+  };
+  const legacyViaSdk2 = o.legacyVia === "sdk2";
+  const modern = modernEndpoint(surface, { legacy: legacyViaSdk2 ? "stateless" : "reject" });
+
+  /** A stateless 2025-era server per HTTP request (the SDK's stateless pattern): nothing outlives the request. */
+  function serverFor(c: Context, hangUp: CancelSource): Server {
     const server = new Server(
-      { name: "asset-protocol", title: "Asset protocol (Base)", version: buildInfo().version },
-      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },
+      { name: surface.name, title: surface.title, version: surface.version },
+      {
+        capabilities: {
+          tools: { listChanged: false },
+          resources: { listChanged: false, subscribe: false },
+          prompts: { listChanged: false },
+        },
+        instructions: INSTRUCTIONS,
+        jsonSchemaValidator,
+      },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const tool = byName.get(request.params.name);
-      if (!tool) throw new McpError(JsonRpcErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-      let path: string;
+      const result = await callTool(c, hangUp, request.params.name, request.params.arguments);
+      if (!result) throw new McpError(JsonRpcErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      return result;
+    });
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [...FIXED_RESOURCES] }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+      resourceTemplates: [...TEMPLATE_RESOURCES],
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
       try {
-        path = toolCallPath(tool.operation, request.params.arguments);
+        const { uri, mimeType, text } = await read(c, hangUp, request.params.uri);
+        return { contents: [{ uri, mimeType, text }] };
       } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
-        // Never sent to its route, so it pays the route's budget here: a refused call is not free.
-        const prefix = limitedPrefix(tool.operation.path);
-        const refused =
-          prefix === null
-            ? error
-            : await chargeRateLimit(c, prefix, o.rateLimit).then(
-                () => error,
-                (e) => e,
-              );
-        return envelopeResult(JSON.stringify((refused as ApiError).toEnvelope()), true);
+        if (!(error instanceof ResourceReadError)) throw error;
+        // 2025-11-25: an unknown resource is -32002 (Resource not found).
+        const code =
+          error.kind === "not-found"
+            ? -32002
+            : error.kind === "invalid"
+              ? JsonRpcErrorCode.InvalidParams
+              : JsonRpcErrorCode.InternalError;
+        throw new McpError(code, error.message, error.data);
       }
-      // The MCP client's hang-up goes along, so it stops the tool call's work too (api/http/cancellation.ts).
-      const res = await o.app.request(
-        path,
-        { headers: { accept: "application/json", ...(requestId ? { "x-request-id": requestId } : {}) } },
-        { ...(ip === null ? {} : { [IN_PROCESS_CLIENT_IP]: ip }), [PARENT_HANG_UP]: hangUp },
-      );
-      return envelopeResult(await res.text(), !res.ok);
+    });
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: listedPrompts() }));
+    server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+      try {
+        return getPrompt(request.params.name, request.params.arguments);
+      } catch (error) {
+        if (error instanceof PromptError) throw new McpError(JsonRpcErrorCode.InvalidParams, error.message);
+        throw error;
+      }
     });
     return server;
   }
@@ -277,6 +387,22 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
       return c.body(errorAnswer(null, JSON_RPC.SERVER_ERROR, message), 415, JSON_TYPE);
     }
     const body = parseBody(await readBounded(c.req.raw, MCP_MAX_BODY_BYTES));
+    // 2026-07-28 (a per-request envelope, or its protocol-version header): the modern era's own server.
+    const message = body.kind === "ok" ? (body.batch ? body.messages : body.messages[0]) : undefined;
+    if (body.kind === "ok" && (legacyViaSdk2 || (await modern.claims(c.req.raw, message)))) {
+      // The same budget as the 2025 era: one per message, a tool call (or a routed read) its route's.
+      const cost = body.messages.length - screen(body.messages, toolsOf).toolCalls;
+      if (cost > 0) {
+        try {
+          await chargeRateLimit(c, "mcp", o.rateLimit, cost);
+        } catch (error) {
+          if (!(error instanceof RateLimitedError)) throw error;
+          c.header("retry-after", String(error.retryAfterSec));
+          return c.body(overBudgetAnswers(body, error.retryAfterSec), 429, JSON_TYPE);
+        }
+      }
+      return modern.serve(c, message);
+    }
     const parsed = body.kind === "ok" ? { ...body, ...screen(body.messages, toolsOf) } : body;
     const cost = costOf(parsed);
     if (cost > 0) {

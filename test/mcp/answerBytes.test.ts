@@ -87,7 +87,7 @@ describe("initialize, ping and errors", () => {
     const messages = [
       request(1, "ping"),
       request("two", "tools/list"),
-      request(3, "resources/list"),
+      request(3, "completion/complete"),
       request(4, "tools/list", { cursor: 5 }),
       { id: 5, method: "ping" },
       { jsonrpc: "2.0", method: "notifications/initialized" },
@@ -101,7 +101,7 @@ describe("initialize, ping and errors", () => {
     const expected = [
       JSON.stringify({ jsonrpc: "2.0", id: 1, result: {} }),
       listAnswer("two"),
-      errorAnswer(3, JSON_RPC.METHOD_NOT_FOUND, "Method not found: resources/list"),
+      errorAnswer(3, JSON_RPC.METHOD_NOT_FOUND, "Method not found: completion/complete"),
       errorAnswer(4, JSON_RPC.INVALID_PARAMS, "Invalid params: cursor must be a string."),
       errorAnswer(5, JSON_RPC.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message."),
       errorAnswer(9, JSON_RPC.INVALID_REQUEST, dup),

@@ -77,7 +77,7 @@ describe("malformed messages get the right JSON-RPC error, with a short message"
       -32602,
     ],
     ["params an array", req(1, "tools/list", [1, 2]), -32602],
-    ["an unknown method", req(1, "resources/list"), -32601],
+    ["an unknown method", req(1, "completion/complete"), -32601],
     ["jsonrpc 1.0", { jsonrpc: "1.0", id: 1, method: "ping" }, -32600],
     ["not an object", 42, -32600],
     ["an id that is an object", { jsonrpc: "2.0", id: {}, method: "ping" }, -32600],
@@ -190,5 +190,37 @@ describe("every message costs budget", () => {
     expect(JSON.parse((await post(state, bad)).json.result.content[0].text).error).toBe("BAD_PARAMS");
     const after = await fetch(`${state}/api/mcp/v1/state/${`0x${"1".repeat(40)}`}`);
     expect(after.status).toBe(429);
+  });
+
+  it("2026-07-28 requests pay the same: 1 a message from `mcp`, a tool call its route's budget", async () => {
+    const limited = await listen(d.app({ config: { ...d.config, rateLimit: { max: 2, windowSec: 60 } } }));
+    const modern = (id: number, method: string, params: Record<string, unknown> = {}, name?: string) =>
+      post(
+        limited,
+        {
+          jsonrpc: "2.0",
+          id,
+          method,
+          params: {
+            ...params,
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+          },
+        },
+        { "mcp-protocol-version": "2026-07-28", "mcp-method": method, ...(name ? { "mcp-name": name } : {}) },
+      );
+    expect((await modern(1, "server/discover")).status).toBe(200);
+    expect((await modern(2, "tools/list")).status).toBe(200);
+    const over = await modern(3, "prompts/list");
+    expect(over.status).toBe(429);
+    expect(over.json.error).toMatchObject({ code: -32000, data: { error: "RATE_LIMITED" } });
+    // The mcp budget is spent; a tool call still answers, from its route's budget (2 here), then that one is spent.
+    const call = (id: number) => modern(id, "tools/call", { name: "get_preflight", arguments: {} }, "get_preflight");
+    const answers = [await call(4), await call(5), await call(6)].map(
+      (r) => JSON.parse(r.json.result.content[0].text).error ?? "ok",
+    );
+    expect(answers).toEqual(["ok", "ok", "RATE_LIMITED"]);
   });
 });

@@ -1,0 +1,139 @@
+/**
+ * The MCP prompts (both eras): the common tasks as a user message that chains the existing tools in the order the
+ * service expects (read, quote, prepare, check the simulation, hand the batch to the wallet). Arguments are strings
+ * (the protocol's rule for prompt arguments); a prompt never reads anything itself, so prompts/get is free of I/O
+ * and the same for everyone.
+ */
+
+export type PromptArgument = { name: string; description: string; required: boolean };
+export type PromptDefinition = {
+  name: string;
+  title: string;
+  description: string;
+  arguments: PromptArgument[];
+  render(args: Record<string, string>): string;
+};
+
+/** Why prompts/get was refused: an unknown prompt or a missing argument (InvalidParams in both eras). */
+export class PromptError extends Error {}
+
+const ADDRESS = {
+  name: "address",
+  description: "The wallet (0x address) whose locks and rewards to use.",
+  required: true,
+};
+
+export const PROMPTS: readonly PromptDefinition[] = [
+  {
+    name: "review_my_locks",
+    title: "Review my locks",
+    description: "Review a wallet's vote-escrow locks: amounts, ends, AutoMax, voting power and rank, at one block.",
+    arguments: [ADDRESS],
+    render: (a) =>
+      `Review the vote-escrow locks of ${a.address}.\n` +
+      `1. Call get_account_locks with address=${a.address} (or read the resource asset://accounts/${a.address}/locks); note its blockNumber.\n` +
+      `2. Call get_ve_rank with address=${a.address} and block set to that blockNumber, so both answers are at one block.\n` +
+      `3. Call get_state with address=${a.address} for the wallet's balances and what it can collect now.\n` +
+      "Summarise each lock (token id, amount in tokens from amountWei, end date from lockEnd, AutoMax, voting power), " +
+      "the total voting power and the rank, and point out locks that end soon (an Extend or AutoMax keeps their power). " +
+      "Amounts are wei strings: divide by 10^18 for tokens. Do not prepare any transaction unless the user asks.",
+  },
+  {
+    name: "lock_via_furnace",
+    title: "Lock via Furnace",
+    description:
+      "Lock tokens via the Furnace with a quote first and a slippage bound, then prepare the batch for the wallet.",
+    arguments: [
+      ADDRESS,
+      { name: "amountWei", description: "Token amount to lock, a decimal string in wei.", required: true },
+      {
+        name: "durationSeconds",
+        description:
+          "New lock: duration in seconds, 604800 (7 days) to 31536000 (365 days). Omit for an existing lock.",
+        required: false,
+      },
+      { name: "targetTokenId", description: "The lock to add to; omit (or 0) to create a new lock.", required: false },
+      {
+        name: "slippageBps",
+        description: "Tolerated shortfall of voting power against the quote, in basis points (default 50).",
+        required: false,
+      },
+    ],
+    render: (a) => {
+      const args = [
+        `user=${a.address}`,
+        `claimAmountWei=${a.amountWei}`,
+        ...(a.targetTokenId ? [`targetTokenId=${a.targetTokenId}`] : []),
+        ...(a.durationSeconds ? [`durationSeconds=${a.durationSeconds}`] : []),
+        `slippageBps=${a.slippageBps || "50"}`,
+      ].join(", ");
+      return (
+        `Lock via Furnace for ${a.address}.\n` +
+        `1. Call quote_lock_via_furnace with ${args}. Show the user the quoted voting power and the minimum they accept ` +
+        "under the slippage bound; stop if the quote is refused.\n" +
+        `2. When the user agrees, call prepare_lock_via_furnace with the same arguments (${args}); the service quotes ` +
+        "again and protects the entry with that minimum.\n" +
+        "3. Check simulation.ok; if false, tell the user its reason and hint instead of asking them to sign.\n" +
+        "4. Pass transactions, in order, to the wallet's send_calls (an approve step comes first when the allowance " +
+        "is short). This server never signs or sends anything. Call the action Lock via Furnace, never claim."
+      );
+    },
+  },
+  {
+    name: "collect_everything",
+    title: "Collect everything",
+    description: "Collect a wallet's ETH royalties and LP staking rewards in one transaction, paid out or locked.",
+    arguments: [
+      ADDRESS,
+      {
+        name: "mode",
+        description: "0 (default): pay the ETH and reward tokens to the wallet; 1: lock both via the Furnace.",
+        required: false,
+      },
+    ],
+    render: (a) => {
+      const mode = a.mode === "1" ? "1" : "0";
+      return (
+        `Collect everything for ${a.address}.\n` +
+        `1. Call get_state with address=${a.address} and show what is pending (ETH royalties, LP rewards); stop if nothing is.\n` +
+        (mode === "1"
+          ? "2. Mode 1 locks what is collected via the Furnace: ask for the lock terms (a new lock's durationSeconds, " +
+            "or the targetTokenId to add to) and a minVeOutWei, then call prepare_collect_all with mode=1, " +
+            `user=${a.address} and those terms.\n`
+          : `2. Call prepare_collect_all with mode=0 and user=${a.address}.\n`) +
+        "3. Check simulation.ok; if false, tell the user its reason and hint instead of asking them to sign.\n" +
+        "4. Pass transactions, in order, to the wallet's send_calls. This server never signs or sends anything. " +
+        "Call the action Collect, never claim."
+      );
+    },
+  },
+];
+
+/** The prompts as prompts/list lists them. */
+export const listedPrompts = () =>
+  PROMPTS.map(({ render: _render, ...p }) => ({ ...p, arguments: p.arguments.map((a) => ({ ...a })) }));
+
+/** prompts/get's result: one user message. */
+export function getPrompt(
+  name: string,
+  args: Record<string, unknown> = {},
+): { description: string; messages: { role: "user"; content: { type: "text"; text: string } }[] } {
+  const prompt = PROMPTS.find((p) => p.name === name);
+  if (!prompt) throw new PromptError(`Unknown prompt: ${name.slice(0, 64)}`);
+  const given: Record<string, string> = {};
+  for (const a of prompt.arguments) {
+    const v = args[a.name];
+    if (v === undefined || v === null || v === "") {
+      if (a.required) throw new PromptError(`Missing required argument ${a.name} for prompt ${name}.`);
+      continue;
+    }
+    if (typeof v !== "string") throw new PromptError(`Argument ${a.name} must be a string.`);
+    // Rendered into text an assistant follows: one line of a plain value, nothing that could restyle the message.
+    if (!/^[A-Za-z0-9_.:-]{1,100}$/.test(v)) throw new PromptError(`Argument ${a.name} is not a plain value.`);
+    given[a.name] = v;
+  }
+  return {
+    description: prompt.description,
+    messages: [{ role: "user", content: { type: "text", text: prompt.render(given) } }],
+  };
+}

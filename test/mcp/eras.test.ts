@@ -1,0 +1,293 @@
+/**
+ * Both eras of POST /api/mcp on the API process as operators run it (dist/server/main.js over a synthetic index on
+ * Postgres, test/support/servedIndex.ts), through the official clients: `@modelcontextprotocol/client@2` pinned to
+ * 2026-07-28 (stateless, server/discover), the same client in its default legacy mode (initialize → 2025-11-25), and
+ * the 1.x client (`@modelcontextprotocol/sdk`). Each era lists the same tools, resources and prompts and reads the same
+ * answers; the modern era's wire carries what 2026-07-28 requires (resultType, cache hints, the standard headers
+ * checked against the body, an unsupported revision refused naming the supported ones).
+ */
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildInfo } from "../../api/buildInfo";
+import { TOOL_GROUPS } from "../../api/mcp/guide";
+import type { ServiceChild } from "../support/replica";
+import { type ServedIndex, startServedIndex } from "../support/servedIndex";
+import type { SyntheticIndex } from "../support/syntheticIndex";
+
+const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const MODERN = "2026-07-28";
+const PV = "io.modelcontextprotocol/protocolVersion";
+const CAPS = "io.modelcontextprotocol/clientCapabilities";
+
+let served: ServedIndex;
+let api: ServiceChild;
+let index: SyntheticIndex;
+const open: { close(): Promise<void> }[] = [];
+
+beforeAll(async () => {
+  served = await startServedIndex({
+    serverUrl: PG_URL,
+    schema: "mcperas",
+    synthetic: { events: 400, owners: 3, seed: 7 },
+  });
+  ({ api, index } = served);
+}, 180_000);
+afterAll(async () => {
+  for (const c of open) await c.close().catch(() => {});
+  await served?.stop();
+});
+
+type AnyClient = {
+  listTools(): Promise<{ tools: { name: string }[] }>;
+  callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
+  listResources(): Promise<{ resources: { uri: string; mimeType?: string }[] }>;
+  listResourceTemplates(): Promise<{ resourceTemplates: { uriTemplate: string }[] }>;
+  readResource(p: { uri: string }): Promise<{ contents: { uri: string; mimeType?: string; text?: string }[] }>;
+  listPrompts(): Promise<{ prompts: { name: string; arguments?: { name: string; required?: boolean }[] }[] }>;
+  getPrompt(p: {
+    name: string;
+    arguments?: Record<string, string>;
+  }): Promise<{ messages: { content: { type: string; text?: string } }[] }>;
+  getServerVersion(): { version: string } | undefined;
+  getInstructions(): string | undefined;
+};
+
+const url = () => new URL(`${api.url}/api/mcp`);
+
+async function modernClient(): Promise<ClientV2> {
+  const c = new ClientV2({ name: "eras-test", version: "1.0.0" }, { versionNegotiation: { mode: { pin: MODERN } } });
+  await c.connect(new TransportV2(url()));
+  open.push(c);
+  return c;
+}
+async function v2LegacyClient(): Promise<ClientV2> {
+  const c = new ClientV2({ name: "eras-test", version: "1.0.0" });
+  await c.connect(new TransportV2(url()));
+  open.push(c);
+  return c;
+}
+async function v1Client(): Promise<ClientV1> {
+  const c = new ClientV1({ name: "eras-test", version: "1.0.0" });
+  await c.connect(new TransportV1(url()));
+  open.push(c);
+  return c;
+}
+
+const firstLock = () => [...index.locks.values()].find((l) => !l.burned && l.owner)!;
+
+/** What every era must answer alike: the lists, every resource, a prompt, a tool call. */
+async function surfaceOf(c: AnyClient) {
+  const lock = firstLock();
+  const tools = (await c.listTools()).tools.map((t) => t.name).sort();
+  const resources = (await c.listResources()).resources.map((r) => `${r.uri} ${r.mimeType}`).sort();
+  const templates = (await c.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate).sort();
+  const prompts = (await c.listPrompts()).prompts.map((p) => ({
+    name: p.name,
+    args: (p.arguments ?? []).map((a) => `${a.name}${a.required ? "!" : ""}`),
+  }));
+  const reads: Record<string, Record<string, unknown>> = {};
+  for (const uri of [
+    "asset://stats",
+    "asset://leaderboards/ve",
+    "asset://guide",
+    `asset://locks/${lock.tokenId}`,
+    `asset://accounts/${lock.owner}/locks`,
+  ]) {
+    const { contents } = await c.readResource({ uri });
+    expect(contents).toHaveLength(1);
+    expect(contents[0]!.uri).toBe(uri);
+    expect(contents[0]!.mimeType).toBe("application/json");
+    reads[uri] = JSON.parse(contents[0]!.text!) as Record<string, unknown>;
+  }
+  const prompt = await c.getPrompt({
+    name: "lock_via_furnace",
+    arguments: { address: lock.owner!, amountWei: "1000000000000000000", slippageBps: "100" },
+  });
+  const call = (await c.callTool({ name: "get_lock_stats", arguments: {} })) as {
+    structuredContent?: Record<string, unknown>;
+  };
+  return { tools, resources, templates, prompts, reads, prompt, stats: call.structuredContent };
+}
+
+describe("both eras on POST /api/mcp, through the official clients", () => {
+  it("client v2 pinned to 2026-07-28: no initialize, server/discover, the same surface as the 2025 era", async () => {
+    const modern = await modernClient();
+    expect(modern.getNegotiatedProtocolVersion()).toBe(MODERN);
+    const discover = modern.getDiscoverResult()!;
+    expect(discover.supportedVersions).toEqual(expect.arrayContaining([MODERN, "2025-11-25", "2025-06-18"]));
+    expect(Object.keys(discover.capabilities)).toEqual(expect.arrayContaining(["tools", "resources", "prompts"]));
+    expect(modern.getServerVersion()?.version).toBe(buildInfo().version);
+    for (const group of TOOL_GROUPS) expect(discover.instructions, group).toMatch(new RegExp(`\\b${group}:`, "i"));
+
+    const m = await surfaceOf(modern as unknown as AnyClient);
+    const l = await surfaceOf((await v2LegacyClient()) as unknown as AnyClient);
+    const v1 = await surfaceOf((await v1Client()) as unknown as AnyClient);
+    expect(m.tools.length).toBeGreaterThanOrEqual(20);
+    expect(m.resources).toEqual([
+      "asset://guide application/json",
+      "asset://leaderboards/ve application/json",
+      "asset://stats application/json",
+    ]);
+    expect(m.templates).toEqual(["asset://accounts/{address}/locks", "asset://locks/{tokenId}"]);
+    expect(m.prompts.map((p) => p.name)).toEqual(["review_my_locks", "lock_via_furnace", "collect_everything"]);
+    expect(m.prompts[1]!.args).toEqual(["address!", "amountWei!", "durationSeconds", "targetTokenId", "slippageBps"]);
+    // The eras agree on everything (the index does not move during the test).
+    for (const other of [l, v1]) {
+      expect(other.tools).toEqual(m.tools);
+      expect(other.resources).toEqual(m.resources);
+      expect(other.templates).toEqual(m.templates);
+      expect(other.prompts).toEqual(m.prompts);
+      expect(other.reads).toEqual(m.reads);
+      // (a 2026-07-28 result also names the server in _meta)
+      expect(other.prompt.messages).toEqual(m.prompt.messages);
+      expect(other.stats).toEqual(m.stats);
+    }
+    // Every index resource is read at one block, the index's head, and is its REST route's answer there.
+    const head = index.head.block.toString();
+    const lock = firstLock();
+    for (const [uri, body] of Object.entries(m.reads)) {
+      if (uri === "asset://guide") continue;
+      expect(body.blockNumber, uri).toBe(head);
+    }
+    const rest = async (path: string) => (await fetch(`${api.url}/api/index/v1${path}?block=${head}`)).json();
+    expect(m.reads[`asset://locks/${lock.tokenId}`]).toEqual(await rest(`/locks/${lock.tokenId}`));
+    expect(m.reads[`asset://accounts/${lock.owner}/locks`]).toEqual(await rest(`/accounts/${lock.owner}/locks`));
+    expect(m.reads["asset://stats"]).toEqual(await rest("/stats"));
+    expect(m.reads["asset://leaderboards/ve"]).toEqual(await rest("/leaderboards/ve"));
+    expect(m.stats).toEqual(m.reads["asset://stats"]);
+    // The guide: every tool, its group, the units, what the service never does.
+    const guide = m.reads["asset://guide"] as { tools: { name: string; group: string | null }[]; units: object };
+    expect(guide.tools.map((t) => t.name).sort()).toEqual(m.tools);
+    for (const t of guide.tools) expect(TOOL_GROUPS, t.name).toContain(t.group);
+    expect(Object.keys(guide.units)).toEqual(expect.arrayContaining(["amounts", "wei", "durations", "autoMax"]));
+    expect(m.reads["asset://guide"]).toHaveProperty("neverDoes");
+    // The prompt chains the tools with the arguments given.
+    const text = m.prompt.messages[0]!.content.text!;
+    expect(text).toContain("quote_lock_via_furnace");
+    expect(text).toContain("prepare_lock_via_furnace");
+    expect(text).toContain("slippageBps=100");
+    expect(text).toContain(lock.owner!);
+  });
+
+  it("the 2025 handshake is answered as before: 2025-11-25, with resources and prompts beside the tools", async () => {
+    const c = await v1Client();
+    expect(c.getServerVersion()?.version).toBe(buildInfo().version);
+    expect(c.getServerCapabilities()).toEqual({
+      tools: { listChanged: false },
+      resources: { listChanged: false, subscribe: false },
+      prompts: { listChanged: false },
+    });
+    const l = await v2LegacyClient();
+    expect(l.getNegotiatedProtocolVersion()).toBe("2025-11-25");
+    // client v2's "auto" mode probes server/discover and takes the modern era it offers.
+    const auto = new ClientV2({ name: "eras-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+    await auto.connect(new TransportV2(url()));
+    open.push(auto);
+    expect(auto.getNegotiatedProtocolVersion()).toBe(MODERN);
+    await expect(c.readResource({ uri: "asset://locks/999999999" })).rejects.toMatchObject({ code: -32002 });
+    await expect(c.getPrompt({ name: "review_my_locks", arguments: {} })).rejects.toMatchObject({ code: -32602 });
+  });
+});
+
+type Wire = {
+  result?: Record<string, unknown> & { _meta: Record<string, { version: string }> };
+  error?: { code: number; message: string; data: { supported?: string[] } };
+};
+
+/** One raw 2026-07-28 POST: the envelope in _meta and the standard headers (overridable). */
+async function modernPost(
+  method: string,
+  params: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+  version = MODERN,
+) {
+  const res = await fetch(url(), {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": version,
+      "mcp-method": method,
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 7,
+      method,
+      params: { ...params, _meta: { [PV]: version, [CAPS]: {} } },
+    }),
+  });
+  return { status: res.status, body: (await res.json()) as Wire };
+}
+
+describe("the 2026-07-28 wire", () => {
+  it("server/discover and every list carry resultType and the public cache hints", async () => {
+    for (const method of [
+      "server/discover",
+      "tools/list",
+      "prompts/list",
+      "resources/list",
+      "resources/templates/list",
+    ]) {
+      const { status, body } = await modernPost(method);
+      expect(status, method).toBe(200);
+      expect(body.result, method).toMatchObject({ resultType: "complete", ttlMs: 600_000, cacheScope: "public" });
+      expect(body.result!._meta["io.modelcontextprotocol/serverInfo"]?.version).toBe(buildInfo().version);
+    }
+  });
+
+  it("a block-pinned resource says how long it holds: one block at the head (the route's max-age)", async () => {
+    const { body } = await modernPost("resources/read", { uri: "asset://stats" }, { "mcp-name": "asset://stats" });
+    expect(body.result).toMatchObject({ resultType: "complete", ttlMs: 2000, cacheScope: "public" });
+  });
+
+  it("a header that disagrees with the body is refused: 400, -32020", async () => {
+    const wrongMethod = await modernPost("tools/list", {}, { "mcp-method": "prompts/list" });
+    expect(wrongMethod.status).toBe(400);
+    expect(wrongMethod.body.error!.code).toBe(-32020);
+    const wrongVersion = await modernPost("tools/list", {}, { "mcp-protocol-version": "2025-11-25" });
+    expect(wrongVersion.status).toBe(400);
+    expect(wrongVersion.body.error!.code).toBe(-32020);
+    const wrongName = await modernPost(
+      "tools/call",
+      { name: "get_lock_stats", arguments: {} },
+      { "mcp-name": "get_lock" },
+    );
+    expect(wrongName.status).toBe(400);
+    expect(wrongName.body.error!.code).toBe(-32020);
+  });
+
+  it("an unsupported revision is refused naming the supported ones: -32022", async () => {
+    const { status, body } = await modernPost("tools/list", {}, {}, "2099-01-01");
+    expect(status).toBe(400);
+    expect(body.error!.code).toBe(-32022);
+    expect(body.error!.data.supported).toContain(MODERN);
+  });
+
+  it("no batches, and no subscription streams (nothing here changes while the process runs)", async () => {
+    const batch = await fetch(url(), {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/list",
+      },
+      body: JSON.stringify(
+        [1, 2].map((id) => ({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/list",
+          params: { _meta: { [PV]: MODERN, [CAPS]: {} } },
+        })),
+      ),
+    });
+    expect(batch.status).toBe(400);
+    expect(((await batch.json()) as Wire).error!.code).toBe(-32600);
+    const listen = await modernPost("subscriptions/listen", { notifications: { toolsListChanged: true } });
+    expect(listen.status).toBe(200);
+    expect(listen.body.error!.code).toBe(-32603);
+  });
+});
