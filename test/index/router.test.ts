@@ -238,7 +238,7 @@ describe("locks", () => {
     }
     const unknown = await get(`/accounts/${owner}/locks?limit=5`);
     expect(unknown.status).toBe(400);
-    expect(unknown.body).toMatchObject({ detail: { param: "limit", accepted: ["block"] } });
+    expect(unknown.body).toMatchObject({ detail: { param: "limit", accepted: ["block", "minBlock", "waitMs"] } });
   });
 });
 
