@@ -16,6 +16,8 @@ export type HeadWatchOptions = {
   pollMs?: number;
   /** Requests that may wait at once. */
   maxWaiters?: number;
+  /** Told how each wait ended (the metrics' api_min_block_waits_total). */
+  onWait?: (outcome: WaitOutcome) => void;
 };
 
 export type WaitOutcome = "reached" | "timeout" | "full" | "cancelled";
@@ -28,6 +30,7 @@ export class HeadWatch {
   readonly #read: HeadWatchOptions["read"];
   readonly #pollMs: number;
   readonly #maxWaiters: number;
+  readonly #onWait: HeadWatchOptions["onWait"];
   readonly #waiters = new Set<Waiter>();
   #latest = -1n;
   #polling = false;
@@ -38,6 +41,7 @@ export class HeadWatch {
     this.#read = options.read;
     this.#pollMs = options.pollMs ?? HEAD_WATCH_DEFAULTS.pollMs;
     this.#maxWaiters = options.maxWaiters ?? HEAD_WATCH_DEFAULTS.maxWaiters;
+    this.#onWait = options.onWait;
   }
 
   /** The highest head seen, or null before any. */
@@ -58,7 +62,13 @@ export class HeadWatch {
   }
 
   /** Resolves once the head is at `block` or above, or `ms` passed, or `signal` fired, or too many wait already. */
-  wait(block: bigint, ms: number, signal?: CancelSignal): Promise<WaitOutcome> {
+  async wait(block: bigint, ms: number, signal?: CancelSignal): Promise<WaitOutcome> {
+    const outcome = await this.#wait(block, ms, signal);
+    this.#onWait?.(outcome);
+    return outcome;
+  }
+
+  #wait(block: bigint, ms: number, signal?: CancelSignal): Promise<WaitOutcome> {
     if (block <= this.#latest) return Promise.resolve("reached");
     if (signal?.aborted) return Promise.resolve("cancelled");
     if (ms <= 0) return Promise.resolve("timeout");

@@ -30,7 +30,7 @@ import {
   QueryCancelledError,
   type ReadAt,
 } from "./contract";
-import { HeadWatch } from "./headWatch";
+import { HeadWatch, type WaitOutcome } from "./headWatch";
 import { holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
 import { VeBoards } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
@@ -85,18 +85,30 @@ export type CreateIndexRuntimeOptions = {
   logger: Logger;
   /** Counted once per ve ranking this process computes itself. */
   onBoardComputed?: () => void;
+  /** Told how each `minBlock` wait for the index ended. */
+  onWait?: (outcome: WaitOutcome) => void;
 };
 
 /**
  * One per app, shared by the index routes and GraphQL, so both learn block times into one clock and share each
  * block's ranking. Without a configured index, every read is INDEX_UNAVAILABLE "unconfigured".
  */
-export function createIndexRuntime({ source, config, rpc, logger, onBoardComputed }: CreateIndexRuntimeOptions) {
+export function createIndexRuntime({
+  source,
+  config,
+  rpc,
+  logger,
+  onBoardComputed,
+  onWait,
+}: CreateIndexRuntimeOptions) {
   const index = source.atBlock;
   // The index's watermark, where the process has one, is the waiters' news (it polls anyway); else one poll of the
   // head that runs only while someone waits.
   const subscribe = source.watermark?.subscribe?.bind(source.watermark);
-  const heads = new HeadWatch(subscribe || !index ? {} : { read: async () => (await index.probe(null)).head.block });
+  const heads = new HeadWatch({
+    onWait,
+    ...(subscribe || !index ? {} : { read: async () => (await index.probe(null)).head.block }),
+  });
   subscribe?.((mark) => heads.saw(mark.indexedBlock));
   const base = {
     clock: new BlockClock(),

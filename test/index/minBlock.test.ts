@@ -188,6 +188,58 @@ describe("minBlock on the index routes (the API process over ponder start)", () 
   });
 });
 
+/** The sum of a metric's series whose line matches `filter` (all of them without one). */
+async function metricSum(name: string, filter: RegExp = /./): Promise<number> {
+  const text = await (await fetch(`${api.url}/api/metrics`)).text();
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith(name) && filter.test(l))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+}
+
+describe("waiting costs no database work per waiter, and a hang-up ends the wait", () => {
+  it("20 requests waiting 1.5 s: one statement each (their own read), the watermark's polls as without them", async () => {
+    const head = await indexedHead();
+    const statements = () => metricSum("api_index_db_query_duration_seconds_count", /statement="index_(?!mark)/);
+    const marks = () => metricSum("api_index_db_query_duration_seconds_count", /statement="index_mark"/);
+    const timeouts = () => metricSum("api_min_block_waits_total", /of="index",outcome="timeout"/);
+    const [s0, m0, t0] = [await statements(), await marks(), await timeouts()];
+    const started = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => get(`${BASE}/stats?minBlock=${head + 1n}&waitMs=1500`)),
+    );
+    const elapsed = performance.now() - started;
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(409));
+    const [s1, m1, t1] = [await statements(), await marks(), await timeouts()];
+    console.log(
+      `20 waiters for ${Math.round(elapsed)} ms: ${s1 - s0} index statements, ${m1 - m0} watermark polls (every 250 ms)`,
+    );
+    expect(t1 - t0).toBe(20);
+    expect(s1 - s0).toBe(20);
+    // The watermark polls every 250 ms whoever waits: about elapsed / 250, not 20 times that.
+    expect(m1 - m0).toBeLessThanOrEqual(Math.ceil(elapsed / 250) + 3);
+  });
+
+  it("a client that hangs up while its request waits: the wait ends at once (counted cancelled)", async () => {
+    const head = await indexedHead();
+    const cancelled = () => metricSum("api_min_block_waits_total", /of="index",outcome="cancelled"/);
+    const before = await cancelled();
+    const controller = new AbortController();
+    const answered = fetch(`${api.url}${BASE}/stats?minBlock=${head + 1n}&waitMs=9000`, {
+      signal: controller.signal,
+    }).catch(() => "aborted");
+    await sleep(300);
+    const hungUp = performance.now();
+    controller.abort();
+    expect(await answered).toBe("aborted");
+    while ((await cancelled()) === before && performance.now() - hungUp < 3_000) await sleep(20);
+    const ms = performance.now() - hungUp;
+    console.log(`hang-up → wait cancelled in ${Math.round(ms)} ms (waitMs 9000)`);
+    expect(await cancelled()).toBe(before + 1);
+    expect(ms).toBeLessThan(1_000);
+  });
+});
+
 describe("GraphQL block: { number_gte }", () => {
   it("_meta and a root field at ≥ N; waits with waitMs; INDEX_BEHIND without; BAD_USER_INPUT far beyond", async () => {
     const head = await indexedHead();

@@ -186,16 +186,17 @@ export function registerStateRoutes(v1: Hono<AppEnv>, deps: AppDeps): void {
   const hints = new LockIdHints();
   // The node's head, for reads that wait for a `minBlock`: one eth_blockNumber poll for all of them, while any waits.
   const nodeRpc = deps.rpc;
-  const nodeHead = new HeadWatch(
-    nodeRpc
+  const nodeHead = new HeadWatch({
+    onWait: (outcome) => deps.metrics.minBlockWaits.inc({ of: "node", outcome }),
+    ...(nodeRpc
       ? {
           read: async () => {
             const raw = await nodeRpc.request({ method: "eth_blockNumber", params: [] });
             return typeof raw === "string" && /^0x[0-9a-f]{1,16}$/.test(raw) ? BigInt(raw) : null;
           },
         }
-      : {},
-  );
+      : {}),
+  });
   deps.metrics.caches.register("state_hints", { stats: hints.stats, entries: () => hints.size });
   // An index outage is a few lines a minute with their cause, not one per request.
   const warn = throttledWarnings(deps.logger);
