@@ -34,6 +34,7 @@ const children: ServiceChild[] = [];
 let api: ServiceChild;
 let chainId: number;
 
+// biome-ignore lint/suspicious/noExplicitAny: answers are read field by field, each checked by the test.
 type Json = Record<string, any>;
 async function get(path: string): Promise<{ status: number; body: Json; headers: Headers; ms: number }> {
   const started = performance.now();
@@ -273,6 +274,21 @@ describe("GraphQL block: { number_gte }", () => {
     const waited = await waiting;
     expect(waited.errors, JSON.stringify(waited.errors)).toBeUndefined();
     expect(BigInt(waited.data._meta.block)).toBeGreaterThanOrEqual(head + 1n);
+  });
+});
+
+describe("a wait longer than the request's own deadline", () => {
+  it("GraphQL's 2 s execution limit is extended by waitMs: mined at 2.8 s, answered, not EXECUTION_TIMEOUT", async () => {
+    const head = await indexedHead();
+    const started = performance.now();
+    const waiting = gql(`{ _meta(block: { number_gte: "${head + 1n}", waitMs: 6000 }) { block } }`);
+    await sleep(2_800);
+    await mine();
+    const waited = await waiting;
+    const ms = performance.now() - started;
+    expect(waited.errors, JSON.stringify(waited.errors)).toBeUndefined();
+    expect(BigInt(waited.data._meta.block)).toBe(head + 1n);
+    expect(ms).toBeGreaterThan(2_800);
   });
 });
 
