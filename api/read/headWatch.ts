@@ -44,7 +44,7 @@ export class HeadWatch {
     this.#onWait = options.onWait;
   }
 
-  /** The highest head seen, or null before any. */
+  /** The head last reported, or null before any. */
   get latest(): bigint | null {
     return this.#latest < 0n ? null : this.#latest;
   }
@@ -54,9 +54,13 @@ export class HeadWatch {
     return this.#waiters.size;
   }
 
-  /** News of a head (a poll's, the watermark's, an answer's): the waiters it reaches go on. */
+  /**
+   * News of a head (a poll's, the watermark's, an answer's): the waiters it reaches go on. The last report is kept,
+   * not the highest: after a reorg took the head back, a request for a block above it waits instead of reading the
+   * index again at once. (A report a moment old can only delay a waiter until the next one.)
+   */
   saw(head: bigint | null): void {
-    if (head === null || head <= this.#latest) return;
+    if (head === null) return;
     this.#latest = head;
     for (const w of this.#waiters) if (w.block <= head) w.done("reached");
   }

@@ -44,7 +44,9 @@ describe("HeadWatch", () => {
     watch.saw(5n);
     expect(await a).toBe("reached");
     expect(watch.waiting).toBe(1);
-    watch.saw(4n); // older news changes nothing
+    watch.saw(4n); // a lower head (a reorg) releases nobody
+    expect(watch.waiting).toBe(1);
+    expect(watch.latest).toBe(4n);
     watch.saw(9n);
     expect(await b).toBe("reached");
     expect(watch.latest).toBe(9n);
