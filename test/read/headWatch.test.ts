@@ -12,7 +12,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function source(start: bigint) {
   const s = { head: start, reads: 0 };
-  return { s, read: async () => (s.reads++, s.head) };
+  const read = async () => {
+    s.reads++;
+    return s.head;
+  };
+  return { s, read };
 }
 
 describe("HeadWatch", () => {
