@@ -280,15 +280,22 @@ describe("GraphQL block: { number_gte }", () => {
 describe("a wait longer than the request's own deadline", () => {
   it("GraphQL's 2 s execution limit is extended by waitMs: mined at 2.8 s, answered, not EXECUTION_TIMEOUT", async () => {
     const head = await indexedHead();
+    const shared = () => metricSum("api_graphql_answers_total", /made="shared"/);
+    const before = await shared();
     const started = performance.now();
-    const waiting = gql(`{ _meta(block: { number_gte: "${head + 1n}", waitMs: 6000 }) { block } }`);
+    // Two identical requests: the second shares the first's execution, and waits as long as it does.
+    const query = `{ _meta(block: { number_gte: "${head + 1n}", waitMs: 6000 }) { block } }`;
+    const waiting = [gql(query), sleep(50).then(() => gql(query))];
     await sleep(2_800);
     await mine();
-    const waited = await waiting;
+    const waited = await Promise.all(waiting);
     const ms = performance.now() - started;
-    expect(waited.errors, JSON.stringify(waited.errors)).toBeUndefined();
-    expect(BigInt(waited.data._meta.block)).toBe(head + 1n);
+    for (const w of waited) {
+      expect(w.errors, JSON.stringify(w.errors)).toBeUndefined();
+      expect(BigInt(w.data._meta.block)).toBe(head + 1n);
+    }
     expect(ms).toBeGreaterThan(2_800);
+    expect(await shared()).toBe(before + 1);
   });
 });
 
