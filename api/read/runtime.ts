@@ -7,6 +7,8 @@
  * A named block must lie between the VeLockNFT's start block and the head; its timestamp comes from the index
  * where it can (api/read/blockClock.ts). Whole-index answers (the ve ranking, the stats) are computed once per block
  * per process (api/read/blockMemo.ts), and once for all replicas where Redis is shared (api/read/sharedAnswers.ts).
+ * A request's `minBlock` (api/read/atLeast.ts, set on its context by the feature that parsed it) is honoured by
+ * readAtBlock and pinBlock themselves, so every route and field reading through them answers at a block ≥ it.
  */
 import type { Context } from "hono";
 import type { TtlCache } from "../cache/ttlCache";
