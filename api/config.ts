@@ -126,6 +126,8 @@ const envSchema = z.object({
   ),
   PENDING_RESPONSE_BYTES_MAX: intIn(64 * 1024, 64 * 1024 * MIB).default(String(CONNECTION_DEFAULTS.pendingBytes.total)),
   SEND_TIMEOUT_MS: intIn(1_000, 3_600_000).default(String(CONNECTION_DEFAULTS.sendTimeoutMs)),
+  /** An index answer whose indexed head is older than this many seconds says `stale: true` (the reference's 180). */
+  INDEX_STALE_SECONDS: intIn(1, 86_400).default("180"),
 });
 
 /** Ponder's own name for a chain's RPC: RPC_URL wins over it. */
@@ -254,6 +256,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
      * Multicall3 at that address.
      */
     multicall3: multicall3Setting(v.MULTICALL3),
+    /** INDEX_STALE_SECONDS: an index answer lagging the wall clock by more says `stale: true` (api/index/answer.ts). */
+    indexStaleSeconds: v.INDEX_STALE_SECONDS,
     /** The indexer's own settings (indexer/config.ts turns them into Ponder's); null = the network's default. */
     indexer: {
       pgliteDir: v.PGLITE_DIR ?? null,

@@ -12,9 +12,11 @@ import type { Context, Handler, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../deps";
 import { answerTurns } from "../http/answerTurns";
 import { readBoundedBody } from "../http/boundedBody";
-import { deadline, requestDeadline, v1TimeoutError } from "../http/cancellation";
+import { deadline, extendDeadline, requestDeadline, v1TimeoutError } from "../http/cancellation";
+import type { AppContext } from "../http/env";
 import { PayloadTooLargeError, UnsupportedMediaTypeError } from "../http/errors";
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
+import { MAX_WAIT_MS } from "../read/atLeast";
 import type { IndexRuntime } from "../read/runtime";
 import { admission } from "./admission";
 import { graphqlError, timedOut } from "./errors";
@@ -65,7 +67,11 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
    * An execution that met an error (a read failed, its own client hung up) is shared with no one.
    */
   const answerOf = async (c: Context, request: Request, key: string): Promise<Encoded> => {
-    const theirs = await running.get(key)?.catch(() => undefined);
+    const theirsRunning = running.get(key);
+    // Theirs may wait for a `number_gte` block (its own deadline pushed out by its waitMs, which this request's plan,
+    // never made, would have asked for too): this request waits as long, at most the longest wait.
+    if (theirsRunning && key.includes("number_gte")) extendDeadline(c as AppContext, MAX_WAIT_MS);
+    const theirs = await theirsRunning?.catch(() => undefined);
     if (theirs?.shareable) {
       o.deps.metrics.graphqlAnswers.inc({ made: "shared" });
       return theirs;

@@ -3,7 +3,7 @@
  * before GraphQL runs (429, 413, 415, 405) are not here: they are the API's JSON envelope (api/http/errors.ts).
  */
 import { GraphQLError } from "graphql";
-import { ApiError, BadParamsError, IndexUnavailableError } from "../http/errors";
+import { ApiError, BadParamsError, IndexBehindError, IndexUnavailableError } from "../http/errors";
 import { QueryCancelledError } from "../read/contract";
 
 export const GRAPHQL_CODES = [
@@ -19,6 +19,7 @@ export const GRAPHQL_CODES = [
   "EXECUTION_TIMEOUT",
   "BAD_USER_INPUT",
   "INDEX_UNAVAILABLE",
+  "INDEX_BEHIND",
   "STATE_READ_FAILED",
   "INTERNAL_ERROR",
 ] as const;
@@ -47,6 +48,12 @@ export function toGraphqlError(error: unknown, timeoutMs: number): GraphQLError 
   if (error instanceof BadParamsError) {
     const detail = (error.detail ?? {}) as Record<string, unknown>;
     return graphqlError("BAD_USER_INPUT", error.message, detail);
+  }
+  if (error instanceof IndexBehindError) {
+    return graphqlError("INDEX_BEHIND", error.message, {
+      ...(error.detail as Record<string, unknown>),
+      retryAfterSec: error.retryAfterSec,
+    });
   }
   if (error instanceof IndexUnavailableError) {
     return graphqlError("INDEX_UNAVAILABLE", error.message, error.detail as Record<string, unknown>);

@@ -20,8 +20,19 @@ import { decodeCursor } from "../read/cursor";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 
+/**
+ * A Block argument's value as the schema's scalar parses it (api/graphql/schema.ts): an exact block as a canonical
+ * decimal string, or `{ number_gte, waitMs }` for "this block or later" — plain JSON, for graphql-jit.
+ */
+export type BlockArg = string | { number_gte: string; waitMs: number };
+
 /** The block a request names (and which argument named it), and the rows it asks for. */
-export type Plan = { block: { value: bigint; param: "block" | "cursor" } | null; rows: number };
+export type Plan = {
+  block: { value: bigint; param: "block" | "cursor" } | null;
+  /** The highest `block: { number_gte }` of the request's fields, with the longest `waitMs` among them. */
+  minBlock: { value: bigint; waitMs: number } | null;
+  rows: number;
+};
 
 /** The variables do not fit their declared types (graphql-js's errors, each naming the variable): BAD_USER_INPUT. */
 export class VariablesRefused extends Error {
@@ -37,7 +48,7 @@ const PAGED: Record<string, "locks" | "events"> = { locks: "locks", lockEvents: 
 export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variableValues" | "operationName">): Plan {
   const operation = getOperationAST(args.document, args.operationName);
   // No operation to run: graphql-js answers that itself.
-  if (operation?.operation !== "query") return { block: null, rows: 0 };
+  if (operation?.operation !== "query") return { block: null, minBlock: null, rows: 0 };
   const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});
   // Refused here, as graphql-js's request errors: graphql-jit's own carry no code and would answer INTERNAL_ERROR.
   if (coerced.errors) throw new VariablesRefused(coerced.errors);
@@ -45,6 +56,7 @@ export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variab
   for (const d of args.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
 
   let block: Plan["block"] = null;
+  let minBlock: Plan["minBlock"] = null;
   let rows = 0;
   const name = (value: bigint, param: "block" | "cursor") => {
     if (block !== null && block.value !== value) {
@@ -61,7 +73,17 @@ export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variab
     const def = queryFields(args.schema)[field.name.value];
     if (def === undefined) continue; // __typename, __schema, __type
     const values = getArgumentValues(def, field, coerced.coerced);
-    if (typeof values.block === "string") name(BigInt(values.block), "block"); // api/graphql/schema.ts Decimal
+    const at = values.block as BlockArg | undefined;
+    if (typeof at === "string")
+      name(BigInt(at), "block"); // api/graphql/schema.ts Decimal
+    else if (at !== undefined && at !== null) {
+      const gte = BigInt(at.number_gte);
+      const before = minBlock as Plan["minBlock"];
+      minBlock = {
+        value: before === null || gte > before.value ? gte : before.value,
+        waitMs: Math.max(before?.waitMs ?? 0, at.waitMs),
+      };
+    }
     const paged = PAGED[field.name.value];
     if (paged !== undefined) {
       const limit = values.limit as number;
@@ -83,7 +105,7 @@ export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variab
       { rows, max: GRAPHQL_LIMITS.rows },
     );
   }
-  return { block, rows };
+  return { block, minBlock, rows };
 }
 
 function cursorBlock(raw: string, kind: "locks" | "events"): bigint {

@@ -5,16 +5,17 @@
  * at the request's one block (api/graphql/scope.ts). Only the filters the read model serves from an index are
  * offered: a lock by id, an owner's live locks, a lock's or an account's events, newest first.
  */
-import { GraphQLScalarType, Kind } from "graphql";
+import { GraphQLScalarType, Kind, type ValueNode } from "graphql";
 import { createSchema } from "graphql-yoga";
 import type { Address } from "viem";
 import { LOCK_EVENT_KINDS } from "../../indexer/rules";
 import { parseAddress } from "../http/params";
 import type { EventsOf } from "../read/contract";
 import { decodeCursor, encodeCursor } from "../read/cursor";
-import { eventJson, lockJson } from "../read/shapes";
+import { eventJson, freshness, lockJson } from "../read/shapes";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
+import type { BlockArg } from "./plan";
 import type { RequestScope } from "./scope";
 
 export type GraphqlContext = { scope: RequestScope };
@@ -25,6 +26,15 @@ An unsigned integer as a decimal string: wei amounts, token ids, block numbers, 
 decimal string (or a JSON integer up to 2^53 - 1).
 """
 scalar BigInt
+
+"""
+Which block a field is answered at. A BigInt (\`block: "123"\`, or \`{ number: "123" }\`): exactly that block. As
+The Graph: \`{ number_gte: "123" }\`, that block or later — the index's head, once it has reached 123; if it has
+not, the request waits up to \`waitMs\` (\`{ number_gte: "123", waitMs: 2000 }\`, default 0, at most 10000) and then
+fails with INDEX_BEHIND (\`extensions.head\`, \`extensions.retryAfterSec\`). More than 5 blocks beyond the chain's
+head is BAD_USER_INPUT.
+"""
+scalar Block
 
 enum OrderDirection { asc desc }
 enum LockOrderBy { tokenId }
@@ -94,6 +104,10 @@ type Meta {
   chainId: Int!
   "The index's head when the request was answered."
   head: BigInt!
+  "Now minus the timestamp of the index's head block, whole seconds, never negative; computed when answered."
+  indexLagSeconds: Int!
+  "indexLagSeconds is above the server's INDEX_STALE_SECONDS (default 180)."
+  stale: Boolean!
 }
 
 """
@@ -102,14 +116,14 @@ an \`after\` cursor carries; they must agree), else the index's head, read once.
 """
 type Query {
   "The lock, or null when it was not minted by the block."
-  lock(tokenId: BigInt!, block: BigInt): Lock
+  lock(tokenId: BigInt!, block: Block): Lock
   locks(
     where: LockFilter!
     orderBy: LockOrderBy = tokenId
     orderDirection: OrderDirection = asc
     limit: Int = ${GRAPHQL_LIMITS.defaultLimit}
     after: String
-    block: BigInt
+    block: Block
   ): LockPage!
   "Newest first only (the read model's order)."
   lockEvents(
@@ -118,9 +132,9 @@ type Query {
     orderDirection: OrderDirection = desc
     limit: Int = ${GRAPHQL_LIMITS.defaultLimit}
     after: String
-    block: BigInt
+    block: Block
   ): LockEventPage!
-  _meta(block: BigInt): Meta!
+  _meta(block: Block): Meta!
 }
 `;
 
@@ -141,6 +155,47 @@ function toBig(value: unknown): Decimal {
     "A BigInt is a non-negative integer in canonical decimal form, up to 2^256 - 1.",
   );
 }
+
+const MAX_WAIT_MS = 10_000;
+
+function toBlock(value: unknown): BlockArg {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return toBig(value);
+  const o = value as Record<string, unknown>;
+  const keys = Object.keys(o);
+  const bad = (message: string) => graphqlError("BAD_USER_INPUT", message, { param: "block" });
+  if (keys.some((k) => !["number", "number_gte", "waitMs"].includes(k))) {
+    throw bad("block takes { number } or { number_gte, waitMs }.");
+  }
+  if ((o.number === undefined) === (o.number_gte === undefined)) {
+    throw bad("block takes exactly one of number or number_gte.");
+  }
+  if (o.number !== undefined) {
+    if (o.waitMs !== undefined) throw bad("waitMs is only taken with number_gte.");
+    return toBig(o.number);
+  }
+  const waitMs = o.waitMs ?? 0;
+  if (typeof waitMs !== "number" || !Number.isInteger(waitMs) || waitMs < 0 || waitMs > MAX_WAIT_MS) {
+    throw bad(`waitMs must be an integer from 0 to ${MAX_WAIT_MS}.`);
+  }
+  return { number_gte: toBig(o.number_gte), waitMs };
+}
+
+/** A literal as plain JSON (objects, strings, integers), for toBlock. */
+function literal(ast: ValueNode): unknown {
+  if (ast.kind === Kind.OBJECT) return Object.fromEntries(ast.fields.map((f) => [f.name.value, literal(f.value)]));
+  if (ast.kind === Kind.INT) return Number(ast.value);
+  if (ast.kind === Kind.STRING) return ast.value;
+  throw graphqlError("BAD_USER_INPUT", "block is a BigInt or { number } or { number_gte, waitMs }.", {
+    param: "block",
+  });
+}
+
+const BlockScalar = new GraphQLScalarType({
+  name: "Block",
+  serialize: (value) => value,
+  parseValue: toBlock,
+  parseLiteral: (ast) => toBlock(literal(ast)),
+});
 
 const BigIntScalar = new GraphQLScalarType({
   name: "BigInt",
@@ -175,6 +230,7 @@ export function buildSchema() {
     typeDefs,
     resolvers: {
       BigInt: BigIntScalar,
+      Block: BlockScalar,
       Query: {
         lock: async (_: unknown, args: { tokenId: Decimal }, { scope }: GraphqlContext) => {
           const state = await scope.read((at, signal) => scope.rt.index.lock(BigInt(args.tokenId), at, signal));
@@ -232,7 +288,13 @@ export function buildSchema() {
 
         _meta: async (_: unknown, __: unknown, { scope }: GraphqlContext) => {
           const at = await scope.meta();
-          return { block: at.block, blockTimestamp: at.time, chainId: scope.rt.chainId, head: at.head.block };
+          return {
+            block: at.block,
+            blockTimestamp: at.time,
+            chainId: scope.rt.chainId,
+            head: at.head.block,
+            ...freshness(at.head.time, scope.rt.staleSeconds),
+          };
         },
       },
     },

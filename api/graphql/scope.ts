@@ -5,6 +5,7 @@
 import type { Context } from "hono";
 import type { CancelSignal } from "../chain/rpc";
 import { requestDeadline } from "../http/cancellation";
+import type { AppContext } from "../http/env";
 import { type AtBlock, QueryCancelledError, type ReadAt } from "../read/contract";
 import { guarded, type IndexRuntime, type Pinned, pinBlock, readAtBlock } from "../read/runtime";
 import type { Admission } from "./admission";
@@ -14,7 +15,7 @@ import type { Plan } from "./plan";
 
 export class RequestScope {
   /** Set by the plan step (api/graphql/yoga.ts) before any resolver runs. */
-  plan: Plan = { block: null, rows: 0 };
+  plan: Plan = { block: null, minBlock: null, rows: 0 };
   #pinned: Promise<Pinned> | undefined;
   #admitted: Promise<() => void> | undefined;
   /** An error met while executing (set by api/graphql/yoga.ts): the answer is not shared with another request. */
@@ -56,6 +57,7 @@ export class RequestScope {
   /** The request's block, its time and the index's head: read once, by whichever field asks first. */
   at(): Promise<Pinned> {
     this.#pinned ??= this.bounded(() => {
+      this.#atLeast();
       const named = this.plan.block;
       return pinBlock(this.rt, this.c, named?.value ?? null, named?.param ?? "block", this.signal);
     });
@@ -72,9 +74,12 @@ export class RequestScope {
       const named = this.plan.block;
       // Set before any wait, so that a field asking for the block meanwhile (`_meta`) takes this statement's.
       const first = this.#admit().then(() =>
-        this.bounded(() =>
-          readAtBlock(this.rt, this.c, named?.value ?? null, named?.param ?? "block", (at) => read(at, this.signal)),
-        ),
+        this.bounded(() => {
+          this.#atLeast();
+          return readAtBlock(this.rt, this.c, named?.value ?? null, named?.param ?? "block", (at) =>
+            read(at, this.signal),
+          );
+        }),
       );
       this.#pinned = first.then(({ block, time, head, pinned }) => ({ block, time, head, pinned }));
       // Its failure is answered by this field; another field waiting on the pin gets the same.
@@ -91,6 +96,12 @@ export class RequestScope {
       });
     }
     return answer.value;
+  }
+
+  /** The plan's `block: { number_gte }`, for the read model (api/read/runtime.ts atLeastOf) to honour. */
+  #atLeast(): void {
+    const min = this.plan.minBlock;
+    if (min !== null) (this.c as AppContext).set("atLeast", { minBlock: min.value, waitMs: min.waitMs });
   }
 
   /**

@@ -54,16 +54,24 @@ export class CancelSource implements CancelSignal {
  */
 export function raceDeadline<T>(
   work: Promise<T>,
-  o: { ms: number; graceMs?: number; cancel: () => void; timeoutError: () => Error },
+  o: { ms: number; graceMs?: number; cancel: () => void; timeoutError: () => Error; extraMs?: () => number },
 ): Promise<T> {
   const graceMs = o.graceMs ?? 0;
+  const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+    const fire = () => {
+      // Extended meanwhile (extendDeadline): the deadline moves out by what was added, once it is due.
+      const left = started + o.ms + (o.extraMs?.() ?? 0) - performance.now();
+      if (left >= 1) {
+        timer = setTimeout(fire, left);
+        return;
+      }
       if (graceMs === 0) reject(o.timeoutError());
       o.cancel();
       if (graceMs > 0) timer = setTimeout(() => reject(o.timeoutError()), graceMs);
-    }, o.ms);
+    };
+    timer = setTimeout(fire, o.ms);
   });
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
@@ -131,6 +139,14 @@ export type DeadlineOptions = {
   graceMs?: number;
 };
 
+/**
+ * Pushes the request's deadline out by `ms`: a request that asked to wait for a block (`minBlock` with `waitMs`) is
+ * given its wait on top of the deadline its reads have. Outside deadline(), nothing.
+ */
+export function extendDeadline(c: AppContext, ms: number): void {
+  c.get("extendDeadline")?.(ms);
+}
+
 /** The request's cancel signal (under deadline()), else undefined. */
 export function requestDeadline(c: AppContext): CancelSignal | undefined {
   return c.get("cancelSignal");
@@ -151,10 +167,15 @@ export function deadline(o: DeadlineOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const signal = new CancelSource();
     const stopWatching = onHangUp(c, () => signal.abort(HANG_UP));
+    let extraMs = 0;
     try {
       c.set("cancelSignal", signal);
+      c.set("extendDeadline", (ms) => {
+        extraMs += ms;
+      });
       await raceDeadline(next(), {
         ms: o.ms,
+        extraMs: () => extraMs,
         graceMs,
         cancel: () => signal.abort("deadline"),
         // The route ends on its own (its reads are cancelled); its result is not wanted.

@@ -35,6 +35,10 @@ export type AppVariables = {
   edgeResponse: Response;
   /** The request's cancel signal: its deadline and its client's hang-up (api/http/cancellation.ts). */
   cancelSignal: CancelSignal;
+  /** Pushes the request's deadline out by `ms` (a `minBlock` wait: api/read/headWatch.ts); under deadline() only. */
+  extendDeadline: (ms: number) => void;
+  /** The request's `minBlock` and `waitMs` (api/read/runtime.ts AtLeast), set by the feature that parsed them. */
+  atLeast: { minBlock: bigint; waitMs: number };
 };
 
 export type AppEnv = { Bindings: AppBindings; Variables: AppVariables };

@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   /** A restricted route (the metrics, with METRICS_TOKEN) asked without its credentials. */
   UNAUTHORIZED: 401,
   NOT_FOUND: 404,
+  /** `minBlock` names a block the index (or, for the state route, the node) has not reached within `waitMs`. */
+  INDEX_BEHIND: 409,
   METHOD_NOT_ALLOWED: 405,
   /** requireSimulationOk=true and the prepared batch reverts in simulation: the batch is withheld. */
   SIMULATION_REVERTED: 409,
@@ -214,6 +216,30 @@ export class SimulationUnavailableError extends ApiError {
         "retry later, or ask without requireSimulationOk to get the batch with simulation skipped.",
       detail,
     );
+  }
+}
+
+/**
+ * `minBlock` (GraphQL: `block: { number_gte }`) names a block the index has not reached, and it did not reach it
+ * within the request's `waitMs`. `detail.head` is the index's head (the node's, on the state route); a retry after
+ * `retryAfterSec` (also the Retry-After header) may find it there.
+ */
+export class IndexBehindError extends ApiError {
+  override name = "IndexBehindError";
+  constructor(
+    detail: { minBlock: string; head: string | null; of: "index" | "node"; waitedMs: number },
+    readonly retryAfterSec: number,
+  ) {
+    super(
+      "INDEX_BEHIND",
+      `The ${detail.of === "node" ? "node" : "index"} has not reached block ${detail.minBlock} yet` +
+        `${detail.head === null ? "" : ` (its head is block ${detail.head})`}; retry after ${retryAfterSec} s.`,
+      detail,
+    );
+  }
+
+  override toEnvelope(): ErrorEnvelope {
+    return { ...super.toEnvelope(), retryAfterSec: this.retryAfterSec };
   }
 }
 

@@ -6,7 +6,7 @@ import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, EXAMPLE_LOCK, LOCK_SCHEMA, lockJson 
 import type { RouteDefinition } from "../route/definition";
 import { array, object } from "../route/jsonSchema";
 import { answer } from "./answer";
-import { ADDRESS_PATH, BLOCK_PARAM } from "./query";
+import { ADDRESS_PATH, AT_PARAMS } from "./query";
 
 /** GET /accounts/:address/locks — the account's live locks at the block, by token id. */
 export const accountLocksRoute = {
@@ -18,7 +18,7 @@ export const accountLocksRoute = {
     "getLockInfo reports it there, with its ve; their ve sums to the account's veBalanceOf at that block. At most " +
     "32 (the contract's limit per owner; a sell-back's receiver may hold more).",
   pathParams: { address: ADDRESS_PATH },
-  query: { block: BLOCK_PARAM },
+  query: AT_PARAMS,
   errors: ["BAD_PARAMS", "INDEX_UNAVAILABLE", "STATE_READ_FAILED"],
   exampleRequest: { address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
   response: {

@@ -5,18 +5,24 @@
  * request whose If-None-Match names it gets 304 with the same caching headers and no body (RFC 9110 §13.1.2,
  * §15.4.5). Judged here, once the answer would be a 200: a refused request is refused whatever its validators
  * (§13.2.1).
+ *
+ * `indexLagSeconds` and `stale` (how far the index's head is behind the wall clock) are computed here, when the
+ * answer is sent, and are not part of what the ETag names: they describe the moment of the answer, not the block.
+ * So a 304 stays right (the block's figures did not change), and an answer a cache keeps says its lag as of when it
+ * was sent — at most `max-age` (2 s) older for the head's answers; an immutable past block's answer read from a
+ * cache carries the lag of its first sending, so read the lag from a fresh answer (or GraphQL `_meta`).
  */
 import type { Context } from "hono";
 import { ifNoneMatchHits } from "../http/conditional";
 import type { IndexHead } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
-import type { Envelope } from "../read/shapes";
+import { type Envelope, freshness } from "../read/shapes";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
 export function answer<B extends object>(
   c: Context,
-  rt: Pick<IndexRuntime, "chainId">,
+  rt: Pick<IndexRuntime, "chainId" | "staleSeconds">,
   at: { block: bigint; time: bigint; head: IndexHead; pinned: boolean },
   body: B,
 ): Response {
@@ -32,6 +38,7 @@ export function answer<B extends object>(
     chainId: rt.chainId,
     blockNumber: at.block.toString(),
     blockTimestamp: at.time.toString(),
+    ...freshness(at.head.time, rt.staleSeconds),
   };
   return c.json({ ...envelope, ...body });
 }

@@ -9,7 +9,7 @@ import { firstAfter, type VeBoard } from "../read/veBoard";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object } from "../route/jsonSchema";
 import { answer } from "./answer";
-import { BLOCK_PARAM, PAGE_PARAMS } from "./query";
+import { AT_PARAMS, PAGE_PARAMS } from "./query";
 
 /**
  * The ve board: every holder with ve > 0 at a block, ve descending then address ascending — the reference
@@ -80,7 +80,7 @@ export const veRankRoute = {
   summary: "Look up a holder's ve rank",
   description: `${ORDER} Answers the account's row (null when it has no ve) and the row ranked one above it (null for rank 1 or no row).`,
   pathParams: { address: { kind: "address", required: true, description: "The holder to look up." } },
-  query: { block: BLOCK_PARAM },
+  query: AT_PARAMS,
   errors: ["BAD_PARAMS", "INDEX_UNAVAILABLE", "STATE_READ_FAILED"],
   exampleRequest: { address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
   response: {

@@ -7,7 +7,7 @@ import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, EXAMPLE_LOCK, LOCK_SCHEMA, lockJson 
 import type { RouteDefinition } from "../route/definition";
 import { object } from "../route/jsonSchema";
 import { answer } from "./answer";
-import { BLOCK_PARAM, TOKEN_ID_PATH } from "./query";
+import { AT_PARAMS, TOKEN_ID_PATH } from "./query";
 
 /** GET /locks/:tokenId — one lock as getLockInfo and ownerOf report it at the block, with its ve. */
 export const lockRoute = {
@@ -19,7 +19,7 @@ export const lockRoute = {
     "listing and its ve, exactly as the lock contract's getLockInfo / ownerOf report them at that block. A lock " +
     "merged away or unlocked is answered with `burned: true` and no owner; an id not minted by that block is 404.",
   pathParams: { tokenId: TOKEN_ID_PATH },
-  query: { block: BLOCK_PARAM },
+  query: AT_PARAMS,
   errors: ["BAD_PARAMS", "NOT_FOUND", "INDEX_UNAVAILABLE", "STATE_READ_FAILED"],
   exampleRequest: { tokenId: "42" },
   response: {

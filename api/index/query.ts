@@ -3,6 +3,7 @@
  * the OpenAPI document and MCP tools are generated from them.
  */
 import type { ParamDoc } from "../http/params";
+import { MIN_BLOCK_PARAM, WAIT_MS_PARAM } from "../read/atLeast";
 
 export const BLOCK_PARAM = {
   kind: "uint256",
@@ -11,8 +12,15 @@ export const BLOCK_PARAM = {
     "Default: the index's head.",
 } as const satisfies ParamDoc;
 
-export const PAGE_PARAMS = {
+/** What every index route takes to choose its block: `block`, and `minBlock` with `waitMs` (api/read/atLeast.ts). */
+export const AT_PARAMS = {
   block: BLOCK_PARAM,
+  minBlock: MIN_BLOCK_PARAM,
+  waitMs: WAIT_MS_PARAM,
+} as const satisfies Readonly<Record<string, ParamDoc>>;
+
+export const PAGE_PARAMS = {
+  ...AT_PARAMS,
   limit: { kind: "uint256", min: 1n, max: 1000n, default: "100", description: "Rows per page, 1 to 1000." },
   cursor: {
     kind: "cursor",

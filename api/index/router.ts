@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http/env";
+import { parseAtLeast } from "../read/atLeast";
 import type { IndexRuntime } from "../read/runtime";
 import { registerAccountLocksRoute } from "./accountLocks";
 import { registerHistoryRoutes } from "./history";
@@ -10,9 +11,16 @@ import { registerStatsRoute } from "./stats";
 /**
  * Every route of the index API, mounted at /api/index/v1 (api/paths.ts INDEX_BASE). Without a configured index
  * every route answers 503 INDEX_UNAVAILABLE (after its own parameters are judged: a bad one is still 400).
+ * `minBlock` / `waitMs` are read here for every route and honoured by the read model (api/read/runtime.ts), so a
+ * route only declares them (AT_PARAMS or PAGE_PARAMS in api/index/query.ts).
  */
 export function indexRouter(runtime: IndexRuntime): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
+  router.use(async (c, next) => {
+    const atLeast = parseAtLeast(c.req.url);
+    if (atLeast) c.set("atLeast", atLeast);
+    await next();
+  });
   registerLockRoute(router, runtime);
   registerHistoryRoutes(router, runtime);
   registerAccountLocksRoute(router, runtime);

@@ -9,7 +9,7 @@ import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object, uintString } from "../route/jsonSchema";
 import { answer } from "./answer";
-import { BLOCK_PARAM } from "./query";
+import { AT_PARAMS } from "./query";
 
 /**
  * GET /stats — the protocol's locking at a block. totalLockedWei is totalLockedClaim(); totalVeWei the sum of every
@@ -27,7 +27,7 @@ export const statsRoute = {
     "unlock schedule: non-AutoMax amounts by the week their locks end, for every week from the block's week to " +
     "the week of its time + 365 days. Amounts already past their end sit in expiredLockedWei; AutoMax locks never " +
     "unlock on their own and sit in autoMaxLockedWei.",
-  query: { block: BLOCK_PARAM },
+  query: AT_PARAMS,
   errors: ["BAD_PARAMS", "INDEX_UNAVAILABLE", "STATE_READ_FAILED"],
   exampleRequest: {},
   response: {

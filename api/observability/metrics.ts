@@ -50,6 +50,8 @@ export type Metrics = {
   veBoardComputations: Counter;
   /** GraphQL answers by how they were made: `own` execution, or `shared` with an identical request's. */
   graphqlAnswers: Counter;
+  /** Requests that waited for their `minBlock`, by what they waited on and how the wait ended (api/read/headWatch.ts). */
+  minBlockWaits: Counter;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
   onRpcCall: (method: string, outcome: RpcOutcome) => void;
   /** Hits, misses and entries of every cache that registers itself. */
@@ -110,8 +112,15 @@ export function createMetrics(): Metrics {
       "request already executing, api/graphql/endpoint.ts).",
     ["made"],
   );
+  const minBlockWaits = new Counter(
+    "api_min_block_waits_total",
+    "Requests whose minBlock was ahead of the index (of=index) or the node (of=node), by how the wait ended: " +
+      "reached, timeout, full (too many waiting: answered at once), cancelled (deadline or hang-up).",
+    ["of", "outcome"],
+  );
   const connections = createConnectionMetrics();
   const all = [
+    minBlockWaits,
     ...connections.all,
     veBoardComputations,
     graphqlAnswers,
@@ -131,6 +140,7 @@ export function createMetrics(): Metrics {
   const openConnections = new OpenConnectionMetrics();
   return {
     indexLag,
+    minBlockWaits,
     veBoardComputations,
     graphqlAnswers,
     httpRequests,

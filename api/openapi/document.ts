@@ -79,7 +79,10 @@ function v1Operation(op: V1Operation, example: unknown): Operation {
   const r = op.route;
   const prefix = limitedPrefix(op.path);
   const limitHeaders = prefix ? { RateLimit: REF.rateLimit, "RateLimit-Policy": REF.rateLimitPolicy } : {};
-  const codes: ErrorCode[] = [...r.errors, ...(prefix ? (["RATE_LIMITED"] as const) : []), "INTERNAL_ERROR"];
+  // Every index route takes minBlock (api/index/query.ts AT_PARAMS), so every one can answer INDEX_BEHIND.
+  const behind =
+    op.path.startsWith(INDEX_BASE) && !r.errors.includes("INDEX_BEHIND") ? (["INDEX_BEHIND"] as const) : [];
+  const codes: ErrorCode[] = [...r.errors, ...behind, ...(prefix ? (["RATE_LIMITED"] as const) : []), "INTERNAL_ERROR"];
   const responses: Record<string, Response> = {
     "200": {
       description: "Success.",
@@ -103,7 +106,7 @@ function v1Operation(op: V1Operation, example: unknown): Operation {
       headers: {
         "X-Request-Id": REF.requestId,
         ...limitHeaders,
-        ...(group.includes("RATE_LIMITED") ? { "Retry-After": REF.retryAfter } : {}),
+        ...(group.includes("RATE_LIMITED") || group.includes("INDEX_BEHIND") ? { "Retry-After": REF.retryAfter } : {}),
       },
       content: {
         "application/json": {
@@ -223,7 +226,10 @@ const COMPONENTS = {
       description: 'The prefix\'s quota per window, e.g. `"state";q=300;w=60`.',
       schema: { type: "string" },
     },
-    "Retry-After": { description: "Seconds until the budget resets.", schema: { type: "integer", minimum: 0 } },
+    "Retry-After": {
+      description: "Seconds until the budget resets (429), or until the index may have reached `minBlock` (409).",
+      schema: { type: "integer", minimum: 0 },
+    },
     "Cache-Control": {
       description: "public, max-age=300 (max: 86400) on success; no-store on failure.",
       schema: { type: "string" },

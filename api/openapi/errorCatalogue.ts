@@ -5,6 +5,7 @@ import {
   type ErrorCode,
   type ErrorEnvelope,
   GenesisNotFinalizedError,
+  IndexBehindError,
   IndexUnavailableError,
   InternalError,
   MethodNotAllowedError,
@@ -40,6 +41,17 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   NOT_FOUND: {
     meaning: "No such route or prepare action; on the index API, no such lock minted by the answer's block.",
     example: new NotFoundError().toEnvelope(),
+  },
+  INDEX_BEHIND: {
+    meaning:
+      "`minBlock` (GraphQL: `block: { number_gte }`) names a block the index has not reached, and it did not reach " +
+      "it within `waitMs` (default 0, at most 10000). `detail.head` is the index's head (on the state route, the " +
+      "node's: `detail.of`); retry after `retryAfterSec` seconds (also the Retry-After header). A `minBlock` more " +
+      "than 5 blocks beyond the chain's head is 400 BAD_PARAMS instead.",
+    example: new IndexBehindError(
+      { minBlock: "38118526", head: "38118524", of: "index", waitedMs: 2000 },
+      4,
+    ).toEnvelope(),
   },
   UNAUTHORIZED: {
     meaning:

@@ -7,6 +7,8 @@
  * A named block must lie between the VeLockNFT's start block and the head; its timestamp comes from the index
  * where it can (api/read/blockClock.ts). Whole-index answers (the ve ranking, the stats) are computed once per block
  * per process (api/read/blockMemo.ts), and once for all replicas where Redis is shared (api/read/sharedAnswers.ts).
+ * A request's `minBlock` (api/read/atLeast.ts, set on its context by the feature that parsed it) is honoured by
+ * readAtBlock and pinBlock themselves, so every route and field reading through them answers at a block ≥ it.
  */
 import type { Context } from "hono";
 import type { TtlCache } from "../cache/ttlCache";
@@ -16,6 +18,7 @@ import { deadlineRpc, requestDeadline } from "../http/cancellation";
 import { ApiError, BadParamsError, IndexUnavailableError } from "../http/errors";
 import type { Logger } from "../observability/logger";
 import { causeOf, type ThrottledWarn, throttledWarnings } from "../observability/throttle";
+import { type AtLeastTarget, atLeastOf, behind, chainHeadOf, DEFAULT_STALE_SECONDS, waitForHead } from "./atLeast";
 import { BlockClock } from "./blockClock";
 import { BlockMemo, requireInRange } from "./blockMemo";
 import {
@@ -29,6 +32,7 @@ import {
   QueryCancelledError,
   type ReadAt,
 } from "./contract";
+import { HeadWatch, type WaitOutcome } from "./headWatch";
 import { holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
 import { VeBoards } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
@@ -68,22 +72,46 @@ export type IndexRuntime = {
   logger: Logger;
   /** The index's failures told at most once a minute (api/observability/throttle.ts), not once per request. */
   warn: ThrottledWarn;
+  /** How far the index is, and the requests waiting for it to reach a block (`minBlock`: api/read/headWatch.ts). */
+  heads: HeadWatch;
+  /** The chain's head (eth_blockNumber, shared for a second), or null when it cannot be read. */
+  chainHead: () => Promise<bigint | null>;
+  /** An answer whose indexed head is older than this (seconds) says `stale: true` (INDEX_STALE_SECONDS). */
+  staleSeconds: number;
 };
 
 export type CreateIndexRuntimeOptions = {
   source: IndexSource;
-  config: Pick<AppConfig, "chainId" | "manifest">;
+  config: Pick<AppConfig, "chainId" | "manifest"> & Partial<Pick<AppConfig, "indexStaleSeconds">>;
   rpc: RpcClient | null;
   logger: Logger;
   /** Counted once per ve ranking this process computes itself. */
   onBoardComputed?: () => void;
+  /** Told how each `minBlock` wait for the index ended. */
+  onWait?: (outcome: WaitOutcome) => void;
 };
 
 /**
  * One per app, shared by the index routes and GraphQL, so both learn block times into one clock and share each
  * block's ranking. Without a configured index, every read is INDEX_UNAVAILABLE "unconfigured".
  */
-export function createIndexRuntime({ source, config, rpc, logger, onBoardComputed }: CreateIndexRuntimeOptions) {
+export function createIndexRuntime({
+  source,
+  config,
+  rpc,
+  logger,
+  onBoardComputed,
+  onWait,
+}: CreateIndexRuntimeOptions) {
+  const index = source.atBlock;
+  // The index's watermark, where the process has one, is the waiters' news (it polls anyway); else one poll of the
+  // head that runs only while someone waits.
+  const subscribe = source.watermark?.subscribe?.bind(source.watermark);
+  const heads = new HeadWatch({
+    onWait,
+    ...(subscribe || !index ? {} : { read: async () => (await index.probe(null)).head.block }),
+  });
+  subscribe?.((mark) => heads.saw(mark.indexedBlock));
   const base = {
     clock: new BlockClock(),
     chainId: config.chainId,
@@ -91,8 +119,10 @@ export function createIndexRuntime({ source, config, rpc, logger, onBoardCompute
     rpc,
     logger,
     warn: throttledWarnings(logger),
+    heads,
+    chainHead: chainHeadOf(rpc),
+    staleSeconds: config.indexStaleSeconds ?? DEFAULT_STALE_SECONDS,
   };
-  const index = source.atBlock;
   if (!index) {
     const fail = () => Promise.reject(new IndexUnavailableError("unconfigured"));
     return {
@@ -154,15 +184,25 @@ export async function readAtBlock<T>(
   read: (at: ReadAt, signal?: CancelSignal) => Promise<AtBlock<T>>,
 ): Promise<Read<T>> {
   if (block !== null) checkStart(rt, block, param);
+  const target = atLeastTarget(c, block, param);
   // The request's deadline and its client's hang-up cancel the statement (api/http/cancellation.ts).
   const signal = requestDeadline(c);
-  let answer: AtBlock<T>;
-  try {
-    answer = await guarded(rt, () => read(block === null ? null : { block, time: rt.clock.cached(block) }, signal));
-  } catch (error) {
-    if (!(error instanceof BlockTimeUnknownError)) throw error;
-    const time = await rt.clock.fromNode(error.block, error.head, deadlineRpc(c, rt.rpc));
-    answer = await guarded(rt, () => read({ block: error.block, time }, signal));
+  const attempt = async () => {
+    try {
+      return await guarded(rt, () => read(block === null ? null : { block, time: rt.clock.cached(block) }, signal));
+    } catch (error) {
+      if (!(error instanceof BlockTimeUnknownError)) throw error;
+      const time = await rt.clock.fromNode(error.block, error.head, deadlineRpc(c, rt.rpc));
+      return await guarded(rt, () => read({ block: error.block, time }, signal));
+    }
+  };
+  let answer = await attempt();
+  rt.heads.saw(answer.head.block);
+  // Behind `minBlock`: wait for the index (news from one shared source), then read once more.
+  if (target !== null && answer.head.block < target.block) {
+    await waitForIndex(rt, c, target, answer.head.block);
+    answer = await attempt();
+    if (answer.head.block < target.block) throw behind(target, answer.head.block, target.waitMs, "index");
   }
   rt.clock.sawHead(answer.head);
   if (!answer.inRange) checkRange(rt, answer.head, answer.block, param);
@@ -185,12 +225,42 @@ export async function pinBlock(
   signal: CancelSignal | undefined = requestDeadline(c),
 ): Promise<Pinned> {
   if (block !== null) checkStart(rt, block, param);
-  const { head, eventTime } = await guarded(rt, () => rt.index.probe(block, signal));
+  const target = atLeastTarget(c, block, param);
+  let { head, eventTime } = await guarded(rt, () => rt.index.probe(block, signal));
+  rt.heads.saw(head.block);
+  if (target !== null && head.block < target.block) {
+    await waitForIndex(rt, c, target, head.block);
+    ({ head, eventTime } = await guarded(rt, () => rt.index.probe(block, signal)));
+    if (head.block < target.block) throw behind(target, head.block, target.waitMs, "index");
+  }
   rt.clock.sawHead(head);
   if (block === null) return { block: head.block, time: head.time, head, pinned: false };
   checkRange(rt, head, block, param);
   const time = rt.clock.known(block, head, eventTime) ?? (await rt.clock.fromNode(block, head, deadlineRpc(c, rt.rpc)));
   return { block, time, head, pinned: true };
+}
+
+/** The request's `minBlock` as a target to reach (the named block when it is higher), or null without one. */
+function atLeastTarget(c: Context, block: bigint | null, param: "block" | "cursor"): AtLeastTarget | null {
+  const want = atLeastOf(c);
+  if (want === undefined) return null;
+  if (want.minBlock > MAX_BLOCK) {
+    throw new BadParamsError(`minBlock names block ${want.minBlock}, beyond any block the index can hold.`, {
+      param: "minBlock",
+    });
+  }
+  if (block !== null && block < want.minBlock) {
+    throw new BadParamsError(
+      `${param} names block ${block}, below minBlock ${want.minBlock}: the answer would describe an older block.`,
+      { param, minBlock: want.minBlock.toString() },
+    );
+  }
+  return { ...want, block: block ?? want.minBlock, param: block === null ? "minBlock" : param };
+}
+
+/** The index is below the request's target: wait for it (api/read/atLeast.ts waitForHead), then read again. */
+function waitForIndex(rt: IndexRuntime, c: Context, target: AtLeastTarget, head: bigint): Promise<void> {
+  return waitForHead({ watch: rt.heads, c, target, head, chainHead: rt.chainHead, of: "index" });
 }
 
 /** No chain reaches this block (Postgres bigint): anything above is out of range without asking the index. */

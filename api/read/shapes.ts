@@ -23,9 +23,33 @@ export const ENVELOPE_SCHEMA = {
   chainId: integer("The chain the index follows."),
   blockNumber: uintString("The block every figure of the answer is of."),
   blockTimestamp: uintString("That block's timestamp (unix seconds): the `t` of every ve figure."),
+  indexLagSeconds: integer(
+    "How far the index is behind the wall clock: now minus the timestamp of the index's head block (not of " +
+      "`blockNumber`), in whole seconds, never negative. Computed when the answer is sent, also for an answer " +
+      "pinned to a past block.",
+    { minimum: 0 },
+  ),
+  stale: boolean("`indexLagSeconds` is above the server's INDEX_STALE_SECONDS (default 180): label what you show."),
 } as const;
 
-export type Envelope = { ok: true; chainId: number; blockNumber: string; blockTimestamp: string };
+export type Envelope = {
+  ok: true;
+  chainId: number;
+  blockNumber: string;
+  blockTimestamp: string;
+  indexLagSeconds: number;
+  stale: boolean;
+};
+
+/**
+ * How far the index is behind the wall clock when an answer is sent: now minus its head block's timestamp, in whole
+ * seconds, never negative (a node's clock may run ahead of ours), and whether that is above `staleSeconds`.
+ */
+export function freshness(headTime: bigint, staleSeconds: number, nowMs = Date.now()) {
+  const lag = BigInt(Math.floor(nowMs / 1000)) - headTime;
+  const indexLagSeconds = lag > 0n ? Number(lag) : 0;
+  return { indexLagSeconds, stale: indexLagSeconds > staleSeconds };
+}
 
 /** The envelope of every example answer in the OpenAPI document: one block on Base. */
 export const EXAMPLE_ENVELOPE = {
@@ -33,6 +57,8 @@ export const EXAMPLE_ENVELOPE = {
   chainId: 8453,
   blockNumber: "38118524",
   blockTimestamp: "1764061200",
+  indexLagSeconds: 3,
+  stale: false,
 } as const;
 
 export const LOCK_SCHEMA = object({

@@ -33,6 +33,8 @@ export type IndexWatermarkSource = {
   fresh(): IndexMark | undefined;
   /** For the metrics: a hit is a fresh() that found a fresh mark; entries, 1 while there is one. */
   readonly cache?: CacheSource;
+  /** Tells `listener` every mark a poll brings (the `minBlock` waiters' news: api/read/headWatch.ts). */
+  subscribe?(listener: (mark: IndexMark) => void): () => void;
 };
 
 export class IndexWatermark implements IndexWatermarkSource {
@@ -65,6 +67,13 @@ export class IndexWatermark implements IndexWatermarkSource {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#polling;
+  }
+
+  readonly #listeners = new Set<(mark: IndexMark) => void>();
+
+  subscribe(listener: (mark: IndexMark) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   readonly #stats = new CacheStats();
@@ -112,6 +121,7 @@ export class IndexWatermark implements IndexWatermarkSource {
       if (mark !== undefined && sentAt > this.#sentAt) {
         this.#mark = mark;
         this.#sentAt = sentAt;
+        for (const listener of this.#listeners) listener(mark);
       }
     } finally {
       clearTimeout(timer);

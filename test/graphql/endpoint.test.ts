@@ -106,7 +106,7 @@ describe("answers", () => {
     const block = eventBlock(700);
     const owner = getAddress(index.events[700]!.account);
     const { body } = await gql(
-      `query($b: BigInt) { _meta(block: $b) { block blockTimestamp }
+      `query($b: Block) { _meta(block: $b) { block blockTimestamp }
         locks(where: { owner: "${owner}" }) { items { ${LOCK_FIELDS} } }
         lockEvents(where: { account: "${owner}" }) { items { ${EVENT_FIELDS} } } }`,
       { b: String(block) },

@@ -15,6 +15,7 @@ import { createMetrics } from "../../api/observability/metrics";
 import { createLockIndex } from "../../api/read/atBlock";
 import type { LockIndex } from "../../api/read/contract";
 import { encodeCursor } from "../../api/read/cursor";
+import { freshness } from "../../api/read/shapes";
 import { VeBoards } from "../../api/read/veBoard";
 import {
   checkpointOf,
@@ -238,7 +239,7 @@ describe("locks", () => {
     }
     const unknown = await get(`/accounts/${owner}/locks?limit=5`);
     expect(unknown.status).toBe(400);
-    expect(unknown.body).toMatchObject({ detail: { param: "limit", accepted: ["block"] } });
+    expect(unknown.body).toMatchObject({ detail: { param: "limit", accepted: ["block", "minBlock", "waitMs"] } });
   });
 });
 
@@ -433,3 +434,73 @@ async function collect(first: string, key: "rows" | "events") {
   }
   return { rows, blocks };
 }
+
+describe("freshness (issue 31 item 5) and minBlock in process", () => {
+  const lagAt = (nowSec: number) => Math.max(0, nowSec - Number(index.head.time));
+
+  it("indexLagSeconds is now minus the head block's time, for a past block too; stale above INDEX_STALE_SECONDS", async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const head = await get("/stats");
+    const past = await get(`/stats?block=${eventBlock(3)}`);
+    const after = Math.floor(Date.now() / 1000);
+    for (const r of [head, past]) {
+      expect(r.body.indexLagSeconds).toBeGreaterThanOrEqual(lagAt(before));
+      expect(r.body.indexLagSeconds).toBeLessThanOrEqual(lagAt(after));
+    }
+    expect(past.body.blockNumber).toBe(String(eventBlock(3)));
+    // The synthetic chain's head is days old: over the default 180 s.
+    expect(lagAt(before)).toBeGreaterThan(180);
+    expect(head.body.stale).toBe(true);
+    const lag = lagAt(before);
+    for (const [threshold, stale] of [
+      [lag + 120, false],
+      [lag - 120, true],
+    ] as const) {
+      const other = createApp({
+        config: { ...loadConfig({ NETWORK: "base" }), indexStaleSeconds: threshold },
+        rpc: null,
+        index: { atBlock: reader, boards },
+        logger: silentLogger,
+        metrics: createMetrics(),
+      });
+      expect((await get("/leaderboards/ve?limit=1", other)).body.stale, String(threshold)).toBe(stale);
+    }
+  });
+
+  it("a head timestamp ahead of the wall clock is a lag of 0, never negative", () => {
+    const now = 1_800_000_000_000;
+    expect(freshness(1_800_000_100n, 180, now)).toEqual({ indexLagSeconds: 0, stale: false });
+    expect(freshness(1_799_999_819n, 180, now)).toEqual({ indexLagSeconds: 181, stale: true });
+    expect(freshness(1_799_999_820n, 180, now)).toEqual({ indexLagSeconds: 180, stale: false });
+  });
+
+  it("minBlock at or below the head answers at the head; the ETag and a 304 do not depend on it", async () => {
+    const r = await get(`/stats?minBlock=${index.head.block}`);
+    expect(r.status).toBe(200);
+    expect(r.body.blockNumber).toBe(String(index.head.block));
+    expect(r.headers.get("etag")).toBe(`W/"8453-${index.head.block}"`);
+    const res = await app.request(`${BASE}/stats?minBlock=${index.head.block - 5n}`, {
+      headers: { "if-none-match": r.headers.get("etag")! },
+    });
+    expect(res.status).toBe(304);
+  });
+
+  it("above the head without a node to judge how far: waitMs 0 is 409 at once with the head; a cursor below minBlock is 400", async () => {
+    const r = await get(`/accounts/${getAddress(index.events[0]!.account)}/events?minBlock=${index.head.block + 1n}`);
+    expect(r.status).toBe(409);
+    expect(r.body).toMatchObject({
+      error: "INDEX_BEHIND",
+      retryAfterSec: 2,
+      detail: { head: String(index.head.block), minBlock: String(index.head.block + 1n), of: "index", waitedMs: 0 },
+    });
+    expect(r.headers.get("retry-after")).toBe("2");
+    const cursor = encodeCursor({
+      kind: "board",
+      block: eventBlock(5),
+      after: { ve: 1n, address: index.events[0]!.account },
+    });
+    const below = await get(`/leaderboards/ve?cursor=${cursor}&minBlock=${eventBlock(5) + 1n}`);
+    expect(below.status).toBe(400);
+    expect(below.body).toMatchObject({ error: "BAD_PARAMS", detail: { param: "cursor" } });
+  });
+});

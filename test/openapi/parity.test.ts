@@ -222,8 +222,18 @@ describe("the document", () => {
       ].sort(),
     );
     expect(codesOf("/api/mcp/v1/state/{address}").sort()).toEqual(
-      ["BAD_PARAMS", "CHAIN_UNREADY", "INTERNAL_ERROR", "RATE_LIMITED", "STATE_READ_FAILED"].sort(),
+      ["BAD_PARAMS", "CHAIN_UNREADY", "INDEX_BEHIND", "INTERNAL_ERROR", "RATE_LIMITED", "STATE_READ_FAILED"].sort(),
     );
+    // Every index operation takes minBlock and waitMs (api/index/query.ts AT_PARAMS), so each documents its 409 with
+    // Retry-After: a route added without them fails here.
+    const indexOps = ops().filter(([path]) => path.startsWith("/api/index/v1/"));
+    expect(indexOps.length).toBeGreaterThan(0);
+    for (const [path, op] of indexOps) {
+      expect(codesOf(path), path).toContain("INDEX_BEHIND");
+      expect(Object.keys(op.responses["409"]?.headers ?? {}), path).toContain("Retry-After");
+      const names = (op.parameters ?? []).map((p: { name: string }) => p.name);
+      expect(names, path).toEqual(expect.arrayContaining(["block", "minBlock", "waitMs"]));
+    }
     // Supply is never rate-limited (spec §8) and has its own codes.
     expect(codesOf("/api/supply/max")).toEqual(["SUPPLY_BAD_FORMAT"]);
     expect(codesOf("/api/supply/circulating")).toContain("SUPPLY_INCONSISTENT");

@@ -114,7 +114,7 @@ export async function expectGraphqlLocksMatchChain(devnet: TestDevnet, post: Gra
           `t${l.tokenId}: lock(tokenId: "${l.tokenId}", block: $b) { owner amountWei lockEnd autoMax listed burned veWei }`,
       )
       .join(" ");
-    const data = await graphqlData(post, `query($b: BigInt) { _meta(block: $b) { block } ${fields} }`, {
+    const data = await graphqlData(post, `query($b: Block) { _meta(block: $b) { block } ${fields} }`, {
       b: String(B),
     });
     expect(data._meta.block).toBe(String(B));
@@ -139,7 +139,7 @@ export async function expectGraphqlLocksMatchChain(devnet: TestDevnet, post: Gra
   for (const owner of [...owners, DEVNET_ACCOUNTS.idle.address]) {
     const data = await graphqlData(
       post,
-      `query($b: BigInt) { locks(where: { owner: "${owner}" }, block: $b, limit: 1000) { items { tokenId } } }`,
+      `query($b: Block) { locks(where: { owner: "${owner}" }, block: $b, limit: 1000) { items { tokenId } } }`,
       { b: String(B) },
     );
     const expected = chain.locks.filter((l) => l.owner === getAddress(owner)).map((l) => String(l.tokenId));
@@ -193,7 +193,7 @@ export async function expectLockEventPagesHoldBlock(
   expect(new Set(rows).size).toBe(rows.length);
   const all = await graphqlData(
     post,
-    `query($b: BigInt) { lockEvents(where: { account: "${opts.account}" }, block: $b, limit: 1000) { items { txHash logIndex } } }`,
+    `query($b: Block) { lockEvents(where: { account: "${opts.account}" }, block: $b, limit: 1000) { items { txHash logIndex } } }`,
     { b: block },
   );
   expect(rows).toEqual(all.lockEvents.items.map(key));

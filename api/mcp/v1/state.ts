@@ -5,11 +5,13 @@ import type { CancelSignal } from "../../chain/rpc";
 import type { AppDeps } from "../../deps";
 import { CancelSource, deadlineRpc, requestDeadline, v1DeadlineMs } from "../../http/cancellation";
 import type { AppEnv } from "../../http/env";
-import { ChainUnreadyError, StateReadFailedError } from "../../http/errors";
+import { BadParamsError, ChainUnreadyError, StateReadFailedError } from "../../http/errors";
 import { parseAddress, parseQuery } from "../../http/params";
 import { deployedAddress, type Manifest } from "../../manifest";
 import { causeOf, type ThrottledWarn, throttledWarnings } from "../../observability/throttle";
+import { behind, MIN_BLOCK_PARAM, WAIT_MS_PARAM, waitForHead } from "../../read/atLeast";
 import { type IndexedLockIds, type LockStore, QueryCancelledError } from "../../read/contract";
+import { HeadWatch } from "../../read/headWatch";
 import type { RouteDefinition } from "../../route/definition";
 import { addressString, array, boolean, constant, integer, object, uintString } from "../../route/jsonSchema";
 import { LockIdHints } from "./idHints";
@@ -101,10 +103,21 @@ export const stateRoute = {
     "in one call: each lock's amount, end and AutoMax flag are what the lock contract reports at that block " +
     "(an AutoMax lock ends that block's time + 365 days). The index only says which locks to read. `source` is " +
     '"subgraph+rpc" when the lock list is proven complete at that block, else "rpc" with only the locks proven ' +
-    "to be the wallet's (possibly none). `indexedBlock` says how far the index was.",
+    "to be the wallet's (possibly none). `indexedBlock` says how far the index was. With `minBlock`, " +
+    "`blockNumber` is at least that block: if the node is not there yet, the read waits up to `waitMs` for it " +
+    "(then 409 INDEX_BEHIND with the node's head).",
   pathParams: { address: { kind: "address", required: true, description: "The wallet to read." } },
-  query: {},
-  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "STATE_READ_FAILED"],
+  query: {
+    minBlock: {
+      ...MIN_BLOCK_PARAM,
+      description:
+        "Read at this block or later: a client that saw its transaction mined in block N asks for state that " +
+        "includes it. If the node's head is below N, the read waits up to `waitMs` for the node, then answers 409 " +
+        "INDEX_BEHIND with the node's head and `retryAfterSec`. More than 5 blocks beyond the node's head is 400.",
+    },
+    waitMs: WAIT_MS_PARAM,
+  },
+  errors: ["BAD_PARAMS", "INDEX_BEHIND", "CHAIN_UNREADY", "STATE_READ_FAILED"],
   exampleRequest: { address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
   response: {
     schema: object({
@@ -166,46 +179,76 @@ export const stateRoute = {
   },
 } as const satisfies RouteDefinition;
 
+/** The node's head is the snapshot's block itself (waitForHead of "node" reads no chain head). */
+const nullHead = () => Promise.resolve(null);
+
 export function registerStateRoutes(v1: Hono<AppEnv>, deps: AppDeps): void {
   const hints = new LockIdHints();
+  // The node's head, for reads that wait for a `minBlock`: one eth_blockNumber poll for all of them, while any waits.
+  const nodeRpc = deps.rpc;
+  const nodeHead = new HeadWatch({
+    onWait: (outcome) => deps.metrics.minBlockWaits.inc({ of: "node", outcome }),
+    ...(nodeRpc
+      ? {
+          read: async () => {
+            const raw = await nodeRpc.request({ method: "eth_blockNumber", params: [] });
+            return typeof raw === "string" && /^0x[0-9a-f]{1,16}$/.test(raw) ? BigInt(raw) : null;
+          },
+        }
+      : {}),
+  });
   deps.metrics.caches.register("state_hints", { stats: hints.stats, entries: () => hints.size });
   // An index outage is a few lines a minute with their cause, not one per request.
   const warn = throttledWarnings(deps.logger);
   v1.get(stateRoute.path, async (c) => {
     const user = parseAddress("address", c.req.param("address"));
-    parseQuery(c.req.url, stateRoute.query); // no query parameters: any given one is BAD_PARAMS
+    const q = parseQuery(c.req.url, stateRoute.query);
+    const target = q.minBlock === undefined ? null : { minBlock: q.minBlock, waitMs: Number(q.waitMs) };
+    if (target === null && new URL(c.req.url, "http://x").searchParams.has("waitMs")) {
+      throw new BadParamsError("waitMs is only taken with minBlock (the block to wait for).", { param: "waitMs" });
+    }
     const contracts = snapshotContracts(deps.config.manifest);
     const rpc = deadlineRpc(c, deps.rpc);
     if (!rpc) throw new StateReadFailedError("No RPC endpoint is configured.", { upstream: "unconfigured" });
 
     // The index's ids decide what the eth_call reads; with a hint from this user's last read both go at once, or,
     // while the index's watermark is fresh, the eth_call alone (the SQL only if the chain disproves the hint).
-    const snap = await readSnapshot({
-      rpc,
-      via: deps.multicall,
-      contracts,
-      user,
-      // A quarter of the route's deadline at most: the chain read that follows must still fit in it.
-      index: () =>
-        idsFromIndex(
-          deps.index.locks,
-          user,
-          Math.min(LOCKS_BUDGET_MS, v1DeadlineMs(deps.config.rpcTimeoutMs) / 4),
-          warn,
-          requestDeadline(c),
-        ),
-      hint: hints.get(user),
-      // Only with an index to ask when the chain disproves the hint.
-      watermark: deps.index.locks ? deps.index.watermark?.fresh() : undefined,
-    }).catch((error: unknown) => {
-      if (error instanceof ViewReadError) {
-        // A member's failure (reverted, or not its view's exact encoding) is "subcall"; the call's own, its kind.
-        throw new StateReadFailedError("Reading on-chain state failed upstream.", {
-          upstream: error.member === undefined ? error.kind : "subcall",
-        });
-      }
-      throw error;
-    });
+    const read = () =>
+      readSnapshot({
+        rpc,
+        via: deps.multicall,
+        contracts,
+        user,
+        // A quarter of the route's deadline at most: the chain read that follows must still fit in it.
+        index: () =>
+          idsFromIndex(
+            deps.index.locks,
+            user,
+            Math.min(LOCKS_BUDGET_MS, v1DeadlineMs(deps.config.rpcTimeoutMs) / 4),
+            warn,
+            requestDeadline(c),
+          ),
+        hint: hints.get(user),
+        // Only with an index to ask when the chain disproves the hint.
+        watermark: deps.index.locks ? deps.index.watermark?.fresh() : undefined,
+      }).catch((error: unknown) => {
+        if (error instanceof ViewReadError) {
+          // A member's failure (reverted, or not its view's exact encoding) is "subcall"; the call's own, its kind.
+          throw new StateReadFailedError("Reading on-chain state failed upstream.", {
+            upstream: error.member === undefined ? error.kind : "subcall",
+          });
+        }
+        throw error;
+      });
+    let snap = await read();
+    nodeHead.saw(snap.blockNumber);
+    // Never below minBlock: the node is behind it, so wait for the node (one poll for all waiters), read again.
+    if (target !== null && snap.blockNumber < target.minBlock) {
+      const want = { ...target, block: target.minBlock, param: "minBlock" };
+      await waitForHead({ watch: nodeHead, c, target: want, head: snap.blockNumber, chainHead: nullHead, of: "node" });
+      snap = await read();
+      if (snap.blockNumber < target.minBlock) throw behind(want, snap.blockNumber, target.waitMs, "node");
+    }
     const index = snap.index;
     if (index && snap.hint) hints.set(user, snap.hint);
     deps.metrics.indexLag.observe(snap.blockNumber, index?.indexedBlock ?? null);

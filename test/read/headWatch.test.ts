@@ -1,0 +1,102 @@
+/**
+ * api/read/headWatch.ts: many requests waiting for a block share one source of news — one poll per interval however
+ * many wait, none while nobody waits — and each leaves on its block, its time, its cancellation, or at once when the
+ * waiters are at their bound. The source here is a head the test moves (the served behaviour, over the indexer and
+ * the node, is test/index/minBlock.test.ts's).
+ */
+import { describe, expect, it } from "vitest";
+import { CancelSource } from "../../api/http/cancellation";
+import { HeadWatch, type WaitOutcome } from "../../api/read/headWatch";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function source(start: bigint) {
+  const s = { head: start, reads: 0 };
+  const read = async () => {
+    s.reads++;
+    return s.head;
+  };
+  return { s, read };
+}
+
+describe("HeadWatch", () => {
+  it("one poll per interval for 200 waiters as for 1, and none once they are gone", async () => {
+    const runs: Record<number, number> = {};
+    for (const n of [1, 200]) {
+      const { s, read } = source(10n);
+      const watch = new HeadWatch({ read, pollMs: 20 });
+      const waits = Array.from({ length: n }, () => watch.wait(11n, 5_000));
+      await sleep(200);
+      s.head = 11n;
+      expect(new Set(await Promise.all(waits))).toEqual(new Set(["reached"]));
+      runs[n] = s.reads;
+      const after = s.reads;
+      await sleep(100);
+      expect(s.reads, "no poll without a waiter").toBe(after);
+      expect(watch.waiting).toBe(0);
+    }
+    console.log(`polls in ~200 ms at a 20 ms interval: 1 waiter ${runs[1]}, 200 waiters ${runs[200]}`);
+    // The same loop either way (a loaded machine may fit a poll or two less in either run).
+    expect(runs[200]!).toBeLessThanOrEqual(runs[1]! + 2);
+    expect(runs[200]!).toBeGreaterThan(1);
+  });
+
+  it("news from elsewhere (the watermark, an answer's head) releases waiters without any poll", async () => {
+    const watch = new HeadWatch();
+    const a = watch.wait(5n, 5_000);
+    const b = watch.wait(7n, 5_000);
+    watch.saw(5n);
+    expect(await a).toBe("reached");
+    expect(watch.waiting).toBe(1);
+    watch.saw(4n); // a lower head (a reorg) releases nobody
+    expect(watch.waiting).toBe(1);
+    expect(watch.latest).toBe(4n);
+    watch.saw(9n);
+    expect(await b).toBe("reached");
+    expect(watch.latest).toBe(9n);
+    expect(await watch.wait(8n, 0)).toBe("reached"); // already there: no wait at all
+  });
+
+  it("times out, is cancelled by its request's signal, and refuses past its bound at once", async () => {
+    const outcomes: WaitOutcome[] = [];
+    const watch = new HeadWatch({ maxWaiters: 3, onWait: (o) => outcomes.push(o) });
+    watch.saw(1n);
+    const started = performance.now();
+    expect(await watch.wait(2n, 60)).toBe("timeout");
+    expect(performance.now() - started).toBeGreaterThanOrEqual(55);
+    expect(await watch.wait(2n, 0)).toBe("timeout");
+
+    const hangUp = new CancelSource();
+    const held = [watch.wait(2n, 5_000, hangUp), watch.wait(2n, 5_000), watch.wait(2n, 5_000)];
+    expect(watch.waiting).toBe(3);
+    expect(await watch.wait(2n, 5_000)).toBe("full");
+    const cancelledAt = performance.now();
+    hangUp.abort("hang-up");
+    expect(await held[0]).toBe("cancelled");
+    expect(performance.now() - cancelledAt).toBeLessThan(50);
+    expect(watch.waiting).toBe(2);
+    watch.saw(2n);
+    expect(await Promise.all(held.slice(1))).toEqual(["reached", "reached"]);
+    expect(outcomes).toEqual(["timeout", "timeout", "full", "cancelled", "reached", "reached"]);
+
+    const gone = new CancelSource();
+    gone.abort("hang-up");
+    expect(await watch.wait(3n, 5_000, gone)).toBe("cancelled");
+  });
+
+  it("a failing read changes nothing: the waiters time out, the loop stops with them", async () => {
+    let reads = 0;
+    const watch = new HeadWatch({
+      read: async () => {
+        reads++;
+        throw new Error("database down");
+      },
+      pollMs: 10,
+    });
+    expect(await watch.wait(2n, 80)).toBe("timeout");
+    const after = reads;
+    expect(after).toBeGreaterThan(1);
+    await sleep(60);
+    expect(reads).toBe(after);
+  });
+});
