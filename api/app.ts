@@ -21,6 +21,7 @@ import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics"
 import { registerDocsRoutes } from "./openapi/docsRoutes";
 import { GRAPHQL_PATH, INDEX_BASE, MCP_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
+import { readHealthReadiness } from "./read/readHealth";
 import { createIndexRuntime, NO_INDEX } from "./read/runtime";
 import { V1_OPERATIONS } from "./routes";
 import { assumedMulticallVia } from "./startup/multicall3";
@@ -74,8 +75,23 @@ export function createApp(input: AppDepsInput): ApiApp {
   );
   const overall = deadline({ ms: v1DeadlineMs(config.rpcTimeoutMs), timeoutError: v1TimeoutError });
   for (const base of [V1_BASE, INDEX_BASE]) app.use(`${base}/*`, rateLimit(rateLimitOptions), overall);
+  // The features' runtime of the read model first: /ready asks it how the index's reads are going.
+  const index = createIndexRuntime({
+    source: deps.index,
+    config,
+    rpc: deps.rpc,
+    logger,
+    onBoardComputed: () => metrics.veBoardComputations.inc(),
+  });
   registerProbes(app, {
-    readiness: deps.readiness,
+    readiness: deps.index.atBlock
+      ? readHealthReadiness({
+          base: deps.readiness,
+          health: index.health,
+          index: index.index,
+          failAfterMs: config.readyIndexFailureMs,
+        })
+      : deps.readiness,
     metrics:
       config.metrics.port === null
         ? { render: () => metrics.render(), contentType: PROMETHEUS_CONTENT_TYPE, token: config.metrics.token }
@@ -88,13 +104,6 @@ export function createApp(input: AppDepsInput): ApiApp {
   const supply = supplyApi(deps);
   app.route(SUPPLY_BASE, supply.router);
   app.route(V1_BASE, v1Router(deps));
-  const index = createIndexRuntime({
-    source: deps.index,
-    config,
-    rpc: deps.rpc,
-    logger,
-    onBoardComputed: () => metrics.veBoardComputations.inc(),
-  });
   app.route(INDEX_BASE, indexRouter(index));
   app.on(["GET", "POST"], GRAPHQL_PATH, ...graphqlEndpoint({ deps, runtime: index, rateLimit: rateLimitOptions }));
   registerDocsRoutes(app, { assets: deps.staticAssets, rateLimit: rateLimitOptions });

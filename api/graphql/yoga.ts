@@ -87,7 +87,7 @@ const limits: Plugin = {
   onExecute({ args, setResultAndStopExecution }) {
     const { scope } = args.contextValue as unknown as GraphqlContext;
     try {
-      scope.plan = planOf(args);
+      scope.plan = planOf(args, scope.rt.cursors);
     } catch (error) {
       const refused =
         error instanceof VariablesRefused

@@ -29,6 +29,8 @@ import {
   QueryCancelledError,
   type ReadAt,
 } from "./contract";
+import { CursorCodec, cursorKey } from "./cursor";
+import { ReadHealth } from "./readHealth";
 import { holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
 import { VeBoards } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
@@ -68,11 +70,15 @@ export type IndexRuntime = {
   logger: Logger;
   /** The index's failures told at most once a minute (api/observability/throttle.ts), not once per request. */
   warn: ThrottledWarn;
+  /** The streak of failed reads since the last success (/ready: api/read/readHealth.ts). */
+  health: ReadHealth;
+  /** The page cursors, signed with the deployment's key (api/read/cursor.ts). */
+  cursors: CursorCodec;
 };
 
 export type CreateIndexRuntimeOptions = {
   source: IndexSource;
-  config: Pick<AppConfig, "chainId" | "manifest">;
+  config: Pick<AppConfig, "chainId" | "manifest" | "cursorSecret" | "database">;
   rpc: RpcClient | null;
   logger: Logger;
   /** Counted once per ve ranking this process computes itself. */
@@ -91,6 +97,8 @@ export function createIndexRuntime({ source, config, rpc, logger, onBoardCompute
     rpc,
     logger,
     warn: throttledWarnings(logger),
+    health: new ReadHealth(),
+    cursors: new CursorCodec(cursorKey(config)),
   };
   const index = source.atBlock;
   if (!index) {
@@ -125,13 +133,16 @@ export function createIndexRuntime({ source, config, rpc, logger, onBoardCompute
 /** A read of the index, its failures said in the API's terms (never a 500 for a database that is down). */
 export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Promise<T> {
   try {
-    return await read();
+    const value = await read();
+    rt.health.succeeded();
+    return value;
   } catch (error) {
     // A cancelled read (its request's deadline or hang-up) is its caller's to report, not the index's failure.
     if (error instanceof ApiError || error instanceof BlockTimeUnknownError || error instanceof QueryCancelledError) {
       throw error;
     }
     if (error instanceof IndexNotStartedError) throw new IndexUnavailableError("not started", { cause: error });
+    rt.health.failed();
     rt.warn("index read failed", "lock index read failed", { error: (error as Error).name, cause: causeOf(error) });
     throw new IndexUnavailableError("unreachable", { cause: error });
   }
