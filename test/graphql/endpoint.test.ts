@@ -289,6 +289,12 @@ describe("refusals", () => {
     ],
     ["events by neither id nor account", `{ lockEvents(where: {}) { items { kind } } }`, "BAD_USER_INPUT"],
     ["a bad cursor", `{ lockEvents(where: { tokenId: "1" }, after: "bm9wZQ") { items { kind } } }`, "BAD_USER_INPUT"],
+    // yoga's own code (documented in docs/api.md and GRAPHQL_CODES).
+    [
+      "two operations, no operationName",
+      "query A { _meta { block } } query B { _meta { block } }",
+      "OPERATION_RESOLUTION_FAILURE",
+    ],
     ["a block above the head", `{ _meta(block: "99999999999") { block } }`, "BAD_USER_INPUT"],
   ])("%s: GraphQL's errors with its code, no data, no internals", async (_, query, code) => {
     const { status, body } = await gql(query);
