@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { RpcBackoff } from "./chain/backoff";
 import type { AppDeps, AppDepsInput } from "./deps";
 import { GRAPHQL_METHODS, graphqlEndpoint } from "./graphql/endpoint";
 import { answerError } from "./http/answerError";
@@ -31,15 +32,17 @@ import { supplyApi } from "./supply/router";
 export function appDeps(input: AppDepsInput): AppDeps {
   const metrics = input.metrics ?? createMetrics();
   const logger = input.logger ?? createLogger({ level: input.config.logLevel });
+  const rpcBackoff = input.rpcBackoff ?? new RpcBackoff();
   return {
     ...input,
     metrics,
     logger,
     limiter: input.limiter ?? createRateLimiter({ config: input.config, logger, metrics }),
+    rpcBackoff,
     gate:
       input.gate ??
       createGate({
-        rpc: input.rpc,
+        rpc: rpcBackoff.wrap(input.rpc),
         manifest: input.config.manifest,
         readTimeoutMs: v1DeadlineMs(input.config.rpcTimeoutMs),
       }),

@@ -28,6 +28,8 @@ export const ERROR_STATUS = {
   CHAIN_UNREADY: 503,
   /** The lock index is not configured, not started, or not answering (the /api/index/v1 routes). */
   INDEX_UNAVAILABLE: 503,
+  /** The node failed just now and is being backed off (api/chain/backoff.ts): state, quote, prepare, preflight. */
+  UPSTREAM_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -113,6 +115,20 @@ export class RateLimitedError extends ApiError {
   override name = "RateLimitedError";
   constructor(readonly retryAfterSec: number) {
     super("RATE_LIMITED", `Too many requests; retry after ${retryAfterSec} s.`);
+  }
+
+  override toEnvelope(): ErrorEnvelope {
+    return { ...super.toEnvelope(), retryAfterSec: this.retryAfterSec };
+  }
+}
+
+export class UpstreamUnavailableError extends ApiError {
+  override name = "UpstreamUnavailableError";
+  constructor(readonly retryAfterSec: number) {
+    super(
+      "UPSTREAM_UNAVAILABLE",
+      `The chain node failed just now; this process asks it again in ${retryAfterSec} s. Nothing was read.`,
+    );
   }
 
   override toEnvelope(): ErrorEnvelope {

@@ -217,10 +217,18 @@ describe("the document", () => {
         "QUOTE_FAILED",
         "RATE_LIMITED",
         "STATE_READ_FAILED",
+        "UPSTREAM_UNAVAILABLE",
       ].sort(),
     );
     expect(codesOf("/api/mcp/v1/state/{address}").sort()).toEqual(
-      ["BAD_PARAMS", "CHAIN_UNREADY", "INTERNAL_ERROR", "RATE_LIMITED", "STATE_READ_FAILED"].sort(),
+      [
+        "BAD_PARAMS",
+        "CHAIN_UNREADY",
+        "INTERNAL_ERROR",
+        "RATE_LIMITED",
+        "STATE_READ_FAILED",
+        "UPSTREAM_UNAVAILABLE",
+      ].sort(),
     );
     // Supply is never rate-limited (spec §8) and has its own codes.
     expect(codesOf("/api/supply/max")).toEqual(["SUPPLY_BAD_FORMAT"]);

@@ -104,7 +104,7 @@ export const stateRoute = {
     "to be the wallet's (possibly none). `indexedBlock` says how far the index was.",
   pathParams: { address: { kind: "address", required: true, description: "The wallet to read." } },
   query: {},
-  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "STATE_READ_FAILED"],
+  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "STATE_READ_FAILED", "UPSTREAM_UNAVAILABLE"],
   exampleRequest: { address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
   response: {
     schema: object({
