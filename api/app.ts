@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { RpcBackoff } from "./chain/backoff";
 import type { AppDeps, AppDepsInput } from "./deps";
 import { GRAPHQL_METHODS, graphqlEndpoint } from "./graphql/endpoint";
 import { answerError } from "./http/answerError";
@@ -21,6 +22,7 @@ import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics"
 import { registerDocsRoutes } from "./openapi/docsRoutes";
 import { GRAPHQL_PATH, INDEX_BASE, MCP_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
+import { readHealthReadiness } from "./read/readHealth";
 import { createIndexRuntime, NO_INDEX } from "./read/runtime";
 import { V1_OPERATIONS } from "./routes";
 import { assumedMulticallVia } from "./startup/multicall3";
@@ -30,15 +32,17 @@ import { supplyApi } from "./supply/router";
 export function appDeps(input: AppDepsInput): AppDeps {
   const metrics = input.metrics ?? createMetrics();
   const logger = input.logger ?? createLogger({ level: input.config.logLevel });
+  const rpcBackoff = input.rpcBackoff ?? new RpcBackoff();
   return {
     ...input,
     metrics,
     logger,
     limiter: input.limiter ?? createRateLimiter({ config: input.config, logger, metrics }),
+    rpcBackoff,
     gate:
       input.gate ??
       createGate({
-        rpc: input.rpc,
+        rpc: rpcBackoff.wrap(input.rpc),
         manifest: input.config.manifest,
         readTimeoutMs: v1DeadlineMs(input.config.rpcTimeoutMs),
       }),
@@ -74,8 +78,24 @@ export function createApp(input: AppDepsInput): ApiApp {
   );
   const overall = deadline({ ms: v1DeadlineMs(config.rpcTimeoutMs), timeoutError: v1TimeoutError });
   for (const base of [V1_BASE, INDEX_BASE]) app.use(`${base}/*`, rateLimit(rateLimitOptions), overall);
+  // The features' runtime of the read model first: /ready asks it how the index's reads are going.
+  const index = createIndexRuntime({
+    source: deps.index,
+    config,
+    rpc: deps.rpc,
+    logger,
+    onBoardComputed: () => metrics.veBoardComputations.inc(),
+    onWait: (outcome) => metrics.minBlockWaits.inc({ of: "index", outcome }),
+  });
   registerProbes(app, {
-    readiness: deps.readiness,
+    readiness: deps.index.atBlock
+      ? readHealthReadiness({
+          base: deps.readiness,
+          health: index.health,
+          index: index.index,
+          failAfterMs: config.readyIndexFailureMs,
+        })
+      : deps.readiness,
     metrics:
       config.metrics.port === null
         ? { render: () => metrics.render(), contentType: PROMETHEUS_CONTENT_TYPE, token: config.metrics.token }
@@ -88,14 +108,6 @@ export function createApp(input: AppDepsInput): ApiApp {
   const supply = supplyApi(deps);
   app.route(SUPPLY_BASE, supply.router);
   app.route(V1_BASE, v1Router(deps));
-  const index = createIndexRuntime({
-    source: deps.index,
-    config,
-    rpc: deps.rpc,
-    logger,
-    onBoardComputed: () => metrics.veBoardComputations.inc(),
-    onWait: (outcome) => metrics.minBlockWaits.inc({ of: "index", outcome }),
-  });
   app.route(INDEX_BASE, indexRouter(index));
   app.on(["GET", "POST"], GRAPHQL_PATH, ...graphqlEndpoint({ deps, runtime: index, rateLimit: rateLimitOptions }));
   registerDocsRoutes(app, { assets: deps.staticAssets, rateLimit: rateLimitOptions });

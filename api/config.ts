@@ -74,6 +74,9 @@ export const DEFAULT_METRICS_HOST = "127.0.0.1";
 /** Fits a Kubernetes default grace period (30 s) with Ponder's own 5 s shutdown after it. */
 export const DEFAULT_SHUTDOWN_DRAIN_MS = 10_000;
 
+/** How long every index read may fail, with no success between, before /ready answers 503 (docs/operations.md). */
+export const DEFAULT_READY_INDEX_FAILURE_MS = 30_000;
+
 const envSchema = z.object({
   NETWORK: z.enum(Object.keys(NETWORKS) as [Network, ...Network[]]).default("local"),
   /** Overrides deployments/<NETWORK>.json (tests point it at their own devnet's manifest). */
@@ -128,6 +131,12 @@ const envSchema = z.object({
   SEND_TIMEOUT_MS: intIn(1_000, 3_600_000).default(String(CONNECTION_DEFAULTS.sendTimeoutMs)),
   /** An index answer whose indexed head is older than this many seconds says `stale: true` (the reference's 180). */
   INDEX_STALE_SECONDS: intIn(1, 86_400).default("180"),
+  // The key of the page cursors' MAC (api/read/cursor.ts): a secret, long enough not to be guessed.
+  CURSOR_SECRET: z
+    .string()
+    .regex(/^[\x21-\x7e]{32,}$/, "must be at least 32 printable characters, no spaces")
+    .optional(),
+  READY_INDEX_FAILURE_MS: intIn(1_000, 3_600_000).default(String(DEFAULT_READY_INDEX_FAILURE_MS)),
 });
 
 /** Ponder's own name for a chain's RPC: RPC_URL wins over it. */
@@ -286,6 +295,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       /** SEND_TIMEOUT_MS: a connection whose answer makes no progress (or that sends nothing) for this long closes. */
       sendTimeoutMs: v.SEND_TIMEOUT_MS,
     },
+    /**
+     * CURSOR_SECRET: the key the page cursors are signed with (api/read/cursor.ts); a secret, never logged. null:
+     * derived from the chain, the database URL and the schema, the same in every replica of one deployment.
+     */
+    cursorSecret: v.CURSOR_SECRET ?? null,
+    /** READY_INDEX_FAILURE_MS: index reads failing this long with no success between → /ready 503 "index reads failing". */
+    readyIndexFailureMs: v.READY_INDEX_FAILURE_MS,
   };
 }
 
@@ -319,5 +335,6 @@ export function describeConfig(config: AppConfig): string {
     `schema=${config.database.schema ?? "none"}`,
     `metrics=${config.metrics.port === null ? "public" : `${config.metrics.host}:${config.metrics.port}`}${config.metrics.token ? "+token" : ""}`,
     `multicall3=${config.multicall3}`,
+    `cursorKey=${config.cursorSecret === null ? "derived" : "set"}`,
   ].join(" ");
 }

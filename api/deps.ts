@@ -4,6 +4,7 @@
  */
 
 import type { TtlCache } from "./cache/ttlCache";
+import type { RpcBackoff } from "./chain/backoff";
 import type { MulticallVia } from "./chain/multicall";
 import type { RpcClient } from "./chain/rpc";
 import type { AppConfig } from "./config";
@@ -25,6 +26,8 @@ export type AppDeps = {
   multicall: MulticallVia;
   /** The genesis gate; one per process so the preflight route and the prepare routes share its cache. */
   gate: Gate;
+  /** The node's back-off in an outage, shared by the v1 routes and the gate (api/chain/backoff.ts). */
+  rpcBackoff: RpcBackoff;
   /** The index (api/read): its lock store, its reads at any block, their watermark and shared answers. */
   index: IndexSource;
   /** Supply cache, TTLs and deadline; everything defaults (in-process cache, spec TTLs). */
@@ -46,7 +49,7 @@ export type AppDeps = {
 /** What callers pass to createApp: the gate defaults to one built from rpc + manifest, locks to none. */
 export type AppDepsInput = Omit<AppDeps, Defaulted> &
   Partial<Pick<AppDeps, Exclude<Defaulted, "index">>> & { index?: Partial<IndexSource> };
-type Defaulted = "gate" | "index" | "limiter" | "metrics" | "logger" | "staticAssets" | "multicall";
+type Defaulted = "gate" | "index" | "limiter" | "metrics" | "logger" | "staticAssets" | "multicall" | "rpcBackoff";
 
 /** The supply routes' cache, TTLs, deadline and failure backoff; everything defaults. */
 export type SupplyDeps = {

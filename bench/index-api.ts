@@ -19,7 +19,7 @@ import pg from "pg";
 import { createApp } from "../api/app";
 import { loadConfig } from "../api/config";
 import { silentLogger } from "../api/observability/logger";
-import { encodeCursor } from "../api/read/cursor";
+import { CursorCodec, cursorKey } from "../api/read/cursor";
 import { VeBoards } from "../api/read/veBoard";
 import { createTestDatabase } from "../test/support/ponder";
 import {
@@ -234,7 +234,11 @@ try {
   const page500 = Math.min(500, Math.floor(size / limit));
   const cursorAt = (p: number) => {
     const r = board.rows[(p - 1) * limit - 1]!;
-    return encodeCursor({ kind: "board", block: board.block, after: { ve: r.ve, address: r.address } });
+    return new CursorCodec(cursorKey(base)).encode({
+      kind: "board",
+      block: board.block,
+      after: { ve: r.ve, address: r.address },
+    });
   };
   // The bare baseline of a board page: the same ranking statement cut to a page, as SQL alone would have to.
   const p1 = await measure("GET /leaderboards/ve page 1", ["/leaderboards/ve?limit=100"]);

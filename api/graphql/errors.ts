@@ -9,6 +9,8 @@ import { QueryCancelledError } from "../read/contract";
 export const GRAPHQL_CODES = [
   /** The request is not a GraphQL request yoga can run: no query, a mutation (there are none), a GET mutation. */
   "BAD_REQUEST",
+  /** yoga's: the document has several operations and no `operationName`, or `operationName` names none of them. */
+  "OPERATION_RESOLUTION_FAILURE",
   "GRAPHQL_PARSE_FAILED",
   "GRAPHQL_VALIDATION_FAILED",
   "TOKEN_LIMIT_EXCEEDED",
@@ -24,6 +26,20 @@ export const GRAPHQL_CODES = [
   "INTERNAL_ERROR",
 ] as const;
 export type GraphqlCode = (typeof GRAPHQL_CODES)[number];
+
+const DOCUMENTED: ReadonlySet<string> = new Set(GRAPHQL_CODES);
+/** yoga's names for what we document under another. */
+export const LIBRARY_RENAMES: Readonly<Record<string, GraphqlCode>> = { INTERNAL_SERVER_ERROR: "INTERNAL_ERROR" };
+
+/**
+ * The code a refusal of graphql-js's or yoga's own is answered with: its own when it is one of ours (documented in
+ * docs/api.md), INTERNAL_ERROR for yoga's INTERNAL_SERVER_ERROR, BAD_REQUEST for any other, so a library upgrade
+ * cannot put an undocumented code on the wire (test/docs/errorCodes.test.ts lists the libraries' codes).
+ */
+export function answeredCode(code: unknown): GraphqlCode {
+  if (typeof code === "string" && DOCUMENTED.has(code)) return code as GraphqlCode;
+  return (typeof code === "string" && LIBRARY_RENAMES[code]) || "BAD_REQUEST";
+}
 
 /** A GraphQL error the client may read: its message and `extensions.code` (plus `extra`). */
 export function graphqlError(code: GraphqlCode, message: string, extra: Record<string, unknown> = {}): GraphQLError {

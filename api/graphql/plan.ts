@@ -16,7 +16,7 @@ import {
   Kind,
   type SelectionSetNode,
 } from "graphql";
-import { decodeCursor } from "../read/cursor";
+import type { CursorCodec } from "../read/cursor";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 
@@ -45,7 +45,10 @@ export class VariablesRefused extends Error {
 /** The cursor kind of each paged root field. */
 const PAGED: Record<string, "locks" | "events"> = { locks: "locks", lockEvents: "events" };
 
-export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variableValues" | "operationName">): Plan {
+export function planOf(
+  args: Pick<ExecutionArgs, "schema" | "document" | "variableValues" | "operationName">,
+  cursors: CursorCodec,
+): Plan {
   const operation = getOperationAST(args.document, args.operationName);
   // No operation to run: graphql-js answers that itself.
   if (operation?.operation !== "query") return { block: null, minBlock: null, rows: 0 };
@@ -93,7 +96,7 @@ export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variab
         });
       }
       rows += limit;
-      if (typeof values.after === "string") name(cursorBlock(values.after, paged), "cursor");
+      if (typeof values.after === "string") name(cursorBlock(cursors, values.after, paged), "cursor");
     } else if (field.name.value === "lock") {
       rows += 1;
     }
@@ -108,9 +111,9 @@ export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variab
   return { block, minBlock, rows };
 }
 
-function cursorBlock(raw: string, kind: "locks" | "events"): bigint {
+function cursorBlock(cursors: CursorCodec, raw: string, kind: "locks" | "events"): bigint {
   try {
-    return decodeCursor(raw, kind).block;
+    return cursors.decode(raw, kind).block;
   } catch {
     throw graphqlError("BAD_USER_INPUT", "after is not a cursor this API handed out for this list.", {
       param: "after",

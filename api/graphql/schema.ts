@@ -11,7 +11,6 @@ import type { Address } from "viem";
 import { LOCK_EVENT_KINDS } from "../../indexer/rules";
 import { parseAddress } from "../http/params";
 import type { EventsOf } from "../read/contract";
-import { decodeCursor, encodeCursor } from "../read/cursor";
 import { eventJson, freshness, lockJson } from "../read/shapes";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
@@ -240,7 +239,7 @@ export function buildSchema() {
         locks: async (_: unknown, args: PageArgs & { where: { owner: string } }, { scope }: GraphqlContext) => {
           const owner = await scope.bounded(async () => address("where.owner", args.where.owner));
           const descending = args.orderDirection === "desc";
-          const cursor = args.after ? decodeCursor(args.after, "locks") : undefined;
+          const cursor = args.after ? scope.rt.cursors.decode(args.after, "locks") : undefined;
           if (cursor && cursor.after.descending !== descending) {
             throw graphqlError("BAD_USER_INPUT", "after is a cursor of the other orderDirection.", { param: "after" });
           }
@@ -254,7 +253,7 @@ export function buildSchema() {
             rest,
             args.limit,
             (l) => lockJson(l, time),
-            (l) => encodeCursor({ kind: "locks", block, after: { tokenId: l.tokenId, descending } }),
+            (l) => scope.rt.cursors.encode({ kind: "locks", block, after: { tokenId: l.tokenId, descending } }),
           );
         },
 
@@ -276,13 +275,13 @@ export function buildSchema() {
             tokenId != null
               ? { tokenId: BigInt(tokenId) }
               : { account: await scope.bounded(async () => address("where.account", account!)) };
-          const cursor = args.after ? decodeCursor(args.after, "events") : undefined;
+          const cursor = args.after ? scope.rt.cursors.decode(args.after, "events") : undefined;
           const rows = await scope.read((at, signal) =>
             scope.rt.index.events(of, at, { limit: args.limit + 1, after: cursor?.after ?? null }, signal),
           );
           const { block } = await scope.at();
           return pageOf(rows, args.limit, eventJson, (e) =>
-            encodeCursor({ kind: "events", block, after: { block: e.blockNumber, logIndex: e.logIndex } }),
+            scope.rt.cursors.encode({ kind: "events", block, after: { block: e.blockNumber, logIndex: e.logIndex } }),
           );
         },
 

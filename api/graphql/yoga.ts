@@ -9,7 +9,7 @@ import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { GraphQLError, getOperationAST, parse, type ValidationContext } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
 import type { Logger } from "../observability/logger";
-import { type GraphqlCode, graphqlError, toGraphqlError } from "./errors";
+import { answeredCode, type GraphqlCode, graphqlError, toGraphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import { planOf, VariablesRefused } from "./plan";
 import { buildSchema, type GraphqlContext } from "./schema";
@@ -20,7 +20,11 @@ const isGraphqlError = (e: unknown): e is GraphQLError => e instanceof Error && 
 /** An error of graphql-js or yoga, with the code a client can act on (its own, else `code`). */
 function withCode(error: GraphQLError, code: GraphqlCode): GraphQLError {
   // graphql-jit's errors may have no extensions at all.
-  if (typeof error.extensions?.code === "string") return error;
+  return typeof error.extensions?.code === "string" ? error : recoded(error, code);
+}
+
+/** `error` with `code` as its `extensions.code`. */
+function recoded(error: GraphQLError, code: GraphqlCode): GraphQLError {
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,
@@ -87,7 +91,7 @@ const limits: Plugin = {
   onExecute({ args, setResultAndStopExecution }) {
     const { scope } = args.contextValue as unknown as GraphqlContext;
     try {
-      scope.plan = planOf(args);
+      scope.plan = planOf(args, scope.rt.cursors);
     } catch (error) {
       const refused =
         error instanceof VariablesRefused
@@ -127,8 +131,9 @@ export function createGraphqlEngine(logger: Logger) {
       maskError(error) {
         const original = isGraphqlError(error) ? error.originalError : error;
         if (isGraphqlError(error) && (original === undefined || isGraphqlError(original))) {
-          // graphql-js's and yoga's own refusals (no operation, a mutation) carry no code of ours.
-          return typeof error.extensions?.code === "string" ? error : withCode(error, "BAD_REQUEST");
+          // graphql-js's and yoga's own refusals (no operation, a mutation): their code when it is documented.
+          const code = answeredCode(error.extensions?.code);
+          return code === error.extensions?.code ? error : recoded(error, code);
         }
         const mapped = toGraphqlError(original, GRAPHQL_LIMITS.timeMs);
         const located = isGraphqlError(error) ? { nodes: error.nodes, path: error.path } : {};

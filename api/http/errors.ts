@@ -34,6 +34,8 @@ export const ERROR_STATUS = {
   INDEX_UNAVAILABLE: 503,
   /** requireSimulationOk=true and the simulation could not run (no eth_simulateV1, the node failed). */
   SIMULATION_UNAVAILABLE: 503,
+  /** The node failed just now and is being backed off (api/chain/backoff.ts): state, quote, prepare, preflight. */
+  UPSTREAM_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -119,6 +121,20 @@ export class RateLimitedError extends ApiError {
   override name = "RateLimitedError";
   constructor(readonly retryAfterSec: number) {
     super("RATE_LIMITED", `Too many requests; retry after ${retryAfterSec} s.`);
+  }
+
+  override toEnvelope(): ErrorEnvelope {
+    return { ...super.toEnvelope(), retryAfterSec: this.retryAfterSec };
+  }
+}
+
+export class UpstreamUnavailableError extends ApiError {
+  override name = "UpstreamUnavailableError";
+  constructor(readonly retryAfterSec: number) {
+    super(
+      "UPSTREAM_UNAVAILABLE",
+      `The chain node failed just now; this process asks it again in ${retryAfterSec} s. Nothing was read.`,
+    );
   }
 
   override toEnvelope(): ErrorEnvelope {

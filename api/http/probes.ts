@@ -12,7 +12,9 @@ import { UnauthorizedError } from "./errors";
 import { metricsAccess } from "./metricsAccess";
 
 /** GET /ready: whether this process can answer with its index right now. Index lag does not count. */
-export type ReadyState = { ready: true } | { ready: false; reason: "database unreachable" | "index missing" };
+export type ReadyState =
+  | { ready: true }
+  | { ready: false; reason: "database unreachable" | "index missing" | "index reads failing" };
 
 export type ProbesOptions = {
   /** What GET /ready reports; default: always ready (no index to wait for). */

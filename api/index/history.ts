@@ -3,7 +3,6 @@ import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { parseAddress, parseQuery, parseUint256 } from "../http/params";
 import type { EventsOf } from "../read/contract";
-import { decodeCursor, encodeCursor } from "../read/cursor";
 import { type IndexRuntime, readAtBlock, requestedBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EVENT_SCHEMA, EXAMPLE_ENVELOPE, eventJson, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
@@ -90,7 +89,7 @@ export const accountEventsRoute = {
 
 async function eventsPage(rt: IndexRuntime, c: Context, of: EventsOf, missing?: (block: bigint) => Error) {
   const q = parseQuery(c.req.url, PAGE_PARAMS);
-  const cursor = q.cursor === undefined ? undefined : decodeCursor(q.cursor, "events");
+  const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "events");
   const { block, param } = requestedBlock(q.block, cursor?.block);
   const limit = Number(q.limit);
   // One row more than the page: whether a next page exists, without a count.
@@ -102,7 +101,11 @@ async function eventsPage(rt: IndexRuntime, c: Context, of: EventsOf, missing?: 
   const last = rows.at(-1);
   const nextCursor =
     read.value.length > limit && last
-      ? encodeCursor({ kind: "events", block: read.block, after: { block: last.blockNumber, logIndex: last.logIndex } })
+      ? rt.cursors.encode({
+          kind: "events",
+          block: read.block,
+          after: { block: last.blockNumber, logIndex: last.logIndex },
+        })
       : null;
   return answer(c, rt, read, { events: rows.map(eventJson), nextCursor });
 }

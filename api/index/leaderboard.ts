@@ -2,7 +2,6 @@ import type { Context, Hono } from "hono";
 import type { AppEnv } from "../http/env";
 import { parseAddress, parseQuery } from "../http/params";
 import type { HolderVe } from "../read/contract";
-import { decodeCursor, encodeCursor } from "../read/cursor";
 import { guarded, type IndexRuntime, pinBlock, requestedBlock } from "../read/runtime";
 import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import { firstAfter, type VeBoard } from "../read/veBoard";
@@ -112,7 +111,7 @@ async function resolveBoard(rt: IndexRuntime, c: Context, block: bigint | null, 
 export function registerLeaderboardRoutes(router: Hono<AppEnv>, rt: IndexRuntime): void {
   router.get(veBoardRoute.path, async (c) => {
     const q = parseQuery(c.req.url, veBoardRoute.query);
-    const cursor = q.cursor === undefined ? undefined : decodeCursor(q.cursor, "board");
+    const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "board");
     const { block, param } = requestedBlock(q.block, cursor?.block);
     const { board, at } = await resolveBoard(rt, c, block, param);
     const start = cursor === undefined ? 0 : firstAfter(board.rows, cursor.after);
@@ -121,7 +120,7 @@ export function registerLeaderboardRoutes(router: Hono<AppEnv>, rt: IndexRuntime
     const last = board.rows[end - 1];
     const nextCursor =
       end < board.rows.length && last
-        ? encodeCursor({ kind: "board", block: board.block, after: { ve: last.ve, address: last.address } })
+        ? rt.cursors.encode({ kind: "board", block: board.block, after: { ve: last.ve, address: last.address } })
         : null;
     return answer(c, rt, at, { holders: board.rows.length, rows, nextCursor });
   });

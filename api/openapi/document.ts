@@ -200,7 +200,7 @@ const DESCRIPTION = `Two public, unauthenticated HTTP APIs of the protocol on Ba
 
 **Narration.** Each prepare action has a user-facing verb (\`x-user-facing-verb\`): ETH royalties are *collected*, LP rewards *harvested*, tokens *locked* (plain or via the Furnace), LP *staked*, *unbonded* and *withdrawn*. On-chain function names keep a legacy \`claim*\` form; never use "claim" as a verb with users.
 
-**Errors.** Every v1 failure is \`{ ok: false, error, message, detail? }\` (\`retryAfterSec\` on 429); the codes each route can answer are listed under its responses.
+**Errors.** Every v1 failure is \`{ ok: false, error, message, detail? }\` (\`retryAfterSec\` on 429 and on 503 \`UPSTREAM_UNAVAILABLE\`); the codes each route can answer are listed under its responses.
 
 **Rate limits.** 300 requests per 60 s per client IP for each prefix (\`state/\`, \`preflight\`, \`quote/\`, \`prepare/\`, and \`index\` for all of /api/index/v1), advertised in the \`RateLimit\` / \`RateLimit-Policy\` headers; over budget: 429 \`RATE_LIMITED\` with \`Retry-After\`.
 

@@ -19,6 +19,7 @@ import {
   StateReadFailedError,
   UnauthorizedError,
   UnsupportedMediaTypeError,
+  UpstreamUnavailableError,
 } from "../http/errors";
 import { READY_TO_FINALIZE_BITS } from "../launchPreflight";
 import { type JsonSchema, object } from "../route/jsonSchema";
@@ -172,6 +173,13 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
       "answering; `detail.reason` says which. Retry later; nothing was read.",
     example: new IndexUnavailableError("unreachable").toEnvelope(),
   },
+  UPSTREAM_UNAVAILABLE: {
+    meaning:
+      "The chain node failed just now (unreachable, timed out or an HTTP error) and this process is backing it off: " +
+      "nothing was read. Retry after `retryAfterSec` (also `Retry-After`); one request per back-off window (1 s, " +
+      "doubling to 4 s while the node keeps failing) is let through to find out whether the node is back.",
+    example: new UpstreamUnavailableError(2).toEnvelope(),
+  },
 };
 
 export const SUPPLY_ERROR_MEANINGS: Record<SupplyErrorCode, string> = {
@@ -190,7 +198,11 @@ export const ERROR_ENVELOPE_SCHEMA: JsonSchema = object(
     error: { type: "string", enum: Object.keys(ERROR_STATUS), description: "The error code." },
     message: { type: "string", description: "A human-readable explanation." },
     detail: { description: "Structured context (e.g. `param` for BAD_PARAMS); shape depends on the code." },
-    retryAfterSec: { type: "integer", minimum: 0, description: "Only on RATE_LIMITED: seconds to wait." },
+    retryAfterSec: {
+      type: "integer",
+      minimum: 0,
+      description: "Only on RATE_LIMITED and UPSTREAM_UNAVAILABLE: seconds to wait.",
+    },
   },
   { optional: ["detail", "retryAfterSec"], description: "Every /api/mcp/v1 failure (spec §2.5)." },
 );

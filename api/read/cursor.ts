@@ -1,10 +1,14 @@
 /**
  * Page cursors of the index API: the block the first page was answered at, and the keyset of the last row given.
  * Every later page answers at that block, so a reader never sees a row twice or misses one while the index moves
- * on (issue 23, 4). Opaque to clients: base64url of a small JSON, judged strictly here — anything but a cursor
- * this API could have handed out (other encodings of the same JSON included) is BAD_PARAMS.
+ * on (issue 23, 4). Opaque to clients: base64url of a small JSON followed by its MAC (HMAC-SHA-256 under the
+ * deployment's cursor key, cut to 16 bytes), judged strictly here — a cursor whose MAC is not ours (forged,
+ * tampered, cut short, another deployment's), or anything but the exact text this API could have handed out, is
+ * BAD_PARAMS (issue 30, 7).
  */
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { Address } from "viem";
+import type { AppConfig } from "../config";
 import { BadParamsError } from "../http/errors";
 import type { EventKey } from "./contract";
 
@@ -21,7 +25,59 @@ const DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
 const LOWER_ADDRESS = /^0x[0-9a-f]{40}$/;
 const MAX_LOG_INDEX = 2 ** 31 - 1;
 
-export function encodeCursor(cursor: Cursor): string {
+/** Bytes of HMAC-SHA-256 a cursor carries: 128 bits, as many as a guess must match. */
+export const CURSOR_MAC_BYTES = 16;
+
+/**
+ * The deployment's cursor key: CURSOR_SECRET when set; else derived from what every replica of one deployment
+ * shares (the chain, the database URL and the index's schema), so replicas agree on each other's cursors without
+ * a setting. The derived key is only as secret as the database URL (its password): docs/operations.md asks for
+ * CURSOR_SECRET on a public deployment, and the API process warns without it on base and base-sepolia.
+ */
+export function cursorKey(config: Pick<AppConfig, "cursorSecret" | "chainId" | "database">): Buffer {
+  const { url, schema, viewsSchema } = config.database;
+  const seed = config.cursorSecret ?? ["derived", config.chainId, url ?? "", viewsSchema ?? schema ?? ""].join("\n");
+  return createHash("sha256").update(`index cursor key v1\n${seed}`).digest();
+}
+
+/** Cursors signed and checked with one deployment's key (api/read/runtime.ts holds the app's). */
+export class CursorCodec {
+  readonly #key: Buffer;
+
+  constructor(key: Buffer) {
+    this.#key = key;
+  }
+
+  encode(cursor: Cursor): string {
+    const payload = Buffer.from(wireText(cursor));
+    return Buffer.concat([payload, this.#mac(payload)]).toString("base64url");
+  }
+
+  /** The cursor of list `kind` that `raw` encodes; BAD_PARAMS for anything else. */
+  decode<K extends Cursor["kind"]>(raw: string, kind: K): Extract<Cursor, { kind: K }> {
+    const bytes = Buffer.from(raw, "base64url");
+    if (bytes.length <= CURSOR_MAC_BYTES) throw bad();
+    const payload = bytes.subarray(0, bytes.length - CURSOR_MAC_BYTES);
+    // The MAC first: nothing a client made up is parsed further.
+    if (!timingSafeEqual(bytes.subarray(payload.length), this.#mac(payload))) throw bad();
+    let wire: unknown;
+    try {
+      wire = JSON.parse(payload.toString("utf8"));
+    } catch {
+      throw bad();
+    }
+    const cursor = fromWire(wire, kind);
+    // Only the exact text this API produces: no padding, no other key order, no other spelling of a number.
+    if (cursor === null || this.encode(cursor) !== raw) throw bad();
+    return cursor as Extract<Cursor, { kind: K }>;
+  }
+
+  #mac(payload: Buffer): Buffer {
+    return createHmac("sha256", this.#key).update(payload).digest().subarray(0, CURSOR_MAC_BYTES);
+  }
+}
+
+function wireText(cursor: Cursor): string {
   const b = cursor.block.toString();
   const wire: Wire =
     cursor.kind === "events"
@@ -29,24 +85,10 @@ export function encodeCursor(cursor: Cursor): string {
       : cursor.kind === "board"
         ? { v: 1, k: "v", b, p: [cursor.after.ve.toString(), cursor.after.address.toLowerCase()] }
         : { v: 1, k: "l", b, p: [cursor.after.tokenId.toString(), cursor.after.descending ? 1 : 0] };
-  return Buffer.from(JSON.stringify(wire)).toString("base64url");
+  return JSON.stringify(wire);
 }
 
 const bad = () => new BadParamsError("cursor is not a cursor this API handed out for this list.", { param: "cursor" });
-
-/** The cursor of list `kind` that `raw` encodes; BAD_PARAMS for anything else. */
-export function decodeCursor<K extends Cursor["kind"]>(raw: string, kind: K): Extract<Cursor, { kind: K }> {
-  let wire: unknown;
-  try {
-    wire = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
-  } catch {
-    throw bad();
-  }
-  const cursor = fromWire(wire, kind);
-  // Only the exact text this API produces: no padding, no other key order, no other spelling of a number.
-  if (cursor === null || encodeCursor(cursor) !== raw) throw bad();
-  return cursor as Extract<Cursor, { kind: K }>;
-}
 
 function fromWire(wire: unknown, kind: Cursor["kind"]): Cursor | null {
   if (typeof wire !== "object" || wire === null || Array.isArray(wire)) return null;

@@ -32,7 +32,9 @@ import {
   QueryCancelledError,
   type ReadAt,
 } from "./contract";
+import { CursorCodec, cursorKey } from "./cursor";
 import { HeadWatch, type WaitOutcome } from "./headWatch";
+import { ReadHealth } from "./readHealth";
 import { holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
 import { VeBoards } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
@@ -78,11 +80,16 @@ export type IndexRuntime = {
   chainHead: () => Promise<bigint | null>;
   /** An answer whose indexed head is older than this (seconds) says `stale: true` (INDEX_STALE_SECONDS). */
   staleSeconds: number;
+  /** The streak of failed reads since the last success (/ready: api/read/readHealth.ts). */
+  health: ReadHealth;
+  /** The page cursors, signed with the deployment's key (api/read/cursor.ts). */
+  cursors: CursorCodec;
 };
 
 export type CreateIndexRuntimeOptions = {
   source: IndexSource;
-  config: Pick<AppConfig, "chainId" | "manifest"> & Partial<Pick<AppConfig, "indexStaleSeconds">>;
+  config: Pick<AppConfig, "chainId" | "manifest" | "cursorSecret" | "database"> &
+    Partial<Pick<AppConfig, "indexStaleSeconds">>;
   rpc: RpcClient | null;
   logger: Logger;
   /** Counted once per ve ranking this process computes itself. */
@@ -122,6 +129,8 @@ export function createIndexRuntime({
     heads,
     chainHead: chainHeadOf(rpc),
     staleSeconds: config.indexStaleSeconds ?? DEFAULT_STALE_SECONDS,
+    health: new ReadHealth(),
+    cursors: new CursorCodec(cursorKey(config)),
   };
   if (!index) {
     const fail = () => Promise.reject(new IndexUnavailableError("unconfigured"));
@@ -155,13 +164,16 @@ export function createIndexRuntime({
 /** A read of the index, its failures said in the API's terms (never a 500 for a database that is down). */
 export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Promise<T> {
   try {
-    return await read();
+    const value = await read();
+    rt.health.succeeded();
+    return value;
   } catch (error) {
     // A cancelled read (its request's deadline or hang-up) is its caller's to report, not the index's failure.
     if (error instanceof ApiError || error instanceof BlockTimeUnknownError || error instanceof QueryCancelledError) {
       throw error;
     }
     if (error instanceof IndexNotStartedError) throw new IndexUnavailableError("not started", { cause: error });
+    rt.health.failed();
     rt.warn("index read failed", "lock index read failed", { error: (error as Error).name, cause: causeOf(error) });
     throw new IndexUnavailableError("unreachable", { cause: error });
   }

@@ -59,6 +59,9 @@ export async function createServiceDeps(options: {
   if (config.redisUrl === null && PRODUCTION_NETWORKS.includes(config.network)) {
     logger.warn("REDIS_URL is not set: rate limits and the supply cache are per process, not shared by replicas");
   }
+  if (config.cursorSecret === null && PRODUCTION_NETWORKS.includes(config.network)) {
+    logger.warn("CURSOR_SECRET is not set: page cursors are signed with a key derived from the database URL");
+  }
   // One prefix for the deployment, one sub-space per use, so two deployments (or test runs) never share keys.
   const cache = await createSupplyCache(config, { logger, keyPrefix: `${config.redisKeyPrefix}supply:` });
   const limiter = createRateLimiter({ config, logger, metrics, keyPrefix: `${config.redisKeyPrefix}ratelimit:` });

@@ -149,6 +149,52 @@ describe("answers", () => {
     expect(down).toEqual([...up].reverse());
   });
 
+  it("cursors carry our MAC: ours page both lists; forged, tampered, cut short or another deployment's are refused", async () => {
+    const busy = mostActive();
+    // Another deployment over the same index: another CURSOR_SECRET.
+    const other = createApp({
+      config: {
+        ...loadConfig({ NETWORK: "base", CURSOR_SECRET: "y".repeat(40) }),
+        rateLimit: { max: 1e6, windowSec: 60 },
+      },
+      rpc: null,
+      index: { atBlock: createLockIndex({ db: drizzle(client), schema: SCHEMA }) },
+      logger: silentLogger,
+    });
+    const lists = {
+      locks: `query($after: String) { page: locks(where: { owner: "${busy}" }, limit: 1, after: $after) { items { tokenId } pageInfo { endCursor } } }`,
+      lockEvents: `query($after: String) { page: lockEvents(where: { account: "${busy}" }, limit: 1, after: $after) { items { logIndex } pageInfo { endCursor } } }`,
+    };
+    for (const [name, q] of Object.entries(lists)) {
+      const first = await gql(q);
+      const cursor = first.body.data!.page.pageInfo.endCursor as string;
+      expect(cursor, name).toBeTypeOf("string");
+      const second = await gql(q, { after: cursor });
+      expect(second.body.errors, name).toBeUndefined();
+      expect(second.body.data!.page.items).toHaveLength(1);
+      expect(second.body.data!.page.items).not.toEqual(first.body.data!.page.items);
+      const bytes = Buffer.from(cursor, "base64url");
+      const payload = bytes.subarray(0, bytes.length - 16);
+      const wire = JSON.parse(payload.toString()) as Record<string, unknown>;
+      const forged = Buffer.concat([Buffer.from(JSON.stringify({ ...wire, b: "46183960" })), Buffer.alloc(16)]);
+      const tampered = Buffer.from(bytes);
+      tampered.writeUInt8(tampered.readUInt8(payload.length - 3) ^ 1, payload.length - 3);
+      const refused = {
+        forged: forged.toString("base64url"),
+        tampered: tampered.toString("base64url"),
+        "cut short": bytes.subarray(0, bytes.length - 1).toString("base64url"),
+        "no MAC": payload.toString("base64url"),
+        "another deployment's": (await gql(q, undefined, other)).body.data!.page.pageInfo.endCursor as string,
+      };
+      for (const [what, after] of Object.entries(refused)) {
+        const strict = await gql(q, { after }, app, { accept: "application/graphql-response+json" });
+        expect([strict.status, codes(strict.body)], `${name} ${what}`).toEqual([400, ["BAD_USER_INPUT"]]);
+        expect(strict.body.errors![0]!.extensions).toMatchObject({ param: "after" });
+      }
+      expect(codes((await gql(q, { after: cursor }, other)).body), name).toEqual(["BAD_USER_INPUT"]);
+    }
+  });
+
   it("cursors hold their block while the index moves on; a fresh request sees the new head", async () => {
     const busy = mostActive();
     const q = `query($after: String) { _meta { block } lockEvents(where: { account: "${busy}" }, limit: 3, after: $after) {
@@ -243,6 +289,12 @@ describe("refusals", () => {
     ],
     ["events by neither id nor account", `{ lockEvents(where: {}) { items { kind } } }`, "BAD_USER_INPUT"],
     ["a bad cursor", `{ lockEvents(where: { tokenId: "1" }, after: "bm9wZQ") { items { kind } } }`, "BAD_USER_INPUT"],
+    // yoga's own code (documented in docs/api.md and GRAPHQL_CODES).
+    [
+      "two operations, no operationName",
+      "query A { _meta { block } } query B { _meta { block } }",
+      "OPERATION_RESOLUTION_FAILURE",
+    ],
     ["a block above the head", `{ _meta(block: "99999999999") { block } }`, "BAD_USER_INPUT"],
   ])("%s: GraphQL's errors with its code, no data, no internals", async (_, query, code) => {
     const { status, body } = await gql(query);

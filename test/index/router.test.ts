@@ -4,6 +4,7 @@
  * (every malformed input a 400 BAD_PARAMS, never a 5xx), 404 for an unminted lock, 503 without an index, the
  * rate-limit prefix. The answers' values against the chain are test/index/chain.test.ts's business.
  */
+import { createHmac } from "node:crypto";
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { getAddress } from "viem";
@@ -14,7 +15,7 @@ import { silentLogger } from "../../api/observability/logger";
 import { createMetrics } from "../../api/observability/metrics";
 import { createLockIndex } from "../../api/read/atBlock";
 import type { LockIndex } from "../../api/read/contract";
-import { encodeCursor } from "../../api/read/cursor";
+import { CURSOR_MAC_BYTES, CursorCodec, cursorKey } from "../../api/read/cursor";
 import { freshness } from "../../api/read/shapes";
 import { VeBoards } from "../../api/read/veBoard";
 import {
@@ -255,6 +256,9 @@ describe("pages", () => {
   });
 
   it("bad cursors are 400 BAD_PARAMS: garbage, tampered, another list's, another encoding, a block above the head", async () => {
+    // Signed as the app signs (its config's derived key), so each case fails for the reason it names.
+    const encodeCursor = (cursor: Parameters<CursorCodec["encode"]>[0]) =>
+      new CursorCodec(cursorKey(loadConfig({ NETWORK: "base" }))).encode(cursor);
     const events = encodeCursor({
       kind: "events",
       block: index.head.block,
@@ -265,7 +269,13 @@ describe("pages", () => {
       block: index.head.block,
       after: { ve: 1n, address: "0x0000000000000000000000000000000000000001" },
     });
-    const json = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
+    // Well-formed wire JSON under our own MAC: only the JSON's own rules can refuse it.
+    const json = (o: unknown) => {
+      const wire = Buffer.from(JSON.stringify(o));
+      const key = cursorKey(loadConfig({ NETWORK: "base" }));
+      const mac = createHmac("sha256", key).update(wire).digest().subarray(0, CURSOR_MAC_BYTES);
+      return Buffer.concat([wire, mac]).toString("base64url");
+    };
     const cases: [string, string][] = [
       ["/leaderboards/ve", "not-a-cursor!"],
       ["/leaderboards/ve", "e30"], // {}
@@ -291,6 +301,66 @@ describe("pages", () => {
     // block and cursor must agree.
     const mismatch = await get(`/locks/1/events?cursor=${events}&block=${index.head.block - 1n}`);
     expect(mismatch.body).toMatchObject({ error: "BAD_PARAMS", detail: { param: "block" } });
+  });
+
+  it("a cursor carries our MAC: forged, tampered, cut short or another deployment's is 400; ours pages every list", async () => {
+    // A lock with three events or more, so its list has a third page.
+    const perLock = new Map<bigint, number>();
+    for (const e of index.events) perLock.set(e.tokenId, (perLock.get(e.tokenId) ?? 0) + 1);
+    const lock = [...perLock.entries()].find(([, n]) => n >= 3)![0];
+    const lists = [
+      "/leaderboards/ve?limit=2",
+      `/locks/${lock}/events?limit=1`,
+      `/accounts/${mostActive()}/events?limit=1`,
+    ];
+    // Another deployment: same chain and index, another CURSOR_SECRET.
+    const other = createApp({
+      config: {
+        ...loadConfig({ NETWORK: "base", CURSOR_SECRET: "x".repeat(32) }),
+        rateLimit: { max: 1e6, windowSec: 60 },
+      },
+      rpc: null,
+      index: { atBlock: reader, boards },
+      logger: silentLogger,
+    });
+    for (const list of lists) {
+      const first = await get(list, roomy);
+      const cursor = first.body.nextCursor as string;
+      expect(cursor, list).toBeTypeOf("string");
+      // Ours: the next page, twice over.
+      const next = await get(`${list}&cursor=${cursor}`, roomy);
+      expect(next.status, list).toBe(200);
+      expect(await get(`${list}&cursor=${next.body.nextCursor as string}`, roomy)).toMatchObject({ status: 200 });
+      const bytes = Buffer.from(cursor, "base64url");
+      const payload = bytes.subarray(0, bytes.length - CURSOR_MAC_BYTES);
+      const wire = JSON.parse(payload.toString()) as { b: string; p: [string, unknown] };
+      // Self-consistent and plausible (an earlier block), with a MAC made up.
+      const forgedWire = Buffer.from(JSON.stringify({ ...wire, b: String(BigInt(wire.b) - 1n) }));
+      const forged = Buffer.concat([forgedWire, Buffer.alloc(CURSOR_MAC_BYTES, 7)]).toString("base64url");
+      // Our MAC over other JSON: one byte of the payload changed, the MAC kept.
+      const tampered = Buffer.from(bytes);
+      const at = payload.indexOf(Buffer.from(wire.b));
+      tampered.writeUInt8(tampered.readUInt8(at) ^ 1, at);
+      const cases = {
+        forged,
+        tampered: tampered.toString("base64url"),
+        "MAC cut short": bytes.subarray(0, bytes.length - 4).toString("base64url"),
+        "no MAC": payload.toString("base64url"),
+        "the MAC alone": bytes.subarray(payload.length).toString("base64url"),
+        "another deployment's": (await get(list, other)).body.nextCursor as string,
+      };
+      for (const [name, bad] of Object.entries(cases)) {
+        const res = await get(`${list}&cursor=${bad}`, roomy);
+        expect(res.status, `${list} ${name}`).toBe(400);
+        expect(res.body, `${list} ${name}`).toMatchObject({
+          ok: false,
+          error: "BAD_PARAMS",
+          detail: { param: "cursor" },
+        });
+      }
+      // And the other deployment refuses ours.
+      expect((await get(`${list}&cursor=${cursor}`, other)).status, list).toBe(400);
+    }
   });
 
   it("the board pages by keyset at the first page's block, whatever the index does meanwhile", async () => {
@@ -494,7 +564,7 @@ describe("freshness (issue 31 item 5) and minBlock in process", () => {
       detail: { head: String(index.head.block), minBlock: String(index.head.block + 1n), of: "index", waitedMs: 0 },
     });
     expect(r.headers.get("retry-after")).toBe("2");
-    const cursor = encodeCursor({
+    const cursor = new CursorCodec(cursorKey(loadConfig({ NETWORK: "base" }))).encode({
       kind: "board",
       block: eventBlock(5),
       after: { ve: 1n, address: index.events[0]!.account },

@@ -130,24 +130,28 @@ describe("metrics", () => {
     for (const [method, n] of sent) expect(rpcSample(s.metrics, method, "ok"), method).toBe(n);
     for (const method of READ_METHODS) if (!sent.has(method)) expect(rpcSample(s.metrics, method, "ok")).toBe(0);
 
+    // A stack per outage: after an outage's failure a stack backs the node off (api/chain/backoff.ts).
+    const down = stack();
     proxy.setFault({ kind: "down" });
-    expect((await s.get(`/api/mcp/v1/state/${"0x000000000000000000000000000000000000dEaD"}`)).status).toBe(502);
-    expect(rpcSample(s.metrics, "eth_call", "unreachable")).toBeGreaterThanOrEqual(1);
+    expect((await down.get(`/api/mcp/v1/state/${"0x000000000000000000000000000000000000dEaD"}`)).status).toBe(502);
+    expect(rpcSample(down.metrics, "eth_call", "unreachable")).toBeGreaterThanOrEqual(1);
 
+    const slow = stack();
     proxy.setFault({ kind: "delay", ms: 600 });
-    expect((await s.get(`/api/mcp/v1/state/${"0x000000000000000000000000000000000000bEEF"}`)).status).toBe(502);
-    expect(rpcSample(s.metrics, "eth_call", "timeout")).toBeGreaterThanOrEqual(1);
+    expect((await slow.get(`/api/mcp/v1/state/${"0x000000000000000000000000000000000000bEEF"}`)).status).toBe(502);
+    expect(rpcSample(slow.metrics, "eth_call", "timeout")).toBeGreaterThanOrEqual(1);
 
+    const limited = stack();
     proxy.setFault({ kind: "http", status: 429 });
-    expect((await s.get(`/api/mcp/v1/state/${"0x000000000000000000000000000000000000cafE"}`)).status).toBe(502);
-    expect(rpcSample(s.metrics, "eth_call", "http")).toBeGreaterThanOrEqual(1);
+    expect((await limited.get(`/api/mcp/v1/state/${"0x000000000000000000000000000000000000cafE"}`)).status).toBe(502);
+    expect(rpcSample(limited.metrics, "eth_call", "http")).toBeGreaterThanOrEqual(1);
 
     proxy.setFault({ kind: "rpcError", code: -32000, message: "header not found" });
     expect((await s.get(`/api/mcp/v1/state/${"0x000000000000000000000000000000000000F00D"}`)).status).toBe(502);
     expect(rpcSample(s.metrics, "eth_call", "rpc")).toBeGreaterThanOrEqual(1);
     expect(rpcSample(s.metrics, "eth_call", "revert")).toBe(0);
 
-    const text = await s.metrics.render();
+    const text = await down.metrics.render();
     expect(text).toMatch(/api_rpc_calls_total\{method="eth_call",outcome="unreachable"\} \d+/);
     expect(text).not.toContain(SECRET);
   });

@@ -180,20 +180,28 @@ describe("every live failure is a documented one", () => {
 
   it("the RPC down: reads, a cold gate and a warm one, supply", async () => {
     const cold = d.app();
-    const warm = d.app();
-    expect((await get(warm, "/api/mcp/v1/preflight")).res.status).toBe(200); // the gate is open and cached
+    // One app per route, each with its gate open and cached, so each route meets the outage first itself (after a
+    // failure an app backs the node off: api/chain/backoff.ts).
+    const warms = new Map(V1_PATHS.map((path) => [path, d.app()]));
+    for (const warm of warms.values()) expect((await get(warm, "/api/mcp/v1/preflight")).res.status).toBe(200);
     d.proxy.setFault({ kind: "down" });
     try {
       const seen = new Set<string>();
       for (const path of V1_PATHS) {
-        for (const a of [cold, warm]) {
+        for (const a of [d.app(), warms.get(path)!, cold]) {
           const { res, body } = await get(a, exampleUrl(path));
           seen.add(`${res.status} ${body.error ?? "ok"}`);
           expectDocumented(path, res.status, body);
         }
       }
       // Each failure mode showed up, so the assertions above were about failures, not successes only.
-      for (const s of ["502 STATE_READ_FAILED", "502 PREFLIGHT_READ_FAILED", "502 QUOTE_FAILED", "200 ok"]) {
+      for (const s of [
+        "502 STATE_READ_FAILED",
+        "502 PREFLIGHT_READ_FAILED",
+        "502 QUOTE_FAILED",
+        "200 ok",
+        "503 UPSTREAM_UNAVAILABLE",
+      ]) {
         expect([...seen]).toContain(s);
       }
       for (const path of ["/api/supply/total", "/api/supply/circulating"]) {

@@ -219,10 +219,19 @@ describe("the document", () => {
         "SIMULATION_REVERTED",
         "SIMULATION_UNAVAILABLE",
         "STATE_READ_FAILED",
+        "UPSTREAM_UNAVAILABLE",
       ].sort(),
     );
     expect(codesOf("/api/mcp/v1/state/{address}").sort()).toEqual(
-      ["BAD_PARAMS", "CHAIN_UNREADY", "INDEX_BEHIND", "INTERNAL_ERROR", "RATE_LIMITED", "STATE_READ_FAILED"].sort(),
+      [
+        "BAD_PARAMS",
+        "CHAIN_UNREADY",
+        "INDEX_BEHIND",
+        "INTERNAL_ERROR",
+        "RATE_LIMITED",
+        "STATE_READ_FAILED",
+        "UPSTREAM_UNAVAILABLE",
+      ].sort(),
     );
     // Every index operation takes minBlock and waitMs (api/index/query.ts AT_PARAMS), so each documents its 409 with
     // Retry-After: a route added without them fails here.

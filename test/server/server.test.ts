@@ -4,10 +4,15 @@
  * header's 408 come at 26 s), and SERVER_LIMITS sets that interval. The real server (api/server/server.ts), raw
  * sockets.
  */
+import { rmSync } from "node:fs";
 import { connect } from "node:net";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiServer, SERVER_LIMITS, startApiServer } from "../../api/server/server";
+import { startDevnet, type TestDevnet } from "../support/devnet";
 import { platformApp } from "../support/platformApp";
+import { writeManifest } from "../support/ponder";
+import { type ServiceChild, spawnService } from "../support/replica";
 
 let api: ApiServer;
 
@@ -19,11 +24,11 @@ afterAll(async () => {
 });
 
 /** Sends `bytes` and waits for the server to close: how long after connecting, and what it answered. */
-function untilClosed(bytes: string): Promise<{ ms: number; answer: string }> {
+function untilClosed(bytes: string, port = api.port): Promise<{ ms: number; answer: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let answer = "";
-    const socket = connect(api.port, "127.0.0.1", () => {
+    const socket = connect(port, "127.0.0.1", () => {
       if (bytes) socket.write(bytes);
     });
     socket.setEncoding("utf8");
@@ -56,4 +61,119 @@ describe("the server's timeouts", () => {
     expect(half.answer).toContain('"REQUEST_TIMEOUT"');
     console.log(`half a header closed at ${Math.round(half.ms)} ms, nothing sent at ${Math.round(idle.ms)} ms`);
   }, 15_000);
+});
+
+/**
+ * The same three timeouts on the API process as operators run it (dist/server/main.js, `npm run serve:api`), each
+ * measured on a raw socket against its documented value (docs/operations.md, The API process): headers 10 s (half a
+ * header, or nothing), the whole request 30 s (a body that trickles in), keep-alive idle 65 s (after an answer).
+ * Each must fire at its value and within 1 s after it (issue 30, 6). Run side by side: one wait of ~66 s.
+ */
+describe("the timeouts on the API process", () => {
+  let devnet: TestDevnet;
+  let served: ServiceChild;
+  let manifestFile: string;
+
+  beforeAll(async () => {
+    devnet = await startDevnet();
+    manifestFile = writeManifest(devnet.deployment.manifest);
+    served = await spawnService({
+      command: "api",
+      rpcUrl: devnet.rpcUrl,
+      manifestFile,
+      schema: "unused",
+      env: { LOG_LEVEL: "error", REDIS_URL: "" },
+    });
+    await served.waitFor200("/health", 60_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await served?.stop("SIGKILL");
+    await devnet?.stop();
+    if (manifestFile) rmSync(path.dirname(manifestFile), { recursive: true, force: true });
+  });
+
+  /**
+   * A POST to /api/mcp whose 64-byte body arrives one byte a second: closed when the whole request's time is up.
+   * (/api/mcp, whose route waits for the body as long as it comes; POST /graphql's own 2 s deadline answers first.)
+   */
+  function slowBody(): Promise<{ ms: number; answer: string; sent: number }> {
+    return new Promise((resolve, reject) => {
+      const started = performance.now();
+      let answer = "";
+      let sent = 0;
+      let drip: NodeJS.Timeout | undefined;
+      const socket = connect(served.port, "127.0.0.1", () => {
+        socket.write(
+          "POST /api/mcp HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: 64\r\n\r\n{",
+        );
+        sent = 1;
+        drip = setInterval(() => {
+          if (sent < 63 && !socket.destroyed) {
+            socket.write(" ");
+            sent++;
+          }
+        }, 1_000);
+      });
+      socket.setEncoding("utf8");
+      socket.on("data", (chunk: string) => {
+        answer += chunk;
+      });
+      socket.on("error", reject);
+      socket.on("close", () => {
+        clearInterval(drip);
+        resolve({ ms: performance.now() - started, answer, sent });
+      });
+    });
+  }
+
+  /** One answered request on a keep-alive connection, then nothing: how long after the answer it is closed. */
+  function idleAfterAnswer(): Promise<{ ms: number; answer: string }> {
+    return new Promise((resolve, reject) => {
+      let answeredAt = 0;
+      let answer = "";
+      const socket = connect(served.port, "127.0.0.1", () => {
+        socket.write("GET /health HTTP/1.1\r\nhost: x\r\n\r\n");
+      });
+      socket.setEncoding("utf8");
+      socket.on("data", (chunk: string) => {
+        answer += chunk;
+        if (answer.includes("\r\n\r\n") && answer.endsWith("}")) answeredAt = performance.now();
+      });
+      socket.on("error", reject);
+      socket.on("close", () => resolve({ ms: answeredAt ? performance.now() - answeredAt : Number.NaN, answer }));
+    });
+  }
+
+  it("headers 10 s, the whole request 30 s, keep-alive idle 65 s: each fires at its value, within 1 s after it", async () => {
+    const [half, nothing, body, idle] = await Promise.all([
+      untilClosed("GET /health HTTP/1.1\r\nhost: x\r\nx-slow:", served.port),
+      untilClosed("", served.port),
+      slowBody(),
+      idleAfterAnswer(),
+    ]);
+    console.log(
+      `API process: half a header closed at ${Math.round(half.ms)} ms, nothing sent at ${Math.round(nothing.ms)} ms ` +
+        `(headers ${SERVER_LIMITS.headersTimeoutMs} ms); a trickling body at ${Math.round(body.ms)} ms after ` +
+        `${body.sent} bytes (request ${SERVER_LIMITS.requestTimeoutMs} ms); idle keep-alive ${Math.round(idle.ms)} ms ` +
+        `after its answer (keep-alive ${SERVER_LIMITS.keepAliveTimeoutMs} ms)`,
+    );
+    const within = (ms: number, documented: number, what: string) => {
+      expect(ms, what).toBeGreaterThanOrEqual(documented - 50);
+      expect(ms, what).toBeLessThan(documented + 1_000);
+    };
+    within(half.ms, SERVER_LIMITS.headersTimeoutMs, "half a header");
+    within(nothing.ms, SERVER_LIMITS.headersTimeoutMs, "nothing sent");
+    within(body.ms, SERVER_LIMITS.requestTimeoutMs, "a trickling body");
+    within(idle.ms, SERVER_LIMITS.keepAliveTimeoutMs, "idle keep-alive");
+    for (const { answer } of [half, body]) {
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer).toContain('"REQUEST_TIMEOUT"');
+    }
+    expect(idle.answer).toMatch(/^HTTP\/1\.1 200 /);
+    // Clients are told to stop reusing it a second before it closes.
+    expect(idle.answer.toLowerCase()).toContain(
+      `keep-alive: timeout=${(SERVER_LIMITS.keepAliveTimeoutMs - SERVER_LIMITS.keepAliveAdvertisedEarlyMs) / 1000}`,
+    );
+  }, 90_000);
 });

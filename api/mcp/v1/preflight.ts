@@ -24,7 +24,7 @@ export const preflightRoute = {
     "`finalized` (bit 0 set = genesis not finalized); every prepare action answers 503 GENESIS_NOT_FINALIZED " +
     "until it clears. `bits` names each condition. Once finalized the answer is served from memory.",
   query: {},
-  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "PREFLIGHT_READ_FAILED"],
+  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "PREFLIGHT_READ_FAILED", "UPSTREAM_UNAVAILABLE"],
   exampleRequest: {},
   response: {
     schema: object({

@@ -157,7 +157,7 @@ export const quoteRoute = {
     "at least 1 when veOut > 0). Pass minVeOutWei to the collect (mode=1) and harvest (compound=true) actions; " +
     "lock-via-furnace quotes by itself. A quoter revert is 502 QUOTE_FAILED with `detail.reason` naming it.",
   query: QUOTE_PARAMS,
-  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "QUOTE_FAILED"],
+  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "QUOTE_FAILED", "UPSTREAM_UNAVAILABLE"],
   exampleRequest: {
     user: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
     claimAmountWei: "5000000000000000000000",

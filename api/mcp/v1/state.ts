@@ -117,7 +117,7 @@ export const stateRoute = {
     },
     waitMs: WAIT_MS_PARAM,
   },
-  errors: ["BAD_PARAMS", "INDEX_BEHIND", "CHAIN_UNREADY", "STATE_READ_FAILED"],
+  errors: ["BAD_PARAMS", "INDEX_BEHIND", "CHAIN_UNREADY", "STATE_READ_FAILED", "UPSTREAM_UNAVAILABLE"],
   exampleRequest: { address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
   response: {
     schema: object({

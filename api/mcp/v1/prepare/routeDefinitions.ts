@@ -186,7 +186,13 @@ export function prepareEnvelopeSchema(action: PrepareAction): JsonSchema {
 
 /** What an action can answer besides 200, from what its pipeline does (pipeline.ts: gate, manifest, parse, reads). */
 export function prepareErrors(action: PrepareAction): ErrorCode[] {
-  const codes: ErrorCode[] = ["BAD_PARAMS", "GENESIS_NOT_FINALIZED", "CHAIN_UNREADY", "PREFLIGHT_READ_FAILED"];
+  const codes: ErrorCode[] = [
+    "BAD_PARAMS",
+    "GENESIS_NOT_FINALIZED",
+    "CHAIN_UNREADY",
+    "PREFLIGHT_READ_FAILED",
+    "UPSTREAM_UNAVAILABLE",
+  ];
   // An approve step is decided by an allowance read; the Furnace entry also reads a quote.
   if (action.steps.includes("approve")) codes.push("STATE_READ_FAILED");
   if (action.needs.includes("FurnaceQuoter")) codes.push("QUOTE_FAILED");

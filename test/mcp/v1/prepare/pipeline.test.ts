@@ -197,11 +197,12 @@ describe("(4) reads", () => {
   ];
   for (const [label, fault] of faults) {
     it(`allowance read failure (${label}) → 502 STATE_READ_FAILED`, async () => {
-      const app = d.app();
-      await d.get(app, "/api/mcp/v1/preflight");
+      // An app per action, its gate warm: after a failed round trip an app backs the node off (api/chain/backoff.ts).
+      const apps = new Map(WITH_ALLOWANCE.map((action) => [action, d.app()]));
+      for (const app of apps.values()) await d.get(app, "/api/mcp/v1/preflight");
       d.proxy.setFault({ ...fault, match: (m, p) => ethCallSelector(m, p) === ALLOWANCE });
       for (const action of WITH_ALLOWANCE) {
-        const { status, body } = await d.get(app, preparePath(action, VALID[action]));
+        const { status, body } = await d.get(apps.get(action)!, preparePath(action, VALID[action]));
         expect(status, action).toBe(502);
         if (action === "lock-via-furnace" && (fault.kind === "http" || fault.kind === "down")) {
           // Quote and allowance share one batched round trip: when the trip itself fails, both reads failed,
@@ -229,7 +230,10 @@ describe("(4) reads", () => {
 
   it("lock-via-furnace: a quote failure is QUOTE_FAILED (and wins over an allowance failure)", async () => {
     const app = d.app();
+    // A second app for after the HTTP failure, which backs the first one's node off (api/chain/backoff.ts).
+    const second = d.app();
     await d.get(app, "/api/mcp/v1/preflight");
+    await d.get(second, "/api/mcp/v1/preflight");
     d.proxy.setFault({ kind: "http", status: 503, match: (m, p) => ethCallSelector(m, p) === QUOTE });
     let r = await d.get(app, preparePath("lock-via-furnace", VALID["lock-via-furnace"]!));
     expect(r.status).toBe(502);
@@ -238,11 +242,11 @@ describe("(4) reads", () => {
       { kind: "rpcError", match: (m, p) => ethCallSelector(m, p) === QUOTE },
       { kind: "rpcError", match: (m, p) => ethCallSelector(m, p) === ALLOWANCE },
     ]);
-    r = await d.get(app, preparePath("lock-via-furnace", VALID["lock-via-furnace"]!));
+    r = await d.get(second, preparePath("lock-via-furnace", VALID["lock-via-furnace"]!));
     expect(r.body.error).toBe("QUOTE_FAILED");
     // The quoter's own revert reason is passed on (a new lock below the 1000-token minimum).
     d.proxy.setFault(null);
-    r = await d.get(app, preparePath("lock-via-furnace", { user, claimAmountWei: 1n, durationSeconds: 604_800n }));
+    r = await d.get(second, preparePath("lock-via-furnace", { user, claimAmountWei: 1n, durationSeconds: 604_800n }));
     expect(r.status).toBe(502);
     expect(r.body).toMatchObject({ error: "QUOTE_FAILED", detail: { reason: "MinLockAmountNotMet" } });
   });

@@ -1,0 +1,165 @@
+/**
+ * The node backed off in an outage (api/chain/backoff.ts; issue 30, 7): state, quote, prepare and preflight under
+ * load while the node fails — a real anvil behind the fault proxy (test/support/rpcProxy.ts), which counts every call
+ * the service sends — make at most 10 upstream calls in a 10 s outage, answer 503 UPSTREAM_UNAVAILABLE with
+ * Retry-After and `retryAfterSec` while backing off, and answer 200 again soon after the node is back.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RPC_BACKOFF, RpcBackoff } from "../../api/chain/backoff";
+import { type RpcClient, RpcError } from "../../api/chain/rpc";
+import { DEVNET_ACCOUNTS } from "../../devnet/seed";
+import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
+
+let d: ReadsDevnet;
+beforeAll(async () => {
+  d = await startReadsDevnet({ rpcTimeoutMs: 2_000 });
+}, 120_000);
+afterAll(async () => {
+  await d?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Requests in flight at once. The calls in flight as the node fails scale with it; the probes after do not. */
+const CLIENTS = 4;
+const user = DEVNET_ACCOUNTS.fresh.address;
+const PATHS = [
+  `/api/mcp/v1/state/${user}`,
+  `/api/mcp/v1/quote/lock-via-furnace?user=${user}&claimAmountWei=2000000000000000000000&targetTokenId=0&durationSeconds=15552000&createAutoMax=false`,
+  `/api/mcp/v1/prepare/lock-via-furnace?user=${user}&claimAmountWei=2000000000000000000000&targetTokenId=0&durationSeconds=31536000&createAutoMax=true`,
+  "/api/mcp/v1/preflight",
+];
+
+describe("RpcBackoff", () => {
+  it("opens on an outage's failure, lets one probe through after each window, closes on the node's answer", async () => {
+    let t = 0;
+    const backoff = new RpcBackoff({ now: () => t });
+    let calls = 0;
+    let fail: RpcError | null = new RpcError("unreachable", "connect ECONNREFUSED");
+    const node: RpcClient = {
+      redactedUrl: "http://node",
+      request: async <T>() => {
+        calls++;
+        if (fail) throw fail;
+        return "0x1" as T;
+      },
+      batch: async () => [],
+    };
+    const rpc = backoff.wrap(node);
+    await expect(rpc.request({ method: "eth_blockNumber", params: [] })).rejects.toThrow("ECONNREFUSED");
+    expect(backoff.admit()).toEqual({ admitted: false, retryAfterMs: RPC_BACKOFF.firstMs });
+    // Refused without a call while open.
+    await expect(rpc.request({ method: "eth_blockNumber", params: [] })).rejects.toThrow("backed off");
+    expect(calls).toBe(1);
+    t += RPC_BACKOFF.firstMs;
+    const probe = backoff.admit();
+    expect(probe.admitted).toBe(true);
+    expect(backoff.admit().admitted).toBe(false); // one probe at a time
+    await expect(rpc.request({ method: "eth_blockNumber", params: [] })).rejects.toThrow();
+    expect(backoff.admit()).toEqual({
+      admitted: false,
+      retryAfterMs: Math.min(2 * RPC_BACKOFF.firstMs, RPC_BACKOFF.maxMs),
+    });
+    t += 10_000;
+    expect(backoff.admit().admitted).toBe(true);
+    await expect(rpc.request({ method: "eth_blockNumber", params: [] })).rejects.toThrow();
+    expect(backoff.admit()).toEqual({ admitted: false, retryAfterMs: RPC_BACKOFF.maxMs }); // capped
+    // A revert is the node answering: no outage.
+    t += 10_000;
+    fail = new RpcError("rpc", "execution reverted", { code: 3, reverted: true });
+    expect(backoff.admit().admitted).toBe(true);
+    await expect(rpc.request({ method: "eth_call", params: [] })).rejects.toThrow("reverted");
+    expect(backoff.open).toBe(false);
+    fail = null;
+    expect(await rpc.request({ method: "eth_blockNumber", params: [] })).toBe("0x1");
+  });
+});
+
+describe("state, quote, prepare and preflight in a 10 s outage under load", () => {
+  // The node refusing (its connections reset), or silent (answers held past the route's 2 s deadline).
+  it.each([
+    ["down", { kind: "down" }],
+    ["silent", { kind: "delay", ms: 60_000 }],
+  ] as const)(
+    "%s: ≤ 10 upstream calls, 503 UPSTREAM_UNAVAILABLE with Retry-After meanwhile, 200 again once the node is back",
+    async (outage, fault) => {
+      const app = d.app({ config: { ...d.config, rateLimit: { max: 1e9, windowSec: 60 } } });
+      // Healthy first: every route answers from the node (prepare's gate included).
+      for (const p of PATHS) {
+        const { status, body } = await d.get(app, p);
+        expect([200, 503], `${p} ${JSON.stringify(body)}`).toContain(status);
+        expect(body.error, p).not.toBe("UPSTREAM_UNAVAILABLE");
+      }
+      d.proxy.reset();
+      d.proxy.setFault(fault);
+      const outageMs = 10_000;
+      const started = performance.now();
+      const answers = new Map<string, number>();
+      let withRetryAfter = 0;
+      let sent = 0;
+      // Calls the node had received 1 s in (the first window is 2 s): those in flight as the outage began, before any
+      // had failed (about one per concurrent request). What comes after is the probes'.
+      let wave = 0;
+      setTimeout(() => {
+        wave = d.proxy.count();
+      }, 1_000);
+      // 4 clients, each asking again as soon as answered: thousands of requests in the outage.
+      await Promise.all(
+        Array.from({ length: CLIENTS }, async (_, i) => {
+          while (performance.now() - started < outageMs) {
+            const path = PATHS[i % PATHS.length]!;
+            const res = await app.request(path);
+            sent++;
+            const body = (await res.json()) as { error?: string; retryAfterSec?: number };
+            const key = `${res.status} ${body.error ?? "ok"} ${path.split("?")[0]!.split("/")[4]}`;
+            answers.set(key, (answers.get(key) ?? 0) + 1);
+            if (body.error === "UPSTREAM_UNAVAILABLE") {
+              expect(res.headers.get("retry-after")).toBe(String(body.retryAfterSec));
+              expect(body.retryAfterSec).toBeGreaterThanOrEqual(1);
+              withRetryAfter++;
+            }
+            await sleep(1);
+          }
+        }),
+      );
+      const upstream = d.proxy.count();
+      console.log(
+        `10 s outage (${outage}), ${CLIENTS} clients: ${sent} requests, ${upstream} upstream calls in ${d.proxy.roundTrips()} round ` +
+          `trips (${wave} in flight as it began, ${upstream - wave} probes after); answers ${JSON.stringify(Object.fromEntries(answers))}`,
+      );
+      expect(sent).toBeGreaterThan(outage === "down" ? 1_000 : 100);
+      expect(upstream).toBeLessThanOrEqual(10);
+      // After the first failure, one probe round trip per window at most (2, 6 and 10 s into the outage), each at
+      // most a batch of two calls (lock-via-furnace's quote and allowance).
+      expect(upstream - wave).toBeLessThanOrEqual(6);
+      // Every answer: 503 with Retry-After, or the route's own 502 for a call that failed (no more than the calls), or
+      // — only for preflight — the gate's cached answer, which needs no node.
+      const failed = [...answers].filter(([k]) => k.startsWith("502")).reduce((n, [, v]) => n + v, 0);
+      const cached = [...answers].filter(([k]) => k.startsWith("200")).reduce((n, [, v]) => n + v, 0);
+      expect(failed).toBeLessThanOrEqual(upstream);
+      expect(withRetryAfter + failed + cached).toBe(sent);
+      expect([...answers.keys()].filter((k) => k.startsWith("200") && !k.endsWith("preflight"))).toEqual([]);
+      expect(withRetryAfter).toBeGreaterThan(1_000);
+
+      // The node is back: within one back-off window (at most 4 s) the routes answer from it again.
+      d.proxy.setFault(null);
+      const back = performance.now();
+      let recovered: number | null = null;
+      while (performance.now() - back < RPC_BACKOFF.maxMs + 2_000) {
+        const { status, body } = await d.get(app, PATHS[0]!);
+        if (status === 200) {
+          recovered = performance.now() - back;
+          break;
+        }
+        expect(body.error).toBe("UPSTREAM_UNAVAILABLE");
+        await sleep(100);
+      }
+      console.log(
+        `node back (${outage}): state 200 again after ${recovered === null ? "never" : `${Math.round(recovered)} ms`}`,
+      );
+      expect(recovered).not.toBeNull();
+      expect(recovered!).toBeLessThan(RPC_BACKOFF.maxMs + 1_000);
+      for (const p of PATHS) expect((await d.get(app, p)).body.error, p).not.toBe("UPSTREAM_UNAVAILABLE");
+    },
+    60_000,
+  );
+});
