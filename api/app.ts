@@ -10,7 +10,8 @@ import { NotFoundError } from "./http/errors";
 import { methodPolicy } from "./http/methods";
 import type { NodeHotPath } from "./http/nodeHotPath";
 import { registerProbes } from "./http/probes";
-import { rateLimit } from "./http/rateLimit";
+import { chargeRateLimit, rateLimit } from "./http/rateLimit";
+import { REQUEST_COST } from "./http/requestCost";
 import { builtStaticAssets } from "./http/staticAssets";
 import { indexRouter } from "./index/router";
 import { MCP_CORS_METHODS, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
@@ -94,6 +95,16 @@ export function createApp(input: AppDepsInput): ApiApp {
     rpc: deps.rpc,
     logger,
     onBoardComputed: () => metrics.veBoardComputations.inc(),
+    chargeCompute: async (c) => {
+      await chargeRateLimit(c, "index", rateLimitOptions, REQUEST_COST.computedBlock);
+    },
+    onGate: {
+      onChange: (gate) => {
+        metrics.indexComputations.inFlight.set(gate.inFlight);
+        metrics.indexComputations.queued.set(gate.queued);
+      },
+      onRefused: (lane, why) => metrics.indexComputations.refused.inc({ lane, why }),
+    },
   });
   app.route(INDEX_BASE, indexRouter(index));
   app.on(["GET", "POST"], GRAPHQL_PATH, ...graphqlEndpoint({ deps, runtime: index, rateLimit: rateLimitOptions }));

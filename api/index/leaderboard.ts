@@ -3,7 +3,7 @@ import type { AppEnv } from "../http/env";
 import { parseAddress, parseQuery } from "../http/params";
 import type { HolderVe } from "../read/contract";
 import { decodeCursor, encodeCursor } from "../read/cursor";
-import { guarded, type IndexRuntime, pinBlock, requestedBlock } from "../read/runtime";
+import { blockAnswer, type IndexRuntime, pinBlock, requestedBlock } from "../read/runtime";
 import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import { firstAfter, type VeBoard } from "../read/veBoard";
 import type { RouteDefinition } from "../route/definition";
@@ -105,7 +105,7 @@ export const veRankRoute = {
 /** The board at the requested block, or at the head (pinned first: the board is computed per block). */
 async function resolveBoard(rt: IndexRuntime, c: Context, block: bigint | null, param: "block" | "cursor") {
   const at = await pinBlock(rt, c, block, param);
-  const board = await guarded(rt, () => rt.boards.get({ block: at.block, time: at.time }));
+  const board = await blockAnswer(rt, c, rt.boards, at);
   return { board, at };
 }
 

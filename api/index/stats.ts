@@ -4,7 +4,7 @@ import { parseQuery } from "../http/params";
 import { MAX_LOCK_DURATION } from "../math";
 import { WEEK } from "../read/atBlock";
 import type { LockStats } from "../read/contract";
-import { guarded, type IndexRuntime, pinBlock } from "../read/runtime";
+import { blockAnswer, type IndexRuntime, pinBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object, uintString } from "../route/jsonSchema";
@@ -81,7 +81,7 @@ export function registerStatsRoute(router: Hono<AppEnv>, rt: IndexRuntime): void
     const q = parseQuery(c.req.url, statsRoute.query);
     // Pinned first (the head too): the stats are a function of the block, computed once per block and shared.
     const at = await pinBlock(rt, c, q.block ?? null, "block");
-    const read = await guarded(rt, () => rt.stats.get({ block: at.block, time: at.time }));
+    const read = await blockAnswer(rt, c, rt.stats, at);
     const s = read.value;
     return answer(c, rt, at, {
       totalLockedWei: s.totalLocked.toString(),

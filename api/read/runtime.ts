@@ -18,6 +18,7 @@ import type { Logger } from "../observability/logger";
 import { causeOf, type ThrottledWarn, throttledWarnings } from "../observability/throttle";
 import { BlockClock } from "./blockClock";
 import { BlockMemo, requireInRange } from "./blockMemo";
+import { ComputeGate, type ComputeLane, laneSlots } from "./computeGate";
 import {
   type AtBlock,
   BlockTimeUnknownError,
@@ -48,6 +49,8 @@ export type IndexSource = {
   shared?: TtlCache | null;
   /** The shared per-block ve rankings; default: a fresh one over `atBlock` (tests and benchmarks pass their own). */
   boards?: VeBoards;
+  /** Connections of the pool the whole-index statements run on (api/server/indexDatabase.ts); default 2. */
+  wholeIndexConnections?: number;
 };
 
 /** No index at all: state answers source "rpc", the index routes 503 INDEX_UNAVAILABLE "unconfigured". */
@@ -58,6 +61,13 @@ export type IndexRuntime = {
   index: LockIndex;
   boards: VeBoards;
   stats: BlockMemo<AtBlock<LockStats>>;
+  /** Bounds the whole-index computations in flight: a lane for the head, one for past blocks (computeGate.ts). */
+  gate: ComputeGate;
+  /**
+   * Charges the request's client for a computation it makes (api/http/requestCost.ts computedBlock), before it is
+   * made: throws RateLimitedError over budget. A no-op where nothing is limited (tests of the bare runtime).
+   */
+  chargeCompute: (c: Context) => Promise<void>;
   clock: BlockClock;
   /** The chain the index is of (the answers' envelope and ETag). */
   chainId: number;
@@ -72,19 +82,44 @@ export type IndexRuntime = {
 
 export type CreateIndexRuntimeOptions = {
   source: IndexSource;
-  config: Pick<AppConfig, "chainId" | "manifest">;
+  config: Pick<AppConfig, "chainId" | "manifest"> & Partial<Pick<AppConfig, "indexCompute">>;
   rpc: RpcClient | null;
   logger: Logger;
   /** Counted once per ve ranking this process computes itself. */
   onBoardComputed?: () => void;
+  /** See IndexRuntime.chargeCompute. */
+  chargeCompute?: (c: Context) => Promise<void>;
+  /** The gate's counts changed, or it refused a computation (the metrics). */
+  onGate?: Pick<ConstructorParameters<typeof ComputeGate>[0], "onChange" | "onRefused">;
 };
+
+/** Stats kept: 64 blocks' and 2 MiB of them (one is ~8 kB: the totals and 53–54 weeks of schedule). */
+export const STATS_KEPT = { capacity: 64, maxBytes: 2 * 1024 * 1024, bytesEach: 8 * 1024 } as const;
+/** The head's lane waits longer than a past block's: its computations are at most two per head block. */
+const HEAD_LANE = { queue: 8, waitMs: 10_000 } as const;
 
 /**
  * One per app, shared by the index routes and GraphQL, so both learn block times into one clock and share each
  * block's ranking. Without a configured index, every read is INDEX_UNAVAILABLE "unconfigured".
  */
-export function createIndexRuntime({ source, config, rpc, logger, onBoardComputed }: CreateIndexRuntimeOptions) {
+export function createIndexRuntime({
+  source,
+  config,
+  rpc,
+  logger,
+  onBoardComputed,
+  chargeCompute,
+  onGate,
+}: CreateIndexRuntimeOptions) {
+  const slots = laneSlots(source.wholeIndexConnections ?? 2);
+  const past = config.indexCompute ?? { queue: 8, waitMs: 2_000 };
   const base = {
+    gate: new ComputeGate({
+      head: { slots: slots.head, ...HEAD_LANE },
+      past: { slots: slots.past, ...past },
+      ...onGate,
+    }),
+    chargeCompute: chargeCompute ?? (() => Promise.resolve()),
     clock: new BlockClock(),
     chainId: config.chainId,
     startBlock: BigInt(config.manifest.contracts.VeLockNFT?.startBlock ?? 0),
@@ -98,26 +133,47 @@ export function createIndexRuntime({ source, config, rpc, logger, onBoardCompute
     return {
       ...base,
       index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail },
-      stats: new BlockMemo({ load: fail }),
+      stats: new BlockMemo<AtBlock<LockStats>>({ load: fail }),
       boards: new VeBoards({ load: fail }),
     } satisfies IndexRuntime;
   }
   const key = (what: string, at: { block: bigint; time: bigint }) => `${what}:${config.chainId}:${at.block}:${at.time}`;
   const shared = source.shared ?? null;
+  // Only the statement holds a slot: waiting on Redis for another replica's computation does not.
+  const gated =
+    <T>(lane: ComputeLane, read: () => Promise<T>) =>
+    () =>
+      base.gate.run(lane, read);
   return {
     ...base,
     index,
     stats: new BlockMemo({
-      load: async (at) => requireInRange(await sharedLoad(shared, key("stats", at), statsCodec, () => index.stats(at))),
+      capacity: STATS_KEPT.capacity,
+      maxBytes: STATS_KEPT.maxBytes,
+      sizeOf: () => STATS_KEPT.bytesEach,
+      load: async (at, lane) =>
+        requireInRange(
+          await sharedLoad(
+            shared,
+            key("stats", at),
+            statsCodec,
+            gated(lane, () => index.stats(at)),
+          ),
+        ),
     }),
     boards:
       source.boards ??
       new VeBoards({
-        load: (at) =>
-          sharedLoad(shared, key("board", at), holdersCodec, () => {
-            onBoardComputed?.();
-            return index.holders(at);
-          }),
+        load: (at, lane) =>
+          sharedLoad(
+            shared,
+            key("board", at),
+            holdersCodec,
+            gated(lane, () => {
+              onBoardComputed?.();
+              return index.holders(at);
+            }),
+          ),
       }),
   } satisfies IndexRuntime;
 }
@@ -191,6 +247,17 @@ export async function pinBlock(
   checkRange(rt, head, block, param);
   const time = rt.clock.known(block, head, eventTime) ?? (await rt.clock.fromNode(block, head, deadlineRpc(c, rt.rpc)));
   return { block, time, head, pinned: true };
+}
+
+/**
+ * A whole-index answer (the ve board, the stats) at a pinned block: the head's in the head's lane, shared by all its
+ * readers; a named block's in the past lane, its client charged for the computation first when this process does
+ * not already hold (or compute) that block's answer.
+ */
+export async function blockAnswer<T>(rt: IndexRuntime, c: Context, memo: BlockMemo<T>, at: Pinned): Promise<T> {
+  const lane: ComputeLane = at.pinned ? "past" : "head";
+  if (lane === "past" && !memo.has(at.block)) await rt.chargeCompute(c);
+  return guarded(rt, () => memo.get({ block: at.block, time: at.time }, lane));
 }
 
 /** No chain reaches this block (Postgres bigint): anything above is out of range without asking the index. */
