@@ -3,7 +3,7 @@ import type { AppEnv } from "../http/env";
 import { parseAddress, parseQuery } from "../http/params";
 import type { HolderVe } from "../read/contract";
 import { decodeCursor, encodeCursor } from "../read/cursor";
-import { blockAnswer, type IndexRuntime, pinBlock, requestedBlock } from "../read/runtime";
+import { admitComputation, blockAnswer, type IndexRuntime, pinBlock, requestedBlock } from "../read/runtime";
 import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import { firstAfter, type VeBoard } from "../read/veBoard";
 import type { RouteDefinition } from "../route/definition";
@@ -104,8 +104,9 @@ export const veRankRoute = {
 
 /** The board at the requested block, or at the head (pinned first: the board is computed per block). */
 async function resolveBoard(rt: IndexRuntime, c: Context, block: bigint | null, param: "block" | "cursor") {
+  await admitComputation(rt, c, rt.boards, block);
   const at = await pinBlock(rt, c, block, param);
-  const board = await blockAnswer(rt, c, rt.boards, at);
+  const board = await blockAnswer(rt, rt.boards, at);
   return { board, at };
 }
 

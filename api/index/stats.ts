@@ -4,7 +4,7 @@ import { parseQuery } from "../http/params";
 import { MAX_LOCK_DURATION } from "../math";
 import { WEEK } from "../read/atBlock";
 import type { LockStats } from "../read/contract";
-import { blockAnswer, type IndexRuntime, pinBlock } from "../read/runtime";
+import { admitComputation, blockAnswer, type IndexRuntime, pinBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object, uintString } from "../route/jsonSchema";
@@ -80,8 +80,9 @@ export function registerStatsRoute(router: Hono<AppEnv>, rt: IndexRuntime): void
   router.get(statsRoute.path, async (c) => {
     const q = parseQuery(c.req.url, statsRoute.query);
     // Pinned first (the head too): the stats are a function of the block, computed once per block and shared.
+    await admitComputation(rt, c, rt.stats, q.block ?? null);
     const at = await pinBlock(rt, c, q.block ?? null, "block");
-    const read = await blockAnswer(rt, c, rt.stats, at);
+    const read = await blockAnswer(rt, rt.stats, at);
     const s = read.value;
     return answer(c, rt, at, {
       totalLockedWei: s.totalLocked.toString(),

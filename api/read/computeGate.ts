@@ -66,6 +66,15 @@ export class ComputeGate {
     return this.#lanes.head.waiting.size + this.#lanes.past.waiting.size;
   }
 
+  /**
+   * Refuses now, as `run` would, when `lane` has no free slot and no room in its queue: a request that would be
+   * refused its computation is refused before it reads anything (the probe, the block's time).
+   */
+  admit(lane: ComputeLane): void {
+    const l = this.#lanes[lane];
+    if (l.running >= l.limits.slots && l.waiting.size >= l.limits.queue) throw this.#refuse(lane, l, "queue full");
+  }
+
   /** Runs `compute` in `lane` when a slot is free; rejects with IndexBusyError when it cannot start in time. */
   async run<T>(lane: ComputeLane, compute: () => Promise<T>): Promise<T> {
     const l = this.#lanes[lane];

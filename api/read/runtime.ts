@@ -250,13 +250,27 @@ export async function pinBlock(
 }
 
 /**
- * A whole-index answer (the ve board, the stats) at a pinned block: the head's in the head's lane, shared by all its
- * readers; a named block's in the past lane, its client charged for the computation first when this process does
- * not already hold (or compute) that block's answer.
+ * Admits a request that names a block whose whole-index answer this process does not hold (or compute): refused at
+ * once when the past lane is full (503 busy), else its client charged for the computation (429 over budget). Before
+ * the block is pinned, so a refused request costs no probe of the index and no ask of the node for the block's time.
  */
-export async function blockAnswer<T>(rt: IndexRuntime, c: Context, memo: BlockMemo<T>, at: Pinned): Promise<T> {
+export async function admitComputation(
+  rt: IndexRuntime,
+  c: Context,
+  memo: Pick<BlockMemo<unknown>, "has">,
+  block: bigint | null,
+): Promise<void> {
+  if (block === null || memo.has(block)) return;
+  rt.gate.admit("past");
+  await rt.chargeCompute(c);
+}
+
+/**
+ * A whole-index answer (the ve board, the stats) at a pinned block: the head's in the head's lane, shared by all its
+ * readers; a named block's in the past lane (api/read/computeGate.ts).
+ */
+export function blockAnswer<T>(rt: IndexRuntime, memo: BlockMemo<T>, at: Pinned): Promise<T> {
   const lane: ComputeLane = at.pinned ? "past" : "head";
-  if (lane === "past" && !memo.has(at.block)) await rt.chargeCompute(c);
   return guarded(rt, () => memo.get({ block: at.block, time: at.time }, lane));
 }
 

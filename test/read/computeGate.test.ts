@@ -71,6 +71,20 @@ describe("the compute gate", () => {
     await running;
   });
 
+  it("admit refuses, before anything is read, exactly when run would refuse at once", async () => {
+    const g = gate({ slots: 1, queue: 1, waitMs: 5_000 });
+    expect(() => g.admit("past")).not.toThrow();
+    const first = held();
+    const running = g.run("past", () => first.ended);
+    expect(() => g.admit("past")).not.toThrow(); // a place in the queue is left
+    const waiting = g.run("past", async () => 1);
+    expect(() => g.admit("past")).toThrow(IndexBusyError);
+    expect(() => g.admit("head")).not.toThrow();
+    first.done();
+    await Promise.all([running, waiting]);
+    expect(() => g.admit("past")).not.toThrow();
+  });
+
   it("a failed computation frees its slot", async () => {
     const g = gate({ slots: 1, queue: 0, waitMs: 0 });
     await expect(g.run("past", async () => Promise.reject(new Error("statement failed")))).rejects.toThrow("statement");
