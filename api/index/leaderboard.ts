@@ -3,7 +3,14 @@ import type { AppEnv } from "../http/env";
 import { parseAddress, parseQuery } from "../http/params";
 import type { HolderVe } from "../read/contract";
 import { decodeCursor, encodeCursor } from "../read/cursor";
-import { admitComputation, blockAnswer, type IndexRuntime, pinBlock, requestedBlock } from "../read/runtime";
+import {
+  admitComputation,
+  blockAnswer,
+  type IndexRuntime,
+  keptAnswer,
+  pinBlock,
+  requestedBlock,
+} from "../read/runtime";
 import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import { firstAfter, type VeBoard } from "../read/veBoard";
 import type { RouteDefinition } from "../route/definition";
@@ -104,10 +111,12 @@ export const veRankRoute = {
 
 /** The board at the requested block, or at the head (pinned first: the board is computed per block). */
 async function resolveBoard(rt: IndexRuntime, c: Context, block: bigint | null, param: "block" | "cursor") {
-  await admitComputation(rt, c, rt.boards, block);
-  const at = await pinBlock(rt, c, block, param);
-  const board = await blockAnswer(rt, rt.boards, at);
-  return { board, at };
+  const kept = await keptAnswer(rt, rt.boards, block);
+  if (kept) return { board: kept.value, at: kept.at };
+  return admitComputation(rt, c, rt.boards, block, async () => {
+    const at = await pinBlock(rt, c, block, param);
+    return { board: await blockAnswer(rt, rt.boards, at), at };
+  });
 }
 
 export function registerLeaderboardRoutes(router: Hono<AppEnv>, rt: IndexRuntime): void {

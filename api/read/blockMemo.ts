@@ -14,6 +14,8 @@ import type { AtBlock } from "./contract";
  * readers are served from what is already computed.
  */
 export type BlockMemoOptions<T> = {
+  /** What the answers are (`board`, `stats`): names a computation of this memo among others (computeGate.ts). */
+  name?: string;
   /** Computes the answer at a block (one SQL statement: api/read/atBlock.ts); `lane` says whether it is the head. */
   load: (at: { block: bigint; time: bigint }, lane: ComputeLane) => Promise<T>;
   /** Past blocks' answers kept (the blocks most recently asked for); default 8. */
@@ -36,6 +38,7 @@ export class BlockMemo<T> {
   readonly #load: BlockMemoOptions<T>["load"];
   readonly #onCompute: BlockMemoOptions<T>["onCompute"];
   readonly #sizeOf: (value: T) => number;
+  readonly name: string;
   readonly capacity: number;
   readonly maxBytes: number;
   #bytes = 0;
@@ -43,6 +46,7 @@ export class BlockMemo<T> {
 
   constructor(options: BlockMemoOptions<T>) {
     this.#load = options.load;
+    this.name = options.name ?? "answer";
     // Evicted by #fit (bytes and entries together), never by the map itself: one more than capacity never happens.
     this.#kept = new BoundedMap(Number.MAX_SAFE_INTEGER, "recency");
     this.capacity = options.capacity ?? 8;
@@ -69,6 +73,12 @@ export class BlockMemo<T> {
   /** Whether `block`'s answer is kept or being computed: asking for it computes nothing more. */
   has(block: bigint): boolean {
     return this.#head?.block === block || this.#kept.has(block);
+  }
+
+  /** The answer kept (or in flight) for `block`, marked used; undefined when asking for it would compute. */
+  kept(block: bigint): Promise<T> | undefined {
+    if (this.#head?.block === block) return this.#head.kept.flight;
+    return this.#kept.get(block)?.flight;
   }
 
   /** The answer at `at`: kept, shared with its computation in flight, or computed now in `lane`. */

@@ -36,6 +36,8 @@ type Waiter = { start: () => void; timer: NodeJS.Timeout };
 
 class Lane {
   running = 0;
+  /** Computations admitted (api/read/runtime.ts admitComputation) whose requests are not all answered, by key. */
+  readonly admitted = new Map<string, { requests: number }>();
   readonly waiting = new Set<Waiter>();
   constructor(readonly limits: LaneLimits) {}
 }
@@ -67,12 +69,30 @@ export class ComputeGate {
   }
 
   /**
-   * Refuses now, as `run` would, when `lane` has no free slot and no room in its queue: a request that would be
-   * refused its computation is refused before it reads anything (the probe, the block's time).
+   * Admits a request that will ask `lane` for the computation named `key`, before it reads anything (the probe, the
+   * block's time): at most `slots + queue` computations are admitted at once, one more is refused now with
+   * IndexBusyError, so a flood's excess takes no connection of the index's pool even for its probe. Requests for a
+   * key already admitted join it (they will share its computation) and are never refused. Returns the release, to
+   * call once the request has its answer or has failed (idempotent), and whether this request is the first.
    */
-  admit(lane: ComputeLane): void {
+  admit(lane: ComputeLane, key: string): { release: () => void; first: boolean } {
     const l = this.#lanes[lane];
-    if (l.running >= l.limits.slots && l.waiting.size >= l.limits.queue) throw this.#refuse(lane, l, "queue full");
+    let entry = l.admitted.get(key);
+    const first = entry === undefined;
+    if (entry === undefined) {
+      if (l.admitted.size >= l.limits.slots + l.limits.queue) throw this.#refuse(lane, l, "queue full");
+      entry = { requests: 0 };
+      l.admitted.set(key, entry);
+    }
+    const held = entry;
+    held.requests++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (--held.requests === 0 && l.admitted.get(key) === held) l.admitted.delete(key);
+    };
+    return { release, first };
   }
 
   /** Runs `compute` in `lane` when a slot is free; rejects with IndexBusyError when it cannot start in time. */

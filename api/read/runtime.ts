@@ -133,7 +133,7 @@ export function createIndexRuntime({
     return {
       ...base,
       index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail },
-      stats: new BlockMemo<AtBlock<LockStats>>({ load: fail }),
+      stats: new BlockMemo<AtBlock<LockStats>>({ name: "stats", load: fail }),
       boards: new VeBoards({ load: fail }),
     } satisfies IndexRuntime;
   }
@@ -148,6 +148,7 @@ export function createIndexRuntime({
     ...base,
     index,
     stats: new BlockMemo({
+      name: "stats",
       capacity: STATS_KEPT.capacity,
       maxBytes: STATS_KEPT.maxBytes,
       sizeOf: () => STATS_KEPT.bytesEach,
@@ -250,19 +251,46 @@ export async function pinBlock(
 }
 
 /**
- * Admits a request that names a block whose whole-index answer this process does not hold (or compute): refused at
- * once when the past lane is full (503 busy), else its client charged for the computation (429 over budget). Before
- * the block is pinned, so a refused request costs no probe of the index and no ask of the node for the block's time.
+ * Runs `work` (pin the block, read its answer) for a request that names a block whose whole-index answer this process
+ * does not hold (or compute), once admitted: refused at once when the past lane has as many requests as slots and
+ * queue (503 busy), else its client charged for the computation (429 over budget). Before the block is pinned, so a
+ * refused request costs no probe of the index and no ask of the node for the block's time.
  */
-export async function admitComputation(
+export async function admitComputation<R>(
   rt: IndexRuntime,
   c: Context,
-  memo: Pick<BlockMemo<unknown>, "has">,
+  memo: Pick<BlockMemo<unknown>, "has" | "name">,
   block: bigint | null,
-): Promise<void> {
-  if (block === null || memo.has(block)) return;
-  rt.gate.admit("past");
-  await rt.chargeCompute(c);
+  work: () => Promise<R>,
+): Promise<R> {
+  if (block === null || memo.has(block)) return work();
+  const { release, first } = rt.gate.admit("past", `${memo.name}:${block}`);
+  try {
+    // Only the request that makes the computation pays for it; the others of its block share it, as memo.has says.
+    if (first) await rt.chargeCompute(c);
+    return await work();
+  } finally {
+    release();
+  }
+}
+
+/**
+ * A named block's whole-index answer this process already holds, pinned without reading the index: the block is at or
+ * below a head the index reported (heads only move forward; a reorg is the memo's business, as for any kept answer),
+ * and the answer carries its own block time. Null when the block must be pinned by a probe (not held, or above the
+ * newest head seen). So a flood of past blocks already computed takes no connection of the index's pool.
+ */
+export async function keptAnswer<T extends { block: bigint; time: bigint }>(
+  rt: IndexRuntime,
+  memo: Pick<BlockMemo<T>, "kept">,
+  block: bigint | null,
+): Promise<{ value: T; at: Pinned } | null> {
+  const head = rt.clock.lastHead;
+  if (block === null || head === null || block > head.block) return null;
+  const kept = memo.kept(block);
+  if (kept === undefined) return null;
+  const value = await guarded(rt, () => kept);
+  return { value, at: { block, time: value.time, head, pinned: true } };
 }
 
 /**

@@ -56,6 +56,7 @@ export const BOARDS_KEPT = { capacity: 8, maxBytes: 64 * 1024 * 1024 } as const;
 export class VeBoards extends BlockMemo<VeBoard> {
   constructor({ load, ...options }: VeBoardsOptions) {
     super({
+      name: "board",
       ...BOARDS_KEPT,
       ...options,
       sizeOf: (board) => 1024 + board.rows.length * BOARD_ROW_BYTES,

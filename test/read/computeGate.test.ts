@@ -71,18 +71,30 @@ describe("the compute gate", () => {
     await running;
   });
 
-  it("admit refuses, before anything is read, exactly when run would refuse at once", async () => {
-    const g = gate({ slots: 1, queue: 1, waitMs: 5_000 });
-    expect(() => g.admit("past")).not.toThrow();
-    const first = held();
-    const running = g.run("past", () => first.ended);
-    expect(() => g.admit("past")).not.toThrow(); // a place in the queue is left
-    const waiting = g.run("past", async () => 1);
-    expect(() => g.admit("past")).toThrow(IndexBusyError);
-    expect(() => g.admit("head")).not.toThrow();
-    first.done();
-    await Promise.all([running, waiting]);
-    expect(() => g.admit("past")).not.toThrow();
+  it("admits at most slots + queue computations before they read anything; requests for one join it", () => {
+    const g = gate({ slots: 1, queue: 2, waitMs: 5_000 });
+    const a = [g.admit("past", "board:1"), g.admit("past", "board:2"), g.admit("past", "stats:1")];
+    expect(a.map((x) => x.first)).toEqual([true, true, true]);
+    const refused = (() => {
+      try {
+        g.admit("past", "board:3");
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refused).toBeInstanceOf(IndexBusyError);
+    expect((refused as IndexBusyError).retryAfterSec).toBe(5);
+    // Another request for an admitted block joins it, not refused and not first (it will not compute).
+    const joined = g.admit("past", "board:1");
+    expect(joined.first).toBe(false);
+    expect(() => g.admit("head", "board:9")).not.toThrow();
+    a[0]!.release();
+    a[0]!.release(); // idempotent
+    expect(() => g.admit("past", "board:3")).toThrow(IndexBusyError); // board:1 still has its joined request
+    joined.release();
+    const again = g.admit("past", "board:3");
+    expect(again.first).toBe(true);
+    expect(g.refused.past).toBe(2);
   });
 
   it("a failed computation frees its slot", async () => {
