@@ -6,7 +6,7 @@
  * DURATION_MS. Raw sockets; an answer is read to its end and only its status line and a few headers are looked at.
  * Prints `{"requests":N,"byStatus":{…},"retryAfter":{status:n},"reasons":{…},"maxMs":…,"errors":n}`: every refusal should carry
  * Retry-After, and none should take longer than a wait deadline (a refusal, not a timeout). Used by
- * bench/abuse-timeTravel.ts and test/index/timeTravelFlood.test.ts.
+ * bench/abuse-time-travel.ts and test/index/timeTravelFlood.test.ts.
  */
 import { readFileSync } from "node:fs";
 import { connect } from "node:net";

@@ -6,7 +6,7 @@
  * own and kept apart from the past blocks' eviction (api/read/computeGate.ts, api/read/blockMemo.ts), so the other
  * client gets 200 every time; the flood's excess is refused at once, 503 INDEX_UNAVAILABLE busy (before any read) or
  * 429, each with Retry-After — never a pool timeout or an unanswered request. The refusals are counted in the metrics. The latencies against their goals are
- * bench/abuse-timeTravel.ts's.
+ * bench/abuse-time-travel.ts's.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";

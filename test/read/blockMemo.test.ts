@@ -4,6 +4,8 @@
  * single flight, and a failure never kept. The boards here are computed by a function of the block (no database:
  * what is under test is what the memo keeps, not the statement).
  */
+import v8 from "node:v8";
+import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { BlockMemo } from "../../api/read/blockMemo";
 import type { HolderVe } from "../../api/read/contract";
@@ -44,6 +46,26 @@ describe("the bytes bound", () => {
     // A block evicted is computed again when asked for.
     await boards.get(at(1n));
     expect(boards.computed).toBe(1_001);
+  });
+
+  it("the heap held after 300 distinct blocks' boards stays within the bound (the estimate is an upper bound)", async () => {
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc") as () => void;
+    const heap = () => {
+      gc();
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const rows = 2_000;
+    const maxBytes = 8 * 1024 * 1024; // ~10 boards of 2,000 rows at 400 B a row
+    const boards = new VeBoards({ load: async (a) => ranking(a.block, rows), capacity: 1_000, maxBytes });
+    const before = heap();
+    for (let b = 1n; b <= 300n; b++) await boards.get(at(b));
+    const held = heap() - before;
+    expect(boards.bytes).toBeLessThanOrEqual(maxBytes);
+    // Unbounded, 300 boards would hold ~300 × 0.5 MB; bounded, what is held is at most the budget (and some slack).
+    expect(held).toBeLessThan(maxBytes + 4 * 1024 * 1024);
+    expect(held).toBeGreaterThan(0);
   });
 
   it("many small answers are bounded by capacity", async () => {

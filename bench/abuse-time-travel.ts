@@ -13,7 +13,7 @@
  *    within its own budget. Baseline: the same client on the idle process, same run. Goals: the head's stats and
  *    board 200 every time with p99 ≤ 100 ms, `/health` p99 ≤ 50 ms.
  *
- * Usage: npx tsx bench/abuse-timeTravel.ts [events=520000] [blocks=1000] [passes=3]
+ * Usage: npx tsx bench/abuse-time-travel.ts [events=520000] [blocks=1000] [passes=3]
  * Env: ADDRESSES (400), FLOOD_MS (12000), PARTS (1,2).
  */
 import { randomUUID } from "node:crypto";
