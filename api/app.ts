@@ -11,7 +11,8 @@ import { NotFoundError } from "./http/errors";
 import { methodPolicy } from "./http/methods";
 import type { NodeHotPath } from "./http/nodeHotPath";
 import { registerProbes } from "./http/probes";
-import { rateLimit } from "./http/rateLimit";
+import { chargeRateLimit, rateLimit } from "./http/rateLimit";
+import { REQUEST_COST } from "./http/requestCost";
 import { builtStaticAssets } from "./http/staticAssets";
 import { indexRouter } from "./index/router";
 import { MCP_CORS_METHODS, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
@@ -86,6 +87,16 @@ export function createApp(input: AppDepsInput): ApiApp {
     logger,
     onBoardComputed: () => metrics.veBoardComputations.inc(),
     onWait: (outcome) => metrics.minBlockWaits.inc({ of: "index", outcome }),
+    chargeCompute: async (c) => {
+      await chargeRateLimit(c, "index", rateLimitOptions, REQUEST_COST.computedBlock);
+    },
+    onGate: {
+      onChange: (gate) => {
+        metrics.indexComputations.inFlight.set(gate.inFlight);
+        metrics.indexComputations.queued.set(gate.queued);
+      },
+      onRefused: (lane, why) => metrics.indexComputations.refused.inc({ lane, why }),
+    },
   });
   registerProbes(app, {
     readiness: deps.index.atBlock

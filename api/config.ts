@@ -87,6 +87,8 @@ const envSchema = z.object({
   TRUSTED_PROXIES: z.string().optional(),
   RATE_LIMIT_MAX: intIn(1, 1_000_000).default("300"),
   RATE_LIMIT_WINDOW_SEC: intIn(1, 86_400).default("60"),
+  INDEX_COMPUTE_QUEUE: intIn(0, 10_000).default("8"),
+  INDEX_COMPUTE_WAIT_MS: intIn(0, 60_000).default("2000"),
   PORT: intIn(1, 65_535).optional(),
   HOST: z.string().optional(),
   API_PORT: intIn(1, 65_535).optional(),
@@ -236,6 +238,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     /** Peers whose X-Forwarded-For is believed (exact IPs). */
     trustedProxies,
     rateLimit: { max: v.RATE_LIMIT_MAX, windowSec: v.RATE_LIMIT_WINDOW_SEC },
+    /**
+     * Past blocks' whole-index computations (a ve ranking, the stats) waiting for a slot of the index's pool
+     * (api/read/computeGate.ts): at most `queue` (INDEX_COMPUTE_QUEUE) wait, each at most `waitMs`
+     * (INDEX_COMPUTE_WAIT_MS); past either, 503 INDEX_UNAVAILABLE "busy" with Retry-After.
+     */
+    indexCompute: { queue: v.INDEX_COMPUTE_QUEUE, waitMs: v.INDEX_COMPUTE_WAIT_MS },
     /** PORT, when set (Ponder reads the same variable; --port otherwise). */
     port: v.PORT ?? null,
     /** HOST: the API server's listening address; null → the entry's default. */

@@ -260,6 +260,25 @@ export class IndexBehindError extends ApiError {
 }
 
 /**
+ * The index's whole-index computations (a block's ve ranking or stats not yet in memory) are all busy and this one
+ * could not start within its wait (api/read/computeGate.ts): nothing was read; `Retry-After` says when to try again.
+ * Answers at the index's head are never refused this way: they have a lane of their own.
+ */
+export class IndexBusyError extends ApiError {
+  override name = "IndexBusyError";
+  constructor(
+    readonly retryAfterSec: number,
+    why: "queue full" | "wait expired",
+  ) {
+    super("INDEX_UNAVAILABLE", "The lock index is busy computing other blocks; retry later.", { reason: "busy", why });
+  }
+
+  override toEnvelope(): ErrorEnvelope {
+    return { ...super.toEnvelope(), retryAfterSec: this.retryAfterSec };
+  }
+}
+
+/**
  * The client closed its connection before the end of the request's body: nobody will read the answer, and it is no
  * failure of ours (a debug line, api/http/answerError.ts). `cause` is what the body's stream reported.
  */

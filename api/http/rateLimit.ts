@@ -9,6 +9,8 @@
  *   RateLimit-Policy: "state";q=300;w=60        quota q per window w seconds
  *   RateLimit: "state";r=299;t=60               r requests left, window resets in t seconds
  * Over budget: 429 RATE_LIMITED with `Retry-After` (seconds) and `retryAfterSec` in the body.
+ * An index request costs by its work (api/http/requestCost.ts): more for large pages, more again (charged by the
+ * route, chargeRateLimit) when it makes this process compute a block's ranking or stats.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { rateLimitSubject } from "../net/ip";
@@ -17,6 +19,7 @@ import { INDEX_BASE, V1_BASE } from "../paths";
 import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from "../ratelimit/limiter";
 import type { ClientIpResolver } from "./clientIp";
 import { RateLimitedError } from "./errors";
+import { pageCost } from "./requestCost";
 
 export const LIMITED_PREFIXES = ["state", "preflight", "quote", "prepare", "index"] as const;
 export type LimitedPrefix = (typeof LIMITED_PREFIXES)[number];
@@ -66,6 +69,7 @@ export async function chargeRateLimit(
   // Requests whose peer the adapter cannot tell share one budget: fail towards limiting, not towards none.
   const subject = ip === null ? "unknown" : rateLimitSubject(ip);
   const decision = await o.limiter.hit(`${prefix}:${subject}`, cost);
+  latest.set(c.req.raw, decision);
   for (const [k, v] of Object.entries(rateLimitHeaders(prefix, o.policy, decision))) c.header(k, v);
   if (!decision.allowed) {
     o.metrics.rateLimited.inc({ prefix });
@@ -74,13 +78,17 @@ export async function chargeRateLimit(
   return decision;
 }
 
+/** A request's last decision: a route that charges again (a computation) leaves the budget lower than at entry. */
+const latest = new WeakMap<Request, RateLimitDecision>();
+
 export function rateLimit(o: RateLimitOptions): MiddlewareHandler {
   return async (c, next) => {
     const prefix = limitedPrefix(c.req.path);
     if (prefix === null) return next();
-    const decision = await chargeRateLimit(c, prefix, o);
+    const decision = await chargeRateLimit(c, prefix, o, prefix === "index" ? pageCost(c.req.query("limit")) : 1);
     await next();
     // Again on the final response: a handler that returns a bare Response drops prepared headers.
-    for (const [k, v] of Object.entries(rateLimitHeaders(prefix, o.policy, decision))) c.header(k, v);
+    const last = latest.get(c.req.raw) ?? decision;
+    for (const [k, v] of Object.entries(rateLimitHeaders(prefix, o.policy, last))) c.header(k, v);
   };
 }

@@ -4,7 +4,7 @@ import { parseQuery } from "../http/params";
 import { MAX_LOCK_DURATION } from "../math";
 import { WEEK } from "../read/atBlock";
 import type { LockStats } from "../read/contract";
-import { guarded, type IndexRuntime, pinBlock } from "../read/runtime";
+import { admitComputation, blockAnswer, type IndexRuntime, keptAnswer, pinBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object, uintString } from "../route/jsonSchema";
@@ -80,8 +80,13 @@ export function registerStatsRoute(router: Hono<AppEnv>, rt: IndexRuntime): void
   router.get(statsRoute.path, async (c) => {
     const q = parseQuery(c.req.url, statsRoute.query);
     // Pinned first (the head too): the stats are a function of the block, computed once per block and shared.
-    const at = await pinBlock(rt, c, q.block ?? null, "block");
-    const read = await guarded(rt, () => rt.stats.get({ block: at.block, time: at.time }));
+    const block = q.block ?? null;
+    const { at, value: read } =
+      (await keptAnswer(rt, c, rt.stats, block)) ??
+      (await admitComputation(rt, c, rt.stats, block, async () => {
+        const pinned = await pinBlock(rt, c, block, "block");
+        return { at: pinned, value: await blockAnswer(rt, rt.stats, pinned) };
+      }));
     const s = read.value;
     return answer(c, rt, at, {
       totalLockedWei: s.totalLocked.toString(),

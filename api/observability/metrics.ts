@@ -48,6 +48,8 @@ export type Metrics = {
   connections: ConnectionMetrics;
   /** ve rankings computed (at most one per indexed block per process: api/read/veBoard.ts). */
   veBoardComputations: Counter;
+  /** Whole-index computations (api/read/computeGate.ts): running, waiting, and refused by lane and why. */
+  indexComputations: { inFlight: Gauge; queued: Gauge; refused: Counter };
   /** GraphQL answers by how they were made: `own` execution, or `shared` with an identical request's. */
   graphqlAnswers: Counter;
   /** Requests that waited for their `minBlock`, by what they waited on and how the wait ended (api/read/headWatch.ts). */
@@ -106,6 +108,19 @@ export function createMetrics(): Metrics {
     "ve rankings computed from the index; at most one per indexed block per process, shared by every reader.",
     [],
   );
+  const indexComputations = {
+    inFlight: new Gauge(
+      "api_index_computations_in_flight",
+      "Whole-index computations (a block's ve ranking or stats) running now, both lanes (head and past blocks).",
+    ),
+    queued: new Gauge("api_index_computations_queued", "Whole-index computations waiting for a slot now."),
+    refused: new Counter(
+      "api_index_computations_refused_total",
+      "Whole-index computations refused with 503 INDEX_UNAVAILABLE busy, by lane (head, past) and why (queue full, " +
+        "wait expired).",
+      ["lane", "why"],
+    ),
+  };
   const graphqlAnswers = new Counter(
     "api_graphql_answers_total",
     "GraphQL answers by how they were made: own (an execution of its own) or shared (the answer of an identical " +
@@ -123,6 +138,9 @@ export function createMetrics(): Metrics {
     minBlockWaits,
     ...connections.all,
     veBoardComputations,
+    indexComputations.inFlight,
+    indexComputations.queued,
+    indexComputations.refused,
     graphqlAnswers,
     httpRequests,
     httpDuration,
@@ -142,6 +160,7 @@ export function createMetrics(): Metrics {
     indexLag,
     minBlockWaits,
     veBoardComputations,
+    indexComputations,
     graphqlAnswers,
     httpRequests,
     httpDuration,

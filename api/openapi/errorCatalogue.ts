@@ -169,8 +169,9 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   },
   INDEX_UNAVAILABLE: {
     meaning:
-      "The lock index cannot answer: not configured on this deployment, not started yet, or its database is not " +
-      "answering; `detail.reason` says which. Retry later; nothing was read.",
+      "The lock index cannot answer: not configured on this deployment, not started yet, its database is not " +
+      "answering, or (`busy`) its computations of past blocks' rankings and stats are all taken, with `Retry-After` " +
+      "and `retryAfterSec`; `detail.reason` says which. Retry later; nothing was read.",
     example: new IndexUnavailableError("unreachable").toEnvelope(),
   },
   UPSTREAM_UNAVAILABLE: {

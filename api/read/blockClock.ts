@@ -17,6 +17,8 @@ export class BlockClock {
   /** Heads the index reported, oldest out. */
   readonly #heads: BoundedMap<bigint, bigint>;
   #highestHead = -1n;
+  /** The newest head the index reported (null before the first read). */
+  #lastHead: IndexHead | null = null;
   constructor(
     readonly capacity = 50_000,
     readonly headCapacity = 4_096,
@@ -31,9 +33,15 @@ export class BlockClock {
       this.#heads.clear(); // the head went back: a reorg replaced blocks we remember
     }
     this.#highestHead = head.block;
+    this.#lastHead = head;
     if (!this.#heads.has(head.block)) {
       this.#heads.set(head.block, head.time);
     }
+  }
+
+  /** The newest head the index reported to this process, or null before the first read. */
+  get lastHead(): IndexHead | null {
+    return this.#lastHead;
   }
 
   /** What the index itself knows of `block`'s time, else the cache, else null (ask the node). */

@@ -1,31 +1,57 @@
 import { BoundedMap } from "../cache/boundedMap";
+import type { ComputeLane } from "./computeGate";
 import type { AtBlock } from "./contract";
 
 /**
  * Answers that are a function of the block alone (the ve ranking, the stats), computed at most once per block and
- * shared by every reader of this process: concurrent requests for a block share one computation (single flight),
- * and the last few blocks' answers stay in memory. A failed computation is never kept: the next request computes
- * again. Keyed by block number only, so callers pass blocks at or below the index's head with their own timestamp.
+ * shared by every reader of this process: concurrent requests for a block share one computation (single flight).
+ * A failed computation is never kept: the next request computes again. Keyed by block number only, so callers pass
+ * blocks at or below the index's head with their own timestamp.
+ *
+ * A request chooses the block (`?block=`, a cursor), so what is kept is bounded by entries and by bytes (an estimate
+ * of each answer's heap, `sizeOf`), least recently used out. The head's answer is kept apart: the newest block asked
+ * for as the head stays until a newer head replaces it, whatever a flood of past blocks evicts, so the head's
+ * readers are served from what is already computed.
  */
 export type BlockMemoOptions<T> = {
-  /** Computes the answer at a block (one SQL statement: api/read/atBlock.ts). */
-  load: (at: { block: bigint; time: bigint }) => Promise<T>;
-  /** Answers kept (the blocks most recently asked for). */
+  /** What the answers are (`board`, `stats`): names a computation of this memo among others (computeGate.ts). */
+  name?: string;
+  /** Computes the answer at a block (one SQL statement: api/read/atBlock.ts); `lane` says whether it is the head. */
+  load: (at: { block: bigint; time: bigint }, lane: ComputeLane) => Promise<T>;
+  /** Past blocks' answers kept (the blocks most recently asked for); default 8. */
   capacity?: number;
+  /** Bytes of answers kept in all, the head's included (estimated by `sizeOf`); default unbounded. */
+  maxBytes?: number;
+  /** An answer's estimated heap size in bytes; default 0 (only `capacity` bounds). */
+  sizeOf?: (value: T) => number;
   /** Called once per computation actually run (metrics, tests, the benchmark). */
   onCompute?: (block: bigint, ms: number) => void;
 };
 
+type Kept<T> = { flight: Promise<T>; bytes: number };
+
 export class BlockMemo<T> {
-  /** The blocks most recently asked for, least recently used out. */
-  readonly #kept: BoundedMap<bigint, Promise<T>>;
+  /** The past blocks most recently asked for, least recently used out. */
+  readonly #kept: BoundedMap<bigint, Kept<T>>;
+  /** The newest block asked for as the head, and its answer. */
+  #head: { block: bigint; kept: Kept<T> } | null = null;
   readonly #load: BlockMemoOptions<T>["load"];
   readonly #onCompute: BlockMemoOptions<T>["onCompute"];
+  readonly #sizeOf: (value: T) => number;
+  readonly name: string;
+  readonly capacity: number;
+  readonly maxBytes: number;
+  #bytes = 0;
   #computed = 0;
 
   constructor(options: BlockMemoOptions<T>) {
     this.#load = options.load;
-    this.#kept = new BoundedMap(options.capacity ?? 8, "recency");
+    this.name = options.name ?? "answer";
+    // Evicted by #fit (bytes and entries together), never by the map itself: one more than capacity never happens.
+    this.#kept = new BoundedMap(Number.MAX_SAFE_INTEGER, "recency");
+    this.capacity = options.capacity ?? 8;
+    this.maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    this.#sizeOf = options.sizeOf ?? (() => 0);
     this.#onCompute = options.onCompute;
   }
 
@@ -34,20 +60,85 @@ export class BlockMemo<T> {
     return this.#computed;
   }
 
-  get(at: { block: bigint; time: bigint }): Promise<T> {
-    const kept = this.#kept.get(at.block);
-    if (kept) return kept;
-    const flight = this.#compute(at);
-    this.#kept.set(at.block, flight);
-    flight.catch(() => {
-      if (this.#kept.peek(at.block) === flight) this.#kept.delete(at.block);
-    });
-    return flight;
+  /** Estimated bytes of the settled answers kept now (the head's included). */
+  get bytes(): number {
+    return this.#bytes;
   }
 
-  async #compute(at: { block: bigint; time: bigint }): Promise<T> {
+  /** Past blocks' answers kept now, settled or in flight (the head's apart). */
+  get size(): number {
+    return this.#kept.size;
+  }
+
+  /** Whether `block`'s answer is kept or being computed: asking for it computes nothing more. */
+  has(block: bigint): boolean {
+    return this.#head?.block === block || this.#kept.has(block);
+  }
+
+  /** The answer kept (or in flight) for `block`, marked used; undefined when asking for it would compute. */
+  kept(block: bigint): Promise<T> | undefined {
+    if (this.#head?.block === block) return this.#head.kept.flight;
+    return this.#kept.get(block)?.flight;
+  }
+
+  /** The answer at `at`: kept, shared with its computation in flight, or computed now in `lane`. */
+  get(at: { block: bigint; time: bigint }, lane: ComputeLane = "past"): Promise<T> {
+    if (this.#head?.block === at.block) return this.#head.kept.flight;
+    const kept = this.#kept.get(at.block);
+    if (lane === "past" || (this.#head !== null && at.block < this.#head.block)) {
+      if (kept) return kept.flight;
+      const entry = this.#start(at, lane);
+      this.#kept.set(at.block, entry);
+      this.#fit();
+      return entry.flight;
+    }
+    // A newer head: the old head's answer becomes a past block's (kept while it fits).
+    const old = this.#head;
+    let entry: Kept<T>;
+    if (kept) {
+      this.#kept.delete(at.block);
+      entry = kept;
+    } else {
+      entry = this.#start(at, lane);
+    }
+    this.#head = { block: at.block, kept: entry };
+    if (old) this.#kept.set(old.block, old.kept);
+    this.#fit();
+    return entry.flight;
+  }
+
+  /** Starts a computation, counted (or dropped, if it fails) when it settles if the memo still keeps it. */
+  #start(at: { block: bigint; time: bigint }, lane: ComputeLane): Kept<T> {
+    const entry: Kept<T> = { flight: this.#compute(at, lane), bytes: 0 };
+    const isKept = () => this.#head?.kept === entry || this.#kept.peek(at.block) === entry;
+    entry.flight.then(
+      (value) => {
+        if (!isKept()) return;
+        entry.bytes = this.#sizeOf(value);
+        this.#bytes += entry.bytes;
+        this.#fit();
+      },
+      () => {
+        if (!isKept()) return;
+        if (this.#head?.kept === entry) this.#head = null;
+        else this.#kept.delete(at.block);
+      },
+    );
+    return entry;
+  }
+
+  /** Drops the least recently used past answers until both bounds hold (an answer in flight counts once settled). */
+  #fit(): void {
+    for (const [block, entry] of this.#kept) {
+      if (this.#kept.size <= this.capacity && this.#bytes <= this.maxBytes) return;
+      this.#kept.delete(block);
+      this.#bytes -= entry.bytes;
+    }
+  }
+
+  async #compute(at: { block: bigint; time: bigint }, lane: ComputeLane): Promise<T> {
     const started = performance.now();
-    const value = await this.#load(at);
+    const value = await this.#load(at, lane);
     this.#computed++;
     this.#onCompute?.(at.block, performance.now() - started);
     return value;

@@ -21,6 +21,7 @@ import { causeOf, type ThrottledWarn, throttledWarnings } from "../observability
 import { type AtLeastTarget, atLeastOf, behind, chainHeadOf, DEFAULT_STALE_SECONDS, waitForHead } from "./atLeast";
 import { BlockClock } from "./blockClock";
 import { BlockMemo, requireInRange } from "./blockMemo";
+import { ComputeGate, type ComputeLane, laneSlots } from "./computeGate";
 import {
   type AtBlock,
   BlockTimeUnknownError,
@@ -54,6 +55,8 @@ export type IndexSource = {
   shared?: TtlCache | null;
   /** The shared per-block ve rankings; default: a fresh one over `atBlock` (tests and benchmarks pass their own). */
   boards?: VeBoards;
+  /** Connections of the pool the whole-index statements run on (api/server/indexDatabase.ts); default 2. */
+  wholeIndexConnections?: number;
 };
 
 /** No index at all: state answers source "rpc", the index routes 503 INDEX_UNAVAILABLE "unconfigured". */
@@ -64,6 +67,13 @@ export type IndexRuntime = {
   index: LockIndex;
   boards: VeBoards;
   stats: BlockMemo<AtBlock<LockStats>>;
+  /** Bounds the whole-index computations in flight: a lane for the head, one for past blocks (computeGate.ts). */
+  gate: ComputeGate;
+  /**
+   * Charges the request's client for a computation it makes (api/http/requestCost.ts computedBlock), before it is
+   * made: throws RateLimitedError over budget. A no-op where nothing is limited (tests of the bare runtime).
+   */
+  chargeCompute: (c: Context) => Promise<void>;
   clock: BlockClock;
   /** The chain the index is of (the answers' envelope and ETag). */
   chainId: number;
@@ -89,14 +99,23 @@ export type IndexRuntime = {
 export type CreateIndexRuntimeOptions = {
   source: IndexSource;
   config: Pick<AppConfig, "chainId" | "manifest" | "cursorSecret" | "database"> &
-    Partial<Pick<AppConfig, "indexStaleSeconds">>;
+    Partial<Pick<AppConfig, "indexStaleSeconds" | "indexCompute">>;
   rpc: RpcClient | null;
   logger: Logger;
   /** Counted once per ve ranking this process computes itself. */
   onBoardComputed?: () => void;
   /** Told how each `minBlock` wait for the index ended. */
   onWait?: (outcome: WaitOutcome) => void;
+  /** See IndexRuntime.chargeCompute. */
+  chargeCompute?: (c: Context) => Promise<void>;
+  /** The gate's counts changed, or it refused a computation (the metrics). */
+  onGate?: Pick<ConstructorParameters<typeof ComputeGate>[0], "onChange" | "onRefused">;
 };
+
+/** Stats kept: 64 blocks' and 2 MiB of them (one is ~8 kB: the totals and 53–54 weeks of schedule). */
+export const STATS_KEPT = { capacity: 64, maxBytes: 2 * 1024 * 1024, bytesEach: 8 * 1024 } as const;
+/** The head's lane waits longer than a past block's: its computations are at most two per head block. */
+const HEAD_LANE = { queue: 8, waitMs: 10_000 } as const;
 
 /**
  * One per app, shared by the index routes and GraphQL, so both learn block times into one clock and share each
@@ -109,7 +128,11 @@ export function createIndexRuntime({
   logger,
   onBoardComputed,
   onWait,
+  chargeCompute,
+  onGate,
 }: CreateIndexRuntimeOptions) {
+  const slots = laneSlots(source.wholeIndexConnections ?? 2);
+  const past = config.indexCompute ?? { queue: 8, waitMs: 2_000 };
   const index = source.atBlock;
   // The index's watermark, where the process has one, is the waiters' news (it polls anyway); else one poll of the
   // head that runs only while someone waits.
@@ -120,6 +143,12 @@ export function createIndexRuntime({
   });
   subscribe?.((mark) => heads.saw(mark.indexedBlock));
   const base = {
+    gate: new ComputeGate({
+      head: { slots: slots.head, ...HEAD_LANE },
+      past: { slots: slots.past, ...past },
+      ...onGate,
+    }),
+    chargeCompute: chargeCompute ?? (() => Promise.resolve()),
     clock: new BlockClock(),
     chainId: config.chainId,
     startBlock: BigInt(config.manifest.contracts.VeLockNFT?.startBlock ?? 0),
@@ -137,26 +166,48 @@ export function createIndexRuntime({
     return {
       ...base,
       index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail },
-      stats: new BlockMemo({ load: fail }),
+      stats: new BlockMemo<AtBlock<LockStats>>({ name: "stats", load: fail }),
       boards: new VeBoards({ load: fail }),
     } satisfies IndexRuntime;
   }
   const key = (what: string, at: { block: bigint; time: bigint }) => `${what}:${config.chainId}:${at.block}:${at.time}`;
   const shared = source.shared ?? null;
+  // Only the statement holds a slot: waiting on Redis for another replica's computation does not.
+  const gated =
+    <T>(lane: ComputeLane, read: () => Promise<T>) =>
+    () =>
+      base.gate.run(lane, read);
   return {
     ...base,
     index,
     stats: new BlockMemo({
-      load: async (at) => requireInRange(await sharedLoad(shared, key("stats", at), statsCodec, () => index.stats(at))),
+      name: "stats",
+      capacity: STATS_KEPT.capacity,
+      maxBytes: STATS_KEPT.maxBytes,
+      sizeOf: () => STATS_KEPT.bytesEach,
+      load: async (at, lane) =>
+        requireInRange(
+          await sharedLoad(
+            shared,
+            key("stats", at),
+            statsCodec,
+            gated(lane, () => index.stats(at)),
+          ),
+        ),
     }),
     boards:
       source.boards ??
       new VeBoards({
-        load: (at) =>
-          sharedLoad(shared, key("board", at), holdersCodec, () => {
-            onBoardComputed?.();
-            return index.holders(at);
-          }),
+        load: (at, lane) =>
+          sharedLoad(
+            shared,
+            key("board", at),
+            holdersCodec,
+            gated(lane, () => {
+              onBoardComputed?.();
+              return index.holders(at);
+            }),
+          ),
       }),
   } satisfies IndexRuntime;
 }
@@ -273,6 +324,62 @@ function atLeastTarget(c: Context, block: bigint | null, param: "block" | "curso
 /** The index is below the request's target: wait for it (api/read/atLeast.ts waitForHead), then read again. */
 function waitForIndex(rt: IndexRuntime, c: Context, target: AtLeastTarget, head: bigint): Promise<void> {
   return waitForHead({ watch: rt.heads, c, target, head, chainHead: rt.chainHead, of: "index" });
+}
+
+/**
+ * Runs `work` (pin the block, read its answer) for a request that names a block whose whole-index answer this process
+ * does not hold (or compute), once admitted: refused at once when the past lane has as many requests as slots and
+ * queue (503 busy), else its client charged for the computation (429 over budget). Before the block is pinned, so a
+ * refused request costs no probe of the index and no ask of the node for the block's time.
+ */
+export async function admitComputation<R>(
+  rt: IndexRuntime,
+  c: Context,
+  memo: Pick<BlockMemo<unknown>, "has" | "name">,
+  block: bigint | null,
+  work: () => Promise<R>,
+): Promise<R> {
+  if (block === null || memo.has(block)) return work();
+  const { release, first } = rt.gate.admit("past", `${memo.name}:${block}`);
+  try {
+    // Only the request that makes the computation pays for it; the others of its block share it, as memo.has says.
+    if (first) await rt.chargeCompute(c);
+    return await work();
+  } finally {
+    release();
+  }
+}
+
+/**
+ * A named block's whole-index answer this process already holds, pinned without reading the index: the block is at or
+ * below a head the index reported (heads only move forward; a reorg is the memo's business, as for any kept answer),
+ * and the answer carries its own block time. Null when the block must be pinned by a probe (not held, or above the
+ * newest head seen, or the request has a `minBlock` for pinBlock to judge). So a flood of past blocks already computed
+ * takes no connection of the index's pool.
+ */
+export async function keptAnswer<T extends { block: bigint; time: bigint }>(
+  rt: IndexRuntime,
+  c: Context,
+  memo: Pick<BlockMemo<T>, "kept">,
+  block: bigint | null,
+): Promise<{ value: T; at: Pinned } | null> {
+  const head = rt.clock.lastHead;
+  if (block === null || head === null || block > head.block) return null;
+  // A request with minBlock is judged by pinBlock (a named block below it is 400; one above the head waits).
+  if (atLeastOf(c) !== undefined) return null;
+  const kept = memo.kept(block);
+  if (kept === undefined) return null;
+  const value = await guarded(rt, () => kept);
+  return { value, at: { block, time: value.time, head, pinned: true } };
+}
+
+/**
+ * A whole-index answer (the ve board, the stats) at a pinned block: the head's in the head's lane, shared by all its
+ * readers; a named block's in the past lane (api/read/computeGate.ts).
+ */
+export function blockAnswer<T>(rt: IndexRuntime, memo: BlockMemo<T>, at: Pinned): Promise<T> {
+  const lane: ComputeLane = at.pinned ? "past" : "head";
+  return guarded(rt, () => memo.get({ block: at.block, time: at.time }, lane));
 }
 
 /** No chain reaches this block (Postgres bigint): anything above is out of range without asking the index. */

@@ -123,5 +123,12 @@ export function sharedLoad<T>(
   load: () => Promise<T>,
 ): Promise<T> {
   if (!shared) return load();
-  return shared.getOrLoad(key, SHARED_TTL_MS, async () => codec.encode(await load())).then(codec.decode);
+  // The caller whose load ran takes its own value, not a decode of what it just encoded (a board is megabytes).
+  let own: T | undefined;
+  return shared
+    .getOrLoad(key, SHARED_TTL_MS, async () => {
+      own = await load();
+      return codec.encode(own);
+    })
+    .then((text) => own ?? codec.decode(text));
 }

@@ -8,6 +8,7 @@
  */
 import { type Address, getAddress } from "viem";
 import { BlockMemo, type BlockMemoOptions, requireInRange } from "./blockMemo";
+import type { ComputeLane } from "./computeGate";
 import type { AtBlock, HolderVe } from "./contract";
 
 export type VeBoard = {
@@ -38,18 +39,29 @@ export function firstAfter(rows: readonly HolderVe[], key: { ve: bigint; address
   return lo;
 }
 
-export type VeBoardsOptions = Omit<BlockMemoOptions<VeBoard>, "load"> & {
+export type VeBoardsOptions = Omit<BlockMemoOptions<VeBoard>, "load" | "sizeOf"> & {
   /** Computes the ranking of a block (api/read/atBlock.ts holders). */
-  load: (at: { block: bigint; time: bigint }) => Promise<AtBlock<HolderVe[]>>;
+  load: (at: { block: bigint; time: bigint }, lane: ComputeLane) => Promise<AtBlock<HolderVe[]>>;
 };
+
+/**
+ * A ranked row's heap, estimated: the row (an object, a 42-character address, two bigints) ~200 B, its entry in
+ * `position` ~100 B, its checksummed address once shown ~70 B (measured with node --expose-gc over 60,000 rows).
+ */
+export const BOARD_ROW_BYTES = 400;
+/** The boards kept by default: 8 blocks' and 64 MiB of them (at Base scale, ~60,000 holders, a board is ~25 MB). */
+export const BOARDS_KEPT = { capacity: 8, maxBytes: 64 * 1024 * 1024 } as const;
 
 /** The ve rankings of the blocks asked for: one computation per block, shared (api/read/blockMemo.ts). */
 export class VeBoards extends BlockMemo<VeBoard> {
   constructor({ load, ...options }: VeBoardsOptions) {
     super({
+      name: "board",
+      ...BOARDS_KEPT,
       ...options,
-      load: async (at) => {
-        const answer = requireInRange(await load(at));
+      sizeOf: (board) => 1024 + board.rows.length * BOARD_ROW_BYTES,
+      load: async (at, lane) => {
+        const answer = requireInRange(await load(at, lane));
         const position = new Map<string, number>();
         answer.value.forEach((row, i) => {
           position.set(row.address.toLowerCase(), i);

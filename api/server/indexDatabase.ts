@@ -61,6 +61,8 @@ export type IndexDatabase = {
   watermark: IndexWatermark;
   /** /ready: the database answers within READY_PROBE_MS and the index's tables exist in the schema. */
   readiness(): Promise<ReadyState>;
+  /** The whole-index pool's size: the index runtime keeps one of its slots for the head (api/read/computeGate.ts). */
+  wholeIndexConnections: number;
   /** The pool's connections now (pg.Pool's counts), for the metrics at scrape time. */
   pool(): PoolReading;
   close(): Promise<void>;
@@ -112,6 +114,7 @@ export function openIndexDatabase(options: {
       ...(options.onQuery ? { onQuery: options.onQuery } : {}),
     }),
     watermark,
+    wholeIndexConnections: WHOLE_INDEX_DB.connections,
     readiness: boundedReadiness(async () => {
       const res = await timedQuery(options.onQuery, "readiness", () =>
         db.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present`),

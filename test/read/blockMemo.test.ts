@@ -1,0 +1,135 @@
+/**
+ * The per-block memo of whole-index answers (api/read/blockMemo.ts) under keys a request chooses: bounded by entries
+ * and by bytes however many distinct blocks are asked for, the head's answer kept through a flood of past blocks,
+ * single flight, and a failure never kept. The boards here are computed by a function of the block (no database:
+ * what is under test is what the memo keeps, not the statement).
+ */
+import v8 from "node:v8";
+import vm from "node:vm";
+import { describe, expect, it } from "vitest";
+import { BlockMemo } from "../../api/read/blockMemo";
+import type { HolderVe } from "../../api/read/contract";
+import { BOARD_ROW_BYTES, VeBoards } from "../../api/read/veBoard";
+
+const at = (block: bigint) => ({ block, time: 1_700_000_000n + block * 2n });
+
+/** A ranking of `n` holders at `block`, as the statement would answer it. */
+function ranking(block: bigint, n: number) {
+  const value: HolderVe[] = Array.from({ length: n }, (_, i) => ({
+    address: `0x${(i + 1).toString(16).padStart(40, "0")}` as HolderVe["address"],
+    ve: BigInt(n - i) * 10n ** 18n + block,
+    locked: 10n ** 18n,
+    locks: 1,
+  }));
+  const head = { block: 1_000_000n, time: 0n, finalized: 999_000n };
+  return { head, block, time: at(block).time, inRange: true, value };
+}
+
+describe("the bytes bound", () => {
+  it("1,000 distinct past blocks: the boards kept never exceed maxBytes, nor capacity, and the oldest go first", async () => {
+    const rows = 400;
+    const maxBytes = 5 * (1024 + rows * BOARD_ROW_BYTES); // room for five boards of this size
+    const boards = new VeBoards({ load: async (a) => ranking(a.block, rows), capacity: 64, maxBytes });
+    let peak = 0;
+    for (let b = 1n; b <= 1_000n; b++) {
+      const board = await boards.get(at(b));
+      expect(board.rows).toHaveLength(rows);
+      peak = Math.max(peak, boards.bytes);
+      expect(boards.bytes).toBeLessThanOrEqual(maxBytes);
+    }
+    // The bound is what held them, not the entry count: five boards, each counted at its estimate.
+    expect(boards.size).toBe(5);
+    expect(peak).toBe(maxBytes);
+    expect(boards.computed).toBe(1_000);
+    expect(boards.has(1_000n)).toBe(true);
+    expect(boards.has(995n)).toBe(false);
+    // A block evicted is computed again when asked for.
+    await boards.get(at(1n));
+    expect(boards.computed).toBe(1_001);
+  });
+
+  it("the heap held after 300 distinct blocks' boards stays within the bound (the estimate is an upper bound)", async () => {
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc") as () => void;
+    const heap = () => {
+      gc();
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const rows = 2_000;
+    const maxBytes = 8 * 1024 * 1024; // ~10 boards of 2,000 rows at 400 B a row
+    const boards = new VeBoards({ load: async (a) => ranking(a.block, rows), capacity: 1_000, maxBytes });
+    const before = heap();
+    for (let b = 1n; b <= 300n; b++) await boards.get(at(b));
+    const held = heap() - before;
+    expect(boards.bytes).toBeLessThanOrEqual(maxBytes);
+    // Unbounded, 300 boards would hold ~300 × 0.5 MB; bounded, what is held is at most the budget (and some slack).
+    expect(held).toBeLessThan(maxBytes + 4 * 1024 * 1024);
+    expect(held).toBeGreaterThan(0);
+  });
+
+  it("many small answers are bounded by capacity", async () => {
+    const memo = new BlockMemo({ load: async (a) => a.block, capacity: 8, maxBytes: 1e9, sizeOf: () => 100 });
+    for (let b = 1n; b <= 500n; b++) await memo.get(at(b));
+    expect(memo.size).toBe(8);
+    expect(memo.bytes).toBe(800);
+  });
+
+  it("an answer larger than the whole budget is served, and only the head's is kept", async () => {
+    const memo = new BlockMemo({ load: async (a) => a.block, maxBytes: 50, sizeOf: () => 100 });
+    expect(await memo.get(at(7n))).toBe(7n);
+    expect(memo.size).toBe(0);
+    expect(memo.bytes).toBe(0);
+  });
+});
+
+describe("the head's answer", () => {
+  it("stays through a flood of past blocks, in the head's lane; a newer head moves the old one to the past", async () => {
+    const lanes: string[] = [];
+    const memo = new BlockMemo({
+      load: async (a, lane) => {
+        lanes.push(`${a.block}:${lane}`);
+        return a.block;
+      },
+      capacity: 4,
+      maxBytes: 400,
+      sizeOf: () => 100,
+    });
+    await memo.get(at(1_000n), "head");
+    for (let b = 1n; b <= 300n; b++) await memo.get(at(b), "past");
+    expect(memo.has(1_000n)).toBe(true);
+    expect(memo.bytes).toBeLessThanOrEqual(400);
+    await memo.get(at(1_000n), "head");
+    await memo.get(at(1_000n), "past");
+    expect(lanes.filter((l) => l.startsWith("1000:"))).toEqual(["1000:head"]);
+
+    await memo.get(at(1_001n), "head");
+    expect(memo.has(1_000n)).toBe(true); // now a past block, the most recently used
+    expect(memo.has(297n)).toBe(false);
+    expect(memo.bytes).toBeLessThanOrEqual(400);
+  });
+});
+
+describe("single flight and failures", () => {
+  it("concurrent readers of one block share one computation; a failure is not kept", async () => {
+    let calls = 0;
+    let fail = true;
+    const memo = new BlockMemo({
+      load: async (a) => {
+        calls++;
+        await new Promise((r) => setTimeout(r, 10));
+        if (fail) throw new Error("down");
+        return a.block;
+      },
+      sizeOf: () => 1,
+    });
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => memo.get(at(5n))));
+    expect(calls).toBe(1);
+    expect(results.every((r) => r.status === "rejected")).toBe(true);
+    expect(memo.has(5n)).toBe(false);
+    expect(memo.bytes).toBe(0);
+    fail = false;
+    expect(await memo.get(at(5n), "head")).toBe(5n);
+    expect(calls).toBe(2);
+  });
+});
