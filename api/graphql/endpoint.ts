@@ -8,6 +8,7 @@
  * event loop (api/http/answerTurns.ts), so clients asking for large answers and never reading them bound neither the
  * memory nor another client's wait.
  */
+import type { DocumentNode } from "graphql";
 import type { Context, Handler, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../deps";
 import { answerTurns } from "../http/answerTurns";
@@ -17,6 +18,8 @@ import { PayloadTooLargeError, UnsupportedMediaTypeError } from "../http/errors"
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
 import type { IndexRuntime } from "../read/runtime";
 import { admission } from "./admission";
+import { CompileQueueFull, compileGate } from "./compileGate";
+import { ByteBoundedCache } from "./documentCache";
 import { graphqlError, timedOut } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import { RequestScope } from "./scope";
@@ -32,7 +35,20 @@ export type GraphqlEndpointOptions = { deps: AppDeps; runtime: IndexRuntime; rat
 
 /** The middleware (rate limit, deadline) and the handler, to mount at GRAPHQL_PATH. */
 export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, MiddlewareHandler, Handler] {
-  const engine = createGraphqlEngine(o.deps.logger);
+  const limits = o.deps.config.graphqlDocuments;
+  // A tenth of the bytes for texts that failed to parse: they hold their error, not a compiled query.
+  const documents = new ByteBoundedCache<DocumentNode>(limits.cacheBytes - Math.floor(limits.cacheBytes / 10));
+  const parseErrors = new ByteBoundedCache<unknown>(Math.floor(limits.cacheBytes / 10));
+  o.deps.metrics.caches.register("graphql_documents", {
+    stats: documents.stats,
+    entries: () => documents.size,
+  });
+  const engine = createGraphqlEngine(o.deps.logger, { documents, errors: parseErrors });
+  const compiles = compileGate({
+    inFlight: limits.compilesInFlight,
+    queue: limits.compileQueue,
+    waitMs: COMPILE_WAIT_MS,
+  });
   const limited: MiddlewareHandler = async (c, next) => {
     await chargeRateLimit(c, "graphql", o.rateLimit);
     await next();
@@ -45,14 +61,28 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
   /** Executions running now, by the request's text (sharing them: see answerOf). */
   const running = new Map<string, Promise<Encoded>>();
 
-  const execute = async (c: Context, request: Request): Promise<Encoded> => {
+  const execute = async (c: Context, request: Request, source: string | null): Promise<Encoded> => {
     const scope = new RequestScope(o.runtime, c, rows);
     try {
+      // A document the cache holds (or its failed parse) runs at once; a new one waits for a compile permit.
+      if (source !== null && !documents.has(source) && !parseErrors.has(source)) {
+        try {
+          scope.compiled = await compiles.enter(scope.signal);
+        } catch (error) {
+          if (!(error instanceof CompileQueueFull)) throw error;
+          o.deps.metrics.graphqlCompilesRefused.inc();
+          const body = JSON.stringify({ errors: [graphqlError("COMPILE_QUEUE_FULL", error.message).toJSON()] });
+          const bytes = new TextEncoder().encode(body);
+          const type = "application/json; charset=utf-8";
+          return { status: 503, type, bytes, shareable: false, retryAfterSec: error.retryAfterSec };
+        }
+      }
       const res = await engine.fetch(request, { scope });
       // The answer's bytes as yoga encoded them, sent as they are (no decoding to a string and encoding again).
       const bytes = new Uint8Array(await res.arrayBuffer());
       return { status: res.status, type: res.headers.get("content-type"), bytes, shareable: !scope.failed };
     } finally {
+      scope.compiled();
       scope.release();
     }
   };
@@ -64,14 +94,14 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
    * execution and share one copy of its bytes, as graph-node shares a query's result between concurrent callers.
    * An execution that met an error (a read failed, its own client hung up) is shared with no one.
    */
-  const answerOf = async (c: Context, request: Request, key: string): Promise<Encoded> => {
+  const answerOf = async (c: Context, request: Request, key: string, source: string | null): Promise<Encoded> => {
     const theirs = await running.get(key)?.catch(() => undefined);
     if (theirs?.shareable) {
       o.deps.metrics.graphqlAnswers.inc({ made: "shared" });
       return theirs;
     }
     o.deps.metrics.graphqlAnswers.inc({ made: "own" });
-    const mine = execute(c, request);
+    const mine = execute(c, request, source);
     if (!running.has(key)) {
       running.set(key, mine);
       const done = () => {
@@ -83,10 +113,11 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
   };
 
   const handler: Handler = async (c) => {
-    const { request, key } = await forEngine(c);
+    const { request, key, source } = await forEngine(c);
     const late = afterDeadline(c);
-    const res = await Promise.race([answerOf(c, request, key), late.promise]).finally(late.cancel);
+    const res = await Promise.race([answerOf(c, request, key, source), late.promise]).finally(late.cancel);
     if (res === null) return json(c, { errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }, 200);
+    if (res.retryAfterSec !== undefined) c.header("retry-after", String(res.retryAfterSec));
     if (res.bytes.byteLength > GRAPHQL_LIMITS.responseBytes) {
       const error = graphqlError(
         "RESPONSE_TOO_LARGE",
@@ -107,19 +138,43 @@ function json(c: Context, body: unknown, status: 200) {
 }
 
 /** An execution's answer, encoded, and whether an identical request may take it as its own. */
-type Encoded = { status: number; type: string | null; bytes: Uint8Array<ArrayBuffer>; shareable: boolean };
+type Encoded = {
+  status: number;
+  type: string | null;
+  bytes: Uint8Array<ArrayBuffer>;
+  shareable: boolean;
+  /** A refusal's Retry-After (a new document found no compile permit in time). */
+  retryAfterSec?: number;
+};
+
+/** How long a new document may wait for a compile permit (api/graphql/compileGate.ts). */
+const COMPILE_WAIT_MS = 1000;
+
+/** The document's text as yoga's cache keys it (a POST body's `query`, a GET's `query` parameter); null if none. */
+function documentOf(search: URLSearchParams, body: unknown): string | null {
+  if (body !== undefined) {
+    const query = (body as { query?: unknown } | null)?.query;
+    return typeof query === "string" ? query : null;
+  }
+  return search.get("query");
+}
 
 /**
  * The request yoga reads (a GET as it came; a POST's body read here, bounded, and checked to be JSON), and its key:
  * what decides its answer (method, accept header, query string or body).
  */
-async function forEngine(c: Context): Promise<{ request: Request; key: string }> {
+async function forEngine(c: Context): Promise<{ request: Request; key: string; source: string | null }> {
   const accept = c.req.header("accept");
   const headers: Record<string, string> = accept ? { accept } : {};
-  const search = new URL(c.req.url).search;
+  const url = new URL(c.req.url);
+  const search = url.search;
   if (c.req.method !== "POST") {
     const request = new Request(c.req.url, { method: c.req.method, headers });
-    return { request, key: `${c.req.method}\n${accept ?? ""}\n${search}` };
+    return {
+      request,
+      key: `${c.req.method}\n${accept ?? ""}\n${search}`,
+      source: documentOf(url.searchParams, undefined),
+    };
   }
   const type = (c.req.header("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
   if (type !== "application/json") throw new UnsupportedMediaTypeError("application/json");
@@ -127,8 +182,11 @@ async function forEngine(c: Context): Promise<{ request: Request; key: string }>
   if (body === null) throw new PayloadTooLargeError(GRAPHQL_LIMITS.bodyBytes);
   // The body is parsed once, here: yoga's POST parser takes it from json() (a failure the same way, its own 400).
   let parsed: Promise<unknown>;
+  let source: string | null = null;
   try {
-    parsed = Promise.resolve(JSON.parse(body));
+    const value: unknown = JSON.parse(body);
+    source = documentOf(url.searchParams, value);
+    parsed = Promise.resolve(value);
   } catch (error) {
     parsed = Promise.reject(error);
     parsed.catch(() => {});
@@ -138,7 +196,7 @@ async function forEngine(c: Context): Promise<{ request: Request; key: string }>
     headers: { ...headers, "content-type": "application/json" },
   });
   Object.defineProperty(request, "json", { value: () => parsed });
-  return { request, key: `POST\n${accept ?? ""}\n${search}\n${body}` };
+  return { request, key: `POST\n${accept ?? ""}\n${search}\n${body}`, source };
 }
 
 /** Resolves null GRACE_MS after the request's deadline signal fires (never, without one). */

@@ -17,6 +17,8 @@ export const GRAPHQL_CODES = [
   "ROW_LIMIT_EXCEEDED",
   "RESPONSE_TOO_LARGE",
   "EXECUTION_TIMEOUT",
+  /** A new document found no compile permit in time (api/graphql/compileGate.ts): HTTP 503 with Retry-After. */
+  "COMPILE_QUEUE_FULL",
   "BAD_USER_INPUT",
   "INDEX_UNAVAILABLE",
   "STATE_READ_FAILED",

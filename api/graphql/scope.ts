@@ -19,6 +19,11 @@ export class RequestScope {
   #admitted: Promise<() => void> | undefined;
   /** An error met while executing (set by api/graphql/yoga.ts): the answer is not shared with another request. */
   failed = false;
+  /**
+   * Gives back a new document's compile permit (api/graphql/compileGate.ts, set by the endpoint): called when the
+   * compiled query first reads (it is compiled by then) and when the request ends; harmless more than once.
+   */
+  compiled: () => void = () => {};
   readonly signal: CancelSignal | undefined;
 
   constructor(
@@ -55,6 +60,7 @@ export class RequestScope {
 
   /** The request's block, its time and the index's head: read once, by whichever field asks first. */
   at(): Promise<Pinned> {
+    this.compiled();
     this.#pinned ??= this.bounded(() => {
       const named = this.plan.block;
       return pinBlock(this.rt, this.c, named?.value ?? null, named?.param ?? "block", this.signal);
@@ -68,6 +74,7 @@ export class RequestScope {
    * or the named block's), so a one-field request is one round trip; later reads are at that block.
    */
   async read<T>(read: (at: ReadAt, signal?: CancelSignal) => Promise<AtBlock<T>>): Promise<T> {
+    this.compiled();
     if (this.#pinned === undefined) {
       const named = this.plan.block;
       // Set before any wait, so that a field asking for the block meanwhile (`_meta`) takes this statement's.

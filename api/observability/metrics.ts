@@ -50,6 +50,8 @@ export type Metrics = {
   veBoardComputations: Counter;
   /** GraphQL answers by how they were made: `own` execution, or `shared` with an identical request's. */
   graphqlAnswers: Counter;
+  /** GraphQL requests with a new document refused 503 COMPILE_QUEUE_FULL (api/graphql/compileGate.ts). */
+  graphqlCompilesRefused: Counter;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
   onRpcCall: (method: string, outcome: RpcOutcome) => void;
   /** Hits, misses and entries of every cache that registers itself. */
@@ -110,8 +112,15 @@ export function createMetrics(): Metrics {
       "request already executing, api/graphql/endpoint.ts).",
     ["made"],
   );
+  const graphqlCompilesRefused = new Counter(
+    "api_graphql_compiles_refused_total",
+    "GraphQL requests with a new document answered 503 COMPILE_QUEUE_FULL: no compile permit within 1 s, or the " +
+      "queue for one was full (api/graphql/compileGate.ts).",
+    [],
+  );
   const connections = createConnectionMetrics();
   const all = [
+    graphqlCompilesRefused,
     ...connections.all,
     veBoardComputations,
     graphqlAnswers,
@@ -133,6 +142,7 @@ export function createMetrics(): Metrics {
     indexLag,
     veBoardComputations,
     graphqlAnswers,
+    graphqlCompilesRefused,
     httpRequests,
     httpDuration,
     rpcCalls,

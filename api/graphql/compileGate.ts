@@ -1,0 +1,53 @@
+/**
+ * New documents, a few at a time. A document not in the cache (api/graphql/documentCache.ts) is parsed, validated
+ * and compiled by graphql-jit before it runs: milliseconds of CPU that block the event loop, against microseconds
+ * for a cached one. A flood of new documents from 400 addresses, each request inside its own budget, took another
+ * client's /health p99 from 13 to 672 ms (issue 30). So a request with a new document holds one of `inFlight`
+ * permits from before its parse until its compiled query first runs (its first read of the index, or its end):
+ * compilations run one (by default) per turn of the event loop, and every other request is served between them.
+ * Waiters queue in arrival order, at most `queue` of them, for at most `waitMs`; past either the request is
+ * answered 503 COMPILE_QUEUE_FULL with `Retry-After`, having cost nothing (nginx's limit_req with `burst`, refusing
+ * past it). Cached documents never wait here.
+ */
+import type { CancelSignal } from "../chain/rpc";
+import { admission } from "./admission";
+
+export type CompileGateOptions = { inFlight: number; queue: number; waitMs: number };
+
+/** A request with a new document that found no permit in time (the queue full, or its wait over). */
+export class CompileQueueFull extends Error {
+  constructor(readonly retryAfterSec: number) {
+    super("The server is compiling other new documents; retry, or send a document it has run before.");
+  }
+}
+
+export type CompileGate = {
+  /** A permit to parse, validate and compile (call the release it gives; more than once is harmless). */
+  enter(signal?: CancelSignal): Promise<() => void>;
+  /** Compilations holding a permit, and requests waiting for one. */
+  inFlight(): number;
+  waiting(): number;
+};
+
+export function compileGate(o: CompileGateOptions): CompileGate {
+  const permits = admission(o.inFlight);
+  const retryAfterSec = Math.max(1, Math.ceil(o.waitMs / 1000));
+  return {
+    async enter(signal) {
+      if (permits.inFlight() >= o.inFlight && permits.waiting() >= o.queue) throw new CompileQueueFull(retryAfterSec);
+      const waited = new AbortController();
+      const timer = setTimeout(() => waited.abort(new CompileQueueFull(retryAfterSec)), o.waitMs);
+      const onAbort = () => waited.abort(signal?.reason);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (signal?.aborted) onAbort();
+      try {
+        return await permits.acquire(1, waited.signal);
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      }
+    },
+    inFlight: permits.inFlight,
+    waiting: permits.waiting,
+  };
+}
