@@ -105,7 +105,9 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
     let guard: ConnectionGuard | undefined;
     if (options.guard !== false) {
       const { max, perIp, refusing } = limits;
-      limitConnections(server, { max, perIp, refusing, trusted, metrics, logger: options.logger });
+      const percent = limits.pressurePercent ?? CONNECTION_DEFAULTS.pressurePercent;
+      const pressure = percent >= 100 ? undefined : Math.ceil((max * percent) / 100);
+      limitConnections(server, { max, perIp, refusing, pressure, trusted, metrics, logger: options.logger });
       guard = guardConnections(server, { pendingBytes: limits.pendingBytes, trusted, metrics });
       closeStalled(server, limits.sendTimeoutMs, metrics);
     }
