@@ -10,7 +10,7 @@
  * past it). Cached documents never wait here.
  */
 import type { CancelSignal } from "../chain/rpc";
-import { admission } from "./admission";
+import { admission } from "../read/admission";
 
 export type CompileGateOptions = { inFlight: number; queue: number; waitMs: number };
 

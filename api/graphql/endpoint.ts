@@ -4,20 +4,20 @@
  * most 64 KiB: else 415 / 413 in the API's envelope); the overall deadline and hang-up (api/http/cancellation.ts, which
  * cancels the request's index reads); then GraphQL, whose failures are its own `errors` with `extensions.code`; and
  * the answer's size. Statuses follow GraphQL over HTTP as yoga implements it. The process's GraphQL requests share a
- * budget of rows in flight (api/graphql/admission.ts), and answers of 64 KiB or more are written one per turn of the
+ * budget of rows in flight (api/read/admission.ts), and answers of 64 KiB or more are written one per turn of the
  * event loop (api/http/answerTurns.ts), so clients asking for large answers and never reading them bound neither the
  * memory nor another client's wait.
  */
 import type { DocumentNode } from "graphql";
 import type { Context, Handler, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../deps";
-import { answerTurns } from "../http/answerTurns";
+import { type AnswerTurns, answerTurns } from "../http/answerTurns";
 import { readBoundedBody } from "../http/boundedBody";
 import { deadline, requestDeadline, v1TimeoutError } from "../http/cancellation";
 import { PayloadTooLargeError, UnsupportedMediaTypeError } from "../http/errors";
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
+import { type Admission, admission } from "../read/admission";
 import type { IndexRuntime } from "../read/runtime";
-import { admission } from "./admission";
 import { CompileQueueFull, compileGate } from "./compileGate";
 import { ByteBoundedCache } from "./documentCache";
 import { graphqlError, timedOut } from "./errors";
@@ -31,7 +31,15 @@ export const GRAPHQL_METHODS = ["GET", "HEAD", "POST", "OPTIONS"] as const;
 /** How long after the deadline an execution that ignored it is given before the answer is written without it. */
 const GRACE_MS = 100;
 
-export type GraphqlEndpointOptions = { deps: AppDeps; runtime: IndexRuntime; rateLimit: RateLimitOptions };
+export type GraphqlEndpointOptions = {
+  deps: AppDeps;
+  runtime: IndexRuntime;
+  rateLimit: RateLimitOptions;
+  /** The turns large answers are built and written in (shared with the REST index routes); else its own. */
+  turns?: AnswerTurns;
+  /** The rows in flight (shared with the REST index routes); else its own budget of GRAPHQL_LIMITS.rowsInFlight. */
+  rows?: Admission;
+};
 
 /** The middleware (rate limit, deadline) and the handler, to mount at GRAPHQL_PATH. */
 export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, MiddlewareHandler, Handler] {
@@ -56,13 +64,13 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
   // Its signal is what the reads listen to; its own late answer (an envelope) is never reached: see GRACE_MS.
   const overall = deadline({ ms: GRAPHQL_LIMITS.timeMs, timeoutError: v1TimeoutError, graceMs: 1000 });
   // Rows in flight across this process's GraphQL requests, and large answers written one per turn.
-  const rows = admission(GRAPHQL_LIMITS.rowsInFlight);
-  const turns = answerTurns();
+  const rows = o.rows ?? admission(GRAPHQL_LIMITS.rowsInFlight);
+  const turns = o.turns ?? answerTurns();
   /** Executions running now, by the request's text (sharing them: see answerOf). */
   const running = new Map<string, Promise<Encoded>>();
 
   const execute = async (c: Context, request: Request, source: string | null): Promise<Encoded> => {
-    const scope = new RequestScope(o.runtime, c, rows);
+    const scope = new RequestScope(o.runtime, c, rows, turns);
     try {
       // A document the cache holds (or its failed parse) runs at once; a new one waits for a compile permit.
       if (source !== null && !documents.has(source) && !parseErrors.has(source)) {

@@ -4,10 +4,11 @@
  */
 import type { Context } from "hono";
 import type { CancelSignal } from "../chain/rpc";
+import { type AnswerTurns, LARGE_ANSWER_BYTES, LARGE_PAGE_ROWS } from "../http/answerTurns";
 import { requestDeadline } from "../http/cancellation";
+import type { Admission } from "../read/admission";
 import { type AtBlock, QueryCancelledError, type ReadAt } from "../read/contract";
 import { guarded, type IndexRuntime, type Pinned, pinBlock, readAtBlock } from "../read/runtime";
-import type { Admission } from "./admission";
 import { graphqlError, timedOut, toGraphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import type { Plan } from "./plan";
@@ -30,11 +31,13 @@ export class RequestScope {
     readonly rt: IndexRuntime,
     readonly c: Context,
     readonly admission: Admission,
+    /** A list of many rows is completed and encoded in a turn of its own (api/http/answerTurns.ts). */
+    readonly turns?: AnswerTurns,
   ) {
     this.signal = requestDeadline(c);
   }
 
-  /** Waits until the request's rows fit the process's budget (api/graphql/admission.ts); then holds them. */
+  /** Waits until the request's rows fit the process's budget (api/read/admission.ts); then holds them. */
   #admit(): Promise<() => void> {
     this.#admitted ??= this.bounded(() => this.admission.acquire(Math.max(1, this.plan.rows), this.signal));
     return this.#admitted;
@@ -86,7 +89,7 @@ export class RequestScope {
       this.#pinned = first.then(({ block, time, head, pinned }) => ({ block, time, head, pinned }));
       // Its failure is answered by this field; another field waiting on the pin gets the same.
       this.#pinned.catch(() => {});
-      return (await first).value;
+      return this.#inTurn((await first).value);
     }
     await this.#admit();
     const { block, time } = await this.at();
@@ -97,7 +100,19 @@ export class RequestScope {
         reason: "reorg",
       });
     }
-    return answer.value;
+    return this.#inTurn(answer.value);
+  }
+
+  /**
+   * `value`, once a turn of the event loop is this request's if it is a list of many rows: what the execution does
+   * with them next (its fields completed, the answer encoded, then written in a turn of its own by the endpoint)
+   * runs after the sockets that are ready were served, one large page per turn, as the REST index pages.
+   */
+  async #inTurn<T>(value: T): Promise<T> {
+    if (this.turns && Array.isArray(value) && value.length >= LARGE_PAGE_ROWS) {
+      await this.turns.turnFor(LARGE_ANSWER_BYTES);
+    }
+    return value;
   }
 
   /**

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../http/env";
 import type { IndexRuntime } from "../read/runtime";
 import { registerAccountLocksRoute } from "./accountLocks";
+import type { Pages } from "./answer";
 import { registerHistoryRoutes } from "./history";
 import { registerLeaderboardRoutes } from "./leaderboard";
 import { registerLockRoute } from "./lock";
@@ -9,13 +10,14 @@ import { registerStatsRoute } from "./stats";
 
 /**
  * Every route of the index API, mounted at /api/index/v1 (api/paths.ts INDEX_BASE). Without a configured index
- * every route answers 503 INDEX_UNAVAILABLE (after its own parameters are judged: a bad one is still 400).
+ * every route answers 503 INDEX_UNAVAILABLE (after its own parameters are judged: a bad one is still 400). Pages of
+ * many rows hold their rows in the process's budget and are built and written in turns (api/index/answer.ts).
  */
-export function indexRouter(runtime: IndexRuntime): Hono<AppEnv> {
+export function indexRouter(runtime: IndexRuntime, pages: Pages): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
   registerLockRoute(router, runtime);
-  registerHistoryRoutes(router, runtime);
-  registerAccountLocksRoute(router, runtime);
+  registerHistoryRoutes(router, runtime, pages);
+  registerAccountLocksRoute(router, runtime, pages);
   registerLeaderboardRoutes(router, runtime);
   registerStatsRoute(router, runtime);
   return router;

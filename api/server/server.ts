@@ -40,6 +40,8 @@ export const SERVER_LIMITS = {
    * the open connections.
    */
   connectionsCheckingIntervalMs: 500,
+  /** listen()'s backlog: the kernel's own cap (net.core.somaxconn, 4096 by default since Linux 5.4) applies. */
+  acceptBacklog: 65_535,
 } as const;
 
 export type ApiServer = {
@@ -111,7 +113,10 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
       guard = guardConnections(server, { pendingBytes: limits.pendingBytes, trusted, metrics });
       closeStalled(server, limits.sendTimeoutMs, metrics);
     }
-    server.listen(options.port, options.hostname, () => {
+    // The accept queue as deep as the kernel allows (net.core.somaxconn caps it): 400 addresses connecting at once
+    // while the event loop is busy overflowed Node's default of 511, and a new client's SYN waited for its
+    // retransmission (1 s, then 3 s) before it was even accepted.
+    server.listen({ port: options.port, host: options.hostname, backlog: SERVER_LIMITS.acceptBacklog }, () => {
       const { port } = server.address() as AddressInfo;
       resolve({ server, port, limits, guard, close: (drainMs) => drain(server, drainMs) });
     });
