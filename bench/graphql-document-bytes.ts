@@ -4,8 +4,10 @@
  * documents each executed once, through the app in-process (createApp, app.request) with the document cache
  * (api/graphql/documentCache.ts) large enough to keep them all. Two shapes: a typical page document, and one at the
  * limits (30 aliases, ~1,000 tokens). The cache's per-document estimate (documentCost) is printed beside each.
- * Usage: node --expose-gc --import tsx bench/graphql-document-bytes.ts [documents per shape=300]
+ * Usage: npx tsx bench/graphql-document-bytes.ts [documents per shape=300]
  */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { createApp } from "../api/app";
 import { loadConfig } from "../api/config";
 import { documentCost } from "../api/graphql/documentCache";
@@ -13,8 +15,8 @@ import { silentLogger } from "../api/observability/logger";
 import type { LockIndex } from "../api/read/contract";
 
 const N = Number(process.argv[2] ?? 300);
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error("run with node --expose-gc");
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
 const ACCOUNT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const head = { block: 1000n, time: 1_800_000_000n, finalized: 990n };
 const at = <T>(value: T) => ({ head, block: head.block, time: head.time, inRange: true, value });

@@ -137,7 +137,7 @@ describe("the document cache through /graphql", () => {
 
 describe("compileGate", () => {
   it("queues in arrival order up to its queue, for at most its wait", async () => {
-    const gate = compileGate({ inFlight: 1, queue: 1, waitMs: 100 });
+    const gate = compileGate({ inFlight: 1, queue: 1, waitMs: 100, share: 1 });
     const first = await gate.enter();
     const second = gate.enter();
     await expect(gate.enter()).rejects.toBeInstanceOf(CompileQueueFull); // the queue holds one
@@ -153,5 +153,15 @@ describe("compileGate", () => {
     expect(gate.inFlight()).toBe(1);
     release();
     expect(gate.inFlight()).toBe(0);
+  });
+
+  it("rests after each permit so compilations take at most their share of the time", async () => {
+    const gate = compileGate({ inFlight: 1, queue: 4, waitMs: 1_000, share: 0.25 });
+    const first = await gate.enter();
+    await new Promise((r) => setTimeout(r, 60)); // held 60 ms: the next is owed 180 ms of rest
+    first();
+    const t0 = performance.now();
+    (await gate.enter())();
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(170);
   });
 });
