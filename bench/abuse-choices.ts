@@ -177,12 +177,11 @@ try {
       ),
     );
     const latest: string[] = ["", ""];
-    holders.forEach((h, i) =>
+    for (const [i, h] of holders.entries()) {
       h.stdout!.on("data", (c: Buffer) => {
-        const lines = c.toString().trim().split("\n");
-        latest[i] = lines.at(-1)!;
-      }),
-    );
+        latest[i] = c.toString().trim().split("\n").at(-1)!;
+      });
+    }
     await sleep(5_000);
     const fresh: { status: number; ms: number }[] = [];
     for (let i = 0; i < 30; i++) {
