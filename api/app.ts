@@ -2,7 +2,9 @@ import { Hono } from "hono";
 import { RpcBackoff } from "./chain/backoff";
 import type { AppDeps, AppDepsInput } from "./deps";
 import { GRAPHQL_METHODS, graphqlEndpoint } from "./graphql/endpoint";
+import { GRAPHQL_LIMITS } from "./graphql/limits";
 import { answerError } from "./http/answerError";
+import { answerTurns } from "./http/answerTurns";
 import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/cancellation";
 import { createClientIpResolver } from "./http/clientIp";
 import { edge } from "./http/edge";
@@ -23,6 +25,7 @@ import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics"
 import { registerDocsRoutes } from "./openapi/docsRoutes";
 import { GRAPHQL_PATH, INDEX_BASE, MCP_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
+import { admission } from "./read/admission";
 import { readHealthReadiness } from "./read/readHealth";
 import { createIndexRuntime, NO_INDEX } from "./read/runtime";
 import { V1_OPERATIONS } from "./routes";
@@ -119,8 +122,15 @@ export function createApp(input: AppDepsInput): ApiApp {
   const supply = supplyApi(deps);
   app.route(SUPPLY_BASE, supply.router);
   app.route(V1_BASE, v1Router(deps));
-  app.route(INDEX_BASE, indexRouter(index));
-  app.on(["GET", "POST"], GRAPHQL_PATH, ...graphqlEndpoint({ deps, runtime: index, rateLimit: rateLimitOptions }));
+  // Index pages, REST and GraphQL, share one budget of rows in flight, and large ones are built and written one per
+  // turn of the event loop, in one queue.
+  const pages = { turns: answerTurns(), rows: admission(GRAPHQL_LIMITS.rowsInFlight) };
+  app.route(INDEX_BASE, indexRouter(index, pages));
+  app.on(
+    ["GET", "POST"],
+    GRAPHQL_PATH,
+    ...graphqlEndpoint({ deps, runtime: index, rateLimit: rateLimitOptions, ...pages }),
+  );
   registerDocsRoutes(app, { assets: deps.staticAssets, rateLimit: rateLimitOptions });
   app.all(MCP_PATH, mcpEndpoint({ app, operations: V1_OPERATIONS, clientIp, rateLimit: rateLimitOptions }));
   app.notFound(() => {

@@ -21,7 +21,15 @@ export const CONNECTION_DEFAULTS = {
   perIp: 256,
   pendingBytes: { perConnection: 8 * MIB, perIp: 32 * MIB, total: 128 * MIB },
   sendTimeoutMs: 60_000,
+  /** Past this share of the total cap, an address above its fair share loses its oldest idle connections first. */
+  pressurePercent: 80,
 } as const;
+
+/**
+ * GraphQL documents a client chooses (api/graphql/documentCache.ts, compileGate.ts): the cache of parsed, validated
+ * and compiled documents is bounded by bytes; new documents compile one at a time, at most 64 waiting (1 s each).
+ */
+export const GRAPHQL_DOCUMENT_DEFAULTS = { cacheMb: 50, compilesInFlight: 1, compileQueue: 64 } as const;
 
 export type Multicall3Setting = "auto" | "canonical" | "deployless" | Address;
 
@@ -139,6 +147,10 @@ const envSchema = z.object({
     .regex(/^[\x21-\x7e]{32,}$/, "must be at least 32 printable characters, no spaces")
     .optional(),
   READY_INDEX_FAILURE_MS: intIn(1_000, 3_600_000).default(String(DEFAULT_READY_INDEX_FAILURE_MS)),
+  CONNECTION_PRESSURE_PERCENT: intIn(50, 100).default(String(CONNECTION_DEFAULTS.pressurePercent)),
+  GRAPHQL_DOCUMENT_CACHE_MB: intIn(1, 4096).default(String(GRAPHQL_DOCUMENT_DEFAULTS.cacheMb)),
+  GRAPHQL_COMPILES_IN_FLIGHT: intIn(1, 64).default(String(GRAPHQL_DOCUMENT_DEFAULTS.compilesInFlight)),
+  GRAPHQL_COMPILE_QUEUE: intIn(0, 10_000).default(String(GRAPHQL_DOCUMENT_DEFAULTS.compileQueue)),
 });
 
 /** Ponder's own name for a chain's RPC: RPC_URL wins over it. */
@@ -302,6 +314,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
       /** SEND_TIMEOUT_MS: a connection whose answer makes no progress (or that sends nothing) for this long closes. */
       sendTimeoutMs: v.SEND_TIMEOUT_MS,
+      /**
+       * CONNECTION_PRESSURE_PERCENT: once open connections pass this share of `max`, a new connection from an
+       * address holding less than its fair share is taken by closing an idle one of the address holding most.
+       */
+      pressurePercent: v.CONNECTION_PRESSURE_PERCENT,
+    },
+    /** GraphQL's documents (api/graphql/documentCache.ts, compileGate.ts). */
+    graphqlDocuments: {
+      /** GRAPHQL_DOCUMENT_CACHE_MB: the estimated bytes of parsed, validated and compiled documents kept. */
+      cacheBytes: v.GRAPHQL_DOCUMENT_CACHE_MB * MIB,
+      /** GRAPHQL_COMPILES_IN_FLIGHT: new documents parsed, validated and compiled at once in this process. */
+      compilesInFlight: v.GRAPHQL_COMPILES_IN_FLIGHT,
+      /** GRAPHQL_COMPILE_QUEUE: new documents that may wait for a compile permit; past it, 503 at once. */
+      compileQueue: v.GRAPHQL_COMPILE_QUEUE,
     },
     /**
      * CURSOR_SECRET: the key the page cursors are signed with (api/read/cursor.ts); a secret, never logged. null:

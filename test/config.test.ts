@@ -128,6 +128,7 @@ describe("loadConfig for a deployment", () => {
       perIp: 256,
       pendingBytes: { perConnection: 8 * 2 ** 20, perIp: 32 * 2 ** 20, total: 128 * 2 ** 20 },
       sendTimeoutMs: 60_000,
+      pressurePercent: 80,
     });
     const set = loadConfig({
       NETWORK: "local",
@@ -137,13 +138,30 @@ describe("loadConfig for a deployment", () => {
       PENDING_RESPONSE_BYTES_PER_IP: "4194304",
       PENDING_RESPONSE_BYTES_MAX: "67108864",
       SEND_TIMEOUT_MS: "30000",
+      CONNECTION_PRESSURE_PERCENT: "90",
     });
     expect(set.connections).toEqual({
       max: 5000,
       perIp: 64,
       pendingBytes: { perConnection: 1_048_576, perIp: 4_194_304, total: 67_108_864 },
       sendTimeoutMs: 30_000,
+      pressurePercent: 90,
     });
+  });
+
+  it("GraphQL documents: documented defaults, each overridable", () => {
+    expect(loadConfig({ NETWORK: "local" }).graphqlDocuments).toEqual({
+      cacheBytes: 50 * 2 ** 20,
+      compilesInFlight: 1,
+      compileQueue: 64,
+    });
+    const set = loadConfig({
+      NETWORK: "local",
+      GRAPHQL_DOCUMENT_CACHE_MB: "8",
+      GRAPHQL_COMPILES_IN_FLIGHT: "2",
+      GRAPHQL_COMPILE_QUEUE: "0",
+    });
+    expect(set.graphqlDocuments).toEqual({ cacheBytes: 8 * 2 ** 20, compilesInFlight: 2, compileQueue: 0 });
   });
 
   // [variable, bad value, what the message says]

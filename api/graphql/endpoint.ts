@@ -4,21 +4,24 @@
  * most 64 KiB: else 415 / 413 in the API's envelope); the overall deadline and hang-up (api/http/cancellation.ts, which
  * cancels the request's index reads); then GraphQL, whose failures are its own `errors` with `extensions.code`; and
  * the answer's size. Statuses follow GraphQL over HTTP as yoga implements it. The process's GraphQL requests share a
- * budget of rows in flight (api/graphql/admission.ts), and answers of 64 KiB or more are written one per turn of the
+ * budget of rows in flight (api/read/admission.ts), and answers of 64 KiB or more are written one per turn of the
  * event loop (api/http/answerTurns.ts), so clients asking for large answers and never reading them bound neither the
  * memory nor another client's wait.
  */
+import type { DocumentNode } from "graphql";
 import type { Context, Handler, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../deps";
-import { answerTurns } from "../http/answerTurns";
+import { type AnswerTurns, answerTurns } from "../http/answerTurns";
 import { readBoundedBody } from "../http/boundedBody";
 import { deadline, extendDeadline, requestDeadline, v1TimeoutError } from "../http/cancellation";
 import type { AppContext } from "../http/env";
 import { PayloadTooLargeError, UnsupportedMediaTypeError } from "../http/errors";
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
+import { type Admission, admission } from "../read/admission";
 import { MAX_WAIT_MS } from "../read/atLeast";
 import type { IndexRuntime } from "../read/runtime";
-import { admission } from "./admission";
+import { CompileQueueFull, compileGate } from "./compileGate";
+import { ByteBoundedCache } from "./documentCache";
 import { graphqlError, timedOut } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import { RequestScope } from "./scope";
@@ -30,11 +33,32 @@ export const GRAPHQL_METHODS = ["GET", "HEAD", "POST", "OPTIONS"] as const;
 /** How long after the deadline an execution that ignored it is given before the answer is written without it. */
 const GRACE_MS = 100;
 
-export type GraphqlEndpointOptions = { deps: AppDeps; runtime: IndexRuntime; rateLimit: RateLimitOptions };
+export type GraphqlEndpointOptions = {
+  deps: AppDeps;
+  runtime: IndexRuntime;
+  rateLimit: RateLimitOptions;
+  /** The turns large answers are built and written in (shared with the REST index routes); else its own. */
+  turns?: AnswerTurns;
+  /** The rows in flight (shared with the REST index routes); else its own budget of GRAPHQL_LIMITS.rowsInFlight. */
+  rows?: Admission;
+};
 
 /** The middleware (rate limit, deadline) and the handler, to mount at GRAPHQL_PATH. */
 export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, MiddlewareHandler, Handler] {
-  const engine = createGraphqlEngine(o.deps.logger);
+  const limits = o.deps.config.graphqlDocuments;
+  // A tenth of the bytes for texts that failed to parse: they hold their error, not a compiled query.
+  const documents = new ByteBoundedCache<DocumentNode>(limits.cacheBytes - Math.floor(limits.cacheBytes / 10));
+  const parseErrors = new ByteBoundedCache<unknown>(Math.floor(limits.cacheBytes / 10));
+  o.deps.metrics.caches.register("graphql_documents", {
+    stats: documents.stats,
+    entries: () => documents.size,
+  });
+  const engine = createGraphqlEngine(o.deps.logger, { documents, errors: parseErrors });
+  const compiles = compileGate({
+    inFlight: limits.compilesInFlight,
+    queue: limits.compileQueue,
+    waitMs: COMPILE_WAIT_MS,
+  });
   const limited: MiddlewareHandler = async (c, next) => {
     await chargeRateLimit(c, "graphql", o.rateLimit);
     await next();
@@ -42,19 +66,33 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
   // Its signal is what the reads listen to; its own late answer (an envelope) is never reached: see GRACE_MS.
   const overall = deadline({ ms: GRAPHQL_LIMITS.timeMs, timeoutError: v1TimeoutError, graceMs: 1000 });
   // Rows in flight across this process's GraphQL requests, and large answers written one per turn.
-  const rows = admission(GRAPHQL_LIMITS.rowsInFlight);
-  const turns = answerTurns();
+  const rows = o.rows ?? admission(GRAPHQL_LIMITS.rowsInFlight);
+  const turns = o.turns ?? answerTurns();
   /** Executions running now, by the request's text (sharing them: see answerOf). */
   const running = new Map<string, Promise<Encoded>>();
 
-  const execute = async (c: Context, request: Request): Promise<Encoded> => {
-    const scope = new RequestScope(o.runtime, c, rows);
+  const execute = async (c: Context, request: Request, source: string | null): Promise<Encoded> => {
+    const scope = new RequestScope(o.runtime, c, rows, turns);
     try {
+      // A document the cache holds (or its failed parse) runs at once; a new one waits for a compile permit.
+      if (source !== null && !documents.has(source) && !parseErrors.has(source)) {
+        try {
+          scope.compiled = await compiles.enter(scope.signal);
+        } catch (error) {
+          if (!(error instanceof CompileQueueFull)) throw error;
+          o.deps.metrics.graphqlCompilesRefused.inc();
+          const body = JSON.stringify({ errors: [graphqlError("COMPILE_QUEUE_FULL", error.message).toJSON()] });
+          const bytes = new TextEncoder().encode(body);
+          const type = "application/json; charset=utf-8";
+          return { status: 503, type, bytes, shareable: false, retryAfterSec: error.retryAfterSec };
+        }
+      }
       const res = await engine.fetch(request, { scope });
       // The answer's bytes as yoga encoded them, sent as they are (no decoding to a string and encoding again).
       const bytes = new Uint8Array(await res.arrayBuffer());
       return { status: res.status, type: res.headers.get("content-type"), bytes, shareable: !scope.failed };
     } finally {
+      scope.compiled();
       scope.release();
     }
   };
@@ -66,7 +104,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
    * execution and share one copy of its bytes, as graph-node shares a query's result between concurrent callers.
    * An execution that met an error (a read failed, its own client hung up) is shared with no one.
    */
-  const answerOf = async (c: Context, request: Request, key: string): Promise<Encoded> => {
+  const answerOf = async (c: Context, request: Request, key: string, source: string | null): Promise<Encoded> => {
     const theirsRunning = running.get(key);
     // Theirs may wait for a `number_gte` block (its own deadline pushed out by its waitMs, which this request's plan,
     // never made, would have asked for too): this request waits as long, at most the longest wait.
@@ -77,7 +115,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
       return theirs;
     }
     o.deps.metrics.graphqlAnswers.inc({ made: "own" });
-    const mine = execute(c, request);
+    const mine = execute(c, request, source);
     if (!running.has(key)) {
       running.set(key, mine);
       const done = () => {
@@ -89,10 +127,11 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): [MiddlewareHandler, 
   };
 
   const handler: Handler = async (c) => {
-    const { request, key } = await forEngine(c);
+    const { request, key, source } = await forEngine(c);
     const late = afterDeadline(c);
-    const res = await Promise.race([answerOf(c, request, key), late.promise]).finally(late.cancel);
+    const res = await Promise.race([answerOf(c, request, key, source), late.promise]).finally(late.cancel);
     if (res === null) return json(c, { errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }, 200);
+    if (res.retryAfterSec !== undefined) c.header("retry-after", String(res.retryAfterSec));
     if (res.bytes.byteLength > GRAPHQL_LIMITS.responseBytes) {
       const error = graphqlError(
         "RESPONSE_TOO_LARGE",
@@ -113,19 +152,43 @@ function json(c: Context, body: unknown, status: 200) {
 }
 
 /** An execution's answer, encoded, and whether an identical request may take it as its own. */
-type Encoded = { status: number; type: string | null; bytes: Uint8Array<ArrayBuffer>; shareable: boolean };
+type Encoded = {
+  status: number;
+  type: string | null;
+  bytes: Uint8Array<ArrayBuffer>;
+  shareable: boolean;
+  /** A refusal's Retry-After (a new document found no compile permit in time). */
+  retryAfterSec?: number;
+};
+
+/** How long a new document may wait for a compile permit (api/graphql/compileGate.ts). */
+const COMPILE_WAIT_MS = 1000;
+
+/** The document's text as yoga's cache keys it (a POST body's `query`, a GET's `query` parameter); null if none. */
+function documentOf(search: URLSearchParams, body: unknown): string | null {
+  if (body !== undefined) {
+    const query = (body as { query?: unknown } | null)?.query;
+    return typeof query === "string" ? query : null;
+  }
+  return search.get("query");
+}
 
 /**
  * The request yoga reads (a GET as it came; a POST's body read here, bounded, and checked to be JSON), and its key:
  * what decides its answer (method, accept header, query string or body).
  */
-async function forEngine(c: Context): Promise<{ request: Request; key: string }> {
+async function forEngine(c: Context): Promise<{ request: Request; key: string; source: string | null }> {
   const accept = c.req.header("accept");
   const headers: Record<string, string> = accept ? { accept } : {};
-  const search = new URL(c.req.url).search;
+  const url = new URL(c.req.url);
+  const search = url.search;
   if (c.req.method !== "POST") {
     const request = new Request(c.req.url, { method: c.req.method, headers });
-    return { request, key: `${c.req.method}\n${accept ?? ""}\n${search}` };
+    return {
+      request,
+      key: `${c.req.method}\n${accept ?? ""}\n${search}`,
+      source: documentOf(url.searchParams, undefined),
+    };
   }
   const type = (c.req.header("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
   if (type !== "application/json") throw new UnsupportedMediaTypeError("application/json");
@@ -133,8 +196,11 @@ async function forEngine(c: Context): Promise<{ request: Request; key: string }>
   if (body === null) throw new PayloadTooLargeError(GRAPHQL_LIMITS.bodyBytes);
   // The body is parsed once, here: yoga's POST parser takes it from json() (a failure the same way, its own 400).
   let parsed: Promise<unknown>;
+  let source: string | null = null;
   try {
-    parsed = Promise.resolve(JSON.parse(body));
+    const value: unknown = JSON.parse(body);
+    source = documentOf(url.searchParams, value);
+    parsed = Promise.resolve(value);
   } catch (error) {
     parsed = Promise.reject(error);
     parsed.catch(() => {});
@@ -144,7 +210,7 @@ async function forEngine(c: Context): Promise<{ request: Request; key: string }>
     headers: { ...headers, "content-type": "application/json" },
   });
   Object.defineProperty(request, "json", { value: () => parsed });
-  return { request, key: `POST\n${accept ?? ""}\n${search}\n${body}` };
+  return { request, key: `POST\n${accept ?? ""}\n${search}\n${body}`, source };
 }
 
 /** Resolves null GRACE_MS after the request's deadline signal fires (never, without one). */

@@ -19,6 +19,8 @@ export const GRAPHQL_CODES = [
   "ROW_LIMIT_EXCEEDED",
   "RESPONSE_TOO_LARGE",
   "EXECUTION_TIMEOUT",
+  /** A new document found no compile permit in time (api/graphql/compileGate.ts): HTTP 503 with Retry-After. */
+  "COMPILE_QUEUE_FULL",
   "BAD_USER_INPUT",
   "INDEX_UNAVAILABLE",
   "INDEX_BEHIND",

@@ -19,7 +19,7 @@ export const GRAPHQL_LIMITS = {
   rows: 2000,
   /**
    * Rows all GraphQL requests of one process may have in flight (read, executed, encoded) at once; a request waits
-   * for its rows to fit, and the wait counts toward its time (api/graphql/admission.ts). 2,000 rather than 4,000:
+   * for its rows to fit, and the wait counts toward its time (api/read/admission.ts). 2,000 rather than 4,000:
    * under 50 unread connections asking 200 different 1,000-row queries, another client's p99 was 36–69 ms, median
    * 46 (5 runs), against 41–82 ms, median 54 (13 runs; bench/graphql-page.ts, flood 2b): fewer answers finish in
    * one turn, and half the rows are alive across a scavenge.

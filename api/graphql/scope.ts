@@ -4,11 +4,12 @@
  */
 import type { Context } from "hono";
 import type { CancelSignal } from "../chain/rpc";
+import { type AnswerTurns, LARGE_ANSWER_BYTES, LARGE_PAGE_ROWS } from "../http/answerTurns";
 import { requestDeadline } from "../http/cancellation";
 import type { AppContext } from "../http/env";
+import type { Admission } from "../read/admission";
 import { type AtBlock, QueryCancelledError, type ReadAt } from "../read/contract";
 import { guarded, type IndexRuntime, type Pinned, pinBlock, readAtBlock } from "../read/runtime";
-import type { Admission } from "./admission";
 import { graphqlError, timedOut, toGraphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import type { Plan } from "./plan";
@@ -20,17 +21,24 @@ export class RequestScope {
   #admitted: Promise<() => void> | undefined;
   /** An error met while executing (set by api/graphql/yoga.ts): the answer is not shared with another request. */
   failed = false;
+  /**
+   * Gives back a new document's compile permit (api/graphql/compileGate.ts, set by the endpoint): called when the
+   * compiled query first reads (it is compiled by then) and when the request ends; harmless more than once.
+   */
+  compiled: () => void = () => {};
   readonly signal: CancelSignal | undefined;
 
   constructor(
     readonly rt: IndexRuntime,
     readonly c: Context,
     readonly admission: Admission,
+    /** A list of many rows is completed and encoded in a turn of its own (api/http/answerTurns.ts). */
+    readonly turns?: AnswerTurns,
   ) {
     this.signal = requestDeadline(c);
   }
 
-  /** Waits until the request's rows fit the process's budget (api/graphql/admission.ts); then holds them. */
+  /** Waits until the request's rows fit the process's budget (api/read/admission.ts); then holds them. */
   #admit(): Promise<() => void> {
     this.#admitted ??= this.bounded(() => this.admission.acquire(Math.max(1, this.plan.rows), this.signal));
     return this.#admitted;
@@ -56,6 +64,7 @@ export class RequestScope {
 
   /** The request's block, its time and the index's head: read once, by whichever field asks first. */
   at(): Promise<Pinned> {
+    this.compiled();
     this.#pinned ??= this.bounded(() => {
       this.#atLeast();
       const named = this.plan.block;
@@ -70,6 +79,7 @@ export class RequestScope {
    * or the named block's), so a one-field request is one round trip; later reads are at that block.
    */
   async read<T>(read: (at: ReadAt, signal?: CancelSignal) => Promise<AtBlock<T>>): Promise<T> {
+    this.compiled();
     if (this.#pinned === undefined) {
       const named = this.plan.block;
       // Set before any wait, so that a field asking for the block meanwhile (`_meta`) takes this statement's.
@@ -84,7 +94,7 @@ export class RequestScope {
       this.#pinned = first.then(({ block, time, head, pinned }) => ({ block, time, head, pinned }));
       // Its failure is answered by this field; another field waiting on the pin gets the same.
       this.#pinned.catch(() => {});
-      return (await first).value;
+      return this.#inTurn((await first).value);
     }
     await this.#admit();
     const { block, time } = await this.at();
@@ -95,7 +105,19 @@ export class RequestScope {
         reason: "reorg",
       });
     }
-    return answer.value;
+    return this.#inTurn(answer.value);
+  }
+
+  /**
+   * `value`, once a turn of the event loop is this request's if it is a list of many rows: what the execution does
+   * with them next (its fields completed, the answer encoded, then written in a turn of its own by the endpoint)
+   * runs after the sockets that are ready were served, one large page per turn, as the REST index pages.
+   */
+  async #inTurn<T>(value: T): Promise<T> {
+    if (this.turns && Array.isArray(value) && value.length >= LARGE_PAGE_ROWS) {
+      await this.turns.turnFor(LARGE_ANSWER_BYTES);
+    }
+    return value;
   }
 
   /** The plan's `block: { number_gte }`, for the read model (api/read/runtime.ts atLeastOf) to honour. */

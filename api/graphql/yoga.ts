@@ -3,12 +3,15 @@
  * the plan step before execution, and failures in GraphQL's `errors` format with `extensions.code`. Yoga's own
  * landing page, GraphiQL, CORS and logging are off: the API's edge does CORS, request ids and the request log.
  */
+// First: before graphql-jit loads and makes its memos (api/graphql/jitMemory.ts).
+import "./jitMemory";
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
 import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
-import { GraphQLError, getOperationAST, parse, type ValidationContext } from "graphql";
+import { type DocumentNode, GraphQLError, getOperationAST, parse, type ValidationContext } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
 import type { Logger } from "../observability/logger";
+import type { ByteBoundedCache } from "./documentCache";
 import { answeredCode, type GraphqlCode, graphqlError, toGraphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import { planOf, VariablesRefused } from "./plan";
@@ -107,7 +110,13 @@ const limits: Plugin = {
   },
 };
 
-export function createGraphqlEngine(logger: Logger) {
+/**
+ * The documents yoga keeps by their text, bounded by bytes (api/graphql/documentCache.ts): the parsed ones (each
+ * holding its validation result and compiled query, weakly keyed on it) and the texts that failed to parse.
+ */
+export type DocumentCaches = { documents: ByteBoundedCache<DocumentNode>; errors: ByteBoundedCache<unknown> };
+
+export function createGraphqlEngine(logger: Logger, caches: DocumentCaches) {
   return createYoga<GraphqlContext>({
     schema: buildSchema(),
     graphqlEndpoint: "/graphql",
@@ -117,9 +126,11 @@ export function createGraphqlEngine(logger: Logger) {
     logging: false,
     batching: false,
     healthCheckEndpoint: undefined,
+    parserAndValidationCache: { documentCache: caches.documents, errorCache: caches.errors },
     plugins: [
       limits,
-      // Queries run as code compiled once per document (graphql-jit; the document cache is yoga's parser cache):
+      // Queries run as code compiled once per document (graphql-jit keeps it weakly on the parsed document, which
+      // the bounded document cache holds):
       // a page's hundreds of fields cost a third of graphql-js's executor. Anything else (a mutation, which the
       // schema has none of) is left to graphql-js, which refuses it in GraphQL's terms.
       useGraphQlJit(

@@ -16,6 +16,12 @@
 /** Answers at least this large take turns: a batch of tools/list (840 kB) does, an envelope (a few kB) does not. */
 export const LARGE_ANSWER_BYTES = 64 * 1024;
 
+/**
+ * Index pages of at least this many rows take turns to be built (REST: api/index/answer.ts; GraphQL:
+ * api/graphql/scope.ts): ~450 bytes of JSON an event, ~300 a lock, so about LARGE_ANSWER_BYTES from here.
+ */
+export const LARGE_PAGE_ROWS = 128;
+
 export type AnswerTurns = {
   /** Resolves in a turn of its own, or at once for an answer under the threshold. */
   turnFor(bytes: number): Promise<void>;

@@ -5,7 +5,7 @@ import { type IndexRuntime, readAtBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, EXAMPLE_LOCK, LOCK_SCHEMA, lockJson } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { array, object } from "../route/jsonSchema";
-import { answer } from "./answer";
+import { answerPage, type Pages } from "./answer";
 import { ADDRESS_PATH, AT_PARAMS } from "./query";
 
 /** GET /accounts/:address/locks — the account's live locks at the block, by token id. */
@@ -30,13 +30,14 @@ export const accountLocksRoute = {
   },
 } as const satisfies RouteDefinition;
 
-export function registerAccountLocksRoute(router: Hono<AppEnv>, rt: IndexRuntime): void {
+export function registerAccountLocksRoute(router: Hono<AppEnv>, rt: IndexRuntime, pages: Pages): void {
   router.get(accountLocksRoute.path, async (c) => {
     const owner = parseAddress("address", c.req.param("address"));
     const q = parseQuery(c.req.url, accountLocksRoute.query);
     const read = await readAtBlock(rt, c, q.block ?? null, "block", (at, signal) =>
       rt.index.locksOf(owner, at, signal),
     );
-    return answer(c, rt, read, { locks: read.value.map((l) => lockJson(l, read.time)) });
+    const locks = () => ({ locks: read.value.map((l) => lockJson(l, read.time)) });
+    return answerPage(c, rt, pages, read, read.value.length, locks);
   });
 }

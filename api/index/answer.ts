@@ -13,8 +13,11 @@
  * cache carries the lag of its first sending, so read the lag from a fresh answer (or GraphQL `_meta`).
  */
 import type { Context } from "hono";
+import { type AnswerTurns, LARGE_ANSWER_BYTES, LARGE_PAGE_ROWS } from "../http/answerTurns";
+import { requestDeadline } from "../http/cancellation";
 import { ifNoneMatchHits } from "../http/conditional";
-import type { IndexHead } from "../read/contract";
+import type { Admission } from "../read/admission";
+import { type IndexHead, QueryCancelledError } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
 import { type Envelope, freshness } from "../read/shapes";
 
@@ -41,4 +44,46 @@ export function answer<B extends object>(
     ...freshness(at.head.time, rt.staleSeconds),
   };
   return c.json({ ...envelope, ...body });
+}
+
+/**
+ * `answer`, for a page of `rows` rows: from LARGE_PAGE_ROWS on, its body is built (the rows as JSON) and handed to
+ * the socket in a turn of the event loop of its own (api/http/answerTurns.ts), after the poll phase has served
+ * the sockets that are ready. Pipelined 1,000-row pages that finish their reads together (a client asking for them
+ * and never reading, from 1 address or 400) were serialised back to back, and another client's p99 went to 213 and
+ * 267 ms (issue 30); in turns, a cheap request waits behind at most one page.
+ */
+export async function answerPage<B extends object>(
+  c: Context,
+  rt: Pick<IndexRuntime, "chainId" | "staleSeconds">,
+  { turns }: Pages,
+  at: { block: bigint; time: bigint; head: IndexHead; pinned: boolean },
+  rows: number,
+  body: () => B,
+): Promise<Response> {
+  if (rows >= LARGE_PAGE_ROWS) await turns.turnFor(LARGE_ANSWER_BYTES);
+  return answer(c, rt, at, body());
+}
+
+/** What the pages of the index share with GraphQL's: the turns they are built and written in, the rows in flight. */
+export type Pages = { turns: AnswerTurns; rows: Admission };
+
+/**
+ * `read` holding `rows` of the process's rows in flight (api/read/admission.ts, shared with GraphQL) from before
+ * its statement until `answer` has built its page: 400 addresses each pipelining 1,000-row pages had all the pool's
+ * statements finish together, and decoding their rows held the event loop for seconds. A request whose time runs
+ * out while it waits reads nothing (its deadline answers it).
+ */
+export async function withRows<T>(c: Context, pages: Pages, rows: number, read: () => Promise<T>): Promise<T> {
+  let release: () => void;
+  try {
+    release = await pages.rows.acquire(Math.max(1, rows), requestDeadline(c));
+  } catch {
+    throw new QueryCancelledError();
+  }
+  try {
+    return await read();
+  } finally {
+    release();
+  }
 }

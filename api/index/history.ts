@@ -7,7 +7,7 @@ import { type IndexRuntime, readAtBlock, requestedBlock } from "../read/runtime"
 import { ENVELOPE_SCHEMA, EVENT_SCHEMA, EXAMPLE_ENVELOPE, eventJson, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { array, object } from "../route/jsonSchema";
-import { answer } from "./answer";
+import { answerPage, type Pages, withRows } from "./answer";
 import { ADDRESS_PATH, PAGE_PARAMS, TOKEN_ID_PATH } from "./query";
 
 /**
@@ -87,35 +87,39 @@ export const accountEventsRoute = {
   response: { schema: pageSchema, example: EXAMPLE_PAGE },
 } as const satisfies RouteDefinition;
 
-async function eventsPage(rt: IndexRuntime, c: Context, of: EventsOf, missing?: (block: bigint) => Error) {
+async function eventsPage(
+  rt: IndexRuntime,
+  pages: Pages,
+  c: Context,
+  of: EventsOf,
+  missing?: (block: bigint) => Error,
+) {
   const q = parseQuery(c.req.url, PAGE_PARAMS);
   const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "events");
   const { block, param } = requestedBlock(q.block, cursor?.block);
   const limit = Number(q.limit);
   // One row more than the page: whether a next page exists, without a count.
-  const read = await readAtBlock(rt, c, block, param, (at, signal) =>
-    rt.index.events(of, at, { limit: limit + 1, after: cursor?.after ?? null }, signal),
-  );
-  if (read.value.length === 0 && cursor === undefined && missing) throw missing(read.block);
-  const rows = read.value.slice(0, limit);
-  const last = rows.at(-1);
-  const nextCursor =
-    read.value.length > limit && last
-      ? rt.cursors.encode({
-          kind: "events",
-          block: read.block,
-          after: { block: last.blockNumber, logIndex: last.logIndex },
-        })
-      : null;
-  return answer(c, rt, read, { events: rows.map(eventJson), nextCursor });
+  return withRows(c, pages, limit + 1, async () => {
+    const read = await readAtBlock(rt, c, block, param, (at, signal) =>
+      rt.index.events(of, at, { limit: limit + 1, after: cursor?.after ?? null }, signal),
+    );
+    if (read.value.length === 0 && cursor === undefined && missing) throw missing(read.block);
+    const rows = read.value.slice(0, limit);
+    const last = rows.at(-1);
+    const after = last && { block: last.blockNumber, logIndex: last.logIndex };
+    const nextCursor =
+      read.value.length > limit && after ? rt.cursors.encode({ kind: "events", block: read.block, after }) : null;
+    return answerPage(c, rt, pages, read, rows.length, () => ({ events: rows.map(eventJson), nextCursor }));
+  });
 }
 
-export function registerHistoryRoutes(router: Hono<AppEnv>, rt: IndexRuntime): void {
+export function registerHistoryRoutes(router: Hono<AppEnv>, rt: IndexRuntime, pages: Pages): void {
   router.get(lockEventsRoute.path, (c) => {
     const tokenId = parseUint256("tokenId", c.req.param("tokenId"));
     // A lock's oldest event is its creation: no event by the block means no lock by then.
     return eventsPage(
       rt,
+      pages,
       c,
       { tokenId },
       (block) =>
@@ -126,6 +130,6 @@ export function registerHistoryRoutes(router: Hono<AppEnv>, rt: IndexRuntime): v
     );
   });
   router.get(accountEventsRoute.path, (c) =>
-    eventsPage(rt, c, { account: parseAddress("address", c.req.param("address")) }),
+    eventsPage(rt, pages, c, { account: parseAddress("address", c.req.param("address")) }),
   );
 }

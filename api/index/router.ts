@@ -3,6 +3,7 @@ import type { AppEnv } from "../http/env";
 import { parseAtLeast } from "../read/atLeast";
 import type { IndexRuntime } from "../read/runtime";
 import { registerAccountLocksRoute } from "./accountLocks";
+import type { Pages } from "./answer";
 import { registerHistoryRoutes } from "./history";
 import { registerLeaderboardRoutes } from "./leaderboard";
 import { registerLockRoute } from "./lock";
@@ -12,9 +13,10 @@ import { registerStatsRoute } from "./stats";
  * Every route of the index API, mounted at /api/index/v1 (api/paths.ts INDEX_BASE). Without a configured index
  * every route answers 503 INDEX_UNAVAILABLE (after its own parameters are judged: a bad one is still 400).
  * `minBlock` / `waitMs` are read here for every route and honoured by the read model (api/read/runtime.ts), so a
- * route only declares them (AT_PARAMS or PAGE_PARAMS in api/index/query.ts).
+ * route only declares them (AT_PARAMS or PAGE_PARAMS in api/index/query.ts). Pages of
+ * many rows hold their rows in the process's budget and are built and written in turns (api/index/answer.ts).
  */
-export function indexRouter(runtime: IndexRuntime): Hono<AppEnv> {
+export function indexRouter(runtime: IndexRuntime, pages: Pages): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
   router.use(async (c, next) => {
     const atLeast = parseAtLeast(c.req.url);
@@ -22,8 +24,8 @@ export function indexRouter(runtime: IndexRuntime): Hono<AppEnv> {
     await next();
   });
   registerLockRoute(router, runtime);
-  registerHistoryRoutes(router, runtime);
-  registerAccountLocksRoute(router, runtime);
+  registerHistoryRoutes(router, runtime, pages);
+  registerAccountLocksRoute(router, runtime, pages);
   registerLeaderboardRoutes(router, runtime);
   registerStatsRoute(router, runtime);
   return router;

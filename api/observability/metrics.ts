@@ -54,6 +54,8 @@ export type Metrics = {
   graphqlAnswers: Counter;
   /** Requests that waited for their `minBlock`, by what they waited on and how the wait ended (api/read/headWatch.ts). */
   minBlockWaits: Counter;
+  /** GraphQL requests with a new document refused 503 COMPILE_QUEUE_FULL (api/graphql/compileGate.ts). */
+  graphqlCompilesRefused: Counter;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
   onRpcCall: (method: string, outcome: RpcOutcome) => void;
   /** Hits, misses and entries of every cache that registers itself. */
@@ -127,6 +129,12 @@ export function createMetrics(): Metrics {
       "request already executing, api/graphql/endpoint.ts).",
     ["made"],
   );
+  const graphqlCompilesRefused = new Counter(
+    "api_graphql_compiles_refused_total",
+    "GraphQL requests with a new document answered 503 COMPILE_QUEUE_FULL: no compile permit within 1 s, or the " +
+      "queue for one was full (api/graphql/compileGate.ts).",
+    [],
+  );
   const minBlockWaits = new Counter(
     "api_min_block_waits_total",
     "Requests whose minBlock was ahead of the index (of=index) or the node (of=node), by how the wait ended: " +
@@ -136,6 +144,7 @@ export function createMetrics(): Metrics {
   const connections = createConnectionMetrics();
   const all = [
     minBlockWaits,
+    graphqlCompilesRefused,
     ...connections.all,
     veBoardComputations,
     indexComputations.inFlight,
@@ -162,6 +171,7 @@ export function createMetrics(): Metrics {
     veBoardComputations,
     indexComputations,
     graphqlAnswers,
+    graphqlCompilesRefused,
     httpRequests,
     httpDuration,
     rpcCalls,

@@ -46,6 +46,8 @@ export const SERVER_LIMITS = {
    * the open connections.
    */
   connectionsCheckingIntervalMs: 500,
+  /** listen()'s backlog: the kernel's own cap (net.core.somaxconn, 4096 by default since Linux 5.4) applies. */
+  acceptBacklog: 65_535,
 } as const;
 
 export type ApiServer = {
@@ -112,11 +114,16 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
     let guard: ConnectionGuard | undefined;
     if (options.guard !== false) {
       const { max, perIp, refusing } = limits;
-      limitConnections(server, { max, perIp, refusing, trusted, metrics, logger: options.logger });
+      const percent = limits.pressurePercent ?? CONNECTION_DEFAULTS.pressurePercent;
+      const pressure = percent >= 100 ? undefined : Math.ceil((max * percent) / 100);
+      limitConnections(server, { max, perIp, refusing, pressure, trusted, metrics, logger: options.logger });
       guard = guardConnections(server, { pendingBytes: limits.pendingBytes, trusted, metrics });
       closeStalled(server, limits.sendTimeoutMs, metrics);
     }
-    server.listen(options.port, options.hostname, () => {
+    // The accept queue as deep as the kernel allows (net.core.somaxconn caps it): 400 addresses connecting at once
+    // while the event loop is busy overflowed Node's default of 511, and a new client's SYN waited for its
+    // retransmission (1 s, then 3 s) before it was even accepted.
+    server.listen({ port: options.port, host: options.hostname, backlog: SERVER_LIMITS.acceptBacklog }, () => {
       const { port } = server.address() as AddressInfo;
       resolve({ server, port, limits, guard, close: (drainMs) => drain(server, drainMs) });
     });

@@ -1,8 +1,8 @@
 /**
  * The requests whose answers cost CPU by the megabyte start one per turn of the event loop, taking turns
- * across clients: MCP messages (requests with a body; a batch of 10 × tools/list is an 840 kB answer to copy
- * and write) and the static assets under /docs/ (the 4.35 MB docs bundle: megabytes copied into the
- * socket per answer). Node answers whatever is ready in one turn back to back, so 400 addresses each with
+ * across clients: MCP messages and GraphQL (requests with a body; a batch of 10 × tools/list is an 840 kB answer
+ * to copy and write), the static assets under /docs/ (the 4.35 MB docs bundle: megabytes copied into the
+ * socket per answer) and the index's pages (up to 1,000 rows read, built and written). Node answers whatever is ready in one turn back to back, so 400 addresses each with
  * such a request ready held another client's cached GET for seconds; here at most one such start runs
  * between two polls of the sockets, and a client waits behind one request of each other active client,
  * not behind all of one client's. Nothing is held while a started request waits on I/O (a tool call's
@@ -15,17 +15,26 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { resolveClientIp } from "../http/clientIp";
 import { rateLimitSubject, type TrustedProxies } from "../net/ip";
-import { DOCS_PATH } from "../paths";
+import { DOCS_PATH, INDEX_BASE } from "../paths";
 
 type Waiting = [IncomingMessage, ServerResponse];
 
 const ASSETS = `${DOCS_PATH}/`;
+const INDEX = `${INDEX_BASE}/`;
+/** The index routes whose answer is a page of up to 1,000 rows: a history, an account's locks. */
+const INDEX_PAGE = /\/(events|locks)(\?|$)/;
 
-/** Whether `req` takes turns: it carries a body (MCP), or asks for a static asset. */
+/**
+ * Whether `req` takes turns: it carries a body (MCP, GraphQL), asks for a static asset, or for an index page (a
+ * history or an account's locks: 400 addresses each pipelining two started 800 reads in one turn, and a new
+ * connection waited 3 s for its /health).
+ */
 export function takesTurns(req: IncomingMessage): boolean {
   const method = req.method;
   if (method !== "GET" && method !== "HEAD" && method !== "OPTIONS") return true;
-  return req.url?.startsWith(ASSETS) ?? false;
+  const url = req.url;
+  if (url === undefined) return false;
+  return url.startsWith(ASSETS) || (url.startsWith(INDEX) && INDEX_PAGE.test(url));
 }
 
 /** `next`, with the requests that take turns (takesTurns) started one per event-loop turn, round-robin over clients. */

@@ -9,7 +9,7 @@
  * - a client that hangs up mid-read: the query's backend stops at once and api_aborted_work_total{kind="db"} counts it;
  * - one statement per request, `_meta` included; identical requests arriving together share one execution and its
  *   bytes, and one that fails (its own client hung up) is shared with no one; the rows in flight are bounded
- *   (api/graphql/admission.ts); the body read from Node's stream (a chunked one past 64 KiB is 413, not JSON is
+ *   (api/read/admission.ts); the body read from Node's stream (a chunked one past 64 KiB is 413, not JSON is
  *   BAD_REQUEST).
  */
 import net from "node:net";

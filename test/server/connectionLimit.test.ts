@@ -206,7 +206,8 @@ describe("idle connections from one address", () => {
 
 describe("the total cap", () => {
   it("MAX_CONNECTIONS: past it a connection is answered 429 on arrival and closed, counted and logged once", async () => {
-    const api = await startApi({ MAX_CONNECTIONS: "40" });
+    // The hard cap alone: the headroom for new addresses (test/server/connectionPressure.test.ts) off.
+    const api = await startApi({ MAX_CONNECTIONS: "40", CONNECTION_PRESSURE_PERCENT: "100" });
     const first = await holdIdle(api.base, 30, "127.0.0.11");
     const second = await holdIdle(api.base, 30, "127.0.0.12");
     await sleep(1_000);
@@ -226,7 +227,11 @@ describe("the total cap", () => {
   }, 60_000);
 
   it("400 requests at once past it: each answered, or refused with the 429, none reset", async () => {
-    const api = await startApi({ MAX_CONNECTIONS: "100", MAX_CONNECTIONS_PER_IP: "1000" });
+    const api = await startApi({
+      MAX_CONNECTIONS: "100",
+      MAX_CONNECTIONS_PER_IP: "1000",
+      CONNECTION_PRESSURE_PERCENT: "100",
+    });
     // 90 held by another address, so the 400 meet the cap however fast /health is answered.
     const other = await holdIdle(api.base, 90, "127.0.0.24");
     await settled(api.base, 90);

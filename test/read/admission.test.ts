@@ -1,7 +1,7 @@
-/** The rows-in-flight budget of GraphQL requests (api/graphql/admission.ts): weights, order, abandoned waits. */
+/** The rows-in-flight budget of GraphQL requests (api/read/admission.ts): weights, order, abandoned waits. */
 import { describe, expect, it } from "vitest";
-import { admission } from "../../api/graphql/admission";
 import { CancelSource } from "../../api/http/cancellation";
+import { admission } from "../../api/read/admission";
 
 const tick = () => new Promise((r) => setImmediate(r));
 

@@ -1,5 +1,7 @@
 /**
- * How many index rows GraphQL requests may have in flight in this process at once. A request's rows are judged
+ * How many index rows GraphQL requests and the REST histories may have in flight in this process at once (one
+ * budget, made in api/app.ts; a history holds its `limit` + 1 from before its statement until its page is built,
+ * api/index/answer.ts withRows). A GraphQL request's rows are judged
  * before it runs (api/graphql/plan.ts: the sum of its lists' `limit`s, one per `lock`); it waits here, FIFO, until
  * they fit, and holds them from its first index read until its answer is encoded. What a request holds meanwhile
  * grows with its rows (the rows read, the result tree, the JSON), so this bounds the memory of every execution

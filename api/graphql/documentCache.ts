@@ -1,0 +1,89 @@
+/**
+ * The cache of GraphQL documents, bounded by bytes: the document's text is the key a client chooses, so the cache's
+ * size, not its number of entries, is what must be bounded. A cached document holds its parsed form, its validation
+ * result and graphql-jit's compiled query (weakly keyed on the parsed document, api/graphql/jit.ts), so evicting the
+ * document lets all three go. Least recently used goes first.
+ *
+ * A document's cost is estimated from its text, measured once executed (bench/graphql-document-bytes.ts, Node 24,
+ * with V8's compilation cache off: api/graphql/jitMemory.ts): a typical page document (one list, 15 fields, 266
+ * characters) retained 42 kB; one at the limits (30 aliased lists, ~900 tokens) 690 kB in 2,573 characters, and
+ * 688 kB in 2,181 without spare spaces (315 B a character, the densest). BASE + PER_CHAR × length is above all
+ * three (99, 891 and 757 kB), so 45 MB (50 less a tenth for failed parses) holds at least ~60 documents at the
+ * limits and ~460 typical ones.
+ */
+
+/** Bytes a cached document is charged at least (its parse, validation and compiled query's fixed part). */
+export const DOCUMENT_BASE_BYTES = 16 * 1024;
+/** Bytes charged per character of its text (fields, arguments and aliases each compile to code). */
+export const DOCUMENT_BYTES_PER_CHAR = 340;
+
+/** The estimated bytes one cached document retains, from its text. */
+export function documentCost(source: string): number {
+  return DOCUMENT_BASE_BYTES + DOCUMENT_BYTES_PER_CHAR * source.length;
+}
+
+import { CacheStats } from "../observability/cacheStats";
+
+/** A least-recently-used map whose entries are charged `cost(key)` bytes, holding at most `maxBytes` of them. */
+export class ByteBoundedCache<V> {
+  readonly #entries = new Map<string, { value: V; bytes: number }>();
+  #bytes = 0;
+  /** Entries dropped to make room, since start. */
+  evictions = 0;
+  /** Lookups by `get` that found their key, and those that did not. */
+  readonly stats = new CacheStats();
+
+  constructor(
+    readonly maxBytes: number,
+    readonly cost: (key: string) => number = documentCost,
+  ) {}
+
+  /** The value, marked most recently used. */
+  get(key: string): V | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) {
+      this.stats.misses++;
+      return undefined;
+    }
+    this.stats.hits++;
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry.value;
+  }
+
+  has(key: string): boolean {
+    return this.#entries.has(key);
+  }
+
+  /** Sets `key`, then drops the least recently used entries until the total fits; one larger than it all is not kept. */
+  set(key: string, value: V): void {
+    const bytes = this.cost(key);
+    this.delete(key);
+    if (bytes > this.maxBytes) return;
+    this.#entries.set(key, { value, bytes });
+    this.#bytes += bytes;
+    while (this.#bytes > this.maxBytes) {
+      const [oldest, entry] = this.#entries.entries().next().value as [string, { bytes: number }];
+      this.#entries.delete(oldest);
+      this.#bytes -= entry.bytes;
+      this.evictions++;
+    }
+  }
+
+  delete(key: string): boolean {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return false;
+    this.#entries.delete(key);
+    this.#bytes -= entry.bytes;
+    return true;
+  }
+
+  /** The estimated bytes held now. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+}

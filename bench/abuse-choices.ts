@@ -1,0 +1,205 @@
+/**
+ * What a client chooses — a GraphQL document, a 1,000-row page, how many connections it keeps — against the API
+ * process as operators run it (dist/server/main.js over a synthetic Postgres index, test/support/servedIndex.ts), at
+ * the default limits, each figure printed beside its goal (issue 30, items 3–5):
+ * documents: 400 addresses posting new documents near the limits (30 aliases) back to back for 10 s
+ *   (bench/documentFlood.ts, its own process): another client's /health p99 (≤ 50 ms) and a 1-row GraphQL query's
+ *   p99 (≤ 100 ms), the API's RSS growth at the peak (≤ 200 MB) and 15 s after (returned);
+ * pages: 1,000-row pages (REST histories, account locks, GraphQL) pipelined unread from 1 address (50 connections ×
+ *   4) and from 400 (1 × 2), held 8 s: another client's /health p99 (≤ 50 ms), new connections (< 1 s);
+ * connections: 400 addresses × 50 idle connections (20,000), reconnecting whenever closed, for 20 s
+ *   (test/support/reconnectingIdle.ts, two processes): a fresh address's /health every 500 ms (< 1 s every time).
+ * The machine is shared (2 cores): each part prints the same client's figures on the idle process first.
+ * Usage: npx tsx bench/abuse-choices.ts [parts=documents,pages,connections]
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { getAddress } from "viem";
+import { runFloodScript } from "../test/support/apiProcess";
+import { buildOnce } from "../test/support/build";
+import { startServedIndex } from "../test/support/servedIndex";
+import { freshConnection, holdUnread, percentile, probe, rawGet, rawGraphql } from "../test/support/unreadPages";
+import { loadAverage } from "./indexTimeTravel";
+
+const PARTS = new Set((process.argv[2] ?? "documents,pages,connections").split(","));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+const goal = (ok: boolean) => (ok ? "met" : "NOT met");
+
+buildOnce();
+const served = await startServedIndex({
+  serverUrl: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres",
+  schema: "bench_choices",
+  synthetic: { events: 20_000, owners: 20, seed: 23 },
+});
+try {
+  const counts = new Map<string, number>();
+  for (const e of served.index.events) counts.set(e.account, (counts.get(e.account) ?? 0) + 1);
+  const accounts = [...counts].sort((a, b) => b[1] - a[1]).map(([a]) => getAddress(a));
+  console.log(
+    `synthetic index: ${served.index.events.length} events, ${accounts.length} accounts; load ${loadAverage()}`,
+  );
+
+  if (PARTS.has("documents")) {
+    const api = await served.restartApi();
+    const base = api.url;
+    const oneRow = JSON.stringify({
+      query: `{ lockEvents(where: { account: "${accounts[0]}" }, limit: 1) { items { kind } } }`,
+    });
+    /** The 1-row query, a document the process has run, one at a time for `ms`. */
+    const queries = async (forMs: number) => {
+      const out: number[] = [];
+      let failed = 0;
+      const until = performance.now() + forMs;
+      while (performance.now() < until) {
+        const t = performance.now();
+        const res = await fetch(`${base}/graphql`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: oneRow,
+        }).catch(() => null);
+        const text = res ? await res.text() : "";
+        if (res?.status !== 200 || text.includes('"errors"')) failed++;
+        out.push(performance.now() - t);
+        await sleep(20);
+      }
+      return { ms: out, failed };
+    };
+    const [idleHealth, idleQuery] = await Promise.all([probe(`${base}/health`, 3_000), queries(3_000)]);
+    const rssStart = rssMb(api.pid);
+    let rssPeak = rssStart;
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, rssMb(api.pid));
+    }, 100);
+    const flood = runFloodScript(path.join(import.meta.dirname, "documentFlood.ts"), {
+      BASE: base,
+      ADDRESSES: "400",
+      DURATION_MS: "10000",
+    });
+    await sleep(1_000);
+    const [health, query] = await Promise.all([probe(`${base}/health`, 8_000), queries(8_000)]);
+    const sent = await flood;
+    clearInterval(sampler);
+    await sleep(15_000);
+    const rssAfter = rssMb(api.pid);
+    const metrics = await (await fetch(`${base}/api/metrics`)).text();
+    const series = (name: string) => Number(new RegExp(`^${name} (\\S+)`, "m").exec(metrics)?.[1] ?? 0);
+    const hP99 = percentile(health.ms, 99);
+    const qP99 = percentile(query.ms, 99);
+    console.log(`\ndocuments: 400 addresses, new documents near the limits, 10 s; load ${loadAverage()}`);
+    console.log(`  flood: ${sent.requests} answers ${JSON.stringify(sent.byStatus)}`);
+    console.log(
+      `  cached documents ${series('api_cache_entries\\{cache="graphql_documents"\\}')}, compiled (misses) ` +
+        `${series('api_cache_misses_total\\{cache="graphql_documents"\\}')}, refused ${series("api_graphql_compiles_refused_total")}`,
+    );
+    console.log(
+      `  /health p99 ${ms(hP99)} (idle ${ms(percentile(idleHealth.ms, 99))}), failed ${health.failed}; goal ≤ 50 ms: ${goal(hP99 <= 50)}`,
+    );
+    console.log(
+      `  1-row query p99 ${ms(qP99)} (idle ${ms(percentile(idleQuery.ms, 99))}), failed ${query.failed}; goal ≤ 100 ms: ${goal(qP99 <= 100)}`,
+    );
+    console.log(
+      `  RSS ${rssStart.toFixed(0)} → peak ${rssPeak.toFixed(0)} → 15 s after ${rssAfter.toFixed(0)} MB; goal +200 MB at most: ` +
+        `${goal(rssPeak - rssStart <= 200)}, returned (after within +50 MB of start): ${goal(rssAfter - rssStart <= 50)}`,
+    );
+  }
+
+  if (PARTS.has("pages")) {
+    const api = await served.restartApi();
+    const base = api.url;
+    const host = new URL(base).host;
+    const FIELDS =
+      "kind tokenId account amountWei lockEnd owner lockAmountWei blockNumber blockTimestamp txHash logIndex";
+    const page = (i: number, k: number) => {
+      const a = accounts[(i + k) % accounts.length]!;
+      if ((i + k) % 3 === 0) return rawGet(host, `/api/index/v1/accounts/${a}/events?limit=1000`);
+      if ((i + k) % 3 === 1) return rawGet(host, `/api/index/v1/accounts/${a}/locks`);
+      return rawGraphql(host, `{ lockEvents(where: { account: "${a}" }, limit: 1000) { items { ${FIELDS} } } }`);
+    };
+    for (const [addresses, sockets, pipelined] of [
+      [1, 50, 4],
+      [400, 1, 2],
+    ] as const) {
+      const idle = await probe(`${base}/health`, 3_000);
+      const rssStart = rssMb(api.pid);
+      const holding = holdUnread(base, { addresses, sockets, pipelined, holdMs: 8_000, request: page });
+      await sleep(300);
+      const fresh: number[] = [];
+      const freshStatus: number[] = [];
+      const [during] = await Promise.all([
+        probe(`${base}/health`, 7_000),
+        (async () => {
+          for (let i = 0; i < 12; i++) {
+            const f = await freshConnection(`${base}/health`, `127.0.0.${150 + i}`);
+            fresh.push(f.ms);
+            freshStatus.push(f.status);
+            await sleep(500);
+          }
+        })(),
+      ]);
+      await holding;
+      const p99 = percentile(during.ms, 99);
+      const worst = Math.max(...fresh);
+      console.log(
+        `\npages: ${addresses} address(es) × ${sockets} connection(s) × ${pipelined} unread 1,000-row pages, 8 s; load ${loadAverage()}`,
+      );
+      console.log(
+        `  /health p99 ${ms(p99)} (idle ${ms(percentile(idle.ms, 99))}), failed ${during.failed}; goal ≤ 50 ms: ${goal(p99 <= 50)}`,
+      );
+      console.log(
+        `  new connections: ${freshStatus.filter((s) => s === 200).length}/${fresh.length} answered 200, slowest ${ms(worst)}; goal < 1 s: ${goal(worst < 1000 && freshStatus.every((s) => s === 200))}`,
+      );
+      console.log(`  RSS ${rssStart.toFixed(0)} → ${rssMb(api.pid).toFixed(0)} MB`);
+      await sleep(2_000);
+    }
+  }
+
+  if (PARTS.has("connections")) {
+    const api = await served.restartApi();
+    const base = api.url;
+    const holders = [0, 200].map((first) =>
+      spawn(
+        process.execPath,
+        ["--import", "tsx", path.join(import.meta.dirname, "../test/support/reconnectingIdle.ts")],
+        {
+          env: {
+            ...process.env,
+            PORT: new URL(base).port,
+            ADDRESSES: "200",
+            FIRST_ADDRESS: String(first),
+            PER_ADDRESS: "50",
+            DURATION_MS: "25000",
+          },
+          stdio: ["ignore", "pipe", "inherit"],
+        },
+      ),
+    );
+    const latest: string[] = ["", ""];
+    for (const [i, h] of holders.entries()) {
+      h.stdout!.on("data", (c: Buffer) => {
+        latest[i] = c.toString().trim().split("\n").at(-1)!;
+      });
+    }
+    await sleep(5_000);
+    const fresh: { status: number; ms: number }[] = [];
+    for (let i = 0; i < 30; i++) {
+      fresh.push(await freshConnection(`${base}/health`, `127.0.0.${100 + (i % 100)}`));
+      await sleep(500);
+    }
+    const open = (await (await fetch(`${base}/api/metrics`)).text()).match(
+      /^api_http_open_connections\{listener="api"\} (\S+)/m,
+    )?.[1];
+    for (const h of holders) h.kill("SIGKILL");
+    const worst = Math.max(...fresh.map((f) => f.ms));
+    const answered = fresh.filter((f) => f.status === 200).length;
+    console.log(`\nconnections: 400 addresses × 50 idle, reconnecting (20,000), 25 s; load ${loadAverage()}`);
+    console.log(`  holders: ${latest.join(" ")}; open on the API ${open}`);
+    console.log(
+      `  fresh /health: ${answered}/${fresh.length} answered 200, slowest ${ms(worst)}; goal < 1 s every time: ${goal(answered === fresh.length && worst < 1000)}`,
+    );
+  }
+} finally {
+  await served.stop();
+}

@@ -1,0 +1,167 @@
+/**
+ * The documents a client chooses (api/graphql/documentCache.ts, compileGate.ts), through the app in-process over an
+ * index that answers at once: the cache is bounded by bytes (LRU), which bounds what distinct documents retain on the
+ * heap; a new document waits for a compile permit and past the queue is answered 503 COMPILE_QUEUE_FULL with
+ * Retry-After in GraphQL's envelope, while a cached document never waits.
+ */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../api/app";
+import { loadConfig } from "../../api/config";
+import { CompileQueueFull, compileGate } from "../../api/graphql/compileGate";
+import { ByteBoundedCache, documentCost } from "../../api/graphql/documentCache";
+import { silentLogger } from "../../api/observability/logger";
+import type { LockIndex } from "../../api/read/contract";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
+const heap = () => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+
+const head = { block: 1000n, time: 1_800_000_000n, finalized: 990n };
+const at = <T>(value: T) => ({ head, block: head.block, time: head.time, inRange: true, value });
+
+function appWith(env: Record<string, string>, readMs = 0) {
+  const later = <T>(v: T) => new Promise<T>((r) => setTimeout(() => r(v), readMs));
+  const index = {
+    probe: async () => ({ head, eventTime: null }),
+    events: () => later(at([])),
+    locksOf: () => later(at([])),
+    lock: () => later(at(null)),
+  } as unknown as LockIndex;
+  return createApp({
+    config: { ...loadConfig({ NETWORK: "base", ...env }), rateLimit: { max: 1e9, windowSec: 60 } },
+    rpc: null,
+    index: { atBlock: index },
+    logger: silentLogger,
+  });
+}
+
+async function post(app: ReturnType<typeof appWith>, query: string) {
+  const res = await app.request("/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query }),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
+}
+
+/** 30 aliased lists: near the alias and token limits, ~670 kB retained once compiled (bench/graphql-document-bytes). */
+const atLimits = (i: number) =>
+  `{ ${Array.from(
+    { length: 30 },
+    (_, a) => `a${a}: lockEvents(where: { tokenId: "${i * 30 + a}" }, limit: 1) { items { kind tokenId owner } }`,
+  ).join(" ")} }`;
+
+async function cachedDocuments(app: ReturnType<typeof appWith>): Promise<number> {
+  const text = await (await app.request("/api/metrics")).text();
+  const line = text.split("\n").find((l) => l.startsWith('api_cache_entries{cache="graphql_documents"}'));
+  return Number(line?.split(" ").at(-1));
+}
+
+describe("ByteBoundedCache", () => {
+  it("charges each entry its cost and drops the least recently used past its bytes", () => {
+    const cache = new ByteBoundedCache<number>(3 * documentCost("x".repeat(100)));
+    for (const k of ["a", "b", "c"]) cache.set(k.repeat(100), 1);
+    cache.get("a".repeat(100)); // a is now the most recent: b goes first
+    cache.set("d".repeat(100), 1);
+    expect([cache.has("a".repeat(100)), cache.has("b".repeat(100)), cache.has("c".repeat(100))]).toEqual([
+      true,
+      false,
+      true,
+    ]);
+    expect(cache.bytes).toBeLessThanOrEqual(cache.maxBytes);
+    cache.set("e".repeat(10_000), 1); // larger than the whole cache: not kept, nothing else dropped for it
+    expect(cache.size).toBe(3);
+    expect(cache.evictions).toBe(1);
+  });
+});
+
+describe("the document cache through /graphql", () => {
+  it("keeps distinct documents within its byte bound, on the heap too", async () => {
+    const app = appWith({ GRAPHQL_DOCUMENT_CACHE_MB: "4" });
+    for (let i = 0; i < 5; i++) expect((await post(app, atLimits(1e6 + i))).status).toBe(200); // warm-up
+    const before = heap();
+    const N = 120; // ~80 MB if each were kept
+    for (let i = 0; i < N; i++) {
+      const { status, body } = await post(app, atLimits(i));
+      expect(status).toBe(200);
+      expect(body.errors).toBeUndefined();
+    }
+    await new Promise((r) => setTimeout(r, 2500)); // each request's 2 s deadline timer holds its context until then
+    const grown = heap() - before;
+    const kept = await cachedDocuments(app);
+    // 4 MB less a tenth for failed parses, at ~0.8 MB estimated each: a handful, not 120.
+    expect(kept).toBeGreaterThan(0);
+    expect(kept * documentCost(atLimits(0))).toBeLessThanOrEqual(4 * 1024 * 1024);
+    expect(grown).toBeLessThan(16 * 1024 * 1024);
+    // The most recent documents are the ones kept: asking again for the last costs no compile.
+    const t0 = performance.now();
+    expect((await post(app, atLimits(N - 1))).status).toBe(200);
+    const cached = performance.now() - t0;
+    const t1 = performance.now();
+    expect((await post(app, atLimits(0))).status).toBe(200); // evicted long ago: compiled again
+    const fresh = performance.now() - t1;
+    expect(fresh).toBeGreaterThan(cached);
+  }, 120_000);
+
+  it("a new document past the compile queue is 503 COMPILE_QUEUE_FULL with Retry-After; a cached one runs", async () => {
+    // One compile at a time and none waiting; each read takes 200 ms, so a permit is held until the first read.
+    const app = appWith({ GRAPHQL_COMPILES_IN_FLIGHT: "1", GRAPHQL_COMPILE_QUEUE: "0" }, 200);
+    const cachedDoc = `{ lockEvents(where: { tokenId: "1" }, limit: 1) { items { kind } } }`;
+    expect((await post(app, cachedDoc)).status).toBe(200);
+    // Requests in one burst: the first new document takes the permit through its parse, validation and compile.
+    const answers = await Promise.all([
+      post(app, atLimits(1)),
+      post(app, atLimits(2)),
+      post(app, atLimits(3)),
+      post(app, cachedDoc),
+    ]);
+    const statuses = answers.map((a) => a.status);
+    expect(statuses[0]).toBe(200);
+    expect(statuses[3]).toBe(200);
+    const refused = answers.filter((a) => a.status === 503);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    for (const r of refused) {
+      expect(r.headers.get("retry-after")).toBe("1");
+      expect(r.body.errors[0].extensions.code).toBe("COMPILE_QUEUE_FULL");
+    }
+    const metrics = await (await app.request("/api/metrics")).text();
+    expect(metrics).toMatch(new RegExp(`api_graphql_compiles_refused_total ${refused.length}\\b`));
+  });
+});
+
+describe("compileGate", () => {
+  it("queues in arrival order up to its queue, for at most its wait", async () => {
+    const gate = compileGate({ inFlight: 1, queue: 1, waitMs: 100, share: 1 });
+    const first = await gate.enter();
+    const second = gate.enter();
+    await expect(gate.enter()).rejects.toBeInstanceOf(CompileQueueFull); // the queue holds one
+    expect(gate.waiting()).toBe(1);
+    const t0 = performance.now();
+    await expect(second).rejects.toBeInstanceOf(CompileQueueFull); // its 100 ms wait ran out
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(90);
+    expect(gate.waiting()).toBe(0);
+    const third = gate.enter();
+    first();
+    first(); // twice is harmless
+    const release = await third;
+    expect(gate.inFlight()).toBe(1);
+    release();
+    expect(gate.inFlight()).toBe(0);
+  });
+
+  it("rests after each permit so compilations take at most their share of the time", async () => {
+    const gate = compileGate({ inFlight: 1, queue: 4, waitMs: 1_000, share: 0.25 });
+    const first = await gate.enter();
+    await new Promise((r) => setTimeout(r, 60)); // held 60 ms: the next is owed 180 ms of rest
+    first();
+    const t0 = performance.now();
+    (await gate.enter())();
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(170);
+  });
+});
