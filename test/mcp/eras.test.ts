@@ -78,6 +78,13 @@ async function v1Client(): Promise<ClientV1> {
 const firstLock = () => [...index.locks.values()].find((l) => !l.burned && l.owner)!;
 
 /** What every era must answer alike: the lists, every resource, a prompt, a tool call. */
+/** An index answer without its lag (seconds since the head's block, which moves with the wall clock between reads). */
+function atBlock<T extends Record<string, unknown> | undefined>(answer: T): T {
+  if (!answer) return answer;
+  const { indexLagSeconds: _lag, ...rest } = answer;
+  return rest as T;
+}
+
 async function surfaceOf(c: AnyClient) {
   const lock = firstLock();
   const tools = (await c.listTools()).tools.map((t) => t.name).sort();
@@ -99,7 +106,7 @@ async function surfaceOf(c: AnyClient) {
     expect(contents).toHaveLength(1);
     expect(contents[0]!.uri).toBe(uri);
     expect(contents[0]!.mimeType).toBe("application/json");
-    reads[uri] = JSON.parse(contents[0]!.text!) as Record<string, unknown>;
+    reads[uri] = atBlock(JSON.parse(contents[0]!.text!) as Record<string, unknown>);
   }
   const prompt = await c.getPrompt({
     name: "lock_via_furnace",
@@ -108,7 +115,7 @@ async function surfaceOf(c: AnyClient) {
   const call = (await c.callTool({ name: "get_lock_stats", arguments: {} })) as {
     structuredContent?: Record<string, unknown>;
   };
-  return { tools, resources, templates, prompts, reads, prompt, stats: call.structuredContent };
+  return { tools, resources, templates, prompts, reads, prompt, stats: atBlock(call.structuredContent) };
 }
 
 describe("both eras on POST /api/mcp, through the official clients", () => {
@@ -151,7 +158,8 @@ describe("both eras on POST /api/mcp, through the official clients", () => {
       if (uri === "asset://guide") continue;
       expect(body.blockNumber, uri).toBe(head);
     }
-    const rest = async (path: string) => (await fetch(`${api.url}/api/index/v1${path}?block=${head}`)).json();
+    const rest = async (path: string) =>
+      atBlock((await (await fetch(`${api.url}/api/index/v1${path}?block=${head}`)).json()) as Record<string, unknown>);
     expect(m.reads[`asset://locks/${lock.tokenId}`]).toEqual(await rest(`/locks/${lock.tokenId}`));
     expect(m.reads[`asset://accounts/${lock.owner}/locks`]).toEqual(await rest(`/accounts/${lock.owner}/locks`));
     expect(m.reads["asset://stats"]).toEqual(await rest("/stats"));
