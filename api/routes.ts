@@ -1,4 +1,6 @@
 import { accountLocksRoute } from "./index/accountLocks";
+import { activityItemRoute, activityRoute } from "./index/activity";
+import { durationBoardRoute, durationRankRoute } from "./index/boards";
 import { accountEventsRoute, lockEventsRoute } from "./index/history";
 import { veBoardRoute, veRankRoute } from "./index/leaderboard";
 import { lockRoute } from "./index/lock";
@@ -93,7 +95,11 @@ export const OPERATIONS: readonly Operation[] = [
   indexOp(accountLocksRoute),
   indexOp(veBoardRoute),
   indexOp(veRankRoute),
+  indexOp(durationBoardRoute),
+  indexOp(durationRankRoute),
   indexOp(statsRoute),
+  indexOp(activityRoute),
+  indexOp(activityItemRoute),
 ];
 
 export const V1_OPERATIONS: readonly V1Operation[] = OPERATIONS.filter((o): o is V1Operation => o.kind === "v1");

@@ -2,6 +2,8 @@ import { Hono } from "hono";
 import type { AppEnv } from "../http/env";
 import type { IndexRuntime } from "../read/runtime";
 import { registerAccountLocksRoute } from "./accountLocks";
+import { registerActivityRoutes } from "./activity";
+import { registerDurationBoardRoutes } from "./boards";
 import { registerHistoryRoutes } from "./history";
 import { registerLeaderboardRoutes } from "./leaderboard";
 import { registerLockRoute } from "./lock";
@@ -17,6 +19,9 @@ export function indexRouter(runtime: IndexRuntime): Hono<AppEnv> {
   registerHistoryRoutes(router, runtime);
   registerAccountLocksRoute(router, runtime);
   registerLeaderboardRoutes(router, runtime);
+  // After the ve routes: /leaderboards/ve is the ve board's, not a duration board's.
+  registerDurationBoardRoutes(router, runtime);
   registerStatsRoute(router, runtime);
+  registerActivityRoutes(router, runtime);
   return router;
 }

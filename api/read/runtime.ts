@@ -21,6 +21,7 @@ import { BlockMemo, requireInRange } from "./blockMemo";
 import {
   type AtBlock,
   BlockTimeUnknownError,
+  type BoardIndex,
   type IndexHead,
   IndexNotStartedError,
   type LockIndex,
@@ -29,7 +30,8 @@ import {
   QueryCancelledError,
   type ReadAt,
 } from "./contract";
-import { holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
+import { DurationBoards } from "./durationBoards";
+import { boardCodec, holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
 import { VeBoards } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
 
@@ -57,6 +59,10 @@ export const NO_INDEX: IndexSource = { locks: null, atBlock: null };
 export type IndexRuntime = {
   index: LockIndex;
   boards: VeBoards;
+  /** The official duration boards and the activity feed (docs/design.md, "The official leaderboards"). */
+  protocol: BoardIndex;
+  /** Each block's duration board rankings, computed once per block and board and window (shared with Redis). */
+  durationBoards: DurationBoards;
   stats: BlockMemo<AtBlock<LockStats>>;
   clock: BlockClock;
   /** The chain the index is of (the answers' envelope and ETag). */
@@ -77,13 +83,22 @@ export type CreateIndexRuntimeOptions = {
   logger: Logger;
   /** Counted once per ve ranking this process computes itself. */
   onBoardComputed?: () => void;
+  /** Counted once per duration board ranking this process computes itself (not one read from Redis). */
+  onDurationBoardComputed?: () => void;
 };
 
 /**
  * One per app, shared by the index routes and GraphQL, so both learn block times into one clock and share each
  * block's ranking. Without a configured index, every read is INDEX_UNAVAILABLE "unconfigured".
  */
-export function createIndexRuntime({ source, config, rpc, logger, onBoardComputed }: CreateIndexRuntimeOptions) {
+export function createIndexRuntime({
+  source,
+  config,
+  rpc,
+  logger,
+  onBoardComputed,
+  onDurationBoardComputed,
+}: CreateIndexRuntimeOptions) {
   const base = {
     clock: new BlockClock(),
     chainId: config.chainId,
@@ -98,15 +113,31 @@ export function createIndexRuntime({ source, config, rpc, logger, onBoardCompute
     return {
       ...base,
       index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail },
+      protocol: { board: fail, activity: fail, activityItem: fail },
       stats: new BlockMemo({ load: fail }),
       boards: new VeBoards({ load: fail }),
+      durationBoards: new DurationBoards({ load: fail }),
     } satisfies IndexRuntime;
   }
   const key = (what: string, at: { block: bigint; time: bigint }) => `${what}:${config.chainId}:${at.block}:${at.time}`;
   const shared = source.shared ?? null;
+  // An index without the boards' statements (a test's stand-in) answers them as unavailable.
+  const unavailable = () => Promise.reject(new IndexUnavailableError("unconfigured"));
+  const protocol: BoardIndex =
+    "board" in index && "activity" in index
+      ? (index as LockIndex & BoardIndex)
+      : { board: unavailable, activity: unavailable, activityItem: unavailable };
   return {
     ...base,
     index,
+    protocol,
+    durationBoards: new DurationBoards({
+      load: (board, window, at) =>
+        sharedLoad(shared, key(`board-${board}-${window}`, at), boardCodec, () => {
+          onDurationBoardComputed?.();
+          return protocol.board(board, window, at);
+        }),
+    }),
     stats: new BlockMemo({
       load: async (at) => requireInRange(await sharedLoad(shared, key("stats", at), statsCodec, () => index.stats(at))),
     }),

@@ -1,0 +1,157 @@
+/**
+ * The official duration boards against the chain (issue 31, items 1, 2 and 6): a real Ponder index of the seeded
+ * devnet (whose seed puts every board's events inside 24 h, 7 d, 30 d and beyond, from several accounts), the app
+ * over it, and every board × window compared with the ranking computed in the test from eth_getLogs AT THE
+ * ANSWER'S BLOCK (test/support/boardTruth.ts: the rules of protocol.md §9, not the indexer's code) — at the head
+ * and at past blocks, every page and every rank lookup.
+ */
+import { getAddress } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildOpenApiDocument } from "../../api/openapi/document";
+import { BOARDS, type Board, chainEntries, rank, WINDOWS, type WindowKey } from "../support/boardTruth";
+import { type IndexChain, startIndexChain } from "../support/indexChain";
+import { openApiValidator } from "../support/openApiValidator";
+
+const BASE = "/api/index/v1";
+const UNIT: Record<Board, string> = {
+  "king-claim-mined": "wei",
+  "longest-reign": "seconds",
+  takeovers: "count",
+  "takeover-eth": "wei",
+  royalties: "wei",
+  "furnace-claim": "wei",
+  "furnace-eth": "wei",
+};
+type Row = { rank: number; address: string; value: string; unit: string };
+type Json = Record<string, unknown> & { ok: boolean; blockNumber: string; blockTimestamp: string };
+
+describe("official duration boards against the chain", () => {
+  let chain: IndexChain;
+  let validate: ReturnType<typeof openApiValidator>;
+
+  beforeAll(async () => {
+    chain = await startIndexChain();
+    validate = openApiValidator(await buildOpenApiDocument());
+  }, 240_000);
+  afterAll(() => chain?.stop());
+
+  async function get(route: string, documented: string): Promise<{ status: number; body: Json }> {
+    const res = await chain.app.request(`${BASE}${route}`);
+    const body = (await res.json()) as Json;
+    if (res.status === 200) {
+      expect(validate.check(validate.media(`${BASE}${documented}`, 200).schema, body), route).toBeNull();
+    }
+    return { status: res.status, body };
+  }
+
+  /** Every page of a board (pages of 2: the cursors are exercised), all at the first page's block. */
+  async function pages(board: Board, window: WindowKey, block?: bigint) {
+    const rows: Row[] = [];
+    let cursor: string | null = null;
+    let first: Json | null = null;
+    for (let i = 0; i < 100; i++) {
+      const q = new URLSearchParams({ window, limit: "2" });
+      if (block !== undefined && cursor === null) q.set("block", String(block));
+      if (cursor !== null) q.set("cursor", cursor);
+      const { status, body } = await get(`/leaderboards/${board}?${q}`, "/leaderboards/{board}");
+      expect(status, JSON.stringify(body)).toBe(200);
+      first ??= body;
+      expect(body.blockNumber).toBe(first.blockNumber);
+      rows.push(...(body.rows as Row[]));
+      cursor = body.nextCursor as string | null;
+      if (cursor === null) return { rows, body: first };
+    }
+    throw new Error("too many pages");
+  }
+
+  async function compareAll(block?: bigint) {
+    const client = chain.devnet.clients.publicClient;
+    let shown = 0;
+    for (const board of BOARDS) {
+      for (const window of Object.keys(WINDOWS) as WindowKey[]) {
+        const { rows, body } = await pages(board, window, block);
+        const at = BigInt(body.blockNumber);
+        if (block !== undefined) expect(at).toBe(block);
+        const time = (await client.getBlock({ blockNumber: at })).timestamp;
+        expect(body.blockTimestamp).toBe(String(time));
+        expect(body).toMatchObject({ board, window, chainId: 31337 });
+        const span = WINDOWS[window];
+        expect(body.windowStart).toBe(span === null ? null : String(time - span));
+        const truth = rank(await chainEntries(client as never, chain.devnet.addresses, at), board, window, time);
+        expect(rows, `${board} ${window} at ${at}`).toEqual(
+          truth.map((r) => ({ ...r, address: getAddress(r.address), unit: UNIT[board] })),
+        );
+        expect(body.accounts).toBe(truth.length);
+        shown += rows.length;
+        // The rank lookup of every ranked account, and of one that is not ranked.
+        const q = `?window=${window}&block=${at}`;
+        for (const [i, r] of rows.entries()) {
+          const { status, body: one } = await get(
+            `/leaderboards/${board}/${r.address}${q}`,
+            "/leaderboards/{board}/{address}",
+          );
+          expect(status).toBe(200);
+          expect(one.row).toEqual(r);
+          expect(one.above).toEqual(i === 0 ? null : rows[i - 1]);
+        }
+        const nobody = await get(
+          `/leaderboards/${board}/0x000000000000000000000000000000000000dEaD${q}`,
+          "/leaderboards/{board}/{address}",
+        );
+        expect(nobody.body).toMatchObject({ row: null, above: null });
+      }
+    }
+    return shown;
+  }
+
+  it("at the head: every board in every window equals the chain's events, every page and every rank", async () => {
+    expect(await compareAll()).toBeGreaterThan(50);
+  });
+
+  it("at past blocks (the seed's phases): every board in every window equals the chain's events at that block", async () => {
+    const phases = chain.devnet.seed.boardPhases;
+    for (const block of [phases.month.toBlock, phases.week.fromBlock + 2n, phases.day.fromBlock - 1n]) {
+      await compareAll(block);
+    }
+  });
+
+  it("the windows differ on every board at the head (the seed covers each)", async () => {
+    for (const board of BOARDS) {
+      const seen = new Set<string>();
+      for (const window of Object.keys(WINDOWS) as WindowKey[])
+        seen.add(JSON.stringify((await pages(board, window)).rows));
+      expect(seen.size, board).toBe(4);
+    }
+  });
+
+  it("the documented examples match their schemas, and the examples' own requests answer 200", async () => {
+    for (const path of ["/leaderboards/{board}", "/leaderboards/{board}/{address}"]) {
+      const media = validate.media(`${BASE}${path}`, 200);
+      expect(validate.check(media.schema, media.example)).toBeNull();
+    }
+    const res = await get(
+      "/leaderboards/takeover-eth/0x70997970C51812dc3A010C7d01b50e0d17dc79C8?window=7d",
+      "/leaderboards/{board}/{address}",
+    );
+    expect(res.status).toBe(200);
+  });
+
+  it("window defaults to 7d; an unknown board is 404, a bad window or block 400, in the envelope", async () => {
+    const dflt = await get("/leaderboards/takeovers", "/leaderboards/{board}");
+    expect(dflt.body.window).toBe("7d");
+    const unknown = await chain.app.request(`${BASE}/leaderboards/richest`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ ok: false, error: "NOT_FOUND" });
+    const unknownRank = await chain.app.request(
+      `${BASE}/leaderboards/richest/0x000000000000000000000000000000000000dEaD`,
+    );
+    expect(unknownRank.status).toBe(404);
+    for (const bad of ["?window=1y", "?window=7D", "?window=", "?block=99999999", "?block=-1", "?limit=0"]) {
+      const res = await chain.app.request(`${BASE}/leaderboards/royalties${bad}`);
+      expect(res.status, bad).toBe(400);
+      expect(await res.json()).toMatchObject({ ok: false, error: "BAD_PARAMS" });
+    }
+    // ve keeps its own route.
+    expect((await chain.app.request(`${BASE}/leaderboards/ve`)).status).toBe(200);
+  });
+});
