@@ -4,6 +4,7 @@ import { durationBoardRoute, durationRankRoute } from "./index/boards";
 import { accountEventsRoute, lockEventsRoute } from "./index/history";
 import { veBoardRoute, veRankRoute } from "./index/leaderboard";
 import { lockRoute } from "./index/lock";
+import { profileRoute } from "./index/profile";
 import { statsRoute } from "./index/stats";
 import { preflightRoute } from "./mcp/v1/preflight";
 import { ACTIONS, type PrepareAction } from "./mcp/v1/prepare";
@@ -100,6 +101,7 @@ export const OPERATIONS: readonly Operation[] = [
   indexOp(statsRoute),
   indexOp(activityRoute),
   indexOp(activityItemRoute),
+  indexOp(profileRoute),
 ];
 
 export const V1_OPERATIONS: readonly V1Operation[] = OPERATIONS.filter((o): o is V1Operation => o.kind === "v1");

@@ -7,6 +7,7 @@ import { registerDurationBoardRoutes } from "./boards";
 import { registerHistoryRoutes } from "./history";
 import { registerLeaderboardRoutes } from "./leaderboard";
 import { registerLockRoute } from "./lock";
+import { registerProfileRoute } from "./profile";
 import { registerStatsRoute } from "./stats";
 
 /**
@@ -23,5 +24,6 @@ export function indexRouter(runtime: IndexRuntime): Hono<AppEnv> {
   registerDurationBoardRoutes(router, runtime);
   registerStatsRoute(router, runtime);
   registerActivityRoutes(router, runtime);
+  registerProfileRoute(router, runtime);
   return router;
 }

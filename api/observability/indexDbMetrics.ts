@@ -22,6 +22,7 @@ export type IndexStatement =
   | "index_board_lifetime"
   | "index_activity"
   | "index_activity_item"
+  | "index_activity_span"
   | "index_holders"
   | "index_stats";
 

@@ -87,7 +87,8 @@ type StatementName =
   | "board_window"
   | "board_lifetime"
   | "activity"
-  | "activity_item";
+  | "activity_item"
+  | "activity_span";
 
 export function createLockIndex(options: CreateLockIndexOptions): LockIndex & BoardIndex {
   const { db, prepared } = options;
@@ -522,6 +523,31 @@ SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true ORDER 
         signal,
       );
       return answer(rows, (rs) => rs.filter((r) => r.kind != null).map(activityRow));
+    },
+
+    async activitySpan(account, at, signal) {
+      // Each bound is one index range scan per side (the account and receiver indexes lead with the account).
+      const rows = await run(
+        "activity_span",
+        at,
+        { who: account.toLowerCase() },
+        (ev, p, _lock, t) => {
+          const side = (table: SQL, col: string, dir: "ASC" | "DESC") =>
+            sql`(SELECT e.block_number FROM ${table} e, at WHERE at.in_range AND e.${sql.raw(col)} = ${p("who")}::text
+     AND e.block_number <= at.at_block ORDER BY e.block_number ${sql.raw(dir)} LIMIT 1)`;
+          const bound = (dir: "ASC" | "DESC", agg: string) =>
+            sql`${sql.raw(agg)}(x) FROM (VALUES (${side(ev, "account", dir)}), (${side(ev, "recipient", dir)}),
+       (${side(t.protocol, "account", dir)}), (${side(t.protocol, "other", dir)})) v(x)`;
+          return sql`span AS (SELECT (SELECT ${bound("ASC", "min")}) AS first_block, (SELECT ${bound("DESC", "max")}) AS last_block)
+SELECT h.*, a.*, s.* FROM head h CROSS JOIN at a CROSS JOIN span s`;
+        },
+        false,
+        signal,
+      );
+      return answer(rows, (rs) => {
+        const r = rs[0];
+        return r?.first_block == null ? null : { first: big(r.first_block), last: big(r.last_block) };
+      });
     },
 
     async activityItem(txHash, logIndex, at, signal) {

@@ -205,6 +205,12 @@ export interface BoardIndex {
     page: { limit: number; after: EventKey | null },
     signal?: CancelSignal,
   ): Promise<AtBlock<ActivityRow[]>>;
+  /** The first and last blocks with an indexed event that concerns the account, at or below the block. */
+  activitySpan(
+    account: Address,
+    at: ReadAt,
+    signal?: CancelSignal,
+  ): Promise<AtBlock<{ first: bigint; last: bigint } | null>>;
   /** One event by its transaction and log index (null when the index holds none at or below the block). */
   activityItem(txHash: Hex, logIndex: number, at: ReadAt, signal?: CancelSignal): Promise<AtBlock<ActivityRow | null>>;
 }

@@ -113,7 +113,7 @@ export function createIndexRuntime({
     return {
       ...base,
       index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail },
-      protocol: { board: fail, activity: fail, activityItem: fail },
+      protocol: { board: fail, activity: fail, activityItem: fail, activitySpan: fail },
       stats: new BlockMemo({ load: fail }),
       boards: new VeBoards({ load: fail }),
       durationBoards: new DurationBoards({ load: fail }),
@@ -126,7 +126,7 @@ export function createIndexRuntime({
   const protocol: BoardIndex =
     "board" in index && "activity" in index
       ? (index as LockIndex & BoardIndex)
-      : { board: unavailable, activity: unavailable, activityItem: unavailable };
+      : { board: unavailable, activity: unavailable, activityItem: unavailable, activitySpan: unavailable };
   return {
     ...base,
     index,

@@ -5,9 +5,11 @@
  * ANSWER'S BLOCK (test/support/boardTruth.ts: the rules of protocol.md §9, not the indexer's code) — at the head
  * and at past blocks, every page and every rank lookup.
  */
-import { getAddress } from "viem";
+import { getAddress, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FurnaceAbi, MineCoreAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "../../abis";
 import { buildOpenApiDocument } from "../../api/openapi/document";
+import { BOARD_PLAYERS, DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { BOARDS, type Board, chainEntries, rank, WINDOWS, type WindowKey } from "../support/boardTruth";
 import { type IndexChain, startIndexChain } from "../support/indexChain";
 import { openApiValidator } from "../support/openApiValidator";
@@ -134,6 +136,63 @@ describe("official duration boards against the chain", () => {
       "/leaderboards/{board}/{address}",
     );
     expect(res.status).toBe(200);
+  });
+
+  it("profiles: each account's lifetime figure and rank on every board, its ve rank, its first and last activity", async () => {
+    const client = chain.devnet.clients.publicClient;
+    const at = chain.devnet.addresses;
+    const players = Object.values(BOARD_PLAYERS).map((p) => p.address);
+    const roles = [DEVNET_ACCOUNTS.alice, DEVNET_ACCOUNTS.bob, DEVNET_ACCOUNTS.carol, DEVNET_ACCOUNTS.idle].map(
+      (a) => a.address,
+    );
+    const phases = chain.devnet.seed.boardPhases;
+    for (const block of [undefined, phases.month.toBlock]) {
+      for (const who of [...players, ...roles]) {
+        const q = block === undefined ? "" : `?block=${block}`;
+        const { status, body } = await get(`/accounts/${who}${q}`, "/accounts/{address}");
+        expect(status, JSON.stringify(body)).toBe(200);
+        const b = BigInt(body.blockNumber);
+        const time = BigInt(body.blockTimestamp);
+        const entries = await chainEntries(client as never, at, b);
+        const boards = body.boards as Record<string, { value: string; rank: number | null; unit: string }>;
+        for (const board of BOARDS) {
+          const truth = rank(entries, board, "lifetime", time);
+          const row = truth.find((r) => r.address === who.toLowerCase());
+          expect(boards[board], `${who} ${board} at ${b}`).toEqual({
+            value: row?.value ?? "0",
+            rank: row?.rank ?? null,
+            unit: UNIT[board],
+          });
+        }
+        const ve = await get(`/leaderboards/ve/${who}?block=${b}`, "/leaderboards/ve/{address}");
+        const veRow = ve.body.row as { rank: number; veWei: string } | null;
+        expect(boards.ve).toEqual({ value: veRow?.veWei ?? "0", rank: veRow?.rank ?? null, unit: "wei" });
+        if (players.includes(who)) {
+          // The players' events all name them as user, king, newKing or previousKing.
+          const logs = parseEventLogs({
+            abi: [...MineCoreAbi, ...FurnaceAbi, ...ShareholderRoyaltiesAbi, ...VeLockNFTAbi],
+            logs: await client.getLogs({
+              address: [at.MineCore, at.Furnace, at.ShareholderRoyalties, at.VeLockNFT],
+              fromBlock: 0n,
+              toBlock: b,
+            }),
+          }).filter((l) =>
+            ["user", "king", "newKing", "previousKing"].some(
+              (k) => String((l.args as Record<string, unknown>)[k] ?? "").toLowerCase() === who.toLowerCase(),
+            ),
+          );
+          const blocks = logs.map((l) => l.blockNumber);
+          expect(body.firstActivityBlock).toBe(String(blocks.reduce((x, y) => (y < x ? y : x))));
+          expect(body.lastActivityBlock).toBe(String(blocks.reduce((x, y) => (y > x ? y : x))));
+        }
+        if (who === DEVNET_ACCOUNTS.idle.address) {
+          expect(body).toMatchObject({ firstActivityBlock: null, lastActivityBlock: null });
+          for (const v of Object.values(boards)) expect(v).toMatchObject({ value: "0", rank: null });
+        }
+      }
+    }
+    const media = validate.media(`${BASE}/accounts/{address}`, 200);
+    expect(validate.check(media.schema, media.example)).toBeNull();
   });
 
   it("window defaults to 7d; an unknown board is 404, a bad window or block 400, in the envelope", async () => {

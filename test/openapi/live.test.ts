@@ -64,6 +64,7 @@ const INDEX_PATHS = [
   "/api/index/v1/stats",
   "/api/index/v1/activity",
   "/api/index/v1/activity/{id}",
+  "/api/index/v1/accounts/{address}",
 ];
 
 /** The request the operation's documented parameter examples describe (the examples' own request). */
