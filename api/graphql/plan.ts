@@ -32,7 +32,12 @@ export class VariablesRefused extends Error {
 }
 
 /** The cursor kind of each paged root field. */
-const PAGED: Record<string, "locks" | "events"> = { locks: "locks", lockEvents: "events" };
+const PAGED: Record<string, "locks" | "events" | "board"> = {
+  locks: "locks",
+  lockEvents: "events",
+  leaderboard: "board",
+  activity: "events",
+};
 
 export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variableValues" | "operationName">): Plan {
   const operation = getOperationAST(args.document, args.operationName);
@@ -72,8 +77,10 @@ export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variab
       }
       rows += limit;
       if (typeof values.after === "string") name(cursorBlock(values.after, paged), "cursor");
-    } else if (field.name.value === "lock") {
+    } else if (field.name.value === "lock" || field.name.value === "rank") {
       rows += 1;
+    } else if (field.name.value === "profile") {
+      rows += 8; // one per board
     }
   }
   if (rows > GRAPHQL_LIMITS.rows) {
@@ -86,7 +93,7 @@ export function planOf(args: Pick<ExecutionArgs, "schema" | "document" | "variab
   return { block, rows };
 }
 
-function cursorBlock(raw: string, kind: "locks" | "events"): bigint {
+function cursorBlock(raw: string, kind: "locks" | "events" | "board"): bigint {
   try {
     return decodeCursor(raw, kind).block;
   } catch {

@@ -1,12 +1,11 @@
 import type { Hono } from "hono";
-import { type Address, getAddress, type Hex } from "viem";
+import type { Address, Hex } from "viem";
 import type { AppEnv } from "../http/env";
 import { BadParamsError, NotFoundError } from "../http/errors";
 import { PARAM_PATTERNS, type ParamDoc, parseQuery } from "../http/params";
-import type { ActivityRow } from "../read/contract";
 import { decodeCursor, encodeCursor } from "../read/cursor";
 import { type IndexRuntime, readAtBlock, requestedBlock } from "../read/runtime";
-import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
+import { ACTIVITY_KINDS, activityJson, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { addressString, array, integer, object, uintString } from "../route/jsonSchema";
 import { answer } from "./answer";
@@ -17,22 +16,6 @@ import { BLOCK_PARAM, PAGE_PARAMS } from "./query";
  * and MineCore, newest first (block, then log index), with a permalink per event. One statement per page over
  * lock_event and protocol_event (api/read/atBlock.ts activity), at one block.
  */
-
-export const ACTIVITY_KINDS = [
-  "create",
-  "topup",
-  "extend",
-  "merge",
-  "unlock",
-  "automax",
-  "transfer",
-  "list",
-  "unlist",
-  "furnace-enter",
-  "royalty-claim",
-  "takeover",
-  "reign-finalized",
-] as const;
 
 const KIND_PARAM = {
   kind: "kinds",
@@ -125,27 +108,6 @@ export const activityItemRoute = {
   },
 } as const satisfies RouteDefinition;
 
-const HEX40 = /^0x[0-9a-f]{40}$/;
-const show = (v: string | number | boolean | null) => (typeof v === "string" && HEX40.test(v) ? getAddress(v) : v);
-
-export function itemJson(r: ActivityRow) {
-  const accounts = [r.account, ...(r.other !== null && r.other !== r.account ? [r.other] : [])].map((a) =>
-    getAddress(a),
-  );
-  const fields: Record<string, string | number | boolean | null> = {};
-  for (const [k, v] of Object.entries(r.data)) fields[k] = show(v);
-  return {
-    id: `${r.txHash}-${r.logIndex}`,
-    kind: r.kind,
-    accounts,
-    fields,
-    blockNumber: r.blockNumber.toString(),
-    blockTimestamp: r.blockTime.toString(),
-    txHash: r.txHash,
-    logIndex: r.logIndex,
-  };
-}
-
 const EVENT_ID = new RegExp(PARAM_PATTERNS.eventId);
 const KNOWN = new Set<string>(ACTIVITY_KINDS);
 
@@ -174,7 +136,7 @@ export function registerActivityRoutes(router: Hono<AppEnv>, rt: IndexRuntime): 
             after: { block: last.blockNumber, logIndex: last.logIndex },
           })
         : null;
-    return answer(c, rt, read, { events: rows.map(itemJson), nextCursor });
+    return answer(c, rt, read, { events: rows.map(activityJson), nextCursor });
   });
 
   router.get(activityItemRoute.path, async (c) => {
@@ -192,6 +154,6 @@ export function registerActivityRoutes(router: Hono<AppEnv>, rt: IndexRuntime): 
         blockNumber: read.block.toString(),
       });
     }
-    return answer(c, rt, read, { event: itemJson(read.value) });
+    return answer(c, rt, read, { event: activityJson(read.value) });
   });
 }

@@ -11,6 +11,7 @@ import { FurnaceAbi, MineCoreAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "
 import { buildOpenApiDocument } from "../../api/openapi/document";
 import { BOARD_PLAYERS, DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { BOARDS, type Board, chainEntries, rank, WINDOWS, type WindowKey } from "../support/boardTruth";
+import { graphqlData, graphqlPost } from "../support/graphqlChain";
 import { type IndexChain, startIndexChain } from "../support/indexChain";
 import { openApiValidator } from "../support/openApiValidator";
 
@@ -181,9 +182,9 @@ describe("official duration boards against the chain", () => {
               (k) => String((l.args as Record<string, unknown>)[k] ?? "").toLowerCase() === who.toLowerCase(),
             ),
           );
-          const blocks = logs.map((l) => l.blockNumber);
-          expect(body.firstActivityBlock).toBe(String(blocks.reduce((x, y) => (y < x ? y : x))));
-          expect(body.lastActivityBlock).toBe(String(blocks.reduce((x, y) => (y > x ? y : x))));
+          const blocks = logs.map((l) => l.blockNumber).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+          expect(body.firstActivityBlock).toBe(String(blocks[0]));
+          expect(body.lastActivityBlock).toBe(String(blocks.at(-1)));
         }
         if (who === DEVNET_ACCOUNTS.idle.address) {
           expect(body).toMatchObject({ firstActivityBlock: null, lastActivityBlock: null });
@@ -193,6 +194,70 @@ describe("official duration boards against the chain", () => {
     }
     const media = validate.media(`${BASE}/accounts/{address}`, 200);
     expect(validate.check(media.schema, media.example)).toBeNull();
+  });
+
+  it("GraphQL: leaderboard, rank, activity and profile answer what the REST routes answer at the same block", async () => {
+    const post = graphqlPost((p, init) => chain.app.request(p, init));
+    const block = chain.devnet.seed.boardPhases.week.toBlock;
+    for (const board of BOARDS) {
+      for (const window of ["24h", "lifetime"] as const) {
+        const rest = await pages(board, window, block);
+        const data = await graphqlData(
+          post,
+          `query($b: String!, $w: String!, $n: BigInt) { leaderboard(board: $b, window: $w, limit: 2, block: $n) {
+             board window windowStart accounts items { rank address value unit } pageInfo { hasNextPage endCursor } }
+           _meta { block } }`,
+          { b: board, w: window, n: String(block) },
+        );
+        expect(data._meta.block).toBe(String(block));
+        const lb = data.leaderboard;
+        expect(lb).toMatchObject({ board, window, windowStart: rest.body.windowStart, accounts: rest.body.accounts });
+        expect(lb.items).toEqual(rest.rows.slice(0, 2));
+        expect(lb.pageInfo.hasNextPage).toBe(rest.rows.length > 2);
+        if (lb.pageInfo.hasNextPage) {
+          const next = await graphqlData(
+            post,
+            `query($b: String!, $w: String!, $a: String) { leaderboard(board: $b, window: $w, limit: 2, after: $a) { items { rank address value unit } } }`,
+            { b: board, w: window, a: lb.pageInfo.endCursor },
+          );
+          expect(next.leaderboard.items).toEqual(rest.rows.slice(2, 4));
+        }
+        const who = rest.rows.at(-1)?.address;
+        if (who !== undefined) {
+          const r = await graphqlData(
+            post,
+            `query($b: String!, $w: String!, $a: String!, $n: BigInt) { rank(board: $b, window: $w, address: $a, block: $n) { row { rank address value unit } above { rank } } }`,
+            { b: board, w: window, a: who, n: String(block) },
+          );
+          expect(r.rank.row).toEqual(rest.rows.at(-1));
+        }
+      }
+    }
+    const feedRest = await get(`/activity?limit=5&block=${block}`, "/activity");
+    const feedGql = await graphqlData(
+      post,
+      `query($n: BigInt) { activity(limit: 5, block: $n) { items { id kind accounts fields blockNumber blockTimestamp txHash logIndex } } }`,
+      { n: String(block) },
+    );
+    expect(feedGql.activity.items.map((i: { fields: string }) => ({ ...i, fields: JSON.parse(i.fields) }))).toEqual(
+      feedRest.body.events,
+    );
+    const who = BOARD_PLAYERS.frank.address;
+    const profileRest = await get(`/accounts/${who}?block=${block}`, "/accounts/{address}");
+    const profileGql = await graphqlData(
+      post,
+      `query($a: String!, $n: BigInt) { profile(address: $a, block: $n) { address boards { board value rank unit } firstActivityBlock lastActivityBlock } }`,
+      { a: who, n: String(block) },
+    );
+    const restBoards = profileRest.body.boards as Record<string, unknown>;
+    expect(profileGql.profile).toEqual({
+      address: who,
+      boards: Object.entries(restBoards).map(([board, v]) => ({ board, ...(v as object) })),
+      firstActivityBlock: profileRest.body.firstActivityBlock,
+      lastActivityBlock: profileRest.body.lastActivityBlock,
+    });
+    const bad = await post(`{ leaderboard(board: "richest") { accounts } }`);
+    expect(bad.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
   });
 
   it("window defaults to 7d; an unknown board is 404, a bad window or block 400, in the envelope", async () => {
