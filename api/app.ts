@@ -94,6 +94,7 @@ export function createApp(input: AppDepsInput): ApiApp {
     rpc: deps.rpc,
     logger,
     onBoardComputed: () => metrics.veBoardComputations.inc(),
+    onDurationBoardComputed: () => metrics.durationBoardComputations.inc(),
   });
   app.route(INDEX_BASE, indexRouter(index));
   app.on(["GET", "POST"], GRAPHQL_PATH, ...graphqlEndpoint({ deps, runtime: index, rateLimit: rateLimitOptions }));

@@ -48,6 +48,8 @@ export type Metrics = {
   connections: ConnectionMetrics;
   /** ve rankings computed (at most one per indexed block per process: api/read/veBoard.ts). */
   veBoardComputations: Counter;
+  /** Duration board rankings computed (one per block, board and window per process, or for all with Redis). */
+  durationBoardComputations: Counter;
   /** GraphQL answers by how they were made: `own` execution, or `shared` with an identical request's. */
   graphqlAnswers: Counter;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
@@ -104,6 +106,12 @@ export function createMetrics(): Metrics {
     "ve rankings computed from the index; at most one per indexed block per process, shared by every reader.",
     [],
   );
+  const durationBoardComputations = new Counter(
+    "api_index_duration_board_computations_total",
+    "Official duration board rankings this process computed from the index (one per block, board and window; none " +
+      "for a ranking another replica computed and shared through Redis).",
+    [],
+  );
   const graphqlAnswers = new Counter(
     "api_graphql_answers_total",
     "GraphQL answers by how they were made: own (an execution of its own) or shared (the answer of an identical " +
@@ -114,6 +122,7 @@ export function createMetrics(): Metrics {
   const all = [
     ...connections.all,
     veBoardComputations,
+    durationBoardComputations,
     graphqlAnswers,
     httpRequests,
     httpDuration,
@@ -132,6 +141,7 @@ export function createMetrics(): Metrics {
   return {
     indexLag,
     veBoardComputations,
+    durationBoardComputations,
     graphqlAnswers,
     httpRequests,
     httpDuration,

@@ -5,10 +5,17 @@
  * ANSWER'S BLOCK (test/support/boardTruth.ts: the rules of protocol.md §9, not the indexer's code) — at the head
  * and at past blocks, every page and every rank lookup.
  */
+import { randomUUID } from "node:crypto";
 import { getAddress, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FurnaceAbi, MineCoreAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "../../abis";
+import { createApp } from "../../api/app";
+import type { TtlCache } from "../../api/cache/ttlCache";
+import { loadConfig } from "../../api/config";
+import { silentLogger } from "../../api/observability/logger";
 import { buildOpenApiDocument } from "../../api/openapi/document";
+import { createLockIndex } from "../../api/read/atBlock";
+import { boardCodec, createSharedAnswers } from "../../api/read/sharedAnswers";
 import { BOARD_PLAYERS, DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { BOARDS, type Board, chainEntries, rank, WINDOWS, type WindowKey } from "../support/boardTruth";
 import { graphqlData, graphqlPost } from "../support/graphqlChain";
@@ -258,6 +265,49 @@ describe("official duration boards against the chain", () => {
     });
     const bad = await post(`{ leaderboard(board: "richest") { accounts } }`);
     expect(bad.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
+  });
+
+  it("two replicas sharing Redis compute each board and window once per block between them", async () => {
+    const inner = createLockIndex({ db: chain.idx.db, schema: chain.ponder.schema });
+    let computed = 0;
+    const reader = {
+      ...inner,
+      board: (...args: Parameters<typeof inner.board>) => {
+        computed++;
+        return inner.board(...args);
+      },
+    };
+    const config = {
+      ...loadConfig({ NETWORK: "local", MANIFEST_FILE: chain.manifestFile, RPC_URL: chain.devnet.rpcUrl }),
+      redisUrl: "redis://127.0.0.1:6379",
+      rateLimit: { max: 1e6, windowSec: 60 },
+    };
+    const prefix = `test-boards-${randomUUID()}:`;
+    const caches: TtlCache[] = [];
+    const replica = async () => {
+      const shared = await createSharedAnswers(config, { keyPrefix: prefix });
+      if (!shared) throw new Error("no Redis cache");
+      caches.push(shared);
+      return createApp({ config, rpc: null, index: { atBlock: reader, shared }, logger: silentLogger });
+    };
+    try {
+      const [a, b] = [await replica(), await replica()];
+      const block = chain.devnet.seed.boardPhases.day.toBlock;
+      const paths = BOARDS.flatMap((board) =>
+        (Object.keys(WINDOWS) as WindowKey[]).map((w) => `${BASE}/leaderboards/${board}?window=${w}&block=${block}`),
+      );
+      const answers = await Promise.all(
+        [...paths, ...paths].map((p, i) => Promise.resolve((i % 2 ? a : b).request(p)).then((r) => r.text())),
+      );
+      expect(computed).toBe(BOARDS.length * 4);
+      // Both replicas answer the same, whichever computed.
+      for (let i = 0; i < paths.length; i++) expect(answers[i]).toBe(answers[i + paths.length]);
+      const at = { block, time: (await chain.devnet.clients.publicClient.getBlock({ blockNumber: block })).timestamp };
+      const one = await inner.board("takeover-eth", "30d", at);
+      expect(boardCodec.decode(boardCodec.encode(one))).toEqual(one);
+    } finally {
+      for (const c of caches) await c.close();
+    }
   });
 
   it("window defaults to 7d; an unknown board is 404, a bad window or block 400, in the envelope", async () => {
