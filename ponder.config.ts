@@ -1,5 +1,5 @@
 import { createConfig } from "ponder";
-import { VeLockNFTAbi } from "./abis";
+import { FurnaceAbi, MineCoreAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "./abis";
 import { indexerSettings } from "./indexer/config";
 import { outageGatedTransport } from "./indexer/outageGate";
 
@@ -36,6 +36,14 @@ export default createConfig({
       abi: VeLockNFTAbi,
       address: settings.veLockNFT.address,
       startBlock: settings.veLockNFT.startBlock,
+    },
+    // The official leaderboards' inputs (protocol.md §9).
+    MineCore: { chain: settings.chainName, abi: MineCoreAbi, ...settings.boards.MineCore },
+    Furnace: { chain: settings.chainName, abi: FurnaceAbi, ...settings.boards.Furnace },
+    ShareholderRoyalties: {
+      chain: settings.chainName,
+      abi: ShareholderRoyaltiesAbi,
+      ...settings.boards.ShareholderRoyalties,
     },
   },
 });

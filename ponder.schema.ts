@@ -83,3 +83,100 @@ export const lockEvent = onchainTable(
     blockIdx: index("lock_event_block_idx").on(table.blockNumber),
   }),
 );
+
+/**
+ * Every indexed event of Furnace, ShareholderRoyalties and MineCore (protocol.md §9), immutable, newest by
+ * (block, log index): the activity feed's non-lock half. `account` is the account the event is about (user, or
+ * newKing / king), `other` a second one (a takeover's previousKing); `data` the event's own fields as decimal
+ * strings (indexer/boards.ts).
+ */
+export const protocolEvent = onchainTable(
+  "protocol_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    kind: t.text().notNull(),
+    account: t.hex().notNull(),
+    other: t.hex(),
+    data: t.json().notNull(),
+    blockNumber: t.bigint().notNull(),
+    blockTime: t.bigint().notNull(),
+    txHash: t.hex().notNull(),
+    logIndex: t.integer().notNull(),
+  }),
+  (table) => ({
+    orderIdx: index("protocol_event_order_idx").on(table.blockNumber, table.logIndex),
+    accountIdx: index("protocol_event_account_idx").on(table.account, table.blockNumber, table.logIndex),
+    otherIdx: index("protocol_event_other_idx").on(table.other, table.blockNumber, table.logIndex),
+  }),
+);
+
+/**
+ * One row per contribution of an event to an official board (indexer/boards.ts: a takeover counts on two
+ * boards), immutable. The boards read only the rows at a window's two partial edge hours from here; everything
+ * else comes from board_hour and board_total (docs/design.md, "The official leaderboards").
+ */
+export const boardEntry = onchainTable(
+  "board_entry",
+  (t) => ({
+    id: t.text().primaryKey(),
+    board: t.text().notNull(),
+    account: t.hex().notNull(),
+    value: t.bigint().notNull(),
+    blockNumber: t.bigint().notNull(),
+    blockTime: t.bigint().notNull(),
+  }),
+  (table) => ({
+    // A window's edges: a board's rows in a time range, with what the ranking needs (index-only).
+    edgeIdx: index("board_entry_edge_idx").on(
+      table.board,
+      table.blockTime,
+      table.blockNumber,
+      table.account,
+      table.value,
+    ),
+  }),
+);
+
+/** Per board, account and hour (unix seconds of its start): the sum, count and maximum of the values. */
+export const boardHour = onchainTable(
+  "board_hour",
+  (t) => ({
+    id: t.text().primaryKey(),
+    board: t.text().notNull(),
+    account: t.hex().notNull(),
+    hour: t.bigint().notNull(),
+    total: t.bigint().notNull(),
+    count: t.integer().notNull(),
+    max: t.bigint().notNull(),
+  }),
+  (table) => ({
+    windowIdx: index("board_hour_window_idx").on(
+      table.board,
+      table.hour,
+      table.account,
+      table.total,
+      table.count,
+      table.max,
+    ),
+    accountIdx: index("board_hour_account_idx").on(table.board, table.account, table.hour),
+  }),
+);
+
+/** Per board and account, every contribution so far (the lifetime board at the head), and the block of the last. */
+export const boardTotal = onchainTable(
+  "board_total",
+  (t) => ({
+    id: t.text().primaryKey(),
+    board: t.text().notNull(),
+    account: t.hex().notNull(),
+    total: t.bigint().notNull(),
+    count: t.integer().notNull(),
+    max: t.bigint().notNull(),
+    lastBlock: t.bigint().notNull(),
+    firstBlock: t.bigint().notNull(),
+  }),
+  (table) => ({
+    boardIdx: index("board_total_board_idx").on(table.board, table.account, table.lastBlock),
+    lastIdx: index("board_total_last_idx").on(table.board, table.lastBlock),
+  }),
+);

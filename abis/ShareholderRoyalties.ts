@@ -20,4 +20,15 @@ export const ShareholderRoyaltiesAbi = [
     inputs: [{ name: "user", type: "address" }],
     outputs: [{ name: "", type: "uint256" }],
   },
+  // Published (protocol.md §9): the royalties board's input. mode 0 paid in ETH, 1 locked through the Furnace.
+  {
+    type: "event",
+    name: "ShareholderClaim",
+    inputs: [
+      { name: "user", type: "address", indexed: true },
+      { name: "mode", type: "uint8", indexed: false },
+      { name: "amountEth", type: "uint256", indexed: false },
+    ],
+    anonymous: false,
+  },
 ] as const;

@@ -5,5 +5,6 @@ export { FurnaceQuoterAbi } from "./FurnaceQuoter";
 export { LaunchControllerAbi } from "./LaunchController";
 export { LpStakingVault7DAbi } from "./LpStakingVault7D";
 export { LpTokenAbi } from "./LpToken";
+export { MineCoreAbi } from "./MineCore";
 export { ShareholderRoyaltiesAbi } from "./ShareholderRoyalties";
 export { VeLockNFTAbi } from "./VeLockNFT";

@@ -89,6 +89,7 @@ export function createApp(input: AppDepsInput): ApiApp {
     rpc: deps.rpc,
     logger,
     onBoardComputed: () => metrics.veBoardComputations.inc(),
+    onDurationBoardComputed: () => metrics.durationBoardComputations.inc(),
     onWait: (outcome) => metrics.minBlockWaits.inc({ of: "index", outcome }),
     chargeCompute: async (c) => {
       await chargeRateLimit(c, "index", rateLimitOptions, REQUEST_COST.computedBlock);

@@ -14,6 +14,7 @@ export const CONTRACT_NAMES = [
   "ClaimAllHelper",
   "ShareholderRoyalties",
   "LpStakingVault7D",
+  "MineCore",
 ] as const;
 export type ContractName = (typeof CONTRACT_NAMES)[number];
 /** Everything an action can need: the contracts plus the LP token, which the manifest keeps under its own key. */

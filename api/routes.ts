@@ -1,7 +1,10 @@
 import { accountLocksRoute } from "./index/accountLocks";
+import { activityItemRoute, activityRoute } from "./index/activity";
+import { durationBoardRoute, durationRankRoute } from "./index/boards";
 import { accountEventsRoute, lockEventsRoute } from "./index/history";
 import { veBoardRoute, veRankRoute } from "./index/leaderboard";
 import { lockRoute } from "./index/lock";
+import { profileRoute } from "./index/profile";
 import { statsRoute } from "./index/stats";
 import { preflightRoute } from "./mcp/v1/preflight";
 import { ACTIONS, type PrepareAction } from "./mcp/v1/prepare";
@@ -93,7 +96,12 @@ export const OPERATIONS: readonly Operation[] = [
   indexOp(accountLocksRoute),
   indexOp(veBoardRoute),
   indexOp(veRankRoute),
+  indexOp(durationBoardRoute),
+  indexOp(durationRankRoute),
   indexOp(statsRoute),
+  indexOp(activityRoute),
+  indexOp(activityItemRoute),
+  indexOp(profileRoute),
 ];
 
 export const V1_OPERATIONS: readonly V1Operation[] = OPERATIONS.filter((o): o is V1Operation => o.kind === "v1");

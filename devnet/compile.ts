@@ -16,6 +16,7 @@ export const DEVNET_CONTRACTS = [
   "LpStakingVault7D",
   "ClaimAllHelper",
   "LaunchController",
+  "MineCore",
 ] as const;
 export type DevnetContractName = (typeof DEVNET_CONTRACTS)[number];
 

@@ -25,6 +25,7 @@ import {
   LaunchControllerAbi,
   LpStakingVault7DAbi,
   LpTokenAbi,
+  MineCoreAbi,
   ShareholderRoyaltiesAbi,
   VeLockNFTAbi,
 } from "../abis";
@@ -54,7 +55,8 @@ export type DevnetAddressName =
   | "ShareholderRoyalties"
   | "LpStakingVault7D"
   | "ClaimAllHelper"
-  | "LaunchController";
+  | "LaunchController"
+  | "MineCore";
 export type DevnetAddresses = Record<DevnetAddressName, Address>;
 
 export interface DevnetDeployment {
@@ -110,6 +112,9 @@ const DEVNET_ABIS_WITHOUT_ERRORS = {
       "function settleSellBack(uint256 tokenId) returns (uint256)",
       "function extendLock(uint256 tokenId, uint256 newEnd)",
       "function mergeLocks(uint256 fromTokenId, uint256 intoTokenId)",
+      "function enterWithEth(uint256 targetTokenId, uint256 durationSeconds, bool createAutoMax, uint256 minVeOut) payable returns (uint256)",
+      "function TOKENS_PER_ETH() view returns (uint256)",
+      "event SellBackSettled(uint256 indexed tokenId, uint256 amountBurned)",
     ]),
   ],
   ShareholderRoyalties: [
@@ -118,6 +123,7 @@ const DEVNET_ABIS_WITHOUT_ERRORS = {
       "function accrue(address user) payable",
       "function claimShareholderFor(address user, uint8 mode) returns (uint256)",
       "function TOKENS_PER_ETH() view returns (uint256)",
+      "event RoyaltiesAccrued(address indexed user, uint256 amountEth)",
     ]),
   ],
   LpStakingVault7D: [
@@ -134,6 +140,17 @@ const DEVNET_ABIS_WITHOUT_ERRORS = {
     ...parseAbi([
       "function setStatusBitmask(uint256 statusBitmask)",
       "function setAccrualDuration(uint256 accrualDuration)",
+    ]),
+  ],
+  MineCore: [
+    ...MineCoreAbi,
+    ...parseAbi([
+      "function takeover(uint256 maxPrice) payable",
+      "function price() view returns (uint256)",
+      "function king() view returns (address)",
+      "function reignId() view returns (uint256)",
+      "function reignStart() view returns (uint256)",
+      "function CLAIM_PER_SECOND() view returns (uint256)",
     ]),
   ],
 } as const;
@@ -217,6 +234,8 @@ export async function deployDevnet(opts: { rpcUrl: string; deployerKey?: Hex }):
     "LpStakingVault7D",
     "ClaimAllHelper",
     "LaunchController",
+    // Last, so every address before it is what it was before MineCore existed.
+    "MineCore",
   ];
   const at = Object.fromEntries(
     order.map((name, i) => [name, getContractAddress({ from: deployer, nonce: nonce0 + BigInt(i) })]),
@@ -239,6 +258,7 @@ export async function deployDevnet(opts: { rpcUrl: string; deployerKey?: Hex }):
     LpStakingVault7D: [at.LpToken, at.AssetToken, at.Furnace, at.ClaimAllHelper],
     ClaimAllHelper: [at.AssetToken, at.ShareholderRoyalties, at.LpStakingVault7D, at.Furnace],
     LaunchController: [DEVNET_STATUS_BITMASK, DEVNET_ACCRUAL_DURATION],
+    MineCore: [],
   };
 
   const startBlocks = {} as Record<DevnetContractName, number>;
@@ -277,6 +297,7 @@ export async function deployDevnet(opts: { rpcUrl: string; deployerKey?: Hex }):
       ShareholderRoyalties: entry("ShareholderRoyalties"),
       LpStakingVault7D: entry("LpStakingVault7D"),
       LaunchController: entry("LaunchController"),
+      MineCore: entry("MineCore"),
     },
     lpToken: entry("LpToken"),
   };

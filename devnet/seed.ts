@@ -46,6 +46,29 @@ export const DEVNET_ACCOUNTS = {
   market: devAccount(MARKET_PRIVATE_KEY),
 } as const;
 export type DevnetRole = keyof typeof DEVNET_ACCOUNTS;
+
+/**
+ * Three more players for the official leaderboards (not anvil's accounts: the deployer funds them with ETH). They
+ * take the throne, enter the Furnace and claim royalties in every window of the boards (see seedBoards below), so
+ * the roles above keep exactly the history their tests expect.
+ */
+export const BOARD_PLAYERS = {
+  erin: devAccount("0x00000000000000000000000000000000000000000000000000000000000e0001"),
+  frank: devAccount("0x00000000000000000000000000000000000000000000000000000000000e0002"),
+  grace: devAccount("0x00000000000000000000000000000000000000000000000000000000000e0003"),
+} as const;
+
+/**
+ * Chain time of the board phases, counted back from the seed's last block: the "old" phase lies beyond 30 days,
+ * "month" between 7 and 30 days, "week" between 1 and 7 days, "day" inside the last 24 hours.
+ */
+export const SEED_BOARD_PHASES = ["old", "month", "week", "day"] as const;
+export type SeedBoardPhase = (typeof SEED_BOARD_PHASES)[number];
+/** Time moved forward after the old phase and after the month phase (before the lock history starts). */
+export const SEED_OLD_TO_MONTH_SECONDS = 20 * DAY;
+export const SEED_MONTH_TO_LOCKS_SECONDS = 5 * DAY;
+/** The 8-day time travel is split here: the week phase happens after its first 6 days. */
+export const SEED_WEEK_PHASE_AFTER_SECONDS = 6 * DAY;
 export type DevnetAccount = (typeof DEVNET_ACCOUNTS)[DevnetRole];
 
 /** Spare balances every active user (and `fresh`) keeps after seeding, at least. */
@@ -109,6 +132,8 @@ export interface SeedResult {
   burnedTokenIds: bigint[];
   /** The transaction of each lifecycle action, for tests that check receipts. */
   txs: Record<SeedAction, Hash>;
+  /** The block range of each board phase (first and last block holding its transactions). */
+  boardPhases: Record<SeedBoardPhase, { fromBlock: bigint; toBlock: bigint }>;
   /** Every transaction the seed sent, in order. */
   txCount: number;
   lastBlock: bigint;
@@ -134,6 +159,7 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     royalties: need(manifest.contracts.ShareholderRoyalties, "ShareholderRoyalties"),
     vault: need(manifest.contracts.LpStakingVault7D, "LpStakingVault7D"),
     helper: need(manifest.contracts.ClaimAllHelper, "ClaimAllHelper"),
+    mineCore: need(manifest.contracts.MineCore, "MineCore"),
   };
   const { deployer, alice, bob, carol, dave, capped, fresh, market } = DEVNET_ACCOUNTS;
   let txCount = 0;
@@ -175,11 +201,102 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
       false,
       await quoteMinVeOut(who.address, amount, tokenId, 0, false),
     ]);
+  const max = 2n ** 256n - 1n;
   const txs = {} as Record<SeedAction, Hash>;
   const record = (action: SeedAction, receipt: TransactionReceipt) => {
     txs[action] = receipt.transactionHash;
     return receipt;
   };
+
+  // --- the official boards, part 1: takeovers, Furnace entries and royalty claims beyond 30 days and within 30
+  // days, by the board players, before any lock of the roles exists (so the roles' token ids stay as they were).
+  const { erin, frank, grace } = BOARD_PLAYERS;
+  const mine = clients.publicClient;
+  const boardPhases = {} as SeedResult["boardPhases"];
+  const phase = async (name: SeedBoardPhase, run: () => Promise<unknown>) => {
+    const fromBlock = (await mine.getBlockNumber({ cacheTime: 0 })) + 1n;
+    await run();
+    boardPhases[name] = { fromBlock, toBlock: await mine.getBlockNumber({ cacheTime: 0 }) };
+  };
+  const warp = async (seconds: number) => {
+    await clients.testClient.increaseTime({ seconds });
+    await clients.testClient.mine({ blocks: 1 });
+  };
+  const takeover = async (who: DevnetAccount) => {
+    // Every reign lasts at least a few minutes of chain time (two blocks can share a second on anvil).
+    await clients.testClient.increaseTime({ seconds: 300 });
+    const price = await mine.readContract({ address: c.mineCore, abi: DEVNET_ABIS.MineCore, functionName: "price" });
+    // Sends more than the price: the excess is refunded, and pricePaid (the board's figure) is the price alone.
+    return send(who, {
+      address: c.mineCore,
+      abi: DEVNET_ABIS.MineCore,
+      functionName: "takeover",
+      args: [price],
+      value: price + parseEther("0.003"),
+    });
+  };
+  const enterWithEth = async (who: DevnetAccount, eth: string, target: bigint, days: number, autoMax: boolean) => {
+    const value = parseEther(eth);
+    const tokens = value * 10_000n; // Furnace.TOKENS_PER_ETH
+    const minVeOut = await quoteMinVeOut(who.address, tokens, target, target === 0n ? days : 0, autoMax);
+    return send(who, {
+      address: c.furnace,
+      abi: DEVNET_ABIS.Furnace,
+      functionName: "enterWithEth",
+      args: [target, target === 0n ? BigInt(days * DAY) : 0n, autoMax, minVeOut],
+      value,
+    });
+  };
+  const claimRoyalties = async (who: DevnetAccount, eth: string, mode: 0 | 1, target = 0n) => {
+    await send(deployer, {
+      address: c.royalties,
+      abi: DEVNET_ABIS.ShareholderRoyalties,
+      functionName: "accrue",
+      args: [who.address],
+      value: parseEther(eth),
+    });
+    const minVeOut = mode === 0 ? 0n : await quoteMinVeOut(who.address, parseEther(eth) * 10_000n, target, 0, false);
+    return send(who, {
+      address: c.royalties,
+      abi: DEVNET_ABIS.ShareholderRoyalties,
+      functionName: "claimShareholder",
+      args: [mode, target, 0n, false, minVeOut],
+    });
+  };
+  for (const who of [erin, frank, grace]) {
+    txCount++;
+    const hash = await clients
+      .walletFor(deployer.privateKey)
+      .sendTransaction({ to: who.address, value: parseEther("100"), chain: clients.chain });
+    await mine.waitForTransactionReceipt({ hash });
+  }
+  await send(deployer, {
+    address: c.token,
+    abi: DEVNET_ABIS.AssetToken,
+    functionName: "mint",
+    args: [grace.address, 20_000n * E18],
+  });
+  await send(grace, { address: c.token, abi: DEVNET_ABIS.AssetToken, functionName: "approve", args: [c.furnace, max] });
+  let erinLock = 0n;
+  let graceLock = 0n;
+  let frankLock = 0n;
+  await phase("old", async () => {
+    await takeover(grace); // the first reign: no previous king, nothing finalized
+    await warp(DAY);
+    await takeover(frank); // finalizes grace's reign of a day: her longest, only on the lifetime board
+    erinLock = createdId(await enterWithEth(erin, "1", 0n, 365, true));
+    graceLock = (await createLock(grace, 3_000n * E18, 365, true)).id;
+    await claimRoyalties(erin, "0.4", 0);
+  });
+  await warp(SEED_OLD_TO_MONTH_SECONDS);
+  await phase("month", async () => {
+    await takeover(grace); // finalizes frank's reign of 20 days: the longest
+    await takeover(erin);
+    frankLock = createdId(await enterWithEth(frank, "0.5", 0n, 365, true));
+    await claimRoyalties(grace, "0.7", 0);
+    await topUp(grace, graceLock, 1_500n * E18);
+  });
+  await warp(SEED_MONTH_TO_LOCKS_SECONDS);
 
   // --- funding: tokens and LP from the deployer; users approve what they will use (fresh approves nothing).
   for (const who of [alice, bob, carol, dave, fresh]) {
@@ -202,7 +319,6 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     functionName: "mint",
     args: [capped.address, 32n * 1_000n * E18 + SEED_SPARE_TOKEN],
   });
-  const max = 2n ** 256n - 1n;
   for (const who of [alice, bob, carol, dave, capped]) {
     await send(who, { address: c.token, abi: DEVNET_ABIS.AssetToken, functionName: "approve", args: [c.furnace, max] });
   }
@@ -285,9 +401,17 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     cappedIds.push(lock.id);
   }
 
-  // --- time travel: 7-day locks expire, the first unbond matures.
-  await clients.testClient.increaseTime({ seconds: SEED_TIME_TRAVEL_SECONDS });
-  await clients.testClient.mine({ blocks: 1 });
+  // --- time travel: 7-day locks expire, the first unbond matures. The boards' week phase happens on the way,
+  // 2 days before its end, when nothing of the roles has expired or matured yet.
+  await warp(SEED_WEEK_PHASE_AFTER_SECONDS);
+  await phase("week", async () => {
+    await takeover(bob); // finalizes erin's reign of about 11 days
+    await takeover(frank);
+    await enterWithEth(grace, "0.3", graceLock, 0, false);
+    await claimRoyalties(frank, "0.2", 1, frankLock); // FurnaceEnter mode 2 (ethIn 0.2), then ShareholderClaim mode 1
+    await claimRoyalties(erin, "0.05", 0);
+  });
+  await warp(SEED_TIME_TRAVEL_SECONDS - SEED_WEEK_PHASE_AFTER_SECONDS);
 
   record("unlock", await ve(alice, "unlock", [aliceShort.id]));
   record(
@@ -325,6 +449,14 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
   record("compound", compound);
   const daveCompound = createdId(compound);
 
+  // --- the boards' day phase: frank's 2-day reign ends; bob's royalty lock and carol's claimAll above count too.
+  await phase("day", async () => {
+    await takeover(carol);
+    await takeover(erin);
+    await enterWithEth(frank, "0.25", frankLock, 0, false);
+    await enterWithEth(carol, "0.15", carolFurnace, 0, false);
+  });
+
   // --- leave something pending for state reads.
   await accrueEth(alice, "0.25");
   await accrueEth(bob, "0.1");
@@ -340,6 +472,9 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     carolExpired.id,
     ...cappedIds,
     daveCompound,
+    erinLock,
+    graceLock,
+    frankLock,
   ].sort((a, b) => (a < b ? -1 : 1));
   return {
     accounts: DEVNET_ACCOUNTS,
@@ -359,6 +494,7 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     liveTokenIds,
     burnedTokenIds,
     txs,
+    boardPhases,
     txCount,
     lastBlock: await clients.publicClient.getBlockNumber({ cacheTime: 0 }),
   };

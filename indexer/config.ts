@@ -4,7 +4,7 @@
  * missing or malformed throws one ConfigError naming the variable, file or key, so `ponder start` stops
  * at start-up instead of indexing the wrong thing.
  */
-import type { Address } from "viem";
+import { type Address, zeroAddress } from "viem";
 import { ConfigError, loadConfig, perChainRpcVariable } from "../api/config";
 import { deployedAddress, ManifestError, type Network } from "../api/manifest";
 
@@ -22,9 +22,18 @@ export type IndexerSettings = {
    */
   disableCache: boolean;
   veLockNFT: { address: Address; startBlock: number };
+  /**
+   * The official leaderboards' sources (protocol.md §9). One the manifest lacks is followed at the zero address
+   * (which emits nothing), so the indexer runs the same code on every network; a missing start block is
+   * VeLockNFT's (nothing of the protocol precedes it).
+   */
+  boards: Record<BoardSource, { address: Address; startBlock: number }>;
   /** undefined → Ponder's own choice (DATABASE_URL / DATABASE_PRIVATE_URL → Postgres, else PGlite in .ponder/). */
   database: { kind: "pglite"; directory: string } | undefined;
 };
+
+export const BOARD_SOURCES = ["MineCore", "Furnace", "ShareholderRoyalties"] as const;
+export type BoardSource = (typeof BOARD_SOURCES)[number];
 
 const invalid = (message: string) => new ConfigError(`invalid configuration: ${message}`);
 
@@ -60,6 +69,15 @@ export function indexerSettings(env: Record<string, string | undefined> = proces
     pollingIntervalMs: pollingIntervalMs ?? (network === "local" ? 250 : 1000),
     disableCache: disableCache ?? network === "local",
     veLockNFT: { address, startBlock: startBlock ?? 0 },
+    boards: Object.fromEntries(
+      BOARD_SOURCES.map((name) => [
+        name,
+        {
+          address: deployedAddress(manifest, name) ?? zeroAddress,
+          startBlock: manifest.contracts[name]?.startBlock ?? startBlock ?? 0,
+        },
+      ]),
+    ) as IndexerSettings["boards"],
     // Postgres wins when both are set, as in Ponder's own selection.
     database: pgliteDir && !config.database.url ? { kind: "pglite", directory: pgliteDir } : undefined,
   };

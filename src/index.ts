@@ -1,5 +1,16 @@
 import { ponder } from "ponder:registry";
-import { lock, lockEvent } from "ponder:schema";
+import { boardEntry, boardHour, boardTotal, lock, lockEvent, protocolEvent } from "ponder:schema";
+import { zeroAddress } from "viem";
+import {
+  type BoardEntry,
+  boardEntries,
+  bucketOf,
+  eventData,
+  folded,
+  hourId,
+  PROTOCOL_EVENT_KINDS,
+  totalId,
+} from "../indexer/boards";
 import {
   autoMaxSet,
   type EventOrigin,
@@ -133,4 +144,98 @@ ponder.on("VeLockNFT:MetadataUpdate", async ({ event, context }) => {
   await context.db
     .insert(lockEvent)
     .values(lockEventRow(listed ? "list" : "unlist", row, at, { account: current.owner ?? event.transaction.from }));
+});
+
+// --- the official leaderboards' events (protocol.md §9): the activity row, then each board contribution into its
+// immutable entry, its hour bucket and its lifetime total (indexer/boards.ts).
+
+type BoardContext = Parameters<Parameters<typeof ponder.on<"MineCore:Takeover">>[1]>[0]["context"];
+
+async function recordBoardEvent(
+  context: BoardContext,
+  event: Located,
+  kind: string,
+  accounts: { account: `0x${string}`; other?: `0x${string}` | null },
+  args: Record<string, unknown>,
+  entries: BoardEntry[],
+) {
+  const at = origin(event);
+  const id = `${at.txHash}-${at.logIndex}`;
+  await context.db.insert(protocolEvent).values({
+    id,
+    kind,
+    account: accounts.account.toLowerCase() as `0x${string}`,
+    other: accounts.other ? (accounts.other.toLowerCase() as `0x${string}`) : null,
+    data: eventData(args),
+    blockNumber: at.block.number,
+    blockTime: at.block.timestamp,
+    txHash: at.txHash,
+    logIndex: at.logIndex,
+  });
+  for (const e of entries) {
+    const time = at.block.timestamp;
+    await context.db.insert(boardEntry).values({
+      id: `${id}-${e.board}`,
+      board: e.board,
+      account: e.account,
+      value: e.value,
+      blockNumber: at.block.number,
+      blockTime: time,
+    });
+    const hour = await context.db.find(boardHour, { id: hourId(e, time) });
+    await context.db
+      .insert(boardHour)
+      .values({
+        id: hourId(e, time),
+        board: e.board,
+        account: e.account,
+        hour: bucketOf(time),
+        ...folded(null, e.value),
+      })
+      .onConflictDoUpdate(() => folded(hour ?? null, e.value));
+    const total = await context.db.find(boardTotal, { id: totalId(e) });
+    await context.db
+      .insert(boardTotal)
+      .values({
+        id: totalId(e),
+        board: e.board,
+        account: e.account,
+        ...folded(null, e.value),
+        lastBlock: at.block.number,
+        firstBlock: at.block.number,
+      })
+      .onConflictDoUpdate(() => ({ ...folded(total ?? null, e.value), lastBlock: at.block.number }));
+  }
+}
+
+ponder.on("MineCore:Takeover", async ({ event, context }) => {
+  const { newKing, previousKing } = event.args;
+  const entries = boardEntries({ name: "Takeover", args: event.args });
+  const other = previousKing === zeroAddress ? null : previousKing;
+  await recordBoardEvent(
+    context,
+    event,
+    PROTOCOL_EVENT_KINDS.Takeover,
+    { account: newKing, other },
+    event.args,
+    entries,
+  );
+});
+
+ponder.on("MineCore:ReignFinalized", async ({ event, context }) => {
+  const entries = boardEntries({ name: "ReignFinalized", args: event.args });
+  const kind = PROTOCOL_EVENT_KINDS.ReignFinalized;
+  await recordBoardEvent(context, event, kind, { account: event.args.king }, event.args, entries);
+});
+
+ponder.on("Furnace:FurnaceEnter", async ({ event, context }) => {
+  const entries = boardEntries({ name: "FurnaceEnter", args: event.args });
+  const kind = PROTOCOL_EVENT_KINDS.FurnaceEnter;
+  await recordBoardEvent(context, event, kind, { account: event.args.user }, event.args, entries);
+});
+
+ponder.on("ShareholderRoyalties:ShareholderClaim", async ({ event, context }) => {
+  const entries = boardEntries({ name: "ShareholderClaim", args: event.args });
+  const kind = PROTOCOL_EVENT_KINDS.ShareholderClaim;
+  await recordBoardEvent(context, event, kind, { account: event.args.user }, event.args, entries);
 });

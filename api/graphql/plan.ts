@@ -43,7 +43,12 @@ export class VariablesRefused extends Error {
 }
 
 /** The cursor kind of each paged root field. */
-const PAGED: Record<string, "locks" | "events"> = { locks: "locks", lockEvents: "events" };
+const PAGED: Record<string, "locks" | "events" | "board"> = {
+  locks: "locks",
+  lockEvents: "events",
+  leaderboard: "board",
+  activity: "events",
+};
 
 export function planOf(
   args: Pick<ExecutionArgs, "schema" | "document" | "variableValues" | "operationName">,
@@ -97,8 +102,10 @@ export function planOf(
       }
       rows += limit;
       if (typeof values.after === "string") name(cursorBlock(cursors, values.after, paged), "cursor");
-    } else if (field.name.value === "lock") {
+    } else if (field.name.value === "lock" || field.name.value === "rank") {
       rows += 1;
+    } else if (field.name.value === "profile") {
+      rows += 8; // one per board
     }
   }
   if (rows > GRAPHQL_LIMITS.rows) {
@@ -111,7 +118,7 @@ export function planOf(
   return { block, minBlock, rows };
 }
 
-function cursorBlock(cursors: CursorCodec, raw: string, kind: "locks" | "events"): bigint {
+function cursorBlock(cursors: CursorCodec, raw: string, kind: "locks" | "events" | "board"): bigint {
   try {
     return cursors.decode(raw, kind).block;
   } catch {

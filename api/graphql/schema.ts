@@ -9,9 +9,18 @@ import { GraphQLScalarType, Kind, type ValueNode } from "graphql";
 import { createSchema } from "graphql-yoga";
 import type { Address } from "viem";
 import { LOCK_EVENT_KINDS } from "../../indexer/rules";
-import { parseAddress } from "../http/params";
-import type { EventsOf } from "../read/contract";
-import { eventJson, freshness, lockJson } from "../read/shapes";
+import { PARAM_PATTERNS, parseAddress } from "../http/params";
+import {
+  BOARD_UNIT,
+  BOARD_WINDOWS,
+  type BoardWindow,
+  DURATION_BOARDS,
+  type DurationBoard,
+  type EventsOf,
+} from "../read/contract";
+import { firstAfterValue, type RankedBoard } from "../read/durationBoards";
+import { guarded } from "../read/runtime";
+import { ACTIVITY_KINDS, activityJson, eventJson, freshness, lockJson } from "../read/shapes";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import type { BlockArg } from "./plan";
@@ -96,6 +105,55 @@ input LockFilter { owner: String! }
 "Exactly one of tokenId (the lock's history, merges into it included) or account (what it did or received)."
 input LockEventFilter { tokenId: BigInt account: String }
 
+"One row of an official duration board (REST: GET /api/index/v1/leaderboards/{board})."
+type BoardRow {
+  rank: Int!
+  "EIP-55."
+  address: String!
+  "A decimal string in unit."
+  value: BigInt!
+  "wei, seconds or count."
+  unit: String!
+}
+type BoardPage {
+  board: String!
+  window: String!
+  "blockTimestamp - the window; null for lifetime."
+  windowStart: BigInt
+  "How many accounts are ranked."
+  accounts: Int!
+  items: [BoardRow!]!
+  pageInfo: PageInfo!
+}
+"An account's row and the row ranked one above it (REST: GET /api/index/v1/leaderboards/{board}/{address})."
+type BoardRank { board: String! window: String! row: BoardRow above: BoardRow }
+
+"One indexed event (REST: GET /api/index/v1/activity)."
+type ActivityItem {
+  "{txHash}-{logIndex}: the permalink."
+  id: String!
+  kind: String!
+  "The accounts it concerns (EIP-55), who acted first."
+  accounts: [String!]!
+  "The event's own fields, as a JSON object (uint256 as decimal strings)."
+  fields: String!
+  blockNumber: BigInt!
+  blockTimestamp: BigInt!
+  txHash: String!
+  logIndex: Int!
+}
+type ActivityPage { items: [ActivityItem!]! pageInfo: PageInfo! }
+
+type ProfileBoard { board: String! value: BigInt! rank: Int unit: String! }
+"An account's profile (REST: GET /api/index/v1/accounts/{address})."
+type Profile {
+  address: String!
+  "The seven duration boards (lifetime) and ve."
+  boards: [ProfileBoard!]!
+  firstActivityBlock: BigInt
+  lastActivityBlock: BigInt
+}
+
 "The block every field of this request is answered at."
 type Meta {
   block: BigInt!
@@ -133,6 +191,12 @@ type Query {
     after: String
     block: Block
   ): LockEventPage!
+  "An official duration board: king-claim-mined, longest-reign, takeovers, takeover-eth, royalties, furnace-claim, furnace-eth; window 24h, 7d, 30d or lifetime."
+  leaderboard(board: String!, window: String = "7d", limit: Int = ${GRAPHQL_LIMITS.defaultLimit}, after: String, block: Block): BoardPage!
+  rank(board: String!, address: String!, window: String = "7d", block: Block): BoardRank!
+  "Every indexed event, newest first; kinds and account filter as the REST feed's."
+  activity(kinds: [String!], account: String, limit: Int = ${GRAPHQL_LIMITS.defaultLimit}, after: String, block: Block): ActivityPage!
+  profile(address: String!, block: Block): Profile!
   _meta(block: Block): Meta!
 }
 `;
@@ -224,6 +288,34 @@ function pageOf<R, J>(rows: readonly R[], limit: number, json: (row: R) => J, cu
   };
 }
 
+const BOARD_RE = new RegExp(PARAM_PATTERNS.board);
+const WINDOW_RE = new RegExp(PARAM_PATTERNS.window);
+
+function boardArgs(args: { board: string; window: string }): { board: DurationBoard; window: BoardWindow } {
+  if (!BOARD_RE.test(args.board)) {
+    throw graphqlError("BAD_USER_INPUT", `No leaderboard ${args.board.slice(0, 40)}.`, { param: "board" });
+  }
+  if (!WINDOW_RE.test(args.window)) {
+    throw graphqlError("BAD_USER_INPUT", "window must be 24h, 7d, 30d or lifetime.", { param: "window" });
+  }
+  return { board: args.board as DurationBoard, window: args.window as BoardWindow };
+}
+
+/** The block's ranking of a board and window (computed once per block, shared with REST). */
+async function rankedAt(scope: RequestScope, board: DurationBoard, window: BoardWindow): Promise<RankedBoard> {
+  const at = await scope.at();
+  return scope.bounded(() =>
+    guarded(scope.rt, () => scope.rt.durationBoards.get(board, window, { block: at.block, time: at.time })),
+  );
+}
+
+const boardRow = (board: DurationBoard, ranked: RankedBoard, i: number) => ({
+  rank: i + 1,
+  address: ranked.checksummed(i),
+  value: ranked.rows[i]!.value,
+  unit: BOARD_UNIT[board],
+});
+
 export function buildSchema() {
   return createSchema<GraphqlContext>({
     typeDefs,
@@ -283,6 +375,123 @@ export function buildSchema() {
           return pageOf(rows, args.limit, eventJson, (e) =>
             scope.rt.cursors.encode({ kind: "events", block, after: { block: e.blockNumber, logIndex: e.logIndex } }),
           );
+        },
+
+        leaderboard: async (
+          _: unknown,
+          args: { board: string; window: string; limit: number; after?: string | null },
+          { scope }: GraphqlContext,
+        ) => {
+          const { board, window } = boardArgs(args);
+          const cursor = args.after ? scope.rt.cursors.decode(args.after, "board") : undefined;
+          const ranked = await rankedAt(scope, board, window);
+          const start =
+            cursor === undefined
+              ? 0
+              : firstAfterValue(ranked.rows, { value: cursor.after.ve, address: cursor.after.address });
+          const rest = ranked.rows.slice(start, start + args.limit + 1).map((r, i) => ({ r, i: start + i }));
+          const page = pageOf(
+            rest,
+            args.limit,
+            ({ i }) => boardRow(board, ranked, i),
+            ({ r }) =>
+              scope.rt.cursors.encode({
+                kind: "board",
+                block: ranked.block,
+                after: { ve: r.value, address: r.address },
+              }),
+          );
+          const span = BOARD_WINDOWS[window];
+          return {
+            board,
+            window,
+            windowStart: span === null ? null : ranked.time - span,
+            accounts: ranked.rows.length,
+            ...page,
+          };
+        },
+
+        rank: async (
+          _: unknown,
+          args: { board: string; address: string; window: string },
+          { scope }: GraphqlContext,
+        ) => {
+          const { board, window } = boardArgs(args);
+          const who = await scope.bounded(async () => address("address", args.address));
+          const ranked = await rankedAt(scope, board, window);
+          const i = ranked.position.get(who.toLowerCase());
+          return {
+            board,
+            window,
+            row: i === undefined ? null : boardRow(board, ranked, i),
+            above: i === undefined || i === 0 ? null : boardRow(board, ranked, i - 1),
+          };
+        },
+
+        activity: async (
+          _: unknown,
+          args: { kinds?: string[] | null; account?: string | null; limit: number; after?: string | null },
+          { scope }: GraphqlContext,
+        ) => {
+          const kinds = args.kinds ?? null;
+          const unknown = kinds?.find((k) => !(ACTIVITY_KINDS as readonly string[]).includes(k));
+          if (unknown !== undefined)
+            throw graphqlError("BAD_USER_INPUT", `kind ${unknown} is not an activity kind.`, { param: "kinds" });
+          const account =
+            args.account == null ? null : await scope.bounded(async () => address("account", args.account!));
+          const cursor = args.after ? scope.rt.cursors.decode(args.after, "events") : undefined;
+          const rows = await scope.read((at, signal) =>
+            scope.rt.protocol.activity(
+              { kinds, account },
+              at,
+              { limit: args.limit + 1, after: cursor?.after ?? null },
+              signal,
+            ),
+          );
+          const { block } = await scope.at();
+          return pageOf(
+            rows,
+            args.limit,
+            (r) => ({ ...activityJson(r), fields: JSON.stringify(activityJson(r).fields) }),
+            (e) =>
+              scope.rt.cursors.encode({ kind: "events", block, after: { block: e.blockNumber, logIndex: e.logIndex } }),
+          );
+        },
+
+        profile: async (_: unknown, args: { address: string }, { scope }: GraphqlContext) => {
+          const who = await scope.bounded(async () => address("address", args.address));
+          const at = await scope.at();
+          const where = { block: at.block, time: at.time };
+          const lower = who.toLowerCase();
+          const boards = await Promise.all(
+            DURATION_BOARDS.map(async (b) => {
+              const ranked = await scope.bounded(() =>
+                guarded(scope.rt, () => scope.rt.durationBoards.get(b, "lifetime", where)),
+              );
+              const i = ranked.position.get(lower);
+              return {
+                board: b,
+                value: i === undefined ? 0n : ranked.rows[i]!.value,
+                rank: i === undefined ? null : i + 1,
+                unit: BOARD_UNIT[b],
+              };
+            }),
+          );
+          const ve = await scope.bounded(() => guarded(scope.rt, () => scope.rt.boards.get(where)));
+          const v = ve.position.get(lower);
+          boards.push({
+            board: "ve" as never,
+            value: v === undefined ? 0n : ve.rows[v]!.ve,
+            rank: v === undefined ? null : v + 1,
+            unit: "wei",
+          });
+          const span = await scope.bounded(() => guarded(scope.rt, () => scope.rt.protocol.activitySpan(who, where)));
+          return {
+            address: who,
+            boards,
+            firstActivityBlock: span.value?.first ?? null,
+            lastActivityBlock: span.value?.last ?? null,
+          };
         },
 
         _meta: async (_: unknown, __: unknown, { scope }: GraphqlContext) => {

@@ -20,6 +20,14 @@ export const PARAM_PATTERNS = {
   bool: "^(true|false)$",
   /** An opaque page cursor as this API hands it out: base64url, no padding (api/read/cursor.ts judges the rest). */
   cursor: "^[A-Za-z0-9_-]{1,512}$",
+  /** A duration board's key (protocol.md §9); a route answers an unknown one 404, as a path that is not there. */
+  board: "^(king-claim-mined|longest-reign|takeovers|takeover-eth|royalties|furnace-claim|furnace-eth)$",
+  /** A duration board's trailing window. */
+  window: "^(24h|7d|30d|lifetime)$",
+  /** Activity kinds, one or several comma-separated (api/index/activity.ts). */
+  kinds: "^[a-z-]{1,32}(,[a-z-]{1,32}){0,15}$",
+  /** An event's permalink: `{txHash}-{logIndex}`. */
+  eventId: "^0x[0-9a-fA-F]{64}-(0|[1-9][0-9]{0,9})$",
 } as const;
 const HEX40 = new RegExp(PARAM_PATTERNS.address);
 const DECIMAL = new RegExp(PARAM_PATTERNS.uint256);
@@ -94,7 +102,7 @@ type Parsed<K extends ParamKind> = K extends "address"
   ? Address
   : K extends "uint256"
     ? bigint
-    : K extends "cursor"
+    : K extends "cursor" | "board" | "window" | "kinds" | "eventId"
       ? string
       : boolean;
 export type ParsedParams<S extends ParamSpec> = {
@@ -106,6 +114,12 @@ export type ParsedParams<S extends ParamSpec> = {
 };
 
 function parseParam(name: string, doc: ParamDoc, raw: string): Address | bigint | boolean | string {
+  if (doc.kind === "board" || doc.kind === "window" || doc.kind === "kinds" || doc.kind === "eventId") {
+    if (!new RegExp(PARAM_PATTERNS[doc.kind]).test(raw)) {
+      throw new BadParamsError(`${name} must match ${PARAM_PATTERNS[doc.kind]}.`, { param: name });
+    }
+    return raw;
+  }
   if (doc.kind === "address") return parseAddress(name, raw);
   if (doc.kind === "bool") return parseBool(name, raw);
   if (doc.kind === "cursor") return parseCursorText(name, raw);

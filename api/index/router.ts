@@ -3,10 +3,13 @@ import type { AppEnv } from "../http/env";
 import { parseAtLeast } from "../read/atLeast";
 import type { IndexRuntime } from "../read/runtime";
 import { registerAccountLocksRoute } from "./accountLocks";
+import { registerActivityRoutes } from "./activity";
 import type { Pages } from "./answer";
+import { registerDurationBoardRoutes } from "./boards";
 import { registerHistoryRoutes } from "./history";
 import { registerLeaderboardRoutes } from "./leaderboard";
 import { registerLockRoute } from "./lock";
+import { registerProfileRoute } from "./profile";
 import { registerStatsRoute } from "./stats";
 
 /**
@@ -27,6 +30,10 @@ export function indexRouter(runtime: IndexRuntime, pages: Pages): Hono<AppEnv> {
   registerHistoryRoutes(router, runtime, pages);
   registerAccountLocksRoute(router, runtime, pages);
   registerLeaderboardRoutes(router, runtime);
+  // After the ve routes: /leaderboards/ve is the ve board's, not a duration board's.
+  registerDurationBoardRoutes(router, runtime);
   registerStatsRoute(router, runtime);
+  registerActivityRoutes(router, runtime);
+  registerProfileRoute(router, runtime);
   return router;
 }

@@ -18,6 +18,11 @@ export type IndexStatement =
   | "index_locks_of"
   | "index_events_of_lock"
   | "index_events_of_account"
+  | "index_board_window"
+  | "index_board_lifetime"
+  | "index_activity"
+  | "index_activity_item"
+  | "index_activity_span"
   | "index_holders"
   | "index_stats";
 

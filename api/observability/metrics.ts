@@ -50,6 +50,8 @@ export type Metrics = {
   veBoardComputations: Counter;
   /** Whole-index computations (api/read/computeGate.ts): running, waiting, and refused by lane and why. */
   indexComputations: { inFlight: Gauge; queued: Gauge; refused: Counter };
+  /** Duration board rankings computed (one per block, board and window per process, or for all with Redis). */
+  durationBoardComputations: Counter;
   /** GraphQL answers by how they were made: `own` execution, or `shared` with an identical request's. */
   graphqlAnswers: Counter;
   /** Requests that waited for their `minBlock`, by what they waited on and how the wait ended (api/read/headWatch.ts). */
@@ -123,6 +125,12 @@ export function createMetrics(): Metrics {
       ["lane", "why"],
     ),
   };
+  const durationBoardComputations = new Counter(
+    "api_index_duration_board_computations_total",
+    "Official duration board rankings this process computed from the index (one per block, board and window; none " +
+      "for a ranking another replica computed and shared through Redis).",
+    [],
+  );
   const graphqlAnswers = new Counter(
     "api_graphql_answers_total",
     "GraphQL answers by how they were made: own (an execution of its own) or shared (the answer of an identical " +
@@ -150,6 +158,7 @@ export function createMetrics(): Metrics {
     indexComputations.inFlight,
     indexComputations.queued,
     indexComputations.refused,
+    durationBoardComputations,
     graphqlAnswers,
     httpRequests,
     httpDuration,
@@ -170,6 +179,7 @@ export function createMetrics(): Metrics {
     minBlockWaits,
     veBoardComputations,
     indexComputations,
+    durationBoardComputations,
     graphqlAnswers,
     graphqlCompilesRefused,
     httpRequests,

@@ -12,13 +12,18 @@ import { createHash } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import type { Address, Hex } from "viem";
+import { BOARD_BUCKET_SECONDS, BOARD_FOLD } from "../../indexer/boards";
 import { memoizeSuccess } from "../cache/memo";
 import type { CancelSignal } from "../chain/rpc";
 import { MAX_LOCK_DURATION } from "../math/constants";
 import type { IndexQueryObserver } from "../observability/indexDbMetrics";
 import {
+  type ActivityRow,
   type AtBlock,
   BlockTimeUnknownError,
+  BOARD_WINDOWS,
+  type BoardIndex,
+  type BoardValue,
   type EventKey,
   type EventsOf,
   type HolderVe,
@@ -71,9 +76,21 @@ export type CreateLockIndexOptions = {
 };
 
 /** The read model's statements (each `index_<name>` in the query histogram). */
-type StatementName = "probe" | "lock" | "locks_of" | "events_of_lock" | "events_of_account" | "holders" | "stats";
+type StatementName =
+  | "probe"
+  | "lock"
+  | "locks_of"
+  | "events_of_lock"
+  | "events_of_account"
+  | "holders"
+  | "stats"
+  | "board_window"
+  | "board_lifetime"
+  | "activity"
+  | "activity_item"
+  | "activity_span";
 
-export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
+export function createLockIndex(options: CreateLockIndexOptions): LockIndex & BoardIndex {
   const { db, prepared } = options;
   const dialect = new PgDialect();
   const statements = new Map<string, { name: string; text: string; order: string[] }>();
@@ -93,8 +110,13 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
       ev: sql`${sql.identifier(schema)}.${sql.identifier("lock_event")}`,
       checkpoint: sql`${sql.identifier(schema)}.${sql.identifier("_ponder_checkpoint")}`,
       lock: sql`${sql.identifier(schema)}.${sql.identifier("lock")}`,
+      entry: sql`${sql.identifier(schema)}.${sql.identifier("board_entry")}`,
+      hour: sql`${sql.identifier(schema)}.${sql.identifier("board_hour")}`,
+      total: sql`${sql.identifier(schema)}.${sql.identifier("board_total")}`,
+      protocol: sql`${sql.identifier(schema)}.${sql.identifier("protocol_event")}`,
     };
   };
+  type Tables = Awaited<ReturnType<typeof tables>>;
 
   /**
    * head + at, then `body` (CTEs and a final SELECT that starts `SELECT h.*, a.*` and joins `head h, at a`).
@@ -122,7 +144,8 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
     ev: SQL,
     checkpoint: SQL,
     lock: SQL,
-    body: (ev: SQL, p: Param, lock: SQL) => SQL,
+    body: (ev: SQL, p: Param, lock: SQL, t: Tables) => SQL,
+    t: Tables,
   ): { name: string; text: string; order: string[] } {
     let st = statements.get(name);
     if (st === undefined) {
@@ -131,7 +154,7 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
         if (!order.includes(k)) order.push(k);
         return sql.raw(`$${order.indexOf(k) + 1}`);
       };
-      const built = dialect.sqlToQuery(statement(ev, checkpoint, p, body(ev, p, lock))).sql;
+      const built = dialect.sqlToQuery(statement(ev, checkpoint, p, body(ev, p, lock, t))).sql;
       const hash = createHash("sha256").update(built).digest("hex").slice(0, 20);
       st = { name: `index_${name}_${hash}`, text: built, order };
       statements.set(name, st);
@@ -149,25 +172,26 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
     name: StatementName,
     at: ReadAt,
     values: Values,
-    body: (ev: SQL, p: Param, lock: SQL) => SQL,
+    body: (ev: SQL, p: Param, lock: SQL, t: Tables) => SQL,
     whole = false,
     signal?: CancelSignal,
   ): Promise<Row[]> {
-    const { ev, checkpoint, lock } = await tables();
+    const t = await tables();
+    const { ev, checkpoint, lock } = t;
     const all: Values = { b: text(at?.block), t: text(at?.time), ...values };
     const { wholeIndex } = options;
     if (whole && wholeIndex) {
-      const st = render(name, ev, checkpoint, lock, body);
+      const st = render(name, ev, checkpoint, lock, body, t);
       return (await wholeIndex({ text: st.text, values: st.order.map((k) => all[k] ?? null) })).rows;
     }
     if (prepared) {
-      const st = render(name, ev, checkpoint, lock, body);
+      const st = render(name, ev, checkpoint, lock, body, t);
       const statement = { name: st.name, text: st.text, values: st.order.map((k) => all[k] ?? null) };
       const { rows } = await prepared(statement, signal);
       return rows;
     }
     const p: Param = (k) => sql`${all[k] ?? null}`;
-    return rowsOf(db, statement(ev, checkpoint, p, body(ev, p, lock)));
+    return rowsOf(db, statement(ev, checkpoint, p, body(ev, p, lock, t)));
   }
 
   function answer<T>(rows: Row[], value: (rows: Row[]) => T): AtBlock<T> {
@@ -247,6 +271,46 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
     listed: r.listed === true,
     burned: r.burned === true,
     createdBlock: big(r.created_block),
+  });
+
+  const H = sql.raw(BOARD_BUCKET_SECONDS.toString());
+  const boardAnswer = (rows: Row[]) =>
+    answer(rows, (rs) =>
+      rs
+        .filter((r) => r.account != null)
+        .map((r): BoardValue => ({ address: String(r.account) as Address, value: big(r.value) })),
+    );
+  /** The ranking of `parts` (account, total, cnt, max rows): folded per account, value-0 rows left out. */
+  const ranked = (p: Param) => sql`ranked AS (
+  SELECT account, CASE ${p("fold")}::text WHEN 'max' THEN max(max) WHEN 'count' THEN sum(cnt) ELSE sum(total) END AS value
+    FROM parts GROUP BY account
+)
+SELECT h.*, a.*, r.account, r.value FROM head h CROSS JOIN at a LEFT JOIN ranked r ON r.value > 0
+ ORDER BY r.value DESC, r.account COLLATE "C" ASC`;
+
+  /** Both feeds' rows in one shape (lock_event: the lock's fields; protocol_event: the event's own). */
+  const feed = (ev: SQL, t: Tables, where: (other: SQL) => SQL, tail: SQL) => sql`lk AS (
+  SELECT e.kind, e.account, e.recipient AS other,
+         jsonb_build_object('tokenId', e.token_id::text, 'amount', e.amount::text, 'fromTokenId', e.from_token_id::text,
+           'owner', e.owner, 'lockAmount', e.lock_amount::text, 'lockEnd', e.lock_end::text, 'autoMax', e.auto_max,
+           'listed', e.listed, 'burned', e.burned) AS data,
+         e.block_number, e.block_time, e.tx_hash, e.log_index
+    FROM ${ev} e, at WHERE at.in_range AND e.block_number <= at.at_block AND ${where(sql.raw("e.recipient"))}
+   ORDER BY e.block_number DESC, e.log_index DESC ${tail}
+), pe AS (
+  SELECT e.kind, e.account, e.other, e.data::jsonb AS data, e.block_number, e.block_time, e.tx_hash, e.log_index
+    FROM ${t.protocol} e, at WHERE at.in_range AND e.block_number <= at.at_block AND ${where(sql.raw("e.other"))}
+   ORDER BY e.block_number DESC, e.log_index DESC ${tail}
+)`;
+  const activityRow = (r: Row): ActivityRow => ({
+    kind: String(r.kind),
+    account: String(r.account) as Address,
+    other: hexOrNull<Address>(r.other),
+    data: (typeof r.data === "string" ? JSON.parse(r.data) : r.data) as ActivityRow["data"],
+    blockNumber: big(r.block_number),
+    blockTime: big(r.block_time),
+    txHash: String(r.tx_hash) as Hex,
+    logIndex: Number(r.log_index),
   });
 
   return {
@@ -377,6 +441,132 @@ SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true
             }),
           ),
       );
+    },
+
+    async board(board, window, at) {
+      const span = BOARD_WINDOWS[window];
+      const values: Values = { board, fold: BOARD_FOLD[board], w: span === null ? null : span.toString() };
+      if (span !== null) {
+        // A window (s, t]: its whole hours [lo, hi) from board_hour; the partial hours at its edges, (s, lo) and
+        // [hi, t] (blocks ≤ the block: a later block of the same second), from board_entry.
+        const rows = await run(
+          "board_window",
+          at,
+          values,
+          (_ev, p, _lock, t) => sql`w AS (
+  SELECT a.at_time - ${p("w")}::bigint AS s, (div(a.at_time - ${p("w")}::bigint, ${H}) + 1) * ${H} AS lo,
+         div(a.at_time, ${H}) * ${H} AS hi
+    FROM at a
+), parts AS (
+  SELECT x.account, x.total, x.count::numeric AS cnt, x.max FROM ${t.hour} x, w, at
+   WHERE at.in_range AND x.board = ${p("board")}::text AND x.hour >= w.lo AND x.hour < w.hi
+  UNION ALL
+  SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, w, at
+   WHERE at.in_range AND e.board = ${p("board")}::text AND e.block_time > w.s AND e.block_time < w.lo
+  UNION ALL
+  SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, w, at
+   WHERE at.in_range AND e.board = ${p("board")}::text AND e.block_time >= w.hi AND e.block_number <= at.at_block
+), ${ranked(p)}`,
+          true,
+        );
+        return boardAnswer(rows);
+      }
+      // Lifetime: an account whose last contribution is at or below the block is its board_total row; one changed
+      // since is summed again from its hours before the block's hour and its entries of that hour up to the block.
+      const rows = await run(
+        "board_lifetime",
+        at,
+        values,
+        (_ev, p, _lock, t) => sql`hi AS (SELECT div(a.at_time, ${H}) * ${H} AS hi FROM at a
+), changed AS (
+  SELECT x.account FROM ${t.total} x, at
+   WHERE at.in_range AND x.board = ${p("board")}::text AND x.last_block > at.at_block
+), parts AS (
+  SELECT x.account, x.total, x.count::numeric AS cnt, x.max FROM ${t.total} x, at
+   WHERE at.in_range AND x.board = ${p("board")}::text AND x.last_block <= at.at_block
+  UNION ALL
+  SELECT x.account, x.total, x.count::numeric, x.max FROM changed c, hi, ${t.hour} x
+   WHERE x.board = ${p("board")}::text AND x.account = c.account AND x.hour < hi.hi
+  UNION ALL
+  SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, hi, at
+   WHERE e.board = ${p("board")}::text AND e.block_time >= hi.hi AND e.block_number <= at.at_block
+     AND e.account IN (SELECT account FROM changed)
+), ${ranked(p)}`,
+        true,
+      );
+      return boardAnswer(rows);
+    },
+
+    async activity(filter, at, page, signal) {
+      const values: Values = {
+        kinds: filter.kinds === null ? null : filter.kinds.join(","),
+        who: filter.account === null ? null : filter.account.toLowerCase(),
+        kb: text(page.after?.block),
+        kl: page.after === null ? null : String(page.after.logIndex),
+        n: String(page.limit),
+      };
+      const rows = await run(
+        "activity",
+        at,
+        values,
+        (ev, p, _lock, t) => {
+          const where = (other: SQL) =>
+            sql`(${p("kinds")}::text IS NULL OR e.kind = ANY(string_to_array(${p("kinds")}::text, ',')))
+     AND (${p("who")}::text IS NULL OR e.account = ${p("who")}::text OR ${other} = ${p("who")}::text)
+     AND (e.block_number, e.log_index) < (coalesce(${p("kb")}::bigint, at.at_block + 1), coalesce(${p("kl")}::integer, 0))`;
+          return sql`${feed(ev, t, where, sql`LIMIT ${p("n")}::integer`)}, page AS (
+  SELECT * FROM (SELECT * FROM lk UNION ALL SELECT * FROM pe) u ORDER BY block_number DESC, log_index DESC LIMIT ${p("n")}::integer
+)
+SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true ORDER BY p.block_number DESC, p.log_index DESC`;
+        },
+        false,
+        signal,
+      );
+      return answer(rows, (rs) => rs.filter((r) => r.kind != null).map(activityRow));
+    },
+
+    async activitySpan(account, at, signal) {
+      // Each bound is one index range scan per side (the account and receiver indexes lead with the account).
+      const rows = await run(
+        "activity_span",
+        at,
+        { who: account.toLowerCase() },
+        (ev, p, _lock, t) => {
+          const side = (table: SQL, col: string, dir: "ASC" | "DESC") =>
+            sql`(SELECT e.block_number FROM ${table} e, at WHERE at.in_range AND e.${sql.raw(col)} = ${p("who")}::text
+     AND e.block_number <= at.at_block ORDER BY e.block_number ${sql.raw(dir)} LIMIT 1)`;
+          const bound = (dir: "ASC" | "DESC", agg: string) =>
+            sql`${sql.raw(agg)}(x) FROM (VALUES (${side(ev, "account", dir)}), (${side(ev, "recipient", dir)}),
+       (${side(t.protocol, "account", dir)}), (${side(t.protocol, "other", dir)})) v(x)`;
+          return sql`span AS (SELECT (SELECT ${bound("ASC", "min")}) AS first_block, (SELECT ${bound("DESC", "max")}) AS last_block)
+SELECT h.*, a.*, s.* FROM head h CROSS JOIN at a CROSS JOIN span s`;
+        },
+        false,
+        signal,
+      );
+      return answer(rows, (rs) => {
+        const r = rs[0];
+        return r?.first_block == null ? null : { first: big(r.first_block), last: big(r.last_block) };
+      });
+    },
+
+    async activityItem(txHash, logIndex, at, signal) {
+      const rows = await run(
+        "activity_item",
+        at,
+        { tx: txHash.toLowerCase(), li: String(logIndex) },
+        (ev, p, _lock, t) => {
+          const where = () => sql`e.tx_hash = ${p("tx")}::text AND e.log_index = ${p("li")}::integer`;
+          return sql`${feed(ev, t, where, sql`LIMIT 1`)}, item AS (SELECT * FROM lk UNION ALL SELECT * FROM pe)
+SELECT h.*, a.*, i.* FROM head h CROSS JOIN at a LEFT JOIN item i ON true`;
+        },
+        false,
+        signal,
+      );
+      return answer(rows, (rs) => {
+        const r = rs.find((x) => x.kind != null);
+        return r === undefined ? null : activityRow(r);
+      });
     },
 
     async holders(at) {

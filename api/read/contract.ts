@@ -5,7 +5,10 @@
  * (docs/design.md, "The read model"): the state of a lock at B is its newest lock_event row at or before B.
  */
 import type { Address, Hex } from "viem";
+import type { DurationBoard } from "../../indexer/boards";
 import type { CancelSignal } from "../chain/rpc";
+
+export { BOARD_UNIT, DURATION_BOARDS, type DurationBoard } from "../../indexer/boards";
 
 /** The index's head: Ponder's latest checkpoint (block, its timestamp) and its finalized block. */
 export type IndexHead = { block: bigint; time: bigint; finalized: bigint };
@@ -163,4 +166,51 @@ export interface LockStore {
   indexMark(): Promise<IndexMark>;
   /** True once the index has caught up with the chain (Ponder's readiness); false while back-filling. */
   isReady(): Promise<boolean>;
+}
+
+/** The trailing windows of the duration boards (protocol.md §9), in seconds; lifetime has none. */
+export const BOARD_WINDOWS = { "24h": 86_400n, "7d": 604_800n, "30d": 2_592_000n, lifetime: null } as const;
+export type BoardWindow = keyof typeof BOARD_WINDOWS;
+
+/** One account's figure on a duration board (lower-case address); only values above 0 are ranked. */
+export type BoardValue = { address: Address; value: bigint };
+
+/**
+ * One item of the activity feed: a VeLockNFT lifecycle event (lock_event) or an event of MineCore, Furnace or
+ * ShareholderRoyalties (protocol_event). `account` is who it is about (the user, newKing, king), `other` a second
+ * account it concerns (a takeover's previousKing, a sell-back's Furnace); `data` the event's own fields.
+ */
+export type ActivityRow = {
+  kind: string;
+  account: Address;
+  other: Address | null;
+  data: Record<string, string | number | boolean | null>;
+  blockNumber: bigint;
+  blockTime: bigint;
+  txHash: Hex;
+  logIndex: number;
+};
+
+/**
+ * The official leaderboards, read at a block from what the indexer maintains (board_hour, board_total and the
+ * window edges' board_entry rows: docs/design.md, "The official leaderboards").
+ */
+export interface BoardIndex {
+  /** Every account with a value above 0 on `board` in `window` at the block: value descending, address ascending. */
+  board(board: DurationBoard, window: BoardWindow, at: ReadAt): Promise<AtBlock<BoardValue[]>>;
+  /** Up to `limit` indexed events of every contract, newest first, strictly older than `after` when given. */
+  activity(
+    filter: { kinds: readonly string[] | null; account: Address | null },
+    at: ReadAt,
+    page: { limit: number; after: EventKey | null },
+    signal?: CancelSignal,
+  ): Promise<AtBlock<ActivityRow[]>>;
+  /** The first and last blocks with an indexed event that concerns the account, at or below the block. */
+  activitySpan(
+    account: Address,
+    at: ReadAt,
+    signal?: CancelSignal,
+  ): Promise<AtBlock<{ first: bigint; last: bigint } | null>>;
+  /** One event by its transaction and log index (null when the index holds none at or below the block). */
+  activityItem(txHash: Hex, logIndex: number, at: ReadAt, signal?: CancelSignal): Promise<AtBlock<ActivityRow | null>>;
 }

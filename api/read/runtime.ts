@@ -25,6 +25,7 @@ import { ComputeGate, type ComputeLane, laneSlots } from "./computeGate";
 import {
   type AtBlock,
   BlockTimeUnknownError,
+  type BoardIndex,
   type IndexHead,
   IndexNotStartedError,
   type LockIndex,
@@ -34,9 +35,10 @@ import {
   type ReadAt,
 } from "./contract";
 import { CursorCodec, cursorKey } from "./cursor";
+import { DurationBoards } from "./durationBoards";
 import { HeadWatch, type WaitOutcome } from "./headWatch";
 import { ReadHealth } from "./readHealth";
-import { holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
+import { boardCodec, holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
 import { VeBoards } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
 
@@ -66,6 +68,10 @@ export const NO_INDEX: IndexSource = { locks: null, atBlock: null };
 export type IndexRuntime = {
   index: LockIndex;
   boards: VeBoards;
+  /** The official duration boards and the activity feed (docs/design.md, "The official leaderboards"). */
+  protocol: BoardIndex;
+  /** Each block's duration board rankings, computed once per block and board and window (shared with Redis). */
+  durationBoards: DurationBoards;
   stats: BlockMemo<AtBlock<LockStats>>;
   /** Bounds the whole-index computations in flight: a lane for the head, one for past blocks (computeGate.ts). */
   gate: ComputeGate;
@@ -110,6 +116,8 @@ export type CreateIndexRuntimeOptions = {
   chargeCompute?: (c: Context) => Promise<void>;
   /** The gate's counts changed, or it refused a computation (the metrics). */
   onGate?: Pick<ConstructorParameters<typeof ComputeGate>[0], "onChange" | "onRefused">;
+  /** Counted once per duration board ranking this process computes itself (not one read from Redis). */
+  onDurationBoardComputed?: () => void;
 };
 
 /** Stats kept: 64 blocks' and 2 MiB of them (one is ~8 kB: the totals and 53–54 weeks of schedule). */
@@ -127,6 +135,7 @@ export function createIndexRuntime({
   rpc,
   logger,
   onBoardComputed,
+  onDurationBoardComputed,
   onWait,
   chargeCompute,
   onGate,
@@ -166,8 +175,10 @@ export function createIndexRuntime({
     return {
       ...base,
       index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail },
+      protocol: { board: fail, activity: fail, activityItem: fail, activitySpan: fail },
       stats: new BlockMemo<AtBlock<LockStats>>({ name: "stats", load: fail }),
       boards: new VeBoards({ load: fail }),
+      durationBoards: new DurationBoards({ load: fail }),
     } satisfies IndexRuntime;
   }
   const key = (what: string, at: { block: bigint; time: bigint }) => `${what}:${config.chainId}:${at.block}:${at.time}`;
@@ -177,9 +188,23 @@ export function createIndexRuntime({
     <T>(lane: ComputeLane, read: () => Promise<T>) =>
     () =>
       base.gate.run(lane, read);
+  // An index without the boards' statements (a test's stand-in) answers them as unavailable.
+  const unavailable = () => Promise.reject(new IndexUnavailableError("unconfigured"));
+  const protocol: BoardIndex =
+    "board" in index && "activity" in index
+      ? (index as LockIndex & BoardIndex)
+      : { board: unavailable, activity: unavailable, activityItem: unavailable, activitySpan: unavailable };
   return {
     ...base,
     index,
+    protocol,
+    durationBoards: new DurationBoards({
+      load: (board, window, at) =>
+        sharedLoad(shared, key(`board-${board}-${window}`, at), boardCodec, () => {
+          onDurationBoardComputed?.();
+          return protocol.board(board, window, at);
+        }),
+    }),
     stats: new BlockMemo({
       name: "stats",
       capacity: STATS_KEPT.capacity,

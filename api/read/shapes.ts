@@ -3,13 +3,13 @@
  * OpenAPI document and the MCP tools' output schemas) and the envelope every answer shares. Wei amounts, token
  * ids, block numbers and times are decimal strings; addresses EIP-55.
  */
-import type { Address } from "viem";
+import { type Address, getAddress } from "viem";
 import { LOCK_EVENT_KINDS } from "../../indexer/rules";
 import { effectiveLockEnd, lockVe } from "../math";
 import type { JsonSchema } from "../route/jsonSchema";
 import { addressString, boolean, constant, integer, object, uintString } from "../route/jsonSchema";
 import { checksummedAddress } from "./checksum";
-import type { LockEventState, LockState } from "./contract";
+import type { ActivityRow, LockEventState, LockState } from "./contract";
 
 const checksummed = (a: Address | null) => (a === null ? null : checksummedAddress(a));
 const nullable = (schema: JsonSchema, description: string): JsonSchema => ({
@@ -160,3 +160,42 @@ export const BOARD_ROW_SCHEMA = object({
   lockedWei: uintString("The sum of its live locks' amounts (expired ones included)."),
   locks: integer("Its live locks.", { minimum: 1 }),
 });
+
+/** The activity feed's kinds: the lock history's, then the protocol's (api/index/activity.ts). */
+export const ACTIVITY_KINDS = [
+  "create",
+  "topup",
+  "extend",
+  "merge",
+  "unlock",
+  "automax",
+  "transfer",
+  "list",
+  "unlist",
+  "furnace-enter",
+  "royalty-claim",
+  "takeover",
+  "reign-finalized",
+] as const;
+
+const HEX40 = /^0x[0-9a-f]{40}$/;
+const show = (v: string | number | boolean | null) => (typeof v === "string" && HEX40.test(v) ? getAddress(v) : v);
+
+/** An activity item as REST and GraphQL answer it (GraphQL gives `fields` as JSON text). */
+export function activityJson(r: ActivityRow) {
+  const accounts = [r.account, ...(r.other !== null && r.other !== r.account ? [r.other] : [])].map((a) =>
+    getAddress(a),
+  );
+  const fields: Record<string, string | number | boolean | null> = {};
+  for (const [k, v] of Object.entries(r.data)) fields[k] = show(v);
+  return {
+    id: `${r.txHash}-${r.logIndex}`,
+    kind: r.kind,
+    accounts,
+    fields,
+    blockNumber: r.blockNumber.toString(),
+    blockTimestamp: r.blockTime.toString(),
+    txHash: r.txHash,
+    logIndex: r.logIndex,
+  };
+}

@@ -9,7 +9,7 @@ import { RedisTtlCache } from "../cache/redisTtlCache";
 import type { TtlCache } from "../cache/ttlCache";
 import type { AppConfig } from "../config";
 import type { Logger } from "../observability/logger";
-import type { AtBlock, HolderVe, LockStats } from "./contract";
+import type { AtBlock, BoardValue, HolderVe, LockStats } from "./contract";
 
 /** How long a block's answer stays in Redis: long enough for every replica and a slow reader's pages. */
 export const SHARED_TTL_MS = 120_000;
@@ -73,6 +73,30 @@ export const holdersCodec = {
         locked: BigInt(locked),
         locks,
       })),
+    };
+  },
+};
+
+/** A duration board's ranking: [address, value] pairs. */
+export const boardCodec = {
+  encode: (a: AtBlock<BoardValue[]>): string =>
+    `${FORMAT}"head":${JSON.stringify(headJson(a.head))},"block":"${a.block}","time":"${a.time}","inRange":${a.inRange},"rows":${JSON.stringify(
+      a.value.map((r) => [r.address, String(r.value)]),
+    )}}`,
+  decode: (text: string): AtBlock<BoardValue[]> => {
+    const o = JSON.parse(text) as {
+      head: { block: string; time: string; finalized: string };
+      block: string;
+      time: string;
+      inRange: boolean;
+      rows: [string, string][];
+    };
+    return {
+      head: headOf(o.head),
+      block: BigInt(o.block),
+      time: BigInt(o.time),
+      inRange: o.inRange,
+      value: o.rows.map(([address, value]) => ({ address: address as BoardValue["address"], value: BigInt(value) })),
     };
   },
 };

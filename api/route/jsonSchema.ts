@@ -33,6 +33,36 @@ const KIND_SCHEMA: Record<ParamKind, JsonSchema> = {
     maxLength: 512,
     description: "Opaque: pass back the `nextCursor` of the previous page exactly as received.",
   },
+  board: {
+    type: "string",
+    enum: [
+      "king-claim-mined",
+      "longest-reign",
+      "takeovers",
+      "takeover-eth",
+      "royalties",
+      "furnace-claim",
+      "furnace-eth",
+    ],
+    pattern: PARAM_PATTERNS.board,
+    description: "One of the seven duration boards' keys (above).",
+  },
+  window: {
+    type: "string",
+    enum: ["24h", "7d", "30d", "lifetime"],
+    pattern: PARAM_PATTERNS.window,
+    description: "24h, 7d, 30d or lifetime.",
+  },
+  eventId: {
+    type: "string",
+    pattern: PARAM_PATTERNS.eventId,
+    description: "0x + 64 hex (the transaction), a dash, the log index.",
+  },
+  kinds: {
+    type: "string",
+    pattern: PARAM_PATTERNS.kinds,
+    description: "One kind or several, comma-separated.",
+  },
 };
 
 /**

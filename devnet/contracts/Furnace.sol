@@ -17,8 +17,16 @@ contract Furnace {
     address public immutable vault;
     address public immutable claimAllHelper;
 
-    event FurnaceEntered(address indexed user, uint256 indexed tokenId, uint256 principal, uint256 bonus, uint256 veOut);
+    /// The published event (protocol.md §9). mode: 0 enter with ETH, 1 enter with the token, 2 a royalty claim
+    /// locked through the Furnace; ethIn is 0 for token entries.
+    event FurnaceEnter(address indexed user, uint8 mode, uint256 ethIn, uint256 principalClaim, uint256 bonusClaim, uint256 tokenId);
     event SellBackSettled(uint256 indexed tokenId, uint256 amountBurned);
+
+    uint8 internal constant MODE_ETH = 0;
+    uint8 internal constant MODE_TOKEN = 1;
+    uint8 internal constant MODE_ROYALTY_LOCK = 2;
+    /// Devnet swap rate for ETH entries, the same fixed rate ShareholderRoyalties uses (no pool on the devnet).
+    uint256 public constant TOKENS_PER_ETH = 10_000;
 
 
     constructor(
@@ -43,10 +51,37 @@ contract Furnace {
         external
         returns (uint256 tokenIdUsed)
     {
-        return _enter(msg.sender, msg.sender, claimAmount, targetTokenId, durationSeconds, createAutoMax, minVeOut);
+        return _enter(msg.sender, msg.sender, MODE_TOKEN, 0, claimAmount, targetTokenId, durationSeconds, createAutoMax, minVeOut);
     }
 
-    /// @notice Devnet: a trusted contract locks tokens it holds for `user`.
+    /// @notice Devnet stand-in for the published ETH entry: the ETH stays here and is "swapped" by minting
+    /// TOKENS_PER_ETH tokens per ETH, which are locked for msg.sender (FurnaceEnter mode 0, ethIn = msg.value).
+    function enterWithEth(uint256 targetTokenId, uint256 durationSeconds, bool createAutoMax, uint256 minVeOut)
+        external
+        payable
+        returns (uint256 tokenIdUsed)
+    {
+        uint256 tokens = msg.value * TOKENS_PER_ETH;
+        if (tokens > 0) token.mint(address(this), tokens);
+        return _enter(address(this), msg.sender, MODE_ETH, msg.value, tokens, targetTokenId, durationSeconds, createAutoMax, minVeOut);
+    }
+
+    /// @notice Devnet: ShareholderRoyalties locks a user's royalty ETH, already swapped into tokens it holds
+    /// (FurnaceEnter mode 2, ethIn = the royalty ETH), as the published royalty claim in mode 1 does.
+    function enterWithRoyaltyFor(
+        address user,
+        uint256 ethIn,
+        uint256 claimAmount,
+        uint256 targetTokenId,
+        uint256 durationSeconds,
+        bool createAutoMax,
+        uint256 minVeOut
+    ) external returns (uint256 tokenIdUsed) {
+        if (msg.sender != royalties) revert Errors.NotAuthorized();
+        return _enter(msg.sender, user, MODE_ROYALTY_LOCK, ethIn, claimAmount, targetTokenId, durationSeconds, createAutoMax, minVeOut);
+    }
+
+    /// @notice Devnet: a trusted contract locks tokens it holds for `user` (FurnaceEnter mode 1).
     function enterWithClaimFor(
         address user,
         uint256 claimAmount,
@@ -56,7 +91,7 @@ contract Furnace {
         uint256 minVeOut
     ) external returns (uint256 tokenIdUsed) {
         if (msg.sender != royalties && msg.sender != vault && msg.sender != claimAllHelper) revert Errors.NotAuthorized();
-        return _enter(msg.sender, user, claimAmount, targetTokenId, durationSeconds, createAutoMax, minVeOut);
+        return _enter(msg.sender, user, MODE_TOKEN, 0, claimAmount, targetTokenId, durationSeconds, createAutoMax, minVeOut);
     }
 
     /// @notice Devnet sell-back settlement: burns a lock the market moved here with VeLockNFT.furnaceBurnAndWithdraw
@@ -83,6 +118,8 @@ contract Furnace {
     function _enter(
         address payer,
         address user,
+        uint8 mode,
+        uint256 ethIn,
         uint256 claimAmount,
         uint256 targetTokenId,
         uint256 durationSeconds,
@@ -95,7 +132,7 @@ contract Furnace {
             quoter.quoteEnterWithClaim(user, claimAmount, targetTokenId, durationSeconds, createAutoMax);
         if (veOut < minVeOut) revert Errors.MinVeOutNotMet();
 
-        token.transferFrom(payer, address(this), principal);
+        if (payer != address(this)) token.transferFrom(payer, address(this), principal);
         if (bonus > 0) token.mint(address(this), bonus);
         if (targetTokenId == 0) {
             tokenIdUsed = ve.createLockFor(user, principal + bonus, durationSeconds, createAutoMax);
@@ -103,6 +140,6 @@ contract Furnace {
             ve.addToLockFor(user, targetTokenId, principal + bonus);
             tokenIdUsed = targetTokenId;
         }
-        emit FurnaceEntered(user, tokenIdUsed, principal, bonus, veOut);
+        emit FurnaceEnter(user, mode, ethIn, principal, bonus, tokenIdUsed);
     }
 }

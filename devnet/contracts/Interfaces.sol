@@ -36,6 +36,15 @@ interface IFurnace {
         bool createAutoMax,
         uint256 minVeOut
     ) external returns (uint256);
+    function enterWithRoyaltyFor(
+        address user,
+        uint256 ethIn,
+        uint256 claimAmount,
+        uint256 targetTokenId,
+        uint256 durationSeconds,
+        bool createAutoMax,
+        uint256 minVeOut
+    ) external returns (uint256);
 }
 
 interface IShareholderRoyalties {

@@ -18,7 +18,8 @@ contract ShareholderRoyalties {
     mapping(address => uint256) public claimableEth;
 
     event RoyaltiesAccrued(address indexed user, uint256 amountEth);
-    event RoyaltiesCollected(address indexed user, uint8 mode, uint256 amountEth, uint256 tokenIdUsed);
+    /// The published event (protocol.md §9): mode 0 paid in ETH, 1 locked through the Furnace.
+    event ShareholderClaim(address indexed user, uint8 mode, uint256 amountEth);
 
 
     constructor(IDevToken token_, IFurnace furnace_, address claimAllHelper_) {
@@ -44,15 +45,14 @@ contract ShareholderRoyalties {
         uint256 eth = claimableEth[msg.sender];
         if (eth == 0) return;
         claimableEth[msg.sender] = 0;
-        uint256 tokenIdUsed;
         if (mode == 0) {
             _sendEth(msg.sender, eth);
         } else {
             uint256 tokens = eth * TOKENS_PER_ETH;
             token.mint(address(this), tokens);
-            tokenIdUsed = furnace.enterWithClaimFor(msg.sender, tokens, targetTokenId, durationSeconds, createAutoMax, minVeOut);
+            furnace.enterWithRoyaltyFor(msg.sender, eth, tokens, targetTokenId, durationSeconds, createAutoMax, minVeOut);
         }
-        emit RoyaltiesCollected(msg.sender, mode, eth, tokenIdUsed);
+        emit ShareholderClaim(msg.sender, mode, eth);
     }
 
     /// @notice ClaimAllHelper only. Mode 0 pays the ETH to `user`; mode 1 mints the swapped tokens to the helper,
@@ -63,7 +63,7 @@ contract ShareholderRoyalties {
         uint256 eth = claimableEth[user];
         if (eth == 0) return 0;
         claimableEth[user] = 0;
-        emit RoyaltiesCollected(user, mode, eth, 0);
+        emit ShareholderClaim(user, mode, eth);
         if (mode == 0) {
             _sendEth(user, eth);
             return eth;

@@ -50,7 +50,7 @@ describe("deployDevnet", () => {
     }
     expect(parseManifest(JSON.parse(JSON.stringify(m)), "roundtrip", 31337)).toEqual(m);
     // Deployment mines one block per contract and nothing else.
-    expect(first.blockNumber).toBe(9n);
+    expect(first.blockNumber).toBe(10n);
   });
 
   it("writeLocalManifest writes a file parseManifest accepts for chain 31337", () => {

@@ -1,7 +1,9 @@
-import { type Address, decodeEventLog, type Hash, type Log, zeroAddress } from "viem";
+import { type Address, decodeEventLog, type Hash, type Log, parseEventLogs, toEventSelector, zeroAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FurnaceAbi, MineCoreAbi, ShareholderRoyaltiesAbi } from "../../abis";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS, type SeedAction, type SeedResult } from "../../devnet/seed";
+import { BOARDS, chainEntries, rank } from "../support/boardTruth";
 import { startDevnet, type TestDevnet } from "../support/devnet";
 
 const E18 = 10n ** 18n;
@@ -244,6 +246,92 @@ describe("VeLockNFT events of each lifecycle action, in protocol.md §2 order", 
   it("actions that do not touch locks emit no VeLockNFT event", async () => {
     for (const action of ["stake", "beginUnbond", "withdrawMatured", "royaltiesMode0", "claimAllMode0"] as const) {
       expect((await emitted(action)).events, action).toEqual([]);
+    }
+  });
+
+  // --- the official leaderboards' inputs (protocol.md §9): the published topics, the seed's four windows.
+  const BOARD_TOPIC = {
+    Takeover: "0x9e8ea9ebe1eff3171e76905f1ded95f86073dde0bf181d85612dead42f2e430c",
+    ReignFinalized: "0xea7e05e0c6823091a35698259c587e00a391487084bdb9f1c9028c1272f70ef6",
+    FurnaceEnter: "0x7f7f0de17f3500a1420b9cdc65ea622e20871e0abe71d5192560052b4999961f",
+    ShareholderClaim: "0x974ae5737335021d786c060217f1afc742be2cde3661beebbc87875bc8a75ecd",
+  } as const;
+
+  it("MineCore, Furnace and ShareholderRoyalties emit only the published board events (topic0 literals), decoded by abis/", async () => {
+    const { publicClient } = devnet.clients;
+    const at = devnet.addresses;
+    const logs = await publicClient.getLogs({
+      address: [at.MineCore, at.Furnace, at.ShareholderRoyalties],
+      fromBlock: 0n,
+    });
+    const seen = new Set(logs.map((l) => l.topics[0]));
+    // Besides the four, only the devnet's own bookkeeping (accruals, sell-back settlement) — never a board's input.
+    const devnetOnly = [
+      toEventSelector("RoyaltiesAccrued(address,uint256)"),
+      toEventSelector("SellBackSettled(uint256,uint256)"),
+    ];
+    for (const topic of seen) expect([...Object.values(BOARD_TOPIC), ...devnetOnly]).toContain(topic);
+    for (const topic of Object.values(BOARD_TOPIC)) expect(seen).toContain(topic);
+    const decoded = parseEventLogs({
+      abi: [...MineCoreAbi, ...FurnaceAbi, ...ShareholderRoyaltiesAbi],
+      logs,
+      strict: true,
+    });
+    expect(decoded.length).toBe(logs.filter((l) => Object.values(BOARD_TOPIC).includes(l.topics[0] as never)).length);
+  });
+
+  it("every board has events inside 24 h, inside 7 d, inside 30 d and older, from several accounts: every window differs", async () => {
+    const { publicClient } = devnet.clients;
+    const head = await publicClient.getBlock({ blockTag: "latest" });
+    const entries = await chainEntries(publicClient as never, devnet.addresses, head.number);
+    for (const board of BOARDS) {
+      const ages = entries.filter((e) => e.board === board).map((e) => head.timestamp - e.time);
+      expect(
+        ages.some((a) => a < DAY),
+        `${board} 24h`,
+      ).toBe(true);
+      expect(
+        ages.some((a) => a > DAY && a < 7n * DAY),
+        `${board} 7d`,
+      ).toBe(true);
+      expect(
+        ages.some((a) => a > 7n * DAY && a < 30n * DAY),
+        `${board} 30d`,
+      ).toBe(true);
+      expect(
+        ages.some((a) => a > 30n * DAY),
+        `${board} older`,
+      ).toBe(true);
+      expect(new Set(entries.filter((e) => e.board === board).map((e) => e.account)).size).toBeGreaterThanOrEqual(3);
+      const shown = (["24h", "7d", "30d", "lifetime"] as const).map((w) =>
+        JSON.stringify(rank(entries, board, w, head.timestamp)),
+      );
+      expect(new Set(shown).size, board).toBe(4);
+    }
+  });
+
+  it("a takeover: pricePaid is the price (the excess sent is refunded), the dethroned king's reign is finalized first", async () => {
+    const { publicClient } = devnet.clients;
+    const logs = parseEventLogs({
+      abi: MineCoreAbi,
+      logs: await publicClient.getLogs({ address: devnet.addresses.MineCore, fromBlock: 0n }),
+    });
+    const takeovers = logs.filter((l) => l.eventName === "Takeover");
+    const finals = logs.filter((l) => l.eventName === "ReignFinalized");
+    expect(takeovers.length).toBe(8);
+    expect(finals.length).toBe(7); // the current king's reign is not finalized
+    expect(takeovers[0]?.args.previousKing).toBe(zeroAddress);
+    for (const [i, t] of takeovers.entries()) {
+      const tx = await publicClient.getTransaction({ hash: t.transactionHash });
+      expect(tx.value).toBeGreaterThan(t.args.pricePaid);
+      expect(t.args.reignId).toBe(BigInt(i + 1));
+      if (i === 0) continue;
+      const f = finals[i - 1];
+      expect(f?.transactionHash).toBe(t.transactionHash);
+      expect(f?.logIndex).toBeLessThan(t.logIndex);
+      expect(f?.args.king).toBe(t.args.previousKing);
+      expect(f?.args.startTime).toBe(takeovers[i - 1]?.args.timestamp);
+      expect(f?.args.endTime).toBe(t.args.timestamp);
     }
   });
 });

@@ -140,7 +140,7 @@ describe("FurnaceQuoter and Furnace", () => {
     expect(await revertName(devnet, key, furnace([2000n * E18, 0n, 90n * DAY, true, 1n]))).toBe("AutoMaxMismatch");
   });
 
-  it("enterWithClaim executes its quote exactly: new lock of principal + minted bonus, FurnaceEntered.veOut = quote", async () => {
+  it("enterWithClaim executes its quote exactly: new lock of principal + minted bonus, FurnaceEnter mode 1 carries the quote's principal and bonus", async () => {
     const claimIn = 2_500n * E18;
     const [principal, bonus, veOut] = await quote(fresh.address, claimIn, 0n, 270n * DAY, false);
     const supplyBefore = await read<bigint>({
@@ -152,10 +152,17 @@ describe("FurnaceQuoter and Furnace", () => {
     const [created] = parseEventLogs({ abi: DEVNET_ABIS.VeLockNFT, eventName: "LockCreated", logs: receipt.logs });
     const entered = parseEventLogs({ abi: devnet.deployment.artifacts.Furnace.abi, logs: receipt.logs }) as unknown as {
       eventName: string;
-      args: { veOut: bigint };
+      args: Record<string, unknown>;
     }[];
     expect(created?.args).toMatchObject({ user: fresh.address, amount: principal + bonus, autoMax: false });
-    expect(entered.find((e) => e.eventName === "FurnaceEntered")?.args.veOut).toBe(veOut);
+    expect(entered.find((e) => e.eventName === "FurnaceEnter")?.args).toEqual({
+      user: fresh.address,
+      mode: 1,
+      ethIn: 0n,
+      principalClaim: principal,
+      bonusClaim: bonus,
+      tokenId: created?.args.tokenId,
+    });
     const supplyAfter = await read<bigint>({
       address: devnet.addresses.AssetToken,
       abi: DEVNET_ABIS.AssetToken,

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { zeroAddress } from "viem";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, LOCAL_RPC_URL } from "../../api/config";
 import { indexerSettings } from "../../indexer/config";
@@ -28,6 +29,12 @@ describe("indexerSettings", () => {
       pollingIntervalMs: 250,
       disableCache: true,
       veLockNFT: { address: VE, startBlock: 3 },
+      // A board source the manifest lacks is followed at the zero address, from VeLockNFT's start block.
+      boards: {
+        MineCore: { address: zeroAddress, startBlock: 3 },
+        Furnace: { address: zeroAddress, startBlock: 3 },
+        ShareholderRoyalties: { address: zeroAddress, startBlock: 3 },
+      },
       database: undefined,
     });
   });
@@ -44,6 +51,11 @@ describe("indexerSettings", () => {
       pollingIntervalMs: 1000,
       disableCache: false,
       veLockNFT: { address: "0x876Da22a5bBEe4f8963b791631D2cAC5199389eE", startBlock: 46183959 },
+      boards: {
+        MineCore: { address: "0xd4755998E3957B48F74bcbA08b842df64451EDa7", startBlock: 46183959 },
+        Furnace: { address: "0x5F4dabB335d2609c88D3F77e15D5dB4310270aD6", startBlock: 46183959 },
+        ShareholderRoyalties: { address: "0x74eDd39E3B220691364Df5024C3dA4FDC64d2a91", startBlock: 46183959 },
+      },
     });
   });
 

@@ -101,7 +101,7 @@ describe("tools", () => {
     const { tools } = await client.listTools();
     const ops = toolOperations();
     expect(tools.map((t) => t.name).sort()).toEqual(ops.map(({ op }) => op["x-mcp-tool"] as string).sort());
-    expect(tools).toHaveLength(20);
+    expect(tools).toHaveLength(25);
     for (const { op } of ops) {
       const tool = tools.find((t) => t.name === op["x-mcp-tool"])!;
       const schema = tool.inputSchema as unknown as {

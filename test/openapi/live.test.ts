@@ -47,7 +47,11 @@ const V1_PATHS = [
 ];
 const PREPARE_PATHS = V1_PATHS.filter((p) => p.includes("/prepare/"));
 const SUPPLY_PATHS = ["/api/supply/total", "/api/supply/circulating", "/api/supply/max"];
-/** Validated against live answers over a real index in test/index/chain.test.ts (this stack has no index). */
+/**
+ * Validated against live answers over a real index in test/index/chain.test.ts, test/index/boards.test.ts and
+ * test/index/activity.test.ts (this
+ * stack has no index).
+ */
 const INDEX_PATHS = [
   "/api/index/v1/locks/{tokenId}",
   "/api/index/v1/locks/{tokenId}/events",
@@ -55,7 +59,12 @@ const INDEX_PATHS = [
   "/api/index/v1/accounts/{address}/locks",
   "/api/index/v1/leaderboards/ve",
   "/api/index/v1/leaderboards/ve/{address}",
+  "/api/index/v1/leaderboards/{board}",
+  "/api/index/v1/leaderboards/{board}/{address}",
   "/api/index/v1/stats",
+  "/api/index/v1/activity",
+  "/api/index/v1/activity/{id}",
+  "/api/index/v1/accounts/{address}",
 ];
 
 /** The request the operation's documented parameter examples describe (the examples' own request). */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRpcClient } from "../../../api/chain/rpc";
 import type { LockStore } from "../../../api/read/contract";
 import { createLockStore } from "../../../api/read/store";
-import { DEVNET_ACCOUNTS } from "../../../devnet/seed";
+import { BOARD_PLAYERS, DEVNET_ACCOUNTS } from "../../../devnet/seed";
 import { chainLocksAt } from "../../support/chainTruth";
 import { type IndexedReads, indexSeededDevnet } from "../../support/indexedReads";
 import { type IndexDb, openIndexDb } from "../../support/ponder";
@@ -52,8 +52,9 @@ describe("state with the lock index", () => {
     expect(body.user.veLocks).toHaveLength(32);
     expect(body.user.veLocks.map((l: { tokenId: string }) => l.tokenId)).toEqual(d.seed.tokenIds.capped.map(String));
     const listed = new Set<string>();
-    for (const role of Object.keys(DEVNET_ACCOUNTS) as (keyof typeof DEVNET_ACCOUNTS)[]) {
-      const r = await d.get(d.app({ index: { locks: store } }), statePath(DEVNET_ACCOUNTS[role].address));
+    // Every account that holds a lock: the roles and the board players (devnet/seed.ts).
+    for (const who of [...Object.values(DEVNET_ACCOUNTS), ...Object.values(BOARD_PLAYERS)]) {
+      const r = await d.get(d.app({ index: { locks: store } }), statePath(who.address));
       for (const l of r.body.user.veLocks) listed.add(l.tokenId);
     }
     for (const burned of d.seed.burnedTokenIds) expect(listed.has(String(burned))).toBe(false);

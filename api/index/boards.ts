@@ -1,0 +1,190 @@
+import type { Context, Hono } from "hono";
+import type { AppEnv } from "../http/env";
+import { NotFoundError } from "../http/errors";
+import { PARAM_PATTERNS, type ParamDoc, parseAddress, parseQuery } from "../http/params";
+import { BOARD_UNIT, BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type DurationBoard } from "../read/contract";
+import { firstAfterValue, type RankedBoard } from "../read/durationBoards";
+import { guarded, type IndexRuntime, pinBlock, requestedBlock } from "../read/runtime";
+import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
+import type { RouteDefinition } from "../route/definition";
+import { addressString, array, integer, type JsonSchema, object, uintString } from "../route/jsonSchema";
+import { answer } from "./answer";
+import { AT_PARAMS, PAGE_PARAMS } from "./query";
+
+/**
+ * The seven duration boards (protocol.md §9): king's mined token, longest reign, takeovers, ETH spent on takeovers,
+ * royalties, token and ETH sent to the Furnace — each in a trailing window of 24 h, 7 d (the default), 30 d or the
+ * whole history, exact at a named block. Each block's ranking of a board and window is computed once and shared
+ * (api/read/durationBoards.ts); a page is a binary search in it.
+ */
+
+const ORDER =
+  "An event counts when its block is at or below the answer's block and its block timestamp is after " +
+  "`windowStart` (blockTimestamp − the window; lifetime: every event). Rows: value descending, then address " +
+  "ascending (byte order of the lower-case hex); accounts with value 0 are not ranked.";
+
+const nullable = (schema: JsonSchema, description: string): JsonSchema => ({
+  anyOf: [schema, { type: "null" }],
+  description,
+});
+
+const WINDOW_PARAM = {
+  kind: "window",
+  default: "7d",
+  description: "The trailing window: 24h, 7d (default), 30d or lifetime.",
+} as const satisfies ParamDoc;
+
+const BOARD_PATH = {
+  kind: "board",
+  required: true,
+  description:
+    "`king-claim-mined` (SUM `totalClaimMined` by king, wei), `longest-reign` (MAX endTime − startTime by " +
+    "king, seconds), `takeovers` (COUNT by newKing), `takeover-eth` (SUM pricePaid by newKing, wei), " +
+    "`royalties` (SUM amountEth by user, wei), `furnace-claim` (SUM `principalClaim` by user, wei), " +
+    "`furnace-eth` (SUM ethIn by user, modes 0 and 2, wei). The ve board has its own route; any other key is 404.",
+} as const satisfies ParamDoc;
+
+const ROW_SCHEMA = object({
+  rank: integer("1 for the largest value.", { minimum: 1 }),
+  address: addressString("The account (EIP-55)."),
+  value: uintString("Its figure on the board in the window, a decimal string in `unit`."),
+  unit: { type: "string", enum: ["wei", "seconds", "count"], description: "What `value` counts." },
+});
+
+const WINDOW_FIELDS = {
+  board: { type: "string", enum: [...DURATION_BOARDS], description: "The board." },
+  window: { type: "string", enum: Object.keys(BOARD_WINDOWS), description: "The window." },
+  windowStart: nullable(
+    uintString("blockTimestamp − the window: events strictly after it count."),
+    "null for lifetime.",
+  ),
+  accounts: integer("How many accounts are ranked on this board in this window at this block.", { minimum: 0 }),
+} as const;
+
+const EXAMPLE_ROWS = [
+  { rank: 1, address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", value: "1210000000000000000", unit: "wei" },
+  { rank: 2, address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", value: "500000000000000000", unit: "wei" },
+];
+const EXAMPLE_WINDOW = {
+  board: "takeover-eth",
+  window: "7d",
+  windowStart: String(Number(EXAMPLE_ENVELOPE.blockTimestamp) - 604_800),
+  accounts: 2,
+};
+
+export const durationBoardRoute = {
+  path: "/leaderboards/:board",
+  operationId: "get_leaderboard",
+  summary: "Rank accounts on an official leaderboard",
+  description: `${ORDER} Pages of \`limit\` with \`nextCursor\`; every page answers at the first page's block.`,
+  pathParams: { board: BOARD_PATH },
+  query: { window: WINDOW_PARAM, ...PAGE_PARAMS },
+  errors: ["BAD_PARAMS", "NOT_FOUND", "INDEX_UNAVAILABLE", "STATE_READ_FAILED"],
+  exampleRequest: { board: "takeover-eth", window: "7d", limit: "100" },
+  response: {
+    schema: object({
+      ...ENVELOPE_SCHEMA,
+      ...WINDOW_FIELDS,
+      rows: array(ROW_SCHEMA, "This page of the ranking."),
+      nextCursor: NEXT_CURSOR_SCHEMA,
+    }),
+    example: { ...EXAMPLE_ENVELOPE, ...EXAMPLE_WINDOW, rows: EXAMPLE_ROWS, nextCursor: null },
+  },
+} as const satisfies RouteDefinition;
+
+export const durationRankRoute = {
+  path: "/leaderboards/:board/:address",
+  operationId: "get_leaderboard_rank",
+  summary: "Look up an account's rank on an official leaderboard",
+  description: `${ORDER} Answers the account's row (null when it is not ranked) and the row ranked one above it (null for rank 1 or no row): the gap to the next rank.`,
+  pathParams: { board: BOARD_PATH, address: { kind: "address", required: true, description: "The account." } },
+  query: { window: WINDOW_PARAM, ...AT_PARAMS },
+  errors: ["BAD_PARAMS", "NOT_FOUND", "INDEX_UNAVAILABLE", "STATE_READ_FAILED"],
+  exampleRequest: { board: "takeover-eth", address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", window: "7d" },
+  response: {
+    schema: object({
+      ...ENVELOPE_SCHEMA,
+      ...WINDOW_FIELDS,
+      row: { anyOf: [ROW_SCHEMA, { type: "null" }], description: "The account's row; null when not ranked." },
+      above: { anyOf: [ROW_SCHEMA, { type: "null" }], description: "The row ranked one higher; null for rank 1." },
+    }),
+    example: { ...EXAMPLE_ENVELOPE, ...EXAMPLE_WINDOW, row: EXAMPLE_ROWS[1], above: EXAMPLE_ROWS[0] },
+  },
+} as const satisfies RouteDefinition;
+
+const BOARD_RE = new RegExp(PARAM_PATTERNS.board);
+
+/** The board of the path: one of the seven keys, else 404 (a board that does not exist, like a path). */
+export function boardOf(raw: string): DurationBoard {
+  if (!BOARD_RE.test(raw)) {
+    throw new NotFoundError(`No leaderboard ${raw.slice(0, 40)}.`, { boards: [...DURATION_BOARDS, "ve"] });
+  }
+  return raw as DurationBoard;
+}
+
+const rowJson = (board: DurationBoard, ranked: RankedBoard, i: number) => ({
+  rank: i + 1,
+  address: ranked.checksummed(i),
+  value: (ranked.rows[i]?.value ?? 0n).toString(),
+  unit: BOARD_UNIT[board],
+});
+
+const windowFields = (board: DurationBoard, window: BoardWindow, ranked: RankedBoard) => {
+  const span = BOARD_WINDOWS[window];
+  return {
+    board,
+    window,
+    windowStart: span === null ? null : (ranked.time - span).toString(),
+    accounts: ranked.rows.length,
+  };
+};
+
+async function resolve(
+  rt: IndexRuntime,
+  c: Context,
+  board: DurationBoard,
+  window: BoardWindow,
+  block: bigint | null,
+  param: "block" | "cursor",
+) {
+  const at = await pinBlock(rt, c, block, param);
+  const ranked = await guarded(rt, () => rt.durationBoards.get(board, window, { block: at.block, time: at.time }));
+  return { ranked, at };
+}
+
+export function registerDurationBoardRoutes(router: Hono<AppEnv>, rt: IndexRuntime): void {
+  router.get(durationBoardRoute.path, async (c) => {
+    const board = boardOf(c.req.param("board"));
+    const q = parseQuery(c.req.url, durationBoardRoute.query);
+    const window = q.window as BoardWindow;
+    const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "board");
+    const { block, param } = requestedBlock(q.block, cursor?.block);
+    const { ranked, at } = await resolve(rt, c, board, window, block, param);
+    const start =
+      cursor === undefined
+        ? 0
+        : firstAfterValue(ranked.rows, { value: cursor.after.ve, address: cursor.after.address });
+    const end = Math.min(start + Number(q.limit), ranked.rows.length);
+    const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, ranked, start + i));
+    const last = ranked.rows[end - 1];
+    const nextCursor =
+      end < ranked.rows.length && last
+        ? rt.cursors.encode({ kind: "board", block: ranked.block, after: { ve: last.value, address: last.address } })
+        : null;
+    return answer(c, rt, at, { ...windowFields(board, window, ranked), rows, nextCursor });
+  });
+
+  router.get(durationRankRoute.path, async (c) => {
+    const board = boardOf(c.req.param("board"));
+    const account = parseAddress("address", c.req.param("address"));
+    const q = parseQuery(c.req.url, durationRankRoute.query);
+    const window = q.window as BoardWindow;
+    const { ranked, at } = await resolve(rt, c, board, window, q.block ?? null, "block");
+    const i = ranked.position.get(account.toLowerCase());
+    return answer(c, rt, at, {
+      ...windowFields(board, window, ranked),
+      row: i === undefined ? null : rowJson(board, ranked, i),
+      above: i === undefined || i === 0 ? null : rowJson(board, ranked, i - 1),
+    });
+  });
+}
