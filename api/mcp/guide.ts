@@ -19,6 +19,11 @@ const INDEX_TOOLS = new Set([
   "get_ve_leaderboard",
   "get_ve_rank",
   "get_lock_stats",
+  "get_leaderboard",
+  "get_leaderboard_rank",
+  "get_activity",
+  "get_activity_item",
+  "get_account_profile",
 ]);
 
 export function toolGroup(name: string): ToolGroup | null {
@@ -30,7 +35,7 @@ export function toolGroup(name: string): ToolGroup | null {
   return null;
 }
 
-export const INSTRUCTIONS = `Reads and unsigned transactions for the protocol on Base. The tools come in groups. State: get_state (a wallet's balances, locks, royalties and rewards) and get_preflight (is genesis finalized). Quotes: quote_lock_via_furnace (the voting power a Furnace entry gives, and its minimum under a slippage bound). Prepares: the prepare_* tools (Collect, Harvest, Withdraw, Lock via Furnace, Stake, Unbond, Lock, Top up, Extend). Index: get_lock, get_lock_history, get_account_history, get_account_locks, get_ve_leaderboard, get_ve_rank, get_lock_stats (the lock index at one block, with blockNumber). Supply: the token's total, circulating and max supply are plain REST (GET /api/supply/total, /circulating, /max), not tools. Resources: asset://guide (how values are written, what this server never does), asset://stats, asset://leaderboards/ve, asset://locks/{tokenId}, asset://accounts/{address}/locks. Prompts: review_my_locks, lock_via_furnace, collect_everything. Typical flow: get_state for the wallet, quote_lock_via_furnace when locking via the Furnace, then a prepare_* tool. A prepare tool returns { ok, chain, chainId, transactions, simulation }: give user (the signing wallet) so the batch is simulated as that wallet; check simulation.ok (and its hint) before asking the user to sign, then pass transactions, in order, to the wallet's send_calls; this server never signs or sends anything. Describe each action to the user with its verb (Collect, Harvest, Withdraw, Lock via Furnace, Stake, Unbond, Lock, Top up, Extend); never use "claim" as a verb. All amounts are decimal strings in wei. A failed call returns { ok: false, error, message, detail } with isError set.`;
+export const INSTRUCTIONS = `Reads and unsigned transactions for the protocol on Base. The tools come in groups. State: get_state (a wallet's balances, locks, royalties and rewards) and get_preflight (is genesis finalized). Quotes: quote_lock_via_furnace (the voting power a Furnace entry gives, and its minimum under a slippage bound). Prepares: the prepare_* tools (Collect, Harvest, Withdraw, Lock via Furnace, Stake, Unbond, Lock, Top up, Extend). Index: get_lock, get_lock_history, get_account_history, get_account_locks, get_ve_leaderboard, get_ve_rank, get_lock_stats, get_leaderboard and get_leaderboard_rank (the official duration boards: 24h, 7d, 30d, lifetime), get_activity and get_activity_item (the protocol's events), get_account_profile (an account on every board) — the index at one block, with blockNumber. Supply: the token's total, circulating and max supply are plain REST (GET /api/supply/total, /circulating, /max), not tools. Resources: asset://guide (how values are written, what this server never does), asset://stats, asset://leaderboards/ve, asset://locks/{tokenId}, asset://accounts/{address}/locks. Prompts: review_my_locks, lock_via_furnace, collect_everything. Typical flow: get_state for the wallet, quote_lock_via_furnace when locking via the Furnace, then a prepare_* tool. A prepare tool returns { ok, chain, chainId, transactions, simulation }: give user (the signing wallet) so the batch is simulated as that wallet; check simulation.ok (and its hint) before asking the user to sign, then pass transactions, in order, to the wallet's send_calls; this server never signs or sends anything. Describe each action to the user with its verb (Collect, Harvest, Withdraw, Lock via Furnace, Stake, Unbond, Lock, Top up, Extend); never use "claim" as a verb. All amounts are decimal strings in wei. A failed call returns { ok: false, error, message, detail } with isError set.`;
 
 const UNITS = {
   amounts:

@@ -211,7 +211,7 @@ describe("official duration boards against the chain", () => {
         const rest = await pages(board, window, block);
         const data = await graphqlData(
           post,
-          `query($b: String!, $w: String!, $n: BigInt) { leaderboard(board: $b, window: $w, limit: 2, block: $n) {
+          `query($b: String!, $w: String!, $n: Block) { leaderboard(board: $b, window: $w, limit: 2, block: $n) {
              board window windowStart accounts items { rank address value unit } pageInfo { hasNextPage endCursor } }
            _meta { block } }`,
           { b: board, w: window, n: String(block) },
@@ -233,7 +233,7 @@ describe("official duration boards against the chain", () => {
         if (who !== undefined) {
           const r = await graphqlData(
             post,
-            `query($b: String!, $w: String!, $a: String!, $n: BigInt) { rank(board: $b, window: $w, address: $a, block: $n) { row { rank address value unit } above { rank } } }`,
+            `query($b: String!, $w: String!, $a: String!, $n: Block) { rank(board: $b, window: $w, address: $a, block: $n) { row { rank address value unit } above { rank } } }`,
             { b: board, w: window, a: who, n: String(block) },
           );
           expect(r.rank.row).toEqual(rest.rows.at(-1));
@@ -243,7 +243,7 @@ describe("official duration boards against the chain", () => {
     const feedRest = await get(`/activity?limit=5&block=${block}`, "/activity");
     const feedGql = await graphqlData(
       post,
-      `query($n: BigInt) { activity(limit: 5, block: $n) { items { id kind accounts fields blockNumber blockTimestamp txHash logIndex } } }`,
+      `query($n: Block) { activity(limit: 5, block: $n) { items { id kind accounts fields blockNumber blockTimestamp txHash logIndex } } }`,
       { n: String(block) },
     );
     expect(feedGql.activity.items.map((i: { fields: string }) => ({ ...i, fields: JSON.parse(i.fields) }))).toEqual(
@@ -253,7 +253,7 @@ describe("official duration boards against the chain", () => {
     const profileRest = await get(`/accounts/${who}?block=${block}`, "/accounts/{address}");
     const profileGql = await graphqlData(
       post,
-      `query($a: String!, $n: BigInt) { profile(address: $a, block: $n) { address boards { board value rank unit } firstActivityBlock lastActivityBlock } }`,
+      `query($a: String!, $n: Block) { profile(address: $a, block: $n) { address boards { board value rank unit } firstActivityBlock lastActivityBlock } }`,
       { a: who, n: String(block) },
     );
     const restBoards = profileRest.body.boards as Record<string, unknown>;
