@@ -95,7 +95,10 @@ export function createApp(input: AppDepsInput): ApiApp {
     logger,
     onBoardComputed: () => metrics.veBoardComputations.inc(),
   });
-  app.route(INDEX_BASE, indexRouter(index));
+  app.route(
+    INDEX_BASE,
+    indexRouter(index, { limits: config.streams, clientIp: (c) => clientIp(c), metrics: metrics.streams }),
+  );
   app.on(["GET", "POST"], GRAPHQL_PATH, ...graphqlEndpoint({ deps, runtime: index, rateLimit: rateLimitOptions }));
   registerDocsRoutes(app, { assets: deps.staticAssets, rateLimit: rateLimitOptions });
   app.all(MCP_PATH, mcpEndpoint({ app, operations: V1_OPERATIONS, clientIp, rateLimit: rateLimitOptions }));

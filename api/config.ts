@@ -74,6 +74,9 @@ export const DEFAULT_METRICS_HOST = "127.0.0.1";
 /** Fits a Kubernetes default grace period (30 s) with Ponder's own 5 s shutdown after it. */
 export const DEFAULT_SHUTDOWN_DRAIN_MS = 10_000;
 
+/** The streams' defaults: 10,000 idle streams cost well under 200 MB (bench/stream-idle.ts); a browser opens one. */
+export const STREAM_DEFAULTS = { max: 10_000, perIp: 16, heartbeatMs: 15_000, replayBlocks: 1_000 } as const;
+
 const envSchema = z.object({
   NETWORK: z.enum(Object.keys(NETWORKS) as [Network, ...Network[]]).default("local"),
   /** Overrides deployments/<NETWORK>.json (tests point it at their own devnet's manifest). */
@@ -126,6 +129,10 @@ const envSchema = z.object({
   ),
   PENDING_RESPONSE_BYTES_MAX: intIn(64 * 1024, 64 * 1024 * MIB).default(String(CONNECTION_DEFAULTS.pendingBytes.total)),
   SEND_TIMEOUT_MS: intIn(1_000, 3_600_000).default(String(CONNECTION_DEFAULTS.sendTimeoutMs)),
+  STREAM_MAX: intIn(0, 1_000_000).default(String(STREAM_DEFAULTS.max)),
+  STREAM_MAX_PER_IP: intIn(1, 100_000).default(String(STREAM_DEFAULTS.perIp)),
+  STREAM_HEARTBEAT_MS: intIn(1_000, 60_000).default(String(STREAM_DEFAULTS.heartbeatMs)),
+  STREAM_REPLAY_BLOCKS: intIn(0, 100_000).default(String(STREAM_DEFAULTS.replayBlocks)),
 });
 
 /** Ponder's own name for a chain's RPC: RPC_URL wins over it. */
@@ -281,6 +288,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
       /** SEND_TIMEOUT_MS: a connection whose answer makes no progress (or that sends nothing) for this long closes. */
       sendTimeoutMs: v.SEND_TIMEOUT_MS,
+    },
+    /**
+     * The index's event streams (GET /api/index/v1/stream, api/index/stream.ts): STREAM_MAX open in this process
+     * (0: every stream is refused with 429), STREAM_MAX_PER_IP per client address, a comment
+     * every STREAM_HEARTBEAT_MS, and at most STREAM_REPLAY_BLOCKS blocks replayed for a Last-Event-ID (beyond: `reset`).
+     */
+    streams: {
+      max: v.STREAM_MAX,
+      perIp: v.STREAM_MAX_PER_IP,
+      heartbeatMs: v.STREAM_HEARTBEAT_MS,
+      replayBlocks: v.STREAM_REPLAY_BLOCKS,
     },
   };
 }

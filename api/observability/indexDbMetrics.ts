@@ -19,7 +19,9 @@ export type IndexStatement =
   | "index_events_of_lock"
   | "index_events_of_account"
   | "index_holders"
-  | "index_stats";
+  | "index_stats"
+  // The streams' one read per indexed block (api/index/streamHub.ts).
+  | "index_changes";
 
 /** Observes one statement: how long it took, and whether it answered. */
 export type IndexQueryObserver = (statement: IndexStatement, seconds: number, ok: boolean) => void;

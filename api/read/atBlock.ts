@@ -18,6 +18,7 @@ import { MAX_LOCK_DURATION } from "../math/constants";
 import type { IndexQueryObserver } from "../observability/indexDbMetrics";
 import {
   type AtBlock,
+  type BlockChange,
   BlockTimeUnknownError,
   type EventKey,
   type EventsOf,
@@ -71,7 +72,15 @@ export type CreateLockIndexOptions = {
 };
 
 /** The read model's statements (each `index_<name>` in the query histogram). */
-type StatementName = "probe" | "lock" | "locks_of" | "events_of_lock" | "events_of_account" | "holders" | "stats";
+type StatementName =
+  | "probe"
+  | "lock"
+  | "locks_of"
+  | "events_of_lock"
+  | "events_of_account"
+  | "holders"
+  | "stats"
+  | "changes";
 
 export function createLockIndex(options: CreateLockIndexOptions): LockIndex {
   const { db, prepared } = options;
@@ -443,6 +452,30 @@ SELECT h.*, a.*, t.*, v.*, w.unlocks FROM head h CROSS JOIN at a CROSS JOIN tota
           expiredLocked: big(r.expired_locked ?? 0),
           unlocksByWeek: new Map(weeks.map((x) => [BigInt(x.w), BigInt(x.a)])),
         };
+      });
+    },
+
+    async changes(from, to) {
+      const rows = await run(
+        "changes",
+        null,
+        { f: from.toString(), u: to.toString() },
+        (ev, p) => sql`rows AS (
+  SELECT e.block_number, e.token_id, e.from_token_id, e.account, e.recipient, e.owner FROM ${ev} e, head
+   WHERE e.block_number BETWEEN ${p("f")}::bigint AND least(${p("u")}::bigint, head.head_block)
+)
+SELECT h.*, a.*, r.* FROM head h CROSS JOIN at a LEFT JOIN rows r ON true ORDER BY r.block_number`,
+      );
+      return answer(rows, (rs) => {
+        const out: BlockChange[] = [];
+        for (const r of rs) {
+          if (r.block_number == null) continue;
+          const block = big(r.block_number);
+          const tokenIds = [big(r.token_id), ...(r.from_token_id == null ? [] : [big(r.from_token_id)])];
+          const accounts = [r.account, r.recipient, r.owner].filter((x) => x != null).map((x) => String(x) as Address);
+          out.push({ block, tokenIds, accounts });
+        }
+        return out;
       });
     },
   };

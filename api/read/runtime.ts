@@ -29,6 +29,7 @@ import {
   QueryCancelledError,
   type ReadAt,
 } from "./contract";
+import { type IndexSignalSource, PolledSignal } from "./indexSignal";
 import { holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
 import { VeBoards } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
@@ -46,6 +47,8 @@ export type IndexSource = {
   watermark?: IndexWatermarkSource;
   /** Shares each block's ranking and stats between replicas (Redis, api/read/sharedAnswers.ts); none by default. */
   shared?: TtlCache | null;
+  /** One signal per indexed block (api/read/indexSignal.ts); without it the streams poll the head once a second. */
+  signal?: IndexSignalSource | null;
   /** The shared per-block ve rankings; default: a fresh one over `atBlock` (tests and benchmarks pass their own). */
   boards?: VeBoards;
 };
@@ -59,6 +62,8 @@ export type IndexRuntime = {
   boards: VeBoards;
   stats: BlockMemo<AtBlock<LockStats>>;
   clock: BlockClock;
+  /** Told each new head: LISTEN/NOTIFY, or one poll per process (api/read/indexSignal.ts); null without an index. */
+  signal: IndexSignalSource | null;
   /** The chain the index is of (the answers' envelope and ETag). */
   chainId: number;
   /** The VeLockNFT's start block: no block before it is in the index. */
@@ -97,7 +102,8 @@ export function createIndexRuntime({ source, config, rpc, logger, onBoardCompute
     const fail = () => Promise.reject(new IndexUnavailableError("unconfigured"));
     return {
       ...base,
-      index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail },
+      signal: null,
+      index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail, changes: fail },
       stats: new BlockMemo({ load: fail }),
       boards: new VeBoards({ load: fail }),
     } satisfies IndexRuntime;
@@ -107,6 +113,7 @@ export function createIndexRuntime({ source, config, rpc, logger, onBoardCompute
   return {
     ...base,
     index,
+    signal: source.signal ?? new PolledSignal(async () => (await index.probe(null)).head.block),
     stats: new BlockMemo({
       load: async (at) => requireInRange(await sharedLoad(shared, key("stats", at), statsCodec, () => index.stats(at))),
     }),
