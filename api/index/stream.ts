@@ -3,6 +3,8 @@ import type { AppContext, AppEnv } from "../http/env";
 import { BadParamsError, IndexUnavailableError, RateLimitedError } from "../http/errors";
 import type { StreamMetrics } from "../observability/streamMetrics";
 import type { IndexRuntime } from "../read/runtime";
+import type { RouteDefinition } from "../route/definition";
+import { ADDRESS_PATTERN, UINT256_PATTERN } from "../route/jsonSchema";
 import { StreamHub, type StreamLimits } from "./streamHub";
 import { parseTopics } from "./streamTopics";
 
@@ -11,6 +13,78 @@ import { parseTopics } from "./streamTopics";
  * The topics are judged before the stream opens (400 in the envelope), and so are the limits (429, Retry-After).
  */
 export const STREAM_PATH = "/stream";
+
+const EXAMPLE_EVENTS =
+  "retry: 2000\n\n" +
+  'id: 1234567\nevent: stats\ndata: {"ok":true,"chainId":8453,"blockNumber":"1234567",…}\n\n' +
+  ":\n\n" +
+  'id: 1234570\nevent: reorg\ndata: {"orphaned":{"from":"1234568","to":"1234570"},"head":"1234570"}\n\n';
+
+/**
+ * The stream's OpenAPI operation (api/openapi/document.ts writes it beside the JSON routes'; not an MCP tool: a tool
+ * call answers once). Its parameters repeat, so they are described here rather than as ParamDocs.
+ */
+export const streamRoute = {
+  path: STREAM_PATH,
+  operationId: "stream_index",
+  summary: "Stream what changed in the index (SSE)",
+  description:
+    "Server-Sent Events (`text/event-stream`), one per indexed block in which a topic's answer changed: `id:` the " +
+    "block number, `event:` the topic (`lock`, `account`, `board`, `stats`), `data:` exactly the JSON the topic's REST " +
+    "route answers at that block (`GET /locks/{id}`, `GET /accounts/{address}/locks`, the first page of " +
+    "`GET /leaderboards/ve`, `GET /stats` with `?block=` the event's id). A block with no indexed event concerning a " +
+    "topic sends nothing for it; time alone (ve decaying) is not a change. On open, each topic's answer at the head; " +
+    "with `Last-Event-ID` (the header EventSource sends on reconnect, or `?lastEventId=`), instead the blocks missed " +
+    "since (at most STREAM_REPLAY_BLOCKS, else one `reset` event: re-read). On a reorg, one `reorg` event names the " +
+    "orphaned blocks, then every topic's answer at the new head. A comment line (`:`) every 15 s keeps proxies open. " +
+    "Limits: streams per client address and per process (429 RATE_LIMITED); a client that leaves events unread is " +
+    "disconnected.",
+  query: {},
+  errors: ["BAD_PARAMS", "INDEX_UNAVAILABLE"],
+  response: { schema: { type: "string" }, example: EXAMPLE_EVENTS },
+} as const satisfies RouteDefinition;
+
+/** The stream's query parameters, each repeatable, for the OpenAPI document. */
+export const STREAM_PARAMETERS = [
+  {
+    name: "lock",
+    in: "query",
+    description: "A lock's token id (repeatable): its GET /locks/{tokenId} answer in each block with an event of it.",
+    schema: { type: "array", items: { type: "string", pattern: UINT256_PATTERN } },
+    style: "form",
+    explode: true,
+    example: ["42"],
+  },
+  {
+    name: "account",
+    in: "query",
+    description:
+      "An address (repeatable): its GET /accounts/{address}/locks answer in each block with an event it sent, " +
+      "received or owns.",
+    schema: { type: "array", items: { type: "string", pattern: ADDRESS_PATTERN } },
+    style: "form",
+    explode: true,
+  },
+  {
+    name: "board",
+    in: "query",
+    description: "A leaderboard: `ve`, its first page in each block with any lock event.",
+    schema: { type: "string", enum: ["ve"] },
+  },
+  {
+    name: "stats",
+    in: "query",
+    description: "Present without a value (`?stats`): GET /stats in each block with any lock event.",
+    schema: { type: "string", enum: [""] },
+    allowEmptyValue: true,
+  },
+  {
+    name: "Last-Event-ID",
+    in: "header",
+    description: "The last event id seen (a block number): replay the blocks missed since, then continue.",
+    schema: { type: "string", pattern: UINT256_PATTERN },
+  },
+] as const;
 
 export type StreamRouteOptions = {
   limits: StreamLimits;
