@@ -71,7 +71,8 @@ afterAll(async () => {
 
 describe("IndexSignal on Postgres", () => {
   it("one committed block reaches two processes, each over one LISTEN connection; a rollback says nothing", async () => {
-    const [ea, eb]: IndexSignalEvent[][] = [[], []];
+    const ea: IndexSignalEvent[] = [];
+    const eb: IndexSignalEvent[] = [];
     const [a, b] = [signal(ea).start(), signal(eb).start()];
     try {
       await until(() => (a.listening && b.listening ? true : undefined));
@@ -79,7 +80,8 @@ describe("IndexSignal on Postgres", () => {
         "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'lock-index-signal' AND query ILIKE 'LISTEN%'",
       );
       expect(rows[0].n).toBe(2);
-      const [seenA, seenB]: bigint[][] = [[], []];
+      const seenA: bigint[] = [];
+      const seenB: bigint[] = [];
       a.subscribe((block) => seenA.push(block));
       b.subscribe((block) => seenB.push(block));
       await admin.query("BEGIN");
