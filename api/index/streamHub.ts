@@ -260,12 +260,4 @@ export class StreamHub {
       });
     }
   }
-
-  /** Closes every stream (the process drains). */
-  close(): void {
-    for (const s of [...this.#streams]) {
-      this.metrics?.dropped.inc({ reason: "drain" });
-      s.close();
-    }
-  }
 }

@@ -12,7 +12,7 @@ export type StreamMetrics = {
   events: Counter;
   /** Streams refused with 429 before they opened, by reason: total, per_ip. */
   refused: Counter;
-  /** Streams closed by the server, by reason: unread (the client did not take its events), drain. */
+  /** Streams closed by the server, by reason: unread (the client did not take its events). */
   dropped: Counter;
   /** Heads the signal learned, by how: notified, polled, missed (a poll found a head no notification announced). */
   signalHeads: Counter;
@@ -35,7 +35,7 @@ export function createStreamMetrics(): StreamMetrics {
   );
   const dropped = new Counter(
     "api_streams_dropped_total",
-    "Event streams the server closed, by reason: unread (the client left its events unread), drain.",
+    "Event streams the server closed, by reason: unread (the client left its events unread).",
     ["reason"],
   );
   const signalHeads = new Counter(
