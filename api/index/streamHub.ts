@@ -87,6 +87,11 @@ export class StreamHub {
   #queue: Promise<void> = Promise.resolve();
   #unsubscribe: (() => void) | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
+  /**
+   * Answers by topic and block, shared by every stream: 10,000 streams opening on one topic cost one read, not 10,000.
+   * A block's answer changes only if a reorg replaces the block, when this is cleared.
+   */
+  #answers = new Map<string, Promise<string | null>>();
 
   constructor(
     readonly rt: IndexRuntime,
@@ -140,6 +145,7 @@ export class StreamHub {
   }
 
   #idle(): void {
+    this.#answers = new Map();
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     clearInterval(this.#heartbeat);
@@ -163,7 +169,7 @@ export class StreamHub {
   async #catchUp(stream: EventStream, lastEventId: bigint | null): Promise<void> {
     const head = await this.#head();
     if (stream.closed) return;
-    const answers = new Map<string, Promise<string | null>>();
+    const answers = this.#answers;
     if (lastEventId === null || lastEventId > head) {
       // A new client, or one that saw blocks this process has not (another replica ahead, or orphaned): the head.
       await this.#send([stream], head, stream.topics, answers);
@@ -187,7 +193,10 @@ export class StreamHub {
     }
     if (block === last) return;
     const streams = [...this.#streams];
-    const answers = new Map<string, Promise<string | null>>();
+    if (block < last) this.#answers = new Map();
+    // Bounded: the entries of the last few thousand topic-blocks; a miss only costs a read.
+    if (this.#answers.size > 10_000) this.#answers = new Map();
+    const answers = this.#answers;
     if (block < last) {
       const data = JSON.stringify({
         orphaned: { from: block.toString(), to: last.toString() },
@@ -249,6 +258,8 @@ export class StreamHub {
         if (answer === undefined) {
           answer = this.fetchAnswer(`${t.path}?block=${block}`);
           answers.set(key, answer);
+          // A failed read is not remembered: the next stream or block asks again.
+          answer.catch(() => answers.delete(key));
         }
         return answer;
       }),

@@ -151,27 +151,34 @@ describe("GET /api/index/v1/stream on the API processes", () => {
   it("one LISTEN connection per API process; both learn a block from its one notification", async () => {
     const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
+    // Each process's signal connection is named; it LISTENs from its start (the API is ready before it may be).
+    const listeners = async () =>
+      (
+        await db.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'lock-index-signal' AND datname = current_database()",
+        )
+      ).rows[0].n as number;
     try {
-      const { rows } = await db.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'lock-index-signal' AND query ILIKE 'LISTEN%'",
-      );
-      expect(rows[0].n).toBe(2);
+      for (let i = 0; i < 100 && (await listeners()) < 2; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await listeners()).toBe(2);
+      const [sa, sb] = await Promise.all([openStream(a, "stats"), openStream(b, "stats")]);
+      const first = await sa.until((e) => e.event === "stats");
+      await sb.until((e) => e.event === "stats" && e.id === first.id);
+      await create(DEVNET_ACCOUNTS.alice, 1_000n);
+      const block = (await headBlock(chain.devnet)).toString();
+      const [ea, eb] = await Promise.all([
+        sa.until((e) => e.event === "stats" && e.id === block),
+        sb.until((e) => e.event === "stats" && e.id === block),
+      ]);
+      expect(JSON.parse(ea.data)).toEqual(await restAt(a, "/stats", block));
+      expect(ea.data).toBe(eb.data);
+      sa.close();
+      sb.close();
+      // Streams add no database connection of their own.
+      expect(await listeners()).toBe(2);
     } finally {
       await db.end();
     }
-    const [sa, sb] = await Promise.all([openStream(a, "stats"), openStream(b, "stats")]);
-    const first = await sa.until((e) => e.event === "stats");
-    await sb.until((e) => e.event === "stats" && e.id === first.id);
-    await create(DEVNET_ACCOUNTS.alice, 1_000n);
-    const block = (await headBlock(chain.devnet)).toString();
-    const [ea, eb] = await Promise.all([
-      sa.until((e) => e.event === "stats" && e.id === block),
-      sb.until((e) => e.event === "stats" && e.id === block),
-    ]);
-    expect(JSON.parse(ea.data)).toEqual(await restAt(a, "/stats", block));
-    expect(ea.data).toBe(eb.data);
-    sa.close();
-    sb.close();
     for (const api of [a, b]) {
       const metrics = await (await fetch(`${api.url}/api/metrics`)).text();
       expect(metrics).toMatch(/api_index_signal_listening 1/);
