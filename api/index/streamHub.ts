@@ -55,7 +55,8 @@ export class EventStream {
     const size = this.#controller.desiredSize;
     if (size !== null && size < -STREAM_MAX_QUEUED_BYTES) {
       this.metrics?.dropped.inc({ reason: "unread" });
-      this.close();
+      // Errored, not closed: the queue is discarded at once and the response aborted, not flushed to a non-reader.
+      this.close(new Error("the client left its events unread"));
       return;
     }
     this.#controller.enqueue(encoder.encode(text));
@@ -66,11 +67,12 @@ export class EventStream {
     this.metrics?.events.inc({ event });
   }
 
-  close(): void {
+  close(error?: Error): void {
     if (this.#closed) return;
     this.#closed = true;
     try {
-      this.#controller.close();
+      if (error) this.#controller.error(error);
+      else this.#controller.close();
     } catch {
       // already closed or errored by the reader
     }
