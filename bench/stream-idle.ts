@@ -31,6 +31,12 @@ const quantile = (xs: number[], q: number) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
 };
 
+/** The V8 heap in use (prom-client's `nodejs_heap_size_used_bytes`, read at scrape time), in MB. */
+async function heapMb(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/api/metrics`)).text();
+  return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(text)![1]) / 1024 / 1024;
+}
+
 async function healthP99(base: string, n = 500) {
   const samples: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -93,7 +99,7 @@ try {
   const api = await spawnService({ ...common, command: "api", schema: "bench_v1", viewsSchema: "bench" });
   await api.waitFor200("/ready", 60_000);
   await healthP99(api.url, 200); // warm
-  const before = { rss: rssMb(api.pid), health: await healthP99(api.url) };
+  const before = { rss: rssMb(api.pid), heap: await heapMb(api.url), health: await healthP99(api.url) };
   console.log(
     `baseline: RSS ${before.rss.toFixed(1)} MB, /health p50 ${before.health.p50.toFixed(2)} p99 ${before.health.p99.toFixed(2)} ms (load ${load()})`,
   );
@@ -105,7 +111,13 @@ try {
   }
   console.log(`opened ${sockets.length} streams in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   await new Promise((r) => setTimeout(r, 3_000));
-  const after = { rss: rssMb(api.pid), health: await healthP99(api.url) };
+  const after = { rss: rssMb(api.pid), heap: await heapMb(api.url), health: await healthP99(api.url) };
+  // The heap again after a while (GC has had time to take what opening them left behind), with the RSS then.
+  await new Promise((r) => setTimeout(r, 20_000));
+  const settled = { rss: rssMb(api.pid), heap: await heapMb(api.url) };
+  console.log(
+    `heap used: ${before.heap.toFixed(1)} MB before, ${after.heap.toFixed(1)} MB after opening (+${(((after.heap - before.heap) * 1024) / STREAMS).toFixed(1)} KB a stream), ${settled.heap.toFixed(1)} MB 20 s later (+${(((settled.heap - before.heap) * 1024) / STREAMS).toFixed(1)} KB a stream); RSS then ${settled.rss.toFixed(1)} MB`,
+  );
   const perStreamKb = ((after.rss - before.rss) * 1024) / sockets.length;
   console.log(
     `with ${sockets.length} idle streams: RSS ${after.rss.toFixed(1)} MB (+${(after.rss - before.rss).toFixed(1)} MB, ${perStreamKb.toFixed(1)} KB each), /health p50 ${after.health.p50.toFixed(2)} p99 ${after.health.p99.toFixed(2)} ms (${(after.health.p99 / before.health.p99).toFixed(2)}× baseline; load ${load()})`,
