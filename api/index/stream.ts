@@ -14,6 +14,14 @@ import { parseTopics } from "./streamTopics";
  */
 export const STREAM_PATH = "/stream";
 
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+};
+/** @hono/node-server's mark of a response its handler wrote itself (its RESPONSE_ALREADY_SENT). */
+const ALREADY_SENT = "x-hono-already-sent";
+
 const EXAMPLE_EVENTS =
   "retry: 2000\n\n" +
   'id: 1234567\nevent: stats\ndata: {"ok":true,"chainId":8453,"blockNumber":"1234567",…}\n\n' +
@@ -141,13 +149,21 @@ export function registerStreamRoute(
       options.metrics?.refused.inc({ reason: refused });
       throw new RateLimitedError(refused === "total" ? 5 : 1);
     }
+    const outgoing = c.env?.outgoing;
+    if (outgoing && !outgoing.headersSent) {
+      // Served: written straight to Node's response, so an idle stream pins no web stream or Request (bench/stream-idle.ts).
+      // The headers the edge and the rate limit prepared (CORS, x-request-id, RateLimit) go with it.
+      const headers: Record<string, string> = {};
+      c.res.headers.forEach((v, k) => {
+        headers[k] = v;
+      });
+      outgoing.writeHead(200, { ...headers, ...SSE_HEADERS });
+      const stream = hub.open(topics, ip, last, outgoing);
+      outgoing.once("close", () => stream.close());
+      return new Response(null, { headers: { [ALREADY_SENT]: "true" } });
+    }
     const stream = hub.open(topics, ip, last);
-    c.env?.outgoing?.once("close", () => stream.close());
-    return c.body(stream.body, 200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache, no-transform",
-      "x-accel-buffering": "no",
-    });
+    return c.body(stream.body, 200, SSE_HEADERS);
   });
   return hub;
 }

@@ -22,10 +22,22 @@ export const STREAM_MAX_QUEUED_BYTES = 1024 * 1024;
 
 const encoder = new TextEncoder();
 
-/** One open stream: its topics, and the ReadableStream the response body is. */
+/**
+ * Where a served stream writes: Node's ServerResponse itself (node:http), so an idle stream holds the socket and its
+ * response and nothing else — no web stream, Request, Response or context kept alive per stream.
+ */
+export type EventSink = {
+  write(chunk: string): boolean;
+  readonly writableLength: number;
+  end(): unknown;
+  destroy(error?: Error): unknown;
+};
+
+/** One open stream: its topics, and where it writes — a sink (served), or the ReadableStream `body` (in process). */
 export class EventStream {
-  readonly body: ReadableStream<Uint8Array>;
+  #body: ReadableStream<Uint8Array> | undefined;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
+  readonly #sink: EventSink | undefined;
   #closed = false;
   onClose: () => void = () => {};
 
@@ -33,8 +45,11 @@ export class EventStream {
     readonly topics: readonly Topic[],
     readonly ip: string,
     readonly metrics: StreamMetrics | undefined,
+    sink?: EventSink,
   ) {
-    this.body = new ReadableStream<Uint8Array>(
+    this.#sink = sink;
+    if (sink) return;
+    this.#body = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
           this.#controller = controller;
@@ -45,6 +60,11 @@ export class EventStream {
     );
   }
 
+  get body(): ReadableStream<Uint8Array> {
+    if (!this.#body) throw new Error("a served stream writes to its response");
+    return this.#body;
+  }
+
   get closed(): boolean {
     return this.#closed;
   }
@@ -52,6 +72,16 @@ export class EventStream {
   /** Writes raw SSE text; a stream whose client has left STREAM_MAX_QUEUED_BYTES unread is closed instead. */
   write(text: string): void {
     if (this.#closed) return;
+    const sink = this.#sink;
+    if (sink) {
+      if (sink.writableLength > STREAM_MAX_QUEUED_BYTES) {
+        this.metrics?.dropped.inc({ reason: "unread" });
+        this.close(new Error("the client left its events unread"));
+        return;
+      }
+      sink.write(text);
+      return;
+    }
     const size = this.#controller.desiredSize;
     if (size !== null && size < -STREAM_MAX_QUEUED_BYTES) {
       this.metrics?.dropped.inc({ reason: "unread" });
@@ -71,7 +101,11 @@ export class EventStream {
     if (this.#closed) return;
     this.#closed = true;
     try {
-      if (error) this.#controller.error(error);
+      if (this.#sink) {
+        // Destroyed, not ended, when unread: what is queued is let go, not flushed to a client that does not read.
+        if (error) this.#sink.destroy();
+        else this.#sink.end();
+      } else if (error) this.#controller.error(error);
       else this.#controller.close();
     } catch {
       // already closed or errored by the reader
@@ -117,8 +151,8 @@ export class StreamHub {
    * Opens a stream: at once its topics' answers at the head (without `lastEventId`), or the blocks it missed since
    * `lastEventId` (at most replayBlocks of them, else one `reset`), then every change as it is indexed.
    */
-  open(topics: readonly Topic[], ip: string, lastEventId: bigint | null): EventStream {
-    const stream = new EventStream(topics, ip, this.metrics);
+  open(topics: readonly Topic[], ip: string, lastEventId: bigint | null, sink?: EventSink): EventStream {
+    const stream = new EventStream(topics, ip, this.metrics, sink);
     this.#streams.add(stream);
     this.#perIp.set(ip, (this.#perIp.get(ip) ?? 0) + 1);
     this.metrics?.open.set(this.#streams.size);

@@ -268,6 +268,12 @@ describe("GET /api/index/v1/stream on the API processes", () => {
   it("streams per client address are bounded: the next is 429 RATE_LIMITED with Retry-After", async () => {
     const open = await Promise.all(Array.from({ length: PER_IP }, () => openStream(b, "stats")));
     for (const s of open) expect(s.res.status).toBe(200);
+    // What a browser's EventSource needs from another origin, and the house's request id and rate-limit headers.
+    const h = open[0]!.res.headers;
+    expect(h.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    expect(h.get("access-control-allow-origin")).toBe("*");
+    expect(h.get("x-request-id")).toMatch(/.+/);
+    expect(h.get("ratelimit-policy")).toMatch(/index/);
     const over = await fetch(`${b.url}${BASE}/stream?stats`);
     expect(over.status).toBe(429);
     expect((await over.json()).error).toBe("RATE_LIMITED");
