@@ -126,7 +126,10 @@ export function createApp(input: AppDepsInput): ApiApp {
   // Index pages, REST and GraphQL, share one budget of rows in flight, and large ones are built and written one per
   // turn of the event loop, in one queue.
   const pages = { turns: answerTurns(), rows: admission(GRAPHQL_LIMITS.rowsInFlight) };
-  app.route(INDEX_BASE, indexRouter(index, pages));
+  app.route(
+    INDEX_BASE,
+    indexRouter(index, pages, { limits: config.streams, clientIp: (c) => clientIp(c), metrics: metrics.streams }),
+  );
   app.on(
     ["GET", "POST"],
     GRAPHQL_PATH,

@@ -84,6 +84,8 @@ export const DEFAULT_SHUTDOWN_DRAIN_MS = 10_000;
 
 /** How long every index read may fail, with no success between, before /ready answers 503 (docs/operations.md). */
 export const DEFAULT_READY_INDEX_FAILURE_MS = 30_000;
+/** The streams' defaults: 10,000 idle streams cost well under 200 MB (bench/stream-idle.ts); a browser opens one. */
+export const STREAM_DEFAULTS = { max: 10_000, perIp: 16, heartbeatMs: 15_000, replayBlocks: 1_000 } as const;
 
 const envSchema = z.object({
   NETWORK: z.enum(Object.keys(NETWORKS) as [Network, ...Network[]]).default("local"),
@@ -151,6 +153,10 @@ const envSchema = z.object({
   GRAPHQL_DOCUMENT_CACHE_MB: intIn(1, 4096).default(String(GRAPHQL_DOCUMENT_DEFAULTS.cacheMb)),
   GRAPHQL_COMPILES_IN_FLIGHT: intIn(1, 64).default(String(GRAPHQL_DOCUMENT_DEFAULTS.compilesInFlight)),
   GRAPHQL_COMPILE_QUEUE: intIn(0, 10_000).default(String(GRAPHQL_DOCUMENT_DEFAULTS.compileQueue)),
+  STREAM_MAX: intIn(0, 1_000_000).default(String(STREAM_DEFAULTS.max)),
+  STREAM_MAX_PER_IP: intIn(1, 100_000).default(String(STREAM_DEFAULTS.perIp)),
+  STREAM_HEARTBEAT_MS: intIn(1_000, 60_000).default(String(STREAM_DEFAULTS.heartbeatMs)),
+  STREAM_REPLAY_BLOCKS: intIn(0, 100_000).default(String(STREAM_DEFAULTS.replayBlocks)),
 });
 
 /** Ponder's own name for a chain's RPC: RPC_URL wins over it. */
@@ -336,6 +342,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cursorSecret: v.CURSOR_SECRET ?? null,
     /** READY_INDEX_FAILURE_MS: index reads failing this long with no success between → /ready 503 "index reads failing". */
     readyIndexFailureMs: v.READY_INDEX_FAILURE_MS,
+    /**
+     * The index's event streams (GET /api/index/v1/stream, api/index/stream.ts): STREAM_MAX open in this process
+     * (0: every stream is refused with 429), STREAM_MAX_PER_IP per client address, a comment
+     * every STREAM_HEARTBEAT_MS, and at most STREAM_REPLAY_BLOCKS blocks replayed for a Last-Event-ID (beyond: `reset`).
+     */
+    streams: {
+      max: v.STREAM_MAX,
+      perIp: v.STREAM_MAX_PER_IP,
+      heartbeatMs: v.STREAM_HEARTBEAT_MS,
+      replayBlocks: v.STREAM_REPLAY_BLOCKS,
+    },
   };
 }
 

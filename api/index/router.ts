@@ -11,6 +11,7 @@ import { registerLeaderboardRoutes } from "./leaderboard";
 import { registerLockRoute } from "./lock";
 import { registerProfileRoute } from "./profile";
 import { registerStatsRoute } from "./stats";
+import { registerStreamRoute, type StreamRouteOptions } from "./stream";
 
 /**
  * Every route of the index API, mounted at /api/index/v1 (api/paths.ts INDEX_BASE). Without a configured index
@@ -19,7 +20,7 @@ import { registerStatsRoute } from "./stats";
  * route only declares them (AT_PARAMS or PAGE_PARAMS in api/index/query.ts). Pages of
  * many rows hold their rows in the process's budget and are built and written in turns (api/index/answer.ts).
  */
-export function indexRouter(runtime: IndexRuntime, pages: Pages): Hono<AppEnv> {
+export function indexRouter(runtime: IndexRuntime, pages: Pages, streams?: StreamRouteOptions): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
   router.use(async (c, next) => {
     const atLeast = parseAtLeast(c.req.url);
@@ -35,5 +36,6 @@ export function indexRouter(runtime: IndexRuntime, pages: Pages): Hono<AppEnv> {
   registerStatsRoute(router, runtime);
   registerActivityRoutes(router, runtime);
   registerProfileRoute(router, runtime);
+  if (streams) registerStreamRoute(router, runtime, streams);
   return router;
 }

@@ -24,7 +24,9 @@ export type IndexStatement =
   | "index_activity_item"
   | "index_activity_span"
   | "index_holders"
-  | "index_stats";
+  | "index_stats"
+  // The streams' one read per indexed block (api/index/streamHub.ts).
+  | "index_changes";
 
 /** Observes one statement: how long it took, and whether it answered. */
 export type IndexQueryObserver = (statement: IndexStatement, seconds: number, ok: boolean) => void;

@@ -12,6 +12,7 @@
  * default process metrics (api/observability/processMetrics.ts) — so no prom-client object is on a
  * request's path.
  */
+
 import { buildInfo } from "../buildInfo";
 import type { RpcOutcome } from "../chain/rpc";
 import { CacheMetrics } from "./cacheMetrics";
@@ -22,6 +23,7 @@ import { createIndexLagGauges, Gauge, type IndexLagGauges } from "./gauge";
 import { Histogram } from "./histogram";
 import { IndexDbMetrics } from "./indexDbMetrics";
 import { processMetrics } from "./processMetrics";
+import { createStreamMetrics, type StreamMetrics } from "./streamMetrics";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -66,6 +68,8 @@ export type Metrics = {
   indexDb: IndexDbMetrics;
   /** Open connections of the HTTP listeners the entry point watches. */
   openConnections: OpenConnectionMetrics;
+  /** The index's event streams and the signal behind them (api/observability/streamMetrics.ts). */
+  streams: StreamMetrics;
   /** Everything in the Prometheus text format, prom-client's process metrics last. */
   render(): Promise<string>;
   /** Pass as `onCancelled` to createRpcClient: an upstream call a request's deadline or hang-up stopped. */
@@ -150,9 +154,11 @@ export function createMetrics(): Metrics {
     ["of", "outcome"],
   );
   const connections = createConnectionMetrics();
+  const streams = createStreamMetrics();
   const all = [
     minBlockWaits,
     graphqlCompilesRefused,
+    ...streams.all,
     ...connections.all,
     veBoardComputations,
     indexComputations.inFlight,
@@ -191,6 +197,7 @@ export function createMetrics(): Metrics {
     indexDb,
     openConnections,
     connections,
+    streams,
     abortedWork,
     onRpcCall: (method, outcome) => rpcCalls.inc({ method, outcome }),
     onRpcCancelled: (method) => abortedWork.inc({ kind: method === "eth_simulateV1" ? "simulation" : "rpc" }),

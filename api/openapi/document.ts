@@ -2,12 +2,13 @@ import { buildInfo } from "../buildInfo";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
 import type { ParamDoc } from "../http/params";
 import { limitedPrefix } from "../http/rateLimit";
+import { STREAM_PARAMETERS, STREAM_PATH, streamRoute } from "../index/stream";
 import { loadManifest, type Manifest } from "../manifest";
 import { prepareExample } from "../mcp/v1/prepare/routeDefinitions";
 import { INDEX_BASE } from "../paths";
 import type { JsonSchema } from "../route/jsonSchema";
 import { kindRule, paramSchema } from "../route/jsonSchema";
-import { INFRASTRUCTURE_ROUTES, OPERATIONS, type SupplyOperation, type V1Operation } from "../routes";
+import { INFRASTRUCTURE_ROUTES, OPERATIONS, openApiPath, type SupplyOperation, type V1Operation } from "../routes";
 import { SUPPLY_ERROR_STATUS } from "../supply/supplyError";
 import {
   byStatus,
@@ -131,6 +132,32 @@ function v1Operation(op: V1Operation, example: unknown): Operation {
     ],
     responses,
   };
+}
+
+/** The event stream: the index's envelope of errors, but a text/event-stream 200, no ETag, and not an MCP tool. */
+function streamOperation(): Operation {
+  const op: V1Operation = {
+    kind: "v1",
+    path: openApiPath(INDEX_BASE + STREAM_PATH),
+    servedBy: INDEX_BASE + STREAM_PATH,
+    tag: "Index",
+    route: streamRoute,
+  };
+  const { "x-mcp-tool": _tool, ...base } = v1Operation(op, streamRoute.response.example);
+  const { "304": _notModified, ...responses } = base.responses;
+  const ok = responses["200"]!;
+  const { ETag: _etag, "Cache-Control": _cache, ...headers } = ok.headers ?? {};
+  responses["200"] = {
+    description: "The stream: events as they are indexed, until the client closes it.",
+    headers,
+    content: {
+      "text/event-stream": {
+        schema: { type: "string", description: "Server-Sent Events (WHATWG HTML §9.2)." },
+        example: streamRoute.response.example,
+      },
+    },
+  };
+  return { ...base, parameters: [...STREAM_PARAMETERS], responses };
 }
 
 function supplyOperation(op: SupplyOperation): Operation {
@@ -258,6 +285,7 @@ export async function buildOpenApiDocument(options: BuildOpenApiOptions = {}): P
       paths[op.path] = { get: v1Operation(op, example) };
     }
   }
+  paths[openApiPath(INDEX_BASE + STREAM_PATH)] = { get: streamOperation() };
   return {
     openapi: "3.1.0",
     info: {

@@ -20,6 +20,7 @@ import type { IndexQueryObserver } from "../observability/indexDbMetrics";
 import {
   type ActivityRow,
   type AtBlock,
+  type BlockChange,
   BlockTimeUnknownError,
   BOARD_WINDOWS,
   type BoardIndex,
@@ -88,7 +89,8 @@ type StatementName =
   | "board_lifetime"
   | "activity"
   | "activity_item"
-  | "activity_span";
+  | "activity_span"
+  | "changes";
 
 export function createLockIndex(options: CreateLockIndexOptions): LockIndex & BoardIndex {
   const { db, prepared } = options;
@@ -633,6 +635,30 @@ SELECT h.*, a.*, t.*, v.*, w.unlocks FROM head h CROSS JOIN at a CROSS JOIN tota
           expiredLocked: big(r.expired_locked ?? 0),
           unlocksByWeek: new Map(weeks.map((x) => [BigInt(x.w), BigInt(x.a)])),
         };
+      });
+    },
+
+    async changes(from, to) {
+      const rows = await run(
+        "changes",
+        null,
+        { f: from.toString(), u: to.toString() },
+        (ev, p) => sql`rows AS (
+  SELECT e.block_number, e.token_id, e.from_token_id, e.account, e.recipient, e.owner FROM ${ev} e, head
+   WHERE e.block_number BETWEEN ${p("f")}::bigint AND least(${p("u")}::bigint, head.head_block)
+)
+SELECT h.*, a.*, r.* FROM head h CROSS JOIN at a LEFT JOIN rows r ON true ORDER BY r.block_number`,
+      );
+      return answer(rows, (rs) => {
+        const out: BlockChange[] = [];
+        for (const r of rs) {
+          if (r.block_number == null) continue;
+          const block = big(r.block_number);
+          const tokenIds = [big(r.token_id), ...(r.from_token_id == null ? [] : [big(r.from_token_id)])];
+          const accounts = [r.account, r.recipient, r.owner].filter((x) => x != null).map((x) => String(x) as Address);
+          out.push({ block, tokenIds, accounts });
+        }
+        return out;
       });
     },
   };

@@ -99,7 +99,12 @@ export interface LockIndex {
   /** Every holder with ve > 0 at the block: ve descending, then address ascending (byte order). */
   holders(at: ReadAt): Promise<AtBlock<HolderVe[]>>;
   stats(at: ReadAt): Promise<AtBlock<LockStats>>;
+  /** Who the events of blocks from..to (inclusive, capped at the head) concern, by block: the streams' one read per block. */
+  changes(from: bigint, to: bigint): Promise<AtBlock<BlockChange[]>>;
 }
+
+/** One event's reach, for the streams (api/index/stream.ts): its block, the locks and the accounts it touches. */
+export type BlockChange = { block: bigint; tokenIds: bigint[]; accounts: Address[] };
 
 /** The index has no checkpoint yet: Ponder has not started (or not finished its first batch). */
 export class IndexNotStartedError extends Error {

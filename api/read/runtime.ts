@@ -37,6 +37,7 @@ import {
 import { CursorCodec, cursorKey } from "./cursor";
 import { DurationBoards } from "./durationBoards";
 import { HeadWatch, type WaitOutcome } from "./headWatch";
+import { type IndexSignalSource, PolledSignal } from "./indexSignal";
 import { ReadHealth } from "./readHealth";
 import { boardCodec, holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
 import { VeBoards } from "./veBoard";
@@ -55,6 +56,8 @@ export type IndexSource = {
   watermark?: IndexWatermarkSource;
   /** Shares each block's ranking and stats between replicas (Redis, api/read/sharedAnswers.ts); none by default. */
   shared?: TtlCache | null;
+  /** One signal per indexed block (api/read/indexSignal.ts); without it the streams poll the head once a second. */
+  signal?: IndexSignalSource | null;
   /** The shared per-block ve rankings; default: a fresh one over `atBlock` (tests and benchmarks pass their own). */
   boards?: VeBoards;
   /** Connections of the pool the whole-index statements run on (api/server/indexDatabase.ts); default 2. */
@@ -81,6 +84,8 @@ export type IndexRuntime = {
    */
   chargeCompute: (c: Context) => Promise<void>;
   clock: BlockClock;
+  /** Told each new head: LISTEN/NOTIFY, or one poll per process (api/read/indexSignal.ts); null without an index. */
+  signal: IndexSignalSource | null;
   /** The chain the index is of (the answers' envelope and ETag). */
   chainId: number;
   /** The VeLockNFT's start block: no block before it is in the index. */
@@ -174,7 +179,8 @@ export function createIndexRuntime({
     const fail = () => Promise.reject(new IndexUnavailableError("unconfigured"));
     return {
       ...base,
-      index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail },
+      signal: null,
+      index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail, changes: fail },
       protocol: { board: fail, activity: fail, activityItem: fail, activitySpan: fail },
       stats: new BlockMemo<AtBlock<LockStats>>({ name: "stats", load: fail }),
       boards: new VeBoards({ load: fail }),
@@ -205,6 +211,7 @@ export function createIndexRuntime({
           return protocol.board(board, window, at);
         }),
     }),
+    signal: source.signal ?? new PolledSignal(async () => (await index.probe(null)).head.block),
     stats: new BlockMemo({
       name: "stats",
       capacity: STATS_KEPT.capacity,

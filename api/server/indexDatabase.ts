@@ -14,6 +14,7 @@ import type { IndexQueryObserver, PoolReading } from "../observability/indexDbMe
 import { causeOf, type ThrottledWarn } from "../observability/throttle";
 import { createLockIndex } from "../read/atBlock";
 import type { LockIndex, LockStore } from "../read/contract";
+import { IndexSignal, type IndexSignalEvent } from "../read/indexSignal";
 import { CONNECTION_CHECK_OPTION, cancellableQuery, timedQuery } from "../read/statements";
 import { createLockStore } from "../read/store";
 import { IndexWatermark } from "../read/watermark";
@@ -59,6 +60,8 @@ export type IndexDatabase = {
   atBlock: LockIndex;
   /** The store's mark, polled from the moment the database is opened (api/read/watermark.ts). */
   watermark: IndexWatermark;
+  /** One signal per indexed block (LISTEN/NOTIFY, api/read/indexSignal.ts); null without a views schema to listen on. */
+  signal: IndexSignal | null;
   /** /ready: the database answers within READY_PROBE_MS and the index's tables exist in the schema. */
   readiness(): Promise<ReadyState>;
   /** The whole-index pool's size: the index runtime keeps one of its slots for the head (api/read/computeGate.ts). */
@@ -78,6 +81,11 @@ export function openIndexDatabase(options: {
   onCancelled?: () => void;
   /** Where an outage of the database is told (throttled: api/observability/throttle.ts), with its cause. */
   warn?: ThrottledWarn;
+  /**
+   * The views schema (`ponder start --views-schema`) whose checkpoint the signal listens on: one dedicated connection
+   * per process. Absent: the streams poll the head once a second instead.
+   */
+  listen?: { viewsSchema: string; onEvent?: (event: IndexSignalEvent) => void };
 }): IndexDatabase {
   const max = options.poolSize ?? 10;
   const pool = new pg.Pool(indexPoolConfig(options.url, "requests", max));
@@ -102,17 +110,41 @@ export function openIndexDatabase(options: {
         cause: causeOf(error),
       }),
   }).start();
+  const atBlock = createLockIndex({
+    db,
+    schema: options.schema,
+    prepared: (statement, signal) => cancellableQuery(pool, statement, signal, options.onCancelled),
+    wholeIndex: ({ text, values }) => wholePool.query(text, values),
+    ...(options.onQuery ? { onQuery: options.onQuery } : {}),
+  });
+  const listen = options.listen;
+  const signal = listen
+    ? new IndexSignal({
+        viewsSchema: listen.viewsSchema,
+        connect: async () => {
+          const client = new pg.Client({
+            connectionString: options.url,
+            connectionTimeoutMillis: INDEX_DB_TIMEOUTS.connectMs * 4,
+            keepAlive: true,
+            application_name: "lock-index-signal",
+          });
+          await client.connect();
+          return client;
+        },
+        head: async () => (await atBlock.probe(null)).head.block,
+        ...(listen.onEvent ? { onEvent: listen.onEvent } : {}),
+        onFailure: (error) =>
+          options.warn?.("index-signal", "index signal not listening; streams fall back to polls", {
+            cause: causeOf(error),
+          }),
+      }).start()
+    : null;
   return {
     locks: store,
+    signal,
     // Named prepared statements, as the store's per-request statement (parsed and planned once per connection);
     // a read given a signal (GraphQL's deadline and hang-up) is cancelled with it.
-    atBlock: createLockIndex({
-      db,
-      schema: options.schema,
-      prepared: (statement, signal) => cancellableQuery(pool, statement, signal, options.onCancelled),
-      wholeIndex: ({ text, values }) => wholePool.query(text, values),
-      ...(options.onQuery ? { onQuery: options.onQuery } : {}),
-    }),
+    atBlock,
     watermark,
     wholeIndexConnections: WHOLE_INDEX_DB.connections,
     readiness: boundedReadiness(async () => {
@@ -123,7 +155,7 @@ export function openIndexDatabase(options: {
     }),
     pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     close: async () => {
-      await watermark.stop();
+      await Promise.all([watermark.stop(), signal?.stop()]);
       await Promise.all([pool.end(), wholePool.end()]);
     },
   };

@@ -12,6 +12,7 @@
  */
 import { ConfigError, loadConfig } from "../config";
 import { throttledWarnings } from "../observability/throttle";
+import type { IndexSignalEvent } from "../read/indexSignal";
 import { redactProcessOutput, secretUrlsFrom } from "../startup/redactOutput";
 import { openIndexDatabase } from "./indexDatabase";
 import { serveProcess } from "./process";
@@ -45,6 +46,18 @@ const served = await serveProcess({
       onQuery: metrics.indexDb.onQuery,
       onCancelled: () => metrics.abortedWork.inc({ kind: "db" }),
       warn: throttledWarnings(logger),
+      ...(config.database.viewsSchema
+        ? {
+            listen: {
+              viewsSchema: config.database.viewsSchema,
+              onEvent: (event: IndexSignalEvent) => {
+                if (event === "connected" || event === "disconnected") {
+                  metrics.streams.signalListening.set(event === "connected" ? 1 : 0);
+                } else metrics.streams.signalHeads.inc({ how: event });
+              },
+            },
+          }
+        : {}),
     });
     metrics.indexDb.watchPool(index.pool);
     return index;

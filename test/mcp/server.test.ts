@@ -66,7 +66,9 @@ const operationsUnder = (...prefixes: string[]) =>
     .map(([path, item]) => ({ path, op: item.get as unknown as DocOperation }));
 const v1Operations = () => operationsUnder("/api/mcp/v1/");
 /** Every operation that is a tool: v1 and the index API (whose tools run over an index in test/index/chain.test.ts). */
-const toolOperations = () => operationsUnder("/api/mcp/v1/", "/api/index/v1/");
+/** The event stream is no tool: a tool call answers once (api/index/stream.ts). */
+const toolOperations = () =>
+  operationsUnder("/api/mcp/v1/", "/api/index/v1/").filter(({ path }) => path !== "/api/index/v1/stream");
 
 /** Tool arguments = the operation's documented parameter examples. */
 const exampleArgs = (op: DocOperation) =>

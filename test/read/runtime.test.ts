@@ -18,6 +18,7 @@ describe("a failing index", () => {
       probe: refused,
       lock: refused,
       locksOf: refused,
+      changes: refused,
       events: refused,
       holders: refused,
       stats: refused,

@@ -1,0 +1,169 @@
+import type { Hono } from "hono";
+import type { AppContext, AppEnv } from "../http/env";
+import { BadParamsError, IndexUnavailableError, RateLimitedError } from "../http/errors";
+import type { StreamMetrics } from "../observability/streamMetrics";
+import type { IndexRuntime } from "../read/runtime";
+import type { RouteDefinition } from "../route/definition";
+import { ADDRESS_PATTERN, UINT256_PATTERN } from "../route/jsonSchema";
+import { StreamHub, type StreamLimits } from "./streamHub";
+import { parseTopics } from "./streamTopics";
+
+/**
+ * GET /stream — Server-Sent Events of what changed in the index, per topic and per indexed block (api/index/streamHub.ts).
+ * The topics are judged before the stream opens (400 in the envelope), and so are the limits (429, Retry-After).
+ */
+export const STREAM_PATH = "/stream";
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+};
+/** @hono/node-server's mark of a response its handler wrote itself (its RESPONSE_ALREADY_SENT). */
+const ALREADY_SENT = "x-hono-already-sent";
+
+const EXAMPLE_EVENTS =
+  "retry: 2000\n\n" +
+  'id: 1234567\nevent: stats\ndata: {"ok":true,"chainId":8453,"blockNumber":"1234567",…}\n\n' +
+  ":\n\n" +
+  'id: 1234570\nevent: reorg\ndata: {"orphaned":{"from":"1234568","to":"1234570"},"head":"1234570"}\n\n';
+
+/**
+ * The stream's OpenAPI operation (api/openapi/document.ts writes it beside the JSON routes'; not an MCP tool: a tool
+ * call answers once). Its parameters repeat, so they are described here rather than as ParamDocs.
+ */
+export const streamRoute = {
+  path: STREAM_PATH,
+  operationId: "stream_index",
+  summary: "Stream what changed in the index (SSE)",
+  description:
+    "Server-Sent Events (`text/event-stream`), one per indexed block in which a topic's answer changed: `id:` the " +
+    "block number, `event:` the topic (`lock`, `account`, `board`, `stats`), `data:` exactly the JSON the topic's REST " +
+    "route answers at that block (`GET /locks/{id}`, `GET /accounts/{address}/locks`, the first page of " +
+    "`GET /leaderboards/ve`, `GET /stats` with `?block=` the event's id). A block with no indexed event concerning a " +
+    "topic sends nothing for it; time alone (ve decaying) is not a change. On open, each topic's answer at the head; " +
+    "with `Last-Event-ID` (the header EventSource sends on reconnect, or `?lastEventId=`), instead the blocks missed " +
+    "since (at most STREAM_REPLAY_BLOCKS, else one `reset` event: re-read). On a reorg, one `reorg` event names the " +
+    "orphaned blocks, then every topic's answer at the new head. A comment line (`:`) every 15 s keeps proxies open. " +
+    "Limits: streams per client address and per process (429 RATE_LIMITED); a client that leaves events unread is " +
+    "disconnected.",
+  query: {},
+  errors: ["BAD_PARAMS", "INDEX_UNAVAILABLE"],
+  response: { schema: { type: "string" }, example: EXAMPLE_EVENTS },
+} as const satisfies RouteDefinition;
+
+/** The stream's query parameters, each repeatable, for the OpenAPI document. */
+export const STREAM_PARAMETERS = [
+  {
+    name: "lock",
+    in: "query",
+    description: "A lock's token id (repeatable): its GET /locks/{tokenId} answer in each block with an event of it.",
+    schema: { type: "array", items: { type: "string", pattern: UINT256_PATTERN } },
+    style: "form",
+    explode: true,
+    example: ["42"],
+  },
+  {
+    name: "account",
+    in: "query",
+    description:
+      "An address (repeatable): its GET /accounts/{address}/locks answer in each block with an event it sent, " +
+      "received or owns.",
+    schema: { type: "array", items: { type: "string", pattern: ADDRESS_PATTERN } },
+    style: "form",
+    explode: true,
+  },
+  {
+    name: "board",
+    in: "query",
+    description: "A leaderboard: `ve`, its first page in each block with any lock event.",
+    schema: { type: "string", enum: ["ve"] },
+  },
+  {
+    name: "stats",
+    in: "query",
+    description: "Present without a value (`?stats`): GET /stats in each block with any lock event.",
+    schema: { type: "string", enum: [""] },
+    allowEmptyValue: true,
+  },
+  {
+    name: "Last-Event-ID",
+    in: "header",
+    description: "The last event id seen (a block number): replay the blocks missed since, then continue.",
+    schema: { type: "string", pattern: UINT256_PATTERN },
+  },
+] as const;
+
+export type StreamRouteOptions = {
+  limits: StreamLimits;
+  clientIp: (c: AppContext) => string | null;
+  metrics?: StreamMetrics;
+};
+
+/** `Last-Event-ID`: a block number, as this route's ids are; anything else is a 400 (a client's bug, not a resume). */
+function lastEventId(c: AppContext): bigint | null {
+  const raw = c.req.header("last-event-id") ?? new URL(c.req.url).searchParams.get("lastEventId");
+  if (raw === undefined || raw === null || raw === "") return null;
+  if (!/^(0|[1-9]\d{0,19})$/.test(raw)) {
+    throw new BadParamsError("Last-Event-ID must be a block number, as this stream's event ids are.", {
+      param: "Last-Event-ID",
+    });
+  }
+  return BigInt(raw);
+}
+
+export function registerStreamRoute(
+  router: Hono<AppEnv>,
+  rt: IndexRuntime,
+  options: StreamRouteOptions,
+): StreamHub | null {
+  if (rt.signal === null) {
+    router.get(STREAM_PATH, (c) => {
+      const url = new URL(c.req.url);
+      url.searchParams.delete("lastEventId");
+      parseTopics(url.toString());
+      throw new IndexUnavailableError("unconfigured");
+    });
+    return null;
+  }
+  const hub = new StreamHub(
+    rt,
+    async (path) => {
+      const res = await router.request(path);
+      if (res.status === 404) return null;
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`stream answer ${path}: ${res.status} ${text.slice(0, 200)}`);
+      return text;
+    },
+    options.limits,
+    options.metrics,
+  );
+  router.get(STREAM_PATH, (c) => {
+    const url = new URL(c.req.url);
+    const last = lastEventId(c);
+    url.searchParams.delete("lastEventId");
+    const topics = parseTopics(url.toString());
+    const ip = options.clientIp(c) ?? "unknown";
+    const refused = hub.refusal(ip);
+    if (refused !== null) {
+      options.metrics?.refused.inc({ reason: refused });
+      throw new RateLimitedError(refused === "total" ? 5 : 1);
+    }
+    const outgoing = c.env?.outgoing;
+    if (outgoing && !outgoing.headersSent) {
+      // Served: written straight to Node's response, so an idle stream pins no web stream or Request (bench/stream-idle.ts).
+      // The headers the edge and the rate limit prepared (CORS, x-request-id, RateLimit) go with it.
+      const headers: Record<string, string> = {};
+      c.res.headers.forEach((v, k) => {
+        headers[k] = v;
+      });
+      outgoing.writeHead(200, { ...headers, ...SSE_HEADERS });
+      const stream = hub.open(topics, ip, last, outgoing);
+      outgoing.once("close", () => stream.close());
+      return new Response(null, { headers: { [ALREADY_SENT]: "true" } });
+    }
+    const stream = hub.open(topics, ip, last);
+    return c.body(stream.body, 200, SSE_HEADERS);
+  });
+  return hub;
+}

@@ -1,0 +1,310 @@
+/**
+ * The streams of one process and the one loop that feeds them. The index's signal (api/read/indexSignal.ts: one
+ * LISTEN connection per process) names each new head; the hub reads, once per head for all its streams, who the events
+ * of the new blocks concern (LockIndex.changes), and for each stream and each block in which one of its topics
+ * changed writes one event whose data is the REST route's answer at that block — fetched once per topic and block
+ * however many streams follow it, through the route itself (no second query path). A head below the last one is a
+ * reorg: every stream is told which blocks were orphaned, then gets its topics' answers at the new head.
+ */
+import type { StreamMetrics } from "../observability/streamMetrics";
+import { causeOf } from "../observability/throttle";
+import type { BlockChange } from "../read/contract";
+import type { IndexRuntime } from "../read/runtime";
+import type { Topic } from "./streamTopics";
+
+/** Fetches a route's answer (its JSON text), or null when the route has none to give (a lock not minted yet: 404). */
+export type AnswerFetcher = (pathAndQuery: string) => Promise<string | null>;
+
+export type StreamLimits = { max: number; perIp: number; heartbeatMs: number; replayBlocks: number };
+
+/** Bytes a stream may have waiting in the server before it counts as unread and is closed. */
+export const STREAM_MAX_QUEUED_BYTES = 1024 * 1024;
+
+const encoder = new TextEncoder();
+
+/**
+ * Where a served stream writes: Node's ServerResponse itself (node:http), so an idle stream holds the socket and its
+ * response and nothing else — no web stream, Request, Response or context kept alive per stream.
+ */
+export type EventSink = {
+  write(chunk: string): boolean;
+  readonly writableLength: number;
+  end(): unknown;
+  destroy(error?: Error): unknown;
+};
+
+/** One open stream: its topics, and where it writes — a sink (served), or the ReadableStream `body` (in process). */
+export class EventStream {
+  #body: ReadableStream<Uint8Array> | undefined;
+  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  readonly #sink: EventSink | undefined;
+  #closed = false;
+  onClose: () => void = () => {};
+
+  constructor(
+    readonly topics: readonly Topic[],
+    readonly ip: string,
+    readonly metrics: StreamMetrics | undefined,
+    sink?: EventSink,
+  ) {
+    this.#sink = sink;
+    if (sink) return;
+    this.#body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.#controller = controller;
+        },
+        cancel: () => this.close(),
+      },
+      new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+    );
+  }
+
+  get body(): ReadableStream<Uint8Array> {
+    if (!this.#body) throw new Error("a served stream writes to its response");
+    return this.#body;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Writes raw SSE text; a stream whose client has left STREAM_MAX_QUEUED_BYTES unread is closed instead. */
+  write(text: string): void {
+    if (this.#closed) return;
+    const sink = this.#sink;
+    if (sink) {
+      if (sink.writableLength > STREAM_MAX_QUEUED_BYTES) {
+        this.metrics?.dropped.inc({ reason: "unread" });
+        this.close(new Error("the client left its events unread"));
+        return;
+      }
+      sink.write(text);
+      return;
+    }
+    const size = this.#controller.desiredSize;
+    if (size !== null && size < -STREAM_MAX_QUEUED_BYTES) {
+      this.metrics?.dropped.inc({ reason: "unread" });
+      // Errored, not closed: the queue is discarded at once and the response aborted, not flushed to a non-reader.
+      this.close(new Error("the client left its events unread"));
+      return;
+    }
+    this.#controller.enqueue(encoder.encode(text));
+  }
+
+  event(id: bigint, event: string, data: string): void {
+    this.write(`id: ${id}\nevent: ${event}\ndata: ${data}\n\n`);
+    this.metrics?.events.inc({ event });
+  }
+
+  close(error?: Error): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      if (this.#sink) {
+        // Destroyed, not ended, when unread: what is queued is let go, not flushed to a client that does not read.
+        if (error) this.#sink.destroy();
+        else this.#sink.end();
+      } else if (error) this.#controller.error(error);
+      else this.#controller.close();
+    } catch {
+      // already closed or errored by the reader
+    }
+    this.onClose();
+  }
+}
+
+export class StreamHub {
+  readonly #streams = new Set<EventStream>();
+  readonly #perIp = new Map<string, number>();
+  /** The last head every open stream is up to date with. */
+  #last: bigint | null = null;
+  /** The hub's work in order: heads and stream openings never interleave. */
+  #queue: Promise<void> = Promise.resolve();
+  #unsubscribe: (() => void) | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+  /**
+   * Answers by topic and block, shared by every stream: 10,000 streams opening on one topic cost one read, not 10,000.
+   * A block's answer changes only if a reorg replaces the block, when this is cleared.
+   */
+  #answers = new Map<string, Promise<string | null>>();
+
+  constructor(
+    readonly rt: IndexRuntime,
+    readonly fetchAnswer: AnswerFetcher,
+    readonly limits: StreamLimits,
+    readonly metrics?: StreamMetrics,
+  ) {}
+
+  get size(): number {
+    return this.#streams.size;
+  }
+
+  /** Why a new stream from `ip` would be refused now, else null. */
+  refusal(ip: string): "total" | "per_ip" | null {
+    if (this.#streams.size >= this.limits.max) return "total";
+    if ((this.#perIp.get(ip) ?? 0) >= this.limits.perIp) return "per_ip";
+    return null;
+  }
+
+  /**
+   * Opens a stream: at once its topics' answers at the head (without `lastEventId`), or the blocks it missed since
+   * `lastEventId` (at most replayBlocks of them, else one `reset`), then every change as it is indexed.
+   */
+  open(topics: readonly Topic[], ip: string, lastEventId: bigint | null, sink?: EventSink): EventStream {
+    const stream = new EventStream(topics, ip, this.metrics, sink);
+    this.#streams.add(stream);
+    this.#perIp.set(ip, (this.#perIp.get(ip) ?? 0) + 1);
+    this.metrics?.open.set(this.#streams.size);
+    stream.onClose = () => {
+      if (!this.#streams.delete(stream)) return;
+      const n = (this.#perIp.get(ip) ?? 1) - 1;
+      if (n === 0) this.#perIp.delete(ip);
+      else this.#perIp.set(ip, n);
+      this.metrics?.open.set(this.#streams.size);
+      if (this.#streams.size === 0) this.#idle();
+    };
+    stream.write(`retry: 2000\n\n`);
+    this.#start();
+    this.#enqueue(() => this.#catchUp(stream, lastEventId));
+    return stream;
+  }
+
+  #start(): void {
+    if (this.#unsubscribe) return;
+    const signal = this.rt.signal;
+    if (signal) this.#unsubscribe = signal.subscribe((block) => this.#enqueue(() => this.#advance(block)));
+    this.#heartbeat = setInterval(() => {
+      for (const s of this.#streams) s.write(":\n\n");
+    }, this.limits.heartbeatMs);
+    this.#heartbeat.unref();
+  }
+
+  #idle(): void {
+    this.#answers = new Map();
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+    clearInterval(this.#heartbeat);
+    this.#last = null;
+  }
+
+  #enqueue(work: () => Promise<void>): void {
+    this.#queue = this.#queue.then(work).catch((error: unknown) => {
+      this.rt.warn("index stream", "index stream update failed", {
+        error: (error as Error).name,
+        cause: causeOf(error),
+      });
+    });
+  }
+
+  async #head(): Promise<bigint> {
+    if (this.#last === null) this.#last = (await this.rt.index.probe(null)).head.block;
+    return this.#last;
+  }
+
+  async #catchUp(stream: EventStream, lastEventId: bigint | null): Promise<void> {
+    const head = await this.#head();
+    if (stream.closed) return;
+    const answers = this.#answers;
+    if (lastEventId === null || lastEventId > head) {
+      // A new client, or one that saw blocks this process has not (another replica ahead, or orphaned): the head.
+      await this.#send([stream], head, stream.topics, answers);
+      return;
+    }
+    if (lastEventId === head) return;
+    if (head - lastEventId > BigInt(this.limits.replayBlocks)) {
+      stream.event(head, "reset", JSON.stringify({ reason: "too_far_behind", lastEventId: lastEventId.toString() }));
+      return;
+    }
+    const changes = (await this.rt.index.changes(lastEventId + 1n, head)).value;
+    await this.#replay([stream], changes, answers);
+  }
+
+  async #advance(block: bigint): Promise<void> {
+    if (this.#streams.size === 0) return;
+    const last = this.#last;
+    if (last === null) {
+      this.#last = block;
+      return;
+    }
+    if (block === last) return;
+    const streams = [...this.#streams];
+    if (block < last) this.#answers = new Map();
+    // Bounded: the entries of the last few thousand topic-blocks; a miss only costs a read.
+    if (this.#answers.size > 10_000) this.#answers = new Map();
+    const answers = this.#answers;
+    if (block < last) {
+      const data = JSON.stringify({
+        orphaned: { from: block.toString(), to: last.toString() },
+        head: block.toString(),
+      });
+      for (const s of streams) s.event(block, "reorg", data);
+      this.#last = block;
+      await Promise.all(streams.map((s) => this.#send([s], block, s.topics, answers)));
+      return;
+    }
+    this.#last = block;
+    if (block - last > BigInt(this.limits.replayBlocks)) {
+      const data = JSON.stringify({ reason: "too_far_behind", lastEventId: last.toString() });
+      for (const s of streams) s.event(block, "reset", data);
+      return;
+    }
+    const changes = (await this.rt.index.changes(last + 1n, block)).value;
+    await this.#replay(streams, changes, answers);
+  }
+
+  /** For each block with changes (ascending), each stream's topics that changed in it. */
+  async #replay(
+    streams: EventStream[],
+    changes: BlockChange[],
+    answers: Map<string, Promise<string | null>>,
+  ): Promise<void> {
+    const byBlock = new Map<bigint, BlockChange[]>();
+    for (const c of changes) {
+      const list = byBlock.get(c.block);
+      if (list) list.push(c);
+      else byBlock.set(c.block, [c]);
+    }
+    for (const [block, list] of byBlock) {
+      await Promise.all(
+        streams.map((s) =>
+          this.#send(
+            [s],
+            block,
+            s.topics.filter((t) => list.some((c) => t.concerns(c))),
+            answers,
+          ),
+        ),
+      );
+    }
+  }
+
+  /** The topics' answers at `block`, each fetched once per call chain (`answers`), written in the topics' order. */
+  async #send(
+    streams: EventStream[],
+    block: bigint,
+    topics: readonly Topic[],
+    answers: Map<string, Promise<string | null>>,
+  ): Promise<void> {
+    if (topics.length === 0) return;
+    const texts = await Promise.all(
+      topics.map((t) => {
+        const key = `${t.key}@${block}`;
+        let answer = answers.get(key);
+        if (answer === undefined) {
+          answer = this.fetchAnswer(`${t.path}?block=${block}`);
+          answers.set(key, answer);
+          // A failed read is not remembered: the next stream or block asks again.
+          answer.catch(() => answers.delete(key));
+        }
+        return answer;
+      }),
+    );
+    for (const s of streams) {
+      topics.forEach((t, i) => {
+        const text = texts[i];
+        if (text != null) s.event(block, t.event, text);
+      });
+    }
+  }
+}

@@ -1,0 +1,312 @@
+/**
+ * One signal per indexed block, for every API process: Postgres LISTEN/NOTIFY fed by the indexer's own commit.
+ *
+ * Ponder 0.17.7 indexes a realtime block in one transaction that writes the block's rows and then updates its one
+ * `_ponder_checkpoint` row (`latest_checkpoint`; runtime/multichain.js, "update_checkpoints"). A row trigger on that
+ * table calls pg_notify with the new checkpoint, and Postgres delivers a NOTIFY only when its transaction commits:
+ * the signal says exactly "the rows of block N are readable", never earlier, and a rolled-back block says nothing.
+ * (pg_notify from an indexing handler would not do: Ponder buffers a handler's writes and flushes them later.)
+ * A reorg revert writes no checkpoint; the next block's does, below the previous one: that is how a reorg shows.
+ *
+ * Why not Redis pub/sub: it would need one watcher process polling the database and publishing, an extra moving part
+ * with its own failover; the trigger makes Postgres itself the publisher, and every replica already talks to it.
+ *
+ * Each process holds ONE listening connection (not one per stream or client), reconnecting with exponential
+ * back-off. NOTIFY is lost while that connection is down, and silently if the trigger disappears (a redeploy points
+ * the views at a new Ponder schema): a slow poll of the head (one statement per process every `auditMs`, `pollMs`
+ * while not listening) catches both; a head that moved without a notification counts as `missed`, and the trigger is
+ * installed again.
+ */
+
+/** What the signal needs of a Postgres connection (node-postgres' Client has it). */
+export type ListenConnection = {
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  on(event: "notification", listener: (message: { channel: string; payload?: string }) => void): unknown;
+  on(event: "error" | "end", listener: (error?: Error) => void): unknown;
+  end(): Promise<void>;
+};
+
+export type IndexSignalOptions = {
+  /** A new dedicated connection (not from a pool: it stays LISTENing). */
+  connect: () => Promise<ListenConnection>;
+  /** The views schema the API reads (`ponder start --views-schema`); its `_ponder_checkpoint` view names the table. */
+  viewsSchema: string;
+  /** The index's head now (one statement), for the poll. */
+  head: () => Promise<bigint | null>;
+  /** The poll while not listening. */
+  pollMs?: number;
+  /** The poll while listening (it only audits). */
+  auditMs?: number;
+  reconnectMinMs?: number;
+  reconnectMaxMs?: number;
+  onEvent?: (event: IndexSignalEvent) => void;
+  onFailure?: (cause: unknown) => void;
+};
+
+/** For the metrics: how each head arrived, and the connection's changes. */
+export type IndexSignalEvent = "notified" | "polled" | "missed" | "connected" | "disconnected";
+
+export type IndexSignalListener = (block: bigint) => void;
+
+/** What the streams ask of the signal. */
+export type IndexSignalSource = {
+  /** Told every new head (a block the index committed; lower than the last one after a reorg). */
+  subscribe(listener: IndexSignalListener): () => void;
+  /** The last head seen, or null before the first. */
+  readonly head: bigint | null;
+  /** True while the LISTEN connection is up. */
+  readonly listening: boolean;
+};
+
+export const SIGNAL_DEFAULTS = { pollMs: 1_000, auditMs: 10_000, reconnectMinMs: 250, reconnectMaxMs: 30_000 };
+
+/** The channel of a views schema: Postgres identifiers are ≤ 63 bytes, as Ponder's schema names are (config.ts). */
+export const signalChannel = (viewsSchema: string) => `${viewsSchema}_block`.slice(0, 63);
+
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** The schema of the table behind the views schema's `_ponder_checkpoint` view. */
+const BASE_SCHEMA_SQL = `SELECT DISTINCT tn.nspname AS schema
+  FROM pg_class v
+  JOIN pg_namespace vn ON vn.oid = v.relnamespace
+  JOIN pg_rewrite r ON r.ev_class = v.oid
+  JOIN pg_depend d ON d.objid = r.oid AND d.classid = 'pg_rewrite'::regclass
+  JOIN pg_class t ON t.oid = d.refobjid AND t.oid <> v.oid
+  JOIN pg_namespace tn ON tn.oid = t.relnamespace
+ WHERE vn.nspname = $1 AND v.relname = '_ponder_checkpoint' AND t.relname = '_ponder_checkpoint'`;
+
+/** The function (in the views schema, which the API owns) and the trigger on Ponder's table; idempotent. */
+export function triggerSql(viewsSchema: string, baseSchema: string): string {
+  const fn = `${quote(viewsSchema)}.lock_index_block_notify`;
+  const channel = signalChannel(viewsSchema).replaceAll("'", "''");
+  return `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('${channel}', NEW.latest_checkpoint);
+  RETURN NULL;
+END;
+$$;
+CREATE OR REPLACE TRIGGER ${quote(`${viewsSchema}_block_notify`.slice(0, 63))}
+  AFTER INSERT OR UPDATE ON ${quote(baseSchema)}."_ponder_checkpoint"
+  FOR EACH ROW EXECUTE FUNCTION ${fn}();`;
+}
+
+/** The block of a Ponder checkpoint: 10 digits of timestamp, 16 of chain id, 16 of block (utils/checkpoint.js). */
+export function checkpointBlock(checkpoint: string): bigint | null {
+  const digits = checkpoint.slice(26, 42);
+  return /^\d{16}$/.test(digits) ? BigInt(digits) : null;
+}
+
+export class IndexSignal implements IndexSignalSource {
+  readonly #o: Required<Omit<IndexSignalOptions, "onEvent" | "onFailure">> & IndexSignalOptions;
+  readonly #listeners = new Set<IndexSignalListener>();
+  #connection: ListenConnection | undefined;
+  #listening = false;
+  #head: bigint | null = null;
+  #stopped = true;
+  #backoff: number;
+  #timers = new Set<NodeJS.Timeout>();
+  #lastPollAt = 0;
+
+  constructor(options: IndexSignalOptions) {
+    this.#o = { ...SIGNAL_DEFAULTS, ...options };
+    this.#backoff = this.#o.reconnectMinMs;
+  }
+
+  get head(): bigint | null {
+    return this.#head;
+  }
+
+  get listening(): boolean {
+    return this.#listening;
+  }
+
+  subscribe(listener: IndexSignalListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  start(): this {
+    if (!this.#stopped) return this;
+    this.#stopped = false;
+    void this.#connect();
+    this.#schedulePoll();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    const connection = this.#connection;
+    this.#connection = undefined;
+    this.#listening = false;
+    await connection?.end().catch(() => {});
+  }
+
+  #later(ms: number, run: () => void): void {
+    const t = setTimeout(() => {
+      this.#timers.delete(t);
+      run();
+    }, ms);
+    t.unref();
+    this.#timers.add(t);
+  }
+
+  #saw(block: bigint, how: IndexSignalEvent): void {
+    if (block === this.#head) return;
+    this.#head = block;
+    this.#o.onEvent?.(how);
+    for (const listener of this.#listeners) listener(block);
+  }
+
+  async #connect(): Promise<void> {
+    if (this.#stopped) return;
+    let connection: ListenConnection | undefined;
+    try {
+      connection = await this.#o.connect();
+      let down = false;
+      const lost = (error?: Error) => {
+        if (down) return;
+        down = true;
+        if (this.#connection === connection) {
+          this.#connection = undefined;
+          this.#listening = false;
+          this.#o.onEvent?.("disconnected");
+          if (error) this.#o.onFailure?.(error);
+          void connection?.end().catch(() => {});
+          this.#reconnect();
+        }
+      };
+      connection.on("error", lost);
+      connection.on("end", lost);
+      const channel = signalChannel(this.#o.viewsSchema);
+      connection.on("notification", (message) => {
+        if (message.channel !== channel || message.payload === undefined) return;
+        const block = checkpointBlock(message.payload);
+        if (block !== null) this.#saw(block, "notified");
+      });
+      await this.#install(connection);
+      await connection.query(`LISTEN ${quote(channel)}`);
+      if (this.#stopped) {
+        await connection.end().catch(() => {});
+        return;
+      }
+      this.#connection = connection;
+      this.#listening = true;
+      this.#backoff = this.#o.reconnectMinMs;
+      this.#o.onEvent?.("connected");
+      // What committed while we were not listening.
+      void this.#poll(false);
+    } catch (error) {
+      this.#o.onFailure?.(error);
+      await connection?.end().catch(() => {});
+      this.#reconnect();
+    }
+  }
+
+  #reconnect(): void {
+    if (this.#stopped) return;
+    const wait = this.#backoff;
+    this.#backoff = Math.min(this.#backoff * 2, this.#o.reconnectMaxMs);
+    this.#later(wait, () => void this.#connect());
+  }
+
+  /** The trigger, installed under a transaction-scoped advisory lock so replicas starting together do not race. */
+  async #install(connection: ListenConnection): Promise<void> {
+    const { rows } = await connection.query(BASE_SCHEMA_SQL, [this.#o.viewsSchema]);
+    const base = rows[0]?.schema;
+    if (typeof base !== "string") {
+      throw new Error(`index signal: ${this.#o.viewsSchema}._ponder_checkpoint is not a view of Ponder's table`);
+    }
+    await connection.query("BEGIN");
+    try {
+      await connection.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
+        `lock_index_signal:${this.#o.viewsSchema}`,
+      ]);
+      await connection.query(triggerSql(this.#o.viewsSchema, base));
+      await connection.query("COMMIT");
+    } catch (error) {
+      await connection.query("ROLLBACK").catch(() => {});
+      throw error;
+    }
+  }
+
+  #schedulePoll(): void {
+    if (this.#stopped) return;
+    this.#later(this.#listening ? this.#o.auditMs : this.#o.pollMs, () => {
+      void this.#poll(this.#listening).finally(() => this.#schedulePoll());
+    });
+  }
+
+  /** One read of the head; `audit`: a head that moved while listening was missed (its trigger is reinstalled). */
+  async #poll(audit: boolean): Promise<void> {
+    this.#lastPollAt = performance.now();
+    let block: bigint | null;
+    try {
+      block = await this.#o.head();
+    } catch (error) {
+      this.#o.onFailure?.(error);
+      return;
+    }
+    if (block === null || block === this.#head) return;
+    if (audit && this.#listening) {
+      this.#o.onEvent?.("missed");
+      const connection = this.#connection;
+      if (connection) await this.#install(connection).catch((error: unknown) => this.#o.onFailure?.(error));
+    }
+    this.#saw(block, "polled");
+  }
+
+  /** For tests: when the last poll ran (performance.now()). */
+  get lastPollAt(): number {
+    return this.#lastPollAt;
+  }
+}
+
+/**
+ * The signal where there is no LISTEN to be had (PGlite under `npm start`, or no views schema): one poll of the head
+ * per process every `pollMs`, started by the first subscriber and stopped with the last.
+ */
+export class PolledSignal implements IndexSignalSource {
+  readonly #listeners = new Set<IndexSignalListener>();
+  #head: bigint | null = null;
+  #timer: NodeJS.Timeout | undefined;
+  readonly listening = false;
+
+  constructor(
+    readonly read: () => Promise<bigint | null>,
+    readonly pollMs = SIGNAL_DEFAULTS.pollMs,
+  ) {}
+
+  get head(): bigint | null {
+    return this.#head;
+  }
+
+  subscribe(listener: IndexSignalListener): () => void {
+    this.#listeners.add(listener);
+    if (this.#timer === undefined) this.#tick();
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#listeners.size === 0) {
+        clearTimeout(this.#timer);
+        this.#timer = undefined;
+      }
+    };
+  }
+
+  #tick(): void {
+    this.#timer = setTimeout(() => {
+      void this.read()
+        .then((block) => {
+          if (block === null || block === this.#head) return;
+          this.#head = block;
+          for (const listener of this.#listeners) listener(block);
+        })
+        .catch(() => {})
+        .finally(() => {
+          if (this.#timer !== undefined && this.#listeners.size > 0) this.#tick();
+        });
+    }, this.pollMs);
+    this.#timer.unref();
+  }
+}

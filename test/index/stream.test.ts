@@ -1,0 +1,293 @@
+/**
+ * The index's event streams through the served processes, as production runs them: the seeded devnet, ONE indexer
+ * (`ponder start --schema s_v1 --views-schema s` on Postgres) and TWO API processes (dist/server/main.js) reading the
+ * views. What is proven on the wire: a lock created on the devnet reaches open streams with the block number as id
+ * and the REST route's answer at that block as data; a block that does not concern a topic sends nothing for it;
+ * Last-Event-ID replays the missed blocks; a 3-block reorg (evm_snapshot / evm_revert) is announced and the answers
+ * after it equal the chain; the limits answer 429; and both processes learn of a block from one notification each,
+ * over one LISTEN connection per process (pg_stat_activity).
+ */
+import pg from "pg";
+import { type Address, getAddress } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEVNET_ABIS } from "../../devnet/deploy";
+import { DEVNET_ACCOUNTS } from "../../devnet/seed";
+import { send } from "../support/devnet";
+import { type SeededChain, startSeededChain } from "../support/indexChain";
+import { headBlock, readChainLocks } from "../support/lockChain";
+import { createTestDatabase, type TestDatabase } from "../support/ponder";
+import { type ServiceChild, spawnService } from "../support/replica";
+
+const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const BASE = "/api/index/v1";
+const E18 = 10n ** 18n;
+const PER_IP = 3;
+
+let chain: SeededChain;
+let database: TestDatabase;
+let databaseUrl: string;
+let indexer: ServiceChild;
+let a: ServiceChild;
+let b: ServiceChild;
+
+type SseEvent = { id: string | undefined; event: string; data: string };
+
+/** An EventSource as a test reads it: every event parsed as it arrives; `until` waits for one that matches. */
+async function openStream(base: ServiceChild, query: string, headers: Record<string, string> = {}) {
+  const controller = new AbortController();
+  const res = await fetch(`${base.url}${BASE}/stream?${query}`, { headers, signal: controller.signal });
+  const events: SseEvent[] = [];
+  const waiters: (() => void)[] = [];
+  let comments = 0;
+  if (res.status === 200 && res.body) {
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    void (async () => {
+      let buffer = "";
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          buffer += value;
+          let cut = buffer.indexOf("\n\n");
+          while (cut !== -1) {
+            const block = buffer.slice(0, cut);
+            buffer = buffer.slice(cut + 2);
+            cut = buffer.indexOf("\n\n");
+            const fields = new Map<string, string>();
+            for (const line of block.split("\n")) {
+              if (line.startsWith(":")) comments++;
+              const at = line.indexOf(": ");
+              if (at > 0) fields.set(line.slice(0, at), line.slice(at + 2));
+            }
+            if (fields.has("event")) {
+              events.push({ id: fields.get("id"), event: fields.get("event")!, data: fields.get("data") ?? "" });
+              for (const w of waiters.splice(0)) w();
+            }
+          }
+        }
+      } catch {
+        // aborted
+      }
+    })();
+  }
+  return {
+    res,
+    events,
+    comments: () => comments,
+    async until(match: (e: SseEvent) => boolean, ms = 30_000): Promise<SseEvent> {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const found = events.find(match);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`no matching event in ${ms} ms; saw ${JSON.stringify(events)}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 200);
+        });
+      }
+    },
+    close: () => controller.abort(),
+  };
+}
+
+async function restAt(base: ServiceChild, path: string, block: string): Promise<unknown> {
+  const res = await fetch(`${base.url}${BASE}${path}?block=${block}`);
+  expect(res.status, path).toBe(200);
+  return res.json();
+}
+
+const create = (who: (typeof DEVNET_ACCOUNTS)["alice"], amount: bigint) =>
+  send(chain.devnet, who.privateKey, {
+    address: chain.devnet.addresses.Furnace,
+    abi: DEVNET_ABIS.Furnace,
+    functionName: "enterWithClaim",
+    args: [amount * E18, 0n, 30n * 86_400n, false, 1n],
+  });
+
+beforeAll(async () => {
+  chain = await startSeededChain();
+  await chain.devnet.clients.testClient.mine({ blocks: 32 });
+  database = await createTestDatabase(PG_URL);
+  databaseUrl = (database.forPonder("s_v1") as { url: string }).url;
+  const common = {
+    rpcUrl: chain.devnet.rpcUrl,
+    manifestFile: chain.manifestFile,
+    databaseUrl,
+    env: { REDIS_URL: "", LOG_LEVEL: "error", STREAM_MAX_PER_IP: String(PER_IP), INDEXER_POLLING_MS: "200" },
+  };
+  indexer = await spawnService({ ...common, command: "start", schema: "s_v1", viewsSchema: "s" });
+  await indexer.waitFor200("/ready", 120_000);
+  [a, b] = await Promise.all([
+    spawnService({ ...common, command: "api", schema: "s_v1", viewsSchema: "s" }),
+    spawnService({ ...common, command: "api", schema: "s_v1", viewsSchema: "s" }),
+  ]);
+  await Promise.all([a.waitFor200("/ready", 60_000), b.waitFor200("/ready", 60_000)]);
+}, 240_000);
+
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop(), indexer?.stop()]);
+  await database?.drop();
+  await chain?.stop();
+});
+
+describe("GET /api/index/v1/stream on the API processes", () => {
+  it("bad topics and a bad Last-Event-ID are 400 in the envelope before any stream opens", async () => {
+    for (const [query, headers] of [
+      ["", {}],
+      ["lock=abc", {}],
+      ["account=0x12", {}],
+      ["board=pool", {}],
+      ["stats=1", {}],
+      ["nope=1", {}],
+      ["stats", { "last-event-id": "x1" }],
+    ] as const) {
+      const res = await fetch(`${a.url}${BASE}/stream?${query}`, { headers });
+      expect(res.status, query).toBe(400);
+      expect(res.headers.get("content-type")).toMatch(/application\/json/);
+      expect((await res.json()).error).toBe("BAD_PARAMS");
+    }
+  });
+
+  it("one LISTEN connection per API process; both learn a block from its one notification", async () => {
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    // Each process's signal connection is named; it LISTENs from its start (the API is ready before it may be).
+    const listeners = async () =>
+      (
+        await db.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'lock-index-signal' AND datname = current_database()",
+        )
+      ).rows[0].n as number;
+    try {
+      for (let i = 0; i < 100 && (await listeners()) < 2; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await listeners()).toBe(2);
+      const [sa, sb] = await Promise.all([openStream(a, "stats"), openStream(b, "stats")]);
+      const first = await sa.until((e) => e.event === "stats");
+      await sb.until((e) => e.event === "stats" && e.id === first.id);
+      await create(DEVNET_ACCOUNTS.alice, 1_000n);
+      const block = (await headBlock(chain.devnet)).toString();
+      const [ea, eb] = await Promise.all([
+        sa.until((e) => e.event === "stats" && e.id === block),
+        sb.until((e) => e.event === "stats" && e.id === block),
+      ]);
+      expect(JSON.parse(ea.data)).toEqual(await restAt(a, "/stats", block));
+      expect(ea.data).toBe(eb.data);
+      sa.close();
+      sb.close();
+      // Streams add no database connection of their own.
+      expect(await listeners()).toBe(2);
+    } finally {
+      await db.end();
+    }
+    for (const api of [a, b]) {
+      const metrics = await (await fetch(`${api.url}/api/metrics`)).text();
+      expect(metrics).toMatch(/api_index_signal_listening 1/);
+      expect(metrics).toMatch(/api_index_signal_heads_total\{how="notified"\} [1-9]/);
+      expect(metrics).toMatch(/api_stream_events_total\{event="stats"\} [1-9]/);
+    }
+  });
+
+  it("a lock reaches its account's stream at its block, with the REST answer there; other blocks send nothing for it", async () => {
+    const carol = getAddress(DEVNET_ACCOUNTS.carol.address);
+    const s = await openStream(a, `account=${carol}&stats`);
+    const opened = await s.until((e) => e.event === "account");
+    // Alice's lock: a stats event, none for carol's account.
+    await create(DEVNET_ACCOUNTS.alice, 1_500n);
+    const aliceBlock = (await headBlock(chain.devnet)).toString();
+    await s.until((e) => e.event === "stats" && e.id === aliceBlock);
+    await create(DEVNET_ACCOUNTS.carol, 2_000n);
+    const carolBlock = (await headBlock(chain.devnet)).toString();
+    const ev = await s.until((e) => e.event === "account" && e.id === carolBlock);
+    expect(JSON.parse(ev.data)).toEqual(await restAt(a, `/accounts/${carol}/locks`, carolBlock));
+    expect(s.events.filter((e) => e.event === "account").map((e) => e.id)).toEqual([opened.id, carolBlock]);
+    // The new lock has its own topic: its answer at the head on open, then its top-up's block.
+    const locks = (JSON.parse(ev.data) as { locks: { tokenId: string }[] }).locks;
+    const tokenId = locks[locks.length - 1]!.tokenId;
+    const l = await openStream(b, `lock=${tokenId}`);
+    const at = await l.until((e) => e.event === "lock");
+    expect(JSON.parse(at.data)).toEqual(await restAt(b, `/locks/${tokenId}`, at.id!));
+    s.close();
+    l.close();
+  });
+
+  it("Last-Event-ID replays the blocks missed, in order, then continues", async () => {
+    const from = await headBlock(chain.devnet);
+    await create(DEVNET_ACCOUNTS.bob, 1_100n);
+    const b1 = (await headBlock(chain.devnet)).toString();
+    await chain.devnet.clients.testClient.mine({ blocks: 2 });
+    await create(DEVNET_ACCOUNTS.bob, 1_200n);
+    const b2 = (await headBlock(chain.devnet)).toString();
+    // Wait until the index has it: the REST answer at b2 exists.
+    for (let i = 0; i < 100; i++) {
+      const res = await fetch(`${a.url}${BASE}/stats?block=${b2}`);
+      if (res.status === 200) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const s = await openStream(a, "stats", { "last-event-id": from.toString() });
+    await s.until((e) => e.id === b2);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(s.events.map((e) => [e.event, e.id])).toEqual([
+      ["stats", b1],
+      ["stats", b2],
+    ]);
+    expect(JSON.parse(s.events[0]!.data)).toEqual(await restAt(a, "/stats", b1));
+    s.close();
+  });
+
+  it("a 3-block reorg is announced, then the answers at the new head equal the chain", async () => {
+    const { testClient } = chain.devnet.clients;
+    const alice = getAddress(DEVNET_ACCOUNTS.alice.address);
+    const s = await openStream(a, `account=${alice}`);
+    await s.until((e) => e.event === "account");
+    const fork = await headBlock(chain.devnet);
+    const snapshot = await testClient.snapshot();
+    await create(DEVNET_ACCOUNTS.alice, 3_000n);
+    const orphan = await headBlock(chain.devnet);
+    await testClient.mine({ blocks: 2 });
+    await s.until((e) => e.event === "account" && e.id === orphan.toString());
+    await testClient.revert({ id: snapshot });
+    await create(DEVNET_ACCOUNTS.carol, 1_700n);
+    await testClient.mine({ blocks: 4 });
+    const reorg = await s.until((e) => e.event === "reorg", 60_000);
+    const body = JSON.parse(reorg.data) as { orphaned: { from: string; to: string } };
+    expect(BigInt(body.orphaned.from)).toBeLessThanOrEqual(orphan);
+    expect(BigInt(body.orphaned.from)).toBeGreaterThan(fork);
+    expect(BigInt(body.orphaned.to)).toBeGreaterThanOrEqual(orphan);
+    // The topics' answers at the new head follow the announcement (events before it are the orphaned branch's).
+    const after = await s.until((e) => e.event === "account" && s.events.indexOf(e) > s.events.indexOf(reorg));
+    expect(after.id).toBe(reorg.id);
+    const streamed = (JSON.parse(after.data) as { locks: { tokenId: string }[] }).locks.map((l) => BigInt(l.tokenId));
+    const onChain = (await readChainLocks(chain.devnet, BigInt(after.id!))).locks
+      .filter((l) => l.owner === (alice as Address) && l.amount > 0n)
+      .map((l) => l.tokenId)
+      .sort((x, y) => (x < y ? -1 : 1));
+    expect(streamed).toEqual(onChain);
+    s.close();
+  }, 90_000);
+
+  it("streams per client address are bounded: the next is 429 RATE_LIMITED with Retry-After", async () => {
+    const open = await Promise.all(Array.from({ length: PER_IP }, () => openStream(b, "stats")));
+    for (const s of open) expect(s.res.status).toBe(200);
+    // What a browser's EventSource needs from another origin, and the house's request id and rate-limit headers.
+    const h = open[0]!.res.headers;
+    expect(h.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    expect(h.get("access-control-allow-origin")).toBe("*");
+    expect(h.get("x-request-id")).toMatch(/.+/);
+    expect(h.get("ratelimit-policy")).toMatch(/index/);
+    const over = await fetch(`${b.url}${BASE}/stream?stats`);
+    expect(over.status).toBe(429);
+    expect((await over.json()).error).toBe("RATE_LIMITED");
+    expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
+    open[0]!.close();
+    // The closed one frees its place.
+    let status = 429;
+    for (let i = 0; i < 50 && status === 429; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const again = await openStream(b, "stats");
+      status = again.res.status;
+      again.close();
+    }
+    expect(status).toBe(200);
+    for (const s of open) s.close();
+  });
+});

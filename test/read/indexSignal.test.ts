@@ -1,0 +1,163 @@
+/**
+ * The index signal on a real Postgres: Ponder's `_ponder_checkpoint` table (its columns as Ponder 0.17.7 creates it)
+ * behind a views schema's view, as `ponder start --views-schema` leaves them. One committed checkpoint update reaches
+ * every process's listener, each over one LISTEN connection; a rolled-back one says nothing; a lost trigger is found
+ * by the audit poll (counted `missed`) and installed again; a killed connection falls back to polls and reconnects.
+ */
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IndexSignal, type IndexSignalEvent } from "../../api/read/indexSignal";
+import { createTestDatabase, type TestDatabase } from "../support/ponder";
+
+const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+
+let database: TestDatabase;
+let url: string;
+let admin: pg.Client;
+
+/** Ponder's checkpoint string: 10 digits of timestamp, 16 of chain id, 16 of block, then the event position. */
+const checkpoint = (block: number) =>
+  `${"1700000000"}${"31337".padStart(16, "0")}${String(block).padStart(16, "0")}${"0".repeat(33)}`;
+
+const setBlock = (block: number) =>
+  admin.query(`UPDATE base_v1._ponder_checkpoint SET latest_checkpoint = $1`, [checkpoint(block)]);
+
+function signal(events: IndexSignalEvent[], o: { auditMs?: number; pollMs?: number } = {}) {
+  return new IndexSignal({
+    viewsSchema: "views",
+    connect: async () => {
+      const client = new pg.Client({ connectionString: url, application_name: "lock-index-signal" });
+      await client.connect();
+      return client;
+    },
+    head: async () => {
+      const { rows } = await admin.query(
+        "SELECT substring(latest_checkpoint FROM 27 FOR 16)::bigint AS b FROM views._ponder_checkpoint",
+      );
+      return rows[0] ? BigInt(rows[0].b) : null;
+    },
+    reconnectMinMs: 50,
+    ...o,
+    onEvent: (e) => events.push(e),
+  });
+}
+
+async function until<T>(read: () => T | undefined, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = read();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase(PG_URL);
+  url = (database.forPonder("base_v1") as { url: string }).url;
+  admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA base_v1; CREATE SCHEMA views;
+    CREATE TABLE base_v1._ponder_checkpoint (chain_name text PRIMARY KEY, chain_id bigint NOT NULL,
+      safe_checkpoint varchar(75) NOT NULL, latest_checkpoint varchar(75) NOT NULL, finalized_checkpoint varchar(75) NOT NULL);
+    CREATE VIEW views._ponder_checkpoint AS SELECT * FROM base_v1._ponder_checkpoint;`);
+  await admin.query(`INSERT INTO base_v1._ponder_checkpoint VALUES ('devnet', 31337, $1, $1, $1)`, [checkpoint(100)]);
+});
+
+afterAll(async () => {
+  await admin?.end();
+  await database?.drop();
+});
+
+describe("IndexSignal on Postgres", () => {
+  it("one committed block reaches two processes, each over one LISTEN connection; a rollback says nothing", async () => {
+    const ea: IndexSignalEvent[] = [];
+    const eb: IndexSignalEvent[] = [];
+    const [a, b] = [signal(ea).start(), signal(eb).start()];
+    try {
+      await until(() => (a.listening && b.listening ? true : undefined));
+      const { rows } = await admin.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'lock-index-signal' AND query ILIKE 'LISTEN%'",
+      );
+      expect(rows[0].n).toBe(2);
+      const seenA: bigint[] = [];
+      const seenB: bigint[] = [];
+      a.subscribe((block) => seenA.push(block));
+      b.subscribe((block) => seenB.push(block));
+      await admin.query("BEGIN");
+      await setBlock(101);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(seenA).toEqual([]); // not before the commit
+      await admin.query("COMMIT");
+      await until(() => (seenA.length && seenB.length ? true : undefined));
+      expect([seenA, seenB]).toEqual([[101n], [101n]]);
+      await admin.query("BEGIN");
+      await setBlock(102);
+      await admin.query("ROLLBACK");
+      await setBlock(103);
+      await until(() => (seenA.length === 2 && seenB.length === 2 ? true : undefined));
+      expect([seenA, seenB]).toEqual([
+        [101n, 103n],
+        [101n, 103n],
+      ]);
+      // A head below the last one (Ponder's next block after a reorg revert) is told too.
+      await setBlock(102);
+      await until(() => (seenA.length === 3 ? true : undefined));
+      expect(seenA[2]).toBe(102n);
+      expect(ea.filter((e) => e === "notified").length).toBeGreaterThanOrEqual(3);
+      expect(ea).not.toContain("missed");
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it("a lost trigger is found by the audit poll (missed) and installed again", async () => {
+    const events: IndexSignalEvent[] = [];
+    const s = signal(events, { auditMs: 300 }).start();
+    try {
+      await until(() => (s.listening ? true : undefined));
+      const seen: bigint[] = [];
+      s.subscribe((block) => seen.push(block));
+      await admin.query(`DROP TRIGGER views_block_notify ON base_v1._ponder_checkpoint`);
+      await setBlock(200);
+      await until(() => (seen.includes(200n) ? true : undefined));
+      expect(events).toContain("missed");
+      await setBlock(201);
+      await until(() => (seen.includes(201n) ? true : undefined), 250);
+      expect(events.at(-1)).toBe("notified");
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("a killed connection falls back to polls, then reconnects and listens again", async () => {
+    const events: IndexSignalEvent[] = [];
+    const s = signal(events, { pollMs: 100, auditMs: 60_000 }).start();
+    try {
+      await until(() => (s.listening ? true : undefined));
+      const seen: bigint[] = [];
+      s.subscribe((block) => seen.push(block));
+      // Block the reconnect for a moment: the trigger's table locked, so installing it waits.
+      await admin.query("BEGIN");
+      await admin.query("LOCK TABLE base_v1._ponder_checkpoint IN SHARE ROW EXCLUSIVE MODE");
+      await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lock-index-signal'",
+      );
+      await until(() => (events.includes("disconnected") ? true : undefined));
+      expect(s.listening).toBe(false);
+      // Learned by the fallback poll (this session sees its own update; no NOTIFY reaches a process not listening).
+      await setBlock(300);
+      await until(() => (seen.includes(300n) ? true : undefined));
+      expect(events.slice(events.indexOf("disconnected"))).toContain("polled");
+      expect(s.listening).toBe(false);
+      await admin.query("COMMIT");
+      await until(() => (s.listening ? true : undefined));
+      expect(events).toContain("connected");
+      await setBlock(301);
+      await until(() => (seen.includes(301n) ? true : undefined));
+      expect(events.at(-1)).toBe("notified");
+    } finally {
+      await s.stop();
+    }
+  });
+});
