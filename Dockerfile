@@ -41,4 +41,4 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["node", "scripts/healthcheck.mjs"]
 # Node itself is PID 1's child under `init: true` (compose) or PID 1: exec form, no shell, no npm in between,
 # so SIGTERM reaches the process's drain (api/server/main.ts).
-CMD ["node", "--enable-source-maps", "--max-semi-space-size=4", "--optimize-for-size", "dist/server/main.js"]
+CMD ["node", "--max-semi-space-size=4", "--optimize-for-size", "dist/server/main.js"]

@@ -6,7 +6,7 @@
  *   in (issue 33: resolving and loading ~2,000 modules from 83 packages took most of its start-up; one file starts
  *   ~2.5× sooner and idles ~25 MB lower, and holds one copy of each package, graphql included). What cannot be
  *   bundled stays external and is listed in dist/server/externals.json (pg's optional native binding). A source map
- *   beside it (`node --enable-source-maps`). CommonJS packages in the bundle get Node's `require` from the banner. It carries the release
+ *   beside it (for mapping a logged stack back to the sources: docs/operations.md). CommonJS packages in the bundle get Node's `require` from the banner. It carries the release
  *   (package.json's version) and the commit it was built from (api/buildInfo.ts): GIT_COMMIT when given (the
  *   container's build has no .git: `--build-arg GIT_COMMIT=$(git rev-parse HEAD)`), else the checkout's own
  *   (`-dirty` when the tree differs from it), else "unknown" (api/sourceStamp.mjs).
