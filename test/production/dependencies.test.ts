@@ -45,7 +45,7 @@ describe("what the production processes need is a runtime dependency", () => {
     const imported = new Map<string, string>();
     for (const file of files) {
       const text = readFileSync(file, "utf8");
-      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*"([^"./][^"]*)"/g)) {
+      for (const m of text.matchAll(/(?<![\w"])(?:from|import)\s*\(?\s*"([^"./][^"]*)"/g)) {
         const specifier = m[1]!;
         // Ponder's virtual modules (ponder:api, ponder:registry, ponder:schema) come with ponder itself.
         if (builtin(specifier) || specifier.startsWith("ponder:")) continue;
