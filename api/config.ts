@@ -13,7 +13,7 @@ const MIB = 1024 * 1024;
 /**
  * The defaults, and why. Connections: nginx's limit_conn has no default; a few hundred per address lets a
  * NAT of browsers (6 connections each) through and stops one host holding the process's descriptors.
- * Bytes: an answer is at most ~4.4 MB (the docs bundle uncompressed; an MCP answer is at most 1 MiB), so a
+ * Bytes: an answer is at most ~4.4 MB (the docs bundle uncompressed; an MCP answer is at most 2 MiB), so a
  * connection may hold one, an address a handful, and the process a bounded 128 MiB of other people's
  * unread answers. The send timeout is nginx's send_timeout (60 s between two successful writes).
  */

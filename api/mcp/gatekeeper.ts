@@ -31,7 +31,7 @@
 export const MCP_MAX_BODY_BYTES = 64 * 1024;
 /** MCP 2025-06-18 dropped JSON-RPC batching; older clients may still batch, a few messages at a time. */
 export const MCP_MAX_BATCH = 10;
-export const MCP_MAX_RESPONSE_BYTES = 1024 * 1024;
+export const MCP_MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
 
 export const JSON_RPC = {
   PARSE_ERROR: -32700,
