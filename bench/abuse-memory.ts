@@ -14,6 +14,7 @@
  * exported), and the other client's p99 on the idle API. Bounds (issue 24): RSS growth < 300 MB during 1–2,
  * back near its base after; the other client's p99 ≤ 50 ms during 3.
  * Usage: npx tsx bench/abuse-memory.ts [attacks=1,2,3]   e.g. `3` for the flood alone (the baseline always runs).
+ * MCP_ERA=2026-07-28 makes attack 3 a flood of that revision's stateless requests (issue 34).
  * FLOOD_NICE=0 runs the flood generator at normal priority (default 19); API_CPU_PROF=<dir> writes a V8 CPU
  * profile of the API process there (it is stopped with SIGTERM so the profile is written).
  */
@@ -100,7 +101,11 @@ async function holdPolled(pid: number, attack: Promise<Socket[]>, url: string) {
 
 function distributedFlood(base: string, ms: number) {
   const script = path.join(import.meta.dirname, "distributedFlood.ts");
-  return runFloodScript(script, { BASE: base, ADDRESSES: "400", DURATION_MS: String(ms) }, FLOOD_NICE);
+  return runFloodScript(
+    script,
+    { BASE: base, ADDRESSES: "400", DURATION_MS: String(ms), MCP_ERA: process.env.MCP_ERA ?? "" },
+    FLOOD_NICE,
+  );
 }
 
 const topology = await startProductionTopology({
@@ -217,7 +222,7 @@ try {
     const lag = await metrics(base);
     const ms = (s: number | undefined) => ((s ?? Number.NaN) * 1e3).toFixed(1);
     console.log(
-      `3. distributed MCP flood, 400 addresses (generator at nice ${FLOOD_NICE}): ${flood.requests} requests ` +
+      `3. distributed MCP flood${process.env.MCP_ERA ? ` (${process.env.MCP_ERA})` : ""}, 400 addresses (generator at nice ${FLOOD_NICE}): ${flood.requests} requests ` +
         `${JSON.stringify(flood.byStatus)}; peak RSS ${mb(floodPeakMb - baseMb)} MB, ${floodPeakFds} descriptors; ` +
         `other client p50 ${flooded.p50.toFixed(2)} ms, p99 ${flooded.p99.toFixed(2)} ms (n=${flooded.n}); ` +
         `API event-loop delay p99 ${ms(lag.nodejs_eventloop_lag_p99_seconds)} ms, max ${ms(lag.nodejs_eventloop_lag_max_seconds)} ms; ${load()}`,

@@ -3,7 +3,8 @@
  * addresses are all local on Linux), each on one keep-alive connection of its own, sending MCP batches
  * (10 × tools/list) back to back and reading every answer, for DURATION_MS. Raw sockets, and an answer is
  * only counted, not parsed, so the flood spends its CPU on sending, not on reading. Prints
- * `{"requests":N,"byStatus":{…}}`. Used by bench/abuse-memory.ts.
+ * `{"requests":N,"byStatus":{…}}`. Used by bench/abuse-memory.ts. MCP_ERA=2026-07-28 sends that revision's
+ * stateless `tools/list` instead (issue 34).
  */
 import { connect } from "node:net";
 
@@ -13,9 +14,24 @@ const durationMs = Number(process.env.DURATION_MS ?? 5_000);
 
 const floodAddress = (i: number) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`;
 
-const body = JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/list" })));
+/** MCP_ERA=2026-07-28: the stateless revision's tools/list (one per POST: that revision has no batches). */
+const modern = process.env.MCP_ERA === "2026-07-28";
+const body = modern
+  ? JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/list",
+      params: {
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    })
+  : JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/list" })));
+const eraHeaders = modern ? "mcp-protocol-version: 2026-07-28\r\nmcp-method: tools/list\r\n" : "";
 const request = Buffer.from(
-  `POST /api/mcp HTTP/1.1\r\nhost: ${base.host}\r\ncontent-type: application/json\r\n` +
+  `POST /api/mcp HTTP/1.1\r\nhost: ${base.host}\r\ncontent-type: application/json\r\n${eraHeaders}` +
     `accept: application/json, text/event-stream\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
 );
 const byStatus: Record<string, number> = {};

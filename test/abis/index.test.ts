@@ -39,6 +39,8 @@ const SELECTORS: Record<string, Record<string, string>> = {
   FurnaceQuoterAbi: { quoteEnterWithClaim: "0xd0334149", durationWeightBps: "0x8705950a" },
   ClaimAllHelperAbi: { claimAll: "0xc9b6e4db" },
   ShareholderRoyaltiesAbi: { claimShareholder: "0xab7aaaf5", claimableEth: "0x4793dc40" },
+  // Events only: the official leaderboards' takeovers and reigns (issue 31); no function is called.
+  MineCoreAbi: {},
   LpStakingVault7DAbi: {
     claimRewards: "0x372500ab",
     claimRewardsAndLock: "0x293749ed",
@@ -136,10 +138,24 @@ describe("ABIs pin protocol.md selectors", () => {
     expect(transfer.inputs.filter((i) => i.indexed)).toHaveLength(3);
   });
 
-  it("no other ABI declares events", () => {
+  it("the other ABIs declare exactly the published events the leaderboards read (issue 31), with their topics", () => {
+    // Published signatures (reference src/lib/Events.sol); their topic0s as test/devnet/events.test.ts pins them.
+    const BOARD_EVENTS: Record<string, Record<string, string>> = {
+      MineCoreAbi: {
+        Takeover: "0x9e8ea9ebe1eff3171e76905f1ded95f86073dde0bf181d85612dead42f2e430c",
+        ReignFinalized: "0xea7e05e0c6823091a35698259c587e00a391487084bdb9f1c9028c1272f70ef6",
+      },
+      FurnaceAbi: { FurnaceEnter: "0x7f7f0de17f3500a1420b9cdc65ea622e20871e0abe71d5192560052b4999961f" },
+      ShareholderRoyaltiesAbi: {
+        ShareholderClaim: "0x974ae5737335021d786c060217f1afc742be2cde3661beebbc87875bc8a75ecd",
+      },
+    };
     for (const [name, abi] of Object.entries(all)) {
       if (name === "VeLockNFTAbi") continue;
-      expect(abi.filter((x) => x.type === "event")).toEqual([]);
+      const events = abi.filter((x): x is AbiEvent => x.type === "event");
+      expect(Object.fromEntries(events.map((e) => [e.name, toEventSelector(e)])), name).toEqual(
+        BOARD_EVENTS[name] ?? {},
+      );
     }
   });
 
