@@ -76,9 +76,11 @@ describe("docs bundles from many addresses and another client's GET, at the same
   it("with the turnstile, the GET is answered before most of the bundles", async () => {
     const before = await answersBeforeTheGet("on");
     console.log(`turnstile on: ${before} of ${CLIENTS} bundles before the GET's`);
-    // Requests whose bytes arrived before the GET's are fairly served first, and on a loaded machine the 200 writes
-    // spread over time: seen 6, 65 and 118 first. Without the turnstile all 200 come first, every time.
-    expect(before).toBeLessThan(CLIENTS * 0.9);
+    // Requests whose bytes arrived before the GET's are fairly served first, and how many of the 200 writes the
+    // server's first reads happen to see varies from run to run: seen 6 to 187 on the same code (the bound was 90 %,
+    // and failed about one run in three). Without the turnstile all 200 come first, every time: so the claim is that
+    // the GET overtakes some of them.
+    expect(before).toBeLessThan(CLIENTS);
   }, 60_000);
 
   it("without it, most bundles are served first (the test can fail)", async () => {
