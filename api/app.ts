@@ -90,6 +90,7 @@ export function createApp(input: AppDepsInput): ApiApp {
     logger,
     onBoardComputed: () => metrics.veBoardComputations.inc(),
     onDurationBoardComputed: () => metrics.durationBoardComputations.inc(),
+    onAhead: (answer, outcome) => metrics.computedAhead.inc({ answer, outcome }),
     onWait: (outcome) => metrics.minBlockWaits.inc({ of: "index", outcome }),
     chargeCompute: async (c) => {
       await chargeRateLimit(c, "index", rateLimitOptions, REQUEST_COST.computedBlock);

@@ -54,6 +54,8 @@ export type Metrics = {
   indexComputations: { inFlight: Gauge; queued: Gauge; refused: Counter };
   /** Duration board rankings computed (one per block, board and window per process, or for all with Redis). */
   durationBoardComputations: Counter;
+  /** A new head's ve board or stats asked for ahead of its first reader (api/read/computeAhead.ts), by outcome. */
+  computedAhead: Counter;
   /** GraphQL answers by how they were made: `own` execution, or `shared` with an identical request's. */
   graphqlAnswers: Counter;
   /** Requests that waited for their `minBlock`, by what they waited on and how the wait ended (api/read/headWatch.ts). */
@@ -129,6 +131,12 @@ export function createMetrics(): Metrics {
       ["lane", "why"],
     ),
   };
+  const computedAhead = new Counter(
+    "api_index_computed_ahead_total",
+    "A new head's whole-index answer (answer: board, stats) asked for as the index committed it, ahead of its first " +
+      "reader, while it is read at the head; by outcome (ok, error: its first reader computes it).",
+    ["answer", "outcome"],
+  );
   const durationBoardComputations = new Counter(
     "api_index_duration_board_computations_total",
     "Official duration board rankings this process computed from the index (one per block, board and window; none " +
@@ -165,6 +173,7 @@ export function createMetrics(): Metrics {
     indexComputations.queued,
     indexComputations.refused,
     durationBoardComputations,
+    computedAhead,
     graphqlAnswers,
     httpRequests,
     httpDuration,
@@ -186,6 +195,7 @@ export function createMetrics(): Metrics {
     veBoardComputations,
     indexComputations,
     durationBoardComputations,
+    computedAhead,
     graphqlAnswers,
     graphqlCompilesRefused,
     httpRequests,

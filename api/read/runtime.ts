@@ -21,6 +21,7 @@ import { causeOf, type ThrottledWarn, throttledWarnings } from "../observability
 import { type AtLeastTarget, atLeastOf, behind, chainHeadOf, DEFAULT_STALE_SECONDS, waitForHead } from "./atLeast";
 import { BlockClock } from "./blockClock";
 import { BlockMemo, requireInRange } from "./blockMemo";
+import { ComputeAhead } from "./computeAhead";
 import { ComputeGate, type ComputeLane, laneSlots } from "./computeGate";
 import {
   type AtBlock,
@@ -86,6 +87,8 @@ export type IndexRuntime = {
   clock: BlockClock;
   /** Told each new head: LISTEN/NOTIFY, or one poll per process (api/read/indexSignal.ts); null without an index. */
   signal: IndexSignalSource | null;
+  /** Computes each new head's ve board and stats ahead of their first reader while they are read (computeAhead.ts). */
+  ahead: ComputeAhead | null;
   /** The chain the index is of (the answers' envelope and ETag). */
   chainId: number;
   /** The VeLockNFT's start block: no block before it is in the index. */
@@ -123,6 +126,8 @@ export type CreateIndexRuntimeOptions = {
   onGate?: Pick<ConstructorParameters<typeof ComputeGate>[0], "onChange" | "onRefused">;
   /** Counted once per duration board ranking this process computes itself (not one read from Redis). */
   onDurationBoardComputed?: () => void;
+  /** Told each answer computed ahead of its first reader (computeAhead.ts), and each that failed. */
+  onAhead?: (name: string, outcome: "ok" | "error") => void;
 };
 
 /** Stats kept: 64 blocks' and 2 MiB of them (one is ~8 kB: the totals and 53–54 weeks of schedule). */
@@ -144,6 +149,7 @@ export function createIndexRuntime({
   onWait,
   chargeCompute,
   onGate,
+  onAhead,
 }: CreateIndexRuntimeOptions) {
   const slots = laneSlots(source.wholeIndexConnections ?? 2);
   const past = config.indexCompute ?? { queue: 8, waitMs: 2_000 };
@@ -180,6 +186,7 @@ export function createIndexRuntime({
     return {
       ...base,
       signal: null,
+      ahead: null,
       index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail, changes: fail },
       protocol: { board: fail, activity: fail, activityItem: fail, activitySpan: fail },
       stats: new BlockMemo<AtBlock<LockStats>>({ name: "stats", load: fail }),
@@ -187,6 +194,7 @@ export function createIndexRuntime({
       durationBoards: new DurationBoards({ load: fail }),
     } satisfies IndexRuntime;
   }
+  const signal = source.signal ?? new PolledSignal(async () => (await index.probe(null)).head.block);
   const key = (what: string, at: { block: bigint; time: bigint }) => `${what}:${config.chainId}:${at.block}:${at.time}`;
   const shared = source.shared ?? null;
   // Only the statement holds a slot: waiting on Redis for another replica's computation does not.
@@ -211,7 +219,12 @@ export function createIndexRuntime({
           return protocol.board(board, window, at);
         }),
     }),
-    signal: source.signal ?? new PolledSignal(async () => (await index.probe(null)).head.block),
+    signal,
+    ahead: new ComputeAhead({
+      signal,
+      head: async () => (await index.probe(null)).head,
+      ...(onAhead ? { onAhead } : {}),
+    }),
     stats: new BlockMemo({
       name: "stats",
       capacity: STATS_KEPT.capacity,
@@ -411,6 +424,7 @@ export async function keptAnswer<T extends { block: bigint; time: bigint }>(
  */
 export function blockAnswer<T>(rt: IndexRuntime, memo: BlockMemo<T>, at: Pinned): Promise<T> {
   const lane: ComputeLane = at.pinned ? "past" : "head";
+  if (!at.pinned) rt.ahead?.readAtHead(memo);
   return guarded(rt, () => memo.get({ block: at.block, time: at.time }, lane));
 }
 

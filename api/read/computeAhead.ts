@@ -1,0 +1,115 @@
+/**
+ * Computing a new head's whole-index answers ahead of its first reader. The ve ranking and the stats are functions of
+ * the block (ve decays with time), computed once per block when first asked for (blockMemo.ts). At the head that
+ * first reader used to wait the whole computation — at Base scale 0.4–0.5 s, every block — while the readers after it
+ * got the answer from memory in a millisecond.
+ *
+ * So while an answer is being read at the head, each new head the index signals (indexSignal.ts: once per indexed
+ * block, when its rows are committed) is computed at once, in the head's lane, before anyone asks: the first reader
+ * finds it done, or joins the computation already under way. Bounded three ways:
+ * - only the answers read at the head within the last `idleMs` are computed ahead; a process nobody reads the board
+ *   of computes nothing more than before, and stops following the signal;
+ * - one head at a time: a head signalled while the last is still computing replaces any head waiting behind it, so
+ *   a burst of blocks (catching up) computes the newest, not each;
+ * - with Redis the replicas share one computation per block (sharedAnswers.ts' lock), computed ahead or not.
+ */
+import type { IndexSignalSource } from "./indexSignal";
+
+/** What is computed ahead: a memo of answers per block (BlockMemo), asked for in the head's lane. */
+export type AheadMemo = {
+  readonly name: string;
+  get(at: { block: bigint; time: bigint }, lane: "head"): Promise<unknown>;
+};
+
+export type ComputeAheadOptions = {
+  signal: IndexSignalSource;
+  /** The index's head now, with its block time (one statement: LockIndex.probe). */
+  head: () => Promise<{ block: bigint; time: bigint }>;
+  /** An answer not read at the head for this long is no longer computed ahead; default 60 s. */
+  idleMs?: number;
+  now?: () => number;
+  /** Told each answer computed ahead (or found computed) and each failure (counted; the reader will try again). */
+  onAhead?: (name: string, outcome: "ok" | "error") => void;
+};
+
+export const AHEAD_IDLE_MS = 60_000;
+
+export class ComputeAhead {
+  /** Each memo read at the head, and when it last was. */
+  readonly #read = new Map<AheadMemo, number>();
+  readonly #idleMs: number;
+  readonly #now: () => number;
+  #unsubscribe: (() => void) | undefined;
+  /** The head being computed ahead, and the newest signalled behind it (null: none waiting). */
+  #running = false;
+  #waiting: bigint | null = null;
+
+  constructor(readonly options: ComputeAheadOptions) {
+    this.#idleMs = options.idleMs ?? AHEAD_IDLE_MS;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Whether the signal is being followed now (some answer was read at the head lately). */
+  get following(): boolean {
+    return this.#unsubscribe !== undefined;
+  }
+
+  /** A reader asked for `memo`'s answer at the head: compute it ahead of the next heads' readers. */
+  readAtHead(memo: AheadMemo): void {
+    this.#read.set(memo, this.#now());
+    this.#unsubscribe ??= this.options.signal.subscribe((block) => this.#signalled(block));
+  }
+
+  close(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+    this.#read.clear();
+  }
+
+  #signalled(block: bigint): void {
+    if (this.#running) {
+      this.#waiting = block;
+      return;
+    }
+    void this.#run();
+  }
+
+  async #run(): Promise<void> {
+    this.#running = true;
+    try {
+      do {
+        this.#waiting = null;
+        const memos = this.#recent();
+        if (memos.length === 0) {
+          this.close();
+          return;
+        }
+        // The head as the index says it now (a reorg's lower head included), with the time its answers are of.
+        let at: { block: bigint; time: bigint };
+        try {
+          at = await this.options.head();
+        } catch {
+          for (const memo of memos) this.options.onAhead?.(memo.name, "error");
+          continue;
+        }
+        await Promise.all(
+          memos.map((memo) =>
+            memo.get({ block: at.block, time: at.time }, "head").then(
+              () => this.options.onAhead?.(memo.name, "ok"),
+              () => this.options.onAhead?.(memo.name, "error"),
+            ),
+          ),
+        );
+      } while (this.#waiting !== null);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** The memos read at the head within idleMs; the others are forgotten. */
+  #recent(): AheadMemo[] {
+    const since = this.#now() - this.#idleMs;
+    for (const [memo, at] of this.#read) if (at < since) this.#read.delete(memo);
+    return [...this.#read.keys()];
+  }
+}

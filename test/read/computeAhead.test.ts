@@ -1,0 +1,137 @@
+/**
+ * Computing a new head's answers ahead of its first reader (api/read/computeAhead.ts), over the real BlockMemo and the
+ * real polled signal: nothing is computed ahead until an answer is read at the head; then each new head is computed as
+ * soon as it is signalled (the reader that comes next computes nothing); a burst of heads computes the newest, not
+ * each; an answer not read for idleMs is no longer computed, and the signal is let go; a failed probe of the head is
+ * told and the next head is computed again.
+ */
+import { describe, expect, it } from "vitest";
+import { BlockMemo } from "../../api/read/blockMemo";
+import { ComputeAhead } from "../../api/read/computeAhead";
+import { PolledSignal } from "../../api/read/indexSignal";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(check: () => boolean, ms = 3_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await sleep(5);
+  }
+}
+
+function setup(o: { loadMs?: number; idleMs?: number; failProbe?: () => boolean } = {}) {
+  let head = 100n;
+  const computed: bigint[] = [];
+  const memo = new BlockMemo<bigint>({
+    name: "board",
+    load: async (at) => {
+      await sleep(o.loadMs ?? 0);
+      computed.push(at.block);
+      return at.block;
+    },
+  });
+  const signal = new PolledSignal(async () => head, 10);
+  const outcomes: string[] = [];
+  let now = 0;
+  const ahead = new ComputeAhead({
+    signal,
+    head: async () => {
+      if (o.failProbe?.()) throw new Error("index down");
+      return { block: head, time: head * 2n };
+    },
+    idleMs: o.idleMs ?? 60_000,
+    now: () => now,
+    onAhead: (name, outcome) => outcomes.push(`${name}:${outcome}`),
+  });
+  return {
+    memo,
+    ahead,
+    computed,
+    outcomes,
+    setHead: (b: bigint) => {
+      head = b;
+    },
+    advanceClock: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+describe("ComputeAhead", () => {
+  it("computes nothing and follows no signal before an answer is read at the head", async () => {
+    const s = setup();
+    s.setHead(101n);
+    await sleep(60);
+    expect(s.ahead.following).toBe(false);
+    expect(s.computed).toEqual([]);
+  });
+
+  it("computes each new head as it is signalled, so its first reader computes nothing", async () => {
+    const s = setup();
+    await s.memo.get({ block: 100n, time: 200n }, "head");
+    s.ahead.readAtHead(s.memo);
+    expect(s.ahead.following).toBe(true);
+    // The signal's first poll reports the present head (100): already computed, nothing more.
+    await sleep(40);
+    expect(s.computed).toEqual([100n]);
+    for (const b of [101n, 102n, 103n]) {
+      s.setHead(b);
+      await until(() => s.memo.has(b) && s.computed.includes(b));
+      // The reader of the new head finds it computed: the load does not run again.
+      expect(await s.memo.get({ block: b, time: b * 2n }, "head")).toBe(b);
+    }
+    expect(s.computed).toEqual([100n, 101n, 102n, 103n]);
+    expect(s.outcomes.filter((x) => x === "board:ok").length).toBeGreaterThanOrEqual(3);
+    s.ahead.close();
+  });
+
+  it("a burst of heads while one computes computes the newest, not each", async () => {
+    const s = setup({ loadMs: 150 });
+    s.ahead.readAtHead(s.memo);
+    s.setHead(101n);
+    await until(() => s.computed.length > 0 || s.memo.has(101n));
+    // While 101 computes (150 ms), the heads 102…105 are signalled (one poll each 10 ms).
+    for (const b of [102n, 103n, 104n, 105n]) {
+      s.setHead(b);
+      await sleep(25);
+    }
+    await until(() => s.computed.includes(105n), 3_000);
+    await sleep(200);
+    expect(s.computed[0]).toBe(101n);
+    expect(s.computed.at(-1)).toBe(105n);
+    // 102–104 were replaced by the newer head waiting behind the computation: at most one of them ran.
+    expect(s.computed.filter((b) => b > 101n && b < 105n).length).toBeLessThanOrEqual(1);
+    s.ahead.close();
+  });
+
+  it("stops computing, and lets the signal go, once nothing is read at the head for idleMs", async () => {
+    const s = setup({ idleMs: 1_000 });
+    s.ahead.readAtHead(s.memo);
+    s.setHead(101n);
+    await until(() => s.computed.includes(101n));
+    s.advanceClock(1_001);
+    s.setHead(102n);
+    await until(() => !s.ahead.following);
+    await sleep(50);
+    expect(s.computed).not.toContain(102n);
+    // A reader at the head follows again.
+    s.ahead.readAtHead(s.memo);
+    s.setHead(103n);
+    await until(() => s.computed.includes(103n));
+    s.ahead.close();
+  });
+
+  it("a failed probe of the head is told; the next head is computed", async () => {
+    let fail = true;
+    const s = setup({ failProbe: () => fail });
+    s.ahead.readAtHead(s.memo);
+    s.setHead(101n);
+    await until(() => s.outcomes.includes("board:error"));
+    expect(s.computed).toEqual([]);
+    fail = false;
+    s.setHead(102n);
+    await until(() => s.computed.includes(102n));
+    s.ahead.close();
+  });
+});
