@@ -18,6 +18,11 @@ export type HeadWatchOptions = {
   maxWaiters?: number;
   /** Told how each wait ended (the metrics' api_min_block_waits_total). */
   onWait?: (outcome: WaitOutcome) => void;
+  /**
+   * The index's signal (api/read/indexSignal.ts), followed while anyone waits: a committed head reaches the waiters
+   * as it is notified, not at the next poll of the watermark. Returns its unsubscribe.
+   */
+  follow?: (listener: (head: bigint) => void) => () => void;
 };
 
 export type WaitOutcome = "reached" | "timeout" | "full" | "cancelled";
@@ -31,6 +36,8 @@ export class HeadWatch {
   readonly #pollMs: number;
   readonly #maxWaiters: number;
   readonly #onWait: HeadWatchOptions["onWait"];
+  readonly #follow: HeadWatchOptions["follow"];
+  #unfollow: (() => void) | undefined;
   readonly #waiters = new Set<Waiter>();
   #latest = -1n;
   #polling = false;
@@ -42,6 +49,7 @@ export class HeadWatch {
     this.#pollMs = options.pollMs ?? HEAD_WATCH_DEFAULTS.pollMs;
     this.#maxWaiters = options.maxWaiters ?? HEAD_WATCH_DEFAULTS.maxWaiters;
     this.#onWait = options.onWait;
+    this.#follow = options.follow;
   }
 
   /** The head last reported, or null before any. */
@@ -84,6 +92,10 @@ export class HeadWatch {
         block,
         done: (outcome) => {
           if (!this.#waiters.delete(waiter)) return;
+          if (this.#waiters.size === 0) {
+            this.#unfollow?.();
+            this.#unfollow = undefined;
+          }
           clearTimeout(timer);
           signal?.removeEventListener("abort", onAbort);
           resolve(outcome);
@@ -91,6 +103,7 @@ export class HeadWatch {
       };
       this.#waiters.add(waiter);
       signal?.addEventListener("abort", onAbort);
+      if (this.#follow && !this.#unfollow) this.#unfollow = this.#follow((head) => this.saw(head));
       this.#startPolling();
     });
   }

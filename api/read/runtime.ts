@@ -157,9 +157,12 @@ export function createIndexRuntime({
   // The index's watermark, where the process has one, is the waiters' news (it polls anyway); else one poll of the
   // head that runs only while someone waits.
   const subscribe = source.watermark?.subscribe?.bind(source.watermark);
+  // With LISTEN/NOTIFY, a waiter also hears the commit itself, without the poll's up to 250 ms.
+  const notified = source.signal ?? null;
   const heads = new HeadWatch({
     onWait,
     ...(subscribe || !index ? {} : { read: async () => (await index.probe(null)).head.block }),
+    ...(notified ? { follow: (listener: (head: bigint) => void) => notified.subscribe(listener) } : {}),
   });
   subscribe?.((mark) => heads.saw(mark.indexedBlock));
   const base = {

@@ -57,6 +57,36 @@ describe("HeadWatch", () => {
     expect(await watch.wait(8n, 0)).toBe("reached"); // already there: no wait at all
   });
 
+  it("follows the index's signal only while someone waits: a notified head releases its waiters before any poll", async () => {
+    const { s, read } = source(10n);
+    const listeners = new Set<(head: bigint) => void>();
+    let subscribed = 0;
+    const watch = new HeadWatch({
+      read,
+      pollMs: 60_000,
+      follow: (listener) => {
+        subscribed++;
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    });
+    expect(listeners.size).toBe(0);
+    const started = performance.now();
+    const waits = [watch.wait(11n, 5_000), watch.wait(12n, 5_000)];
+    await sleep(20);
+    expect(listeners.size).toBe(1);
+    s.head = 12n;
+    for (const l of [...listeners]) l(11n);
+    expect(await waits[0]).toBe("reached");
+    expect(listeners.size).toBe(1);
+    for (const l of [...listeners]) l(12n);
+    expect(await waits[1]).toBe("reached");
+    // Far sooner than the poll's interval, and the signal let go once nobody waits.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(listeners.size).toBe(0);
+    expect(subscribed).toBe(1);
+  });
+
   it("times out, is cancelled by its request's signal, and refuses past its bound at once", async () => {
     const outcomes: WaitOutcome[] = [];
     const watch = new HeadWatch({ maxWaiters: 3, onWait: (o) => outcomes.push(o) });

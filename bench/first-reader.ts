@@ -1,0 +1,150 @@
+/**
+ * The first reader of a new block (issue 33, item 6: "no user waits for a recomputation"): the ve board is a function
+ * of the block, so each new head's ranking is computed once; at Base scale that is ~0.4–0.5 s, which the first reader
+ * of the block used to wait while every later one got it from memory in a millisecond. The API process now computes
+ * each new head ahead of its first reader while the board is read (api/read/computeAhead.ts).
+ *
+ * Production topology: the API process as operators run it (the built dist/server/main.js) over a synthetic index of
+ * Base's proportions in Postgres behind a views schema, so the index's commits reach it as LISTEN/NOTIFY
+ * (api/read/indexSignal.ts) exactly as from `ponder start --views-schema`. The bench plays the indexer: every PACE_MS
+ * it commits a new head (Ponder's `_ponder_checkpoint` row, one block and 2 s later), and plays a front end that
+ * learnt of the block (it names it: `minBlock`, `waitMs=2000`): after an offset (0 ms — the block just committed —
+ * or a random one within the pace, as a poller lands), the first request of that block, then a repeat of it. Goal:
+ * the first within 2× the repeat. Also the process's CPU over the run (ahead computations included), RSS and open
+ * descriptors before and after.
+ *
+ * Usage: npx tsx bench/first-reader.ts [events=520000] [blocks=40]
+ * Env: PACE_MS (2000).
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import pg from "pg";
+import { buildOnce } from "../test/support/build";
+import { writeManifest } from "../test/support/ponder";
+import { spawnService } from "../test/support/replica";
+import { startServedIndex } from "../test/support/servedIndex";
+import { checkpointOf } from "../test/support/syntheticIndex";
+import { BENCH_PG_URL } from "./productionTopology";
+
+const EVENTS = Number(process.argv[2] ?? 520_000);
+const BLOCKS = Number(process.argv[3] ?? 40);
+const PACE_MS = Number(process.env.PACE_MS ?? 2_000);
+const SCHEMA = "bench_first_reader";
+const VIEWS = "bench_first_reader_views";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+/** utime + stime of a process, in clock ticks (100 per second on Linux). */
+const cpuTicks = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+};
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
+const load = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0];
+
+await buildOnce();
+const served = await startServedIndex({
+  serverUrl: BENCH_PG_URL,
+  schema: SCHEMA,
+  // Base's proportions (bench/index-api.ts: 520,000 events over 95,000 owners).
+  synthetic: { events: EVENTS, owners: Math.max(20, Math.round((EVENTS * 95_000) / 520_000)), seed: 29 },
+});
+await served.api.stop("SIGKILL");
+const admin = new pg.Client({ connectionString: served.databaseUrl });
+await admin.connect();
+// The views schema `ponder start --views-schema` leaves: one view per table, Ponder's checkpoint included.
+const { rows: tables } = await admin.query<{ t: string }>(
+  "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'",
+  [SCHEMA],
+);
+await admin.query(`CREATE SCHEMA "${VIEWS}"`);
+for (const { t } of tables) await admin.query(`CREATE VIEW "${VIEWS}"."${t}" AS SELECT * FROM "${SCHEMA}"."${t}"`);
+
+const chainId = served.devnet.deployment.manifest.chainId;
+const api = await spawnService({
+  command: "api",
+  rpcUrl: served.devnet.rpcUrl,
+  manifestFile: writeManifest(served.devnet.deployment.manifest),
+  databaseUrl: served.databaseUrl,
+  schema: SCHEMA,
+  viewsSchema: VIEWS,
+  env: { LOG_LEVEL: "error", REDIS_URL: "", RATE_LIMIT_MAX: "100000" },
+});
+await api.waitFor200("/ready", 60_000);
+
+const get = async (path: string) => {
+  const t0 = performance.now();
+  const res = await fetch(`${api.url}/api/index/v1${path}`);
+  const body = (await res.json()) as { blockNumber?: string };
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(body)}`);
+  return { ms: performance.now() - t0, block: BigInt(body.blockNumber!) };
+};
+
+// The board read at the head once: from now on the process computes each new head ahead of its readers.
+const warm = await get("/leaderboards/ve?limit=100");
+const holders = Number(
+  ((await (await fetch(`${api.url}/api/index/v1/leaderboards/ve?limit=1`)).json()) as { holders?: string }).holders ??
+    0,
+);
+console.log(
+  `index: ${EVENTS} events, ${holders} holders on the board; first board at the head ${warm.ms.toFixed(0)} ms`,
+);
+
+let block = served.index.head.block;
+let time = served.index.head.time;
+const first: Record<"0" | "random", number[]> = { "0": [], random: [] };
+const repeat: Record<"0" | "random", number[]> = { "0": [], random: [] };
+const rssBefore = rssMb(api.pid);
+const fdsBefore = fds(api.pid);
+const cpuBefore = cpuTicks(api.pid);
+const started = performance.now();
+for (let i = 0; i < BLOCKS; i++) {
+  const paceEnd = performance.now() + PACE_MS;
+  block += 1n;
+  time += 2n;
+  const latest = checkpointOf(chainId, block, time);
+  await admin.query(`UPDATE "${SCHEMA}"."_ponder_checkpoint" SET latest_checkpoint = $1`, [latest]);
+  const mode = i % 2 === 0 ? "0" : "random";
+  if (mode === "random") await sleep(Math.random() * (PACE_MS - 400));
+  const path = `/leaderboards/ve?limit=100&minBlock=${block}&waitMs=2000`;
+  const a = await get(path);
+  // The same request again: the same probe of the index's head, the ranking now in memory.
+  const b = await get(path);
+  if (a.block !== block || b.block !== block)
+    throw new Error(`answered ${a.block}/${b.block}, not the new head ${block}`);
+  first[mode].push(a.ms);
+  repeat[mode].push(b.ms);
+  await sleep(Math.max(0, paceEnd - performance.now()));
+}
+const seconds = (performance.now() - started) / 1000;
+const cpu = (cpuTicks(api.pid) - cpuBefore) / 100 / seconds;
+const metrics = await (await fetch(`${api.url}/api/metrics`)).text();
+const ahead = /api_index_computed_ahead_total\{answer="board",outcome="ok"\} (\d+)/.exec(metrics)?.[1] ?? "0";
+const computed = /api_index_ve_board_computations_total (\d+)/.exec(metrics)?.[1] ?? "?";
+
+for (const mode of ["0", "random"] as const) {
+  const f50 = pct(first[mode], 50);
+  const r50 = pct(repeat[mode], 50);
+  const f99 = pct(first[mode], 99);
+  const r99 = pct(repeat[mode], 99);
+  console.log(
+    `offset ${mode === "0" ? "0 ms (just committed)" : "random within the pace"}: first request of a block p50 ` +
+      `${f50.toFixed(1)} ms, p99 ${f99.toFixed(1)} ms; a repeat p50 ${r50.toFixed(1)} ms, p99 ${r99.toFixed(1)} ms; ` +
+      `ratio p50 ${(f50 / r50).toFixed(2)}×, p99 ${(f99 / r99).toFixed(2)}× (n=${first[mode].length})`,
+  );
+}
+console.log(
+  `the API process: ${computed} board computations (${ahead} ahead of the first reader) for ${BLOCKS} blocks; ` +
+    `CPU ${(cpu * 100).toFixed(1)} % of one core over ${seconds.toFixed(0)} s; RSS ${rssBefore.toFixed(0)} → ` +
+    `${rssMb(api.pid).toFixed(0)} MB; descriptors ${fdsBefore} → ${fds(api.pid)}; load ${load()}`,
+);
+const all0 = pct(first["0"], 50) / pct(repeat["0"], 50);
+const allR = pct(first.random, 50) / pct(repeat.random, 50);
+await api.stop("SIGKILL");
+await admin.end();
+await served.stop();
+console.log(
+  `first-reader: first request of a new block over a repeat, p50 ${all0.toFixed(2)}× (just committed), ` +
+    `${allR.toFixed(2)}× (random offset); goal ≤ 2×`,
+);
