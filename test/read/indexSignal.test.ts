@@ -77,7 +77,7 @@ describe("IndexSignal on Postgres", () => {
     try {
       await until(() => (a.listening && b.listening ? true : undefined));
       const { rows } = await admin.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'lock-index-signal' AND query ILIKE 'LISTEN%'",
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'lock-index-signal' AND datname = current_database() AND query ILIKE 'LISTEN%'",
       );
       expect(rows[0].n).toBe(2);
       const seenA: bigint[] = [];
