@@ -1,0 +1,183 @@
+/**
+ * The index routes over HTTP against a bare server (issue 33, item 3): the API process as operators run it (the built
+ * dist/server/main.js over a synthetic index of Base's size in Postgres: test/support/servedIndex.ts) beside a bare
+ * `node:http` + `pg` server (bench/bareIndexServer.mjs, its own process, no framework) that, for each request, sends
+ * exactly the statements the read model sent for that request (recorded from the read model itself, in this process:
+ * bench/recordedIndex.ts), prepared under the same names on a pool of the same size and session, then writes the API's
+ * own answer for it (serialised per request). So the difference is everything the API process does beyond its SQL and
+ * its JSON: parsing, routing, middleware, checks, Response handling.
+ *
+ * Routes, each over many keys (autocannon cycles through them: a new account or lock per request): an account's
+ * events page (100), an account's locks, the ve board's first page (100), a rank lookup, a lock, the stats; at 8 and
+ * 50 connections; ROUNDS interleaved rounds (API, bare; then bare, API), DURATION_S each; the figure per route and
+ * connection count is the median over rounds of req/s (API over bare), p50 and p99 (API over bare). Beside the load,
+ * 20 sockets that send requests and never read them; the API process's RSS and descriptors before and after.
+ *
+ * Usage: npx tsx bench/index-http.ts [events=520000] [rounds=3] [durationS=3]
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import autocannon from "autocannon";
+import { createApp } from "../api/app";
+import { loadConfig } from "../api/config";
+import { silentLogger } from "../api/observability/logger";
+import { INDEX_DB_SESSION } from "../api/server/indexDatabase";
+import { freePort } from "../devnet/anvil";
+import { buildOnce } from "../test/support/build";
+import { writeManifest } from "../test/support/ponder";
+import { startServedIndex } from "../test/support/servedIndex";
+import { BENCH_PG_URL } from "./productionTopology";
+import { createRecordedIndex, type RecordedStatement } from "./recordedIndex";
+
+const EVENTS = Number(process.argv[2] ?? 520_000);
+const ROUNDS = Number(process.argv[3] ?? 3);
+const DURATION_S = Number(process.argv[4] ?? 3);
+const SCHEMA = "bench_index_http";
+const BASE = "/api/index/v1";
+const KEYS = 200;
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+const load = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0];
+
+await buildOnce();
+const served = await startServedIndex({
+  serverUrl: BENCH_PG_URL,
+  schema: SCHEMA,
+  synthetic: { events: EVENTS, owners: Math.max(20, Math.round((EVENTS * 95_000) / 520_000)), seed: 31 },
+  env: { RATE_LIMIT_MAX: "1000000000" },
+});
+const api = served.api;
+const dir = mkdtempSync(path.join(os.tmpdir(), "index-http-"));
+let bare: ReturnType<typeof spawn> | undefined;
+const neverRead: Socket[] = [];
+try {
+  // -------------------------------------------------------------- the paths, and what the read model sends for each
+  const live = [...served.index.locks.values()].filter((l) => !l.burned);
+  const byOwner = new Map<string, number>();
+  for (const l of live) if (l.owner) byOwner.set(l.owner, (byOwner.get(l.owner) ?? 0) + 1);
+  const owners = [...byOwner.entries()].sort((a, b) => b[1] - a[1]).map(([o]) => o);
+  const accounts = owners.slice(0, KEYS);
+  const lockIds = live.slice(0, KEYS).map((l) => l.tokenId);
+  const routes: Record<string, string[]> = {
+    "account events": accounts.map((a) => `${BASE}/accounts/${a}/events?limit=100`),
+    "account locks": accounts.map((a) => `${BASE}/accounts/${a}/locks`),
+    "ve board page": [`${BASE}/leaderboards/ve?limit=100`],
+    "rank lookup": accounts.map((a) => `${BASE}/leaderboards/ve/${a}`),
+    lock: lockIds.map((id) => `${BASE}/locks/${id}`),
+    stats: [`${BASE}/stats`],
+  };
+  const recorded = createRecordedIndex(served.databaseUrl, SCHEMA);
+  const app = createApp({
+    config: {
+      ...loadConfig({ NETWORK: "local", MANIFEST_FILE: writeManifest(served.devnet.deployment.manifest) }),
+      rateLimit: { max: 1e9, windowSec: 60 },
+    },
+    rpc: null,
+    index: { atBlock: recorded.reader },
+    logger: silentLogger,
+  });
+  const plan: Record<string, { statements: RecordedStatement[]; body: string }> = {};
+  for (const paths of Object.values(routes)) {
+    for (const p of paths) {
+      // Twice: the board's and stats' one computation per block is the first request's; a page's work the second's.
+      await (await app.request(p)).arrayBuffer();
+      recorded.take();
+      const res = await app.request(p);
+      const body = await res.text();
+      if (res.status !== 200) throw new Error(`${p}: ${res.status} ${body}`);
+      plan[p] = { statements: recorded.take(), body };
+    }
+  }
+  await recorded.end();
+  const planFile = path.join(dir, "plan.json");
+  writeFileSync(
+    planFile,
+    JSON.stringify(plan, (_, v) => (typeof v === "bigint" ? v.toString() : v)),
+  );
+
+  const port = await freePort();
+  bare = spawn(process.execPath, [path.join(import.meta.dirname, "bareIndexServer.mjs")], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      PLAN_FILE: planFile,
+      DATABASE_URL: served.databaseUrl,
+      POOL_MAX: "10",
+      PG_OPTIONS: INDEX_DB_SESSION,
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  await new Promise<void>((resolve) => bare!.stdout!.once("data", () => resolve()));
+  const bareUrl = `http://127.0.0.1:${port}`;
+
+  // Warm both (the API's first requests fill its memos; the bare server's prepared statements on each connection).
+  const run = (url: string, paths: string[], connections: number, duration = DURATION_S) =>
+    autocannon({ url, connections, duration, requests: paths.map((p) => ({ method: "GET", path: p })) });
+  for (const paths of Object.values(routes)) {
+    await run(api.url, paths, 10, 1);
+    await run(bareUrl, paths, 10, 1);
+  }
+
+  // A client that sends and never reads, beside the whole measurement (20 sockets × 20 pipelined requests).
+  const rss0 = rssMb(api.pid);
+  const fds0 = fds(api.pid);
+  for (let i = 0; i < 20; i++) {
+    const s = connect({ host: "127.0.0.1", port: api.port });
+    s.pause();
+    s.on("error", () => {});
+    s.write(`GET ${routes["account events"]![i]} HTTP/1.1\r\nhost: x\r\n\r\n`.repeat(20));
+    neverRead.push(s);
+  }
+
+  const lines: string[] = [];
+  const worst = { rps: Number.POSITIVE_INFINITY, p50: 0, p99: 0 };
+  for (const [route, paths] of Object.entries(routes)) {
+    for (const connections of [8, 50]) {
+      const rps: number[] = [];
+      const p50: number[] = [];
+      const p99: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const order = round % 2 === 0 ? ["api", "bare"] : ["bare", "api"];
+        const r: Record<string, autocannon.Result> = {};
+        for (const side of order) r[side] = await run(side === "api" ? api.url : bareUrl, paths, connections);
+        const a = r.api!;
+        const b = r.bare!;
+        if (a.non2xx > 0 || b.non2xx > 0 || a.errors > 0) throw new Error(`${route}: non-2xx ${a.non2xx}/${b.non2xx}`);
+        rps.push(a.requests.average / b.requests.average);
+        p50.push(a.latency.p50 / Math.max(b.latency.p50, 0.5));
+        p99.push(a.latency.p99 / Math.max(b.latency.p99, 0.5));
+      }
+      const m = { rps: median(rps), p50: median(p50), p99: median(p99) };
+      worst.rps = Math.min(worst.rps, m.rps);
+      worst.p50 = Math.max(worst.p50, m.p50);
+      if (connections === 50) worst.p99 = Math.max(worst.p99, m.p99);
+      lines.push(
+        `${route.padEnd(15)} ${String(connections).padStart(2)} conns: req/s ${m.rps.toFixed(2)}× bare, p50 ` +
+          `${m.p50.toFixed(2)}×, p99 ${m.p99.toFixed(2)}× (rounds ${rps.map((x) => x.toFixed(2)).join(" ")}; load ${load()})`,
+      );
+      console.log(lines.at(-1));
+    }
+  }
+  console.log(
+    `the API process: RSS ${rss0.toFixed(0)} → ${rssMb(api.pid).toFixed(0)} MB, descriptors ${fds0} → ${fds(api.pid)} ` +
+      `(20 sockets never reading beside the load)`,
+  );
+  console.log(
+    `index-http: worst route req/s ${worst.rps.toFixed(2)}× the bare node:http + pg server (goal ≥ 0.8), p50 ` +
+      `${worst.p50.toFixed(2)}× (goal ≤ 1.25), p99 at 50 connections ${worst.p99.toFixed(2)}× (goal ≤ 1.5)`,
+  );
+} finally {
+  for (const s of neverRead) s.destroy();
+  bare?.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+  await served.stop();
+}
