@@ -26,6 +26,8 @@ export type BlockMemoOptions<T> = {
   sizeOf?: (value: T) => number;
   /** Called once per computation actually run (metrics, tests, the benchmark). */
   onCompute?: (block: bigint, ms: number) => void;
+  /** A bound on the bytes of several memos together (the duration boards' 28), on top of this memo's own. */
+  shared?: SharedBytes;
 };
 
 type Kept<T> = { flight: Promise<T>; bytes: number };
@@ -38,6 +40,7 @@ export class BlockMemo<T> {
   readonly #load: BlockMemoOptions<T>["load"];
   readonly #onCompute: BlockMemoOptions<T>["onCompute"];
   readonly #sizeOf: (value: T) => number;
+  readonly #shared: SharedBytes | undefined;
   readonly name: string;
   readonly capacity: number;
   readonly maxBytes: number;
@@ -53,6 +56,8 @@ export class BlockMemo<T> {
     this.maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
     this.#sizeOf = options.sizeOf ?? (() => 0);
     this.#onCompute = options.onCompute;
+    this.#shared = options.shared;
+    this.#shared?.join(this);
   }
 
   /** How many answers this memo has computed. */
@@ -63,6 +68,11 @@ export class BlockMemo<T> {
   /** Estimated bytes of the settled answers kept now (the head's included). */
   get bytes(): number {
     return this.#bytes;
+  }
+
+  /** Estimated bytes of the settled past answers kept now: what eviction can give back. */
+  get pastBytes(): number {
+    return this.#bytes - (this.#head?.kept.bytes ?? 0);
   }
 
   /** Past blocks' answers kept now, settled or in flight (the head's apart). */
@@ -127,13 +137,28 @@ export class BlockMemo<T> {
     return entry;
   }
 
-  /** Drops the least recently used past answers until both bounds hold (an answer in flight counts once settled). */
+  /**
+   * Drops the least recently used past answers until both bounds hold (an answer in flight counts once settled),
+   * then the shared bound's.
+   */
   #fit(): void {
     for (const [block, entry] of this.#kept) {
-      if (this.#kept.size <= this.capacity && this.#bytes <= this.maxBytes) return;
+      if (this.#kept.size <= this.capacity && this.#bytes <= this.maxBytes) break;
       this.#kept.delete(block);
       this.#bytes -= entry.bytes;
     }
+    this.#shared?.fit();
+  }
+
+  /** Drops the least recently used settled past answer (the shared bound's eviction); false when none is held. */
+  dropOldest(): boolean {
+    for (const [block, entry] of this.#kept) {
+      if (entry.bytes === 0) continue;
+      this.#kept.delete(block);
+      this.#bytes -= entry.bytes;
+      return true;
+    }
+    return false;
   }
 
   async #compute(at: { block: bigint; time: bigint }, lane: ComputeLane): Promise<T> {
@@ -142,6 +167,36 @@ export class BlockMemo<T> {
     this.#computed++;
     this.#onCompute?.(at.block, performance.now() - started);
     return value;
+  }
+}
+
+/**
+ * One bound on the bytes of several memos (the duration boards: one memo per board and window), so their sum, not
+ * each, is what a flood of distinct blocks can grow. Past it, the memo holding the most past bytes gives up its least
+ * recently used answer, until the sum fits or only the heads' answers are left (those stay: one per memo).
+ */
+export class SharedBytes {
+  readonly #memos = new Set<{ bytes: number; pastBytes: number; dropOldest(): boolean }>();
+
+  constructor(readonly maxBytes: number) {}
+
+  join(memo: { bytes: number; pastBytes: number; dropOldest(): boolean }): void {
+    this.#memos.add(memo);
+  }
+
+  /** Estimated bytes of the settled answers of every member, the heads' included. */
+  get bytes(): number {
+    let n = 0;
+    for (const memo of this.#memos) n += memo.bytes;
+    return n;
+  }
+
+  fit(): void {
+    while (this.bytes > this.maxBytes) {
+      let largest: { pastBytes: number; dropOldest(): boolean } | null = null;
+      for (const memo of this.#memos) if (memo.pastBytes > (largest?.pastBytes ?? 0)) largest = memo;
+      if (largest === null || !largest.dropOldest()) return;
+    }
   }
 }
 
