@@ -30,7 +30,8 @@ export type BlockMemoOptions<T> = {
   shared?: SharedBytes;
 };
 
-type Kept<T> = { flight: Promise<T>; bytes: number };
+/** An answer kept, its bytes once settled, and when it was last asked for (SharedBytes's clock). */
+type Kept<T> = { flight: Promise<T>; bytes: number; used: number };
 
 export class BlockMemo<T> {
   /** The past blocks most recently asked for, least recently used out. */
@@ -70,11 +71,6 @@ export class BlockMemo<T> {
     return this.#bytes;
   }
 
-  /** Estimated bytes of the settled past answers kept now: what eviction can give back. */
-  get pastBytes(): number {
-    return this.#bytes - (this.#head?.kept.bytes ?? 0);
-  }
-
   /** Past blocks' answers kept now, settled or in flight (the head's apart). */
   get size(): number {
     return this.#kept.size;
@@ -88,13 +84,16 @@ export class BlockMemo<T> {
   /** The answer kept (or in flight) for `block`, marked used; undefined when asking for it would compute. */
   kept(block: bigint): Promise<T> | undefined {
     if (this.#head?.block === block) return this.#head.kept.flight;
-    return this.#kept.get(block)?.flight;
+    const kept = this.#kept.get(block);
+    if (kept) kept.used = this.#shared?.tick() ?? 0;
+    return kept?.flight;
   }
 
   /** The answer at `at`: kept, shared with its computation in flight, or computed now in `lane`. */
   get(at: { block: bigint; time: bigint }, lane: ComputeLane = "past"): Promise<T> {
     if (this.#head?.block === at.block) return this.#head.kept.flight;
     const kept = this.#kept.get(at.block);
+    if (kept) kept.used = this.#shared?.tick() ?? 0;
     if (lane === "past" || (this.#head !== null && at.block < this.#head.block)) {
       if (kept) return kept.flight;
       const entry = this.#start(at, lane);
@@ -112,14 +111,17 @@ export class BlockMemo<T> {
       entry = this.#start(at, lane);
     }
     this.#head = { block: at.block, kept: entry };
-    if (old) this.#kept.set(old.block, old.kept);
+    if (old) {
+      old.kept.used = this.#shared?.tick() ?? 0;
+      this.#kept.set(old.block, old.kept);
+    }
     this.#fit();
     return entry.flight;
   }
 
   /** Starts a computation, counted (or dropped, if it fails) when it settles if the memo still keeps it. */
   #start(at: { block: bigint; time: bigint }, lane: ComputeLane): Kept<T> {
-    const entry: Kept<T> = { flight: this.#compute(at, lane), bytes: 0 };
+    const entry: Kept<T> = { flight: this.#compute(at, lane), bytes: 0, used: this.#shared?.tick() ?? 0 };
     const isKept = () => this.#head?.kept === entry || this.#kept.peek(at.block) === entry;
     entry.flight.then(
       (value) => {
@@ -150,15 +152,19 @@ export class BlockMemo<T> {
     this.#shared?.fit();
   }
 
-  /** Drops the least recently used settled past answer (the shared bound's eviction); false when none is held. */
-  dropOldest(): boolean {
+  /** The least recently used settled past answer (the shared bound's eviction), or undefined when none is held. */
+  oldest(): { used: number; drop: () => void } | undefined {
     for (const [block, entry] of this.#kept) {
       if (entry.bytes === 0) continue;
-      this.#kept.delete(block);
-      this.#bytes -= entry.bytes;
-      return true;
+      return {
+        used: entry.used,
+        drop: () => {
+          this.#kept.delete(block);
+          this.#bytes -= entry.bytes;
+        },
+      };
     }
-    return false;
+    return undefined;
   }
 
   async #compute(at: { block: bigint; time: bigint }, lane: ComputeLane): Promise<T> {
@@ -172,16 +178,23 @@ export class BlockMemo<T> {
 
 /**
  * One bound on the bytes of several memos (the duration boards: one memo per board and window), so their sum, not
- * each, is what a flood of distinct blocks can grow. Past it, the memo holding the most past bytes gives up its least
- * recently used answer, until the sum fits or only the heads' answers are left (those stay: one per memo).
+ * each, is what a flood of distinct blocks can grow. Past it, the least recently asked for settled past answer of any
+ * of them goes (a clock shared by the memos dates each use), until the sum fits or only the heads' answers are left
+ * (those stay: one per memo).
  */
 export class SharedBytes {
-  readonly #memos = new Set<{ bytes: number; pastBytes: number; dropOldest(): boolean }>();
+  readonly #memos = new Set<SharedMember>();
+  #clock = 0;
 
   constructor(readonly maxBytes: number) {}
 
-  join(memo: { bytes: number; pastBytes: number; dropOldest(): boolean }): void {
+  join(memo: SharedMember): void {
     this.#memos.add(memo);
+  }
+
+  /** The next use's date. */
+  tick(): number {
+    return ++this.#clock;
   }
 
   /** Estimated bytes of the settled answers of every member, the heads' included. */
@@ -193,12 +206,18 @@ export class SharedBytes {
 
   fit(): void {
     while (this.bytes > this.maxBytes) {
-      let largest: { pastBytes: number; dropOldest(): boolean } | null = null;
-      for (const memo of this.#memos) if (memo.pastBytes > (largest?.pastBytes ?? 0)) largest = memo;
-      if (largest === null || !largest.dropOldest()) return;
+      let oldest: { used: number; drop: () => void } | undefined;
+      for (const memo of this.#memos) {
+        const candidate = memo.oldest();
+        if (candidate && (oldest === undefined || candidate.used < oldest.used)) oldest = candidate;
+      }
+      if (oldest === undefined) return;
+      oldest.drop();
     }
   }
 }
+
+type SharedMember = { bytes: number; oldest(): { used: number; drop: () => void } | undefined };
 
 /** An answer read at a pinned block must be in range: the caller checked it against the head before. */
 export function requireInRange<T>(answer: AtBlock<T>): AtBlock<T> {
