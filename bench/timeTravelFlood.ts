@@ -80,8 +80,9 @@ function connection(localAddress: string): Promise<void> {
         }
         buffer = buffer.subarray(total);
         byStatus[status] = (byStatus[status] ?? 0) + 1;
-        const of = (byPath[sent] ??= {});
+        const of = byPath[sent] ?? {};
         of[status] = (of[status] ?? 0) + 1;
+        byPath[sent] = of;
         if (/\r\nretry-after: *\d+/i.test(head)) retryAfter[status] = (retryAfter[status] ?? 0) + 1;
         maxMs = Math.max(maxMs, performance.now() - sentAt);
         requests++;
