@@ -2,7 +2,8 @@
  * The duration boards and the profile go through the compute gate and the request cost as the ve board does (issue
  * 30, api/read/runtime.ts answerAt and admitComputation): a past block's ranking is admitted in the past lane and
  * charged 9 more before it is computed (a profile: 9 per ranking it must compute, up to eight), a held one costs a
- * read and waits for nothing, and the head's run in their own lane. Through the app over a synthetic index in PGlite
+ * read and waits for nothing, and the head's run in their own lane — REST, GraphQL and the MCP tools (in-process REST
+ * requests) alike. Through the app over a synthetic index in PGlite
  * (its board tables empty: every ranking is still one statement on the whole-index pool); the past blocks'
  * statements are held open where the test needs the past lane full.
  */
@@ -70,6 +71,35 @@ const graphql = (app: ReturnType<typeof appWith>["app"], query: string) =>
       body: JSON.stringify({ query }),
     }),
   );
+
+const MCP_VERSION = "2026-07-28";
+/** One stateless MCP tool call (the 2026-07-28 wire), its JSON-RPC answer. */
+async function mcpCall(app: ReturnType<typeof appWith>["app"], name: string, args: Record<string, unknown>) {
+  const res = await app.request("/api/mcp", {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": MCP_VERSION,
+      "mcp-method": "tools/call",
+      "mcp-name": name,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name,
+        arguments: args,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": MCP_VERSION,
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    }),
+  });
+  return (await res.json()) as { result?: { isError?: boolean; content: { text: string }[] } };
+}
 
 describe("what a duration board or a profile costs", () => {
   it("a past block's board 10, held 1; a profile 1 + 9 per ranking it computes (8 at most), held 1", async () => {
@@ -180,6 +210,21 @@ describe("with the past lane full", () => {
       const body = (await field.json()) as { errors: { extensions: Record<string, unknown> }[] };
       expect(body.errors[0]?.extensions).toMatchObject({ code: "INDEX_UNAVAILABLE", reason: "busy", retryAfterSec: 2 });
 
+      // The MCP tools are the REST routes asked in-process: refused alike.
+      for (const [name, args] of [
+        ["get_leaderboard", { board: "takeovers", window: "lifetime", block: String(all[34]) }],
+        ["get_leaderboard_rank", { board: "takeovers", address: ACCOUNT, block: String(all[35]) }],
+        ["get_account_profile", { address: ACCOUNT, block: String(all[36]) }],
+      ] as const) {
+        const { result } = await mcpCall(app, name, args);
+        expect(result?.isError, name).toBe(true);
+        expect(JSON.parse(result!.content[0]!.text), name).toMatchObject({
+          error: "INDEX_UNAVAILABLE",
+          detail: { reason: "busy" },
+          retryAfterSec: 2,
+        });
+      }
+
       open();
       const answered = await Promise.all(flood);
       expect(answered.map((r) => r.status)).toEqual(Array(9).fill(200));
@@ -187,6 +232,6 @@ describe("with the past lane full", () => {
       open();
       held = null;
     }
-    expect(await metrics.render()).toMatch(/^api_index_computations_refused_total\{lane="past",why="queue full"\} 4$/m);
+    expect(await metrics.render()).toMatch(/^api_index_computations_refused_total\{lane="past",why="queue full"\} 7$/m);
   });
 });
