@@ -5,8 +5,9 @@
  *
  * A request is answered at the index's head unless it names a block (`?block=N`, or the block a cursor carries).
  * A named block must lie between the VeLockNFT's start block and the head; its timestamp comes from the index
- * where it can (api/read/blockClock.ts). Whole-index answers (the ve ranking, the stats) are computed once per block
- * per process (api/read/blockMemo.ts), and once for all replicas where Redis is shared (api/read/sharedAnswers.ts).
+ * where it can (api/read/blockClock.ts). Whole-index answers (the ve ranking, the stats, the duration boards) are
+ * computed once per block per process (api/read/blockMemo.ts), and once for all replicas where Redis is shared
+ * (api/read/sharedAnswers.ts); each one computed is admitted, charged and run in its lane (api/read/computeGate.ts).
  * A request's `minBlock` (api/read/atLeast.ts, set on its context by the feature that parsed it) is honoured by
  * readAtBlock and pinBlock themselves, so every route and field reading through them answers at a block ≥ it.
  */
