@@ -19,7 +19,7 @@ import {
   type EventsOf,
 } from "../read/contract";
 import { firstAfterValue, type RankedBoard } from "../read/durationBoards";
-import { blockAnswer, guarded } from "../read/runtime";
+import { blockAnswer, blockAnswers, guarded } from "../read/runtime";
 import { ACTIVITY_KINDS, activityJson, eventJson, freshness, lockJson } from "../read/shapes";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
@@ -460,12 +460,10 @@ export function buildSchema() {
           const who = await scope.bounded(async () => address("address", args.address));
           const lower = who.toLowerCase();
           const lifetime = DURATION_BOARDS.map((b) => scope.rt.durationBoards.memo(b, "lifetime"));
-          const [rankings, ve] = await scope.computing([...lifetime, scope.rt.boards], (at) =>
-            Promise.all([
-              Promise.all(lifetime.map((memo) => blockAnswer(scope.rt, memo, at))),
-              blockAnswer(scope.rt, scope.rt.boards, at),
-            ]),
-          );
+          const [rankings, ve] = await scope.computing([...lifetime, scope.rt.boards], async (at) => [
+            await blockAnswers(scope.rt, lifetime, at),
+            await blockAnswer(scope.rt, scope.rt.boards, at),
+          ]);
           const boards = DURATION_BOARDS.map((b, j) => {
             const ranked = rankings[j]!;
             const i = ranked.position.get(lower);

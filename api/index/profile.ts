@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import type { AppEnv } from "../http/env";
 import { parseAddress, parseQuery } from "../http/params";
 import { BOARD_UNIT, DURATION_BOARDS } from "../read/contract";
-import { admitComputation, blockAnswer, guarded, type IndexRuntime, pinBlock } from "../read/runtime";
+import { admitComputation, blockAnswer, blockAnswers, guarded, type IndexRuntime, pinBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { addressString, integer, type JsonSchema, object, uintString } from "../route/jsonSchema";
@@ -85,9 +85,12 @@ export function registerProfileRoute(router: Hono<AppEnv>, rt: IndexRuntime): vo
     // in the head's lane, like a board route's.
     const { at, ranked, ve, span } = await admitComputation(rt, c, [...lifetime, rt.boards], block, async () => {
       const at = await pinBlock(rt, c, block, "block");
-      const [ranked, ve, span] = await Promise.all([
-        Promise.all(lifetime.map((memo) => blockAnswer(rt, memo, at))),
-        blockAnswer(rt, rt.boards, at),
+      const rankings = async () => ({
+        ranked: await blockAnswers(rt, lifetime, at),
+        ve: await blockAnswer(rt, rt.boards, at),
+      });
+      const [{ ranked, ve }, span] = await Promise.all([
+        rankings(),
         guarded(rt, () => rt.protocol.activitySpan(account, { block: at.block, time: at.time })),
       ]);
       return { at, ranked, ve, span };

@@ -454,6 +454,17 @@ export async function answerAt<T extends { block: bigint; time: bigint }>(
   });
 }
 
+/**
+ * Several whole-index answers of one request at a pinned block (a profile's rankings), one after another: each waits
+ * in its lane only behind other requests' computations, never behind its own siblings, so a request of eight is not
+ * refused when its last one has waited out the lane's deadline behind the first seven.
+ */
+export async function blockAnswers<T>(rt: IndexRuntime, memos: readonly BlockMemo<T>[], at: Pinned): Promise<T[]> {
+  const answers: T[] = [];
+  for (const memo of memos) answers.push(await blockAnswer(rt, memo, at));
+  return answers;
+}
+
 /** No chain reaches this block (Postgres bigint): anything above is out of range without asking the index. */
 const MAX_BLOCK = 2n ** 63n - 1n;
 

@@ -31,23 +31,33 @@ beforeAll(async () => {
   inner = createLockIndex({ db: drizzle(client), schema: "gated" });
 }, 60_000);
 
+/** How long a past block's ranking statement takes at least, in ms (a larger index's, for the lane's deadline). */
+let slowMs = 0;
 const past = (at: { block: bigint } | null) => at !== null && at.block !== index.head.block;
+const slowed = async (at: { block: bigint } | null) => {
+  if (held && past(at)) await held;
+  if (slowMs > 0 && past(at)) await new Promise((r) => setTimeout(r, slowMs));
+};
 const reader = () => ({
   ...inner,
   board: async (...args: Parameters<typeof inner.board>) => {
-    if (held && past(args[2])) await held;
+    await slowed(args[2]);
     return inner.board(...args);
   },
   holders: async (...args: Parameters<typeof inner.holders>) => {
-    if (held && past(args[0])) await held;
+    await slowed(args[0]);
     return inner.holders(...args);
   },
 });
 
-function appWith(max: number) {
+function appWith(max: number, indexCompute?: { queue: number; waitMs: number }) {
   const metrics = createMetrics();
   const app = createApp({
-    config: { ...loadConfig({ NETWORK: "base" }), rateLimit: { max, windowSec: 60 } },
+    config: {
+      ...loadConfig({ NETWORK: "base" }),
+      rateLimit: { max, windowSec: 60 },
+      ...(indexCompute && { indexCompute }),
+    },
     rpc: null,
     index: { atBlock: reader() },
     logger: silentLogger,
@@ -152,6 +162,27 @@ describe("what a duration board or a profile costs", () => {
     expect(body.errors[0]?.extensions).toMatchObject({ code: "RATE_LIMITED" });
     expect(body.errors[0]?.extensions.retryAfterSec).toBeGreaterThan(0);
     expect(await metric(metrics, "api_index_duration_board_computations_total")).toBe(1);
+  });
+});
+
+describe("a profile's rankings", () => {
+  it("are computed one after another: none waits out the past lane's deadline behind its own siblings", async () => {
+    // Eight statements of 60 ms on one slot, each allowed 150 ms of waiting: side by side, the fourth would expire.
+    const { app, metrics } = appWith(1_000, { queue: 8, waitMs: 150 });
+    slowMs = 60;
+    try {
+      const res = await app.request(`${BASE}/accounts/${ACCOUNT}?block=${blocks()[40]}`);
+      expect(res.status, await res.clone().text()).toBe(200);
+      const graphqlProfile = await graphql(
+        app,
+        `{ profile(address: "${ACCOUNT}", block: "${blocks()[41]}") { address } }`,
+      );
+      expect(((await graphqlProfile.json()) as { errors?: unknown }).errors).toBeUndefined();
+    } finally {
+      slowMs = 0;
+    }
+    expect(await metric(metrics, "api_index_duration_board_computations_total")).toBe(14);
+    expect(await metric(metrics, "api_index_ve_board_computations_total")).toBe(2);
   });
 });
 
