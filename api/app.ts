@@ -92,8 +92,11 @@ export function createApp(input: AppDepsInput): ApiApp {
     onDurationBoardComputed: () => metrics.durationBoardComputations.inc(),
     onAhead: (answer, outcome) => metrics.computedAhead.inc({ answer, outcome }),
     onWait: (outcome) => metrics.minBlockWaits.inc({ of: "index", outcome }),
-    chargeCompute: async (c) => {
-      await chargeRateLimit(c, "index", rateLimitOptions, REQUEST_COST.computedBlock);
+    // A GraphQL field's computation is charged to the `graphql` budget its request was counted in; REST's and the
+    // MCP tools' (in-process REST requests) to `index`.
+    chargeCompute: async (c, computations) => {
+      const budget = c.req.path === GRAPHQL_PATH ? "graphql" : "index";
+      await chargeRateLimit(c, budget, rateLimitOptions, REQUEST_COST.computedBlock * computations);
     },
     onGate: {
       onChange: (gate) => {

@@ -3,7 +3,14 @@
  * before GraphQL runs (429, 413, 415, 405) are not here: they are the API's JSON envelope (api/http/errors.ts).
  */
 import { GraphQLError } from "graphql";
-import { ApiError, BadParamsError, IndexBehindError, IndexUnavailableError } from "../http/errors";
+import {
+  ApiError,
+  BadParamsError,
+  IndexBehindError,
+  IndexBusyError,
+  IndexUnavailableError,
+  RateLimitedError,
+} from "../http/errors";
 import { QueryCancelledError } from "../read/contract";
 
 export const GRAPHQL_CODES = [
@@ -22,6 +29,8 @@ export const GRAPHQL_CODES = [
   /** A new document found no compile permit in time (api/graphql/compileGate.ts): HTTP 503 with Retry-After. */
   "COMPILE_QUEUE_FULL",
   "BAD_USER_INPUT",
+  /** A field's computation at a past block over the request's `graphql` budget (api/read/runtime.ts): retryAfterSec. */
+  "RATE_LIMITED",
   "INDEX_UNAVAILABLE",
   "INDEX_BEHIND",
   "STATE_READ_FAILED",
@@ -72,6 +81,16 @@ export function toGraphqlError(error: unknown, timeoutMs: number): GraphQLError 
       ...(error.detail as Record<string, unknown>),
       retryAfterSec: error.retryAfterSec,
     });
+  }
+  // A past block's computation refused: the lane is full (busy), or the client's budget is spent.
+  if (error instanceof IndexBusyError) {
+    return graphqlError("INDEX_UNAVAILABLE", error.message, {
+      ...(error.detail as Record<string, unknown>),
+      retryAfterSec: error.retryAfterSec,
+    });
+  }
+  if (error instanceof RateLimitedError) {
+    return graphqlError("RATE_LIMITED", error.message, { retryAfterSec: error.retryAfterSec });
   }
   if (error instanceof IndexUnavailableError) {
     return graphqlError("INDEX_UNAVAILABLE", error.message, error.detail as Record<string, unknown>);

@@ -19,7 +19,7 @@ import {
   type EventsOf,
 } from "../read/contract";
 import { firstAfterValue, type RankedBoard } from "../read/durationBoards";
-import { guarded } from "../read/runtime";
+import { blockAnswer, blockAnswers, guarded } from "../read/runtime";
 import { ACTIVITY_KINDS, activityJson, eventJson, freshness, lockJson } from "../read/shapes";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
@@ -303,10 +303,8 @@ function boardArgs(args: { board: string; window: string }): { board: DurationBo
 
 /** The block's ranking of a board and window (computed once per block, shared with REST). */
 async function rankedAt(scope: RequestScope, board: DurationBoard, window: BoardWindow): Promise<RankedBoard> {
-  const at = await scope.at();
-  return scope.bounded(() =>
-    guarded(scope.rt, () => scope.rt.durationBoards.get(board, window, { block: at.block, time: at.time })),
-  );
+  const memo = scope.rt.durationBoards.memo(board, window);
+  return scope.computing([memo], (at) => blockAnswer(scope.rt, memo, at));
 }
 
 const boardRow = (board: DurationBoard, ranked: RankedBoard, i: number) => ({
@@ -460,24 +458,24 @@ export function buildSchema() {
 
         profile: async (_: unknown, args: { address: string }, { scope }: GraphqlContext) => {
           const who = await scope.bounded(async () => address("address", args.address));
+          const lower = who.toLowerCase();
+          const lifetime = DURATION_BOARDS.map((b) => scope.rt.durationBoards.memo(b, "lifetime"));
+          const [rankings, ve] = await scope.computing([...lifetime, scope.rt.boards], async (at) => [
+            await blockAnswers(scope.rt, lifetime, at),
+            await blockAnswer(scope.rt, scope.rt.boards, at),
+          ]);
+          const boards = DURATION_BOARDS.map((b, j) => {
+            const ranked = rankings[j]!;
+            const i = ranked.position.get(lower);
+            return {
+              board: b,
+              value: i === undefined ? 0n : ranked.rows[i]!.value,
+              rank: i === undefined ? null : i + 1,
+              unit: BOARD_UNIT[b],
+            };
+          });
           const at = await scope.at();
           const where = { block: at.block, time: at.time };
-          const lower = who.toLowerCase();
-          const boards = await Promise.all(
-            DURATION_BOARDS.map(async (b) => {
-              const ranked = await scope.bounded(() =>
-                guarded(scope.rt, () => scope.rt.durationBoards.get(b, "lifetime", where)),
-              );
-              const i = ranked.position.get(lower);
-              return {
-                board: b,
-                value: i === undefined ? 0n : ranked.rows[i]!.value,
-                rank: i === undefined ? null : i + 1,
-                unit: BOARD_UNIT[b],
-              };
-            }),
-          );
-          const ve = await scope.bounded(() => guarded(scope.rt, () => scope.rt.boards.get(where)));
           const v = ve.position.get(lower);
           boards.push({
             board: "ve" as never,

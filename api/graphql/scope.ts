@@ -9,7 +9,15 @@ import { requestDeadline } from "../http/cancellation";
 import type { AppContext } from "../http/env";
 import type { Admission } from "../read/admission";
 import { type AtBlock, QueryCancelledError, type ReadAt } from "../read/contract";
-import { guarded, type IndexRuntime, type Pinned, pinBlock, readAtBlock } from "../read/runtime";
+import {
+  type Admissible,
+  admitComputation,
+  guarded,
+  type IndexRuntime,
+  type Pinned,
+  pinBlock,
+  readAtBlock,
+} from "../read/runtime";
 import { graphqlError, timedOut, toGraphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import type { Plan } from "./plan";
@@ -71,6 +79,18 @@ export class RequestScope {
       return pinBlock(this.rt, this.c, named?.value ?? null, named?.param ?? "block", this.signal);
     });
     return this.#pinned;
+  }
+
+  /**
+   * `work` (rankings read from `memos` at the request's block: api/read/runtime.ts blockAnswer) once the computations
+   * it makes are admitted and charged, as a REST route's (admitComputation): at a past block, each ranking the memos
+   * do not hold is a computation of the past lane, refused at once when the lane is full and charged to the request's
+   * `graphql` budget; the head's run in the head's lane. Admitted after the pin (the request's block is the plan's,
+   * pinned once for all its fields), bound to the request's signal.
+   */
+  async computing<R>(memos: readonly Admissible[], work: (at: Pinned) => Promise<R>): Promise<R> {
+    const at = await this.at();
+    return this.bounded(() => admitComputation(this.rt, this.c, memos, at.pinned ? at.block : null, () => work(at)));
   }
 
   /**

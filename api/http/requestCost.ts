@@ -10,8 +10,9 @@ export const REQUEST_COST = {
   /** Rows of a page beyond the first 250 cost one more per 250 (`limit=1000`: 1 + 3 = 4). */
   rowsPerUnit: 250,
   /**
-   * A past block's ve ranking or stats not in this process's memory (api/read/blockMemo.ts): charged when the route
-   * knows it computes, on top of `read`, so the request costs 10 in all.
+   * A past block's ranking (ve or duration board) or stats not in this process's memory (api/read/blockMemo.ts):
+   * charged when the route knows it computes, on top of `read`, so the request costs 10 in all; once per ranking a
+   * request computes (a profile: up to 8). GraphQL's fields charge it to the `graphql` budget.
    */
   computedBlock: 9,
 } as const;

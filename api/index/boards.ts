@@ -4,7 +4,7 @@ import { NotFoundError } from "../http/errors";
 import { PARAM_PATTERNS, type ParamDoc, parseAddress, parseQuery } from "../http/params";
 import { BOARD_UNIT, BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type DurationBoard } from "../read/contract";
 import { firstAfterValue, type RankedBoard } from "../read/durationBoards";
-import { guarded, type IndexRuntime, pinBlock, requestedBlock } from "../read/runtime";
+import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { addressString, array, integer, type JsonSchema, object, uintString } from "../route/jsonSchema";
@@ -147,9 +147,9 @@ async function resolve(
   block: bigint | null,
   param: "block" | "cursor",
 ) {
-  const at = await pinBlock(rt, c, block, param);
-  const ranked = await guarded(rt, () => rt.durationBoards.get(board, window, { block: at.block, time: at.time }));
-  return { ranked, at };
+  // Held: answered without the gate; else admitted, charged and computed in its lane, as the ve board.
+  const { value, at } = await answerAt(rt, c, rt.durationBoards.memo(board, window), block, param);
+  return { ranked: value, at };
 }
 
 export function registerDurationBoardRoutes(router: Hono<AppEnv>, rt: IndexRuntime): void {

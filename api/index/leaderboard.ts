@@ -2,14 +2,7 @@ import type { Context, Hono } from "hono";
 import type { AppEnv } from "../http/env";
 import { parseAddress, parseQuery } from "../http/params";
 import type { HolderVe } from "../read/contract";
-import {
-  admitComputation,
-  blockAnswer,
-  type IndexRuntime,
-  keptAnswer,
-  pinBlock,
-  requestedBlock,
-} from "../read/runtime";
+import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import { firstAfter, type VeBoard } from "../read/veBoard";
 import type { RouteDefinition } from "../route/definition";
@@ -110,12 +103,8 @@ export const veRankRoute = {
 
 /** The board at the requested block, or at the head (pinned first: the board is computed per block). */
 async function resolveBoard(rt: IndexRuntime, c: Context, block: bigint | null, param: "block" | "cursor") {
-  const kept = await keptAnswer(rt, c, rt.boards, block);
-  if (kept) return { board: kept.value, at: kept.at };
-  return admitComputation(rt, c, rt.boards, block, async () => {
-    const at = await pinBlock(rt, c, block, param);
-    return { board: await blockAnswer(rt, rt.boards, at), at };
-  });
+  const { value, at } = await answerAt(rt, c, rt.boards, block, param);
+  return { board: value, at };
 }
 
 export function registerLeaderboardRoutes(router: Hono<AppEnv>, rt: IndexRuntime): void {

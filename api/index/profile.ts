@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import type { AppEnv } from "../http/env";
 import { parseAddress, parseQuery } from "../http/params";
 import { BOARD_UNIT, DURATION_BOARDS } from "../read/contract";
-import { guarded, type IndexRuntime, pinBlock } from "../read/runtime";
+import { admitComputation, blockAnswer, blockAnswers, guarded, type IndexRuntime, pinBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { addressString, integer, type JsonSchema, object, uintString } from "../route/jsonSchema";
@@ -13,7 +13,9 @@ import { ADDRESS_PATH, AT_PARAMS } from "./query";
  * An account's profile: its lifetime figure and rank on each of the seven duration boards and its ve and rank on
  * the ve board, and the first and last blocks of its activity — all at one block. The ranks are read from the
  * block's shared rankings (api/read/durationBoards.ts, api/read/veBoard.ts): a map lookup each once the block's
- * boards are computed.
+ * boards are computed. Computing them goes through the compute gate and the request cost as every ranking does
+ * (api/read/runtime.ts admitComputation): at a past block not held, up to eight computations, each admitted and
+ * charged.
  */
 
 const nullable = (schema: JsonSchema, description: string): JsonSchema => ({
@@ -76,14 +78,23 @@ export function registerProfileRoute(router: Hono<AppEnv>, rt: IndexRuntime): vo
   router.get(profileRoute.path, async (c) => {
     const account = parseAddress("address", c.req.param("address"));
     const q = parseQuery(c.req.url, profileRoute.query);
-    const at = await pinBlock(rt, c, q.block ?? null, "block");
-    const where = { block: at.block, time: at.time };
+    const block = q.block ?? null;
+    const lifetime = DURATION_BOARDS.map((b) => rt.durationBoards.memo(b, "lifetime"));
     const who = account.toLowerCase();
-    const [ranked, ve, span] = await Promise.all([
-      Promise.all(DURATION_BOARDS.map((b) => guarded(rt, () => rt.durationBoards.get(b, "lifetime", where)))),
-      guarded(rt, () => rt.boards.get(where)),
-      guarded(rt, () => rt.protocol.activitySpan(account, where)),
-    ]);
+    // Each of the eight rankings the block's memos do not hold is one computation: admitted and charged (past), or
+    // in the head's lane, like a board route's.
+    const { at, ranked, ve, span } = await admitComputation(rt, c, [...lifetime, rt.boards], block, async () => {
+      const at = await pinBlock(rt, c, block, "block");
+      const rankings = async () => ({
+        ranked: await blockAnswers(rt, lifetime, at),
+        ve: await blockAnswer(rt, rt.boards, at),
+      });
+      const [{ ranked, ve }, span] = await Promise.all([
+        rankings(),
+        guarded(rt, () => rt.protocol.activitySpan(account, { block: at.block, time: at.time })),
+      ]);
+      return { at, ranked, ve, span };
+    });
     const boards: Record<string, { value: string; rank: number | null; unit: string }> = {};
     DURATION_BOARDS.forEach((b, j) => {
       const board = ranked[j]!;

@@ -26,9 +26,12 @@ export type BlockMemoOptions<T> = {
   sizeOf?: (value: T) => number;
   /** Called once per computation actually run (metrics, tests, the benchmark). */
   onCompute?: (block: bigint, ms: number) => void;
+  /** A bound on the bytes of several memos together (the duration boards' 28), on top of this memo's own. */
+  shared?: SharedBytes;
 };
 
-type Kept<T> = { flight: Promise<T>; bytes: number };
+/** An answer kept, its bytes once settled, and when it was last asked for (SharedBytes's clock). */
+type Kept<T> = { flight: Promise<T>; bytes: number; used: number };
 
 export class BlockMemo<T> {
   /** The past blocks most recently asked for, least recently used out. */
@@ -38,6 +41,7 @@ export class BlockMemo<T> {
   readonly #load: BlockMemoOptions<T>["load"];
   readonly #onCompute: BlockMemoOptions<T>["onCompute"];
   readonly #sizeOf: (value: T) => number;
+  readonly #shared: SharedBytes | undefined;
   readonly name: string;
   readonly capacity: number;
   readonly maxBytes: number;
@@ -53,6 +57,8 @@ export class BlockMemo<T> {
     this.maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
     this.#sizeOf = options.sizeOf ?? (() => 0);
     this.#onCompute = options.onCompute;
+    this.#shared = options.shared;
+    this.#shared?.join(this);
   }
 
   /** How many answers this memo has computed. */
@@ -78,13 +84,16 @@ export class BlockMemo<T> {
   /** The answer kept (or in flight) for `block`, marked used; undefined when asking for it would compute. */
   kept(block: bigint): Promise<T> | undefined {
     if (this.#head?.block === block) return this.#head.kept.flight;
-    return this.#kept.get(block)?.flight;
+    const kept = this.#kept.get(block);
+    if (kept) kept.used = this.#shared?.tick() ?? 0;
+    return kept?.flight;
   }
 
   /** The answer at `at`: kept, shared with its computation in flight, or computed now in `lane`. */
   get(at: { block: bigint; time: bigint }, lane: ComputeLane = "past"): Promise<T> {
     if (this.#head?.block === at.block) return this.#head.kept.flight;
     const kept = this.#kept.get(at.block);
+    if (kept) kept.used = this.#shared?.tick() ?? 0;
     if (lane === "past" || (this.#head !== null && at.block < this.#head.block)) {
       if (kept) return kept.flight;
       const entry = this.#start(at, lane);
@@ -102,14 +111,17 @@ export class BlockMemo<T> {
       entry = this.#start(at, lane);
     }
     this.#head = { block: at.block, kept: entry };
-    if (old) this.#kept.set(old.block, old.kept);
+    if (old) {
+      old.kept.used = this.#shared?.tick() ?? 0;
+      this.#kept.set(old.block, old.kept);
+    }
     this.#fit();
     return entry.flight;
   }
 
   /** Starts a computation, counted (or dropped, if it fails) when it settles if the memo still keeps it. */
   #start(at: { block: bigint; time: bigint }, lane: ComputeLane): Kept<T> {
-    const entry: Kept<T> = { flight: this.#compute(at, lane), bytes: 0 };
+    const entry: Kept<T> = { flight: this.#compute(at, lane), bytes: 0, used: this.#shared?.tick() ?? 0 };
     const isKept = () => this.#head?.kept === entry || this.#kept.peek(at.block) === entry;
     entry.flight.then(
       (value) => {
@@ -127,13 +139,32 @@ export class BlockMemo<T> {
     return entry;
   }
 
-  /** Drops the least recently used past answers until both bounds hold (an answer in flight counts once settled). */
+  /**
+   * Drops the least recently used past answers until both bounds hold (an answer in flight counts once settled),
+   * then the shared bound's.
+   */
   #fit(): void {
     for (const [block, entry] of this.#kept) {
-      if (this.#kept.size <= this.capacity && this.#bytes <= this.maxBytes) return;
+      if (this.#kept.size <= this.capacity && this.#bytes <= this.maxBytes) break;
       this.#kept.delete(block);
       this.#bytes -= entry.bytes;
     }
+    this.#shared?.fit();
+  }
+
+  /** The least recently used settled past answer (the shared bound's eviction), or undefined when none is held. */
+  oldest(): { used: number; drop: () => void } | undefined {
+    for (const [block, entry] of this.#kept) {
+      if (entry.bytes === 0) continue;
+      return {
+        used: entry.used,
+        drop: () => {
+          this.#kept.delete(block);
+          this.#bytes -= entry.bytes;
+        },
+      };
+    }
+    return undefined;
   }
 
   async #compute(at: { block: bigint; time: bigint }, lane: ComputeLane): Promise<T> {
@@ -144,6 +175,49 @@ export class BlockMemo<T> {
     return value;
   }
 }
+
+/**
+ * One bound on the bytes of several memos (the duration boards: one memo per board and window), so their sum, not
+ * each, is what a flood of distinct blocks can grow. Past it, the least recently asked for settled past answer of any
+ * of them goes (a clock shared by the memos dates each use), until the sum fits or only the heads' answers are left
+ * (those stay: one per memo).
+ */
+export class SharedBytes {
+  readonly #memos = new Set<SharedMember>();
+  #clock = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  join(memo: SharedMember): void {
+    this.#memos.add(memo);
+  }
+
+  /** The next use's date. */
+  tick(): number {
+    return ++this.#clock;
+  }
+
+  /** Estimated bytes of the settled answers of every member, the heads' included. */
+  get bytes(): number {
+    let n = 0;
+    for (const memo of this.#memos) n += memo.bytes;
+    return n;
+  }
+
+  fit(): void {
+    while (this.bytes > this.maxBytes) {
+      let oldest: { used: number; drop: () => void } | undefined;
+      for (const memo of this.#memos) {
+        const candidate = memo.oldest();
+        if (candidate && (oldest === undefined || candidate.used < oldest.used)) oldest = candidate;
+      }
+      if (oldest === undefined) return;
+      oldest.drop();
+    }
+  }
+}
+
+type SharedMember = { bytes: number; oldest(): { used: number; drop: () => void } | undefined };
 
 /** An answer read at a pinned block must be in range: the caller checked it against the head before. */
 export function requireInRange<T>(answer: AtBlock<T>): AtBlock<T> {

@@ -1,12 +1,12 @@
 /**
- * How many whole-index computations (a block's ve ranking, its stats: one aggregate statement over every lock) run at
- * once in this process, and which wait. They share the index's small whole-index pool (api/server/indexDatabase.ts,
+ * How many whole-index computations (a block's ve ranking, its stats: one aggregate statement over every lock; its
+ * duration boards: one statement over a window's hours each) run at once in this process, and which wait. They share the index's small whole-index pool (api/server/indexDatabase.ts,
  * WHOLE_INDEX_DB), so without a bound a flood of past blocks queues inside pg's pool, where every waiter times out
  * after the pool's connect timeout as a bare INDEX_UNAVAILABLE, and the head's answers wait behind the flood.
  *
  * Two lanes, each a semaphore with a bounded queue and a wait deadline:
- * - `head`: the index's head (at most two computations per head block, the board and the stats; shared by every
- *   reader). One slot of the pool is its own, so the head is never behind a past block.
+ * - `head`: the index's head (at most one computation per ranking per head block: the ve board, the stats, the 28
+ *   duration boards; shared by every reader). One slot of the pool is its own, so the head is never behind a past block.
  * - `past`: every named block (`?block=`, a cursor's block). The other slots. A computation that finds the queue
  *   full, or still waits at its deadline, is refused with IndexBusyError (503 INDEX_UNAVAILABLE "busy" with
  *   Retry-After) — the pool is never left to starve, and a client is told when to come back.

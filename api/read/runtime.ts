@@ -5,8 +5,9 @@
  *
  * A request is answered at the index's head unless it names a block (`?block=N`, or the block a cursor carries).
  * A named block must lie between the VeLockNFT's start block and the head; its timestamp comes from the index
- * where it can (api/read/blockClock.ts). Whole-index answers (the ve ranking, the stats) are computed once per block
- * per process (api/read/blockMemo.ts), and once for all replicas where Redis is shared (api/read/sharedAnswers.ts).
+ * where it can (api/read/blockClock.ts). Whole-index answers (the ve ranking, the stats, the duration boards) are
+ * computed once per block per process (api/read/blockMemo.ts), and once for all replicas where Redis is shared
+ * (api/read/sharedAnswers.ts); each one computed is admitted, charged and run in its lane (api/read/computeGate.ts).
  * A request's `minBlock` (api/read/atLeast.ts, set on its context by the feature that parsed it) is honoured by
  * readAtBlock and pinBlock themselves, so every route and field reading through them answers at a block ≥ it.
  */
@@ -80,10 +81,11 @@ export type IndexRuntime = {
   /** Bounds the whole-index computations in flight: a lane for the head, one for past blocks (computeGate.ts). */
   gate: ComputeGate;
   /**
-   * Charges the request's client for a computation it makes (api/http/requestCost.ts computedBlock), before it is
-   * made: throws RateLimitedError over budget. A no-op where nothing is limited (tests of the bare runtime).
+   * Charges the request's client for the `computations` it makes (api/http/requestCost.ts computedBlock each),
+   * before they are made: throws RateLimitedError over budget. A no-op where nothing is limited (tests of the bare
+   * runtime).
    */
-  chargeCompute: (c: Context) => Promise<void>;
+  chargeCompute: (c: Context, computations: number) => Promise<void>;
   clock: BlockClock;
   /** Told each new head: LISTEN/NOTIFY, or one poll per process (api/read/indexSignal.ts); null without an index. */
   signal: IndexSignalSource | null;
@@ -121,7 +123,7 @@ export type CreateIndexRuntimeOptions = {
   /** Told how each `minBlock` wait for the index ended. */
   onWait?: (outcome: WaitOutcome) => void;
   /** See IndexRuntime.chargeCompute. */
-  chargeCompute?: (c: Context) => Promise<void>;
+  chargeCompute?: (c: Context, computations: number) => Promise<void>;
   /** The gate's counts changed, or it refused a computation (the metrics). */
   onGate?: Pick<ConstructorParameters<typeof ComputeGate>[0], "onChange" | "onRefused">;
   /** Counted once per duration board ranking this process computes itself (not one read from Redis). */
@@ -132,8 +134,12 @@ export type CreateIndexRuntimeOptions = {
 
 /** Stats kept: 64 blocks' and 2 MiB of them (one is ~8 kB: the totals and 53–54 weeks of schedule). */
 export const STATS_KEPT = { capacity: 64, maxBytes: 2 * 1024 * 1024, bytesEach: 8 * 1024 } as const;
-/** The head's lane waits longer than a past block's: its computations are at most two per head block. */
-const HEAD_LANE = { queue: 8, waitMs: 10_000 } as const;
+/**
+ * The head's lane waits longer than a past block's. Its computations are at most one per memo per head block — the ve
+ * board, the stats, 7 duration boards × 4 windows: 30 (a profile at a new head asks for 8 at once) — and a new head
+ * may come while the last one's still run: its queue holds both, so a head reader is never refused for a full queue.
+ */
+export const HEAD_LANE = { queue: 60, waitMs: 10_000 } as const;
 
 /**
  * One per app, shared by the index routes and GraphQL, so both learn block times into one clock and share each
@@ -216,11 +222,16 @@ export function createIndexRuntime({
     index,
     protocol,
     durationBoards: new DurationBoards({
-      load: (board, window, at) =>
-        sharedLoad(shared, key(`board-${board}-${window}`, at), boardCodec, () => {
-          onDurationBoardComputed?.();
-          return protocol.board(board, window, at);
-        }),
+      load: (board, window, at, lane) =>
+        sharedLoad(
+          shared,
+          key(`board-${board}-${window}`, at),
+          boardCodec,
+          gated(lane, () => {
+            onDurationBoardComputed?.();
+            return protocol.board(board, window, at);
+          }),
+        ),
     }),
     signal,
     ahead: new ComputeAhead({
@@ -374,27 +385,36 @@ function waitForIndex(rt: IndexRuntime, c: Context, target: AtLeastTarget, head:
   return waitForHead({ watch: rt.heads, c, target, head, chainHead: rt.chainHead, of: "index" });
 }
 
+/** What admission needs of a memo: whether it holds a block, and the name its computations are told apart by. */
+export type Admissible = Pick<BlockMemo<unknown>, "has" | "name">;
+
 /**
- * Runs `work` (pin the block, read its answer) for a request that names a block whose whole-index answer this process
- * does not hold (or compute), once admitted: refused at once when the past lane has as many requests as slots and
- * queue (503 busy), else its client charged for the computation (429 over budget). Before the block is pinned, so a
- * refused request costs no probe of the index and no ask of the node for the block's time.
+ * Runs `work` (pin the block, read its answers) for a request that names a block whose whole-index answers this
+ * process does not all hold (or compute), once admitted: each answer to compute is one computation of the past lane
+ * (the profile's eight rankings are eight), refused at once when the lane has as many as slots and queue (503 busy),
+ * else its client charged for each (429 over budget). Before the block is pinned, so a refused request costs no probe
+ * of the index and no ask of the node for the block's time. One admission per computation, not per request: the
+ * lane's queue holds one statement per admitted key, so its admission bound is what keeps `run` from refusing later.
  */
 export async function admitComputation<R>(
   rt: IndexRuntime,
   c: Context,
-  memo: Pick<BlockMemo<unknown>, "has" | "name">,
+  memos: Admissible | readonly Admissible[],
   block: bigint | null,
   work: () => Promise<R>,
 ): Promise<R> {
-  if (block === null || memo.has(block)) return work();
-  const { release, first } = rt.gate.admit("past", `${memo.name}:${block}`);
+  if (block === null) return work();
+  const missing = ("has" in memos ? [memos] : memos).filter((m) => !m.has(block));
+  if (missing.length === 0) return work();
+  const admitted: { release: () => void; first: boolean }[] = [];
   try {
-    // Only the request that makes the computation pays for it; the others of its block share it, as memo.has says.
-    if (first) await rt.chargeCompute(c);
+    for (const memo of missing) admitted.push(rt.gate.admit("past", `${memo.name}:${block}`));
+    // Only the request that makes a computation pays for it; the others of its block share it, as memo.has says.
+    const firsts = admitted.filter((a) => a.first).length;
+    if (firsts > 0) await rt.chargeCompute(c, firsts);
     return await work();
   } finally {
-    release();
+    for (const a of admitted) a.release();
   }
 }
 
@@ -429,6 +449,37 @@ export function blockAnswer<T>(rt: IndexRuntime, memo: BlockMemo<T>, at: Pinned)
   const lane: ComputeLane = at.pinned ? "past" : "head";
   if (!at.pinned) rt.ahead?.readAtHead(memo);
   return guarded(rt, () => memo.get({ block: at.block, time: at.time }, lane));
+}
+
+/**
+ * A whole-index answer (the ve board, a duration board) at the request's block: a named block's held answer without
+ * a probe (keptAnswer); else admitted and charged when it is a past block to compute (admitComputation), pinned, and
+ * computed in its lane (blockAnswer). Every route, field and tool reading a per-block ranking comes here.
+ */
+export async function answerAt<T extends { block: bigint; time: bigint }>(
+  rt: IndexRuntime,
+  c: Context,
+  memo: BlockMemo<T>,
+  block: bigint | null,
+  param: "block" | "cursor",
+): Promise<{ value: T; at: Pinned }> {
+  const kept = await keptAnswer(rt, c, memo, block);
+  if (kept) return kept;
+  return admitComputation(rt, c, memo, block, async () => {
+    const at = await pinBlock(rt, c, block, param);
+    return { value: await blockAnswer(rt, memo, at), at };
+  });
+}
+
+/**
+ * Several whole-index answers of one request at a pinned block (a profile's rankings), one after another: each waits
+ * in its lane only behind other requests' computations, never behind its own siblings, so a request of eight is not
+ * refused when its last one has waited out the lane's deadline behind the first seven.
+ */
+export async function blockAnswers<T>(rt: IndexRuntime, memos: readonly BlockMemo<T>[], at: Pinned): Promise<T[]> {
+  const answers: T[] = [];
+  for (const memo of memos) answers.push(await blockAnswer(rt, memo, at));
+  return answers;
 }
 
 /** No chain reaches this block (Postgres bigint): anything above is out of range without asking the index. */

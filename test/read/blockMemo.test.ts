@@ -1,14 +1,15 @@
 /**
  * The per-block memo of whole-index answers (api/read/blockMemo.ts) under keys a request chooses: bounded by entries
  * and by bytes however many distinct blocks are asked for, the head's answer kept through a flood of past blocks,
- * single flight, and a failure never kept. The boards here are computed by a function of the block (no database:
+ * single flight, and a failure never kept; the duration boards' 28 memos under one bound of bytes together. The boards here are computed by a function of the block (no database:
  * what is under test is what the memo keeps, not the statement).
  */
 import v8 from "node:v8";
 import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { BlockMemo } from "../../api/read/blockMemo";
-import type { HolderVe } from "../../api/read/contract";
+import { BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type HolderVe } from "../../api/read/contract";
+import { DurationBoards } from "../../api/read/durationBoards";
 import { BOARD_ROW_BYTES, VeBoards } from "../../api/read/veBoard";
 
 const at = (block: bigint) => ({ block, time: 1_700_000_000n + block * 2n });
@@ -131,5 +132,47 @@ describe("single flight and failures", () => {
     fail = false;
     expect(await memo.get(at(5n), "head")).toBe(5n);
     expect(calls).toBe(2);
+  });
+});
+
+describe("the duration boards' shared bound", () => {
+  /** A board's ranking of `n` accounts at a block, as the statement would answer it. */
+  const board = (block: bigint, n: number) => {
+    const { value, ...rest } = ranking(block, n);
+    return { ...rest, value: value.map((r) => ({ address: r.address, value: r.ve })) };
+  };
+  const rows = 1_000;
+  const each = 1024 + rows * BOARD_ROW_BYTES; // ~400 kB a ranking
+
+  it("a flood of past blocks over all 28 boards and windows keeps their sum within allBytes, the heads kept", async () => {
+    const allBytes = 10 * each;
+    const boards = new DurationBoards({ load: async (_b, _w, a) => board(a.block, rows), allBytes });
+    const windows = Object.keys(BOARD_WINDOWS) as BoardWindow[];
+    const memos = DURATION_BOARDS.flatMap((b) => windows.map((w) => boards.memo(b, w)));
+    expect(memos).toHaveLength(28);
+    // Two heads, then 200 distinct past blocks spread over every board and window.
+    for (const memo of memos.slice(0, 2)) await memo.get(at(5_000n), "head");
+    let peak = 0;
+    for (let i = 0; i < 200; i++) {
+      await memos[i % 28]!.get(at(BigInt(1 + i)), "past");
+      peak = Math.max(peak, boards.bytes);
+      expect(boards.bytes).toBeLessThanOrEqual(allBytes);
+    }
+    // Without the shared bound, each memo's own (4 blocks, 16 MiB) would have kept 28 × 4 rankings, ~45 MB.
+    expect(peak).toBe(allBytes);
+    expect(memos.reduce((n, m) => n + m.size, 0)).toBe(8);
+    for (const memo of memos.slice(0, 2)) expect(memo.has(5_000n)).toBe(true);
+    // The most recently asked for are what is kept.
+    expect(memos[199 % 28]!.has(200n)).toBe(true);
+    expect(memos[0]!.has(1n)).toBe(false);
+  });
+
+  it("heads larger than the whole bound are kept, every past ranking goes", async () => {
+    const boards = new DurationBoards({ load: async (_b, _w, a) => board(a.block, rows), allBytes: 2 * each });
+    const memos = DURATION_BOARDS.map((b) => boards.memo(b, "lifetime"));
+    for (const memo of memos) await memo.get(at(9_000n), "head");
+    for (const memo of memos) await memo.get(at(10n), "past");
+    expect(boards.bytes).toBe(7 * each);
+    expect(memos.every((m) => m.has(9_000n) && !m.has(10n))).toBe(true);
   });
 });

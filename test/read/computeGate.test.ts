@@ -1,11 +1,14 @@
 /**
  * The bound on whole-index computations in flight (api/read/computeGate.ts): slots per lane, a bounded queue served
  * oldest first, a wait deadline, and the refusal a client sees (503 INDEX_UNAVAILABLE busy with Retry-After); the
- * head's lane is never behind the past lane.
+ * head's lane is never behind the past lane; a request's computations (a profile's several rankings) admitted one
+ * place each, all or none, and charged for the ones it is first for.
  */
+import type { Context } from "hono";
 import { describe, expect, it } from "vitest";
 import { IndexBusyError } from "../../api/http/errors";
 import { ComputeGate, laneSlots } from "../../api/read/computeGate";
+import { admitComputation, type IndexRuntime } from "../../api/read/runtime";
 
 /** A computation that ends when told to. */
 function held() {
@@ -107,5 +110,46 @@ describe("the compute gate", () => {
     expect(laneSlots(2)).toEqual({ head: 1, past: 1 });
     expect(laneSlots(5)).toEqual({ head: 1, past: 4 });
     expect(laneSlots(1)).toEqual({ head: 1, past: 1 });
+  });
+});
+
+describe("admitting a request's computations (api/read/runtime.ts admitComputation)", () => {
+  /** A memo that holds the blocks of `held`. */
+  const memo = (name: string, held: bigint[] = []) => ({ name, has: (b: bigint) => held.includes(b) });
+  const runtime = (g: ComputeGate, charged: number[]) =>
+    ({
+      gate: g,
+      chargeCompute: async (_c: unknown, n: number) => {
+        charged.push(n);
+      },
+    }) as unknown as IndexRuntime;
+  const c = {} as Context;
+
+  it("one place per ranking to compute, all or none; charged once for the ones it is first for; held ones are free", async () => {
+    const g = gate({ slots: 1, queue: 2, waitMs: 5_000 });
+    const charged: number[] = [];
+    const rt = runtime(g, charged);
+    const work = held();
+    // A profile-like request: three rankings, one of them held — two places, charged for two.
+    const first = admitComputation(rt, c, [memo("a"), memo("b"), memo("ve", [7n])], 7n, () => work.ended);
+    await Promise.resolve();
+    expect(charged).toEqual([2]);
+    // Two more to compute but one place left: refused, and the place it took given back.
+    const refused = await admitComputation(rt, c, [memo("c"), memo("d")], 7n, async () => "never").catch(
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(IndexBusyError);
+    expect(charged).toEqual([2]);
+    // Joining `a` (computed by the first) and `c`: only `c` is charged.
+    expect(await admitComputation(rt, c, [memo("a"), memo("c")], 7n, async () => "joined")).toBe("joined");
+    expect(charged).toEqual([2, 1]);
+    // The head, or a block every memo holds: no place, no charge.
+    expect(await admitComputation(rt, c, [memo("x"), memo("y"), memo("z")], null, async () => "head")).toBe("head");
+    expect(await admitComputation(rt, c, [memo("x", [7n])], 7n, async () => "held")).toBe("held");
+    expect(charged).toEqual([2, 1]);
+    work.done();
+    await first;
+    // Every place given back.
+    expect(await admitComputation(rt, c, [memo("p"), memo("q"), memo("r")], 8n, async () => 3)).toBe(3);
   });
 });

@@ -237,6 +237,20 @@ async function ponderDdl(): Promise<{ tables: string[]; indexes: string[] }> {
   return { tables: ddl.tables.sql.filter((t) => !t.includes('"_reorg__')), indexes: ddl.indexes.sql };
 }
 
+/**
+ * The protocol's tables (the activity feed, the duration boards' entries, hours and totals) with their indexes, empty:
+ * the synthetic index is of locks only, but the duration boards and the profile read these, so every ranking is still
+ * one statement on the whole-index pool (test/index/timeTravelFlood.test.ts floods them).
+ */
+async function protocolDdl(): Promise<string[]> {
+  const kit = (await import(path.join(REPO_ROOT, "node_modules/ponder/dist/esm/drizzle/kit/index.js"))) as {
+    getSql(schema: object): { tables: { sql: string[] }; indexes: { sql: string[] } };
+  };
+  const { protocolEvent, boardEntry, boardHour, boardTotal } = ponderSchema;
+  const ddl = kit.getSql({ protocolEvent, boardEntry, boardHour, boardTotal });
+  return [...ddl.tables.sql.filter((t) => !t.includes('"_reorg__')), ...ddl.indexes.sql];
+}
+
 /** Ponder's checkpoint table (database/index.js creates it beside the app's tables). */
 const CHECKPOINT_DDL = `CREATE TABLE "_ponder_checkpoint" ("chain_name" text PRIMARY KEY, "chain_id" bigint NOT NULL,
   "safe_checkpoint" varchar(75) NOT NULL, "latest_checkpoint" varchar(75) NOT NULL,
@@ -246,7 +260,7 @@ const CHECKPOINT_DDL = `CREATE TABLE "_ponder_checkpoint" ("chain_name" text PRI
 export async function createSyntheticTables(exec: Exec, schema: string): Promise<void> {
   await exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   await exec(`SET search_path TO "${schema}"`);
-  for (const ddl of [...(await ponderDdl()).tables, CHECKPOINT_DDL]) await exec(ddl);
+  for (const ddl of [...(await ponderDdl()).tables, ...(await protocolDdl()), CHECKPOINT_DDL]) await exec(ddl);
 }
 
 type Exec = (text: string, params?: unknown[]) => Promise<unknown>;
