@@ -8,7 +8,7 @@ import { answerTurns } from "./http/answerTurns";
 import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/cancellation";
 import { createClientIpResolver } from "./http/clientIp";
 import { edge } from "./http/edge";
-import type { AppEnv } from "./http/env";
+import { type AppBindings, type AppEnv, STREAM_HUB_REQUEST } from "./http/env";
 import { NotFoundError } from "./http/errors";
 import { methodPolicy } from "./http/methods";
 import type { NodeHotPath } from "./http/nodeHotPath";
@@ -92,6 +92,7 @@ export function createApp(input: AppDepsInput): ApiApp {
     onDurationBoardComputed: () => metrics.durationBoardComputations.inc(),
     onWait: (outcome) => metrics.minBlockWaits.inc({ of: "index", outcome }),
     chargeCompute: async (c) => {
+      if ((c.env as AppBindings | undefined)?.[STREAM_HUB_REQUEST] === true) return;
       await chargeRateLimit(c, "index", rateLimitOptions, REQUEST_COST.computedBlock);
     },
     onGate: {

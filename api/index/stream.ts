@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { AppContext, AppEnv } from "../http/env";
+import { type AppContext, type AppEnv, STREAM_HUB_REQUEST } from "../http/env";
 import { BadParamsError, IndexUnavailableError, RateLimitedError } from "../http/errors";
 import { PARAM_PATTERNS } from "../http/params";
 import type { StreamMetrics } from "../observability/streamMetrics";
@@ -169,7 +169,7 @@ export function registerStreamRoute(
   const hub = new StreamHub(
     rt,
     async (path) => {
-      const res = await router.request(path);
+      const res = await router.request(path, undefined, { [STREAM_HUB_REQUEST]: true });
       if (res.status === 404) return null;
       const text = await res.text();
       if (res.status !== 200) throw new Error(`stream answer ${path}: ${res.status} ${text.slice(0, 200)}`);

@@ -366,17 +366,26 @@ export class StreamHub {
   /** The topics' answers at `block`, each fetched once per call chain (`answers`), written in the topics' order. */
   async #send(streams: EventStream[], block: bigint, topics: readonly Topic[], answers: AnswerMemo): Promise<void> {
     if (topics.length === 0) return;
-    const texts = await Promise.all(
+    // Each topic on its own: one failed answer (warned) does not take the block's other topics with it.
+    const texts = await Promise.allSettled(
       topics.map((t) =>
         answers.get(`${t.key}@${block}`, () =>
           this.fetchAnswer(`${t.path}${t.path.includes("?") ? "&" : "?"}block=${block}`),
         ),
       ),
     );
+    for (const r of texts) {
+      if (r.status === "rejected") {
+        this.rt.warn("index stream", "index stream answer failed", {
+          error: (r.reason as Error).name,
+          cause: causeOf(r.reason),
+        });
+      }
+    }
     for (const s of streams) {
       topics.forEach((t, i) => {
-        const text = texts[i];
-        if (text != null) s.event(block, t.event, text);
+        const r = texts[i];
+        if (r?.status === "fulfilled" && r.value != null) s.event(block, t.event, r.value);
       });
     }
   }

@@ -357,4 +357,35 @@ describe("GET /api/index/v1/stream on the API processes", () => {
     expect(s.events.slice(opened).map((e) => [e.id, JSON.parse(e.data).window])).toEqual([[out, "24h"]]);
     s.close();
   }, 60_000);
+
+  it("the hub's own answers are charged to no client: a tight compute budget loses no block", async () => {
+    // RATE_LIMIT_MAX 20: two computed answers (stats, ve board; 9 each) would spend it in one block had the hub's
+    // in-process requests shared the "unknown" address's budget, as they did.
+    const tight = await spawnService({
+      rpcUrl: chain.devnet.rpcUrl,
+      manifestFile: chain.manifestFile,
+      databaseUrl,
+      env: { REDIS_URL: "", LOG_LEVEL: "error", RATE_LIMIT_MAX: "20" },
+      command: "api",
+      schema: "s_v1",
+      viewsSchema: "s",
+    });
+    try {
+      await tight.waitFor200("/ready", 60_000);
+      const s = await openStream(tight, "stats&board=ve");
+      await s.until((e) => e.event === "board");
+      const blocks: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        await create(DEVNET_ACCOUNTS.dave, 1_000n);
+        blocks.push((await headBlock(chain.devnet)).toString());
+      }
+      for (const block of blocks) {
+        await s.until((e) => e.event === "stats" && e.id === block);
+        await s.until((e) => e.event === "board" && e.id === block);
+      }
+      s.close();
+    } finally {
+      await tight.stop();
+    }
+  }, 90_000);
 });
