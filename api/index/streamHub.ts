@@ -282,7 +282,8 @@ export class StreamHub {
   /** What changed in from..to: with board exits since block from − 1's timestamp when a stream follows a window. */
   async #changes(streams: readonly EventStream[], from: bigint, to: bigint, since: bigint | null) {
     const exits = this.#wantsExits(streams);
-    const start = exits ? (since ?? (await this.#timeOf(from - 1n))) : null;
+    // A time that cannot be had (the node down) costs the range's exits, not its events.
+    const start = exits ? (since ?? (await this.#timeOf(from - 1n).catch(() => null))) : null;
     return this.rt.index.changes(from, to, start);
   }
 
