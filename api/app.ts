@@ -8,7 +8,7 @@ import { answerTurns } from "./http/answerTurns";
 import { deadline, v1DeadlineMs, v1TimeoutError } from "./http/cancellation";
 import { createClientIpResolver } from "./http/clientIp";
 import { edge } from "./http/edge";
-import type { AppEnv } from "./http/env";
+import { type AppBindings, type AppEnv, STREAM_HUB_REQUEST } from "./http/env";
 import { NotFoundError } from "./http/errors";
 import { methodPolicy } from "./http/methods";
 import type { NodeHotPath } from "./http/nodeHotPath";
@@ -93,8 +93,9 @@ export function createApp(input: AppDepsInput): ApiApp {
     onAhead: (answer, outcome) => metrics.computedAhead.inc({ answer, outcome }),
     onWait: (outcome) => metrics.minBlockWaits.inc({ of: "index", outcome }),
     // A GraphQL field's computation is charged to the `graphql` budget its request was counted in; REST's and the
-    // MCP tools' (in-process REST requests) to `index`.
+    // MCP tools' (in-process REST requests) to `index`; the stream hub's reads (code-only marker) to nobody.
     chargeCompute: async (c, computations) => {
+      if ((c.env as AppBindings | undefined)?.[STREAM_HUB_REQUEST] === true) return;
       const budget = c.req.path === GRAPHQL_PATH ? "graphql" : "index";
       await chargeRateLimit(c, budget, rateLimitOptions, REQUEST_COST.computedBlock * computations);
     },

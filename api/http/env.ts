@@ -17,6 +17,13 @@ export const PARENT_HANG_UP = Symbol("hang-up of the served request an in-proces
 export const IN_PROCESS_CLIENT_IP = Symbol("in-process client IP");
 
 /**
+ * Env key of an in-process request the stream hub makes (api/index/streamHub.ts): a topic's answer at a block, once
+ * for every stream that follows it. Its computation is the process's work for all its streams, not one client's, so
+ * it is not charged to a compute budget (all of them would share the "unknown" address's). Only code can set it.
+ */
+export const STREAM_HUB_REQUEST = Symbol("the stream hub's in-process request");
+
+/**
  * A request's env. Served by @hono/node-server (what the API process and `ponder start|serve` use): Node's
  * IncomingMessage and ServerResponse. In process (app.request; an MCP tool call, api/mcp/server.ts): neither, at most
  * the served request's hang-up and client address; with no env given at all, Hono leaves `c.env` undefined, so it is
@@ -25,6 +32,7 @@ export const IN_PROCESS_CLIENT_IP = Symbol("in-process client IP");
 export type AppBindings = Partial<HttpBindings> & {
   [PARENT_HANG_UP]?: CancelSignal;
   [IN_PROCESS_CLIENT_IP]?: string;
+  [STREAM_HUB_REQUEST]?: true;
 };
 
 /** What middleware sets on a request's context. */

@@ -1,7 +1,9 @@
 import type { Hono } from "hono";
-import type { AppContext, AppEnv } from "../http/env";
+import { type AppContext, type AppEnv, STREAM_HUB_REQUEST } from "../http/env";
 import { BadParamsError, IndexUnavailableError, RateLimitedError } from "../http/errors";
+import { PARAM_PATTERNS } from "../http/params";
 import type { StreamMetrics } from "../observability/streamMetrics";
+import { BOARD_WINDOWS, DURATION_BOARDS } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
 import type { RouteDefinition } from "../route/definition";
 import { ADDRESS_PATTERN, UINT256_PATTERN } from "../route/jsonSchema";
@@ -38,10 +40,16 @@ export const streamRoute = {
   summary: "Stream what changed in the index (SSE)",
   description:
     "Server-Sent Events (`text/event-stream`), one per indexed block in which a topic's answer changed: `id:` the " +
-    "block number, `event:` the topic (`lock`, `account`, `board`, `stats`), `data:` exactly the JSON the topic's REST " +
-    "route answers at that block (`GET /locks/{id}`, `GET /accounts/{address}/locks`, the first page of " +
-    "`GET /leaderboards/ve`, `GET /stats` with `?block=` the event's id). A block with no indexed event concerning a " +
-    "topic sends nothing for it; time alone (ve decaying) is not a change. On open, each topic's answer at the head; " +
+    "block number, `event:` the topic (`lock`, `account`, `board`, `stats`, `activity`), `data:` exactly the JSON the " +
+    "topic's REST route answers at that block (`GET /locks/{id}`, `GET /accounts/{address}/locks`, the first page of " +
+    "`GET /leaderboards/ve` or `GET /leaderboards/{board}?window=`, `GET /stats`, the first page of " +
+    "`GET /activity?kind=`, with `block=` the event's id). A change is an indexed event that concerns the topic (a " +
+    "lock's events; an account's lock events and the Furnace, royalty and MineCore events naming it; ve and stats: " +
+    "any lock event; a duration board: an event of its source kind; activity: an event of its kinds) or, for a " +
+    "windowed duration board, an entry leaving the window (at the first block whose timestamp T ≥ the entry's + the " +
+    "window); time alone (ve decaying) is not. A duration board's window is `window=` (one for the stream's boards, " +
+    "default 7d) or its own (`board=takeovers:24h`); activity's kinds are `kind=` or its value " +
+    "(`activity=takeover,unlock`). On open, each topic's answer at the head; " +
     "with `Last-Event-ID` (the header EventSource sends on reconnect, or `?lastEventId=`), instead the blocks missed " +
     "since (at most STREAM_REPLAY_BLOCKS, else one `reset` event: re-read). On a reorg, one `reorg` event names the " +
     "orphaned blocks, then every topic's answer at the new head. A comment line (`:`) every 15 s keeps proxies open. " +
@@ -52,7 +60,9 @@ export const streamRoute = {
   response: { schema: { type: "string" }, example: EXAMPLE_EVENTS },
 } as const satisfies RouteDefinition;
 
-/** The stream's query parameters, each repeatable, for the OpenAPI document. */
+const WINDOWS = Object.keys(BOARD_WINDOWS).join("|");
+
+/** The stream's query parameters, for the OpenAPI document. */
 export const STREAM_PARAMETERS = [
   {
     name: "lock",
@@ -76,8 +86,38 @@ export const STREAM_PARAMETERS = [
   {
     name: "board",
     in: "query",
-    description: "A leaderboard: `ve`, its first page in each block with any lock event.",
-    schema: { type: "string", enum: ["ve"] },
+    description:
+      "A leaderboard (repeatable): `ve` (its first page in each block with a lock event), or a duration board, " +
+      "optionally with its window (`takeovers`, `takeovers:24h`): its first page in each block with an event of its " +
+      "source kind or an entry leaving its window.",
+    schema: {
+      type: "array",
+      items: { type: "string", pattern: `^(ve|(${DURATION_BOARDS.join("|")})(:(${WINDOWS}))?)$` },
+    },
+    style: "form",
+    explode: true,
+    example: ["takeovers:24h"],
+  },
+  {
+    name: "window",
+    in: "query",
+    description: "The window of the duration board topics that name none (default 7d); only with one of them.",
+    schema: { type: "string", enum: Object.keys(BOARD_WINDOWS) },
+  },
+  {
+    name: "activity",
+    in: "query",
+    description:
+      "The activity feed (`?activity`, or `?activity=takeover,unlock` for those kinds): its first page in each " +
+      "block with an event of its kinds.",
+    schema: { type: "string", pattern: PARAM_PATTERNS.kinds },
+    allowEmptyValue: true,
+  },
+  {
+    name: "kind",
+    in: "query",
+    description: "The kinds of an `activity` topic given without a value, comma-separated (as GET /activity's).",
+    schema: { type: "string", pattern: PARAM_PATTERNS.kinds },
   },
   {
     name: "stats",
@@ -129,7 +169,7 @@ export function registerStreamRoute(
   const hub = new StreamHub(
     rt,
     async (path) => {
-      const res = await router.request(path);
+      const res = await router.request(path, undefined, { [STREAM_HUB_REQUEST]: true });
       if (res.status === 404) return null;
       const text = await res.text();
       if (res.status !== 200) throw new Error(`stream answer ${path}: ${res.status} ${text.slice(0, 200)}`);

@@ -4,7 +4,9 @@
  * of the new blocks concern (LockIndex.changes), and for each stream and each block in which one of its topics
  * changed writes one event whose data is the REST route's answer at that block — fetched once per topic and block
  * however many streams follow it, through the route itself (no second query path). A head below the last one is a
- * reorg: every stream is told which blocks were orphaned, then gets its topics' answers at the new head.
+ * reorg: every stream is told which blocks were orphaned, then gets its topics' answers at the new head. When a
+ * stream follows a windowed duration board, the hub also asks which board entries left a window since the last
+ * head's timestamp (it keeps that timestamp; else the block clock or the node gives it).
  */
 import type { StreamMetrics } from "../observability/streamMetrics";
 import { causeOf } from "../observability/throttle";
@@ -16,6 +18,58 @@ import type { Topic } from "./streamTopics";
 export type AnswerFetcher = (pathAndQuery: string) => Promise<string | null>;
 
 export type StreamLimits = { max: number; perIp: number; heartbeatMs: number; replayBlocks: number };
+
+/** Bytes of answer text the hub keeps for all its streams (the shared answers), oldest out. */
+export const STREAM_ANSWER_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The answers by topic and block, shared by every stream, bounded by the bytes of their text (one char a byte: the
+ * answers are ASCII JSON), oldest first out: a board's first page is ~100 kB, a lock's 1 kB, so a count says nothing
+ * of the memory. A failed read is not remembered (the next stream or block asks again).
+ */
+export class AnswerMemo {
+  readonly #kept = new Map<string, { answer: Promise<string | null>; bytes: number }>();
+  #bytes = 0;
+
+  constructor(readonly maxBytes = STREAM_ANSWER_BYTES) {}
+
+  /** Bytes of the settled answers kept now. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get size(): number {
+    return this.#kept.size;
+  }
+
+  get(key: string, fetch: () => Promise<string | null>): Promise<string | null> {
+    const found = this.#kept.get(key);
+    if (found) return found.answer;
+    const entry = { answer: fetch(), bytes: 0 };
+    this.#kept.set(key, entry);
+    entry.answer.then(
+      (text) => {
+        if (this.#kept.get(key) !== entry) return;
+        entry.bytes = text?.length ?? 0;
+        this.#bytes += entry.bytes;
+        this.#fit();
+      },
+      () => {
+        if (this.#kept.get(key) === entry) this.#kept.delete(key);
+      },
+    );
+    return entry.answer;
+  }
+
+  /** Oldest out until the bytes fit; the newest answer stays whatever its size (its streams are being written). */
+  #fit(): void {
+    for (const [key, entry] of this.#kept) {
+      if (this.#bytes <= this.maxBytes || this.#kept.size === 1) return;
+      this.#kept.delete(key);
+      this.#bytes -= entry.bytes;
+    }
+  }
+}
 
 /** Bytes a stream may have waiting in the server before it counts as unread and is closed. */
 export const STREAM_MAX_QUEUED_BYTES = 1024 * 1024;
@@ -123,18 +177,23 @@ export class StreamHub {
   #queue: Promise<void> = Promise.resolve();
   #unsubscribe: (() => void) | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
+  /** The timestamp of #last when known: where the next head's board exits start. */
+  #lastTime: bigint | null = null;
   /**
    * Answers by topic and block, shared by every stream: 10,000 streams opening on one topic cost one read, not 10,000.
-   * A block's answer changes only if a reorg replaces the block, when this is cleared.
+   * A block's answer changes only if a reorg replaces the block, when this is replaced.
    */
-  #answers = new Map<string, Promise<string | null>>();
+  #answers: AnswerMemo;
 
   constructor(
     readonly rt: IndexRuntime,
     readonly fetchAnswer: AnswerFetcher,
     readonly limits: StreamLimits,
     readonly metrics?: StreamMetrics,
-  ) {}
+    readonly answerBytes = STREAM_ANSWER_BYTES,
+  ) {
+    this.#answers = new AnswerMemo(answerBytes);
+  }
 
   get size(): number {
     return this.#streams.size;
@@ -181,7 +240,8 @@ export class StreamHub {
   }
 
   #idle(): void {
-    this.#answers = new Map();
+    this.#answers = new AnswerMemo(this.answerBytes);
+    this.#lastTime = null;
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     clearInterval(this.#heartbeat);
@@ -198,8 +258,33 @@ export class StreamHub {
   }
 
   async #head(): Promise<bigint> {
-    if (this.#last === null) this.#last = (await this.rt.index.probe(null)).head.block;
+    if (this.#last === null) {
+      const { head } = await this.rt.index.probe(null);
+      this.#last = head.block;
+      this.#lastTime = head.time;
+    }
     return this.#last;
+  }
+
+  /** Whether a stream follows a windowed duration board (only then are board exits read). */
+  #wantsExits(streams: readonly EventStream[]): boolean {
+    return streams.some((s) => s.topics.some((t) => t.exits === true));
+  }
+
+  /** Block `block`'s timestamp: the block clock's, the index's (an event in it, or the head), else the node's. */
+  async #timeOf(block: bigint): Promise<bigint> {
+    const cached = this.rt.clock.cached(block);
+    if (cached !== null) return cached;
+    const { head, eventTime } = await this.rt.index.probe(block);
+    return this.rt.clock.known(block, head, eventTime) ?? (await this.rt.clock.fromNode(block, head, this.rt.rpc));
+  }
+
+  /** What changed in from..to: with board exits since block from − 1's timestamp when a stream follows a window. */
+  async #changes(streams: readonly EventStream[], from: bigint, to: bigint, since: bigint | null) {
+    const exits = this.#wantsExits(streams);
+    // A time that cannot be had (the node down) costs the range's exits, not its events.
+    const start = exits ? (since ?? (await this.#timeOf(from - 1n).catch(() => null))) : null;
+    return this.rt.index.changes(from, to, start);
   }
 
   async #catchUp(stream: EventStream, lastEventId: bigint | null): Promise<void> {
@@ -216,7 +301,7 @@ export class StreamHub {
       stream.event(head, "reset", JSON.stringify({ reason: "too_far_behind", lastEventId: lastEventId.toString() }));
       return;
     }
-    const changes = (await this.rt.index.changes(lastEventId + 1n, head)).value;
+    const changes = (await this.#changes([stream], lastEventId + 1n, head, null)).value;
     await this.#replay([stream], changes, answers);
   }
 
@@ -229,9 +314,8 @@ export class StreamHub {
     }
     if (block === last) return;
     const streams = [...this.#streams];
-    if (block < last) this.#answers = new Map();
-    // Bounded: the entries of the last few thousand topic-blocks; a miss only costs a read.
-    if (this.#answers.size > 10_000) this.#answers = new Map();
+    const since = this.#lastTime;
+    if (block < last) this.#answers = new AnswerMemo(this.answerBytes);
     const answers = this.#answers;
     if (block < last) {
       const data = JSON.stringify({
@@ -240,25 +324,26 @@ export class StreamHub {
       });
       for (const s of streams) s.event(block, "reorg", data);
       this.#last = block;
+      this.#lastTime = null;
       await Promise.all(streams.map((s) => this.#send([s], block, s.topics, answers)));
       return;
     }
     this.#last = block;
     if (block - last > BigInt(this.limits.replayBlocks)) {
+      this.#lastTime = null;
       const data = JSON.stringify({ reason: "too_far_behind", lastEventId: last.toString() });
       for (const s of streams) s.event(block, "reset", data);
       return;
     }
-    const changes = (await this.rt.index.changes(last + 1n, block)).value;
-    await this.#replay(streams, changes, answers);
+    this.#lastTime = null;
+    const read = await this.#changes(streams, last + 1n, block, since);
+    // When the range's end is the head the statement saw, its timestamp starts the next range's exits.
+    if (read.head.block === block) this.#lastTime = read.head.time;
+    await this.#replay(streams, read.value, answers);
   }
 
   /** For each block with changes (ascending), each stream's topics that changed in it. */
-  async #replay(
-    streams: EventStream[],
-    changes: BlockChange[],
-    answers: Map<string, Promise<string | null>>,
-  ): Promise<void> {
+  async #replay(streams: EventStream[], changes: BlockChange[], answers: AnswerMemo): Promise<void> {
     const byBlock = new Map<bigint, BlockChange[]>();
     for (const c of changes) {
       const list = byBlock.get(c.block);
@@ -280,30 +365,28 @@ export class StreamHub {
   }
 
   /** The topics' answers at `block`, each fetched once per call chain (`answers`), written in the topics' order. */
-  async #send(
-    streams: EventStream[],
-    block: bigint,
-    topics: readonly Topic[],
-    answers: Map<string, Promise<string | null>>,
-  ): Promise<void> {
+  async #send(streams: EventStream[], block: bigint, topics: readonly Topic[], answers: AnswerMemo): Promise<void> {
     if (topics.length === 0) return;
-    const texts = await Promise.all(
-      topics.map((t) => {
-        const key = `${t.key}@${block}`;
-        let answer = answers.get(key);
-        if (answer === undefined) {
-          answer = this.fetchAnswer(`${t.path}?block=${block}`);
-          answers.set(key, answer);
-          // A failed read is not remembered: the next stream or block asks again.
-          answer.catch(() => answers.delete(key));
-        }
-        return answer;
-      }),
+    // Each topic on its own: one failed answer (warned) does not take the block's other topics with it.
+    const texts = await Promise.allSettled(
+      topics.map((t) =>
+        answers.get(`${t.key}@${block}`, () =>
+          this.fetchAnswer(`${t.path}${t.path.includes("?") ? "&" : "?"}block=${block}`),
+        ),
+      ),
     );
+    for (const r of texts) {
+      if (r.status === "rejected") {
+        this.rt.warn("index stream", "index stream answer failed", {
+          error: (r.reason as Error).name,
+          cause: causeOf(r.reason),
+        });
+      }
+    }
     for (const s of streams) {
       topics.forEach((t, i) => {
-        const text = texts[i];
-        if (text != null) s.event(block, t.event, text);
+        const r = texts[i];
+        if (r?.status === "fulfilled" && r.value != null) s.event(block, t.event, r.value);
       });
     }
   }

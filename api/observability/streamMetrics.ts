@@ -25,7 +25,7 @@ export function createStreamMetrics(): StreamMetrics {
   const open = new Gauge("api_streams_open", "Event streams open now in this process.");
   const events = new Counter(
     "api_stream_events_total",
-    "Events written to event streams, by event: a topic's name (lock, account, board, stats), reorg, reset.",
+    "Events written to event streams, by event: a topic's name (lock, account, board, stats, activity), reorg, reset.",
     ["event"],
   );
   const refused = new Counter(

@@ -23,8 +23,10 @@ import {
   type BlockChange,
   BlockTimeUnknownError,
   BOARD_WINDOWS,
+  type BoardExit,
   type BoardIndex,
   type BoardValue,
+  DURATION_BOARDS,
   type EventKey,
   type EventsOf,
   type HolderVe,
@@ -638,25 +640,61 @@ SELECT h.*, a.*, t.*, v.*, w.unlocks FROM head h CROSS JOIN at a CROSS JOIN tota
       });
     },
 
-    async changes(from, to) {
+    async changes(from, to, since) {
       const rows = await run(
         "changes",
         null,
-        { f: from.toString(), u: to.toString() },
-        (ev, p) => sql`rows AS (
-  SELECT e.block_number, e.token_id, e.from_token_id, e.account, e.recipient, e.owner FROM ${ev} e, head
-   WHERE e.block_number BETWEEN ${p("f")}::bigint AND least(${p("u")}::bigint, head.head_block)
+        { f: from.toString(), u: to.toString(), pt: text(since) },
+        (ev, p, _lock, t) => {
+          const inRange = sql`e.block_number BETWEEN ${p("f")}::bigint AND least(${p("u")}::bigint, head.head_block)`;
+          // The windows an entry can leave; the boards by name, so the edge index (board, block_time) is ranged.
+          const windows = Object.entries(BOARD_WINDOWS).filter(([, w]) => w !== null);
+          const wins = sql.raw(windows.map(([label, w]) => `(${w}::bigint, '${label}')`).join(", "));
+          const boards = sql.raw(DURATION_BOARDS.map((b) => `'${b}'`).join(", "));
+          return sql`lk AS (
+  SELECT e.kind, e.block_number, e.block_time, e.token_id, e.from_token_id, e.account, e.recipient AS other, e.owner
+    FROM ${ev} e, head WHERE ${inRange}
+), pe AS (
+  SELECT e.kind, e.block_number, e.block_time, e.account, e.other FROM ${t.protocol} e, head WHERE ${inRange}
+), marks AS (
+  SELECT block_number AS mb, block_time AS mt FROM lk UNION SELECT block_number, block_time FROM pe
+  UNION
+  SELECT least(${p("u")}::bigint, h.head_block),
+         CASE WHEN ${p("u")}::bigint >= h.head_block THEN h.head_time
+              ELSE (SELECT e.block_time FROM ${ev} e WHERE e.block_number = ${p("u")}::bigint LIMIT 1) END
+    FROM head h
+), wins(w, label) AS (VALUES ${wins}
+), exits AS (
+  SELECT DISTINCT x.board, wins.label,
+         (SELECT min(m.mb) FROM marks m WHERE m.mt - wins.w >= x.block_time) AS block_number
+    FROM ${t.entry} x, wins
+   WHERE ${p("pt")}::bigint IS NOT NULL AND x.board IN (${boards})
+     AND x.block_time > ${p("pt")}::bigint - wins.w AND x.block_time <= (SELECT max(mt) FROM marks) - wins.w
+), rows AS (
+  SELECT true AS lock, kind, block_number, token_id, from_token_id, account, other, owner,
+         NULL::text AS board, NULL::text AS win FROM lk
+  UNION ALL
+  SELECT false, kind, block_number, NULL::numeric, NULL::numeric, account, other, NULL::text, NULL, NULL FROM pe
+  UNION ALL
+  SELECT false, NULL, block_number, NULL, NULL, NULL, NULL, NULL, board, label FROM exits
 )
-SELECT h.*, a.*, r.* FROM head h CROSS JOIN at a LEFT JOIN rows r ON true ORDER BY r.block_number`,
+SELECT h.*, a.*, r.* FROM head h CROSS JOIN at a LEFT JOIN rows r ON true ORDER BY r.block_number`;
+        },
       );
       return answer(rows, (rs) => {
         const out: BlockChange[] = [];
         for (const r of rs) {
           if (r.block_number == null) continue;
           const block = big(r.block_number);
-          const tokenIds = [big(r.token_id), ...(r.from_token_id == null ? [] : [big(r.from_token_id)])];
-          const accounts = [r.account, r.recipient, r.owner].filter((x) => x != null).map((x) => String(x) as Address);
-          out.push({ block, tokenIds, accounts });
+          if (r.board != null) {
+            const exit = { board: String(r.board), window: String(r.win) } as BoardExit;
+            out.push({ block, tokenIds: [], accounts: [], kind: null, lock: false, exit });
+            continue;
+          }
+          const tokenIds =
+            r.token_id == null ? [] : [big(r.token_id), ...(r.from_token_id == null ? [] : [big(r.from_token_id)])];
+          const accounts = [r.account, r.other, r.owner].filter((x) => x != null).map((x) => String(x) as Address);
+          out.push({ block, tokenIds, accounts, kind: String(r.kind), lock: r.lock === true, exit: null });
         }
         return out;
       });

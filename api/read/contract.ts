@@ -99,12 +99,34 @@ export interface LockIndex {
   /** Every holder with ve > 0 at the block: ve descending, then address ascending (byte order). */
   holders(at: ReadAt): Promise<AtBlock<HolderVe[]>>;
   stats(at: ReadAt): Promise<AtBlock<LockStats>>;
-  /** Who the events of blocks from..to (inclusive, capped at the head) concern, by block: the streams' one read per block. */
-  changes(from: bigint, to: bigint): Promise<AtBlock<BlockChange[]>>;
+  /**
+   * What changed in blocks from..to (inclusive, capped at the head), by block: the streams' one read per block. Each
+   * event (lock_event and protocol_event) and, when `since` is given (the timestamp of block from − 1), each duration
+   * board entry that left a trailing window in the range (BoardExit).
+   */
+  changes(from: bigint, to: bigint, since?: bigint | null): Promise<AtBlock<BlockChange[]>>;
 }
 
-/** One event's reach, for the streams (api/index/stream.ts): its block, the locks and the accounts it touches. */
-export type BlockChange = { block: bigint; tokenIds: bigint[]; accounts: Address[] };
+/**
+ * A duration board entry leaving a window: an entry of time ts counts at a block of time T iff ts > T − window, so
+ * it leaves at the first block whose T ≥ ts + window — here the first block of the range whose time the index knows
+ * (one with an event, or the range's end when it is the head) at or past it.
+ */
+export type BoardExit = { board: DurationBoard; window: Exclude<BoardWindow, "lifetime"> };
+
+/**
+ * One change's reach, for the streams (api/index/stream.ts) — an event: its block, the locks and accounts it
+ * touches, its activity kind (`create`…, `takeover`…), `lock` whether it is a VeLockNFT event; or a board exit
+ * (no locks, accounts or kind).
+ */
+export type BlockChange = {
+  block: bigint;
+  tokenIds: bigint[];
+  accounts: Address[];
+  kind: string | null;
+  lock: boolean;
+  exit: BoardExit | null;
+};
 
 /** The index has no checkpoint yet: Ponder has not started (or not finished its first batch). */
 export class IndexNotStartedError extends Error {

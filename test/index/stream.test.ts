@@ -91,7 +91,7 @@ async function openStream(base: ServiceChild, query: string, headers: Record<str
 }
 
 async function restAt(base: ServiceChild, path: string, block: string): Promise<unknown> {
-  const res = await fetch(`${base.url}${BASE}${path}?block=${block}`);
+  const res = await fetch(`${base.url}${BASE}${path}${path.includes("?") ? "&" : "?"}block=${block}`);
   expect(res.status, path).toBe(200);
   return res.json();
 }
@@ -140,6 +140,12 @@ describe("GET /api/index/v1/stream on the API processes", () => {
       ["stats=1", {}],
       ["nope=1", {}],
       ["stats", { "last-event-id": "x1" }],
+      ["board=nope", {}],
+      ["board=ve:7d", {}],
+      ["board=takeovers&window=1h", {}],
+      ["board=ve&window=7d", {}],
+      ["activity&kind=nope", {}],
+      ["stats&kind=create", {}],
     ] as const) {
       const res = await fetch(`${a.url}${BASE}/stream?${query}`, { headers });
       expect(res.status, query).toBe(400);
@@ -290,4 +296,96 @@ describe("GET /api/index/v1/stream on the API processes", () => {
     expect(status).toBe(200);
     for (const s of open) s.close();
   });
+
+  it("a duration board and the activity feed send in a block with an event of their kinds, and only then", async () => {
+    const furnace = await openStream(a, "board=furnace-claim&window=24h&activity&kind=furnace-enter");
+    const takeovers = await openStream(a, "board=takeovers:24h&activity=takeover");
+    for (const s of [furnace, takeovers]) {
+      expect(s.res.status).toBe(200);
+      await s.until((e) => e.event === "board");
+      await s.until((e) => e.event === "activity");
+    }
+    // A lock entered through the Furnace: a furnace-enter event (and a lock's create), no takeover.
+    await create(DEVNET_ACCOUNTS.bob, 1_300n);
+    const block = (await headBlock(chain.devnet)).toString();
+    const board = await furnace.until((e) => e.event === "board" && e.id === block);
+    const feed = await furnace.until((e) => e.event === "activity" && e.id === block);
+    expect(JSON.parse(board.data)).toEqual(await restAt(a, "/leaderboards/furnace-claim?window=24h", block));
+    const items = JSON.parse(feed.data) as { events: { kind: string; blockNumber: string }[] };
+    expect(items).toEqual(await restAt(a, "/activity?kind=furnace-enter", block));
+    expect(items.events[0]).toMatchObject({ kind: "furnace-enter", blockNumber: block });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(takeovers.events.filter((e) => e.id === block)).toEqual([]);
+    furnace.close();
+    takeovers.close();
+  });
+
+  it("a windowed board sends when an entry leaves its window, at the first block past it; a longer window does not", async () => {
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    const { publicClient, testClient } = chain.devnet.clients;
+    const now = (await publicClient.getBlock()).timestamp;
+    // The oldest entry still inside the 24 h window (the seed's "day" phase) of a board that sums or counts (a
+    // maximum may not move when one entry leaves): it leaves at its time + 24 h.
+    const { rows } = await db.query(
+      `SELECT board, account, block_time::text AS t FROM s.board_entry
+        WHERE block_time > $1 AND board <> 'longest-reign' ORDER BY block_time LIMIT 1`,
+      [String(now - 86_400n)],
+    );
+    await db.end();
+    const entry = rows[0] as { board: string; account: string; t: string };
+    expect(entry, "the seed puts board events inside the last 24 h").toBeDefined();
+    const s = await openStream(a, `board=${entry.board}:24h&board=${entry.board}:7d`);
+    await s.until((e) => e.event === "board" && JSON.parse(e.data).window === "7d");
+    const opened = s.events.length;
+    // One block a second before the entry leaves (nothing for either window), then the block it leaves at.
+    await testClient.setNextBlockTimestamp({ timestamp: BigInt(entry.t) + 86_400n - 1n });
+    await testClient.mine({ blocks: 1 });
+    const before = (await headBlock(chain.devnet)).toString();
+    await testClient.setNextBlockTimestamp({ timestamp: BigInt(entry.t) + 86_400n });
+    await testClient.mine({ blocks: 1 });
+    const out = (await headBlock(chain.devnet)).toString();
+    const ev = await s.until((e) => e.event === "board" && e.id === out);
+    expect(JSON.parse(ev.data).window).toBe("24h");
+    expect(JSON.parse(ev.data)).toEqual(await restAt(a, `/leaderboards/${entry.board}?window=24h`, out));
+    // The entry's account weighs less on the board (or is off it) once its entry is out.
+    type Board = { rows: { address: string; value: string }[] };
+    const figureOf = (b: Board) => BigInt(b.rows.find((r) => r.address.toLowerCase() === entry.account)?.value ?? 0);
+    const inside = (await restAt(a, `/leaderboards/${entry.board}?window=24h`, before)) as Board;
+    expect(figureOf(JSON.parse(ev.data) as Board)).toBeLessThan(figureOf(inside));
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(s.events.slice(opened).map((e) => [e.id, JSON.parse(e.data).window])).toEqual([[out, "24h"]]);
+    s.close();
+  }, 60_000);
+
+  it("the hub's own answers are charged to no client: a tight compute budget loses no block", async () => {
+    // RATE_LIMIT_MAX 20: two computed answers (stats, ve board; 9 each) would spend it in one block had the hub's
+    // in-process requests shared the "unknown" address's budget, as they did.
+    const tight = await spawnService({
+      rpcUrl: chain.devnet.rpcUrl,
+      manifestFile: chain.manifestFile,
+      databaseUrl,
+      env: { REDIS_URL: "", LOG_LEVEL: "error", RATE_LIMIT_MAX: "20" },
+      command: "api",
+      schema: "s_v1",
+      viewsSchema: "s",
+    });
+    try {
+      await tight.waitFor200("/ready", 60_000);
+      const s = await openStream(tight, "stats&board=ve");
+      await s.until((e) => e.event === "board");
+      const blocks: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        await create(DEVNET_ACCOUNTS.dave, 1_000n);
+        blocks.push((await headBlock(chain.devnet)).toString());
+      }
+      for (const block of blocks) {
+        await s.until((e) => e.event === "stats" && e.id === block);
+        await s.until((e) => e.event === "board" && e.id === block);
+      }
+      s.close();
+    } finally {
+      await tight.stop();
+    }
+  }, 90_000);
 });

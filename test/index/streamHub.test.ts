@@ -3,7 +3,7 @@
  * every byte; one that leaves STREAM_MAX_QUEUED_BYTES unread is closed and counted `unread`, and its memory let go.
  */
 import { describe, expect, it } from "vitest";
-import { EventStream, STREAM_MAX_QUEUED_BYTES } from "../../api/index/streamHub";
+import { AnswerMemo, EventStream, STREAM_MAX_QUEUED_BYTES } from "../../api/index/streamHub";
 import { createStreamMetrics } from "../../api/observability/streamMetrics";
 
 const event = "x".repeat(16 * 1024);
@@ -39,5 +39,50 @@ describe("EventStream", () => {
     expect(metrics.dropped.get({ reason: "unread" })).toBe(1);
     // The queue is discarded (the stream errors, so the server aborts the response instead of flushing a megabyte).
     await expect(s.body.getReader().read()).rejects.toThrow("unread");
+  });
+});
+
+describe("AnswerMemo: the hub's shared answers, bounded by bytes", () => {
+  const text = (n: number, c = "x") => c.repeat(n);
+
+  it("one fetch per key however many ask; oldest out once the bytes pass the bound", async () => {
+    const memo = new AnswerMemo(1000);
+    let fetched = 0;
+    const fetch = (n: number) => () => {
+      fetched++;
+      return Promise.resolve(text(n));
+    };
+    const [a, b] = await Promise.all([memo.get("a@1", fetch(400)), memo.get("a@1", fetch(400))]);
+    expect(a).toBe(b);
+    expect(fetched).toBe(1);
+    await memo.get("b@1", fetch(400));
+    expect(memo.bytes).toBe(800);
+    await memo.get("c@1", fetch(400));
+    // 1200 > 1000: the oldest (a) went; b and c stay.
+    expect([memo.size, memo.bytes]).toEqual([2, 800]);
+    await memo.get("a@1", fetch(400));
+    expect(fetched).toBe(4);
+    expect([memo.size, memo.bytes]).toEqual([2, 800]);
+  });
+
+  it("a single answer above the bound is kept alone; a failed fetch is not kept", async () => {
+    const memo = new AnswerMemo(1000);
+    await memo.get("small", () => Promise.resolve(text(10)));
+    await memo.get("huge", () => Promise.resolve(text(5000)));
+    expect([memo.size, memo.bytes]).toEqual([1, 5000]);
+    await expect(memo.get("bad", () => Promise.reject(new Error("down")))).rejects.toThrow("down");
+    await Promise.resolve();
+    expect(memo.size).toBe(1);
+    // A null answer (a lock not minted yet) is kept and costs nothing; the huge one, no longer the newest, goes.
+    expect(await memo.get("none", () => Promise.resolve(null))).toBeNull();
+    expect([memo.size, memo.bytes]).toEqual([1, 0]);
+  });
+
+  it("10,000 answers of 100 kB stay under the bound: 32 MiB by default", async () => {
+    const memo = new AnswerMemo();
+    const page = text(100 * 1024);
+    for (let i = 0; i < 10_000; i++) await memo.get(`board@${i}`, () => Promise.resolve(page));
+    expect(memo.bytes).toBeLessThanOrEqual(32 * 1024 * 1024);
+    expect(memo.size).toBe(Math.floor((32 * 1024 * 1024) / page.length));
   });
 });
