@@ -14,6 +14,7 @@
  * 20 sockets that send requests and never read them; the API process's RSS and descriptors before and after.
  *
  * Usage: npx tsx bench/index-http.ts [events=520000] [rounds=3] [durationS=3]
+ * Env: PROFILE_DIR — the API process writes a CPU profile (.cpuprofile) there at the end.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -53,7 +54,11 @@ const served = await startServedIndex({
   serverUrl: BENCH_PG_URL,
   schema: SCHEMA,
   synthetic: { events: EVENTS, owners: Math.max(20, Math.round((EVENTS * 95_000) / 520_000)), seed: 31 },
-  env: { RATE_LIMIT_MAX: "1000000000" },
+  // PROFILE_DIR: the API process writes a CPU profile there when the bench ends (node --cpu-prof).
+  env: {
+    RATE_LIMIT_MAX: "1000000",
+    ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
+  },
 });
 const api = served.api;
 const dir = mkdtempSync(path.join(os.tmpdir(), "index-http-"));
@@ -95,6 +100,7 @@ try {
       const body = await res.text();
       if (res.status !== 200) throw new Error(`${p}: ${res.status} ${body}`);
       plan[p] = { statements: recorded.take(), body };
+      if (p === paths[0]) console.log(`${p}: ${plan[p]!.statements.length} statement(s), ${body.length} B answer`);
     }
   }
   await recorded.end();
@@ -143,6 +149,7 @@ try {
   for (const [route, paths] of Object.entries(routes)) {
     for (const connections of [8, 50]) {
       const rps: number[] = [];
+      const absolute: string[] = [];
       const p50: number[] = [];
       const p99: number[] = [];
       for (let round = 0; round < ROUNDS; round++) {
@@ -153,6 +160,7 @@ try {
         const b = r.bare!;
         if (a.non2xx > 0 || b.non2xx > 0 || a.errors > 0) throw new Error(`${route}: non-2xx ${a.non2xx}/${b.non2xx}`);
         rps.push(a.requests.average / b.requests.average);
+        absolute.push(`${Math.round(a.requests.average)}/${Math.round(b.requests.average)}`);
         p50.push(a.latency.p50 / Math.max(b.latency.p50, 0.5));
         p99.push(a.latency.p99 / Math.max(b.latency.p99, 0.5));
       }
@@ -162,7 +170,7 @@ try {
       if (connections === 50) worst.p99 = Math.max(worst.p99, m.p99);
       lines.push(
         `${route.padEnd(15)} ${String(connections).padStart(2)} conns: req/s ${m.rps.toFixed(2)}× bare, p50 ` +
-          `${m.p50.toFixed(2)}×, p99 ${m.p99.toFixed(2)}× (rounds ${rps.map((x) => x.toFixed(2)).join(" ")}; load ${load()})`,
+          `${m.p50.toFixed(2)}×, p99 ${m.p99.toFixed(2)}× (req/s API/bare by round ${absolute.join(" ")}; load ${load()})`,
       );
       console.log(lines.at(-1));
     }
@@ -177,6 +185,7 @@ try {
   );
 } finally {
   for (const s of neverRead) s.destroy();
+  if (process.env.PROFILE_DIR) await api.stop("SIGTERM", 10_000);
   bare?.kill("SIGKILL");
   rmSync(dir, { recursive: true, force: true });
   await served.stop();
