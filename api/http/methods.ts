@@ -20,11 +20,20 @@ export type MethodPolicyOptions = {
   ownMethods: Readonly<Record<string, string>>;
   /** Paths that take POST as well, with every method they answer (their preflight and their 405 name them). */
   withPost: Readonly<Record<string, readonly string[]>>;
+  /** Path prefixes whose routes take GET, POST and DELETE (the operators' webhook routes); other methods reach no route. */
+  operatorPrefixes?: readonly string[];
 };
 
-export function methodPolicy({ ownMethods, withPost }: MethodPolicyOptions): MiddlewareHandler<AppEnv> {
+const OPERATOR_METHODS = "GET, POST, DELETE, OPTIONS";
+
+export function methodPolicy({
+  ownMethods,
+  withPost,
+  operatorPrefixes = [],
+}: MethodPolicyOptions): MiddlewareHandler<AppEnv> {
   const other: MiddlewareHandler<AppEnv> = async (c, next) => {
-    const own = ownMethods[c.req.path];
+    const operator = operatorPrefixes.some((p) => c.req.path === p || c.req.path.startsWith(`${p}/`));
+    const own = ownMethods[c.req.path] ?? (operator ? OPERATOR_METHODS : undefined);
     const post = withPost[c.req.path];
     if (c.req.method === "OPTIONS") {
       for (const [k, v] of Object.entries(PREFLIGHT_HEADERS)) c.header(k, v);
