@@ -62,6 +62,7 @@ export class WebhookEngine {
   #again = false;
   #stopped = false;
   #inFlight = new Set<Promise<unknown>>();
+  #lastSignal: bigint | null = null;
 
   constructor(
     readonly store: WebhookStore,
@@ -75,7 +76,15 @@ export class WebhookEngine {
 
   start(): void {
     const signal = this.rt.signal;
-    if (signal) this.#unsubscribe = signal.subscribe((head) => this.#enqueue(() => this.#feed(head)));
+    if (signal) {
+      this.#unsubscribe = signal.subscribe((head) => {
+        // This process's own heads go down only on a reorg; a head below the cursor that is not a drop here is only
+        // this process being behind another that fed further.
+        const dropped = this.#lastSignal !== null && head < this.#lastSignal;
+        this.#lastSignal = head;
+        this.#enqueue(() => this.#feed(head, dropped));
+      });
+    }
     const poll = setInterval(() => this.kick(), WORKER_POLL_MS);
     const backlog = setInterval(() => void this.#readBacklog(), BACKLOG_EVERY_MS);
     poll.unref();
@@ -98,21 +107,25 @@ export class WebhookEngine {
     });
   }
 
-  /** Feeds up to `head`, in steps of FEED_STEP_BLOCKS. */
-  async #feed(head: bigint): Promise<void> {
+  /**
+   * Feeds up to `head`, in steps of FEED_STEP_BLOCKS. `dropped`: this process saw the head go down (a reorg) — fed
+   * as one unless the cursor's last reorg already went down to this head (another process saw it first).
+   */
+  async #feed(head: bigint, dropped: boolean): Promise<void> {
     if (this.#stopped) return;
     await this.ready();
     for (;;) {
       let reached = head;
-      const added = await this.store.feed(async (cursor, tx) => {
+      const added = await this.store.feed(async (cursor, lastReorgTo, tx) => {
         // The first feed of a deployment starts at the head: webhooks announce what is indexed from now on.
         if (cursor === null) return { to: head, rows: [] };
         if (cursor === head) return null;
+        if (head < cursor && (!dropped || lastReorgTo === head)) return null;
         const subscriptions = (await this.store.subscriptions(tx)).map((s) => ({
           id: s.id,
           topics: topicsOf(s.topics),
         }));
-        if (head < cursor) return { to: head, rows: await this.#reorg(tx, head, subscriptions) };
+        if (head < cursor) return { to: head, rows: await this.#reorg(tx, head, subscriptions), reorgTo: head };
         reached = head - cursor > FEED_STEP_BLOCKS ? cursor + FEED_STEP_BLOCKS : head;
         if (subscriptions.length === 0) return { to: reached, rows: [] };
         const changes = (await this.rt.index.changes(cursor + 1n, reached)).value;

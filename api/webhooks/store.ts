@@ -92,7 +92,8 @@ export class WebhookStore {
       await tx.query(`CREATE INDEX IF NOT EXISTS delivery_block ON ${s}.delivery (block)`);
       await tx.query(`CREATE TABLE IF NOT EXISTS ${s}.cursor (
         id integer PRIMARY KEY CHECK (id = 1),
-        block bigint)`);
+        block bigint,
+        reorg_to bigint)`);
       await tx.query(`INSERT INTO ${s}.cursor (id, block) VALUES (1, NULL) ON CONFLICT (id) DO NOTHING`);
     });
   }
@@ -180,18 +181,23 @@ export class WebhookStore {
 
   /**
    * Runs `feed` holding the cursor (SELECT … FOR UPDATE): the one feeder of its blocks. `feed` is given the last block
-   * fed (null before the first) and returns the block it fed up to (the cursor's new value) and the rows to insert,
-   * all committed together — or nothing, when it throws.
+   * fed (null before the first) and the head the last reorg went down to, and returns the block it fed up to (the
+   * cursor's new value), the rows to insert and, for a reorg, the head it went down to — all committed together, or
+   * nothing when it throws.
    */
   async feed(
-    feed: (cursor: bigint | null, tx: Query) => Promise<{ to: bigint; rows: NewDelivery[] } | null>,
+    feed: (
+      cursor: bigint | null,
+      lastReorgTo: bigint | null,
+      tx: Query,
+    ) => Promise<{ to: bigint; rows: NewDelivery[]; reorgTo?: bigint } | null>,
   ): Promise<number> {
     return this.sql.transaction(async (tx) => {
-      const [row] = await tx.query<{ block: string | null }>(
-        `SELECT block::text AS block FROM ${this.#s}.cursor WHERE id = 1 FOR UPDATE`,
+      const [row] = await tx.query<{ block: string | null; reorg_to: string | null }>(
+        `SELECT block::text AS block, reorg_to::text AS reorg_to FROM ${this.#s}.cursor WHERE id = 1 FOR UPDATE`,
       );
       const cursor = row?.block == null ? null : BigInt(row.block);
-      const fed = await feed(cursor, tx);
+      const fed = await feed(cursor, row?.reorg_to == null ? null : BigInt(row.reorg_to), tx);
       if (!fed) return 0;
       for (const d of fed.rows) {
         await tx.query(
@@ -199,26 +205,30 @@ export class WebhookStore {
           [newId("msg"), d.subscription, d.block.toString(), d.topic, d.type, d.payload],
         );
       }
-      await tx.query(`UPDATE ${this.#s}.cursor SET block = $1 WHERE id = 1`, [fed.to.toString()]);
+      await tx.query(`UPDATE ${this.#s}.cursor SET block = $1, reorg_to = coalesce($2, reorg_to) WHERE id = 1`, [
+        fed.to.toString(),
+        fed.reorgTo?.toString() ?? null,
+      ]);
       return fed.rows.length;
     });
   }
 
   /**
-   * A reorg down to `head`: the deliveries of orphaned blocks (above `head`) that a subscriber may have received
+   * A reorg down to `head`: the deliveries of orphaned blocks (`head` and above: the first block the index commits
+   * after a reorg is the new branch's, at the height of an orphaned one) that a subscriber may have received
    * (delivered, or attempted at least once) for the feeder to revert, oldest first; and every undelivered one of them
    * cancelled. In the feeder's transaction.
    */
   async orphan(tx: Query, head: bigint): Promise<{ id: string; subscription: string; block: bigint; topic: string }[]> {
     const rows = await tx.query<{ id: string; subscription_id: string; block: string; topic: string }>(
       `SELECT id, subscription_id, block::text AS block, topic FROM ${this.#s}.delivery
-        WHERE block > $1 AND type <> 'index.reverted' AND (status = 'delivered' OR attempts > 0)
+        WHERE block >= $1 AND type <> 'index.reverted' AND (status = 'delivered' OR attempts > 0)
         ORDER BY seq`,
       [head.toString()],
     );
     await tx.query(
       `UPDATE ${this.#s}.delivery SET status = 'cancelled', last_error = 'orphaned by a reorg'
-        WHERE block > $1 AND type <> 'index.reverted' AND status IN ('pending', 'dead')`,
+        WHERE block >= $1 AND type <> 'index.reverted' AND status IN ('pending', 'dead')`,
       [head.toString()],
     );
     return rows.map((r) => ({ id: r.id, subscription: r.subscription_id, block: BigInt(r.block), topic: r.topic }));
