@@ -58,7 +58,10 @@ if (config.apiPort === null) {
     // the local stack's index, which starts empty every run.
     openWebhookSql: async () => {
       const { PGlite } = await import("@electric-sql/pglite");
-      return pgliteSql(new PGlite());
+      // Started before the server listens: its start-up (compiling Postgres' WASM) would hold the event loop ~1 s.
+      const db = new PGlite();
+      await db.waitReady;
+      return pgliteSql(db);
     },
   });
   // Our drain first (stop accepting, finish in-flight within SHUTDOWN_DRAIN_MS), then Ponder's shutdown.
