@@ -158,7 +158,7 @@ describe("npm start (local stack): the HTTP contract on PORT", () => {
         address: manifest.contracts.Furnace.address,
         abi: DEVNET_ABIS.Furnace,
         functionName: "enterWithClaim",
-        args: [500n * 10n ** 18n, 0n, 30n * 86_400n, false, 1n],
+        args: [2_000n * 10n ** 18n, 0n, 30n * 86_400n, false, 1n],
       });
       const got = await receiver.until((acked) => acked[0], 30_000);
       const key = Buffer.from(webhook.secret.slice("whsec_".length), "base64");
