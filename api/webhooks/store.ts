@@ -201,7 +201,9 @@ export class WebhookStore {
       if (!fed) return 0;
       for (const d of fed.rows) {
         await tx.query(
-          `INSERT INTO ${this.#s}.delivery (id, subscription_id, block, topic, type, payload) VALUES ($1, $2, $3, $4, $5, $6)`,
+          // A subscription deleted meanwhile gets nothing (rather than failing the whole feed on its foreign key).
+          `INSERT INTO ${this.#s}.delivery (id, subscription_id, block, topic, type, payload)
+           SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text, $6::text WHERE EXISTS (SELECT 1 FROM ${this.#s}.subscription WHERE id = $2)`,
           [newId("msg"), d.subscription, d.block.toString(), d.topic, d.type, d.payload],
         );
       }
