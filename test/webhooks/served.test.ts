@@ -10,8 +10,10 @@
  * equal to the chain.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
+import Ajv2020 from "ajv/dist/2020.js";
 import { type Address, getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildOpenApiDocument } from "../../api/openapi/document";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { send } from "../support/devnet";
@@ -77,6 +79,32 @@ function verifies(secret: string, r: Received): boolean {
 }
 
 const parsed = (r: Received) => JSON.parse(r.body) as Payload;
+
+/** Every delivery received is what the OpenAPI document's `webhooks` say, headers and body. */
+async function matchesDocument(received: Received[]): Promise<void> {
+  const doc = await buildOpenApiDocument();
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  type Documented = {
+    post: {
+      parameters: { name: string; schema: { pattern: string } }[];
+      requestBody: { content: { "application/json": { schema: object } } };
+    };
+  };
+  const hooks = doc.webhooks as Record<"index-event" | "index-reverted", Documented>;
+  const event = ajv.compile(hooks["index-event"].post.requestBody.content["application/json"].schema);
+  const reverted = ajv.compile(hooks["index-reverted"].post.requestBody.content["application/json"].schema);
+  const header = (name: string) =>
+    new RegExp(hooks["index-event"].post.parameters.find((p) => p.name === name)!.schema.pattern);
+  expect(received.length).toBeGreaterThan(0);
+  for (const r of received) {
+    const body = JSON.parse(r.body) as Payload;
+    const validate = body.type === "index.reverted" ? reverted : event;
+    expect(validate(body), JSON.stringify(validate.errors)).toBe(true);
+    expect(r.id).toMatch(header("webhook-id"));
+    expect(r.timestamp).toMatch(header("webhook-timestamp"));
+    expect(r.signature).toMatch(header("webhook-signature"));
+  }
+}
 
 const create = (who: (typeof DEVNET_ACCOUNTS)["alice"], amount: bigint) =>
   send(chain.devnet, who.privateKey, {
@@ -240,6 +268,7 @@ describe("webhooks on the API processes", () => {
     expect(acked.map((x) => x.block)).toEqual([first, ...blocks]);
     expect(new Set(acked.map((x) => x.id)).size).toBe(acked.length);
     for (const x of r.acked()) expect(verifies(hook.secret, x)).toBe(true);
+    await matchesDocument(r.received);
     // Each answer is the REST answer at its block.
     expect(parsed(r.acked()[2]!).data.answer).toEqual(await restAt("/stats", blocks[1]!));
     const delivered = await api(a, "GET", `/webhooks/deliveries?webhook=${hook.id}&status=delivered`);
@@ -331,7 +360,8 @@ describe("webhooks on the API processes", () => {
       .map((l) => l.tokenId)
       .sort((x, y) => (x < y ? -1 : 1));
     expect(sent).toEqual(onChain);
-    // Nothing acknowledged twice, here either.
+    // Nothing acknowledged twice, here either; every delivery (the reverted one too) as the OpenAPI document says.
     expect(new Set(r.acked().map((x) => x.id)).size).toBe(r.acked().length);
+    await matchesDocument(r.received);
   }, 90_000);
 });
