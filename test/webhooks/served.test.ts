@@ -35,6 +35,8 @@ let database: TestDatabase;
 let indexer: ServiceChild;
 let a: ServiceChild;
 let b: ServiceChild;
+let c: ServiceChild | undefined;
+let common: Omit<Parameters<typeof spawnService>[0], "command" | "schema" | "viewsSchema">;
 const receivers: WebhookReceiver[] = [];
 
 type Payload = {
@@ -125,7 +127,7 @@ beforeAll(async () => {
   await chain.devnet.clients.testClient.mine({ blocks: 32 });
   database = await createTestDatabase(PG_URL);
   const databaseUrl = (database.forPonder("s_v1") as { url: string }).url;
-  const common = {
+  common = {
     rpcUrl: chain.devnet.rpcUrl,
     manifestFile: chain.manifestFile,
     databaseUrl,
@@ -149,7 +151,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop(), indexer?.stop()]);
+  await Promise.all([a?.stop(), b?.stop(), c?.stop(), indexer?.stop()]);
   await Promise.all(receivers.map((r) => r.down()));
   await database?.drop();
   await chain?.stop();
@@ -364,4 +366,28 @@ describe("webhooks on the API processes", () => {
     expect(new Set(r.acked().map((x) => x.id)).size).toBe(r.acked().length);
     await matchesDocument(r.received);
   }, 90_000);
+
+  it("a restart loses nothing: deliveries pending when both processes stop are made by the next one, once", async () => {
+    const r = await receiver();
+    await register(r, ["stats"]);
+    await r.down();
+    await create(DEVNET_ACCOUNTS.carol, 1_234n);
+    const block = (await headBlock(chain.devnet)).toString();
+    // Fed (the answer at the block is in the outbox) and attempted at least once while the receiver is away.
+    for (let i = 0; i < 100; i++) {
+      const res = await api(a, "GET", "/webhooks/deliveries?status=pending");
+      const pending = res.json.deliveries as { blockNumber: string; attempts: number }[];
+      if (pending.some((d) => d.blockNumber === block && d.attempts > 0)) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    // One crashes, the other stops; a new process comes up on the same outbox.
+    await a.stop("SIGKILL");
+    await b.stop();
+    c = await spawnService({ ...common, command: "api", schema: "s_v1", viewsSchema: "s" });
+    await c.waitFor200("/ready", 60_000);
+    await r.up();
+    await r.until((acked) => acked.some((x) => parsed(x).data.blockNumber === block));
+    await new Promise((res) => setTimeout(res, 1_000));
+    expect(r.acked().map((x) => parsed(x).data.blockNumber)).toEqual([block]);
+  }, 120_000);
 });
