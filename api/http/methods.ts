@@ -1,8 +1,9 @@
 /**
  * What a request's method may be (docs/design.md, "HTTP methods"). GET and HEAD go straight through (the hot path
  * pays no extra async frame); OPTIONS is a CORS preflight, answered 204 here; anything else is a 405 naming the
- * methods that work (RFC 9110 §15.5.6), except where a path takes more: GraphQL takes POST, and the MCP endpoint
- * answers every method itself (Streamable HTTP).
+ * methods that work (RFC 9110 §15.5.6), except where a path takes more: GraphQL takes POST, the MCP endpoint
+ * answers every method itself (Streamable HTTP), and the operators' webhook routes take POST and DELETE (a method
+ * none of them serves reaches no route: 404).
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env";
