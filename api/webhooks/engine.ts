@@ -85,6 +85,15 @@ export class WebhookEngine {
         this.#enqueue(() => this.#feed(head, dropped));
       });
     }
+    // The head now, without waiting for the next block: a deployment's first feed starts here, and a process back after
+    // every process was down feeds the blocks indexed meanwhile (an index not started yet waits for its signal).
+    this.#enqueue(async () => {
+      const head = await this.rt.index.probe(null).then(
+        (p) => p.head.block,
+        () => null,
+      );
+      if (head !== null) await this.#feed(head, false);
+    });
     const poll = setInterval(() => this.kick(), WORKER_POLL_MS);
     const backlog = setInterval(() => void this.#readBacklog(), BACKLOG_EVERY_MS);
     poll.unref();

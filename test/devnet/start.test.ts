@@ -160,7 +160,14 @@ describe("npm start (local stack): the HTTP contract on PORT", () => {
         functionName: "enterWithClaim",
         args: [2_000n * 10n ** 18n, 0n, 30n * 86_400n, false, 1n],
       });
-      const got = await receiver.until((acked) => acked[0], 30_000);
+      const got = await receiver
+        .until((acked) => acked[0], 60_000)
+        .catch(async (error: Error) => {
+          const deliveries = await fetch(`${baseOf(a)}/api/index/v1/webhooks/deliveries`, {
+            headers: { authorization: "Bearer local-operator-token" },
+          });
+          throw new Error(`${error.message}; the outbox: ${await deliveries.text()}`);
+        });
       const key = Buffer.from(webhook.secret.slice("whsec_".length), "base64");
       const mac = createHmac("sha256", key).update(`${got.id}.${got.timestamp}.${got.body}`).digest("base64");
       expect(got.signature).toBe(`v1,${mac}`);
@@ -168,7 +175,7 @@ describe("npm start (local stack): the HTTP contract on PORT", () => {
     } finally {
       await receiver.down();
     }
-  }, 60_000);
+  }, 90_000);
 });
 
 describe("npm start (local stack): two runs from one checkout, and stopping", () => {
