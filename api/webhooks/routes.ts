@@ -57,6 +57,12 @@ export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, op
     const url = parseTargetUrl(body.url);
     const { texts } = parseWebhookTopics(body.topics);
     await checkTarget(url, hooks.settings.allowPrivate);
+    // Deliveries start after the index's head now, even if no process has fed a head yet (the local stack's first).
+    const head = await rt.index.probe(null).then(
+      (p) => p.head.block,
+      () => null,
+    );
+    if (head !== null) await stored(() => hooks.store.startFeedAt(head));
     const created = await stored(() =>
       hooks.store.create(url.toString(), texts, newSecret(), hooks.settings.maxSubscriptions),
     );

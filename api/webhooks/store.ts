@@ -98,6 +98,11 @@ export class WebhookStore {
     });
   }
 
+  /** The feed starts at `head` if it has not started yet (the first registration, before any head was fed). */
+  async startFeedAt(head: bigint): Promise<void> {
+    await this.sql.query(`UPDATE ${this.#s}.cursor SET block = $1 WHERE id = 1 AND block IS NULL`, [head.toString()]);
+  }
+
   async create(url: string, topics: string[], secret: string, max: number): Promise<Subscription | null> {
     const id = newId("wh");
     const rows = await this.sql.query<{ created_at: string }>(
