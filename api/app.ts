@@ -31,6 +31,7 @@ import { createIndexRuntime, NO_INDEX } from "./read/runtime";
 import { V1_OPERATIONS } from "./routes";
 import { assumedMulticallVia } from "./startup/multicall3";
 import { supplyApi } from "./supply/router";
+import { WEBHOOKS_PATH } from "./webhooks/routes";
 
 /** The deps createApp runs on: `input` with every default filled in. */
 export function appDeps(input: AppDepsInput): AppDeps {
@@ -78,7 +79,11 @@ export function createApp(input: AppDepsInput): ApiApp {
   app.use("*", edge({ logger, metrics, clientIp }));
   app.use(
     "*",
-    methodPolicy({ ownMethods: { [MCP_PATH]: MCP_CORS_METHODS }, withPost: { [GRAPHQL_PATH]: GRAPHQL_METHODS } }),
+    methodPolicy({
+      ownMethods: { [MCP_PATH]: MCP_CORS_METHODS },
+      withPost: { [GRAPHQL_PATH]: GRAPHQL_METHODS },
+      operatorPrefixes: [INDEX_BASE + WEBHOOKS_PATH],
+    }),
   );
   const overall = deadline({ ms: v1DeadlineMs(config.rpcTimeoutMs), timeoutError: v1TimeoutError });
   for (const base of [V1_BASE, INDEX_BASE]) app.use(`${base}/*`, rateLimit(rateLimitOptions), overall);
@@ -133,7 +138,12 @@ export function createApp(input: AppDepsInput): ApiApp {
   const pages = { turns: answerTurns(), rows: admission(GRAPHQL_LIMITS.rowsInFlight) };
   app.route(
     INDEX_BASE,
-    indexRouter(index, pages, { limits: config.streams, clientIp: (c) => clientIp(c), metrics: metrics.streams }),
+    indexRouter(
+      index,
+      pages,
+      { limits: config.streams, clientIp: (c) => clientIp(c), metrics: metrics.streams },
+      { webhooks: deps.webhooks ?? null, operatorToken: config.webhooks.operatorToken },
+    ),
   );
   app.on(
     ["GET", "POST"],

@@ -87,6 +87,16 @@ export const DEFAULT_READY_INDEX_FAILURE_MS = 30_000;
 /** The streams' defaults: 10,000 idle streams cost well under 200 MB (bench/stream-idle.ts); a browser opens one. */
 export const STREAM_DEFAULTS = { max: 10_000, perIp: 16, heartbeatMs: 15_000, replayBlocks: 1_000 } as const;
 
+/**
+ * The webhooks' defaults: retries after 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 8 h, 8 h (31.7 h in
+ * all, so a receiver down for a day still gets everything), 10 s an attempt, 1,000 subscriptions.
+ */
+export const WEBHOOK_DEFAULTS = {
+  retrySchedule: "5,30,120,600,1800,3600,7200,14400,28800,28800,28800",
+  timeoutMs: 10_000,
+  max: 1_000,
+} as const;
+
 const envSchema = z.object({
   NETWORK: z.enum(Object.keys(NETWORKS) as [Network, ...Network[]]).default("local"),
   /** Overrides deployments/<NETWORK>.json (tests point it at their own devnet's manifest). */
@@ -157,6 +167,21 @@ const envSchema = z.object({
   STREAM_MAX_PER_IP: intIn(1, 100_000).default(String(STREAM_DEFAULTS.perIp)),
   STREAM_HEARTBEAT_MS: intIn(1_000, 60_000).default(String(STREAM_DEFAULTS.heartbeatMs)),
   STREAM_REPLAY_BLOCKS: intIn(0, 100_000).default(String(STREAM_DEFAULTS.replayBlocks)),
+  // The operators' bearer for the webhook routes (api/webhooks/routes.ts): a secret, long enough not to be guessed.
+  OPERATOR_TOKEN: z
+    .string()
+    .regex(/^[A-Za-z0-9._~+/-]{16,}=*$/, "must be at least 16 characters of A-Z a-z 0-9 . _ ~ + / - (then = padding)")
+    .optional(),
+  WEBHOOK_ALLOW_PRIVATE: z
+    .enum(["false", "loopback", "true"], { message: "must be false, loopback or true" })
+    .default("false"),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?){0,29}$/, "must be 1-30 comma-separated waits in seconds (5,30,120)")
+    .default(WEBHOOK_DEFAULTS.retrySchedule),
+  WEBHOOK_TIMEOUT_MS: intIn(100, 60_000).default(String(WEBHOOK_DEFAULTS.timeoutMs)),
+  WEBHOOK_MAX: intIn(0, 100_000).default(String(WEBHOOK_DEFAULTS.max)),
+  WEBHOOK_SCHEMA: schemaName.default("webhooks"),
 });
 
 /** Ponder's own name for a chain's RPC: RPC_URL wins over it. */
@@ -352,6 +377,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perIp: v.STREAM_MAX_PER_IP,
       heartbeatMs: v.STREAM_HEARTBEAT_MS,
       replayBlocks: v.STREAM_REPLAY_BLOCKS,
+    },
+    /**
+     * The webhooks (api/webhooks): OPERATOR_TOKEN the operators' bearer (a secret, never logged; null: the routes answer
+     * 401); WEBHOOK_ALLOW_PRIVATE which non-public targets may be registered and reached (none, loopback, all);
+     * WEBHOOK_RETRY_SCHEDULE the waits before each retry, then dead; WEBHOOK_TIMEOUT_MS one attempt; WEBHOOK_MAX the
+     * deployment's subscriptions; WEBHOOK_SCHEMA the database schema of their tables.
+     */
+    webhooks: {
+      operatorToken: v.OPERATOR_TOKEN ?? null,
+      allowPrivate: ({ false: "none", loopback: "loopback", true: "all" } as const)[v.WEBHOOK_ALLOW_PRIVATE],
+      retryScheduleMs: v.WEBHOOK_RETRY_SCHEDULE.split(",").map((s) => Math.round(Number(s) * 1000)),
+      timeoutMs: v.WEBHOOK_TIMEOUT_MS,
+      maxSubscriptions: v.WEBHOOK_MAX,
+      schema: v.WEBHOOK_SCHEMA,
     },
   };
 }

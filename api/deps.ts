@@ -16,6 +16,7 @@ import type { Logger } from "./observability/logger";
 import type { Metrics } from "./observability/metrics";
 import type { RateLimiter } from "./ratelimit/limiter";
 import type { IndexSource } from "./read/runtime";
+import type { Webhooks } from "./webhooks/service";
 
 /** Everything the routes need from the outside world; tests build it from real parts. */
 export type AppDeps = {
@@ -44,6 +45,8 @@ export type AppDeps = {
   staticAssets: StaticAssets | null;
   /** What GET /ready reports (bounded; never hangs); default: always ready (no index to wait for). */
   readiness?: () => Promise<ReadyState>;
+  /** The webhooks' store and settings (api/webhooks/service.ts); absent or null: their routes answer 503 (after 401). */
+  webhooks?: Webhooks | null;
 };
 
 /** What callers pass to createApp: the gate defaults to one built from rpc + manifest, locks to none. */

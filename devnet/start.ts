@@ -18,6 +18,8 @@ const root = path.resolve(import.meta.dirname, "..");
 const port = Number(process.env.PORT ?? 42069);
 const anvilPort = Number(process.env.ANVIL_PORT ?? 8545);
 const host = "127.0.0.1";
+/** The webhook routes' bearer on the local stack (OPERATOR_TOKEN), printed at start; a set variable wins. */
+const operatorToken = process.env.OPERATOR_TOKEN || "local-operator-token";
 
 let ponder: ChildProcess | null = null;
 let anvil: Awaited<ReturnType<typeof startAnvil>> | null = null;
@@ -92,6 +94,9 @@ async function main() {
         PONDER_TELEMETRY_DISABLED: "true",
         DATABASE_URL: "",
         DATABASE_PRIVATE_URL: "",
+        OPERATOR_TOKEN: operatorToken,
+        // Receivers on this machine (a bot under development) are what local webhooks are for.
+        WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE || "loopback",
       },
     },
   );
@@ -103,6 +108,7 @@ async function main() {
   });
   console.log(`api        http://${host}:${port}  (/health, /ready, /api/supply/total, /api/mcp/v1/…)`);
   console.log(`rpc        ${anvil.rpcUrl}`);
+  console.log(`webhooks   POST http://${host}:${port}/api/index/v1/webhooks  (Authorization: Bearer ${operatorToken})`);
 }
 
 main().catch(async (error) => {

@@ -89,9 +89,11 @@ export class NotFoundError extends ApiError {
 export class UnauthorizedError extends ApiError {
   override name = "UnauthorizedError";
   /** The WWW-Authenticate header a 401 must carry (RFC 9110 §11.6.1): the scheme to use (RFC 6750). */
-  readonly challenge = 'Bearer realm="metrics"';
-  constructor() {
-    super("UNAUTHORIZED", "The metrics need Authorization: Bearer <METRICS_TOKEN>.");
+  readonly challenge: string;
+  /** `realm`: what is restricted (the metrics; the operators' webhook routes), `token`: the variable its bearer is. */
+  constructor(realm = "metrics", token = "METRICS_TOKEN") {
+    super("UNAUTHORIZED", `The ${realm} need Authorization: Bearer <${token}>.`);
+    this.challenge = `Bearer realm="${realm}"`;
   }
 }
 

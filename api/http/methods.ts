@@ -1,8 +1,9 @@
 /**
  * What a request's method may be (docs/design.md, "HTTP methods"). GET and HEAD go straight through (the hot path
  * pays no extra async frame); OPTIONS is a CORS preflight, answered 204 here; anything else is a 405 naming the
- * methods that work (RFC 9110 §15.5.6), except where a path takes more: GraphQL takes POST, and the MCP endpoint
- * answers every method itself (Streamable HTTP).
+ * methods that work (RFC 9110 §15.5.6), except where a path takes more: GraphQL takes POST, the MCP endpoint
+ * answers every method itself (Streamable HTTP), and the operators' webhook routes take POST and DELETE (a method
+ * none of them serves reaches no route: 404).
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env";
@@ -20,11 +21,20 @@ export type MethodPolicyOptions = {
   ownMethods: Readonly<Record<string, string>>;
   /** Paths that take POST as well, with every method they answer (their preflight and their 405 name them). */
   withPost: Readonly<Record<string, readonly string[]>>;
+  /** Path prefixes whose routes take GET, POST and DELETE (the operators' webhook routes); other methods reach no route. */
+  operatorPrefixes?: readonly string[];
 };
 
-export function methodPolicy({ ownMethods, withPost }: MethodPolicyOptions): MiddlewareHandler<AppEnv> {
+const OPERATOR_METHODS = "GET, POST, DELETE, OPTIONS";
+
+export function methodPolicy({
+  ownMethods,
+  withPost,
+  operatorPrefixes = [],
+}: MethodPolicyOptions): MiddlewareHandler<AppEnv> {
   const other: MiddlewareHandler<AppEnv> = async (c, next) => {
-    const own = ownMethods[c.req.path];
+    const operator = operatorPrefixes.some((p) => c.req.path === p || c.req.path.startsWith(`${p}/`));
+    const own = ownMethods[c.req.path] ?? (operator ? OPERATOR_METHODS : undefined);
     const post = withPost[c.req.path];
     if (c.req.method === "OPTIONS") {
       for (const [k, v] of Object.entries(PREFLIGHT_HEADERS)) c.header(k, v);

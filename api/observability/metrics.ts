@@ -24,6 +24,7 @@ import { Histogram } from "./histogram";
 import { IndexDbMetrics } from "./indexDbMetrics";
 import { processMetrics } from "./processMetrics";
 import { createStreamMetrics, type StreamMetrics } from "./streamMetrics";
+import { createWebhookMetrics, type WebhookMetrics } from "./webhookMetrics";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -72,6 +73,8 @@ export type Metrics = {
   openConnections: OpenConnectionMetrics;
   /** The index's event streams and the signal behind them (api/observability/streamMetrics.ts). */
   streams: StreamMetrics;
+  /** The webhooks' attempts and outbox (api/observability/webhookMetrics.ts). */
+  webhooks: WebhookMetrics;
   /** Everything in the Prometheus text format, prom-client's process metrics last. */
   render(): Promise<string>;
   /** Pass as `onCancelled` to createRpcClient: an upstream call a request's deadline or hang-up stopped. */
@@ -163,10 +166,12 @@ export function createMetrics(): Metrics {
   );
   const connections = createConnectionMetrics();
   const streams = createStreamMetrics();
+  const webhooks = createWebhookMetrics();
   const all = [
     minBlockWaits,
     graphqlCompilesRefused,
     ...streams.all,
+    ...webhooks.all,
     ...connections.all,
     veBoardComputations,
     indexComputations.inFlight,
@@ -208,6 +213,7 @@ export function createMetrics(): Metrics {
     openConnections,
     connections,
     streams,
+    webhooks,
     abortedWork,
     onRpcCall: (method, outcome) => rpcCalls.inc({ method, outcome }),
     onRpcCancelled: (method) => abortedWork.inc({ kind: method === "eth_simulateV1" ? "simulation" : "rpc" }),

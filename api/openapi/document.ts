@@ -10,6 +10,7 @@ import type { JsonSchema } from "../route/jsonSchema";
 import { kindRule, paramSchema } from "../route/jsonSchema";
 import { INFRASTRUCTURE_ROUTES, OPERATIONS, openApiPath, type SupplyOperation, type V1Operation } from "../routes";
 import { SUPPLY_ERROR_STATUS } from "../supply/supplyError";
+import { WEBHOOK_DELIVERIES } from "../webhooks/openapi";
 import {
   byStatus,
   ERROR_DOCS,
@@ -30,6 +31,8 @@ export type OpenApiDocument = {
   security: Record<string, string[]>[];
   tags: { name: string; description: string }[];
   paths: Record<string, { get: Operation }>;
+  /** Requests this API sends (OpenAPI 3.1): the webhook deliveries (api/webhooks/openapi.ts). */
+  webhooks: Record<string, unknown>;
   components: { schemas: Record<string, JsonSchema>; headers: Record<string, unknown> };
 };
 type Operation = Record<string, unknown> & { operationId: string; responses: Record<string, Response> };
@@ -305,6 +308,7 @@ export async function buildOpenApiDocument(options: BuildOpenApiOptions = {}): P
       { name: "Index", description: "The lock index at any block: locks, histories, the ve leaderboard, stats." },
     ],
     paths,
+    webhooks: WEBHOOK_DELIVERIES,
     components: COMPONENTS,
   };
 }

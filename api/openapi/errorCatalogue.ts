@@ -56,8 +56,9 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   },
   UNAUTHORIZED: {
     meaning:
-      "Only the operators' metrics route answers it: METRICS_TOKEN is set and the request lacks " +
-      "`Authorization: Bearer <token>` or sends another token. No documented operation needs credentials.",
+      "Only the operators' routes answer it: the metrics (METRICS_TOKEN set) and the webhook routes (OPERATOR_TOKEN), " +
+      "when the request lacks `Authorization: Bearer <token>` or sends another token. No documented operation needs " +
+      "credentials.",
     example: new UnauthorizedError().toEnvelope(),
   },
   BAD_REQUEST: {

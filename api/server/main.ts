@@ -14,6 +14,7 @@ import { ConfigError, loadConfig } from "../config";
 import { throttledWarnings } from "../observability/throttle";
 import type { IndexSignalEvent } from "../read/indexSignal";
 import { redactProcessOutput, secretUrlsFrom } from "../startup/redactOutput";
+import { pgSql } from "../webhooks/sql";
 import { openIndexDatabase } from "./indexDatabase";
 import { serveProcess } from "./process";
 
@@ -62,6 +63,8 @@ const served = await serveProcess({
     metrics.indexDb.watchPool(index.pool);
     return index;
   },
+  // The webhooks' outbox beside the index, in a schema of the API's own (WEBHOOK_SCHEMA), shared by every replica.
+  openWebhookSql: () => (config.database.url ? pgSql(config.database.url) : null),
 }).catch(exitOnConfigError);
 process.stdout.write(`${JSON.stringify({ listening: { port: served.api.port, host }, ...(served.metrics ? { metrics: served.metrics } : {}) })}
 `);

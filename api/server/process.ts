@@ -19,6 +19,8 @@ import { createSharedAnswers } from "../read/sharedAnswers";
 import { checkRpcChainId } from "../startup/chainId";
 import { checkMulticall3 } from "../startup/multicall3";
 import { createSupplyCache } from "../supply/supplyCache";
+import { Webhooks } from "../webhooks/service";
+import type { Sql } from "../webhooks/sql";
 import { serveMetrics } from "./metricsServer";
 import { type ApiServer, startApiServer } from "./server";
 
@@ -94,6 +96,8 @@ export type ServeProcessOptions = {
   openIndex: (parts: { config: AppConfig; metrics: Metrics; logger: Logger }) => OpenedIndex | null;
   /** Made before the process by an entry whose index reports to them; default: new ones. */
   metrics?: Metrics;
+  /** Where the webhooks' state lives (api/webhooks/sql.ts); null or absent: the webhook routes answer 503. */
+  openWebhookSql?: (config: AppConfig) => Promise<Sql | null> | Sql | null;
 };
 
 export type ServingProcess = {
@@ -113,7 +117,15 @@ export async function serveProcess(options: ServeProcessOptions): Promise<Servin
   const opened = options.openIndex({ config, metrics, logger });
   if (!opened) logger.warn("no index database configured (DATABASE_URL and a schema): state answers source rpc");
   const { readiness, close: closeIndex, ...source } = opened ?? { locks: null, atBlock: null };
-  const app = createApp({ ...deps, index: { ...source, shared: deps.index?.shared ?? null }, readiness });
+  const webhookSql = (await options.openWebhookSql?.(config)) ?? null;
+  const webhooks = webhookSql
+    ? new Webhooks(webhookSql, config.webhooks.schema, config.webhooks, logger, metrics.webhooks)
+    : null;
+  // The tables now, so the first registration does not wait for them; a failure is tried again on first use.
+  webhooks
+    ?.ready()
+    .catch((error: unknown) => logger.warn("webhook store not ready", { error: (error as Error).message }));
+  const app = createApp({ ...deps, index: { ...source, shared: deps.index?.shared ?? null }, readiness, webhooks });
   const api = await startApiServer(app, {
     port: options.port,
     hostname: options.host,
@@ -141,6 +153,8 @@ export async function serveProcess(options: ServeProcessOptions): Promise<Servin
       // The metrics listener last, so a scrape during the drain still sees it.
       await metricsListener?.close();
       logger.info("shutdown: drained", { ms: Math.round(performance.now() - started) });
+      // The webhooks' attempts in flight end within WEBHOOK_TIMEOUT_MS; an unfinished one is retried by a replica.
+      await Promise.race([webhooks?.close(), new Promise((r) => setTimeout(r, 2_000))]);
       // Bounded: a pool still dialling a silent database must not hold the exit.
       await Promise.race([closeIndex?.().catch(() => {}), new Promise((r) => setTimeout(r, 1_000))]);
       await deps.limiter?.close().catch(() => {});

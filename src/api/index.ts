@@ -20,6 +20,7 @@ import { checkRpcChainId } from "../../api/startup/chainId";
 import { runBeforeShutdown } from "../../api/startup/drain";
 import { dropPonderQueryQueueNotice } from "../../api/startup/ponderQueryQueueNotice";
 import { redactProcessOutput, secretUrlsFrom } from "../../api/startup/redactOutput";
+import { pgliteSql } from "../../api/webhooks/sql";
 
 // First: from here on nothing this process prints (Ponder's indexer errors included) carries an RPC key.
 redactProcessOutput(secretUrlsFrom());
@@ -52,6 +53,15 @@ if (config.apiPort === null) {
         // in-process equivalent of the views schema existing), "index missing" while it back-fills.
         readiness: boundedReadiness(() => locks.isReady()),
       };
+    },
+    // The webhooks' state in an in-process PGlite of their own (Ponder's database is read-only here): as ephemeral as
+    // the local stack's index, which starts empty every run.
+    openWebhookSql: async () => {
+      const { PGlite } = await import("@electric-sql/pglite");
+      // Started before the server listens: its start-up (compiling Postgres' WASM) would hold the event loop ~1 s.
+      const db = new PGlite();
+      await db.waitReady;
+      return pgliteSql(db);
     },
   });
   // Our drain first (stop accepting, finish in-flight within SHUTDOWN_DRAIN_MS), then Ponder's shutdown.

@@ -1,9 +1,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { connect } from "node:net";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../devnet/anvil";
+import { DEVNET_ABIS, devnetClients, sendTx } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { httpContract } from "../support/httpContract";
+import { REPO_ROOT } from "../support/ponder";
+import { WebhookReceiver } from "../support/webhookReceiver";
 
 // `npm start` as a developer runs it: the HTTP contract (the same suite the production API process passes),
 // a second run beside it from the same checkout, and Ctrl-C / SIGTERM leaving nothing behind.
@@ -132,6 +138,44 @@ describe("npm start (local stack): the HTTP contract on PORT", () => {
     expect(a.output()).toContain(`http://127.0.0.1:${a.apiPort}`);
     expect(a.output()).toContain(`http://127.0.0.1:${a.anvilPort}`);
   });
+
+  it("webhooks: the printed operator token registers a loopback receiver, and a lock on the devnet arrives signed", async () => {
+    expect(a.output()).toContain("Authorization: Bearer local-operator-token");
+    const receiver = new WebhookReceiver();
+    await receiver.up();
+    try {
+      const res = await fetch(`${baseOf(a)}/api/index/v1/webhooks`, {
+        method: "POST",
+        headers: { authorization: "Bearer local-operator-token", "content-type": "application/json" },
+        body: JSON.stringify({ url: receiver.url, topics: ["stats"] }),
+      });
+      expect(res.status).toBe(201);
+      const { webhook } = (await res.json()) as { webhook: { secret: string } };
+      // The manifest `npm start` wrote for this run's deployment.
+      const manifest = JSON.parse(readFileSync(path.join(REPO_ROOT, "deployments", "local.json"), "utf8"));
+      const clients = devnetClients(`http://127.0.0.1:${a.anvilPort}`);
+      await sendTx(clients, DEVNET_ACCOUNTS.bob.privateKey, {
+        address: manifest.contracts.Furnace.address,
+        abi: DEVNET_ABIS.Furnace,
+        functionName: "enterWithClaim",
+        args: [2_000n * 10n ** 18n, 0n, 30n * 86_400n, false, 1n],
+      });
+      const got = await receiver
+        .until((acked) => acked[0], 60_000)
+        .catch(async (error: Error) => {
+          const deliveries = await fetch(`${baseOf(a)}/api/index/v1/webhooks/deliveries`, {
+            headers: { authorization: "Bearer local-operator-token" },
+          });
+          throw new Error(`${error.message}; the outbox: ${await deliveries.text()}`);
+        });
+      const key = Buffer.from(webhook.secret.slice("whsec_".length), "base64");
+      const mac = createHmac("sha256", key).update(`${got.id}.${got.timestamp}.${got.body}`).digest("base64");
+      expect(got.signature).toBe(`v1,${mac}`);
+      expect(JSON.parse(got.body).type).toBe("index.stats");
+    } finally {
+      await receiver.down();
+    }
+  }, 90_000);
 });
 
 describe("npm start (local stack): two runs from one checkout, and stopping", () => {

@@ -1,0 +1,299 @@
+/**
+ * The webhooks of one process: its feeder and its worker, over the shared store (api/webhooks/store.ts).
+ *
+ * The feeder follows the index's signal (api/read/indexSignal.ts) as the streams do (api/index/streamHub.ts): on each
+ * new head it takes the feed's cursor and, for each block since, each subscription's topics that an event of the block
+ * concerns (Topic.concerns over LockIndex.changes), inserts one delivery whose data is the topic's REST answer at that
+ * block (fetched through the route itself). A head below the cursor is a reorg: an `index.reverted` delivery for each
+ * delivery of an orphaned block a subscriber may have received, the undelivered ones cancelled, then every topic's
+ * answer at the new head. Whichever process holds the cursor feeds; the others find it moved and feed nothing.
+ *
+ * The worker, in every process, claims due deliveries (the oldest pending of each subscriber) and POSTs them signed;
+ * a failure is retried on the schedule (WEBHOOK_RETRY_SCHEDULE), then dead until an operator replays it.
+ */
+import type { AnswerFetcher } from "../index/streamHub";
+import type { Topic } from "../index/streamTopics";
+import type { Logger } from "../observability/logger";
+import { causeOf } from "../observability/throttle";
+import type { WebhookMetrics } from "../observability/webhookMetrics";
+import type { BlockChange } from "../read/contract";
+import type { IndexRuntime } from "../read/runtime";
+import { postWebhook } from "./send";
+import { signedHeaders } from "./signature";
+import type { NewDelivery, WebhookStore } from "./store";
+import type { PrivateTargets } from "./target";
+import { parseWebhookTopic } from "./topics";
+
+export type WebhookSettings = {
+  /** OPERATOR_TOKEN: the bearer the routes ask for; null: the routes answer 401 to everyone. */
+  operatorToken: string | null;
+  /** WEBHOOK_ALLOW_PRIVATE: which non-public targets are allowed. */
+  allowPrivate: PrivateTargets;
+  /** WEBHOOK_RETRY_SCHEDULE: the waits (ms) before each retry; spent, the delivery is dead. */
+  retryScheduleMs: readonly number[];
+  /** WEBHOOK_TIMEOUT_MS: one attempt's whole exchange. */
+  timeoutMs: number;
+  /** WEBHOOK_MAX: subscriptions in the deployment. */
+  maxSubscriptions: number;
+};
+
+/** Blocks one feeding step covers (a process back after a long stop feeds in steps of this many). */
+const FEED_STEP_BLOCKS = 500n;
+/** How often an idle worker looks for due deliveries (a feeder in the same process wakes it at once). */
+const WORKER_POLL_MS = 500;
+/** Deliveries one worker attempts at once (each of a different subscriber). */
+const WORKER_BATCH = 8;
+/** How often the backlog gauges are read. */
+const BACKLOG_EVERY_MS = 5_000;
+
+/** The delivery's body: Standard Webhooks' `{ type, timestamp, data }`, the answer's JSON text embedded as is. */
+function payload(type: string, data: string): string {
+  return `{"type":"${type}","timestamp":"${new Date().toISOString()}","data":${data}}`;
+}
+
+const answerData = (topic: Topic, block: bigint, answer: string) =>
+  `{"topic":${JSON.stringify(topic.key)},"blockNumber":"${block}","answer":${answer}}`;
+
+export class WebhookEngine {
+  #queue: Promise<void> = Promise.resolve();
+  #unsubscribe: (() => void) | undefined;
+  #timers: NodeJS.Timeout[] = [];
+  #working = false;
+  #again = false;
+  #stopped = false;
+  #inFlight = new Set<Promise<unknown>>();
+  #lastSignal: bigint | null = null;
+
+  constructor(
+    readonly store: WebhookStore,
+    readonly ready: () => Promise<void>,
+    readonly rt: IndexRuntime,
+    readonly fetchAnswer: AnswerFetcher,
+    readonly settings: WebhookSettings,
+    readonly logger: Logger,
+    readonly metrics?: WebhookMetrics,
+  ) {}
+
+  start(): void {
+    const signal = this.rt.signal;
+    if (signal) {
+      this.#unsubscribe = signal.subscribe((head) => {
+        // This process's own heads go down only on a reorg; a head below the cursor that is not a drop here is only
+        // this process being behind another that fed further.
+        const dropped = this.#lastSignal !== null && head < this.#lastSignal;
+        this.#lastSignal = head;
+        this.#enqueue(() => this.#feed(head, dropped));
+      });
+    }
+    // The head now, without waiting for the next block: a deployment's first feed starts here, and a process back after
+    // every process was down feeds the blocks indexed meanwhile (an index not started yet waits for its signal).
+    this.#enqueue(async () => {
+      const head = await this.rt.index.probe(null).then(
+        (p) => p.head.block,
+        () => null,
+      );
+      if (head !== null) await this.#feed(head, false);
+    });
+    const poll = setInterval(() => this.kick(), WORKER_POLL_MS);
+    const backlog = setInterval(() => void this.#readBacklog(), BACKLOG_EVERY_MS);
+    poll.unref();
+    backlog.unref();
+    this.#timers.push(poll, backlog);
+    void this.#readBacklog();
+  }
+
+  /** Stops feeding and claiming; waits (bounded by the attempts' timeout) for the attempts in flight. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#unsubscribe?.();
+    for (const t of this.#timers) clearInterval(t);
+    await Promise.allSettled([this.#queue, ...this.#inFlight]);
+  }
+
+  #enqueue(work: () => Promise<void>): void {
+    this.#queue = this.#queue.then(work).catch((error: unknown) => {
+      this.rt.warn("webhook feed", "webhook feed failed", { error: (error as Error).name, cause: causeOf(error) });
+    });
+  }
+
+  /**
+   * Feeds up to `head`, in steps of FEED_STEP_BLOCKS. `dropped`: this process saw the head go down (a reorg) — fed
+   * as one unless the cursor's last reorg already went down to this head (another process saw it first).
+   */
+  async #feed(head: bigint, dropped: boolean): Promise<void> {
+    if (this.#stopped) return;
+    await this.ready();
+    for (;;) {
+      let reached = head;
+      const added = await this.store.feed(async (cursor, lastReorgTo, tx) => {
+        // The first feed of a deployment starts at the head: webhooks announce what is indexed from now on.
+        if (cursor === null) return { to: head, rows: [] };
+        if (cursor === head) return null;
+        if (head < cursor && (!dropped || lastReorgTo === head)) return null;
+        const subscriptions = (await this.store.subscriptions(tx)).map((s) => ({
+          id: s.id,
+          topics: topicsOf(s.topics),
+        }));
+        if (head < cursor) return { to: head, rows: await this.#reorg(tx, head, subscriptions), reorgTo: head };
+        reached = head - cursor > FEED_STEP_BLOCKS ? cursor + FEED_STEP_BLOCKS : head;
+        if (subscriptions.length === 0) return { to: reached, rows: [] };
+        const changes = (await this.rt.index.changes(cursor + 1n, reached)).value;
+        return { to: reached, rows: await this.#blocks(changes, subscriptions) };
+      });
+      if (added > 0) this.kick();
+      if (reached >= head || this.#stopped) return;
+    }
+  }
+
+  /** For each block with changes (ascending), each subscription's topics that changed in it. */
+  async #blocks(changes: BlockChange[], subscriptions: Subscribed[]): Promise<NewDelivery[]> {
+    const byBlock = new Map<bigint, BlockChange[]>();
+    for (const c of changes) {
+      const list = byBlock.get(c.block);
+      if (list) list.push(c);
+      else byBlock.set(c.block, [c]);
+    }
+    const rows: NewDelivery[] = [];
+    for (const [block, list] of [...byBlock].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const wanted = subscriptions.map((s) => ({
+        ...s,
+        topics: s.topics.filter((t) => list.some((c) => t.concerns(c))),
+      }));
+      rows.push(...(await this.#answers(block, wanted)));
+    }
+    return rows;
+  }
+
+  /** The reverted deliveries of the orphaned blocks, then every subscription's topics at the new head. */
+  async #reorg(tx: Parameters<WebhookStore["orphan"]>[0], head: bigint, subscriptions: Subscribed[]) {
+    const orphans = await this.store.orphan(tx, head);
+    const rows: NewDelivery[] = orphans.map((o) => ({
+      subscription: o.subscription,
+      block: o.block,
+      topic: o.topic,
+      type: "index.reverted",
+      payload: payload(
+        "index.reverted",
+        `{"topic":${JSON.stringify(o.topic)},"blockNumber":"${o.block}","revertedId":${JSON.stringify(o.id)},"head":"${head}"}`,
+      ),
+    }));
+    rows.push(...(await this.#answers(head, subscriptions)));
+    return rows;
+  }
+
+  /** One delivery per subscription and topic at `block`: the topic's answer there, each fetched once. */
+  async #answers(block: bigint, subscriptions: Subscribed[]): Promise<NewDelivery[]> {
+    const answers = new Map<string, Promise<string | null>>();
+    const answer = (t: Topic) => {
+      let a = answers.get(t.key);
+      if (!a) {
+        a = this.fetchAnswer(`${t.path}?block=${block}`);
+        answers.set(t.key, a);
+      }
+      return a;
+    };
+    const rows: NewDelivery[] = [];
+    for (const s of subscriptions) {
+      for (const t of s.topics) {
+        const text = await answer(t);
+        if (text === null) continue;
+        const type = `index.${t.event}`;
+        rows.push({
+          subscription: s.id,
+          block,
+          topic: t.key,
+          type,
+          payload: payload(type, answerData(t, block, text)),
+        });
+        this.metrics?.enqueued.inc({ type });
+      }
+    }
+    return rows;
+  }
+
+  /** Wakes the worker now (a feed added deliveries, a replay re-queued some). */
+  kick(): void {
+    if (this.#stopped) return;
+    if (this.#working) {
+      this.#again = true;
+      return;
+    }
+    this.#working = true;
+    void this.#work().finally(() => {
+      this.#working = false;
+      if (this.#again) {
+        this.#again = false;
+        this.kick();
+      }
+    });
+  }
+
+  async #work(): Promise<void> {
+    try {
+      await this.ready();
+      for (;;) {
+        if (this.#stopped) return;
+        const lease = this.settings.timeoutMs + 30_000;
+        const claimed = await this.store.claim(WORKER_BATCH, lease);
+        if (claimed.length === 0) return;
+        await Promise.all(claimed.map((d) => this.#track(this.#attempt(d))));
+      }
+    } catch (error) {
+      this.rt.warn("webhook worker", "webhook worker failed", { error: (error as Error).name, cause: causeOf(error) });
+    }
+  }
+
+  #track<T>(p: Promise<T>): Promise<T> {
+    this.#inFlight.add(p);
+    return p.finally(() => this.#inFlight.delete(p));
+  }
+
+  async #attempt(d: Awaited<ReturnType<WebhookStore["claim"]>>[number]): Promise<void> {
+    const timestamp = Math.floor(Date.now() / 1000);
+    const result = await postWebhook({
+      url: d.url,
+      body: d.payload,
+      headers: signedHeaders(d.secret, d.id, timestamp, d.payload),
+      timeoutMs: this.settings.timeoutMs,
+      allow: this.settings.allowPrivate,
+    });
+    if (result.ok) {
+      await this.store.delivered(d.seq, d.attempts);
+      this.metrics?.attempts.inc({ outcome: "delivered" });
+      return;
+    }
+    const retryMs = this.settings.retryScheduleMs[d.attempts - 1] ?? null;
+    await this.store.failed(d.seq, d.attempts, result.error, retryMs);
+    this.metrics?.attempts.inc({ outcome: retryMs === null ? "dead" : "retry" });
+    if (retryMs === null)
+      this.logger.warn("webhook delivery dead", { id: d.id, attempts: d.attempts, error: result.error });
+  }
+
+  async #readBacklog(): Promise<void> {
+    if (!this.metrics) return;
+    try {
+      await this.ready();
+      const b = await this.store.backlog();
+      this.metrics.pending.set(b.pending);
+      this.metrics.dead.set(b.dead);
+      this.metrics.oldestPendingSeconds.set(Math.round(b.oldestPendingSeconds));
+    } catch {
+      // the database is away: the gauges keep their last reading, the worker's warning says why
+    }
+  }
+}
+
+type Subscribed = { id: string; topics: Topic[] };
+
+/** A subscription's stored topics; one this build no longer knows is skipped (it was valid when registered). */
+function topicsOf(texts: string[]): Topic[] {
+  const topics: Topic[] = [];
+  for (const text of texts) {
+    try {
+      topics.push(parseWebhookTopic(text));
+    } catch {
+      // skipped
+    }
+  }
+  return topics;
+}

@@ -1,0 +1,147 @@
+/**
+ * The operators' webhook routes under /api/index/v1 (docs/api.md, "Webhooks"), each behind OPERATOR_TOKEN as a
+ * bearer (401 UNAUTHORIZED without it, or when none is set): register `{ url, topics }` (the answer carries the
+ * signing secret, once), list, delete, list deliveries (`?status=dead`), replay a webhook's dead deliveries.
+ * Without a webhook store (no database) they answer 503 INDEX_UNAVAILABLE after the token is checked.
+ */
+import type { Context, Hono } from "hono";
+import type { AppEnv } from "../http/env";
+import {
+  ApiError,
+  BadParamsError,
+  IndexUnavailableError,
+  NotFoundError,
+  PayloadTooLargeError,
+  UnauthorizedError,
+} from "../http/errors";
+import { metricsAccess } from "../http/metricsAccess";
+import type { IndexRuntime } from "../read/runtime";
+import type { Webhooks } from "./service";
+import { newSecret } from "./signature";
+import { DELIVERY_STATUSES, type DeliveryStatus } from "./store";
+import { checkTarget, parseTargetUrl } from "./target";
+import { parseWebhookTopics } from "./topics";
+
+export const WEBHOOKS_PATH = "/webhooks";
+/** A registration's body: a URL and at most 32 topics fit in far less. */
+export const WEBHOOK_BODY_MAX_BYTES = 16 * 1024;
+const DELIVERIES_MAX = 500;
+
+export type WebhookRouteOptions = { webhooks: Webhooks | null; operatorToken: string | null };
+
+const NO_STORE = { "cache-control": "no-store" };
+
+export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, options: WebhookRouteOptions): void {
+  const access = metricsAccess(options.operatorToken);
+  const { webhooks } = options;
+  if (webhooks && rt.signal) {
+    webhooks.attach(rt, async (path) => {
+      const res = await router.request(path);
+      if (res.status === 404) return null;
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`webhook answer ${path}: ${res.status} ${text.slice(0, 200)}`);
+      return text;
+    });
+  }
+  /** The operator's token checked, then the store (ready) or 503. */
+  const guard = async (c: Context<AppEnv>): Promise<Webhooks> => {
+    if (!access?.(c.req.header("authorization"))) throw new UnauthorizedError("webhooks", "OPERATOR_TOKEN");
+    if (!webhooks) throw new IndexUnavailableError("unconfigured");
+    await stored(() => webhooks.ready());
+    return webhooks;
+  };
+
+  router.post(WEBHOOKS_PATH, async (c) => {
+    const hooks = await guard(c);
+    const body = await jsonBody(c);
+    const url = parseTargetUrl(body.url);
+    const { texts } = parseWebhookTopics(body.topics);
+    await checkTarget(url, hooks.settings.allowPrivate);
+    // Deliveries start after the index's head now, even if no process has fed a head yet (the local stack's first).
+    const head = await rt.index.probe(null).then(
+      (p) => p.head.block,
+      () => null,
+    );
+    if (head !== null) await stored(() => hooks.store.startFeedAt(head));
+    const created = await stored(() =>
+      hooks.store.create(url.toString(), texts, newSecret(), hooks.settings.maxSubscriptions),
+    );
+    if (!created) {
+      throw new BadParamsError(
+        `This deployment holds at most ${hooks.settings.maxSubscriptions} webhooks (WEBHOOK_MAX).`,
+        {
+          param: "url",
+        },
+      );
+    }
+    return c.json({ ok: true, webhook: created }, 201, NO_STORE);
+  });
+
+  router.get(WEBHOOKS_PATH, async (c) => {
+    const hooks = await guard(c);
+    return c.json({ ok: true, webhooks: await stored(() => hooks.store.list()) }, 200, NO_STORE);
+  });
+
+  router.get(`${WEBHOOKS_PATH}/deliveries`, async (c) => {
+    const hooks = await guard(c);
+    const params = new URL(c.req.url).searchParams;
+    const status = params.get("status");
+    if (status !== null && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
+      throw new BadParamsError(`status must be one of ${DELIVERY_STATUSES.join(", ")}.`, { param: "status" });
+    }
+    const limitText = params.get("limit") ?? "100";
+    if (!/^[1-9]\d{0,3}$/.test(limitText) || Number(limitText) > DELIVERIES_MAX) {
+      throw new BadParamsError(`limit must be an integer from 1 to ${DELIVERIES_MAX}.`, { param: "limit" });
+    }
+    const webhook = params.get("webhook") ?? undefined;
+    const deliveries = await stored(() =>
+      hooks.store.deliveries({
+        limit: Number(limitText),
+        ...(status ? { status: status as DeliveryStatus } : {}),
+        ...(webhook ? { webhook } : {}),
+      }),
+    );
+    return c.json({ ok: true, deliveries }, 200, NO_STORE);
+  });
+
+  router.delete(`${WEBHOOKS_PATH}/:id`, async (c) => {
+    const hooks = await guard(c);
+    const id = c.req.param("id");
+    if (!(await stored(() => hooks.store.remove(id)))) throw new NotFoundError(`No webhook ${id}.`, { id });
+    return c.json({ ok: true, deleted: id }, 200, NO_STORE);
+  });
+
+  router.post(`${WEBHOOKS_PATH}/:id/replay`, async (c) => {
+    const hooks = await guard(c);
+    const id = c.req.param("id");
+    if (!(await stored(() => hooks.store.exists(id)))) throw new NotFoundError(`No webhook ${id}.`, { id });
+    const replayed = await stored(() => hooks.store.replay(id));
+    hooks.kick();
+    return c.json({ ok: true, webhook: id, replayed }, 200, NO_STORE);
+  });
+}
+
+/** A store operation; the database's failure is a 503, never a 500. */
+async function stored<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw new IndexUnavailableError("unreachable", { cause: error });
+  }
+}
+
+async function jsonBody(c: Context<AppEnv>): Promise<Record<string, unknown>> {
+  const text = await c.req.text();
+  if (Buffer.byteLength(text) > WEBHOOK_BODY_MAX_BYTES) throw new PayloadTooLargeError(WEBHOOK_BODY_MAX_BYTES);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new BadParamsError("The body must be JSON: { url, topics }.", { param: "body" });
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new BadParamsError("The body must be a JSON object: { url, topics }.", { param: "body" });
+  }
+  return value as Record<string, unknown>;
+}

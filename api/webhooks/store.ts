@@ -1,0 +1,325 @@
+/**
+ * The webhooks' state, all of it in the database (api/webhooks/sql.ts), in a schema of the API's own (WEBHOOK_SCHEMA,
+ * default `webhooks`; never Ponder's): the subscriptions, the outbox of deliveries, and the feed's cursor (the last
+ * block fed). Every API process feeds and works the same tables, so a restart loses nothing (an undelivered row stays
+ * pending) and a second process doubles nothing: exactly one process feeds a block (the cursor row is locked and
+ * moved in the transaction that inserts its deliveries), and a delivery is claimed by one worker at a time (FOR UPDATE
+ * SKIP LOCKED, then a lease in `next_attempt_at`).
+ *
+ * Order per subscriber: `seq` is the order of insertion, which is block order (one feeder at a time, ascending
+ * blocks); only a subscriber's oldest pending delivery may be attempted, so a failing one holds the rest back.
+ */
+import { randomBytes } from "node:crypto";
+import type { Sql } from "./sql";
+
+export type DeliveryStatus = "pending" | "delivered" | "dead" | "cancelled";
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "delivered", "dead", "cancelled"];
+
+export type Subscription = { id: string; url: string; topics: string[]; secret: string; createdAt: string };
+
+export type SubscriptionSummary = Omit<Subscription, "secret"> & {
+  pending: number;
+  dead: number;
+  oldestPendingAt: string | null;
+};
+
+export type Delivery = {
+  id: string;
+  webhook: string;
+  blockNumber: string;
+  topic: string;
+  type: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastError: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+};
+
+/** A delivery a worker holds: what to send, where, signed with which secret. */
+export type Claimed = { seq: string; id: string; url: string; secret: string; payload: string; attempts: number };
+
+/** One row the feeder adds to the outbox. */
+export type NewDelivery = { subscription: string; block: bigint; topic: string; type: string; payload: string };
+
+type Query = Pick<Sql, "query">;
+
+export const newId = (prefix: string) => `${prefix}_${randomBytes(16).toString("base64url")}`;
+
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string | Date).toISOString());
+
+export class WebhookStore {
+  readonly #s: string;
+
+  constructor(
+    readonly sql: Sql,
+    schema: string,
+  ) {
+    this.#s = quote(schema);
+  }
+
+  /** Creates the schema and tables when missing; one process at a time (concurrent CREATE … IF NOT EXISTS races). */
+  async migrate(): Promise<void> {
+    const s = this.#s;
+    await this.sql.transaction(async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock(hashtext('webhooks-migrate'))");
+      await tx.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      await tx.query(`CREATE TABLE IF NOT EXISTS ${s}.subscription (
+        id text PRIMARY KEY,
+        url text NOT NULL,
+        topics text[] NOT NULL,
+        secret text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now())`);
+      await tx.query(`CREATE TABLE IF NOT EXISTS ${s}.delivery (
+        seq bigserial PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        subscription_id text NOT NULL REFERENCES ${s}.subscription (id) ON DELETE CASCADE,
+        block bigint NOT NULL,
+        topic text NOT NULL,
+        type text NOT NULL,
+        payload text NOT NULL,
+        status text NOT NULL DEFAULT 'pending',
+        attempts integer NOT NULL DEFAULT 0,
+        next_attempt_at timestamptz NOT NULL DEFAULT now(),
+        last_error text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        delivered_at timestamptz)`);
+      await tx.query(
+        `CREATE INDEX IF NOT EXISTS delivery_pending ON ${s}.delivery (subscription_id, seq) WHERE status = 'pending'`,
+      );
+      await tx.query(`CREATE INDEX IF NOT EXISTS delivery_block ON ${s}.delivery (block)`);
+      await tx.query(`CREATE TABLE IF NOT EXISTS ${s}.cursor (
+        id integer PRIMARY KEY CHECK (id = 1),
+        block bigint,
+        reorg_to bigint)`);
+      await tx.query(`INSERT INTO ${s}.cursor (id, block) VALUES (1, NULL) ON CONFLICT (id) DO NOTHING`);
+    });
+  }
+
+  /** The feed starts at `head` if it has not started yet (the first registration, before any head was fed). */
+  async startFeedAt(head: bigint): Promise<void> {
+    await this.sql.query(`UPDATE ${this.#s}.cursor SET block = $1 WHERE id = 1 AND block IS NULL`, [head.toString()]);
+  }
+
+  async create(url: string, topics: string[], secret: string, max: number): Promise<Subscription | null> {
+    const id = newId("wh");
+    const rows = await this.sql.query<{ created_at: string }>(
+      `INSERT INTO ${this.#s}.subscription (id, url, topics, secret)
+       SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM ${this.#s}.subscription) < $5
+       RETURNING created_at`,
+      [id, url, topics, secret, max],
+    );
+    if (rows.length === 0) return null;
+    return { id, url, topics, secret, createdAt: iso(rows[0]!.created_at)! };
+  }
+
+  async list(): Promise<SubscriptionSummary[]> {
+    const rows = await this.sql.query(
+      `SELECT s.id, s.url, s.topics, s.created_at,
+              count(*) FILTER (WHERE d.status = 'pending')::int AS pending,
+              count(*) FILTER (WHERE d.status = 'dead')::int AS dead,
+              min(d.created_at) FILTER (WHERE d.status = 'pending') AS oldest
+         FROM ${this.#s}.subscription s LEFT JOIN ${this.#s}.delivery d ON d.subscription_id = s.id
+        GROUP BY s.id ORDER BY s.created_at, s.id`,
+    );
+    return rows.map((r) => ({
+      id: r.id as string,
+      url: r.url as string,
+      topics: r.topics as string[],
+      createdAt: iso(r.created_at)!,
+      pending: r.pending as number,
+      dead: r.dead as number,
+      oldestPendingAt: iso(r.oldest),
+    }));
+  }
+
+  /** Every subscription with its topics, for the feeder. */
+  async subscriptions(q: Query = this.sql): Promise<{ id: string; topics: string[] }[]> {
+    return q.query<{ id: string; topics: string[] }>(`SELECT id, topics FROM ${this.#s}.subscription ORDER BY id`);
+  }
+
+  /** Deletes a subscription and its deliveries; false when there is none. */
+  async remove(id: string): Promise<boolean> {
+    const rows = await this.sql.query(`DELETE FROM ${this.#s}.subscription WHERE id = $1 RETURNING id`, [id]);
+    return rows.length > 0;
+  }
+
+  async exists(id: string): Promise<boolean> {
+    return (await this.sql.query(`SELECT 1 FROM ${this.#s}.subscription WHERE id = $1`, [id])).length > 0;
+  }
+
+  async deliveries(filter: { status?: DeliveryStatus; webhook?: string; limit: number }): Promise<Delivery[]> {
+    const rows = await this.sql.query(
+      `SELECT id, subscription_id, block::text AS block, topic, type, status, attempts, next_attempt_at, last_error,
+              created_at, delivered_at
+         FROM ${this.#s}.delivery
+        WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR subscription_id = $2)
+        ORDER BY seq DESC LIMIT $3`,
+      [filter.status ?? null, filter.webhook ?? null, filter.limit],
+    );
+    return rows.map((r) => ({
+      id: r.id as string,
+      webhook: r.subscription_id as string,
+      blockNumber: r.block as string,
+      topic: r.topic as string,
+      type: r.type as string,
+      status: r.status as DeliveryStatus,
+      attempts: r.attempts as number,
+      nextAttemptAt: r.status === "pending" ? iso(r.next_attempt_at) : null,
+      lastError: (r.last_error as string | null) ?? null,
+      createdAt: iso(r.created_at)!,
+      deliveredAt: iso(r.delivered_at),
+    }));
+  }
+
+  /** A subscription's dead deliveries back to pending, in their order, from now; how many. */
+  async replay(id: string): Promise<number> {
+    const rows = await this.sql.query(
+      `UPDATE ${this.#s}.delivery SET status = 'pending', attempts = 0, next_attempt_at = now(), last_error = NULL
+        WHERE subscription_id = $1 AND status = 'dead' RETURNING seq`,
+      [id],
+    );
+    return rows.length;
+  }
+
+  /**
+   * Runs `feed` holding the cursor (SELECT … FOR UPDATE): the one feeder of its blocks. `feed` is given the last block
+   * fed (null before the first) and the head the last reorg went down to, and returns the block it fed up to (the
+   * cursor's new value), the rows to insert and, for a reorg, the head it went down to — all committed together, or
+   * nothing when it throws.
+   */
+  async feed(
+    feed: (
+      cursor: bigint | null,
+      lastReorgTo: bigint | null,
+      tx: Query,
+    ) => Promise<{ to: bigint; rows: NewDelivery[]; reorgTo?: bigint } | null>,
+  ): Promise<number> {
+    return this.sql.transaction(async (tx) => {
+      const [row] = await tx.query<{ block: string | null; reorg_to: string | null }>(
+        `SELECT block::text AS block, reorg_to::text AS reorg_to FROM ${this.#s}.cursor WHERE id = 1 FOR UPDATE`,
+      );
+      const cursor = row?.block == null ? null : BigInt(row.block);
+      const fed = await feed(cursor, row?.reorg_to == null ? null : BigInt(row.reorg_to), tx);
+      if (!fed) return 0;
+      for (const d of fed.rows) {
+        await tx.query(
+          // A subscription deleted meanwhile gets nothing (rather than failing the whole feed on its foreign key).
+          `INSERT INTO ${this.#s}.delivery (id, subscription_id, block, topic, type, payload)
+           SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text, $6::text WHERE EXISTS (SELECT 1 FROM ${this.#s}.subscription WHERE id = $2)`,
+          [newId("msg"), d.subscription, d.block.toString(), d.topic, d.type, d.payload],
+        );
+      }
+      await tx.query(`UPDATE ${this.#s}.cursor SET block = $1, reorg_to = coalesce($2, reorg_to) WHERE id = 1`, [
+        fed.to.toString(),
+        fed.reorgTo?.toString() ?? null,
+      ]);
+      return fed.rows.length;
+    });
+  }
+
+  /**
+   * A reorg down to `head`: the deliveries of orphaned blocks (`head` and above: the first block the index commits
+   * after a reorg is the new branch's, at the height of an orphaned one) that a subscriber may have received
+   * (delivered, or attempted at least once) for the feeder to revert, oldest first; and every undelivered one of them
+   * cancelled. In the feeder's transaction.
+   */
+  async orphan(tx: Query, head: bigint): Promise<{ id: string; subscription: string; block: bigint; topic: string }[]> {
+    const rows = await tx.query<{ id: string; subscription_id: string; block: string; topic: string }>(
+      `SELECT id, subscription_id, block::text AS block, topic FROM ${this.#s}.delivery
+        WHERE block >= $1 AND type <> 'index.reverted' AND (status = 'delivered' OR attempts > 0)
+        ORDER BY seq`,
+      [head.toString()],
+    );
+    await tx.query(
+      `UPDATE ${this.#s}.delivery SET status = 'cancelled', last_error = 'orphaned by a reorg'
+        WHERE block >= $1 AND type <> 'index.reverted' AND status IN ('pending', 'dead')`,
+      [head.toString()],
+    );
+    return rows.map((r) => ({ id: r.id, subscription: r.subscription_id, block: BigInt(r.block), topic: r.topic }));
+  }
+
+  /**
+   * Claims up to `limit` due deliveries, each the oldest pending of its subscriber, for `leaseMs` (pushed into
+   * `next_attempt_at`, so no other worker takes it meanwhile, and a worker that dies lets it go when the lease ends).
+   */
+  async claim(limit: number, leaseMs: number): Promise<Claimed[]> {
+    const s = this.#s;
+    const rows = await this.sql.query<{
+      seq: string;
+      id: string;
+      url: string;
+      secret: string;
+      payload: string;
+      attempts: number;
+    }>(
+      `WITH heads AS (
+         SELECT DISTINCT ON (subscription_id) seq FROM ${s}.delivery
+          WHERE status = 'pending' ORDER BY subscription_id, seq),
+       due AS (
+         SELECT d.seq FROM ${s}.delivery d JOIN heads h ON h.seq = d.seq
+          WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+          ORDER BY d.next_attempt_at LIMIT $1
+          FOR UPDATE OF d SKIP LOCKED)
+       UPDATE ${s}.delivery d SET attempts = d.attempts + 1,
+              next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
+         FROM due, ${s}.subscription sub
+        WHERE d.seq = due.seq AND sub.id = d.subscription_id
+       RETURNING d.seq::text AS seq, d.id, sub.url, sub.secret, d.payload, d.attempts`,
+      [limit, leaseMs],
+    );
+    return rows;
+  }
+
+  /** The attempt `attempts` of `seq` succeeded; false when the delivery was no longer this attempt's. */
+  async delivered(seq: string, attempts: number): Promise<boolean> {
+    const rows = await this.sql.query(
+      `UPDATE ${this.#s}.delivery SET status = 'delivered', delivered_at = now(), last_error = NULL
+        WHERE seq = $1 AND attempts = $2 AND status = 'pending' RETURNING seq`,
+      [seq, attempts],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * The attempt failed: retried after `retryMs`, or — null, the schedule spent — dead, with every later pending
+   * delivery of its subscriber (the endpoint failed for the whole schedule; a replay sends them all again, in order).
+   */
+  async failed(seq: string, attempts: number, error: string, retryMs: number | null): Promise<void> {
+    const s = this.#s;
+    if (retryMs !== null) {
+      await this.sql.query(
+        `UPDATE ${s}.delivery SET last_error = $3, next_attempt_at = now() + make_interval(secs => $4::double precision / 1000)
+          WHERE seq = $1 AND attempts = $2 AND status = 'pending'`,
+        [seq, attempts, error.slice(0, 500), retryMs],
+      );
+      return;
+    }
+    await this.sql.transaction(async (tx) => {
+      const rows = await tx.query<{ subscription_id: string }>(
+        `UPDATE ${s}.delivery SET status = 'dead', last_error = $3
+          WHERE seq = $1 AND attempts = $2 AND status = 'pending' RETURNING subscription_id`,
+        [seq, attempts, error.slice(0, 500)],
+      );
+      if (rows.length === 0) return;
+      await tx.query(
+        `UPDATE ${s}.delivery SET status = 'dead', last_error = 'an earlier delivery of its webhook went dead'
+          WHERE subscription_id = $1 AND status = 'pending' AND seq > $2`,
+        [rows[0]!.subscription_id, seq],
+      );
+    });
+  }
+
+  /** For the metrics: pending and dead deliveries, and the age (s) of the oldest pending one. */
+  async backlog(): Promise<{ pending: number; dead: number; oldestPendingSeconds: number }> {
+    const [row] = await this.sql.query<{ pending: number; dead: number; oldest: number | null }>(
+      `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+              count(*) FILTER (WHERE status = 'dead')::int AS dead,
+              extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'pending'))::float8 AS oldest
+         FROM ${this.#s}.delivery WHERE status IN ('pending', 'dead')`,
+    );
+    return { pending: row?.pending ?? 0, dead: row?.dead ?? 0, oldestPendingSeconds: row?.oldest ?? 0 };
+  }
+}

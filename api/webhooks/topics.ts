@@ -1,0 +1,55 @@
+/**
+ * A webhook's topics as strings, `kind:value[:window]` — `lock:42`, `account:0x…`, `board:ve`, `board:<key>:<window>`,
+ * `stats`, `activity`, `activity:<kind>` — onto the stream's registry (api/index/streamTopics.ts TOPIC_KINDS): the same
+ * topics, the same answers, the same judgement of which indexed events change them. A kind the registry lacks in this
+ * build is refused (400), so a kind added there (a duration board's window, the activity feed) works here unchanged.
+ */
+import { ApiError, BadParamsError } from "../http/errors";
+import { TOPIC_KINDS, type Topic } from "../index/streamTopics";
+
+/** Most topics one webhook may follow (as a stream: api/index/streamTopics.ts MAX_TOPICS). */
+export const MAX_WEBHOOK_TOPICS = 32;
+
+const bad = (message: string, topic: unknown): never => {
+  throw new BadParamsError(message, { param: "topics", topic });
+};
+
+/** One topic string; a bad one is a 400 naming it. */
+export function parseWebhookTopic(text: unknown): Topic {
+  if (typeof text !== "string" || text.length === 0 || text.length > 200) {
+    return bad("Each topic must be a string such as lock:42, account:0x…, board:ve or stats.", text);
+  }
+  const [kindName = "", value = "", window, ...rest] = text.split(":");
+  const kind = Object.hasOwn(TOPIC_KINDS, kindName) ? TOPIC_KINDS[kindName] : undefined;
+  if (!kind || rest.length > 0) {
+    return bad(
+      `Unknown topic "${text}": topics are ${Object.keys(TOPIC_KINDS).join(", ")} (kind:value[:window]).`,
+      text,
+    );
+  }
+  // A kind whose parse takes a window (a duration board's) is given it; one that takes none refuses it.
+  const parse = kind.parse as (value: string, window?: string) => Topic;
+  if (window !== undefined && parse.length < 2) bad(`Topic "${text}": ${kindName} takes no window.`, text);
+  try {
+    return window === undefined ? parse(value) : parse(value, window);
+  } catch (error) {
+    // The registry speaks of query parameters; here the topic string is what was wrong.
+    if (error instanceof ApiError) return bad(`Topic "${text}": ${error.message}`, text);
+    throw error;
+  }
+}
+
+/** A registration's `topics`: a non-empty array, each valid, duplicates folded (by the topic's key). */
+export function parseWebhookTopics(value: unknown): { texts: string[]; topics: Topic[] } {
+  if (!Array.isArray(value) || value.length === 0) {
+    return bad("topics must be a non-empty array of topic strings (lock:42, account:0x…, board:ve, stats).", value);
+  }
+  if (value.length > MAX_WEBHOOK_TOPICS) bad(`At most ${MAX_WEBHOOK_TOPICS} topics per webhook.`, value.length);
+  const byKey = new Map<string, { text: string; topic: Topic }>();
+  for (const text of value) {
+    const topic = parseWebhookTopic(text);
+    if (!byKey.has(topic.key)) byKey.set(topic.key, { text: text as string, topic });
+  }
+  const kept = [...byKey.values()];
+  return { texts: kept.map((k) => k.text), topics: kept.map((k) => k.topic) };
+}

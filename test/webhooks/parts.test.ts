@@ -1,0 +1,221 @@
+/**
+ * The webhooks' parts on their own: the topic strings onto the stream's registry, the target rules (addresses and
+ * URLs), the signature against the Standard Webhooks spec's own example, and the outbox on real Postgres — one
+ * feeder per block under the cursor, per-subscriber order and no double claim between two workers.
+ */
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiError } from "../../api/http/errors";
+import { sign } from "../../api/webhooks/signature";
+import { pgSql, type Sql } from "../../api/webhooks/sql";
+import { WebhookStore } from "../../api/webhooks/store";
+import { addressClass, allowedAddress, checkTarget, parseTargetUrl } from "../../api/webhooks/target";
+import { parseWebhookTopic, parseWebhookTopics } from "../../api/webhooks/topics";
+
+const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+
+const param = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApiError);
+    return ((error as ApiError).detail as { param: string }).param;
+  }
+  throw new Error("did not throw");
+};
+
+describe("topic strings", () => {
+  it("map onto the stream's topics, keyed as the stream keys them", () => {
+    expect(parseWebhookTopic("lock:42").path).toBe("/locks/42");
+    expect(parseWebhookTopic("stats").key).toBe("stats");
+    expect(parseWebhookTopic("board:ve").path).toBe("/leaderboards/ve");
+    const account = parseWebhookTopic("account:0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
+    expect(account.key).toBe("account:0x70997970c51812dc3a010c7d01b50e0d17dc79c8");
+    expect(account.path).toBe("/accounts/0x70997970C51812dc3A010C7d01b50e0d17dc79C8/locks");
+  });
+
+  it("refuse what the stream refuses, a window on a kind without one, and too many; fold duplicates", () => {
+    for (const bad of [
+      "",
+      "lock",
+      "lock:x",
+      "lock:01",
+      "account:0x12",
+      "board:pool",
+      "board:ve:7d",
+      "stats:1",
+      "x:1",
+      7,
+    ]) {
+      expect(
+        param(() => parseWebhookTopic(bad)),
+        String(bad),
+      ).toBe("topics");
+    }
+    expect(param(() => parseWebhookTopics([]))).toBe("topics");
+    expect(param(() => parseWebhookTopics("stats"))).toBe("topics");
+    expect(param(() => parseWebhookTopics(Array.from({ length: 33 }, (_, i) => `lock:${i}`)))).toBe("topics");
+    expect(parseWebhookTopics(["lock:1", "lock:1", "stats"]).texts).toEqual(["lock:1", "stats"]);
+  });
+});
+
+describe("targets", () => {
+  it("classify addresses: loopback, private (every non-public range) and public", () => {
+    for (const ip of ["127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1"])
+      expect(addressClass(ip), ip).toBe("loopback");
+    for (const ip of [
+      "10.0.0.1",
+      "172.16.0.1",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "fd00::1",
+      "fe80::1",
+      "224.0.0.1",
+      "::",
+      "::ffff:10.0.0.1",
+    ]) {
+      expect(addressClass(ip), ip).toBe("private");
+    }
+    for (const ip of ["1.1.1.1", "8.8.8.8", "2606:4700:4700::1111", "172.32.0.1"])
+      expect(addressClass(ip), ip).toBe("public");
+    expect(allowedAddress("127.0.0.1", "none")).toBe(false);
+    expect(allowedAddress("127.0.0.1", "loopback")).toBe(true);
+    expect(allowedAddress("10.0.0.1", "loopback")).toBe(false);
+    expect(allowedAddress("10.0.0.1", "all")).toBe(true);
+  });
+
+  it("accept http(s) URLs without credentials; judge the host's addresses (localhost resolves to loopback)", async () => {
+    for (const bad of [
+      "ftp://x.example/",
+      "nope",
+      "http://u:p@x.example/",
+      "javascript:alert(1)",
+      1,
+      "x".repeat(2001),
+    ]) {
+      expect(
+        param(() => parseTargetUrl(bad)),
+        String(bad),
+      ).toBe("url");
+    }
+    await expect(checkTarget(new URL("http://localhost:9/x"), "none")).rejects.toThrow(/loopback/);
+    await expect(checkTarget(new URL("http://localhost:9/x"), "loopback")).resolves.toBeUndefined();
+    await expect(checkTarget(new URL("http://[::ffff:a00:1]/x"), "loopback")).rejects.toThrow(/private/);
+    await expect(checkTarget(new URL("http://no-such-host.invalid/x"), "all")).rejects.toThrow(/does not resolve/);
+  });
+});
+
+describe("signature", () => {
+  it("matches the Standard Webhooks spec's example", () => {
+    // github.com/standard-webhooks/standard-webhooks, the reference libraries' test vector.
+    expect(
+      sign(
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        "msg_p5jXN8AQM9LWM0D4loKWxJek",
+        1614265330,
+        '{"test": 2432232314}',
+      ),
+    ).toBe("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+  });
+});
+
+describe("the outbox on Postgres", () => {
+  const schema = `wh_test_${process.pid}_${Date.now()}`;
+  let sql: Sql;
+  let store: WebhookStore;
+
+  beforeAll(async () => {
+    sql = pgSql(PG_URL, 6);
+    store = new WebhookStore(sql, schema);
+    // Two processes starting together both create the tables: neither fails.
+    await Promise.all([store.migrate(), new WebhookStore(sql, schema).migrate()]);
+  });
+
+  afterAll(async () => {
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await c.end();
+    await sql.close();
+  });
+
+  it("one feeder per block: two concurrent feeds of one head insert once", async () => {
+    const hook = (await store.create("http://127.0.0.1:9/x", ["stats"], "whsec_AAAA", 10))!;
+    await store.feed(async () => ({ to: 10n, rows: [] }));
+    const feedTo = (head: bigint) =>
+      store.feed(async (cursor) => {
+        if (cursor === null || cursor >= head) return null;
+        await new Promise((r) => setTimeout(r, 100));
+        const rows = [];
+        for (let b = cursor + 1n; b <= head; b++) {
+          rows.push({ subscription: hook.id, block: b, topic: "stats", type: "index.stats", payload: `{"b":${b}}` });
+        }
+        return { to: head, rows };
+      });
+    const added = await Promise.all([feedTo(13n), feedTo(13n)]);
+    expect(added.sort()).toEqual([0, 3]);
+    const listed = await store.deliveries({ webhook: hook.id, limit: 10 });
+    expect(listed.map((d) => d.blockNumber)).toEqual(["13", "12", "11"]);
+  });
+
+  it("two workers claim each subscriber's oldest pending delivery only, never the same one", async () => {
+    const hooks = await Promise.all([1, 2, 3].map((i) => store.create(`http://127.0.0.1:9/${i}`, ["stats"], "s", 10)));
+    await store.feed(async (cursor) => ({
+      to: cursor! + 5n,
+      rows: hooks.flatMap((h) =>
+        [1n, 2n, 3n, 4n, 5n].map((i) => ({
+          subscription: h!.id,
+          block: cursor! + i,
+          topic: "stats",
+          type: "index.stats",
+          payload: `{"b":${cursor! + i}}`,
+        })),
+      ),
+    }));
+    const delivered: Record<string, string[]> = {};
+    const worker = async () => {
+      for (let round = 0; round < 50; round++) {
+        const claimed = await store.claim(8, 60_000);
+        if (claimed.length === 0) {
+          await new Promise((r) => setTimeout(r, 10));
+          continue;
+        }
+        // Never two of one subscriber in one claim.
+        expect(new Set(claimed.map((c) => c.url)).size).toBe(claimed.length);
+        for (const c of claimed) {
+          await new Promise((r) => setTimeout(r, 5));
+          expect(await store.delivered(c.seq, c.attempts)).toBe(true);
+          delivered[c.url] = [...(delivered[c.url] ?? []), c.payload];
+        }
+      }
+    };
+    await Promise.all([worker(), worker()]);
+    const first = Number(JSON.parse(delivered["http://127.0.0.1:9/1"]![0]!).b);
+    for (const h of hooks) {
+      expect(delivered[h!.url]!.map((p) => Number(JSON.parse(p).b))).toEqual([0, 1, 2, 3, 4].map((i) => first + i));
+    }
+  });
+
+  it("a failure past the schedule kills the delivery and those behind it; a replay brings them back in order", async () => {
+    const hook = (await store.create("http://127.0.0.1:9/dead", ["stats"], "s", 10))!;
+    await store.feed(async (cursor) => ({
+      to: cursor! + 2n,
+      rows: [1n, 2n].map((i) => ({
+        subscription: hook.id,
+        block: cursor! + i,
+        topic: "stats",
+        type: "index.stats",
+        payload: "{}",
+      })),
+    }));
+    const [c] = (await store.claim(100, 60_000)).filter((x) => x.url === hook.url);
+    await store.failed(c!.seq, c!.attempts, "HTTP 500", null);
+    const dead = await store.deliveries({ webhook: hook.id, status: "dead", limit: 10 });
+    expect(dead.map((d) => d.lastError)).toEqual(["an earlier delivery of its webhook went dead", "HTTP 500"]);
+    expect(await store.replay(hook.id)).toBe(2);
+    const again = (await store.claim(100, 60_000)).filter((x) => x.url === hook.url);
+    expect(again.map((x) => x.seq)).toEqual([c!.seq]);
+  });
+});
