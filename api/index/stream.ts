@@ -7,7 +7,7 @@ import { BOARD_WINDOWS, DURATION_BOARDS } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
 import type { RouteDefinition } from "../route/definition";
 import { ADDRESS_PATTERN, UINT256_PATTERN } from "../route/jsonSchema";
-import { StreamHub, type StreamLimits } from "./streamHub";
+import { type AnswerFetcher, StreamHub, type StreamLimits } from "./streamHub";
 import { parseTopics } from "./streamTopics";
 
 /**
@@ -152,6 +152,21 @@ function lastEventId(c: AppContext): bigint | null {
   return BigInt(raw);
 }
 
+/**
+ * A topic's answer at a block, fetched through the REST route itself (no second query path), as the stream hub and the
+ * webhooks send it. Marked as the server's own request (STREAM_HUB_REQUEST, settable only by code): it charges no
+ * client's budget — the client was charged when it opened its stream or the operator registered the webhook.
+ */
+export function routeAnswers(router: Hono<AppEnv>, what: string): AnswerFetcher {
+  return async (path) => {
+    const res = await router.request(path, undefined, { [STREAM_HUB_REQUEST]: true });
+    if (res.status === 404) return null;
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${what} answer ${path}: ${res.status} ${text.slice(0, 200)}`);
+    return text;
+  };
+}
+
 export function registerStreamRoute(
   router: Hono<AppEnv>,
   rt: IndexRuntime,
@@ -166,18 +181,7 @@ export function registerStreamRoute(
     });
     return null;
   }
-  const hub = new StreamHub(
-    rt,
-    async (path) => {
-      const res = await router.request(path, undefined, { [STREAM_HUB_REQUEST]: true });
-      if (res.status === 404) return null;
-      const text = await res.text();
-      if (res.status !== 200) throw new Error(`stream answer ${path}: ${res.status} ${text.slice(0, 200)}`);
-      return text;
-    },
-    options.limits,
-    options.metrics,
-  );
+  const hub = new StreamHub(rt, routeAnswers(router, "stream"), options.limits, options.metrics);
   router.get(STREAM_PATH, (c) => {
     const url = new URL(c.req.url);
     const last = lastEventId(c);

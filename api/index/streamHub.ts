@@ -12,7 +12,7 @@ import type { StreamMetrics } from "../observability/streamMetrics";
 import { causeOf } from "../observability/throttle";
 import type { BlockChange } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
-import type { Topic } from "./streamTopics";
+import { type Topic, topicPathAt } from "./streamTopics";
 
 /** Fetches a route's answer (its JSON text), or null when the route has none to give (a lock not minted yet: 404). */
 export type AnswerFetcher = (pathAndQuery: string) => Promise<string | null>;
@@ -168,6 +168,14 @@ export class EventStream {
   }
 }
 
+/** A block's timestamp: the clock's, else the index's (an event in it, or its head), else the node's. */
+export async function timeOfBlock(rt: IndexRuntime, block: bigint): Promise<bigint> {
+  const cached = rt.clock.cached(block);
+  if (cached !== null) return cached;
+  const { head, eventTime } = await rt.index.probe(block);
+  return rt.clock.known(block, head, eventTime) ?? (await rt.clock.fromNode(block, head, rt.rpc));
+}
+
 export class StreamHub {
   readonly #streams = new Set<EventStream>();
   readonly #perIp = new Map<string, number>();
@@ -272,11 +280,8 @@ export class StreamHub {
   }
 
   /** Block `block`'s timestamp: the block clock's, the index's (an event in it, or the head), else the node's. */
-  async #timeOf(block: bigint): Promise<bigint> {
-    const cached = this.rt.clock.cached(block);
-    if (cached !== null) return cached;
-    const { head, eventTime } = await this.rt.index.probe(block);
-    return this.rt.clock.known(block, head, eventTime) ?? (await this.rt.clock.fromNode(block, head, this.rt.rpc));
+  #timeOf(block: bigint): Promise<bigint> {
+    return timeOfBlock(this.rt, block);
   }
 
   /** What changed in from..to: with board exits since block from − 1's timestamp when a stream follows a window. */
@@ -369,11 +374,7 @@ export class StreamHub {
     if (topics.length === 0) return;
     // Each topic on its own: one failed answer (warned) does not take the block's other topics with it.
     const texts = await Promise.allSettled(
-      topics.map((t) =>
-        answers.get(`${t.key}@${block}`, () =>
-          this.fetchAnswer(`${t.path}${t.path.includes("?") ? "&" : "?"}block=${block}`),
-        ),
-      ),
+      topics.map((t) => answers.get(`${t.key}@${block}`, () => this.fetchAnswer(topicPathAt(t, block)))),
     );
     for (const r of texts) {
       if (r.status === "rejected") {

@@ -30,6 +30,10 @@ export type Topic = {
   exits?: boolean;
 };
 
+/** The topic's route at `block` (its path may carry a query of its own: a board's window, activity kinds). */
+export const topicPathAt = (topic: Topic, block: bigint): string =>
+  `${topic.path}${topic.path.includes("?") ? "&" : "?"}block=${block}`;
+
 /** The parameters that qualify topics (`window=`, `kind=`), when the stream's query gives them. */
 export type TopicQualifiers = { window?: string; kind?: string };
 

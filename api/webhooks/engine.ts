@@ -11,8 +11,8 @@
  * The worker, in every process, claims due deliveries (the oldest pending of each subscriber) and POSTs them signed;
  * a failure is retried on the schedule (WEBHOOK_RETRY_SCHEDULE), then dead until an operator replays it.
  */
-import type { AnswerFetcher } from "../index/streamHub";
-import type { Topic } from "../index/streamTopics";
+import { type AnswerFetcher, timeOfBlock } from "../index/streamHub";
+import { type Topic, topicPathAt } from "../index/streamTopics";
 import type { Logger } from "../observability/logger";
 import { causeOf } from "../observability/throttle";
 import type { WebhookMetrics } from "../observability/webhookMetrics";
@@ -137,7 +137,11 @@ export class WebhookEngine {
         if (head < cursor) return { to: head, rows: await this.#reorg(tx, head, subscriptions), reorgTo: head };
         reached = head - cursor > FEED_STEP_BLOCKS ? cursor + FEED_STEP_BLOCKS : head;
         if (subscriptions.length === 0) return { to: reached, rows: [] };
-        const changes = (await this.rt.index.changes(cursor + 1n, reached)).value;
+        // A windowed board's entries leave it as time passes: their exits since the cursor block's time (a time
+        // that cannot be had, the node down, costs the range's exits, not its events).
+        const exits = subscriptions.some((sub) => sub.topics.some((t) => t.exits));
+        const since = exits ? await timeOfBlock(this.rt, cursor).catch(() => null) : null;
+        const changes = (await this.rt.index.changes(cursor + 1n, reached, since)).value;
         return { to: reached, rows: await this.#blocks(changes, subscriptions) };
       });
       if (added > 0) this.kick();
@@ -187,7 +191,7 @@ export class WebhookEngine {
     const answer = (t: Topic) => {
       let a = answers.get(t.key);
       if (!a) {
-        a = this.fetchAnswer(`${t.path}?block=${block}`);
+        a = this.fetchAnswer(topicPathAt(t, block));
         answers.set(t.key, a);
       }
       return a;

@@ -4,6 +4,7 @@
  * signing secret, once), list, delete, list deliveries (`?status=dead`), replay a webhook's dead deliveries.
  * Without a webhook store (no database) they answer 503 INDEX_UNAVAILABLE after the token is checked.
  */
+
 import type { Context, Hono } from "hono";
 import type { AppEnv } from "../http/env";
 import {
@@ -15,6 +16,7 @@ import {
   UnauthorizedError,
 } from "../http/errors";
 import { metricsAccess } from "../http/metricsAccess";
+import { routeAnswers } from "../index/stream";
 import type { IndexRuntime } from "../read/runtime";
 import type { Webhooks } from "./service";
 import { newSecret } from "./signature";
@@ -35,13 +37,7 @@ export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, op
   const access = metricsAccess(options.operatorToken);
   const { webhooks } = options;
   if (webhooks && rt.signal) {
-    webhooks.attach(rt, async (path) => {
-      const res = await router.request(path);
-      if (res.status === 404) return null;
-      const text = await res.text();
-      if (res.status !== 200) throw new Error(`webhook answer ${path}: ${res.status} ${text.slice(0, 200)}`);
-      return text;
-    });
+    webhooks.attach(rt, routeAnswers(router, "webhook"));
   }
   /** The operator's token checked, then the store (ready) or 503. */
   const guard = async (c: Context<AppEnv>): Promise<Webhooks> => {

@@ -19,19 +19,20 @@ export function parseWebhookTopic(text: unknown): Topic {
   if (typeof text !== "string" || text.length === 0 || text.length > 200) {
     return bad("Each topic must be a string such as lock:42, account:0x…, board:ve or stats.", text);
   }
-  const [kindName = "", value = "", window, ...rest] = text.split(":");
+  // Everything after the kind is the topic's value, as the stream's parameter takes it (`takeovers:24h`: a board and
+  // its window; `takeover,unlock`: activity kinds).
+  const cut = text.indexOf(":");
+  const kindName = cut === -1 ? text : text.slice(0, cut);
+  const value = cut === -1 ? "" : text.slice(cut + 1);
   const kind = Object.hasOwn(TOPIC_KINDS, kindName) ? TOPIC_KINDS[kindName] : undefined;
-  if (!kind || rest.length > 0) {
+  if (!kind) {
     return bad(
       `Unknown topic "${text}": topics are ${Object.keys(TOPIC_KINDS).join(", ")} (kind:value[:window]).`,
       text,
     );
   }
-  // A kind whose parse takes a window (a duration board's) is given it; one that takes none refuses it.
-  const parse = kind.parse as (value: string, window?: string) => Topic;
-  if (window !== undefined && parse.length < 2) bad(`Topic "${text}": ${kindName} takes no window.`, text);
   try {
-    return window === undefined ? parse(value) : parse(value, window);
+    return kind.parse(value);
   } catch (error) {
     // The registry speaks of query parameters; here the topic string is what was wrong.
     if (error instanceof ApiError) return bad(`Topic "${text}": ${error.message}`, text);
