@@ -135,21 +135,6 @@ export const INFRASTRUCTURE_ROUTES = [
       "limits, error codes), not here",
   },
   { method: "GET", path: GRAPHQL_PATH, why: "the same GraphQL endpoint, for queries passed as ?query=" },
-  ...(
-    [
-      ["POST", "", "register a webhook { url, topics }; the answer carries its signing secret"],
-      ["GET", "", "list the webhooks with their pending and dead deliveries"],
-      ["GET", "/deliveries", "list deliveries (?status=dead, ?webhook=, ?limit=)"],
-      ["DELETE", "/{id}", "delete a webhook and its deliveries"],
-      ["POST", "/{id}/replay", "send a webhook's dead deliveries again, in order"],
-    ] as const
-  ).map(([method, tail, what]) => ({
-    method,
-    path: `${INDEX_BASE}/webhooks${tail}`,
-    why:
-      `operators' webhook route (OPERATOR_TOKEN as a bearer, else 401 UNAUTHORIZED): ${what}; described in ` +
-      "docs/api.md (Webhooks), not here: not a public read, not an MCP tool",
-  })),
   {
     method: "ALL",
     path: MCP_PATH,

@@ -35,13 +35,15 @@ export const htmlEscape = (s: string) =>
   s.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
 
 function listing(doc: OpenApiDocument): string {
-  const rows = Object.entries(doc.paths).map(([path, { get }]) => {
-    const verb = get["x-user-facing-verb"];
-    return (
-      `<tr><td><code>GET ${htmlEscape(path)}</code></td><td>${htmlEscape(get.summary as string)}</td>` +
-      `<td>${verb ? htmlEscape(String(verb)) : ""}</td><td><code>${htmlEscape(String(get["x-mcp-tool"] ?? ""))}</code></td></tr>`
-    );
-  });
+  const rows = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => {
+      const verb = op["x-user-facing-verb"];
+      return (
+        `<tr><td><code>${method.toUpperCase()} ${htmlEscape(path)}</code></td><td>${htmlEscape(op.summary as string)}</td>` +
+        `<td>${verb ? htmlEscape(String(verb)) : ""}</td><td><code>${htmlEscape(String(op["x-mcp-tool"] ?? ""))}</code></td></tr>`
+      );
+    }),
+  );
   return `<table><thead><tr><th>Route</th><th>What it does</th><th>Verb to use with users</th><th>MCP tool</th></tr></thead>
 <tbody>${rows.join("\n")}</tbody></table>`;
 }

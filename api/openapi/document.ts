@@ -10,7 +10,7 @@ import type { JsonSchema } from "../route/jsonSchema";
 import { kindRule, paramSchema } from "../route/jsonSchema";
 import { INFRASTRUCTURE_ROUTES, OPERATIONS, openApiPath, type SupplyOperation, type V1Operation } from "../routes";
 import { SUPPLY_ERROR_STATUS } from "../supply/supplyError";
-import { WEBHOOK_DELIVERIES } from "../webhooks/openapi";
+import { WEBHOOK_DELIVERIES, WEBHOOK_OPERATIONS } from "../webhooks/openapi";
 import {
   byStatus,
   ERROR_DOCS,
@@ -30,11 +30,17 @@ export type OpenApiDocument = {
   servers: { url: string; description: string }[];
   security: Record<string, string[]>[];
   tags: { name: string; description: string }[];
-  paths: Record<string, { get: Operation }>;
+  /** The public reads are GETs; the operators' webhook routes add POST and DELETE (api/webhooks/openapi.ts). */
+  paths: Record<string, PathItem>;
   /** Requests this API sends (OpenAPI 3.1): the webhook deliveries (api/webhooks/openapi.ts). */
   webhooks: Record<string, unknown>;
-  components: { schemas: Record<string, JsonSchema>; headers: Record<string, unknown> };
+  components: {
+    schemas: Record<string, JsonSchema>;
+    headers: Record<string, unknown>;
+    securitySchemes: Record<string, unknown>;
+  };
 };
+export type PathItem = { get?: Operation; post?: Operation; delete?: Operation };
 type Operation = Record<string, unknown> & { operationId: string; responses: Record<string, Response> };
 type Response = {
   description: string;
@@ -242,6 +248,13 @@ Not in this document (platform routes): ${INFRASTRUCTURE_ROUTES.map((r) => `\`${
 
 const COMPONENTS = {
   schemas: { ErrorEnvelope: ERROR_ENVELOPE_SCHEMA, SupplyError: SUPPLY_ERROR_SCHEMA },
+  securitySchemes: {
+    operatorToken: {
+      type: "http",
+      scheme: "bearer",
+      description: "The deployment's OPERATOR_TOKEN (the webhook routes only; every other operation is public).",
+    },
+  },
   headers: {
     "X-Request-Id": {
       description: "Echoes a valid incoming X-Request-Id, else a fresh UUID; quote it when reporting a problem.",
@@ -289,6 +302,10 @@ export async function buildOpenApiDocument(options: BuildOpenApiOptions = {}): P
     }
   }
   paths[openApiPath(INDEX_BASE + STREAM_PATH)] = { get: streamOperation() };
+  for (const [path, item] of Object.entries(WEBHOOK_OPERATIONS)) {
+    if (paths[path]) throw new Error(`duplicate documented path ${path}`);
+    paths[path] = item as unknown as PathItem;
+  }
   return {
     openapi: "3.1.0",
     info: {
@@ -306,6 +323,12 @@ export async function buildOpenApiDocument(options: BuildOpenApiOptions = {}): P
       { name: "Reads", description: "Protocol state for assistants (spec §4.2)." },
       { name: "Prepare", description: "Unsigned transactions for the user's wallet (spec §4.3)." },
       { name: "Index", description: "The lock index at any block: locks, histories, the ve leaderboard, stats." },
+      {
+        name: "Webhooks",
+        description:
+          "Operators register the URLs the index's changes are sent to (signed per Standard Webhooks; the requests " +
+          "sent are this document's `webhooks`). Behind OPERATOR_TOKEN; not MCP tools.",
+      },
     ],
     paths,
     webhooks: WEBHOOK_DELIVERIES,

@@ -47,6 +47,13 @@ const V1_PATHS = [
 ];
 const PREPARE_PATHS = V1_PATHS.filter((p) => p.includes("/prepare/"));
 const SUPPLY_PATHS = ["/api/supply/total", "/api/supply/circulating", "/api/supply/max"];
+/** The operators' webhook routes: served and checked against the document in test/webhooks/served.test.ts. */
+const WEBHOOK_PATHS = [
+  "/api/index/v1/webhooks",
+  "/api/index/v1/webhooks/deliveries",
+  "/api/index/v1/webhooks/{id}",
+  "/api/index/v1/webhooks/{id}/replay",
+];
 /**
  * Validated against live answers over a real index in test/index/chain.test.ts, test/index/boards.test.ts and
  * test/index/activity.test.ts (this
@@ -103,7 +110,9 @@ function expectDocumented(path: string, status: number, body: unknown, contentTy
 describe("every documented example validates against a live answer", () => {
   it("covers every documented route", () => {
     // The event stream answers text/event-stream, on the wire in test/index/stream.test.ts.
-    expect([...V1_PATHS, ...SUPPLY_PATHS, ...INDEX_PATHS, "/api/index/v1/stream"].sort()).toEqual(paths().sort());
+    expect([...V1_PATHS, ...SUPPLY_PATHS, ...INDEX_PATHS, ...WEBHOOK_PATHS, "/api/index/v1/stream"].sort()).toEqual(
+      paths().sort(),
+    );
   });
 
   it.each(V1_PATHS)("%s", async (path) => {
