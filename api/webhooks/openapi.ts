@@ -120,7 +120,12 @@ const TOPICS = {
 const SUBSCRIPTION = {
   type: "object",
   required: ["id", "url", "topics", "createdAt"],
-  properties: { id: ID, url: { type: "string", format: "uri" }, topics: TOPICS, createdAt: TIME },
+  properties: {
+    id: ID,
+    url: { type: "string", description: "Where deliveries are POSTed." },
+    topics: TOPICS,
+    createdAt: TIME,
+  },
 };
 const SUMMARY = {
   ...SUBSCRIPTION,
@@ -199,7 +204,10 @@ export const WEBHOOK_OPERATIONS = {
               required: ["url", "topics"],
               additionalProperties: false,
               properties: {
-                url: { type: "string", format: "uri", description: "http(s); public unless allowed." },
+                url: {
+                  type: "string",
+                  description: "An http(s) URL; on a public address unless WEBHOOK_ALLOW_PRIVATE allows.",
+                },
                 topics: TOPICS,
               },
             },

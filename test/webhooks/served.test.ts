@@ -19,6 +19,7 @@ import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { send } from "../support/devnet";
 import { type SeededChain, startSeededChain } from "../support/indexChain";
 import { headBlock, readChainLocks } from "../support/lockChain";
+import { openApiValidator } from "../support/openApiValidator";
 import { createTestDatabase, type TestDatabase } from "../support/ponder";
 import { type ServiceChild, spawnService } from "../support/replica";
 import { type Received, WebhookReceiver } from "../support/webhookReceiver";
@@ -213,6 +214,34 @@ describe("webhooks on the API processes", () => {
     }
     const res = await api(a, "GET", "/webhooks/deliveries?status=lost");
     expect(res.status).toBe(400);
+  });
+
+  it("the operator routes answer as the OpenAPI document says, errors included", async () => {
+    const doc = await buildOpenApiDocument();
+    const { check } = openApiValidator(doc);
+    const matches = (method: string, template: string, res: { status: number; json: unknown }) => {
+      const item = doc.paths[`${BASE}${template}`] as Record<string, { responses: Record<string, unknown> }>;
+      const documented = item[method.toLowerCase()]?.responses[String(res.status)] as
+        | { content: { "application/json": { schema: unknown } } }
+        | undefined;
+      expect(documented, `${method} ${template} documents ${res.status}`).toBeDefined();
+      expect(check(documented!.content["application/json"].schema, res.json), `${method} ${template}`).toBeNull();
+    };
+    const r = await receiver();
+    const created = await api(a, "POST", "/webhooks", { url: r.url, topics: ["stats", "board:takeovers:24h"] });
+    matches("POST", "/webhooks", created);
+    const id = (created.json.webhook as { id: string }).id;
+    matches("GET", "/webhooks", await api(a, "GET", "/webhooks"));
+    matches("GET", "/webhooks/deliveries", await api(a, "GET", `/webhooks/deliveries?webhook=${id}&limit=5`));
+    matches("POST", "/webhooks/{id}/replay", await api(a, "POST", `/webhooks/${id}/replay`));
+    matches("POST", "/webhooks", await api(a, "POST", "/webhooks", { url: "ftp://x", topics: ["stats"] }));
+    matches(
+      "GET",
+      "/webhooks",
+      await api(a, "GET", "/webhooks", undefined, { authorization: "Bearer not-the-operator-token" }),
+    );
+    matches("DELETE", "/webhooks/{id}", await api(a, "DELETE", "/webhooks/wh_none"));
+    matches("DELETE", "/webhooks/{id}", await api(a, "DELETE", `/webhooks/${id}`));
   });
 
   it("a lock reaches its account's webhook at its block, signed, with the REST answer there; other blocks send nothing", async () => {
