@@ -6,7 +6,7 @@
  * 2. The receiver's port closed; a lock created every ~3 s for DOWN_S seconds.
  * 3. The receiver back on the same port: the time until every block's delivery is acknowledged, whether they arrived
  *    in block order, how many were acknowledged twice (by webhook-id), and the attempts refused while it was down.
- * Usage: npx tsx bench/webhooks.ts   (DOWN_S=n SCHEDULE=5,30,…)
+ * Usage: npx tsx bench/webhook-outage.ts   (DOWN_S=n SCHEDULE=5,30,…)
  */
 import { getAddress } from "viem";
 import { DEVNET_ABIS } from "../devnet/deploy";
