@@ -12,7 +12,7 @@ import type { StreamMetrics } from "../observability/streamMetrics";
 import { causeOf } from "../observability/throttle";
 import type { BlockChange } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
-import { type Topic, topicPathAt } from "./streamTopics";
+import { type Topic, topicAnswer } from "./streamTopics";
 
 /** Fetches a route's answer (its JSON text), or null when the route has none to give (a lock not minted yet: 404). */
 export type AnswerFetcher = (pathAndQuery: string) => Promise<string | null>;
@@ -374,7 +374,7 @@ export class StreamHub {
     if (topics.length === 0) return;
     // Each topic on its own: one failed answer (warned) does not take the block's other topics with it.
     const texts = await Promise.allSettled(
-      topics.map((t) => answers.get(`${t.key}@${block}`, () => this.fetchAnswer(topicPathAt(t, block)))),
+      topics.map((t) => answers.get(`${t.key}@${block}`, () => topicAnswer(t, this.fetchAnswer, block))),
     );
     for (const r of texts) {
       if (r.status === "rejected") {

@@ -28,7 +28,30 @@ export type Topic = {
   concerns(change: BlockChange): boolean;
   /** Whether board exits alter the answer (a windowed duration board): the hub then asks the index for them. */
   exits?: boolean;
+  /** An account's topic: its data also carries the block's activity concerning this address (topicAnswer). */
+  activityOf?: string;
 };
+
+/** Activity items of one block concerning an account, at most (a page of the feed at that block). */
+const BLOCK_ACTIVITY_LIMIT = 100;
+
+/**
+ * A topic's data at `block`, as streams and webhooks send it: its route's answer there (a lock not minted yet: null).
+ * An account's is its locks' answer with `activity`: the feed's items of that very block concerning the address
+ * (GET /activity?account=…&block=N, newest first, at most 100), so a client sees what happened, not only the result.
+ */
+export async function topicAnswer(
+  topic: Topic,
+  fetch: (pathAndQuery: string) => Promise<string | null>,
+  block: bigint,
+): Promise<string | null> {
+  const text = await fetch(topicPathAt(topic, block));
+  if (text === null || topic.activityOf === undefined) return text;
+  const feed = await fetch(`/activity?account=${topic.activityOf}&limit=${BLOCK_ACTIVITY_LIMIT}&block=${block}`);
+  const items = feed === null ? [] : (JSON.parse(feed) as { events: { blockNumber: string }[] }).events;
+  const activity = items.filter((item) => item.blockNumber === block.toString());
+  return JSON.stringify({ ...(JSON.parse(text) as object), activity });
+}
 
 /** The topic's route at `block` (its path may carry a query of its own: a board's window, activity kinds). */
 export const topicPathAt = (topic: Topic, block: bigint): string =>
@@ -72,8 +95,9 @@ export const TOPIC_KINDS: Readonly<Record<string, TopicKind>> = {
   },
   account: {
     description:
-      "An address: its answer of GET /accounts/{address}/locks in each block with an event that concerns it " +
-      "(a lock event it sent, received or owns; a Furnace, royalty or MineCore event naming it).",
+      "An address: its answer of GET /accounts/{address}/locks, with `activity` (that block's items of GET " +
+      "/activity?account=), in each block with an event that concerns it (a lock event it sent, received or owns; a " +
+      "Furnace, royalty or MineCore event naming it).",
     parse(value) {
       if (!/^0x[0-9a-fA-F]{40}$/.test(value)) fail("account", "must be an address (0x + 40 hex)");
       let address: string;
@@ -87,6 +111,7 @@ export const TOPIC_KINDS: Readonly<Record<string, TopicKind>> = {
         key: `account:${lower}`,
         event: "account",
         path: `/accounts/${address}/locks`,
+        activityOf: address,
         concerns: (c) => c.accounts.some((a) => a.toLowerCase() === lower),
       };
     },

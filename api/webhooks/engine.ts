@@ -12,7 +12,7 @@
  * a failure is retried on the schedule (WEBHOOK_RETRY_SCHEDULE), then dead until an operator replays it.
  */
 import { type AnswerFetcher, timeOfBlock } from "../index/streamHub";
-import { type Topic, topicPathAt } from "../index/streamTopics";
+import { type Topic, topicAnswer } from "../index/streamTopics";
 import type { Logger } from "../observability/logger";
 import { causeOf } from "../observability/throttle";
 import type { WebhookMetrics } from "../observability/webhookMetrics";
@@ -191,7 +191,7 @@ export class WebhookEngine {
     const answer = (t: Topic) => {
       let a = answers.get(t.key);
       if (!a) {
-        a = this.fetchAnswer(topicPathAt(t, block));
+        a = topicAnswer(t, this.fetchAnswer, block);
         answers.set(t.key, a);
       }
       return a;

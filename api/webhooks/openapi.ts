@@ -46,7 +46,12 @@ export const INDEX_EVENT_SCHEMA = {
           description: "The topic's key: `lock:42`, `account:0x…` (lower case), `board:ve`, `stats`.",
         },
         blockNumber: BLOCK,
-        answer: { type: "object", description: "Exactly the topic's REST answer at `blockNumber` (GET …?block=)." },
+        answer: {
+          type: "object",
+          description:
+            "The topic's REST answer at `blockNumber` (GET …?block=); an account's also carries `activity`, that " +
+            "block's items of GET /activity?account=.",
+        },
       },
     },
   },

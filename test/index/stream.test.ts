@@ -204,7 +204,12 @@ describe("GET /api/index/v1/stream on the API processes", () => {
     await create(DEVNET_ACCOUNTS.carol, 2_000n);
     const carolBlock = (await headBlock(chain.devnet)).toString();
     const ev = await s.until((e) => e.event === "account" && e.id === carolBlock);
-    expect(JSON.parse(ev.data)).toEqual(await restAt(a, `/accounts/${carol}/locks`, carolBlock));
+    // Its locks' REST answer at the block, and the block's activity concerning carol (the feed's items of that block).
+    const { activity, ...locksAnswer } = JSON.parse(ev.data) as { activity: { kind: string; blockNumber: string }[] };
+    expect(locksAnswer).toEqual(await restAt(a, `/accounts/${carol}/locks`, carolBlock));
+    const feed = (await restAt(a, `/activity?account=${carol}`, carolBlock)) as { events: { blockNumber: string }[] };
+    expect(activity).toEqual(feed.events.filter((e) => e.blockNumber === carolBlock));
+    expect(activity.map((e) => e.kind)).toContain("create");
     expect(s.events.filter((e) => e.event === "account").map((e) => e.id)).toEqual([opened.id, carolBlock]);
     // The new lock has its own topic: its answer at the head on open, then its top-up's block.
     const locks = (JSON.parse(ev.data) as { locks: { tokenId: string }[] }).locks;

@@ -118,7 +118,7 @@ const create = (who: (typeof DEVNET_ACCOUNTS)["alice"], amount: bigint) =>
   });
 
 async function restAt(path: string, block: string): Promise<unknown> {
-  const res = await fetch(`${a.url}${BASE}${path}?block=${block}`);
+  const res = await fetch(`${a.url}${BASE}${path}${path.includes("?") ? "&" : "?"}block=${block}`);
   expect(res.status, path).toBe(200);
   return res.json();
 }
@@ -262,7 +262,12 @@ describe("webhooks on the API processes", () => {
     const body = parsed(got);
     expect(body.type).toBe("index.account");
     expect(body.data.topic).toBe(`account:${carol.toLowerCase()}`);
-    expect(body.data.answer).toEqual(await restAt(`/accounts/${carol}/locks`, block));
+    // Its locks' REST answer at the block, with the block's activity concerning carol.
+    const { activity, ...locksAnswer } = body.data.answer as { activity: { kind: string; blockNumber: string }[] };
+    expect(locksAnswer).toEqual(await restAt(`/accounts/${carol}/locks`, block));
+    const feed = (await restAt(`/activity?account=${carol}`, block)) as { events: { blockNumber: string }[] };
+    expect(activity).toEqual(feed.events.filter((e) => e.blockNumber === block));
+    expect(activity.map((e) => e.kind)).toContain("create");
     // Alice's block did not concern carol.
     await new Promise((res) => setTimeout(res, 500));
     expect(r.acked().map((x) => parsed(x).data.blockNumber)).toEqual([block]);
