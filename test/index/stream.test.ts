@@ -10,23 +10,18 @@
 import pg from "pg";
 import { type Address, getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
-import { send } from "../support/devnet";
-import { type SeededChain, startSeededChain } from "../support/indexChain";
+import type { SeededChain } from "../support/indexChain";
+import { type LiveTopology, lockViaFurnace, startLiveTopology } from "../support/liveTopology";
 import { headBlock, readChainLocks } from "../support/lockChain";
-import { createTestDatabase, type TestDatabase } from "../support/ponder";
-import { type ServiceChild, spawnService } from "../support/replica";
+import type { ServiceChild } from "../support/replica";
 
-const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const BASE = "/api/index/v1";
-const E18 = 10n ** 18n;
 const PER_IP = 3;
 
 let chain: SeededChain;
-let database: TestDatabase;
+let topology: LiveTopology;
 let databaseUrl: string;
-let indexer: ServiceChild;
 let a: ServiceChild;
 let b: ServiceChild;
 
@@ -96,38 +91,19 @@ async function restAt(base: ServiceChild, path: string, block: string): Promise<
   return res.json();
 }
 
-const create = (who: (typeof DEVNET_ACCOUNTS)["alice"], amount: bigint) =>
-  send(chain.devnet, who.privateKey, {
-    address: chain.devnet.addresses.Furnace,
-    abi: DEVNET_ABIS.Furnace,
-    functionName: "enterWithClaim",
-    args: [amount * E18, 0n, 30n * 86_400n, false, 1n],
-  });
+const create = (who: (typeof DEVNET_ACCOUNTS)["alice"], amount: bigint) => lockViaFurnace(chain, who, amount);
 
 beforeAll(async () => {
-  chain = await startSeededChain();
-  await chain.devnet.clients.testClient.mine({ blocks: 32 });
-  database = await createTestDatabase(PG_URL);
-  databaseUrl = (database.forPonder("s_v1") as { url: string }).url;
-  const common = {
-    rpcUrl: chain.devnet.rpcUrl,
-    manifestFile: chain.manifestFile,
-    databaseUrl,
+  topology = await startLiveTopology({
+    apis: 2,
     env: { REDIS_URL: "", LOG_LEVEL: "error", STREAM_MAX_PER_IP: String(PER_IP), INDEXER_POLLING_MS: "200" },
-  };
-  indexer = await spawnService({ ...common, command: "start", schema: "s_v1", viewsSchema: "s" });
-  await indexer.waitFor200("/ready", 120_000);
-  [a, b] = await Promise.all([
-    spawnService({ ...common, command: "api", schema: "s_v1", viewsSchema: "s" }),
-    spawnService({ ...common, command: "api", schema: "s_v1", viewsSchema: "s" }),
-  ]);
-  await Promise.all([a.waitFor200("/ready", 60_000), b.waitFor200("/ready", 60_000)]);
+  });
+  ({ chain, databaseUrl } = topology);
+  [a, b] = topology.apis as [ServiceChild, ServiceChild];
 }, 240_000);
 
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop(), indexer?.stop()]);
-  await database?.drop();
-  await chain?.stop();
+  await topology?.stop();
 });
 
 describe("GET /api/index/v1/stream on the API processes", () => {
@@ -368,15 +344,7 @@ describe("GET /api/index/v1/stream on the API processes", () => {
   it("the hub's own answers are charged to no client: a tight compute budget loses no block", async () => {
     // RATE_LIMIT_MAX 20: two computed answers (stats, ve board; 9 each) would spend it in one block had the hub's
     // in-process requests shared the "unknown" address's budget, as they did.
-    const tight = await spawnService({
-      rpcUrl: chain.devnet.rpcUrl,
-      manifestFile: chain.manifestFile,
-      databaseUrl,
-      env: { REDIS_URL: "", LOG_LEVEL: "error", RATE_LIMIT_MAX: "20" },
-      command: "api",
-      schema: "s_v1",
-      viewsSchema: "s",
-    });
+    const tight = await topology.spawnApi({ RATE_LIMIT_MAX: "20" });
     try {
       await tight.waitFor200("/ready", 60_000);
       const s = await openStream(tight, "stats&board=ve");

@@ -14,30 +14,24 @@ import Ajv2020 from "ajv/dist/2020.js";
 import { type Address, getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildOpenApiDocument } from "../../api/openapi/document";
-import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
-import { send } from "../support/devnet";
-import { type SeededChain, startSeededChain } from "../support/indexChain";
+import type { SeededChain } from "../support/indexChain";
+import { type LiveTopology, lockViaFurnace, startLiveTopology } from "../support/liveTopology";
 import { headBlock, readChainLocks } from "../support/lockChain";
 import { openApiValidator } from "../support/openApiValidator";
-import { createTestDatabase, type TestDatabase } from "../support/ponder";
-import { type ServiceChild, spawnService } from "../support/replica";
+import type { ServiceChild } from "../support/replica";
 import { type Received, WebhookReceiver } from "../support/webhookReceiver";
 
-const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const BASE = "/api/index/v1";
-const E18 = 10n ** 18n;
 const TOKEN = "test-operator-token-0123456789";
 /** Retries after 0.3 s … 2 s: 8.8 s in all before a delivery is dead. */
 const SCHEDULE = "0.3,0.5,1,1,2,2,2";
 
 let chain: SeededChain;
-let database: TestDatabase;
-let indexer: ServiceChild;
+let topology: LiveTopology;
 let a: ServiceChild;
 let b: ServiceChild;
-let c: ServiceChild | undefined;
-let common: Omit<Parameters<typeof spawnService>[0], "command" | "schema" | "viewsSchema">;
+
 const receivers: WebhookReceiver[] = [];
 
 type Payload = {
@@ -109,13 +103,7 @@ async function matchesDocument(received: Received[]): Promise<void> {
   }
 }
 
-const create = (who: (typeof DEVNET_ACCOUNTS)["alice"], amount: bigint) =>
-  send(chain.devnet, who.privateKey, {
-    address: chain.devnet.addresses.Furnace,
-    abi: DEVNET_ABIS.Furnace,
-    functionName: "enterWithClaim",
-    args: [amount * E18, 0n, 30n * 86_400n, false, 1n],
-  });
+const create = (who: (typeof DEVNET_ACCOUNTS)["alice"], amount: bigint) => lockViaFurnace(chain, who, amount);
 
 async function restAt(path: string, block: string): Promise<unknown> {
   const res = await fetch(`${a.url}${BASE}${path}${path.includes("?") ? "&" : "?"}block=${block}`);
@@ -124,14 +112,8 @@ async function restAt(path: string, block: string): Promise<unknown> {
 }
 
 beforeAll(async () => {
-  chain = await startSeededChain();
-  await chain.devnet.clients.testClient.mine({ blocks: 32 });
-  database = await createTestDatabase(PG_URL);
-  const databaseUrl = (database.forPonder("s_v1") as { url: string }).url;
-  common = {
-    rpcUrl: chain.devnet.rpcUrl,
-    manifestFile: chain.manifestFile,
-    databaseUrl,
+  topology = await startLiveTopology({
+    apis: 2,
     env: {
       REDIS_URL: "",
       LOG_LEVEL: "error",
@@ -141,21 +123,14 @@ beforeAll(async () => {
       WEBHOOK_RETRY_SCHEDULE: SCHEDULE,
       WEBHOOK_TIMEOUT_MS: "2000",
     },
-  };
-  indexer = await spawnService({ ...common, command: "start", schema: "s_v1", viewsSchema: "s" });
-  await indexer.waitFor200("/ready", 120_000);
-  [a, b] = await Promise.all([
-    spawnService({ ...common, command: "api", schema: "s_v1", viewsSchema: "s" }),
-    spawnService({ ...common, command: "api", schema: "s_v1", viewsSchema: "s" }),
-  ]);
-  await Promise.all([a.waitFor200("/ready", 60_000), b.waitFor200("/ready", 60_000)]);
+  });
+  chain = topology.chain;
+  [a, b] = topology.apis as [ServiceChild, ServiceChild];
 }, 240_000);
 
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop(), c?.stop(), indexer?.stop()]);
   await Promise.all(receivers.map((r) => r.down()));
-  await database?.drop();
-  await chain?.stop();
+  await topology?.stop();
 });
 
 describe("webhooks on the API processes", () => {
@@ -421,7 +396,7 @@ describe("webhooks on the API processes", () => {
     // One crashes, the other stops; a new process comes up on the same outbox.
     await a.stop("SIGKILL");
     await b.stop();
-    c = await spawnService({ ...common, command: "api", schema: "s_v1", viewsSchema: "s" });
+    const c = await topology.spawnApi();
     await c.waitFor200("/ready", 60_000);
     await r.up();
     await r.until((acked) => acked.some((x) => parsed(x).data.blockNumber === block));

@@ -1,0 +1,72 @@
+/**
+ * The live topology of the stream and webhook tests: the seeded devnet with 32 blocks mined (so `/ready` means
+ * indexed), a fresh Postgres database, ONE indexer (`ponder start --schema s_v1 --views-schema s`, so the API
+ * processes LISTEN for its commits) and `apis` API processes (dist/server/main.js) reading the views; `spawnApi`
+ * starts one more on the same index (another configuration: `env` added to the topology's). `stop` ends them all,
+ * drops the database and stops the devnet.
+ */
+import { DEVNET_ABIS } from "../../devnet/deploy";
+import type { DEVNET_ACCOUNTS } from "../../devnet/seed";
+import { send } from "./devnet";
+import { type SeededChain, startSeededChain } from "./indexChain";
+import { createTestDatabase, type TestDatabase } from "./ponder";
+import { type ServiceChild, spawnService } from "./replica";
+
+const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const SCHEMA = "s_v1";
+const VIEWS = "s";
+
+export type LiveTopology = {
+  chain: SeededChain;
+  database: TestDatabase;
+  /** The database holding the index, for the test's own sessions. */
+  databaseUrl: string;
+  indexer: ServiceChild;
+  apis: ServiceChild[];
+  spawnApi(env?: Record<string, string>): Promise<ServiceChild>;
+  stop(): Promise<void>;
+};
+
+export async function startLiveTopology(o: { apis: number; env: Record<string, string> }): Promise<LiveTopology> {
+  const chain = await startSeededChain();
+  await chain.devnet.clients.testClient.mine({ blocks: 32 });
+  const database = await createTestDatabase(PG_URL);
+  const databaseUrl = (database.forPonder(SCHEMA) as { url: string }).url;
+  const started: ServiceChild[] = [];
+  const common = { rpcUrl: chain.devnet.rpcUrl, manifestFile: chain.manifestFile, databaseUrl };
+  const spawn = async (command: "start" | "api", env: Record<string, string> = {}) => {
+    const child = await spawnService({
+      ...common,
+      command,
+      schema: SCHEMA,
+      viewsSchema: VIEWS,
+      env: { ...o.env, ...env },
+    });
+    started.push(child);
+    return child;
+  };
+  const stop = async () => {
+    await Promise.all(started.map((p) => p.stop()));
+    await database.drop();
+    await chain.stop();
+  };
+  try {
+    const indexer = await spawn("start");
+    await indexer.waitFor200("/ready", 120_000);
+    const apis = await Promise.all(Array.from({ length: o.apis }, () => spawn("api")));
+    await Promise.all(apis.map((api) => api.waitFor200("/ready", 60_000)));
+    return { chain, database, databaseUrl, indexer, apis, spawnApi: (env) => spawn("api", env), stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** A new lock for `who` through the Furnace (enterWithClaim: `amount` tokens, 30 days): one block, a lock event. */
+export const lockViaFurnace = (chain: SeededChain, who: (typeof DEVNET_ACCOUNTS)["alice"], amount: bigint) =>
+  send(chain.devnet, who.privateKey, {
+    address: chain.devnet.addresses.Furnace,
+    abi: DEVNET_ABIS.Furnace,
+    functionName: "enterWithClaim",
+    args: [amount * 10n ** 18n, 0n, 30n * 86_400n, false, 1n],
+  });
