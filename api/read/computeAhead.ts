@@ -7,8 +7,10 @@
  * So while an answer is being read at the head, each new head the index signals (indexSignal.ts: once per indexed
  * block, when its rows are committed) is computed at once, in the head's lane, before anyone asks: the first reader
  * finds it done, or joins the computation already under way. Bounded three ways:
- * - only the answers read at the head within the last `idleMs` are computed ahead; a process nobody reads the board
- *   of computes nothing more than before, and stops following the signal;
+ * - only an answer read at the previous head (or later) is computed for the next: one read every block keeps it
+ *   ahead; a read once a minute costs at most one computation more than it did, not one per block (28 boards ×
+ *   0.02–0.4 s each at Base scale would not fit in Base's 2 s); a process whose answers nobody read for `idleMs` stops
+ *   following the signal;
  * - one head at a time: a head signalled while the last is still computing replaces any head waiting behind it, so
  *   a burst of blocks (catching up) computes the newest, not each;
  * - with Redis the replicas share one computation per block (sharedAnswers.ts' lock), computed ahead or not.
@@ -35,8 +37,8 @@ export type ComputeAheadOptions = {
 export const AHEAD_IDLE_MS = 60_000;
 
 export class ComputeAhead {
-  /** Each memo read at the head, and when it last was. */
-  readonly #read = new Map<AheadMemo, number>();
+  /** Each memo read at the head: the last head block it was read at, and when. */
+  readonly #read = new Map<AheadMemo, { block: bigint; at: number }>();
   readonly #idleMs: number;
   readonly #now: () => number;
   #unsubscribe: (() => void) | undefined;
@@ -54,9 +56,10 @@ export class ComputeAhead {
     return this.#unsubscribe !== undefined;
   }
 
-  /** A reader asked for `memo`'s answer at the head: compute it ahead of the next heads' readers. */
-  readAtHead(memo: AheadMemo): void {
-    this.#read.set(memo, this.#now());
+  /** A reader asked for `memo`'s answer at head `block`: compute the next head's ahead of its readers. */
+  readAtHead(memo: AheadMemo, block: bigint): void {
+    const last = this.#read.get(memo);
+    this.#read.set(memo, { block: last && last.block > block ? last.block : block, at: this.#now() });
     this.#unsubscribe ??= this.options.signal.subscribe((block) => this.#signalled(block));
   }
 
@@ -79,8 +82,7 @@ export class ComputeAhead {
     try {
       do {
         this.#waiting = null;
-        const memos = this.#recent();
-        if (memos.length === 0) {
+        if (this.#recent().length === 0) {
           this.close();
           return;
         }
@@ -89,9 +91,11 @@ export class ComputeAhead {
         try {
           at = await this.options.head();
         } catch {
-          for (const memo of memos) this.options.onAhead?.(memo.name, "error");
+          for (const memo of this.#recent()) this.options.onAhead?.(memo.name, "error");
           continue;
         }
+        // Only the answers read at the head before this one (or at it: a reorg's lower head).
+        const memos = this.#recent().filter((memo) => this.#read.get(memo)!.block >= at.block - 1n);
         await Promise.all(
           memos.map((memo) =>
             memo.get({ block: at.block, time: at.time }, "head").then(
@@ -109,7 +113,7 @@ export class ComputeAhead {
   /** The memos read at the head within idleMs; the others are forgotten. */
   #recent(): AheadMemo[] {
     const since = this.#now() - this.#idleMs;
-    for (const [memo, at] of this.#read) if (at < since) this.#read.delete(memo);
+    for (const [memo, read] of this.#read) if (read.at < since) this.#read.delete(memo);
     return [...this.#read.keys()];
   }
 }

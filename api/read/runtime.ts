@@ -447,7 +447,7 @@ export async function keptAnswer<T extends { block: bigint; time: bigint }>(
  */
 export function blockAnswer<T>(rt: IndexRuntime, memo: BlockMemo<T>, at: Pinned): Promise<T> {
   const lane: ComputeLane = at.pinned ? "past" : "head";
-  if (!at.pinned) rt.ahead?.readAtHead(memo);
+  if (!at.pinned) rt.ahead?.readAtHead(memo, at.block);
   return guarded(rt, () => memo.get({ block: at.block, time: at.time }, lane));
 }
 

@@ -1,9 +1,10 @@
 /**
  * Computing a new head's answers ahead of its first reader (api/read/computeAhead.ts), over the real BlockMemo and the
  * real polled signal: nothing is computed ahead until an answer is read at the head; then each new head is computed as
- * soon as it is signalled (the reader that comes next computes nothing); a burst of heads computes the newest, not
- * each; an answer not read for idleMs is no longer computed, and the signal is let go; a failed probe of the head is
- * told and the next head is computed again.
+ * soon as it is signalled (the reader that comes next computes nothing); only an answer read at the previous head is
+ * computed for the next (a read now and then costs one computation more, not one per block); a burst of heads
+ * computes the newest, not each; an answer not read for idleMs is no longer computed, and the signal is let go; a
+ * failed probe of the head is told and the next head is computed again.
  */
 import { describe, expect, it } from "vitest";
 import { BlockMemo } from "../../api/read/blockMemo";
@@ -70,7 +71,7 @@ describe("ComputeAhead", () => {
   it("computes each new head as it is signalled, so its first reader computes nothing", async () => {
     const s = setup();
     await s.memo.get({ block: 100n, time: 200n }, "head");
-    s.ahead.readAtHead(s.memo);
+    s.ahead.readAtHead(s.memo, 100n);
     expect(s.ahead.following).toBe(true);
     // The signal's first poll reports the present head (100): already computed, nothing more.
     await sleep(40);
@@ -80,15 +81,31 @@ describe("ComputeAhead", () => {
       await until(() => s.memo.has(b) && s.computed.includes(b));
       // The reader of the new head finds it computed: the load does not run again.
       expect(await s.memo.get({ block: b, time: b * 2n }, "head")).toBe(b);
+      s.ahead.readAtHead(s.memo, b);
     }
     expect(s.computed).toEqual([100n, 101n, 102n, 103n]);
     expect(s.outcomes.filter((x) => x === "board:ok").length).toBeGreaterThanOrEqual(3);
     s.ahead.close();
   });
 
+  it("an answer not read at the previous head is not computed for the next: one read, at most one more computation", async () => {
+    const s = setup();
+    s.ahead.readAtHead(s.memo, 100n);
+    s.setHead(101n);
+    await until(() => s.computed.includes(101n));
+    // Nobody read 101 at the head: 102 and 103 are left to their first readers.
+    s.setHead(102n);
+    await sleep(60);
+    s.setHead(103n);
+    await sleep(60);
+    expect(s.computed).toEqual([101n]);
+    expect(s.ahead.following).toBe(true);
+    s.ahead.close();
+  });
+
   it("a burst of heads while one computes computes the newest, not each", async () => {
     const s = setup({ loadMs: 150 });
-    s.ahead.readAtHead(s.memo);
+    s.ahead.readAtHead(s.memo, 100n);
     s.setHead(101n);
     await until(() => s.computed.length > 0 || s.memo.has(101n));
     // While 101 computes (150 ms), the heads 102…105 are signalled (one poll each 10 ms).
@@ -96,6 +113,8 @@ describe("ComputeAhead", () => {
       s.setHead(b);
       await sleep(25);
     }
+    // Read meanwhile at the head before the newest (a reader keeps up): the newest is computed ahead.
+    s.ahead.readAtHead(s.memo, 104n);
     await until(() => s.computed.includes(105n), 3_000);
     await sleep(200);
     expect(s.computed[0]).toBe(101n);
@@ -107,7 +126,7 @@ describe("ComputeAhead", () => {
 
   it("stops computing, and lets the signal go, once nothing is read at the head for idleMs", async () => {
     const s = setup({ idleMs: 1_000 });
-    s.ahead.readAtHead(s.memo);
+    s.ahead.readAtHead(s.memo, 100n);
     s.setHead(101n);
     await until(() => s.computed.includes(101n));
     s.advanceClock(1_001);
@@ -116,7 +135,7 @@ describe("ComputeAhead", () => {
     await sleep(50);
     expect(s.computed).not.toContain(102n);
     // A reader at the head follows again.
-    s.ahead.readAtHead(s.memo);
+    s.ahead.readAtHead(s.memo, 102n);
     s.setHead(103n);
     await until(() => s.computed.includes(103n));
     s.ahead.close();
@@ -125,11 +144,12 @@ describe("ComputeAhead", () => {
   it("a failed probe of the head is told; the next head is computed", async () => {
     let fail = true;
     const s = setup({ failProbe: () => fail });
-    s.ahead.readAtHead(s.memo);
+    s.ahead.readAtHead(s.memo, 100n);
     s.setHead(101n);
     await until(() => s.outcomes.includes("board:error"));
     expect(s.computed).toEqual([]);
     fail = false;
+    s.ahead.readAtHead(s.memo, 101n);
     s.setHead(102n);
     await until(() => s.computed.includes(102n));
     s.ahead.close();
