@@ -18,6 +18,8 @@
  * installed again.
  */
 
+import type { IndexMark } from "./contract";
+
 /** What the signal needs of a Postgres connection (node-postgres' Client has it). */
 export type ListenConnection = {
   query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
@@ -308,5 +310,41 @@ export class PolledSignal implements IndexSignalSource {
         });
     }, this.pollMs);
     this.#timer.unref();
+  }
+}
+
+/**
+ * The signal where there is no views schema to LISTEN on (an API process on Ponder's own schema, the local stack):
+ * the index's watermark, which the process polls anyway (api/read/watermark.ts, every 250 ms: Ponder's checkpoint and
+ * the lock table's highest id), told on as a head each time its indexed block changes. No statement of its own — a
+ * poll of the head would read the event table, and wait behind whatever holds it.
+ */
+export class WatermarkSignal implements IndexSignalSource {
+  readonly #listeners = new Set<IndexSignalListener>();
+  #head: bigint | null = null;
+  #unsubscribe: (() => void) | undefined;
+  readonly listening = false;
+
+  constructor(readonly watermark: { subscribe(listener: (mark: IndexMark) => void): () => void }) {}
+
+  get head(): bigint | null {
+    return this.#head;
+  }
+
+  subscribe(listener: IndexSignalListener): () => void {
+    this.#listeners.add(listener);
+    this.#unsubscribe ??= this.watermark.subscribe((mark) => {
+      const block = mark.indexedBlock;
+      if (block === null || block === this.#head) return;
+      this.#head = block;
+      for (const l of this.#listeners) l(block);
+    });
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#listeners.size === 0) {
+        this.#unsubscribe?.();
+        this.#unsubscribe = undefined;
+      }
+    };
   }
 }

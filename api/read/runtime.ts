@@ -39,7 +39,7 @@ import {
 import { CursorCodec, cursorKey } from "./cursor";
 import { DurationBoards } from "./durationBoards";
 import { HeadWatch, type WaitOutcome } from "./headWatch";
-import { type IndexSignalSource, PolledSignal } from "./indexSignal";
+import { type IndexSignalSource, PolledSignal, WatermarkSignal } from "./indexSignal";
 import { ReadHealth } from "./readHealth";
 import { boardCodec, holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
 import { VeBoards } from "./veBoard";
@@ -203,7 +203,13 @@ export function createIndexRuntime({
       durationBoards: new DurationBoards({ load: fail }),
     } satisfies IndexRuntime;
   }
-  const signal = source.signal ?? new PolledSignal(async () => (await index.probe(null)).head.block);
+  // Without LISTEN: the watermark's changes where it is polled anyway (no statement of its own), else a poll of the head.
+  const watermark = source.watermark;
+  const signal =
+    source.signal ??
+    (watermark?.subscribe
+      ? new WatermarkSignal({ subscribe: (listener) => watermark.subscribe!(listener) })
+      : new PolledSignal(async () => (await index.probe(null)).head.block));
   const key = (what: string, at: { block: bigint; time: bigint }) => `${what}:${config.chainId}:${at.block}:${at.time}`;
   const shared = source.shared ?? null;
   // Only the statement holds a slot: waiting on Redis for another replica's computation does not.
