@@ -240,11 +240,16 @@ export function createIndexRuntime({
         ),
     }),
     signal,
-    ahead: new ComputeAhead({
-      signal,
-      head: async () => (await index.probe(null)).head,
-      ...(onAhead ? { onAhead } : {}),
-    }),
+    // Only where the index's commits are heard as they happen (LISTEN/NOTIFY on a views schema). Answers are memoised
+    // by block number, so one computed for a block a reorg then replaces would be served for its successor: the
+    // sooner a head is computed, the likelier; without NOTIFY the gain is small (docs/limitations.md).
+    ahead: source.signal
+      ? new ComputeAhead({
+          signal,
+          head: async () => (await index.probe(null)).head,
+          ...(onAhead ? { onAhead } : {}),
+        })
+      : null,
     stats: new BlockMemo({
       name: "stats",
       capacity: STATS_KEPT.capacity,
