@@ -95,6 +95,8 @@ export function createApp(input: AppDepsInput): ApiApp {
     logger,
     onBoardComputed: () => metrics.veBoardComputations.inc(),
     onDurationBoardComputed: () => metrics.durationBoardComputations.inc(),
+    onDurationBoardDerived: () => metrics.durationBoardDerivations.inc(),
+    onDurationBoardAnchored: () => metrics.durationBoardAnchors.inc(),
     onAhead: (answer, outcome) => metrics.computedAhead.inc({ answer, outcome }),
     onWait: (outcome) => metrics.minBlockWaits.inc({ of: "index", outcome }),
     // A GraphQL field's computation is charged to the `graphql` budget its request was counted in; REST's and the

@@ -1,115 +1,383 @@
 /**
- * The duration boards' statement against history length (issue 31, items 6 and 8 — a first measurement, not the
- * issue's full benchmark): two synthetic board indexes in Postgres with the same event rate and the same 100,000
- * accounts, one of L days and one of 10 L days (the longer ≥ 1,000,000 events), each written to the tables the
- * indexer maintains (board_entry, board_hour, board_total: Ponder's own DDL for ponder.schema.ts). For each window the
- * statement that computes a block's ranking (api/read/atBlock.ts board) is timed at the head, median of `runs`, and
- * the long history's time is printed as a ratio of the short one's, measured in the same run.
+ * The official duration boards served (issue 31, item 8), in the production topology: the API process as operators run
+ * it (dist/server/main.js) over a board index in Postgres of EVENTS contributions (default 1,050,000) over 100,000
+ * accounts and 60 days of 2 s blocks, written to the tables the indexer maintains (board_entry, board_hour,
+ * board_total, with Ponder's DDL) and Ponder's checkpoint (finalized 30 blocks behind the head, as Base's).
  *
- * Usage: DATABASE_URL=… npm run bench:boards -- [days=30] [eventsPerDay=3400] [runs=5]
+ * 1. Pages against bare SQL: for every board × window, the first page (100) and a rank lookup through the API process
+ *    at the head — the first request of a new block and a repeat — beside the bare SQL of the same page (one
+ *    straightforward statement over board_entry, from this process's pg client), p50 of each. Each API page is also
+ *    checked row for row against that SQL at the answer's block.
+ * 2. Page 500 against page 1 (lifetime board, pinned by the cursor).
+ * 3. BLOCKS new blocks at PACE_MS: each block's events written as the indexer would (entry, hour, total, checkpoint in
+ *    one transaction), then every board × window's first page and a rank lookup requested, as a front end following
+ *    the head would; the API process's CPU (utime + stime from /proc) over the run against the same process idle for
+ *    the same time, and the answers that named the new block.
+ * 4. Two API processes sharing Redis follow 20 blocks: whole computations and derivations of each (their metrics).
+ * 5. A client that picks a new past block each time, and 20 sockets that send requests and never read: the API
+ *    process's RSS and descriptors before and after.
  *
- * Recorded 2026-11-26 (shared 2-core machine, other helpers' tests running): 102,000 vs 1,020,000 events, 100,000
- * accounts; long / short at the head: 24h 1.28 (24 vs 31 ms), 7d 0.90 (137 vs 123 ms), 30d 1.02 (382 vs 390 ms),
- * lifetime 1.15 (381 vs 437 ms: 64k vs 100k accounts ranked).
+ * Usage: npm run bench:boards -- [events=1050000] [blocks=100] [paceMs=2000]
  */
+import { connect, type Socket } from "node:net";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
-import { createLockIndex } from "../api/read/atBlock";
-import { BOARD_WINDOWS, type BoardWindow } from "../api/read/contract";
-import * as ponderSchema from "../ponder.schema";
-import { createTestDatabase } from "../test/support/ponder";
+import { BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type DurationBoard } from "../api/read/contract";
+import { BOARD_FOLD } from "../indexer/boards";
+import { buildOnce } from "../test/support/build";
+import { startDevnet } from "../test/support/devnet";
+import { createTestDatabase, writeManifest } from "../test/support/ponder";
+import { type ServiceChild, spawnService } from "../test/support/replica";
+import { checkpointOf, createSyntheticTables } from "../test/support/syntheticIndex";
+import { BENCH_PG_URL } from "./productionTopology";
 
-const [days = 30, perDay = 3_400, runs = 5] = process.argv.slice(2).map(Number);
+const EVENTS = Number(process.argv[2] ?? 1_050_000);
+const BLOCKS = Number(process.argv[3] ?? 100);
+const PACE_MS = Number(process.argv[4] ?? 2_000);
 const ACCOUNTS = 100_000;
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const server = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const database = await createTestDatabase(server);
-if (database.kind !== "postgres") throw new Error("bench/boards.ts measures Postgres");
+const HISTORY_BLOCKS = 60 * 43_200; // 60 days of 2 s blocks
+const FINALITY = 30; // Ponder's finality for Base (2 s blocks)
+const SCHEMA = "bench_boards";
+const BASE = "/api/index/v1";
+const WINDOWS = Object.keys(BOARD_WINDOWS) as BoardWindow[];
+const TICK_HZ = 100;
 
-const kit = (await import(path.join(REPO_ROOT, "node_modules/ponder/dist/esm/drizzle/kit/index.js"))) as {
-  getSql(schema: object): { tables: { sql: string[] }; indexes: { sql: string[] } };
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? Number.NaN : (s[s.length >> 1] as number);
 };
-const ddl = kit.getSql({
-  lockEvent: ponderSchema.lockEvent,
-  boardEntry: ponderSchema.boardEntry,
-  boardHour: ponderSchema.boardHour,
-  boardTotal: ponderSchema.boardTotal,
-});
-const HEAD_TIME = 1_800_000_000;
-const checkpoint = (time: number, block: number) =>
-  `${String(time).padStart(10, "0")}${"8453".padStart(16, "0")}${String(block).padStart(16, "0")}${"9".repeat(16)}5${"0".repeat(16)}`;
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+const cpuSeconds = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / TICK_HZ; // utime + stime (fields 14, 15)
+};
+const load = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A schema holding `historyDays` of takeover-eth contributions at `perDay`, spread over ACCOUNTS accounts. */
-async function build(schema: string, historyDays: number) {
-  const url = (database.forPonder(schema) as { url: string }).url;
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE; CREATE SCHEMA "${schema}"; SET search_path TO "${schema}"`);
-  for (const t of ddl.tables.sql.filter((s) => !s.includes('"_reorg__'))) await c.query(t);
-  await c.query(`CREATE TABLE "_ponder_checkpoint" ("chain_name" text PRIMARY KEY, "chain_id" bigint NOT NULL,
-    "safe_checkpoint" varchar(75) NOT NULL, "latest_checkpoint" varchar(75) NOT NULL, "finalized_checkpoint" varchar(75) NOT NULL)`);
-  const n = historyDays * perDay;
-  const step = (historyDays * 86_400) / n;
-  const t0 = performance.now();
-  await c.query(
+await buildOnce();
+const devnet = await startDevnet();
+const chainId = devnet.deployment.manifest.chainId;
+const manifestFile = writeManifest(devnet.deployment.manifest);
+const database = await createTestDatabase(BENCH_PG_URL);
+if (database.kind !== "postgres") throw new Error("bench/boards.ts measures Postgres");
+const databaseUrl = (database.forPonder(SCHEMA) as { url: string }).url;
+const db = new pg.Client({ connectionString: databaseUrl });
+await db.connect();
+const apis: ServiceChild[] = [];
+
+/** Block b's time: the history ends now, and new blocks keep the 2 s pace. */
+const T0 = Math.floor(Date.now() / 1000) - 2 * HISTORY_BLOCKS;
+const timeOf = (b: number) => T0 + 2 * b;
+let head = HISTORY_BLOCKS;
+
+async function writeIndex() {
+  const t = performance.now();
+  await createSyntheticTables((text, params) => db.query(text, params), SCHEMA);
+  const boards = DURATION_BOARDS.map((b) => `'${b}'`).join(",");
+  // Entry i: block spread evenly over the history, board and account by hash, values by the board's unit.
+  await db.query(
     `INSERT INTO board_entry (id, board, account, value, block_number, block_time)
-     SELECT 'e' || i, 'takeover-eth', '0x' || lpad(to_hex((hashint4(i) & 2147483647) % ${ACCOUNTS}), 40, '0'),
-            ((i % 997) + 1) * 1000000000000000, i, ${HEAD_TIME} - ${historyDays * 86_400} + floor(i * ${step})::bigint
-       FROM generate_series(1, ${n}) i`,
+     SELECT 'h' || i, b.board, '0x' || lpad(to_hex((hashint4(i * 7 + 3) & 2147483647) % ${ACCOUNTS}), 40, '0'),
+            CASE b.board WHEN 'takeovers' THEN 1 WHEN 'longest-reign' THEN 60 + (hashint4(i) & 2147483647) % 86400
+                 ELSE ((hashint4(i) & 2147483647) % 997 + 1) * 1000000000000000 END,
+            blk, ${T0} + 2 * blk
+       FROM generate_series(1, ${EVENTS}) i,
+            LATERAL (SELECT 1 + floor((i - 1)::numeric * ${HISTORY_BLOCKS} / ${EVENTS})::bigint AS blk) k,
+            LATERAL (SELECT (ARRAY[${boards}])[1 + (hashint4(i * 13) & 2147483647) % ${DURATION_BOARDS.length}] AS board) b`,
   );
-  await c.query(`INSERT INTO board_hour (id, board, account, hour, total, count, max)
+  await db.query(`INSERT INTO board_hour (id, board, account, hour, total, count, max)
     SELECT board || account || h, board, account, h, sum(value), count(*), max(value)
       FROM (SELECT *, block_time - block_time % 3600 AS h FROM board_entry) x GROUP BY board, account, h`);
-  await c.query(`INSERT INTO board_total (id, board, account, total, count, max, last_block, first_block)
+  await db.query(`INSERT INTO board_total (id, board, account, total, count, max, last_block, first_block)
     SELECT board || account, board, account, sum(value), count(*), max(value), max(block_number), min(block_number)
       FROM board_entry GROUP BY board, account`);
-  for (const i of ddl.indexes.sql) await c.query(i);
-  const cp = checkpoint(HEAD_TIME, n);
-  await c.query(`INSERT INTO "_ponder_checkpoint" VALUES ('base', 8453, $1, $1, $1)`, [cp]);
-  await c.query("ANALYZE");
-  const { rows } = await c.query("SELECT count(*)::int AS hours FROM board_hour");
-  await c.end();
-  console.log(
-    `${schema}: ${n} events over ${historyDays} days, ${rows[0].hours} hour buckets, written in ` +
-      `${((performance.now() - t0) / 1000).toFixed(1)} s`,
-  );
-  return { url, head: BigInt(n) };
+  await setHead(head);
+  await db.query("ANALYZE");
+  console.log(`index: ${EVENTS} events, ${ACCOUNTS} accounts, ${HISTORY_BLOCKS} blocks, written in ` +
+    `${((performance.now() - t) / 1000).toFixed(1)} s`);
 }
 
-async function timeWindows(url: string, schema: string, head: bigint) {
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
-  const index = createLockIndex({ db: drizzle(pool), schema });
-  const out = new Map<BoardWindow, number>();
-  for (const window of Object.keys(BOARD_WINDOWS) as BoardWindow[]) {
-    const ms: number[] = [];
-    let rows = 0;
-    for (let r = 0; r < runs + 1; r++) {
-      const t = performance.now();
-      const a = await index.board("takeover-eth", window, { block: head, time: BigInt(HEAD_TIME) });
-      if (r > 0) ms.push(performance.now() - t); // the first run warms the cache
-      rows = a.value.length;
-    }
-    ms.sort((x, y) => x - y);
-    out.set(window, ms[Math.floor(ms.length / 2)] as number);
-    console.log(`  ${schema} ${window.padEnd(8)} ${rows} accounts ranked, median ${out.get(window)?.toFixed(1)} ms`);
+async function setHead(b: number) {
+  const latest = checkpointOf(chainId, BigInt(b), BigInt(timeOf(b)));
+  const finalized = checkpointOf(chainId, BigInt(b - FINALITY), BigInt(timeOf(b - FINALITY)));
+  await db.query(`DELETE FROM "_ponder_checkpoint"`);
+  await db.query(`INSERT INTO "_ponder_checkpoint" VALUES ('base', $1, $2, $2, $3)`, [chainId, latest, finalized]);
+}
+
+let entryId = 0;
+/** One new block: 0–2 events (the history's rate, ~0.4 a block), written as the indexer writes them, in one transaction. */
+async function mine() {
+  const b = head + 1;
+  const time = timeOf(b);
+  const hour = time - (time % 3600);
+  await db.query("BEGIN");
+  const n = Math.floor(Math.random() * 3);
+  for (let k = 0; k < n; k++) {
+    const board = DURATION_BOARDS[Math.floor(Math.random() * DURATION_BOARDS.length)] as DurationBoard;
+    const account = `0x${Math.floor(Math.random() * ACCOUNTS).toString(16).padStart(40, "0")}`;
+    const value =
+      board === "takeovers" ? 1n : board === "longest-reign" ? BigInt(60 + Math.floor(Math.random() * 86_400)) : 10n ** 18n;
+    await db.query(
+      "INSERT INTO board_entry (id, board, account, value, block_number, block_time) VALUES ($1, $2, $3, $4, $5, $6)",
+      [`n${entryId++}`, board, account, String(value), b, time],
+    );
+    await db.query(
+      `INSERT INTO board_hour (id, board, account, hour, total, count, max) VALUES ($1, $2, $3, $4, $5, 1, $5)
+       ON CONFLICT (id) DO UPDATE SET total = board_hour.total + EXCLUDED.total, count = board_hour.count + 1,
+         max = greatest(board_hour.max, EXCLUDED.max)`,
+      [`${board}${account}${hour}`, board, account, hour, String(value)],
+    );
+    await db.query(
+      `INSERT INTO board_total (id, board, account, total, count, max, last_block, first_block)
+       VALUES ($1, $2, $3, $4, 1, $4, $5, $5)
+       ON CONFLICT (id) DO UPDATE SET total = board_total.total + EXCLUDED.total, count = board_total.count + 1,
+         max = greatest(board_total.max, EXCLUDED.max), last_block = EXCLUDED.last_block`,
+      [`${board}${account}`, board, account, String(value), b],
+    );
   }
-  await pool.end();
-  return out;
+  await setHead(b);
+  await db.query("COMMIT");
+  head = b;
+}
+
+/** The bare SQL of a board's first page (or an account's rank) at block b: one statement over board_entry. */
+async function bare(board: DurationBoard, window: BoardWindow, b: number, account?: string) {
+  const span = BOARD_WINDOWS[window];
+  const fold = BOARD_FOLD[board];
+  const agg = fold === "max" ? "max(value)" : fold === "count" ? "count(*)::numeric" : "sum(value)";
+  const ranked = `SELECT account, ${agg} AS value FROM board_entry
+     WHERE board = $1 AND block_number <= $2 ${span === null ? "" : `AND block_time > $3::bigint - ${span}`}
+     GROUP BY account`;
+  const params = span === null ? [board, b] : [board, b, timeOf(b)];
+  const text =
+    account === undefined
+      ? `${ranked} ORDER BY value DESC, account COLLATE "C" LIMIT 100`
+      : `SELECT * FROM (SELECT account, value, row_number() OVER (ORDER BY value DESC, account COLLATE "C") AS rank
+           FROM (${ranked}) r) x WHERE account = $${params.length + 1}`;
+  const t = performance.now();
+  const { rows } = await db.query(text, account === undefined ? params : [...params, account]);
+  return { ms: performance.now() - t, rows: rows as { account: string; value: string; rank?: string }[] };
+}
+
+type Page = { blockNumber: string; rows: { rank: number; address: string; value: string }[]; nextCursor: string | null };
+async function get<T>(api: ServiceChild, route: string): Promise<{ ms: number; status: number; body: T }> {
+  const t = performance.now();
+  const res = await fetch(`${api.url}${BASE}${route}`);
+  const body = (await res.json()) as T;
+  return { ms: performance.now() - t, status: res.status, body };
+}
+const page = (api: ServiceChild, board: DurationBoard, window: BoardWindow, q = "") =>
+  get<Page>(api, `/leaderboards/${board}?window=${window}&limit=100${q}`);
+const rankOf = (api: ServiceChild, board: DurationBoard, window: BoardWindow, address: string) =>
+  get<{ blockNumber: string; row: { rank: number; value: string } | null }>(
+    api,
+    `/leaderboards/${board}/${address}?window=${window}`,
+  );
+
+async function spawnApi(env: Record<string, string> = {}) {
+  const api = await spawnService({
+    command: "api",
+    rpcUrl: devnet.rpcUrl,
+    manifestFile,
+    databaseUrl,
+    schema: SCHEMA,
+    env: { LOG_LEVEL: "error", REDIS_URL: "", RATE_LIMIT_MAX: "1000000", ...env },
+  });
+  apis.push(api);
+  await api.waitFor200("/health", 60_000);
+  return api;
+}
+
+async function metric(api: ServiceChild, name: string): Promise<number> {
+  const text = await (await fetch(`${api.url}/api/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+  return line === undefined ? 0 : Number(line.split(" ")[1]);
+}
+
+/** Every board × window's first page and one rank lookup (the 10th row's account), all at once, as a front end. */
+async function serveAll(api: ServiceChild) {
+  const answers = await Promise.all(
+    DURATION_BOARDS.flatMap((board) =>
+      WINDOWS.map(async (window) => {
+        const p = await page(api, board, window);
+        const tenth = p.body.rows[9]?.address ?? p.body.rows[0]?.address;
+        const r = tenth ? await rankOf(api, board, window, tenth) : null;
+        return { board, window, page: p, rank: r };
+      }),
+    ),
+  );
+  for (const a of answers) if (a.page.status !== 200) throw new Error(`${a.board} ${a.window}: ${a.page.status}`);
+  return answers;
 }
 
 try {
-  const short = await build("bench_boards_short", days);
-  const long = await build("bench_boards_long", days * 10);
-  const a = await timeWindows(short.url, "bench_boards_short", short.head);
-  const b = await timeWindows(long.url, "bench_boards_long", long.head);
-  console.log("\nwindow    short ms  long ms  long / short (same event rate, 10x the history)");
-  for (const w of Object.keys(BOARD_WINDOWS) as BoardWindow[]) {
-    const x = a.get(w) as number;
-    const y = b.get(w) as number;
-    console.log(`${w.padEnd(9)} ${x.toFixed(1).padStart(8)} ${y.toFixed(1).padStart(8)}  ${(y / x).toFixed(2)}`);
+  await writeIndex();
+  const api = await spawnApi();
+  console.log(`load average ${load()}; API process RSS ${rssMb(api.pid).toFixed(0)} MB after /health`);
+
+  // 1. First page and rank lookup at a new block (first and repeat) against the bare SQL, checked row for row.
+  console.log("\n1. first page (100) and rank lookup at the head: API process over HTTP vs bare SQL (p50 ms)");
+  const firstMs = new Map<string, number[]>();
+  const repeatMs = new Map<string, number[]>();
+  const rankMs = new Map<string, number[]>();
+  const bareMs = new Map<string, number[]>();
+  const bareRankMs = new Map<string, number[]>();
+  const push = (m: Map<string, number[]>, k: string, v: number) => m.set(k, [...(m.get(k) ?? []), v]);
+  await serveAll(api); // the anchors (whole computations, once per process)
+  let checked = 0;
+  for (let round = 0; round < 5; round++) {
+    await mine();
+    const b = head;
+    for (const board of DURATION_BOARDS) {
+      for (const window of WINDOWS) {
+        const k = `${board} ${window}`;
+        const first = await page(api, board, window);
+        push(firstMs, k, first.ms);
+        push(repeatMs, k, (await page(api, board, window)).ms);
+        if (first.body.blockNumber !== String(b)) throw new Error(`${k}: answered ${first.body.blockNumber}, head ${b}`);
+        const sql = await bare(board, window, b);
+        push(bareMs, k, sql.ms);
+        const shown = first.body.rows.map((r) => [r.address.toLowerCase(), r.value]);
+        const truth = sql.rows.map((r) => [r.account, String(r.value)]);
+        if (JSON.stringify(shown) !== JSON.stringify(truth)) throw new Error(`${k} @${b}: the page differs from the SQL`);
+        const who = first.body.rows[42]?.address ?? first.body.rows[0]?.address;
+        if (who !== undefined) {
+          const r = await rankOf(api, board, window, who);
+          push(rankMs, k, r.ms);
+          const br = await bare(board, window, b, who.toLowerCase());
+          push(bareRankMs, k, br.ms);
+          if (String(r.body.row?.rank) !== String(br.rows[0]?.rank)) throw new Error(`${k}: rank differs`);
+        }
+        checked++;
+      }
+    }
   }
+  console.log("board × window              rows  first  repeat  bare   first/bare repeat/bare  rank  bare-rank  ratio");
+  const worst = { first: 0, repeat: 0, rank: 0 };
+  for (const board of DURATION_BOARDS) {
+    for (const window of WINDOWS) {
+      const k = `${board} ${window}`;
+      const [f, r, s, rk, brk] = [firstMs, repeatMs, bareMs, rankMs, bareRankMs].map((m) => median(m.get(k) ?? []));
+      worst.first = Math.max(worst.first, f! / s!);
+      worst.repeat = Math.max(worst.repeat, r! / s!);
+      worst.rank = Math.max(worst.rank, rk! / brk!);
+      const rows = (await page(api, board, window)).body.rows.length;
+      console.log(
+        `${k.padEnd(26)} ${String(rows).padStart(5)} ${f!.toFixed(1).padStart(6)} ${r!.toFixed(1).padStart(6)} ` +
+          `${s!.toFixed(1).padStart(6)} ${(f! / s!).toFixed(2).padStart(9)} ${(r! / s!).toFixed(2).padStart(10)} ` +
+          `${rk!.toFixed(1).padStart(6)} ${brk!.toFixed(1).padStart(8)} ${(rk! / brk!).toFixed(2).padStart(7)}`,
+      );
+    }
+  }
+  console.log(
+    `worst over 28: first/bare ${worst.first.toFixed(2)}, repeat/bare ${worst.repeat.toFixed(2)}, rank/bare ` +
+      `${worst.rank.toFixed(2)} (goal ≤ 1.5); ${checked} pages and ranks equal to the bare SQL at their block`,
+  );
+
+  // 2. Page 500 against page 1 (the lifetime board, same block through the cursor; its last page if it has fewer).
+  const pinned = (await page(api, "takeover-eth", "lifetime")).body;
+  let cursor: string | null = pinned.nextCursor;
+  let deep = 1;
+  for (let next = cursor; deep < 499 && next; deep++) {
+    cursor = next;
+    next = (await page(api, "takeover-eth", "lifetime", `&cursor=${cursor}`)).body.nextCursor;
+    if (next) cursor = next;
+    else break;
+  }
+  const p1: number[] = [];
+  const pDeep: number[] = [];
+  let firstRank = 0;
+  for (let i = 0; i < 50 && cursor; i++) {
+    p1.push((await page(api, "takeover-eth", "lifetime", `&block=${pinned.blockNumber}`)).ms);
+    const last = await page(api, "takeover-eth", "lifetime", `&cursor=${cursor}`);
+    firstRank = last.body.rows[0]?.rank ?? 0;
+    pDeep.push(last.ms);
+  }
+  console.log(
+    `\n2. lifetime board page ${Math.ceil(firstRank / 100)} (from rank ${firstRank}) p50 ${median(pDeep).toFixed(2)} ms vs ` +
+      `page 1 ${median(p1).toFixed(2)} ms: ${(median(pDeep) / median(p1)).toFixed(2)}×`,
+  );
+
+  // 3. Following the head for BLOCKS blocks at PACE_MS: the API process's CPU against itself idle.
+  const idle0 = cpuSeconds(api.pid);
+  const idleWall0 = performance.now();
+  await sleep(Math.min(BLOCKS * PACE_MS, 60_000));
+  const idle = (cpuSeconds(api.pid) - idle0) / ((performance.now() - idleWall0) / 1000);
+  const whole0 = await metric(api, "api_index_duration_board_computations_total");
+  const derived0 = await metric(api, "api_index_duration_board_derivations_total");
+  const cpu0 = cpuSeconds(api.pid);
+  const wall0 = performance.now();
+  let atHead = 0;
+  const serveMs: number[] = [];
+  for (let i = 0; i < BLOCKS; i++) {
+    const tick = performance.now();
+    await mine();
+    const answers = await serveAll(api);
+    serveMs.push(performance.now() - tick);
+    atHead += answers.filter((a) => a.page.body.blockNumber === String(head)).length;
+    await sleep(Math.max(0, PACE_MS - (performance.now() - tick)));
+  }
+  const busy = (cpuSeconds(api.pid) - cpu0) / ((performance.now() - wall0) / 1000);
+  const whole = (await metric(api, "api_index_duration_board_computations_total")) - whole0;
+  const derived = (await metric(api, "api_index_duration_board_derivations_total")) - derived0;
+  console.log(
+    `\n3. ${BLOCKS} blocks at ${PACE_MS} ms, every block all 28 boards × windows' first page + a rank lookup ` +
+      `(${BLOCKS * 56} requests): API process CPU ${(busy * 100).toFixed(1)} % of a core (idle ${(idle * 100).toFixed(1)} %; ` +
+      `goal ≤ 10 %); ${atHead}/${BLOCKS * 28} pages at the new block; whole computations ${whole}, derivations ` +
+      `${derived}; all 56 answers of a block p50 ${median(serveMs).toFixed(0)} ms; RSS ${rssMb(api.pid).toFixed(0)} MB; ` +
+      `load ${load()}`,
+  );
+
+  // 4. Two API processes sharing Redis.
+  await api.stop("SIGKILL");
+  const redis = { REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: `bench-boards-${process.pid}-${Date.now()}:` };
+  const [a, b] = [await spawnApi(redis), await spawnApi(redis)];
+  for (let i = 0; i < 20; i++) {
+    const tick = performance.now();
+    await mine();
+    await Promise.all([serveAll(a), serveAll(b)]);
+    await sleep(Math.max(0, PACE_MS - (performance.now() - tick)));
+  }
+  const counts = await Promise.all(
+    [a, b].map(async (x) => [
+      await metric(x, "api_index_duration_board_computations_total"),
+      await metric(x, "api_index_duration_board_derivations_total"),
+    ]),
+  );
+  console.log(
+    `\n4. two API processes, Redis, 20 blocks (+ the first): whole computations ${counts[0]![0]} + ${counts[1]![0]}, ` +
+      `derivations ${counts[0]![1]} + ${counts[1]![1]} (28 boards × windows; each once between them: ` +
+      `${counts[0]![0]! + counts[1]![0]!} whole, ${counts[0]![1]! + counts[1]![1]!} derived)`,
+  );
+
+  // 5. A client picking a new past block each time; sockets that never read.
+  const rss0 = rssMb(a.pid);
+  const fd0 = fds(a.pid);
+  const idleSockets: Socket[] = [];
+  for (let i = 0; i < 20; i++) {
+    const s = connect(a.port, "127.0.0.1");
+    s.on("error", () => {});
+    s.pause();
+    s.write(`GET ${BASE}/leaderboards/takeover-eth?window=lifetime&limit=1000 HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(50));
+    idleSockets.push(s);
+  }
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < 200; i++) {
+    const past = head - 1 - Math.floor(Math.random() * 4_000);
+    const r = await page(a, DURATION_BOARDS[i % 7] as DurationBoard, WINDOWS[i % 4] as BoardWindow, `&block=${past}`);
+    statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+  }
+  console.log(
+    `\n5. 200 pages at a new past block each + 20 sockets never reading: statuses ${JSON.stringify(Object.fromEntries(statuses))}; ` +
+      `RSS ${rss0.toFixed(0)} → ${rssMb(a.pid).toFixed(0)} MB, descriptors ${fd0} → ${fds(a.pid)}`,
+  );
+  for (const s of idleSockets) s.destroy();
 } finally {
+  for (const x of apis) await x.stop("SIGKILL").catch(() => {});
+  await db.end().catch(() => {});
   await database.drop();
+  await devnet.stop();
+  rmSync(path.dirname(manifestFile), { recursive: true, force: true });
 }

@@ -20,6 +20,8 @@ export type IndexStatement =
   | "index_events_of_account"
   | "index_board_window"
   | "index_board_lifetime"
+  | "index_board_window_delta"
+  | "index_board_lifetime_delta"
   | "index_activity"
   | "index_activity_item"
   | "index_activity_span"

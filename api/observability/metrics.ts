@@ -55,6 +55,8 @@ export type Metrics = {
   indexComputations: { inFlight: Gauge; queued: Gauge; refused: Counter };
   /** Duration board rankings computed (one per block, board and window per process, or for all with Redis). */
   durationBoardComputations: Counter;
+  durationBoardDerivations: Counter;
+  durationBoardAnchors: Counter;
   /** A new head's ve board or stats asked for ahead of its first reader (api/read/computeAhead.ts), by outcome. */
   computedAhead: Counter;
   /** GraphQL answers by how they were made: `own` execution, or `shared` with an identical request's. */
@@ -142,8 +144,20 @@ export function createMetrics(): Metrics {
   );
   const durationBoardComputations = new Counter(
     "api_index_duration_board_computations_total",
-    "Official duration board rankings this process computed from the index (one per block, board and window; none " +
-      "for a ranking another replica computed and shared through Redis).",
+    "Official duration board rankings a reader's block needed that this process computed whole from the index (no " +
+      "anchor yet, or a block far from it; none for a ranking another replica computed and shared through Redis).",
+    [],
+  );
+  const durationBoardDerivations = new Counter(
+    "api_index_duration_board_derivations_total",
+    "Official duration board rankings a reader's block needed that this process derived from the board's anchor: " +
+      "one statement over the accounts that changed between the two blocks (none for one shared through Redis).",
+    [],
+  );
+  const durationBoardAnchors = new Counter(
+    "api_index_duration_board_anchor_moves_total",
+    "Rankings this process made in the background to set or move a duration board's anchor to a finalized block " +
+      "(computed whole the first time, derived after; none for one shared through Redis).",
     [],
   );
   const graphqlAnswers = new Counter(
@@ -178,6 +192,8 @@ export function createMetrics(): Metrics {
     indexComputations.queued,
     indexComputations.refused,
     durationBoardComputations,
+    durationBoardDerivations,
+    durationBoardAnchors,
     computedAhead,
     graphqlAnswers,
     httpRequests,
@@ -200,6 +216,8 @@ export function createMetrics(): Metrics {
     veBoardComputations,
     indexComputations,
     durationBoardComputations,
+    durationBoardDerivations,
+    durationBoardAnchors,
     computedAhead,
     graphqlAnswers,
     graphqlCompilesRefused,

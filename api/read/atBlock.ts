@@ -23,6 +23,7 @@ import {
   type BlockChange,
   BlockTimeUnknownError,
   BOARD_WINDOWS,
+  type BoardAnswer,
   type BoardExit,
   type BoardIndex,
   type BoardValue,
@@ -89,6 +90,8 @@ type StatementName =
   | "stats"
   | "board_window"
   | "board_lifetime"
+  | "board_window_delta"
+  | "board_lifetime_delta"
   | "activity"
   | "activity_item"
   | "activity_span"
@@ -125,12 +128,14 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
   /**
    * head + at, then `body` (CTEs and a final SELECT that starts `SELECT h.*, a.*` and joins `head h, at a`).
    * `at` is the block read: the head's when b is null; its time the head's, else t, else an event row's of that block.
+   * The head also says the finalized block and its time (Ponder's finalized checkpoint).
    * Checkpoint layout (ponder/dist/esm/utils/checkpoint.js): 10 digits of timestamp, 16 of chain id, 16 of block.
    */
   const statement = (ev: SQL, checkpoint: SQL, p: Param, body: SQL) => sql`WITH head AS (
   SELECT substring(latest_checkpoint FROM 27 FOR 16)::bigint AS head_block,
          substring(latest_checkpoint FROM 1 FOR 10)::bigint AS head_time,
-         substring(finalized_checkpoint FROM 27 FOR 16)::bigint AS finalized_block
+         substring(finalized_checkpoint FROM 27 FOR 16)::bigint AS finalized_block,
+         substring(finalized_checkpoint FROM 1 FOR 10)::bigint AS finalized_time
     FROM ${checkpoint} ORDER BY latest_checkpoint LIMIT 1
 ), at AS (
   SELECT coalesce(${p("b")}::bigint, head_block) AS at_block,
@@ -278,12 +283,14 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
   });
 
   const H = sql.raw(BOARD_BUCKET_SECONDS.toString());
-  const boardAnswer = (rows: Row[]) =>
-    answer(rows, (rs) =>
+  const boardAnswer = (rows: Row[]): BoardAnswer => ({
+    ...answer(rows, (rs) =>
       rs
         .filter((r) => r.account != null)
         .map((r): BoardValue => ({ address: String(r.account) as Address, value: big(r.value) })),
-    );
+    ),
+    finalizedTime: rows[0]?.finalized_time == null ? null : big(rows[0].finalized_time),
+  });
   /** The ranking of `parts` (account, total, cnt, max rows): folded per account, value-0 rows left out. */
   const ranked = (p: Param) => sql`ranked AS (
   SELECT account, CASE ${p("fold")}::text WHEN 'max' THEN max(max) WHEN 'count' THEN sum(cnt) ELSE sum(total) END AS value
@@ -498,6 +505,82 @@ SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true
 ), ${ranked(p)}`,
         true,
       );
+      return boardAnswer(rows);
+    },
+
+    async boardDelta(board, window, from, at) {
+      const span = BOARD_WINDOWS[window];
+      const values: Values = {
+        board,
+        fold: BOARD_FOLD[board],
+        w: span === null ? null : span.toString(),
+        fb: from.block.toString(),
+        ft: from.time.toString(),
+      };
+      // The accounts whose value can differ between the two blocks: an entry of a block between them, or (a window)
+      // an entry whose time lies between the two windows' starts. Blocks between two blocks have times between theirs,
+      // so both conditions range the edge index (board, block_time, …).
+      const changed = (t: Tables, p: Param) => sql`changed AS (
+  SELECT DISTINCT e.account FROM ${t.entry} e, at
+   WHERE at.in_range AND e.board = ${p("board")}::text AND (
+         (e.block_time >= least(${p("ft")}::bigint, at.at_time) AND e.block_time <= greatest(${p("ft")}::bigint, at.at_time)
+          AND e.block_number > least(${p("fb")}::bigint, at.at_block)
+          AND e.block_number <= greatest(${p("fb")}::bigint, at.at_block))
+      OR (e.block_time > least(${p("ft")}::bigint, at.at_time) - ${p("w")}::bigint
+          AND e.block_time <= greatest(${p("ft")}::bigint, at.at_time) - ${p("w")}::bigint))
+)`;
+      // Every changed account with its value at the block (0 when it has none): the same sums as board(), for them.
+      const valued = (p: Param) => sql`ranked AS (
+  SELECT account, CASE ${p("fold")}::text WHEN 'max' THEN max(max) WHEN 'count' THEN sum(cnt) ELSE sum(total) END AS value
+    FROM parts GROUP BY account
+)
+SELECT h.*, a.*, c.account, coalesce(r.value, 0) AS value
+  FROM head h CROSS JOIN at a LEFT JOIN (changed c LEFT JOIN ranked r ON r.account = c.account) ON true`;
+      const rows =
+        span !== null
+          ? await run(
+              "board_window_delta",
+              at,
+              values,
+              (_ev, p, _lock, t) => sql`w AS (
+  SELECT a.at_time - ${p("w")}::bigint AS s, (div(a.at_time - ${p("w")}::bigint, ${H}) + 1) * ${H} AS lo,
+         div(a.at_time, ${H}) * ${H} AS hi
+    FROM at a
+), ${changed(t, p)}, parts AS (
+  SELECT x.account, x.total, x.count::numeric AS cnt, x.max FROM changed c, w, ${t.hour} x
+   WHERE x.board = ${p("board")}::text AND x.account = c.account AND x.hour >= w.lo AND x.hour < w.hi
+  UNION ALL
+  SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, w
+   WHERE e.board = ${p("board")}::text AND e.block_time > w.s AND e.block_time < w.lo
+     AND e.account IN (SELECT account FROM changed)
+  UNION ALL
+  SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, w, at
+   WHERE e.board = ${p("board")}::text AND e.block_time >= w.hi AND e.block_number <= at.at_block
+     AND e.account IN (SELECT account FROM changed)
+), ${valued(p)}`,
+              false,
+            )
+          : await run(
+              "board_lifetime_delta",
+              at,
+              values,
+              (_ev, p, _lock, t) => sql`hi AS (SELECT div(a.at_time, ${H}) * ${H} AS hi FROM at a
+), ${changed(t, p)}, later AS (
+  SELECT x.account FROM changed c, ${t.total} x, at
+   WHERE x.board = ${p("board")}::text AND x.account = c.account AND x.last_block > at.at_block
+), parts AS (
+  SELECT x.account, x.total, x.count::numeric AS cnt, x.max FROM changed c, ${t.total} x, at
+   WHERE x.board = ${p("board")}::text AND x.account = c.account AND x.last_block <= at.at_block
+  UNION ALL
+  SELECT x.account, x.total, x.count::numeric, x.max FROM later c, hi, ${t.hour} x
+   WHERE x.board = ${p("board")}::text AND x.account = c.account AND x.hour < hi.hi
+  UNION ALL
+  SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, hi, at
+   WHERE e.board = ${p("board")}::text AND e.block_time >= hi.hi AND e.block_number <= at.at_block
+     AND e.account IN (SELECT account FROM later)
+), ${valued(p)}`,
+              false,
+            );
       return boardAnswer(rows);
     },
 

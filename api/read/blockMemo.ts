@@ -220,7 +220,7 @@ export class SharedBytes {
 type SharedMember = { bytes: number; oldest(): { used: number; drop: () => void } | undefined };
 
 /** An answer read at a pinned block must be in range: the caller checked it against the head before. */
-export function requireInRange<T>(answer: AtBlock<T>): AtBlock<T> {
+export function requireInRange<A extends AtBlock<unknown>>(answer: A): A {
   if (!answer.inRange) throw new Error(`block ${answer.block} is above the index head ${answer.head.block}`);
   return answer;
 }

@@ -47,6 +47,14 @@ export function laneSlots(poolConnections: number): { head: number; past: number
   return { head: 1, past: Math.max(1, poolConnections - 1) };
 }
 
+/** Background work not started: its lane was busy (ComputeGate.whenIdle). */
+export class GateSkipped extends Error {
+  constructor(lane: ComputeLane) {
+    super(`the ${lane} lane is busy`);
+    this.name = "GateSkipped";
+  }
+}
+
 export class ComputeGate {
   readonly #lanes: Record<ComputeLane, Lane>;
   readonly #o: ComputeGateOptions;
@@ -100,6 +108,22 @@ export class ComputeGate {
     const l = this.#lanes[lane];
     if (l.running >= l.limits.slots) await this.#wait(lane, l);
     else l.running++;
+    this.#o.onChange?.(this);
+    try {
+      return await compute();
+    } finally {
+      this.#release(l);
+    }
+  }
+
+  /**
+   * Runs `compute` in `lane` only if a slot is free now and no one waits for one — work no reader waits for (a duration
+   * board's anchor moving up) never takes a reader's place nor counts as refused; else rejects with GateSkipped.
+   */
+  async whenIdle<T>(lane: ComputeLane, compute: () => Promise<T>): Promise<T> {
+    const l = this.#lanes[lane];
+    if (l.running >= l.limits.slots || l.waiting.size > 0) throw new GateSkipped(lane);
+    l.running++;
     this.#o.onChange?.(this);
     try {
       return await compute();

@@ -22,6 +22,9 @@ export type ReadAt = { block: bigint; time: bigint | null } | null;
 /** An answer of one statement: the head it saw, the block and time it is of, and whether that block was ≤ head. */
 export type AtBlock<T> = { head: IndexHead; block: bigint; time: bigint; inRange: boolean; value: T };
 
+/** A duration board's rows at a block, and the time of the finalized block its head named (null before there is one). */
+export type BoardAnswer = AtBlock<BoardValue[]> & { finalizedTime: bigint | null };
+
 /** The state of one lock at a block. `owner` is lower-case hex as Ponder stores it; lockEnd is the stored end. */
 export type LockState = {
   tokenId: bigint;
@@ -224,7 +227,18 @@ export type ActivityRow = {
  */
 export interface BoardIndex {
   /** Every account with a value above 0 on `board` in `window` at the block: value descending, address ascending. */
-  board(board: DurationBoard, window: BoardWindow, at: ReadAt): Promise<AtBlock<BoardValue[]>>;
+  board(board: DurationBoard, window: BoardWindow, at: ReadAt): Promise<BoardAnswer>;
+  /**
+   * What changed on `board` in `window` between block `from` (with its time) and the block read: every account whose
+   * value can differ, with its value at the block read (0 when it is off the board). Costs what the accounts of the
+   * blocks between and of the window's edges between cost, whatever the board's size (api/read/durationBoards.ts).
+   */
+  boardDelta(
+    board: DurationBoard,
+    window: BoardWindow,
+    from: { block: bigint; time: bigint },
+    at: ReadAt,
+  ): Promise<BoardAnswer>;
   /** Up to `limit` indexed events of every contract, newest first, strictly older than `after` when given. */
   activity(
     filter: { kinds: readonly string[] | null; account: Address | null },

@@ -1,23 +1,34 @@
 /**
- * The duration boards of one block (protocol.md §9: seven boards × four windows), each computed at most once per
- * block per process and, with Redis, once for all replicas (api/read/sharedAnswers.ts), like the ve ranking
- * (api/read/veBoard.ts). A computation is one statement over what the indexer maintains (api/read/atBlock.ts
- * board: the window's hour buckets plus its two partial edge hours; lifetime from the totals), so its cost follows
- * the accounts active in the window, not the length of the history (docs/design.md). A page is then a binary
- * search in the ranking; a rank lookup a map lookup.
+ * The duration boards of one block (protocol.md §9: seven boards × four windows), each kept per block per process
+ * and, with Redis, computed once for all replicas (api/read/sharedAnswers.ts), like the ve ranking
+ * (api/read/veBoard.ts). A page is a binary search in the ranking; a rank lookup a map lookup.
+ *
+ * A ranking is computed whole only once: at a finalized block (the anchor). Every other block's ranking is the
+ * anchor's with the accounts that changed between the two blocks taken out and put back at their value at the block
+ * (api/read/atBlock.ts boardDelta): the accounts with an entry in the blocks between, and, for a window, those with an
+ * entry whose time lies between the two windows' starts. That costs what those accounts cost — at the head, a few
+ * blocks' events and a few seconds' window exits — and a pass over the anchor's rows, never the window's buckets
+ * again (docs/design.md "Cost of serving a board at a new block"). The anchor is a finalized block's ranking, so no
+ * reorg can change what it was computed from; it moves up to the finalized block once that is ADVANCE blocks on,
+ * by the same derivation. A block farther than SPAN blocks from the anchor (a request's old `?block=`) is computed
+ * whole.
  */
-import { type Address, getAddress } from "viem";
+import type { Address } from "viem";
 import { BlockMemo, requireInRange, SharedBytes } from "./blockMemo";
+import { checksummedAddress } from "./checksum";
 import type { ComputeLane } from "./computeGate";
-import type { AtBlock, BoardValue, BoardWindow, DurationBoard } from "./contract";
+import type { BoardAnswer, BoardValue, BoardWindow, DurationBoard } from "./contract";
 import { BOARD_ROW_BYTES } from "./veBoard";
+
+/** Where an account (lower-case address) is in a ranking's rows: its index (rank − 1), undefined when not ranked. */
+export type Position = { get(address: string): number | undefined };
 
 export type RankedBoard = {
   block: bigint;
   time: bigint;
   rows: readonly BoardValue[];
   /** Lower-case address → index in rows (rank − 1). */
-  position: ReadonlyMap<string, number>;
+  readonly position: Position;
   checksummed(i: number): Address;
 };
 
@@ -35,50 +46,172 @@ export function firstAfterValue(rows: readonly BoardValue[], key: { value: bigin
   return lo;
 }
 
+type At = { block: bigint; time: bigint };
+/** Why a ranking is made: a reader asked for its block, or the anchor moves (in the background, no reader waits). */
+export type Purpose = "read" | "anchor";
+
 export type DurationBoardsOptions = {
   /** Computes a board and window's ranking at a block (api/read/atBlock.ts board); `lane` says whether it is the head. */
-  load: (
+  load: (board: DurationBoard, window: BoardWindow, at: At, lane: ComputeLane, purpose: Purpose) => Promise<BoardAnswer>;
+  /**
+   * The accounts that changed on a board and window between block `from` and `at`, with their values at `at`
+   * (api/read/atBlock.ts boardDelta). Without it every block's ranking is computed whole.
+   */
+  delta?: (
     board: DurationBoard,
     window: BoardWindow,
-    at: { block: bigint; time: bigint },
+    from: At,
+    at: At,
     lane: ComputeLane,
-  ) => Promise<AtBlock<BoardValue[]>>;
+    purpose: Purpose,
+  ) => Promise<BoardAnswer>;
   /** Past blocks kept per board and window; default 4. */
   capacity?: number;
   /** Bytes of one board and window's rankings kept; default DURATION_BOARDS_KEPT.eachBytes. */
   maxBytes?: number;
   /** Bytes of all 28 boards' and windows' rankings kept, the heads' included; default DURATION_BOARDS_KEPT.allBytes. */
   allBytes?: number;
+  /** Blocks from the anchor within which a ranking is derived, not computed whole; default DERIVE.span. */
+  span?: number;
+  /** Finalized blocks past the anchor before it moves up; default DERIVE.advance. */
+  advance?: number;
 };
+
+/**
+ * How far a ranking is derived from its board's anchor (api/read/atBlock.ts boardDelta): within 4,096 blocks (2 h 16 min
+ * on Base), beyond that computed whole; the anchor moves up to the finalized block once that is 64 blocks on.
+ */
+export const DERIVE = { span: 4_096, advance: 64 } as const;
 
 /**
  * What is kept of the rankings a request chooses the block of (issue 30). Each board and window keeps at most 4 past
  * blocks and 16 MiB; all 28 together at most 64 MiB (api/read/blockMemo.ts SharedBytes), as much as the ve boards —
  * without that sum, 28 memos of 16 MiB would be 448 MiB. A ranked row is counted as the ve board's (BOARD_ROW_BYTES):
- * a lifetime board of 60,000 accounts ~24 MB. The heads' rankings stay whatever their size (one per board and window).
+ * a lifetime board of 60,000 accounts ~24 MB. The heads' rankings stay whatever their size (one per board and window),
+ * and so do the anchors (one per board and window a reader asked for, a derived ranking shares its rows).
  */
 export const DURATION_BOARDS_KEPT = { capacity: 4, eachBytes: 16 * 1024 * 1024, allBytes: 64 * 1024 * 1024 } as const;
 
+/**
+ * A ranking of rows in board order, computed whole: its position map built when first asked for (O(rows), once per
+ * ranking), its addresses shown EIP-55.
+ */
+function rankedOf(at: At, rows: readonly BoardValue[]): RankedBoard {
+  let position: Map<string, number> | undefined;
+  const map = () => {
+    if (position === undefined) {
+      position = new Map<string, number>();
+      for (let i = 0; i < rows.length; i++) position.set((rows[i] as BoardValue).address.toLowerCase(), i);
+    }
+    return position;
+  };
+  return {
+    block: at.block,
+    time: at.time,
+    rows,
+    position: { get: (address) => map().get(address) },
+    checksummed: (i) => checksummedAddress((rows[i] as BoardValue).address.toLowerCase()),
+  };
+}
+
+/**
+ * A ranking derived from `anchor` by `changes`: an account's position is found from its value — the change's, else the
+ * anchor's (the anchor's position map, built once per anchor) — by a binary search in the rows, O(log rows), so a rank
+ * lookup at each new block costs no pass over the board.
+ */
+function derivedOf(at: At, anchor: RankedBoard, changes: readonly BoardValue[]): RankedBoard {
+  const rows = applyChanges(anchor.rows, changes);
+  const changed = new Map<string, bigint>();
+  for (const c of changes) changed.set(c.address.toLowerCase(), c.value);
+  return {
+    block: at.block,
+    time: at.time,
+    rows,
+    position: {
+      get(address) {
+        let value = changed.get(address);
+        if (value === undefined) {
+          const i = anchor.position.get(address);
+          if (i === undefined) return undefined;
+          value = (anchor.rows[i] as BoardValue).value;
+        }
+        if (value <= 0n) return undefined;
+        const i = firstAfterValue(rows, { value, address }) - 1;
+        return i >= 0 && (rows[i] as BoardValue).address === address ? i : undefined;
+      },
+    },
+    checksummed: (i) => checksummedAddress((rows[i] as BoardValue).address.toLowerCase()),
+  };
+}
+
+/** Board order as a comparator (value descending, then the lower-case address ascending in byte order). */
+const inBoardOrder = (a: BoardValue, b: BoardValue) =>
+  a.value !== b.value ? (a.value > b.value ? -1 : 1) : a.address < b.address ? -1 : a.address > b.address ? 1 : 0;
+
+/**
+ * The anchor's rows with `changes` applied: every changed account taken out, those with a value above 0 put back at
+ * their place. O(rows + changes · log changes): one pass to filter, one to merge.
+ */
+export function applyChanges(rows: readonly BoardValue[], changes: readonly BoardValue[]): BoardValue[] {
+  if (changes.length === 0) return rows as BoardValue[];
+  const changed = new Set<string>();
+  for (const c of changes) changed.add(c.address.toLowerCase());
+  const added = changes
+    .filter((c) => c.value > 0n)
+    .map((c) => ({ address: c.address.toLowerCase() as Address, value: c.value }))
+    .sort(inBoardOrder);
+  const out: BoardValue[] = [];
+  let j = 0;
+  for (const row of rows) {
+    if (changed.has(row.address)) continue;
+    while (j < added.length && inBoardOrder(added[j] as BoardValue, row) < 0) out.push(added[j++] as BoardValue);
+    out.push(row);
+  }
+  while (j < added.length) out.push(added[j++] as BoardValue);
+  return out;
+}
+
 export class DurationBoards {
   readonly #memos = new Map<string, BlockMemo<RankedBoard>>();
+  /** Per board and window: the ranking of a finalized block that the others are derived from. */
+  readonly #anchors = new Map<string, RankedBoard>();
+  /** Per board and window: the anchor being computed or moved up (one at a time). */
+  readonly #anchoring = new Set<string>();
   readonly #options: DurationBoardsOptions;
   readonly #shared: SharedBytes;
+  #whole = 0;
+  #derived = 0;
 
   constructor(options: DurationBoardsOptions) {
     this.#options = options;
     this.#shared = new SharedBytes(options.allBytes ?? DURATION_BOARDS_KEPT.allBytes);
   }
 
-  /** How many rankings this process has computed (all boards and windows). */
+  /** How many rankings this process has made (all boards and windows): computed whole or derived. */
   get computed(): number {
     let n = 0;
     for (const memo of this.#memos.values()) n += memo.computed;
     return n;
   }
 
+  /** Rankings this process computed whole (each a statement over the window's buckets), anchors included. */
+  get computedWhole(): number {
+    return this.#whole;
+  }
+
+  /** Rankings this process derived from an anchor (each a statement over the accounts that changed), anchors included. */
+  get derived(): number {
+    return this.#derived;
+  }
+
   /** Estimated bytes of every ranking kept (all boards and windows, the heads' included). */
   get bytes(): number {
     return this.#shared.bytes;
+  }
+
+  /** The anchor of a board and window (tests, the benchmark): its block, or null while it has none. */
+  anchorOf(board: DurationBoard, window: BoardWindow): bigint | null {
+    return this.#anchors.get(`${board}:${window}`)?.block ?? null;
   }
 
   /**
@@ -96,23 +229,69 @@ export class DurationBoards {
         maxBytes: this.#options.maxBytes ?? DURATION_BOARDS_KEPT.eachBytes,
         shared: this.#shared,
         sizeOf: (v) => 1024 + v.rows.length * BOARD_ROW_BYTES,
-        load: async (b, lane) => {
-          const answer = requireInRange(await this.#options.load(board, window, b, lane));
-          const rows = answer.value;
-          const position = new Map<string, number>();
-          rows.forEach((r, i) => {
-            position.set(r.address.toLowerCase(), i);
-          });
-          const shown: Address[] = [];
-          const checksummed = (i: number) => {
-            shown[i] ??= getAddress((rows[i] as BoardValue).address);
-            return shown[i];
-          };
-          return { block: answer.block, time: answer.time, rows, position, checksummed };
-        },
+        load: (at, lane) => this.#rank(board, window, at, lane),
       });
       this.#memos.set(key, memo);
     }
     return memo;
+  }
+
+  async #rank(board: DurationBoard, window: BoardWindow, at: At, lane: ComputeLane): Promise<RankedBoard> {
+    const key = `${board}:${window}`;
+    const anchor = this.#anchors.get(key);
+    const span = BigInt(this.#options.span ?? DERIVE.span);
+    const distance = at.block >= (anchor?.block ?? 0n) ? at.block - (anchor?.block ?? 0n) : (anchor?.block ?? 0n) - at.block;
+    if (this.#options.delta && anchor !== undefined && distance <= span) {
+      const answer = requireInRange(await this.#options.delta(board, window, anchor, at, lane, "read"));
+      this.#derived++;
+      this.#moveAnchor(board, window, answer);
+      return derivedOf(answer, anchor, answer.value);
+    }
+    const answer = requireInRange(await this.#options.load(board, window, at, lane, "read"));
+    this.#whole++;
+    const ranked = rankedOf(answer, answer.value);
+    // A finalized block's ranking is an anchor as it is; else the finalized block's is computed beside.
+    if (answer.block <= answer.head.finalized) {
+      if (anchor === undefined || (anchor.block < answer.block && distance <= span)) this.#anchors.set(key, ranked);
+    } else {
+      this.#moveAnchor(board, window, answer);
+    }
+    return ranked;
+  }
+
+  /**
+   * In the background, one at a time per board and window: the anchor moved up to the finalized block `answer`'s head
+   * named, once that is ADVANCE blocks past it (derived from it), or computed there whole when there is none yet. A
+   * failure (a busy gate, an index away) leaves the anchor as it was; the next block tries again.
+   */
+  #moveAnchor(board: DurationBoard, window: BoardWindow, answer: BoardAnswer): void {
+    const key = `${board}:${window}`;
+    const anchor = this.#anchors.get(key);
+    const finalized = answer.head.finalized;
+    if (answer.finalizedTime === null || finalized <= 0n || this.#anchoring.has(key)) return;
+    if (anchor !== undefined && finalized - anchor.block < BigInt(this.#options.advance ?? DERIVE.advance)) return;
+    const at = { block: finalized, time: answer.finalizedTime };
+    const span = BigInt(this.#options.span ?? DERIVE.span);
+    this.#anchoring.add(key);
+    const moved = async () => {
+      if (anchor !== undefined && this.#options.delta && finalized - anchor.block <= span) {
+        const delta = requireInRange(await this.#options.delta(board, window, anchor, at, "past", "anchor"));
+        this.#derived++;
+        // An anchor of its own: its position map is built once, for the rankings derived from it.
+        return rankedOf(delta, applyChanges(anchor.rows, delta.value));
+      }
+      const whole = requireInRange(await this.#options.load(board, window, at, "past", "anchor"));
+      this.#whole++;
+      return rankedOf(whole, whole.value);
+    };
+    moved()
+      .then(
+        (ranked) => {
+          const now = this.#anchors.get(key);
+          if (now === undefined || now.block < ranked.block) this.#anchors.set(key, ranked);
+        },
+        () => {},
+      )
+      .finally(() => this.#anchoring.delete(key));
   }
 }

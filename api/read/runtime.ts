@@ -37,7 +37,7 @@ import {
   type ReadAt,
 } from "./contract";
 import { CursorCodec, cursorKey } from "./cursor";
-import { DurationBoards } from "./durationBoards";
+import { DurationBoards, type Purpose } from "./durationBoards";
 import { HeadWatch, type WaitOutcome } from "./headWatch";
 import { type IndexSignalSource, PolledSignal, WatermarkSignal } from "./indexSignal";
 import { ReadHealth } from "./readHealth";
@@ -128,6 +128,10 @@ export type CreateIndexRuntimeOptions = {
   onGate?: Pick<ConstructorParameters<typeof ComputeGate>[0], "onChange" | "onRefused">;
   /** Counted once per duration board ranking this process computes itself (not one read from Redis). */
   onDurationBoardComputed?: () => void;
+  /** Called once per duration board ranking a reader's block needed derived from its anchor (metrics). */
+  onDurationBoardDerived?: () => void;
+  /** Called once per ranking made to move a duration board's anchor, in the background (metrics). */
+  onDurationBoardAnchored?: () => void;
   /** Told each answer computed ahead of its first reader (computeAhead.ts), and each that failed. */
   onAhead?: (name: string, outcome: "ok" | "error") => void;
 };
@@ -152,6 +156,8 @@ export function createIndexRuntime({
   logger,
   onBoardComputed,
   onDurationBoardComputed,
+  onDurationBoardDerived,
+  onDurationBoardAnchored,
   onWait,
   chargeCompute,
   onGate,
@@ -197,7 +203,7 @@ export function createIndexRuntime({
       signal: null,
       ahead: null,
       index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail, changes: fail },
-      protocol: { board: fail, activity: fail, activityItem: fail, activitySpan: fail },
+      protocol: { board: fail, boardDelta: fail, activity: fail, activityItem: fail, activitySpan: fail },
       stats: new BlockMemo<AtBlock<LockStats>>({ name: "stats", load: fail }),
       boards: new VeBoards({ load: fail }),
       durationBoards: new DurationBoards({ load: fail }),
@@ -217,25 +223,47 @@ export function createIndexRuntime({
     <T>(lane: ComputeLane, read: () => Promise<T>) =>
     () =>
       base.gate.run(lane, read);
+  // A board's anchor moving (no reader waits for it) runs only in a free slot: never ahead of a reader, never refused.
+  const boardGated =
+    <T>(lane: ComputeLane, purpose: Purpose, read: () => Promise<T>) =>
+    () =>
+      purpose === "anchor" ? base.gate.whenIdle(lane, read) : base.gate.run(lane, read);
   // An index without the boards' statements (a test's stand-in) answers them as unavailable.
   const unavailable = () => Promise.reject(new IndexUnavailableError("unconfigured"));
   const protocol: BoardIndex =
     "board" in index && "activity" in index
       ? (index as LockIndex & BoardIndex)
-      : { board: unavailable, activity: unavailable, activityItem: unavailable, activitySpan: unavailable };
+      : {
+          board: unavailable,
+          boardDelta: unavailable,
+          activity: unavailable,
+          activityItem: unavailable,
+          activitySpan: unavailable,
+        };
   return {
     ...base,
     index,
     protocol,
     durationBoards: new DurationBoards({
-      load: (board, window, at, lane) =>
+      load: (board, window, at, lane, purpose) =>
         sharedLoad(
           shared,
           key(`board-${board}-${window}`, at),
           boardCodec,
-          gated(lane, () => {
-            onDurationBoardComputed?.();
+          boardGated(lane, purpose, () => {
+            (purpose === "anchor" ? onDurationBoardAnchored : onDurationBoardComputed)?.();
             return protocol.board(board, window, at);
+          }),
+        ),
+      // A change between two blocks is small and shared like a ranking (replicas deriving from the same anchor).
+      delta: (board, window, from, at, lane, purpose) =>
+        sharedLoad(
+          shared,
+          key(`board-delta-${board}-${window}-${from.block}-${from.time}`, at),
+          boardCodec,
+          boardGated(lane, purpose, () => {
+            (purpose === "anchor" ? onDurationBoardAnchored : onDurationBoardDerived)?.();
+            return protocol.boardDelta(board, window, from, at);
           }),
         ),
     }),

@@ -9,7 +9,7 @@ import { RedisTtlCache } from "../cache/redisTtlCache";
 import type { TtlCache } from "../cache/ttlCache";
 import type { AppConfig } from "../config";
 import type { Logger } from "../observability/logger";
-import type { AtBlock, BoardValue, HolderVe, LockStats } from "./contract";
+import type { AtBlock, BoardAnswer, BoardValue, HolderVe, LockStats } from "./contract";
 
 /** How long a block's answer stays in Redis: long enough for every replica and a slow reader's pages. */
 export const SHARED_TTL_MS = 120_000;
@@ -77,18 +77,19 @@ export const holdersCodec = {
   },
 };
 
-/** A duration board's ranking: [address, value] pairs. */
+/** A duration board's ranking (or a board's changes between two blocks): [address, value] pairs. */
 export const boardCodec = {
-  encode: (a: AtBlock<BoardValue[]>): string =>
-    `${FORMAT}"head":${JSON.stringify(headJson(a.head))},"block":"${a.block}","time":"${a.time}","inRange":${a.inRange},"rows":${JSON.stringify(
+  encode: (a: BoardAnswer): string =>
+    `${FORMAT}"head":${JSON.stringify(headJson(a.head))},"block":"${a.block}","time":"${a.time}","inRange":${a.inRange},"finalizedTime":${a.finalizedTime === null ? "null" : `"${a.finalizedTime}"`},"rows":${JSON.stringify(
       a.value.map((r) => [r.address, String(r.value)]),
     )}}`,
-  decode: (text: string): AtBlock<BoardValue[]> => {
+  decode: (text: string): BoardAnswer => {
     const o = JSON.parse(text) as {
       head: { block: string; time: string; finalized: string };
       block: string;
       time: string;
       inRange: boolean;
+      finalizedTime?: string | null;
       rows: [string, string][];
     };
     return {
@@ -96,6 +97,7 @@ export const boardCodec = {
       block: BigInt(o.block),
       time: BigInt(o.time),
       inRange: o.inRange,
+      finalizedTime: o.finalizedTime == null ? null : BigInt(o.finalizedTime),
       value: o.rows.map(([address, value]) => ({ address: address as BoardValue["address"], value: BigInt(value) })),
     };
   },

@@ -269,11 +269,13 @@ describe("official duration boards against the chain", () => {
 
   it("two replicas sharing Redis compute each board and window once per block between them", async () => {
     const inner = createLockIndex({ db: chain.idx.db, schema: chain.ponder.schema });
+    const block = chain.devnet.seed.boardPhases.day.toBlock;
+    // The rankings of that block (a board's anchor, at the finalized block, may be computed beside it in the background).
     let computed = 0;
     const reader = {
       ...inner,
       board: (...args: Parameters<typeof inner.board>) => {
-        computed++;
+        if (args[2]?.block === block) computed++;
         return inner.board(...args);
       },
     };
@@ -294,7 +296,6 @@ describe("official duration boards against the chain", () => {
     };
     try {
       const [a, b] = [await replica(), await replica()];
-      const block = chain.devnet.seed.boardPhases.day.toBlock;
       const paths = BOARDS.flatMap((board) =>
         (Object.keys(WINDOWS) as WindowKey[]).map((w) => `${BASE}/leaderboards/${board}?window=${w}&block=${block}`),
       );

@@ -139,7 +139,7 @@ describe("the duration boards' shared bound", () => {
   /** A board's ranking of `n` accounts at a block, as the statement would answer it. */
   const board = (block: bigint, n: number) => {
     const { value, ...rest } = ranking(block, n);
-    return { ...rest, value: value.map((r) => ({ address: r.address, value: r.ve })) };
+    return { ...rest, finalizedTime: null, value: value.map((r) => ({ address: r.address, value: r.ve })) };
   };
   const rows = 1_000;
   const each = 1024 + rows * BOARD_ROW_BYTES; // ~400 kB a ranking

@@ -1,0 +1,223 @@
+/**
+ * Deriving a duration board (api/read/durationBoards.ts, issue 31 item 6): a ranking made from an anchor's by the
+ * accounts that changed between the two blocks (api/read/atBlock.ts boardDelta) must be the ranking computed whole at
+ * the block, for every board fold (sum, count, max), every window, forward and backward, across blocks that share a
+ * second and window starts that fall inside an hour. On PGlite, over a small synthetic board index written to the
+ * tables the indexer maintains (board_entry, board_hour, board_total) — and the whole rankings are checked against a
+ * ranking computed here from the entries by protocol.md §9's rule, so the test does not compare the code with itself.
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle } from "drizzle-orm/pglite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLockIndex } from "../../api/read/atBlock";
+import {
+  type BoardIndex,
+  type BoardValue,
+  BOARD_WINDOWS,
+  type BoardWindow,
+  type DurationBoard,
+  type LockIndex,
+} from "../../api/read/contract";
+import { applyChanges, DurationBoards } from "../../api/read/durationBoards";
+import { BOARD_FOLD } from "../../indexer/boards";
+import { checkpointOf, createSyntheticTables } from "../support/syntheticIndex";
+
+const SCHEMA = "board_delta";
+const HEAD = 240n;
+const FINALIZED = 200n;
+const T0 = 1_800_000_000n;
+/** Two blocks per timestamp, 9 h 0 min 11 s apart: window starts land inside hours, blocks share seconds. */
+const timeOf = (b: bigint) => T0 + (b / 2n) * 32_411n;
+const ACCOUNTS = Array.from({ length: 9 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`);
+const BOARDS: DurationBoard[] = ["takeover-eth", "takeovers", "longest-reign"]; // sum, count, max
+const WINDOWS = Object.keys(BOARD_WINDOWS) as BoardWindow[];
+
+type Entry = { board: DurationBoard; account: string; value: bigint; block: bigint; time: bigint };
+const entries: Entry[] = (() => {
+  let seed = 7;
+  const next = () => {
+    seed = (Math.imul(seed, 1_664_525) + 1_013_904_223) >>> 0;
+    return seed >>> 8;
+  };
+  const out: Entry[] = [];
+  for (let b = 1n; b <= HEAD; b++) {
+    for (let k = next() % 4; k > 0; k--) {
+      const board = BOARDS[next() % BOARDS.length] as DurationBoard;
+      const account = ACCOUNTS[next() % ACCOUNTS.length] as string;
+      out.push({ board, account, value: BigInt(1 + (next() % 50)), block: b, time: timeOf(b) });
+    }
+  }
+  return out;
+})();
+
+/** protocol.md §9: events of blocks ≤ B with time > T − window, folded per account; value desc, address asc. */
+function truth(board: DurationBoard, window: BoardWindow, block: bigint): BoardValue[] {
+  const span = BOARD_WINDOWS[window];
+  const t = timeOf(block);
+  const by = new Map<string, bigint>();
+  for (const e of entries) {
+    if (e.board !== board || e.block > block || (span !== null && e.time <= t - span)) continue;
+    const v = by.get(e.account);
+    const fold = BOARD_FOLD[board];
+    by.set(
+      e.account,
+      fold === "max" ? (v === undefined || e.value > v ? e.value : v) : (v ?? 0n) + (fold === "count" ? 1n : e.value),
+    );
+  }
+  return [...by.entries()]
+    .filter(([, v]) => v > 0n)
+    .map(([address, value]) => ({ address: address as BoardValue["address"], value }))
+    .sort((a, b) =>
+      a.value !== b.value ? (a.value > b.value ? -1 : 1) : a.address < b.address ? -1 : a.address > b.address ? 1 : 0,
+    );
+}
+
+describe("a derived duration board equals the board computed whole", () => {
+  const client = new PGlite();
+  let index: LockIndex & BoardIndex;
+
+  beforeAll(async () => {
+    const exec = (text: string, params?: unknown[]) => client.query(text, params);
+    await createSyntheticTables(exec, SCHEMA);
+    for (const [i, e] of entries.entries()) {
+      await exec(
+        "INSERT INTO board_entry (id, board, account, value, block_number, block_time) VALUES ($1, $2, $3, $4, $5, $6)",
+        [`e${i}`, e.board, e.account, String(e.value), String(e.block), String(e.time)],
+      );
+    }
+    await exec(`INSERT INTO board_hour (id, board, account, hour, total, count, max)
+      SELECT board || account || h, board, account, h, sum(value), count(*), max(value)
+        FROM (SELECT *, block_time - block_time % 3600 AS h FROM board_entry) x GROUP BY board, account, h`);
+    await exec(`INSERT INTO board_total (id, board, account, total, count, max, last_block, first_block)
+      SELECT board || account, board, account, sum(value), count(*), max(value), max(block_number), min(block_number)
+        FROM board_entry GROUP BY board, account`);
+    await exec(`INSERT INTO "_ponder_checkpoint" VALUES ('base', 8453, $1, $1, $2)`, [
+      checkpointOf(8453, HEAD, timeOf(HEAD)),
+      checkpointOf(8453, FINALIZED, timeOf(FINALIZED)),
+    ]);
+    index = createLockIndex({
+      db: drizzle(client),
+      schema: SCHEMA,
+      prepared: ({ text, values }) => client.query(text, values) as Promise<{ rows: Record<string, unknown>[] }>,
+    }) as LockIndex & BoardIndex;
+  }, 60_000);
+  afterAll(() => client.close());
+
+  const at = (b: bigint) => ({ block: b, time: timeOf(b) });
+
+  it("the data has what the test is about: blocks sharing a second, entries leaving each window between blocks", () => {
+    expect(timeOf(10n)).toBe(timeOf(11n));
+    for (const w of ["24h", "7d", "30d"] as const) {
+      const span = BOARD_WINDOWS[w];
+      const leaving = entries.filter((e) => e.time > timeOf(150n) - span && e.time <= timeOf(170n) - span);
+      expect(leaving.length, w).toBeGreaterThan(0);
+    }
+  });
+
+  it("whole rankings follow the rule (the reference the derivations are held to)", async () => {
+    for (const board of BOARDS) {
+      for (const window of WINDOWS) {
+        for (const b of [HEAD, FINALIZED, 123n]) {
+          expect((await index.board(board, window, at(b))).value, `${board} ${window} @${b}`).toEqual(
+            truth(board, window, b),
+          );
+        }
+      }
+    }
+  });
+
+  it("from an anchor to blocks after and before it, near and far, every board and window", async () => {
+    const pairs: [bigint, bigint][] = [
+      [FINALIZED, FINALIZED + 1n],
+      [FINALIZED, HEAD],
+      [FINALIZED, FINALIZED - 1n],
+      [FINALIZED, 150n],
+      [10n, 11n], // the same second
+      [11n, 10n],
+      [1n, HEAD],
+      [HEAD, 1n],
+      [170n, 170n],
+    ];
+    let changes = 0;
+    for (const board of BOARDS) {
+      for (const window of WINDOWS) {
+        for (const [from, to] of pairs) {
+          const base = truth(board, window, from);
+          const delta = await index.boardDelta(board, window, at(from), at(to));
+          expect(delta.block).toBe(to);
+          expect(delta.time).toBe(timeOf(to));
+          changes += delta.value.length;
+          expect(applyChanges(base, delta.value), `${board} ${window} ${from}→${to}`).toEqual(truth(board, window, to));
+        }
+      }
+    }
+    expect(changes).toBeGreaterThan(100);
+  });
+
+  it("a delta names only the accounts that can have changed (not the board)", async () => {
+    // One block on: its entries' accounts and the 24 h window's exits, far fewer than the accounts on the board.
+    const delta = await index.boardDelta("takeover-eth", "24h", at(FINALIZED), at(FINALIZED + 1n));
+    const moved = new Set(
+      entries
+        .filter(
+          (e) =>
+            e.board === "takeover-eth" &&
+            (e.block === FINALIZED + 1n ||
+              (e.time > timeOf(FINALIZED) - 86_400n && e.time <= timeOf(FINALIZED + 1n) - 86_400n)),
+        )
+        .map((e) => e.account),
+    );
+    expect(new Set(delta.value.map((r) => r.address))).toEqual(moved);
+  });
+
+  it("DurationBoards: one whole computation for the anchor, then every head derived, each equal to the rule", async () => {
+    let whole = 0;
+    let derived = 0;
+    const boards = new DurationBoards({
+      load: (board, window, a) => {
+        whole++;
+        return index.board(board, window, a);
+      },
+      delta: (board, window, from, a) => {
+        derived++;
+        return index.boardDelta(board, window, from, a);
+      },
+      advance: 8,
+    });
+    const memo = boards.memo("takeover-eth", "7d");
+    // The first read (a block above the finalized one) is computed whole, the finalized block's beside it (the anchor).
+    expect((await memo.get(at(FINALIZED + 5n), "head")).rows).toEqual(truth("takeover-eth", "7d", FINALIZED + 5n));
+    await expect.poll(() => boards.anchorOf("takeover-eth", "7d")).toBe(FINALIZED);
+    expect(whole).toBe(2);
+    let unranked = 0;
+    for (let b = FINALIZED + 6n; b <= HEAD; b++) {
+      const ranked = await memo.get(at(b), "head");
+      expect(ranked.rows, `@${b}`).toEqual(truth("takeover-eth", "7d", b));
+      // Rank lookups are positions in the rows.
+      for (const [i, r] of ranked.rows.entries()) expect(ranked.position.get(r.address)).toBe(i);
+      const shown = new Set(ranked.rows.map((r) => r.address));
+      for (const a of ACCOUNTS) if (!shown.has(a as BoardValue["address"])) expect(ranked.position.get(a)).toBeUndefined();
+      unranked += ACCOUNTS.length - shown.size;
+    }
+    expect(unranked).toBeGreaterThan(0);
+    expect(whole).toBe(2);
+    expect(derived).toBe(Number(HEAD - FINALIZED - 5n));
+    // A past block near the anchor is derived too (backward); one farther than the span is computed whole.
+    expect((await memo.get(at(190n), "past")).rows).toEqual(truth("takeover-eth", "7d", 190n));
+    expect(whole).toBe(2);
+    const far = new DurationBoards({
+      load: (board, window, a) => {
+        whole++;
+        return index.board(board, window, a);
+      },
+      delta: (board, window, from, a) => index.boardDelta(board, window, from, a),
+      span: 16,
+    });
+    const farMemo = far.memo("takeover-eth", "7d");
+    await farMemo.get(at(FINALIZED), "head"); // a finalized block's ranking is its own anchor
+    expect(far.anchorOf("takeover-eth", "7d")).toBe(FINALIZED);
+    const before = whole;
+    expect((await farMemo.get(at(100n), "past")).rows).toEqual(truth("takeover-eth", "7d", 100n));
+    expect(whole).toBe(before + 1);
+  });
+});
