@@ -1,18 +1,20 @@
 /**
  * The webhooks of one process: its feeder and its worker, over the shared store (api/webhooks/store.ts).
  *
- * The feeder follows the index's signal (api/read/indexSignal.ts) as the streams do (api/index/streamHub.ts): on each
- * new head it takes the feed's cursor and, for each block since, each subscription's topics that an event of the block
- * concerns (Topic.concerns over LockIndex.changes), inserts one delivery whose data is the topic's REST answer at that
- * block (fetched through the route itself). A head below the cursor is a reorg: an `index.reverted` delivery for each
+ * The feeder follows the index's signal (api/read/indexSignal.ts) as the streams do (api/index/streamHub.ts), with the
+ * same topics and answers (api/live/): on each new head it takes the feed's cursor and, for each block since, each
+ * subscription's topics that an event of the block concerns (Topic.concerns over LockIndex.changes), inserts one
+ * delivery whose data is the topic's REST answer at that block (fetched through the route itself). A head below the cursor is a reorg: an `index.reverted` delivery for each
  * delivery of an orphaned block a subscriber may have received, the undelivered ones cancelled, then every topic's
  * answer at the new head. Whichever process holds the cursor feeds; the others find it moved and feed nothing.
  *
  * The worker, in every process, claims due deliveries (the oldest pending of each subscriber) and POSTs them signed;
  * a failure is retried on the schedule (WEBHOOK_RETRY_SCHEDULE), then dead until an operator replays it.
  */
-import { type AnswerFetcher, timeOfBlock } from "../index/streamHub";
-import { type Topic, topicAnswer } from "../index/streamTopics";
+import { timeOfBlock } from "../live/blockTime";
+import type { AnswerFetcher } from "../live/routeAnswers";
+import { topicAnswer } from "../live/topicAnswer";
+import type { Topic } from "../live/topics";
 import type { Logger } from "../observability/logger";
 import { causeOf } from "../observability/throttle";
 import type { WebhookMetrics } from "../observability/webhookMetrics";

@@ -4,7 +4,7 @@
  * for it (api/webhooks/routes.ts) — the feeder and worker (api/webhooks/engine.ts). Closed with the process.
  */
 
-import type { AnswerFetcher } from "../index/streamHub";
+import type { AnswerFetcher } from "../live/routeAnswers";
 import type { Logger } from "../observability/logger";
 import type { WebhookMetrics } from "../observability/webhookMetrics";
 import type { IndexRuntime } from "../read/runtime";
