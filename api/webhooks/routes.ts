@@ -71,6 +71,8 @@ export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, op
         },
       );
     }
+    // This process's worker polls the outbox from now (another replica's notices within its check: WEBHOOK_TIMING).
+    hooks.wake();
     return c.json({ ok: true, webhook: created }, 201, NO_STORE);
   });
 
@@ -113,7 +115,7 @@ export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, op
     const id = c.req.param("id");
     if (!(await stored(() => hooks.store.exists(id)))) throw new NotFoundError(`No webhook ${id}.`, { id });
     const replayed = await stored(() => hooks.store.replay(id));
-    hooks.kick();
+    hooks.wake();
     return c.json({ ok: true, webhook: id, replayed }, 200, NO_STORE);
   });
 }
