@@ -5,6 +5,8 @@
  *   5 server        api/server/, src/api/            a serving process: socket guards, assembly, entry points
  *   4 composition   api/app.ts, api/routes.ts, api/openapi/   mounts the features; reads their route definitions
  *   3 features      api/supply/, api/mcp/, api/index/, api/graphql/   side by side, none imports another
+ *     (live)        api/live/                        what the stream (api/index) and the webhooks share: topics,
+ *                                                    their answers, block times; below both, above the read model
  *   2 read model    api/read/, api/deps.ts           the index's contract and runtime; what features are given
  *   1 edge          api/http/, api/route/            request middleware, errors, params, the route vocabulary
  *   0 platform      api/{chain,cache,ratelimit,observability,net,math,startup}/, api/*.ts, abis/, indexer/
@@ -21,6 +23,7 @@ const PLATFORM = [
 ];
 const EDGE = "^api/(http|route)/";
 const READ_MODEL = ["^api/read/", "^api/deps\\.ts$"];
+const LIVE = "^api/live/";
 const COMPOSITION = ["^api/(app|routes)\\.ts$", "^api/openapi/"];
 const SERVER = ["^api/server/", "^src/api/"];
 module.exports = {
@@ -30,14 +33,14 @@ module.exports = {
       severity: "error",
       comment: "The platform (layer 0) knows nothing of requests, the read model, features or the server.",
       from: { path: PLATFORM },
-      to: { path: [EDGE, ...READ_MODEL, FEATURES, ...COMPOSITION, ...SERVER] },
+      to: { path: [EDGE, ...READ_MODEL, LIVE, FEATURES, ...COMPOSITION, ...SERVER] },
     },
     {
       name: "edge-imports-down-only",
       severity: "error",
       comment: "The edge and the route vocabulary (layer 1) serve every feature and know none of them.",
       from: { path: EDGE },
-      to: { path: [...READ_MODEL, FEATURES, ...COMPOSITION, ...SERVER] },
+      to: { path: [...READ_MODEL, LIVE, FEATURES, ...COMPOSITION, ...SERVER] },
     },
     {
       name: "read-model-below-features",
@@ -45,7 +48,31 @@ module.exports = {
       comment:
         "REST, GraphQL and MCP reach the index through api/read (its contract and runtime); it knows none of them.",
       from: { path: READ_MODEL },
-      to: { path: [FEATURES, ...COMPOSITION, ...SERVER] },
+      to: { path: [LIVE, FEATURES, ...COMPOSITION, ...SERVER] },
+    },
+    {
+      name: "live-below-the-stream-and-webhooks",
+      severity: "error",
+      comment:
+        "api/live holds what the stream (api/index) and the webhooks share; it imports neither, nor any feature, " +
+        "the composition root or the server.",
+      from: { path: LIVE },
+      to: { path: [FEATURES, "^api/webhooks/", ...COMPOSITION, ...SERVER] },
+    },
+    {
+      name: "webhooks-never-import-the-index-routes",
+      severity: "error",
+      comment: "The webhooks reach the stream's topics and answers through api/live, never api/index.",
+      from: { path: "^api/webhooks/" },
+      to: { path: "^api/index/" },
+    },
+    {
+      name: "index-routes-never-import-webhooks",
+      severity: "error",
+      comment:
+        "The app (api/app.ts) mounts the webhook routes beside the index routes; api/index knows nothing of them.",
+      from: { path: "^api/index/" },
+      to: { path: "^api/webhooks/" },
     },
     {
       name: "features-never-import-each-other",

@@ -31,7 +31,7 @@ import { createIndexRuntime, NO_INDEX } from "./read/runtime";
 import { V1_OPERATIONS } from "./routes";
 import { assumedMulticallVia } from "./startup/multicall3";
 import { supplyApi } from "./supply/router";
-import { WEBHOOKS_PATH } from "./webhooks/routes";
+import { registerWebhookRoutes, WEBHOOKS_PATH } from "./webhooks/routes";
 
 /** The deps createApp runs on: `input` with every default filled in. */
 export function appDeps(input: AppDepsInput): AppDeps {
@@ -138,15 +138,18 @@ export function createApp(input: AppDepsInput): ApiApp {
   // Index pages, REST and GraphQL, share one budget of rows in flight, and large ones are built and written one per
   // turn of the event loop, in one queue.
   const pages = { turns: answerTurns(), rows: admission(GRAPHQL_LIMITS.rowsInFlight) };
-  app.route(
-    INDEX_BASE,
-    indexRouter(
-      index,
-      pages,
-      { limits: config.streams, clientIp: (c) => clientIp(c), metrics: metrics.streams },
-      { webhooks: deps.webhooks ?? null, operatorToken: config.webhooks.operatorToken },
-    ),
-  );
+  const indexRoutes = indexRouter(index, pages, {
+    limits: config.streams,
+    clientIp: (c) => clientIp(c),
+    metrics: metrics.streams,
+  });
+  // The operators' webhook routes sit beside the index routes, under the same base and middleware, and their
+  // deliveries are those routes' answers (api/live/routeAnswers.ts); before the mount, which copies the routes.
+  registerWebhookRoutes(indexRoutes, index, {
+    webhooks: deps.webhooks ?? null,
+    operatorToken: config.webhooks.operatorToken,
+  });
+  app.route(INDEX_BASE, indexRoutes);
   app.on(
     ["GET", "POST"],
     GRAPHQL_PATH,

@@ -22,6 +22,7 @@ import { send } from "../test/support/devnet";
 import { startSeededChain } from "../test/support/indexChain";
 import { createTestDatabase } from "../test/support/ponder";
 import { spawnService } from "../test/support/replica";
+import { readSse } from "../test/support/sseReader";
 
 const LOCKS = Number(process.env.LOCKS ?? 200);
 const INTERVAL_MS = Number(process.env.INTERVAL_MS ?? 400);
@@ -91,28 +92,7 @@ try {
   const query = `stats&${accounts}&board=furnace-claim:24h&activity&kind=furnace-enter`;
   const res = await fetch(`${api.url}/api/index/v1/stream?${query}`, { signal: abort.signal });
   if (res.status !== 200) throw new Error(`stream: ${res.status} ${await res.text()}`);
-  const arrived = new Map<string, number>();
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  void (async () => {
-    let buffer = "";
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buffer += value;
-        const cut = buffer.lastIndexOf("\n\n");
-        if (cut === -1) continue;
-        const now = performance.now();
-        for (const m of buffer.slice(0, cut).matchAll(/id: (\d+)\nevent: (\w+)/g)) {
-          const key = `${m[1]}:${m[2]}`;
-          if (!arrived.has(key)) arrived.set(key, now);
-        }
-        buffer = buffer.slice(cut + 2);
-      }
-    } catch {
-      // aborted at the end
-    }
-  })();
+  const stream = readSse(res);
   await new Promise((r) => setTimeout(r, 1_000));
 
   const blocks: bigint[] = [];
@@ -128,11 +108,11 @@ try {
     blocks.push(receipt.blockNumber);
     await new Promise((r) => setTimeout(r, Math.max(0, INTERVAL_MS - (Date.now() - t0))));
   }
-  const last = blocks.at(-1)!;
-  const end = Date.now() + 20_000;
-  while (TOPICS.some((t) => !arrived.has(`${last}:${t}`)) && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const last = blocks.at(-1)!.toString();
+  await Promise.all(TOPICS.map((t) => stream.until((e) => e.id === last && e.event === t, 20_000).catch(() => null)));
+  // Each block's event per topic, when it first arrived.
+  const arrived = new Map<string, number>();
+  for (const e of stream.events) if (!arrived.has(`${e.id}:${e.event}`)) arrived.set(`${e.id}:${e.event}`, e.at);
   // A commit may carry several blocks (Ponder's realtime batch; the NOTIFY names the newest): a block is committed at
   // the first notification of a head at or past it.
   const heads = [...committed.entries()].sort((x, y) => x[1] - y[1]);

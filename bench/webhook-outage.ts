@@ -9,64 +9,29 @@
  * Usage: npx tsx bench/webhook-outage.ts   (DOWN_S=n SCHEDULE=5,30,…)
  */
 import { getAddress } from "viem";
-import { DEVNET_ABIS } from "../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../devnet/seed";
 import { buildOnce } from "../test/support/build";
-import { send } from "../test/support/devnet";
-import { startSeededChain } from "../test/support/indexChain";
+import { type LiveTopology, lockViaFurnace } from "../test/support/liveTopology";
 import { headBlock } from "../test/support/lockChain";
-import { createTestDatabase } from "../test/support/ponder";
-import { spawnService } from "../test/support/replica";
 import { WebhookReceiver } from "../test/support/webhookReceiver";
+import { registerWebhook, startWebhookTopology } from "../test/support/webhookTopology";
 
 const DOWN_S = Number(process.env.DOWN_S ?? 60);
-const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const TOKEN = "bench-operator-token-0123456789";
-const E18 = 10n ** 18n;
 
 buildOnce();
-const chain = await startSeededChain();
-const database = await createTestDatabase(PG_URL);
 const receiver = new WebhookReceiver();
-const services: Awaited<ReturnType<typeof spawnService>>[] = [];
+let topology: LiveTopology | undefined;
 try {
-  await chain.devnet.clients.testClient.mine({ blocks: 32 });
-  const common = {
-    rpcUrl: chain.devnet.rpcUrl,
-    manifestFile: chain.manifestFile,
-    databaseUrl: (database.forPonder("s_v1") as { url: string }).url,
-    env: {
-      REDIS_URL: "",
-      LOG_LEVEL: "error",
-      INDEXER_POLLING_MS: "200",
-      OPERATOR_TOKEN: TOKEN,
-      WEBHOOK_ALLOW_PRIVATE: "loopback",
-      ...(process.env.SCHEDULE ? { WEBHOOK_RETRY_SCHEDULE: process.env.SCHEDULE } : {}),
-    },
-  };
-  const indexer = await spawnService({ ...common, command: "start", schema: "s_v1", viewsSchema: "s" });
-  services.push(indexer);
-  await indexer.waitFor200("/ready", 120_000);
-  const apis = await Promise.all(
-    [0, 1].map(() => spawnService({ ...common, command: "api", schema: "s_v1", viewsSchema: "s" })),
-  );
-  services.push(...apis);
-  await Promise.all(apis.map((a) => a.waitFor200("/ready", 60_000)));
+  topology = await startWebhookTopology({
+    apis: 2,
+    env: process.env.SCHEDULE ? { WEBHOOK_RETRY_SCHEDULE: process.env.SCHEDULE } : {},
+  });
+  const { chain, apis } = topology;
   await receiver.up();
   const bob = getAddress(DEVNET_ACCOUNTS.bob.address);
-  const reg = await fetch(`${apis[0]!.url}/api/index/v1/webhooks`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ url: receiver.url, topics: ["stats", `account:${bob}`] }),
-  });
-  if (reg.status !== 201) throw new Error(`registration: ${reg.status} ${await reg.text()}`);
+  await registerWebhook(apis[0]!, receiver, ["stats", `account:${bob}`]);
   const lock = async (amount: bigint) => {
-    await send(chain.devnet, DEVNET_ACCOUNTS.bob.privateKey, {
-      address: chain.devnet.addresses.Furnace,
-      abi: DEVNET_ABIS.Furnace,
-      functionName: "enterWithClaim",
-      args: [amount * E18, 0n, 30n * 86_400n, false, 1n],
-    });
+    await lockViaFurnace(chain, DEVNET_ACCOUNTS.bob, amount);
     return (await headBlock(chain.devnet)).toString();
   };
   const blockOf = (body: string) => (JSON.parse(body) as { data: { blockNumber: string } }).data.blockNumber;
@@ -115,7 +80,5 @@ try {
   );
 } finally {
   await receiver.down();
-  await Promise.all(services.map((s) => s.stop()));
-  await database.drop();
-  await chain.stop();
+  await topology?.stop();
 }

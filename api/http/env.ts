@@ -17,9 +17,10 @@ export const PARENT_HANG_UP = Symbol("hang-up of the served request an in-proces
 export const IN_PROCESS_CLIENT_IP = Symbol("in-process client IP");
 
 /**
- * Env key of an in-process request the stream hub makes (api/index/streamHub.ts): a topic's answer at a block, once
- * for every stream that follows it. Its computation is the process's work for all its streams, not one client's, so
- * it is not charged to a compute budget (all of them would share the "unknown" address's). Only code can set it.
+ * Env key of an in-process request the stream hub or the webhook feeder makes (api/live/routeAnswers.ts): a topic's
+ * answer at a block, once for every stream or subscription that follows it. Its computation is the process's work
+ * for all its streams, not one client's, so it is not charged to a compute budget (all of them would share the
+ * "unknown" address's). Only code can set it.
  */
 export const STREAM_HUB_REQUEST = Symbol("the stream hub's in-process request");
 

@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import type { AppEnv } from "../http/env";
 import { parseAtLeast } from "../read/atLeast";
 import type { IndexRuntime } from "../read/runtime";
-import { registerWebhookRoutes, type WebhookRouteOptions } from "../webhooks/routes";
 import { registerAccountLocksRoute } from "./accountLocks";
 import { registerActivityRoutes } from "./activity";
 import type { Pages } from "./answer";
@@ -21,12 +20,7 @@ import { registerStreamRoute, type StreamRouteOptions } from "./stream";
  * route only declares them (AT_PARAMS or PAGE_PARAMS in api/index/query.ts). Pages of
  * many rows hold their rows in the process's budget and are built and written in turns (api/index/answer.ts).
  */
-export function indexRouter(
-  runtime: IndexRuntime,
-  pages: Pages,
-  streams?: StreamRouteOptions,
-  webhooks?: WebhookRouteOptions,
-): Hono<AppEnv> {
+export function indexRouter(runtime: IndexRuntime, pages: Pages, streams?: StreamRouteOptions): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
   router.use(async (c, next) => {
     const atLeast = parseAtLeast(c.req.url);
@@ -43,6 +37,5 @@ export function indexRouter(
   registerActivityRoutes(router, runtime);
   registerProfileRoute(router, runtime);
   if (streams) registerStreamRoute(router, runtime, streams);
-  if (webhooks) registerWebhookRoutes(router, runtime, webhooks);
   return router;
 }

@@ -1,14 +1,15 @@
 import type { Hono } from "hono";
-import { type AppContext, type AppEnv, STREAM_HUB_REQUEST } from "../http/env";
+import type { AppContext, AppEnv } from "../http/env";
 import { BadParamsError, IndexUnavailableError, RateLimitedError } from "../http/errors";
 import { PARAM_PATTERNS } from "../http/params";
+import { routeAnswers } from "../live/routeAnswers";
+import { parseTopics } from "../live/topics";
 import type { StreamMetrics } from "../observability/streamMetrics";
 import { BOARD_WINDOWS, DURATION_BOARDS } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
 import type { RouteDefinition } from "../route/definition";
 import { ADDRESS_PATTERN, UINT256_PATTERN } from "../route/jsonSchema";
-import { type AnswerFetcher, StreamHub, type StreamLimits } from "./streamHub";
-import { parseTopics } from "./streamTopics";
+import { StreamHub, type StreamLimits } from "./streamHub";
 
 /**
  * GET /stream — Server-Sent Events of what changed in the index, per topic and per indexed block (api/index/streamHub.ts).
@@ -150,21 +151,6 @@ function lastEventId(c: AppContext): bigint | null {
     });
   }
   return BigInt(raw);
-}
-
-/**
- * A topic's answer at a block, fetched through the REST route itself (no second query path), as the stream hub and the
- * webhooks send it. Marked as the server's own request (STREAM_HUB_REQUEST, settable only by code): it charges no
- * client's budget — the client was charged when it opened its stream or the operator registered the webhook.
- */
-export function routeAnswers(router: Hono<AppEnv>, what: string): AnswerFetcher {
-  return async (path) => {
-    const res = await router.request(path, undefined, { [STREAM_HUB_REQUEST]: true });
-    if (res.status === 404) return null;
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`${what} answer ${path}: ${res.status} ${text.slice(0, 200)}`);
-    return text;
-  };
 }
 
 export function registerStreamRoute(

@@ -8,14 +8,14 @@
  * stream follows a windowed duration board, the hub also asks which board entries left a window since the last
  * head's timestamp (it keeps that timestamp; else the block clock or the node gives it).
  */
+import { timeOfBlock } from "../live/blockTime";
+import type { AnswerFetcher } from "../live/routeAnswers";
+import { topicAnswer } from "../live/topicAnswer";
+import type { Topic } from "../live/topics";
 import type { StreamMetrics } from "../observability/streamMetrics";
 import { causeOf } from "../observability/throttle";
 import type { BlockChange } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
-import { type Topic, topicAnswer } from "./streamTopics";
-
-/** Fetches a route's answer (its JSON text), or null when the route has none to give (a lock not minted yet: 404). */
-export type AnswerFetcher = (pathAndQuery: string) => Promise<string | null>;
 
 export type StreamLimits = { max: number; perIp: number; heartbeatMs: number; replayBlocks: number };
 
@@ -166,14 +166,6 @@ export class EventStream {
     }
     this.onClose();
   }
-}
-
-/** A block's timestamp: the clock's, else the index's (an event in it, or its head), else the node's. */
-export async function timeOfBlock(rt: IndexRuntime, block: bigint): Promise<bigint> {
-  const cached = rt.clock.cached(block);
-  if (cached !== null) return cached;
-  const { head, eventTime } = await rt.index.probe(block);
-  return rt.clock.known(block, head, eventTime) ?? (await rt.clock.fromNode(block, head, rt.rpc));
 }
 
 export class StreamHub {

@@ -1,18 +1,24 @@
 /**
  * The webhooks of one process: its feeder and its worker, over the shared store (api/webhooks/store.ts).
  *
- * The feeder follows the index's signal (api/read/indexSignal.ts) as the streams do (api/index/streamHub.ts): on each
- * new head it takes the feed's cursor and, for each block since, each subscription's topics that an event of the block
- * concerns (Topic.concerns over LockIndex.changes), inserts one delivery whose data is the topic's REST answer at that
- * block (fetched through the route itself). A head below the cursor is a reorg: an `index.reverted` delivery for each
+ * The feeder follows the index's signal (api/read/indexSignal.ts) as the streams do (api/index/streamHub.ts), with the
+ * same topics and answers (api/live/): on each new head it takes the feed's cursor and, for each block since, each
+ * subscription's topics that an event of the block concerns (Topic.concerns over LockIndex.changes), inserts one
+ * delivery whose data is the topic's REST answer at that block (fetched through the route itself). A head below the cursor is a reorg: an `index.reverted` delivery for each
  * delivery of an orphaned block a subscriber may have received, the undelivered ones cancelled, then every topic's
  * answer at the new head. Whichever process holds the cursor feeds; the others find it moved and feed nothing.
  *
  * The worker, in every process, claims due deliveries (the oldest pending of each subscriber) and POSTs them signed;
- * a failure is retried on the schedule (WEBHOOK_RETRY_SCHEDULE), then dead until an operator replays it.
+ * a failure is retried on the schedule (WEBHOOK_RETRY_SCHEDULE), then dead until an operator replays it. It polls the
+ * outbox only while a subscription exists: with none there can be no delivery (deleting a subscription deletes its
+ * deliveries), so an idle deployment costs one look at the subscriptions every 10 s (one registered by another
+ * replica) instead of a claim every 500 ms. A registration, a replay or a feed with subscriptions in this process
+ * wakes it at once.
  */
-import { type AnswerFetcher, timeOfBlock } from "../index/streamHub";
-import { type Topic, topicAnswer } from "../index/streamTopics";
+import { timeOfBlock } from "../live/blockTime";
+import type { AnswerFetcher } from "../live/routeAnswers";
+import { topicAnswer } from "../live/topicAnswer";
+import type { Topic } from "../live/topics";
 import type { Logger } from "../observability/logger";
 import { causeOf } from "../observability/throttle";
 import type { WebhookMetrics } from "../observability/webhookMetrics";
@@ -39,12 +45,20 @@ export type WebhookSettings = {
 
 /** Blocks one feeding step covers (a process back after a long stop feeds in steps of this many). */
 const FEED_STEP_BLOCKS = 500n;
-/** How often an idle worker looks for due deliveries (a feeder in the same process wakes it at once). */
-const WORKER_POLL_MS = 500;
 /** Deliveries one worker attempts at once (each of a different subscriber). */
 const WORKER_BATCH = 8;
-/** How often the backlog gauges are read. */
-const BACKLOG_EVERY_MS = 5_000;
+
+/** The engine's clocks (a test shortens them). */
+export type WebhookTiming = {
+  /** How often a worker with subscriptions looks for due deliveries (a feeder in the same process wakes it at once). */
+  pollMs: number;
+  /** How often it asks whether any subscription exists: one registered by another replica, or the last deleted. */
+  subscribedCheckMs: number;
+  /** How often the backlog gauges are read (with no subscription they are zero, read from nothing). */
+  backlogMs: number;
+};
+
+export const WEBHOOK_TIMING: WebhookTiming = { pollMs: 500, subscribedCheckMs: 10_000, backlogMs: 5_000 };
 
 /** The delivery's body: Standard Webhooks' `{ type, timestamp, data }`, the answer's JSON text embedded as is. */
 function payload(type: string, data: string): string {
@@ -63,6 +77,10 @@ export class WebhookEngine {
   #stopped = false;
   #inFlight = new Set<Promise<unknown>>();
   #lastSignal: bigint | null = null;
+  /** Whether a subscription exists, as last seen: the worker polls the outbox only while it does. */
+  #subscribed = false;
+  /** Bumped by each wake(): a look at the subscriptions begun before it may not put the worker back to sleep. */
+  #wakes = 0;
 
   constructor(
     readonly store: WebhookStore,
@@ -72,7 +90,13 @@ export class WebhookEngine {
     readonly settings: WebhookSettings,
     readonly logger: Logger,
     readonly metrics?: WebhookMetrics,
+    readonly timing: WebhookTiming = WEBHOOK_TIMING,
   ) {}
+
+  /** Whether the worker polls the outbox now (a subscription exists, as last seen). */
+  get polling(): boolean {
+    return this.#subscribed;
+  }
 
   start(): void {
     const signal = this.rt.signal;
@@ -94,12 +118,44 @@ export class WebhookEngine {
       );
       if (head !== null) await this.#feed(head, false);
     });
-    const poll = setInterval(() => this.kick(), WORKER_POLL_MS);
-    const backlog = setInterval(() => void this.#readBacklog(), BACKLOG_EVERY_MS);
-    poll.unref();
-    backlog.unref();
-    this.#timers.push(poll, backlog);
-    void this.#readBacklog();
+    const poll = setInterval(() => {
+      if (this.#subscribed) this.kick();
+    }, this.timing.pollMs);
+    const check = setInterval(() => void this.#checkSubscribed(), this.timing.subscribedCheckMs);
+    const backlog = setInterval(() => void this.#readBacklog(), this.timing.backlogMs);
+    for (const t of [poll, check, backlog]) {
+      t.unref();
+      this.#timers.push(t);
+    }
+    // Subscriptions left by an earlier run (or another replica) are polled for from the start.
+    void this.#checkSubscribed().then(() => this.#readBacklog());
+  }
+
+  /**
+   * A subscription exists (one was registered, or a replay re-queued deliveries, in this process): the worker polls
+   * from now on, starting at once.
+   */
+  wake(): void {
+    this.#wakes++;
+    this.#subscribed = true;
+    this.kick();
+  }
+
+  /** Whether any subscription exists; a database away keeps what was last seen (the worker's warning says why). */
+  async #checkSubscribed(): Promise<void> {
+    if (this.#stopped) return;
+    const wakes = this.#wakes;
+    try {
+      await this.ready();
+      const any = await this.store.hasSubscriptions();
+      if (any) {
+        if (!this.#subscribed) this.wake();
+      } else if (wakes === this.#wakes) {
+        this.#subscribed = false;
+      }
+    } catch {
+      // kept as last seen
+    }
   }
 
   /** Stops feeding and claiming; waits (bounded by the attempts' timeout) for the attempts in flight. */
@@ -125,6 +181,7 @@ export class WebhookEngine {
     await this.ready();
     for (;;) {
       let reached = head;
+      let subscribed = false;
       const added = await this.store.feed(async (cursor, lastReorgTo, tx) => {
         // The first feed of a deployment starts at the head: webhooks announce what is indexed from now on.
         if (cursor === null) return { to: head, rows: [] };
@@ -134,6 +191,7 @@ export class WebhookEngine {
           id: s.id,
           topics: topicsOf(s.topics),
         }));
+        if (subscriptions.length > 0) subscribed = true;
         if (head < cursor) return { to: head, rows: await this.#reorg(tx, head, subscriptions), reorgTo: head };
         reached = head - cursor > FEED_STEP_BLOCKS ? cursor + FEED_STEP_BLOCKS : head;
         if (subscriptions.length === 0) return { to: reached, rows: [] };
@@ -144,7 +202,8 @@ export class WebhookEngine {
         const changes = (await this.rt.index.changes(cursor + 1n, reached, since)).value;
         return { to: reached, rows: await this.#blocks(changes, subscriptions) };
       });
-      if (added > 0) this.kick();
+      if (subscribed && !this.#subscribed) this.wake();
+      else if (added > 0) this.kick();
       if (reached >= head || this.#stopped) return;
     }
   }
@@ -275,6 +334,13 @@ export class WebhookEngine {
 
   async #readBacklog(): Promise<void> {
     if (!this.metrics) return;
+    if (!this.#subscribed) {
+      // No subscription, no delivery (they go with it): nothing to read.
+      this.metrics.pending.set(0);
+      this.metrics.dead.set(0);
+      this.metrics.oldestPendingSeconds.set(0);
+      return;
+    }
     try {
       await this.ready();
       const b = await this.store.backlog();

@@ -2,7 +2,8 @@
  * The operators' webhook routes under /api/index/v1 (docs/api.md, "Webhooks"), each behind OPERATOR_TOKEN as a
  * bearer (401 UNAUTHORIZED without it, or when none is set): register `{ url, topics }` (the answer carries the
  * signing secret, once), list, delete, list deliveries (`?status=dead`), replay a webhook's dead deliveries.
- * Without a webhook store (no database) they answer 503 INDEX_UNAVAILABLE after the token is checked.
+ * Without a webhook store (no database) they answer 503 INDEX_UNAVAILABLE after the token is checked. The app
+ * (api/app.ts) registers them on the index routes' router, whose answers the deliveries carry (api/live/).
  */
 
 import type { Context, Hono } from "hono";
@@ -16,7 +17,7 @@ import {
   UnauthorizedError,
 } from "../http/errors";
 import { metricsAccess } from "../http/metricsAccess";
-import { routeAnswers } from "../index/stream";
+import { routeAnswers } from "../live/routeAnswers";
 import type { IndexRuntime } from "../read/runtime";
 import type { Webhooks } from "./service";
 import { newSecret } from "./signature";
@@ -70,6 +71,8 @@ export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, op
         },
       );
     }
+    // This process's worker polls the outbox from now (another replica's notices within its check: WEBHOOK_TIMING).
+    hooks.wake();
     return c.json({ ok: true, webhook: created }, 201, NO_STORE);
   });
 
@@ -112,7 +115,7 @@ export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, op
     const id = c.req.param("id");
     if (!(await stored(() => hooks.store.exists(id)))) throw new NotFoundError(`No webhook ${id}.`, { id });
     const replayed = await stored(() => hooks.store.replay(id));
-    hooks.kick();
+    hooks.wake();
     return c.json({ ok: true, webhook: id, replayed }, 200, NO_STORE);
   });
 }

@@ -4,11 +4,11 @@
  * for it (api/webhooks/routes.ts) — the feeder and worker (api/webhooks/engine.ts). Closed with the process.
  */
 
-import type { AnswerFetcher } from "../index/streamHub";
+import type { AnswerFetcher } from "../live/routeAnswers";
 import type { Logger } from "../observability/logger";
 import type { WebhookMetrics } from "../observability/webhookMetrics";
 import type { IndexRuntime } from "../read/runtime";
-import { WebhookEngine, type WebhookSettings } from "./engine";
+import { WEBHOOK_TIMING, WebhookEngine, type WebhookSettings, type WebhookTiming } from "./engine";
 import type { Sql } from "./sql";
 import { WebhookStore } from "./store";
 
@@ -23,6 +23,7 @@ export class Webhooks {
     readonly settings: WebhookSettings,
     readonly logger: Logger,
     readonly metrics?: WebhookMetrics,
+    readonly timing: WebhookTiming = WEBHOOK_TIMING,
   ) {
     this.store = new WebhookStore(sql, schema);
   }
@@ -41,13 +42,27 @@ export class Webhooks {
   /** Starts the feeder and the worker on the index the routes read (once per process). */
   attach(rt: IndexRuntime, fetchAnswer: AnswerFetcher): void {
     if (this.#engine) return;
-    this.#engine = new WebhookEngine(this.store, this.ready, rt, fetchAnswer, this.settings, this.logger, this.metrics);
+    this.#engine = new WebhookEngine(
+      this.store,
+      this.ready,
+      rt,
+      fetchAnswer,
+      this.settings,
+      this.logger,
+      this.metrics,
+      this.timing,
+    );
     this.#engine.start();
   }
 
-  /** Wakes this process's worker (a replay re-queued deliveries). */
-  kick(): void {
-    this.#engine?.kick();
+  /** Wakes this process's worker: a subscription was registered, or a replay re-queued deliveries. */
+  wake(): void {
+    this.#engine?.wake();
+  }
+
+  /** Whether this process's worker polls the outbox now (false: idle, or not started). */
+  get polling(): boolean {
+    return this.#engine?.polling ?? false;
   }
 
   async close(): Promise<void> {

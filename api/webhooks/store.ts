@@ -140,6 +140,14 @@ export class WebhookStore {
     return q.query<{ id: string; topics: string[] }>(`SELECT id, topics FROM ${this.#s}.subscription ORDER BY id`);
   }
 
+  /** Whether any subscription exists (the worker polls the outbox only then). */
+  async hasSubscriptions(): Promise<boolean> {
+    const [row] = await this.sql.query<{ any: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${this.#s}.subscription) AS any`,
+    );
+    return row?.any === true;
+  }
+
   /** Deletes a subscription and its deliveries; false when there is none. */
   async remove(id: string): Promise<boolean> {
     const rows = await this.sql.query(`DELETE FROM ${this.#s}.subscription WHERE id = $1 RETURNING id`, [id]);

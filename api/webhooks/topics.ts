@@ -1,13 +1,13 @@
 /**
  * A webhook's topics as strings, `kind:value[:window]` — `lock:42`, `account:0x…`, `board:ve`, `board:<key>:<window>`,
- * `stats`, `activity`, `activity:<kind>` — onto the stream's registry (api/index/streamTopics.ts TOPIC_KINDS): the same
+ * `stats`, `activity`, `activity:<kind>` — onto the stream's registry (api/live/topics.ts TOPIC_KINDS): the same
  * topics, the same answers, the same judgement of which indexed events change them. A kind the registry lacks in this
  * build is refused (400), so a kind added there (a duration board's window, the activity feed) works here unchanged.
  */
 import { ApiError, BadParamsError } from "../http/errors";
-import { TOPIC_KINDS, type Topic } from "../index/streamTopics";
+import { TOPIC_KINDS, type Topic } from "../live/topics";
 
-/** Most topics one webhook may follow (as a stream: api/index/streamTopics.ts MAX_TOPICS). */
+/** Most topics one webhook may follow (as a stream: api/live/topics.ts MAX_TOPICS). */
 export const MAX_WEBHOOK_TOPICS = 32;
 
 const bad = (message: string, topic: unknown): never => {

@@ -15,6 +15,7 @@ import type { SeededChain } from "../support/indexChain";
 import { type LiveTopology, lockViaFurnace, startLiveTopology } from "../support/liveTopology";
 import { headBlock, readChainLocks } from "../support/lockChain";
 import type { ServiceChild } from "../support/replica";
+import { readSse } from "../support/sseReader";
 
 const BASE = "/api/index/v1";
 const PER_IP = 3;
@@ -25,64 +26,11 @@ let databaseUrl: string;
 let a: ServiceChild;
 let b: ServiceChild;
 
-type SseEvent = { id: string | undefined; event: string; data: string };
-
-/** An EventSource as a test reads it: every event parsed as it arrives; `until` waits for one that matches. */
+/** An EventSource as a test reads it (test/support/sseReader.ts), and its response. */
 async function openStream(base: ServiceChild, query: string, headers: Record<string, string> = {}) {
   const controller = new AbortController();
   const res = await fetch(`${base.url}${BASE}/stream?${query}`, { headers, signal: controller.signal });
-  const events: SseEvent[] = [];
-  const waiters: (() => void)[] = [];
-  let comments = 0;
-  if (res.status === 200 && res.body) {
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    void (async () => {
-      let buffer = "";
-      try {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) return;
-          buffer += value;
-          let cut = buffer.indexOf("\n\n");
-          while (cut !== -1) {
-            const block = buffer.slice(0, cut);
-            buffer = buffer.slice(cut + 2);
-            cut = buffer.indexOf("\n\n");
-            const fields = new Map<string, string>();
-            for (const line of block.split("\n")) {
-              if (line.startsWith(":")) comments++;
-              const at = line.indexOf(": ");
-              if (at > 0) fields.set(line.slice(0, at), line.slice(at + 2));
-            }
-            if (fields.has("event")) {
-              events.push({ id: fields.get("id"), event: fields.get("event")!, data: fields.get("data") ?? "" });
-              for (const w of waiters.splice(0)) w();
-            }
-          }
-        }
-      } catch {
-        // aborted
-      }
-    })();
-  }
-  return {
-    res,
-    events,
-    comments: () => comments,
-    async until(match: (e: SseEvent) => boolean, ms = 30_000): Promise<SseEvent> {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const found = events.find(match);
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no matching event in ${ms} ms; saw ${JSON.stringify(events)}`);
-        await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, 200);
-        });
-      }
-    },
-    close: () => controller.abort(),
-  };
+  return { res, ...readSse(res), close: () => controller.abort() };
 }
 
 async function restAt(base: ServiceChild, path: string, block: string): Promise<unknown> {

@@ -16,14 +16,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildOpenApiDocument } from "../../api/openapi/document";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import type { SeededChain } from "../support/indexChain";
-import { type LiveTopology, lockViaFurnace, startLiveTopology } from "../support/liveTopology";
+import { type LiveTopology, lockViaFurnace } from "../support/liveTopology";
 import { headBlock, readChainLocks } from "../support/lockChain";
 import { openApiValidator } from "../support/openApiValidator";
 import type { ServiceChild } from "../support/replica";
 import { type Received, WebhookReceiver } from "../support/webhookReceiver";
+import { registerWebhook, startWebhookTopology, WEBHOOK_OPERATOR_TOKEN } from "../support/webhookTopology";
 
 const BASE = "/api/index/v1";
-const TOKEN = "test-operator-token-0123456789";
+const TOKEN = WEBHOOK_OPERATOR_TOKEN;
 /** Retries after 0.3 s … 2 s: 8.8 s in all before a delivery is dead. */
 const SCHEDULE = "0.3,0.5,1,1,2,2,2";
 
@@ -51,11 +52,7 @@ async function api(base: ServiceChild, method: string, path: string, body?: unkn
   return { status: res.status, headers: res.headers, json: (await res.json()) as Record<string, unknown> };
 }
 
-async function register(receiver: WebhookReceiver, topics: string[], on = a) {
-  const res = await api(on, "POST", "/webhooks", { url: receiver.url, topics });
-  expect(res.status, JSON.stringify(res.json)).toBe(201);
-  return res.json.webhook as { id: string; secret: string; topics: string[] };
-}
+const register = (receiver: WebhookReceiver, topics: string[], on = a) => registerWebhook(on, receiver, topics);
 
 async function receiver(): Promise<WebhookReceiver> {
   const r = new WebhookReceiver();
@@ -112,17 +109,9 @@ async function restAt(path: string, block: string): Promise<unknown> {
 }
 
 beforeAll(async () => {
-  topology = await startLiveTopology({
+  topology = await startWebhookTopology({
     apis: 2,
-    env: {
-      REDIS_URL: "",
-      LOG_LEVEL: "error",
-      INDEXER_POLLING_MS: "200",
-      OPERATOR_TOKEN: TOKEN,
-      WEBHOOK_ALLOW_PRIVATE: "loopback",
-      WEBHOOK_RETRY_SCHEDULE: SCHEDULE,
-      WEBHOOK_TIMEOUT_MS: "2000",
-    },
+    env: { WEBHOOK_RETRY_SCHEDULE: SCHEDULE, WEBHOOK_TIMEOUT_MS: "2000" },
   });
   chain = topology.chain;
   [a, b] = topology.apis as [ServiceChild, ServiceChild];

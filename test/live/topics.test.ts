@@ -1,11 +1,11 @@
 /**
- * The stream's topics (api/index/streamTopics.ts) from a query: the duration boards with their window (from
+ * The stream's topics (api/live/topics.ts) from a query: the duration boards with their window (from
  * `window=` or `board=key:window`), the activity feed with its kinds (from `kind=` or `activity=kinds`), what change
  * each follows, and every bad value a BAD_PARAMS naming its parameter — judged before a stream opens.
  */
 import { describe, expect, it } from "vitest";
 import { BadParamsError } from "../../api/http/errors";
-import { parseTopics, TOPIC_KINDS } from "../../api/index/streamTopics";
+import { parseTopics, TOPIC_KINDS } from "../../api/live/topics";
 import type { BlockChange } from "../../api/read/contract";
 
 const topics = (query: string) => parseTopics(`http://x/stream?${query}`);

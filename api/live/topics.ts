@@ -1,10 +1,12 @@
 /**
- * The topics a stream may follow (GET /api/index/v1/stream?lock=42&account=0x…&board=ve&board=takeovers&stats
- * &activity&kind=takeover), a small registry: each names the REST route whose answer it sends and which indexed
- * changes alter that answer. A change is an indexed event in the block that alters the answer, or for a windowed
- * duration board an entry leaving its window; time alone (ve decaying) is not, since every answer names its block.
- * Two query parameters qualify topics rather than name one: `window` (the duration boards') and `kind` (activity's);
- * a topic's value may carry its own instead (`board=takeovers:24h`, `activity=takeover,royalty-claim`).
+ * The topics a stream (GET /api/index/v1/stream?lock=42&account=0x…&board=ve&board=takeovers&stats&activity
+ * &kind=takeover) or a webhook (api/webhooks/topics.ts: `lock:42`, `board:takeovers:24h`) may follow, a small
+ * registry: each names the REST route whose answer it sends and which indexed changes alter that answer. A change is
+ * an indexed event in the block that alters the answer, or for a windowed duration board an entry leaving its window;
+ * time alone (ve decaying) is not, since every answer names its block. Two query parameters qualify topics rather
+ * than name one: `window` (the duration boards') and `kind` (activity's); a topic's value may carry its own instead
+ * (`board=takeovers:24h`, `activity=takeover,royalty-claim`). It lives in api/live, below the stream (api/index) and
+ * the webhooks (api/webhooks), so both follow the same topics and neither imports the other.
  */
 import { getAddress } from "viem";
 import { BadParamsError } from "../http/errors";
@@ -28,34 +30,9 @@ export type Topic = {
   concerns(change: BlockChange): boolean;
   /** Whether board exits alter the answer (a windowed duration board): the hub then asks the index for them. */
   exits?: boolean;
-  /** An account's topic: its data also carries the block's activity concerning this address (topicAnswer). */
+  /** An account's topic: its data also carries the block's activity concerning it (api/live/topicAnswer.ts). */
   activityOf?: string;
 };
-
-/** Activity items of one block concerning an account, at most (a page of the feed at that block). */
-const BLOCK_ACTIVITY_LIMIT = 100;
-
-/**
- * A topic's data at `block`, as streams and webhooks send it: its route's answer there (a lock not minted yet: null).
- * An account's is its locks' answer with `activity`: the feed's items of that very block concerning the address
- * (GET /activity?account=…&block=N, newest first, at most 100), so a client sees what happened, not only the result.
- */
-export async function topicAnswer(
-  topic: Topic,
-  fetch: (pathAndQuery: string) => Promise<string | null>,
-  block: bigint,
-): Promise<string | null> {
-  const text = await fetch(topicPathAt(topic, block));
-  if (text === null || topic.activityOf === undefined) return text;
-  const feed = await fetch(`/activity?account=${topic.activityOf}&limit=${BLOCK_ACTIVITY_LIMIT}&block=${block}`);
-  const items = feed === null ? [] : (JSON.parse(feed) as { events: { blockNumber: string }[] }).events;
-  const activity = items.filter((item) => item.blockNumber === block.toString());
-  return JSON.stringify({ ...(JSON.parse(text) as object), activity });
-}
-
-/** The topic's route at `block` (its path may carry a query of its own: a board's window, activity kinds). */
-export const topicPathAt = (topic: Topic, block: bigint): string =>
-  `${topic.path}${topic.path.includes("?") ? "&" : "?"}block=${block}`;
 
 /** The parameters that qualify topics (`window=`, `kind=`), when the stream's query gives them. */
 export type TopicQualifiers = { window?: string; kind?: string };

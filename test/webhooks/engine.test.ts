@@ -1,0 +1,143 @@
+/**
+ * The webhook worker idles while no subscription exists (api/webhooks/engine.ts): on the real store (an in-process
+ * PGlite, as the local stack runs it) with every statement counted, a process with no webhook issues no statement on
+ * the outbox — only a rare look at the subscriptions — and a registration in this process (what POST /webhooks does),
+ * or one by another replica (seen at the next look), has deliveries made as before, by a real HTTP receiver.
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { Hono } from "hono";
+import { afterEach, describe, expect, it } from "vitest";
+import type { AppEnv } from "../../api/http/env";
+import { routeAnswers } from "../../api/live/routeAnswers";
+import { createLogger } from "../../api/observability/logger";
+import { createWebhookMetrics } from "../../api/observability/webhookMetrics";
+import { createIndexRuntime, NO_INDEX } from "../../api/read/runtime";
+import type { WebhookSettings, WebhookTiming } from "../../api/webhooks/engine";
+import { Webhooks } from "../../api/webhooks/service";
+import { pgliteSql, type Sql } from "../../api/webhooks/sql";
+import { platformConfig } from "../support/platformApp";
+import { WebhookReceiver } from "../support/webhookReceiver";
+
+const SCHEMA = "webhooks";
+const SETTINGS: WebhookSettings = {
+  operatorToken: null,
+  allowPrivate: "loopback",
+  retryScheduleMs: [100],
+  timeoutMs: 2_000,
+  maxSubscriptions: 10,
+};
+const logger = createLogger({ level: "error", write: () => {} });
+
+/** The store's statements as the database receives them, transactions' included. */
+function counting(sql: Sql): { sql: Sql; statements: string[] } {
+  const statements: string[] = [];
+  const counted = (q: Pick<Sql, "query">): Pick<Sql, "query"> => ({
+    query: (text, values) => {
+      statements.push(text);
+      return q.query(text, values);
+    },
+  });
+  return {
+    statements,
+    sql: {
+      ...counted(sql),
+      transaction: (work) => sql.transaction((tx) => work(counted(tx))),
+      close: () => sql.close(),
+    },
+  };
+}
+
+const outbox = (statements: string[]) => statements.filter((s) => s.includes(`${SCHEMA}".delivery`));
+const looks = (statements: string[]) => statements.filter((s) => s.includes("SELECT EXISTS (SELECT 1 FROM"));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const opened: { close(): Promise<unknown> }[] = [];
+afterEach(async () => {
+  for (const o of opened.splice(0).reverse()) await o.close();
+});
+
+/** One process's webhooks on `db`, its engine started on a runtime without an index (so it feeds nothing itself). */
+async function startWebhooks(db: PGlite, timing: WebhookTiming) {
+  const { sql, statements } = counting(pgliteSql(db));
+  const webhooks = new Webhooks(sql, SCHEMA, SETTINGS, logger, createWebhookMetrics(), timing);
+  await webhooks.ready();
+  statements.length = 0; // the tables' creation, once per process, is not the worker's
+  const rt = createIndexRuntime({ source: NO_INDEX, config: platformConfig(), rpc: null, logger });
+  webhooks.attach(rt, routeAnswers(new Hono<AppEnv>(), "webhook"));
+  opened.push({ close: () => webhooks.close() });
+  return { webhooks, statements };
+}
+
+async function database(): Promise<PGlite> {
+  const db = new PGlite();
+  await db.waitReady;
+  return db;
+}
+
+async function receiver(): Promise<WebhookReceiver> {
+  const r = new WebhookReceiver();
+  await r.up();
+  opened.push({ close: () => r.down() });
+  return r;
+}
+
+/** One delivery for `subscription` in the outbox, as a feeder inserts it (this process's, or another replica's). */
+async function enqueue(webhooks: Webhooks, subscription: string, block: bigint): Promise<void> {
+  await webhooks.store.feed(async () => ({
+    to: block,
+    rows: [{ subscription, block, topic: "stats", type: "index.stats", payload: `{"block":"${block}"}` }],
+  }));
+}
+
+describe("the webhook worker", () => {
+  it("issues no outbox statement while no subscription exists, and delivers at once after a registration here", async () => {
+    const db = await database();
+    // The worker's poll and the gauges' read every 100 ms: 10 claims and 10 backlog reads a second if it polled idle.
+    const { webhooks, statements } = await startWebhooks(db, {
+      pollMs: 100,
+      subscribedCheckMs: 60_000,
+      backlogMs: 100,
+    });
+    await sleep(1_000);
+    expect(outbox(statements)).toEqual([]);
+    expect(looks(statements)).toHaveLength(1);
+    expect(webhooks.polling).toBe(false);
+
+    const r = await receiver();
+    const hook = (await webhooks.store.create(r.url, ["stats"], "whsec_AAAA", 10))!;
+    webhooks.wake();
+    expect(webhooks.polling).toBe(true);
+    const at = Date.now();
+    await enqueue(webhooks, hook.id, 7n);
+    const [got] = await r.until((acked) => (acked.length > 0 ? acked : false), 5_000);
+    // Found by the poll (100 ms), not by the next look at the subscriptions (a minute away).
+    expect(Date.now() - at).toBeLessThan(2_000);
+    expect(JSON.parse(got!.body)).toEqual({ block: "7" });
+    expect(outbox(statements).length).toBeGreaterThan(0);
+  });
+
+  it("wakes for a subscription another replica registered at its next look, and idles again when it is deleted", async () => {
+    const db = await database();
+    const { webhooks, statements } = await startWebhooks(db, { pollMs: 100, subscribedCheckMs: 300, backlogMs: 100 });
+    // Another replica: the same tables, its own store; it tells this process nothing.
+    const other = new Webhooks(pgliteSql(db), SCHEMA, SETTINGS, logger);
+    await sleep(700);
+    expect(outbox(statements)).toEqual([]);
+    const idleLooks = looks(statements).length;
+    expect(idleLooks).toBeGreaterThanOrEqual(2);
+    expect(idleLooks).toBeLessThanOrEqual(4);
+
+    const r = await receiver();
+    const hook = (await other.store.create(r.url, ["stats"], "whsec_AAAA", 10))!;
+    await enqueue(other, hook.id, 9n);
+    await r.until((acked) => acked.length > 0, 5_000);
+    expect(webhooks.polling).toBe(true);
+
+    await other.store.remove(hook.id);
+    await sleep(500);
+    expect(webhooks.polling).toBe(false);
+    const before = outbox(statements).length;
+    await sleep(700);
+    expect(outbox(statements).length).toBe(before);
+  });
+});
