@@ -521,15 +521,19 @@ SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true
       // an entry whose time lies between the two windows' starts. Blocks between two blocks have times between theirs,
       // so both conditions range the edge index (board, block_time, …).
       const changed = (t: Tables, p: Param) => sql`changed AS (
-  SELECT DISTINCT e.account FROM ${t.entry} e, at
-   WHERE at.in_range AND e.board = ${p("board")}::text AND (
-         (e.block_time >= least(${p("ft")}::bigint, at.at_time) AND e.block_time <= greatest(${p("ft")}::bigint, at.at_time)
-          AND e.block_number > least(${p("fb")}::bigint, at.at_block)
-          AND e.block_number <= greatest(${p("fb")}::bigint, at.at_block))
-      OR (e.block_time > least(${p("ft")}::bigint, at.at_time) - ${p("w")}::bigint
-          AND e.block_time <= greatest(${p("ft")}::bigint, at.at_time) - ${p("w")}::bigint))
+  SELECT e.account FROM ${t.entry} e, at
+   WHERE at.in_range AND e.board = ${p("board")}::text
+     AND e.block_time >= least(${p("ft")}::bigint, at.at_time) AND e.block_time <= greatest(${p("ft")}::bigint, at.at_time)
+     AND e.block_number > least(${p("fb")}::bigint, at.at_block) AND e.block_number <= greatest(${p("fb")}::bigint, at.at_block)
+  UNION
+  SELECT e.account FROM ${t.entry} e, at
+   WHERE at.in_range AND e.board = ${p("board")}::text AND ${p("w")}::bigint IS NOT NULL
+     AND e.block_time > least(${p("ft")}::bigint, at.at_time) - ${p("w")}::bigint
+     AND e.block_time <= greatest(${p("ft")}::bigint, at.at_time) - ${p("w")}::bigint
 )`;
       // Every changed account with its value at the block (0 when it has none): the same sums as board(), for them.
+      // Their buckets are read per account (LATERAL … OFFSET 0 keeps the planner from hashing the window's buckets:
+      // it guesses thousands of changed accounts where there are a few).
       const valued = (p: Param) => sql`ranked AS (
   SELECT account, CASE ${p("fold")}::text WHEN 'max' THEN max(max) WHEN 'count' THEN sum(cnt) ELSE sum(total) END AS value
     FROM parts GROUP BY account
@@ -547,8 +551,9 @@ SELECT h.*, a.*, c.account, coalesce(r.value, 0) AS value
          div(a.at_time, ${H}) * ${H} AS hi
     FROM at a
 ), ${changed(t, p)}, parts AS (
-  SELECT x.account, x.total, x.count::numeric AS cnt, x.max FROM changed c, w, ${t.hour} x
-   WHERE x.board = ${p("board")}::text AND x.account = c.account AND x.hour >= w.lo AND x.hour < w.hi
+  SELECT x.account, x.total, x.cnt, x.max FROM changed c CROSS JOIN w CROSS JOIN LATERAL (
+    SELECT h.account, h.total, h.count::numeric AS cnt, h.max FROM ${t.hour} h
+     WHERE h.board = ${p("board")}::text AND h.account = c.account AND h.hour >= w.lo AND h.hour < w.hi OFFSET 0) x
   UNION ALL
   SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, w
    WHERE e.board = ${p("board")}::text AND e.block_time > w.s AND e.block_time < w.lo
@@ -565,15 +570,18 @@ SELECT h.*, a.*, c.account, coalesce(r.value, 0) AS value
               at,
               values,
               (_ev, p, _lock, t) => sql`hi AS (SELECT div(a.at_time, ${H}) * ${H} AS hi FROM at a
-), ${changed(t, p)}, later AS (
-  SELECT x.account FROM changed c, ${t.total} x, at
-   WHERE x.board = ${p("board")}::text AND x.account = c.account AND x.last_block > at.at_block
+), ${changed(t, p)}, mine AS (
+  SELECT x.* FROM changed c CROSS JOIN LATERAL (
+    SELECT t.account, t.total, t.count, t.max, t.last_block FROM ${t.total} t
+     WHERE t.board = ${p("board")}::text AND t.account = c.account OFFSET 0) x
+), later AS (
+  SELECT m.account FROM mine m, at WHERE m.last_block > at.at_block
 ), parts AS (
-  SELECT x.account, x.total, x.count::numeric AS cnt, x.max FROM changed c, ${t.total} x, at
-   WHERE x.board = ${p("board")}::text AND x.account = c.account AND x.last_block <= at.at_block
+  SELECT m.account, m.total, m.count::numeric AS cnt, m.max FROM mine m, at WHERE m.last_block <= at.at_block
   UNION ALL
-  SELECT x.account, x.total, x.count::numeric, x.max FROM later c, hi, ${t.hour} x
-   WHERE x.board = ${p("board")}::text AND x.account = c.account AND x.hour < hi.hi
+  SELECT x.account, x.total, x.cnt, x.max FROM later c CROSS JOIN hi CROSS JOIN LATERAL (
+    SELECT h.account, h.total, h.count::numeric AS cnt, h.max FROM ${t.hour} h
+     WHERE h.board = ${p("board")}::text AND h.account = c.account AND h.hour < hi.hi OFFSET 0) x
   UNION ALL
   SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, hi, at
    WHERE e.board = ${p("board")}::text AND e.block_time >= hi.hi AND e.block_number <= at.at_block
