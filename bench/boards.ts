@@ -213,6 +213,17 @@ async function serveAll(api: ServiceChild) {
   return answers;
 }
 
+/** The anchors (whole computations, once per process), one at a time: 28 at once would outwait the head lane. */
+async function warm(api: ServiceChild) {
+  for (const board of DURATION_BOARDS) {
+    for (const window of WINDOWS) {
+      const p = await page(api, board, window);
+      if (p.status !== 200) throw new Error(`${board} ${window}: ${p.status} ${JSON.stringify(p.body)}`);
+    }
+  }
+  await sleep(3_000); // the anchors at the finalized block, computed beside in the background
+}
+
 try {
   await writeIndex();
   const api = await spawnApi();
@@ -226,16 +237,9 @@ try {
   const bareMs = new Map<string, number[]>();
   const bareRankMs = new Map<string, number[]>();
   const push = (m: Map<string, number[]>, k: string, v: number) => m.set(k, [...(m.get(k) ?? []), v]);
-  // The anchors (whole computations, once per process), one at a time: 28 at once would outwait the head lane.
   const warm0 = performance.now();
-  for (const board of DURATION_BOARDS) {
-    for (const window of WINDOWS) {
-      const p = await page(api, board, window);
-      if (p.status !== 200) throw new Error(`${board} ${window}: ${p.status} ${JSON.stringify(p.body)}`);
-    }
-  }
+  await warm(api);
   console.log(`28 first rankings (whole) in ${((performance.now() - warm0) / 1000).toFixed(1)} s`);
-  await sleep(3_000); // the anchors, computed beside in the background
   let checked = 0;
   for (let round = 0; round < 5; round++) {
     await mine();
@@ -313,7 +317,7 @@ try {
   // 3. Following the head for BLOCKS blocks at PACE_MS: the API process's CPU against itself idle.
   const idle0 = cpuSeconds(api.pid);
   const idleWall0 = performance.now();
-  await sleep(Math.min(BLOCKS * PACE_MS, 60_000));
+  await sleep(Math.min(BLOCKS * PACE_MS, 30_000));
   const idle = (cpuSeconds(api.pid) - idle0) / ((performance.now() - idleWall0) / 1000);
   const whole0 = await metric(api, "api_index_duration_board_computations_total");
   const derived0 = await metric(api, "api_index_duration_board_derivations_total");
@@ -344,6 +348,8 @@ try {
   await api.stop("SIGKILL");
   const redis = { REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: `bench-boards-${process.pid}-${Date.now()}:` };
   const [a, b] = [await spawnApi(redis), await spawnApi(redis)];
+  await warm(a);
+  await warm(b);
   for (let i = 0; i < 20; i++) {
     const tick = performance.now();
     await mine();
