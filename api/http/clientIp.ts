@@ -6,6 +6,7 @@
 
 import { normalizeIp, parseForwardedHop, parseTrustedProxies, type TrustedProxies } from "../net/ip";
 import type { AppContext } from "./env";
+import { requestHeader } from "./requestHeader";
 
 /** Reads the socket peer's address for a request; undefined when the adapter does not expose one. */
 export type PeerAddressSource = (c: AppContext) => string | undefined;
@@ -29,7 +30,9 @@ export function createClientIpResolver(options: {
   return (c) => {
     const cached = seen.get(c.req.raw);
     if (cached !== undefined) return cached;
-    const ip = resolveClientIp({ peer: peerAddress(c), forwardedFor: c.req.header("x-forwarded-for"), trusted });
+    // X-Forwarded-For only counts from a trusted peer: without any, it is not read at all.
+    const forwardedFor = trusted.size === 0 ? undefined : requestHeader(c, "x-forwarded-for");
+    const ip = resolveClientIp({ peer: peerAddress(c), forwardedFor, trusted });
     seen.set(c.req.raw, ip);
     return ip;
   };

@@ -88,7 +88,22 @@ export function rateLimit(o: RateLimitOptions): MiddlewareHandler {
     const decision = await chargeRateLimit(c, prefix, o, prefix === "index" ? pageCost(c.req.query("limit")) : 1);
     await next();
     // Again on the final response: a handler that returns a bare Response drops prepared headers.
-    const last = latest.get(c.req.raw) ?? decision;
-    for (const [k, v] of Object.entries(rateLimitHeaders(prefix, o.policy, last))) c.header(k, v);
+    setOnResponse(c, rateLimitHeaders(prefix, o.policy, latest.get(c.req.raw) ?? decision));
   };
+}
+
+/**
+ * Sets `headers` on the request's final response, in its own headers where they may be changed (as the edge's
+ * completeHeaders does). Not c.header: on a response already made, Hono's c.header first rebuilds it from its body
+ * as a web stream, which @hono/node-server then reads back chunk by chunk instead of writing the string it had —
+ * the largest single cost of an index answer (bench/index-http.ts). An immutable response (one from fetch()) still
+ * goes through c.header, which copies it into a mutable one.
+ */
+function setOnResponse(c: Context, headers: Record<string, string>): void {
+  try {
+    const own = c.res.headers;
+    for (const k in headers) own.set(k, headers[k]!);
+  } catch {
+    for (const k in headers) c.header(k, headers[k]);
+  }
 }

@@ -16,6 +16,7 @@ import type { Context } from "hono";
 import { type AnswerTurns, LARGE_ANSWER_BYTES, LARGE_PAGE_ROWS } from "../http/answerTurns";
 import { requestDeadline } from "../http/cancellation";
 import { ifNoneMatchHits } from "../http/conditional";
+import { requestHeader } from "../http/requestHeader";
 import type { Admission } from "../read/admission";
 import { type IndexHead, QueryCancelledError } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
@@ -35,7 +36,7 @@ export function answer<B extends object>(
   c.header("etag", etag);
   // The 200's media type, not none: @hono/node-server would write text/plain on a bodiless answer, and a cache
   // refreshes its stored headers from a 304's (RFC 9111 §4.3.4).
-  if (ifNoneMatchHits(c.req.header("if-none-match"), etag)) return c.body(null, 304, JSON_TYPE);
+  if (ifNoneMatchHits(requestHeader(c, "if-none-match"), etag)) return c.body(null, 304, JSON_TYPE);
   const envelope: Envelope = {
     ok: true,
     chainId: rt.chainId,

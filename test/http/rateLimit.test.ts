@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { describe, expect, it } from "vitest";
 import { burst, platformApp } from "../support/platformApp";
+import { sendRaw } from "../support/rawHttp";
 
 // The in-memory limiter wired by createApp in front of the real v1 router (docs/api.md#errors-rate-limits-deadlines).
 
@@ -159,6 +160,26 @@ describe("rate limit (in-memory)", () => {
       expect(statuses.filter((s) => s === 429)).toHaveLength(3);
       const requestLines = logs.lines.filter((l) => l.msg === "request");
       expect(requestLines.map((l) => l.clientIp)).toEqual(Array(6).fill("127.0.0.0"));
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it("reads X-Forwarded-For from Node's parsed headers behind a trusted proxy, a repeated field joined as Headers joins it", async () => {
+    const { app, logs } = platformApp({ env: { RATE_LIMIT_MAX: "2", TRUSTED_PROXIES: "127.0.0.1" } });
+    const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise((r) => server.once("listening", r));
+    const { port } = server.address() as AddressInfo;
+    const get = (xff: string[]) =>
+      sendRaw(`http://127.0.0.1:${port}${PATHS.preflight}`, "GET", { "x-forwarded-for": xff }).then((r) => r.status);
+    try {
+      // Two budgets of 2: one client's three requests, then another's (sent as two header lines: the right-most hop).
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push(await get(["198.51.100.1"]));
+      for (let i = 0; i < 3; i++) statuses.push(await get(["6.6.6.6", "198.51.100.2"]));
+      expect(statuses.map((s) => s === 429)).toEqual([false, false, true, false, false, true]);
+      const clients = logs.lines.filter((l) => l.msg === "request").map((l) => l.clientIp);
+      expect(clients).toEqual([...Array(3).fill("198.51.100.0"), ...Array(3).fill("198.51.100.0")]);
     } finally {
       await new Promise((r) => server.close(r));
     }

@@ -82,6 +82,33 @@ describe("If-None-Match on the API process", () => {
   });
 });
 
+describe("an index answer on the wire", () => {
+  it("is written from its string (Content-Length as the adapter spells it for one), with the RateLimit headers", async () => {
+    // A route's answer rebuilt after it was made (c.header on a finalized response) is a web stream the adapter
+    // reads back, and then writes `content-length` in lower case: that rebuild was most of an answer's CPU.
+    const owner = getAddress(served.index.events[0]!.account);
+    const tokenId = served.index.events.find((e) => e.tokenId > 0n)!.tokenId;
+    for (const path of [
+      `/accounts/${owner}/events?limit=100`,
+      `/accounts/${owner}/locks`,
+      "/leaderboards/ve?limit=100",
+      `/leaderboards/ve/${owner}`,
+      `/locks/${tokenId}`,
+      "/stats",
+      "/accounts/0xnope/locks",
+    ]) {
+      const res = await sendRaw(url(path));
+      expect(res.status, path).toBe(path.includes("0xnope") ? 400 : 200);
+      const names = res.rawHeaders.filter((_, i) => i % 2 === 0);
+      expect(names, path).toContain("Content-Length");
+      expect(names, path).not.toContain("content-length");
+      expect(Number(res.headers["content-length"]), path).toBe(Buffer.byteLength(res.body));
+      expect(res.headers.ratelimit, path).toMatch(/^"index";r=\d+;t=\d+$/);
+      expect(res.headers["ratelimit-policy"], path).toMatch(/^"index";q=\d+;w=\d+$/);
+    }
+  });
+});
+
 describe("a client that hangs up while its index route's statement waits", () => {
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
