@@ -18,9 +18,11 @@
  *    that send requests and never read: the API process's RSS and descriptors before and after.
  *
  * Usage: npm run bench:boards -- [events=1050000] [blocks=100] [paceMs=2000]
+ * Env: PROFILE_DIR — the first API process writes a CPU profile there (PROFILE_ONLY=1: stop after part 3).
  */
-import { connect, type Socket } from "node:net";
+
 import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { connect, type Socket } from "node:net";
 import path from "node:path";
 import pg from "pg";
 import { BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type DurationBoard } from "../api/read/contract";
@@ -95,8 +97,10 @@ async function writeIndex() {
       FROM board_entry GROUP BY board, account`);
   await setHead(head);
   await db.query("ANALYZE");
-  console.log(`index: ${EVENTS} events, ${ACCOUNTS} accounts, ${HISTORY_BLOCKS} blocks, written in ` +
-    `${((performance.now() - t) / 1000).toFixed(1)} s`);
+  console.log(
+    `index: ${EVENTS} events, ${ACCOUNTS} accounts, ${HISTORY_BLOCKS} blocks, written in ` +
+      `${((performance.now() - t) / 1000).toFixed(1)} s`,
+  );
 }
 
 async function setHead(b: number) {
@@ -116,9 +120,15 @@ async function mine() {
   const n = Math.floor(Math.random() * 3);
   for (let k = 0; k < n; k++) {
     const board = DURATION_BOARDS[Math.floor(Math.random() * DURATION_BOARDS.length)] as DurationBoard;
-    const account = `0x${Math.floor(Math.random() * ACCOUNTS).toString(16).padStart(40, "0")}`;
+    const account = `0x${Math.floor(Math.random() * ACCOUNTS)
+      .toString(16)
+      .padStart(40, "0")}`;
     const value =
-      board === "takeovers" ? 1n : board === "longest-reign" ? BigInt(60 + Math.floor(Math.random() * 86_400)) : 10n ** 18n;
+      board === "takeovers"
+        ? 1n
+        : board === "longest-reign"
+          ? BigInt(60 + Math.floor(Math.random() * 86_400))
+          : 10n ** 18n;
     await db.query(
       "INSERT INTO board_entry (id, board, account, value, block_number, block_time) VALUES ($1, $2, $3, $4, $5, $6)",
       [`n${entryId++}`, board, account, String(value), b, time],
@@ -161,7 +171,11 @@ async function bare(board: DurationBoard, window: BoardWindow, b: number, accoun
   return { ms: performance.now() - t, rows: rows as { account: string; value: string; rank?: string }[] };
 }
 
-type Page = { blockNumber: string; rows: { rank: number; address: string; value: string }[]; nextCursor: string | null };
+type Page = {
+  blockNumber: string;
+  rows: { rank: number; address: string; value: string }[];
+  nextCursor: string | null;
+};
 async function get<T>(api: ServiceChild, route: string): Promise<{ ms: number; status: number; body: T }> {
   const t = performance.now();
   const res = await fetch(`${api.url}${BASE}${route}`);
@@ -183,7 +197,14 @@ async function spawnApi(env: Record<string, string> = {}) {
     manifestFile,
     databaseUrl,
     schema: SCHEMA,
-    env: { LOG_LEVEL: "error", REDIS_URL: "", RATE_LIMIT_MAX: "1000000", ...env },
+    env: {
+      LOG_LEVEL: "error",
+      REDIS_URL: "",
+      RATE_LIMIT_MAX: "1000000",
+      // PROFILE_DIR: the API process writes a CPU profile there when it stops (node --cpu-prof).
+      ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
+      ...env,
+    },
   });
   apis.push(api);
   await api.waitFor200("/health", 60_000);
@@ -250,12 +271,14 @@ try {
         const first = await page(api, board, window);
         push(firstMs, k, first.ms);
         push(repeatMs, k, (await page(api, board, window)).ms);
-        if (first.body.blockNumber !== String(b)) throw new Error(`${k}: answered ${first.body.blockNumber}, head ${b}`);
+        if (first.body.blockNumber !== String(b))
+          throw new Error(`${k}: answered ${first.body.blockNumber}, head ${b}`);
         const sql = await bare(board, window, b);
         push(bareMs, k, sql.ms);
         const shown = first.body.rows.map((r) => [r.address.toLowerCase(), r.value]);
         const truth = sql.rows.map((r) => [r.account, String(r.value)]);
-        if (JSON.stringify(shown) !== JSON.stringify(truth)) throw new Error(`${k} @${b}: the page differs from the SQL`);
+        if (JSON.stringify(shown) !== JSON.stringify(truth))
+          throw new Error(`${k} @${b}: the page differs from the SQL`);
         const who = first.body.rows[42]?.address ?? first.body.rows[0]?.address;
         if (who !== undefined) {
           const r = await rankOf(api, board, window, who);
@@ -345,7 +368,8 @@ try {
   );
 
   // 4. Two API processes sharing Redis.
-  await api.stop("SIGKILL");
+  await api.stop("SIGTERM"); // (a CPU profile is written on a clean exit)
+  if (process.env.PROFILE_ONLY) process.exit(0);
   const redis = { REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: `bench-boards-${process.pid}-${Date.now()}:` };
   const [a, b] = [await spawnApi(redis), await spawnApi(redis)];
   await warm(a);

@@ -379,7 +379,10 @@ export async function writeSyntheticIndex(
     );
   }
   const chainId = options.chainId ?? 8453;
-  const finalized = index.head.block - (options.finalizedLag ?? 30n);
+  // The newest block at least finalizedLag below the head whose time the index knows: Ponder's finalized checkpoint
+  // carries its block's own timestamp (the duration boards' anchors are read at it).
+  let finalized = index.head.block - (options.finalizedLag ?? 30n);
+  while (finalized > 0n && !index.blockTimes.has(finalized)) finalized--;
   const finalizedTime = index.blockTimes.get(finalized) ?? index.head.time;
   await exec(`INSERT INTO ${q}."_ponder_checkpoint" VALUES ('base', $1, $2, $3, $4)`, [
     chainId,
