@@ -18,7 +18,7 @@ import {
   type DurationBoard,
   type EventsOf,
 } from "../read/contract";
-import { firstAfterValue, type RankedBoard } from "../read/durationBoards";
+import type { RankedBoard } from "../read/durationBoards";
 import { blockAnswer, blockAnswers, guarded } from "../read/runtime";
 import { ACTIVITY_KINDS, activityJson, eventJson, freshness, lockJson } from "../read/shapes";
 import { graphqlError } from "./errors";
@@ -310,7 +310,7 @@ async function rankedAt(scope: RequestScope, board: DurationBoard, window: Board
 const boardRow = (board: DurationBoard, ranked: RankedBoard, i: number) => ({
   rank: i + 1,
   address: ranked.checksummed(i),
-  value: ranked.rows[i]!.value,
+  value: ranked.rows.get(i)!.value,
   unit: BOARD_UNIT[board],
 });
 
@@ -384,9 +384,7 @@ export function buildSchema() {
           const cursor = args.after ? scope.rt.cursors.decode(args.after, "board") : undefined;
           const ranked = await rankedAt(scope, board, window);
           const start =
-            cursor === undefined
-              ? 0
-              : firstAfterValue(ranked.rows, { value: cursor.after.ve, address: cursor.after.address });
+            cursor === undefined ? 0 : ranked.rows.after({ value: cursor.after.ve, address: cursor.after.address });
           const rest = ranked.rows.slice(start, start + args.limit + 1).map((r, i) => ({ r, i: start + i }));
           const page = pageOf(
             rest,
@@ -469,7 +467,7 @@ export function buildSchema() {
             const i = ranked.position.get(lower);
             return {
               board: b,
-              value: i === undefined ? 0n : ranked.rows[i]!.value,
+              value: i === undefined ? 0n : ranked.rows.get(i)!.value,
               rank: i === undefined ? null : i + 1,
               unit: BOARD_UNIT[b],
             };

@@ -3,7 +3,7 @@ import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { PARAM_PATTERNS, type ParamDoc, parseAddress, parseQuery } from "../http/params";
 import { BOARD_UNIT, BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type DurationBoard } from "../read/contract";
-import { firstAfterValue, type RankedBoard } from "../read/durationBoards";
+import type { RankedBoard } from "../read/durationBoards";
 import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
@@ -125,7 +125,7 @@ export function boardOf(raw: string): DurationBoard {
 const rowJson = (board: DurationBoard, ranked: RankedBoard, i: number) => ({
   rank: i + 1,
   address: ranked.checksummed(i),
-  value: (ranked.rows[i]?.value ?? 0n).toString(),
+  value: (ranked.rows.get(i)?.value ?? 0n).toString(),
   unit: BOARD_UNIT[board],
 });
 
@@ -161,12 +161,10 @@ export function registerDurationBoardRoutes(router: Hono<AppEnv>, rt: IndexRunti
     const { block, param } = requestedBlock(q.block, cursor?.block);
     const { ranked, at } = await resolve(rt, c, board, window, block, param);
     const start =
-      cursor === undefined
-        ? 0
-        : firstAfterValue(ranked.rows, { value: cursor.after.ve, address: cursor.after.address });
+      cursor === undefined ? 0 : ranked.rows.after({ value: cursor.after.ve, address: cursor.after.address });
     const end = Math.min(start + Number(q.limit), ranked.rows.length);
     const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, ranked, start + i));
-    const last = ranked.rows[end - 1];
+    const last = ranked.rows.get(end - 1);
     const nextCursor =
       end < ranked.rows.length && last
         ? rt.cursors.encode({ kind: "board", block: ranked.block, after: { ve: last.value, address: last.address } })

@@ -100,7 +100,7 @@ export function registerProfileRoute(router: Hono<AppEnv>, rt: IndexRuntime): vo
       const board = ranked[j]!;
       const i = board.position.get(who);
       boards[b] = {
-        value: i === undefined ? "0" : (board.rows[i]?.value ?? 0n).toString(),
+        value: i === undefined ? "0" : (board.rows.get(i)?.value ?? 0n).toString(),
         rank: i === undefined ? null : i + 1,
         unit: BOARD_UNIT[b],
       };

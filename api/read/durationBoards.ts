@@ -23,10 +23,20 @@ import { BOARD_ROW_BYTES } from "./veBoard";
 /** Where an account (lower-case address) is in a ranking's rows: its index (rank − 1), undefined when not ranked. */
 export type Position = { get(address: string): number | undefined };
 
+/** A ranking's rows in board order (rank − 1 = index): an array, or a derived ranking's view of its anchor's. */
+export type RankedRows = {
+  readonly length: number;
+  get(i: number): BoardValue | undefined;
+  /** Rows [start, end). */
+  slice(start: number, end: number): BoardValue[];
+  /** The index of the first row strictly after `key` in board order (a keyset page's start). */
+  after(key: { value: bigint; address: string }): number;
+};
+
 export type RankedBoard = {
   block: bigint;
   time: bigint;
-  rows: readonly BoardValue[];
+  rows: RankedRows;
   /** Lower-case address → index in rows (rank − 1). */
   readonly position: Position;
   checksummed(i: number): Address;
@@ -102,7 +112,7 @@ export const DURATION_BOARDS_KEPT = { capacity: 4, eachBytes: 16 * 1024 * 1024, 
  * A ranking of rows in board order, computed whole: its position map built when first asked for (O(rows), once per
  * ranking), its addresses shown EIP-55.
  */
-function rankedOf(at: At, rows: readonly BoardValue[]): RankedBoard {
+export function rankedOf(at: At, rows: readonly BoardValue[]): AnchorBoard {
   let position: Map<string, number> | undefined;
   const map = () => {
     if (position === undefined) {
@@ -114,41 +124,143 @@ function rankedOf(at: At, rows: readonly BoardValue[]): RankedBoard {
   return {
     block: at.block,
     time: at.time,
-    rows,
+    array: rows,
+    rows: {
+      length: rows.length,
+      get: (i) => rows[i],
+      slice: (start, end) => rows.slice(start, end),
+      after: (key) => firstAfterValue(rows, key),
+    },
     position: { get: (address) => map().get(address) },
     checksummed: (i) => checksummedAddress((rows[i] as BoardValue).address.toLowerCase()),
   };
 }
 
 /**
- * A ranking derived from `anchor` by `changes`: an account's position is found from its value — the change's, else the
- * anchor's (the anchor's position map, built once per anchor) — by a binary search in the rows, O(log rows), so a rank
- * lookup at each new block costs no pass over the board.
+ * A ranking derived from `anchor` by `changes`, as a view: the anchor's rows with the changed accounts taken out and
+ * put back, never copied. The view is a list of segments in board order — runs of the anchor's rows between two
+ * changes, and the changed rows themselves — so a row is a binary search over the segments, a page a walk from one,
+ * a keyset page's start the anchor's binary search corrected by the changes before it, and an account's position its
+ * value's page start: O(log rows + log changes) each, O(changes · log rows) to build, whatever the board's size.
  */
-function derivedOf(at: At, anchor: RankedBoard, changes: readonly BoardValue[]): RankedBoard {
-  const rows = applyChanges(anchor.rows, changes, (address) => anchor.position.get(address));
+export function derivedOf(at: At, anchor: AnchorBoard, changes: readonly BoardValue[]): RankedBoard {
+  const rows = anchor.array;
   const changed = new Map<string, bigint>();
-  for (const c of changes) changed.set(c.address.toLowerCase(), c.value);
+  const drop: number[] = [];
+  const added: { at: number; row: BoardValue }[] = [];
+  for (const c of changes) {
+    const address = c.address.toLowerCase() as Address;
+    changed.set(address, c.value);
+    const i = anchor.position.get(address);
+    if (i !== undefined) drop.push(i);
+    if (c.value > 0n) {
+      const row = { address, value: c.value };
+      added.push({ at: firstAfterValue(rows, row), row });
+    }
+  }
+  drop.sort((a, b) => a - b);
+  added.sort((a, b) => a.at - b.at || inBoardOrder(a.row, b.row));
+  const addedRows = added.map((a) => a.row);
+  // Segments: [derived start, anchor start, anchor end) for a run of anchor rows, or a changed row (anchor start −1).
+  const starts: number[] = [];
+  const from: number[] = [];
+  const to: number[] = [];
+  const row: (BoardValue | null)[] = [];
+  let n = 0;
+  let j = 0;
+  const run = (end: number) => {
+    if (end > j) {
+      starts.push(n);
+      from.push(j);
+      to.push(end);
+      row.push(null);
+      n += end - j;
+    }
+    j = end;
+  };
+  let d = 0;
+  let a = 0;
+  while (d < drop.length || a < added.length) {
+    const nextDrop = d < drop.length ? (drop[d] as number) : Number.POSITIVE_INFINITY;
+    const next = a < added.length ? (added[a] as { at: number; row: BoardValue }) : undefined;
+    if (next !== undefined && next.at <= nextDrop) {
+      run(next.at);
+      starts.push(n);
+      from.push(-1);
+      to.push(-1);
+      row.push(next.row);
+      n++;
+      a++;
+    } else {
+      run(nextDrop);
+      j = nextDrop + 1;
+      d++;
+    }
+  }
+  run(rows.length);
+  const length = n;
+  const segmentOf = (i: number) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if ((starts[mid] as number) <= i) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const get = (i: number): BoardValue | undefined => {
+    if (i < 0 || i >= length) return undefined;
+    const s = segmentOf(i);
+    const own = row[s];
+    return own ?? rows[(from[s] as number) + i - (starts[s] as number)];
+  };
+  const lowerBound = (xs: readonly number[], x: number) => {
+    let lo = 0;
+    let hi = xs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((xs[mid] as number) < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const after = (key: { value: bigint; address: string }) => {
+    const k = firstAfterValue(rows, key);
+    return k - lowerBound(drop, k) + firstAfterValue(addedRows, key);
+  };
   return {
     block: at.block,
     time: at.time,
-    rows,
+    rows: {
+      length,
+      get,
+      slice(start, end) {
+        const out: BoardValue[] = [];
+        for (let i = Math.max(0, start); i < Math.min(end, length); i++) out.push(get(i) as BoardValue);
+        return out;
+      },
+      after,
+    },
     position: {
       get(address) {
         let value = changed.get(address);
         if (value === undefined) {
           const i = anchor.position.get(address);
           if (i === undefined) return undefined;
-          value = (anchor.rows[i] as BoardValue).value;
+          value = (rows[i] as BoardValue).value;
         }
         if (value <= 0n) return undefined;
-        const i = firstAfterValue(rows, { value, address }) - 1;
-        return i >= 0 && (rows[i] as BoardValue).address === address ? i : undefined;
+        const i = after({ value, address }) - 1;
+        return i >= 0 && get(i)?.address === address ? i : undefined;
       },
     },
-    checksummed: (i) => checksummedAddress((rows[i] as BoardValue).address.toLowerCase()),
+    checksummed: (i) => checksummedAddress((get(i) as BoardValue).address.toLowerCase()),
   };
 }
+
+/** An anchor: a ranking whose rows are an array (computed whole, or derived and materialised once per move). */
+export type AnchorBoard = RankedBoard & { array: readonly BoardValue[] };
 
 /** Board order as a comparator (value descending, then the lower-case address ascending in byte order). */
 const inBoardOrder = (a: BoardValue, b: BoardValue) =>
@@ -207,7 +319,7 @@ export function applyChanges(
 export class DurationBoards {
   readonly #memos = new Map<string, BlockMemo<RankedBoard>>();
   /** Per board and window: the ranking of a finalized block that the others are derived from. */
-  readonly #anchors = new Map<string, RankedBoard>();
+  readonly #anchors = new Map<string, AnchorBoard>();
   /** Per board and window: the anchor being computed or moved up (one at a time). */
   readonly #anchoring = new Set<string>();
   /** The newest finalized block an answer named, with its time (Ponder's finalized checkpoint). */
@@ -274,7 +386,7 @@ export class DurationBoards {
   async #rank(board: DurationBoard, window: BoardWindow, at: At, lane: ComputeLane): Promise<RankedBoard> {
     const key = `${board}:${window}`;
     const span = BigInt(this.#options.span ?? DERIVE.span);
-    const near = (a: RankedBoard | At | undefined): a is RankedBoard | At =>
+    const near = (a: AnchorBoard | At | undefined): a is AnchorBoard | At =>
       a !== undefined && (at.block >= a.block ? at.block - a.block : a.block - at.block) <= span;
     let anchor = this.#anchors.get(key);
     // No anchor yet, a block above the finalized one asked for, and that block known (another board's answer said
@@ -317,7 +429,7 @@ export class DurationBoards {
   }
 
   /** Keeps `ranked` as the anchor unless a newer one is there already; returns the anchor. */
-  #settle(key: string, ranked: RankedBoard): RankedBoard {
+  #settle(key: string, ranked: AnchorBoard): AnchorBoard {
     const now = this.#anchors.get(key);
     if (now !== undefined && now.block >= ranked.block) return now;
     this.#anchors.set(key, ranked);
@@ -351,7 +463,7 @@ export class DurationBoards {
         // An anchor of its own: its position map is built once, for the rankings derived from it.
         return rankedOf(
           delta,
-          applyChanges(anchor.rows, delta.value, (address) => anchor.position.get(address)),
+          applyChanges(anchor.array, delta.value, (address) => anchor.position.get(address)),
         );
       }
       const whole = requireInRange(await this.#options.load(board, window, at, "past", "anchor"));

@@ -270,13 +270,24 @@ describe("official duration boards against the chain", () => {
   it("two replicas sharing Redis compute each board and window once per block between them", async () => {
     const inner = createLockIndex({ db: chain.idx.db, schema: chain.ponder.schema });
     const block = chain.devnet.seed.boardPhases.day.toBlock;
-    // The rankings of that block (a board's anchor, at the finalized block, may be computed beside it in the background).
+    // The rankings of that block, computed whole or derived from a board's anchor (at the finalized block, computed
+    // whole): each made once between the two replicas, the anchors too.
     let computed = 0;
+    const elsewhere = new Map<string, number>();
+    const count = (board: string, window: string, at: { block: bigint } | null) => {
+      if (at?.block === block) computed++;
+      else
+        elsewhere.set(`${board}:${window}:${at?.block}`, (elsewhere.get(`${board}:${window}:${at?.block}`) ?? 0) + 1);
+    };
     const reader = {
       ...inner,
       board: (...args: Parameters<typeof inner.board>) => {
-        if (args[2]?.block === block) computed++;
+        count(args[0], args[1], args[2]);
         return inner.board(...args);
+      },
+      boardDelta: (...args: Parameters<typeof inner.boardDelta>) => {
+        count(args[0], args[1], args[3]);
+        return inner.boardDelta(...args);
       },
     };
     const config = {
@@ -303,6 +314,10 @@ describe("official duration boards against the chain", () => {
         [...paths, ...paths].map((p, i) => Promise.resolve((i % 2 ? a : b).request(p)).then((r) => r.text())),
       );
       expect(computed).toBe(BOARDS.length * 4);
+      expect(
+        [...elsewhere.values()].every((n) => n === 1),
+        JSON.stringify([...elsewhere]),
+      ).toBe(true);
       // Both replicas answer the same, whichever computed.
       for (let i = 0; i < paths.length; i++) expect(answers[i]).toBe(answers[i + paths.length]);
       const at = { block, time: (await chain.devnet.clients.publicClient.getBlock({ blockNumber: block })).timestamp };

@@ -18,7 +18,7 @@ import {
   type DurationBoard,
   type LockIndex,
 } from "../../api/read/contract";
-import { applyChanges, DurationBoards } from "../../api/read/durationBoards";
+import { applyChanges, DurationBoards, derivedOf, firstAfterValue, rankedOf } from "../../api/read/durationBoards";
 import { BOARD_FOLD } from "../../indexer/boards";
 import { checkpointOf, createSyntheticTables } from "../support/syntheticIndex";
 
@@ -105,6 +105,22 @@ describe("applyChanges", () => {
         applyChanges(rows, changes, (a) => index.get(a)),
         `round ${round}`,
       ).toEqual(expected);
+      // The derived ranking's view of the anchor: rows, pages, keyset starts and positions as of the sorted list.
+      const view = derivedOf({ block: 2n, time: 2n }, rankedOf({ block: 1n, time: 1n }, rows), changes);
+      expect(view.rows.length).toBe(expected.length);
+      expect(view.rows.slice(0, view.rows.length), `round ${round}`).toEqual(expected);
+      expect(view.rows.slice(2, 5)).toEqual(expected.slice(2, 5));
+      expect(view.rows.get(expected.length)).toBeUndefined();
+      for (const [i, r] of expected.entries()) {
+        expect(view.rows.get(i)).toEqual(r);
+        expect(view.position.get(r.address)).toBe(i);
+        expect(view.rows.after(r)).toBe(i + 1);
+      }
+      for (let k = 0; k < 20; k++) {
+        const key = { value: BigInt(rnd(7)), address: addr(rnd(80)) };
+        expect(view.rows.after(key), `after ${key.value} ${key.address}`).toBe(firstAfterValue(expected, key));
+        if (!expected.some((r) => r.address === key.address)) expect(view.position.get(key.address)).toBeUndefined();
+      }
     }
   });
 });
@@ -229,16 +245,23 @@ describe("a derived duration board equals the board computed whole", () => {
     });
     const memo = boards.memo("takeover-eth", "7d");
     // The first read (a block above the finalized one) is computed whole, the finalized block's beside it (the anchor).
-    expect((await memo.get(at(FINALIZED + 5n), "head")).rows).toEqual(truth("takeover-eth", "7d", FINALIZED + 5n));
+    expect((await memo.get(at(FINALIZED + 5n), "head")).rows.slice(0, Infinity)).toEqual(
+      truth("takeover-eth", "7d", FINALIZED + 5n),
+    );
     await expect.poll(() => boards.anchorOf("takeover-eth", "7d")).toBe(FINALIZED);
     expect(whole).toBe(2);
     let unranked = 0;
     for (let b = FINALIZED + 6n; b <= HEAD; b++) {
       const ranked = await memo.get(at(b), "head");
-      expect(ranked.rows, `@${b}`).toEqual(truth("takeover-eth", "7d", b));
-      // Rank lookups are positions in the rows.
-      for (const [i, r] of ranked.rows.entries()) expect(ranked.position.get(r.address)).toBe(i);
-      const shown = new Set(ranked.rows.map((r) => r.address));
+      const rows = ranked.rows.slice(0, ranked.rows.length);
+      expect(rows, `@${b}`).toEqual(truth("takeover-eth", "7d", b));
+      // Rank lookups are positions in the rows; keyset pages start after their key.
+      for (const [i, r] of rows.entries()) {
+        expect(ranked.position.get(r.address)).toBe(i);
+        expect(ranked.rows.get(i)).toEqual(r);
+        expect(ranked.rows.after(r)).toBe(i + 1);
+      }
+      const shown = new Set(rows.map((r) => r.address));
       for (const a of ACCOUNTS)
         if (!shown.has(a as BoardValue["address"])) expect(ranked.position.get(a)).toBeUndefined();
       unranked += ACCOUNTS.length - shown.size;
@@ -250,11 +273,13 @@ describe("a derived duration board equals the board computed whole", () => {
     // reader) and the block asked for derived from it — the anchor set at once, not in the background.
     const wholeBefore = whole;
     const derivedBefore = derived;
-    expect((await boards.memo("takeovers", "24h").get(at(HEAD), "head")).rows).toEqual(truth("takeovers", "24h", HEAD));
+    expect((await boards.memo("takeovers", "24h").get(at(HEAD), "head")).rows.slice(0, Infinity)).toEqual(
+      truth("takeovers", "24h", HEAD),
+    );
     expect(boards.anchorOf("takeovers", "24h")).toBe(FINALIZED);
     expect([whole - wholeBefore, derived - derivedBefore]).toEqual([1, 1]);
     // A past block near the anchor is derived too (backward); one farther than the span is computed whole.
-    expect((await memo.get(at(190n), "past")).rows).toEqual(truth("takeover-eth", "7d", 190n));
+    expect((await memo.get(at(190n), "past")).rows.slice(0, Infinity)).toEqual(truth("takeover-eth", "7d", 190n));
     expect(whole).toBe(3);
     const far = new DurationBoards({
       load: (board, window, a) => {
@@ -268,7 +293,7 @@ describe("a derived duration board equals the board computed whole", () => {
     await farMemo.get(at(FINALIZED), "head"); // a finalized block's ranking is its own anchor
     expect(far.anchorOf("takeover-eth", "7d")).toBe(FINALIZED);
     const before = whole;
-    expect((await farMemo.get(at(100n), "past")).rows).toEqual(truth("takeover-eth", "7d", 100n));
+    expect((await farMemo.get(at(100n), "past")).rows.slice(0, Infinity)).toEqual(truth("takeover-eth", "7d", 100n));
     expect(whole).toBe(before + 1);
   });
 });
