@@ -26,7 +26,7 @@ const ACCOUNTS = 100_000;
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const server = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const database = await createTestDatabase(server);
-if (database.kind !== "postgres") throw new Error("bench/boards.ts measures Postgres");
+if (database.kind !== "postgres") throw new Error("bench/boards-history.ts measures Postgres");
 
 const kit = (await import(path.join(REPO_ROOT, "node_modules/ponder/dist/esm/drizzle/kit/index.js"))) as {
   getSql(schema: object): { tables: { sql: string[] }; indexes: { sql: string[] } };

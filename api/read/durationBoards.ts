@@ -8,7 +8,7 @@
  * (api/read/atBlock.ts boardDelta): the accounts with an entry in the blocks between, and, for a window, those with an
  * entry whose time lies between the two windows' starts. That costs what those accounts cost — at the head, a few
  * blocks' events and a few seconds' window exits — and a pass over the anchor's rows, never the window's buckets
- * again (docs/design.md "Cost of serving a board at a new block"). The anchor is a finalized block's ranking, so no
+ * again (docs/design.md "The official leaderboards"). The anchor is a finalized block's ranking, so no
  * reorg can change what it was computed from; it moves up to the finalized block once that is ADVANCE blocks on,
  * by the same derivation. A block farther than SPAN blocks from the anchor (a request's old `?block=`) is computed
  * whole.

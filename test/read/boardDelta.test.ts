@@ -4,7 +4,7 @@
  * the block, for every board fold (sum, count, max), every window, forward and backward, across blocks that share a
  * second and window starts that fall inside an hour. On PGlite, over a small synthetic board index written to the
  * tables the indexer maintains (board_entry, board_hour, board_total) — and the whole rankings are checked against a
- * ranking computed here from the entries by protocol.md §9's rule, so the test does not compare the code with itself.
+ * ranking computed here from the entries by the rule of protocol.md §9, so the test does not compare the code with itself.
  */
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";

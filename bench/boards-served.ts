@@ -1,6 +1,7 @@
 /**
  * The official duration boards served (issue 31, item 8), in the production topology: the API process as operators run
- * it (dist/server/main.js) over a board index in Postgres of EVENTS contributions (default 1,050,000) over 100,000
+ * it (dist/server/main.js, reading a views schema as behind `ponder start --views-schema`, so it hears each commit and
+ * computes ahead the rankings read at the previous head) over a board index in Postgres of EVENTS contributions (default 1,050,000) over 100,000
  * accounts and 60 days of 2 s blocks, written to the tables the indexer maintains (board_entry, board_hour,
  * board_total, with Ponder's DDL) and Ponder's checkpoint (finalized 30 blocks behind the head, as Base's).
  *
@@ -42,6 +43,8 @@ const ACCOUNTS = 100_000;
 const HISTORY_BLOCKS = 60 * 43_200; // 60 days of 2 s blocks
 const FINALITY = 30; // Ponder's finality for Base (2 s blocks)
 const SCHEMA = "bench_boards";
+/** The views schema `ponder start --views-schema` leaves: the API process reads it and hears commits (NOTIFY). */
+const VIEWS = "bench_boards_views";
 const BASE = "/api/index/v1";
 const WINDOWS = Object.keys(BOARD_WINDOWS) as BoardWindow[];
 const TICK_HZ = 100;
@@ -64,7 +67,7 @@ const devnet = await startDevnet();
 const chainId = devnet.deployment.manifest.chainId;
 const manifestFile = writeManifest(devnet.deployment.manifest);
 const database = await createTestDatabase(BENCH_PG_URL);
-if (database.kind !== "postgres") throw new Error("bench/boards.ts measures Postgres");
+if (database.kind !== "postgres") throw new Error("bench/boards-served.ts measures Postgres");
 const databaseUrl = (database.forPonder(SCHEMA) as { url: string }).url;
 const db = new pg.Client({ connectionString: databaseUrl });
 await db.connect();
@@ -98,6 +101,12 @@ async function writeIndex() {
       FROM board_entry GROUP BY board, account`);
   await setHead(head);
   await db.query("ANALYZE");
+  const { rows: tables } = await db.query<{ t: string }>(
+    "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'",
+    [SCHEMA],
+  );
+  await db.query(`CREATE SCHEMA "${VIEWS}"`);
+  for (const { t } of tables) await db.query(`CREATE VIEW "${VIEWS}"."${t}" AS SELECT * FROM "${SCHEMA}"."${t}"`);
   console.log(
     `index: ${EVENTS} events, ${ACCOUNTS} accounts, ${HISTORY_BLOCKS} blocks, written in ` +
       `${((performance.now() - t) / 1000).toFixed(1)} s`,
@@ -107,8 +116,12 @@ async function writeIndex() {
 async function setHead(b: number) {
   const latest = checkpointOf(chainId, BigInt(b), BigInt(timeOf(b)));
   const finalized = checkpointOf(chainId, BigInt(b - FINALITY), BigInt(timeOf(b - FINALITY)));
-  await db.query(`DELETE FROM "_ponder_checkpoint"`);
-  await db.query(`INSERT INTO "_ponder_checkpoint" VALUES ('base', $1, $2, $2, $3)`, [chainId, latest, finalized]);
+  await db.query(
+    `INSERT INTO "_ponder_checkpoint" VALUES ('base', $1, $2, $2, $3) ON CONFLICT (chain_name) DO UPDATE
+       SET safe_checkpoint = EXCLUDED.safe_checkpoint, latest_checkpoint = EXCLUDED.latest_checkpoint,
+           finalized_checkpoint = EXCLUDED.finalized_checkpoint`,
+    [chainId, latest, finalized],
+  );
 }
 
 let entryId = 0;
@@ -198,6 +211,7 @@ async function spawnApi(env: Record<string, string> = {}) {
     manifestFile,
     databaseUrl,
     schema: SCHEMA,
+    viewsSchema: VIEWS,
     env: {
       LOG_LEVEL: "error",
       REDIS_URL: "",
