@@ -19,6 +19,7 @@ import pg from "pg";
 import { createLockIndex } from "../api/read/atBlock";
 import { BOARD_WINDOWS, type BoardWindow } from "../api/read/contract";
 import * as ponderSchema from "../ponder.schema";
+import { aggregateBoardEntries } from "../test/support/boardAggregates";
 import { createTestDatabase } from "../test/support/ponder";
 
 const [days = 30, perDay = 3_400, runs = 5] = process.argv.slice(2).map(Number);
@@ -59,12 +60,7 @@ async function build(schema: string, historyDays: number) {
             ((i % 997) + 1) * 1000000000000000, i, ${HEAD_TIME} - ${historyDays * 86_400} + floor(i * ${step})::bigint
        FROM generate_series(1, ${n}) i`,
   );
-  await c.query(`INSERT INTO board_hour (id, board, account, hour, total, count, max)
-    SELECT board || account || h, board, account, h, sum(value), count(*), max(value)
-      FROM (SELECT *, block_time - block_time % 3600 AS h FROM board_entry) x GROUP BY board, account, h`);
-  await c.query(`INSERT INTO board_total (id, board, account, total, count, max, last_block, first_block)
-    SELECT board || account, board, account, sum(value), count(*), max(value), max(block_number), min(block_number)
-      FROM board_entry GROUP BY board, account`);
+  await aggregateBoardEntries((text) => c.query(text));
   for (const i of ddl.indexes.sql) await c.query(i);
   const cp = checkpoint(HEAD_TIME, n);
   await c.query(`INSERT INTO "_ponder_checkpoint" VALUES ('base', 8453, $1, $1, $1)`, [cp]);

@@ -29,6 +29,7 @@ import path from "node:path";
 import pg from "pg";
 import { BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type DurationBoard } from "../api/read/contract";
 import { BOARD_FOLD } from "../indexer/boards";
+import { aggregateBoardEntries } from "../test/support/boardAggregates";
 import { buildOnce } from "../test/support/build";
 import { startDevnet } from "../test/support/devnet";
 import { createTestDatabase, writeManifest } from "../test/support/ponder";
@@ -93,12 +94,7 @@ async function writeIndex() {
             LATERAL (SELECT 1 + floor((i - 1)::numeric * ${HISTORY_BLOCKS} / ${EVENTS})::bigint AS blk) k,
             LATERAL (SELECT (ARRAY[${boards}])[1 + (hashint4(i * 13) & 2147483647) % ${DURATION_BOARDS.length}] AS board) b`,
   );
-  await db.query(`INSERT INTO board_hour (id, board, account, hour, total, count, max)
-    SELECT board || account || h, board, account, h, sum(value), count(*), max(value)
-      FROM (SELECT *, block_time - block_time % 3600 AS h FROM board_entry) x GROUP BY board, account, h`);
-  await db.query(`INSERT INTO board_total (id, board, account, total, count, max, last_block, first_block)
-    SELECT board || account, board, account, sum(value), count(*), max(value), max(block_number), min(block_number)
-      FROM board_entry GROUP BY board, account`);
+  await aggregateBoardEntries((text) => db.query(text));
   await setHead(head);
   await db.query("ANALYZE");
   const { rows: tables } = await db.query<{ t: string }>(

@@ -146,20 +146,8 @@ export function rankedOf(at: At, rows: readonly BoardValue[]): AnchorBoard {
 export function derivedOf(at: At, anchor: AnchorBoard, changes: readonly BoardValue[]): RankedBoard {
   const rows = anchor.array;
   const changed = new Map<string, bigint>();
-  const drop: number[] = [];
-  const added: { at: number; row: BoardValue }[] = [];
-  for (const c of changes) {
-    const address = c.address.toLowerCase() as Address;
-    changed.set(address, c.value);
-    const i = anchor.position.get(address);
-    if (i !== undefined) drop.push(i);
-    if (c.value > 0n) {
-      const row = { address, value: c.value };
-      added.push({ at: firstAfterValue(rows, row), row });
-    }
-  }
-  drop.sort((a, b) => a - b);
-  added.sort((a, b) => a.at - b.at || inBoardOrder(a.row, b.row));
+  for (const c of changes) changed.set(c.address.toLowerCase(), c.value);
+  const { drop, added } = planOf(rows, changes, (address) => anchor.position.get(address));
   const addedRows = added.map((a) => a.row);
   // Segments: [derived start, anchor start, anchor end) for a run of anchor rows, or a changed row (anchor start −1).
   const starts: number[] = [];
@@ -262,6 +250,32 @@ export function derivedOf(at: At, anchor: AnchorBoard, changes: readonly BoardVa
 /** An anchor: a ranking whose rows are an array (computed whole, or derived and materialised once per move). */
 export type AnchorBoard = RankedBoard & { array: readonly BoardValue[] };
 
+/**
+ * Where `changes` go in the anchor's `rows`: the indexes of the changed accounts' rows, ascending (`drop`), and the
+ * changed accounts with a value above 0, each with the index of the first anchor row strictly after it (`added`, in
+ * board order).
+ */
+function planOf(
+  rows: readonly BoardValue[],
+  changes: readonly BoardValue[],
+  indexOf: (address: string) => number | undefined,
+): { drop: number[]; added: { at: number; row: BoardValue }[] } {
+  const drop: number[] = [];
+  const added: { at: number; row: BoardValue }[] = [];
+  for (const c of changes) {
+    const address = c.address.toLowerCase() as Address;
+    const i = indexOf(address);
+    if (i !== undefined) drop.push(i);
+    if (c.value > 0n) {
+      const row = { address, value: c.value };
+      added.push({ at: firstAfterValue(rows, row), row });
+    }
+  }
+  drop.sort((a, b) => a - b);
+  added.sort((a, b) => a.at - b.at || inBoardOrder(a.row, b.row));
+  return { drop, added };
+}
+
 /** Board order as a comparator (value descending, then the lower-case address ascending in byte order). */
 const inBoardOrder = (a: BoardValue, b: BoardValue) =>
   a.value !== b.value ? (a.value > b.value ? -1 : 1) : a.address < b.address ? -1 : a.address > b.address ? 1 : 0;
@@ -277,19 +291,7 @@ export function applyChanges(
   indexOf: (address: string) => number | undefined,
 ): BoardValue[] {
   if (changes.length === 0) return rows as BoardValue[];
-  const drop: number[] = [];
-  const added: { at: number; row: BoardValue }[] = [];
-  for (const c of changes) {
-    const address = c.address.toLowerCase() as Address;
-    const i = indexOf(address);
-    if (i !== undefined) drop.push(i);
-    if (c.value > 0n) {
-      const row = { address, value: c.value };
-      added.push({ at: firstAfterValue(rows, row), row });
-    }
-  }
-  drop.sort((a, b) => a - b);
-  added.sort((a, b) => a.at - b.at || inBoardOrder(a.row, b.row));
+  const { drop, added } = planOf(rows, changes, indexOf);
   const out = new Array<BoardValue>(rows.length - drop.length + added.length);
   let n = 0;
   let from = 0;

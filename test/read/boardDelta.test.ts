@@ -20,6 +20,7 @@ import {
 } from "../../api/read/contract";
 import { applyChanges, DurationBoards, derivedOf, firstAfterValue, rankedOf } from "../../api/read/durationBoards";
 import { BOARD_FOLD } from "../../indexer/boards";
+import { aggregateBoardEntries } from "../support/boardAggregates";
 import { checkpointOf, createSyntheticTables } from "../support/syntheticIndex";
 
 const SCHEMA = "board_delta";
@@ -138,12 +139,7 @@ describe("a derived duration board equals the board computed whole", () => {
         [`e${i}`, e.board, e.account, String(e.value), String(e.block), String(e.time)],
       );
     }
-    await exec(`INSERT INTO board_hour (id, board, account, hour, total, count, max)
-      SELECT board || account || h, board, account, h, sum(value), count(*), max(value)
-        FROM (SELECT *, block_time - block_time % 3600 AS h FROM board_entry) x GROUP BY board, account, h`);
-    await exec(`INSERT INTO board_total (id, board, account, total, count, max, last_block, first_block)
-      SELECT board || account, board, account, sum(value), count(*), max(value), max(block_number), min(block_number)
-        FROM board_entry GROUP BY board, account`);
+    await aggregateBoardEntries((text) => exec(text));
     await exec(`INSERT INTO "_ponder_checkpoint" VALUES ('base', 8453, $1, $1, $2)`, [
       checkpointOf(8453, HEAD, timeOf(HEAD)),
       checkpointOf(8453, FINALIZED, timeOf(FINALIZED)),
