@@ -94,6 +94,8 @@ export function createApp(input: AppDepsInput): ApiApp {
     rpc: deps.rpc,
     logger,
     onBoardComputed: () => metrics.veBoardComputations.inc(),
+    onVeBoardDerived: () => metrics.veBoardDerivations.inc(),
+    onVeBoardAnchored: () => metrics.veBoardAnchors.inc(),
     onDurationBoardComputed: () => metrics.durationBoardComputations.inc(),
     onDurationBoardDerived: () => metrics.durationBoardDerivations.inc(),
     onDurationBoardAnchored: () => metrics.durationBoardAnchors.inc(),

@@ -26,6 +26,8 @@ export type IndexStatement =
   | "index_activity_item"
   | "index_activity_span"
   | "index_holders"
+  | "index_ve_locks"
+  | "index_ve_lock_delta"
   | "index_stats"
   // The streams' one read per indexed block (api/index/streamHub.ts).
   | "index_changes";

@@ -51,6 +51,8 @@ export type Metrics = {
   connections: ConnectionMetrics;
   /** ve rankings computed (at most one per indexed block per process: api/read/veBoard.ts). */
   veBoardComputations: Counter;
+  veBoardDerivations: Counter;
+  veBoardAnchors: Counter;
   /** Whole-index computations (api/read/computeGate.ts): running, waiting, and refused by lane and why. */
   indexComputations: { inFlight: Gauge; queued: Gauge; refused: Counter };
   /** Duration board rankings computed (one per block, board and window per process, or for all with Redis). */
@@ -120,7 +122,20 @@ export function createMetrics(): Metrics {
   const indexLag = createIndexLagGauges();
   const veBoardComputations = new Counter(
     "api_index_ve_board_computations_total",
-    "ve rankings computed from the index; at most one per indexed block per process, shared by every reader.",
+    "ve rankings this process computed whole from the index (the statement over every lock: a block far from the " +
+      "anchor), and reads of the anchor's live locks a reader waited for; none for one shared through Redis.",
+    [],
+  );
+  const veBoardDerivations = new Counter(
+    "api_index_ve_board_derivations_total",
+    "ve rankings a reader's block needed that this process derived from the anchor: one statement over the locks " +
+      "changed between the two blocks, then a pass over the anchor's locks here (none for changes shared through Redis).",
+    [],
+  );
+  const veBoardAnchors = new Counter(
+    "api_index_ve_board_anchor_moves_total",
+    "Reads this process made in the background to move the ve board's anchor to a finalized block (the locks changed " +
+      "since, or every live lock when far behind; none for one shared through Redis).",
     [],
   );
   const indexComputations = {
@@ -188,6 +203,8 @@ export function createMetrics(): Metrics {
     ...webhooks.all,
     ...connections.all,
     veBoardComputations,
+    veBoardDerivations,
+    veBoardAnchors,
     indexComputations.inFlight,
     indexComputations.queued,
     indexComputations.refused,
@@ -214,6 +231,8 @@ export function createMetrics(): Metrics {
     indexLag,
     minBlockWaits,
     veBoardComputations,
+    veBoardDerivations,
+    veBoardAnchors,
     indexComputations,
     durationBoardComputations,
     durationBoardDerivations,

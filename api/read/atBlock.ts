@@ -28,16 +28,12 @@ import {
   type BoardIndex,
   type BoardValue,
   DURATION_BOARDS,
-  type EventKey,
-  type EventsOf,
-  type HolderVe,
-  type IndexHead,
   IndexNotStartedError,
   type LockEventState,
   type LockIndex,
   type LockState,
-  type LockStats,
   type ReadAt,
+  type VeLock,
 } from "./contract";
 import { type LockDb, type PreparedQuery, rowsOf, timedQuery } from "./statements";
 
@@ -87,6 +83,8 @@ type StatementName =
   | "events_of_lock"
   | "events_of_account"
   | "holders"
+  | "ve_locks"
+  | "ve_lock_delta"
   | "stats"
   | "board_window"
   | "board_lifetime"
@@ -271,6 +269,14 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
 )`;
   };
 
+  const liveLockOf = (r: Row): VeLock => ({
+    tokenId: big(r.token_id),
+    owner: String(r.owner).toLowerCase() as Address,
+    amount: big(r.lock_amount),
+    lockEnd: big(r.lock_end),
+    autoMax: r.auto_max === true,
+  });
+
   const lockFrom = (r: Row, tokenId: bigint): LockState => ({
     tokenId,
     owner: hexOrNull<Address>(r.owner),
@@ -336,7 +342,11 @@ SELECT h.*, a.*, (SELECT block_time FROM ev_time) AS event_time FROM head h, at 
         signal,
       );
       const r = answer(rows, (rs) => rs[0]);
-      return { head: r.head, eventTime: bigOrNull(rows[0]?.event_time) };
+      return {
+        head: r.head,
+        eventTime: bigOrNull(rows[0]?.event_time),
+        finalizedTime: bigOrNull(rows[0]?.finalized_time),
+      };
     },
 
     async lock(tokenId, at, signal) {
@@ -687,6 +697,60 @@ SELECT h.*, a.*, r.* FROM head h CROSS JOIN at a LEFT JOIN board r ON true
             locks: Number(r.locks),
           })),
       );
+    },
+
+    async veLocks(at) {
+      const rows = await run(
+        "ve_locks",
+        at,
+        {},
+        (ev, p, lock) => sql`${liveLocks(ev, lock, p)}
+SELECT h.*, a.*, l.token_id, l.owner, l.lock_amount, l.lock_end, l.auto_max
+  FROM head h CROSS JOIN at a LEFT JOIN live l ON true`,
+        true,
+      );
+      return {
+        ...answer(rows, (rs) => rs.filter((r) => r.token_id != null).map(liveLockOf)),
+        finalizedTime: bigOrNull(rows[0]?.finalized_time),
+      };
+    },
+
+    async veLockDelta(from, at) {
+      // The locks with an event in the blocks between (or merged away there), each read at the block from its newest
+      // event at or before it, as liveLocks reads a changed lock: one index entry per lock.
+      const rows = await run(
+        "ve_lock_delta",
+        at,
+        { fb: from.block.toString() },
+        (ev, p) => sql`changed AS (
+  SELECT e.token_id FROM ${ev} e, at
+   WHERE at.in_range AND e.block_number > least(${p("fb")}::bigint, at.at_block)
+     AND e.block_number <= greatest(${p("fb")}::bigint, at.at_block)
+  UNION
+  SELECT e.from_token_id FROM ${ev} e, at
+   WHERE at.in_range AND e.from_token_id IS NOT NULL AND e.block_number > least(${p("fb")}::bigint, at.at_block)
+     AND e.block_number <= greatest(${p("fb")}::bigint, at.at_block)
+), state AS (
+  SELECT c.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max,
+         coalesce(NOT s.burned, false) AND NOT EXISTS (
+           SELECT 1 FROM ${ev} m WHERE m.from_token_id = c.token_id AND m.block_number <= at.at_block) AS live
+    FROM changed c CROSS JOIN at LEFT JOIN LATERAL (
+      SELECT e.owner, e.lock_amount, e.lock_end, e.auto_max, e.burned FROM ${ev} e
+       WHERE e.token_id = c.token_id AND e.block_number <= at.at_block
+       ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1) s ON true
+)
+SELECT h.*, a.*, s.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max, s.live
+  FROM head h CROSS JOIN at a LEFT JOIN state s ON true`,
+        false,
+      );
+      return {
+        ...answer(rows, (rs) =>
+          rs
+            .filter((r) => r.token_id != null)
+            .map((r) => ({ tokenId: big(r.token_id), lock: r.live === true ? liveLockOf(r) : null })),
+        ),
+        finalizedTime: bigOrNull(rows[0]?.finalized_time),
+      };
     },
 
     async stats(at) {

@@ -63,6 +63,15 @@ export type EventKey = { block: bigint; logIndex: number };
 /** One holder of live locks at a block: the sum of its locks' ve and amounts (lower-case address). */
 export type HolderVe = { address: Address; ve: bigint; locked: bigint; locks: number };
 
+/** A live lock as the ve ranking needs it (`owner` lower-case hex as Ponder stores it). */
+export type VeLock = { tokenId: bigint; owner: Address; amount: bigint; lockEnd: bigint; autoMax: boolean };
+
+/** A lock that changed between two blocks: its state at the block read, null when it is not live there. */
+export type LockChange = { tokenId: bigint; lock: VeLock | null };
+
+/** Live locks, or lock changes, at a block, with the finalized block's time (Ponder's finalized checkpoint). */
+export type VeLocksAnswer<T> = AtBlock<T[]> & { finalizedTime: bigint | null };
+
 export type LockStats = {
   totalLocked: bigint;
   totalVe: bigint;
@@ -87,7 +96,10 @@ export type EventsOf = { tokenId: bigint } | { account: Address };
  */
 export interface LockIndex {
   /** The head alone, and the timestamp of block `block` if the index holds an event in it (else null). */
-  probe(block: bigint | null, signal?: CancelSignal): Promise<{ head: IndexHead; eventTime: bigint | null }>;
+  probe(
+    block: bigint | null,
+    signal?: CancelSignal,
+  ): Promise<{ head: IndexHead; eventTime: bigint | null; finalizedTime?: bigint | null }>;
   /** The lock at the block, or null when it was not minted by then. */
   lock(tokenId: bigint, at: ReadAt, signal?: CancelSignal): Promise<AtBlock<LockState | null>>;
   /** The owner's live locks at the block, by token id. */
@@ -239,6 +251,16 @@ export interface BoardIndex {
     from: { block: bigint; time: bigint },
     at: ReadAt,
   ): Promise<BoardAnswer>;
+  /**
+   * Every live lock at the block (expired ones too): what the ve ranking of a block near it is derived from
+   * (api/read/veRanking.ts). One row per lock; read once per anchor, not per block.
+   */
+  veLocks(at: ReadAt): Promise<VeLocksAnswer<VeLock>>;
+  /**
+   * The locks with an event between block `from` (with its time) and the block read, either way, each with its state
+   * at the block read: O(the blocks' events), whatever the number of locks.
+   */
+  veLockDelta(from: { block: bigint; time: bigint }, at: ReadAt): Promise<VeLocksAnswer<LockChange>>;
   /** Up to `limit` indexed events of every contract, newest first, strictly older than `after` when given. */
   activity(
     filter: { kinds: readonly string[] | null; account: Address | null },

@@ -18,7 +18,7 @@ import { BlockMemo, requireInRange, SharedBytes } from "./blockMemo";
 import { checksummedAddress } from "./checksum";
 import type { ComputeLane } from "./computeGate";
 import type { BoardAnswer, BoardValue, BoardWindow, DurationBoard } from "./contract";
-import { BOARD_ROW_BYTES } from "./veBoard";
+import { BOARD_ROW_BYTES, DERIVE } from "./veBoard";
 
 /** Where an account (lower-case address) is in a ranking's rows: its index (rank − 1), undefined when not ranked. */
 export type Position = { get(address: string): number | undefined };
@@ -92,12 +92,6 @@ export type DurationBoardsOptions = {
   /** Finalized blocks past the anchor before it moves up; default DERIVE.advance. */
   advance?: number;
 };
-
-/**
- * How far a ranking is derived from its board's anchor (api/read/atBlock.ts boardDelta): within 4,096 blocks (2 h 16 min
- * on Base), beyond that computed whole; the anchor moves up to the finalized block once that is 64 blocks on.
- */
-export const DERIVE = { span: 4_096, advance: 64 } as const;
 
 /**
  * What is kept of the rankings a request chooses the block of (issue 30). Each board and window keeps at most 4 past

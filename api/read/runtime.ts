@@ -41,8 +41,8 @@ import { DurationBoards, type Purpose } from "./durationBoards";
 import { HeadWatch, type WaitOutcome } from "./headWatch";
 import { type IndexSignalSource, PolledSignal, WatermarkSignal } from "./indexSignal";
 import { ReadHealth } from "./readHealth";
-import { boardCodec, holdersCodec, sharedLoad, statsCodec } from "./sharedAnswers";
-import { VeBoards } from "./veBoard";
+import { boardCodec, holdersCodec, sharedLoad, statsCodec, veDeltaCodec, veLocksCodec } from "./sharedAnswers";
+import { VeBoards, type VeDerivation } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
 
 /**
@@ -118,8 +118,15 @@ export type CreateIndexRuntimeOptions = {
     Partial<Pick<AppConfig, "indexStaleSeconds" | "indexCompute">>;
   rpc: RpcClient | null;
   logger: Logger;
-  /** Counted once per ve ranking this process computes itself. */
+  /**
+   * Counted once per ve ranking this process computes whole itself: the statement over every lock (a block far from
+   * the anchor) or a reader's read of the anchor's live locks (none for one read from Redis).
+   */
   onBoardComputed?: () => void;
+  /** Called once per ve ranking a reader's block needed derived from the anchor (its changed locks read here). */
+  onVeBoardDerived?: () => void;
+  /** Called once per read made to set or move the ve board's anchor, in the background (metrics). */
+  onVeBoardAnchored?: () => void;
   /** Told how each `minBlock` wait for the index ended. */
   onWait?: (outcome: WaitOutcome) => void;
   /** See IndexRuntime.chargeCompute. */
@@ -155,6 +162,8 @@ export function createIndexRuntime({
   rpc,
   logger,
   onBoardComputed,
+  onVeBoardDerived,
+  onVeBoardAnchored,
   onDurationBoardComputed,
   onDurationBoardDerived,
   onDurationBoardAnchored,
@@ -203,7 +212,15 @@ export function createIndexRuntime({
       signal: null,
       ahead: null,
       index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail, changes: fail },
-      protocol: { board: fail, boardDelta: fail, activity: fail, activityItem: fail, activitySpan: fail },
+      protocol: {
+        board: fail,
+        boardDelta: fail,
+        veLocks: fail,
+        veLockDelta: fail,
+        activity: fail,
+        activityItem: fail,
+        activitySpan: fail,
+      },
       stats: new BlockMemo<AtBlock<LockStats>>({ name: "stats", load: fail }),
       boards: new VeBoards({ load: fail }),
       durationBoards: new DurationBoards({ load: fail }),
@@ -236,6 +253,8 @@ export function createIndexRuntime({
       : {
           board: unavailable,
           boardDelta: unavailable,
+          veLocks: unavailable,
+          veLockDelta: unavailable,
           activity: unavailable,
           activityItem: unavailable,
           activitySpan: unavailable,
@@ -306,6 +325,40 @@ export function createIndexRuntime({
               return index.holders(at);
             }),
           ),
+        // Near the anchor (a finalized block's live locks, read once and shared), a block's ranking is made here from
+        // the locks changed since: one small statement, shared like a ranking (replicas on the same anchor).
+        ...("veLocks" in index
+          ? {
+              derive: {
+                finalized: async () => {
+                  const { head, finalizedTime } = await index.probe(null);
+                  return finalizedTime == null || head.finalized <= 0n
+                    ? null
+                    : { block: head.finalized, time: finalizedTime };
+                },
+                locks: (at, lane, purpose) =>
+                  sharedLoad(
+                    shared,
+                    key("ve-locks", at),
+                    veLocksCodec,
+                    boardGated(lane, purpose, () => {
+                      (purpose === "anchor" ? onVeBoardAnchored : onBoardComputed)?.();
+                      return protocol.veLocks(at);
+                    }),
+                  ),
+                delta: (from, at, lane, purpose) =>
+                  sharedLoad(
+                    shared,
+                    key(`ve-delta-${from.block}-${from.time}`, at),
+                    veDeltaCodec,
+                    boardGated(lane, purpose, () => {
+                      (purpose === "anchor" ? onVeBoardAnchored : onVeBoardDerived)?.();
+                      return protocol.veLockDelta(from, at);
+                    }),
+                  ),
+              } satisfies VeDerivation,
+            }
+          : {}),
       }),
   } satisfies IndexRuntime;
 }

@@ -9,7 +9,16 @@ import { RedisTtlCache } from "../cache/redisTtlCache";
 import type { TtlCache } from "../cache/ttlCache";
 import type { AppConfig } from "../config";
 import type { Logger } from "../observability/logger";
-import type { AtBlock, BoardAnswer, BoardValue, HolderVe, LockStats } from "./contract";
+import type {
+  AtBlock,
+  BoardAnswer,
+  BoardValue,
+  HolderVe,
+  LockChange,
+  LockStats,
+  VeLock,
+  VeLocksAnswer,
+} from "./contract";
 
 /** How long a block's answer stays in Redis: long enough for every replica and a slow reader's pages. */
 export const SHARED_TTL_MS = 120_000;
@@ -102,6 +111,53 @@ export const boardCodec = {
     };
   },
 };
+
+/** One lock's wire form: [tokenId, owner, amount, lockEnd, autoMax]. */
+type LockJson = [string, string, string, string, boolean];
+const lockJson = (l: VeLock): LockJson => [String(l.tokenId), l.owner, String(l.amount), String(l.lockEnd), l.autoMax];
+const lockOf = ([tokenId, owner, amount, lockEnd, autoMax]: LockJson): VeLock => ({
+  tokenId: BigInt(tokenId),
+  owner: owner as VeLock["owner"],
+  amount: BigInt(amount),
+  lockEnd: BigInt(lockEnd),
+  autoMax,
+});
+
+/** A codec of live locks or lock changes at a block (the ve ranking's anchor and its changes). */
+function veCodec<T, J>(row: (v: T) => J, of: (j: J) => T) {
+  return {
+    encode: (a: VeLocksAnswer<T>): string =>
+      `${FORMAT}"head":${JSON.stringify(headJson(a.head))},"block":"${a.block}","time":"${a.time}","inRange":${a.inRange},"finalizedTime":${a.finalizedTime === null ? "null" : `"${a.finalizedTime}"`},"rows":${JSON.stringify(
+        a.value.map(row),
+      )}}`,
+    decode: (text: string): VeLocksAnswer<T> => {
+      const o = JSON.parse(text) as {
+        head: { block: string; time: string; finalized: string };
+        block: string;
+        time: string;
+        inRange: boolean;
+        finalizedTime: string | null;
+        rows: J[];
+      };
+      return {
+        head: headOf(o.head),
+        block: BigInt(o.block),
+        time: BigInt(o.time),
+        inRange: o.inRange,
+        finalizedTime: o.finalizedTime === null ? null : BigInt(o.finalizedTime),
+        value: o.rows.map(of),
+      };
+    },
+  };
+}
+
+/** The live locks of a block (the ve ranking's anchor). */
+export const veLocksCodec = veCodec<VeLock, LockJson>(lockJson, lockOf);
+/** The locks changed between two blocks, each [tokenId, its lock or null]. */
+export const veDeltaCodec = veCodec<LockChange, [string, LockJson | null]>(
+  (c) => [String(c.tokenId), c.lock === null ? null : lockJson(c.lock)],
+  ([tokenId, lock]) => ({ tokenId: BigInt(tokenId), lock: lock === null ? null : lockOf(lock) }),
+);
 
 export const statsCodec = {
   encode: (a: AtBlock<LockStats>): string => {

@@ -9,7 +9,8 @@
 import { type Address, getAddress } from "viem";
 import { BlockMemo, type BlockMemoOptions, requireInRange } from "./blockMemo";
 import type { ComputeLane } from "./computeGate";
-import type { AtBlock, HolderVe } from "./contract";
+import type { AtBlock, HolderVe, LockChange, VeLock, VeLocksAnswer } from "./contract";
+import { rankVe, VeAnchor } from "./veRanking";
 
 export type VeBoard = {
   block: bigint;
@@ -39,9 +40,35 @@ export function firstAfter(rows: readonly HolderVe[], key: { ve: bigint; address
   return lo;
 }
 
+/**
+ * How far a ranking is derived from its board's anchor (the ve board's here, the duration boards' in
+ * api/read/durationBoards.ts): within 4,096 blocks (2 h 16 min on Base), beyond that computed whole; the anchor moves
+ * up to the finalized block once that is 64 blocks on.
+ */
+export const DERIVE = { span: 4_096, advance: 64 } as const;
+
+type At = { block: bigint; time: bigint };
+/** Why the live locks or changes are read: a reader's block, or the anchor moving (no reader waits for it). */
+export type VePurpose = "read" | "anchor";
+
+/** How a ranking near the anchor is derived (api/read/veRanking.ts); without it every block's is computed whole. */
+export type VeDerivation = {
+  /** The live locks at a block (api/read/atBlock.ts veLocks): read for the anchor, a finalized block. */
+  locks: (at: At, lane: ComputeLane, purpose: VePurpose) => Promise<VeLocksAnswer<VeLock>>;
+  /** The locks that changed between `from` and `at`, at their state at `at` (api/read/atBlock.ts veLockDelta). */
+  delta: (from: At, at: At, lane: ComputeLane, purpose: VePurpose) => Promise<VeLocksAnswer<LockChange>>;
+  /** The finalized block and its time, when nothing read has said it yet (null before the index has one). */
+  finalized: () => Promise<At | null>;
+  /** Blocks from the anchor within which a ranking is derived; default DERIVE.span (as the duration boards'). */
+  span?: number;
+  /** Finalized blocks past the anchor before it moves up; default DERIVE.advance. */
+  advance?: number;
+};
+
 export type VeBoardsOptions = Omit<BlockMemoOptions<VeBoard>, "load" | "sizeOf"> & {
-  /** Computes the ranking of a block (api/read/atBlock.ts holders). */
+  /** Computes the ranking of a block whole (api/read/atBlock.ts holders): a block far from the anchor. */
   load: (at: { block: bigint; time: bigint }, lane: ComputeLane) => Promise<AtBlock<HolderVe[]>>;
+  derive?: VeDerivation;
 };
 
 /**
@@ -52,28 +79,149 @@ export const BOARD_ROW_BYTES = 400;
 /** The boards kept by default: 8 blocks' and 64 MiB of them (at Base scale, ~60,000 holders, a board is ~25 MB). */
 export const BOARDS_KEPT = { capacity: 8, maxBytes: 64 * 1024 * 1024 } as const;
 
-/** The ve rankings of the blocks asked for: one computation per block, shared (api/read/blockMemo.ts). */
+/** A board of ranked rows: its position map and checksummed addresses. */
+function boardOf(at: At, rows: readonly HolderVe[]): VeBoard {
+  const position = new Map<string, number>();
+  rows.forEach((row, i) => {
+    position.set(row.address.toLowerCase(), i);
+  });
+  const shown: Address[] = [];
+  const checksummed = (i: number) => {
+    shown[i] ??= getAddress((rows[i] as HolderVe).address);
+    return shown[i];
+  };
+  return { block: at.block, time: at.time, rows, position, checksummed };
+}
+
+/**
+ * The ve rankings of the blocks asked for: one per block, shared (api/read/blockMemo.ts). With a derivation, a block
+ * within `span` of the anchor (the live locks of a finalized block, read once) is ranked in the process from the
+ * anchor and the locks changed since (api/read/veRanking.ts); the anchor moves up in the background by the same
+ * changes. A block farther away is computed whole, by the statement.
+ */
 export class VeBoards extends BlockMemo<VeBoard> {
-  constructor({ load, ...options }: VeBoardsOptions) {
+  #anchor: VeAnchor | undefined;
+  #anchoring = false;
+  #finalized: At | undefined;
+  #whole = 0;
+  #derived = 0;
+  readonly #derive: VeDerivation | undefined;
+  readonly #loadWhole: VeBoardsOptions["load"];
+
+  constructor({ load, derive, ...options }: VeBoardsOptions) {
     super({
       name: "board",
       ...BOARDS_KEPT,
       ...options,
       sizeOf: (board) => 1024 + board.rows.length * BOARD_ROW_BYTES,
-      load: async (at, lane) => {
-        const answer = requireInRange(await load(at, lane));
-        const position = new Map<string, number>();
-        answer.value.forEach((row, i) => {
-          position.set(row.address.toLowerCase(), i);
-        });
-        const shown: Address[] = [];
-        const rows = answer.value;
-        const checksummed = (i: number) => {
-          shown[i] ??= getAddress((rows[i] as HolderVe).address);
-          return shown[i];
-        };
-        return { block: answer.block, time: answer.time, rows, position, checksummed };
-      },
+      load: (at, lane) => (this as VeBoards).#rank(at, lane),
     });
+    this.#derive = derive;
+    this.#loadWhole = load;
+  }
+
+  /** Rankings computed whole by the statement over every lock. */
+  get computedWhole(): number {
+    return this.#whole;
+  }
+
+  /** Rankings derived from the anchor (one statement over the locks changed since, and a pass in the process). */
+  get derived(): number {
+    return this.#derived;
+  }
+
+  /** The anchor's block, or null while there is none (tests, the benchmark). */
+  get anchorBlock(): bigint | null {
+    return this.#anchor?.block ?? null;
+  }
+
+  async #rank(at: At, lane: ComputeLane): Promise<VeBoard> {
+    const derive = this.#derive;
+    if (derive === undefined) return this.#whole_(at, lane);
+    const span = BigInt(derive.span ?? DERIVE.span);
+    const near = (a: At | undefined | null): a is At =>
+      a != null && (at.block >= a.block ? at.block - a.block : a.block - at.block) <= span;
+    let anchor = this.#anchor;
+    if (!near(anchor)) {
+      // No anchor near: the finalized block's live locks are, if the block asked for is near the finalized block
+      // (a reader at the head, or a request's recent past block); an old block is computed whole.
+      const finalized = this.#finalized ?? (await derive.finalized()) ?? undefined;
+      if (finalized !== undefined) this.#learn(finalized);
+      if (!near(finalized)) return this.#whole_(at, lane);
+      const locks = requireInRange(await derive.locks(finalized, lane, "read"));
+      anchor = this.#settle(new VeAnchor(locks, locks.value));
+    }
+    const delta = requireInRange(await derive.delta(anchor, at, lane, "read"));
+    this.#derived++;
+    this.#learnFrom(delta);
+    this.#move(delta);
+    return boardOf(delta, rankVe(delta, anchor, delta.value));
+  }
+
+  async #whole_(at: At, lane: ComputeLane): Promise<VeBoard> {
+    const answer = requireInRange(await this.#loadWhole(at, lane));
+    this.#whole++;
+    return boardOf(answer, answer.value);
+  }
+
+  #learn(finalized: At): void {
+    if (this.#finalized === undefined || this.#finalized.block < finalized.block) this.#finalized = finalized;
+  }
+
+  #learnFrom(answer: VeLocksAnswer<unknown>): void {
+    if (answer.finalizedTime !== null && answer.head.finalized > 0n) {
+      this.#learn({ block: answer.head.finalized, time: answer.finalizedTime });
+    }
+  }
+
+  #settle(anchor: VeAnchor): VeAnchor {
+    const now = this.#anchor;
+    if (now !== undefined && now.block >= anchor.block) return now;
+    this.#anchor = anchor;
+    return anchor;
+  }
+
+  /**
+   * In the background, one at a time: the anchor moved up to the finalized block an answer named, once that is
+   * `advance` blocks past it, to a multiple of `advance` (replicas then share the changes through Redis) or anywhere
+   * once twice that behind. A failure leaves the anchor as it was; the next block tries again.
+   */
+  #move(answer: VeLocksAnswer<unknown>): void {
+    const derive = this.#derive;
+    const anchor = this.#anchor;
+    const finalized = answer.head.finalized;
+    if (derive === undefined || anchor === undefined || this.#anchoring || answer.finalizedTime === null) return;
+    const advance = BigInt(derive.advance ?? DERIVE.advance);
+    const behind = finalized - anchor.block;
+    if (behind < advance || (finalized % advance !== 0n && behind < 2n * advance)) return;
+    const at = { block: finalized, time: answer.finalizedTime };
+    const span = BigInt(derive.span ?? DERIVE.span);
+    this.#anchoring = true;
+    const moved = async () => {
+      if (behind <= span) {
+        const delta = requireInRange(await derive.delta(anchor, at, "past", "anchor"));
+        return anchor.withChanges(delta, delta.value);
+      }
+      const locks = requireInRange(await derive.locks(at, "past", "anchor"));
+      return new VeAnchor(locks, locks.value);
+    };
+    moved()
+      .then(
+        (next) => {
+          // The ranking order carries over as a start (account indexes differ: translated by address).
+          if (anchor.order !== null) {
+            next.order = Int32Array.from(
+              Array.from(anchor.order, (i) => next.accountIndex(anchor.accounts[i] as string) ?? -1).filter(
+                (i) => i >= 0,
+              ),
+            );
+          }
+          this.#settle(next);
+        },
+        () => {},
+      )
+      .finally(() => {
+        this.#anchoring = false;
+      });
   }
 }

@@ -12,15 +12,21 @@ import type { TtlCache } from "../../api/cache/ttlCache";
 import { loadConfig } from "../../api/config";
 import { silentLogger } from "../../api/observability/logger";
 import { createLockIndex } from "../../api/read/atBlock";
-import type { LockIndex } from "../../api/read/contract";
-import { createSharedAnswers, holdersCodec, statsCodec } from "../../api/read/sharedAnswers";
+import type { BoardIndex, LockIndex } from "../../api/read/contract";
+import {
+  createSharedAnswers,
+  holdersCodec,
+  statsCodec,
+  veDeltaCodec,
+  veLocksCodec,
+} from "../../api/read/sharedAnswers";
 import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
 
 const START = 46_183_959n;
 const config = { ...loadConfig({ NETWORK: "base" }), redisUrl: "redis://127.0.0.1:6379" };
 let index: SyntheticIndex;
-let reader: LockIndex;
-const calls = { holders: 0, stats: 0 };
+let reader: LockIndex & BoardIndex;
+const calls = { holders: 0, stats: 0, veLocks: 0, veLockDelta: 0 };
 const caches: TtlCache[] = [];
 const warnings: string[] = [];
 
@@ -31,6 +37,14 @@ beforeAll(async () => {
   const inner = createLockIndex({ db: drizzle(client), schema: "synthetic" });
   reader = {
     ...inner,
+    veLocks: (at) => {
+      calls.veLocks++;
+      return inner.veLocks(at);
+    },
+    veLockDelta: (from, at) => {
+      calls.veLockDelta++;
+      return inner.veLockDelta(from, at);
+    },
     holders: (at) => {
       calls.holders++;
       return inner.holders(at);
@@ -78,7 +92,11 @@ describe("per-block answers shared by replicas", () => {
       ),
     );
     expect(warnings).toEqual([]);
-    expect(calls.holders - before.holders).toBe(1);
+    // The block's ranking: derived from the finalized block's live locks and the locks changed since, each read once
+    // between the two replicas (the statement over every lock not at all).
+    expect(calls.holders - before.holders).toBe(0);
+    expect(calls.veLocks - before.veLocks).toBe(1);
+    expect(calls.veLockDelta - before.veLockDelta).toBe(1);
     expect(calls.stats - before.stats).toBe(1);
     // Both replicas answer the same, whichever computed.
     const byPath = new Map<string, string>();
@@ -93,9 +111,9 @@ describe("per-block answers shared by replicas", () => {
 
   it("a replica with another prefix (another deployment) does not see them", async () => {
     const c = await replica(`test-index-${randomUUID()}:`);
-    const before = calls.holders;
+    const before = { ...calls };
     expect((await c.request("/api/index/v1/leaderboards/ve")).status).toBe(200);
-    expect(calls.holders - before).toBe(1);
+    expect([calls.veLocks - before.veLocks, calls.veLockDelta - before.veLockDelta]).toEqual([1, 1]);
   });
 
   it("the wire forms round-trip exactly", async () => {
@@ -104,5 +122,11 @@ describe("per-block answers shared by replicas", () => {
     expect(holdersCodec.decode(holdersCodec.encode(holders))).toEqual(holders);
     const stats = await reader.stats(at);
     expect(statsCodec.decode(statsCodec.encode(stats))).toEqual(stats);
+    const locks = await reader.veLocks(at);
+    expect(locks.value.length).toBeGreaterThan(50);
+    expect(veLocksCodec.decode(veLocksCodec.encode(locks))).toEqual(locks);
+    const delta = await reader.veLockDelta({ block: START + 10n, time: index.blockTimes.get(START + 10n) ?? 0n }, at);
+    expect(delta.value.some((c) => c.lock === null) && delta.value.some((c) => c.lock !== null)).toBe(true);
+    expect(veDeltaCodec.decode(veDeltaCodec.encode(delta))).toEqual(delta);
   });
 });

@@ -1,0 +1,231 @@
+/**
+ * The ve ranking derived in the process (api/read/veRanking.ts) from an anchor's live locks and the locks changed
+ * since (api/read/atBlock.ts veLocks, veLockDelta), against the rules' state (protocol.md §2) and the statement over
+ * every lock (holders), at every block of a dense synthetic index, from anchors before and after the block; the
+ * arithmetic alone against lockVe on random locks with ties; and VeBoards' anchor life cycle on PGlite.
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { beforeAll, describe, expect, it } from "vitest";
+import { lockVe } from "../../api/math";
+import { createLockIndex } from "../../api/read/atBlock";
+import type { BoardIndex, HolderVe, LockIndex, VeLock } from "../../api/read/contract";
+import { VeBoards } from "../../api/read/veBoard";
+import { rankVe, VeAnchor } from "../../api/read/veRanking";
+import { generateSyntheticIndex, type SyntheticIndex, stateAt, writeSyntheticIndex } from "../support/syntheticIndex";
+
+const SCHEMA = "ve_ranking";
+const OPTIONS = { events: 900, owners: 6, seed: 47, createShare: 0.12 };
+const index: SyntheticIndex = (() => {
+  const probe = generateSyntheticIndex(OPTIONS);
+  return generateSyntheticIndex({ ...OPTIONS, snapshotAt: [...probe.blockTimes.keys()] });
+})();
+const blocks = [...index.blockTimes.keys()];
+const at = (block: bigint) => ({ block, time: index.blockTimes.get(block)! });
+
+/** The ranking by the rules, from the generator's own state at the block. */
+function truth(block: bigint): HolderVe[] {
+  const t = index.blockTimes.get(block)!;
+  const sums = new Map<string, { ve: bigint; locked: bigint; locks: number }>();
+  for (const l of stateAt(index, block).values()) {
+    if (l.burned) continue;
+    const key = l.owner!.toLowerCase();
+    const s = sums.get(key) ?? { ve: 0n, locked: 0n, locks: 0 };
+    sums.set(key, { ve: s.ve + lockVe(l, t), locked: s.locked + l.amount, locks: s.locks + 1 });
+  }
+  return [...sums.entries()]
+    .filter(([, s]) => s.ve > 0n)
+    .map(([address, s]) => ({ address: address as HolderVe["address"], ...s }))
+    .sort((a, b) => (a.ve === b.ve ? (a.address < b.address ? -1 : 1) : a.ve > b.ve ? -1 : 1));
+}
+
+/** The board order by brute force: every lock's ve by lockVe, summed per owner. */
+function bruteRanking(locks: readonly VeLock[], t: bigint): HolderVe[] {
+  const sums = new Map<string, { ve: bigint; locked: bigint; locks: number }>();
+  for (const l of locks) {
+    const s = sums.get(l.owner) ?? { ve: 0n, locked: 0n, locks: 0 };
+    sums.set(l.owner, { ve: s.ve + lockVe(l, t), locked: s.locked + l.amount, locks: s.locks + 1 });
+  }
+  return [...sums.entries()]
+    .filter(([, s]) => s.ve > 0n)
+    .map(([address, s]) => ({ address: address as HolderVe["address"], ...s }))
+    .sort((a, b) => (a.ve === b.ve ? (a.address < b.address ? -1 : 1) : a.ve > b.ve ? -1 : 1));
+}
+
+describe("rankVe's arithmetic", () => {
+  it("equals lockVe summed per owner on random locks (amounts to 1e30, ends around t, AutoMax, ties), any changes", () => {
+    let seed = 12_345;
+    const rand = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    const big = (digits: number) => {
+      let s = "";
+      for (let i = 0; i < digits; i++) s += Math.floor(rand() * 10);
+      return BigInt(s || "0");
+    };
+    const owners = Array.from({ length: 40 }, (_, i) => `0x${(i * 7919).toString(16).padStart(40, "0")}` as const);
+    const t = 1_760_000_000n;
+    for (let round = 0; round < 60; round++) {
+      const locks: VeLock[] = [];
+      for (let j = 0; j < 300; j++) {
+        const twin = j > 0 && rand() < 0.15 ? locks[j - 1]! : undefined;
+        locks.push({
+          tokenId: BigInt(j + 1),
+          owner: owners[Math.floor(rand() * owners.length)]!,
+          // Twins: the same amount and end under another owner, so whole owners tie.
+          amount: twin?.amount ?? big(1 + Math.floor(rand() * 30)),
+          lockEnd: twin?.lockEnd ?? t + BigInt(Math.floor((rand() - 0.1) * 31_536_000)),
+          autoMax: twin?.autoMax ?? rand() < 0.05,
+        });
+      }
+      const anchor = new VeAnchor({ block: 100n, time: t }, locks);
+      for (const dt of [0n, 1n, 2n, 3_600n, 86_400n * 30n]) {
+        // Some locks changed (new amounts, new owners, burned), some new.
+        const changes = locks
+          .filter(() => rand() < 0.05)
+          .map((l) =>
+            rand() < 0.3
+              ? { tokenId: l.tokenId, lock: null }
+              : { tokenId: l.tokenId, lock: { ...l, owner: owners[Math.floor(rand() * 40)]!, amount: big(25) } },
+          );
+        changes.push({
+          tokenId: 10_000n + BigInt(round),
+          lock: {
+            tokenId: 10_000n + BigInt(round),
+            owner: "0x00000000000000000000000000000000000000ff",
+            amount: big(26),
+            lockEnd: t + 1_000_000n,
+            autoMax: false,
+          },
+        });
+        const changed = new Set(changes.map((c) => c.tokenId));
+        const now = [
+          ...locks.filter((l) => !changed.has(l.tokenId)),
+          ...changes.flatMap((c) => (c.lock ? [c.lock] : [])),
+        ];
+        expect(rankVe({ block: 100n, time: t + dt }, anchor, changes)).toEqual(bruteRanking(now, t + dt));
+      }
+      // Ties really occur among the ranked owners (the comparator's exact branch).
+      if (round === 0) {
+        const r = bruteRanking(locks, t);
+        expect(r.length).toBeGreaterThan(20);
+      }
+    }
+  });
+});
+
+describe("derived from an anchor, at every block (PGlite)", () => {
+  let reader: LockIndex & BoardIndex;
+  beforeAll(async () => {
+    const client = new PGlite();
+    await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index);
+    reader = createLockIndex({
+      db: drizzlePglite(client),
+      schema: SCHEMA,
+      prepared: ({ text, values }) => client.query(text, values) as Promise<{ rows: Record<string, unknown>[] }>,
+      wholeIndex: ({ text, values }) => client.query(text, values) as Promise<{ rows: Record<string, unknown>[] }>,
+    });
+  }, 60_000);
+
+  it("every block's ranking from anchors before and after it equals the rules' and the statement's", async () => {
+    // Anchors spread over the history, the first and last blocks included; every block derived from each.
+    const anchorBlocks = [0, 0.25, 0.5, 0.75, 1].map(
+      (f) => blocks[Math.min(blocks.length - 1, Math.floor(f * blocks.length))]!,
+    );
+    let changed = 0;
+    for (const f of anchorBlocks) {
+      const locks = await reader.veLocks(at(f));
+      expect(locks.block).toBe(f);
+      const anchor = new VeAnchor(locks, locks.value);
+      for (const block of blocks) {
+        const delta = await reader.veLockDelta(at(f), at(block));
+        changed += delta.value.length;
+        const derived = rankVe(delta, anchor, delta.value);
+        const expected = truth(block);
+        expect(derived, `block ${block} from the anchor at ${f}`).toEqual(expected);
+        if (block % 7n === 0n) expect((await reader.holders(at(block))).value).toEqual(expected);
+      }
+    }
+    expect(changed).toBeGreaterThan(1_000);
+  }, 240_000);
+
+  it("the delta names exactly the locks with an event between the two blocks (and those merged away there)", async () => {
+    const f = blocks[Math.floor(blocks.length / 2)]!;
+    for (const block of [blocks[3]!, f, blocks[blocks.length - 2]!]) {
+      const [lo, hi] = block < f ? [block, f] : [f, block];
+      const expected = new Set<bigint>();
+      for (const e of index.events) {
+        if (e.blockNumber > lo && e.blockNumber <= hi) {
+          expected.add(e.tokenId);
+          if (e.fromTokenId !== null) expected.add(e.fromTokenId);
+        }
+      }
+      const delta = await reader.veLockDelta(at(f), at(block));
+      expect(new Set(delta.value.map((c) => c.tokenId))).toEqual(expected);
+      const state = stateAt(index, block);
+      for (const c of delta.value) {
+        const row = state.get(c.tokenId);
+        if (row === undefined || row.burned) expect(c.lock, `lock ${c.tokenId} at ${block}`).toBeNull();
+        else
+          expect(c.lock).toMatchObject({ owner: row.owner!.toLowerCase(), amount: row.amount, lockEnd: row.lockEnd });
+      }
+    }
+  });
+
+  it("VeBoards: one read of the anchor's locks, then a delta per block; far blocks whole; the anchor moves up", async () => {
+    const head = index.head.block;
+    const finalized = blocks[blocks.length - 40]!;
+    let locksRead = 0;
+    let deltas = 0;
+    let anchorMoves = 0;
+    let finalizedNow = finalized;
+    const withFinal = <T extends { head: { finalized: bigint } }>(a: T) => ({
+      ...a,
+      head: { ...a.head, finalized: finalizedNow },
+    });
+    const boards = new VeBoards({
+      load: (a) => reader.holders(a),
+      derive: {
+        span: 100,
+        advance: 8,
+        finalized: async () => at(finalizedNow),
+        locks: async (a, _lane, purpose) => {
+          if (purpose === "anchor") anchorMoves++;
+          else locksRead++;
+          return { ...withFinal(await reader.veLocks(a)), finalizedTime: index.blockTimes.get(finalizedNow)! };
+        },
+        delta: async (from, a, _lane, purpose) => {
+          if (purpose === "anchor") anchorMoves++;
+          else deltas++;
+          return {
+            ...withFinal(await reader.veLockDelta(from, a)),
+            finalizedTime: index.blockTimes.get(finalizedNow)!,
+          };
+        },
+      },
+    });
+    const board = async (block: bigint) => (await boards.get(at(block), "head")).rows;
+    expect(await board(head)).toEqual(truth(head));
+    expect([locksRead, deltas, boards.anchorBlock]).toEqual([1, 1, finalized]);
+    for (const block of blocks.slice(-30)) expect(await board(block), `block ${block}`).toEqual(truth(block));
+    expect(locksRead).toBe(1);
+    expect(boards.computedWhole).toBe(0);
+    // A block far below the anchor: the statement over every lock.
+    expect(await board(blocks[2]!)).toEqual(truth(blocks[2]!));
+    expect(boards.computedWhole).toBe(1);
+    // The finalized block moves 16 on (a multiple of 8 past the anchor): the anchor follows, in the background.
+    finalizedNow = blocks[blocks.length - 24]!;
+    const evicted = blocks[blocks.length - 29]!;
+    expect(boards.has(evicted)).toBe(false);
+    expect(await board(evicted)).toEqual(truth(evicted));
+    for (let i = 0; i < 50 && boards.anchorBlock === finalized; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(boards.anchorBlock).toBe(finalizedNow);
+    expect(anchorMoves).toBe(1);
+    // Rankings from the moved anchor are still exact.
+    for (const block of blocks.slice(-12)) {
+      const memoKept = boards.has(block);
+      if (!memoKept) expect(await board(block), `block ${block} from the moved anchor`).toEqual(truth(block));
+    }
+  });
+});
