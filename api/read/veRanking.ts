@@ -9,7 +9,7 @@
  * owner), then sorted starting from the order of the ranking made before it, which is nearly right (TimSort: close to
  * one pass). Per block: O(changes) in Postgres; O(locks) additions and O(accounts) comparisons here, about 20 ms at
  * Base scale (118,000 locks, 62,000 holders) against 537 ms for the statement over every lock
- * (docs/design.md "Cost of serving a board at a new block").
+ * (docs/design.md "The official leaderboards": the ve board at a new block).
  *
  * Exactness: with amount = q·MAX + r (0 ≤ r < MAX), floor(amount·d / MAX) = q·d + floor(r·d / MAX) for d = lockEnd − t
  * ≥ 0. q·d is a bigint product; r·d < 2^50 is exact as a double, and so is floor(r·d / MAX) once checked against
