@@ -11,15 +11,14 @@
  * events it walks lock_event_token_state_idx in order; discouraging sorts per session made every statement take
  * about a second here, so the index-ordered plan is exercised by bench/index-api.ts, not by this test.)
  */
-import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
-import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lockVe } from "../../api/math";
 import { createLockIndex, RECENT_SHARE } from "../../api/read/atBlock";
 import type { LockIndex } from "../../api/read/contract";
 import type { LockRow } from "../../indexer/rules";
+import { pgliteLockIndex } from "../support/pgliteIndex";
 import { createTestDatabase, type TestDatabase } from "../support/ponder";
 import { generateSyntheticIndex, type SyntheticIndex, stateAt, writeSyntheticIndex } from "../support/syntheticIndex";
 
@@ -111,14 +110,7 @@ async function expectEveryBlock(reader: LockIndex) {
 describe("every block, PGlite", () => {
   let reader: LockIndex;
   beforeAll(async () => {
-    const client = new PGlite();
-    await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index);
-    reader = createLockIndex({
-      db: drizzlePglite(client),
-      schema: SCHEMA,
-      prepared: ({ text, values }) => client.query(text, values) as Promise<{ rows: Record<string, unknown>[] }>,
-      wholeIndex: ({ text, values }) => client.query(text, values) as Promise<{ rows: Record<string, unknown>[] }>,
-    });
+    ({ reader } = await pgliteLockIndex(index, SCHEMA));
   }, 60_000);
 
   it("the ranking, the totals and every touched lock equal the rules' state", async () => {

@@ -4,15 +4,13 @@
  * every lock (holders), at every block of a dense synthetic index, from anchors before and after the block; the
  * arithmetic alone against lockVe on random locks with ties; and VeBoards' anchor life cycle on PGlite.
  */
-import { PGlite } from "@electric-sql/pglite";
-import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { beforeAll, describe, expect, it } from "vitest";
 import { lockVe } from "../../api/math";
-import { createLockIndex } from "../../api/read/atBlock";
 import type { BoardIndex, HolderVe, LockIndex, VeLock } from "../../api/read/contract";
 import { VeBoards } from "../../api/read/veBoard";
 import { rankVe, VeAnchor } from "../../api/read/veRanking";
-import { generateSyntheticIndex, type SyntheticIndex, stateAt, writeSyntheticIndex } from "../support/syntheticIndex";
+import { pgliteLockIndex } from "../support/pgliteIndex";
+import { generateSyntheticIndex, type SyntheticIndex, stateAt } from "../support/syntheticIndex";
 
 const SCHEMA = "ve_ranking";
 const OPTIONS = { events: 900, owners: 6, seed: 47, createShare: 0.12 };
@@ -118,14 +116,7 @@ describe("rankVe's arithmetic", () => {
 describe("derived from an anchor, at every block (PGlite)", () => {
   let reader: LockIndex & BoardIndex;
   beforeAll(async () => {
-    const client = new PGlite();
-    await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index);
-    reader = createLockIndex({
-      db: drizzlePglite(client),
-      schema: SCHEMA,
-      prepared: ({ text, values }) => client.query(text, values) as Promise<{ rows: Record<string, unknown>[] }>,
-      wholeIndex: ({ text, values }) => client.query(text, values) as Promise<{ rows: Record<string, unknown>[] }>,
-    });
+    ({ reader } = await pgliteLockIndex(index, SCHEMA));
   }, 60_000);
 
   it("every block's ranking from anchors before and after it equals the rules' and the statement's", async () => {
