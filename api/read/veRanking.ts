@@ -4,16 +4,17 @@
  * ve changes with time for every lock, so a ranking cannot be an older one with a few accounts changed (as the
  * duration boards' are, api/read/durationBoards.ts). What changes between two blocks is small, though: the locks with
  * an event between them. So the live locks of a finalized block (the anchor) are read once, and a block's ranking is
- * one pass over them — the changed locks replaced by their state at the block (api/read/atBlock.ts veLockDelta) — in
- * integer arithmetic equal to the SQL's (protocol.md §2: floor(amount × (lockEnd − t) / MAX) per lock, summed per
- * owner), then sorted starting from the order of the ranking made before it, which is nearly right (TimSort: close to
- * one pass). Per block: O(changes) in Postgres; O(locks) additions and O(accounts) comparisons here, about 20 ms at
- * Base scale (118,000 locks, 62,000 holders) against 537 ms for the statement over every lock
+ * computed here from them and the locks changed since (api/read/atBlock.ts veLockDelta), in integer arithmetic equal
+ * to the SQL's (protocol.md §2: floor(amount × (lockEnd − t) / MAX) per lock, summed per owner), then sorted starting
+ * from the order of the ranking made before it, which is nearly right (TimSort: close to one pass)
  * (docs/design.md "The official leaderboards": the ve board at a new block).
  *
  * Exactness: with amount = q·MAX + r (0 ≤ r < MAX), floor(amount·d / MAX) = q·d + floor(r·d / MAX) for d = lockEnd − t
- * ≥ 0. q·d is a bigint product; r·d < 2^50 is exact as a double, and so is floor(r·d / MAX) once checked against
- * its neighbours (below), so the sum per owner is exact.
+ * ≥ 0. Summed over an owner's unexpired locks, Σ q·d = Σ q·lockEnd − t·Σ q: two sums kept per owner at the anchor, so
+ * an owner costs two bigint operations per block whatever its locks; Σ floor(r·d / MAX) is a double per lock, exact
+ * (r·d < 2^50, the floor checked against its neighbours). An owner whose locks changed since the anchor, or one of
+ * whose locks expired between the two times, is summed again lock by lock. Few allocations per block: the API process
+ * runs with a small young generation (docs/operations.md), where every bigint made is collected.
  */
 import type { Address } from "viem";
 import { MAX_LOCK_DURATION } from "../math/constants";
@@ -23,64 +24,112 @@ type At = { block: bigint; time: bigint };
 
 const MAX = MAX_LOCK_DURATION;
 const MAX_N = Number(MAX_LOCK_DURATION);
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** The live locks of one (finalized) block, laid out for the pass per block. */
+/** The live locks of one (finalized) block, laid out for the pass per block, with sums per owner at its time. */
 export class VeAnchor {
   readonly block: bigint;
   readonly time: bigint;
   readonly locks: readonly VeLock[];
-  /** Token id → index in locks. */
-  readonly #indexOf: Map<bigint, number>;
-  /** Owners (lower-case), and each lock's owner as an index into them. */
+  /** Owners (lower-case); each lock's owner as an index into them. */
   readonly accounts: string[];
-  readonly #accountIndex: Map<string, number>;
-  readonly #owner: Int32Array;
-  /** Per lock, precomputed for the pass: amount = q·MAX + r, lockEnd as a number (NaN where not a safe integer). */
+  readonly #accountIndex = new Map<string, number>();
+  readonly #indexOf = new Map<bigint, number>();
+  readonly owner: Int32Array;
+  /** Per lock: amount = q·MAX + r; lockEnd as a number (NaN where not a safe integer). */
   readonly q: bigint[];
   readonly r: Float64Array;
   readonly end: Float64Array;
-  /** The newest ranking's order (account indexes, ve descending): where the next sort starts. */
+  /** Per owner: its locks (indexes), from first[i] to first[i + 1] in byOwner. */
+  readonly first: Int32Array;
+  readonly byOwner: Int32Array;
+  /** Per owner at the anchor's time: Σ amount (auto) + Σ q·lockEnd (unexpired), Σ q (unexpired), Σ amount, count. */
+  readonly c: bigint[];
+  readonly qs: bigint[];
+  readonly locked: bigint[];
+  readonly count: Int32Array;
+  /** Owners whose sums do not hold (a lock end past 2^53): summed lock by lock at every block. */
+  readonly odd: Uint8Array;
+  /** Plain (not AutoMax) locks' ends, ascending, and the locks: where expiries between two times are found. */
+  readonly endsSorted: Float64Array;
+  readonly byEnd: Int32Array;
+  /** The newest ranking's order (owner indexes, ve descending): where the next sort starts. */
   order: Int32Array | null = null;
 
   constructor(at: At, locks: readonly VeLock[]) {
     this.block = at.block;
     this.time = at.time;
     this.locks = locks;
-    this.#indexOf = new Map();
     this.accounts = [];
-    this.#accountIndex = new Map();
-    this.#owner = new Int32Array(locks.length);
-    this.q = new Array<bigint>(locks.length);
-    this.r = new Float64Array(locks.length);
-    this.end = new Float64Array(locks.length);
+    const n = locks.length;
+    this.owner = new Int32Array(n);
+    this.q = new Array<bigint>(n);
+    this.r = new Float64Array(n);
+    this.end = new Float64Array(n);
     locks.forEach((lock, j) => {
       this.#indexOf.set(lock.tokenId, j);
-      this.#owner[j] = this.accountOf(lock.owner, this.accounts, this.#accountIndex);
+      let i = this.#accountIndex.get(lock.owner);
+      if (i === undefined) {
+        i = this.accounts.length;
+        this.accounts.push(lock.owner);
+        this.#accountIndex.set(lock.owner, i);
+      }
+      this.owner[j] = i;
       const q = lock.amount / MAX;
       this.q[j] = q;
       this.r[j] = Number(lock.amount - q * MAX);
-      this.end[j] = lock.lockEnd <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(lock.lockEnd) : Number.NaN;
+      this.end[j] = lock.lockEnd <= SAFE ? Number(lock.lockEnd) : Number.NaN;
     });
-  }
-
-  /** An account's index, added to `accounts` when new. */
-  accountOf(owner: string, accounts: string[], index: Map<string, number>): number {
-    let i = index.get(owner);
-    if (i === undefined) {
-      i = accounts.length;
-      accounts.push(owner);
-      index.set(owner, i);
+    const a = this.accounts.length;
+    this.first = new Int32Array(a + 1);
+    for (let j = 0; j < n; j++) {
+      const i = (this.owner[j] as number) + 1;
+      this.first[i] = (this.first[i] as number) + 1;
     }
-    return i;
+    for (let i = 0; i < a; i++) this.first[i + 1] = (this.first[i + 1] as number) + (this.first[i] as number);
+    this.byOwner = new Int32Array(n);
+    const next = this.first.slice(0, a);
+    for (let j = 0; j < n; j++) {
+      const i = this.owner[j] as number;
+      const k = next[i] as number;
+      this.byOwner[k] = j;
+      next[i] = k + 1;
+    }
+    this.c = new Array<bigint>(a).fill(0n);
+    this.qs = new Array<bigint>(a).fill(0n);
+    this.locked = new Array<bigint>(a).fill(0n);
+    this.count = new Int32Array(a);
+    this.odd = new Uint8Array(a);
+    const tn = Number(at.time);
+    const plain: number[] = [];
+    for (let j = 0; j < n; j++) {
+      const lock = locks[j] as VeLock;
+      const i = this.owner[j] as number;
+      this.locked[i] = (this.locked[i] as bigint) + lock.amount;
+      this.count[i] = (this.count[i] as number) + 1;
+      if (lock.autoMax) {
+        this.c[i] = (this.c[i] as bigint) + lock.amount;
+        continue;
+      }
+      const end = this.end[j] as number;
+      if (Number.isNaN(end)) {
+        this.odd[i] = 1;
+        continue;
+      }
+      plain.push(j);
+      if (end > tn) {
+        this.c[i] = (this.c[i] as bigint) + (this.q[j] as bigint) * lock.lockEnd;
+        this.qs[i] = (this.qs[i] as bigint) + (this.q[j] as bigint);
+      }
+    }
+    plain.sort((x, y) => (this.end[x] as number) - (this.end[y] as number));
+    this.byEnd = Int32Array.from(plain);
+    this.endsSorted = Float64Array.from(plain, (j) => this.end[j] as number);
   }
 
   /** The anchor's lock of a token, by index (undefined when the token was not live at the anchor). */
   indexOfToken(tokenId: bigint): number | undefined {
     return this.#indexOf.get(tokenId);
-  }
-
-  ownerIndex(j: number): number {
-    return this.#owner[j] as number;
   }
 
   accountIndex(owner: string): number | undefined {
@@ -97,8 +146,8 @@ export class VeAnchor {
   }
 }
 
-/** floor(r·d / MAX) for 0 ≤ r < MAX and 0 ≤ d, exact (doubles where r·d is an exact integer, else bigints). */
-function floorShare(r: number, d: number): bigint | number {
+/** floor(r·d / MAX) for 0 ≤ r < MAX and d ≥ 0, exact (a double while r·d is an exact integer, else a bigint). */
+function floorShare(r: number, d: number): number | bigint {
   const x = r * d;
   if (x > Number.MAX_SAFE_INTEGER) return (BigInt(r) * BigInt(d)) / MAX;
   let f = Math.floor(x / MAX_N);
@@ -106,6 +155,18 @@ function floorShare(r: number, d: number): bigint | number {
   if (f * MAX_N > x) f--;
   else if ((f + 1) * MAX_N <= x) f++;
   return f;
+}
+
+/** The first index in ascending `xs` whose value is > x. */
+function upperBound(xs: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((xs[mid] as number) <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
@@ -116,86 +177,111 @@ function floorShare(r: number, d: number): bigint | number {
 export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[]): HolderVe[] {
   const t = at.time;
   const tn = Number(t);
-  const accounts = anchor.accounts.slice();
-  const accountIndex = new Map<string, number>();
+  const own = anchor.accounts.length;
+  let accounts = anchor.accounts;
+  const added = new Map<string, number>();
   const extra: { owner: number; lock: VeLock }[] = [];
   const replaced = new Uint8Array(anchor.locks.length);
+  // Owners summed again lock by lock: changed locks' owners, then those with a lock expired between the two times.
+  const dirty: number[] = [];
+  const isDirty = new Uint8Array(own);
+  const touch = (i: number) => {
+    if (i < own && isDirty[i] === 0) {
+      isDirty[i] = 1;
+      dirty.push(i);
+    }
+  };
   for (const c of changes) {
     const j = anchor.indexOfToken(c.tokenId);
-    if (j !== undefined) replaced[j] = 1;
+    if (j !== undefined) {
+      replaced[j] = 1;
+      touch(anchor.owner[j] as number);
+    }
     if (c.lock === null) continue;
-    let owner = anchor.accountIndex(c.lock.owner);
-    if (owner === undefined) {
-      owner = accountIndex.get(c.lock.owner);
-      if (owner === undefined) {
-        owner = accounts.length;
-        accounts.push(c.lock.owner);
-        accountIndex.set(c.lock.owner, owner);
-      }
+    let i = anchor.accountIndex(c.lock.owner) ?? added.get(c.lock.owner);
+    if (i === undefined) {
+      if (accounts === anchor.accounts) accounts = anchor.accounts.slice();
+      i = accounts.length;
+      accounts.push(c.lock.owner);
+      added.set(c.lock.owner, i);
     }
-    extra.push({ owner, lock: c.lock });
+    touch(i);
+    extra.push({ owner: i, lock: c.lock });
   }
+  const ta = Number(anchor.time);
+  const [lo, hi] = ta <= tn ? [ta, tn] : [tn, ta];
+  for (let k = upperBound(anchor.endsSorted, lo); k < anchor.endsSorted.length; k++) {
+    if ((anchor.endsSorted[k] as number) > hi) break;
+    touch(anchor.owner[anchor.byEnd[k] as number] as number);
+  }
+  for (let i = 0; i < own; i++) if (anchor.odd[i] === 1) touch(i);
+
   const n = accounts.length;
-  const ve = new Array<bigint>(n).fill(0n);
-  const share = new Float64Array(n);
-  const locked = new Array<bigint>(n).fill(0n);
+  const total = new Array<bigint>(n);
+  const locked = new Array<bigint>(n);
   const count = new Int32Array(n);
-  // One lock's ve added to its owner's: q·d as a bigint, floor(r·d / MAX) as an exact double (summed apart).
-  const add = (i: number, lock: VeLock, q: bigint, r: number, end: number) => {
-    count[i] = (count[i] as number) + 1;
-    locked[i] = (locked[i] as bigint) + lock.amount;
-    if (lock.autoMax) {
-      ve[i] = (ve[i] as bigint) + lock.amount;
-      return;
-    }
-    if (Number.isNaN(end)) {
-      if (lock.lockEnd > t) ve[i] = (ve[i] as bigint) + (lock.amount * (lock.lockEnd - t)) / MAX;
-      return;
-    }
-    if (end <= tn) return;
-    const d = end - tn;
-    ve[i] = (ve[i] as bigint) + q * BigInt(d);
-    const f = floorShare(r, d);
-    if (typeof f === "number") share[i] = (share[i] as number) + f;
-    else ve[i] = (ve[i] as bigint) + f;
-  };
+  // Owners as at the anchor: Σ q·lockEnd − t·Σ q from the anchor's sums, plus every unexpired plain lock's share.
+  const share = new Float64Array(own);
+  const late: bigint[] = [];
   const locks = anchor.locks;
   for (let j = 0; j < locks.length; j++) {
-    if (replaced[j] === 1) continue;
-    add(
-      anchor.ownerIndex(j),
-      locks[j] as VeLock,
-      anchor.q[j] as bigint,
-      anchor.r[j] as number,
-      anchor.end[j] as number,
-    );
+    const i = anchor.owner[j] as number;
+    const end = anchor.end[j] as number;
+    if (isDirty[i] === 1 || !(end > tn) || (locks[j] as VeLock).autoMax) continue;
+    const f = floorShare(anchor.r[j] as number, end - tn);
+    if (typeof f === "number") share[i] = (share[i] as number) + f;
+    else late[i] = (late[i] ?? 0n) + f;
   }
-  for (const { owner, lock } of extra) {
-    const q = lock.amount / MAX;
-    const end = lock.lockEnd <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(lock.lockEnd) : Number.NaN;
-    add(owner, lock, q, Number(lock.amount - q * MAX), end);
-  }
-  const total = new Array<bigint>(n);
-  const key = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    // Sums of shares stay below 2^53 (each < 2^25, an owner holds far fewer than 2^28 locks): exact.
-    const v = (ve[i] as bigint) + BigInt(share[i] as number);
+  for (let i = 0; i < own; i++) {
+    if (isDirty[i] === 1) continue;
+    const qs = anchor.qs[i] as bigint;
+    let v = qs === 0n ? (anchor.c[i] as bigint) : (anchor.c[i] as bigint) - t * qs;
+    // Sums of shares stay below 2^53 (each < 2^25; an owner holds far fewer than 2^28 locks): exact.
+    const s = share[i] as number;
+    if (s !== 0) v += BigInt(s);
+    const l = late[i];
+    if (l !== undefined) v += l;
     total[i] = v;
-    key[i] = Number(v);
+    locked[i] = anchor.locked[i] as bigint;
+    count[i] = anchor.count[i] as number;
   }
+  // Owners summed again: their locks at the anchor not replaced, and the changed locks now theirs.
+  const add = (i: number, lock: VeLock) => {
+    count[i] = (count[i] as number) + 1;
+    locked[i] = (locked[i] as bigint) + lock.amount;
+    if (lock.autoMax) total[i] = (total[i] as bigint) + lock.amount;
+    else if (lock.lockEnd > t) total[i] = (total[i] as bigint) + (lock.amount * (lock.lockEnd - t)) / MAX;
+  };
+  for (const i of dirty) {
+    total[i] = 0n;
+    locked[i] = 0n;
+    for (let k = anchor.first[i] as number; k < (anchor.first[i + 1] as number); k++) {
+      const j = anchor.byOwner[k] as number;
+      if (replaced[j] === 0) add(i, locks[j] as VeLock);
+    }
+  }
+  for (let i = own; i < n; i++) {
+    total[i] = 0n;
+    locked[i] = 0n;
+  }
+  for (const { owner, lock } of extra) add(owner, lock);
+
+  const key = new Float64Array(n);
+  for (let i = 0; i < n; i++) key[i] = Number(total[i] as bigint);
   // Start from the previous ranking's order (nearly sorted now), then every other account with ve > 0.
   const start: number[] = [];
   const placed = new Uint8Array(n);
   for (const i of anchor.order ?? []) {
-    if (i < n && (total[i] as bigint) > 0n) {
+    if (i < n && (key[i] as number) > 0) {
       start.push(i);
       placed[i] = 1;
     }
   }
-  for (let i = 0; i < n; i++) if (placed[i] === 0 && (total[i] as bigint) > 0n) start.push(i);
+  for (let i = 0; i < n; i++) if (placed[i] === 0 && (key[i] as number) > 0) start.push(i);
   start.sort((a, b) => {
     const ka = key[a] as number;
     const kb = key[b] as number;
+    // Number() of a bigint rounds to nearest, so it keeps the order; equal keys are compared exactly.
     if (ka !== kb) return kb - ka;
     const va = total[a] as bigint;
     const vb = total[b] as bigint;
@@ -205,7 +291,7 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
     return aa < ab ? -1 : aa > ab ? 1 : 0;
   });
   // Only the anchor's own accounts carry over (indexes past them are this block's).
-  anchor.order = Int32Array.from(start.filter((i) => i < anchor.accounts.length));
+  anchor.order = Int32Array.from(start.filter((i) => i < own));
   return start.map((i) => ({
     address: accounts[i] as Address,
     ve: total[i] as bigint,

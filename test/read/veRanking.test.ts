@@ -78,7 +78,7 @@ describe("rankVe's arithmetic", () => {
         });
       }
       const anchor = new VeAnchor({ block: 100n, time: t }, locks);
-      for (const dt of [0n, 1n, 2n, 3_600n, 86_400n * 30n]) {
+      for (const dt of [0n, 1n, 2n, 3_600n, 86_400n * 30n, -7_200n, -86_400n * 40n]) {
         // Some locks changed (new amounts, new owners, burned), some new.
         const changes = locks
           .filter(() => rand() < 0.05)
