@@ -14,7 +14,7 @@
  * (ahead computations included), RSS and open descriptors before and after.
  *
  * Usage: npx tsx bench/first-reader.ts [events=520000] [blocks=40]
- * Env: PACE_MS (2000).
+ * Env: PACE_MS (2000); PROFILE_DIR — the API process writes a CPU profile there when it stops.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import pg from "pg";
@@ -69,7 +69,13 @@ const api = await spawnService({
   databaseUrl: served.databaseUrl,
   schema: SCHEMA,
   viewsSchema: VIEWS,
-  env: { LOG_LEVEL: "error", REDIS_URL: "", RATE_LIMIT_MAX: "100000" },
+  env: {
+    LOG_LEVEL: "error",
+    REDIS_URL: "",
+    RATE_LIMIT_MAX: "100000",
+    // PROFILE_DIR: the API process writes a CPU profile there when it stops (node --cpu-prof).
+    ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
+  },
 });
 await api.waitFor200("/ready", 60_000);
 
@@ -144,7 +150,7 @@ console.log(
     `CPU ${(cpu * 100).toFixed(1)} % of one core over ${seconds.toFixed(0)} s; RSS ${rssBefore.toFixed(0)} → ` +
     `${rssMb(api.pid).toFixed(0)} MB; descriptors ${fdsBefore} → ${fds(api.pid)}; load ${load()}`,
 );
-await api.stop("SIGKILL");
+await api.stop(process.env.PROFILE_DIR ? "SIGTERM" : "SIGKILL");
 await admin.end();
 await served.stop();
 console.log(

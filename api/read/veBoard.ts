@@ -17,7 +17,7 @@ export type VeBoard = {
   time: bigint;
   rows: readonly HolderVe[];
   /** Lower-case address → index in rows (rank − 1). */
-  position: ReadonlyMap<string, number>;
+  position: { get(address: string): number | undefined };
   /** Row i's address, EIP-55 (computed once per row, when first shown: keccak per address is not free). */
   checksummed(i: number): Address;
 };
@@ -79,12 +79,17 @@ export const BOARD_ROW_BYTES = 400;
 /** The boards kept by default: 8 blocks' and 64 MiB of them (at Base scale, ~60,000 holders, a board is ~25 MB). */
 export const BOARDS_KEPT = { capacity: 8, maxBytes: 64 * 1024 * 1024 } as const;
 
-/** A board of ranked rows: its position map and checksummed addresses. */
-function boardOf(at: At, rows: readonly HolderVe[]): VeBoard {
-  const position = new Map<string, number>();
-  rows.forEach((row, i) => {
-    position.set(row.address.toLowerCase(), i);
-  });
+/** A board of ranked rows: where an address is in them (a map built here unless given) and checksummed addresses. */
+function boardOf(at: At, rows: readonly HolderVe[], indexOf?: (address: string) => number | undefined): VeBoard {
+  let position: VeBoard["position"];
+  if (indexOf) position = { get: indexOf };
+  else {
+    const map = new Map<string, number>();
+    rows.forEach((row, i) => {
+      map.set(row.address.toLowerCase(), i);
+    });
+    position = map;
+  }
   const shown: Address[] = [];
   const checksummed = (i: number) => {
     shown[i] ??= getAddress((rows[i] as HolderVe).address);
@@ -155,7 +160,8 @@ export class VeBoards extends BlockMemo<VeBoard> {
     this.#derived++;
     this.#learnFrom(delta);
     this.#move(delta);
-    return boardOf(delta, rankVe(delta, anchor, delta.value));
+    const { rows, indexOf } = rankVe(delta, anchor, delta.value);
+    return boardOf(delta, rows, indexOf);
   }
 
   async #whole_(at: At, lane: ComputeLane): Promise<VeBoard> {

@@ -146,6 +146,9 @@ export class VeAnchor {
   }
 }
 
+/** A ranking's rows in board order, and where a (lower-case) address is in them. */
+export type VeRanking = { rows: HolderVe[]; indexOf(address: string): number | undefined };
+
 /** floor(r·d / MAX) for 0 ≤ r < MAX and d ≥ 0, exact (a double while r·d is an exact integer, else a bigint). */
 function floorShare(r: number, d: number): number | bigint {
   const x = r * d;
@@ -174,7 +177,7 @@ function upperBound(xs: Float64Array, x: number): number {
  * at their state at `at`) — every owner with ve > 0, ve descending then address ascending (byte order), with the sum
  * of its live locks' amounts and their count, as api/read/atBlock.ts holders computes it.
  */
-export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[]): HolderVe[] {
+export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[]): VeRanking {
   const t = at.time;
   const tn = Number(t);
   const own = anchor.accounts.length;
@@ -290,12 +293,30 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
     const ab = accounts[b] as string;
     return aa < ab ? -1 : aa > ab ? 1 : 0;
   });
-  // Only the anchor's own accounts carry over (indexes past them are this block's).
-  anchor.order = Int32Array.from(start.filter((i) => i < own));
-  return start.map((i) => ({
-    address: accounts[i] as Address,
-    ve: total[i] as bigint,
-    locked: locked[i] as bigint,
-    locks: count[i] as number,
-  }));
+  // Only the anchor's own accounts carry over (indexes past them are this block's); each account's place.
+  const order = new Int32Array(own);
+  const placeOf = new Int32Array(n).fill(-1);
+  let kept = 0;
+  const rows = new Array<HolderVe>(start.length);
+  for (let k = 0; k < start.length; k++) {
+    const i = start[k] as number;
+    if (i < own) order[kept++] = i;
+    placeOf[i] = k;
+    rows[k] = {
+      address: accounts[i] as Address,
+      ve: total[i] as bigint,
+      locked: locked[i] as bigint,
+      locks: count[i] as number,
+    };
+  }
+  anchor.order = order.subarray(0, kept);
+  return {
+    rows,
+    // A rank lookup: the anchor's index of owners (no map of this block's own), lower-case addresses.
+    indexOf: (address) => {
+      const i = anchor.accountIndex(address) ?? added.get(address);
+      const k = i === undefined ? -1 : (placeOf[i] as number);
+      return k < 0 ? undefined : k;
+    },
+  };
 }

@@ -102,7 +102,16 @@ describe("rankVe's arithmetic", () => {
           ...locks.filter((l) => !changed.has(l.tokenId)),
           ...changes.flatMap((c) => (c.lock ? [c.lock] : [])),
         ];
-        expect(rankVe({ block: 100n, time: t + dt }, anchor, changes)).toEqual(bruteRanking(now, t + dt));
+        const ranked = rankVe({ block: 100n, time: t + dt }, anchor, changes);
+        expect(ranked.rows).toEqual(bruteRanking(now, t + dt));
+        // Every ranked owner's place, and none for an owner without ve (or unknown).
+        ranked.rows.forEach((row, i) => {
+          expect(ranked.indexOf(row.address)).toBe(i);
+        });
+        const unranked = [...owners, "0x00000000000000000000000000000000000000ee"].filter(
+          (o) => !ranked.rows.some((r) => r.address === o),
+        );
+        for (const o of unranked) expect(ranked.indexOf(o)).toBeUndefined();
       }
       // Ties really occur among the ranked owners (the comparator's exact branch).
       if (round === 0) {
@@ -132,7 +141,7 @@ describe("derived from an anchor, at every block (PGlite)", () => {
       for (const block of blocks) {
         const delta = await reader.veLockDelta(at(f), at(block));
         changed += delta.value.length;
-        const derived = rankVe(delta, anchor, delta.value);
+        const derived = rankVe(delta, anchor, delta.value).rows;
         const expected = truth(block);
         expect(derived, `block ${block} from the anchor at ${f}`).toEqual(expected);
         if (block % 7n === 0n) expect((await reader.holders(at(block))).value).toEqual(expected);
