@@ -233,7 +233,7 @@ try {
   const limit = 100;
   const page500 = Math.min(500, Math.floor(size / limit));
   const cursorAt = (p: number) => {
-    const r = board.rows[(p - 1) * limit - 1]!;
+    const r = board.rows.get((p - 1) * limit - 1)!;
     return new CursorCodec(cursorKey(base)).encode({
       kind: "board",
       block: board.block,

@@ -477,7 +477,7 @@ export function buildSchema() {
           const v = ve.position.get(lower);
           boards.push({
             board: "ve" as never,
-            value: v === undefined ? 0n : ve.rows[v]!.ve,
+            value: v === undefined ? 0n : ve.rows.get(v)!.ve,
             rank: v === undefined ? null : v + 1,
             unit: "wei",
           });

@@ -4,7 +4,7 @@ import { parseAddress, parseQuery } from "../http/params";
 import type { HolderVe } from "../read/contract";
 import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
-import { firstAfter, type VeBoard } from "../read/veBoard";
+import type { VeBoard } from "../read/veBoard";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object } from "../route/jsonSchema";
 import { answer } from "./answer";
@@ -22,7 +22,7 @@ const ORDER =
   "(lockEnd − blockTimestamp) / 365 days), 0 once expired. Holders whose locks have all expired are not ranked.";
 
 const rowJson = (board: VeBoard, i: number) => {
-  const r = board.rows[i] as HolderVe;
+  const r = board.rows.get(i) as HolderVe;
   return {
     rank: i + 1,
     address: board.checksummed(i),
@@ -113,10 +113,10 @@ export function registerLeaderboardRoutes(router: Hono<AppEnv>, rt: IndexRuntime
     const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "board");
     const { block, param } = requestedBlock(q.block, cursor?.block);
     const { board, at } = await resolveBoard(rt, c, block, param);
-    const start = cursor === undefined ? 0 : firstAfter(board.rows, cursor.after);
+    const start = cursor === undefined ? 0 : board.rows.after(cursor.after);
     const end = Math.min(start + Number(q.limit), board.rows.length);
     const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, start + i));
-    const last = board.rows[end - 1];
+    const last = board.rows.get(end - 1);
     const nextCursor =
       end < board.rows.length && last
         ? rt.cursors.encode({ kind: "board", block: board.block, after: { ve: last.ve, address: last.address } })

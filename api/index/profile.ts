@@ -107,7 +107,7 @@ export function registerProfileRoute(router: Hono<AppEnv>, rt: IndexRuntime): vo
     });
     const v = ve.position.get(who);
     boards.ve = {
-      value: v === undefined ? "0" : (ve.rows[v]?.ve ?? 0n).toString(),
+      value: v === undefined ? "0" : (ve.rows.get(v)?.ve ?? 0n).toString(),
       rank: v === undefined ? null : v + 1,
       unit: "wei",
     };

@@ -10,12 +10,13 @@ import { type Address, getAddress } from "viem";
 import { BlockMemo, type BlockMemoOptions, requireInRange } from "./blockMemo";
 import type { ComputeLane } from "./computeGate";
 import type { AtBlock, HolderVe, LockChange, VeLock, VeLocksAnswer } from "./contract";
-import { rankVe, VeAnchor } from "./veRanking";
+import { rankVe, VeAnchor, type VeRanking, type VeRows } from "./veRanking";
 
 export type VeBoard = {
   block: bigint;
   time: bigint;
-  rows: readonly HolderVe[];
+  /** In board order, made as asked for (a derived ranking keeps numbers, not 60,000 row objects per block). */
+  rows: VeRows;
   /** Lower-case address → index in rows (rank − 1). */
   position: { get(address: string): number | undefined };
   /** Row i's address, EIP-55 (computed once per row, when first shown: keccak per address is not free). */
@@ -29,7 +30,7 @@ export function beforeInBoard(a: { ve: bigint; address: string }, b: { ve: bigin
 }
 
 /** The index of the first row strictly after `key` in board order (rows are in board order, all distinct). */
-export function firstAfter(rows: readonly HolderVe[], key: { ve: bigint; address: Address }): number {
+export function firstAfter(rows: readonly HolderVe[], key: { ve: bigint; address: string }): number {
   let lo = 0;
   let hi = rows.length;
   while (lo < hi) {
@@ -79,20 +80,27 @@ export const BOARD_ROW_BYTES = 400;
 /** The boards kept by default: 8 blocks' and 64 MiB of them (at Base scale, ~60,000 holders, a board is ~25 MB). */
 export const BOARDS_KEPT = { capacity: 8, maxBytes: 64 * 1024 * 1024 } as const;
 
-/** A board of ranked rows: where an address is in them (a map built here unless given) and checksummed addresses. */
-function boardOf(at: At, rows: readonly HolderVe[], indexOf?: (address: string) => number | undefined): VeBoard {
-  let position: VeBoard["position"];
-  if (indexOf) position = { get: indexOf };
-  else {
-    const map = new Map<string, number>();
-    rows.forEach((row, i) => {
-      map.set(row.address.toLowerCase(), i);
-    });
-    position = map;
-  }
+/** A ranking computed whole (an array in board order) as rows, with a map of where each address is. */
+function rankingOf(array: readonly HolderVe[]): VeRanking {
+  const map = new Map<string, number>();
+  array.forEach((row, i) => {
+    map.set(row.address.toLowerCase(), i);
+  });
+  return {
+    length: array.length,
+    get: (i) => array[i],
+    after: (key) => firstAfter(array, key),
+    indexOf: (address) => map.get(address),
+  };
+}
+
+/** A board of ranked rows, with where an address is in them and its rows' checksummed addresses. */
+function boardOf(at: At, ranking: VeRanking): VeBoard {
+  const rows: VeRows = { length: ranking.length, get: ranking.get, after: ranking.after };
+  const position = { get: ranking.indexOf };
   const shown: Address[] = [];
   const checksummed = (i: number) => {
-    shown[i] ??= getAddress((rows[i] as HolderVe).address);
+    shown[i] ??= getAddress((rows.get(i) as HolderVe).address);
     return shown[i];
   };
   return { block: at.block, time: at.time, rows, position, checksummed };
@@ -160,14 +168,13 @@ export class VeBoards extends BlockMemo<VeBoard> {
     this.#derived++;
     this.#learnFrom(delta);
     this.#move(delta);
-    const { rows, indexOf } = rankVe(delta, anchor, delta.value);
-    return boardOf(delta, rows, indexOf);
+    return boardOf(delta, rankVe(delta, anchor, delta.value));
   }
 
   async #whole_(at: At, lane: ComputeLane): Promise<VeBoard> {
     const answer = requireInRange(await this.#loadWhole(at, lane));
     this.#whole++;
-    return boardOf(answer, answer.value);
+    return boardOf(answer, rankingOf(answer.value));
   }
 
   #learn(finalized: At): void {

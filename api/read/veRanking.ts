@@ -48,6 +48,9 @@ export class VeAnchor {
   readonly qs: bigint[];
   readonly locked: bigint[];
   readonly count: Int32Array;
+  /** c and qs as doubles (each within 2^-53 of its value): an owner's key per block without a bigint. */
+  readonly cn: Float64Array;
+  readonly qn: Float64Array;
   /** Owners whose sums do not hold (a lock end past 2^53): summed lock by lock at every block. */
   readonly odd: Uint8Array;
   /** Plain (not AutoMax) locks' ends, ascending, and the locks: where expiries between two times are found. */
@@ -122,6 +125,8 @@ export class VeAnchor {
         this.qs[i] = (this.qs[i] as bigint) + (this.q[j] as bigint);
       }
     }
+    this.cn = Float64Array.from(this.c, (v) => Number(v));
+    this.qn = Float64Array.from(this.qs, (v) => Number(v));
     plain.sort((x, y) => (this.end[x] as number) - (this.end[y] as number));
     this.byEnd = Int32Array.from(plain);
     this.endsSorted = Float64Array.from(plain, (j) => this.end[j] as number);
@@ -146,8 +151,20 @@ export class VeAnchor {
   }
 }
 
-/** A ranking's rows in board order, and where a (lower-case) address is in them. */
-export type VeRanking = { rows: HolderVe[]; indexOf(address: string): number | undefined };
+/** A ranking's rows in board order (made when asked for), and where a (lower-case) address is in them. */
+export type VeRanking = VeRows & { indexOf(address: string): number | undefined };
+
+/** Rows in board order: ve descending, then address ascending (byte order of the lower-case hex). */
+export type VeRows = {
+  readonly length: number;
+  /** Row i (rank i + 1), undefined past the end. */
+  get(i: number): HolderVe | undefined;
+  /** The index of the first row strictly after `key` in board order (a keyset page's start). */
+  after(key: { ve: bigint; address: string }): number;
+};
+
+/** A key's relative error bound, generously: three roundings of 2^-53 each, and the inputs'. */
+const EPS = 2 ** -49;
 
 /** floor(r·d / MAX) for 0 ≤ r < MAX and d ≥ 0, exact (a double while r·d is an exact integer, else a bigint). */
 function floorShare(r: number, d: number): number | bigint {
@@ -220,10 +237,13 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   for (let i = 0; i < own; i++) if (anchor.odd[i] === 1) touch(i);
 
   const n = accounts.length;
-  const total = new Array<bigint>(n);
-  const locked = new Array<bigint>(n);
-  const count = new Int32Array(n);
-  // Owners as at the anchor: Σ q·lockEnd − t·Σ q from the anchor's sums, plus every unexpired plain lock's share.
+  // Each owner's ve as a double key with an error bound (tol); its exact bigint made when a row is shown or two keys
+  // are too close to tell apart. Owners summed again lock by lock are exact from the start.
+  const key = new Float64Array(n);
+  const tol = new Float64Array(n);
+  const exact: (bigint | undefined)[] = new Array(n);
+  const lockedOf: (bigint | undefined)[] = new Array(n);
+  const countOf = new Int32Array(n);
   const share = new Float64Array(own);
   const late: bigint[] = [];
   const locks = anchor.locks;
@@ -235,59 +255,84 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
     if (typeof f === "number") share[i] = (share[i] as number) + f;
     else late[i] = (late[i] ?? 0n) + f;
   }
-  for (let i = 0; i < own; i++) {
-    if (isDirty[i] === 1) continue;
+  const cleanExact = (i: number): bigint => {
     const qs = anchor.qs[i] as bigint;
     let v = qs === 0n ? (anchor.c[i] as bigint) : (anchor.c[i] as bigint) - t * qs;
     // Sums of shares stay below 2^53 (each < 2^25; an owner holds far fewer than 2^28 locks): exact.
     const s = share[i] as number;
     if (s !== 0) v += BigInt(s);
     const l = late[i];
-    if (l !== undefined) v += l;
-    total[i] = v;
-    locked[i] = anchor.locked[i] as bigint;
-    count[i] = anchor.count[i] as number;
+    return l === undefined ? v : v + l;
+  };
+  for (let i = 0; i < own; i++) {
+    if (isDirty[i] === 1) continue;
+    countOf[i] = anchor.count[i] as number;
+    if (late[i] !== undefined) {
+      const v = cleanExact(i);
+      exact[i] = v;
+      key[i] = Number(v);
+      tol[i] = Math.abs(key[i] as number) * EPS;
+      continue;
+    }
+    // C − t·Q + share in doubles: each of the three roundings (and the two inputs') is within 2^-53 of its operands.
+    const c = anchor.cn[i] as number;
+    const qn = anchor.qn[i] as number;
+    key[i] = c - tn * qn + (share[i] as number);
+    tol[i] = (Math.abs(c) + tn * Math.abs(qn) + (share[i] as number)) * EPS + 2;
   }
   // Owners summed again: their locks at the anchor not replaced, and the changed locks now theirs.
   const add = (i: number, lock: VeLock) => {
-    count[i] = (count[i] as number) + 1;
-    locked[i] = (locked[i] as bigint) + lock.amount;
-    if (lock.autoMax) total[i] = (total[i] as bigint) + lock.amount;
-    else if (lock.lockEnd > t) total[i] = (total[i] as bigint) + (lock.amount * (lock.lockEnd - t)) / MAX;
+    countOf[i] = (countOf[i] as number) + 1;
+    lockedOf[i] = (lockedOf[i] ?? 0n) + lock.amount;
+    if (lock.autoMax) exact[i] = (exact[i] as bigint) + lock.amount;
+    else if (lock.lockEnd > t) exact[i] = (exact[i] as bigint) + (lock.amount * (lock.lockEnd - t)) / MAX;
   };
+  const summed: number[] = [...dirty];
+  for (let i = own; i < n; i++) summed.push(i);
+  for (const i of summed) {
+    exact[i] = 0n;
+    lockedOf[i] = 0n;
+  }
   for (const i of dirty) {
-    total[i] = 0n;
-    locked[i] = 0n;
     for (let k = anchor.first[i] as number; k < (anchor.first[i + 1] as number); k++) {
       const j = anchor.byOwner[k] as number;
       if (replaced[j] === 0) add(i, locks[j] as VeLock);
     }
   }
-  for (let i = own; i < n; i++) {
-    total[i] = 0n;
-    locked[i] = 0n;
-  }
   for (const { owner, lock } of extra) add(owner, lock);
-
-  const key = new Float64Array(n);
-  for (let i = 0; i < n; i++) key[i] = Number(total[i] as bigint);
+  for (const i of summed) {
+    key[i] = Number(exact[i] as bigint);
+    tol[i] = Math.abs(key[i] as number) * EPS;
+  }
+  const veOf = (i: number): bigint => {
+    let v = exact[i];
+    if (v === undefined) {
+      v = cleanExact(i);
+      exact[i] = v;
+    }
+    return v;
+  };
+  // Ranked: ve > 0 — certain where the key is above its error, else decided exactly.
+  const ranked = (i: number) =>
+    (key[i] as number) > (tol[i] as number) || ((key[i] as number) >= -(tol[i] as number) && veOf(i) > 0n);
   // Start from the previous ranking's order (nearly sorted now), then every other account with ve > 0.
   const start: number[] = [];
   const placed = new Uint8Array(n);
   for (const i of anchor.order ?? []) {
-    if (i < n && (key[i] as number) > 0) {
+    if (i < n && ranked(i)) {
       start.push(i);
       placed[i] = 1;
     }
   }
-  for (let i = 0; i < n; i++) if (placed[i] === 0 && (key[i] as number) > 0) start.push(i);
+  for (let i = 0; i < n; i++) if (placed[i] === 0 && ranked(i)) start.push(i);
   start.sort((a, b) => {
-    const ka = key[a] as number;
-    const kb = key[b] as number;
-    // Number() of a bigint rounds to nearest, so it keeps the order; equal keys are compared exactly.
-    if (ka !== kb) return kb - ka;
-    const va = total[a] as bigint;
-    const vb = total[b] as bigint;
+    const d = (key[a] as number) - (key[b] as number);
+    const within = (tol[a] as number) + (tol[b] as number);
+    // Keys further apart than both errors order as the exact values do; closer ones are compared exactly.
+    if (d > within) return -1;
+    if (d < -within) return 1;
+    const va = veOf(a);
+    const vb = veOf(b);
     if (va !== vb) return va > vb ? -1 : 1;
     const aa = accounts[a] as string;
     const ab = accounts[b] as string;
@@ -297,21 +342,41 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   const order = new Int32Array(own);
   const placeOf = new Int32Array(n).fill(-1);
   let kept = 0;
-  const rows = new Array<HolderVe>(start.length);
   for (let k = 0; k < start.length; k++) {
     const i = start[k] as number;
     if (i < own) order[kept++] = i;
     placeOf[i] = k;
-    rows[k] = {
-      address: accounts[i] as Address,
-      ve: total[i] as bigint,
-      locked: locked[i] as bigint,
-      locks: count[i] as number,
-    };
   }
   anchor.order = order.subarray(0, kept);
+  const ranks = Int32Array.from(start);
+  const row = (k: number): HolderVe | undefined => {
+    if (k < 0 || k >= ranks.length) return undefined;
+    const i = ranks[k] as number;
+    return {
+      address: accounts[i] as Address,
+      ve: veOf(i),
+      locked: lockedOf[i] ?? (anchor.locked[i] as bigint),
+      locks: countOf[i] as number,
+    };
+  };
   return {
-    rows,
+    length: ranks.length,
+    get: row,
+    after: (k) => {
+      // The first rank strictly after key in board order: a binary search over exact values (made as needed).
+      let lo = 0;
+      let hi = ranks.length;
+      const address = k.address.toLowerCase();
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        const i = ranks[mid] as number;
+        const v = veOf(i);
+        const before = k.ve !== v ? k.ve > v : address < (accounts[i] as string);
+        if (before) hi = mid;
+        else lo = mid + 1;
+      }
+      return lo;
+    },
     // A rank lookup: the anchor's index of owners (no map of this block's own), lower-case addresses.
     indexOf: (address) => {
       const i = anchor.accountIndex(address) ?? added.get(address);

@@ -7,8 +7,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { lockVe } from "../../api/math";
 import type { BoardIndex, HolderVe, LockIndex, VeLock } from "../../api/read/contract";
-import { VeBoards } from "../../api/read/veBoard";
-import { rankVe, VeAnchor } from "../../api/read/veRanking";
+import { firstAfter, VeBoards } from "../../api/read/veBoard";
+import { rankVe, VeAnchor, type VeRows } from "../../api/read/veRanking";
 import { pgliteLockIndex } from "../support/pgliteIndex";
 import { generateSyntheticIndex, type SyntheticIndex, stateAt } from "../support/syntheticIndex";
 
@@ -36,6 +36,9 @@ function truth(block: bigint): HolderVe[] {
     .map(([address, s]) => ({ address: address as HolderVe["address"], ...s }))
     .sort((a, b) => (a.ve === b.ve ? (a.address < b.address ? -1 : 1) : a.ve > b.ve ? -1 : 1));
 }
+
+/** Every row of a ranking, in order. */
+const rowsOf = (rows: VeRows) => Array.from({ length: rows.length }, (_, i) => rows.get(i)!);
 
 /** The board order by brute force: every lock's ve by lockVe, summed per owner. */
 function bruteRanking(locks: readonly VeLock[], t: bigint): HolderVe[] {
@@ -103,15 +106,25 @@ describe("rankVe's arithmetic", () => {
           ...changes.flatMap((c) => (c.lock ? [c.lock] : [])),
         ];
         const ranked = rankVe({ block: 100n, time: t + dt }, anchor, changes);
-        expect(ranked.rows).toEqual(bruteRanking(now, t + dt));
+        const expected = bruteRanking(now, t + dt);
+        const rows = rowsOf(ranked);
+        expect(rows).toEqual(expected);
         // Every ranked owner's place, and none for an owner without ve (or unknown).
-        ranked.rows.forEach((row, i) => {
+        rows.forEach((row, i) => {
           expect(ranked.indexOf(row.address)).toBe(i);
         });
         const unranked = [...owners, "0x00000000000000000000000000000000000000ee"].filter(
-          (o) => !ranked.rows.some((r) => r.address === o),
+          (o) => !rows.some((r) => r.address === o),
         );
         for (const o of unranked) expect(ranked.indexOf(o)).toBeUndefined();
+        // Keyset page starts: after each row, and after keys between rows.
+        for (let i = 0; i < rows.length; i += 7) {
+          const r = rows[i]!;
+          expect(ranked.after(r)).toBe(firstAfter(expected, r));
+          expect(ranked.after({ ve: r.ve + 1n, address: r.address })).toBe(
+            firstAfter(expected, { ve: r.ve + 1n, address: r.address }),
+          );
+        }
       }
       // Ties really occur among the ranked owners (the comparator's exact branch).
       if (round === 0) {
@@ -141,7 +154,7 @@ describe("derived from an anchor, at every block (PGlite)", () => {
       for (const block of blocks) {
         const delta = await reader.veLockDelta(at(f), at(block));
         changed += delta.value.length;
-        const derived = rankVe(delta, anchor, delta.value).rows;
+        const derived = rowsOf(rankVe(delta, anchor, delta.value));
         const expected = truth(block);
         expect(derived, `block ${block} from the anchor at ${f}`).toEqual(expected);
         if (block % 7n === 0n) expect((await reader.holders(at(block))).value).toEqual(expected);
@@ -205,7 +218,7 @@ describe("derived from an anchor, at every block (PGlite)", () => {
         },
       },
     });
-    const board = async (block: bigint) => (await boards.get(at(block), "head")).rows;
+    const board = async (block: bigint) => rowsOf((await boards.get(at(block), "head")).rows);
     expect(await board(head)).toEqual(truth(head));
     expect([locksRead, deltas, boards.anchorBlock]).toEqual([1, 1, finalized]);
     for (const block of blocks.slice(-30)) expect(await board(block), `block ${block}`).toEqual(truth(block));
