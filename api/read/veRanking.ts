@@ -58,6 +58,15 @@ export class VeAnchor {
   readonly byEnd: Int32Array;
   /** The newest ranking's order (owner indexes, ve descending): where the next sort starts. */
   order: Int32Array | null = null;
+  /** Two buffers for the order, used in turn (the next is written while the newest is read). */
+  readonly #orders = [new Int32Array(0), new Int32Array(0)];
+
+  /** The order buffer not holding the newest order, at least n long. */
+  spareOrder(n: number): Int32Array {
+    const k = this.order !== null && this.order.buffer === (this.#orders[0] as Int32Array).buffer ? 1 : 0;
+    if ((this.#orders[k] as Int32Array).length < n) this.#orders[k] = new Int32Array(n);
+    return this.#orders[k] as Int32Array;
+  }
 
   constructor(at: At, locks: readonly VeLock[]) {
     this.block = at.block;
@@ -163,6 +172,26 @@ export type VeRows = {
   after(key: { ve: bigint; address: string }): number;
 };
 
+/**
+ * Buffers a ranking needs only while it is made (rankVe runs to its end without yielding, so one set serves every
+ * call): zeroed byte flags and doubles, grown as needed. Per block the process then allocates little that survives a
+ * scavenge (docs/operations.md: the API process's young generation is small).
+ */
+const scratch = {
+  b: [new Uint8Array(0), new Uint8Array(0), new Uint8Array(0)],
+  d: [new Float64Array(0), new Float64Array(0)],
+  bytes(k: number, n: number): Uint8Array {
+    if ((this.b[k] as Uint8Array).length < n) this.b[k] = new Uint8Array(Math.ceil(n * 1.25));
+    const b = (this.b[k] as Uint8Array).subarray(0, n);
+    b.fill(0);
+    return b;
+  },
+  doubles(k: number, n: number): Float64Array {
+    if ((this.d[k] as Float64Array).length < n) this.d[k] = new Float64Array(Math.ceil(n * 1.25));
+    return (this.d[k] as Float64Array).subarray(0, n);
+  },
+};
+
 /** A key's relative error bound, generously: three roundings of 2^-53 each, and the inputs'. */
 const EPS = 2 ** -49;
 
@@ -201,10 +230,10 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   let accounts = anchor.accounts;
   const added = new Map<string, number>();
   const extra: { owner: number; lock: VeLock }[] = [];
-  const replaced = new Uint8Array(anchor.locks.length);
+  const replaced = scratch.bytes(0, anchor.locks.length);
   // Owners summed again lock by lock: changed locks' owners, then those with a lock expired between the two times.
   const dirty: number[] = [];
-  const isDirty = new Uint8Array(own);
+  const isDirty = scratch.bytes(1, own);
   const touch = (i: number) => {
     if (i < own && isDirty[i] === 0) {
       isDirty[i] = 1;
@@ -239,11 +268,12 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   const n = accounts.length;
   // Each owner's ve as a double key with an error bound (tol); its exact bigint made when a row is shown or two keys
   // are too close to tell apart. Owners summed again lock by lock are exact from the start.
-  const key = new Float64Array(n);
-  const tol = new Float64Array(n);
-  const exact: (bigint | undefined)[] = new Array(n);
-  const lockedOf: (bigint | undefined)[] = new Array(n);
-  const countOf = new Int32Array(n);
+  const key = scratch.doubles(0, n);
+  const tol = scratch.doubles(1, n);
+  // Few entries (owners summed again, rows shown, keys too close): maps, not arrays of every owner per block.
+  const exact = new Map<number, bigint>();
+  const lockedOf = new Map<number, bigint>();
+  const countOf = new Map<number, number>();
   const share = new Float64Array(own);
   const late: bigint[] = [];
   const locks = anchor.locks;
@@ -266,10 +296,9 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   };
   for (let i = 0; i < own; i++) {
     if (isDirty[i] === 1) continue;
-    countOf[i] = anchor.count[i] as number;
     if (late[i] !== undefined) {
       const v = cleanExact(i);
-      exact[i] = v;
+      exact.set(i, v);
       key[i] = Number(v);
       tol[i] = Math.abs(key[i] as number) * EPS;
       continue;
@@ -282,16 +311,18 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   }
   // Owners summed again: their locks at the anchor not replaced, and the changed locks now theirs.
   const add = (i: number, lock: VeLock) => {
-    countOf[i] = (countOf[i] as number) + 1;
-    lockedOf[i] = (lockedOf[i] ?? 0n) + lock.amount;
-    if (lock.autoMax) exact[i] = (exact[i] as bigint) + lock.amount;
-    else if (lock.lockEnd > t) exact[i] = (exact[i] as bigint) + (lock.amount * (lock.lockEnd - t)) / MAX;
+    countOf.set(i, (countOf.get(i) ?? 0) + 1);
+    lockedOf.set(i, (lockedOf.get(i) ?? 0n) + lock.amount);
+    const v = exact.get(i) ?? 0n;
+    if (lock.autoMax) exact.set(i, v + lock.amount);
+    else if (lock.lockEnd > t) exact.set(i, v + (lock.amount * (lock.lockEnd - t)) / MAX);
   };
   const summed: number[] = [...dirty];
   for (let i = own; i < n; i++) summed.push(i);
   for (const i of summed) {
-    exact[i] = 0n;
-    lockedOf[i] = 0n;
+    exact.set(i, 0n);
+    lockedOf.set(i, 0n);
+    countOf.set(i, 0);
   }
   for (const i of dirty) {
     for (let k = anchor.first[i] as number; k < (anchor.first[i + 1] as number); k++) {
@@ -301,14 +332,14 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   }
   for (const { owner, lock } of extra) add(owner, lock);
   for (const i of summed) {
-    key[i] = Number(exact[i] as bigint);
+    key[i] = Number(exact.get(i) as bigint);
     tol[i] = Math.abs(key[i] as number) * EPS;
   }
   const veOf = (i: number): bigint => {
-    let v = exact[i];
+    let v = exact.get(i);
     if (v === undefined) {
       v = cleanExact(i);
-      exact[i] = v;
+      exact.set(i, v);
     }
     return v;
   };
@@ -317,7 +348,7 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
     (key[i] as number) > (tol[i] as number) || ((key[i] as number) >= -(tol[i] as number) && veOf(i) > 0n);
   // Start from the previous ranking's order (nearly sorted now), then every other account with ve > 0.
   const start: number[] = [];
-  const placed = new Uint8Array(n);
+  const placed = scratch.bytes(2, n);
   for (const i of anchor.order ?? []) {
     if (i < n && ranked(i)) {
       start.push(i);
@@ -338,14 +369,12 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
     const ab = accounts[b] as string;
     return aa < ab ? -1 : aa > ab ? 1 : 0;
   });
-  // Only the anchor's own accounts carry over (indexes past them are this block's); each account's place.
-  const order = new Int32Array(own);
-  const placeOf = new Int32Array(n).fill(-1);
+  // Only the anchor's own accounts carry over (indexes past them are this block's).
+  const order = anchor.spareOrder(own);
   let kept = 0;
   for (let k = 0; k < start.length; k++) {
     const i = start[k] as number;
     if (i < own) order[kept++] = i;
-    placeOf[i] = k;
   }
   anchor.order = order.subarray(0, kept);
   const ranks = Int32Array.from(start);
@@ -355,33 +384,37 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
     return {
       address: accounts[i] as Address,
       ve: veOf(i),
-      locked: lockedOf[i] ?? (anchor.locked[i] as bigint),
-      locks: countOf[i] as number,
+      locked: lockedOf.get(i) ?? (anchor.locked[i] as bigint),
+      locks: countOf.get(i) ?? (anchor.count[i] as number),
     };
+  };
+  const after = (k: { ve: bigint; address: string }) => {
+    // The first rank strictly after key in board order: a binary search over exact values (made as needed).
+    let lo = 0;
+    let hi = ranks.length;
+    const address = k.address.toLowerCase();
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const i = ranks[mid] as number;
+      const v = veOf(i);
+      const before = k.ve !== v ? k.ve > v : address < (accounts[i] as string);
+      if (before) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
   };
   return {
     length: ranks.length,
     get: row,
-    after: (k) => {
-      // The first rank strictly after key in board order: a binary search over exact values (made as needed).
-      let lo = 0;
-      let hi = ranks.length;
-      const address = k.address.toLowerCase();
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        const i = ranks[mid] as number;
-        const v = veOf(i);
-        const before = k.ve !== v ? k.ve > v : address < (accounts[i] as string);
-        if (before) hi = mid;
-        else lo = mid + 1;
-      }
-      return lo;
-    },
-    // A rank lookup: the anchor's index of owners (no map of this block's own), lower-case addresses.
+    after,
+    // A rank lookup: the owner's exact ve, then its keyset place (no map of this block's own), lower-case addresses.
     indexOf: (address) => {
       const i = anchor.accountIndex(address) ?? added.get(address);
-      const k = i === undefined ? -1 : (placeOf[i] as number);
-      return k < 0 ? undefined : k;
+      if (i === undefined) return undefined;
+      const v = veOf(i);
+      if (v <= 0n) return undefined;
+      const k = after({ ve: v, address: accounts[i] as string }) - 1;
+      return k >= 0 && ranks[k] === i ? k : undefined;
     },
   };
 }
