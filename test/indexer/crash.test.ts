@@ -2,6 +2,11 @@
  * Crash safety: an indexer killed with SIGKILL in the middle of its backfill, then restarted on the same
  * database, ends with tables identical (row for row, column for column) to a run that was never interrupted.
  * Runs on PGlite, or on Postgres when DATABASE_URL is set.
+ *
+ * PGlite is not crash-safe under Ponder 0.17.7 (docs/limitations.md): it runs a batch's statements without a
+ * transaction, so a kill inside a batch leaves rows past the checkpoint. On PGlite the test therefore looks at
+ * the killed folder first (test/support/pgliteTornBatch.ts): at a batch boundary the restart must end identical,
+ * as on Postgres; inside a batch the documented recovery is checked instead (delete the folder, index again).
  */
 import { rmSync } from "node:fs";
 import path from "node:path";
@@ -9,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SeedResult } from "../../devnet/seed";
 import { startDevnet, type TestDevnet } from "../support/devnet";
 import { bulkTopUps, dumpIndex, expectIndexMatchesChain, headBlock } from "../support/lockChain";
+import { findTornBatch } from "../support/pgliteTornBatch";
 import {
   createTestDatabase,
   type PonderProcess,
@@ -50,7 +56,7 @@ describe(`crash recovery (${backend})`, () => {
     if (manifestFile) rmSync(path.dirname(manifestFile), { recursive: true, force: true });
   });
 
-  it("SIGKILL mid-backfill, then a restart, ends identical to an uninterrupted run", async () => {
+  it("SIGKILL mid-backfill, then a restart, ends identical to an uninterrupted run", async ({ annotate }) => {
     const head = await headBlock(devnet);
     const firstEventBlock = BigInt(devnet.deployment.manifest.contracts.VeLockNFT?.startBlock ?? 0) + 1n;
     // Slow block fetches down for the run to be killed, so its backfill spans seconds of partial commits.
@@ -76,17 +82,33 @@ describe(`crash recovery (${backend})`, () => {
     expect(progress).toBeGreaterThanOrEqual(firstEventBlock);
     expect(progress).toBeLessThan(head - FINALITY);
     expect((await victim.exited).signal).toBe("SIGKILL");
-
     proxy.setFault(null);
-    // Ponder waits for the dead app's heartbeat to expire (25 s in 0.16 and 0.17), then recovers from its checkpoint.
-    const restarted = await start(proxy.url, crashed, "info");
-    await Promise.all([restarted.waitForBlock(head, 120_000), reference.waitForBlock(head, 120_000)]);
-    expect(restarted.output()).toContain("Detected crash recovery");
-    // docs/limitations.md: it resumed only once the dead app's last heartbeat was 25 s old
-    // ("… last_active=25ss", Ponder's own spelling; "1m 02ss" past a minute).
-    const lastActive = restarted.output().match(/Detected crash recovery.*last_active=(?:(\d+)m )?(\d+)s/);
-    expect(lastActive, restarted.output()).not.toBeNull();
-    expect(Number(lastActive![1] ?? 0) * 60 + Number(lastActive![2])).toBeGreaterThanOrEqual(25);
+
+    const folder = crashed.forPonder();
+    const pgliteDir = folder.kind === "pglite" ? folder.dir : null;
+    const torn = pgliteDir === null ? null : await findTornBatch(pgliteDir, victim.schema);
+    let restarted: PonderProcess;
+    if (pgliteDir !== null && torn !== null && Object.keys(torn.rowsPastCheckpoint).length > 0) {
+      // Killed inside a batch on PGlite: Ponder would replay it over its own rows (docs/limitations.md), so no
+      // restart on this folder is expected to be right. What operators are told to do instead must be.
+      await annotate(
+        `PGlite: killed inside a batch, rows past the checkpoint ${JSON.stringify(torn.rowsPastCheckpoint)}; checked the rebuild instead`,
+      );
+      rmSync(pgliteDir, { recursive: true, force: true });
+      restarted = await start(proxy.url, crashed, "info");
+      await Promise.all([restarted.waitForBlock(head, 120_000), reference.waitForBlock(head, 120_000)]);
+      expect(restarted.output()).not.toContain("Detected crash recovery");
+    } else {
+      // Ponder waits for the dead app's heartbeat to expire (25 s in 0.16 and 0.17), then recovers from its checkpoint.
+      restarted = await start(proxy.url, crashed, "info");
+      await Promise.all([restarted.waitForBlock(head, 120_000), reference.waitForBlock(head, 120_000)]);
+      expect(restarted.output()).toContain("Detected crash recovery");
+      // docs/limitations.md: it resumed only once the dead app's last heartbeat was 25 s old
+      // ("… last_active=25ss", Ponder's own spelling; "1m 02ss" past a minute).
+      const lastActive = restarted.output().match(/Detected crash recovery.*last_active=(?:(\d+)m )?(\d+)s/);
+      expect(lastActive, restarted.output()).not.toBeNull();
+      expect(Number(lastActive![1] ?? 0) * 60 + Number(lastActive![2])).toBeGreaterThanOrEqual(25);
+    }
 
     const [a, b] = await Promise.all([restarted.openDb(), reference.openDb()]);
     try {
