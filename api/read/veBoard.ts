@@ -6,8 +6,9 @@
  * Pages are keyset pages — strictly after (ve, address) in the order ve descending, address ascending — found by
  * binary search, so page 500 costs what page 1 costs.
  */
-import { type Address, getAddress } from "viem";
+import type { Address } from "viem";
 import { BlockMemo, type BlockMemoOptions, requireInRange } from "./blockMemo";
+import { checksummedAddress } from "./checksum";
 import type { ComputeLane } from "./computeGate";
 import type { AtBlock, HolderVe, LockChange, VeLock, VeLocksAnswer } from "./contract";
 import { rankVe, VeAnchor, type VeRanking, type VeRows } from "./veRanking";
@@ -19,7 +20,7 @@ export type VeBoard = {
   rows: VeRows;
   /** Lower-case address → index in rows (rank − 1). */
   position: { get(address: string): number | undefined };
-  /** Row i's address, EIP-55 (computed once per row, when first shown: keccak per address is not free). */
+  /** Row i's address, EIP-55 (remembered by the process, api/read/checksum.ts: keccak per address is not free). */
   checksummed(i: number): Address;
 };
 
@@ -98,11 +99,8 @@ function rankingOf(array: readonly HolderVe[]): VeRanking {
 function boardOf(at: At, ranking: VeRanking): VeBoard {
   const rows: VeRows = { length: ranking.length, get: ranking.get, after: ranking.after };
   const position = { get: ranking.indexOf };
-  const shown: Address[] = [];
-  const checksummed = (i: number) => {
-    shown[i] ??= getAddress((rows.get(i) as HolderVe).address);
-    return shown[i];
-  };
+  // The process's memo of EIP-55 addresses: the top rows are the same accounts block after block.
+  const checksummed = (i: number) => checksummedAddress((rows.get(i) as HolderVe).address);
   return { block: at.block, time: at.time, rows, position, checksummed };
 }
 
