@@ -25,7 +25,7 @@ export type AheadMemo = {
 
 export type ComputeAheadOptions = {
   signal: IndexSignalSource;
-  /** The index's head now, with its block time (one statement: LockIndex.probe). */
+  /** The index's head now, with its block time (one statement: LockIndex.probe), when the signal did not tell its time. */
   head: () => Promise<{ block: bigint; time: bigint }>;
   /** An answer not read at the head for this long is no longer computed ahead; default 60 s. */
   idleMs?: number;
@@ -44,7 +44,7 @@ export class ComputeAhead {
   #unsubscribe: (() => void) | undefined;
   /** The head being computed ahead, and the newest signalled behind it (null: none waiting). */
   #running = false;
-  #waiting: bigint | null = null;
+  #waiting: { block: bigint; time?: bigint } | null = null;
 
   constructor(readonly options: ComputeAheadOptions) {
     this.#idleMs = options.idleMs ?? AHEAD_IDLE_MS;
@@ -60,7 +60,7 @@ export class ComputeAhead {
   readAtHead(memo: AheadMemo, block: bigint): void {
     const last = this.#read.get(memo);
     this.#read.set(memo, { block: last && last.block > block ? last.block : block, at: this.#now() });
-    this.#unsubscribe ??= this.options.signal.subscribe((block) => this.#signalled(block));
+    this.#unsubscribe ??= this.options.signal.subscribe((block, time) => this.#signalled(block, time));
   }
 
   close(): void {
@@ -69,27 +69,31 @@ export class ComputeAhead {
     this.#read.clear();
   }
 
-  #signalled(block: bigint): void {
-    if (this.#running) {
-      this.#waiting = block;
-      return;
-    }
-    void this.#run();
+  #signalled(block: bigint, time?: bigint): void {
+    this.#waiting = time === undefined ? { block } : { block, time };
+    if (!this.#running) void this.#run();
   }
 
   async #run(): Promise<void> {
     this.#running = true;
     try {
       do {
+        const signalled = this.#waiting;
         this.#waiting = null;
         if (this.#recent().length === 0) {
           this.close();
           return;
         }
-        // The head as the index says it now (a reorg's lower head included), with the time its answers are of.
+        // The head with the time its answers are of: as the signal told it (a NOTIFY carries the committed
+        // checkpoint, a reorg's lower head included) — no statement of our own, so the computations start at the
+        // commit, while the first reader's probe of the head runs beside them, not before them — else as the index
+        // says it now.
         let at: { block: bigint; time: bigint };
         try {
-          at = await this.options.head();
+          at =
+            signalled?.time !== undefined
+              ? { block: signalled.block, time: signalled.time }
+              : await this.options.head();
         } catch {
           for (const memo of this.#recent()) this.options.onAhead?.(memo.name, "error");
           continue;

@@ -48,7 +48,11 @@ export type IndexSignalOptions = {
 /** For the metrics: how each head arrived, and the connection's changes. */
 export type IndexSignalEvent = "notified" | "polled" | "missed" | "connected" | "disconnected";
 
-export type IndexSignalListener = (block: bigint) => void;
+/**
+ * Told a new head's block, and its time when the signal carries it (a NOTIFY's checkpoint does; a poll of the head
+ * number does not).
+ */
+export type IndexSignalListener = (block: bigint, time?: bigint) => void;
 
 /** What the streams ask of the signal. */
 export type IndexSignalSource = {
@@ -96,6 +100,12 @@ CREATE OR REPLACE TRIGGER ${quote(`${viewsSchema}_block_notify`.slice(0, 63))}
 export function checkpointBlock(checkpoint: string): bigint | null {
   const digits = checkpoint.slice(26, 42);
   return /^\d{16}$/.test(digits) ? BigInt(digits) : null;
+}
+
+/** The block time of a Ponder checkpoint (its first 10 digits), as the index's probe reads it (atBlock.ts head). */
+export function checkpointTime(checkpoint: string): bigint | null {
+  const digits = checkpoint.slice(0, 10);
+  return /^\d{10}$/.test(digits) ? BigInt(digits) : null;
 }
 
 export class IndexSignal implements IndexSignalSource {
@@ -154,11 +164,11 @@ export class IndexSignal implements IndexSignalSource {
     this.#timers.add(t);
   }
 
-  #saw(block: bigint, how: IndexSignalEvent): void {
+  #saw(block: bigint, how: IndexSignalEvent, time?: bigint): void {
     if (block === this.#head) return;
     this.#head = block;
     this.#o.onEvent?.(how);
-    for (const listener of this.#listeners) listener(block);
+    for (const listener of this.#listeners) listener(block, time);
   }
 
   async #connect(): Promise<void> {
@@ -185,7 +195,8 @@ export class IndexSignal implements IndexSignalSource {
       connection.on("notification", (message) => {
         if (message.channel !== channel || message.payload === undefined) return;
         const block = checkpointBlock(message.payload);
-        if (block !== null) this.#saw(block, "notified");
+        const time = checkpointTime(message.payload);
+        if (block !== null) this.#saw(block, "notified", time ?? undefined);
       });
       await this.#install(connection);
       await connection.query(`LISTEN ${quote(channel)}`);

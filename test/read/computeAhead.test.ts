@@ -4,12 +4,13 @@
  * soon as it is signalled (the reader that comes next computes nothing); only an answer read at the previous head is
  * computed for the next (a read now and then costs one computation more, not one per block); a burst of heads
  * computes the newest, not each; an answer not read for idleMs is no longer computed, and the signal is let go; a
- * failed probe of the head is told and the next head is computed again.
+ * failed probe of the head is told and the next head is computed again; a head signalled with its time (a NOTIFY's
+ * checkpoint) is computed without a probe of the head.
  */
 import { describe, expect, it } from "vitest";
 import { BlockMemo } from "../../api/read/blockMemo";
 import { ComputeAhead } from "../../api/read/computeAhead";
-import { PolledSignal } from "../../api/read/indexSignal";
+import { type IndexSignalListener, type IndexSignalSource, PolledSignal } from "../../api/read/indexSignal";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -153,5 +154,43 @@ describe("ComputeAhead", () => {
     s.setHead(102n);
     await until(() => s.computed.includes(102n));
     s.ahead.close();
+  });
+
+  it("a head signalled with its time (a NOTIFY's checkpoint) is computed at that time, without a probe", async () => {
+    const listeners = new Set<IndexSignalListener>();
+    const signal: IndexSignalSource = {
+      subscribe: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      head: null,
+      listening: true,
+    };
+    const at: { block: bigint; time: bigint }[] = [];
+    const memo = new BlockMemo<bigint>({
+      name: "board",
+      load: async (x) => {
+        at.push({ block: x.block, time: x.time });
+        return x.block;
+      },
+    });
+    let probes = 0;
+    const ahead = new ComputeAhead({
+      signal,
+      head: async () => {
+        probes++;
+        return { block: 101n, time: 1n };
+      },
+    });
+    ahead.readAtHead(memo, 100n);
+    for (const listener of listeners) listener(101n, 1_700_000_002n);
+    await until(() => memo.has(101n));
+    expect(at).toEqual([{ block: 101n, time: 1_700_000_002n }]);
+    expect(probes).toBe(0);
+    // Without its time (a polled signal), the head is probed.
+    ahead.readAtHead(memo, 101n);
+    for (const listener of listeners) listener(102n);
+    await until(() => probes === 1);
+    ahead.close();
   });
 });

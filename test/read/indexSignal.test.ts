@@ -82,7 +82,11 @@ describe("IndexSignal on Postgres", () => {
       expect(rows[0].n).toBe(2);
       const seenA: bigint[] = [];
       const seenB: bigint[] = [];
-      a.subscribe((block) => seenA.push(block));
+      const timesA: (bigint | undefined)[] = [];
+      a.subscribe((block, time) => {
+        seenA.push(block);
+        timesA.push(time);
+      });
       b.subscribe((block) => seenB.push(block));
       await admin.query("BEGIN");
       await setBlock(101);
@@ -91,6 +95,8 @@ describe("IndexSignal on Postgres", () => {
       await admin.query("COMMIT");
       await until(() => (seenA.length && seenB.length ? true : undefined));
       expect([seenA, seenB]).toEqual([[101n], [101n]]);
+      // The NOTIFY's checkpoint carries the block's time: no probe of the head is needed to compute it ahead.
+      expect(timesA).toEqual([1_700_000_000n]);
       await admin.query("BEGIN");
       await setBlock(102);
       await admin.query("ROLLBACK");
