@@ -19,14 +19,22 @@
  * 5. A client that picks a new key each time (board, window and one of the 19 blocks before the head), and 20 sockets
  *    that send requests and never read: the API process's RSS and descriptors before and after.
  *
+ * The eighth board, ve, is served beside them from a lock index of VE_EVENTS lock events (default 520,000: Base's
+ * proportions, ~95,000 live locks) written into the same schema on the same 2 s time axis, its history ending at the
+ * same head; each new block also tops up 0–2 live locks (lock and lock_event rows, as the indexer writes them). Part 1
+ * asks the ve board first at once after a commit in rounds of its own (against the bare SQL of its page over `lock`),
+ * parts 3 and 4 serve its first page and a rank lookup with the others' every block.
+ *
  * Usage: npm run bench:boards -- [events=1050000] [blocks=100] [paceMs=2000]
- * Env: PROFILE_DIR — the first API process writes a CPU profile there (PROFILE_ONLY=1: stop after part 3).
+ * Env: VE_EVENTS (520000; 0: the duration boards only); PROFILE_DIR — the first API process writes a CPU profile there
+ * (PROFILE_ONLY=1: stop after part 3).
  */
 
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import path from "node:path";
 import pg from "pg";
+import { MAX_LOCK_DURATION } from "../api/math/constants";
 import { BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type DurationBoard } from "../api/read/contract";
 import { BOARD_FOLD } from "../indexer/boards";
 import { aggregateBoardEntries } from "../test/support/boardAggregates";
@@ -34,12 +42,19 @@ import { buildOnce } from "../test/support/build";
 import { startDevnet } from "../test/support/devnet";
 import { createTestDatabase, writeManifest } from "../test/support/ponder";
 import { type ServiceChild, spawnService } from "../test/support/replica";
-import { checkpointOf, createSyntheticTables } from "../test/support/syntheticIndex";
+import {
+  checkpointOf,
+  createSyntheticTables,
+  generateSyntheticIndex,
+  type SyntheticIndex,
+  writeSyntheticIndex,
+} from "../test/support/syntheticIndex";
 import { BENCH_PG_URL } from "./productionTopology";
 
 const EVENTS = Number(process.argv[2] ?? 1_050_000);
 const BLOCKS = Number(process.argv[3] ?? 100);
 const PACE_MS = Number(process.argv[4] ?? 2_000);
+const VE_EVENTS = Number(process.env.VE_EVENTS ?? 520_000);
 const ACCOUNTS = 100_000;
 const HISTORY_BLOCKS = 60 * 43_200; // 60 days of 2 s blocks
 const FINALITY = 30; // Ponder's finality for Base (2 s blocks)
@@ -79,6 +94,33 @@ const T0 = Math.floor(Date.now() / 1000) - 2 * HISTORY_BLOCKS;
 const timeOf = (b: number) => T0 + 2 * b;
 let head = HISTORY_BLOCKS;
 
+/**
+ * The ve board's lock index: VE_EVENTS lock events on 2 s blocks whose last block is the boards' head (the generator
+ * run once from block 0 to learn how many blocks it spans, then again from there: the same seed, the same events).
+ */
+function lockIndex(): SyntheticIndex | null {
+  if (VE_EVENTS === 0) return null;
+  const o = { events: VE_EVENTS, owners: Math.max(20, Math.round((VE_EVENTS * 95_000) / 520_000)), seed: 29 };
+  const span = generateSyntheticIndex({ ...o, startBlock: 0n, startTime: 0n, blockSeconds: 2n }).head.block;
+  const startBlock = BigInt(HISTORY_BLOCKS) - span;
+  const index = generateSyntheticIndex({
+    ...o,
+    startBlock,
+    startTime: BigInt(timeOf(Number(startBlock))),
+    blockSeconds: 2n,
+  });
+  if (index.head.block !== BigInt(HISTORY_BLOCKS) || index.head.time !== BigInt(timeOf(HISTORY_BLOCKS)))
+    throw new Error(`the lock index ends at ${index.head.block}, not at the boards' head ${HISTORY_BLOCKS}`);
+  return index;
+}
+const locks = lockIndex();
+/** Live locks a top-up may go to (neither burned nor listed; AutoMax or not expired at the head), by token id. */
+const toppable = locks
+  ? [...locks.locks.values()].filter(
+      (l) => !l.burned && !l.listed && l.amount > 0n && (l.autoMax || l.lockEnd > locks.head.time + 86_400n),
+    )
+  : [];
+
 async function writeIndex() {
   const t = performance.now();
   await createSyntheticTables((text, params) => db.query(text, params), SCHEMA);
@@ -95,6 +137,13 @@ async function writeIndex() {
             LATERAL (SELECT (ARRAY[${boards}])[1 + (hashint4(i * 13) & 2147483647) % ${DURATION_BOARDS.length}] AS board) b`,
   );
   await aggregateBoardEntries((text) => db.query(text));
+  if (locks) {
+    await writeSyntheticIndex((text, params) => db.query(text, params), SCHEMA, locks, {
+      chainId,
+      tables: false,
+      checkpoint: false,
+    });
+  }
   await setHead(head);
   await db.query("ANALYZE");
   const { rows: tables } = await db.query<{ t: string }>(
@@ -104,7 +153,11 @@ async function writeIndex() {
   await db.query(`CREATE SCHEMA "${VIEWS}"`);
   for (const { t } of tables) await db.query(`CREATE VIEW "${VIEWS}"."${t}" AS SELECT * FROM "${SCHEMA}"."${t}"`);
   console.log(
-    `index: ${EVENTS} events, ${ACCOUNTS} accounts, ${HISTORY_BLOCKS} blocks, written in ` +
+    `index: ${EVENTS} events, ${ACCOUNTS} accounts, ${HISTORY_BLOCKS} blocks; ` +
+      (locks
+        ? `${locks.events.length} lock events, ${toppable.length} live locks over the last ${locks.head.block - locks.startBlock} blocks; `
+        : "") +
+      `written in ` +
       `${((performance.now() - t) / 1000).toFixed(1)} s`,
   );
 }
@@ -157,9 +210,55 @@ async function mine() {
       [`${board}${account}`, board, account, String(value), b],
     );
   }
+  // 0–2 top-ups of live locks: the lock row and its event, as the indexer's handler writes them.
+  const topups = toppable.length === 0 ? 0 : Math.floor(Math.random() * 3);
+  for (let k = 0; k < topups; k++) {
+    const lock = toppable[Math.floor(Math.random() * toppable.length)]!;
+    const added = 10n ** 18n;
+    lock.amount += added;
+    const txHash = `0x${"f".repeat(8)}${b.toString(16).padStart(28, "0")}${k.toString(16).padStart(28, "0")}`;
+    const owner = (lock.owner as string).toLowerCase();
+    await db.query("UPDATE lock SET amount = $2, updated_block = $3, updated_time = $4 WHERE token_id = $1", [
+      String(lock.tokenId),
+      String(lock.amount),
+      b,
+      time,
+    ]);
+    await db.query(
+      `INSERT INTO lock_event VALUES ($1, 'topup', $2, $3, $4, $5, $6, NULL, NULL, $3, $7, false, false, $8, $9, $10, $11)`,
+      [
+        `${txHash}-${k}`,
+        String(lock.tokenId),
+        owner,
+        String(added),
+        String(lock.lockEnd),
+        lock.autoMax,
+        String(lock.amount),
+        b,
+        time,
+        txHash,
+        k,
+      ],
+    );
+  }
   await setHead(b);
   await db.query("COMMIT");
   head = b;
+}
+
+/** The bare SQL of the ve board's first page (or an account's rank) at the head: one statement over `lock`. */
+async function bareVe(t: number, account?: string) {
+  const ranked = `SELECT owner AS account, sum(CASE WHEN auto_max THEN amount WHEN lock_end <= $1 THEN 0
+       ELSE div(amount * (lock_end - $1), ${MAX_LOCK_DURATION}) END) AS value
+     FROM lock WHERE NOT burned GROUP BY owner`;
+  const text =
+    account === undefined
+      ? `SELECT * FROM (${ranked}) r WHERE value > 0 ORDER BY value DESC, account COLLATE "C" LIMIT 100`
+      : `SELECT * FROM (SELECT account, value, row_number() OVER (ORDER BY value DESC, account COLLATE "C") AS rank
+           FROM (${ranked}) r WHERE value > 0) x WHERE account = $2`;
+  const t0 = performance.now();
+  const { rows } = await db.query(text, account === undefined ? [t] : [t, account]);
+  return { ms: performance.now() - t0, rows: rows as { account: string; value: string; rank?: string }[] };
 }
 
 /** The bare SQL of a board's first page (or an account's rank) at block b: one statement over board_entry. */
@@ -228,8 +327,32 @@ async function metric(api: ServiceChild, name: string): Promise<number> {
   return line === undefined ? 0 : Number(line.split(" ")[1]);
 }
 
-/** Every board × window's first page and one rank lookup (the 10th row's account), all at once, as a front end. */
+type VePage = {
+  blockNumber: string;
+  rows: { rank: number; address: string; veWei: string }[];
+};
+const vePage = (api: ServiceChild) => get<VePage>(api, "/leaderboards/ve?limit=100");
+const veRankOf = (api: ServiceChild, address: string) =>
+  get<{ blockNumber: string; row: { rank: number; veWei: string } | null }>(api, `/leaderboards/ve/${address}`);
+
+/** The ve board's first page and a rank lookup (its 10th row's account), as a front end. */
+async function serveVe(api: ServiceChild) {
+  const p = await vePage(api);
+  if (p.status !== 200) throw new Error(`ve: ${p.status} ${JSON.stringify(p.body)}`);
+  const tenth = p.body.rows[9]?.address ?? p.body.rows[0]?.address;
+  if (tenth !== undefined) {
+    const r = await veRankOf(api, tenth);
+    if (r.status !== 200) throw new Error(`ve rank: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+  return p;
+}
+
+/**
+ * Every board × window's first page and one rank lookup (the 10th row's account), all at once, as a front end; the
+ * ve board's too when the index has locks. Returns the duration boards' answers and the ve page's block (or null).
+ */
 async function serveAll(api: ServiceChild) {
+  const ve = locks ? serveVe(api) : Promise.resolve(null);
   const answers = await Promise.all(
     DURATION_BOARDS.flatMap((board) =>
       WINDOWS.map(async (window) => {
@@ -242,7 +365,8 @@ async function serveAll(api: ServiceChild) {
     ),
   );
   for (const a of answers) if (a.page.status !== 200) throw new Error(`${a.board} ${a.window}: ${a.page.status}`);
-  return answers;
+  const veBlock = (await ve)?.body.blockNumber ?? null;
+  return Object.assign(answers, { veBlock });
 }
 
 /** The anchors (whole computations, once per process), one at a time: 28 at once would outwait the head lane. */
@@ -253,6 +377,7 @@ async function warm(api: ServiceChild) {
       if (p.status !== 200) throw new Error(`${board} ${window}: ${p.status} ${JSON.stringify(p.body)}`);
     }
   }
+  if (locks) await serveVe(api);
   await sleep(3_000); // the anchors at the finalized block, computed beside in the background
 }
 
@@ -324,6 +449,46 @@ try {
       `${worst.rank.toFixed(2)} (goal ≤ 1.5); ${checked} pages and ranks equal to the bare SQL at their block`,
   );
 
+  // 1b. The ve board asked first, at once after the commit (computed ahead from the second round: read at the last
+  // head), against the bare SQL of its page over `lock` (the index's state at the head), checked row for row.
+  if (locks) {
+    const ve = {
+      first: [] as number[],
+      repeat: [] as number[],
+      bare: [] as number[],
+      rank: [] as number[],
+      bareRank: [] as number[],
+    };
+    for (let round = 0; round < 6; round++) {
+      await mine();
+      const first = await vePage(api);
+      const repeat = await vePage(api);
+      if (first.body.blockNumber !== String(head))
+        throw new Error(`ve: answered ${first.body.blockNumber}, head ${head}`);
+      const sql = await bareVe(timeOf(head));
+      const shown = first.body.rows.map((r) => [r.address.toLowerCase(), r.veWei]);
+      const truth = sql.rows.map((r) => [r.account, String(r.value)]);
+      if (JSON.stringify(shown) !== JSON.stringify(truth))
+        throw new Error(`ve @${head}: the page differs from the SQL`);
+      const who = first.body.rows[42]?.address ?? first.body.rows[0]!.address;
+      const r = await veRankOf(api, who);
+      const br = await bareVe(timeOf(head), who.toLowerCase());
+      if (String(r.body.row?.rank) !== String(br.rows[0]?.rank)) throw new Error("ve: rank differs");
+      if (round === 0) continue; // not computed ahead: the board was last read rounds ago
+      ve.first.push(first.ms);
+      ve.repeat.push(repeat.ms);
+      ve.bare.push(sql.ms);
+      ve.rank.push(r.ms);
+      ve.bareRank.push(br.ms);
+    }
+    const [f, r, b, rk, brk] = [ve.first, ve.repeat, ve.bare, ve.rank, ve.bareRank].map(median) as number[];
+    console.log(
+      `ve board asked first at once after the commit (p50 of 5): first ${f!.toFixed(1)} ms, repeat ${r!.toFixed(1)} ms, ` +
+        `bare ${b!.toFixed(1)} ms: first/bare ${(f! / b!).toFixed(2)}, repeat/bare ${(r! / b!).toFixed(2)}; rank ` +
+        `${rk!.toFixed(1)} vs bare ${brk!.toFixed(1)} ms: ${(rk! / brk!).toFixed(2)}; 6 pages and ranks equal to the bare SQL`,
+    );
+  }
+
   // 2. Page 500 against page 1 (the lifetime board, same block through the cursor; its last page if it has fewer).
   const pinned = (await page(api, "takeover-eth", "lifetime")).body;
   let cursor: string | null = pinned.nextCursor;
@@ -355,6 +520,9 @@ try {
   const idle = (cpuSeconds(api.pid) - idle0) / ((performance.now() - idleWall0) / 1000);
   const whole0 = await metric(api, "api_index_duration_board_computations_total");
   const derived0 = await metric(api, "api_index_duration_board_derivations_total");
+  const veWhole0 = await metric(api, "api_index_ve_board_computations_total");
+  const veDerived0 = await metric(api, "api_index_ve_board_derivations_total");
+  let veAtHead = 0;
   const cpu0 = cpuSeconds(api.pid);
   const wall0 = performance.now();
   let atHead = 0;
@@ -365,16 +533,21 @@ try {
     const answers = await serveAll(api);
     serveMs.push(performance.now() - tick);
     atHead += answers.filter((a) => a.page.body.blockNumber === String(head)).length;
+    if (answers.veBlock === String(head)) veAtHead++;
     await sleep(Math.max(0, PACE_MS - (performance.now() - tick)));
   }
   const busy = (cpuSeconds(api.pid) - cpu0) / ((performance.now() - wall0) / 1000);
   const whole = (await metric(api, "api_index_duration_board_computations_total")) - whole0;
   const derived = (await metric(api, "api_index_duration_board_derivations_total")) - derived0;
+  const veWhole = (await metric(api, "api_index_ve_board_computations_total")) - veWhole0;
+  const veDerived = (await metric(api, "api_index_ve_board_derivations_total")) - veDerived0;
+  const perBlock = locks ? 58 : 56;
   console.log(
-    `\n3. ${BLOCKS} blocks at ${PACE_MS} ms, every block all 28 boards × windows' first page + a rank lookup ` +
-      `(${BLOCKS * 56} requests): API process CPU ${(busy * 100).toFixed(1)} % of a core (idle ${(idle * 100).toFixed(1)} %; ` +
+    `\n3. ${BLOCKS} blocks at ${PACE_MS} ms, every block all 28 boards × windows' first page + a rank lookup` +
+      `${locks ? ", and the ve board's" : ""} (${BLOCKS * perBlock} requests): API process CPU ${(busy * 100).toFixed(1)} % of a core (idle ${(idle * 100).toFixed(1)} %; ` +
       `goal ≤ 10 %); ${atHead}/${BLOCKS * 28} pages at the new block; whole computations ${whole}, derivations ` +
-      `${derived}; all 56 answers of a block p50 ${median(serveMs).toFixed(0)} ms; RSS ${rssMb(api.pid).toFixed(0)} MB; ` +
+      `${derived}${locks ? `; ve pages at the new block ${veAtHead}/${BLOCKS}, ve whole ${veWhole}, derived ${veDerived}` : ""}; ` +
+      `all ${perBlock} answers of a block p50 ${median(serveMs).toFixed(0)} ms; RSS ${rssMb(api.pid).toFixed(0)} MB; ` +
       `load ${load()}`,
   );
 
@@ -396,6 +569,8 @@ try {
         await metric(x, "api_index_duration_board_computations_total"),
         await metric(x, "api_index_duration_board_derivations_total"),
         await metric(x, "api_index_duration_board_anchor_moves_total"),
+        await metric(x, "api_index_ve_board_computations_total"),
+        await metric(x, "api_index_ve_board_derivations_total"),
       ]),
     );
   const before = await count();
@@ -410,7 +585,10 @@ try {
   console.log(
     `\n4. two API processes, Redis, both serving every board × window at each of 20 blocks (after 140 to align ` +
       `anchors): whole ${d(0, 0)} + ${d(1, 0)}, derived ${d(0, 1)} + ${d(1, 1)} = ${d(0, 1) + d(1, 1)} for ` +
-      `${20 * 28} rankings (once between them: ${20 * 28}); anchor moves ${d(0, 2)} + ${d(1, 2)}`,
+      `${20 * 28} rankings (once between them: ${20 * 28}); anchor moves ${d(0, 2)} + ${d(1, 2)}` +
+      (locks
+        ? `; ve board whole ${d(0, 3)} + ${d(1, 3)}, derived ${d(0, 4)} + ${d(1, 4)}  for 20 blocks`
+        : ""),
   );
 
   // 5. A client picking a new past block each time; sockets that never read.

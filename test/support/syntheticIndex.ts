@@ -316,15 +316,17 @@ export async function syncSyntheticIndexes(
 /**
  * Writes the index into `schema` (created here), on one session: rows in batches through unnest (one statement per
  * batch), then the indexes, then ANALYZE. `finalizedLag` blocks below the head are "finalized" in the checkpoint.
+ * `tables: false` writes into tables already created (createSyntheticTables: a bench that writes other tables beside),
+ * `checkpoint: false` leaves Ponder's checkpoint to the caller (a bench whose head is another index's).
  */
 export async function writeSyntheticIndex(
   exec: Exec,
   schema: string,
   index: SyntheticIndex,
-  options: { chainId?: number; finalizedLag?: bigint; batch?: number } = {},
+  options: { chainId?: number; finalizedLag?: bigint; batch?: number; tables?: boolean; checkpoint?: boolean } = {},
 ): Promise<void> {
   const q = `"${schema}"`;
-  await createSyntheticTables(exec, schema);
+  if (options.tables !== false) await createSyntheticTables(exec, schema);
   const batch = options.batch ?? 5_000;
   const s = (v: bigint | number | null) => (v === null ? null : v.toString());
   const low = (a: string | null) => (a === null ? null : a.toLowerCase());
@@ -384,12 +386,14 @@ export async function writeSyntheticIndex(
   let finalized = index.head.block - (options.finalizedLag ?? 30n);
   while (finalized > 0n && !index.blockTimes.has(finalized)) finalized--;
   const finalizedTime = index.blockTimes.get(finalized) ?? index.head.time;
-  await exec(`INSERT INTO ${q}."_ponder_checkpoint" VALUES ('base', $1, $2, $3, $4)`, [
-    chainId,
-    checkpointOf(chainId, finalized, finalizedTime),
-    checkpointOf(chainId, index.head.block, index.head.time),
-    checkpointOf(chainId, finalized, finalizedTime),
-  ]);
+  if (options.checkpoint !== false) {
+    await exec(`INSERT INTO ${q}."_ponder_checkpoint" VALUES ('base', $1, $2, $3, $4)`, [
+      chainId,
+      checkpointOf(chainId, finalized, finalizedTime),
+      checkpointOf(chainId, index.head.block, index.head.time),
+      checkpointOf(chainId, finalized, finalizedTime),
+    ]);
+  }
   // Ponder creates the schema's indexes once the backfill is done, as here after the rows.
   await exec(`SET search_path TO ${q}`);
   for (const ddl of (await ponderDdl()).indexes) await exec(ddl);
