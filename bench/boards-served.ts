@@ -586,9 +586,7 @@ try {
     `\n4. two API processes, Redis, both serving every board × window at each of 20 blocks (after 140 to align ` +
       `anchors): whole ${d(0, 0)} + ${d(1, 0)}, derived ${d(0, 1)} + ${d(1, 1)} = ${d(0, 1) + d(1, 1)} for ` +
       `${20 * 28} rankings (once between them: ${20 * 28}); anchor moves ${d(0, 2)} + ${d(1, 2)}` +
-      (locks
-        ? `; ve board whole ${d(0, 3)} + ${d(1, 3)}, derived ${d(0, 4)} + ${d(1, 4)}  for 20 blocks`
-        : ""),
+      (locks ? `; ve board whole ${d(0, 3)} + ${d(1, 3)}, derived ${d(0, 4)} + ${d(1, 4)} for 20 blocks` : ""),
   );
 
   // 5. A client picking a new past block each time; sockets that never read.

@@ -14,6 +14,10 @@
  * - one head at a time: a head signalled while the last is still computing replaces any head waiting behind it, so
  *   a burst of blocks (catching up) computes the newest, not each;
  * - with Redis the replicas share one computation per block (sharedAnswers.ts' lock), computed ahead or not.
+ *
+ * The head's lane runs one computation at a time (computeGate.ts laneSlots), so the order matters: a front end that
+ * reads the ve board first and then the 28 duration boards would otherwise wait for all 28 derivations before its
+ * first page. The answers are asked for in the order their readers first asked at the last head they were read at.
  */
 import type { IndexSignalSource } from "./indexSignal";
 
@@ -37,8 +41,12 @@ export type ComputeAheadOptions = {
 export const AHEAD_IDLE_MS = 60_000;
 
 export class ComputeAhead {
-  /** Each memo read at the head: the last head block it was read at, and when. */
-  readonly #read = new Map<AheadMemo, { block: bigint; at: number }>();
+  /**
+   * Each memo read at the head: the last head block it was read at, when, and the order of its first read at that
+   * block among all memos' (a counter), which orders the next head's computations.
+   */
+  readonly #read = new Map<AheadMemo, { block: bigint; at: number; order: number }>();
+  #reads = 0;
   readonly #idleMs: number;
   readonly #now: () => number;
   #unsubscribe: (() => void) | undefined;
@@ -59,7 +67,12 @@ export class ComputeAhead {
   /** A reader asked for `memo`'s answer at head `block`: compute the next head's ahead of its readers. */
   readAtHead(memo: AheadMemo, block: bigint): void {
     const last = this.#read.get(memo);
-    this.#read.set(memo, { block: last && last.block > block ? last.block : block, at: this.#now() });
+    const newer = last === undefined || block > last.block;
+    this.#read.set(memo, {
+      block: newer ? block : last.block,
+      at: this.#now(),
+      order: newer ? ++this.#reads : last.order,
+    });
     this.#unsubscribe ??= this.options.signal.subscribe((block, time) => this.#signalled(block, time));
   }
 
@@ -98,8 +111,11 @@ export class ComputeAhead {
           for (const memo of this.#recent()) this.options.onAhead?.(memo.name, "error");
           continue;
         }
-        // Only the answers read at the head before this one (or at it: a reorg's lower head).
-        const memos = this.#recent().filter((memo) => this.#read.get(memo)!.block >= at.block - 1n);
+        // Only the answers read at the head before this one (or at it: a reorg's lower head), in the order their
+        // readers first asked there (each starts as the one before it has its slot in the head's lane).
+        const memos = this.#recent()
+          .filter((memo) => this.#read.get(memo)!.block >= at.block - 1n)
+          .sort((a, b) => this.#read.get(a)!.order - this.#read.get(b)!.order);
         await Promise.all(
           memos.map((memo) =>
             memo.get({ block: at.block, time: at.time }, "head").then(

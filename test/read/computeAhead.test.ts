@@ -5,7 +5,8 @@
  * computed for the next (a read now and then costs one computation more, not one per block); a burst of heads
  * computes the newest, not each; an answer not read for idleMs is no longer computed, and the signal is let go; a
  * failed probe of the head is told and the next head is computed again; a head signalled with its time (a NOTIFY's
- * checkpoint) is computed without a probe of the head.
+ * checkpoint) is computed without a probe of the head; the answers are asked for in the order their readers first asked
+ * at the last head (the head's lane runs one at a time).
  */
 import { describe, expect, it } from "vitest";
 import { BlockMemo } from "../../api/read/blockMemo";
@@ -191,6 +192,48 @@ describe("ComputeAhead", () => {
     ahead.readAtHead(memo, 101n);
     for (const listener of listeners) listener(102n);
     await until(() => probes === 1);
+    ahead.close();
+  });
+
+  it("asks for the next head's answers in the order readers first asked for them at the last head", async () => {
+    const listeners = new Set<IndexSignalListener>();
+    const signal: IndexSignalSource = {
+      subscribe: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      head: null,
+      listening: true,
+    };
+    const asked: string[] = [];
+    const memoOf = (name: string) =>
+      new BlockMemo<bigint>({
+        name,
+        load: async (x) => {
+          asked.push(`${name}@${x.block}`);
+          return x.block;
+        },
+      });
+    const [ve, day, week] = [memoOf("ve"), memoOf("24h"), memoOf("7d")];
+    const ahead = new ComputeAhead({ signal, head: async () => ({ block: 0n, time: 0n }) });
+    const signalled = (block: bigint) => {
+      for (const listener of listeners) listener(block, block * 2n);
+    };
+    // At block 100 the reader asked 24h, 7d, then ve; at 101 ve first, then 24h (again, and once more), then 7d.
+    ahead.readAtHead(day, 100n);
+    ahead.readAtHead(week, 100n);
+    ahead.readAtHead(ve, 100n);
+    signalled(101n);
+    await until(() => asked.length === 3);
+    expect(asked).toEqual(["24h@101", "7d@101", "ve@101"]);
+    ahead.readAtHead(ve, 101n);
+    ahead.readAtHead(day, 101n);
+    ahead.readAtHead(day, 101n);
+    ahead.readAtHead(week, 101n);
+    ahead.readAtHead(ve, 101n);
+    signalled(102n);
+    await until(() => asked.length === 6);
+    expect(asked.slice(3)).toEqual(["ve@102", "24h@102", "7d@102"]);
     ahead.close();
   });
 });
