@@ -30,7 +30,7 @@
  * (PROFILE_ONLY=1: stop after part 3).
  */
 
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import path from "node:path";
 import pg from "pg";
@@ -54,6 +54,8 @@ import { BENCH_PG_URL } from "./productionTopology";
 const EVENTS = Number(process.argv[2] ?? 1_050_000);
 const BLOCKS = Number(process.argv[3] ?? 100);
 const PACE_MS = Number(process.argv[4] ?? 2_000);
+/** Parts to run (1: pages vs bare SQL, the ve board's, page 500; 3: following; 4: replicas; 5: new keys). */
+const PARTS = new Set((process.env.PARTS ?? "1,3,4,5").split(",").map(Number));
 const VE_EVENTS = Number(process.env.VE_EVENTS ?? 520_000);
 const ACCOUNTS = 100_000;
 const HISTORY_BLOCKS = 60 * 43_200; // 60 days of 2 s blocks
@@ -321,6 +323,46 @@ async function spawnApi(env: Record<string, string> = {}) {
   return api;
 }
 
+/**
+ * Starts a CPU profile in a running process through its inspector (SIGUSR1 opens it on 127.0.0.1:9229); returns the
+ * function that stops it and gives the profile. PROFILE_PART3: part 3 alone, without the start-up and part 1.
+ */
+async function profileOf(pid: number): Promise<() => Promise<unknown>> {
+  process.kill(pid, "SIGUSR1");
+  let target: { webSocketDebuggerUrl: string } | undefined;
+  for (let i = 0; i < 50 && target === undefined; i++) {
+    await sleep(100);
+    target = await fetch("http://127.0.0.1:9229/json/list")
+      .then((r) => r.json() as Promise<{ webSocketDebuggerUrl: string }[]>)
+      .then((list) => list[0])
+      .catch(() => undefined);
+  }
+  if (target === undefined) throw new Error("the API process's inspector did not open");
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => {
+    ws.onopen = resolve;
+    ws.onerror = reject;
+  });
+  const pending = new Map<number, (result: unknown) => void>();
+  ws.onmessage = (m) => {
+    const d = JSON.parse(String(m.data)) as { id?: number; result?: unknown };
+    if (d.id !== undefined) pending.get(d.id)?.(d.result);
+  };
+  let id = 0;
+  const call = (method: string) =>
+    new Promise<unknown>((resolve) => {
+      pending.set(++id, resolve);
+      ws.send(JSON.stringify({ id, method }));
+    });
+  await call("Profiler.enable");
+  await call("Profiler.start");
+  return async () => {
+    const { profile } = (await call("Profiler.stop")) as { profile: unknown };
+    ws.close();
+    return profile;
+  };
+}
+
 async function metric(api: ServiceChild, name: string): Promise<number> {
   const text = await (await fetch(`${api.url}/api/metrics`)).text();
   const line = text.split("\n").find((l) => l.startsWith(`${name} `));
@@ -397,121 +439,125 @@ try {
   const warm0 = performance.now();
   await warm(api);
   console.log(`28 first rankings (whole) in ${((performance.now() - warm0) / 1000).toFixed(1)} s`);
-  let checked = 0;
-  for (let round = 0; round < 5; round++) {
-    await mine();
-    const b = head;
+  if (PARTS.has(1)) {
+    let checked = 0;
+    for (let round = 0; round < 5; round++) {
+      await mine();
+      const b = head;
+      for (const board of DURATION_BOARDS) {
+        for (const window of WINDOWS) {
+          const k = `${board} ${window}`;
+          const first = await page(api, board, window);
+          push(firstMs, k, first.ms);
+          push(repeatMs, k, (await page(api, board, window)).ms);
+          if (first.body.blockNumber !== String(b))
+            throw new Error(`${k}: answered ${first.body.blockNumber}, head ${b}`);
+          const sql = await bare(board, window, b);
+          push(bareMs, k, sql.ms);
+          const shown = first.body.rows.map((r) => [r.address.toLowerCase(), r.value]);
+          const truth = sql.rows.map((r) => [r.account, String(r.value)]);
+          if (JSON.stringify(shown) !== JSON.stringify(truth))
+            throw new Error(`${k} @${b}: the page differs from the SQL`);
+          const who = first.body.rows[42]?.address ?? first.body.rows[0]?.address;
+          if (who !== undefined) {
+            const r = await rankOf(api, board, window, who);
+            push(rankMs, k, r.ms);
+            const br = await bare(board, window, b, who.toLowerCase());
+            push(bareRankMs, k, br.ms);
+            if (String(r.body.row?.rank) !== String(br.rows[0]?.rank)) throw new Error(`${k}: rank differs`);
+          }
+          checked++;
+        }
+      }
+    }
+    console.log(
+      "board × window              rows  first  repeat  bare   first/bare repeat/bare  rank  bare-rank  ratio",
+    );
+    const worst = { first: 0, repeat: 0, rank: 0 };
     for (const board of DURATION_BOARDS) {
       for (const window of WINDOWS) {
         const k = `${board} ${window}`;
-        const first = await page(api, board, window);
-        push(firstMs, k, first.ms);
-        push(repeatMs, k, (await page(api, board, window)).ms);
-        if (first.body.blockNumber !== String(b))
-          throw new Error(`${k}: answered ${first.body.blockNumber}, head ${b}`);
-        const sql = await bare(board, window, b);
-        push(bareMs, k, sql.ms);
-        const shown = first.body.rows.map((r) => [r.address.toLowerCase(), r.value]);
-        const truth = sql.rows.map((r) => [r.account, String(r.value)]);
-        if (JSON.stringify(shown) !== JSON.stringify(truth))
-          throw new Error(`${k} @${b}: the page differs from the SQL`);
-        const who = first.body.rows[42]?.address ?? first.body.rows[0]?.address;
-        if (who !== undefined) {
-          const r = await rankOf(api, board, window, who);
-          push(rankMs, k, r.ms);
-          const br = await bare(board, window, b, who.toLowerCase());
-          push(bareRankMs, k, br.ms);
-          if (String(r.body.row?.rank) !== String(br.rows[0]?.rank)) throw new Error(`${k}: rank differs`);
-        }
-        checked++;
+        const [f, r, s, rk, brk] = [firstMs, repeatMs, bareMs, rankMs, bareRankMs].map((m) => median(m.get(k) ?? []));
+        worst.first = Math.max(worst.first, f! / s!);
+        worst.repeat = Math.max(worst.repeat, r! / s!);
+        worst.rank = Math.max(worst.rank, rk! / brk!);
+        const rows = (await page(api, board, window)).body.rows.length;
+        console.log(
+          `${k.padEnd(26)} ${String(rows).padStart(5)} ${f!.toFixed(1).padStart(6)} ${r!.toFixed(1).padStart(6)} ` +
+            `${s!.toFixed(1).padStart(6)} ${(f! / s!).toFixed(2).padStart(9)} ${(r! / s!).toFixed(2).padStart(10)} ` +
+            `${rk!.toFixed(1).padStart(6)} ${brk!.toFixed(1).padStart(8)} ${(rk! / brk!).toFixed(2).padStart(7)}`,
+        );
       }
     }
-  }
-  console.log("board × window              rows  first  repeat  bare   first/bare repeat/bare  rank  bare-rank  ratio");
-  const worst = { first: 0, repeat: 0, rank: 0 };
-  for (const board of DURATION_BOARDS) {
-    for (const window of WINDOWS) {
-      const k = `${board} ${window}`;
-      const [f, r, s, rk, brk] = [firstMs, repeatMs, bareMs, rankMs, bareRankMs].map((m) => median(m.get(k) ?? []));
-      worst.first = Math.max(worst.first, f! / s!);
-      worst.repeat = Math.max(worst.repeat, r! / s!);
-      worst.rank = Math.max(worst.rank, rk! / brk!);
-      const rows = (await page(api, board, window)).body.rows.length;
+    console.log(
+      `worst over 28: first/bare ${worst.first.toFixed(2)}, repeat/bare ${worst.repeat.toFixed(2)}, rank/bare ` +
+        `${worst.rank.toFixed(2)} (goal ≤ 1.5); ${checked} pages and ranks equal to the bare SQL at their block`,
+    );
+
+    // 1b. The ve board asked first, at once after the commit (computed ahead from the second round: read at the last
+    // head), against the bare SQL of its page over `lock` (the index's state at the head), checked row for row.
+    if (locks) {
+      const ve = {
+        first: [] as number[],
+        repeat: [] as number[],
+        bare: [] as number[],
+        rank: [] as number[],
+        bareRank: [] as number[],
+      };
+      for (let round = 0; round < 6; round++) {
+        await mine();
+        const first = await vePage(api);
+        const repeat = await vePage(api);
+        if (first.body.blockNumber !== String(head))
+          throw new Error(`ve: answered ${first.body.blockNumber}, head ${head}`);
+        const sql = await bareVe(timeOf(head));
+        const shown = first.body.rows.map((r) => [r.address.toLowerCase(), r.veWei]);
+        const truth = sql.rows.map((r) => [r.account, String(r.value)]);
+        if (JSON.stringify(shown) !== JSON.stringify(truth))
+          throw new Error(`ve @${head}: the page differs from the SQL`);
+        const who = first.body.rows[42]?.address ?? first.body.rows[0]!.address;
+        const r = await veRankOf(api, who);
+        const br = await bareVe(timeOf(head), who.toLowerCase());
+        if (String(r.body.row?.rank) !== String(br.rows[0]?.rank)) throw new Error("ve: rank differs");
+        if (round === 0) continue; // not computed ahead: the board was last read rounds ago
+        ve.first.push(first.ms);
+        ve.repeat.push(repeat.ms);
+        ve.bare.push(sql.ms);
+        ve.rank.push(r.ms);
+        ve.bareRank.push(br.ms);
+      }
+      const [f, r, b, rk, brk] = [ve.first, ve.repeat, ve.bare, ve.rank, ve.bareRank].map(median) as number[];
       console.log(
-        `${k.padEnd(26)} ${String(rows).padStart(5)} ${f!.toFixed(1).padStart(6)} ${r!.toFixed(1).padStart(6)} ` +
-          `${s!.toFixed(1).padStart(6)} ${(f! / s!).toFixed(2).padStart(9)} ${(r! / s!).toFixed(2).padStart(10)} ` +
-          `${rk!.toFixed(1).padStart(6)} ${brk!.toFixed(1).padStart(8)} ${(rk! / brk!).toFixed(2).padStart(7)}`,
+        `ve board asked first at once after the commit (p50 of 5): first ${f!.toFixed(1)} ms, repeat ${r!.toFixed(1)} ms, ` +
+          `bare ${b!.toFixed(1)} ms: first/bare ${(f! / b!).toFixed(2)}, repeat/bare ${(r! / b!).toFixed(2)}; rank ` +
+          `${rk!.toFixed(1)} vs bare ${brk!.toFixed(1)} ms: ${(rk! / brk!).toFixed(2)}; 6 pages and ranks equal to the bare SQL`,
       );
     }
-  }
-  console.log(
-    `worst over 28: first/bare ${worst.first.toFixed(2)}, repeat/bare ${worst.repeat.toFixed(2)}, rank/bare ` +
-      `${worst.rank.toFixed(2)} (goal ≤ 1.5); ${checked} pages and ranks equal to the bare SQL at their block`,
-  );
 
-  // 1b. The ve board asked first, at once after the commit (computed ahead from the second round: read at the last
-  // head), against the bare SQL of its page over `lock` (the index's state at the head), checked row for row.
-  if (locks) {
-    const ve = {
-      first: [] as number[],
-      repeat: [] as number[],
-      bare: [] as number[],
-      rank: [] as number[],
-      bareRank: [] as number[],
-    };
-    for (let round = 0; round < 6; round++) {
-      await mine();
-      const first = await vePage(api);
-      const repeat = await vePage(api);
-      if (first.body.blockNumber !== String(head))
-        throw new Error(`ve: answered ${first.body.blockNumber}, head ${head}`);
-      const sql = await bareVe(timeOf(head));
-      const shown = first.body.rows.map((r) => [r.address.toLowerCase(), r.veWei]);
-      const truth = sql.rows.map((r) => [r.account, String(r.value)]);
-      if (JSON.stringify(shown) !== JSON.stringify(truth))
-        throw new Error(`ve @${head}: the page differs from the SQL`);
-      const who = first.body.rows[42]?.address ?? first.body.rows[0]!.address;
-      const r = await veRankOf(api, who);
-      const br = await bareVe(timeOf(head), who.toLowerCase());
-      if (String(r.body.row?.rank) !== String(br.rows[0]?.rank)) throw new Error("ve: rank differs");
-      if (round === 0) continue; // not computed ahead: the board was last read rounds ago
-      ve.first.push(first.ms);
-      ve.repeat.push(repeat.ms);
-      ve.bare.push(sql.ms);
-      ve.rank.push(r.ms);
-      ve.bareRank.push(br.ms);
+    // 2. Page 500 against page 1 (the lifetime board, same block through the cursor; its last page if it has fewer).
+    const pinned = (await page(api, "takeover-eth", "lifetime")).body;
+    let cursor: string | null = pinned.nextCursor;
+    let deep = 1;
+    for (let next = cursor; deep < 499 && next; deep++) {
+      cursor = next;
+      next = (await page(api, "takeover-eth", "lifetime", `&cursor=${cursor}`)).body.nextCursor;
+      if (next) cursor = next;
+      else break;
     }
-    const [f, r, b, rk, brk] = [ve.first, ve.repeat, ve.bare, ve.rank, ve.bareRank].map(median) as number[];
+    const p1: number[] = [];
+    const pDeep: number[] = [];
+    let firstRank = 0;
+    for (let i = 0; i < 50 && cursor; i++) {
+      p1.push((await page(api, "takeover-eth", "lifetime", `&block=${pinned.blockNumber}`)).ms);
+      const last = await page(api, "takeover-eth", "lifetime", `&cursor=${cursor}`);
+      firstRank = last.body.rows[0]?.rank ?? 0;
+      pDeep.push(last.ms);
+    }
     console.log(
-      `ve board asked first at once after the commit (p50 of 5): first ${f!.toFixed(1)} ms, repeat ${r!.toFixed(1)} ms, ` +
-        `bare ${b!.toFixed(1)} ms: first/bare ${(f! / b!).toFixed(2)}, repeat/bare ${(r! / b!).toFixed(2)}; rank ` +
-        `${rk!.toFixed(1)} vs bare ${brk!.toFixed(1)} ms: ${(rk! / brk!).toFixed(2)}; 6 pages and ranks equal to the bare SQL`,
+      `\n2. lifetime board page ${Math.ceil(firstRank / 100)} (from rank ${firstRank}) p50 ${median(pDeep).toFixed(2)} ms vs ` +
+        `page 1 ${median(p1).toFixed(2)} ms: ${(median(pDeep) / median(p1)).toFixed(2)}×`,
     );
   }
-
-  // 2. Page 500 against page 1 (the lifetime board, same block through the cursor; its last page if it has fewer).
-  const pinned = (await page(api, "takeover-eth", "lifetime")).body;
-  let cursor: string | null = pinned.nextCursor;
-  let deep = 1;
-  for (let next = cursor; deep < 499 && next; deep++) {
-    cursor = next;
-    next = (await page(api, "takeover-eth", "lifetime", `&cursor=${cursor}`)).body.nextCursor;
-    if (next) cursor = next;
-    else break;
-  }
-  const p1: number[] = [];
-  const pDeep: number[] = [];
-  let firstRank = 0;
-  for (let i = 0; i < 50 && cursor; i++) {
-    p1.push((await page(api, "takeover-eth", "lifetime", `&block=${pinned.blockNumber}`)).ms);
-    const last = await page(api, "takeover-eth", "lifetime", `&cursor=${cursor}`);
-    firstRank = last.body.rows[0]?.rank ?? 0;
-    pDeep.push(last.ms);
-  }
-  console.log(
-    `\n2. lifetime board page ${Math.ceil(firstRank / 100)} (from rank ${firstRank}) p50 ${median(pDeep).toFixed(2)} ms vs ` +
-      `page 1 ${median(p1).toFixed(2)} ms: ${(median(pDeep) / median(p1)).toFixed(2)}×`,
-  );
 
   // 3. Following the head for BLOCKS blocks at PACE_MS: the API process's CPU against itself idle.
   const idle0 = cpuSeconds(api.pid);
@@ -523,6 +569,7 @@ try {
   const veWhole0 = await metric(api, "api_index_ve_board_computations_total");
   const veDerived0 = await metric(api, "api_index_ve_board_derivations_total");
   let veAtHead = 0;
+  const stopProfile = process.env.PROFILE_PART3 ? await profileOf(api.pid) : null;
   const cpu0 = cpuSeconds(api.pid);
   const wall0 = performance.now();
   let atHead = 0;
@@ -537,6 +584,11 @@ try {
     await sleep(Math.max(0, PACE_MS - (performance.now() - tick)));
   }
   const busy = (cpuSeconds(api.pid) - cpu0) / ((performance.now() - wall0) / 1000);
+  if (stopProfile) {
+    const file = path.join(process.env.PROFILE_PART3 as string, `part3-${process.pid}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(await stopProfile()));
+    console.log(`part 3's CPU profile (the inspector on, its cost included): ${file}`);
+  }
   const whole = (await metric(api, "api_index_duration_board_computations_total")) - whole0;
   const derived = (await metric(api, "api_index_duration_board_derivations_total")) - derived0;
   const veWhole = (await metric(api, "api_index_ve_board_computations_total")) - veWhole0;
@@ -553,7 +605,7 @@ try {
 
   // 4. Two API processes sharing Redis.
   await api.stop("SIGTERM"); // (a CPU profile is written on a clean exit)
-  if (process.env.PROFILE_ONLY) process.exit(0);
+  if (process.env.PROFILE_ONLY || !PARTS.has(4)) process.exit(0);
   const redis = { REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: `bench-boards-${process.pid}-${Date.now()}:` };
   const [a, b] = [await spawnApi(redis), await spawnApi(redis)];
   await warm(a);
