@@ -325,9 +325,10 @@ async function spawnApi(env: Record<string, string> = {}) {
 
 /**
  * Starts a CPU profile in a running process through its inspector (SIGUSR1 opens it on 127.0.0.1:9229); returns the
- * function that stops it and gives the profile. PROFILE_PART3: part 3 alone, without the start-up and part 1.
+ * function that stops it and gives the CPU profile and the sampled allocations (HeapProfiler.startSampling: what was
+ * allocated where, collected or not). PROFILE_PART3: part 3 alone, without the start-up and part 1.
  */
-async function profileOf(pid: number): Promise<() => Promise<unknown>> {
+async function profileOf(pid: number): Promise<() => Promise<{ cpu: unknown; heap: unknown }>> {
   process.kill(pid, "SIGUSR1");
   let target: { webSocketDebuggerUrl: string } | undefined;
   for (let i = 0; i < 50 && target === undefined; i++) {
@@ -349,17 +350,24 @@ async function profileOf(pid: number): Promise<() => Promise<unknown>> {
     if (d.id !== undefined) pending.get(d.id)?.(d.result);
   };
   let id = 0;
-  const call = (method: string) =>
+  const call = (method: string, params: object = {}) =>
     new Promise<unknown>((resolve) => {
       pending.set(++id, resolve);
-      ws.send(JSON.stringify({ id, method }));
+      ws.send(JSON.stringify({ id, method, params }));
     });
   await call("Profiler.enable");
   await call("Profiler.start");
+  await call("HeapProfiler.enable");
+  // Every allocation sampled, collected or not (by default only what is still alive when sampling stops).
+  await call("HeapProfiler.startSampling", {
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
   return async () => {
     const { profile } = (await call("Profiler.stop")) as { profile: unknown };
+    const { profile: heap } = (await call("HeapProfiler.stopSampling")) as { profile: unknown };
     ws.close();
-    return profile;
+    return { cpu: profile, heap };
   };
 }
 
@@ -585,9 +593,11 @@ try {
   }
   const busy = (cpuSeconds(api.pid) - cpu0) / ((performance.now() - wall0) / 1000);
   if (stopProfile) {
-    const file = path.join(process.env.PROFILE_PART3 as string, `part3-${process.pid}.cpuprofile`);
-    writeFileSync(file, JSON.stringify(await stopProfile()));
-    console.log(`part 3's CPU profile (the inspector on, its cost included): ${file}`);
+    const file = path.join(process.env.PROFILE_PART3 as string, `part3-${process.pid}`);
+    const { cpu, heap } = await stopProfile();
+    writeFileSync(`${file}.cpuprofile`, JSON.stringify(cpu));
+    writeFileSync(`${file}.heapprofile`, JSON.stringify(heap));
+    console.log(`part 3's CPU profile and allocation sampling (the inspector on, its cost included): ${file}.*`);
   }
   const whole = (await metric(api, "api_index_duration_board_computations_total")) - whole0;
   const derived = (await metric(api, "api_index_duration_board_derivations_total")) - derived0;

@@ -179,7 +179,7 @@ export type VeRows = {
  */
 const scratch = {
   b: [new Uint8Array(0), new Uint8Array(0), new Uint8Array(0)],
-  d: [new Float64Array(0), new Float64Array(0)],
+  d: [new Float64Array(0), new Float64Array(0), new Float64Array(0)],
   bytes(k: number, n: number): Uint8Array {
     if ((this.b[k] as Uint8Array).length < n) this.b[k] = new Uint8Array(Math.ceil(n * 1.25));
     const b = (this.b[k] as Uint8Array).subarray(0, n);
@@ -274,8 +274,9 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   const exact = new Map<number, bigint>();
   const lockedOf = new Map<number, bigint>();
   const countOf = new Map<number, number>();
-  const share = new Float64Array(own);
-  const late: bigint[] = [];
+  // Per owner: the sum of its clean locks' shares (a double while exact), and the few that need a bigint.
+  const share = scratch.doubles(2, own).fill(0);
+  const late = new Map<number, bigint>();
   const locks = anchor.locks;
   for (let j = 0; j < locks.length; j++) {
     const i = anchor.owner[j] as number;
@@ -283,7 +284,7 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
     if (isDirty[i] === 1 || !(end > tn) || (locks[j] as VeLock).autoMax) continue;
     const f = floorShare(anchor.r[j] as number, end - tn);
     if (typeof f === "number") share[i] = (share[i] as number) + f;
-    else late[i] = (late[i] ?? 0n) + f;
+    else late.set(i, (late.get(i) ?? 0n) + f);
   }
   const cleanExact = (i: number): bigint => {
     const qs = anchor.qs[i] as bigint;
@@ -291,12 +292,12 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
     // Sums of shares stay below 2^53 (each < 2^25; an owner holds far fewer than 2^28 locks): exact.
     const s = share[i] as number;
     if (s !== 0) v += BigInt(s);
-    const l = late[i];
+    const l = late.get(i);
     return l === undefined ? v : v + l;
   };
   for (let i = 0; i < own; i++) {
     if (isDirty[i] === 1) continue;
-    if (late[i] !== undefined) {
+    if (late.size > 0 && late.has(i)) {
       const v = cleanExact(i);
       exact.set(i, v);
       key[i] = Number(v);
@@ -349,10 +350,15 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   // Start from the previous ranking's order (nearly sorted now), then every other account with ve > 0.
   const start: number[] = [];
   const placed = scratch.bytes(2, n);
-  for (const i of anchor.order ?? []) {
-    if (i < n && ranked(i)) {
-      start.push(i);
-      placed[i] = 1;
+  // (Indexed loops over typed arrays: an iterator here allocated a result per owner under `--optimize-for-size`.)
+  const previous = anchor.order;
+  if (previous !== null) {
+    for (let k = 0; k < previous.length; k++) {
+      const i = previous[k] as number;
+      if (i < n && ranked(i)) {
+        start.push(i);
+        placed[i] = 1;
+      }
     }
   }
   for (let i = 0; i < n; i++) if (placed[i] === 0 && ranked(i)) start.push(i);
@@ -377,7 +383,8 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
     if (i < own) order[kept++] = i;
   }
   anchor.order = order.subarray(0, kept);
-  const ranks = Int32Array.from(start);
+  const ranks = new Int32Array(start.length);
+  for (let k = 0; k < start.length; k++) ranks[k] = start[k] as number;
   const row = (k: number): HolderVe | undefined => {
     if (k < 0 || k >= ranks.length) return undefined;
     const i = ranks[k] as number;
