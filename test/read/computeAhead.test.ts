@@ -23,6 +23,20 @@ async function until(check: () => boolean, ms = 3_000): Promise<void> {
   }
 }
 
+/** A signal the test tells itself (as a NOTIFY would: a block and its time), with its listeners. */
+function toldSignal(): { listeners: Set<IndexSignalListener>; signal: IndexSignalSource } {
+  const listeners = new Set<IndexSignalListener>();
+  const signal: IndexSignalSource = {
+    subscribe: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    head: null,
+    listening: true,
+  };
+  return { listeners, signal };
+}
+
 function setup(o: { loadMs?: number; idleMs?: number; failProbe?: () => boolean } = {}) {
   let head = 100n;
   const computed: bigint[] = [];
@@ -158,15 +172,7 @@ describe("ComputeAhead", () => {
   });
 
   it("a head signalled with its time (a NOTIFY's checkpoint) is computed at that time, without a probe", async () => {
-    const listeners = new Set<IndexSignalListener>();
-    const signal: IndexSignalSource = {
-      subscribe: (listener) => {
-        listeners.add(listener);
-        return () => listeners.delete(listener);
-      },
-      head: null,
-      listening: true,
-    };
+    const { listeners, signal } = toldSignal();
     const at: { block: bigint; time: bigint }[] = [];
     const memo = new BlockMemo<bigint>({
       name: "board",
@@ -196,15 +202,7 @@ describe("ComputeAhead", () => {
   });
 
   it("asks for the next head's answers in the order readers first asked for them at the last head", async () => {
-    const listeners = new Set<IndexSignalListener>();
-    const signal: IndexSignalSource = {
-      subscribe: (listener) => {
-        listeners.add(listener);
-        return () => listeners.delete(listener);
-      },
-      head: null,
-      listening: true,
-    };
+    const { listeners, signal } = toldSignal();
     const asked: string[] = [];
     const memoOf = (name: string) =>
       new BlockMemo<bigint>({
