@@ -179,7 +179,7 @@ export type VeRows = {
  */
 const scratch = {
   b: [new Uint8Array(0), new Uint8Array(0), new Uint8Array(0)],
-  d: [new Float64Array(0), new Float64Array(0), new Float64Array(0)],
+  d: [new Float64Array(0), new Float64Array(0)],
   bytes(k: number, n: number): Uint8Array {
     if ((this.b[k] as Uint8Array).length < n) this.b[k] = new Uint8Array(Math.ceil(n * 1.25));
     const b = (this.b[k] as Uint8Array).subarray(0, n);
@@ -274,8 +274,9 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   const exact = new Map<number, bigint>();
   const lockedOf = new Map<number, bigint>();
   const countOf = new Map<number, number>();
-  // Per owner: the sum of its clean locks' shares (a double while exact), and the few that need a bigint.
-  const share = scratch.doubles(2, own).fill(0);
+  // Per owner: the sum of its clean locks' shares (a double while exact), and the few that need a bigint. The
+  // ranking's own, not scratch: its rows' exact values are made from them when read, after later blocks' rankings.
+  const share = new Float64Array(own);
   const late = new Map<number, bigint>();
   const locks = anchor.locks;
   for (let j = 0; j < locks.length; j++) {
