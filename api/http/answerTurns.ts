@@ -1,9 +1,9 @@
 /**
- * Large answers are built and written one per turn of the event loop. The turnstile (api/server/turnstile.ts)
- * starts one heavy request per turn, but a started request then waits on I/O (its body, the rate limit's
+ * Large answers are built and written one per turn of the event loop (paced process-wide with the turnstile's
+ * starts: api/http/loopPacer.ts). The turnstile (api/server/turnstile.ts) starts one heavy request per turn, but a started request then waits on I/O (its body, the rate limit's
  * Redis round trip), and such waits can end together (one Redis read resolves every reply it carries), so
  * several 840 kB MCP batch answers could be written back to back in one turn while a cached GET waited
- * behind them. Here an answer of `minBytes` or more waits for its turn (FIFO, one per `setImmediate`, after
+ * behind them. Here an answer of `minBytes` or more waits for its turn (FIFO, one per loop iteration, after
  * the poll phase has served the sockets that are ready), then is handed to the socket within that turn: a
  * cheap request waits behind at most one large answer. What waits holds no copy of its bytes (the parts are
  * shared, api/mcp/gatekeeper.ts). Measured under a distributed flood (bench/abuse-memory.ts): the other
@@ -12,6 +12,7 @@
  * The equivalent of a global limit on concurrent large writes (nginx's limit_conn, Envoy's overload
  * manager shedding by priority), with queueing instead of refusal: every answer is still sent, in order.
  */
+import { pace } from "./loopPacer";
 
 /** Answers at least this large take turns: a batch of tools/list (840 kB) does, an envelope (a few kB) does not. */
 export const LARGE_ANSWER_BYTES = 64 * 1024;
@@ -33,8 +34,8 @@ export function answerTurns(minBytes = LARGE_ANSWER_BYTES): AnswerTurns {
   const queue: (() => void)[] = [];
   let head = 0;
   let scheduled = false;
-  // One waiter per turn: its continuation (build, write) runs in the microtasks right after this callback,
-  // and a setImmediate scheduled now runs in the next turn, after the next poll.
+  // One waiter per turn: its continuation (build, write) runs in the microtasks right after this callback; the next
+  // turn, of any queue, comes in a later loop iteration, after the next poll (api/http/loopPacer.ts).
   const turn = () => {
     scheduled = false;
     const next = queue[head];
@@ -50,7 +51,7 @@ export function answerTurns(minBytes = LARGE_ANSWER_BYTES): AnswerTurns {
   const schedule = () => {
     if (scheduled) return;
     scheduled = true;
-    setImmediate(turn);
+    pace(turn);
   };
   return {
     turnFor(bytes) {

@@ -10,10 +10,14 @@
  * they produce are written one per turn too (api/http/answerTurns.ts). Every other GET (cached reads,
  * probes) never waits.
  *
+ * The turns are paced with the large answers' (api/http/loopPacer.ts): one per loop iteration, with empty iterations
+ * after a long one, so connections are still accepted while the turns run.
+ *
  * The client is the one the rate limit sees (the socket peer, or X-Forwarded-For from a trusted proxy).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { resolveClientIp } from "../http/clientIp";
+import { pace } from "../http/loopPacer";
 import { rateLimitSubject, type TrustedProxies } from "../net/ip";
 import { DOCS_PATH, INDEX_BASE } from "../paths";
 
@@ -55,7 +59,7 @@ export function takeTurns(next: RequestListener, trusted: TrustedProxies): Reque
     }
     if (waiting.size > 0 && !scheduled) {
       scheduled = true;
-      setImmediate(turn);
+      pace(turn);
     }
   };
 
@@ -76,7 +80,7 @@ export function takeTurns(next: RequestListener, trusted: TrustedProxies): Reque
     else queue.push([req, res]);
     if (!scheduled) {
       scheduled = true;
-      setImmediate(turn);
+      pace(turn);
     }
   };
 }

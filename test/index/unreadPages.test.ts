@@ -2,10 +2,11 @@
  * Unread 1,000-row pages on the API process as operators run it (dist/server/main.js over a Postgres index,
  * test/support/servedIndex.ts): clients pipelining REST history pages, account locks and GraphQL pages and never
  * reading them, from 1 address and from 400, leave every request of another client answered, its /health p99 under
- * 1 s from 1 address and 2.5 s from 400 on this shared machine (the goal, ≤ 50 ms, is bench/abuse-choices.ts's to
- * measure) and new connections answered (under 1 s from 1 address): the pages start one per turn (api/server/turnstile.ts), share one budget of rows in flight
+ * 1 s on this shared machine (the goal, ≤ 50 ms, is bench/abuse-choices.ts's to measure) and new connections
+ * answered within 1 s: the pages start one per turn (api/server/turnstile.ts), share one budget of rows in flight
  * with GraphQL (api/read/admission.ts), are built and written one per turn (api/index/answer.ts answerPage,
- * api/graphql/scope.ts, api/http/answerTurns.ts), and the accept queue is deep enough for 400 connecting at once.
+ * api/graphql/scope.ts, api/http/answerTurns.ts), the turns leave the loop iterations to accept connections
+ * (api/http/loopPacer.ts), and the accept queue is deep enough for 400 connecting at once.
  * bench/abuse-choices.ts measures the same at length.
  */
 import { getAddress } from "viem";
@@ -99,18 +100,17 @@ describe("unread 1,000-row pages, pipelined", () => {
     }
   }, 60_000);
 
-  it("from 400 addresses (1 connection × 2 pages each): every request answered, none left waiting 3 s", async () => {
+  it("from 400 addresses (1 connection × 2 pages each): every request answered, a new connection within 1 s", async () => {
     const f = await underUnread(400, 1, 2);
-    // Before the listen backlog was raised, a new connection waited for its SYN's retransmission and got no answer
-    // within the probe's 3 s. On this shared machine the burst of 400 connections still costs the first new one
-    // 0.3–2.8 s (1.9–2.8 s in five runs on 2026-11-26, at this session's start commit too; the /health probe, whose
-    // connection is also new then, with it). bench/abuse-choices.ts prints the figure beside its goal, < 1 s; the
-    // bound here is the title's: none left waiting 3 s.
+    // libuv accepts one connection per loop iteration: while every iteration built a page, the 400 were accepted
+    // at ~140 a second and a new connection waited behind them in the accept queue for 1.8–3.0 s (2026-11-27, this
+    // machine; CI failed on it). The heavy turns are paced now (api/http/loopPacer.ts): 30 ms. The bound is the
+    // goal bench/abuse-choices.ts prints beside it, < 1 s, with the /health probe (its connection new then too).
     expect(f.failed).toBe(0);
-    expect(f.duringP99).toBeLessThan(3_000);
+    expect(f.duringP99).toBeLessThan(1_000);
     for (const [i, ms] of f.freshMs.entries()) {
       expect(f.freshStatus[i]).toBe(200);
-      expect(ms).toBeLessThan(3_000);
+      expect(ms).toBeLessThan(1_000);
     }
   }, 60_000);
 });
