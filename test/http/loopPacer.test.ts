@@ -85,7 +85,9 @@ describe("loopPacer", () => {
     const b = answerTurns();
     const counter = iterations();
     const seen: { who: string; at: number }[] = [];
-    const mark = (who: string) => () => seen.push({ who, at: counter.now() });
+    const mark = (who: string) => () => {
+      seen.push({ who, at: counter.now() });
+    };
     await Promise.all([
       a.turnFor(LARGE_ANSWER_BYTES).then(mark("a0")),
       b.turnFor(LARGE_ANSWER_BYTES).then(mark("b0")),
