@@ -119,6 +119,27 @@ export class BlockMemo<T> {
     return entry.flight;
   }
 
+  /**
+   * Forgets every answer at `block` or above, the head's included: a reorg replaced those blocks (the index's head
+   * went back to `block`), and an answer kept by block number would be served for the new block of that number. A
+   * computation still in flight for one of them settles without being kept. Returns how many were forgotten.
+   */
+  forgetFrom(block: bigint): number {
+    let n = 0;
+    if (this.#head !== null && this.#head.block >= block) {
+      this.#bytes -= this.#head.kept.bytes;
+      this.#head = null;
+      n++;
+    }
+    for (const [at, entry] of [...this.#kept]) {
+      if (at < block) continue;
+      this.#kept.delete(at);
+      this.#bytes -= entry.bytes;
+      n++;
+    }
+    return n;
+  }
+
   /** Starts a computation, counted (or dropped, if it fails) when it settles if the memo still keeps it. */
   #start(at: { block: bigint; time: bigint }, lane: ComputeLane): Kept<T> {
     const entry: Kept<T> = { flight: this.#compute(at, lane), bytes: 0, used: this.#shared?.tick() ?? 0 };

@@ -357,6 +357,13 @@ export class DurationBoards {
     return this.#anchors.get(`${board}:${window}`)?.block ?? null;
   }
 
+  /** Forgets every ranking at `block` or above, of every board and window (a reorg: BlockMemo.forgetFrom). */
+  forgetFrom(block: bigint): number {
+    let n = 0;
+    for (const memo of this.#memos.values()) n += memo.forgetFrom(block);
+    return n;
+  }
+
   /**
    * The rankings of one board and window, by block: what the runtime's gated reads take (api/read/runtime.ts
    * answerAt, blockAnswer), so a ranking held (`has`, `kept`) is answered without the gate, and one to compute is

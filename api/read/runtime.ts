@@ -259,7 +259,7 @@ export function createIndexRuntime({
           activityItem: unavailable,
           activitySpan: unavailable,
         };
-  return {
+  const rt = {
     ...base,
     index,
     protocol,
@@ -288,8 +288,8 @@ export function createIndexRuntime({
     }),
     signal,
     // Only where the index's commits are heard as they happen (LISTEN/NOTIFY on a views schema). Answers are memoised
-    // by block number, so one computed for a block a reorg then replaces would be served for its successor: the
-    // sooner a head is computed, the likelier; without NOTIFY the gain is small (docs/limitations.md).
+    // by block number and forgotten when the head goes back (forgetOnReorg below); a reorg that does not show so
+    // leaves one computed for a replaced block, the likelier the sooner it was computed (docs/limitations.md).
     ahead: source.signal
       ? new ComputeAhead({
           signal,
@@ -361,6 +361,24 @@ export function createIndexRuntime({
           : {}),
       }),
   } satisfies IndexRuntime;
+  forgetOnReorg(signal, [rt.stats, rt.boards, rt.durationBoards]);
+  return rt;
+}
+
+/**
+ * A reorg shows as the index's head going back (the first block Ponder commits after one is below the last:
+ * api/read/indexSignal.ts): every answer kept for a block from there up was the orphaned branch's, and the memos
+ * key by block number, so they are forgotten. Heard from a signal that costs no statement of its own (NOTIFY, the
+ * watermark); a PolledSignal runs only while someone waits, and is not kept running for this. A reorg whose new
+ * branch is committed past the old head in one step is not seen (docs/limitations.md).
+ */
+function forgetOnReorg(signal: IndexSignalSource, memos: { forgetFrom(block: bigint): number }[]): void {
+  if (signal instanceof PolledSignal) return;
+  let last: bigint | null = null;
+  signal.subscribe((block) => {
+    if (last !== null && block < last) for (const memo of memos) memo.forgetFrom(block);
+    last = block;
+  });
 }
 
 /** A read of the index, its failures said in the API's terms (never a 500 for a database that is down). */

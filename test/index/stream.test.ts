@@ -180,6 +180,9 @@ describe("GET /api/index/v1/stream on the API processes", () => {
     const orphan = await headBlock(chain.devnet);
     await testClient.mine({ blocks: 2 });
     await s.until((e) => e.event === "account" && e.id === orphan.toString());
+    // Answers kept per block number (the stats, the ve board) at the block the reorg will replace.
+    const orphanStats = (await restAt(a, "/stats", orphan.toString())) as { totalLockedWei: string };
+    await restAt(a, "/leaderboards/ve", orphan.toString());
     await testClient.revert({ id: snapshot });
     // The new branch stays below the old head until the reorg is announced: the index's head then goes back, which
     // is how a reorg shows (a busy indexer that met a longer branch in one batch might commit past the old head).
@@ -201,6 +204,18 @@ describe("GET /api/index/v1/stream on the API processes", () => {
       .map((l) => l.tokenId)
       .sort((x, y) => (x < y ? -1 : 1));
     expect(streamed).toEqual(onChain);
+    // The block of that number on the new branch: its stats and board are the new branch's, not the ones kept for
+    // the orphaned block (alice's 3,000 there, carol's 1,700 here).
+    const replaced = await readChainLocks(chain.devnet, orphan);
+    const stats = (await restAt(a, "/stats", orphan.toString())) as { totalLockedWei: string; liveLocks: number };
+    expect(stats.totalLockedWei).not.toBe(orphanStats.totalLockedWei);
+    expect(stats).toMatchObject({
+      totalLockedWei: String(replaced.totalLocked),
+      liveLocks: replaced.locks.filter((l) => l.owner !== null).length,
+    });
+    const board = (await restAt(a, "/leaderboards/ve?limit=100", orphan.toString())) as { rows: { address: string }[] };
+    const carol = getAddress(DEVNET_ACCOUNTS.carol.address);
+    expect(board.rows.map((r) => getAddress(r.address))).toContain(carol);
     s.close();
   }, 90_000);
 

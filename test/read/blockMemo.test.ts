@@ -135,6 +135,60 @@ describe("single flight and failures", () => {
   });
 });
 
+describe("a reorg (the head went back to block N)", () => {
+  it("forgetFrom(N) drops the head's and every past answer at N or above, keeps those below, and their bytes", async () => {
+    let branch = "old";
+    const memo = new BlockMemo({ load: async (a) => `${branch}:${a.block}`, sizeOf: () => 10, capacity: 16 });
+    for (const b of [1n, 2n, 3n, 4n]) await memo.get(at(b));
+    await memo.get(at(5n), "head");
+    expect(memo.bytes).toBe(50);
+    expect(memo.forgetFrom(3n)).toBe(3);
+    expect(memo.bytes).toBe(20);
+    expect([1n, 2n, 3n, 4n, 5n].map((b) => memo.has(b))).toEqual([true, true, false, false, false]);
+    branch = "new";
+    expect(await memo.get(at(3n), "head")).toBe("new:3");
+    expect(await memo.get(at(2n))).toBe("old:2");
+  });
+
+  it("a computation in flight for a forgotten block settles for its readers but is not kept", async () => {
+    let release: () => void = () => {};
+    let calls = 0;
+    const memo = new BlockMemo({
+      load: async (a) => {
+        calls++;
+        if (calls === 1) await new Promise<void>((r) => (release = r));
+        return `${calls}:${a.block}`;
+      },
+      sizeOf: () => 10,
+    });
+    const inFlight = memo.get(at(7n), "head");
+    expect(memo.forgetFrom(7n)).toBe(1);
+    release();
+    expect(await inFlight).toBe("1:7");
+    expect(memo.has(7n)).toBe(false);
+    expect(memo.bytes).toBe(0);
+    expect(await memo.get(at(7n), "head")).toBe("2:7");
+  });
+
+  it("the duration boards forget every board and window's rankings from N up", async () => {
+    const boards = new DurationBoards({
+      load: async (_board, _window, a) => {
+        const { value, ...rest } = ranking(a.block, 3);
+        return { ...rest, finalizedTime: null, value: value.map((r) => ({ address: r.address, value: r.ve })) };
+      },
+    });
+    const kinds = [
+      [DURATION_BOARDS[0]!, "24h"],
+      [DURATION_BOARDS[1]!, "7d"],
+    ] as const;
+    for (const [board, window] of kinds) for (const b of [10n, 11n, 12n]) await boards.memo(board, window).get(at(b));
+    expect(boards.forgetFrom(11n)).toBe(4);
+    for (const [board, window] of kinds) {
+      expect([10n, 11n, 12n].map((b) => boards.memo(board, window).has(b))).toEqual([true, false, false]);
+    }
+  });
+});
+
 describe("the duration boards' shared bound", () => {
   /** A board's ranking of `n` accounts at a block, as the statement would answer it. */
   const board = (block: bigint, n: number) => {
