@@ -6,28 +6,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { answerTurns, LARGE_ANSWER_BYTES } from "../../api/http/answerTurns";
-
-/** Counts event-loop turns (check phases) until stop() is called. */
-function turnCounter() {
-  let turn = 0;
-  let running = true;
-  const tick = () => {
-    turn++;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
-  return {
-    now: () => turn,
-    stop: () => {
-      running = false;
-    },
-  };
-}
+import { iterationCounter } from "../support/loopTurns";
 
 describe("answerTurns", () => {
   it("lets large answers through one per turn, in the order they asked", async () => {
     const turns = answerTurns();
-    const counter = turnCounter();
+    const counter = iterationCounter();
     const seen: { i: number; turn: number }[] = [];
     await Promise.all(
       Array.from({ length: 6 }, (_, i) =>

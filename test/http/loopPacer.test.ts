@@ -11,23 +11,7 @@ import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { answerTurns, LARGE_ANSWER_BYTES } from "../../api/http/answerTurns";
 import { MAX_HOPS, pace, pacedWaiting } from "../../api/http/loopPacer";
-
-/** Counts event-loop iterations (check phases) until stop() is called. */
-function iterations() {
-  let n = 0;
-  let running = true;
-  const tick = () => {
-    n++;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
-  return {
-    now: () => n,
-    stop: () => {
-      running = false;
-    },
-  };
-}
+import { iterationCounter } from "../support/loopTurns";
 
 const spin = (ms: number) => {
   const until = performance.now() + ms;
@@ -83,7 +67,7 @@ describe("loopPacer", () => {
   it("runs turns of different queues one per loop iteration, in the order they came", async () => {
     const a = answerTurns();
     const b = answerTurns();
-    const counter = iterations();
+    const counter = iterationCounter();
     const seen: { who: string; at: number }[] = [];
     const mark = (who: string) => () => {
       seen.push({ who, at: counter.now() });
@@ -101,7 +85,7 @@ describe("loopPacer", () => {
   });
 
   it("after a long turn, lets the loop go round empty (up to MAX_HOPS) before the next", async () => {
-    const counter = iterations();
+    const counter = iterationCounter();
     const at: number[] = [];
     await new Promise<void>((resolve) => {
       pace(() => {
