@@ -296,6 +296,8 @@ export type ConnectionMetrics = {
   shed: Counter;
   /** Requests the HTTP layer rejects before any route, answered with the envelope: `reason` says why. */
   protocolErrors: Counter;
+  /** Requests held for their Retry-After: their connection had been refused twice in a row (api/server/refusalHold.ts). */
+  held: Counter;
   pendingBytes: Gauge;
   all: readonly { render(): string }[];
 };
@@ -316,13 +318,19 @@ function createConnectionMetrics(): ConnectionMetrics {
     "Requests rejected by the HTTP layer before any route (framing, Host, target, Expect, CONNECT), by reason.",
     ["reason"],
   );
+  const held = new Counter(
+    "api_requests_held_total",
+    "Requests held until their connection's last Retry-After had passed: it had been refused twice in a row.",
+    [],
+  );
   const pendingBytes = new Gauge("api_pending_response_bytes", "Bytes of answers written, not yet taken by clients.");
   pendingBytes.set(0);
   return {
     refused,
     shed,
     protocolErrors,
+    held,
     pendingBytes,
-    all: [refused, shed, protocolErrors, pendingBytes],
+    all: [refused, shed, protocolErrors, held, pendingBytes],
   };
 }

@@ -5,7 +5,8 @@
  * - connection caps per address and in total (api/server/connectionLimit.ts; a refused connection is answered
  *   429, api/server/refusal.ts), the bound on what unread answers may hold (api/server/connectionGuard.ts),
  *   and MCP requests started one per event-loop turn, in turns across clients, so they cannot crowd out cheap
- *   reads (api/server/turnstile.ts);
+ *   reads (api/server/turnstile.ts); a connection refused twice in a row (429, 503) has its next request held
+ *   for the refusal's Retry-After (api/server/refusalHold.ts);
  * - the error envelope even for requests Node or the adapter rejects before any route
  *   (api/server/protocolErrors.ts), with CORS and a request id, where HTTP still allows an answer;
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
@@ -23,6 +24,7 @@ import { type ConnectionGuard, guardConnections } from "./connectionGuard";
 import { limitConnections } from "./connectionLimit";
 import { totalConnectionCap } from "./descriptorLimit";
 import { answerProtocolErrors, refuseRequest, requestFault } from "./protocolErrors";
+import { holdRefused } from "./refusalHold";
 import { takeTurns } from "./turnstile";
 
 export const SERVER_LIMITS = {
@@ -94,7 +96,10 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
     const routed = getRequestListener(app.fetch, { hostname: options.hostname });
     const trusted = parseTrustedProxies(options.trustedProxies ?? []);
     const answer = hotFirst(app.nodeHotPath, routed);
-    const listener = refuseFaults(options.guard === false ? answer : takeTurns(answer, trusted), metrics);
+    const listener = refuseFaults(
+      options.guard === false ? answer : holdRefused(takeTurns(answer, trusted), metrics?.held),
+      metrics,
+    );
     // requireHostHeader: a request without Host gets requestFault's envelope instead of Node's bare 400.
     const server = createServer(
       {

@@ -67,9 +67,17 @@ export async function sampleP99(
   return { p50: at(0.5), p99: at(0.99), n: samples.length };
 }
 
-/** Runs test/support/flood.ts with `requests` requests; resolves with what it sent and how it was answered. */
-export function flood(base: string, requests: number): Promise<{ requests: number; byStatus: Record<string, number> }> {
-  return runFloodScript(path.join(import.meta.dirname, "flood.ts"), { BASE: base, REQUESTS: String(requests) });
+/** Runs test/support/flood.ts with `requests` requests (within `durationMs`); resolves with what it sent and how it was answered. */
+export function flood(
+  base: string,
+  requests: number,
+  durationMs = 30_000,
+): Promise<{ requests: number; byStatus: Record<string, number> }> {
+  return runFloodScript(path.join(import.meta.dirname, "flood.ts"), {
+    BASE: base,
+    REQUESTS: String(requests),
+    DURATION_MS: String(durationMs),
+  });
 }
 
 /**
