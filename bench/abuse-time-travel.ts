@@ -14,7 +14,8 @@
  *    board 200 every time with p99 ≤ 100 ms, `/health` p99 ≤ 50 ms.
  *
  * Usage: npx tsx bench/abuse-time-travel.ts [events=520000] [blocks=1000] [passes=3]
- * Env: ADDRESSES (400), FLOOD_MS (12000), PARTS (1,2).
+ * Env: ADDRESSES (400), FLOOD_MS (12000), PARTS (1,2); PROFILE_DIR — the API process of part 2 writes a CPU profile
+ * there when it stops.
  */
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -78,7 +79,14 @@ async function apiProcess(env: Record<string, string>): Promise<ServiceChild> {
     manifestFile,
     databaseUrl: served.databaseUrl,
     schema: served.schema,
-    env: { LOG_LEVEL: "error", REDIS_URL: BENCH_REDIS_URL, REDIS_KEY_PREFIX: `bench-tt-${randomUUID()}:`, ...env },
+    env: {
+      LOG_LEVEL: "error",
+      REDIS_URL: BENCH_REDIS_URL,
+      REDIS_KEY_PREFIX: `bench-tt-${randomUUID()}:`,
+      // PROFILE_DIR: the API process writes a CPU profile there when it stops (node --cpu-prof).
+      ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
+      ...env,
+    },
   });
   await api.waitFor200("/health", 30_000);
   return api;
@@ -211,7 +219,7 @@ try {
       `   API RSS start ${fmt(start)} MB, peak ${fmt(peak)} MB (+${fmt(peak - start)}), end ${fmt(end)} MB ` +
         `(+${fmt(end - start)})`,
     );
-    await api.stop("SIGKILL");
+    await api.stop(process.env.PROFILE_DIR ? "SIGTERM" : "SIGKILL");
   }
 } finally {
   await served.stop();

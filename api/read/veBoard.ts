@@ -81,17 +81,25 @@ export const BOARD_ROW_BYTES = 400;
 /** The boards kept by default: 8 blocks' and 64 MiB of them (at Base scale, ~60,000 holders, a board is ~25 MB). */
 export const BOARDS_KEPT = { capacity: 8, maxBytes: 64 * 1024 * 1024 } as const;
 
-/** A ranking computed whole (an array in board order) as rows, with a map of where each address is. */
+/**
+ * A ranking computed whole (an array in board order) as rows, with a map of where each address is, built at the
+ * first rank lookup: a past block's pages need only the array, and at Base scale the map of ~60,000 addresses was
+ * 20–80 ms of one event-loop turn in the block's computation.
+ */
 function rankingOf(array: readonly HolderVe[]): VeRanking {
-  const map = new Map<string, number>();
-  array.forEach((row, i) => {
-    map.set(row.address.toLowerCase(), i);
-  });
+  let map: Map<string, number> | undefined;
+  const where = () => {
+    if (map === undefined) {
+      map = new Map();
+      for (let i = 0; i < array.length; i++) map.set(array[i]!.address.toLowerCase(), i);
+    }
+    return map;
+  };
   return {
     length: array.length,
     get: (i) => array[i],
     after: (key) => firstAfter(array, key),
-    indexOf: (address) => map.get(address),
+    indexOf: (address) => where().get(address),
   };
 }
 
