@@ -10,7 +10,7 @@
  * connections: 400 addresses × 50 idle connections (20,000), reconnecting whenever closed, for 20 s
  *   (test/support/reconnectingIdle.ts, two processes): a fresh address's /health every 500 ms (< 1 s every time).
  * The machine is shared (2 cores): each part prints the same client's figures on the idle process first.
- * Usage: npx tsx bench/abuse-choices.ts [parts=documents,pages,connections]
+ * Usage: npx tsx bench/abuse-choices.ts [parts=documents,pages,connections]; env PROFILE_DIR for CPU profiles.
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -33,7 +33,13 @@ const served = await startServedIndex({
   serverUrl: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres",
   schema: "bench_choices",
   synthetic: { events: 20_000, owners: 20, seed: 23 },
+  // PROFILE_DIR: each API process writes a CPU profile there when its part ends (node --cpu-prof).
+  ...(process.env.PROFILE_DIR ? { env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } } : {}),
 });
+/** The end of a part: with PROFILE_DIR the API process stops so its profile is written. */
+const endPart = async (api: { stop(signal: NodeJS.Signals): Promise<unknown> }) => {
+  if (process.env.PROFILE_DIR) await api.stop("SIGTERM");
+};
 try {
   const counts = new Map<string, number>();
   for (const e of served.index.events) counts.set(e.account, (counts.get(e.account) ?? 0) + 1);
@@ -161,6 +167,7 @@ try {
       console.log(`  RSS ${rssStart.toFixed(0)} → ${rssMb(api.pid).toFixed(0)} MB`);
       await sleep(2_000);
     }
+    await endPart(api);
   }
 
   if (PARTS.has("connections")) {
