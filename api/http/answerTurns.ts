@@ -1,11 +1,11 @@
 /**
  * Large answers are built and written one per turn of the event loop (paced process-wide with the turnstile's
- * starts: api/http/loopPacer.ts). The turnstile (api/server/turnstile.ts) starts one heavy request per turn, but a started request then waits on I/O (its body, the rate limit's
- * Redis round trip), and such waits can end together (one Redis read resolves every reply it carries), so
- * several 840 kB MCP batch answers could be written back to back in one turn while a cached GET waited
- * behind them. Here an answer of `minBytes` or more waits for its turn (FIFO, one per loop iteration, after
- * the poll phase has served the sockets that are ready), then is handed to the socket within that turn: a
- * cheap request waits behind at most one large answer. What waits holds no copy of its bytes (the parts are
+ * starts: api/http/loopPacer.ts). The turnstile (api/server/turnstile.ts) starts one heavy request per turn, but a
+ * started request then waits on I/O (its body, the rate limit's Redis round trip), and such waits can end together
+ * (one Redis read resolves every reply it carries), so several 840 kB MCP batch answers could be written back to
+ * back in one turn while a cached GET waited behind them. Here an answer of `minBytes` or more waits for its turn
+ * (FIFO, one per loop iteration, after the poll phase has served the sockets that are ready), then is handed to the
+ * socket within that turn: a cheap request waits behind at most one large answer. What waits holds no copy of its bytes (the parts are
  * shared, api/mcp/gatekeeper.ts). Measured under a distributed flood (bench/abuse-memory.ts): the other
  * client's p99 5 ms with it, 11 ms without; the API's event-loop delay at most 24 ms with it, 40 ms without.
  *
