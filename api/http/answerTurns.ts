@@ -5,9 +5,9 @@
  * (one Redis read resolves every reply it carries), so several 840 kB MCP batch answers could be written back to
  * back in one turn while a cached GET waited behind them. Here an answer of `minBytes` or more waits for its turn
  * (FIFO, one per loop iteration, after the poll phase has served the sockets that are ready), then is handed to the
- * socket within that turn: a cheap request waits behind at most one large answer. What waits holds no copy of its bytes (the parts are
- * shared, api/mcp/gatekeeper.ts). Measured under a distributed flood (bench/abuse-memory.ts): the other
- * client's p99 5 ms with it, 11 ms without; the API's event-loop delay at most 24 ms with it, 40 ms without.
+ * socket within that turn: a cheap request waits behind at most one large answer. What waits holds no copy of its
+ * bytes (the parts are shared, api/mcp/gatekeeper.ts). Measured under a distributed flood (bench/abuse-memory.ts):
+ * the other client's p99 5 ms with it, 11 ms without; the API's event-loop delay at most 24 ms with it, 40 ms without.
  *
  * The equivalent of a global limit on concurrent large writes (nginx's limit_conn, Envoy's overload
  * manager shedding by priority), with queueing instead of refusal: every answer is still sent, in order.
