@@ -15,7 +15,7 @@
  * that honours Retry-After is never held either, and one that asks for something else after a first refusal (the
  * head after a busy past block) is served at once; one answer that is not a refusal clears the count.
  */
-import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import type { RequestListener, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Counter } from "../observability/counter";
 
@@ -30,7 +30,9 @@ type Tracked = Socket & { [REFUSED]?: number; [RETRY_AT]?: number; [SPREAD]?: nu
 /** `next`, with a request that comes back early after two refusals in a row on its connection held (see above). */
 export function holdRefused(next: RequestListener, held?: Counter): RequestListener {
   const serve: RequestListener = (req, res) => {
-    res.once("finish", () => afterAnswer(req, res));
+    // The socket as the request came (by 'finish' an answer that cut its body short, a 413, has none left).
+    const socket = req.socket as Tracked | null;
+    if (socket) res.once("finish", () => afterAnswer(socket, res));
     next(req, res);
   };
   return (req, res) => {
@@ -48,8 +50,7 @@ export function holdRefused(next: RequestListener, held?: Counter): RequestListe
   };
 }
 
-function afterAnswer(req: IncomingMessage, res: ServerResponse): void {
-  const socket = req.socket as Tracked;
+function afterAnswer(socket: Tracked, res: ServerResponse): void {
   const after = res.statusCode === 429 || res.statusCode === 503 ? retryAfterMs(res) : undefined;
   if (after === undefined) {
     socket[REFUSED] = 0;

@@ -133,6 +133,43 @@ describe("holdRefused", () => {
     expect(held.ms).toBeLessThan(HOLD_MAX_MS + 600);
   }, 10_000);
 
+  it("survives an answer that cut its request's body short (by 'finish' the request has no socket)", async () => {
+    // As api/http/boundedBody.ts does past its limit: leaving `for await` over the body destroys the request, and
+    // Node then nulls `req.socket` before the answer's 'finish' (this crashed the API process on a 413).
+    const server = createServer(
+      holdRefused(async (req, res) => {
+        let bytes = 0;
+        for await (const chunk of req) {
+          bytes += (chunk as Buffer).length;
+          if (bytes > 32 * 1024) break;
+        }
+        res.writeHead(413, { connection: "close" });
+        res.end("too large");
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    servers.push({ close: () => server.close() });
+    servers.push({ close: () => server.closeAllConnections() });
+    const { port } = server.address() as AddressInfo;
+    const answer = await new Promise<string>((resolve) => {
+      const s = connect({ port, host: "127.0.0.1" }, () => {
+        s.write("POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n");
+        for (let i = 0; i < 5; i++) s.write(`4000\r\n${"x".repeat(0x4000)}\r\n`);
+      });
+      let got = "";
+      s.on("data", (d) => {
+        got += d;
+      });
+      s.on("error", () => {});
+      s.on("close", () => resolve(got));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    await new Promise((r) => setTimeout(r, 50));
+    // Still serving.
+    const c = await connection(port);
+    expect((await c.get("/")).status).toBe(413);
+  });
+
   it("does not serve a held request whose client left", async () => {
     const { port, served, held } = await start();
     const c = await connection(port);
