@@ -7,7 +7,7 @@ import { type IndexRuntime, readAtBlock, requestedBlock } from "../read/runtime"
 import { ACTIVITY_KINDS, activityJson, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { addressString, array, integer, object, uintString } from "../route/jsonSchema";
-import { answer } from "./answer";
+import { answer, answerPage, type Pages, withRows } from "./answer";
 import { AT_PARAMS, PAGE_PARAMS } from "./query";
 
 /**
@@ -110,7 +110,13 @@ export const activityItemRoute = {
 const EVENT_ID = new RegExp(PARAM_PATTERNS.eventId);
 const KNOWN = new Set<string>(ACTIVITY_KINDS);
 
-export function registerActivityRoutes(router: Hono<AppEnv>, rt: IndexRuntime): void {
+/**
+ * The feed's pages are history pages like an account's events: up to 1,000 rows, so they hold rows of the process's
+ * budget in flight and are built in a turn of their own (api/index/answer.ts), and start in turns
+ * (api/server/turnstile.ts), as the histories do: 400 addresses pipelining `limit=1000` pages would otherwise start
+ * every statement at once and decode them together (the feed was the one 1,000-row page route that skipped both).
+ */
+export function registerActivityRoutes(router: Hono<AppEnv>, rt: IndexRuntime, pages: Pages): void {
   router.get(activityRoute.path, async (c) => {
     const q = parseQuery(c.req.url, activityRoute.query);
     const kinds = q.kind === undefined ? null : [...new Set(q.kind.split(","))];
@@ -122,20 +128,22 @@ export function registerActivityRoutes(router: Hono<AppEnv>, rt: IndexRuntime): 
     const { block, param } = requestedBlock(q.block, cursor?.block);
     const limit = Number(q.limit);
     const filter = { kinds, account: (q.account as Address | undefined) ?? null };
-    const read = await readAtBlock(rt, c, block, param, (at, signal) =>
-      rt.protocol.activity(filter, at, { limit: limit + 1, after: cursor?.after ?? null }, signal),
-    );
-    const rows = read.value.slice(0, limit);
-    const last = rows.at(-1);
-    const nextCursor =
-      read.value.length > limit && last
-        ? rt.cursors.encode({
-            kind: "events",
-            block: read.block,
-            after: { block: last.blockNumber, logIndex: last.logIndex },
-          })
-        : null;
-    return answer(c, rt, read, { events: rows.map(activityJson), nextCursor });
+    return withRows(c, pages, limit + 1, async () => {
+      const read = await readAtBlock(rt, c, block, param, (at, signal) =>
+        rt.protocol.activity(filter, at, { limit: limit + 1, after: cursor?.after ?? null }, signal),
+      );
+      const rows = read.value.slice(0, limit);
+      const last = rows.at(-1);
+      const nextCursor =
+        read.value.length > limit && last
+          ? rt.cursors.encode({
+              kind: "events",
+              block: read.block,
+              after: { block: last.blockNumber, logIndex: last.logIndex },
+            })
+          : null;
+      return answerPage(c, rt, pages, read, rows.length, () => ({ events: rows.map(activityJson), nextCursor }));
+    });
   });
 
   router.get(activityItemRoute.path, async (c) => {

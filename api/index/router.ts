@@ -34,7 +34,7 @@ export function indexRouter(runtime: IndexRuntime, pages: Pages, streams?: Strea
   // After the ve routes: /leaderboards/ve is the ve board's, not a duration board's.
   registerDurationBoardRoutes(router, runtime);
   registerStatsRoute(router, runtime);
-  registerActivityRoutes(router, runtime);
+  registerActivityRoutes(router, runtime, pages);
   registerProfileRoute(router, runtime);
   if (streams) registerStreamRoute(router, runtime, streams);
   return router;

@@ -25,12 +25,12 @@ type Waiting = [IncomingMessage, ServerResponse];
 
 const ASSETS = `${DOCS_PATH}/`;
 const INDEX = `${INDEX_BASE}/`;
-/** The index routes whose answer is a page of up to 1,000 rows: a history, an account's locks. */
-const INDEX_PAGE = /\/(events|locks)(\?|$)/;
+/** The index routes whose answer is a page of up to 1,000 rows: a history, an account's locks, the activity feed. */
+const INDEX_PAGE = /\/(events|locks|activity)(\?|$)/;
 
 /**
  * Whether `req` takes turns: it carries a body (MCP, GraphQL), asks for a static asset, or for an index page (a
- * history or an account's locks: 400 addresses each pipelining two started 800 reads in one turn, and a new
+ * history, an account's locks, the activity feed: 400 addresses each pipelining two started 800 reads in one turn, and a new
  * connection waited 3 s for its /health).
  */
 export function takesTurns(req: IncomingMessage): boolean {

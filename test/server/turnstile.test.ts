@@ -8,10 +8,12 @@
  * show it: their large answers wait for a turn of their own in the endpoint itself, api/http/answerTurns.ts.)
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { takesTurns } from "../../api/server/turnstile";
 import { childEnv, startApiChild } from "../support/apiProcess";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
@@ -88,4 +90,24 @@ describe("docs bundles from many addresses and another client's GET, at the same
     console.log(`turnstile off: ${before} of ${CLIENTS} bundles before the GET's`);
     expect(before).toBeGreaterThan(CLIENTS / 2);
   }, 60_000);
+});
+
+describe("which requests take turns", () => {
+  const req = (method: string, url: string) => ({ method, url }) as IncomingMessage;
+  it("bodies, docs assets and the index's pages of up to 1,000 rows — the activity feed's among them", () => {
+    expect(takesTurns(req("POST", "/api/mcp"))).toBe(true);
+    expect(takesTurns(req("GET", "/docs/app.js"))).toBe(true);
+    expect(takesTurns(req("GET", "/api/index/v1/accounts/0xabc/events?limit=1000"))).toBe(true);
+    expect(takesTurns(req("GET", "/api/index/v1/accounts/0xabc/locks"))).toBe(true);
+    expect(takesTurns(req("GET", "/api/index/v1/locks/1/events"))).toBe(true);
+    expect(takesTurns(req("GET", "/api/index/v1/activity?limit=1000"))).toBe(true);
+    expect(takesTurns(req("GET", "/api/index/v1/activity"))).toBe(true);
+  });
+  it("not cached reads, probes, a single activity item or a lock", () => {
+    expect(takesTurns(req("GET", "/api/supply/total"))).toBe(false);
+    expect(takesTurns(req("GET", "/health"))).toBe(false);
+    expect(takesTurns(req("GET", `/api/index/v1/activity/0x${"ab".repeat(32)}-3`))).toBe(false);
+    expect(takesTurns(req("GET", "/api/index/v1/locks/1"))).toBe(false);
+    expect(takesTurns(req("GET", "/api/index/v1/stats"))).toBe(false);
+  });
 });
