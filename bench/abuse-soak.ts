@@ -61,13 +61,11 @@ try {
   const host = new URL(base).host;
   const counts = new Map<string, number>();
   for (const e of served.index.events) counts.set(e.account, (counts.get(e.account) ?? 0) + 1);
-  const busiest = [...counts]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, 20)
-    .map(([a]) => getAddress(a));
+  const ranked = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 20);
+  const busiest = ranked.map(([a]) => getAddress(a));
   console.log(
     `synthetic index: ${served.index.events.length} events, ${served.index.locks.size} locks, busiest account ` +
-      `${counts.get(busiest[0]!.toLowerCase()) ?? "?"} events; ready in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+      `${ranked[0]?.[1] ?? 0} events; ready in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
   );
   // The head's answers computed once, as a reader would have them.
   for (const p of ["/stats", "/leaderboards/ve?limit=10", "/activity?limit=10"]) await fetch(`${base}${INDEX}${p}`);
