@@ -20,6 +20,7 @@ import { runFloodScript } from "../test/support/apiProcess";
 import { buildOnce } from "../test/support/build";
 import { startServedIndex } from "../test/support/servedIndex";
 import { freshConnection, holdUnread, percentile, probe, rawGet, rawGraphql } from "../test/support/unreadPages";
+import { queryProbe } from "./graphqlProbe";
 import { loadAverage } from "./indexTimeTravel";
 
 const PARTS = new Set((process.argv[2] ?? "documents,pages,connections").split(","));
@@ -55,31 +56,7 @@ try {
       query: `{ lockEvents(where: { account: "${accounts[0]}" }, limit: 1) { items { kind } } }`,
     });
     /** The 1-row query, a document the process has run, one at a time for `ms`. */
-    const queries = async (forMs: number) => {
-      const out: number[] = [];
-      let failed = 0;
-      const why: Record<string, number> = {};
-      const until = performance.now() + forMs;
-      while (performance.now() < until) {
-        const t = performance.now();
-        const res = await fetch(`${base}/graphql`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: oneRow,
-        }).catch(() => null);
-        const text = res ? await res.text() : "";
-        if (res?.status !== 200 || text.includes('"errors"')) {
-          failed++;
-          const code = /"code":"([A-Z_]+)"/.exec(text)?.[1] ?? "no code";
-          const key = `${res?.status ?? "no answer"} ${code}`;
-          why[key] = (why[key] ?? 0) + 1;
-        }
-        out.push(performance.now() - t);
-        // Within its own budget (graphql: 300 a minute): 5 a second.
-        await sleep(200);
-      }
-      return { ms: out, failed, why };
-    };
+    const queries = (forMs: number) => queryProbe(base, oneRow, forMs);
     const [idleHealth, idleQuery] = await Promise.all([probe(`${base}/health`, 3_000), queries(3_000)]);
     const rssStart = rssMb(api.pid);
     let rssPeak = rssStart;

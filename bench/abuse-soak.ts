@@ -29,6 +29,7 @@ import { runFloodScript } from "../test/support/apiProcess";
 import { buildOnce } from "../test/support/build";
 import { startServedIndex } from "../test/support/servedIndex";
 import { freshConnection, holdUnread, percentile, probe, rawGet, rawGraphql } from "../test/support/unreadPages";
+import { queryProbe } from "./graphqlProbe";
 import { loadAverage } from "./indexTimeTravel";
 import { BENCH_PG_URL, BENCH_REDIS_URL } from "./productionTopology";
 
@@ -124,27 +125,7 @@ try {
     const oneRow = JSON.stringify({
       query: `{ lockEvents(where: { account: "${busiest[0]}" }, limit: 1) { items { kind } } }`,
     });
-    const query = async (forMs: number) => {
-      const out: number[] = [];
-      const why: Record<string, number> = {};
-      const until = performance.now() + forMs;
-      while (performance.now() < until) {
-        const t = performance.now();
-        const res = await fetch(`${base}/graphql`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: oneRow,
-        }).catch(() => null);
-        const text = res ? await res.text() : "";
-        if (res?.status !== 200 || text.includes('"errors"')) {
-          const key = `${res?.status ?? "no answer"} ${/"code":"([A-Z_]+)"/.exec(text)?.[1] ?? ""}`;
-          why[key] = (why[key] ?? 0) + 1;
-        }
-        out.push(performance.now() - t);
-        await sleep(200); // inside its own graphql budget (300 a minute)
-      }
-      return { ms: out, why };
-    };
+    const query = (forMs: number) => queryProbe(base, oneRow, forMs);
     await query(400); // the document compiled and held
     const flood = runFloodScript(path.join(import.meta.dirname, "documentFlood.ts"), {
       BASE: base,
