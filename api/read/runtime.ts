@@ -41,7 +41,7 @@ import { DurationBoards, type Purpose } from "./durationBoards";
 import { HeadWatch, type WaitOutcome } from "./headWatch";
 import { type IndexSignalSource, PolledSignal, WatermarkSignal } from "./indexSignal";
 import { ReadHealth } from "./readHealth";
-import { boardCodec, holdersCodec, sharedLoad, statsCodec, veDeltaCodec, veLocksCodec } from "./sharedAnswers";
+import { boardCodec, sharedLoad, statsCodec, veDeltaCodec, veLocksCodec } from "./sharedAnswers";
 import { VeBoards, type VeDerivation } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
 
@@ -315,18 +315,15 @@ export function createIndexRuntime({
     boards:
       source.boards ??
       new VeBoards({
-        // A ranking computed whole: with a derivation, only a block far from the anchor (an old past block, the
-        // client's choice). At Base scale that is ~60,000 holders, a 5 MB answer: through Redis it cost the loop
-        // ~20 ms to encode and write for each (more for the replicas decoding it), and a flood of distinct old blocks
-        // would keep ~6 of them a second in Redis for the TTL (GBs). Each replica computes its own instead, within
-        // its compute gate. Without a derivation (every block computed whole) the rankings are shared as before.
-        load: (at, lane) => {
-          const compute = gated(lane, () => {
+        // A ranking computed whole: a block far from the anchor (an old past block, the client's choice). At Base
+        // scale that is ~60,000 holders, a 5 MB answer: through Redis it cost the loop ~20 ms to encode and write for
+        // each (more for the replicas decoding it), and a flood of distinct old blocks would keep ~6 of them a second
+        // in Redis for the TTL (GBs). Each replica computes its own, within its compute gate.
+        load: (at, lane) =>
+          gated(lane, () => {
             onBoardComputed?.();
             return index.holders(at);
-          });
-          return "veLocks" in index ? compute() : sharedLoad(shared, key("board", at), holdersCodec, compute);
-        },
+          })(),
         // Near the anchor (a finalized block's live locks, read once and shared), a block's ranking is made here from
         // the locks changed since: one small statement, shared like a ranking (replicas on the same anchor).
         ...("veLocks" in index

@@ -13,7 +13,6 @@ import type {
   AtBlock,
   BoardAnswer,
   BoardValue,
-  HolderVe,
   LockChange,
   LockStats,
   VeLock,
@@ -56,35 +55,6 @@ const headOf = (h: { block: string; time: string; finalized: string }): Head => 
   time: BigInt(h.time),
   finalized: BigInt(h.finalized),
 });
-
-/** One answer's wire form: bigints as decimal strings, rows as arrays. */
-export const holdersCodec = {
-  encode: (a: AtBlock<HolderVe[]>): string =>
-    `${FORMAT}"head":${JSON.stringify(headJson(a.head))},"block":"${a.block}","time":"${a.time}","inRange":${a.inRange},"rows":${JSON.stringify(
-      a.value.map((r) => [r.address, String(r.ve), String(r.locked), r.locks]),
-    )}}`,
-  decode: (text: string): AtBlock<HolderVe[]> => {
-    const o = JSON.parse(text) as {
-      head: { block: string; time: string; finalized: string };
-      block: string;
-      time: string;
-      inRange: boolean;
-      rows: [string, string, string, number][];
-    };
-    return {
-      head: headOf(o.head),
-      block: BigInt(o.block),
-      time: BigInt(o.time),
-      inRange: o.inRange,
-      value: o.rows.map(([address, ve, locked, locks]) => ({
-        address: address as HolderVe["address"],
-        ve: BigInt(ve),
-        locked: BigInt(locked),
-        locks,
-      })),
-    };
-  },
-};
 
 /** A duration board's ranking (or a board's changes between two blocks): [address, value] pairs. */
 export const boardCodec = {

@@ -13,13 +13,7 @@ import { loadConfig } from "../../api/config";
 import { silentLogger } from "../../api/observability/logger";
 import { createLockIndex } from "../../api/read/atBlock";
 import type { BoardIndex, LockIndex } from "../../api/read/contract";
-import {
-  createSharedAnswers,
-  holdersCodec,
-  statsCodec,
-  veDeltaCodec,
-  veLocksCodec,
-} from "../../api/read/sharedAnswers";
+import { createSharedAnswers, statsCodec, veDeltaCodec, veLocksCodec } from "../../api/read/sharedAnswers";
 import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
 
 const START = 46_183_959n;
@@ -118,8 +112,6 @@ describe("per-block answers shared by replicas", () => {
 
   it("the wire forms round-trip exactly", async () => {
     const at = { block: index.head.block, time: index.head.time };
-    const holders = await reader.holders(at);
-    expect(holdersCodec.decode(holdersCodec.encode(holders))).toEqual(holders);
     const stats = await reader.stats(at);
     expect(statsCodec.decode(statsCodec.encode(stats))).toEqual(stats);
     const locks = await reader.veLocks(at);
