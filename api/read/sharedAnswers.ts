@@ -9,15 +9,7 @@ import { RedisTtlCache } from "../cache/redisTtlCache";
 import type { TtlCache } from "../cache/ttlCache";
 import type { AppConfig } from "../config";
 import type { Logger } from "../observability/logger";
-import type {
-  AtBlock,
-  BoardAnswer,
-  BoardValue,
-  LockChange,
-  LockStats,
-  VeLock,
-  VeLocksAnswer,
-} from "./contract";
+import type { AtBlock, BoardAnswer, BoardValue, LockChange, LockStats, VeLock, VeLocksAnswer } from "./contract";
 
 /** How long a block's answer stays in Redis: long enough for every replica and a slow reader's pages. */
 export const SHARED_TTL_MS = 120_000;
