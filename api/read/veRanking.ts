@@ -5,16 +5,19 @@
  * duration boards' are, api/read/durationBoards.ts). What changes between two blocks is small, though: the locks with
  * an event between them. So the live locks of a finalized block (the anchor) are read once, and a block's ranking is
  * computed here from them and the locks changed since (api/read/atBlock.ts veLockDelta), in integer arithmetic equal
- * to the SQL's (protocol.md §2: floor(amount × (lockEnd − t) / MAX) per lock, summed per owner), then sorted starting
- * from the order of the ranking made before it, which is nearly right (TimSort: close to one pass)
+ * to the SQL's (protocol.md §2: floor(amount × (lockEnd − t) / MAX) per lock, summed per owner), then put in order
+ * starting from the order of the ranking made before it, which is nearly right: unchanged owners by insertion (two
+ * of them swap only where their values cross), changed and new ones sorted apart and merged in
  * (docs/design.md "The official leaderboards": the ve board at a new block).
  *
  * Exactness: with amount = q·MAX + r (0 ≤ r < MAX), floor(amount·d / MAX) = q·d + floor(r·d / MAX) for d = lockEnd − t
  * ≥ 0. Summed over an owner's unexpired locks, Σ q·d = Σ q·lockEnd − t·Σ q: two sums kept per owner at the anchor, so
- * an owner costs two bigint operations per block whatever its locks; Σ floor(r·d / MAX) is a double per lock, exact
+ * an owner's key (a double with an error bound) costs a few operations per block whatever its locks; Σ floor(r·d / MAX)
+ * is a double per lock, exact
  * (r·d < 2^50, the floor checked against its neighbours). An owner whose locks changed since the anchor, or one of
- * whose locks expired between the two times, is summed again lock by lock. Few allocations per block: the API process
- * runs with a small young generation (docs/operations.md), where every bigint made is collected.
+ * whose locks expired between the two times, is summed again lock by lock; an unchanged owner's exact ve (a row shown,
+ * two keys too close) is its anchor locks' sum by the rules. Few allocations per block: the API process runs with a
+ * small young generation (docs/operations.md), where every bigint and large array made is collected.
  */
 import type { Address } from "viem";
 import { MAX_LOCK_DURATION } from "../math/constants";
@@ -174,12 +177,15 @@ export type VeRows = {
 
 /**
  * Buffers a ranking needs only while it is made (rankVe runs to its end without yielding, so one set serves every
- * call): zeroed byte flags and doubles, grown as needed. Per block the process then allocates little that survives a
- * scavenge (docs/operations.md: the API process's young generation is small).
+ * call), grown as needed. Per block the process then allocates little besides the ranking's own order (one Int32Array)
+ * and a few small maps: the API process runs with a small young generation (docs/operations.md), where a block's
+ * garbage of ~60,000-element arrays meant a scavenge or more per block and a mark-compact every few blocks.
  */
 const scratch = {
-  b: [new Uint8Array(0), new Uint8Array(0), new Uint8Array(0)],
-  d: [new Float64Array(0), new Float64Array(0)],
+  b: [new Uint8Array(0), new Uint8Array(0), new Uint8Array(0), new Uint8Array(0)],
+  d: [new Float64Array(0), new Float64Array(0), new Float64Array(0)],
+  i: [new Int32Array(0)],
+  /** Zeroed. */
   bytes(k: number, n: number): Uint8Array {
     if ((this.b[k] as Uint8Array).length < n) this.b[k] = new Uint8Array(Math.ceil(n * 1.25));
     const b = (this.b[k] as Uint8Array).subarray(0, n);
@@ -190,15 +196,19 @@ const scratch = {
     if ((this.d[k] as Float64Array).length < n) this.d[k] = new Float64Array(Math.ceil(n * 1.25));
     return (this.d[k] as Float64Array).subarray(0, n);
   },
+  ints(k: number, n: number): Int32Array {
+    if ((this.i[k] as Int32Array).length < n) this.i[k] = new Int32Array(Math.ceil(n * 1.25));
+    return (this.i[k] as Int32Array).subarray(0, n);
+  },
 };
 
 /** A key's relative error bound, generously: three roundings of 2^-53 each, and the inputs'. */
 const EPS = 2 ** -49;
 
-/** floor(r·d / MAX) for 0 ≤ r < MAX and d ≥ 0, exact (a double while r·d is an exact integer, else a bigint). */
-function floorShare(r: number, d: number): number | bigint {
+/** floor(r·d / MAX) for 0 ≤ r < MAX and d ≥ 0 while r·d is an exact integer (≤ 2^53); -1 past that. */
+function floorShare(r: number, d: number): number {
   const x = r * d;
-  if (x > Number.MAX_SAFE_INTEGER) return (BigInt(r) * BigInt(d)) / MAX;
+  if (x > Number.MAX_SAFE_INTEGER) return -1;
   let f = Math.floor(x / MAX_N);
   // The quotient is correctly rounded: floor can be off by one only at an integer boundary; settle it exactly.
   if (f * MAX_N > x) f--;
@@ -219,6 +229,49 @@ function upperBound(xs: Float64Array, x: number): number {
 }
 
 /**
+ * `seq[0, m)` put in order by `cmp` (negative: the first goes first; never 0 for two owners) in place, by insertion
+ * from the left: in the previous ranking's order, unchanged owners are in order or a few places off (two owners' ve
+ * cross only where their decay rates differ and they were close). False, with `seq` left a permutation of itself, once
+ * the elements moved pass `budget` (a ranking from far in time): the caller sorts it whole then.
+ */
+export function insertionSorted(
+  seq: Int32Array,
+  m: number,
+  cmp: (a: number, b: number) => number,
+  budget: number,
+): boolean {
+  let moved = 0;
+  for (let k = 1; k < m; k++) {
+    const x = seq[k] as number;
+    if (cmp(seq[k - 1] as number, x) < 0) continue;
+    let lo = 0;
+    let hi = k - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (cmp(seq[mid] as number, x) > 0) hi = mid;
+      else lo = mid + 1;
+    }
+    moved += k - lo;
+    if (moved > budget) return false;
+    seq.copyWithin(lo + 1, lo, k);
+    seq[lo] = x;
+  }
+  return true;
+}
+
+/** The first index in `seq[from, m)` whose owner goes after `x` (m when none). */
+function firstAfterIn(seq: Int32Array, from: number, m: number, x: number, cmp: (a: number, b: number) => number) {
+  let lo = from;
+  let hi = m;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cmp(seq[mid] as number, x) > 0) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/**
  * The ve ranking at `at`: `anchor`'s live locks with `changes` (the locks with an event between the anchor and `at`,
  * at their state at `at`) — every owner with ve > 0, ve descending then address ascending (byte order), with the sum
  * of its live locks' amounts and their count, as api/read/atBlock.ts holders computes it.
@@ -227,8 +280,10 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   const t = at.time;
   const tn = Number(t);
   const own = anchor.accounts.length;
-  let accounts = anchor.accounts;
+  // Owners not at the anchor: indexes from `own` on (the anchor's list is not copied).
+  const newOwners: string[] = [];
   const added = new Map<string, number>();
+  const accountOf = (i: number) => (i < own ? anchor.accounts[i] : newOwners[i - own]) as string;
   const extra: { owner: number; lock: VeLock }[] = [];
   const replaced = scratch.bytes(0, anchor.locks.length);
   // Owners summed again lock by lock: changed locks' owners, then those with a lock expired between the two times.
@@ -249,9 +304,8 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
     if (c.lock === null) continue;
     let i = anchor.accountIndex(c.lock.owner) ?? added.get(c.lock.owner);
     if (i === undefined) {
-      if (accounts === anchor.accounts) accounts = anchor.accounts.slice();
-      i = accounts.length;
-      accounts.push(c.lock.owner);
+      i = own + newOwners.length;
+      newOwners.push(c.lock.owner);
       added.set(c.lock.owner, i);
     }
     touch(i);
@@ -265,7 +319,7 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   }
   for (let i = 0; i < own; i++) if (anchor.odd[i] === 1) touch(i);
 
-  const n = accounts.length;
+  const n = own + newOwners.length;
   // Each owner's ve as a double key with an error bound (tol); its exact bigint made when a row is shown or two keys
   // are too close to tell apart. Owners summed again lock by lock are exact from the start.
   const key = scratch.doubles(0, n);
@@ -274,31 +328,34 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   const exact = new Map<number, bigint>();
   const lockedOf = new Map<number, bigint>();
   const countOf = new Map<number, number>();
-  // Per owner: the sum of its clean locks' shares (a double while exact), and the few that need a bigint. The
-  // ranking's own, not scratch: its rows' exact values are made from them when read, after later blocks' rankings.
-  const share = new Float64Array(own);
-  const late = new Map<number, bigint>();
+  // Per unchanged owner: the sum of its locks' shares floor(r·d / MAX), exact in doubles; `late` marks the few
+  // owners with a share past 2^53, whose ve is summed in bigints at once.
+  const share = scratch.doubles(2, own);
+  share.fill(0);
+  const late = scratch.bytes(2, own);
   const locks = anchor.locks;
   for (let j = 0; j < locks.length; j++) {
     const i = anchor.owner[j] as number;
     const end = anchor.end[j] as number;
     if (isDirty[i] === 1 || !(end > tn) || (locks[j] as VeLock).autoMax) continue;
     const f = floorShare(anchor.r[j] as number, end - tn);
-    if (typeof f === "number") share[i] = (share[i] as number) + f;
-    else late.set(i, (late.get(i) ?? 0n) + f);
+    if (f >= 0) share[i] = (share[i] as number) + f;
+    else late[i] = 1;
   }
+  // An unchanged owner's exact ve: its locks at the anchor are its locks at `at` (none replaced, none expired between
+  // the two times), each by the rules (protocol.md §2).
   const cleanExact = (i: number): bigint => {
-    const qs = anchor.qs[i] as bigint;
-    let v = qs === 0n ? (anchor.c[i] as bigint) : (anchor.c[i] as bigint) - t * qs;
-    // Sums of shares stay below 2^53 (each < 2^25; an owner holds far fewer than 2^28 locks): exact.
-    const s = share[i] as number;
-    if (s !== 0) v += BigInt(s);
-    const l = late.get(i);
-    return l === undefined ? v : v + l;
+    let v = 0n;
+    for (let k = anchor.first[i] as number; k < (anchor.first[i + 1] as number); k++) {
+      const lock = locks[anchor.byOwner[k] as number] as VeLock;
+      if (lock.autoMax) v += lock.amount;
+      else if (lock.lockEnd > t) v += (lock.amount * (lock.lockEnd - t)) / MAX;
+    }
+    return v;
   };
   for (let i = 0; i < own; i++) {
     if (isDirty[i] === 1) continue;
-    if (late.size > 0 && late.has(i)) {
+    if (late[i] === 1) {
       const v = cleanExact(i);
       exact.set(i, v);
       key[i] = Number(v);
@@ -348,22 +405,7 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
   // Ranked: ve > 0 — certain where the key is above its error, else decided exactly.
   const ranked = (i: number) =>
     (key[i] as number) > (tol[i] as number) || ((key[i] as number) >= -(tol[i] as number) && veOf(i) > 0n);
-  // Start from the previous ranking's order (nearly sorted now), then every other account with ve > 0.
-  const start: number[] = [];
-  const placed = scratch.bytes(2, n);
-  // (Indexed loops over typed arrays: an iterator here allocated a result per owner under `--optimize-for-size`.)
-  const previous = anchor.order;
-  if (previous !== null) {
-    for (let k = 0; k < previous.length; k++) {
-      const i = previous[k] as number;
-      if (i < n && ranked(i)) {
-        start.push(i);
-        placed[i] = 1;
-      }
-    }
-  }
-  for (let i = 0; i < n; i++) if (placed[i] === 0 && ranked(i)) start.push(i);
-  start.sort((a, b) => {
+  const cmp = (a: number, b: number): number => {
     const d = (key[a] as number) - (key[b] as number);
     const within = (tol[a] as number) + (tol[b] as number);
     // Keys further apart than both errors order as the exact values do; closer ones are compared exactly.
@@ -372,25 +414,62 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
     const va = veOf(a);
     const vb = veOf(b);
     if (va !== vb) return va > vb ? -1 : 1;
-    const aa = accounts[a] as string;
-    const ab = accounts[b] as string;
+    const aa = accountOf(a);
+    const ab = accountOf(b);
     return aa < ab ? -1 : aa > ab ? 1 : 0;
-  });
+  };
+  // Unchanged owners in the previous ranking's order (nearly right now), put in order by insertion; the others
+  // (changed, new, or not ranked before) sorted apart and merged in, each where a binary search puts it.
+  // (Indexed loops over typed arrays: an iterator here allocated a result per owner under `--optimize-for-size`.)
+  const seq = scratch.ints(0, n);
+  const placed = scratch.bytes(3, n);
+  let m = 0;
+  const previous = anchor.order;
+  if (previous !== null) {
+    for (let k = 0; k < previous.length; k++) {
+      const i = previous[k] as number;
+      if (isDirty[i] === 0 && placed[i] === 0 && ranked(i)) {
+        seq[m++] = i;
+        placed[i] = 1;
+      }
+    }
+  }
+  const aside: number[] = [];
+  for (let i = 0; i < n; i++) if (placed[i] === 0 && ranked(i)) aside.push(i);
+  let ranks: Int32Array;
+  if (insertionSorted(seq, m, cmp, 4 * m + 1_024)) {
+    aside.sort(cmp);
+    ranks = new Int32Array(m + aside.length);
+    let from = 0;
+    let w = 0;
+    for (const x of aside) {
+      const to = firstAfterIn(seq, from, m, x, cmp);
+      ranks.set(seq.subarray(from, to), w);
+      w += to - from;
+      ranks[w++] = x;
+      from = to;
+    }
+    ranks.set(seq.subarray(from, m), w);
+  } else {
+    // Far from the previous ranking in time: sorted whole, as the first ranking of an anchor is.
+    const all = Array.from(seq.subarray(0, m));
+    for (const x of aside) all.push(x);
+    all.sort(cmp);
+    ranks = Int32Array.from(all);
+  }
   // Only the anchor's own accounts carry over (indexes past them are this block's).
   const order = anchor.spareOrder(own);
   let kept = 0;
-  for (let k = 0; k < start.length; k++) {
-    const i = start[k] as number;
+  for (let k = 0; k < ranks.length; k++) {
+    const i = ranks[k] as number;
     if (i < own) order[kept++] = i;
   }
   anchor.order = order.subarray(0, kept);
-  const ranks = new Int32Array(start.length);
-  for (let k = 0; k < start.length; k++) ranks[k] = start[k] as number;
   const row = (k: number): HolderVe | undefined => {
     if (k < 0 || k >= ranks.length) return undefined;
     const i = ranks[k] as number;
     return {
-      address: accounts[i] as Address,
+      address: accountOf(i) as Address,
       ve: veOf(i),
       locked: lockedOf.get(i) ?? (anchor.locked[i] as bigint),
       locks: countOf.get(i) ?? (anchor.count[i] as number),
@@ -405,7 +484,7 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
       const mid = (lo + hi) >>> 1;
       const i = ranks[mid] as number;
       const v = veOf(i);
-      const before = k.ve !== v ? k.ve > v : address < (accounts[i] as string);
+      const before = k.ve !== v ? k.ve > v : address < accountOf(i);
       if (before) hi = mid;
       else lo = mid + 1;
     }
@@ -421,7 +500,7 @@ export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[])
       if (i === undefined) return undefined;
       const v = veOf(i);
       if (v <= 0n) return undefined;
-      const k = after({ ve: v, address: accounts[i] as string }) - 1;
+      const k = after({ ve: v, address: accountOf(i) }) - 1;
       return k >= 0 && ranks[k] === i ? k : undefined;
     },
   };

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { lockVe } from "../../api/math";
 import type { BoardIndex, HolderVe, LockIndex, VeLock } from "../../api/read/contract";
 import { firstAfter, VeBoards } from "../../api/read/veBoard";
-import { rankVe, VeAnchor, type VeRows } from "../../api/read/veRanking";
+import { insertionSorted, rankVe, VeAnchor, type VeRows } from "../../api/read/veRanking";
 import { pgliteLockIndex } from "../support/pgliteIndex";
 import { generateSyntheticIndex, type SyntheticIndex, stateAt } from "../support/syntheticIndex";
 
@@ -142,6 +142,86 @@ describe("rankVe's arithmetic", () => {
         expect(r.length).toBeGreaterThan(20);
       }
     }
+  });
+});
+
+describe("rankVe's order at scale", () => {
+  it("stays the rules' ranking block after block and across long jumps (3,000 owners whose values cross)", () => {
+    let seed = 7_777;
+    const rand = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    const owners = Array.from(
+      { length: 3_000 },
+      (_, i) => `0x${(i * 104_729).toString(16).padStart(40, "0")}` as const,
+    );
+    const t = 1_760_000_000n;
+    const locks: VeLock[] = [];
+    for (let j = 0; j < 6_000; j++) {
+      locks.push({
+        tokenId: BigInt(j + 1),
+        owner: owners[j % owners.length]!,
+        // Amounts in a narrow band and ends spread over four years: owners' values are close and decay at different
+        // rates, so they cross as time passes (the insertion's work) and far more over a jump (sorted whole).
+        amount: 10n ** 21n + BigInt(Math.floor(rand() * 1e6)) * 10n ** 12n,
+        lockEnd: t + BigInt(Math.floor(rand() * 126_144_000)),
+        autoMax: rand() < 0.05,
+      });
+    }
+    const anchor = new VeAnchor({ block: 1n, time: t }, locks);
+    // 2 s steps (nobody crosses: the previous order holds), a 30-day jump (owners cross: insertion moves ~11,000
+    // places), back an hour and 400 days on (past the insertion's budget: sorted whole) — each path checked here.
+    const steps = [
+      ...Array.from({ length: 12 }, (_, k) => BigInt(2 * k)),
+      86_400n * 30n,
+      86_400n * 30n + 2n,
+      86_400n * 30n + 4n,
+      -3_600n,
+      -3_598n,
+      86_400n * 400n,
+      86_400n * 400n + 2n,
+    ];
+    // As blocks go by, the changes since the anchor only grow (a changed lock stays changed until the anchor moves).
+    const since = new Map<bigint, VeLock | null>();
+    for (const dt of steps) {
+      for (const l of locks)
+        if (rand() < 0.002) since.set(l.tokenId, rand() < 0.3 ? null : { ...l, amount: l.amount * 2n });
+      const changes = [...since].map(([tokenId, lock]) => ({ tokenId, lock }));
+      const changed = new Set(changes.map((c) => c.tokenId));
+      const now = [
+        ...locks.filter((l) => !changed.has(l.tokenId)),
+        ...changes.flatMap((c) => (c.lock ? [c.lock] : [])),
+      ];
+      const ranked = rankVe({ block: 2n, time: t + dt }, anchor, changes);
+      const expected = bruteRanking(now, t + dt);
+      expect(rowsOf(ranked)).toEqual(expected);
+      for (let i = 0; i < expected.length; i += 97) {
+        expect(ranked.indexOf(expected[i]!.address)).toBe(i);
+        expect(ranked.after(expected[i]!)).toBe(i + 1);
+      }
+    }
+  });
+
+  it("insertionSorted orders a nearly ordered sequence in place, and gives up past its budget", () => {
+    const cmp = (a: number, b: number) => a - b;
+    const near = Int32Array.from({ length: 1_000 }, (_, i) => i);
+    for (const [a, b] of [
+      [10, 900],
+      [500, 3],
+      [998, 999],
+    ] as const) {
+      const x = near[a]!;
+      near[a] = near[b]!;
+      near[b] = x;
+    }
+    const copy = Int32Array.from(near);
+    expect(insertionSorted(near, near.length, cmp, 4_000)).toBe(true);
+    expect(Array.from(near)).toEqual(Array.from({ length: 1_000 }, (_, i) => i));
+    // Reversed: ~500,000 moves, past a budget of 4,000 — a permutation of the input is left for the caller to sort.
+    const reversed = Int32Array.from({ length: 1_000 }, (_, i) => 999 - i);
+    expect(insertionSorted(reversed, reversed.length, cmp, 4_000)).toBe(false);
+    expect(Array.from(reversed).sort((a, b) => a - b)).toEqual(Array.from(copy).sort((a, b) => a - b));
   });
 });
 
