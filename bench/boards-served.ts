@@ -310,7 +310,7 @@ async function spawnApi(env: Record<string, string> = {}) {
     schema: SCHEMA,
     viewsSchema: VIEWS,
     env: {
-      LOG_LEVEL: "error",
+      LOG_LEVEL: "warn",
       REDIS_URL: "",
       RATE_LIMIT_MAX: "1000000",
       // PROFILE_DIR: the API process writes a CPU profile there when it stops (node --cpu-prof).
@@ -407,7 +407,10 @@ async function serveAll(api: ServiceChild) {
     DURATION_BOARDS.flatMap((board) =>
       WINDOWS.map(async (window) => {
         const p = await page(api, board, window);
-        if (p.status !== 200) throw new Error(`${board} ${window}: ${p.status} ${JSON.stringify(p.body)}`);
+        if (p.status !== 200) {
+          // The API process's warnings (an index read's cause is logged there, throttled) with the failure.
+          throw new Error(`${board} ${window}: ${p.status} ${JSON.stringify(p.body)}\n${api.log().slice(-3_000)}`);
+        }
         const tenth = p.body.rows[9]?.address ?? p.body.rows[0]?.address;
         const r = tenth ? await rankOf(api, board, window, tenth) : null;
         return { board, window, page: p, rank: r };
