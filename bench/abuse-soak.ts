@@ -2,7 +2,8 @@
  * Issue 30, item 8: the round's floods one after the other against ONE API process as operators run it (the built
  * bundle with `serve:api`'s flags, over a Base-scale synthetic index in Postgres, Redis set, default limits), each
  * phase's figures printed beside their goals, and the process's RSS and descriptors at the start, after each phase and
- * 15 s after the last, against the goal: within +200 MB of the start.
+ * 15 s after the last, against the goal: within +200 MB of the start; with each, what the RSS is made of (anonymous and
+ * file pages, V8's heap used / total, external memory), and the RSS again 30 and 60 s after the last.
  *
  * 1. time travel: 400 addresses ask for past blocks' ve board and stats back to back (bench/timeTravelFlood.ts);
  *    another client reads the head's `/stats`, board and `/health` every 450 ms: 200 every time, p99 ≤ 100 / 100 /
