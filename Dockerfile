@@ -24,6 +24,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts/container ./scripts/container
 RUN sh scripts/container/install-runtime.sh
+RUN sh scripts/container/install-allocator.sh
 # The API process: the bundle and what it reads.
 COPY --from=build /app/dist ./dist
 COPY scripts/healthcheck.mjs ./scripts/
@@ -39,6 +40,7 @@ USER node
 EXPOSE 42069
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["node", "scripts/healthcheck.mjs"]
-# Node itself is PID 1's child under `init: true` (compose) or PID 1: exec form, no shell, no npm in between,
-# so SIGTERM reaches the process's drain (api/server/main.ts).
-CMD ["node", "--max-semi-space-size=4", "--optimize-for-size", "dist/server/main.js"]
+# Node itself is PID 1's child under `init: true` (compose) or PID 1: exec form, no shell, no npm in between
+# (`env` execs node), so SIGTERM reaches the process's drain (api/server/main.ts). jemalloc, as `npm run serve:api`
+# sets it (docs/operations.md): glibc's malloc kept ~140 MB of freed memory after a connection storm.
+CMD ["env", "LD_PRELOAD=libjemalloc.so.2", "MALLOC_CONF=background_thread:true,muzzy_decay_ms:0", "node", "--max-semi-space-size=4", "--optimize-for-size", "dist/server/main.js"]

@@ -10,13 +10,21 @@ import { BoundedMap } from "../cache/boundedMap";
 /** Addresses remembered (≈ 150 bytes each); the oldest is forgotten first. */
 export const CHECKSUM_MEMO_SIZE = 20_000;
 
+/**
+ * `address` as a string of its own. V8 keeps a substring of 13 characters or more as a slice pointing into the string
+ * it was cut from, and the ve ranking arrives as one text of 1–5 MB (api/read/atBlock.ts): a key kept here as a
+ * slice held its board's whole text long after the board was dropped — 16 texts, 46 MB, after the floods of
+ * bench/abuse-soak.ts (a heap snapshot). Copied once, on a miss.
+ */
+const own = (address: string): string => Buffer.from(address, "latin1").toString("latin1");
+
 export function checksumMemo(size = CHECKSUM_MEMO_SIZE): (address: string) => Address {
   const memo = new BoundedMap<string, Address>(size);
   return (address) => {
     let shown = memo.get(address);
     if (shown === undefined) {
       shown = getAddress(address);
-      memo.set(address, shown);
+      memo.set(own(address), shown);
     }
     return shown;
   };

@@ -214,7 +214,8 @@ describe("the image's runtime stage", () => {
       env: { ...imageEnv(), REDIS_URL: "", LOG_LEVEL: "warn" },
       install: {
         cwd: runtimeDir,
-        argv: runtime.cmd!.map((a, i) => (i === 0 ? path.join(runtimeDir, ".node", "node") : a)),
+        // `node` wherever the command names it (after `env NAME=VALUE …`, which sets the allocator).
+        argv: runtime.cmd!.map((a) => (a === "node" ? path.join(runtimeDir, ".node", "node") : a)),
         ...user,
       },
     });

@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../devnet/anvil";
-import { API_PROCESS_ARGS } from "../support/build";
+import { API_PROCESS_ARGS, API_PROCESS_ENV } from "../support/build";
 import { startDevnet, type TestDevnet } from "../support/devnet";
 import { httpContract } from "../support/httpContract";
 import { createTestDatabase, REPO_ROOT, type TestDatabase, writeManifest } from "../support/ponder";
@@ -188,7 +188,14 @@ describe("a configuration the API process cannot run with", () => {
   it("stops it with exit code 1 and one line naming every problem, no stack trace", () => {
     const run = spawnSync(process.execPath, API_PROCESS_ARGS, {
       cwd: REPO_ROOT,
-      env: { ...process.env, NETWORK: "base", RPC_URL: "http://127.0.0.1:1", PORT: "0", DATABASE_URL: "" },
+      env: {
+        ...process.env,
+        ...API_PROCESS_ENV,
+        NETWORK: "base",
+        RPC_URL: "http://127.0.0.1:1",
+        PORT: "0",
+        DATABASE_URL: "",
+      },
       encoding: "utf8",
       timeout: 30_000,
     });

@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { freePort } from "../../devnet/anvil";
-import { API_PROCESS_ARGS } from "./build";
+import { API_PROCESS_ARGS, API_PROCESS_ENV } from "./build";
 
 /**
  * Starts the API process as operators run it (the built dist/server/main.js, `npm run serve:api`) on 127.0.0.1 and a
@@ -18,7 +18,7 @@ export async function startApiChild(
       ? ["--import", "tsx", path.join(import.meta.dirname, "apiChild.ts")]
       : API_PROCESS_ARGS;
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
+    env: { ...process.env, ...API_PROCESS_ENV, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "inherit"],
   });
   // Everything it prints on stdout (its log lines) is kept for output().

@@ -8,15 +8,29 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT } from "./ponder";
 
-/** Node's flags in `npm run serve:api` (`exec node <flags> dist/server/main.js`), the one place they are written. */
-export const API_NODE_FLAGS: string[] = (() => {
+/**
+ * `npm run serve:api`: `exec [env NAME=VALUE …] node <flags> dist/server/main.js`, the one place its environment and
+ * Node's flags are written (the Dockerfile's CMD is the same command: test/production/dependencies.test.ts).
+ */
+const SERVE_API = (() => {
   const script: string = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).scripts["serve:api"];
-  const m = /^exec node((?: --[\w-]+(?:=\S+)?)*) dist\/server\/main\.js$/.exec(script);
-  if (!m) throw new Error(`serve:api is not "exec node <flags> dist/server/main.js": ${script}`);
-  return m[1]!.trim().split(" ");
+  const m = /^exec (?:env((?: \w+=\S+)+) )?node((?: --[\w-]+(?:=\S+)?)*) dist\/server\/main\.js$/.exec(script);
+  if (!m) throw new Error(`serve:api is not "exec [env NAME=VALUE …] node <flags> dist/server/main.js": ${script}`);
+  const env: Record<string, string> = {};
+  for (const pair of (m[1] ?? "").trim().split(" ").filter(Boolean)) {
+    const at = pair.indexOf("=");
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return { env, flags: m[2]!.trim().split(" ") };
 })();
 
-/** `npm run serve:api` without npm: the same file under the same flags. */
+/** Node's flags in `npm run serve:api`. */
+export const API_NODE_FLAGS: string[] = SERVE_API.flags;
+
+/** The environment `npm run serve:api` sets for the process (the allocator's, docs/operations.md). */
+export const API_PROCESS_ENV: Readonly<Record<string, string>> = SERVE_API.env;
+
+/** `npm run serve:api` without npm: the same file under the same flags (spawned with API_PROCESS_ENV added). */
 export const API_PROCESS_ARGS = [...API_NODE_FLAGS, path.join(REPO_ROOT, "dist", "server", "main.js")];
 
 let built = false;

@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { freePort } from "../../devnet/anvil";
-import { API_PROCESS_ARGS } from "./build";
+import { API_PROCESS_ARGS, API_PROCESS_ENV } from "./build";
 import { REPO_ROOT } from "./ponder";
 
 const PONDER_BIN = path.join(REPO_ROOT, "node_modules", "ponder", "dist", "esm", "bin", "ponder.js");
@@ -68,6 +68,8 @@ export async function spawnService(opts: SpawnServiceOptions): Promise<ServiceCh
     DATABASE_URL: opts.databaseUrl,
     DATABASE_PRIVATE_URL: undefined,
     PGLITE_DIR: opts.pgliteDir,
+    // The API process's environment as `npm run serve:api` sets it (its allocator), under the caller's.
+    ...(opts.command === "api" ? API_PROCESS_ENV : {}),
     ...opts.env,
   };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
