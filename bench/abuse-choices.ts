@@ -12,7 +12,6 @@
  * The machine is shared (2 cores): each part prints the same client's figures on the idle process first.
  * Usage: npx tsx bench/abuse-choices.ts [parts=documents,pages,connections]; env PROFILE_DIR for CPU profiles.
  */
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { getAddress } from "viem";
@@ -22,6 +21,7 @@ import { startServedIndex } from "../test/support/servedIndex";
 import { freshConnection, holdUnread, percentile, probe, rawGet, rawGraphql } from "../test/support/unreadPages";
 import { queryProbe } from "./graphqlProbe";
 import { loadAverage } from "./indexTimeTravel";
+import { spawnReconnectStorm } from "./reconnectStorm";
 
 const PARTS = new Set((process.argv[2] ?? "documents,pages,connections").split(","));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -150,23 +150,7 @@ try {
   if (PARTS.has("connections")) {
     const api = await served.restartApi();
     const base = api.url;
-    const holders = [0, 200].map((first) =>
-      spawn(
-        process.execPath,
-        ["--import", "tsx", path.join(import.meta.dirname, "../test/support/reconnectingIdle.ts")],
-        {
-          env: {
-            ...process.env,
-            PORT: new URL(base).port,
-            ADDRESSES: "200",
-            FIRST_ADDRESS: String(first),
-            PER_ADDRESS: "50",
-            DURATION_MS: "25000",
-          },
-          stdio: ["ignore", "pipe", "inherit"],
-        },
-      ),
-    );
+    const holders = spawnReconnectStorm(base, 25_000, { nice: false, stdout: "pipe" });
     const latest: string[] = ["", ""];
     for (const [i, h] of holders.entries()) {
       h.stdout!.on("data", (c: Buffer) => {

@@ -20,7 +20,6 @@
  *
  * Usage: npx tsx bench/abuse-soak.ts [events=520000]; env PHASE_MS (12000) for each flood's length.
  */
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -33,6 +32,7 @@ import { freshConnection, holdUnread, percentile, probe, rawGet, rawGraphql } fr
 import { queryProbe } from "./graphqlProbe";
 import { loadAverage } from "./indexTimeTravel";
 import { BENCH_PG_URL, BENCH_REDIS_URL } from "./productionTopology";
+import { spawnReconnectStorm } from "./reconnectStorm";
 
 const EVENTS = Number(process.argv[2] ?? 520_000);
 const PHASE_MS = Number(process.env.PHASE_MS ?? 12_000);
@@ -214,30 +214,7 @@ try {
 
   // 4. Connections.
   {
-    const holders = [0, 200].map((first) =>
-      spawn(
-        "nice",
-        [
-          "-n",
-          "19",
-          process.execPath,
-          "--import",
-          "tsx",
-          path.join(import.meta.dirname, "../test/support/reconnectingIdle.ts"),
-        ],
-        {
-          env: {
-            ...process.env,
-            PORT: new URL(base).port,
-            ADDRESSES: "200",
-            FIRST_ADDRESS: String(first),
-            PER_ADDRESS: "50",
-            DURATION_MS: String(PHASE_MS + 8_000),
-          },
-          stdio: ["ignore", "ignore", "inherit"],
-        },
-      ),
-    );
+    const holders = spawnReconnectStorm(base, PHASE_MS + 8_000, { nice: true, stdout: "ignore" });
     await sleep(5_000);
     const fresh: { status: number; ms: number }[] = [];
     const until = performance.now() + PHASE_MS;

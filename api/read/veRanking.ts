@@ -39,19 +39,19 @@ export class VeAnchor {
   readonly #accountIndex = new Map<string, number>();
   readonly #indexOf = new Map<bigint, number>();
   readonly owner: Int32Array;
-  /** Per lock: amount = q·MAX + r; lockEnd as a number (NaN where not a safe integer). */
-  readonly q: bigint[];
+  /** Per lock: r of amount = q·MAX + r (q is summed per owner below); lockEnd as a number (NaN past 2^53). */
   readonly r: Float64Array;
   readonly end: Float64Array;
   /** Per owner: its locks (indexes), from first[i] to first[i + 1] in byOwner. */
   readonly first: Int32Array;
   readonly byOwner: Int32Array;
-  /** Per owner at the anchor's time: Σ amount (auto) + Σ q·lockEnd (unexpired), Σ q (unexpired), Σ amount, count. */
-  readonly c: bigint[];
-  readonly qs: bigint[];
+  /** Per owner: Σ amount of its live locks, and their count. */
   readonly locked: bigint[];
   readonly count: Int32Array;
-  /** c and qs as doubles (each within 2^-53 of its value): an owner's key per block without a bigint. */
+  /**
+   * Per owner at the anchor's time, as doubles (each within 2^-53 of its exact sum, summed in bigints here): c = Σ
+   * amount (AutoMax) + Σ q·lockEnd (unexpired), qn = Σ q (unexpired) — an owner's key per block without a bigint.
+   */
   readonly cn: Float64Array;
   readonly qn: Float64Array;
   /** Owners whose sums do not hold (a lock end past 2^53): summed lock by lock at every block. */
@@ -78,7 +78,7 @@ export class VeAnchor {
     this.accounts = [];
     const n = locks.length;
     this.owner = new Int32Array(n);
-    this.q = new Array<bigint>(n);
+    const qOf = new Array<bigint>(n);
     this.r = new Float64Array(n);
     this.end = new Float64Array(n);
     locks.forEach((lock, j) => {
@@ -91,7 +91,7 @@ export class VeAnchor {
       }
       this.owner[j] = i;
       const q = lock.amount / MAX;
-      this.q[j] = q;
+      qOf[j] = q;
       this.r[j] = Number(lock.amount - q * MAX);
       this.end[j] = lock.lockEnd <= SAFE ? Number(lock.lockEnd) : Number.NaN;
     });
@@ -110,8 +110,8 @@ export class VeAnchor {
       this.byOwner[k] = j;
       next[i] = k + 1;
     }
-    this.c = new Array<bigint>(a).fill(0n);
-    this.qs = new Array<bigint>(a).fill(0n);
+    const c = new Array<bigint>(a).fill(0n);
+    const qs = new Array<bigint>(a).fill(0n);
     this.locked = new Array<bigint>(a).fill(0n);
     this.count = new Int32Array(a);
     this.odd = new Uint8Array(a);
@@ -123,7 +123,7 @@ export class VeAnchor {
       this.locked[i] = (this.locked[i] as bigint) + lock.amount;
       this.count[i] = (this.count[i] as number) + 1;
       if (lock.autoMax) {
-        this.c[i] = (this.c[i] as bigint) + lock.amount;
+        c[i] = (c[i] as bigint) + lock.amount;
         continue;
       }
       const end = this.end[j] as number;
@@ -133,12 +133,12 @@ export class VeAnchor {
       }
       plain.push(j);
       if (end > tn) {
-        this.c[i] = (this.c[i] as bigint) + (this.q[j] as bigint) * lock.lockEnd;
-        this.qs[i] = (this.qs[i] as bigint) + (this.q[j] as bigint);
+        c[i] = (c[i] as bigint) + (qOf[j] as bigint) * lock.lockEnd;
+        qs[i] = (qs[i] as bigint) + (qOf[j] as bigint);
       }
     }
-    this.cn = Float64Array.from(this.c, (v) => Number(v));
-    this.qn = Float64Array.from(this.qs, (v) => Number(v));
+    this.cn = Float64Array.from(c, (v) => Number(v));
+    this.qn = Float64Array.from(qs, (v) => Number(v));
     plain.sort((x, y) => (this.end[x] as number) - (this.end[y] as number));
     this.byEnd = Int32Array.from(plain);
     this.endsSorted = Float64Array.from(plain, (j) => this.end[j] as number);

@@ -30,8 +30,8 @@ const INDEX_PAGE = /\/(events|locks|activity)(\?|$)/;
 
 /**
  * Whether `req` takes turns: it carries a body (MCP, GraphQL), asks for a static asset, or for an index page (a
- * history, an account's locks, the activity feed: 400 addresses each pipelining two started 800 reads in one turn, and a new
- * connection waited 3 s for its /health).
+ * history, an account's locks, the activity feed: 400 addresses each pipelining two started 800 reads in one turn,
+ * and a new connection waited 3 s for its /health).
  */
 export function takesTurns(req: IncomingMessage): boolean {
   const method = req.method;

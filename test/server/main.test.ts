@@ -8,6 +8,7 @@
 
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../devnet/anvil";
@@ -181,6 +182,15 @@ describe("probes never hang", () => {
   it("SIGTERM drains and exits 0", async () => {
     const p = await startApi();
     expect(await p.stop("SIGTERM")).toEqual({ code: 0, signal: null });
+  });
+
+  it("runs on the allocator serve:api preloads (jemalloc mapped into the process, no loader complaint)", async () => {
+    expect(API_PROCESS_ENV.LD_PRELOAD).toBe("libjemalloc.so.2");
+    const p = await startApi();
+    const maps = readFileSync(`/proc/${p.pid}/maps`, "utf8");
+    expect(maps).toMatch(/\/libjemalloc\.so\.2\b/);
+    expect(p.log()).not.toMatch(/cannot be preloaded/);
+    await p.stop();
   });
 });
 
