@@ -3,8 +3,9 @@
  * LISTEN connection per process) names each new head; the hub reads, once per head for all its streams, who the events
  * of the new blocks concern (LockIndex.changes), and for each stream and each block in which one of its topics
  * changed writes one event whose data is the REST route's answer at that block — fetched once per topic and block
- * however many streams follow it, through the route itself (no second query path). A head below the last one is a
- * reorg: every stream is told which blocks were orphaned, then gets its topics' answers at the new head. When a
+ * however many streams follow it, through the route itself (no second query path). A head told with a revert at or
+ * below the last one (or, where no revert is heard, a head below the last one) is a reorg: every stream is told which
+ * blocks were orphaned, then gets its topics' answers at the new head, whether below the last one or past it. When a
  * stream follows a windowed duration board, the hub also asks which board entries left a window since the last
  * head's timestamp (it keeps that timestamp; else the block clock or the node gives it).
  */
@@ -232,7 +233,11 @@ export class StreamHub {
   #start(): void {
     if (this.#unsubscribe) return;
     const signal = this.rt.signal;
-    if (signal) this.#unsubscribe = signal.subscribe((block) => this.#enqueue(() => this.#advance(block)));
+    if (signal) {
+      this.#unsubscribe = signal.subscribe((block, _time, reverted) =>
+        this.#enqueue(() => this.#advance(block, reverted?.from)),
+      );
+    }
     this.#heartbeat = setInterval(() => {
       for (const s of this.#streams) s.write(":\n\n");
     }, this.limits.heartbeatMs);
@@ -302,21 +307,24 @@ export class StreamHub {
     await this.#replay([stream], changes, answers);
   }
 
-  async #advance(block: bigint): Promise<void> {
+  /** A new head; `reverted`: the first block a reorg told with it orphaned (never above `block`). */
+  async #advance(block: bigint, reverted?: bigint): Promise<void> {
     if (this.#streams.size === 0) return;
     const last = this.#last;
     if (last === null) {
       this.#last = block;
       return;
     }
-    if (block === last) return;
+    // A revert above the last head orphaned nothing the streams were sent.
+    const orphaned = reverted !== undefined && reverted <= last ? reverted : block < last ? block : null;
+    if (block === last && orphaned === null) return;
     const streams = [...this.#streams];
     const since = this.#lastTime;
-    if (block < last) this.#answers = new AnswerMemo(this.answerBytes);
+    if (orphaned !== null) this.#answers = new AnswerMemo(this.answerBytes);
     const answers = this.#answers;
-    if (block < last) {
+    if (orphaned !== null) {
       const data = JSON.stringify({
-        orphaned: { from: block.toString(), to: last.toString() },
+        orphaned: { from: orphaned.toString(), to: last.toString() },
         head: block.toString(),
       });
       for (const s of streams) s.event(block, "reorg", data);

@@ -6,7 +6,13 @@
  * table calls pg_notify with the new checkpoint, and Postgres delivers a NOTIFY only when its transaction commits:
  * the signal says exactly "the rows of block N are readable", never earlier, and a rolled-back block says nothing.
  * (pg_notify from an indexing handler would not do: Ponder buffers a handler's writes and flushes them later.)
- * A reorg revert writes no checkpoint; the next block's does, below the previous one: that is how a reorg shows.
+ * A reorg revert writes no checkpoint; the next block's does, and may be past the old head (Ponder batches blocks when
+ * busy). So the revert is heard itself: it deletes, in one transaction, the rows of Ponder's journal (`_reorg__*`, one
+ * per table) above the fork (database/actions.js revertMultichain), and a statement trigger on each journal table
+ * notifies the first deleted row's checkpoint on a second channel. Ponder's finalize deletes journal rows too, at or
+ * below the finalized checkpoint; a revert's are above it, which tells the two apart. The revert is told with the next
+ * head (`reverted`): only then is the new branch's state readable, and one head says both what was orphaned and where
+ * to read again. A head below the last one is still a reorg where the revert's notification was lost.
  *
  * Why not Redis pub/sub: it would need one watcher process polling the database and publishing, an extra moving part
  * with its own failover; the trigger makes Postgres itself the publisher, and every replica already talks to it.
@@ -14,8 +20,8 @@
  * Each process holds ONE listening connection (not one per stream or client), reconnecting with exponential
  * back-off. NOTIFY is lost while that connection is down, and silently if the trigger disappears (a redeploy points
  * the views at a new Ponder schema): a slow poll of the head (one statement per process every `auditMs`, `pollMs`
- * while not listening) catches both; a head that moved without a notification counts as `missed`, and the trigger is
- * installed again.
+ * while not listening) catches both; a head that moved without a notification counts as `missed`, and the triggers
+ * are installed again.
  */
 
 import type { IndexMark } from "./contract";
@@ -49,14 +55,21 @@ export type IndexSignalOptions = {
 export type IndexSignalEvent = "notified" | "polled" | "missed" | "connected" | "disconnected";
 
 /**
- * Told a new head's block, and its time when the signal carries it (a NOTIFY's checkpoint does; a poll of the head
- * number does not).
+ * A reorg the index reverted since the last head: `from`, the first block it orphaned that had rows of ours (or the
+ * new head, when that is lower); `finalized`, the finalized block then (nothing at or below it was orphaned; a block
+ * between it and `from` holds no row of ours on the old branch but may on the new one).
  */
-export type IndexSignalListener = (block: bigint, time?: bigint) => void;
+export type Reverted = { from: bigint; finalized: bigint };
+
+/**
+ * Told a new head's block, its time when the signal carries it (a NOTIFY's checkpoint does; a poll of the head
+ * number does not), and the reorg reverted before it when the signal heard one (the head may be above the last).
+ */
+export type IndexSignalListener = (block: bigint, time?: bigint, reverted?: Reverted) => void;
 
 /** What the streams ask of the signal. */
 export type IndexSignalSource = {
-  /** Told every new head (a block the index committed; lower than the last one after a reorg). */
+  /** Told every new head (a block the index committed; lower than the last one, or `reverted`, after a reorg). */
   subscribe(listener: IndexSignalListener): () => void;
   /** The last head seen, or null before the first. */
   readonly head: bigint | null;
@@ -68,6 +81,9 @@ export const SIGNAL_DEFAULTS = { pollMs: 1_000, auditMs: 10_000, reconnectMinMs:
 
 /** The channel of a views schema: Postgres identifiers are ≤ 63 bytes, as Ponder's schema names are (config.ts). */
 export const signalChannel = (viewsSchema: string) => `${viewsSchema}_block`.slice(0, 63);
+
+/** The channel of a views schema's reverts (a process that does not know it listens to the heads only). */
+export const revertChannel = (viewsSchema: string) => `${viewsSchema}_revert`.slice(0, 63);
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
@@ -81,10 +97,20 @@ const BASE_SCHEMA_SQL = `SELECT DISTINCT tn.nspname AS schema
   JOIN pg_namespace tn ON tn.oid = t.relnamespace
  WHERE vn.nspname = $1 AND v.relname = '_ponder_checkpoint' AND t.relname = '_ponder_checkpoint'`;
 
-/** The function (in the views schema, which the API owns) and the trigger on Ponder's table; idempotent. */
-export function triggerSql(viewsSchema: string, baseSchema: string): string {
+/** Ponder's journal tables in its schema: one per table it indexes into. */
+const JOURNAL_TABLES_SQL = `SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename LIKE '\\_reorg\\_\\_%'`;
+
+/**
+ * The functions (in the views schema, which the API owns) and the triggers on Ponder's tables: the checkpoint's, and
+ * each journal table's (`journalTables`) for its reverts; idempotent.
+ */
+export function triggerSql(viewsSchema: string, baseSchema: string, journalTables: readonly string[]): string {
   const fn = `${quote(viewsSchema)}.lock_index_block_notify`;
+  const revertFn = `${quote(viewsSchema)}.lock_index_revert_notify`;
   const channel = signalChannel(viewsSchema).replaceAll("'", "''");
+  const reverts = revertChannel(viewsSchema).replaceAll("'", "''");
+  const revertTrigger = quote(`${viewsSchema}_revert_notify`.slice(0, 63));
+  // The finalized checkpoint is read from the journal's own schema (the base the views point at may have moved on).
   return `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('${channel}', NEW.latest_checkpoint);
@@ -93,7 +119,28 @@ END;
 $$;
 CREATE OR REPLACE TRIGGER ${quote(`${viewsSchema}_block_notify`.slice(0, 63))}
   AFTER INSERT OR UPDATE ON ${quote(baseSchema)}."_ponder_checkpoint"
-  FOR EACH ROW EXECUTE FUNCTION ${fn}();`;
+  FOR EACH ROW EXECUTE FUNCTION ${fn}();
+CREATE OR REPLACE FUNCTION ${revertFn}() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  first text;
+  finalized text;
+BEGIN
+  SELECT min(checkpoint) INTO first FROM reverted;
+  EXECUTE format('SELECT finalized_checkpoint FROM %I._ponder_checkpoint WHERE chain_id = $1', TG_TABLE_SCHEMA)
+    INTO finalized USING substring(first FROM 11 FOR 16)::numeric;
+  IF first > finalized THEN
+    PERFORM pg_notify('${reverts}', first || ' ' || finalized);
+  END IF;
+  RETURN NULL;
+END;
+$$;
+${journalTables
+  .map(
+    (table) => `CREATE OR REPLACE TRIGGER ${revertTrigger}
+  AFTER DELETE ON ${quote(baseSchema)}.${quote(table)} REFERENCING OLD TABLE AS reverted
+  FOR EACH STATEMENT EXECUTE FUNCTION ${revertFn}();`,
+  )
+  .join("\n")}`;
 }
 
 /** The block of a Ponder checkpoint: 10 digits of timestamp, 16 of chain id, 16 of block (utils/checkpoint.js). */
@@ -114,6 +161,8 @@ export class IndexSignal implements IndexSignalSource {
   #connection: ListenConnection | undefined;
   #listening = false;
   #head: bigint | null = null;
+  /** A revert heard since the last head, told with the next one. */
+  #reverted: Reverted | null = null;
   #stopped = true;
   #backoff: number;
   #timers = new Set<NodeJS.Timeout>();
@@ -165,10 +214,27 @@ export class IndexSignal implements IndexSignalSource {
   }
 
   #saw(block: bigint, how: IndexSignalEvent, time?: bigint): void {
-    if (block === this.#head) return;
+    const reverted = this.#reverted;
+    // The same head again is news only after a revert: the new branch committed at the old height.
+    if (block === this.#head && reverted === null) return;
+    this.#reverted = null;
     this.#head = block;
     this.#o.onEvent?.(how);
-    for (const listener of this.#listeners) listener(block, time);
+    const told = reverted === null ? undefined : { ...reverted, from: reverted.from < block ? reverted.from : block };
+    for (const listener of this.#listeners) listener(block, time, told);
+  }
+
+  /** A revert's notification: one per journal table it deleted from, all before the next head's. */
+  #heardRevert(payload: string): void {
+    const [first = "", finalized = ""] = payload.split(" ");
+    const from = checkpointBlock(first);
+    const final = checkpointBlock(finalized);
+    if (from === null || final === null) return;
+    const was = this.#reverted;
+    this.#reverted = {
+      from: was !== null && was.from < from ? was.from : from,
+      finalized: was !== null && was.finalized < final ? was.finalized : final,
+    };
   }
 
   async #connect(): Promise<void> {
@@ -192,14 +258,17 @@ export class IndexSignal implements IndexSignalSource {
       connection.on("error", lost);
       connection.on("end", lost);
       const channel = signalChannel(this.#o.viewsSchema);
+      const reverts = revertChannel(this.#o.viewsSchema);
       connection.on("notification", (message) => {
-        if (message.channel !== channel || message.payload === undefined) return;
+        if (message.payload === undefined) return;
+        if (message.channel === reverts) this.#heardRevert(message.payload);
+        if (message.channel !== channel) return;
         const block = checkpointBlock(message.payload);
         const time = checkpointTime(message.payload);
         if (block !== null) this.#saw(block, "notified", time ?? undefined);
       });
       await this.#install(connection);
-      await connection.query(`LISTEN ${quote(channel)}`);
+      await connection.query(`LISTEN ${quote(channel)}; LISTEN ${quote(reverts)}`);
       if (this.#stopped) {
         await connection.end().catch(() => {});
         return;
@@ -224,7 +293,7 @@ export class IndexSignal implements IndexSignalSource {
     this.#later(wait, () => void this.#connect());
   }
 
-  /** The trigger, installed under a transaction-scoped advisory lock so replicas starting together do not race. */
+  /** The triggers, installed under a transaction-scoped advisory lock so replicas starting together do not race. */
   async #install(connection: ListenConnection): Promise<void> {
     const { rows } = await connection.query(BASE_SCHEMA_SQL, [this.#o.viewsSchema]);
     const base = rows[0]?.schema;
@@ -236,7 +305,9 @@ export class IndexSignal implements IndexSignalSource {
       await connection.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
         `lock_index_signal:${this.#o.viewsSchema}`,
       ]);
-      await connection.query(triggerSql(this.#o.viewsSchema, base));
+      const journal = await connection.query(JOURNAL_TABLES_SQL, [base]);
+      const tables = journal.rows.map((r) => String(r.tablename));
+      await connection.query(triggerSql(this.#o.viewsSchema, base, tables));
       await connection.query("COMMIT");
     } catch (error) {
       await connection.query("ROLLBACK").catch(() => {});

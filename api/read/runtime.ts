@@ -288,8 +288,8 @@ export function createIndexRuntime({
     }),
     signal,
     // Only where the index's commits are heard as they happen (LISTEN/NOTIFY on a views schema). Answers are memoised
-    // by block number and forgotten when the head goes back (forgetOnReorg below); a reorg that does not show so
-    // leaves one computed for a replaced block, the likelier the sooner it was computed (docs/limitations.md).
+    // by block number and forgotten on a reorg (forgetOnReorg below); a reorg that is not seen leaves one computed
+    // for a replaced block, the likelier the sooner it was computed (docs/limitations.md).
     ahead: source.signal
       ? new ComputeAhead({
           signal,
@@ -365,17 +365,19 @@ export function createIndexRuntime({
 }
 
 /**
- * A reorg shows as the index's head going back (the first block Ponder commits after one is below the last:
- * api/read/indexSignal.ts): every answer kept for a block from there up was the orphaned branch's, and the memos
- * key by block number, so they are forgotten. Heard from a signal that costs no statement of its own (NOTIFY, the
- * watermark); a PolledSignal runs only while someone waits, and is not kept running for this. A reorg whose new
- * branch is committed past the old head in one step is not seen (docs/limitations.md).
+ * A reorg is told with a head (`reverted`: Ponder's revert heard over NOTIFY, api/read/indexSignal.ts), or shows as
+ * the head going back (the watermark; a lost notification). The memos key by block number, so every answer kept
+ * above the finalized block the revert names is forgotten: a block between it and the first orphaned one held no row
+ * of ours on the old branch, but its answer may differ on the new one. A head going back forgets from itself. Heard
+ * from a signal that costs no statement of its own (NOTIFY, the watermark); a PolledSignal runs only while someone
+ * waits, and is not kept running for this.
  */
 function forgetOnReorg(signal: IndexSignalSource, memos: { forgetFrom(block: bigint): number }[]): void {
   if (signal instanceof PolledSignal) return;
   let last: bigint | null = null;
-  signal.subscribe((block) => {
-    if (last !== null && block < last) for (const memo of memos) memo.forgetFrom(block);
+  signal.subscribe((block, _time, reverted) => {
+    const from = reverted ? reverted.finalized + 1n : last !== null && block < last ? block : null;
+    if (from !== null) for (const memo of memos) memo.forgetFrom(from);
     last = block;
   });
 }

@@ -4,9 +4,11 @@
  * The feeder follows the index's signal (api/read/indexSignal.ts) as the streams do (api/index/streamHub.ts), with the
  * same topics and answers (api/live/): on each new head it takes the feed's cursor and, for each block since, each
  * subscription's topics that an event of the block concerns (Topic.concerns over LockIndex.changes), inserts one
- * delivery whose data is the topic's REST answer at that block (fetched through the route itself). A head below the cursor is a reorg: an `index.reverted` delivery for each
- * delivery of an orphaned block a subscriber may have received, the undelivered ones cancelled, then every topic's
- * answer at the new head. Whichever process holds the cursor feeds; the others find it moved and feed nothing.
+ * delivery whose data is the topic's REST answer at that block (fetched through the route itself). A head told with a
+ * revert at or below the cursor (or, where no revert is heard, a head below it) is a reorg: an `index.reverted`
+ * delivery for each delivery of an orphaned block a subscriber may have received, the undelivered ones cancelled,
+ * then every topic's answer at the new head, below the cursor or past it. Whichever process holds the cursor feeds;
+ * the others find it moved and feed nothing.
  *
  * The worker, in every process, claims due deliveries (the oldest pending of each subscriber) and POSTs them signed;
  * a failure is retried on the schedule (WEBHOOK_RETRY_SCHEDULE), then dead until an operator replays it. It polls the
@@ -101,12 +103,12 @@ export class WebhookEngine {
   start(): void {
     const signal = this.rt.signal;
     if (signal) {
-      this.#unsubscribe = signal.subscribe((head) => {
-        // This process's own heads go down only on a reorg; a head below the cursor that is not a drop here is only
-        // this process being behind another that fed further.
-        const dropped = this.#lastSignal !== null && head < this.#lastSignal;
+      this.#unsubscribe = signal.subscribe((head, _time, reverted) => {
+        // A reorg is told with the head (the revert heard), or shows as this process's own heads going down; a head
+        // below the cursor that is neither is only this process being behind another that fed further.
+        const dropped = this.#lastSignal !== null && head < this.#lastSignal ? head : null;
         this.#lastSignal = head;
-        this.#enqueue(() => this.#feed(head, dropped));
+        this.#enqueue(() => this.#feed(head, reverted?.from ?? dropped));
       });
     }
     // The head now, without waiting for the next block: a deployment's first feed starts here, and a process back after
@@ -116,7 +118,7 @@ export class WebhookEngine {
         (p) => p.head.block,
         () => null,
       );
-      if (head !== null) await this.#feed(head, false);
+      if (head !== null) await this.#feed(head, null);
     });
     const poll = setInterval(() => {
       if (this.#subscribed) this.kick();
@@ -173,10 +175,11 @@ export class WebhookEngine {
   }
 
   /**
-   * Feeds up to `head`, in steps of FEED_STEP_BLOCKS. `dropped`: this process saw the head go down (a reorg) — fed
-   * as one unless the cursor's last reorg already went down to this head (another process saw it first).
+   * Feeds up to `head`, in steps of FEED_STEP_BLOCKS. `orphaned`: the first block a reorg this process saw replaced
+   * (never above `head`) — fed as one if the cursor had reached it, unless the cursor's last reorg already landed on
+   * this head (another process saw it first).
    */
-  async #feed(head: bigint, dropped: boolean): Promise<void> {
+  async #feed(head: bigint, orphaned: bigint | null): Promise<void> {
     if (this.#stopped) return;
     await this.ready();
     for (;;) {
@@ -185,14 +188,14 @@ export class WebhookEngine {
       const added = await this.store.feed(async (cursor, lastReorgTo, tx) => {
         // The first feed of a deployment starts at the head: webhooks announce what is indexed from now on.
         if (cursor === null) return { to: head, rows: [] };
-        if (cursor === head) return null;
-        if (head < cursor && (!dropped || lastReorgTo === head)) return null;
+        const reorg = orphaned !== null && orphaned <= cursor && lastReorgTo !== head ? orphaned : null;
+        if (head <= cursor && reorg === null) return null;
         const subscriptions = (await this.store.subscriptions(tx)).map((s) => ({
           id: s.id,
           topics: topicsOf(s.topics),
         }));
         if (subscriptions.length > 0) subscribed = true;
-        if (head < cursor) return { to: head, rows: await this.#reorg(tx, head, subscriptions), reorgTo: head };
+        if (reorg !== null) return { to: head, rows: await this.#reorg(tx, reorg, head, subscriptions), reorgTo: head };
         reached = head - cursor > FEED_STEP_BLOCKS ? cursor + FEED_STEP_BLOCKS : head;
         if (subscriptions.length === 0) return { to: reached, rows: [] };
         // A windowed board's entries leave it as time passes: their exits since the cursor block's time (a time
@@ -202,6 +205,8 @@ export class WebhookEngine {
         const changes = (await this.rt.index.changes(cursor + 1n, reached, since)).value;
         return { to: reached, rows: await this.#blocks(changes, subscriptions) };
       });
+      // Steps after the first read the new branch: what they feed is not the reorg's to revert.
+      orphaned = null;
       if (subscribed && !this.#subscribed) this.wake();
       else if (added > 0) this.kick();
       if (reached >= head || this.#stopped) return;
@@ -227,9 +232,9 @@ export class WebhookEngine {
     return rows;
   }
 
-  /** The reverted deliveries of the orphaned blocks, then every subscription's topics at the new head. */
-  async #reorg(tx: Parameters<WebhookStore["orphan"]>[0], head: bigint, subscriptions: Subscribed[]) {
-    const orphans = await this.store.orphan(tx, head);
+  /** The reverted deliveries of the orphaned blocks (`from` up), then every subscription's topics at the new head. */
+  async #reorg(tx: Parameters<WebhookStore["orphan"]>[0], from: bigint, head: bigint, subscriptions: Subscribed[]) {
+    const orphans = await this.store.orphan(tx, from);
     const rows: NewDelivery[] = orphans.map((o) => ({
       subscription: o.subscription,
       block: o.block,

@@ -229,22 +229,21 @@ export class WebhookStore {
   }
 
   /**
-   * A reorg down to `head`: the deliveries of orphaned blocks (`head` and above: the first block the index commits
-   * after a reorg is the new branch's, at the height of an orphaned one) that a subscriber may have received
-   * (delivered, or attempted at least once) for the feeder to revert, oldest first; and every undelivered one of them
-   * cancelled. In the feeder's transaction.
+   * A reorg that orphaned the blocks from `from` up: their deliveries that a subscriber may have received (delivered,
+   * or attempted at least once) for the feeder to revert, oldest first; and every undelivered one of them cancelled.
+   * In the feeder's transaction.
    */
-  async orphan(tx: Query, head: bigint): Promise<{ id: string; subscription: string; block: bigint; topic: string }[]> {
+  async orphan(tx: Query, from: bigint): Promise<{ id: string; subscription: string; block: bigint; topic: string }[]> {
     const rows = await tx.query<{ id: string; subscription_id: string; block: string; topic: string }>(
       `SELECT id, subscription_id, block::text AS block, topic FROM ${this.#s}.delivery
         WHERE block >= $1 AND type <> 'index.reverted' AND (status = 'delivered' OR attempts > 0)
         ORDER BY seq`,
-      [head.toString()],
+      [from.toString()],
     );
     await tx.query(
       `UPDATE ${this.#s}.delivery SET status = 'cancelled', last_error = 'orphaned by a reorg'
         WHERE block >= $1 AND type <> 'index.reverted' AND status IN ('pending', 'dead')`,
-      [head.toString()],
+      [from.toString()],
     );
     return rows.map((r) => ({ id: r.id, subscription: r.subscription_id, block: BigInt(r.block), topic: r.topic }));
   }

@@ -1,12 +1,14 @@
 /**
  * The index signal on a real Postgres: Ponder's `_ponder_checkpoint` table (its columns as Ponder 0.17.7 creates it)
  * behind a views schema's view, as `ponder start --views-schema` leaves them. One committed checkpoint update reaches
- * every process's listener, each over one LISTEN connection; a rolled-back one says nothing; a lost trigger is found
- * by the audit poll (counted `missed`) and installed again; a killed connection falls back to polls and reconnects.
+ * every process's listener, each over one LISTEN connection; a rolled-back one says nothing; a reorg's revert of
+ * Ponder's journal tables (`_reorg__*`, as Ponder 0.17.7 creates and reverts them) is told with the next head, even
+ * one past the old head, and a finalize's deletes are not; a lost trigger is found by the audit poll (counted
+ * `missed`) and installed again; a killed connection falls back to polls and reconnects.
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IndexSignal, type IndexSignalEvent } from "../../api/read/indexSignal";
+import { IndexSignal, type IndexSignalEvent, type Reverted } from "../../api/read/indexSignal";
 import { createTestDatabase, type TestDatabase } from "../support/ponder";
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -21,6 +23,63 @@ const checkpoint = (block: number) =>
 
 const setBlock = (block: number) =>
   admin.query(`UPDATE base_v1._ponder_checkpoint SET latest_checkpoint = $1`, [checkpoint(block)]);
+
+const JOURNALS = ["x", "y"];
+
+/** A row of table `table` written at `block`, and its journal row, as Ponder's trigger and commitBlock leave them. */
+async function write(table: string, id: string, block: number) {
+  await admin.query(`INSERT INTO base_v1.${table} VALUES ($1, $2)`, [id, block]);
+  await admin.query(`INSERT INTO base_v1._reorg__${table} (id, v, operation, checkpoint) VALUES ($1, $2, 0, $3)`, [
+    id,
+    block,
+    checkpoint(block),
+  ]);
+}
+
+/**
+ * Ponder's revertMultichain to `ancestor`, in its one transaction (database/actions.js; of the user rows' restore, only
+ * the deletes of rows the orphaned blocks inserted).
+ */
+async function revert(ancestor: number) {
+  await admin.query("BEGIN");
+  const { rows } = await admin.query(
+    `SELECT MIN(operation_id) AS operation_id FROM (${JOURNALS.map(
+      (t) => `SELECT MIN(operation_id) AS operation_id FROM base_v1._reorg__${t}
+        WHERE SUBSTRING(checkpoint, 11, 16)::numeric = 31337 AND checkpoint > '${checkpoint(ancestor)}'`,
+    ).join(" UNION ALL ")}) AS all_mins`,
+  );
+  const min = rows[0].operation_id ?? "NULL";
+  for (const t of JOURNALS) {
+    await admin.query(`WITH reverted1 AS (
+        DELETE FROM base_v1._reorg__${t} WHERE ${min} IS NOT NULL AND operation_id >= ${min} RETURNING *
+      ), inserted AS (
+        DELETE FROM base_v1.${t} AS t WHERE EXISTS (SELECT * FROM reverted1 WHERE t.id = reverted1.id AND operation = 0)
+        RETURNING *
+      ) SELECT COUNT(*) FROM inserted`);
+  }
+  await admin.query("COMMIT");
+}
+
+/** Ponder's finalizeMultichain to `block`: the finalized checkpoint, then the journal rows at or below it. */
+async function finalize(block: number) {
+  await admin.query("BEGIN");
+  await admin.query(`UPDATE base_v1._ponder_checkpoint SET finalized_checkpoint = $1 WHERE chain_id = 31337`, [
+    checkpoint(block),
+  ]);
+  const { rows } = await admin.query(
+    `SELECT MIN(operation_id) AS operation_id FROM (${JOURNALS.map(
+      (t) => `SELECT MIN(operation_id) AS operation_id FROM base_v1._reorg__${t} WHERE checkpoint > (
+        SELECT finalized_checkpoint FROM base_v1._ponder_checkpoint WHERE chain_id = SUBSTRING(checkpoint, 11, 16)::numeric)`,
+    ).join(" UNION ALL ")}) AS all_mins`,
+  );
+  const min = rows[0].operation_id ?? "NULL";
+  await admin.query(`WITH ${JOURNALS.map(
+    (t, i) =>
+      `deleted_${i} AS (DELETE FROM base_v1._reorg__${t} WHERE ${min} IS NULL OR operation_id < ${min} RETURNING *)`,
+  ).join(", ")}
+    SELECT MAX(checkpoint) FROM (${JOURNALS.map((_, i) => `SELECT checkpoint FROM deleted_${i}`).join(" UNION ALL ")}) AS d`);
+  await admin.query("COMMIT");
+}
 
 function signal(events: IndexSignalEvent[], o: { auditMs?: number; pollMs?: number } = {}) {
   return new IndexSignal({
@@ -60,7 +119,15 @@ beforeAll(async () => {
   await admin.query(`CREATE SCHEMA base_v1; CREATE SCHEMA views;
     CREATE TABLE base_v1._ponder_checkpoint (chain_name text PRIMARY KEY, chain_id bigint NOT NULL,
       safe_checkpoint varchar(75) NOT NULL, latest_checkpoint varchar(75) NOT NULL, finalized_checkpoint varchar(75) NOT NULL);
-    CREATE VIEW views._ponder_checkpoint AS SELECT * FROM base_v1._ponder_checkpoint;`);
+    CREATE VIEW views._ponder_checkpoint AS SELECT * FROM base_v1._ponder_checkpoint;
+    CREATE SEQUENCE base_v1.operation_id AS integer INCREMENT BY 1;`);
+  for (const t of JOURNALS) {
+    await admin.query(`CREATE TABLE base_v1.${t} (id text PRIMARY KEY, v integer NOT NULL);
+      CREATE TABLE base_v1._reorg__${t} (id text NOT NULL, v integer NOT NULL,
+        operation_id integer PRIMARY KEY DEFAULT nextval('base_v1.operation_id'), operation integer NOT NULL,
+        checkpoint varchar(75) NOT NULL);
+      CREATE INDEX ON base_v1._reorg__${t} (checkpoint);`);
+  }
   await admin.query(`INSERT INTO base_v1._ponder_checkpoint VALUES ('devnet', 31337, $1, $1, $1)`, [checkpoint(100)]);
 });
 
@@ -117,6 +184,52 @@ describe("IndexSignal on Postgres", () => {
     }
   });
 
+  it("a reorg's revert is told with the next head, past the old one or at it; a finalize's deletes are not", async () => {
+    const events: IndexSignalEvent[] = [];
+    const s = signal(events).start();
+    try {
+      await until(() => (s.listening ? true : undefined));
+      const told: [bigint, Reverted | undefined][] = [];
+      s.subscribe((block, _time, reverted) => told.push([block, reverted]));
+      await setBlock(400);
+      await until(() => (told.length === 1 ? true : undefined));
+      await write("x", "a", 395);
+      await write("x", "b", 398);
+      await write("y", "c", 399);
+      await write("x", "d", 400);
+      // Finalized to 396: the journal's row of 395 goes, and nothing is told of it.
+      await finalize(396);
+      await setBlock(401);
+      await until(() => (told.length === 2 ? true : undefined));
+      expect(told[1]).toEqual([401n, undefined]);
+      // A reorg from 398 (the fork at 397): nothing is told until the new branch's first block commits, here past
+      // the old head in one step.
+      await revert(397);
+      expect((await admin.query("SELECT id FROM base_v1.x UNION ALL SELECT id FROM base_v1.y")).rows).toEqual([
+        { id: "a" },
+      ]);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(told.length).toBe(2);
+      await setBlock(403);
+      await until(() => (told.length === 3 ? true : undefined));
+      expect(told[2]).toEqual([403n, { from: 398n, finalized: 396n }]);
+      // Another reorg whose new branch commits at the old height: the same head, told again with the revert.
+      await write("y", "e", 403);
+      await revert(402);
+      await setBlock(403);
+      await until(() => (told.length === 4 ? true : undefined));
+      expect(told[3]).toEqual([403n, { from: 403n, finalized: 396n }]);
+      // A revert that deleted nothing (no row of ours above the fork) tells nothing.
+      await revert(403);
+      await setBlock(404);
+      await until(() => (told.length === 5 ? true : undefined));
+      expect(told[4]).toEqual([404n, undefined]);
+      expect(events).not.toContain("missed");
+    } finally {
+      await s.stop();
+    }
+  });
+
   it("a lost trigger is found by the audit poll (missed) and installed again", async () => {
     const events: IndexSignalEvent[] = [];
     const s = signal(events, { auditMs: 300 }).start();
@@ -124,13 +237,22 @@ describe("IndexSignal on Postgres", () => {
       await until(() => (s.listening ? true : undefined));
       const seen: bigint[] = [];
       s.subscribe((block) => seen.push(block));
-      await admin.query(`DROP TRIGGER views_block_notify ON base_v1._ponder_checkpoint`);
-      await setBlock(200);
-      await until(() => (seen.includes(200n) ? true : undefined));
+      const reverts: Reverted[] = [];
+      s.subscribe((_block, _time, reverted) => reverted && reverts.push(reverted));
+      // Both go, as when a redeploy points the views at a new schema; both come back.
+      await admin.query(`DROP TRIGGER views_block_notify ON base_v1._ponder_checkpoint;
+        DROP TRIGGER views_revert_notify ON base_v1._reorg__x`);
+      await setBlock(500);
+      await until(() => (seen.includes(500n) ? true : undefined));
       expect(events).toContain("missed");
-      await setBlock(201);
-      await until(() => (seen.includes(201n) ? true : undefined), 250);
+      await setBlock(501);
+      await until(() => (seen.includes(501n) ? true : undefined), 250);
       expect(events.at(-1)).toBe("notified");
+      await write("x", "g", 502);
+      await revert(501);
+      await setBlock(503);
+      await until(() => (seen.includes(503n) ? true : undefined));
+      expect(reverts).toEqual([{ from: 502n, finalized: 396n }]);
     } finally {
       await s.stop();
     }
