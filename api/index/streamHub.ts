@@ -307,7 +307,7 @@ export class StreamHub {
     await this.#replay([stream], changes, answers);
   }
 
-  /** A new head; `reverted`: the first block a reorg told with it orphaned (never above `block`). */
+  /** A new head; `reverted`: the first block a reorg told with it orphaned. */
   async #advance(block: bigint, reverted?: bigint): Promise<void> {
     if (this.#streams.size === 0) return;
     const last = this.#last;
@@ -315,8 +315,8 @@ export class StreamHub {
       this.#last = block;
       return;
     }
-    // A revert above the last head orphaned nothing the streams were sent.
-    const orphaned = reverted !== undefined && reverted <= last ? reverted : block < last ? block : null;
+    // A revert above the last head orphaned nothing the streams were sent; without one, a head going back did.
+    const orphaned = reverted !== undefined ? (reverted <= last ? reverted : null) : block < last ? block : null;
     if (block === last && orphaned === null) return;
     const streams = [...this.#streams];
     const since = this.#lastTime;

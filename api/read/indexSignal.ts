@@ -55,9 +55,9 @@ export type IndexSignalOptions = {
 export type IndexSignalEvent = "notified" | "polled" | "missed" | "connected" | "disconnected";
 
 /**
- * A reorg the index reverted since the last head: `from`, the first block it orphaned that had rows of ours (or the
- * new head, when that is lower); `finalized`, the finalized block then (nothing at or below it was orphaned; a block
- * between it and `from` holds no row of ours on the old branch but may on the new one).
+ * A reorg the index reverted since the last head: `from`, the first block it orphaned that had rows of ours (the new
+ * head may be below it); `finalized`, the finalized block then (nothing at or below it was orphaned; a block between
+ * it and `from` held no row of ours on the old branch but may on the new one).
  */
 export type Reverted = { from: bigint; finalized: bigint };
 
@@ -220,8 +220,7 @@ export class IndexSignal implements IndexSignalSource {
     this.#reverted = null;
     this.#head = block;
     this.#o.onEvent?.(how);
-    const told = reverted === null ? undefined : { ...reverted, from: reverted.from < block ? reverted.from : block };
-    for (const listener of this.#listeners) listener(block, time, told);
+    for (const listener of this.#listeners) listener(block, time, reverted ?? undefined);
   }
 
   /** A revert's notification: one per journal table it deleted from, all before the next head's. */

@@ -176,8 +176,8 @@ export class WebhookEngine {
 
   /**
    * Feeds up to `head`, in steps of FEED_STEP_BLOCKS. `orphaned`: the first block a reorg this process saw replaced
-   * (never above `head`) — fed as one if the cursor had reached it, unless the cursor's last reorg already landed on
-   * this head (another process saw it first).
+   * — fed as one if the cursor had reached it, unless the cursor's last reorg already landed on this head (another
+   * process saw it first).
    */
   async #feed(head: bigint, orphaned: bigint | null): Promise<void> {
     if (this.#stopped) return;
