@@ -174,6 +174,20 @@ describe("GET /api/index/v1/stream on the API processes", () => {
     const alice = getAddress(DEVNET_ACCOUNTS.alice.address);
     const s = await openStream(a, `account=${alice}`);
     await s.until((e) => e.event === "account");
+    // Ponder's revert, as the API processes hear it: the journal tables' triggers they installed, on their channel.
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    const reverts: string[] = [];
+    db.on("notification", (n) => reverts.push(n.payload ?? ""));
+    await db.query("LISTEN s_revert");
+    const { rows } = await db.query(
+      `SELECT count(*)::int AS tables, count(t.tgname)::int AS triggers FROM pg_tables p
+        LEFT JOIN pg_trigger t ON t.tgrelid = format('%I.%I', p.schemaname, p.tablename)::regclass
+         AND t.tgname = 's_revert_notify'
+        WHERE p.schemaname = 's_v1' AND p.tablename LIKE '\\_reorg\\_\\_%'`,
+    );
+    expect(rows[0].tables).toBeGreaterThan(0);
+    expect(rows[0].triggers).toBe(rows[0].tables);
     // The fork is a block without rows of ours: Ponder, meeting the reverted chain at the fork itself, may revert from
     // the fork and index it again, which orphans nothing of ours.
     await testClient.mine({ blocks: 1 });
@@ -221,8 +235,12 @@ describe("GET /api/index/v1/stream on the API processes", () => {
     const board = (await restAt(a, "/leaderboards/ve?limit=100", orphan.toString())) as { rows: { address: string }[] };
     const carol = getAddress(DEVNET_ACCOUNTS.carol.address);
     expect(board.rows.map((r) => getAddress(r.address))).toContain(carol);
-    // One reorg, one announcement.
+    // One reorg, one announcement; the revert was heard (its first orphaned block is the orphan), not only the
+    // head going back.
     expect(s.events.filter((e) => e.event === "reorg")).toHaveLength(1);
+    expect(reverts.length).toBeGreaterThan(0);
+    expect(new Set(reverts.map((r) => BigInt(r.slice(26, 42))))).toEqual(new Set([orphan]));
+    await db.end();
     s.close();
   }, 90_000);
 
