@@ -261,10 +261,11 @@ export class IndexSignal implements IndexSignalSource {
       connection.on("notification", (message) => {
         if (message.payload === undefined) return;
         if (message.channel === reverts) this.#heardRevert(message.payload);
-        if (message.channel !== channel) return;
-        const block = checkpointBlock(message.payload);
-        const time = checkpointTime(message.payload);
-        if (block !== null) this.#saw(block, "notified", time ?? undefined);
+        else if (message.channel === channel) {
+          const block = checkpointBlock(message.payload);
+          const time = checkpointTime(message.payload);
+          if (block !== null) this.#saw(block, "notified", time ?? undefined);
+        }
       });
       await this.#install(connection);
       await connection.query(`LISTEN ${quote(channel)}; LISTEN ${quote(reverts)}`);
