@@ -1,0 +1,110 @@
+/**
+ * The stream hub's reorgs as the index signal tells them (api/read/indexSignal.ts: Ponder's revert heard, told with
+ * the next head), on the real app over a synthetic index (in-memory PGlite): a head past the stream's last one that
+ * carries a revert is announced as a reorg from the revert's first orphaned block, then the topics' answers at that
+ * head; the same head told again with a revert is one too; a head past the last without one replays the blocks
+ * between. The signal is told by the test, as a NOTIFY would (test/read/indexSignal.test.ts hears Ponder's SQL).
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle } from "drizzle-orm/pglite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../api/app";
+import { loadConfig } from "../../api/config";
+import { silentLogger } from "../../api/observability/logger";
+import { createLockIndex } from "../../api/read/atBlock";
+import type { IndexSignalListener, IndexSignalSource, Reverted } from "../../api/read/indexSignal";
+import { readSse } from "../support/sseReader";
+import {
+  checkpointOf,
+  generateSyntheticIndex,
+  type SyntheticIndex,
+  writeSyntheticIndex,
+} from "../support/syntheticIndex";
+
+const BASE = "/api/index/v1";
+const SCHEMA = "synthetic";
+const START = 46_183_959n;
+
+let index: SyntheticIndex;
+let client: PGlite;
+let app: ReturnType<typeof createApp>;
+const listeners = new Set<IndexSignalListener>();
+const signal: IndexSignalSource = {
+  subscribe: (listener) => {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  },
+  head: null,
+  listening: true,
+};
+
+/** The index's head moved to `block` (Ponder's checkpoint), then told as the signal tells it. */
+async function commit(block: bigint, reverted?: Reverted) {
+  const time = index.blockTimes.get(block)!;
+  await client.query(`UPDATE ${SCHEMA}._ponder_checkpoint SET latest_checkpoint = $1`, [
+    checkpointOf(8453, block, time),
+  ]);
+  for (const listener of listeners) listener(block, time, reverted);
+}
+
+/** The blocks with an event, ascending. */
+const eventBlocks = () => [...new Set(index.events.map((e) => e.blockNumber))].sort((a, b) => (a < b ? -1 : 1));
+
+beforeAll(async () => {
+  index = generateSyntheticIndex({ events: 400, owners: 20, seed: 7, startBlock: START });
+  client = new PGlite();
+  await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index, { finalizedLag: 200n });
+  app = createApp({
+    config: loadConfig({ NETWORK: "base" }),
+    rpc: null,
+    index: { atBlock: createLockIndex({ db: drizzle(client), schema: SCHEMA }), signal },
+    logger: silentLogger,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await client?.close();
+});
+
+describe("StreamHub: reorgs told by the index signal", () => {
+  it("a revert told with a head past the last is one reorg from its first orphaned block; a plain head replays", async () => {
+    const blocks = eventBlocks();
+    const [h0, h1, orphan, h2] = [blocks.at(-40)!, blocks.at(-30)!, blocks.at(-20)!, blocks.at(-10)!];
+    await commit(h0);
+    const controller = new AbortController();
+    const res = await app.request(`${BASE}/stream?stats`, { signal: controller.signal });
+    const s = readSse(res);
+    await s.until((e) => e.event === "stats" && e.id === String(h0));
+    const opened = s.events.length;
+    // A plain head past the last: the blocks between with a change, each at its block; no reorg.
+    await commit(h1);
+    await s.until((e) => e.id === String(h1));
+    const between = blocks.filter((b) => b > h0 && b <= h1).map(String);
+    expect(s.events.slice(opened).map((e) => [e.event, e.id])).toEqual(between.map((b) => ["stats", b]));
+    // A reorg from a block the stream was sent, whose new branch is committed at h2, past h1, in one step: one reorg
+    // event, then the answer at h2; nothing of the blocks between.
+    const sent = s.events.length;
+    const from = between.map(BigInt).at(-3)!;
+    await commit(h2, { from, finalized: from - 10n });
+    await s.until((e) => e.event === "stats" && e.id === String(h2));
+    expect(s.events.slice(sent).map((e) => [e.event, e.id])).toEqual([
+      ["reorg", String(h2)],
+      ["stats", String(h2)],
+    ]);
+    expect(JSON.parse(s.events[sent]!.data)).toEqual({
+      orphaned: { from: String(from), to: String(h1) },
+      head: String(h2),
+    });
+    const rest = await (await app.request(`${BASE}/stats?block=${h2}`)).json();
+    expect(JSON.parse(s.events[sent + 1]!.data)).toEqual(rest);
+    // The same head told again with a revert (the new branch committed at the old height): a reorg too.
+    await commit(h2, { from: orphan, finalized: from - 10n });
+    await s.until((e) => e.event === "stats" && s.events.indexOf(e) > sent + 1);
+    expect(s.events.slice(sent + 2).map((e) => [e.event, e.id])).toEqual([
+      ["reorg", String(h2)],
+      ["stats", String(h2)],
+    ]);
+    expect(JSON.parse(s.events[sent + 2]!.data).orphaned).toEqual({ from: String(orphan), to: String(h2) });
+    controller.abort();
+  });
+});
