@@ -11,7 +11,8 @@
  * events page (100), an account's locks, the ve board's first page (100), a rank lookup, a lock, the stats; at 8 and
  * 50 connections; ROUNDS interleaved rounds (API, bare; then bare, API), DURATION_S each; the figure per route and
  * connection count is the median over rounds of req/s (API over bare), p50 and p99 (API over bare). Beside the load,
- * 20 sockets that send requests and never read them; the API process's RSS and descriptors before and after.
+ * 20 sockets that send requests and never read them; the API process's RSS and descriptors before and after; each
+ * side's CPU time per request (from /proc, the median over rounds).
  *
  * Usage: npx tsx bench/index-http.ts [events=520000] [rounds=3] [durationS=3]
  * Env: PROFILE_DIR — the API process writes a CPU profile (.cpuprofile) there at the end.
@@ -48,6 +49,11 @@ const median = (xs: number[]) => {
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0];
+/** The process's CPU time so far (user + system), in ms: /proc/<pid>/stat's utime and stime, in clock ticks of 10 ms. */
+const cpuMs = (pid: number) => {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10;
+};
 
 await buildOnce();
 const served = await startServedIndex({
@@ -153,10 +159,16 @@ try {
       let refused = 0;
       const p50: number[] = [];
       const p99: number[] = [];
+      const cpu = { api: [] as number[], bare: [] as number[] };
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 === 0 ? ["api", "bare"] : ["bare", "api"];
         const r: Record<string, autocannon.Result> = {};
-        for (const side of order) r[side] = await run(side === "api" ? api.url : bareUrl, paths, connections);
+        for (const side of order) {
+          const pid = side === "api" ? api.pid : bare.pid!;
+          const before = cpuMs(pid);
+          r[side] = await run(side === "api" ? api.url : bareUrl, paths, connections);
+          cpu[side as "api" | "bare"].push(((cpuMs(pid) - before) * 1000) / r[side]!.requests.total);
+        }
         const a = r.api!;
         const b = r.bare!;
         // Refusals are the API's own (a page's row admission, 503 busy): counted and shown, not thrown.
@@ -173,7 +185,8 @@ try {
       if (connections === 50) worst.p99 = Math.max(worst.p99, m.p99);
       lines.push(
         `${route.padEnd(15)} ${String(connections).padStart(2)} conns: req/s ${m.rps.toFixed(2)}× bare, p50 ` +
-          `${m.p50.toFixed(2)}×, p99 ${m.p99.toFixed(2)}× (req/s API/bare by round ${absolute.join(" ")}; API non-2xx ${refused}; load ${load()})`,
+          `${m.p50.toFixed(2)}×, p99 ${m.p99.toFixed(2)}×; CPU a request ${median(cpu.api).toFixed(0)} / ${median(cpu.bare).toFixed(0)} µs ` +
+          `(req/s API/bare by round ${absolute.join(" ")}; API non-2xx ${refused}; load ${load()})`,
       );
       console.log(lines.at(-1));
     }
