@@ -11,7 +11,8 @@
 import { describe, expect, it } from "vitest";
 import { BlockMemo } from "../../api/read/blockMemo";
 import { ComputeAhead } from "../../api/read/computeAhead";
-import { type IndexSignalListener, type IndexSignalSource, PolledSignal } from "../../api/read/indexSignal";
+import { PolledSignal } from "../../api/read/indexSignal";
+import { toldSignal } from "../support/toldSignal";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -21,20 +22,6 @@ async function until(check: () => boolean, ms = 3_000): Promise<void> {
     if (Date.now() > end) throw new Error("timed out");
     await sleep(5);
   }
-}
-
-/** A signal the test tells itself (as a NOTIFY would: a block and its time), with its listeners. */
-function toldSignal(): { listeners: Set<IndexSignalListener>; signal: IndexSignalSource } {
-  const listeners = new Set<IndexSignalListener>();
-  const signal: IndexSignalSource = {
-    subscribe: (listener) => {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    head: null,
-    listening: true,
-  };
-  return { listeners, signal };
 }
 
 function setup(o: { loadMs?: number; idleMs?: number; failProbe?: () => boolean } = {}) {
@@ -172,7 +159,7 @@ describe("ComputeAhead", () => {
   });
 
   it("a head signalled with its time (a NOTIFY's checkpoint) is computed at that time, without a probe", async () => {
-    const { listeners, signal } = toldSignal();
+    const { tell, signal } = toldSignal();
     const at: { block: bigint; time: bigint }[] = [];
     const memo = new BlockMemo<bigint>({
       name: "board",
@@ -190,19 +177,19 @@ describe("ComputeAhead", () => {
       },
     });
     ahead.readAtHead(memo, 100n);
-    for (const listener of listeners) listener(101n, 1_700_000_002n);
+    tell(101n, 1_700_000_002n);
     await until(() => memo.has(101n));
     expect(at).toEqual([{ block: 101n, time: 1_700_000_002n }]);
     expect(probes).toBe(0);
     // Without its time (a polled signal), the head is probed.
     ahead.readAtHead(memo, 101n);
-    for (const listener of listeners) listener(102n);
+    tell(102n);
     await until(() => probes === 1);
     ahead.close();
   });
 
   it("asks for the next head's answers in the order readers first asked for them at the last head", async () => {
-    const { listeners, signal } = toldSignal();
+    const { tell, signal } = toldSignal();
     const asked: string[] = [];
     const memoOf = (name: string) =>
       new BlockMemo<bigint>({
@@ -215,7 +202,7 @@ describe("ComputeAhead", () => {
     const [ve, day, week] = [memoOf("ve"), memoOf("24h"), memoOf("7d")];
     const ahead = new ComputeAhead({ signal, head: async () => ({ block: 0n, time: 0n }) });
     const signalled = (block: bigint) => {
-      for (const listener of listeners) listener(block, block * 2n);
+      tell(block, block * 2n);
     };
     // At block 100 the reader asked 24h, 7d, then ve; at 101 ve first, then 24h (again, and once more), then 7d.
     ahead.readAtHead(day, 100n);

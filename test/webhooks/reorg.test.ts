@@ -12,15 +12,11 @@ import { createApp } from "../../api/app";
 import { loadConfig } from "../../api/config";
 import { silentLogger } from "../../api/observability/logger";
 import { createLockIndex } from "../../api/read/atBlock";
-import type { IndexSignalListener, IndexSignalSource, Reverted } from "../../api/read/indexSignal";
+import type { Reverted } from "../../api/read/indexSignal";
 import { Webhooks } from "../../api/webhooks/service";
 import { pgliteSql } from "../../api/webhooks/sql";
-import {
-  checkpointOf,
-  generateSyntheticIndex,
-  type SyntheticIndex,
-  writeSyntheticIndex,
-} from "../support/syntheticIndex";
+import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
+import { commitTold, toldSignal } from "../support/toldSignal";
 import { type Received, WebhookReceiver } from "../support/webhookReceiver";
 
 const SCHEMA = "synthetic";
@@ -31,24 +27,12 @@ let client: PGlite;
 let outbox: PGlite;
 let webhooks: Webhooks;
 const receiver = new WebhookReceiver();
-const listeners = new Set<IndexSignalListener>();
-const signal: IndexSignalSource = {
-  subscribe: (listener) => {
-    listeners.add(listener);
-    return () => listeners.delete(listener);
-  },
-  head: null,
-  listening: true,
-};
+const told = toldSignal();
+const signal = told.signal;
 
 /** The index's head moved to `block` (Ponder's checkpoint), then told as the signal tells it. */
-async function commit(block: bigint, reverted?: Reverted) {
-  const time = index.blockTimes.get(block)!;
-  await client.query(`UPDATE ${SCHEMA}._ponder_checkpoint SET latest_checkpoint = $1`, [
-    checkpointOf(8453, block, time),
-  ]);
-  for (const listener of listeners) listener(block, time, reverted);
-}
+const commit = (block: bigint, reverted?: Reverted) =>
+  commitTold(told, (text, params) => client.query(text, params), SCHEMA, index, block, reverted);
 
 /** The blocks with an event, ascending. */
 const eventBlocks = () => [...new Set(index.events.map((e) => e.blockNumber))].sort((a, b) => (a < b ? -1 : 1));
