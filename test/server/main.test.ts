@@ -8,9 +8,11 @@
 
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort } from "../../devnet/anvil";
 import { API_PROCESS_ARGS, API_PROCESS_ENV } from "../support/build";
 import { startDevnet, type TestDevnet } from "../support/devnet";
@@ -31,7 +33,7 @@ let api: ServiceChild;
 const apis: ServiceChild[] = [];
 
 /** The API process on the views schema `asset` of `databaseUrl` (none: no index), once it answers /health. */
-async function startApi(databaseUrl?: string): Promise<ServiceChild> {
+async function startApi(databaseUrl?: string, env: Record<string, string> = {}): Promise<ServiceChild> {
   const p = await spawnService({
     command: "api",
     rpcUrl: proxy.url,
@@ -39,7 +41,12 @@ async function startApi(databaseUrl?: string): Promise<ServiceChild> {
     databaseUrl,
     schema: "asset_v1",
     viewsSchema: "asset",
-    env: { REDIS_URL, REDIS_KEY_PREFIX: `servertest:${process.pid}:${randomUUID().slice(0, 8)}:`, LOG_LEVEL: "warn" },
+    env: {
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `servertest:${process.pid}:${randomUUID().slice(0, 8)}:`,
+      LOG_LEVEL: "warn",
+      ...env,
+    },
   });
   apis.push(p);
   await p.waitFor200("/health", 30_000);
@@ -191,6 +198,25 @@ describe("probes never hang", () => {
     expect(maps).toMatch(/\/libjemalloc\.so\.2\b/);
     expect(p.log()).not.toMatch(/cannot be preloaded/);
     await p.stop();
+  });
+
+  it("keeps the V8 code cache serve:api names (NODE_COMPILE_CACHE): written once it serves, even if killed; the next start compiles the bundle from it", async () => {
+    expect(API_PROCESS_ENV.NODE_COMPILE_CACHE).toBe(".cache/node-compile-cache");
+    const folder = mkdtempSync(path.join(os.tmpdir(), "api-ncc-"));
+    try {
+      // Node's own account of its compile cache (NODE_DEBUG_NATIVE=COMPILE_CACHE), on stderr.
+      const env = { NODE_COMPILE_CACHE: folder, NODE_DEBUG_NATIVE: "COMPILE_CACHE" };
+      const first = await startApi(undefined, env);
+      await vi.waitFor(() => expect(first.log()).toMatch(/writing cache for ESM \S*main\.js .*success/), 10_000);
+      await first.stop("SIGKILL");
+      const main = /ESM file:\/\/\S*dist\/server\/main\.js/;
+      expect(first.log()).toMatch(new RegExp(`${main.source} was not initialized|no cache for ${main.source}`));
+      const second = await startApi(undefined, env);
+      expect(second.log()).toMatch(new RegExp(`V8 code cache for ${main.source} was accepted`));
+      await second.stop("SIGKILL");
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
 
