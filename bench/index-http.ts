@@ -15,7 +15,8 @@
  * side's CPU time per request (from /proc, the median over rounds).
  *
  * Usage: npx tsx bench/index-http.ts [events=520000] [rounds=3] [durationS=3]
- * Env: PROFILE_DIR — the API process writes a CPU profile (.cpuprofile) there at the end.
+ * Env: PROFILE_DIR — the API process writes a CPU profile (.cpuprofile) there at the end; ROUTES — a comma-separated
+ * subset of the routes' names to load (e.g. `lock,stats`), to profile one route alone.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -86,6 +87,10 @@ try {
     lock: lockIds.map((id) => `${BASE}/locks/${id}`),
     stats: [`${BASE}/stats`],
   };
+  const only = process.env.ROUTES?.split(",").map((r) => r.trim());
+  if (only) {
+    for (const name of Object.keys(routes)) if (!only.includes(name) && name !== "account events") delete routes[name];
+  }
   const recorded = createRecordedIndex(served.databaseUrl, SCHEMA);
   const app = createApp({
     config: {
@@ -153,6 +158,7 @@ try {
   const lines: string[] = [];
   const worst = { rps: Number.POSITIVE_INFINITY, p50: 0, p99: 0 };
   for (const [route, paths] of Object.entries(routes)) {
+    if (only && !only.includes(route)) continue;
     for (const connections of [8, 50]) {
       const rps: number[] = [];
       const absolute: string[] = [];

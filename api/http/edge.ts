@@ -9,9 +9,11 @@
  * - by default they are prepared on the context before the handler runs (c.header), so c.json /
  *   c.body merge them and a handler can read them back from c.res.headers (the MCP endpoint does);
  * - a handler registered with ownsEdgeHeaders() builds every response with respond(), which writes
- *   them into a plain header object. Preparing them would allocate a WHATWG Headers per request, and
+ *   them into a plain header object, with the RateLimit fields of the request's latest charge
+ *   (api/http/rateLimit.ts leaves them to it). Preparing them would allocate a WHATWG Headers per request, and
  *   @hono/node-server would then copy it back into an object before writing: together the largest
- *   cost of a routed supply answer (bench/supply-hit.ts).
+ *   cost of a routed supply answer (bench/supply-hit.ts). The supply routes and the index API's JSON
+ *   answers (api/index/answer.ts) are built so.
  * Either way, after the handler, a response that still lacks one of them gets it (a middleware may
  * have answered, a handler may have returned a bare Response): no response leaves without them.
  * Failures that escape this middleware are answered by app.onError, which adds edgeHeaders(c).
@@ -72,6 +74,8 @@ function withEdgeHeaders(headers: Record<string, string>, id: string): Record<st
  * content-length to it), so pass a fresh object.
  */
 export function respond(c: AppContext, body: string | null, status: number, headers: Record<string, string>): Response {
+  const limits = c.get("rateLimitHeaders");
+  if (limits !== undefined) for (const k in limits) headers[k] ??= limits[k]!;
   const res = edgeResponse(edgeRequestId(c), body, status, headers);
   c.set("edgeResponse", res);
   return res;
@@ -131,7 +135,8 @@ export function edge(o: { logger: Logger; metrics: Metrics; clientIp: ClientIpRe
     // Known before any handler runs, and the same whoever answers (even a middleware's 429).
     const route = matchedRoute(c);
     const owned = route !== undefined && owning.has(route.handler);
-    if (!owned) {
+    if (owned) c.set("ownsEdgeHeaders", true);
+    else {
       for (const [k, v] of Object.entries(CORS_HEADERS)) c.header(k, v);
       c.header("x-request-id", id);
     }

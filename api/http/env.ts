@@ -42,6 +42,10 @@ export type AppVariables = {
   requestId: string;
   /** The response respond() built, so the edge knows it already carries the edge headers (api/http/edge.ts). */
   edgeResponse: Response;
+  /** Set when the matched handler builds every answer with respond(): nothing prepares headers (api/http/edge.ts). */
+  ownsEdgeHeaders: true;
+  /** The RateLimit header fields of the request's latest charge, which respond() writes (api/http/rateLimit.ts). */
+  rateLimitHeaders: Record<string, string>;
   /** The request's cancel signal: its deadline and its client's hang-up (api/http/cancellation.ts). */
   cancelSignal: CancelSignal;
   /** Pushes the request's deadline out by `ms` (a `minBlock` wait: api/read/headWatch.ts); under deadline() only. */

@@ -41,7 +41,11 @@ export function limitedPrefix(path: string): LimitedPrefix | null {
   return (LIMITED_PREFIXES as readonly string[]).includes(segment ?? "") ? (segment as LimitedPrefix) : null;
 }
 
-export function rateLimitHeaders(prefix: Budget, policy: RateLimitPolicy, d: RateLimitDecision) {
+export function rateLimitHeaders(
+  prefix: Budget,
+  policy: RateLimitPolicy,
+  d: RateLimitDecision,
+): Record<string, string> {
   return {
     "ratelimit-policy": `"${prefix}";q=${policy.max};w=${policy.windowSec}`,
     ratelimit: `"${prefix}";r=${d.remaining};t=${d.resetSec}`,
@@ -58,6 +62,9 @@ export type RateLimitOptions = {
 /**
  * Counts `cost` (default 1) against `prefix` for this request's client, sets the RateLimit headers, and
  * throws RateLimitedError when over budget. Exported for the MCP endpoint, which charges each message.
+ * Under a handler that builds its answers with respond() (api/http/edge.ts ownsEdgeHeaders) an allowed request's
+ * fields are left on the context for respond() to write in its plain header object: preparing them here would
+ * allocate the WHATWG Headers that path avoids. A refusal (or any other handler) prepares them as before.
  */
 export async function chargeRateLimit(
   c: Context,
@@ -70,7 +77,9 @@ export async function chargeRateLimit(
   const subject = ip === null ? "unknown" : rateLimitSubject(ip);
   const decision = await o.limiter.hit(`${prefix}:${subject}`, cost);
   latest.set(c.req.raw, decision);
-  for (const [k, v] of Object.entries(rateLimitHeaders(prefix, o.policy, decision))) c.header(k, v);
+  const headers = rateLimitHeaders(prefix, o.policy, decision);
+  c.set("rateLimitHeaders", headers);
+  if (!decision.allowed || c.get("ownsEdgeHeaders") !== true) for (const k in headers) c.header(k, headers[k]);
   if (!decision.allowed) {
     o.metrics.rateLimited.inc({ prefix });
     throw new RateLimitedError(decision.resetSec);
@@ -87,7 +96,9 @@ export function rateLimit(o: RateLimitOptions): MiddlewareHandler {
     if (prefix === null) return next();
     const decision = await chargeRateLimit(c, prefix, o, prefix === "index" ? pageCost(c.req.query("limit")) : 1);
     await next();
-    // Again on the final response: a handler that returns a bare Response drops prepared headers.
+    // Again on the final response: a handler that returns a bare Response drops prepared headers. An answer of
+    // respond() already has the latest charge's.
+    if (c.res === c.get("edgeResponse")) return;
     setOnResponse(c, rateLimitHeaders(prefix, o.policy, latest.get(c.req.raw) ?? decision));
   };
 }

@@ -12,31 +12,37 @@
  * was sent — at most `max-age` (2 s) older for the head's answers; an immutable past block's answer read from a
  * cache carries the lag of its first sending, so read the lag from a fresh answer (or GraphQL `_meta`).
  */
-import type { Context } from "hono";
 import { type AnswerTurns, LARGE_ANSWER_BYTES, LARGE_PAGE_ROWS } from "../http/answerTurns";
 import { requestDeadline } from "../http/cancellation";
 import { ifNoneMatchHits } from "../http/conditional";
+import { respond } from "../http/edge";
+import type { AppContext } from "../http/env";
 import { requestHeader } from "../http/requestHeader";
 import type { Admission } from "../read/admission";
 import { type IndexHead, QueryCancelledError } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
 import { type Envelope, freshness } from "../read/shapes";
 
-const JSON_TYPE = { "content-type": "application/json" };
-
+/**
+ * Built with respond() (api/http/edge.ts): its headers, the edge's and the RateLimit fields go out as one plain
+ * object, never a WHATWG Headers (the index routes are registered as owning their edge headers: api/index/router.ts).
+ */
 export function answer<B extends object>(
-  c: Context,
+  c: AppContext,
   rt: Pick<IndexRuntime, "chainId" | "staleSeconds">,
   at: { block: bigint; time: bigint; head: IndexHead; pinned: boolean },
   body: B,
 ): Response {
   const final = at.pinned && at.block <= at.head.finalized;
-  c.header("cache-control", final ? "public, max-age=86400, immutable" : "public, max-age=2");
   const etag = `W/"${rt.chainId}-${at.block}"`;
-  c.header("etag", etag);
-  // The 200's media type, not none: @hono/node-server would write text/plain on a bodiless answer, and a cache
-  // refreshes its stored headers from a 304's (RFC 9111 §4.3.4).
-  if (ifNoneMatchHits(requestHeader(c, "if-none-match"), etag)) return c.body(null, 304, JSON_TYPE);
+  // The 200's media type on the 304 too, not none: @hono/node-server would write text/plain on a bodiless answer,
+  // and a cache refreshes its stored headers from a 304's (RFC 9111 §4.3.4).
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "cache-control": final ? "public, max-age=86400, immutable" : "public, max-age=2",
+    etag,
+  };
+  if (ifNoneMatchHits(requestHeader(c, "if-none-match"), etag)) return respond(c, null, 304, headers);
   const envelope: Envelope = {
     ok: true,
     chainId: rt.chainId,
@@ -44,7 +50,7 @@ export function answer<B extends object>(
     blockTimestamp: at.time.toString(),
     ...freshness(at.head.time, rt.staleSeconds),
   };
-  return c.json({ ...envelope, ...body });
+  return respond(c, JSON.stringify({ ...envelope, ...body }), 200, headers);
 }
 
 /**
@@ -55,7 +61,7 @@ export function answer<B extends object>(
  * 267 ms (issue 30); in turns, a cheap request waits behind at most one page.
  */
 export async function answerPage<B extends object>(
-  c: Context,
+  c: AppContext,
   rt: Pick<IndexRuntime, "chainId" | "staleSeconds">,
   { turns }: Pages,
   at: { block: bigint; time: bigint; head: IndexHead; pinned: boolean },
@@ -75,7 +81,7 @@ export type Pages = { turns: AnswerTurns; rows: Admission };
  * statements finish together, and decoding their rows held the event loop for seconds. A request whose time runs
  * out while it waits reads nothing (its deadline answers it).
  */
-export async function withRows<T>(c: Context, pages: Pages, rows: number, read: () => Promise<T>): Promise<T> {
+export async function withRows<T>(c: AppContext, pages: Pages, rows: number, read: () => Promise<T>): Promise<T> {
   let release: () => void;
   try {
     release = await pages.rows.acquire(Math.max(1, rows), requestDeadline(c));

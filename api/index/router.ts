@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { ownsEdgeHeaders } from "../http/edge";
 import type { AppEnv } from "../http/env";
 import { parseAtLeast } from "../read/atLeast";
 import type { IndexRuntime } from "../read/runtime";
@@ -36,6 +37,9 @@ export function indexRouter(runtime: IndexRuntime, pages: Pages, streams?: Strea
   registerStatsRoute(router, runtime);
   registerActivityRoutes(router, runtime, pages);
   registerProfileRoute(router, runtime);
+  // Every JSON answer above is answer()'s, built with respond(): the edge prepares no headers for them. Not the
+  // stream's (an event stream of its own).
+  for (const r of router.routes) if (r.method === "GET") ownsEdgeHeaders(r.handler);
   if (streams) registerStreamRoute(router, runtime, streams);
   return router;
 }

@@ -105,6 +105,16 @@ describe("an index answer on the wire", () => {
       expect(Number(res.headers["content-length"]), path).toBe(Buffer.byteLength(res.body));
       expect(res.headers.ratelimit, path).toMatch(/^"index";r=\d+;t=\d+$/);
       expect(res.headers["ratelimit-policy"], path).toMatch(/^"index";q=\d+;w=\d+$/);
+      // The edge's headers (the index routes write them with their own, in one plain object), each once.
+      expect(res.headers["access-control-allow-origin"], path).toBe("*");
+      expect(res.headers["access-control-expose-headers"], path).toBe("*");
+      expect(res.headers["x-request-id"], path).toMatch(/.+/);
+      const lower = names.map((n) => n.toLowerCase());
+      expect(new Set(lower).size, `${path}: ${lower.join(" ")}`).toBe(lower.length);
+      if (res.status === 200) {
+        expect(res.headers["content-type"], path).toBe("application/json");
+        expect(res.headers.etag, path).toMatch(/^W\/"\d+-\d+"$/);
+      }
     }
   });
 });
