@@ -17,7 +17,7 @@ import { chargeRateLimit, rateLimit } from "./http/rateLimit";
 import { REQUEST_COST } from "./http/requestCost";
 import { builtStaticAssets } from "./http/staticAssets";
 import { indexRouter } from "./index/router";
-import { MCP_CORS_METHODS, mcpEndpoint, withInProcessClientIp } from "./mcp/server";
+import { MCP_CORS_METHODS, withInProcessClientIp } from "./mcp/inProcess";
 import { createGate } from "./mcp/v1/gate";
 import { v1Router } from "./mcp/v1/router";
 import { createLogger } from "./observability/logger";
@@ -61,7 +61,11 @@ export function appDeps(input: AppDepsInput): AppDeps {
  * The app, and the supply hot path at the Node level for a server of our own to ask before
  * @hono/node-server (startApiServer). `fetch` alone stays complete (in-process requests, app.request).
  */
-export type ApiApp = Hono<AppEnv> & { nodeHotPath: NodeHotPath };
+export type ApiApp = Hono<AppEnv> & {
+  nodeHotPath: NodeHotPath;
+  /** Loads what the app defers to its first use (the MCP endpoint, GraphQL's engine), so no request waits for it. */
+  warm(): Promise<void>;
+};
 
 export function createApp(input: AppDepsInput): ApiApp {
   const deps = appDeps(input);
@@ -152,13 +156,20 @@ export function createApp(input: AppDepsInput): ApiApp {
     operatorToken: config.webhooks.operatorToken,
   });
   app.route(INDEX_BASE, indexRoutes);
-  app.on(
-    ["GET", "POST"],
-    GRAPHQL_PATH,
-    ...graphqlEndpoint({ deps, runtime: index, rateLimit: rateLimitOptions, ...pages }),
-  );
+  const graphql = graphqlEndpoint({ deps, runtime: index, rateLimit: rateLimitOptions, ...pages });
+  app.on(["GET", "POST"], GRAPHQL_PATH, ...graphql.handlers);
   registerDocsRoutes(app, { assets: deps.staticAssets, rateLimit: rateLimitOptions });
-  app.all(MCP_PATH, mcpEndpoint({ app, operations: V1_OPERATIONS, clientIp, rateLimit: rateLimitOptions }));
+  // The MCP endpoint is loaded on its first request (or by warm(), once the process serves): its two SDKs and their
+  // protocol schemas were ~15 % of a start (bench/lean-process.ts). GraphQL's engine likewise (api/graphql/endpoint.ts).
+  const mcp = onFirstUse(async () =>
+    (await import("./mcp/server")).mcpEndpoint({
+      app,
+      operations: V1_OPERATIONS,
+      clientIp,
+      rateLimit: rateLimitOptions,
+    }),
+  );
+  app.all(MCP_PATH, async (c, next) => (await mcp())(c, next));
   app.notFound(() => {
     throw new NotFoundError();
   });
@@ -167,5 +178,23 @@ export function createApp(input: AppDepsInput): ApiApp {
   // A cached supply figure is answered before routing (api/supply/router.ts: same answer, same count).
   const routed = app.fetch;
   app.fetch = (request, env, executionCtx) => supply.hotPath(request, env) ?? routed(request, env, executionCtx);
-  return Object.assign(app, { nodeHotPath: supply.nodeHotPath });
+  return Object.assign(app, {
+    nodeHotPath: supply.nodeHotPath,
+    warm: async () => {
+      graphql.warm();
+      await mcp();
+    },
+  });
+}
+
+/** `load`'s result, loaded once on the first call; a failed load is tried again by the next call. */
+function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () => {
+    loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
 }

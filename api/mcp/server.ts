@@ -21,7 +21,7 @@ import { HANG_UP } from "../chain/rpc";
 import { answerTurns, LARGE_ANSWER_BYTES } from "../http/answerTurns";
 import { readBounded } from "../http/boundedBody";
 import { CancelSource, onHangUp } from "../http/cancellation";
-import { type ClientIpResolver, type PeerAddressSource, socketPeerAddress } from "../http/clientIp";
+import type { ClientIpResolver } from "../http/clientIp";
 import type { AppEnv } from "../http/env";
 import { IN_PROCESS_CLIENT_IP, PARENT_HANG_UP } from "../http/env";
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
@@ -61,13 +61,7 @@ import {
  * per-client rate-limit bucket as the REST route it wraps (design.md).
  */
 
-/** What /api/mcp answers to a CORS preflight (GET only draws a 405 in stateless mode, but a browser may ask). */
-export const MCP_CORS_METHODS = "GET, POST, OPTIONS";
-
-/** The peer source of the app, aware of in-process MCP tool calls. */
-export function withInProcessClientIp(source: PeerAddressSource = socketPeerAddress): PeerAddressSource {
-  return (c) => c.env?.[IN_PROCESS_CLIENT_IP] ?? source(c);
-}
+export { MCP_CORS_METHODS, withInProcessClientIp } from "./inProcess";
 
 /** A documented v1 route the endpoint offers as a tool: the app gives them (api/routes.ts V1_OPERATIONS). */
 export type ToolOperation = { path: string; route: RouteDefinition };

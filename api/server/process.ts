@@ -24,6 +24,8 @@ import type { Sql } from "../webhooks/sql";
 import { serveMetrics } from "./metricsServer";
 import { type ApiServer, startApiServer } from "./server";
 
+/** How long after it listens the process loads what the app deferred (ApiApp.warm): after its first /ready. */
+const WARM_AFTER_MS = 1_000;
 /**
  * The production dependencies of createApp from the configuration: one RPC client (its calls counted in the
  * metrics; its chain id checked when `checkChainId`), the shared caches and limiter (Redis when REDIS_URL is set),
@@ -142,6 +144,10 @@ export async function serveProcess(options: ServeProcessOptions): Promise<Servin
     limits: api.limits,
     ...(metricsAt ? { metrics: metricsAt } : {}),
   });
+  // What the app defers past start-up (the MCP endpoint), loaded once the process serves, not at its first request.
+  setTimeout(() => {
+    app.warm().catch((error: unknown) => logger.error("deferred load failed", { error: (error as Error).message }));
+  }, WARM_AFTER_MS).unref();
   return {
     api,
     metrics: metricsAt,
