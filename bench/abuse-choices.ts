@@ -179,7 +179,9 @@ try {
     for (const h of holders) h.kill("SIGKILL");
     const worst = Math.max(...fresh.map((f) => f.ms));
     const answered = fresh.filter((f) => f.status === 200).length;
-    console.log(`\nconnections: 400 addresses × 50 idle, reconnecting (20,000), 25 s; load ${loadAverage()}`);
+    console.log(
+      `\nconnections: 400 addresses × 50 idle, reconnecting (20,000), 25 s; load ${loadAverage()}; the kernel's accept-queue cap net.core.somaxconn ${readFileSync("/proc/sys/net/core/somaxconn", "utf8").trim()}`,
+    );
     console.log(`  holders: ${latest.join(" ")}; open on the API ${open}`);
     console.log(
       `  fresh /health: ${answered}/${fresh.length} answered 200, slowest ${ms(worst)}; goal < 1 s every time: ${goal(answered === fresh.length && worst < 1000)}`,

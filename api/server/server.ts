@@ -11,6 +11,7 @@
  *   (api/server/protocolErrors.ts), with CORS and a request id, where HTTP still allows an answer;
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
  */
+import { readFileSync } from "node:fs";
 import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { getRequestListener } from "@hono/node-server";
@@ -52,6 +53,23 @@ export const SERVER_LIMITS = {
   acceptBacklog: 65_535,
 } as const;
 
+/**
+ * The accept queue the kernel gives listen()'s backlog: the smaller of it and net.core.somaxconn (Linux; elsewhere
+ * the backlog asked). A storm of connections overflowed 4096 on a 2-core machine (bench/abuse-choices.ts): a new
+ * client's completed handshake was dropped and it waited for the retransmission, 1 s. docs/operations.md says how
+ * to raise the cap; "api listening" logs the queue in force.
+ */
+export function acceptQueue(backlog: number = SERVER_LIMITS.acceptBacklog, somaxconnFile = SOMAXCONN_FILE): number {
+  try {
+    const cap = Number(readFileSync(somaxconnFile, "utf8").trim());
+    return Number.isInteger(cap) && cap > 0 ? Math.min(backlog, cap) : backlog;
+  } catch {
+    return backlog;
+  }
+}
+
+const SOMAXCONN_FILE = "/proc/sys/net/core/somaxconn";
+
 export type ApiServer = {
   server: Server;
   port: number;
@@ -59,7 +77,7 @@ export type ApiServer = {
    * The connection caps in force (the total as resolved against the descriptor limit), and how many refused
    * connections may be answered at once.
    */
-  limits: ConnectionLimits & { max: number; refusing: number };
+  limits: ConnectionLimits & { max: number; refusing: number; acceptQueue: number };
   /** Unsent answer bytes held now; undefined without the guard. */
   guard: ConnectionGuard | undefined;
   /** Stops accepting, lets in-flight requests finish within `drainMs`, then closes every connection. */
@@ -88,7 +106,7 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
       max: total.max,
       descriptorLimit: total.descriptorLimit,
     });
-  const limits = { ...configured, max: total.max, refusing: total.refusing };
+  const limits = { ...configured, max: total.max, refusing: total.refusing, acceptQueue: acceptQueue() };
   const metrics = options.metrics?.connections;
   return new Promise((resolve, reject) => {
     // What serve() from @hono/node-server builds (its listener keeps the hostname for a request without a

@@ -4,11 +4,12 @@
  * header's 408 come at 26 s), and SERVER_LIMITS sets that interval. The real server (api/server/server.ts), raw
  * sockets.
  */
-import { rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiServer, SERVER_LIMITS, startApiServer } from "../../api/server/server";
+import { type ApiServer, acceptQueue, SERVER_LIMITS, startApiServer } from "../../api/server/server";
 import { startDevnet, type TestDevnet } from "../support/devnet";
 import { platformApp } from "../support/platformApp";
 import { writeManifest } from "../support/ponder";
@@ -39,6 +40,28 @@ function untilClosed(bytes: string, port = api.port): Promise<{ ms: number; answ
     socket.on("close", () => resolve({ ms: performance.now() - started, answer }));
   });
 }
+
+describe("the accept queue", () => {
+  it("is listen()'s backlog as the kernel caps it (net.core.somaxconn), said in the limits the process logs", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "somaxconn-"));
+    try {
+      const file = path.join(dir, "somaxconn");
+      writeFileSync(file, "4096\n");
+      expect(acceptQueue(65_535, file)).toBe(4096);
+      writeFileSync(file, "131072\n");
+      expect(acceptQueue(65_535, file)).toBe(65_535);
+      for (const odd of ["", "x", "-1"]) {
+        writeFileSync(file, odd);
+        expect(acceptQueue(65_535, file), odd).toBe(65_535);
+      }
+      expect(acceptQueue(65_535, path.join(dir, "absent"))).toBe(65_535);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const kernel = Number(readFileSync("/proc/sys/net/core/somaxconn", "utf8"));
+    expect(acceptQueue()).toBe(Math.min(SERVER_LIMITS.acceptBacklog, kernel));
+  });
+});
 
 describe("the server's timeouts", () => {
   it("checks for late connections every 500 ms, well inside the 1 s the documented timeouts allow", () => {
