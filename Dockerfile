@@ -37,6 +37,9 @@ COPY indexer ./indexer
 COPY src ./src
 RUN sh scripts/container/own.sh node
 USER node
+# Node's code cache of the bundle, made as the user that runs it (Node keeps one per user id), so a new container's
+# first start reads it (docs/operations.md).
+RUN sh scripts/container/warm-code-cache.sh
 EXPOSE 42069
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["node", "scripts/healthcheck.mjs"]

@@ -109,7 +109,9 @@ function replay(stage: Stage, dir: string, from: Record<string, string>, files: 
       const m = args.match(/^sh (scripts\/container\/[\w-]+\.sh)(?: (\w+))?$/);
       expect(m, `RUN must call a script of scripts/container/: ${args}`).not.toBeNull();
       const argv = [m![1]!, ...(m![2] ? [m![2] === "node" ? unprivileged.name : m![2]] : [])];
-      const run = spawnSync("sh", argv, { cwd: workdir, env: { ...process.env, ...env }, encoding: "utf8" });
+      // As Docker runs it: as the stage's USER when one was set (`node`, played by `nobody`), else as root.
+      const as = user === null ? {} : { uid: unprivileged.uid, gid: unprivileged.gid };
+      const run = spawnSync("sh", argv, { cwd: workdir, env: { ...process.env, ...env }, encoding: "utf8", ...as });
       expect(run.status, `RUN ${args}:\n${run.stdout}\n${run.stderr}`).toBe(0);
     } else if (op === "USER") user = args;
     else if (op === "CMD") cmd = JSON.parse(args);
@@ -211,7 +213,8 @@ describe("the image's runtime stage", () => {
       databaseUrl: dbUrl,
       schema: "asset_v1",
       viewsSchema: "asset",
-      env: { ...imageEnv(), REDIS_URL: "", LOG_LEVEL: "warn" },
+      // Node's own account of its code cache (on stderr): the image's was made by warm-code-cache.sh at build.
+      env: { ...imageEnv(), REDIS_URL: "", LOG_LEVEL: "warn", NODE_DEBUG_NATIVE: "COMPILE_CACHE" },
       install: {
         cwd: runtimeDir,
         // `node` wherever the command names it (after `env NAME=VALUE …`, which sets the allocator).
@@ -221,6 +224,8 @@ describe("the image's runtime stage", () => {
     });
     children.push(api);
     await api.waitFor200("/health", 30_000);
+    // The first start of the image reads the code cache made when it was built, not compiling the bundle afresh.
+    expect(api.log()).toMatch(/V8 code cache for ESM file:\/\/\S*\/dist\/server\/main\.js was accepted/);
     const check = (port: number) =>
       spawnSync(path.join(runtimeDir, ".node", "node"), runtime.healthcheck!.slice(1), {
         cwd: runtimeDir,
