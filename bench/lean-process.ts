@@ -27,7 +27,7 @@ import { API_NODE_FLAGS, API_PROCESS_ARGS } from "../test/support/build";
 import { BENCH_REDIS_URL, startProductionTopology } from "./productionTopology";
 
 /** The production flags that trade V8's defaults for memory (serve:api); part 4 measures what they cost. */
-const MEMORY_FLAGS = /^--(max-semi-space-size|heap-growing-percent)/;
+const MEMORY_FLAGS = /^--(min-semi-space-size|max-semi-space-size|heap-growing-percent)/;
 const ROUNDS = Math.min(Math.max(Number(process.argv[2] ?? 5), 3), 11);
 const MIXED_REQUESTS = 20_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
