@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { memoizeSuccess } from "./cache/memo";
 import { RpcBackoff } from "./chain/backoff";
 import type { AppDeps, AppDepsInput } from "./deps";
 import { GRAPHQL_METHODS, graphqlEndpoint } from "./graphql/endpoint";
@@ -161,7 +162,7 @@ export function createApp(input: AppDepsInput): ApiApp {
   registerDocsRoutes(app, { assets: deps.staticAssets, rateLimit: rateLimitOptions });
   // The MCP endpoint is loaded on its first request (or by warm(), once the process serves): its two SDKs and their
   // protocol schemas were ~15 % of a start (bench/lean-process.ts). GraphQL's engine likewise (api/graphql/endpoint.ts).
-  const mcp = onFirstUse(async () =>
+  const mcp = memoizeSuccess(async () =>
     (await import("./mcp/server")).mcpEndpoint({
       app,
       operations: V1_OPERATIONS,
@@ -187,16 +188,4 @@ export function createApp(input: AppDepsInput): ApiApp {
       await mcp();
     },
   });
-}
-
-/** `load`'s result, loaded once on the first call; a failed load is tried again by the next call. */
-function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
-  let loading: Promise<T> | undefined;
-  return () => {
-    loading ??= load().catch((error: unknown) => {
-      loading = undefined;
-      throw error;
-    });
-    return loading;
-  };
 }
