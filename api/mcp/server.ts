@@ -61,8 +61,6 @@ import {
  * per-client rate-limit bucket as the REST route it wraps (design.md).
  */
 
-export { MCP_CORS_METHODS, withInProcessClientIp } from "./inProcess";
-
 /** A documented v1 route the endpoint offers as a tool: the app gives them (api/routes.ts V1_OPERATIONS). */
 export type ToolOperation = { path: string; route: RouteDefinition };
 

@@ -24,7 +24,7 @@ import type { Sql } from "../webhooks/sql";
 import { serveMetrics } from "./metricsServer";
 import { type ApiServer, startApiServer } from "./server";
 
-/** How long after it listens the process loads what the app deferred (ApiApp.warm): after its first /ready. */
+/** How long after it listens the process loads what the app deferred (ApiApp.warm), so `/ready` never waits for it. */
 const WARM_AFTER_MS = 1_000;
 /**
  * The production dependencies of createApp from the configuration: one RPC client (its calls counted in the
@@ -144,7 +144,8 @@ export async function serveProcess(options: ServeProcessOptions): Promise<Servin
     limits: api.limits,
     ...(metricsAt ? { metrics: metricsAt } : {}),
   });
-  // What the app defers past start-up (the MCP endpoint), loaded once the process serves, not at its first request.
+  // What the app defers past start-up (GraphQL's engine, the MCP endpoint), loaded once the process serves, so
+  // neither its first /ready nor the first request to them waits for it.
   setTimeout(() => {
     app.warm().catch((error: unknown) => logger.error("deferred load failed", { error: (error as Error).message }));
   }, WARM_AFTER_MS).unref();
