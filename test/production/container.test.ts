@@ -111,7 +111,14 @@ function replay(stage: Stage, dir: string, from: Record<string, string>, files: 
       const argv = [m![1]!, ...(m![2] ? [m![2] === "node" ? unprivileged.name : m![2]] : [])];
       // As Docker runs it: as the stage's USER when one was set (`node`, played by `nobody`), else as root.
       const as = user === null ? {} : { uid: unprivileged.uid, gid: unprivileged.gid };
-      const run = spawnSync("sh", argv, { cwd: workdir, env: { ...process.env, ...env }, encoding: "utf8", ...as });
+      // The image's Node first on PATH, as the base image has it (the test's own may sit where `nobody` cannot go).
+      const PATH = `${path.join(dir, ".node")}:${process.env.PATH}`;
+      const run = spawnSync("sh", argv, {
+        cwd: workdir,
+        env: { ...process.env, ...env, PATH },
+        encoding: "utf8",
+        ...as,
+      });
       expect(run.status, `RUN ${args}:\n${run.stdout}\n${run.stderr}`).toBe(0);
     } else if (op === "USER") user = args;
     else if (op === "CMD") cmd = JSON.parse(args);
@@ -138,14 +145,14 @@ beforeAll(async () => {
   for (const stage of stages) {
     dirs[stage.name] = path.join(work, stage.name);
     mkdirSync(dirs[stage.name]!);
+    // The base image's Node: a copy inside the stage's folder, so its steps and the unprivileged user run it.
+    mkdirSync(path.join(dirs[stage.name]!, ".node"));
+    copyFileSync(process.execPath, path.join(dirs[stage.name]!, ".node", "node"));
+    chmodSync(path.join(dirs[stage.name]!, ".node", "node"), 0o755);
     const result = replay(stage, dirs[stage.name]!, dirs, files);
     if (stage.name === "runtime") runtime = result;
   }
   runtimeDir = dirs.runtime!;
-  // The image's own Node: a copy, so the unprivileged user runs it from inside the image's folder.
-  mkdirSync(path.join(runtimeDir, ".node"));
-  copyFileSync(process.execPath, path.join(runtimeDir, ".node", "node"));
-  chmodSync(path.join(runtimeDir, ".node", "node"), 0o755);
   devnet = await startDevnet({ seed: true });
   await devnet.clients.testClient.mine({ blocks: 32 });
   database = await createTestDatabase(PG_URL);
