@@ -16,6 +16,26 @@ export class Counter {
     else this.#series.set(key, { labels: { ...labels }, value: by });
   }
 
+  /**
+   * One series, resolved once: a hot path keeps the handle instead of building and hashing a label key per request
+   * (as Histogram.series). The series is listed from its first increment, as with inc().
+   */
+  series(labels: Labels): { inc(by?: number): void } {
+    const key = this.#key(labels);
+    const own = { ...labels };
+    const all = this.#series;
+    let series = all.get(key);
+    return {
+      inc(by = 1) {
+        if (series === undefined) {
+          series = all.get(key) ?? { labels: own, value: 0 };
+          all.set(key, series);
+        }
+        series.value += by;
+      },
+    };
+  }
+
   /** The current value of one series (0 when never incremented). */
   get(labels: Labels = {}): number {
     return this.#series.get(this.#key(labels))?.value ?? 0;

@@ -109,8 +109,9 @@ export function guardConnections(server: Server, o: ConnectionGuardOptions): Con
       return;
     }
     conn.busy = true;
-    res.once("prefinish", onPrefinish);
-    res.once("close", onClose);
+    // `on`, not `once`: each fires once per response anyway, and once's wrapper is an allocation per request.
+    res.on("prefinish", onPrefinish);
+    res.on("close", onClose);
     for (const handler of handlers) handler.call(server, req, res);
   }
 

@@ -26,13 +26,19 @@ const REFUSED = Symbol("refusedInARow");
 const RETRY_AT = Symbol("retryAt");
 const SPREAD = Symbol("spread");
 type Tracked = Socket & { [REFUSED]?: number; [RETRY_AT]?: number; [SPREAD]?: number };
+const ASKED_ON = Symbol("askedOn");
+type Answering = ServerResponse & { [ASKED_ON]?: Tracked };
 
 /** `next`, with a request that comes back early after two refusals in a row on its connection held (see above). */
 export function holdRefused(next: RequestListener, held?: Counter): RequestListener {
   const serve: RequestListener = (req, res) => {
-    // The socket as the request came (by 'finish' an answer that cut its body short, a 413, has none left).
+    // The socket as the request came (by 'finish' an answer that cut its body short, a 413, has none left), kept on
+    // the response for one shared listener: no closure per request.
     const socket = req.socket as Tracked | null;
-    if (socket) res.once("finish", () => afterAnswer(socket, res));
+    if (socket) {
+      (res as Answering)[ASKED_ON] = socket;
+      res.on("finish", answered);
+    }
     next(req, res);
   };
   return (req, res) => {
@@ -48,6 +54,10 @@ export function holdRefused(next: RequestListener, held?: Counter): RequestListe
       if (!res.destroyed && !socket.destroyed) serve(req, res);
     }, wait).unref();
   };
+}
+
+function answered(this: Answering): void {
+  afterAnswer(this[ASKED_ON]!, this);
 }
 
 function afterAnswer(socket: Tracked, res: ServerResponse): void {

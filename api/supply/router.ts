@@ -239,15 +239,19 @@ export function supplyApi(deps: AppDeps): SupplyApi {
 
   type HotRoute = {
     metric: Metric | "max";
-    labels: { method: "GET"; route: string; status: "200" };
-    /** Its duration series, resolved once. */
+    /** Its request count and duration series, resolved once. */
+    requests: { inc(): void };
     duration: { observe(seconds: number): void };
   };
   const hot = new Map<string, HotRoute>();
   for (const metric of ["total", "circulating", "max"] as const) {
     const path = `${SUPPLY_BASE}${SUPPLY_ROUTES[metric].path}`;
     const labels = { method: "GET", route: path, status: "200" } as const;
-    hot.set(path, { metric, labels, duration: metrics.httpDuration.series(labels) });
+    hot.set(path, {
+      metric,
+      requests: metrics.httpRequests.series(labels),
+      duration: metrics.httpDuration.series(labels),
+    });
   }
   /** The cached answer for a path and query, before the request id; undefined: route it. */
   const hotAnswer = (target: string) => {
@@ -263,7 +267,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   };
   const count = (route: HotRoute, started: number) => {
     if (route.metric !== "max") stats.hits++;
-    metrics.httpRequests.inc(route.labels);
+    route.requests.inc();
     route.duration.observe((performance.now() - started) / 1000);
   };
   const hotPath: SupplyHotPath = (request, env) => {
