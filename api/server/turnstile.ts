@@ -14,14 +14,27 @@
  * after a long one, so connections are still accepted while the turns run.
  *
  * The client is the one the rate limit sees (the socket peer, or X-Forwarded-For from a trusted proxy).
+ *
+ * A client whose last such request was refused for load (429, 503: over its budget, a queue full) waits behind the
+ * clients in good standing for the next `REFUSED_BEHIND_MS`: round-robin alone put another client's one GraphQL query
+ * behind one request of each of 400 addresses flooding new documents, every one of which was refused.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { BoundedMap } from "../cache/boundedMap";
 import { resolveClientIp } from "../http/clientIp";
 import { pace } from "../http/loopPacer";
 import { rateLimitSubject, type TrustedProxies } from "../net/ip";
 import { DOCS_PATH, INDEX_BASE } from "../paths";
 
 type Waiting = [IncomingMessage, ServerResponse];
+
+/** How long a client refused for load waits behind the others, from the refusal. */
+export const REFUSED_BEHIND_MS = 2_000;
+/** Clients remembered as refused (the oldest forgotten first): any number of addresses may be refused. */
+const REFUSED_REMEMBERED = 100_000;
+
+const CLIENT = Symbol("turnClient");
+type Turning = ServerResponse & { [CLIENT]?: string };
 
 const ASSETS = `${DOCS_PATH}/`;
 const INDEX = `${INDEX_BASE}/`;
@@ -42,22 +55,44 @@ export function takesTurns(req: IncomingMessage): boolean {
 }
 
 /** `next`, with the requests that take turns (takesTurns) started one per event-loop turn, round-robin over clients. */
-export function takeTurns(next: RequestListener, trusted: TrustedProxies): RequestListener {
-  /** Waiting requests per client; a Map iterates in insertion order, so re-inserting rotates a client to the back. */
+export function takeTurns(
+  next: RequestListener,
+  trusted: TrustedProxies,
+  now: () => number = performance.now.bind(performance),
+): RequestListener {
+  /**
+   * Waiting requests per client, those in good standing and those refused lately (served when no other waits); a
+   * Map iterates in insertion order, so re-inserting rotates a client to the back of its lane.
+   */
   const waiting = new Map<string, Waiting[]>();
+  const behind = new Map<string, Waiting[]>();
+  /** When each client refused for load was last refused. */
+  const refusedAt = new BoundedMap<string, number>(REFUSED_REMEMBERED, "recency");
   let scheduled = false;
+
+  /** Starts the next request of `lane` (rotating its client to the back); false when none is left to start. */
+  const startFrom = (lane: Map<string, Waiting[]>): boolean => {
+    for (const [client, queue] of lane) {
+      lane.delete(client);
+      const [req, res] = queue.shift()!;
+      if (queue.length > 0) lane.set(client, queue);
+      if (res.destroyed || req.socket.destroyed) continue; // gone while waiting: costs nothing
+      (res as Turning)[CLIENT] = client;
+      res.on("finish", answered);
+      next(req, res);
+      return true;
+    }
+    return false;
+  };
+  function answered(this: Turning): void {
+    if (this.statusCode === 429 || this.statusCode === 503) refusedAt.set(this[CLIENT]!, now());
+    else refusedAt.delete(this[CLIENT]!);
+  }
 
   const turn = () => {
     scheduled = false;
-    for (const [client, queue] of waiting) {
-      waiting.delete(client);
-      const [req, res] = queue.shift()!;
-      if (queue.length > 0) waiting.set(client, queue);
-      if (res.destroyed || req.socket.destroyed) continue; // gone while waiting: costs nothing
-      next(req, res);
-      break;
-    }
-    if (waiting.size > 0 && !scheduled) {
+    if (!startFrom(waiting)) startFrom(behind);
+    if ((waiting.size > 0 || behind.size > 0) && !scheduled) {
       scheduled = true;
       pace(turn);
     }
@@ -75,8 +110,11 @@ export function takeTurns(next: RequestListener, trusted: TrustedProxies): Reque
       trusted,
     });
     const client = ip === null ? "unknown" : rateLimitSubject(ip);
-    const queue = waiting.get(client);
-    if (queue === undefined) waiting.set(client, [[req, res]]);
+    const at = refusedAt.peek(client);
+    const lane = at !== undefined && now() - at < REFUSED_BEHIND_MS ? behind : waiting;
+    // A client's requests stay in order: one already waiting in the other lane keeps its place there.
+    const queue = waiting.get(client) ?? behind.get(client);
+    if (queue === undefined) lane.set(client, [[req, res]]);
     else queue.push([req, res]);
     if (!scheduled) {
       scheduled = true;

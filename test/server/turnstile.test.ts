@@ -7,13 +7,16 @@
  * test can fail. An ordering, not a latency, so a busy machine does not decide it. (MCP batches no longer
  * show it: their large answers wait for a turn of their own in the endpoint itself, api/http/answerTurns.ts.)
  */
+
+import { EventEmitter } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { takesTurns } from "../../api/server/turnstile";
+import { parseTrustedProxies } from "../../api/net/ip";
+import { REFUSED_BEHIND_MS, takesTurns, takeTurns } from "../../api/server/turnstile";
 import { childEnv, startApiChild } from "../support/apiProcess";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
@@ -109,5 +112,78 @@ describe("which requests take turns", () => {
     expect(takesTurns(req("GET", `/api/index/v1/activity/0x${"ab".repeat(32)}-3`))).toBe(false);
     expect(takesTurns(req("GET", "/api/index/v1/locks/1"))).toBe(false);
     expect(takesTurns(req("GET", "/api/index/v1/stats"))).toBe(false);
+  });
+});
+
+describe("a client refused for load waits behind the others", () => {
+  /** A POST from `ip`, and its response (an emitter with the fields the turnstile reads). */
+  const post = (ip: string) => {
+    const socket = { remoteAddress: ip, destroyed: false };
+    const req = { method: "POST", url: "/graphql", headers: {}, socket } as unknown as IncomingMessage;
+    const res = Object.assign(new EventEmitter(), { destroyed: false, statusCode: 200 }) as unknown as ServerResponse;
+    return [req, res] as const;
+  };
+  const turns = () => new Promise((resolve) => setTimeout(resolve, 20));
+  const setUp = () => {
+    let clock = 1_000_000;
+    const started: string[] = [];
+    const listener = takeTurns(
+      (req, res) => {
+        started.push(req.socket.remoteAddress!);
+        res.emit("finish");
+      },
+      parseTrustedProxies([]),
+      () => clock,
+    );
+    const send = (ip: string, status = 200) => {
+      const [req, res] = post(ip);
+      res.statusCode = status;
+      listener(req, res);
+    };
+    return { started, send, advance: (ms: number) => (clock += ms) };
+  };
+
+  it("round-robin in arrival order while nobody was refused", async () => {
+    const t = setUp();
+    t.send("198.51.100.1");
+    t.send("198.51.100.1");
+    t.send("198.51.100.2");
+    await turns();
+    expect(t.started).toEqual(["198.51.100.1", "198.51.100.2", "198.51.100.1"]);
+  });
+
+  it("after a 503 or a 429, its requests start after every other client's, until the time is over", async () => {
+    const t = setUp();
+    t.send("198.51.100.1", 503);
+    t.send("198.51.100.3", 429);
+    await turns();
+    t.started.length = 0;
+    t.send("198.51.100.1");
+    t.send("198.51.100.1");
+    t.send("198.51.100.3");
+    t.send("198.51.100.2");
+    t.send("198.51.100.2");
+    await turns();
+    // The two refused ones round-robin between themselves once the client in good standing has none waiting.
+    expect(t.started).toEqual(["198.51.100.2", "198.51.100.2", "198.51.100.1", "198.51.100.3", "198.51.100.1"]);
+    t.started.length = 0;
+    t.advance(REFUSED_BEHIND_MS);
+    t.send("198.51.100.1");
+    t.send("198.51.100.2");
+    await turns();
+    expect(t.started).toEqual(["198.51.100.1", "198.51.100.2"]);
+  });
+
+  it("an answered request puts it back in good standing", async () => {
+    const t = setUp();
+    t.send("198.51.100.1", 503);
+    await turns();
+    t.send("198.51.100.1"); // behind, answered 200
+    await turns();
+    t.started.length = 0;
+    t.send("198.51.100.1");
+    t.send("198.51.100.2");
+    await turns();
+    expect(t.started).toEqual(["198.51.100.1", "198.51.100.2"]);
   });
 });
