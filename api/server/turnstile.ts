@@ -1,14 +1,14 @@
 /**
- * The requests whose answers cost CPU by the megabyte start one per turn of the event loop, taking turns
- * across clients: MCP messages and GraphQL (requests with a body; a batch of 10 × tools/list is an 840 kB answer
- * to copy and write), the static assets under /docs/ (the 4.35 MB docs bundle: megabytes copied into the
- * socket per answer) and the index's pages (up to 1,000 rows read, built and written). Node answers whatever is ready in one turn back to back, so 400 addresses each with
- * such a request ready held another client's cached GET for seconds; here at most one such start runs
- * between two polls of the sockets, and a client waits behind one request of each other active client,
- * not behind all of one client's. Nothing is held while a started request waits on I/O (a tool call's
- * RPC), so slow upstream calls cannot take every turn; when such waits end together, the large answers
- * they produce are written one per turn too (api/http/answerTurns.ts). Every other GET (cached reads,
- * probes) never waits.
+ * The requests whose answers cost CPU by the megabyte start in turns of the event loop, taking turns across clients:
+ * MCP messages and GraphQL (requests with a body; a batch of 10 × tools/list is an 840 kB answer to copy and write),
+ * the static assets under /docs/ (the 4.35 MB docs bundle: megabytes copied into the socket per answer) and the
+ * index's pages (up to 1,000 rows read, built and written). Node answers whatever is ready in one turn back to back,
+ * so 400 addresses each with such a request ready held another client's cached GET for seconds; here a turn starts
+ * requests only until it has taken `TURN_BUDGET_MS` (one heavy start fills it; starts whose work comes later, a body
+ * still to read, go many to a turn), and a client waits behind one request of each other active client, not behind
+ * all of one client's. Nothing is held while a started request waits on I/O (a tool call's RPC), so slow upstream
+ * calls cannot take every turn; when such waits end together, the large answers they produce are written one per
+ * turn too (api/http/answerTurns.ts). Every other GET (cached reads, probes) never waits.
  *
  * The turns are paced with the large answers' (api/http/loopPacer.ts): one per loop iteration, with empty iterations
  * after a long one, so connections are still accepted while the turns run.
@@ -28,6 +28,8 @@ import { DOCS_PATH, INDEX_BASE } from "../paths";
 
 type Waiting = [IncomingMessage, ServerResponse];
 
+/** A turn starts requests until it has taken this long (at least one). */
+export const TURN_BUDGET_MS = 1;
 /** How long a client refused for load waits behind the others, from the refusal. */
 export const REFUSED_BEHIND_MS = 2_000;
 /** Clients remembered as refused (the oldest forgotten first): any number of addresses may be refused. */
@@ -91,7 +93,11 @@ export function takeTurns(
 
   const turn = () => {
     scheduled = false;
-    if (!startFrom(waiting)) startFrom(behind);
+    // Starts until the turn has taken TURN_BUDGET_MS: one heavy start (a docs asset written) fills it alone, while
+    // the starts of requests whose work comes later (a body still to read) go many to a turn — 400 flooding clients
+    // one per turn kept a newcomer's first request waiting behind their whole first round (0.3–1.1 s).
+    const until = now() + TURN_BUDGET_MS;
+    while (startFrom(waiting) || startFrom(behind)) if (now() >= until) break;
     if ((waiting.size > 0 || behind.size > 0) && !scheduled) {
       scheduled = true;
       pace(turn);

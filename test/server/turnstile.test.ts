@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseTrustedProxies } from "../../api/net/ip";
-import { REFUSED_BEHIND_MS, takesTurns, takeTurns } from "../../api/server/turnstile";
+import { REFUSED_BEHIND_MS, TURN_BUDGET_MS, takesTurns, takeTurns } from "../../api/server/turnstile";
 import { childEnv, startApiChild } from "../support/apiProcess";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
@@ -172,6 +172,35 @@ describe("a client refused for load waits behind the others", () => {
     t.send("198.51.100.2");
     await turns();
     expect(t.started).toEqual(["198.51.100.1", "198.51.100.2"]);
+  });
+
+  it("a turn starts requests until it has taken 1 ms: one heavy start alone, many light ones together", async () => {
+    let clock = 0;
+    const started: number[] = [];
+    let costMs = 0;
+    const listener = takeTurns(
+      (_req, res) => {
+        started.push(clock);
+        clock += costMs;
+        res.emit("finish");
+      },
+      parseTrustedProxies([]),
+      () => clock,
+    );
+    const oneTurn = () => new Promise((resolve) => setImmediate(resolve));
+    costMs = 0.25;
+    for (let i = 0; i < 30; i++) listener(...post(`198.51.100.${i + 1}`));
+    await oneTurn();
+    expect(started.length).toBe(TURN_BUDGET_MS / costMs);
+    await turns();
+    expect(started.length).toBe(30);
+    started.length = 0;
+    costMs = 5;
+    for (let i = 0; i < 3; i++) listener(...post(`198.51.100.${i + 1}`));
+    await oneTurn();
+    expect(started.length).toBe(1);
+    await turns();
+    expect(started.length).toBe(3);
   });
 
   it("an answered request puts it back in good standing", async () => {
