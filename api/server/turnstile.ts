@@ -56,7 +56,10 @@ export function takesTurns(req: IncomingMessage): boolean {
   return url.startsWith(ASSETS) || (url.startsWith(INDEX) && INDEX_PAGE.test(url));
 }
 
-/** `next`, with the requests that take turns (takesTurns) started one per event-loop turn, round-robin over clients. */
+/**
+ * `next`, with the requests that take turns (takesTurns) started in event-loop turns of at most TURN_BUDGET_MS,
+ * round-robin over clients, those refused lately behind the others.
+ */
 export function takeTurns(
   next: RequestListener,
   trusted: TrustedProxies,
