@@ -113,13 +113,17 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
    */
   const answerOf = async (c: Context, request: Request, key: string, source: string | null): Promise<Encoded> => {
     const theirsRunning = running.get(key);
-    // Theirs may wait for a `number_gte` block (its own deadline pushed out by its waitMs, which this request's plan,
-    // never made, would have asked for too): this request waits as long, at most the longest wait.
-    if (theirsRunning && key.includes("number_gte")) extendDeadline(c as AppContext, MAX_WAIT_MS);
-    const theirs = await theirsRunning?.catch(() => undefined);
-    if (theirs?.shareable) {
-      o.deps.metrics.graphqlAnswers.inc({ made: "shared" });
-      return theirs;
+    // Checked and claimed in one synchronous step: an `await` between (even of nothing) would let every identical
+    // request started in the same tick find no execution running and start its own.
+    if (theirsRunning) {
+      // Theirs may wait for a `number_gte` block (its own deadline pushed out by its waitMs, which this request's
+      // plan, never made, would have asked for too): this request waits as long, at most the longest wait.
+      if (key.includes("number_gte")) extendDeadline(c as AppContext, MAX_WAIT_MS);
+      const theirs = await theirsRunning.catch(() => undefined);
+      if (theirs?.shareable) {
+        o.deps.metrics.graphqlAnswers.inc({ made: "shared" });
+        return theirs;
+      }
     }
     o.deps.metrics.graphqlAnswers.inc({ made: "own" });
     const mine = execute(c, request, source);

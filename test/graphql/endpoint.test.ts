@@ -14,6 +14,7 @@ import { createApp } from "../../api/app";
 import { loadConfig } from "../../api/config";
 import { GRAPHQL_LIMITS } from "../../api/graphql/limits";
 import { silentLogger } from "../../api/observability/logger";
+import { createMetrics } from "../../api/observability/metrics";
 import { createLockIndex } from "../../api/read/atBlock";
 import {
   checkpointOf,
@@ -248,6 +249,31 @@ describe("answers", () => {
     expect(((await res.json()) as Gql).data!._meta.block).toBe(String(index.head.block));
     const page = await app.request("/graphql", { headers: { accept: "text/html" } });
     expect(page.headers.get("content-type")).not.toMatch(/html/);
+  });
+});
+
+describe("identical requests together", () => {
+  it("requests started in the same tick share one execution (none finds the others' flight missing)", async () => {
+    const metrics = createMetrics();
+    const shared = createApp({
+      config: { ...loadConfig({ NETWORK: "base" }), rateLimit: { max: 1e6, windowSec: 60 } },
+      rpc: null,
+      index: { atBlock: createLockIndex({ db: drizzle(client), schema: SCHEMA }) },
+      logger: silentLogger,
+      metrics,
+    });
+    const count = (made: string) =>
+      metrics.graphqlAnswers
+        .render()
+        .split("\n")
+        .filter((l) => l.includes(`made="${made}"`))
+        .map((l) => Number(l.split(" ").at(-1)))[0] ?? 0;
+    const query = `{ _meta { block } lockEvents(where: { account: "${mostActive()}" }, limit: 20) { items { txHash } } }`;
+    // One tick: every request reaches the shared answer before any has awaited anything else.
+    const answers = await Promise.all(Array.from({ length: 8 }, () => gql(query, undefined, shared)));
+    expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
+    expect(answers[0]!.body.errors).toBeUndefined();
+    expect([count("own"), count("shared")]).toEqual([1, 7]);
   });
 });
 
