@@ -21,6 +21,7 @@ import { startServedIndex } from "../test/support/servedIndex";
 import { freshConnection, holdUnread, percentile, probe, rawGet, rawGraphql } from "../test/support/unreadPages";
 import { queryProbe } from "./graphqlProbe";
 import { loadAverage } from "./indexTimeTravel";
+import { composition } from "./processMemory";
 import { spawnReconnectStorm } from "./reconnectStorm";
 
 /** TcpExt ListenOverflows: handshakes completed when a listener's accept queue was full (the whole namespace). */
@@ -68,6 +69,7 @@ try {
     const queries = (forMs: number) => queryProbe(base, oneRow, forMs);
     const [idleHealth, idleQuery] = await Promise.all([probe(`${base}/health`, 3_000), queries(3_000)]);
     const rssStart = rssMb(api.pid);
+    const madeOfStart = await composition(api.pid, base);
     let rssPeak = rssStart;
     const sampler = setInterval(() => {
       rssPeak = Math.max(rssPeak, rssMb(api.pid));
@@ -83,6 +85,7 @@ try {
     clearInterval(sampler);
     await sleep(15_000);
     const rssAfter = rssMb(api.pid);
+    const madeOfAfter = await composition(api.pid, base);
     const metrics = await (await fetch(`${base}/api/metrics`)).text();
     const series = (name: string) => Number(new RegExp(`^${name} (\\S+)`, "m").exec(metrics)?.[1] ?? 0);
     const hP99 = percentile(health.ms, 99);
@@ -110,6 +113,7 @@ try {
       `  RSS ${rssStart.toFixed(0)} → peak ${rssPeak.toFixed(0)} → 15 s after ${rssAfter.toFixed(0)} MB; goal +200 MB at most: ` +
         `${goal(rssPeak - rssStart <= 200)}, returned (after within +50 MB of start): ${goal(rssAfter - rssStart <= 50)}`,
     );
+    console.log(`  made of: at the start ${madeOfStart}; 15 s after ${madeOfAfter}`);
   }
 
   if (PARTS.has("pages")) {

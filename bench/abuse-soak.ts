@@ -31,6 +31,7 @@ import { startServedIndex } from "../test/support/servedIndex";
 import { freshConnection, holdUnread, percentile, probe, rawGet, rawGraphql } from "../test/support/unreadPages";
 import { queryProbe } from "./graphqlProbe";
 import { loadAverage } from "./indexTimeTravel";
+import { composition } from "./processMemory";
 import { BENCH_PG_URL, BENCH_REDIS_URL } from "./productionTopology";
 import { spawnReconnectStorm } from "./reconnectStorm";
 
@@ -41,18 +42,6 @@ const INDEX = "/api/index/v1";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
-/** What the RSS is made of: anonymous and file-backed pages (/proc), V8's heap and external memory (its metrics). */
-async function composition(pid: number, base: string): Promise<string> {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN) / 1024;
-  const text = await (await fetch(`${base}/api/metrics`)).text();
-  const mb = (name: string) => Number(new RegExp(`^${name} (\\S+)`, "m").exec(text)?.[1] ?? Number.NaN) / 2 ** 20;
-  return (
-    `anon ${kb("RssAnon").toFixed(0)} MB, file ${kb("RssFile").toFixed(0)} MB; V8 heap used ` +
-    `${mb("nodejs_heap_size_used_bytes").toFixed(0)} / total ${mb("nodejs_heap_size_total_bytes").toFixed(0)} MB, ` +
-    `external ${mb("nodejs_external_memory_bytes").toFixed(0)} MB`
-  );
-}
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
 const results: string[] = [];

@@ -10,7 +10,15 @@
  * 688 kB in 2,181 without spare spaces (315 B a character, the densest). BASE + PER_CHAR × length is above all
  * three (99, 891 and 757 kB), so 45 MB (50 less a tenth for failed parses) holds at least ~60 documents at the
  * limits and ~460 typical ones.
+ *
+ * A document enters on its second sighting (a doorkeeper, as TinyLFU's: the first only leaves a fingerprint of its
+ * text). A flood of one-off documents, each new, is then compiled and let go, never cached: it neither keeps memory
+ * after it (a flood from 400 addresses otherwise left the cache full of its ~0.8 MB documents, +80 MB kept) nor
+ * pushes out the documents front ends repeat. A document asked for again is compiled once more and kept.
  */
+import { createHash } from "node:crypto";
+import { BoundedMap } from "../cache/boundedMap";
+import { CacheStats } from "../observability/cacheStats";
 
 /** Bytes a cached document is charged at least (its parse, validation and compiled query's fixed part). */
 export const DOCUMENT_BASE_BYTES = 16 * 1024;
@@ -22,7 +30,8 @@ export function documentCost(source: string): number {
   return DOCUMENT_BASE_BYTES + DOCUMENT_BYTES_PER_CHAR * source.length;
 }
 
-import { CacheStats } from "../observability/cacheStats";
+/** First sightings the document cache's doorkeeper remembers (a fingerprint each, ~100 bytes). */
+export const DOORKEEPER_ENTRIES = 10_000;
 
 /** A least-recently-used map whose entries are charged `cost(key)` bytes, holding at most `maxBytes` of them. */
 export class ByteBoundedCache<V> {
@@ -33,10 +42,19 @@ export class ByteBoundedCache<V> {
   /** Lookups by `get` that found their key, and those that did not. */
   readonly stats = new CacheStats();
 
+  /** Fingerprints of keys set once and not kept (the doorkeeper); undefined: every key is kept when set. */
+  readonly #seen: BoundedMap<string, true> | undefined;
+  /** Keys set for the first time and so not kept, since start. */
+  declined = 0;
+
+  /** `doorkeeper`: how many first sightings to remember; a key is then kept only when set a second time. */
   constructor(
     readonly maxBytes: number,
     readonly cost: (key: string) => number = documentCost,
-  ) {}
+    doorkeeper = 0,
+  ) {
+    this.#seen = doorkeeper > 0 ? new BoundedMap(doorkeeper, "recency") : undefined;
+  }
 
   /** The value, marked most recently used. */
   get(key: string): V | undefined {
@@ -55,8 +73,20 @@ export class ByteBoundedCache<V> {
     return this.#entries.has(key);
   }
 
-  /** Sets `key`, then drops the least recently used entries until the total fits; one larger than it all is not kept. */
+  /**
+   * Sets `key` (with a doorkeeper: only if its first sighting is remembered; else remembers it), then drops the least
+   * recently used entries until the total fits; one larger than it all is not kept.
+   */
   set(key: string, value: V): void {
+    if (this.#seen !== undefined && !this.#entries.has(key)) {
+      const mark = createHash("sha256").update(key).digest("base64url");
+      if (!this.#seen.has(mark)) {
+        this.#seen.set(mark, true);
+        this.declined++;
+        return;
+      }
+      this.#seen.delete(mark);
+    }
     const bytes = this.cost(key);
     this.delete(key);
     if (bytes > this.maxBytes) return;

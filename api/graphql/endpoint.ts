@@ -21,7 +21,7 @@ import { type Admission, admission } from "../read/admission";
 import { MAX_WAIT_MS } from "../read/atLeast";
 import type { IndexRuntime } from "../read/runtime";
 import { CompileQueueFull, compileGate } from "./compileGate";
-import { ByteBoundedCache } from "./documentCache";
+import { ByteBoundedCache, DOORKEEPER_ENTRIES, documentCost } from "./documentCache";
 import { graphqlError, timedOut } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import { RequestScope } from "./scope";
@@ -53,8 +53,17 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
 } {
   const limits = o.deps.config.graphqlDocuments;
   // A tenth of the bytes for texts that failed to parse: they hold their error, not a compiled query.
-  const documents = new ByteBoundedCache<DocumentNode>(limits.cacheBytes - Math.floor(limits.cacheBytes / 10));
-  const parseErrors = new ByteBoundedCache<unknown>(Math.floor(limits.cacheBytes / 10));
+  // Each keeps a text on its second sighting (documentCache.ts: a flood of one-off texts is never cached).
+  const documents = new ByteBoundedCache<DocumentNode>(
+    limits.cacheBytes - Math.floor(limits.cacheBytes / 10),
+    documentCost,
+    DOORKEEPER_ENTRIES,
+  );
+  const parseErrors = new ByteBoundedCache<unknown>(
+    Math.floor(limits.cacheBytes / 10),
+    documentCost,
+    DOORKEEPER_ENTRIES,
+  );
   o.deps.metrics.caches.register("graphql_documents", {
     stats: documents.stats,
     entries: () => documents.size,

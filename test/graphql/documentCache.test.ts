@@ -1,7 +1,7 @@
 /**
  * The documents a client chooses (api/graphql/documentCache.ts, compileGate.ts), through the app in-process over an
  * index that answers at once: the cache is bounded by bytes (LRU), which bounds what distinct documents retain on the
- * heap; a new document waits for a compile permit and past the queue is answered 503 COMPILE_QUEUE_FULL with
+ * heap, and keeps a document on its second sighting (one-off documents retain nothing); a new document waits for a compile permit and past the queue is answered 503 COMPILE_QUEUE_FULL with
  * Retry-After in GraphQL's envelope, while a cached document never waits.
  */
 import { setFlagsFromString } from "node:v8";
@@ -79,18 +79,54 @@ describe("ByteBoundedCache", () => {
     expect(cache.size).toBe(3);
     expect(cache.evictions).toBe(1);
   });
+
+  it("with a doorkeeper: a key is kept on its second set, not its first; forgotten sightings start over", () => {
+    const cache = new ByteBoundedCache<number>(10 * documentCost("x".repeat(100)), documentCost, 2);
+    cache.set("a".repeat(100), 1);
+    expect(cache.has("a".repeat(100))).toBe(false);
+    cache.set("a".repeat(100), 2);
+    expect(cache.get("a".repeat(100))).toBe(2);
+    cache.set("a".repeat(100), 3); // kept already: replaced at once
+    expect(cache.get("a".repeat(100))).toBe(3);
+    // Two sightings remembered: b's is pushed out by c's and d's, so b's second set is a first again.
+    for (const k of ["b", "c", "d", "b"]) cache.set(k.repeat(100), 1);
+    expect(cache.has("b".repeat(100))).toBe(false);
+    cache.set("b".repeat(100), 1);
+    expect([cache.has("b".repeat(100)), cache.size, cache.declined]).toEqual([true, 2, 5]);
+  });
 });
 
 describe("the document cache through /graphql", () => {
+  it("a flood of one-off documents is compiled and let go: nothing cached, nothing kept on the heap", async () => {
+    const app = appWith({});
+    for (let i = 0; i < 5; i++) expect((await post(app, atLimits(2e6 + i))).status).toBe(200); // warm-up
+    const before = heap();
+    for (let i = 0; i < 60; i++) {
+      const { status, body } = await post(app, atLimits(3e6 + i));
+      expect(status).toBe(200);
+      expect(body.errors).toBeUndefined();
+    }
+    await new Promise((r) => setTimeout(r, 2500)); // each request's 2 s deadline timer holds its context until then
+    expect(await cachedDocuments(app)).toBe(0);
+    // ~48 MB if each were kept (the byte bound would keep ~45 MB of them).
+    expect(heap() - before).toBeLessThan(8 * 1024 * 1024);
+    // Asked for a second time, a document is kept: the third asking costs no compile.
+    expect((await post(app, atLimits(3e6))).status).toBe(200);
+    expect(await cachedDocuments(app)).toBe(1);
+  }, 120_000);
+
   it("keeps distinct documents within its byte bound, on the heap too", async () => {
     const app = appWith({ GRAPHQL_DOCUMENT_CACHE_MB: "4" });
     for (let i = 0; i < 5; i++) expect((await post(app, atLimits(1e6 + i))).status).toBe(200); // warm-up
     const before = heap();
     const N = 120; // ~80 MB if each were kept
     for (let i = 0; i < N; i++) {
-      const { status, body } = await post(app, atLimits(i));
-      expect(status).toBe(200);
-      expect(body.errors).toBeUndefined();
+      // Twice each: a document is kept on its second sighting.
+      for (const _ of [1, 2]) {
+        const { status, body } = await post(app, atLimits(i));
+        expect(status).toBe(200);
+        expect(body.errors).toBeUndefined();
+      }
     }
     await new Promise((r) => setTimeout(r, 2500)); // each request's 2 s deadline timer holds its context until then
     const grown = heap() - before;
@@ -114,6 +150,7 @@ describe("the document cache through /graphql", () => {
     const app = appWith({ GRAPHQL_COMPILES_IN_FLIGHT: "1", GRAPHQL_COMPILE_QUEUE: "0" }, 200);
     const cachedDoc = `{ lockEvents(where: { tokenId: "1" }, limit: 1) { items { kind } } }`;
     expect((await post(app, cachedDoc)).status).toBe(200);
+    expect((await post(app, cachedDoc)).status).toBe(200); // kept on its second sighting
     // Requests in one burst: the first new document takes the permit through its parse, validation and compile.
     const answers = await Promise.all([
       post(app, atLimits(1)),
