@@ -31,7 +31,7 @@ import { startServedIndex } from "../test/support/servedIndex";
 import { freshConnection, holdUnread, percentile, probe, rawGet, rawGraphql } from "../test/support/unreadPages";
 import { queryProbe } from "./graphqlProbe";
 import { loadAverage } from "./indexTimeTravel";
-import { composition } from "./processMemory";
+import { composition, gcBetween, gcTally } from "./processMemory";
 import { BENCH_PG_URL, BENCH_REDIS_URL } from "./productionTopology";
 import { spawnReconnectStorm } from "./reconnectStorm";
 
@@ -77,13 +77,16 @@ try {
     `start: API RSS ${start.rss.toFixed(0)} MB (${await composition(api.pid, base)}), ${start.fds} descriptors; ` +
       `load ${loadAverage()}`,
   );
+  let gc = await gcTally(base);
   const after = async (phase: string) => {
     const rss = rssMb(api.pid);
     const n = fds(api.pid);
+    const now = await gcTally(base);
     report(
       `   after ${phase}: RSS ${rss.toFixed(0)} MB (+${(rss - start.rss).toFixed(0)}; ` +
-        `${await composition(api.pid, base)}), ${n} descriptors`,
+        `${await composition(api.pid, base)}), ${n} descriptors; ${gcBetween(gc, now)}`,
     );
+    gc = now;
   };
 
   // 1. Time travel.

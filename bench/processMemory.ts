@@ -16,3 +16,30 @@ export async function composition(pid: number, base: string): Promise<string> {
     `external ${mb("nodejs_external_memory_bytes").toFixed(0)} MB`
   );
 }
+
+/** The process's garbage collections so far (prom-client's nodejs_gc_duration_seconds, all kinds summed). */
+export type GcTally = { count: number; seconds: number; over10ms: number; over100ms: number };
+
+export async function gcTally(base: string): Promise<GcTally> {
+  const text = await (await fetch(`${base}/api/metrics`)).text();
+  const sum = (re: RegExp) =>
+    text
+      .split("\n")
+      .filter((l) => re.test(l))
+      .reduce((n, l) => n + Number(l.split(" ").at(-1)), 0);
+  const count = sum(/^nodejs_gc_duration_seconds_count\{/);
+  return {
+    count,
+    seconds: sum(/^nodejs_gc_duration_seconds_sum\{/),
+    over10ms: count - sum(/^nodejs_gc_duration_seconds_bucket\{le="0\.01",/),
+    over100ms: count - sum(/^nodejs_gc_duration_seconds_bucket\{le="0\.1",/),
+  };
+}
+
+/** What the collector did between two tallies: pauses, their total time, those over 10 and 100 ms. */
+export function gcBetween(a: GcTally, b: GcTally): string {
+  return (
+    `GC ${b.count - a.count} pauses, ${((b.seconds - a.seconds) * 1000).toFixed(0)} ms in all, ` +
+    `${b.over10ms - a.over10ms} over 10 ms, ${b.over100ms - a.over100ms} over 100 ms`
+  );
+}
