@@ -47,13 +47,19 @@ export class ByteBoundedCache<V> {
   /** Keys set for the first time and so not kept, since start. */
   declined = 0;
 
-  /** `doorkeeper`: how many first sightings to remember; a key is then kept only when set a second time. */
+  readonly #onDecline: (() => void) | undefined;
+
+  /**
+   * `doorkeeper.entries`: how many first sightings to remember (a key is then kept only when set a second time);
+   * `onDecline` is told each first sighting not kept.
+   */
   constructor(
     readonly maxBytes: number,
     readonly cost: (key: string) => number = documentCost,
-    doorkeeper = 0,
+    doorkeeper?: { entries: number; onDecline?: () => void },
   ) {
-    this.#seen = doorkeeper > 0 ? new BoundedMap(doorkeeper, "recency") : undefined;
+    this.#seen = doorkeeper && doorkeeper.entries > 0 ? new BoundedMap(doorkeeper.entries, "recency") : undefined;
+    this.#onDecline = doorkeeper?.onDecline;
   }
 
   /** The value, marked most recently used. */
@@ -83,6 +89,7 @@ export class ByteBoundedCache<V> {
       if (!this.#seen.has(mark)) {
         this.#seen.set(mark, true);
         this.declined++;
+        this.#onDecline?.();
         return;
       }
       this.#seen.delete(mark);

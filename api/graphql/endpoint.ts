@@ -54,16 +54,13 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
   const limits = o.deps.config.graphqlDocuments;
   // A tenth of the bytes for texts that failed to parse: they hold their error, not a compiled query.
   // Each keeps a text on its second sighting (documentCache.ts: a flood of one-off texts is never cached).
+  const doorkeeper = { entries: DOORKEEPER_ENTRIES, onDecline: () => o.deps.metrics.graphqlDocumentsDeclined.inc() };
   const documents = new ByteBoundedCache<DocumentNode>(
     limits.cacheBytes - Math.floor(limits.cacheBytes / 10),
     documentCost,
-    DOORKEEPER_ENTRIES,
+    doorkeeper,
   );
-  const parseErrors = new ByteBoundedCache<unknown>(
-    Math.floor(limits.cacheBytes / 10),
-    documentCost,
-    DOORKEEPER_ENTRIES,
-  );
+  const parseErrors = new ByteBoundedCache<unknown>(Math.floor(limits.cacheBytes / 10), documentCost, doorkeeper);
   o.deps.metrics.caches.register("graphql_documents", {
     stats: documents.stats,
     entries: () => documents.size,

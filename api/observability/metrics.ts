@@ -67,6 +67,7 @@ export type Metrics = {
   minBlockWaits: Counter;
   /** GraphQL requests with a new document refused 503 COMPILE_QUEUE_FULL (api/graphql/compileGate.ts). */
   graphqlCompilesRefused: Counter;
+  graphqlDocumentsDeclined: Counter;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
   onRpcCall: (method: string, outcome: RpcOutcome) => void;
   /** Hits, misses and entries of every cache that registers itself. */
@@ -187,6 +188,12 @@ export function createMetrics(): Metrics {
       "queue for one was full (api/graphql/compileGate.ts).",
     [],
   );
+  const graphqlDocumentsDeclined = new Counter(
+    "api_graphql_documents_declined_total",
+    "GraphQL documents (or texts that failed to parse) run on their first request and not cached: a document is kept " +
+      "from its second request on (api/graphql/documentCache.ts, the doorkeeper).",
+    [],
+  );
   const minBlockWaits = new Counter(
     "api_min_block_waits_total",
     "Requests whose minBlock was ahead of the index (of=index) or the node (of=node), by how the wait ended: " +
@@ -199,6 +206,7 @@ export function createMetrics(): Metrics {
   const all = [
     minBlockWaits,
     graphqlCompilesRefused,
+    graphqlDocumentsDeclined,
     ...streams.all,
     ...webhooks.all,
     ...connections.all,
@@ -240,6 +248,7 @@ export function createMetrics(): Metrics {
     computedAhead,
     graphqlAnswers,
     graphqlCompilesRefused,
+    graphqlDocumentsDeclined,
     httpRequests,
     httpDuration,
     rpcCalls,

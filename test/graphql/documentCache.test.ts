@@ -81,7 +81,11 @@ describe("ByteBoundedCache", () => {
   });
 
   it("with a doorkeeper: a key is kept on its second set, not its first; forgotten sightings start over", () => {
-    const cache = new ByteBoundedCache<number>(10 * documentCost("x".repeat(100)), documentCost, 2);
+    let told = 0;
+    const cache = new ByteBoundedCache<number>(10 * documentCost("x".repeat(100)), documentCost, {
+      entries: 2,
+      onDecline: () => told++,
+    });
     cache.set("a".repeat(100), 1);
     expect(cache.has("a".repeat(100))).toBe(false);
     cache.set("a".repeat(100), 2);
@@ -92,7 +96,7 @@ describe("ByteBoundedCache", () => {
     for (const k of ["b", "c", "d", "b"]) cache.set(k.repeat(100), 1);
     expect(cache.has("b".repeat(100))).toBe(false);
     cache.set("b".repeat(100), 1);
-    expect([cache.has("b".repeat(100)), cache.size, cache.declined]).toEqual([true, 2, 5]);
+    expect([cache.has("b".repeat(100)), cache.size, cache.declined, told]).toEqual([true, 2, 5, 5]);
   });
 });
 
@@ -108,6 +112,8 @@ describe("the document cache through /graphql", () => {
     }
     await new Promise((r) => setTimeout(r, 2500)); // each request's 2 s deadline timer holds its context until then
     expect(await cachedDocuments(app)).toBe(0);
+    const metrics = await (await app.request("/api/metrics")).text();
+    expect(metrics).toMatch(/^api_graphql_documents_declined_total 65$/m); // the warm-up's 5 and the flood's 60
     // ~48 MB if each were kept (the byte bound would keep ~45 MB of them).
     expect(heap() - before).toBeLessThan(8 * 1024 * 1024);
     // Asked for a second time, a document is kept: the third asking costs no compile.
