@@ -95,16 +95,22 @@ try {
     const blocksFile = path.join(mkdtempSync(path.join(os.tmpdir(), "soak-")), "blocks.json");
     writeFileSync(blocksFile, JSON.stringify(eventBlocks.map(String)));
     const paths = { stats: `${INDEX}/stats`, board: `${INDEX}/leaderboards/ve?limit=10`, health: "/health" } as const;
-    const samples: Record<keyof typeof paths, { status: number; ms: number }[]> = { stats: [], board: [], health: [] };
-    // The client read the head before the flood, as abuse-time-travel's does (its baseline): the head's answers are
-    // then computed, and what the phase measures is the flood, not a fresh process's first stats at Base scale.
-    const idle: Record<keyof typeof paths, number[]> = { stats: [], board: [], health: [] };
-    for (let i = 0; i < 5; i++) {
+    type Sample = { status: number; ms: number };
+    const samples: Record<keyof typeof paths, Sample[]> = { stats: [], board: [], health: [] };
+    /** The head's client: each path once, in turn, its answer read whole. */
+    const readHead = async (into: Record<keyof typeof paths, Sample[]>) => {
       for (const name of Object.keys(paths) as (keyof typeof paths)[]) {
         const t = performance.now();
-        await (await fetch(`${base}${paths[name]}`)).arrayBuffer();
-        idle[name].push(performance.now() - t);
+        const res = await fetch(`${base}${paths[name]}`);
+        await res.arrayBuffer();
+        into[name].push({ status: res.status, ms: performance.now() - t });
       }
+    };
+    // The client read the head before the flood, as abuse-time-travel's does (its baseline): the head's answers are
+    // then computed, and what the phase measures is the flood, not a fresh process's first stats at Base scale.
+    const idle: Record<keyof typeof paths, Sample[]> = { stats: [], board: [], health: [] };
+    for (let i = 0; i < 5; i++) {
+      await readHead(idle);
       await sleep(100);
     }
     const flood = runFloodScript<{ requests: number; byStatus: Record<string, number> }>(
@@ -116,12 +122,7 @@ try {
       done = true;
     });
     while (!done) {
-      for (const name of Object.keys(paths) as (keyof typeof paths)[]) {
-        const t = performance.now();
-        const res = await fetch(`${base}${paths[name]}`);
-        await res.arrayBuffer();
-        samples[name].push({ status: res.status, ms: performance.now() - t });
-      }
+      await readHead(samples);
       await sleep(450);
     }
     const sent = await flood;
@@ -139,8 +140,8 @@ try {
       report(
         `   head ${name} p99 ${ms(p99)}, ${ok}/${samples[name].length} 200 — goal 200 every time, ≤ ${goal} ms: ` +
           `${verdict(ok === samples[name].length && p99 <= goal)} (p50 ${ms(percentile(times, 50))}; the slowest ` +
-          `was number ${times.indexOf(slowest) + 1}; before the flood: first ${ms(idle[name][0]!)}, then ` +
-          `${ms(Math.max(...idle[name].slice(1)))} at most)`,
+          `was number ${times.indexOf(slowest) + 1}; before the flood: first ${ms(idle[name][0]!.ms)}, then ` +
+          `${ms(Math.max(...idle[name].slice(1).map((s) => s.ms)))} at most)`,
       );
     }
     await after("time travel");

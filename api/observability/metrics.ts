@@ -67,6 +67,7 @@ export type Metrics = {
   minBlockWaits: Counter;
   /** GraphQL requests with a new document refused 503 COMPILE_QUEUE_FULL (api/graphql/compileGate.ts). */
   graphqlCompilesRefused: Counter;
+  /** GraphQL documents run on their first request and not cached (the doorkeeper, api/graphql/documentCache.ts). */
   graphqlDocumentsDeclined: Counter;
   /** Pass as `onCall` to createRpcClient so every upstream call is counted. */
   onRpcCall: (method: string, outcome: RpcOutcome) => void;
