@@ -57,7 +57,7 @@ export function registerDocsRoutes(app: Hono<AppEnv>, o: DocsRoutesOptions): voi
       "referrer-policy": "no-referrer",
     }),
   );
-  app.get(`${DOCS_ASSETS_PATH}/:file`, limited, (c) => {
+  app.get(`${DOCS_ASSETS_PATH}/:file`, limited, async (c) => {
     const asset = o.assets?.byFile.get(c.req.param("file"));
     if (!asset) throw new NotFoundError("No such asset.");
     const encoding = chooseEncoding(c.req.header("accept-encoding"));
@@ -73,6 +73,6 @@ export function registerDocsRoutes(app: Hono<AppEnv>, o: DocsRoutesOptions): voi
     if (ifNoneMatchHits(c.req.header("if-none-match"), form.etag))
       return c.body(null, 304, { ...headers, "content-type": asset.type });
     if (encoding !== "identity") headers["content-encoding"] = encoding;
-    return c.body(form.bytes as Uint8Array<ArrayBuffer>, 200, { ...headers, "content-type": asset.type });
+    return c.body((await form.bytes()) as Uint8Array<ArrayBuffer>, 200, { ...headers, "content-type": asset.type });
   });
 }

@@ -1,5 +1,6 @@
-import { readFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
@@ -8,6 +9,7 @@ import { loadConfig } from "../../api/config";
 import {
   builtStaticAssets,
   chooseEncoding,
+  defaultStaticDir,
   loadStaticAssets,
   StaticAssetsMissingError,
 } from "../../api/http/staticAssets";
@@ -54,11 +56,35 @@ describe("loadStaticAssets", () => {
     expect(() => loadStaticAssets("/nonexistent")).toThrow(/npm run build/);
   });
 
-  it("is loaded once per process: every app shares the same bytes", () => {
+  it("is loaded once per process: every app shares the same bytes, each form read on its first request", async () => {
     const a = builtStaticAssets(logger);
     expect(a).not.toBeNull();
     expect(builtStaticAssets(logger)).toBe(a);
-    expect(a!.byName.get("scalar.js")!.forms.identity.bytes.length).toBe(packaged.length);
+    const identity = a!.byName.get("scalar.js")!.forms.identity;
+    const bytes = await identity.bytes();
+    expect(bytes.length).toBe(packaged.length);
+    expect(await identity.bytes()).toBe(bytes);
+  });
+
+  it("checks every form's file at start-up, and reads none of them until asked", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "static-"));
+    try {
+      cpSync(defaultStaticDir(), dir, { recursive: true });
+      const assets = loadStaticAssets(dir);
+      const br = assets.byName.get("scalar.js")!.forms.br;
+      // Removed after loading: nothing was read yet, so the first request finds it gone (and is not kept failing).
+      const file = path.join(dir, `${assets.byName.get("scalar.js")!.file}.br`);
+      const saved = readFileSync(file);
+      rmSync(file);
+      await expect(br.bytes()).rejects.toThrow(/ENOENT/);
+      writeFileSync(file, saved);
+      expect(Buffer.from(await br.bytes()).equals(saved)).toBe(true);
+      // A form missing at start-up is the build cut short: said at once, as the manifest's absence is.
+      rmSync(path.join(dir, `${assets.byName.get("scalar.js")!.file}.gz`));
+      expect(() => loadStaticAssets(dir)).toThrow(StaticAssetsMissingError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -79,4 +79,11 @@ describe("what the production processes need is a runtime dependency", () => {
     for (const name of externals as string[])
       expect(existsSync(path.join(REPO_ROOT, "node_modules", name))).toBe(false);
   });
+
+  it("the bundle is ASCII: V8 holds its source one byte per character (scripts/build.mjs escapes what esbuild keeps)", () => {
+    buildOnce();
+    const bundle = readFileSync(path.join(REPO_ROOT, "dist", "server", "main.js"), "utf8");
+    expect(bundle.length).toBeGreaterThan(1_000_000);
+    expect(bundle.match(/[\u0080-\uffff]/g) ?? []).toEqual([]);
+  });
 });

@@ -11,12 +11,16 @@ import { API_PROCESS_ARGS, API_PROCESS_ENV } from "./build";
  */
 export async function startApiChild(
   env: Record<string, string>,
+  /** Node's flags in place of serve:api's (bench/supply-hit.ts compares V8 flags in one run). */
+  nodeFlags?: readonly string[],
 ): Promise<{ child: ChildProcess; base: string; output(): string }> {
   const port = await freePort();
   const args =
     env.CONNECTION_GUARD === "off"
       ? ["--import", "tsx", path.join(import.meta.dirname, "apiChild.ts")]
-      : API_PROCESS_ARGS;
+      : nodeFlags
+        ? [...nodeFlags, API_PROCESS_ARGS.at(-1)!]
+        : API_PROCESS_ARGS;
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...API_PROCESS_ENV, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "inherit"],
