@@ -35,6 +35,11 @@ const CONNECTIONS = 50;
 const SETTLE_MS = 200;
 /** Node's flags of the optional second API process (FLAGS). */
 const ALT_FLAGS = process.env.FLAGS?.trim().split(/\s+/) ?? null;
+/** utime + stime of a process (all its threads), in clock ticks (100 a second on Linux). */
+const cpuTicks = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+};
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
 
 function run(url: string, duration: number): Promise<autocannon.Result> {
@@ -47,14 +52,14 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-async function startBare(): Promise<{ url: string; close(): void }> {
+async function startBare(): Promise<{ url: string; pid: number; close(): void }> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "bareServer.ts")], {
     env: { ...process.env, PORT: String(port) },
     stdio: ["ignore", "pipe", "inherit"],
   });
   await new Promise<void>((resolve) => child.stdout!.on("data", () => resolve()));
-  return { url: `http://127.0.0.1:${port}`, close: () => child.kill("SIGKILL") };
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid!, close: () => child.kill("SIGKILL") };
 }
 
 const setup = await supplyBenchSetup();
@@ -78,6 +83,16 @@ try {
   for (const url of Object.values(targets)) await run(url, 1);
   setup.proxy.reset();
 
+  // Which process serves each target: its CPU per request is read around every run (a figure the load generator,
+  // sharing the machine's two cores, does not set the pace of, as it does req/s on a slow machine).
+  const pidOf: Partial<Record<keyof typeof targets, number>> = {
+    bare: bare.pid,
+    max: apiProcess.child.pid!,
+    circulating: apiProcess.child.pid!,
+    routed: apiProcess.child.pid!,
+    ...(altProcess ? { alt: altProcess.child.pid! } : {}),
+  };
+  const cpuPerHit = { bare: [] as number[], circulating: [] as number[], alt: [] as number[] };
   const ratio = {
     circulating: [] as number[],
     max: [] as number[],
@@ -101,7 +116,13 @@ try {
     for (const name of [...pair, ...(altProcess ? ["alt" as const] : []), "max" as const, "routed" as const]) {
       const url = targets[name]!;
       await new Promise((done) => setTimeout(done, SETTLE_MS));
+      const ticks = cpuTicks(pidOf[name]!);
       const res = await run(url, SECONDS);
+      if (name in cpuPerHit) {
+        cpuPerHit[name as keyof typeof cpuPerHit].push(
+          ((cpuTicks(pidOf[name]!) - ticks) * 10_000) / res.requests.total,
+        );
+      }
       if (res.non2xx || res.errors || res.timeouts) {
         throw new Error(`${name}: ${res.non2xx} non-2xx, ${res.errors} errors, ${res.timeouts} timeouts`);
       }
@@ -128,6 +149,13 @@ try {
       `circulating ${Math.round(median(rps.circulating))}, circulating?cb=1 ${Math.round(median(rps.routed))} req/s; ` +
       `max/bare ${median(ratio.max).toFixed(2)}, circulating/max ${median(ratio.circVsMax).toFixed(2)} (the cache lookup), ` +
       `routed hit/bare ${median(ratio.routed).toFixed(2)} (a cache-buster takes the middleware chain); upstream reads while measuring: 0`,
+  );
+  console.log(
+    `CPU per request (the serving process, all threads): bare ${median(cpuPerHit.bare).toFixed(1)} µs, ` +
+      `serve:api ${median(cpuPerHit.circulating).toFixed(1)} µs (${(median(cpuPerHit.circulating) / median(cpuPerHit.bare)).toFixed(2)}×)` +
+      (altProcess
+        ? `, FLAGS ${median(cpuPerHit.alt).toFixed(1)} µs (${(median(cpuPerHit.alt) / median(cpuPerHit.bare)).toFixed(2)}×)`
+        : ""),
   );
   console.log(
     `supply-hit: the API process (serve:api), cached /api/supply/circulating vs a bare Hono route process: ratio ${median(ratio.circulating).toFixed(2)} (target ≥ 0.90); RSS ${rssMb(apiProcess.child.pid!).toFixed(0)} MB`,
