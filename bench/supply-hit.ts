@@ -13,6 +13,8 @@
  * through @hono/node-server, routing and the middleware chain (the hot path, which the API process asks
  * at the Node HTTP level before @hono/node-server, only answers the plain and ?format= forms).
  * The upstream read count is checked: every measured request must be a cache hit.
+ * Each serving process's CPU per request (/proc/<pid>/stat, all threads, around every run) is printed beside the
+ * req/s: on a slow machine autocannon, on the same cores, sets the pace of req/s, not of the servers' CPU.
  *
  * FLAGS="--a --b": a second API process under these Node flags in place of serve:api's (the young generation's
  * trade, docs/operations.md), its cached circulating measured in the same rounds right after the compared pair:
@@ -34,7 +36,7 @@ const CONNECTIONS = 50;
 /** Between runs: the previous run's 50 connections close before the next run opens its own. */
 const SETTLE_MS = 200;
 /** Node's flags of the optional second API process (FLAGS). */
-const ALT_FLAGS = process.env.FLAGS?.trim().split(/\s+/) ?? null;
+const ALT_FLAGS = process.env.FLAGS?.trim() ? process.env.FLAGS.trim().split(/\s+/) : null;
 /** utime + stime of a process (all its threads), in clock ticks (100 a second on Linux). */
 const cpuTicks = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
