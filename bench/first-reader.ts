@@ -23,6 +23,7 @@ import { writeManifest } from "../test/support/ponder";
 import { spawnService } from "../test/support/replica";
 import { startServedIndex } from "../test/support/servedIndex";
 import { checkpointOf } from "../test/support/syntheticIndex";
+import { cpuTicks, rssMb } from "./processMemory";
 import { BENCH_PG_URL } from "./productionTopology";
 
 const EVENTS = Number(process.argv[2] ?? 520_000);
@@ -32,13 +33,7 @@ const SCHEMA = "bench_first_reader";
 const VIEWS = "bench_first_reader_views";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
-/** utime + stime of a process, in clock ticks (100 per second on Linux). */
-const cpuTicks = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return Number(fields[11]) + Number(fields[12]);
-};
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0];

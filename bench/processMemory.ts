@@ -1,9 +1,23 @@
 /**
- * What an API process's RSS is made of, for the abuse benches: anonymous and file-backed pages (/proc), V8's heap
- * used and total and its external memory (the process's own /api/metrics). Used by bench/abuse-soak.ts and
- * bench/abuse-choices.ts.
+ * A served process read from the outside, for the benches: its RSS and CPU time (/proc), what its RSS is made of —
+ * anonymous and file-backed pages, V8's heap used and total and its external memory (the process's own
+ * /api/metrics) — and its garbage collections. Used by abuse-soak, abuse-choices, first-reader and supply-hit.
  */
 import { readFileSync } from "node:fs";
+
+/** The process's resident set in MB (/proc/<pid>/status VmRSS). */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const rss = /VmRSS:\s+(\d+)/.exec(status);
+  if (!rss) throw new Error(`process ${pid} has no RSS (it exited): ${/State:.*/.exec(status)?.[0]}`);
+  return Number(rss[1]) / 1024;
+}
+
+/** utime + stime of the process, all its threads, in clock ticks (100 a second on Linux). */
+export function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
 
 export async function composition(pid: number, base: string): Promise<string> {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");

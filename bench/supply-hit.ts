@@ -22,12 +22,13 @@
  * Usage: [FLAGS="…"] npx tsx bench/supply-hit.ts [secondsPerRound=2]
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { freePort } from "../devnet/anvil";
 import { childEnv, startApiChild } from "../test/support/apiProcess";
+import { cpuTicks, rssMb } from "./processMemory";
 import { supplyBenchSetup } from "./supplyServer";
 
 const SECONDS = Math.min(Math.max(Number(process.argv[2] ?? 2), 1), 5);
@@ -37,16 +38,14 @@ const CONNECTIONS = 50;
 const SETTLE_MS = 200;
 /** Node's flags of the optional second API process (FLAGS). */
 const ALT_FLAGS = process.env.FLAGS?.trim() ? process.env.FLAGS.trim().split(/\s+/) : null;
-/** utime + stime of a process (all its threads), in clock ticks (100 a second on Linux). */
-const cpuTicks = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return Number(fields[11]) + Number(fields[12]);
-};
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
 
 function run(url: string, duration: number): Promise<autocannon.Result> {
   return autocannon({ url, connections: CONNECTIONS, duration, pipelining: 1, workers: 1 });
 }
+
+/** One list of figures per name, a value per round. */
+const series = <K extends string>(...names: K[]) =>
+  Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<K, number[]>;
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -94,22 +93,9 @@ try {
     routed: apiProcess.child.pid!,
     ...(altProcess ? { alt: altProcess.child.pid! } : {}),
   };
-  const cpuPerHit = { bare: [] as number[], circulating: [] as number[], alt: [] as number[] };
-  const ratio = {
-    circulating: [] as number[],
-    max: [] as number[],
-    circVsMax: [] as number[],
-    routed: [] as number[],
-    alt: [] as number[],
-    altVsShipped: [] as number[],
-  };
-  const rps = {
-    bare: [] as number[],
-    max: [] as number[],
-    circulating: [] as number[],
-    routed: [] as number[],
-    alt: [] as number[],
-  };
+  const cpuPerHit = series("bare", "circulating", "alt");
+  const ratio = series("circulating", "max", "circVsMax", "routed", "alt", "altVsShipped");
+  const rps = series("bare", "max", "circulating", "routed", "alt");
   for (let round = 1; round <= ROUNDS; round++) {
     const r: Record<string, number> = {};
     // The compared pair back to back, first one then the other first, so both see the same machine
