@@ -6,8 +6,8 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { lockVe } from "../../api/math";
-import type { BoardIndex, HolderVe, LockIndex, VeLock } from "../../api/read/contract";
-import { firstAfter, VeBoards } from "../../api/read/veBoard";
+import type { BoardIndex, HolderVe, LockChange, LockIndex, VeLock } from "../../api/read/contract";
+import { firstAfter, sameChanges, VeBoards } from "../../api/read/veBoard";
 import { insertionSorted, rankVe, VeAnchor, type VeRows } from "../../api/read/veRanking";
 import { pgliteLockIndex } from "../support/pgliteIndex";
 import { generateSyntheticIndex, type SyntheticIndex, stateAt } from "../support/syntheticIndex";
@@ -330,5 +330,81 @@ describe("derived from an anchor, at every block (PGlite)", () => {
       const memoKept = boards.has(block);
       if (!memoKept) expect(await board(block), `block ${block} from the moved anchor`).toEqual(truth(block));
     }
+  });
+});
+
+describe("the next block's ranking made ahead at the head", () => {
+  it("is taken when the block changed no lock and came at the expected time, and the board is the rules' either way", async () => {
+    const base = index.head;
+    const locks: VeLock[] = [...stateAt(index, base.block).values()]
+      .filter((l) => !l.burned && l.owner !== null)
+      .map((l) => ({ tokenId: l.tokenId, owner: l.owner!, amount: l.amount, lockEnd: l.lockEnd, autoMax: l.autoMax }));
+    let changes: LockChange[] = [];
+    const answer = <T>(a: { block: bigint; time: bigint }, value: T) => ({
+      head: { block: a.block, time: a.time, finalized: base.block },
+      block: a.block,
+      time: a.time,
+      inRange: true,
+      value,
+      finalizedTime: base.time,
+    });
+    const boards = new VeBoards({
+      load: () => Promise.reject(new Error("not computed whole here")),
+      derive: {
+        span: 1_000,
+        advance: 1_000_000,
+        aheadDelayMs: 0,
+        finalized: async () => base,
+        locks: async (a) => answer(a, locks),
+        delta: async (_from, a) => answer(a, changes),
+      },
+    });
+    const turn = () => new Promise((r) => setTimeout(r, 5));
+    const now = () => {
+      const changed = new Map(changes.map((c) => [c.tokenId, c.lock]));
+      return [...locks.filter((l) => !changed.has(l.tokenId)), ...changes.flatMap((c) => (c.lock ? [c.lock] : []))];
+    };
+    const read = async (k: bigint, dt: bigint, lane: "head" | "past" = "head") => {
+      const rows = rowsOf((await boards.get({ block: base.block + k, time: base.time + dt }, lane)).rows);
+      expect(rows, `block +${k}`).toEqual(bruteRanking(now(), base.time + dt));
+      expect(rows.length).toBeGreaterThan(3);
+      await turn();
+    };
+    // The first two heads give the step (2 s); the third is the one made ahead.
+    await read(1n, 2n);
+    await read(2n, 4n);
+    expect(boards.takenAhead).toBe(0);
+    await read(3n, 6n);
+    expect(boards.takenAhead).toBe(1);
+    // A lock changed in the block: made as before (and the next, with the same changes since the anchor, taken).
+    const moved = locks[0]!;
+    changes = [{ tokenId: moved.tokenId, lock: { ...moved, amount: moved.amount * 3n } }];
+    await read(4n, 8n);
+    expect(boards.takenAhead).toBe(1);
+    await read(5n, 10n);
+    expect(boards.takenAhead).toBe(2);
+    // A lock gone, then a block later than expected: neither taken.
+    changes = [...changes, { tokenId: locks[1]!.tokenId, lock: null }];
+    await read(6n, 12n);
+    await read(7n, 15n);
+    expect(boards.takenAhead).toBe(2);
+    // Past blocks make none: a reader's time travel to two consecutive blocks, then the block after them.
+    await read(20n, 60n, "past");
+    await read(21n, 62n, "past");
+    await read(22n, 64n, "past");
+    expect(boards.takenAhead).toBe(2);
+  });
+
+  it("sameChanges compares the locks named and their states, in any order", () => {
+    const l = (id: bigint, amount = 1n): LockChange => ({
+      tokenId: id,
+      lock: { tokenId: id, owner: "0x00000000000000000000000000000000000000aa", amount, lockEnd: 9n, autoMax: false },
+    });
+    expect(sameChanges([l(1n), l(2n)], [l(2n), l(1n)])).toBe(true);
+    expect(sameChanges([l(1n)], [l(1n, 2n)])).toBe(false);
+    expect(sameChanges([l(1n)], [{ tokenId: 1n, lock: null }])).toBe(false);
+    expect(sameChanges([{ tokenId: 1n, lock: null }], [{ tokenId: 1n, lock: null }])).toBe(true);
+    expect(sameChanges([l(1n)], [l(2n)])).toBe(false);
+    expect(sameChanges([l(1n)], [l(1n), l(2n)])).toBe(false);
   });
 });
