@@ -741,14 +741,13 @@ SELECT h.*, a.*, l.token_id, l.owner, l.lock_amount, l.lock_end, l.auto_max
         "ve_lock_delta",
         at,
         { fb: from.block.toString() },
+        // The events' own locks and the locks merged away by them, from one scan of the blocks' events (a second scan
+        // by from_token_id was a third of the statement at Base scale).
         (ev, p) => sql`changed AS (
-  SELECT e.token_id FROM ${ev} e, at
+  SELECT DISTINCT t.token_id FROM ${ev} e CROSS JOIN at
+   CROSS JOIN LATERAL (VALUES (e.token_id), (e.from_token_id)) t(token_id)
    WHERE at.in_range AND e.block_number > least(${p("fb")}::bigint, at.at_block)
-     AND e.block_number <= greatest(${p("fb")}::bigint, at.at_block)
-  UNION
-  SELECT e.from_token_id FROM ${ev} e, at
-   WHERE at.in_range AND e.from_token_id IS NOT NULL AND e.block_number > least(${p("fb")}::bigint, at.at_block)
-     AND e.block_number <= greatest(${p("fb")}::bigint, at.at_block)
+     AND e.block_number <= greatest(${p("fb")}::bigint, at.at_block) AND t.token_id IS NOT NULL
 ), state AS (
   SELECT c.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max,
          coalesce(NOT s.burned, false) AND NOT EXISTS (

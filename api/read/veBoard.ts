@@ -133,6 +133,9 @@ function boardOf(at: At, ranking: VeRanking): VeBoard {
  * ranking (rankVe is a function of the time, the anchor and the changes), so it is taken as it is and the block's
  * first reader waits only for the delta's statement; otherwise the ranking is made as before.
  */
+/** The rows of a ranking made ahead whose exact values are made with it: the default page (api/index/query.ts). */
+const AHEAD_ROWS = 100;
+
 type MadeAhead = { anchor: VeAnchor; time: bigint; changes: readonly LockChange[]; ranking: VeRanking };
 
 /** Whether two lists of changes name the same locks in the same states (each lock once in a list). */
@@ -248,7 +251,10 @@ export class VeBoards extends BlockMemo<VeBoard> {
     const delayMs = this.#derive?.aheadDelayMs ?? Math.min(Number(step) * 500, 60_000);
     setTimeout(() => {
       if (this.#anchor !== anchor || this.#lastHead?.block !== head.block) return;
-      this.#ahead = { anchor, time: next.time, changes: head.value, ranking: rankVe(next, anchor, head.value) };
+      const ranking = rankVe(next, anchor, head.value);
+      // The first page's exact values too (a page is 100 rows by default): what most of the block's readers ask.
+      for (let i = 0; i < Math.min(ranking.length, AHEAD_ROWS); i++) ranking.get(i);
+      this.#ahead = { anchor, time: next.time, changes: head.value, ranking };
     }, delayMs).unref();
   }
 
