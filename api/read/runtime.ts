@@ -259,6 +259,53 @@ export function createIndexRuntime({
           activityItem: unavailable,
           activitySpan: unavailable,
         };
+  const boards =
+    source.boards ??
+    new VeBoards({
+      // A ranking computed whole: a block far from the anchor (an old past block, the client's choice). At Base
+      // scale that is ~60,000 holders, a 5 MB answer: through Redis it cost the loop ~20 ms to encode and write for
+      // each (more for the replicas decoding it), and a flood of distinct old blocks would keep ~6 of them a second
+      // in Redis for the TTL (GBs). Each replica computes its own, within its compute gate.
+      load: (at, lane) =>
+        gated(lane, () => {
+          onBoardComputed?.();
+          return index.holders(at);
+        })(),
+      // Near the anchor (a finalized block's live locks, read once and shared), a block's ranking is made here from
+      // the locks changed since: one small statement, shared like a ranking (replicas on the same anchor).
+      ...("veLocks" in index
+        ? {
+            derive: {
+              finalized: async () => {
+                const { head, finalizedTime } = await index.probe(null);
+                return finalizedTime == null || head.finalized <= 0n
+                  ? null
+                  : { block: head.finalized, time: finalizedTime };
+              },
+              locks: (at, lane, purpose) =>
+                sharedLoad(
+                  shared,
+                  key("ve-locks", at),
+                  veLocksCodec,
+                  boardGated(lane, purpose, () => {
+                    (purpose === "anchor" ? onVeBoardAnchored : onBoardComputed)?.();
+                    return protocol.veLocks(at);
+                  }),
+                ),
+              delta: (from, at, lane, purpose) =>
+                sharedLoad(
+                  shared,
+                  key(`ve-delta-${from.block}-${from.time}`, at),
+                  veDeltaCodec,
+                  boardGated(lane, purpose, () => {
+                    (purpose === "anchor" ? onVeBoardAnchored : onVeBoardDerived)?.();
+                    return protocol.veLockDelta(from, at);
+                  }),
+                ),
+            } satisfies VeDerivation,
+          }
+        : {}),
+    });
   const rt = {
     ...base,
     index,
@@ -302,63 +349,26 @@ export function createIndexRuntime({
       capacity: STATS_KEPT.capacity,
       maxBytes: STATS_KEPT.maxBytes,
       sizeOf: () => STATS_KEPT.bytesEach,
-      load: async (at, lane) =>
-        requireInRange(
+      // Near the ve anchor, derived with the block's ve ranking (api/read/veStats.ts: no statement over every lock,
+      // ~360 ms of Postgres a block at Base scale); elsewhere (an old block, no anchor yet) the statement, shared.
+      load: async (at, lane) => {
+        if (boards.nearAnchor(at.block)) {
+          const board = await boards.get(at, lane);
+          if (board.stats !== null) {
+            return { head: board.head, block: board.block, time: board.time, inRange: true, value: board.stats() };
+          }
+        }
+        return requireInRange(
           await sharedLoad(
             shared,
             key("stats", at),
             statsCodec,
             gated(lane, () => index.stats(at)),
           ),
-        ),
+        );
+      },
     }),
-    boards:
-      source.boards ??
-      new VeBoards({
-        // A ranking computed whole: a block far from the anchor (an old past block, the client's choice). At Base
-        // scale that is ~60,000 holders, a 5 MB answer: through Redis it cost the loop ~20 ms to encode and write for
-        // each (more for the replicas decoding it), and a flood of distinct old blocks would keep ~6 of them a second
-        // in Redis for the TTL (GBs). Each replica computes its own, within its compute gate.
-        load: (at, lane) =>
-          gated(lane, () => {
-            onBoardComputed?.();
-            return index.holders(at);
-          })(),
-        // Near the anchor (a finalized block's live locks, read once and shared), a block's ranking is made here from
-        // the locks changed since: one small statement, shared like a ranking (replicas on the same anchor).
-        ...("veLocks" in index
-          ? {
-              derive: {
-                finalized: async () => {
-                  const { head, finalizedTime } = await index.probe(null);
-                  return finalizedTime == null || head.finalized <= 0n
-                    ? null
-                    : { block: head.finalized, time: finalizedTime };
-                },
-                locks: (at, lane, purpose) =>
-                  sharedLoad(
-                    shared,
-                    key("ve-locks", at),
-                    veLocksCodec,
-                    boardGated(lane, purpose, () => {
-                      (purpose === "anchor" ? onVeBoardAnchored : onBoardComputed)?.();
-                      return protocol.veLocks(at);
-                    }),
-                  ),
-                delta: (from, at, lane, purpose) =>
-                  sharedLoad(
-                    shared,
-                    key(`ve-delta-${from.block}-${from.time}`, at),
-                    veDeltaCodec,
-                    boardGated(lane, purpose, () => {
-                      (purpose === "anchor" ? onVeBoardAnchored : onVeBoardDerived)?.();
-                      return protocol.veLockDelta(from, at);
-                    }),
-                  ),
-              } satisfies VeDerivation,
-            }
-          : {}),
-      }),
+    boards,
   } satisfies IndexRuntime;
   forgetOnReorg(signal, [rt.stats, rt.boards, rt.durationBoards]);
   return rt;

@@ -10,12 +10,20 @@ import type { Address } from "viem";
 import { BlockMemo, type BlockMemoOptions, requireInRange } from "./blockMemo";
 import { checksummedAddress } from "./checksum";
 import type { ComputeLane } from "./computeGate";
-import type { AtBlock, HolderVe, LockChange, VeLock, VeLocksAnswer } from "./contract";
+import type { AtBlock, HolderVe, IndexHead, LockChange, LockStats, VeLock, VeLocksAnswer } from "./contract";
 import { rankVe, VeAnchor, type VeRanking, type VeRows } from "./veRanking";
+import { statsAt } from "./veStats";
 
 export type VeBoard = {
   block: bigint;
   time: bigint;
+  /** The index's head when the board was read (the answers' freshness). */
+  head: IndexHead;
+  /**
+   * The block's stats, derived with a ranking made near the anchor (api/read/veStats.ts; made on first ask, kept);
+   * null for a ranking computed whole (a block far from the anchor: the stats are the statement's there).
+   */
+  stats: (() => LockStats) | null;
   /** In board order, made as asked for (a derived ranking keeps numbers, not 60,000 row objects per block). */
   rows: VeRows;
   /** Lower-case address → index in rows (rank − 1). */
@@ -110,12 +118,21 @@ function rankingOf(array: readonly HolderVe[]): VeRanking {
 }
 
 /** A board of ranked rows, with where an address is in them and its rows' checksummed addresses. */
-function boardOf(at: At, ranking: VeRanking): VeBoard {
+function boardOf(at: AtBlock<unknown>, ranking: VeRanking, stats: (() => LockStats) | null = null): VeBoard {
   const rows: VeRows = { length: ranking.length, get: ranking.get, after: ranking.after };
   const position = { get: ranking.indexOf };
   // The process's memo of EIP-55 addresses: the top rows are the same accounts block after block.
   const checksummed = (i: number) => checksummedAddress((rows.get(i) as HolderVe).address);
-  return { block: at.block, time: at.time, rows, position, checksummed };
+  return { block: at.block, time: at.time, head: at.head, rows, position, checksummed, stats };
+}
+
+/** `make`'s value, made on the first call and kept. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
 }
 
 /**
@@ -136,7 +153,14 @@ function boardOf(at: At, ranking: VeRanking): VeBoard {
 /** The rows of a ranking made ahead whose exact values are made with it: the default page (api/index/query.ts). */
 const AHEAD_ROWS = 100;
 
-type MadeAhead = { anchor: VeAnchor; time: bigint; changes: readonly LockChange[]; ranking: VeRanking };
+type MadeAhead = {
+  anchor: VeAnchor;
+  time: bigint;
+  changes: readonly LockChange[];
+  ranking: VeRanking;
+  /** The block's stats, made with it (api/read/veStats.ts). */
+  stats: LockStats;
+};
 
 /** Whether two lists of changes name the same locks in the same states (each lock once in a list). */
 export function sameChanges(a: readonly LockChange[], b: readonly LockChange[]): boolean {
@@ -196,6 +220,14 @@ export class VeBoards extends BlockMemo<VeBoard> {
     return this.#takenAhead;
   }
 
+  /** Whether a block's ranking would be derived from the anchor now (its stats with it), not computed whole. */
+  nearAnchor(block: bigint): boolean {
+    const anchor = this.#anchor;
+    if (this.#derive === undefined || anchor === undefined) return false;
+    const span = BigInt(this.#derive.span ?? DERIVE.span);
+    return (block >= anchor.block ? block - anchor.block : anchor.block - block) <= span;
+  }
+
   /** The anchor's block, or null while there is none (tests, the benchmark). */
   get anchorBlock(): bigint | null {
     return this.#anchor?.block ?? null;
@@ -221,25 +253,31 @@ export class VeBoards extends BlockMemo<VeBoard> {
     this.#derived++;
     this.#learnFrom(delta);
     this.#move(delta);
-    const ranking = this.#takeAhead(anchor, delta) ?? rankVe(delta, anchor, delta.value);
+    const ahead = this.#takeAhead(anchor, delta);
     if (lane === "head") this.#makeAhead(anchor, delta);
-    return boardOf(delta, ranking);
+    if (ahead !== undefined) return boardOf(delta, ahead.ranking, () => ahead.stats);
+    const ranking = rankVe(delta, anchor, delta.value);
+    return boardOf(
+      delta,
+      ranking,
+      once(() => statsAt(delta.time, anchor, delta.value, ranking.length)),
+    );
   }
 
-  /** The ranking made ahead, when it is this block's: same anchor, same time, same changes. */
-  #takeAhead(anchor: VeAnchor, delta: VeLocksAnswer<LockChange>): VeRanking | undefined {
+  /** The ranking (and stats) made ahead, when it is this block's: same anchor, same time, same changes. */
+  #takeAhead(anchor: VeAnchor, delta: VeLocksAnswer<LockChange>): MadeAhead | undefined {
     const ahead = this.#ahead;
     if (ahead === undefined || ahead.anchor !== anchor || ahead.time !== delta.time) return undefined;
     if (!sameChanges(ahead.changes, delta.value)) return undefined;
     this.#ahead = undefined;
     this.#takenAhead++;
-    return ahead.ranking;
+    return ahead;
   }
 
   /**
    * After a head's ranking: the next block's, for the time one step on (the step between the last two consecutive
-   * heads; none until two were seen), made `aheadDelayMs` later unless a newer head or anchor has come since. Past
-   * blocks (a reader's time travel) never make one.
+   * heads; none until two were seen) with its stats, made `aheadDelayMs` later unless a newer head or anchor has come
+   * since. Past blocks (a reader's time travel) never make one.
    */
   #makeAhead(anchor: VeAnchor, head: VeLocksAnswer<LockChange>): void {
     const last = this.#lastHead;
@@ -254,7 +292,8 @@ export class VeBoards extends BlockMemo<VeBoard> {
       const ranking = rankVe(next, anchor, head.value);
       // The first page's exact values too (a page is 100 rows by default): what most of the block's readers ask.
       for (let i = 0; i < Math.min(ranking.length, AHEAD_ROWS); i++) ranking.get(i);
-      this.#ahead = { anchor, time: next.time, changes: head.value, ranking };
+      const stats = statsAt(next.time, anchor, head.value, ranking.length);
+      this.#ahead = { anchor, time: next.time, changes: head.value, ranking, stats };
     }, delayMs).unref();
   }
 

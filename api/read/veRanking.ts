@@ -221,7 +221,7 @@ const scratch = {
 const EPS = 2 ** -49;
 
 /** floor(r·d / MAX) for 0 ≤ r < MAX and d ≥ 0 while r·d is an exact integer (≤ 2^53); -1 past that. */
-function floorShare(r: number, d: number): number {
+export function floorShare(r: number, d: number): number {
   const x = r * d;
   if (x > Number.MAX_SAFE_INTEGER) return -1;
   let f = Math.floor(x / MAX_N);
@@ -232,7 +232,7 @@ function floorShare(r: number, d: number): number {
 }
 
 /** The first index in ascending `xs` whose value is > x. */
-function upperBound(xs: Float64Array, x: number): number {
+export function upperBound(xs: Float64Array, x: number): number {
   let lo = 0;
   let hi = xs.length;
   while (lo < hi) {

@@ -6,10 +6,15 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { lockVe } from "../../api/math";
-import type { BoardIndex, HolderVe, LockChange, LockIndex, VeLock } from "../../api/read/contract";
+import { silentLogger } from "../../api/observability/logger";
+import { WEEK } from "../../api/read/atBlock";
+import type { BoardIndex, HolderVe, LockChange, LockIndex, LockStats, VeLock } from "../../api/read/contract";
+import { createIndexRuntime, NO_INDEX } from "../../api/read/runtime";
 import { firstAfter, sameChanges, VeBoards } from "../../api/read/veBoard";
 import { insertionSorted, rankVe, VeAnchor, type VeRows } from "../../api/read/veRanking";
+import { statsAt } from "../../api/read/veStats";
 import { pgliteLockIndex } from "../support/pgliteIndex";
+import { platformConfig } from "../support/platformApp";
 import { generateSyntheticIndex, type SyntheticIndex, stateAt } from "../support/syntheticIndex";
 
 const SCHEMA = "ve_ranking";
@@ -37,6 +42,15 @@ function truth(block: bigint): HolderVe[] {
     .sort((a, b) => (a.ve === b.ve ? (a.address < b.address ? -1 : 1) : a.ve > b.ve ? -1 : 1));
 }
 
+/** A small seeded generator of numbers in [0, 1) (the same seed, the same locks). */
+function lcg(start: number): () => number {
+  let seed = start;
+  return () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return seed / 2_147_483_648;
+  };
+}
+
 /** Every row of a ranking, in order. */
 const rowsOf = (rows: VeRows) => Array.from({ length: rows.length }, (_, i) => rows.get(i)!);
 
@@ -55,11 +69,7 @@ function bruteRanking(locks: readonly VeLock[], t: bigint): HolderVe[] {
 
 describe("rankVe's arithmetic", () => {
   it("equals lockVe summed per owner on random locks (amounts to 1e30, ends around t, AutoMax, ties), any changes", () => {
-    let seed = 12_345;
-    const rand = () => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-      return seed / 2_147_483_648;
-    };
+    const rand = lcg(12_345);
     const big = (digits: number) => {
       let s = "";
       for (let i = 0; i < digits; i++) s += Math.floor(rand() * 10);
@@ -145,13 +155,70 @@ describe("rankVe's arithmetic", () => {
   });
 });
 
+/** The stats by brute force (atBlock.ts stats' definitions), every lock by lockVe. */
+function bruteStats(locks: readonly VeLock[], t: bigint): LockStats {
+  const ve = new Map<string, bigint>();
+  const weeks = new Map<bigint, bigint>();
+  const s = { totalLocked: 0n, totalVe: 0n, autoMaxLocks: 0, autoMaxLocked: 0n, expiredLocked: 0n };
+  for (const l of locks) {
+    const v = lockVe(l, t);
+    ve.set(l.owner, (ve.get(l.owner) ?? 0n) + v);
+    s.totalLocked += l.amount;
+    s.totalVe += v;
+    if (l.autoMax) {
+      s.autoMaxLocks++;
+      s.autoMaxLocked += l.amount;
+    } else if (l.lockEnd <= t) s.expiredLocked += l.amount;
+    else weeks.set(l.lockEnd / WEEK, (weeks.get(l.lockEnd / WEEK) ?? 0n) + l.amount);
+  }
+  return {
+    ...s,
+    holders: ve.size,
+    veHolders: [...ve.values()].filter((v) => v > 0n).length,
+    liveLocks: locks.length,
+    unlocksByWeek: new Map([...weeks.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))),
+  };
+}
+
+describe("statsAt on random locks", () => {
+  it("equals the stats by the rules at times around the locks' ends, with changes, AutoMax and ends past 2^53", () => {
+    const rand = lcg(777);
+    const owners = Array.from({ length: 30 }, (_, i) => `0x${(i * 104_729).toString(16).padStart(40, "0")}` as const);
+    const t0 = 1_760_000_000n;
+    const lock = (id: bigint): VeLock => ({
+      tokenId: id,
+      owner: owners[Math.floor(rand() * owners.length)]!,
+      amount: BigInt(Math.floor(rand() * 1e9)) * 10n ** BigInt(Math.floor(rand() * 22)),
+      lockEnd:
+        rand() < 0.03 ? 2n ** 60n + BigInt(Math.floor(rand() * 1e6)) : t0 + BigInt(Math.floor((rand() - 0.3) * 9e7)),
+      autoMax: rand() < 0.1,
+    });
+    for (let round = 0; round < 40; round++) {
+      const locks = Array.from({ length: 200 }, (_, j) => lock(BigInt(j + 1)));
+      const anchor = new VeAnchor({ block: 10n, time: t0 }, locks);
+      for (let k = 0; k < 6; k++) {
+        const t = t0 + BigInt(Math.floor((rand() - 0.3) * 6e7));
+        const changes: LockChange[] = [];
+        for (let c = 0; c < Math.floor(rand() * 12); c++) {
+          const id = BigInt(1 + Math.floor(rand() * 260));
+          if (changes.some((x) => x.tokenId === id)) continue;
+          changes.push({ tokenId: id, lock: rand() < 0.25 ? null : lock(id) });
+        }
+        const changed = new Set(changes.map((c) => c.tokenId));
+        const now = [
+          ...locks.filter((l) => !changed.has(l.tokenId)),
+          ...changes.flatMap((c) => (c.lock ? [c.lock] : [])),
+        ];
+        const ranking = rankVe({ block: 11n, time: t }, anchor, changes);
+        expect(statsAt(t, anchor, changes, ranking.length), `round ${round}, t ${t}`).toEqual(bruteStats(now, t));
+      }
+    }
+  });
+});
+
 describe("rankVe's order at scale", () => {
   it("stays the rules' ranking block after block and across long jumps (3,000 owners whose values cross)", () => {
-    let seed = 7_777;
-    const rand = () => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-      return seed / 2_147_483_648;
-    };
+    const rand = lcg(7_777);
     const owners = Array.from(
       { length: 3_000 },
       (_, i) => `0x${(i * 104_729).toString(16).padStart(40, "0")}` as const,
@@ -252,6 +319,60 @@ describe("derived from an anchor, at every block (PGlite)", () => {
     }
     expect(changed).toBeGreaterThan(1_000);
   }, 240_000);
+
+  it("every block's stats derived from anchors before and after it equal the statement's", async () => {
+    const anchorBlocks = [0, 0.3, 0.7, 1].map(
+      (f) => blocks[Math.min(blocks.length - 1, Math.floor(f * blocks.length))]!,
+    );
+    let weeksSeen = 0;
+    for (const f of anchorBlocks) {
+      const locks = await reader.veLocks(at(f));
+      const anchor = new VeAnchor(locks, locks.value);
+      for (const block of blocks) {
+        const delta = await reader.veLockDelta(at(f), at(block));
+        const ranking = rankVe(delta, anchor, delta.value);
+        const derived = statsAt(delta.time, anchor, delta.value, ranking.length);
+        const expected = (await reader.stats(at(block))).value;
+        expect(derived, `block ${block} from the anchor at ${f}`).toEqual(expected);
+        expect([...derived.unlocksByWeek.keys()]).toEqual(
+          [...expected.unlocksByWeek.keys()].sort((a, b) => (a < b ? -1 : 1)),
+        );
+        weeksSeen += derived.unlocksByWeek.size;
+      }
+    }
+    expect(weeksSeen).toBeGreaterThan(100);
+  }, 240_000);
+
+  it("the runtime's stats near the ve anchor are made with the block's ranking (no stats statement) and equal it", async () => {
+    let statements = 0;
+    const counted: typeof reader = {
+      ...reader,
+      stats: (a) => {
+        statements++;
+        return reader.stats(a);
+      },
+    };
+    const rt = createIndexRuntime({
+      source: { ...NO_INDEX, atBlock: counted },
+      config: platformConfig(),
+      rpc: null,
+      logger: silentLogger,
+    });
+    const head = index.head.block;
+    // No anchor yet: the statement; the board's first read makes the anchor (the finalized block, 30 below the head).
+    expect((await rt.stats.get(at(head), "head")).value).toEqual((await reader.stats(at(head))).value);
+    expect(statements).toBe(1);
+    await rt.boards.get(at(head), "head");
+    expect(rt.boards.anchorBlock).not.toBeNull();
+    for (const block of blocks.slice(-25, -1)) {
+      const answer = await rt.stats.get(at(block), "past");
+      expect(answer.value, `block ${block}`).toEqual((await reader.stats(at(block))).value);
+      expect([answer.block, answer.time, answer.inRange]).toEqual([block, at(block).time, true]);
+    }
+    expect(statements).toBe(1);
+    // (The whole history is within the derivation's span here: a block farther than 4,096 from the anchor, where the
+    // ranking is computed whole, keeps the statement, VeBoards.nearAnchor, tested with the ranking made ahead.)
+  });
 
   it("the delta names exactly the locks with an event between the two blocks (and those merged away there)", async () => {
     const f = blocks[Math.floor(blocks.length / 2)]!;
@@ -365,8 +486,10 @@ describe("the next block's ranking made ahead at the head", () => {
       return [...locks.filter((l) => !changed.has(l.tokenId)), ...changes.flatMap((c) => (c.lock ? [c.lock] : []))];
     };
     const read = async (k: bigint, dt: bigint, lane: "head" | "past" = "head") => {
-      const rows = rowsOf((await boards.get({ block: base.block + k, time: base.time + dt }, lane)).rows);
+      const board = await boards.get({ block: base.block + k, time: base.time + dt }, lane);
+      const rows = rowsOf(board.rows);
       expect(rows, `block +${k}`).toEqual(bruteRanking(now(), base.time + dt));
+      expect(board.stats?.(), `block +${k}`).toEqual(bruteStats(now(), base.time + dt));
       expect(rows.length).toBeGreaterThan(3);
       await turn();
     };
@@ -393,6 +516,9 @@ describe("the next block's ranking made ahead at the head", () => {
     await read(21n, 62n, "past");
     await read(22n, 64n, "past");
     expect(boards.takenAhead).toBe(2);
+    // Within the span of the anchor (the stats are derived with the ranking there), and beyond it.
+    expect([boards.nearAnchor(base.block + 1_000n), boards.nearAnchor(base.block - 1_001n)]).toEqual([true, false]);
+    expect((await boards.get({ block: base.block + 3n, time: base.time + 6n }, "past")).stats).not.toBeNull();
   });
 
   it("sameChanges compares the locks named and their states, in any order", () => {
