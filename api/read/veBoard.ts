@@ -135,24 +135,18 @@ function once<T>(make: () => T): () => T {
   };
 }
 
-/**
- * The ve rankings of the blocks asked for: one per block, shared (api/read/blockMemo.ts). With a derivation, a block
- * within `span` of the anchor (the live locks of a finalized block, read once) is ranked in the process from the
- * anchor and the locks changed since (api/read/veRanking.ts); the anchor moves up in the background by the same
- * changes. A block farther away is computed whole, by the statement.
- */
+/** The rows of a ranking made ahead whose exact values are made with it: the default page (api/index/query.ts). */
+const AHEAD_ROWS = 100;
+
 /**
  * The next block's ranking, made ahead at the head: ve moves with time alone, and most blocks change no lock (Base
  * makes one every 2 s; at 520,000 events a year, about one block in thirty has a lock event). So once a head's ranking
- * is made, the next block's is made too, halfway to it, for the time it will most likely have
- * (the last step between consecutive heads) and with the same changes since the anchor. When that block comes, its
+ * is made, the next block's is made too (and its stats), halfway to it, for the time it will most likely have (the
+ * last step between consecutive heads) and with the same changes since the anchor. When that block comes, its
  * delta (read as always) is compared with them: the same locks in the same states at the expected time make the same
  * ranking (rankVe is a function of the time, the anchor and the changes), so it is taken as it is and the block's
  * first reader waits only for the delta's statement; otherwise the ranking is made as before.
  */
-/** The rows of a ranking made ahead whose exact values are made with it: the default page (api/index/query.ts). */
-const AHEAD_ROWS = 100;
-
 type MadeAhead = {
   anchor: VeAnchor;
   time: bigint;
@@ -180,6 +174,13 @@ export function sameChanges(a: readonly LockChange[], b: readonly LockChange[]):
   return true;
 }
 
+/**
+ * The ve rankings of the blocks asked for: one per block, shared (api/read/blockMemo.ts). With a derivation, a block
+ * within `span` of the anchor (the live locks of a finalized block, read once) is ranked in the process from the
+ * anchor and the locks changed since (api/read/veRanking.ts); the anchor moves up in the background by the same
+ * changes, and the block's stats are derived with its ranking (api/read/veStats.ts); at the head the next block's is
+ * made ahead (above). A block farther away is computed whole, by the statement.
+ */
 export class VeBoards extends BlockMemo<VeBoard> {
   #anchor: VeAnchor | undefined;
   /** The next block's ranking made ahead (one at a time), the newest head ranked, and rankings taken from it. */
