@@ -49,11 +49,13 @@ async function answersBeforeTheGet(guard: "on" | "off"): Promise<number> {
   });
   try {
     const port = Number(new URL(base).port);
-    // Warm: the page, then the bundle it loads.
+    // Warm: the page, then the bundle it loads in the form the requests below ask for (no Accept-Encoding: identity).
+    // Each form is read from disk on its first request (api/http/staticAssets.ts); fetch's own gzip/br request left
+    // the identity form unread, so the 200 requests below waited for that read and the GET came first (0 of 200).
     const html = await (await fetch(`${base}/docs`)).text();
     const script = /<script[^>]+src="([^"]+)"/.exec(html)?.[1];
     if (!script) throw new Error("/docs references no script");
-    await fetch(`${base}${script}`).then((r) => r.arrayBuffer());
+    await fetch(`${base}${script}`, { headers: { "accept-encoding": "identity" } }).then((r) => r.arrayBuffer());
     const heavy = `GET ${script} HTTP/1.1\r\nhost: x\r\n\r\n`;
     const clients = await Promise.all(
       Array.from({ length: CLIENTS }, (_, i) => open(port, `127.0.${3 + Math.floor(i / 250)}.${1 + (i % 250)}`)),
