@@ -257,7 +257,8 @@ export class VeBoards extends BlockMemo<VeBoard> {
     const ahead = this.#takeAhead(anchor, delta);
     if (lane === "head") this.#makeAhead(anchor, delta);
     if (ahead !== undefined) return boardOf(delta, ahead.ranking, () => ahead.stats);
-    const ranking = rankVe(delta, anchor, delta.value);
+    // A past block's order stays its own: the head's next ranking starts from the head's.
+    const ranking = rankVe(delta, anchor, delta.value, { keepOrder: lane === "head" });
     return boardOf(
       delta,
       ranking,

@@ -270,6 +270,31 @@ describe("rankVe's order at scale", () => {
     }
   });
 
+  it("a past block's ranking (keepOrder false) leaves the head's order for the head's next ranking", () => {
+    const rand = lcg(4_242);
+    const owners = Array.from({ length: 500 }, (_, i) => `0x${(i * 7_919).toString(16).padStart(40, "0")}` as const);
+    const t = 1_760_000_000n;
+    const locks: VeLock[] = Array.from({ length: 1_000 }, (_, j) => ({
+      tokenId: BigInt(j + 1),
+      owner: owners[j % owners.length]!,
+      amount: 10n ** 21n + BigInt(Math.floor(rand() * 1e6)) * 10n ** 12n,
+      lockEnd: t + BigInt(Math.floor(rand() * 126_144_000)),
+      autoMax: false,
+    }));
+    const anchor = new VeAnchor({ block: 1n, time: t }, locks);
+    rankVe({ block: 2n, time: t + 2n }, anchor, []);
+    const headOrder = Array.from(anchor.order!);
+    // A block 200 days before: its owners cross the head's order (its own order differs), but it is not kept.
+    const past = rankVe({ block: 0n, time: t - 86_400n * 200n }, anchor, [], { keepOrder: false });
+    expect(rowsOf(past)).toEqual(bruteRanking(locks, t - 86_400n * 200n));
+    expect(rowsOf(past).map((r) => r.address)).not.toEqual(headOrder.map((i) => anchor.accounts[i]));
+    expect(Array.from(anchor.order!)).toEqual(headOrder);
+    // The head's next ranking starts from, and keeps, its own (by default).
+    const next = rankVe({ block: 3n, time: t + 4n }, anchor, []);
+    expect(rowsOf(next)).toEqual(bruteRanking(locks, t + 4n));
+    expect(Array.from(anchor.order!)).toEqual(rowsOf(next).map((r) => anchor.accountIndex(r.address)));
+  });
+
   it("insertionSorted orders a nearly ordered sequence in place, and gives up past its budget", () => {
     const cmp = (a: number, b: number) => a - b;
     const near = Int32Array.from({ length: 1_000 }, (_, i) => i);
