@@ -28,7 +28,6 @@ import {
   type BoardIndex,
   type BoardValue,
   DURATION_BOARDS,
-  type HolderVe,
   IndexNotStartedError,
   type LockEventState,
   type LockIndex,
@@ -37,6 +36,7 @@ import {
   type VeLock,
 } from "./contract";
 import { type LockDb, type PreparedQuery, rowsOf, timedQuery } from "./statements";
+import { textRanking } from "./textRanking";
 
 export const WEEK = 604_800n;
 
@@ -50,26 +50,6 @@ export const RECENT_SHARE = 20;
 type Row = Record<string, unknown>;
 const big = (v: unknown): bigint => BigInt(String(v));
 
-/**
- * The ranking as the statement sends it: one text of `owner ve locked locks` groups in board order, all
- * space-separated. At Base scale that is one row of ~5 MB instead of ~60,000 rows each repeating the head's and the
- * block's columns: pg's row parsing was ~10 % of the API process's busy time in a time-travel flood
- * (bench/abuse-time-travel.ts with PROFILE_DIR), and its garbage a good part of the collector's.
- */
-function rankedHolders(ranked: unknown): HolderVe[] {
-  if (ranked == null) return [];
-  const parts = String(ranked).split(" ");
-  const rows = new Array<HolderVe>(parts.length / 4);
-  for (let i = 0, k = 0; i < parts.length; i += 4, k++) {
-    rows[k] = {
-      address: parts[i] as Address,
-      ve: BigInt(parts[i + 1]!),
-      locked: BigInt(parts[i + 2]!),
-      locks: Number(parts[i + 3]),
-    };
-  }
-  return rows;
-}
 const bigOrNull = (v: unknown): bigint | null => (v == null ? null : big(v));
 const hexOrNull = <T extends string>(v: unknown): T | null => (v == null ? null : (String(v) as T));
 const text = (v: bigint | null | undefined) => (v == null ? null : v.toString());
@@ -715,7 +695,7 @@ SELECT h.*, a.*, (
 ) AS ranked FROM head h CROSS JOIN at a`,
         true,
       );
-      return answer(rows, (rs) => rankedHolders(rs[0]?.ranked));
+      return answer(rows, (rs) => textRanking(rs[0]?.ranked));
     },
 
     async veLocks(at) {

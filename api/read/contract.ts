@@ -63,6 +63,21 @@ export type EventKey = { block: bigint; logIndex: number };
 /** One holder of live locks at a block: the sum of its locks' ve and amounts (lower-case address). */
 export type HolderVe = { address: Address; ve: bigint; locked: bigint; locks: number };
 
+/** Rows in board order: ve descending, then address ascending (byte order of the lower-case hex). */
+export type VeRows = {
+  readonly length: number;
+  /** Row i (rank i + 1), undefined past the end. */
+  get(i: number): HolderVe | undefined;
+  /** The index of the first row strictly after `key` in board order (a keyset page's start). */
+  after(key: { ve: bigint; address: string }): number;
+};
+
+/**
+ * A ranking's rows in board order (made when asked for), and where a (lower-case) address is in them; `bytes`, where
+ * known, its heap (else a kept board is estimated by its rows: api/read/veBoard.ts BOARD_ROW_BYTES).
+ */
+export type VeRanking = VeRows & { indexOf(address: string): number | undefined; bytes?: number };
+
 /** A live lock as the ve ranking needs it (`owner` lower-case hex as Ponder stores it). */
 export type VeLock = { tokenId: bigint; owner: Address; amount: bigint; lockEnd: bigint; autoMax: boolean };
 
@@ -112,7 +127,7 @@ export interface LockIndex {
     signal?: CancelSignal,
   ): Promise<AtBlock<LockEventState[]>>;
   /** Every holder with ve > 0 at the block: ve descending, then address ascending (byte order). */
-  holders(at: ReadAt): Promise<AtBlock<HolderVe[]>>;
+  holders(at: ReadAt): Promise<AtBlock<VeRanking>>;
   stats(at: ReadAt): Promise<AtBlock<LockStats>>;
   /**
    * What changed in blocks from..to (inclusive, capped at the head), by block: the streams' one read per block. Each

@@ -30,6 +30,8 @@ export type VeBoard = {
   position: { get(address: string): number | undefined };
   /** Row i's address, EIP-55 (remembered by the process, api/read/checksum.ts: keccak per address is not free). */
   checksummed(i: number): Address;
+  /** Its heap where its ranking says (VeRanking.bytes); else estimated by its rows (BOARD_ROW_BYTES). */
+  bytes: number | undefined;
 };
 
 /** The board order: ve descending, then address ascending in byte order (as the SQL's COLLATE "C"). */
@@ -83,24 +85,27 @@ export type VeDerivation = {
 
 export type VeBoardsOptions = Omit<BlockMemoOptions<VeBoard>, "load" | "sizeOf"> & {
   /** Computes the ranking of a block whole (api/read/atBlock.ts holders): a block far from the anchor. */
-  load: (at: { block: bigint; time: bigint }, lane: ComputeLane) => Promise<AtBlock<HolderVe[]>>;
+  load: (at: { block: bigint; time: bigint }, lane: ComputeLane) => Promise<AtBlock<VeRanking>>;
   derive?: VeDerivation;
 };
 
 /**
- * A ranked row's heap, estimated: the row (an object, a 42-character address, two bigints) ~200 B, its entry in
- * `position` ~100 B, its checksummed address once shown ~70 B (measured with node --expose-gc over 60,000 rows).
+ * A ranked row's heap, estimated, where its ranking does not say (`bytes`): the row (an object, a 42-character
+ * address, two bigints) ~200 B, its entry in `position` ~100 B, its checksummed address once shown ~70 B (measured
+ * with node --expose-gc over 60,000 rows).
  */
 export const BOARD_ROW_BYTES = 400;
-/** The boards kept by default: 8 blocks' and 64 MiB of them (at Base scale, ~60,000 holders, a board is ~25 MB). */
+/**
+ * The boards kept by default: 8 blocks' and 64 MiB of them (at Base scale, ~60,000 holders, a board is ~25 MB by the
+ * row estimate; a ranking computed whole, kept as its text, ~5.5 MB).
+ */
 export const BOARDS_KEPT = { capacity: 8, maxBytes: 64 * 1024 * 1024 } as const;
 
 /**
- * A ranking computed whole (an array in board order) as rows, with a map of where each address is, built at the
- * first rank lookup: a past block's pages need only the array, and at Base scale the map of ~60,000 addresses was
- * 20–80 ms of one event-loop turn in the block's computation.
+ * A ranking of rows in board order (an array), with a map of where each address is, built at the first rank lookup
+ * (tests and benches rank arrays; the statement's ranking is kept as its text: api/read/textRanking.ts).
  */
-function rankingOf(array: readonly HolderVe[]): VeRanking {
+export function rankingOf(array: readonly HolderVe[]): VeRanking {
   let map: Map<string, number> | undefined;
   const where = () => {
     if (map === undefined) {
@@ -123,7 +128,8 @@ function boardOf(at: AtBlock<unknown>, ranking: VeRanking, stats: (() => LockSta
   const position = { get: ranking.indexOf };
   // The process's memo of EIP-55 addresses: the top rows are the same accounts block after block.
   const checksummed = (i: number) => checksummedAddress((rows.get(i) as HolderVe).address);
-  return { block: at.block, time: at.time, head: at.head, rows, position, checksummed, stats };
+  const bytes = ranking.bytes;
+  return { block: at.block, time: at.time, head: at.head, rows, position, checksummed, stats, bytes };
 }
 
 /** `make`'s value, made on the first call and kept. */
@@ -199,7 +205,7 @@ export class VeBoards extends BlockMemo<VeBoard> {
       name: "board",
       ...BOARDS_KEPT,
       ...options,
-      sizeOf: (board) => 1024 + board.rows.length * BOARD_ROW_BYTES,
+      sizeOf: (board) => 1024 + (board.bytes ?? board.rows.length * BOARD_ROW_BYTES),
       load: (at, lane) => (this as VeBoards).#rank(at, lane),
     });
     this.#derive = derive;
@@ -302,7 +308,7 @@ export class VeBoards extends BlockMemo<VeBoard> {
   async #whole_(at: At, lane: ComputeLane): Promise<VeBoard> {
     const answer = requireInRange(await this.#loadWhole(at, lane));
     this.#whole++;
-    return boardOf(answer, rankingOf(answer.value));
+    return boardOf(answer, answer.value);
   }
 
   #learn(finalized: At): void {

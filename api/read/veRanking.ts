@@ -21,7 +21,7 @@
  */
 import type { Address } from "viem";
 import { MAX_LOCK_DURATION } from "../math/constants";
-import type { HolderVe, LockChange, VeLock } from "./contract";
+import type { HolderVe, LockChange, VeLock, VeRanking } from "./contract";
 
 type At = { block: bigint; time: bigint };
 
@@ -178,17 +178,7 @@ export class VeAnchor {
   }
 }
 
-/** A ranking's rows in board order (made when asked for), and where a (lower-case) address is in them. */
-export type VeRanking = VeRows & { indexOf(address: string): number | undefined };
-
-/** Rows in board order: ve descending, then address ascending (byte order of the lower-case hex). */
-export type VeRows = {
-  readonly length: number;
-  /** Row i (rank i + 1), undefined past the end. */
-  get(i: number): HolderVe | undefined;
-  /** The index of the first row strictly after `key` in board order (a keyset page's start). */
-  after(key: { ve: bigint; address: string }): number;
-};
+export type { VeRanking, VeRows } from "./contract";
 
 /**
  * Buffers a ranking needs only while it is made (rankVe runs to its end without yielding, so one set serves every

@@ -11,6 +11,7 @@ import { lockVe } from "../../api/math";
 import { createLockIndex, WEEK } from "../../api/read/atBlock";
 import { BlockTimeUnknownError, type EventKey, IndexNotStartedError, type LockIndex } from "../../api/read/contract";
 import type { LockEventRow, LockRow } from "../../indexer/rules";
+import { rowsOf } from "../support/rankingRows";
 import {
   createSyntheticTables,
   generateSyntheticIndex,
@@ -174,8 +175,17 @@ describe("one rule at any block: the newest event row, or the merge that burned 
         .map(([address, s]) => ({ address, ...s }))
         .sort((a, b) => (a.ve === b.ve ? (a.address < b.address ? -1 : 1) : a.ve > b.ve ? -1 : 1));
       const { value } = await reader.holders(at(block));
-      expect(value, `board at ${block}`).toEqual(expected);
+      expect(rowsOf(value), `board at ${block}`).toEqual(expected);
       if (block !== index.startBlock) expect(value.length).toBeGreaterThan(5);
+      // The ranking kept as the statement's text (api/read/textRanking.ts): each row found, keyset pages after it.
+      expected.forEach((row, i) => {
+        expect(value.indexOf(row.address), `rank of ${row.address} at ${block}`).toBe(i);
+        expect(value.indexOf(row.address.toUpperCase().replace("0X", "0x"))).toBe(i);
+        expect(value.after(row)).toBe(i + 1);
+        expect(value.after({ ve: row.ve + 1n, address: row.address })).toBe(i);
+      });
+      expect(value.get(expected.length)).toBeUndefined();
+      expect(value.get(-1)).toBeUndefined();
     }
   });
 
@@ -210,7 +220,8 @@ describe("one rule at any block: the newest event row, or the merge that burned 
     const merged = index.events.find((e) => e.kind === "merge")!;
     for (const block of blocks) {
       const at_ = at(block);
-      expect(await viaDrizzle.holders(at_)).toEqual(await reader.holders(at_));
+      const [drizzled, prepared] = [await viaDrizzle.holders(at_), await reader.holders(at_)];
+      expect({ ...drizzled, value: rowsOf(drizzled.value) }).toEqual({ ...prepared, value: rowsOf(prepared.value) });
       expect(await viaDrizzle.stats(at_)).toEqual(await reader.stats(at_));
       expect(await viaDrizzle.lock(merged.tokenId, at_)).toEqual(await reader.lock(merged.tokenId, at_));
       expect(await viaDrizzle.locksOf(merged.account, at_)).toEqual(await reader.locksOf(merged.account, at_));
@@ -236,7 +247,7 @@ describe("one rule at any block: the newest event row, or the merge that burned 
     const beyond = { block: index.head.block + 1n, time: index.head.time + 60n };
     const answer = await reader.holders(beyond);
     expect(answer.inRange).toBe(false);
-    expect(answer.value).toEqual([]);
+    expect(rowsOf(answer.value)).toEqual([]);
     expect(answer.head.block).toBe(index.head.block);
     expect((await reader.lock(1n, beyond)).value).toBeNull();
   });

@@ -10,12 +10,12 @@ import { describe, expect, it } from "vitest";
 import { BlockMemo } from "../../api/read/blockMemo";
 import { BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type HolderVe } from "../../api/read/contract";
 import { DurationBoards } from "../../api/read/durationBoards";
-import { BOARD_ROW_BYTES, VeBoards } from "../../api/read/veBoard";
+import { BOARD_ROW_BYTES, rankingOf, VeBoards } from "../../api/read/veBoard";
 
 const at = (block: bigint) => ({ block, time: 1_700_000_000n + block * 2n });
 
-/** A ranking of `n` holders at `block`, as the statement would answer it. */
-function ranking(block: bigint, n: number) {
+/** A ranking of `n` holders at `block`, as the statement would answer it (its rows, and as a ranking). */
+function holders(block: bigint, n: number) {
   const value: HolderVe[] = Array.from({ length: n }, (_, i) => ({
     address: `0x${(i + 1).toString(16).padStart(40, "0")}` as HolderVe["address"],
     ve: BigInt(n - i) * 10n ** 18n + block,
@@ -25,6 +25,10 @@ function ranking(block: bigint, n: number) {
   const head = { block: 1_000_000n, time: 0n, finalized: 999_000n };
   return { head, block, time: at(block).time, inRange: true, value };
 }
+const ranking = (block: bigint, n: number) => {
+  const { value, ...rest } = holders(block, n);
+  return { ...rest, value: rankingOf(value) };
+};
 
 describe("the bytes bound", () => {
   it("1,000 distinct past blocks: the boards kept never exceed maxBytes, nor capacity, and the oldest go first", async () => {
@@ -173,7 +177,7 @@ describe("a reorg (the head went back to block N)", () => {
   it("the duration boards forget every board and window's rankings from N up", async () => {
     const boards = new DurationBoards({
       load: async (_board, _window, a) => {
-        const { value, ...rest } = ranking(a.block, 3);
+        const { value, ...rest } = holders(a.block, 3);
         return { ...rest, finalizedTime: null, value: value.map((r) => ({ address: r.address, value: r.ve })) };
       },
     });
@@ -192,7 +196,7 @@ describe("a reorg (the head went back to block N)", () => {
 describe("the duration boards' shared bound", () => {
   /** A board's ranking of `n` accounts at a block, as the statement would answer it. */
   const board = (block: bigint, n: number) => {
-    const { value, ...rest } = ranking(block, n);
+    const { value, ...rest } = holders(block, n);
     return { ...rest, finalizedTime: null, value: value.map((r) => ({ address: r.address, value: r.ve })) };
   };
   const rows = 1_000;

@@ -11,10 +11,12 @@ import { WEEK } from "../../api/read/atBlock";
 import type { BoardIndex, HolderVe, LockChange, LockIndex, LockStats, VeLock } from "../../api/read/contract";
 import { createIndexRuntime, NO_INDEX } from "../../api/read/runtime";
 import { firstAfter, sameChanges, VeBoards } from "../../api/read/veBoard";
-import { insertionSorted, rankVe, VeAnchor, type VeRows } from "../../api/read/veRanking";
+import { insertionSorted, rankVe, VeAnchor } from "../../api/read/veRanking";
 import { statsAt } from "../../api/read/veStats";
+import { lcg } from "../support/lcg";
 import { pgliteLockIndex } from "../support/pgliteIndex";
 import { platformConfig } from "../support/platformApp";
+import { rowsOf } from "../support/rankingRows";
 import { generateSyntheticIndex, type SyntheticIndex, stateAt } from "../support/syntheticIndex";
 
 const SCHEMA = "ve_ranking";
@@ -41,18 +43,6 @@ function truth(block: bigint): HolderVe[] {
     .map(([address, s]) => ({ address: address as HolderVe["address"], ...s }))
     .sort((a, b) => (a.ve === b.ve ? (a.address < b.address ? -1 : 1) : a.ve > b.ve ? -1 : 1));
 }
-
-/** A small seeded generator of numbers in [0, 1) (the same seed, the same locks). */
-function lcg(start: number): () => number {
-  let seed = start;
-  return () => {
-    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return seed / 2_147_483_648;
-  };
-}
-
-/** Every row of a ranking, in order. */
-const rowsOf = (rows: VeRows) => Array.from({ length: rows.length }, (_, i) => rows.get(i)!);
 
 /** The board order by brute force: every lock's ve by lockVe, summed per owner. */
 function bruteRanking(locks: readonly VeLock[], t: bigint): HolderVe[] {
@@ -339,7 +329,7 @@ describe("derived from an anchor, at every block (PGlite)", () => {
         const derived = rowsOf(rankVe(delta, anchor, delta.value));
         const expected = truth(block);
         expect(derived, `block ${block} from the anchor at ${f}`).toEqual(expected);
-        if (block % 7n === 0n) expect((await reader.holders(at(block))).value).toEqual(expected);
+        if (block % 7n === 0n) expect(rowsOf((await reader.holders(at(block))).value)).toEqual(expected);
       }
     }
     expect(changed).toBeGreaterThan(1_000);
