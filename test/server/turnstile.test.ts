@@ -108,6 +108,15 @@ describe("which requests take turns", () => {
     expect(takesTurns(req("GET", "/api/index/v1/activity?limit=1000"))).toBe(true);
     expect(takesTurns(req("GET", "/api/index/v1/activity"))).toBe(true);
   });
+  it("an index request naming a block (time travel) or a cursor's, not the head's", () => {
+    expect(takesTurns(req("GET", "/api/index/v1/stats?block=123"))).toBe(true);
+    expect(takesTurns(req("GET", "/api/index/v1/leaderboards/ve?limit=10&block=123"))).toBe(true);
+    expect(takesTurns(req("GET", "/api/index/v1/leaderboards/ve?cursor=abc"))).toBe(true);
+    expect(takesTurns(req("GET", "/api/index/v1/locks/1?block=9"))).toBe(true);
+    expect(takesTurns(req("GET", "/api/index/v1/leaderboards/ve?limit=10"))).toBe(false);
+    expect(takesTurns(req("GET", "/api/index/v1/stats?minBlock=123"))).toBe(false);
+    expect(takesTurns(req("GET", "/api/supply/total?block=1"))).toBe(false);
+  });
   it("not cached reads, probes, a single activity item or a lock", () => {
     expect(takesTurns(req("GET", "/api/supply/total"))).toBe(false);
     expect(takesTurns(req("GET", "/health"))).toBe(false);
