@@ -18,6 +18,12 @@
  * A client whose last such request was refused for load (429, 503: over its budget, a queue full) waits behind the
  * clients in good standing for the next `REFUSED_BEHIND_MS`: round-robin alone put another client's one GraphQL query
  * behind one request of each of 400 addresses flooding new documents, every one of which was refused.
+ *
+ * A client that is known and light — its last such request answered, and nothing asked since for at least `LIGHT_GAP_MS`
+ * — starts before the clients in good standing: 400 addresses opening a flood together are all in good standing
+ * (unknown yet), and another client's one query waited behind one start of each of them (341 ms). A client asking back
+ * to back, or with a request still in flight, is not light; an unknown one is not either, so a flood of new addresses
+ * cannot take the front.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { BoundedMap } from "../cache/boundedMap";
@@ -34,6 +40,10 @@ export const TURN_BUDGET_MS = 1;
 export const REFUSED_BEHIND_MS = 2_000;
 /** Clients remembered as refused (the oldest forgotten first): any number of addresses may be refused. */
 const REFUSED_REMEMBERED = 100_000;
+/** How long a client must have asked nothing after its last answer to start before the others. */
+export const LIGHT_GAP_MS = 50;
+/** Clients remembered with their last answer's time (the oldest forgotten first). */
+const ANSWERED_REMEMBERED = 100_000;
 
 const CLIENT = Symbol("turnClient");
 type Turning = ServerResponse & { [CLIENT]?: string };
@@ -73,10 +83,13 @@ export function takeTurns(
    * Waiting requests per client, those in good standing and those refused lately (served when no other waits); a
    * Map iterates in insertion order, so re-inserting rotates a client to the back of its lane.
    */
+  const light = new Map<string, Waiting[]>();
   const waiting = new Map<string, Waiting[]>();
   const behind = new Map<string, Waiting[]>();
   /** When each client refused for load was last refused. */
   const refusedAt = new BoundedMap<string, number>(REFUSED_REMEMBERED, "recency");
+  /** When each client's last started request was answered; absent while one is in flight (or never answered). */
+  const answeredAt = new BoundedMap<string, number>(ANSWERED_REMEMBERED, "recency");
   let scheduled = false;
 
   /** Starts the next request of `lane` (rotating its client to the back); false when none is left to start. */
@@ -87,6 +100,7 @@ export function takeTurns(
       if (queue.length > 0) lane.set(client, queue);
       if (res.destroyed || req.socket.destroyed) continue; // gone while waiting: costs nothing
       (res as Turning)[CLIENT] = client;
+      answeredAt.delete(client);
       res.on("finish", answered);
       next(req, res);
       return true;
@@ -94,8 +108,10 @@ export function takeTurns(
     return false;
   };
   function answered(this: Turning): void {
-    if (this.statusCode === 429 || this.statusCode === 503) refusedAt.set(this[CLIENT]!, now());
-    else refusedAt.delete(this[CLIENT]!);
+    const client = this[CLIENT]!;
+    if (this.statusCode === 429 || this.statusCode === 503) refusedAt.set(client, now());
+    else refusedAt.delete(client);
+    answeredAt.set(client, now());
   }
 
   const turn = () => {
@@ -104,8 +120,8 @@ export function takeTurns(
     // the starts of requests whose work comes later (a body still to read) go many to a turn — 400 flooding clients
     // one per turn kept a newcomer's first request waiting behind their whole first round (0.3–1.1 s).
     const until = now() + TURN_BUDGET_MS;
-    while (startFrom(waiting) || startFrom(behind)) if (now() >= until) break;
-    if ((waiting.size > 0 || behind.size > 0) && !scheduled) {
+    while (startFrom(light) || startFrom(waiting) || startFrom(behind)) if (now() >= until) break;
+    if ((light.size > 0 || waiting.size > 0 || behind.size > 0) && !scheduled) {
       scheduled = true;
       pace(turn);
     }
@@ -124,9 +140,15 @@ export function takeTurns(
     });
     const client = ip === null ? "unknown" : rateLimitSubject(ip);
     const at = refusedAt.peek(client);
-    const lane = at !== undefined && now() - at < REFUSED_BEHIND_MS ? behind : waiting;
-    // A client's requests stay in order: one already waiting in the other lane keeps its place there.
-    const queue = waiting.get(client) ?? behind.get(client);
+    const done = answeredAt.peek(client);
+    const lane =
+      at !== undefined && now() - at < REFUSED_BEHIND_MS
+        ? behind
+        : done !== undefined && now() - done >= LIGHT_GAP_MS
+          ? light
+          : waiting;
+    // A client's requests stay in order: one already waiting in another lane keeps its place there.
+    const queue = light.get(client) ?? waiting.get(client) ?? behind.get(client);
     if (queue === undefined) lane.set(client, [[req, res]]);
     else queue.push([req, res]);
     if (!scheduled) {

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseTrustedProxies } from "../../api/net/ip";
-import { REFUSED_BEHIND_MS, TURN_BUDGET_MS, takesTurns, takeTurns } from "../../api/server/turnstile";
+import { LIGHT_GAP_MS, REFUSED_BEHIND_MS, TURN_BUDGET_MS, takesTurns, takeTurns } from "../../api/server/turnstile";
 import { childEnv, startApiChild } from "../support/apiProcess";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
@@ -212,6 +212,36 @@ describe("a client refused for load waits behind the others", () => {
     expect(started.length).toBe(1);
     await turns();
     expect(started.length).toBe(3);
+  });
+
+  it("a known client that asked nothing for LIGHT_GAP_MS since its answer starts before the others", async () => {
+    const t = setUp();
+    t.send("198.51.100.9");
+    t.send("198.51.100.8");
+    await turns();
+    t.started.length = 0;
+    t.advance(LIGHT_GAP_MS);
+    // New addresses (a flood opening) first, then the light client and one that was answered as long ago.
+    for (let i = 1; i <= 3; i++) t.send(`203.0.113.${i}`);
+    t.send("198.51.100.9");
+    t.send("198.51.100.9");
+    t.send("198.51.100.8");
+    await turns();
+    expect(t.started).toEqual([
+      "198.51.100.9",
+      "198.51.100.8",
+      "198.51.100.9",
+      "203.0.113.1",
+      "203.0.113.2",
+      "203.0.113.3",
+    ]);
+    // Asking again at once after its answer (back to back), a client is not light: round-robin with the others.
+    t.started.length = 0;
+    t.advance(LIGHT_GAP_MS - 1);
+    t.send("203.0.113.7");
+    t.send("198.51.100.9");
+    await turns();
+    expect(t.started).toEqual(["203.0.113.7", "198.51.100.9"]);
   });
 
   it("an answered request puts it back in good standing", async () => {
