@@ -12,7 +12,7 @@ import { checksummedAddress } from "./checksum";
 import type { ComputeLane } from "./computeGate";
 import type { AtBlock, HolderVe, IndexHead, LockChange, LockStats, VeLock, VeLocksAnswer } from "./contract";
 import { rankVe, VeAnchor, type VeRanking, type VeRows } from "./veRanking";
-import { statsAt } from "./veStats";
+import { hasStatsBase, prepareStats, statsAt } from "./veStats";
 
 export type VeBoard = {
   block: bigint;
@@ -131,6 +131,9 @@ function boardOf(at: AtBlock<unknown>, ranking: VeRanking, stats: (() => LockSta
   const bytes = ranking.bytes;
   return { block: at.block, time: at.time, head: at.head, rows, position, checksummed, stats, bytes };
 }
+
+/** A later turn of the event loop (after its I/O): between the slices of a paced build. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** `make`'s value, made on the first call and kept. */
 function once<T>(make: () => T): () => T {
@@ -254,7 +257,8 @@ export class VeBoards extends BlockMemo<VeBoard> {
       if (finalized !== undefined) this.#learn(finalized);
       if (!near(finalized)) return this.#whole_(at, lane);
       const locks = requireInRange(await derive.locks(finalized, lane, "read"));
-      anchor = this.#settle(new VeAnchor(locks, locks.value));
+      // In slices (every other request served between them); the reader waits for it either way.
+      anchor = this.#settle(await VeAnchor.paced(locks, locks.value, nextTurn));
     }
     const delta = requireInRange(await derive.delta(anchor, at, lane, "read"));
     this.#derived++;
@@ -344,13 +348,15 @@ export class VeBoards extends BlockMemo<VeBoard> {
     const at = { block: finalized, time: answer.finalizedTime };
     const span = BigInt(derive.span ?? DERIVE.span);
     this.#anchoring = true;
+    // Built in slices (a few ms each), every request served between them: at Base scale a build is ~200–250 ms of
+    // CPU, and in one piece it held the whole process once per move.
     const moved = async () => {
       if (behind <= span) {
         const delta = requireInRange(await derive.delta(anchor, at, "past", "anchor"));
-        return anchor.withChanges(delta, delta.value);
+        return VeAnchor.paced(delta, anchor.locksWith(delta.value), nextTurn);
       }
       const locks = requireInRange(await derive.locks(at, "past", "anchor"));
-      return new VeAnchor(locks, locks.value);
+      return VeAnchor.paced(locks, locks.value, nextTurn);
     };
     moved()
       .then(
@@ -363,7 +369,8 @@ export class VeBoards extends BlockMemo<VeBoard> {
               ),
             );
           }
-          this.#settle(next);
+          // The stats base too, in slices, where the stats were read from the anchor it replaces.
+          if (this.#settle(next) === next && hasStatsBase(anchor)) prepareStats(next, nextTurn).catch(() => {});
         },
         () => {},
       )

@@ -36,8 +36,8 @@ export class VeAnchor {
   readonly locks: readonly VeLock[];
   /** Owners (lower-case); each lock's owner as an index into them. */
   readonly accounts: string[];
-  readonly #accountIndex = new Map<string, number>();
-  readonly #indexOf = new Map<bigint, number>();
+  readonly #accountIndex: Map<string, number>;
+  readonly #indexOf: Map<bigint, number>;
   readonly owner: Int32Array;
   /** Per lock: r of amount = q·MAX + r (q is summed per owner below); lockEnd as a number (NaN past 2^53). */
   readonly r: Float64Array;
@@ -81,82 +81,38 @@ export class VeAnchor {
     return this.#orders[k] as Int32Array;
   }
 
-  constructor(at: At, locks: readonly VeLock[]) {
+  /** Built at once (`parts` made here), or from the parts a paced build made (VeAnchor.paced). */
+  constructor(at: At, locks: readonly VeLock[], parts: AnchorParts = runToEnd(anchorParts(at, locks))) {
     this.block = at.block;
     this.time = at.time;
     this.locks = locks;
-    this.accounts = [];
-    const n = locks.length;
-    this.owner = new Int32Array(n);
-    const qOf = new Array<bigint>(n);
-    this.r = new Float64Array(n);
-    this.end = new Float64Array(n);
-    locks.forEach((lock, j) => {
-      this.#indexOf.set(lock.tokenId, j);
-      let i = this.#accountIndex.get(lock.owner);
-      if (i === undefined) {
-        i = this.accounts.length;
-        this.accounts.push(lock.owner);
-        this.#accountIndex.set(lock.owner, i);
-      }
-      this.owner[j] = i;
-      const q = lock.amount / MAX;
-      qOf[j] = q;
-      this.r[j] = Number(lock.amount - q * MAX);
-      this.end[j] = lock.lockEnd <= SAFE ? Number(lock.lockEnd) : Number.NaN;
-    });
-    const a = this.accounts.length;
-    this.first = new Int32Array(a + 1);
-    for (let j = 0; j < n; j++) {
-      const i = (this.owner[j] as number) + 1;
-      this.first[i] = (this.first[i] as number) + 1;
-    }
-    for (let i = 0; i < a; i++) this.first[i + 1] = (this.first[i + 1] as number) + (this.first[i] as number);
-    this.byOwner = new Int32Array(n);
-    const next = this.first.slice(0, a);
-    for (let j = 0; j < n; j++) {
-      const i = this.owner[j] as number;
-      const k = next[i] as number;
-      this.byOwner[k] = j;
-      next[i] = k + 1;
-    }
-    const c = new Array<bigint>(a).fill(0n);
-    const qs = new Array<bigint>(a).fill(0n);
-    this.locked = new Array<bigint>(a).fill(0n);
-    this.count = new Int32Array(a);
-    this.odd = new Uint8Array(a);
-    this.lastEnd = new Float64Array(a).fill(Number.NEGATIVE_INFINITY);
-    const tn = Number(at.time);
-    const plain: number[] = [];
-    for (let j = 0; j < n; j++) {
-      const lock = locks[j] as VeLock;
-      const i = this.owner[j] as number;
-      this.locked[i] = (this.locked[i] as bigint) + lock.amount;
-      this.count[i] = (this.count[i] as number) + 1;
-      const end = this.end[j] as number;
-      if (lock.autoMax || Number.isNaN(end)) this.lastEnd[i] = Number.POSITIVE_INFINITY;
-      else if (end > (this.lastEnd[i] as number)) this.lastEnd[i] = end;
-      if (lock.autoMax) {
-        c[i] = (c[i] as bigint) + lock.amount;
-        continue;
-      }
-      if (Number.isNaN(end)) {
-        this.odd[i] = 1;
-        continue;
-      }
-      plain.push(j);
-      if (end > tn) {
-        c[i] = (c[i] as bigint) + (qOf[j] as bigint) * lock.lockEnd;
-        qs[i] = (qs[i] as bigint) + (qOf[j] as bigint);
-      }
-    }
-    this.cn = Float64Array.from(c, (v) => Number(v));
-    this.qn = Float64Array.from(qs, (v) => Number(v));
-    this.c = c;
-    this.q = qs;
-    plain.sort((x, y) => (this.end[x] as number) - (this.end[y] as number));
-    this.byEnd = Int32Array.from(plain);
-    this.endsSorted = Float64Array.from(plain, (j) => this.end[j] as number);
+    this.accounts = parts.accounts;
+    this.#accountIndex = parts.accountIndex;
+    this.#indexOf = parts.indexOf;
+    this.owner = parts.owner;
+    this.r = parts.r;
+    this.end = parts.end;
+    this.first = parts.first;
+    this.byOwner = parts.byOwner;
+    this.locked = parts.locked;
+    this.count = parts.count;
+    this.odd = parts.odd;
+    this.lastEnd = parts.lastEnd;
+    this.cn = parts.cn;
+    this.qn = parts.qn;
+    this.c = parts.c;
+    this.q = parts.q;
+    this.byEnd = parts.byEnd;
+    this.endsSorted = parts.endsSorted;
+  }
+
+  /**
+   * The anchor built in slices of a few ms, `pause` awaited between them: at Base scale (95,000 live locks) a build
+   * is ~200–250 ms of CPU, which in one piece held the event loop (every request of the process) each time the anchor
+   * moved, every 64 finalized blocks.
+   */
+  static async paced(at: At, locks: readonly VeLock[], pause: () => Promise<void>): Promise<VeAnchor> {
+    return new VeAnchor(at, locks, await runPaced(anchorParts(at, locks), pause));
   }
 
   /** The anchor's lock of a token, by index (undefined when the token was not live at the anchor). */
@@ -169,13 +125,196 @@ export class VeAnchor {
   }
 
   /** The live locks at `at`, given the locks that changed between this anchor and `at` (a moved anchor). */
-  withChanges(at: At, changes: readonly LockChange[]): VeAnchor {
-    if (changes.length === 0) return new VeAnchor(at, this.locks);
+  locksWith(changes: readonly LockChange[]): readonly VeLock[] {
+    if (changes.length === 0) return this.locks;
     const changed = new Set<bigint>(changes.map((c) => c.tokenId));
     const locks = this.locks.filter((lock) => !changed.has(lock.tokenId));
     for (const c of changes) if (c.lock !== null) locks.push(c.lock);
-    return new VeAnchor(at, locks);
+    return locks;
   }
+
+  /** The anchor at `at`, given the locks that changed between this anchor and `at` (a moved anchor). */
+  withChanges(at: At, changes: readonly LockChange[]): VeAnchor {
+    return new VeAnchor(at, this.locksWith(changes));
+  }
+}
+
+/** What a VeAnchor is made of (its fields), made by anchorParts. */
+type AnchorParts = {
+  accounts: string[];
+  accountIndex: Map<string, number>;
+  indexOf: Map<bigint, number>;
+  owner: Int32Array;
+  r: Float64Array;
+  end: Float64Array;
+  first: Int32Array;
+  byOwner: Int32Array;
+  locked: bigint[];
+  count: Int32Array;
+  odd: Uint8Array;
+  lastEnd: Float64Array;
+  cn: Float64Array;
+  qn: Float64Array;
+  c: bigint[];
+  q: bigint[];
+  byEnd: Int32Array;
+  endsSorted: Float64Array;
+};
+
+/** Iterations between the slices of a paced build (a few ms each at Base scale); a power of two less one. */
+const SLICE = 8_191;
+
+/**
+ * The plain locks (indexes, ascending) in order of their end, ties by index, and their ends in that order. Each end
+ * and index packed in one double (end·2^k + index, exact below 2^53) and sorted as numbers: a comparator sort of
+ * 90,000 indexes was ~60 ms of one slice at Base scale, this a few. Ends too large to pack take the comparator.
+ */
+function* sortedByEnd(
+  plain: readonly number[],
+  end: Float64Array,
+): Generator<void, { byEnd: Int32Array; endsSorted: Float64Array }> {
+  const span = 2 ** Math.ceil(Math.log2(end.length + 1));
+  let latest = 0;
+  for (const j of plain) latest = Math.max(latest, end[j] as number);
+  if ((latest + 1) * span > Number.MAX_SAFE_INTEGER) {
+    const sorted = [...plain].sort((x, y) => (end[x] as number) - (end[y] as number));
+    return { byEnd: Int32Array.from(sorted), endsSorted: Float64Array.from(sorted, (j) => end[j] as number) };
+  }
+  const packed = new Float64Array(plain.length);
+  for (let k = 0; k < plain.length; k++) {
+    const j = plain[k] as number;
+    packed[k] = (end[j] as number) * span + j;
+  }
+  yield;
+  packed.sort();
+  yield;
+  const byEnd = new Int32Array(packed.length);
+  const endsSorted = new Float64Array(packed.length);
+  for (let k = 0; k < packed.length; k++) {
+    if ((k & SLICE) === SLICE) yield;
+    const j = (packed[k] as number) % span;
+    byEnd[k] = j;
+    endsSorted[k] = ((packed[k] as number) - j) / span;
+  }
+  return { byEnd, endsSorted };
+}
+
+/** A generator's value, run to its end at once. */
+export function runToEnd<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** A generator's value, `pause` awaited at each of its yields (a slice of work between them). */
+export async function runPaced<T>(steps: Generator<void, T>, pause: () => Promise<void>): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await pause();
+  }
+}
+
+/** The anchor's parts, yielding every SLICE + 1 locks or owners of each pass (nothing is read between slices). */
+function* anchorParts(at: At, locks: readonly VeLock[]): Generator<void, AnchorParts> {
+  const accounts: string[] = [];
+  const accountIndex = new Map<string, number>();
+  const indexOf = new Map<bigint, number>();
+  const n = locks.length;
+  const owner = new Int32Array(n);
+  const qOf = new Array<bigint>(n);
+  const r = new Float64Array(n);
+  const end = new Float64Array(n);
+  for (let j = 0; j < n; j++) {
+    const lock = locks[j] as VeLock;
+    indexOf.set(lock.tokenId, j);
+    let i = accountIndex.get(lock.owner);
+    if (i === undefined) {
+      i = accounts.length;
+      accounts.push(lock.owner);
+      accountIndex.set(lock.owner, i);
+    }
+    owner[j] = i;
+    const q = lock.amount / MAX;
+    qOf[j] = q;
+    r[j] = Number(lock.amount - q * MAX);
+    end[j] = lock.lockEnd <= SAFE ? Number(lock.lockEnd) : Number.NaN;
+    // The heaviest pass (two map entries and a bigint division a lock): slices a quarter as long.
+    if ((j & (SLICE >> 2)) === SLICE >> 2) yield;
+  }
+  const a = accounts.length;
+  const first = new Int32Array(a + 1);
+  for (let j = 0; j < n; j++) {
+    const i = (owner[j] as number) + 1;
+    first[i] = (first[i] as number) + 1;
+  }
+  for (let i = 0; i < a; i++) first[i + 1] = (first[i + 1] as number) + (first[i] as number);
+  const byOwner = new Int32Array(n);
+  const next = first.slice(0, a);
+  for (let j = 0; j < n; j++) {
+    const i = owner[j] as number;
+    const k = next[i] as number;
+    byOwner[k] = j;
+    next[i] = k + 1;
+  }
+  yield;
+  const c = new Array<bigint>(a).fill(0n);
+  const q = new Array<bigint>(a).fill(0n);
+  const locked = new Array<bigint>(a).fill(0n);
+  const count = new Int32Array(a);
+  const odd = new Uint8Array(a);
+  const lastEnd = new Float64Array(a).fill(Number.NEGATIVE_INFINITY);
+  const tn = Number(at.time);
+  const plain: number[] = [];
+  for (let j = 0; j < n; j++) {
+    if ((j & SLICE) === SLICE) yield;
+    const lock = locks[j] as VeLock;
+    const i = owner[j] as number;
+    locked[i] = (locked[i] as bigint) + lock.amount;
+    count[i] = (count[i] as number) + 1;
+    const e = end[j] as number;
+    if (lock.autoMax || Number.isNaN(e)) lastEnd[i] = Number.POSITIVE_INFINITY;
+    else if (e > (lastEnd[i] as number)) lastEnd[i] = e;
+    if (lock.autoMax) {
+      c[i] = (c[i] as bigint) + lock.amount;
+      continue;
+    }
+    if (Number.isNaN(e)) {
+      odd[i] = 1;
+      continue;
+    }
+    plain.push(j);
+    if (e > tn) {
+      c[i] = (c[i] as bigint) + (qOf[j] as bigint) * lock.lockEnd;
+      q[i] = (q[i] as bigint) + (qOf[j] as bigint);
+    }
+  }
+  yield;
+  const cn = Float64Array.from(c, (v) => Number(v));
+  const qn = Float64Array.from(q, (v) => Number(v));
+  yield;
+  const { byEnd, endsSorted } = yield* sortedByEnd(plain, end);
+  return {
+    accounts,
+    accountIndex,
+    indexOf,
+    owner,
+    r,
+    end,
+    first,
+    byOwner,
+    locked,
+    count,
+    odd,
+    lastEnd,
+    cn,
+    qn,
+    c,
+    q,
+    byEnd,
+    endsSorted,
+  };
 }
 
 export type { VeRanking, VeRows } from "./contract";

@@ -12,7 +12,7 @@ import type { BoardIndex, HolderVe, LockChange, LockIndex, LockStats, VeLock } f
 import { createIndexRuntime, NO_INDEX } from "../../api/read/runtime";
 import { firstAfter, sameChanges, VeBoards } from "../../api/read/veBoard";
 import { insertionSorted, rankVe, VeAnchor } from "../../api/read/veRanking";
-import { statsAt } from "../../api/read/veStats";
+import { hasStatsBase, prepareStats, statsAt } from "../../api/read/veStats";
 import { lcg } from "../support/lcg";
 import { pgliteLockIndex } from "../support/pgliteIndex";
 import { platformConfig } from "../support/platformApp";
@@ -547,5 +547,80 @@ describe("the next block's ranking made ahead at the head", () => {
     expect(sameChanges([{ tokenId: 1n, lock: null }], [{ tokenId: 1n, lock: null }])).toBe(true);
     expect(sameChanges([l(1n)], [l(2n)])).toBe(false);
     expect(sameChanges([l(1n)], [l(1n), l(2n)])).toBe(false);
+  });
+});
+
+describe("paced builds (an anchor and its stats base in slices, every request served between them)", () => {
+  /** Random live locks: AutoMax, ends past 2^53 (not plain), many sharing an end, owners with many locks. */
+  const randomLocks = (n: number, seed: number, endOf?: (k: number) => bigint): VeLock[] => {
+    const rand = lcg(seed);
+    const t = 1_760_000_000n;
+    return Array.from({ length: n }, (_, j) => ({
+      tokenId: BigInt(j * 3 + 1),
+      owner: `0x${Math.floor(rand() * (n / 3))
+        .toString(16)
+        .padStart(40, "0")}` as VeLock["owner"],
+      amount: BigInt(Math.floor(rand() * 1e9)) * 10n ** 15n + 7n,
+      lockEnd:
+        endOf?.(j) ?? (rand() < 0.01 ? 2n ** 60n : t + BigInt(Math.floor(rand() * 2_000)) * 86_400n - 50_000_000n),
+      autoMax: rand() < 0.05,
+    }));
+  };
+  const fields = (a: VeAnchor) => ({
+    accounts: a.accounts,
+    owner: a.owner,
+    r: a.r,
+    end: a.end,
+    first: a.first,
+    byOwner: a.byOwner,
+    locked: a.locked,
+    count: a.count,
+    odd: a.odd,
+    lastEnd: a.lastEnd,
+    cn: a.cn,
+    qn: a.qn,
+    c: a.c,
+    q: a.q,
+    byEnd: a.byEnd,
+    endsSorted: a.endsSorted,
+  });
+
+  it("an anchor built in slices equals one built at once, and ranks and sums the same", async () => {
+    for (const [n, seed] of [
+      [1, 3],
+      [5_000, 5],
+      [30_000, 9],
+    ] as const) {
+      const locks = randomLocks(n, seed);
+      const at = { block: 7n, time: 1_760_000_000n };
+      let pauses = 0;
+      const paced = await VeAnchor.paced(at, locks, async () => {
+        pauses++;
+        await new Promise((r) => setImmediate(r));
+      });
+      const whole = new VeAnchor(at, locks);
+      expect(fields(paced)).toEqual(fields(whole));
+      for (const l of locks.slice(0, 50)) expect(paced.indexOfToken(l.tokenId)).toBe(whole.indexOfToken(l.tokenId));
+      if (n >= 30_000) expect(pauses).toBeGreaterThan(20);
+      const t = at.time + 86_400n * 30n;
+      const ranked = rankVe({ block: 8n, time: t }, paced, []);
+      expect(rowsOf(ranked)).toEqual(bruteRanking(locks, t));
+      // The stats base made ahead in slices gives the stats made at once.
+      await prepareStats(paced, () => new Promise((r) => setImmediate(r)));
+      expect(hasStatsBase(paced)).toBe(true);
+      expect(hasStatsBase(whole)).toBe(false);
+      expect(statsAt(t, paced, [], ranked.length)).toEqual(statsAt(t, whole, [], ranked.length));
+    }
+  });
+
+  it("the plain locks in order of their end, ties by index, packed or (ends too large to pack) compared", () => {
+    const t = 1_760_000_000n;
+    for (const endOf of [(k: number) => t + BigInt(k % 17) * 1_000n, (k: number) => 2n ** 52n - BigInt(k % 13)]) {
+      const locks = randomLocks(3_000, 11, endOf).map((l) => ({ ...l, autoMax: false }));
+      const anchor = new VeAnchor({ block: 1n, time: t }, locks);
+      const expected = locks.map((_, j) => j).sort((x, y) => Number(locks[x]!.lockEnd - locks[y]!.lockEnd) || x - y);
+      expect(Array.from(anchor.byEnd)).toEqual(expected);
+      expect(Array.from(anchor.endsSorted)).toEqual(expected.map((j) => Number(locks[j]!.lockEnd)));
+    }
   });
 });
