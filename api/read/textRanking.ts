@@ -1,10 +1,11 @@
 /**
  * A ve ranking computed whole (api/read/atBlock.ts holders) kept as the text the statement sends — `owner ve locked
- * locks` groups in board order, space-separated, owners lower-case — with where each row starts, and each row read
- * from the text when it is asked for. The statement sends one text, not ~60,000 rows each repeating the head's and
- * the block's columns (pg's row parsing was ~10 % of the API process's busy time in a time-travel flood). At Base scale (~60,000 holders, ~5 MB of text) parsing every row into an object
- * with two bigints held the event loop 20–70 ms per block in a time-travel flood and left ~25 MB per kept board for
- * the collector; the row starts are one pass over the text (a few ms), and a page reads its 100 rows.
+ * locks` groups in board order, space-separated, owners lower-case (as Ponder stores hex) — with where each row starts,
+ * and each row read from the text when it is asked for. The statement sends one text, not ~60,000 rows each repeating
+ * the head's and the block's columns (pg's row parsing was ~10 % of the API process's busy time in a time-travel
+ * flood). At Base scale (~60,000 holders, ~5 MB of text) parsing every row into an object with two bigints held the
+ * event loop 20–70 ms per block in a time-travel flood and left ~25 MB per kept board for the collector; the row
+ * starts are one pass over the text (a few ms), and a page reads its 100 rows.
  */
 import type { Address } from "viem";
 import type { HolderVe, VeRanking } from "./contract";

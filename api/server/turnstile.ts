@@ -19,11 +19,11 @@
  * clients in good standing for the next `REFUSED_BEHIND_MS`: round-robin alone put another client's one GraphQL query
  * behind one request of each of 400 addresses flooding new documents, every one of which was refused.
  *
- * A client that is known and light — its last such request answered, and nothing asked since for at least `LIGHT_GAP_MS`
- * — starts before the clients in good standing: 400 addresses opening a flood together are all in good standing
- * (unknown yet), and another client's one query waited behind one start of each of them (341 ms). A client asking back
- * to back, or with a request still in flight, is not light; an unknown one is not either, so a flood of new addresses
- * cannot take the front.
+ * A client that is known and light — its last such request answered, and nothing asked since for at least
+ * `LIGHT_GAP_MS` — starts before the clients in good standing: 400 addresses opening a flood together are all in good
+ * standing (unknown yet), and another client's one query waited behind one start of each of them (341 ms). A client
+ * asking back to back, or with a request still in flight, is not light; an unknown one is not either, so a flood of
+ * new addresses cannot take the front.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { BoundedMap } from "../cache/boundedMap";
