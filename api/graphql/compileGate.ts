@@ -5,9 +5,14 @@
  * client's /health p99 from 13 to 672 ms (issue 30). So a request with a new document holds one of `inFlight`
  * permits from before its parse until its compiled query first runs (its first read of the index, or its end):
  * compilations run one (by default) per turn of the event loop, and every other request is served between them;
- * and after each, the gate rests three times as long as the permit was held, so compilations take at most a
- * quarter of the process's time (a flood of new documents from 400 addresses otherwise kept it compiling, one
- * after another, and a cached 1-row query waited 2.3 s).
+ * and after each, the gate rests seven times as long as the permit was held (a flood of new documents from 400
+ * addresses otherwise kept it compiling, one after another, and a cached 1-row query waited 2.3 s). The permit does
+ * not hold all a new document costs: V8 compiles graphql-jit's generated code when it first runs, after the permit,
+ * and the collector frees the compilation's garbage later. A CPU profile of that flood at Base scale, resting three
+ * times as long: the process 90 % busy, 2.8 s of 11 in parse, validation and graphql-jit, ~1.4 s more in the
+ * generated code's first runs and the collector; another client's `/health` p99 53–61 ms and its cached query's
+ * 104–182 ms. Resting seven times as long (an eighth of the time by the permits, about a quarter in all): see
+ * docs/benchmarks.md (abuse-soak).
  * Waiters queue in arrival order, at most `queue` of them, for at most `waitMs`; past either the request is
  * answered 503 COMPILE_QUEUE_FULL with `Retry-After`, having cost nothing (nginx's limit_req with `burst`, refusing
  * past it). Cached documents never wait here.
@@ -20,7 +25,7 @@ export type CompileGateOptions = {
   queue: number;
   waitMs: number;
   /**
-   * The share of the event loop's time compilations may take (0–1; default 0.25): after a permit held for `d` ms,
+   * The share of the event loop's time the permits may take (0–1; default 0.125): after a permit held for `d` ms,
    * the next is granted no sooner than d × (1 / share − 1) ms later. A permit is held through the compilation's
    * synchronous work, so this bounds how much of every second new documents take from everyone else.
    */
@@ -34,8 +39,8 @@ export class CompileQueueFull extends Error {
   }
 }
 
-/** Compilations take at most a quarter of the event loop's time. */
-const DEFAULT_SHARE = 0.25;
+/** The permits take at most an eighth of the event loop's time: with what follows them, about a quarter. */
+const DEFAULT_SHARE = 0.125;
 
 export type CompileGate = {
   /** A permit to parse, validate and compile (call the release it gives; more than once is harmless). */

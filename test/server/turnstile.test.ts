@@ -15,8 +15,16 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pace } from "../../api/http/loopPacer";
 import { parseTrustedProxies } from "../../api/net/ip";
-import { LIGHT_GAP_MS, REFUSED_BEHIND_MS, TURN_BUDGET_MS, takesTurns, takeTurns } from "../../api/server/turnstile";
+import {
+  LIGHT_GAP_MS,
+  LIGHT_TURN_GAP_MS,
+  REFUSED_BEHIND_MS,
+  TURN_BUDGET_MS,
+  takesTurns,
+  takeTurns,
+} from "../../api/server/turnstile";
 import { childEnv, startApiChild } from "../support/apiProcess";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
@@ -242,6 +250,66 @@ describe("a client refused for load waits behind the others", () => {
     t.send("198.51.100.9");
     await turns();
     expect(t.started).toEqual(["203.0.113.7", "198.51.100.9"]);
+  });
+
+  it("a light client does not wait for the paced turns: its lane has turns of its own", async () => {
+    const t = setUp();
+    t.send("198.51.100.9");
+    await turns();
+    t.started.length = 0;
+    t.advance(LIGHT_GAP_MS);
+    // The pacer busy (answers being written one per turn, each followed by its empty iterations), and a flood waiting.
+    const spun: number[] = [];
+    for (let i = 0; i < 5; i++)
+      pace(() => {
+        const until = performance.now() + 3;
+        while (performance.now() < until);
+        spun.push(i);
+      });
+    for (let i = 1; i <= 3; i++) t.send(`203.0.113.${i}`);
+    t.send("198.51.100.9");
+    let spunWhenLightStarted = -1;
+    await new Promise<void>((resolve) => {
+      const check = () => {
+        if (spunWhenLightStarted === -1 && t.started.includes("198.51.100.9")) spunWhenLightStarted = spun.length;
+        if (spun.length === 5 && t.started.length === 4) resolve();
+        else setImmediate(check);
+      };
+      check();
+    });
+    // Behind the paced turns it would have started after all five (the turnstile's turn is paced after them).
+    expect(spunWhenLightStarted).toBeLessThan(5);
+    expect(t.started[0]).toBe("198.51.100.9");
+    expect(t.started.slice(1)).toEqual(["203.0.113.1", "203.0.113.2", "203.0.113.3"]);
+  });
+
+  it("the light lane's own turns come at most one every LIGHT_TURN_GAP_MS", async () => {
+    const t = setUp();
+    for (let i = 1; i <= 2; i++) t.send(`198.51.100.${i}`);
+    await turns();
+    t.started.length = 0;
+    t.advance(LIGHT_GAP_MS);
+    // The paced turns far off (each 3 ms of work, then its empty iterations), so only the light lane's own turns start.
+    for (let i = 0; i < 8; i++)
+      pace(() => {
+        const until = performance.now() + 3;
+        while (performance.now() < until);
+      });
+    const oneIteration = () => new Promise((resolve) => setImmediate(resolve));
+    t.send("198.51.100.1");
+    await oneIteration();
+    expect(t.started).toEqual(["198.51.100.1"]);
+    const first = performance.now();
+    t.send("198.51.100.2");
+    await oneIteration();
+    await oneIteration();
+    expect(t.started).toEqual(["198.51.100.1"]);
+    await new Promise<void>((resolve) => {
+      const check = () => (t.started.length === 2 ? resolve() : setImmediate(check));
+      check();
+    });
+    expect(performance.now() - first).toBeGreaterThanOrEqual(LIGHT_TURN_GAP_MS - 2);
+    await turns();
   });
 
   it("an answered request puts it back in good standing", async () => {
