@@ -128,12 +128,16 @@ function parseParam(name: string, doc: ParamDoc, raw: string): Address | bigint 
     : parseUint256(name, raw);
 }
 
+/** The parameters of a URL without a query. */
+const NO_PARAMS: Iterable<[string, string]> = [];
+
 /**
  * Parses a raw query string against a spec. Unknown parameters, repeated parameters and missing
  * required ones are BAD_PARAMS; the detail of an unknown one lists the accepted names.
  */
 export function parseQuery<S extends ParamSpec>(url: string, spec: S): ParsedParams<S> {
-  const search = new URL(url, "http://x").searchParams;
+  // Without a `?` there is no query (a `#` before any `?` starts a fragment): the defaults, without parsing a URL.
+  const search = url.includes("?") ? new URL(url, "http://x").searchParams : NO_PARAMS;
   const seen = new Set<string>();
   const out: Record<string, unknown> = {};
   for (const [name, value] of search) {

@@ -54,6 +54,8 @@ export const WAIT_MS_PARAM = {
  * without `minBlock`. `waitMs` alone is a 400: it waits for nothing.
  */
 export function parseAtLeast(url: string): AtLeast | undefined {
+  // Neither parameter's name in the URL, nor a percent-escape that could spell one: nothing to parse (most requests).
+  if (!url.includes("minBlock") && !url.includes("waitMs") && !url.includes("%")) return undefined;
   const search = new URL(url, "http://x").searchParams;
   if (!search.has("minBlock") && !search.has("waitMs")) return undefined;
   const own = new URLSearchParams();
