@@ -162,7 +162,7 @@ type AnchorParts = {
 };
 
 /** Iterations between the slices of a paced build (a few ms each at Base scale); a power of two less one. */
-const SLICE = 8_191;
+export const SLICE = 8_191;
 
 /**
  * The plain locks (indexes, ascending) in order of their end, ties by index, and their ends in that order. Each end

@@ -16,7 +16,7 @@ import { lockVe } from "../math";
 import { MAX_LOCK_DURATION } from "../math/constants";
 import { WEEK } from "./atBlock";
 import type { LockChange, LockStats, VeLock } from "./contract";
-import { floorShare, runPaced, runToEnd, upperBound, type VeAnchor } from "./veRanking";
+import { floorShare, runPaced, runToEnd, SLICE, upperBound, type VeAnchor } from "./veRanking";
 
 /** What an anchor's stats start from, made once per anchor (ahead, or on the first stats read; a WeakMap by anchor). */
 type StatsBase = {
@@ -60,9 +60,6 @@ export async function prepareStats(anchor: VeAnchor, pause: () => Promise<void>)
   const base = await runPaced(baseParts(anchor), pause);
   if (!bases.has(anchor)) bases.set(anchor, base);
 }
-
-/** Iterations between the slices of a paced build; a power of two less one. */
-const SLICE = 8_191;
 
 function* baseParts(anchor: VeAnchor): Generator<void, StatsBase> {
   const locks = anchor.locks;
