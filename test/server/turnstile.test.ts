@@ -89,14 +89,18 @@ async function answersBeforeTheGet(guard: "on" | "off"): Promise<number> {
 
 describe("docs bundles from many addresses and another client's GET, at the same moment", () => {
   it("with the turnstile, the GET is answered before most of the bundles", async () => {
-    const before = await answersBeforeTheGet("on");
-    console.log(`turnstile on: ${before} of ${CLIENTS} bundles before the GET's`);
     // Requests whose bytes arrived before the GET's are fairly served first, and how many of the 200 writes the
     // server's first reads happen to see varies from run to run: seen 6 to 187 on the same code (the bound was 90 %,
     // and failed about one run in three). Without the turnstile all 200 come first, every time: so the claim is that
-    // the GET overtakes some of them.
-    expect(before).toBeLessThan(CLIENTS);
-  }, 60_000);
+    // the GET overtakes some of them. On a starved CI machine (one run in about twenty-five) this process was
+    // descheduled between its 200 writes and the GET's long enough for the server to start all 200 in its paced
+    // turns, so the claim gets three tries, each against a fresh API process; without the turnstile all three are
+    // 200 of 200, so the test still fails.
+    const tries: number[] = [];
+    for (let i = 0; i < 3 && !tries.some((n) => n < CLIENTS); i++) tries.push(await answersBeforeTheGet("on"));
+    console.log(`turnstile on: ${tries.join(", ")} of ${CLIENTS} bundles before the GET's`);
+    expect(Math.min(...tries)).toBeLessThan(CLIENTS);
+  }, 150_000);
 
   it("without it, most bundles are served first (the test can fail)", async () => {
     const before = await answersBeforeTheGet("off");
