@@ -6,8 +6,8 @@
  * file pages, V8's heap used / total, external memory), and the RSS again 30 and 60 s after the last.
  *
  * 1. time travel: 400 addresses ask for past blocks' ve board and stats back to back (bench/timeTravelFlood.ts);
- *    another client reads the head's `/stats`, board and `/health` every 450 ms: 200 every time, p99 ≤ 100 / 100 /
- *    50 ms.
+ *    four other clients read the head's `/stats`, board and `/health` every 450 ms each (bench/headReaders.ts: ~100
+ *    samples a path, so p99 is not the slowest): 200 every time, p99 ≤ 100 / 100 / 50 ms.
  * 2. documents: 400 addresses post new GraphQL documents at the limits (bench/documentFlood.ts); `/health` p99 ≤ 50 ms,
  *    a 1-row query (a document the process holds, 5 a second) p99 ≤ 100 ms.
  * 3. unread pages: 1,000-row pages (the activity feed over REST and GraphQL, the busiest accounts' histories)
@@ -18,7 +18,8 @@
  * Every flood runs in processes of its own (floods at nice 19). The machine is shared (2 cores): the load average is
  * printed with each phase.
  *
- * Usage: npx tsx bench/abuse-soak.ts [events=520000]; env PHASE_MS (12000) for each flood's length.
+ * Usage: npx tsx bench/abuse-soak.ts [events=520000]; env PHASE_MS (12000) for each flood's length, PHASES (1,2,3,4)
+ * to run some of them (the end's RSS is the soak's figure only with all four).
  */
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -30,6 +31,7 @@ import { buildOnce } from "../test/support/build";
 import { startServedIndex } from "../test/support/servedIndex";
 import { freshConnection, holdUnread, percentile, probe, rawGet, rawGraphql } from "../test/support/unreadPages";
 import { queryProbe } from "./graphqlProbe";
+import { emptySamples, HEAD_READERS, readHead } from "./headReaders";
 import { loadAverage } from "./indexTimeTravel";
 import { composition, gcBetween, gcTally } from "./processMemory";
 import { BENCH_PG_URL, BENCH_REDIS_URL } from "./productionTopology";
@@ -37,6 +39,8 @@ import { spawnReconnectStorm } from "./reconnectStorm";
 
 const EVENTS = Number(process.argv[2] ?? 520_000);
 const PHASE_MS = Number(process.env.PHASE_MS ?? 12_000);
+/** The phases to run (all by default): a subset is for looking into one phase, not the soak's figure. */
+const PHASES = new Set((process.env.PHASES ?? "1,2,3,4").split(",").map(Number));
 const RSS_GOAL_MB = 200;
 const INDEX = "/api/index/v1";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -90,29 +94,16 @@ try {
   };
 
   // 1. Time travel.
-  {
+  if (PHASES.has(1)) {
     const eventBlocks = [...new Set(served.index.events.map((e) => e.blockNumber))].slice(0, -50);
     const blocksFile = path.join(mkdtempSync(path.join(os.tmpdir(), "soak-")), "blocks.json");
     writeFileSync(blocksFile, JSON.stringify(eventBlocks.map(String)));
     const paths = { stats: `${INDEX}/stats`, board: `${INDEX}/leaderboards/ve?limit=10`, health: "/health" } as const;
-    type Sample = { status: number; ms: number };
-    const samples: Record<keyof typeof paths, Sample[]> = { stats: [], board: [], health: [] };
-    /** The head's client: each path once, in turn, its answer read whole. */
-    const readHead = async (into: Record<keyof typeof paths, Sample[]>) => {
-      for (const name of Object.keys(paths) as (keyof typeof paths)[]) {
-        const t = performance.now();
-        const res = await fetch(`${base}${paths[name]}`);
-        await res.arrayBuffer();
-        into[name].push({ status: res.status, ms: performance.now() - t });
-      }
-    };
-    // The client read the head before the flood, as abuse-time-travel's does (its baseline): the head's answers are
+    const samples = emptySamples(paths);
+    // The head's readers read it before the flood, as abuse-time-travel's do (their baseline): the head's answers are
     // then computed, and what the phase measures is the flood, not a fresh process's first stats at Base scale.
-    const idle: Record<keyof typeof paths, Sample[]> = { stats: [], board: [], health: [] };
-    for (let i = 0; i < 5; i++) {
-      await readHead(idle);
-      await sleep(100);
-    }
+    const idle = emptySamples(paths);
+    await readHead(base, paths, idle, { rounds: 5, readers: 1, pauseMs: 100 });
     const flood = runFloodScript<{ requests: number; byStatus: Record<string, number> }>(
       path.join(import.meta.dirname, "timeTravelFlood.ts"),
       { BASE: base, ADDRESSES: "400", DURATION_MS: String(PHASE_MS), BLOCKS_FILE: blocksFile },
@@ -121,10 +112,7 @@ try {
     void flood.finally(() => {
       done = true;
     });
-    while (!done) {
-      await readHead(samples);
-      await sleep(450);
-    }
+    await readHead(base, paths, samples, { until: () => done });
     const sent = await flood;
     report(`1. time travel, 400 addresses, ${PHASE_MS / 1000} s; load ${loadAverage()}`);
     report(`   flood: ${sent.requests} answers ${JSON.stringify(sent.byStatus)}`);
@@ -139,16 +127,16 @@ try {
       const slowest = Math.max(...times);
       report(
         `   head ${name} p99 ${ms(p99)}, ${ok}/${samples[name].length} 200 — goal 200 every time, ≤ ${goal} ms: ` +
-          `${verdict(ok === samples[name].length && p99 <= goal)} (p50 ${ms(percentile(times, 50))}; the slowest ` +
-          `was number ${times.indexOf(slowest) + 1}; before the flood: first ${ms(idle[name][0]!.ms)}, then ` +
-          `${ms(Math.max(...idle[name].slice(1).map((s) => s.ms)))} at most)`,
+          `${verdict(ok === samples[name].length && p99 <= goal)} (${HEAD_READERS} readers; p50 ` +
+          `${ms(percentile(times, 50))}, slowest ${ms(slowest)}; before the flood: first ${ms(idle[name][0]!.ms)}, ` +
+          `then ${ms(Math.max(...idle[name].slice(1).map((s) => s.ms)))} at most)`,
       );
     }
     await after("time travel");
   }
 
   // 2. Documents.
-  {
+  if (PHASES.has(2)) {
     const oneRow = JSON.stringify({
       query: `{ lockEvents(where: { account: "${busiest[0]}" }, limit: 1) { items { kind } } }`,
     });
@@ -175,7 +163,7 @@ try {
   }
 
   // 3. Unread 1,000-row pages.
-  {
+  if (PHASES.has(3)) {
     const FIELDS = "kind blockNumber txHash logIndex";
     const page = (i: number, k: number) => {
       const a = busiest[(i + k) % busiest.length]!;
@@ -221,7 +209,7 @@ try {
   }
 
   // 4. Connections.
-  {
+  if (PHASES.has(4)) {
     const holders = spawnReconnectStorm(base, PHASE_MS + 8_000, { nice: true, stdout: "ignore" });
     await sleep(5_000);
     const fresh: { status: number; ms: number }[] = [];
