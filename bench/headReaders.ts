@@ -12,9 +12,10 @@
  * stalled the readers' clocks, and four readers were "slow" together while the API process was idle.
  */
 import { spawn } from "node:child_process";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { get } from "../test/support/unreadPages";
 
 /** A reading: its status, its time, and when it began (ms after the readers' start). */
 export type HeadSample = { status: number; ms: number; at: number };
@@ -25,20 +26,11 @@ export const HEAD_PAUSE_MS = 450;
 
 const readerAddress = (i: number) => `127.0.0.${21 + i}`;
 
-/** One GET on `agent` from `localAddress`, its answer read whole: its status (0 on a failure or 5 s) and time. */
-function timedGet(url: string, agent: Agent, localAddress: string, t0: number): Promise<HeadSample> {
+/** One GET on `agent` from `localAddress`, its answer read whole: its status (0 on a failure or 3 s) and time. */
+async function timedGet(url: string, agent: Agent, localAddress: string, t0: number): Promise<HeadSample> {
   const started = performance.now();
-  return new Promise((resolve) => {
-    const done = (status: number) => resolve({ status, ms: performance.now() - started, at: started - t0 });
-    const req = request(url, { agent, localAddress, timeout: 5_000 }, (res) => {
-      res.resume();
-      res.on("end", () => done(res.statusCode ?? 0));
-      res.on("error", () => done(0));
-    });
-    req.on("timeout", () => req.destroy(new Error("timed out")));
-    req.on("error", () => done(0));
-    req.end();
-  });
+  const status = await get(url, { agent, localAddress });
+  return { status, ms: performance.now() - started, at: started - t0 };
 }
 
 /**
@@ -134,7 +126,7 @@ export function overGoal(samples: readonly HeadSample[], goalMs: number): string
   return `${slow.length} over the goal: ${when.join(", ")}`;
 }
 
-export const emptySamples = <K extends string>(paths: Record<K, string>): HeadSamples<K> =>
+const emptySamples = <K extends string>(paths: Record<K, string>): HeadSamples<K> =>
   Object.fromEntries(Object.keys(paths).map((k) => [k, []])) as unknown as HeadSamples<K>;
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -83,7 +83,11 @@ export async function freshConnection(url: string, localAddress: string): Promis
   return { status, ms: performance.now() - t };
 }
 
-function get(url: string, o: { agent: import("node:http").Agent | false; localAddress: string }): Promise<number> {
+/** One GET of `url` from `localAddress`, its answer read whole: its status (0 on a failure or after 3 s). */
+export function get(
+  url: string,
+  o: { agent: import("node:http").Agent | false; localAddress: string },
+): Promise<number> {
   return new Promise((resolve) => {
     const req = request(url, { ...o, timeout: 3_000 }, (res) => {
       res.resume();
