@@ -29,7 +29,9 @@ import { getAddress } from "viem";
 import { runFloodScript } from "../test/support/apiProcess";
 import { buildOnce } from "../test/support/build";
 import { startServedIndex } from "../test/support/servedIndex";
+import type { SyntheticIndex } from "../test/support/syntheticIndex";
 import { freshConnection, holdUnread, percentile, probe, rawGet, rawGraphql } from "../test/support/unreadPages";
+import { collectNow } from "./benchHeap";
 import { queryProbe } from "./graphqlProbe";
 import { HEAD_READERS, overGoal, runHeadReaders, startHeadReaders } from "./headReaders";
 import { loadAverage } from "./indexTimeTravel";
@@ -54,6 +56,24 @@ const report = (line: string) => {
   results.push(line);
 };
 
+/**
+ * What the phases need of the synthetic index: the 20 accounts with the most events, and the blocks with events (the
+ * last 50 left out). A function of its own, so no reference to the index outlives it in the caller's frame.
+ */
+function whatThePhasesNeed(index: SyntheticIndex): { busiest: string[]; eventBlocks: bigint[] } {
+  const counts = new Map<string, number>();
+  for (const e of index.events) counts.set(e.account, (counts.get(e.account) ?? 0) + 1);
+  const ranked = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 20);
+  console.log(
+    `synthetic index: ${index.events.length} events, ${index.locks.size} locks, busiest account ` +
+      `${ranked[0]?.[1] ?? 0} events; ready in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+  );
+  return {
+    busiest: ranked.map(([a]) => getAddress(a)),
+    eventBlocks: [...new Set(index.events.map((e) => e.blockNumber))].slice(0, -50),
+  };
+}
+
 buildOnce();
 const t0 = performance.now();
 const served = await startServedIndex({
@@ -66,14 +86,11 @@ try {
   const api = served.api;
   const base = api.url;
   const host = new URL(base).host;
-  const counts = new Map<string, number>();
-  for (const e of served.index.events) counts.set(e.account, (counts.get(e.account) ?? 0) + 1);
-  const ranked = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 20);
-  const busiest = ranked.map(([a]) => getAddress(a));
-  console.log(
-    `synthetic index: ${served.index.events.length} events, ${served.index.locks.size} locks, busiest account ` +
-      `${ranked[0]?.[1] ?? 0} events; ready in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
-  );
+  // What the phases need of the index, then the index let go (bench/benchHeap.ts: this process must not collect it
+  // beside the API process during a flood).
+  const { busiest, eventBlocks } = whatThePhasesNeed(served.index);
+  served.releaseIndex();
+  console.log(`the bench's own heap, the index let go: ${collectNow().toFixed(0)} MB`);
   // The head's answers computed once, as a reader would have them.
   for (const p of ["/stats", "/leaderboards/ve?limit=10", "/activity?limit=10"]) await fetch(`${base}${INDEX}${p}`);
   const start = { rss: rssMb(api.pid), fds: fds(api.pid) };
@@ -95,7 +112,7 @@ try {
 
   // 1. Time travel.
   if (PHASES.has(1)) {
-    const eventBlocks = [...new Set(served.index.events.map((e) => e.blockNumber))].slice(0, -50);
+    collectNow();
     const blocksFile = path.join(mkdtempSync(path.join(os.tmpdir(), "soak-")), "blocks.json");
     writeFileSync(blocksFile, JSON.stringify(eventBlocks.map(String)));
     const paths = { stats: `${INDEX}/stats`, board: `${INDEX}/leaderboards/ve?limit=10`, health: "/health" } as const;
@@ -134,6 +151,7 @@ try {
 
   // 2. Documents.
   if (PHASES.has(2)) {
+    collectNow();
     const oneRow = JSON.stringify({
       query: `{ lockEvents(where: { account: "${busiest[0]}" }, limit: 1) { items { kind } } }`,
     });
@@ -161,6 +179,7 @@ try {
 
   // 3. Unread 1,000-row pages.
   if (PHASES.has(3)) {
+    collectNow();
     const FIELDS = "kind blockNumber txHash logIndex";
     const page = (i: number, k: number) => {
       const a = busiest[(i + k) % busiest.length]!;
@@ -207,6 +226,7 @@ try {
 
   // 4. Connections.
   if (PHASES.has(4)) {
+    collectNow();
     const holders = spawnReconnectStorm(base, PHASE_MS + 8_000, { nice: true, stdout: "ignore" });
     await sleep(5_000);
     const fresh: { status: number; ms: number }[] = [];

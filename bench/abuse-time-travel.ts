@@ -26,6 +26,8 @@ import { buildOnce } from "../test/support/build";
 import { writeManifest } from "../test/support/ponder";
 import { type ServiceChild, spawnService } from "../test/support/replica";
 import { startServedIndex } from "../test/support/servedIndex";
+import type { SyntheticIndex } from "../test/support/syntheticIndex";
+import { collectNow } from "./benchHeap";
 import { HEAD_READERS, overGoal, runHeadReaders, startHeadReaders } from "./headReaders";
 import { BENCH_PG_URL, BENCH_REDIS_URL } from "./productionTopology";
 
@@ -63,11 +65,24 @@ const served = await startServedIndex({
   schema: "bench_time_travel",
   synthetic: { events: EVENTS, owners: Math.max(20, Math.round((EVENTS * 95_000) / 520_000)), seed: 23 },
 });
-const live = [...served.index.locks.values()].filter((l) => !l.burned);
-console.log(
-  `synthetic index: ${served.index.events.length} events, ${served.index.locks.size} locks, ` +
-    `${new Set(live.map((l) => l.owner)).size} holders; ready in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
-);
+/**
+ * The blocks the flood asks for: distinct blocks with events (their times are in the index), spread over the index,
+ * the last 50 left out. A function of its own, so no reference to the index outlives it in this module's frame.
+ */
+function floodBlocks(index: SyntheticIndex): string[] {
+  const holders = new Set([...index.locks.values()].filter((l) => !l.burned).map((l) => l.owner)).size;
+  console.log(
+    `synthetic index: ${index.events.length} events, ${index.locks.size} locks, ` +
+      `${holders} holders; ready in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+  );
+  const eventBlocks = [...new Set(index.events.map((e) => e.blockNumber))].slice(0, -50);
+  const n = Math.min(BLOCKS, eventBlocks.length);
+  return Array.from({ length: n }, (_, i) => String(eventBlocks[Math.floor((i * eventBlocks.length) / n)]));
+}
+const blocks = floodBlocks(served.index);
+// Nothing more is needed of the index here: let go, so this process does not collect it beside the API process
+// during a flood (bench/benchHeap.ts).
+served.releaseIndex();
 // Stop the servedIndex's own API process: each part starts the process it measures.
 await served.api.stop("SIGKILL");
 const manifestFile = writeManifest(served.devnet.deployment.manifest);
@@ -93,12 +108,6 @@ async function apiProcess(env: Record<string, string>): Promise<ServiceChild> {
   return api;
 }
 
-// Distinct blocks with events (their times are in the index), spread over the index, the last 50 left out.
-const eventBlocks = [...new Set(served.index.events.map((e) => e.blockNumber))].slice(0, -50);
-const blocks = Array.from({ length: Math.min(BLOCKS, eventBlocks.length) }, (_, i) =>
-  String(eventBlocks[Math.floor((i * eventBlocks.length) / Math.min(BLOCKS, eventBlocks.length))]),
-);
-
 async function timed(url: string): Promise<{ status: number; ms: number }> {
   const started = performance.now();
   const res = await fetch(url);
@@ -108,6 +117,7 @@ async function timed(url: string): Promise<{ status: number; ms: number }> {
 
 try {
   if (PARTS.has(1)) {
+    collectNow();
     const api = await apiProcess({ RATE_LIMIT_MAX: "1000000" });
     const u = (p: string) => `${api.url}${INDEX}${p}`;
     await timed(u("/stats"));
@@ -149,6 +159,7 @@ try {
   }
 
   if (PARTS.has(2)) {
+    collectNow();
     const api = await apiProcess({});
     const url = (p: string) => `${api.url}${p}`;
     const paths = {

@@ -34,7 +34,13 @@ export type ServedIndex = {
   /** The database holding `schema`, for the caller's own sessions. */
   databaseUrl: string;
   schema: string;
-  index: SyntheticIndex;
+  /** The index written (throws once released). */
+  readonly index: SyntheticIndex;
+  /**
+   * Lets the caller's process drop the synthetic index (hundreds of MB at Base scale) once it has taken what it needs
+   * from it: a bench whose own collections of that heap ran on both cores beside the API process it measures.
+   */
+  releaseIndex(): void;
   /** Started and answering 200 on /health (a new one after `restartApi`). */
   api: ServiceChild;
   /** Kills the API process and starts a fresh one on the same index (a bench's parts from the same start). */
@@ -58,7 +64,7 @@ export async function startServedIndex(options: ServedIndexOptions): Promise<Ser
     undo.push(() => database.drop());
     if (database.kind !== "postgres") throw new Error("startServedIndex: a Postgres server URL is needed");
     const databaseUrl = (database.forPonder(options.schema) as { url: string }).url;
-    const index = generateSyntheticIndex(options.synthetic);
+    let index: SyntheticIndex | undefined = generateSyntheticIndex(options.synthetic);
     const writer = new pg.Client({ connectionString: databaseUrl });
     await writer.connect();
     try {
@@ -86,7 +92,13 @@ export async function startServedIndex(options: ServedIndexOptions): Promise<Ser
       database,
       databaseUrl,
       schema: options.schema,
-      index,
+      get index() {
+        if (index === undefined) throw new Error("startServedIndex: the synthetic index was released");
+        return index;
+      },
+      releaseIndex() {
+        index = undefined;
+      },
       api: await spawnApi(),
       async restartApi() {
         await served.api.stop("SIGKILL");
