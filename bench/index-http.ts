@@ -15,7 +15,7 @@
  * side's CPU time per request (from /proc, the median over rounds).
  *
  * Usage: npx tsx bench/index-http.ts [events=520000] [rounds=3] [durationS=3]
- * Env: PROFILE_DIR — the API process writes a CPU profile (.cpuprofile) there at the end; ROUTES — a comma-separated
+ * Env: PROFILE_DIR — the API process writes a CPU profile (.cpuprofile) there at the end, the bare server in its `bare` folder; ROUTES — a comma-separated
  * subset of the routes' names to load (e.g. `lock,stats`), to profile one route alone.
  */
 import { spawn } from "node:child_process";
@@ -32,6 +32,7 @@ import { freePort } from "../devnet/anvil";
 import { buildOnce } from "../test/support/build";
 import { writeManifest } from "../test/support/ponder";
 import { startServedIndex } from "../test/support/servedIndex";
+import { collectNow } from "./benchHeap";
 import { BENCH_PG_URL } from "./productionTopology";
 import { createRecordedIndex, type RecordedStatement } from "./recordedIndex";
 
@@ -41,6 +42,8 @@ const DURATION_S = Number(process.argv[4] ?? 3);
 const SCHEMA = "bench_index_http";
 const BASE = "/api/index/v1";
 const KEYS = 200;
+/** ROUTES: the routes to load (their names, comma-separated); the account events' paths are kept for the unread sockets. */
+const ONLY = process.env.ROUTES?.split(",").map((r) => r.trim());
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -51,28 +54,22 @@ const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/
 const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0];
 /** The process's CPU time so far (user + system), in ms: /proc/<pid>/stat's utime and stime, in clock ticks of 10 ms. */
+/** The process's read and write system calls so far (/proc/<pid>/io's syscr + syscw). */
+const syscalls = (pid: number) => {
+  const io = readFileSync(`/proc/${pid}/io`, "utf8");
+  return Number(/syscr: (\d+)/.exec(io)![1]) + Number(/syscw: (\d+)/.exec(io)![1]);
+};
 const cpuMs = (pid: number) => {
   const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return (Number(f[11]) + Number(f[12])) * 10;
 };
 
-await buildOnce();
-const served = await startServedIndex({
-  serverUrl: BENCH_PG_URL,
-  schema: SCHEMA,
-  synthetic: { events: EVENTS, owners: Math.max(20, Math.round((EVENTS * 95_000) / 520_000)), seed: 31 },
-  // PROFILE_DIR: the API process writes a CPU profile there when the bench ends (node --cpu-prof).
-  env: {
-    RATE_LIMIT_MAX: "1000000",
-    ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
-  },
-});
-const api = served.api;
-const dir = mkdtempSync(path.join(os.tmpdir(), "index-http-"));
-let bare: ReturnType<typeof spawn> | undefined;
-const neverRead: Socket[] = [];
-try {
-  // -------------------------------------------------------------- the paths, and what the read model sends for each
+/**
+ * The paths of each route, and what the read model sends for each (recorded in this process, written to a plan file
+ * for the bare server). A function of its own, so the in-process app, its memos and the synthetic index it read are
+ * garbage once it returns: this process runs autocannon beside the two servers and must not collect them meanwhile.
+ */
+async function pathsAndPlan(): Promise<{ routes: Record<string, string[]>; planFile: string }> {
   const live = [...served.index.locks.values()].filter((l) => !l.burned);
   const byOwner = new Map<string, number>();
   for (const l of live) if (l.owner) byOwner.set(l.owner, (byOwner.get(l.owner) ?? 0) + 1);
@@ -87,9 +84,8 @@ try {
     lock: lockIds.map((id) => `${BASE}/locks/${id}`),
     stats: [`${BASE}/stats`],
   };
-  const only = process.env.ROUTES?.split(",").map((r) => r.trim());
-  if (only) {
-    for (const name of Object.keys(routes)) if (!only.includes(name) && name !== "account events") delete routes[name];
+  if (ONLY) {
+    for (const name of Object.keys(routes)) if (!ONLY.includes(name) && name !== "account events") delete routes[name];
   }
   const recorded = createRecordedIndex(served.databaseUrl, SCHEMA);
   const app = createApp({
@@ -120,6 +116,29 @@ try {
     planFile,
     JSON.stringify(plan, (_, v) => (typeof v === "bigint" ? v.toString() : v)),
   );
+  return { routes, planFile };
+}
+
+await buildOnce();
+const served = await startServedIndex({
+  serverUrl: BENCH_PG_URL,
+  schema: SCHEMA,
+  synthetic: { events: EVENTS, owners: Math.max(20, Math.round((EVENTS * 95_000) / 520_000)), seed: 31 },
+  // PROFILE_DIR: the API process writes a CPU profile there when the bench ends (node --cpu-prof).
+  env: {
+    RATE_LIMIT_MAX: "1000000",
+    ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
+  },
+});
+const api = served.api;
+const dir = mkdtempSync(path.join(os.tmpdir(), "index-http-"));
+let bare: ReturnType<typeof spawn> | undefined;
+const neverRead: Socket[] = [];
+try {
+  // -------------------------------------------------------------- the paths, and what the read model sends for each
+  const { routes, planFile } = await pathsAndPlan();
+  served.releaseIndex();
+  collectNow();
 
   const port = await freePort();
   bare = spawn(process.execPath, [path.join(import.meta.dirname, "bareIndexServer.mjs")], {
@@ -130,6 +149,9 @@ try {
       DATABASE_URL: served.databaseUrl,
       POOL_MAX: "10",
       PG_OPTIONS: INDEX_DB_SESSION,
+      ...(process.env.PROFILE_DIR
+        ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(process.env.PROFILE_DIR, "bare")}` }
+        : {}),
     },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -137,8 +159,25 @@ try {
   const bareUrl = `http://127.0.0.1:${port}`;
 
   // Warm both (the API's first requests fill its memos; the bare server's prepared statements on each connection).
-  const run = (url: string, paths: string[], connections: number, duration = DURATION_S) =>
-    autocannon({ url, connections, duration, requests: paths.map((p) => ({ method: "GET", path: p })) });
+  // Latencies from each response's own time (autocannon's 'response' event, fractional ms): its histogram counts whole
+  // milliseconds, so a 1.4 ms answer against a 0.6 ms one read as 2× or 1× by where they fell.
+  const run = async (url: string, paths: string[], connections: number, duration = DURATION_S) => {
+    const ms: number[] = [];
+    // Without a callback autocannon answers its instance, an emitter that is also the promise of its result.
+    const instance = autocannon({
+      url,
+      connections,
+      duration,
+      requests: paths.map((p) => ({ method: "GET", path: p })),
+    }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
+    instance.on("response", (_client: unknown, _status: number, _bytes: number, responseMs: number) =>
+      ms.push(responseMs),
+    );
+    const result = await instance;
+    ms.sort((x, y) => x - y);
+    const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(ms.length * q))] ?? Number.NaN;
+    return Object.assign(result, { exact: { p50: at(0.5), p99: at(0.99) } });
+  };
   for (const paths of Object.values(routes)) {
     await run(api.url, paths, 10, 1);
     await run(bareUrl, paths, 10, 1);
@@ -158,7 +197,7 @@ try {
   const lines: string[] = [];
   const worst = { rps: Number.POSITIVE_INFINITY, p50: 0, p99: 0 };
   for (const [route, paths] of Object.entries(routes)) {
-    if (only && !only.includes(route)) continue;
+    if (ONLY && !ONLY.includes(route)) continue;
     for (const connections of [8, 50]) {
       const rps: number[] = [];
       const absolute: string[] = [];
@@ -166,14 +205,17 @@ try {
       const p50: number[] = [];
       const p99: number[] = [];
       const cpu = { api: [] as number[], bare: [] as number[] };
+      const calls = { api: [] as number[], bare: [] as number[] };
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 === 0 ? ["api", "bare"] : ["bare", "api"];
-        const r: Record<string, autocannon.Result> = {};
+        const r: Record<string, Awaited<ReturnType<typeof run>>> = {};
         for (const side of order) {
           const pid = side === "api" ? api.pid : bare.pid!;
           const before = cpuMs(pid);
+          const syscallsBefore = syscalls(pid);
           r[side] = await run(side === "api" ? api.url : bareUrl, paths, connections);
           cpu[side as "api" | "bare"].push(((cpuMs(pid) - before) * 1000) / r[side]!.requests.total);
+          calls[side as "api" | "bare"].push((syscalls(pid) - syscallsBefore) / r[side]!.requests.total);
         }
         const a = r.api!;
         const b = r.bare!;
@@ -182,8 +224,8 @@ try {
         refused += a.non2xx;
         rps.push(a.requests.average / b.requests.average);
         absolute.push(`${Math.round(a.requests.average)}/${Math.round(b.requests.average)}`);
-        p50.push(a.latency.p50 / Math.max(b.latency.p50, 0.5));
-        p99.push(a.latency.p99 / Math.max(b.latency.p99, 0.5));
+        p50.push(a.exact.p50 / b.exact.p50);
+        p99.push(a.exact.p99 / b.exact.p99);
       }
       const m = { rps: median(rps), p50: median(p50), p99: median(p99) };
       worst.rps = Math.min(worst.rps, m.rps);
@@ -191,7 +233,8 @@ try {
       if (connections === 50) worst.p99 = Math.max(worst.p99, m.p99);
       lines.push(
         `${route.padEnd(15)} ${String(connections).padStart(2)} conns: req/s ${m.rps.toFixed(2)}× bare, p50 ` +
-          `${m.p50.toFixed(2)}×, p99 ${m.p99.toFixed(2)}×; CPU a request ${median(cpu.api).toFixed(0)} / ${median(cpu.bare).toFixed(0)} µs ` +
+          `${m.p50.toFixed(2)}×, p99 ${m.p99.toFixed(2)}×; CPU a request ${median(cpu.api).toFixed(0)} / ${median(cpu.bare).toFixed(0)} µs, ` +
+          `read/write calls ${median(calls.api).toFixed(1)} / ${median(calls.bare).toFixed(1)} ` +
           `(req/s API/bare by round ${absolute.join(" ")}; API non-2xx ${refused}; load ${load()})`,
       );
       console.log(lines.at(-1));
@@ -208,7 +251,11 @@ try {
 } finally {
   for (const s of neverRead) s.destroy();
   if (process.env.PROFILE_DIR) await api.stop("SIGTERM", 10_000);
-  bare?.kill("SIGKILL");
+  if (process.env.PROFILE_DIR && bare) {
+    const exited = new Promise((resolve) => bare!.once("exit", resolve));
+    bare.kill("SIGTERM");
+    await exited;
+  } else bare?.kill("SIGKILL");
   rmSync(dir, { recursive: true, force: true });
   await served.stop();
 }
