@@ -46,4 +46,4 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["nod
 # Node itself is PID 1's child under `init: true` (compose) or PID 1: exec form, no shell, no npm in between
 # (`env` execs node), so SIGTERM reaches the process's drain (api/server/main.ts). jemalloc, as `npm run serve:api`
 # sets it (docs/operations.md): glibc's malloc kept ~140 MB of freed memory after a connection storm.
-CMD ["env", "LD_PRELOAD=libjemalloc.so.2", "MALLOC_CONF=background_thread:true,muzzy_decay_ms:0", "NODE_COMPILE_CACHE=.cache/node-compile-cache", "node", "--min-semi-space-size=16", "--max-semi-space-size=16", "--no-allocation-site-pretenuring", "--heap-growing-percent=50", "dist/server/main.js"]
+CMD ["env", "LD_PRELOAD=libjemalloc.so.2", "MALLOC_CONF=background_thread:true,muzzy_decay_ms:0", "NODE_COMPILE_CACHE=.cache/node-compile-cache", "node", "--min-semi-space-size=16", "--max-semi-space-size=16", "--no-allocation-site-pretenuring", "--heap-growing-percent=50", "--v8-pool-size=1", "dist/server/main.js"]

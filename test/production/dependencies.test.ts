@@ -59,7 +59,7 @@ describe("what the production processes need is a runtime dependency", () => {
 
   it("every tool the serving scripts start, and no transpiler: the API process is the built bundle", () => {
     expect(pkg.scripts["serve:api"]).toBe(
-      "exec env LD_PRELOAD=libjemalloc.so.2 MALLOC_CONF=background_thread:true,muzzy_decay_ms:0 NODE_COMPILE_CACHE=.cache/node-compile-cache node --min-semi-space-size=16 --max-semi-space-size=16 --no-allocation-site-pretenuring --heap-growing-percent=50 dist/server/main.js",
+      "exec env LD_PRELOAD=libjemalloc.so.2 MALLOC_CONF=background_thread:true,muzzy_decay_ms:0 NODE_COMPILE_CACHE=.cache/node-compile-cache node --min-semi-space-size=16 --max-semi-space-size=16 --no-allocation-site-pretenuring --heap-growing-percent=50 --v8-pool-size=1 dist/server/main.js",
     );
     // The container runs the same command without npm (docs/operations.md): same allocator, same flags, same file.
     const dockerfile = readFileSync(path.join(REPO_ROOT, "Dockerfile"), "utf8");
