@@ -12,6 +12,7 @@
  * was sent — at most `max-age` (2 s) older for the head's answers; an immutable past block's answer read from a
  * cache carries the lag of its first sending, so read the lag from a fresh answer (or GraphQL `_meta`).
  */
+import { BoundedMap } from "../cache/boundedMap";
 import { type AnswerTurns, LARGE_ANSWER_BYTES, LARGE_PAGE_ROWS } from "../http/answerTurns";
 import { requestDeadline } from "../http/cancellation";
 import { ifNoneMatchHits } from "../http/conditional";
@@ -26,12 +27,27 @@ import { type Envelope, freshness } from "../read/shapes";
 /**
  * Built with respond() (api/http/edge.ts): its headers, the edge's and the RateLimit fields go out as one plain
  * object, never a WHATWG Headers (the index routes are registered as owning their edge headers: api/index/router.ts).
+ * The body's members follow the envelope's (no route's body names an envelope field).
  */
 export function answer<B extends object>(
   c: AppContext,
   rt: Pick<IndexRuntime, "chainId" | "staleSeconds">,
   at: { block: bigint; time: bigint; head: IndexHead; pinned: boolean },
   body: B,
+): Response {
+  return answerFields(c, rt, at, () => membersOf(body));
+}
+
+/**
+ * `answer` for a body given as its JSON members (an object's JSON text without its braces, "" for none), asked for
+ * only when the answer is a 200: the same bytes as answer() with that body. For a body kept as text per block
+ * (keptFields).
+ */
+export function answerFields(
+  c: AppContext,
+  rt: Pick<IndexRuntime, "chainId" | "staleSeconds">,
+  at: { block: bigint; time: bigint; head: IndexHead; pinned: boolean },
+  fields: () => string,
 ): Response {
   const final = at.pinned && at.block <= at.head.finalized;
   const etag = `W/"${rt.chainId}-${at.block}"`;
@@ -50,7 +66,46 @@ export function answer<B extends object>(
     blockTimestamp: at.time.toString(),
     ...freshness(at.head.time, rt.staleSeconds),
   };
-  return respond(c, JSON.stringify({ ...envelope, ...body }), 200, headers);
+  const members = fields();
+  const text = JSON.stringify(envelope);
+  return respond(c, members === "" ? text : `${text.slice(0, -1)},${members}}`, 200, headers);
+}
+
+/** An object's JSON members: its JSON text without the braces ("" for an object with none). */
+export function membersOf(body: object): string {
+  return JSON.stringify(body).slice(1, -1);
+}
+
+/** How many bodies keptFields keeps per owner, and the largest it keeps (its text's length: JSON here is ASCII). */
+export const KEPT_FIELDS = { perOwner: 8, maxChars: 64 * 1024 } as const;
+
+const kept = new WeakMap<object, WeakMap<object, BoundedMap<string, string>>>();
+
+/**
+ * The JSON members of `body()` made once for `owner` — a value computed once per block and shared (a block's ve
+ * board, its stats) — under `key` (what else the body depends on: a page's bounds) in `scope` (the runtime answering:
+ * its cursor key signs a page's nextCursor, and two apps in one process may share a board), then served as text: a
+ * poller of the head's board page was building its 100 rows and their JSON on every request (~40 % of the process's
+ * time on that route, `bench/index-http.ts`). Kept beside the owner (WeakMaps: gone with it), at most
+ * KEPT_FIELDS.perOwner keys each (the request chooses the key), none over KEPT_FIELDS.maxChars (made each time).
+ */
+export function keptFields(scope: object, owner: object, key: string, body: () => object): string {
+  let owners = kept.get(scope);
+  let texts = owners?.get(owner);
+  const hit = texts?.get(key);
+  if (hit !== undefined) return hit;
+  const made = membersOf(body());
+  if (made.length > KEPT_FIELDS.maxChars) return made;
+  if (owners === undefined) {
+    owners = new WeakMap();
+    kept.set(scope, owners);
+  }
+  if (texts === undefined) {
+    texts = new BoundedMap(KEPT_FIELDS.perOwner, "recency");
+    owners.set(owner, texts);
+  }
+  texts.set(key, made);
+  return made;
 }
 
 /**

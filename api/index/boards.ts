@@ -8,7 +8,7 @@ import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { addressString, array, integer, type JsonSchema, object, uintString } from "../route/jsonSchema";
-import { answer } from "./answer";
+import { answer, answerFields, keptFields } from "./answer";
 import { AT_PARAMS, PAGE_PARAMS } from "./query";
 
 /**
@@ -163,13 +163,22 @@ export function registerDurationBoardRoutes(router: Hono<AppEnv>, rt: IndexRunti
     const start =
       cursor === undefined ? 0 : ranked.rows.after({ value: cursor.after.ve, address: cursor.after.address });
     const end = Math.min(start + Number(q.limit), ranked.rows.length);
-    const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, ranked, start + i));
-    const last = ranked.rows.get(end - 1);
-    const nextCursor =
-      end < ranked.rows.length && last
-        ? rt.cursors.encode({ kind: "board", block: ranked.block, after: { ve: last.value, address: last.address } })
-        : null;
-    return answer(c, rt, at, { ...windowFields(board, window, ranked), rows, nextCursor });
+    // A page of a block's ranking is made into text once (keptFields), as the ve board's.
+    return answerFields(c, rt, at, () =>
+      keptFields(rt, ranked, `${board}:${window}:${start}:${end}`, () => {
+        const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, ranked, start + i));
+        const last = ranked.rows.get(end - 1);
+        const nextCursor =
+          end < ranked.rows.length && last
+            ? rt.cursors.encode({
+                kind: "board",
+                block: ranked.block,
+                after: { ve: last.value, address: last.address },
+              })
+            : null;
+        return { ...windowFields(board, window, ranked), rows, nextCursor };
+      }),
+    );
   });
 
   router.get(durationRankRoute.path, async (c) => {

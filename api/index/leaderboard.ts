@@ -7,7 +7,7 @@ import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA
 import type { VeBoard } from "../read/veBoard";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object } from "../route/jsonSchema";
-import { answer } from "./answer";
+import { answer, answerFields, keptFields } from "./answer";
 import { AT_PARAMS, PAGE_PARAMS } from "./query";
 
 /**
@@ -115,13 +115,19 @@ export function registerLeaderboardRoutes(router: Hono<AppEnv>, rt: IndexRuntime
     const { board, at } = await resolveBoard(rt, c, block, param);
     const start = cursor === undefined ? 0 : board.rows.after(cursor.after);
     const end = Math.min(start + Number(q.limit), board.rows.length);
-    const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, start + i));
-    const last = board.rows.get(end - 1);
-    const nextCursor =
-      end < board.rows.length && last
-        ? rt.cursors.encode({ kind: "board", block: board.block, after: { ve: last.ve, address: last.address } })
-        : null;
-    return answer(c, rt, at, { holders: board.rows.length, rows, nextCursor });
+    // A page is a function of the block's board and its bounds: made once, then answered as text (pollers of the
+    // head's first page ask the same page again and again).
+    return answerFields(c, rt, at, () =>
+      keptFields(rt, board, `${start}:${end}`, () => {
+        const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, start + i));
+        const last = board.rows.get(end - 1);
+        const nextCursor =
+          end < board.rows.length && last
+            ? rt.cursors.encode({ kind: "board", block: board.block, after: { ve: last.ve, address: last.address } })
+            : null;
+        return { holders: board.rows.length, rows, nextCursor };
+      }),
+    );
   });
 
   router.get(veRankRoute.path, async (c) => {

@@ -8,7 +8,7 @@ import { admitComputation, blockAnswer, type IndexRuntime, keptAnswer, pinBlock 
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object, uintString } from "../route/jsonSchema";
-import { answer } from "./answer";
+import { answerFields, keptFields } from "./answer";
 import { AT_PARAMS } from "./query";
 
 /**
@@ -88,16 +88,19 @@ export function registerStatsRoute(router: Hono<AppEnv>, rt: IndexRuntime): void
         return { at: pinned, value: await blockAnswer(rt, rt.stats, pinned) };
       }));
     const s = read.value;
-    return answer(c, rt, at, {
-      totalLockedWei: s.totalLocked.toString(),
-      totalVeWei: s.totalVe.toString(),
-      holders: s.holders,
-      veHolders: s.veHolders,
-      liveLocks: s.liveLocks,
-      autoMaxLocks: s.autoMaxLocks,
-      autoMaxLockedWei: s.autoMaxLocked.toString(),
-      expiredLockedWei: s.expiredLocked.toString(),
-      unlockSchedule: unlockSchedule(s, read.time),
-    });
+    // The block's stats, made into text once (keptFields) and answered as such.
+    return answerFields(c, rt, at, () =>
+      keptFields(rt, read, "", () => ({
+        totalLockedWei: s.totalLocked.toString(),
+        totalVeWei: s.totalVe.toString(),
+        holders: s.holders,
+        veHolders: s.veHolders,
+        liveLocks: s.liveLocks,
+        autoMaxLocks: s.autoMaxLocks,
+        autoMaxLockedWei: s.autoMaxLocked.toString(),
+        expiredLockedWei: s.expiredLocked.toString(),
+        unlockSchedule: unlockSchedule(s, read.time),
+      })),
+    );
   });
 }

@@ -1,0 +1,106 @@
+import { Hono } from "hono";
+import { describe, expect, it } from "vitest";
+import type { AppEnv } from "../../api/http/env";
+import { answer, answerFields, KEPT_FIELDS, keptFields, membersOf } from "../../api/index/answer";
+
+const rt = { chainId: 8453, staleSeconds: 60 };
+const head = { block: 120n, time: 1_764_061_200n, finalized: 100n };
+const at = { block: 110n, time: 1_764_061_180n, head, pinned: true };
+const body = {
+  holders: 2,
+  rows: [{ rank: 1, address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", veWei: "1", locks: 1 }],
+  nextCursor: null,
+  note: 'quote " and \\ and é',
+};
+
+/** What answer() wrote before the body's members were joined as text: the envelope and the body spread together. */
+const formerText = (fresh: { indexLagSeconds: number; stale: boolean }, b: object) =>
+  JSON.stringify({
+    ok: true,
+    chainId: rt.chainId,
+    blockNumber: at.block.toString(),
+    blockTimestamp: at.time.toString(),
+    ...fresh,
+    ...b,
+  });
+
+describe("answer as text (api/index/answer.ts)", () => {
+  it("answerFields writes the bytes answer() writes, and both what the spread object serialised to", async () => {
+    const app = new Hono<AppEnv>();
+    app.get("/object", (c) => answer(c, rt, at, body));
+    app.get("/text", (c) => answerFields(c, rt, at, () => membersOf(body)));
+    app.get("/empty", (c) => answer(c, rt, at, {}));
+    const [a, b, e] = await Promise.all(["/object", "/text", "/empty"].map((p) => app.request(p)));
+    const [ta, tb, te] = await Promise.all([a!.text(), b!.text(), e!.text()]);
+    expect(tb).toBe(ta);
+    const parsed = JSON.parse(ta) as { indexLagSeconds: number; stale: boolean };
+    const fresh = { indexLagSeconds: parsed.indexLagSeconds, stale: parsed.stale };
+    expect(ta).toBe(formerText(fresh, body));
+    expect(te).toBe(formerText(fresh, {}));
+    for (const h of ["content-type", "cache-control", "etag"]) expect(b!.headers.get(h)).toBe(a!.headers.get(h));
+  });
+
+  it("a 304 does not make the body", async () => {
+    const app = new Hono<AppEnv>();
+    let made = 0;
+    app.get("/x", (c) =>
+      answerFields(c, rt, at, () => {
+        made++;
+        return membersOf(body);
+      }),
+    );
+    const res = await app.request("/x", { headers: { "if-none-match": `W/"8453-110"` } });
+    expect(res.status).toBe(304);
+    expect(made).toBe(0);
+  });
+});
+
+describe("keptFields", () => {
+  it("makes a body once per owner and key, and serves its text after", () => {
+    const owner = {};
+    let made = 0;
+    const make = () => {
+      made++;
+      return body;
+    };
+    const first = keptFields(rt, owner, "0:100", make);
+    expect(first).toBe(membersOf(body));
+    expect(keptFields(rt, owner, "0:100", make)).toBe(first);
+    expect(made).toBe(1);
+    keptFields(rt, owner, "100:200", make);
+    keptFields(rt, {}, "0:100", make);
+    expect(made).toBe(3);
+    // Another runtime (another cursor key) does not read this one's text for the same owner.
+    keptFields({ ...rt }, owner, "0:100", make);
+    expect(made).toBe(4);
+  });
+
+  it("keeps at most KEPT_FIELDS.perOwner keys an owner, the least recently used going first", () => {
+    const owner = {};
+    let made = 0;
+    const make = () => {
+      made++;
+      return { n: made };
+    };
+    for (let i = 0; i < KEPT_FIELDS.perOwner; i++) keptFields(rt, owner, String(i), make);
+    keptFields(rt, owner, "0", make); // used again: the newest
+    expect(made).toBe(KEPT_FIELDS.perOwner);
+    keptFields(rt, owner, "new", make); // one past the bound: "1" goes
+    keptFields(rt, owner, "0", make);
+    expect(made).toBe(KEPT_FIELDS.perOwner + 1);
+    keptFields(rt, owner, "1", make);
+    expect(made).toBe(KEPT_FIELDS.perOwner + 2);
+  });
+
+  it("does not keep a body larger than KEPT_FIELDS.maxChars", () => {
+    const owner = {};
+    let made = 0;
+    const large = () => {
+      made++;
+      return { text: "x".repeat(KEPT_FIELDS.maxChars) };
+    };
+    const once = keptFields(rt, owner, "large", large);
+    expect(keptFields(rt, owner, "large", large)).toBe(once);
+    expect(made).toBe(2);
+  });
+});
