@@ -202,6 +202,7 @@ try {
     console.log(
       `  each probe (ms): ${fresh.map((f) => f.ms.toFixed(0)).join(" ")}; the kernel's accept-queue overflows meanwhile (all listeners): ${listenOverflows() - overflowsBefore}`,
     );
+    await endPart(api);
   }
 } finally {
   await served.stop();

@@ -6,20 +6,9 @@
  * readers' slowest samples, all four at once). So a bench drops what it no longer needs (ServedIndex.releaseIndex)
  * and collects before each measured phase, when a collection costs the API nothing.
  */
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { heapAfterCollection } from "../test/support/heap";
 
-let gc: (() => void) | undefined;
-
-/**
- * A full collection of this process's heap, now (V8's `gc`, exposed at run time without a command-line flag); answers
- * the heap in use after it, in MB, for the bench to print.
- */
+/** A full collection of this process's heap, now; answers the heap in use after it, in MB, for the bench to print. */
 export function collectNow(): number {
-  if (gc === undefined) {
-    setFlagsFromString("--expose-gc");
-    gc = runInNewContext("gc") as () => void;
-  }
-  gc();
-  return process.memoryUsage().heapUsed / 2 ** 20;
+  return heapAfterCollection() / 2 ** 20;
 }

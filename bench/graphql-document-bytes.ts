@@ -6,17 +6,14 @@
  * limits (30 aliases, ~1,000 tokens). The cache's per-document estimate (documentCost) is printed beside each.
  * Usage: npx tsx bench/graphql-document-bytes.ts [documents per shape=300]
  */
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { createApp } from "../api/app";
 import { loadConfig } from "../api/config";
 import { documentCost } from "../api/graphql/documentCache";
 import { silentLogger } from "../api/observability/logger";
 import type { LockIndex } from "../api/read/contract";
+import { heapAfterCollection } from "../test/support/heap";
 
 const N = Number(process.argv[2] ?? 300);
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
 const ACCOUNT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const head = { block: 1000n, time: 1_800_000_000n, finalized: 990n };
 const at = <T>(value: T) => ({ head, block: head.block, time: head.time, inRange: true, value });
@@ -60,11 +57,7 @@ const post = async (text: string) => {
   if (res.status !== 200 || body.includes('"errors"')) throw new Error(body.slice(0, 500));
 };
 
-const heap = () => {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-};
+const heap = heapAfterCollection;
 
 for (let i = 0; i < 50; i++) await post(typical(1_000_000 + i)); // warm-up: the schema's and yoga's own first costs
 for (const [name, make] of [

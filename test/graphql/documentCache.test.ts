@@ -4,8 +4,6 @@
  * heap, and keeps a document on its second sighting (one-off documents retain nothing); a new document waits for a compile permit and past the queue is answered 503 COMPILE_QUEUE_FULL with
  * Retry-After in GraphQL's envelope, while a cached document never waits.
  */
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../api/app";
 import { loadConfig } from "../../api/config";
@@ -13,14 +11,9 @@ import { CompileQueueFull, compileGate } from "../../api/graphql/compileGate";
 import { ByteBoundedCache, documentCost } from "../../api/graphql/documentCache";
 import { silentLogger } from "../../api/observability/logger";
 import type { LockIndex } from "../../api/read/contract";
+import { heapAfterCollection } from "../support/heap";
 
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
-const heap = () => {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-};
+const heap = heapAfterCollection;
 
 const head = { block: 1000n, time: 1_800_000_000n, finalized: 990n };
 const at = <T>(value: T) => ({ head, block: head.block, time: head.time, inRange: true, value });

@@ -4,13 +4,12 @@
  * single flight, and a failure never kept; the duration boards' 28 memos under one bound of bytes together. The boards here are computed by a function of the block (no database:
  * what is under test is what the memo keeps, not the statement).
  */
-import v8 from "node:v8";
-import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import { BlockMemo } from "../../api/read/blockMemo";
 import { BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type HolderVe } from "../../api/read/contract";
 import { DurationBoards } from "../../api/read/durationBoards";
 import { BOARD_ROW_BYTES, rankingOf, VeBoards } from "../../api/read/veBoard";
+import { heapAfterCollection } from "../support/heap";
 
 const at = (block: bigint) => ({ block, time: 1_700_000_000n + block * 2n });
 
@@ -54,13 +53,7 @@ describe("the bytes bound", () => {
   });
 
   it("the heap held after 300 distinct blocks' boards stays within the bound (the estimate is an upper bound)", async () => {
-    v8.setFlagsFromString("--expose-gc");
-    const gc = vm.runInNewContext("gc") as () => void;
-    const heap = () => {
-      gc();
-      gc();
-      return process.memoryUsage().heapUsed;
-    };
+    const heap = heapAfterCollection;
     const rows = 2_000;
     const maxBytes = 8 * 1024 * 1024; // ~10 boards of 2,000 rows at 400 B a row
     const boards = new VeBoards({ load: async (a) => ranking(a.block, rows), capacity: 1_000, maxBytes });
