@@ -1,4 +1,4 @@
-import type { Context, Hono } from "hono";
+import type { Context } from "hono";
 import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { PARAM_PATTERNS, type ParamDoc, parseAddress, parseQuery } from "../http/params";
@@ -152,8 +152,15 @@ async function resolve(
   return { ranked: value, at };
 }
 
-export function registerDurationBoardRoutes(router: Hono<AppEnv>, rt: IndexRuntime): void {
-  router.get(durationBoardRoute.path, async (c) => {
+/** A leaderboard's page and rank lookup, each answering its request. */
+export type BoardHandlers = {
+  board: (c: Context<AppEnv, typeof durationBoardRoute.path>) => Promise<Response>;
+  rank: (c: Context<AppEnv, typeof durationRankRoute.path>) => Promise<Response>;
+};
+
+/** The duration boards' page and rank lookup (api/index/router.ts mounts them beside the ve board's). */
+export function durationBoardHandlers(rt: IndexRuntime): BoardHandlers {
+  const page: BoardHandlers["board"] = async (c) => {
     const board = boardOf(c.req.param("board"));
     const q = parseQuery(c.req.url, durationBoardRoute.query);
     const window = q.window as BoardWindow;
@@ -179,9 +186,9 @@ export function registerDurationBoardRoutes(router: Hono<AppEnv>, rt: IndexRunti
         return { ...windowFields(board, window, ranked), rows, nextCursor };
       }),
     );
-  });
+  };
 
-  router.get(durationRankRoute.path, async (c) => {
+  const rank: BoardHandlers["rank"] = async (c) => {
     const board = boardOf(c.req.param("board"));
     const account = parseAddress("address", c.req.param("address"));
     const q = parseQuery(c.req.url, durationRankRoute.query);
@@ -193,5 +200,6 @@ export function registerDurationBoardRoutes(router: Hono<AppEnv>, rt: IndexRunti
       row: i === undefined ? null : rowJson(board, ranked, i),
       above: i === undefined || i === 0 ? null : rowJson(board, ranked, i - 1),
     });
-  });
+  };
+  return { board: page, rank };
 }

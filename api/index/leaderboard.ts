@@ -1,5 +1,4 @@
-import type { Context, Hono } from "hono";
-import type { AppEnv } from "../http/env";
+import type { Context } from "hono";
 import { parseAddress, parseQuery } from "../http/params";
 import type { HolderVe } from "../read/contract";
 import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
@@ -8,6 +7,7 @@ import type { VeBoard } from "../read/veBoard";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object } from "../route/jsonSchema";
 import { answer, answerFields, keptFields } from "./answer";
+import type { BoardHandlers } from "./boards";
 import { AT_PARAMS, PAGE_PARAMS } from "./query";
 
 /**
@@ -107,8 +107,9 @@ async function resolveBoard(rt: IndexRuntime, c: Context, block: bigint | null, 
   return { board: value, at };
 }
 
-export function registerLeaderboardRoutes(router: Hono<AppEnv>, rt: IndexRuntime): void {
-  router.get(veBoardRoute.path, async (c) => {
+/** The ve board's page and rank lookup (api/index/router.ts mounts them beside the duration boards'). */
+export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
+  const board: BoardHandlers["board"] = async (c) => {
     const q = parseQuery(c.req.url, veBoardRoute.query);
     const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "board");
     const { block, param } = requestedBlock(q.block, cursor?.block);
@@ -128,9 +129,9 @@ export function registerLeaderboardRoutes(router: Hono<AppEnv>, rt: IndexRuntime
         return { holders: board.rows.length, rows, nextCursor };
       }),
     );
-  });
+  };
 
-  router.get(veRankRoute.path, async (c) => {
+  const rank: BoardHandlers["rank"] = async (c) => {
     const holder = parseAddress("address", c.req.param("address"));
     const q = parseQuery(c.req.url, veRankRoute.query);
     const { board, at } = await resolveBoard(rt, c, q.block ?? null, "block");
@@ -140,5 +141,6 @@ export function registerLeaderboardRoutes(router: Hono<AppEnv>, rt: IndexRuntime
       row: i === undefined ? null : rowJson(board, i),
       above: i === undefined || i === 0 ? null : rowJson(board, i - 1),
     });
-  });
+  };
+  return { board, rank };
 }

@@ -6,9 +6,9 @@ import type { IndexRuntime } from "../read/runtime";
 import { registerAccountLocksRoute } from "./accountLocks";
 import { registerActivityRoutes } from "./activity";
 import type { Pages } from "./answer";
-import { registerDurationBoardRoutes } from "./boards";
+import { type BoardHandlers, durationBoardHandlers, durationBoardRoute, durationRankRoute } from "./boards";
 import { registerHistoryRoutes } from "./history";
-import { registerLeaderboardRoutes } from "./leaderboard";
+import { veBoardHandlers } from "./leaderboard";
 import { registerLockRoute } from "./lock";
 import { registerProfileRoute } from "./profile";
 import { registerStatsRoute } from "./stats";
@@ -31,9 +31,7 @@ export function indexRouter(runtime: IndexRuntime, pages: Pages, streams?: Strea
   registerLockRoute(router, runtime);
   registerHistoryRoutes(router, runtime, pages);
   registerAccountLocksRoute(router, runtime, pages);
-  registerLeaderboardRoutes(router, runtime);
-  // After the ve routes: /leaderboards/ve is the ve board's, not a duration board's.
-  registerDurationBoardRoutes(router, runtime);
+  registerBoardRoutes(router, runtime);
   registerStatsRoute(router, runtime);
   registerActivityRoutes(router, runtime, pages);
   registerProfileRoute(router, runtime);
@@ -42,4 +40,19 @@ export function indexRouter(runtime: IndexRuntime, pages: Pages, streams?: Strea
   for (const r of router.routes) if (r.method === "GET") ownsEdgeHeaders(r.handler);
   if (streams) registerStreamRoute(router, runtime, streams);
   return router;
+}
+
+/**
+ * The ve board and the duration boards, one pattern per depth (/leaderboards/:board, /leaderboards/:board/:address),
+ * told apart by the board's name: the ve board's own handlers for "ve", the duration boards' (a 404 naming the boards
+ * for an unknown one) for the rest. Hono's RegExpRouter refuses a literal segment beside a parameter
+ * (/leaderboards/ve beside /leaderboards/:board), and that one refusal made SmartRouter route every request of the
+ * app with the TrieRouter (test/http/routing.test.ts).
+ */
+function registerBoardRoutes(router: Hono<AppEnv>, runtime: IndexRuntime): void {
+  const ve = veBoardHandlers(runtime);
+  const duration = durationBoardHandlers(runtime);
+  const of = (board: string): BoardHandlers => (board === "ve" ? ve : duration);
+  router.get(durationBoardRoute.path, (c) => of(c.req.param("board")).board(c));
+  router.get(durationRankRoute.path, (c) => of(c.req.param("board")).rank(c));
 }
