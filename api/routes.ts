@@ -68,10 +68,10 @@ const v1 = (route: RouteDefinition, tag: V1Operation["tag"], servedBy = route.pa
   route,
 });
 
-const indexOp = (route: RouteDefinition): V1Operation => ({
+const indexOp = (route: RouteDefinition, servedBy = route.path): V1Operation => ({
   kind: "v1",
   path: openApiPath(INDEX_BASE + route.path),
-  servedBy: INDEX_BASE + route.path,
+  servedBy: INDEX_BASE + servedBy,
   tag: "Index",
   route,
 });
@@ -94,8 +94,9 @@ export const OPERATIONS: readonly Operation[] = [
   indexOp(lockEventsRoute),
   indexOp(accountEventsRoute),
   indexOp(accountLocksRoute),
-  indexOp(veBoardRoute),
-  indexOp(veRankRoute),
+  // Served by the boards' patterns, whose handler answers "ve" with the ve board's own (api/index/router.ts).
+  indexOp(veBoardRoute, durationBoardRoute.path),
+  indexOp(veRankRoute, durationRankRoute.path),
   indexOp(durationBoardRoute),
   indexOp(durationRankRoute),
   indexOp(statsRoute),

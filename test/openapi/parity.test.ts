@@ -7,7 +7,7 @@ import { createLogger } from "../../api/observability/logger";
 import { docsPage } from "../../api/openapi/docsPage";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../api/openapi/document";
 import { ADDRESS_PATTERN, BOOL_PATTERN, CURSOR_PATTERN, UINT256_PATTERN } from "../../api/route/jsonSchema";
-import { INFRASTRUCTURE_ROUTES } from "../../api/routes";
+import { INFRASTRUCTURE_ROUTES, OPERATIONS } from "../../api/routes";
 import { packageVersion } from "../../api/sourceStamp.mjs";
 import { type DocOperation, openApiValidator } from "../support/openApiValidator";
 import { REPO_ROOT } from "../support/ponder";
@@ -106,6 +106,11 @@ describe("documented routes equal served routes", () => {
         "/api/index/v1/stream",
       ].sort(),
     );
+  });
+
+  it("each operation names as servedBy the Hono pattern that serves it", () => {
+    const patterns = new Set(app.routes.filter((r) => r.method === "GET" || r.method === "POST").map((r) => r.path));
+    for (const op of OPERATIONS) expect(patterns.has(op.servedBy), `${op.path}: ${op.servedBy}`).toBe(true);
   });
 
   it("/prepare/{action} serves exactly the documented actions: each answers, an undocumented one is 404", async () => {
