@@ -93,6 +93,9 @@ describe("an index answer on the wire", () => {
       `/accounts/${owner}/locks`,
       "/leaderboards/ve?limit=100",
       `/leaderboards/ve/${owner}`,
+      // The duration boards share the ve board's patterns (api/index/router.ts): both served through the process.
+      "/leaderboards/takeovers?window=7d",
+      `/leaderboards/takeovers/${owner}?window=7d`,
       `/locks/${tokenId}`,
       "/stats",
       "/accounts/0xnope/locks",
