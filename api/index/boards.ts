@@ -152,6 +152,30 @@ async function resolve(
   return { ranked: value, at };
 }
 
+/**
+ * A page of a block's ranking from row `start`, `limit` rows at most, as its JSON members: made into text once
+ * (keptFields), as the ve board's, and made ahead for the next head when read at the head.
+ */
+function pageFields(
+  rt: IndexRuntime,
+  board: DurationBoard,
+  window: BoardWindow,
+  ranked: RankedBoard,
+  start: number,
+  limit: number,
+): string {
+  const end = Math.min(start + limit, ranked.rows.length);
+  return keptFields(rt, ranked, `${board}:${window}:${start}:${end}`, () => {
+    const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, ranked, start + i));
+    const last = ranked.rows.get(end - 1);
+    const nextCursor =
+      end < ranked.rows.length && last
+        ? rt.cursors.encode({ kind: "board", block: ranked.block, after: { ve: last.value, address: last.address } })
+        : null;
+    return { ...windowFields(board, window, ranked), rows, nextCursor };
+  });
+}
+
 /** A leaderboard's page and rank lookup, each answering its request. */
 export type BoardHandlers = {
   board: (c: Context<AppEnv, typeof durationBoardRoute.path>) => Promise<Response>;
@@ -169,23 +193,13 @@ export function durationBoardHandlers(rt: IndexRuntime): BoardHandlers {
     const { ranked, at } = await resolve(rt, c, board, window, block, param);
     const start =
       cursor === undefined ? 0 : ranked.rows.after({ value: cursor.after.ve, address: cursor.after.address });
-    const end = Math.min(start + Number(q.limit), ranked.rows.length);
-    // A page of a block's ranking is made into text once (keptFields), as the ve board's.
-    return answerFields(c, rt, at, () =>
-      keptFields(rt, ranked, `${board}:${window}:${start}:${end}`, () => {
-        const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, ranked, start + i));
-        const last = ranked.rows.get(end - 1);
-        const nextCursor =
-          end < ranked.rows.length && last
-            ? rt.cursors.encode({
-                kind: "board",
-                block: ranked.block,
-                after: { ve: last.value, address: last.address },
-              })
-            : null;
-        return { ...windowFields(board, window, ranked), rows, nextCursor };
-      }),
-    );
+    const limit = Number(q.limit);
+    // The head's first page: made for each next head as soon as its ranking is (ComputeAhead.follow).
+    if (!at.pinned && cursor === undefined) {
+      const memo = rt.durationBoards.memo(board, window);
+      rt.ahead?.follow(memo, `0+${limit}`, (next) => pageFields(rt, board, window, next, 0, limit));
+    }
+    return answerFields(c, rt, at, () => pageFields(rt, board, window, ranked, start, limit));
   };
 
   const rank: BoardHandlers["rank"] = async (c) => {

@@ -107,6 +107,24 @@ async function resolveBoard(rt: IndexRuntime, c: Context, block: bigint | null, 
   return { board: value, at };
 }
 
+/**
+ * A page of the board from row `start`, `limit` rows at most, as its JSON members: a function of the block's board and
+ * its bounds, made once and then answered as text (keptFields: pollers of the head's first page ask the same page
+ * again and again), and made ahead for the next head when read at the head (ComputeAhead.follow).
+ */
+function pageFields(rt: IndexRuntime, board: VeBoard, start: number, limit: number): string {
+  const end = Math.min(start + limit, board.rows.length);
+  return keptFields(rt, board, `${start}:${end}`, () => {
+    const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, start + i));
+    const last = board.rows.get(end - 1);
+    const nextCursor =
+      end < board.rows.length && last
+        ? rt.cursors.encode({ kind: "board", block: board.block, after: { ve: last.ve, address: last.address } })
+        : null;
+    return { holders: board.rows.length, rows, nextCursor };
+  });
+}
+
 /** The ve board's page and rank lookup (api/index/router.ts mounts them beside the duration boards'). */
 export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
   const board: BoardHandlers["board"] = async (c) => {
@@ -115,20 +133,12 @@ export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
     const { block, param } = requestedBlock(q.block, cursor?.block);
     const { board, at } = await resolveBoard(rt, c, block, param);
     const start = cursor === undefined ? 0 : board.rows.after(cursor.after);
-    const end = Math.min(start + Number(q.limit), board.rows.length);
-    // A page is a function of the block's board and its bounds: made once, then answered as text (pollers of the
-    // head's first page ask the same page again and again).
-    return answerFields(c, rt, at, () =>
-      keptFields(rt, board, `${start}:${end}`, () => {
-        const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, start + i));
-        const last = board.rows.get(end - 1);
-        const nextCursor =
-          end < board.rows.length && last
-            ? rt.cursors.encode({ kind: "board", block: board.block, after: { ve: last.ve, address: last.address } })
-            : null;
-        return { holders: board.rows.length, rows, nextCursor };
-      }),
-    );
+    const limit = Number(q.limit);
+    // The head's first page: made for each next head as soon as its board is (its first reader answered from text).
+    if (!at.pinned && cursor === undefined) {
+      rt.ahead?.follow(rt.boards, `0+${limit}`, (next) => pageFields(rt, next, 0, limit));
+    }
+    return answerFields(c, rt, at, () => pageFields(rt, board, start, limit));
   };
 
   const rank: BoardHandlers["rank"] = async (c) => {

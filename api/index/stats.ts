@@ -3,7 +3,7 @@ import type { AppEnv } from "../http/env";
 import { parseQuery } from "../http/params";
 import { MAX_LOCK_DURATION } from "../math";
 import { WEEK } from "../read/atBlock";
-import type { LockStats } from "../read/contract";
+import type { AtBlock, LockStats } from "../read/contract";
 import { admitComputation, blockAnswer, type IndexRuntime, keptAnswer, pinBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
@@ -76,6 +76,22 @@ export function unlockSchedule(stats: LockStats, t: bigint) {
   return out;
 }
 
+/** A block's stats as JSON members, made into text once per block (keptFields) and answered as such. */
+function statsFields(rt: IndexRuntime, read: AtBlock<LockStats>): string {
+  const s = read.value;
+  return keptFields(rt, read, "", () => ({
+    totalLockedWei: s.totalLocked.toString(),
+    totalVeWei: s.totalVe.toString(),
+    holders: s.holders,
+    veHolders: s.veHolders,
+    liveLocks: s.liveLocks,
+    autoMaxLocks: s.autoMaxLocks,
+    autoMaxLockedWei: s.autoMaxLocked.toString(),
+    expiredLockedWei: s.expiredLocked.toString(),
+    unlockSchedule: unlockSchedule(s, read.time),
+  }));
+}
+
 export function registerStatsRoute(router: Hono<AppEnv>, rt: IndexRuntime): void {
   router.get(statsRoute.path, async (c) => {
     const q = parseQuery(c.req.url, statsRoute.query);
@@ -87,20 +103,8 @@ export function registerStatsRoute(router: Hono<AppEnv>, rt: IndexRuntime): void
         const pinned = await pinBlock(rt, c, block, "block");
         return { at: pinned, value: await blockAnswer(rt, rt.stats, pinned) };
       }));
-    const s = read.value;
-    // The block's stats, made into text once (keptFields) and answered as such.
-    return answerFields(c, rt, at, () =>
-      keptFields(rt, read, "", () => ({
-        totalLockedWei: s.totalLocked.toString(),
-        totalVeWei: s.totalVe.toString(),
-        holders: s.holders,
-        veHolders: s.veHolders,
-        liveLocks: s.liveLocks,
-        autoMaxLocks: s.autoMaxLocks,
-        autoMaxLockedWei: s.autoMaxLocked.toString(),
-        expiredLockedWei: s.expiredLocked.toString(),
-        unlockSchedule: unlockSchedule(s, read.time),
-      })),
-    );
+    // The head's stats: made into text for each next head as soon as they are computed (ComputeAhead.follow).
+    if (!at.pinned) rt.ahead?.follow(rt.stats, "", (next) => statsFields(rt, next));
+    return answerFields(c, rt, at, () => statsFields(rt, read));
   });
 }

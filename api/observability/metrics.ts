@@ -156,7 +156,8 @@ export function createMetrics(): Metrics {
   const computedAhead = new Counter(
     "api_index_computed_ahead_total",
     "A new head's whole-index answer (answer: board, stats) asked for as the index committed it, ahead of its first " +
-      "reader, while it is read at the head; by outcome (ok, error: its first reader computes it).",
+      "reader, while it is read at the head, with the pages read of it there; by outcome (ok; error: its first reader " +
+      "computes it, or makes its page).",
     ["answer", "outcome"],
   );
   const durationBoardComputations = new Counter(

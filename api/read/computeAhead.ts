@@ -7,10 +7,11 @@
  * So while an answer is being read at the head, each new head the index signals (indexSignal.ts: once per indexed
  * block, when its rows are committed) is computed at once, in the head's lane, before anyone asks: the first reader
  * finds it done, or joins the computation already under way. Bounded three ways:
- * - only an answer read at the previous head (or later) is computed for the next: one read every block keeps it
- *   ahead; a read once a minute costs at most one computation more than it did, not one per block (28 boards ×
- *   0.02–0.4 s each at Base scale would not fit in Base's 2 s); a process whose answers nobody read for `idleMs` stops
- *   following the signal;
+ * - only an answer read at one of the last AHEAD_BLOCKS heads (or later) is computed for the next: a reader every
+ *   block, or every few blocks (a front end refreshing every 10 s, a dashboard switching between the board and the
+ *   stats), keeps it ahead; a read once a minute costs at most AHEAD_BLOCKS computations more than it did, not one
+ *   per block (28 boards each read once a minute computed every block: ~4 % of a core at Base scale, derived); a
+ *   process whose answers nobody read for `idleMs` stops following the signal;
  * - one head at a time: a head signalled while the last is still computing replaces any head waiting behind it, so
  *   a burst of blocks (catching up) computes the newest, not each;
  * - with Redis the replicas share one computation per block (sharedAnswers.ts' lock), computed ahead or not.
@@ -18,14 +19,24 @@
  * The head's lane runs one computation at a time (computeGate.ts laneSlots), so the order matters: a front end that
  * reads the ve board first and then the 28 duration boards would otherwise wait for all 28 derivations before its
  * first page. The answers are asked for in the order their readers first asked at the last head they were read at.
+ *
+ * What a reader makes of an answer (a page's text: the ve board's first 100 rows with their exact values, EIP-55
+ * addresses and signed cursor, ~2 ms at Base scale) is made ahead too when a reader made it at the head (`follow`):
+ * once the next head's answer is computed, before its first reader's continuation runs, so that reader is answered
+ * from text as a repeat is. At most FOLLOWED_PER_ANSWER per answer (the keys readers made last; a request chooses
+ * its page's size), each forgotten with its answer.
  */
+import { BoundedMap } from "../cache/boundedMap";
 import type { IndexSignalSource } from "./indexSignal";
 
 /** What is computed ahead: a memo of answers per block (BlockMemo), asked for in the head's lane. */
-export type AheadMemo = {
+export type AheadMemo<T = unknown> = {
   readonly name: string;
-  get(at: { block: bigint; time: bigint }, lane: "head"): Promise<unknown>;
+  get(at: { block: bigint; time: bigint }, lane: "head"): Promise<T>;
 };
+
+/** How many things made of one answer (pages of different sizes) are made ahead with it: the last ones made. */
+export const FOLLOWED_PER_ANSWER = 2;
 
 export type ComputeAheadOptions = {
   signal: IndexSignalSource;
@@ -33,12 +44,16 @@ export type ComputeAheadOptions = {
   head: () => Promise<{ block: bigint; time: bigint }>;
   /** An answer not read at the head for this long is no longer computed ahead; default 60 s. */
   idleMs?: number;
+  /** An answer last read at the head this many heads before a new one is computed for it; default AHEAD_BLOCKS. */
+  blocks?: number;
   now?: () => number;
   /** Told each answer computed ahead (or found computed) and each failure (counted; the reader will try again). */
   onAhead?: (name: string, outcome: "ok" | "error") => void;
 };
 
 export const AHEAD_IDLE_MS = 60_000;
+/** How many heads after its last read at the head an answer is still computed ahead (16 s of Base's blocks). */
+export const AHEAD_BLOCKS = 8;
 
 export class ComputeAhead {
   /**
@@ -48,14 +63,18 @@ export class ComputeAhead {
   readonly #read = new Map<AheadMemo, { block: bigint; at: number; order: number }>();
   #reads = 0;
   readonly #idleMs: number;
+  readonly #blocks: bigint;
   readonly #now: () => number;
   #unsubscribe: (() => void) | undefined;
   /** The head being computed ahead, and the newest signalled behind it (null: none waiting). */
   #running = false;
   #waiting: { block: bigint; time?: bigint } | null = null;
+  /** Per memo, what readers made of its answer at the head (follow), by key, the last made last. */
+  readonly #followers = new Map<AheadMemo, BoundedMap<string, (value: unknown) => void>>();
 
   constructor(readonly options: ComputeAheadOptions) {
     this.#idleMs = options.idleMs ?? AHEAD_IDLE_MS;
+    this.#blocks = BigInt(options.blocks ?? AHEAD_BLOCKS);
     this.#now = options.now ?? Date.now;
   }
 
@@ -76,10 +95,25 @@ export class ComputeAhead {
     this.#unsubscribe ??= this.options.signal.subscribe((block, time) => this.#signalled(block, time));
   }
 
+  /**
+   * A reader made `key` of `memo`'s answer at the head (a page's text, kept beside the answer): make it of each next
+   * head's answer as soon as that is computed ahead, while the memo is followed. `make` must be what the reader runs
+   * (the same key, the same text) and keep its result where the reader will look; a throw is counted as an error.
+   */
+  follow<T>(memo: AheadMemo<T>, key: string, make: (value: T) => void): void {
+    let made = this.#followers.get(memo as AheadMemo);
+    if (made === undefined) {
+      made = new BoundedMap(FOLLOWED_PER_ANSWER, "recency");
+      this.#followers.set(memo as AheadMemo, made);
+    }
+    made.set(key, make as (value: unknown) => void);
+  }
+
   close(): void {
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     this.#read.clear();
+    this.#followers.clear();
   }
 
   #signalled(block: bigint, time?: bigint): void {
@@ -111,15 +145,16 @@ export class ComputeAhead {
           for (const memo of this.#recent()) this.options.onAhead?.(memo.name, "error");
           continue;
         }
-        // Only the answers read at the head before this one (or at it: a reorg's lower head), in the order their
-        // readers first asked there (each starts as the one before it has its slot in the head's lane).
+        // Only the answers read at one of the last heads before this one (or at it: a reorg's lower head), in the
+        // order their readers first asked at the head they last read (each starts as the one before it has its slot in
+        // the head's lane).
         const memos = this.#recent()
-          .filter((memo) => this.#read.get(memo)!.block >= at.block - 1n)
+          .filter((memo) => this.#read.get(memo)!.block >= at.block - this.#blocks)
           .sort((a, b) => this.#read.get(a)!.order - this.#read.get(b)!.order);
         await Promise.all(
           memos.map((memo) =>
             memo.get({ block: at.block, time: at.time }, "head").then(
-              () => this.options.onAhead?.(memo.name, "ok"),
+              (value) => this.options.onAhead?.(memo.name, this.#made(memo, value) ? "ok" : "error"),
               () => this.options.onAhead?.(memo.name, "error"),
             ),
           ),
@@ -130,10 +165,28 @@ export class ComputeAhead {
     }
   }
 
-  /** The memos read at the head within idleMs; the others are forgotten. */
+  /** Makes what readers made of `memo`'s answer at the head (follow) of `value`; false when one of them threw. */
+  #made(memo: AheadMemo, value: unknown): boolean {
+    let ok = true;
+    for (const [, make] of this.#followers.get(memo) ?? []) {
+      try {
+        make(value);
+      } catch {
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  /** The memos read at the head within idleMs; the others are forgotten, with what was made of them. */
   #recent(): AheadMemo[] {
     const since = this.#now() - this.#idleMs;
-    for (const [memo, read] of this.#read) if (read.at < since) this.#read.delete(memo);
+    for (const [memo, read] of this.#read) {
+      if (read.at < since) {
+        this.#read.delete(memo);
+        this.#followers.delete(memo);
+      }
+    }
     return [...this.#read.keys()];
   }
 }

@@ -1,16 +1,20 @@
 /**
  * Computing a new head's answers ahead of its first reader (api/read/computeAhead.ts), over the real BlockMemo and the
  * real polled signal: nothing is computed ahead until an answer is read at the head; then each new head is computed as
- * soon as it is signalled (the reader that comes next computes nothing); only an answer read at the previous head is
- * computed for the next (a read now and then costs one computation more, not one per block); a burst of heads
+ * soon as it is signalled (the reader that comes next computes nothing); only an answer read at one of the last
+ * AHEAD_BLOCKS heads is computed for the next (a read now and then costs that many computations more, not one per
+ * block); a burst of heads
  * computes the newest, not each; an answer not read for idleMs is no longer computed, and the signal is let go; a
  * failed probe of the head is told and the next head is computed again; a head signalled with its time (a NOTIFY's
  * checkpoint) is computed without a probe of the head; the answers are asked for in the order their readers first asked
- * at the last head (the head's lane runs one at a time).
+ * at the last head (the head's lane runs one at a time); what a reader made of an answer at the head (a page's text,
+ * keptFields) is made of the next head's as soon as it is computed, before that head's first reader continues, the
+ * last FOLLOWED_PER_ANSWER kinds only, a failure told, forgotten with the answer.
  */
 import { describe, expect, it } from "vitest";
+import { keptFields } from "../../api/index/answer";
 import { BlockMemo } from "../../api/read/blockMemo";
-import { ComputeAhead } from "../../api/read/computeAhead";
+import { AHEAD_BLOCKS, ComputeAhead, FOLLOWED_PER_ANSWER } from "../../api/read/computeAhead";
 import { PolledSignal } from "../../api/read/indexSignal";
 import { toldSignal } from "../support/toldSignal";
 
@@ -24,7 +28,7 @@ async function until(check: () => boolean, ms = 3_000): Promise<void> {
   }
 }
 
-function setup(o: { loadMs?: number; idleMs?: number; failProbe?: () => boolean } = {}) {
+function setup(o: { loadMs?: number; idleMs?: number; blocks?: number; failProbe?: () => boolean } = {}) {
   let head = 100n;
   const computed: bigint[] = [];
   const memo = new BlockMemo<bigint>({
@@ -45,6 +49,7 @@ function setup(o: { loadMs?: number; idleMs?: number; failProbe?: () => boolean 
       return { block: head, time: head * 2n };
     },
     idleMs: o.idleMs ?? 60_000,
+    ...(o.blocks === undefined ? {} : { blocks: o.blocks }),
     now: () => now,
     onAhead: (name, outcome) => outcomes.push(`${name}:${outcome}`),
   });
@@ -91,18 +96,35 @@ describe("ComputeAhead", () => {
     s.ahead.close();
   });
 
-  it("an answer not read at the previous head is not computed for the next: one read, at most one more computation", async () => {
-    const s = setup();
+  it("an answer not read at one of the last `blocks` heads is not computed: one read, at most `blocks` more computations", async () => {
+    const s = setup({ blocks: 2 });
     s.ahead.readAtHead(s.memo, 100n);
-    s.setHead(101n);
-    await until(() => s.computed.includes(101n));
-    // Nobody read 101 at the head: 102 and 103 are left to their first readers.
-    s.setHead(102n);
-    await sleep(60);
+    for (const b of [101n, 102n]) {
+      s.setHead(b);
+      await until(() => s.computed.includes(b));
+    }
+    // Nobody read 101 or 102 at the head: 103 and 104 are left to their first readers.
     s.setHead(103n);
     await sleep(60);
-    expect(s.computed).toEqual([101n]);
+    s.setHead(104n);
+    await sleep(60);
+    expect(s.computed).toEqual([101n, 102n]);
     expect(s.ahead.following).toBe(true);
+    // Read at 104: 105 and 106 computed again.
+    s.ahead.readAtHead(s.memo, 104n);
+    s.setHead(105n);
+    await until(() => s.computed.includes(105n));
+    s.ahead.close();
+  });
+
+  it(`by default an answer read within the last ${AHEAD_BLOCKS} heads is computed ahead`, async () => {
+    const s = setup();
+    s.ahead.readAtHead(s.memo, 100n);
+    for (let b = 101n; b <= 100n + BigInt(AHEAD_BLOCKS) + 1n; b++) {
+      s.setHead(b);
+      await sleep(40);
+    }
+    expect(s.computed).toEqual(Array.from({ length: AHEAD_BLOCKS }, (_, i) => 101n + BigInt(i)));
     s.ahead.close();
   });
 
@@ -219,6 +241,86 @@ describe("ComputeAhead", () => {
     signalled(102n);
     await until(() => asked.length === 6);
     expect(asked.slice(3)).toEqual(["ve@102", "24h@102", "7d@102"]);
+    ahead.close();
+  });
+
+  it("makes what a reader made of the head's answer for the next head before that head's first reader continues", async () => {
+    const { tell, signal } = toldSignal();
+    let loading = 0;
+    const memo = new BlockMemo<{ block: bigint }>({
+      name: "board",
+      load: async (x) => {
+        loading++;
+        await sleep(30);
+        return { block: x.block };
+      },
+    });
+    const outcomes: string[] = [];
+    const ahead = new ComputeAhead({
+      signal,
+      head: async () => ({ block: 0n, time: 0n }),
+      onAhead: (name, outcome) => outcomes.push(`${name}:${outcome}`),
+    });
+    const scope = {};
+    let bodies = 0;
+    // What the route does: the page's text kept beside the block's answer (api/index/answer.ts keptFields).
+    const page = (value: { block: bigint }) =>
+      keptFields(scope, value, "0:2", () => {
+        bodies++;
+        return { block: value.block.toString() };
+      });
+    const at100 = await memo.get({ block: 100n, time: 200n }, "head");
+    expect(page(at100)).toBe('"block":"100"');
+    ahead.readAtHead(memo, 100n);
+    ahead.follow(memo, "0+2", page);
+    tell(101n, 202n);
+    await until(() => loading === 2);
+    // The head's first reader joins the computation under way: when it continues, the page is made and kept.
+    const at101 = await memo.get({ block: 101n, time: 202n }, "head");
+    expect(bodies).toBe(2);
+    expect(page(at101)).toBe('"block":"101"');
+    expect(bodies).toBe(2);
+    expect(outcomes).toEqual(["board:ok"]);
+    ahead.close();
+  });
+
+  it(`makes ahead the last ${FOLLOWED_PER_ANSWER} kinds made of an answer; a failure is told; forgotten with the answer`, async () => {
+    const { tell, signal } = toldSignal();
+    const memo = new BlockMemo<bigint>({ name: "board", load: async (x) => x.block });
+    const outcomes: string[] = [];
+    let now = 0;
+    const ahead = new ComputeAhead({
+      signal,
+      head: async () => ({ block: 0n, time: 0n }),
+      idleMs: 1_000,
+      now: () => now,
+      onAhead: (name, outcome) => outcomes.push(`${name}:${outcome}`),
+    });
+    const made: string[] = [];
+    ahead.readAtHead(memo, 100n);
+    for (const key of ["a", "b", "c"]) ahead.follow(memo, key, (v) => made.push(`${key}@${v}`));
+    tell(101n, 202n);
+    await until(() => outcomes.length === 1);
+    expect(made).toEqual(["b@101", "c@101"]);
+    expect(outcomes).toEqual(["board:ok"]);
+    // A kind whose making throws: the others are made, the answer's outcome is an error (counted).
+    ahead.readAtHead(memo, 101n);
+    ahead.follow(memo, "b", () => {
+      throw new Error("bad page");
+    });
+    tell(102n, 204n);
+    await until(() => outcomes.length === 2);
+    expect(made).toEqual(["b@101", "c@101", "c@102"]);
+    expect(outcomes[1]).toBe("board:error");
+    // Not read for idleMs: the answer and what was made of it are forgotten; a new reader follows it afresh.
+    now += 1_001;
+    tell(103n, 206n);
+    await until(() => !ahead.following);
+    ahead.readAtHead(memo, 103n);
+    tell(104n, 208n);
+    await until(() => memo.has(104n));
+    await sleep(20);
+    expect(made).toEqual(["b@101", "c@101", "c@102"]);
     ahead.close();
   });
 });

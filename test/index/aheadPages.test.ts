@@ -1,0 +1,110 @@
+/**
+ * The head's pages made ahead (issue 33, item 6; api/read/computeAhead.ts follow): a page read at the head — the ve
+ * board's first page, the stats, a duration board's first page — is made into text for each next head as soon as
+ * the index commits it, before its first reader. On the real app over a synthetic index (in-memory PGlite), the
+ * signal told by the test as a NOTIFY would: once a new head is computed ahead, its first reader's answer is, byte
+ * for byte but the freshness fields, what an app that made nothing ahead answers for that block, and its nextCursor
+ * leads to the same second page. (That the reader is answered from the text made ahead, not made again, is
+ * test/read/computeAhead.test.ts's; the time it saves, bench/first-reader.ts's.)
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle } from "drizzle-orm/pglite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../api/app";
+import { loadConfig } from "../../api/config";
+import { silentLogger } from "../../api/observability/logger";
+import { createLockIndex } from "../../api/read/atBlock";
+import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
+import { commitTold, toldSignal } from "../support/toldSignal";
+
+const BASE = "/api/index/v1";
+const SCHEMA = "synthetic";
+const START = 46_183_959n;
+
+let index: SyntheticIndex;
+let client: PGlite;
+/** Follows the index's signal: computes each new head's answers, and the pages read of them, ahead. */
+let ahead: ReturnType<typeof createApp>;
+/** No signal: makes every answer on its first request. */
+let plain: ReturnType<typeof createApp>;
+const told = toldSignal();
+
+const commit = (block: bigint) => commitTold(told, (text, params) => client.query(text, params), SCHEMA, index, block);
+
+const eventBlocks = () => [...new Set(index.events.map((e) => e.blockNumber))].sort((a, b) => (a < b ? -1 : 1));
+
+beforeAll(async () => {
+  index = generateSyntheticIndex({ events: 400, owners: 24, seed: 13, startBlock: START });
+  client = new PGlite();
+  await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index, { finalizedLag: 200n });
+  const make = (signal?: typeof told.signal) =>
+    createApp({
+      config: loadConfig({ NETWORK: "base" }),
+      rpc: null,
+      index: { atBlock: createLockIndex({ db: drizzle(client), schema: SCHEMA }), ...(signal ? { signal } : {}) },
+      logger: silentLogger,
+    });
+  ahead = make(told.signal);
+  plain = make();
+}, 60_000);
+
+afterAll(async () => {
+  await client?.close();
+});
+
+type Body = Record<string, unknown> & { blockNumber: string; nextCursor?: string | null };
+
+async function read(app: ReturnType<typeof createApp>, path: string): Promise<Body> {
+  const res = await app.request(`${BASE}${path}`);
+  const body = (await res.json()) as Body;
+  expect(res.status, `${path}: ${JSON.stringify(body)}`).toBe(200);
+  return body;
+}
+
+/** The answer without what describes the moment it was sent (the index's lag), which two apps may differ in. */
+const ofBlock = ({ indexLagSeconds: _, stale: __, ...rest }: Body) => rest;
+
+async function aheadCount(): Promise<number> {
+  const text = await (await ahead.request("/api/metrics")).text();
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("api_index_computed_ahead_total{") && l.includes('outcome="ok"'))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+}
+
+async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("the head's pages made ahead of their first reader", () => {
+  it("a new head's first page, stats and duration board page: what an app making nothing ahead answers", async () => {
+    // Heads one block apart, as the index commits them (only an answer read at the last head is computed ahead).
+    const h0 = eventBlocks().at(-30)!;
+    const [h1, h2] = [h0 + 1n, h0 + 2n];
+    const pages = ["/leaderboards/ve?limit=5", "/stats", "/leaderboards/takeovers?window=lifetime&limit=3"];
+    await commit(h0);
+    for (const path of pages) expect((await read(ahead, path)).blockNumber).toBe(String(h0));
+    for (const h of [h1, h2]) {
+      const before = await aheadCount();
+      await commit(h);
+      // The three answers computed ahead, each with the page read of it at the last head made of it.
+      await until(async () => (await aheadCount()) >= before + 3);
+      for (const path of pages) {
+        const first = await read(ahead, path);
+        expect(first.blockNumber, path).toBe(String(h));
+        const made = await read(plain, `${path}${path.includes("?") ? "&" : "?"}block=${h}`);
+        expect(ofBlock(first), path).toEqual(ofBlock(made));
+        if (first.nextCursor) {
+          const second = await read(ahead, `${path}&cursor=${first.nextCursor}`);
+          const madeSecond = await read(plain, `${path}&cursor=${made.nextCursor}`);
+          expect(second.blockNumber).toBe(String(h));
+          expect(ofBlock(second), path).toEqual(ofBlock(madeSecond));
+        }
+      }
+    }
+  });
+});
