@@ -145,16 +145,28 @@ export class ComputeAhead {
           for (const memo of this.#recent()) this.options.onAhead?.(memo.name, "error");
           continue;
         }
-        // Only the answers read at one of the last heads before this one (or at it: a reorg's lower head), in the
-        // order their readers first asked at the head they last read (each starts as the one before it has its slot in
-        // the head's lane).
+        // Only the answers read at one of the last heads before this one (or at it: a reorg's lower head): those read
+        // at the newest such head first (a dashboard that moved from the board to the stats is waiting for the
+        // stats), then in the order their readers first asked at that head (each starts as the one before it has its
+        // slot in the head's lane).
+        const read = (memo: AheadMemo) => this.#read.get(memo)!;
         const memos = this.#recent()
-          .filter((memo) => this.#read.get(memo)!.block >= at.block - this.#blocks)
-          .sort((a, b) => this.#read.get(a)!.order - this.#read.get(b)!.order);
+          .filter((memo) => read(memo).block >= at.block - this.#blocks)
+          .sort((a, b) =>
+            read(a).block === read(b).block ? read(a).order - read(b).order : read(a).block > read(b).block ? -1 : 1,
+          );
+        const newest = memos.length === 0 ? at.block : read(memos[0]!).block;
+        const older = new Set(memos.filter((memo) => read(memo).block < newest));
         await Promise.all(
           memos.map((memo) =>
             memo.get({ block: at.block, time: at.time }, "head").then(
-              (value) => this.options.onAhead?.(memo.name, this.#made(memo, value) ? "ok" : "error"),
+              async (value) => {
+                // What was made of an answer not read at the newest head waits a turn of the loop: the readers of
+                // the others, come meanwhile, are answered first.
+                if (older.has(memo)) await new Promise((resolve) => setImmediate(resolve));
+                const made = this.#made(memo, value);
+                this.options.onAhead?.(memo.name, made ? "ok" : "error");
+              },
               () => this.options.onAhead?.(memo.name, "error"),
             ),
           ),

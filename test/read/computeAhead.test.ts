@@ -244,6 +244,35 @@ describe("ComputeAhead", () => {
     ahead.close();
   });
 
+  it("asks first for the answers read at the newest head; what was made of an older one waits a turn of the loop", async () => {
+    const { tell, signal } = toldSignal();
+    const events: string[] = [];
+    const memoOf = (name: string) =>
+      new BlockMemo<bigint>({
+        name,
+        load: async (x) => {
+          events.push(`${name}@${x.block}`);
+          return x.block;
+        },
+      });
+    const [board, stats] = [memoOf("board"), memoOf("stats")];
+    const ahead = new ComputeAhead({ signal, head: async () => ({ block: 0n, time: 0n }) });
+    // A dashboard read the board at 100, then moved to the stats at 101 and 102.
+    ahead.readAtHead(board, 100n);
+    ahead.follow(board, "page", (v) => events.push(`board page@${v}`));
+    ahead.readAtHead(stats, 101n);
+    ahead.readAtHead(stats, 102n);
+    ahead.follow(stats, "text", (v) => {
+      events.push(`stats text@${v}`);
+      // A reader of the stats, come at once: the board's page is not made before it continues.
+      setImmediate(() => events.push("reader"));
+    });
+    tell(103n, 206n);
+    await until(() => events.length === 5);
+    expect(events).toEqual(["stats@103", "board@103", "stats text@103", "reader", "board page@103"]);
+    ahead.close();
+  });
+
   it("makes what a reader made of the head's answer for the next head before that head's first reader continues", async () => {
     const { tell, signal } = toldSignal();
     let loading = 0;
