@@ -8,7 +8,7 @@ import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { addressString, array, integer, type JsonSchema, object, uintString } from "../route/jsonSchema";
-import { answer, answerFields, keptFields } from "./answer";
+import { answer, answerFields, KEPT_FIELDS, keptFields } from "./answer";
 import { AT_PARAMS, PAGE_PARAMS } from "./query";
 
 /**
@@ -194,12 +194,15 @@ export function durationBoardHandlers(rt: IndexRuntime): BoardHandlers {
     const start =
       cursor === undefined ? 0 : ranked.rows.after({ value: cursor.after.ve, address: cursor.after.address });
     const limit = Number(q.limit);
-    // The head's first page: made for each next head as soon as its ranking is (ComputeAhead.follow).
-    if (!at.pinned && cursor === undefined) {
-      const memo = rt.durationBoards.memo(board, window);
-      rt.ahead?.follow(memo, `0+${limit}`, (next) => pageFields(rt, board, window, next, 0, limit));
-    }
-    return answerFields(c, rt, at, () => pageFields(rt, board, window, ranked, start, limit));
+    return answerFields(c, rt, at, () => {
+      const fields = pageFields(rt, board, window, ranked, start, limit);
+      // The head's first page, when kept as text: made for each next head as soon as its ranking is (the ve board's).
+      if (!at.pinned && cursor === undefined && fields.length <= KEPT_FIELDS.maxChars) {
+        const memo = rt.durationBoards.memo(board, window);
+        rt.ahead?.follow(memo, `0+${limit}`, (next) => pageFields(rt, board, window, next, 0, limit));
+      }
+      return fields;
+    });
   };
 
   const rank: BoardHandlers["rank"] = async (c) => {

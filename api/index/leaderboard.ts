@@ -6,7 +6,7 @@ import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA
 import type { VeBoard } from "../read/veBoard";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object } from "../route/jsonSchema";
-import { answer, answerFields, keptFields } from "./answer";
+import { answer, answerFields, KEPT_FIELDS, keptFields } from "./answer";
 import type { BoardHandlers } from "./boards";
 import { AT_PARAMS, PAGE_PARAMS } from "./query";
 
@@ -134,11 +134,15 @@ export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
     const { board, at } = await resolveBoard(rt, c, block, param);
     const start = cursor === undefined ? 0 : board.rows.after(cursor.after);
     const limit = Number(q.limit);
-    // The head's first page: made for each next head as soon as its board is (its first reader answered from text).
-    if (!at.pinned && cursor === undefined) {
-      rt.ahead?.follow(rt.boards, `0+${limit}`, (next) => pageFields(rt, next, 0, limit));
-    }
-    return answerFields(c, rt, at, () => pageFields(rt, board, start, limit));
+    return answerFields(c, rt, at, () => {
+      const fields = pageFields(rt, board, start, limit);
+      // The head's first page, when it is kept as text: made for each next head as soon as its board is (its first
+      // reader answered from text). A page too large to keep is made per request, never ahead.
+      if (!at.pinned && cursor === undefined && fields.length <= KEPT_FIELDS.maxChars) {
+        rt.ahead?.follow(rt.boards, `0+${limit}`, (next) => pageFields(rt, next, 0, limit));
+      }
+      return fields;
+    });
   };
 
   const rank: BoardHandlers["rank"] = async (c) => {

@@ -18,7 +18,8 @@
  *
  * The head's lane runs one computation at a time (computeGate.ts laneSlots), so the order matters: a front end that
  * reads the ve board first and then the 28 duration boards would otherwise wait for all 28 derivations before its
- * first page. The answers are asked for in the order their readers first asked at the last head they were read at.
+ * first page. The answers read at the newest head are asked for first, in the order their readers first asked there;
+ * then those read at older heads.
  *
  * What a reader makes of an answer (a page's text: the ve board's first 100 rows with their exact values, EIP-55
  * addresses and signed cursor, ~2 ms at Base scale) is made ahead too when a reader made it at the head (`follow`):
