@@ -24,7 +24,8 @@
  * What a reader makes of an answer (a page's text: the ve board's first 100 rows with their exact values, EIP-55
  * addresses and signed cursor, ~2 ms at Base scale) is made ahead too when a reader made it at the head (`follow`):
  * once the next head's answer is computed, before its first reader's continuation runs, so that reader is answered
- * from text as a repeat is. At most FOLLOWED_PER_ANSWER per answer (the keys readers made last; a request chooses
+ * from text as a repeat is. Where the answer itself is made before its block (the ve board's next ranking, made
+ * between heads: `madeAhead`), so is what is made of it, and the block's commit has nothing of it left to make. At most FOLLOWED_PER_ANSWER per answer (the keys readers made last; a request chooses
  * its page's size), each forgotten with its answer.
  */
 import { BoundedMap } from "../cache/boundedMap";
@@ -108,6 +109,18 @@ export class ComputeAhead {
       this.#followers.set(memo as AheadMemo, made);
     }
     made.set(key, make as (value: unknown) => void);
+  }
+
+  /**
+   * `value` is `memo`'s answer for a block not yet committed, made ahead of it between heads (the ve board's next
+   * ranking: veBoard.ts, taken as that block's when the block changed no lock). What readers made of the memo's answer
+   * at the head (`follow`) is made of it now, so the block's commit finds that made too, and the work is not done while
+   * the block's first reader waits. Only while the memo is read at the head; a throw is counted as an error.
+   */
+  madeAhead<T>(memo: AheadMemo<T>, value: T): void {
+    const read = this.#read.get(memo as AheadMemo);
+    if (read === undefined || read.at < this.#now() - this.#idleMs) return;
+    if (!this.#made(memo as AheadMemo, value)) this.options.onAhead?.(memo.name, "error");
   }
 
   close(): void {

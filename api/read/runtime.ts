@@ -370,6 +370,9 @@ export function createIndexRuntime({
     }),
     boards,
   } satisfies IndexRuntime;
+  // The next block's board made between heads: the head's page text made of it then (ComputeAhead.madeAhead).
+  const ahead = rt.ahead;
+  if (ahead) boards.onMadeAhead = (board) => ahead.madeAhead(boards, board);
   forgetOnReorg(signal, [rt.stats, rt.boards, rt.durationBoards]);
   return rt;
 }

@@ -123,7 +123,11 @@ export function rankingOf(array: readonly HolderVe[]): VeRanking {
 }
 
 /** A board of ranked rows, with where an address is in them and its rows' checksummed addresses. */
-function boardOf(at: AtBlock<unknown>, ranking: VeRanking, stats: (() => LockStats) | null = null): VeBoard {
+function boardOf(
+  at: { block: bigint; time: bigint; head: IndexHead },
+  ranking: VeRanking,
+  stats: (() => LockStats) | null = null,
+): VeBoard {
   const rows: VeRows = { length: ranking.length, get: ranking.get, after: ranking.after };
   const position = { get: ranking.indexOf };
   // The process's memo of EIP-55 addresses: the top rows are the same accounts block after block.
@@ -163,6 +167,11 @@ type MadeAhead = {
   ranking: VeRanking;
   /** The block's stats, made with it (api/read/veStats.ts). */
   stats: LockStats;
+  /**
+   * The block's board, made with them (its head the last one's until taken): what readers make of it (a page's text,
+   * kept beside it) is made ahead too (`onMadeAhead`), so the block's first reader finds it.
+   */
+  board: VeBoard;
 };
 
 /** Whether two lists of changes name the same locks in the same states (each lock once in a list). */
@@ -198,6 +207,11 @@ export class VeBoards extends BlockMemo<VeBoard> {
   #takenAhead = 0;
   #anchoring = false;
   #finalized: At | undefined;
+  /**
+   * Told each next block's board made ahead (above), between heads: ComputeAhead.madeAhead makes the head's page text
+   * of it then (api/read/runtime.ts), not at the block's commit while its first reader waits.
+   */
+  onMadeAhead: ((board: VeBoard) => void) | undefined;
   #whole = 0;
   #derived = 0;
   readonly #derive: VeDerivation | undefined;
@@ -266,7 +280,13 @@ export class VeBoards extends BlockMemo<VeBoard> {
     this.#move(delta);
     const ahead = this.#takeAhead(anchor, delta);
     if (lane === "head") this.#makeAhead(anchor, delta);
-    if (ahead !== undefined) return boardOf(delta, ahead.ranking, () => ahead.stats);
+    if (ahead !== undefined) {
+      // The board made ahead, with what was made of it, when it is this block's (the time matched: so did the block,
+      // unless blocks came faster than one per step); the head it was read at is this read's.
+      if (ahead.board.block !== delta.block) return boardOf(delta, ahead.ranking, () => ahead.stats);
+      ahead.board.head = delta.head;
+      return ahead.board;
+    }
     // A past block's order stays its own: the head's next ranking starts from the head's.
     const ranking = rankVe(delta, anchor, delta.value, { keepOrder: lane === "head" });
     return boardOf(
@@ -305,7 +325,9 @@ export class VeBoards extends BlockMemo<VeBoard> {
       // The first page's exact values too (a page is 100 rows by default): what most of the block's readers ask.
       for (let i = 0; i < Math.min(ranking.length, AHEAD_ROWS); i++) ranking.get(i);
       const stats = statsAt(next.time, anchor, head.value, ranking.length);
-      this.#ahead = { anchor, time: next.time, changes: head.value, ranking, stats };
+      const board = boardOf({ ...next, head: head.head }, ranking, () => stats);
+      this.#ahead = { anchor, time: next.time, changes: head.value, ranking, stats, board };
+      this.onMadeAhead?.(board);
     }, delayMs).unref();
   }
 

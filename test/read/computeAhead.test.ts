@@ -9,7 +9,8 @@
  * checkpoint) is computed without a probe of the head; the answers are asked for in the order their readers first asked
  * at the last head (the head's lane runs one at a time); what a reader made of an answer at the head (a page's text,
  * keptFields) is made of the next head's as soon as it is computed, before that head's first reader continues, the
- * last FOLLOWED_PER_ANSWER kinds only, a failure told, forgotten with the answer.
+ * last FOLLOWED_PER_ANSWER kinds only, a failure told, forgotten with the answer; and of an answer made before its
+ * block (madeAhead: the ve board's next ranking, between heads) at once, only while the answer is read.
  */
 import { describe, expect, it } from "vitest";
 import { keptFields } from "../../api/index/answer";
@@ -65,6 +66,22 @@ function setup(o: { loadMs?: number; idleMs?: number; blocks?: number; failProbe
       now += ms;
     },
   };
+}
+
+/** A memo followed over a told signal (a NOTIFY's head and time), idle after 1 s of the returned clock. */
+function toldAhead() {
+  const { tell, signal } = toldSignal();
+  const memo = new BlockMemo<bigint>({ name: "board", load: async (x) => x.block });
+  const outcomes: string[] = [];
+  const clock = { now: 0 };
+  const ahead = new ComputeAhead({
+    signal,
+    head: async () => ({ block: 0n, time: 0n }),
+    idleMs: 1_000,
+    now: () => clock.now,
+    onAhead: (name, outcome) => outcomes.push(`${name}:${outcome}`),
+  });
+  return { tell, memo, ahead, outcomes, clock };
 }
 
 describe("ComputeAhead", () => {
@@ -314,17 +331,7 @@ describe("ComputeAhead", () => {
   });
 
   it(`makes ahead the last ${FOLLOWED_PER_ANSWER} kinds made of an answer; a failure is told; forgotten with the answer`, async () => {
-    const { tell, signal } = toldSignal();
-    const memo = new BlockMemo<bigint>({ name: "board", load: async (x) => x.block });
-    const outcomes: string[] = [];
-    let now = 0;
-    const ahead = new ComputeAhead({
-      signal,
-      head: async () => ({ block: 0n, time: 0n }),
-      idleMs: 1_000,
-      now: () => now,
-      onAhead: (name, outcome) => outcomes.push(`${name}:${outcome}`),
-    });
+    const { tell, memo, ahead, outcomes, clock } = toldAhead();
     const made: string[] = [];
     ahead.readAtHead(memo, 100n);
     for (const key of ["a", "b", "c"]) ahead.follow(memo, key, (v) => made.push(`${key}@${v}`));
@@ -342,7 +349,7 @@ describe("ComputeAhead", () => {
     expect(made).toEqual(["b@101", "c@101", "c@102"]);
     expect(outcomes[1]).toBe("board:error");
     // Not read for idleMs: the answer and what was made of it are forgotten; a new reader follows it afresh.
-    now += 1_001;
+    clock.now += 1_001;
     tell(103n, 206n);
     await until(() => !ahead.following);
     ahead.readAtHead(memo, 103n);
@@ -350,6 +357,37 @@ describe("ComputeAhead", () => {
     await until(() => memo.has(104n));
     await sleep(20);
     expect(made).toEqual(["b@101", "c@101", "c@102"]);
+    ahead.close();
+  });
+
+  it("makes what readers made of an answer made before its block (madeAhead) while the answer is read, not after", async () => {
+    const { tell, memo, ahead, outcomes, clock } = toldAhead();
+    const other = new BlockMemo<bigint>({ name: "stats", load: async (x) => x.block });
+    const made: string[] = [];
+    // Not read at the head yet: nothing is made of it.
+    ahead.madeAhead(memo, 100n);
+    expect(made).toEqual([]);
+    ahead.readAtHead(memo, 100n);
+    ahead.follow(memo, "page", (v) => made.push(`page@${v}`));
+    // Made at once, in the caller's turn (between heads), and not counted as an answer computed ahead.
+    ahead.madeAhead(memo, 101n);
+    expect(made).toEqual(["page@101"]);
+    expect(outcomes).toEqual([]);
+    // Another memo's answer runs only its own followers (it has none).
+    ahead.madeAhead(other, 101n);
+    expect(made).toEqual(["page@101"]);
+    // A making that throws is counted as an error.
+    ahead.follow(memo, "bad", () => {
+      throw new Error("bad page");
+    });
+    ahead.madeAhead(memo, 102n);
+    expect(made).toEqual(["page@101", "page@102"]);
+    expect(outcomes).toEqual(["board:error"]);
+    // Not read for idleMs: nothing is made any more.
+    clock.now += 1_001;
+    ahead.madeAhead(memo, 103n);
+    expect(made).toEqual(["page@101", "page@102"]);
+    tell(101n, 202n);
     ahead.close();
   });
 });

@@ -10,7 +10,7 @@ import { silentLogger } from "../../api/observability/logger";
 import { WEEK } from "../../api/read/atBlock";
 import type { BoardIndex, HolderVe, LockChange, LockIndex, LockStats, VeLock } from "../../api/read/contract";
 import { createIndexRuntime, NO_INDEX } from "../../api/read/runtime";
-import { firstAfter, sameChanges, VeBoards } from "../../api/read/veBoard";
+import { firstAfter, sameChanges, type VeBoard, VeBoards } from "../../api/read/veBoard";
 import { insertionSorted, rankVe, VeAnchor } from "../../api/read/veRanking";
 import { hasStatsBase, prepareStats, statsAt } from "../../api/read/veStats";
 import { lcg } from "../support/lcg";
@@ -507,18 +507,28 @@ describe("the next block's ranking made ahead at the head", () => {
       expect(board.stats?.(), `block +${k}`).toEqual(bruteStats(now(), base.time + dt));
       expect(rows.length).toBeGreaterThan(3);
       await turn();
+      return board;
     };
+    // Each next block's board made ahead is told (its page text is made of it then), and is the very board answered
+    // for that block when taken, with the head of the read that took it.
+    const madeAhead: VeBoard[] = [];
+    boards.onMadeAhead = (b) => madeAhead.push(b);
     // The first two heads give the step (2 s); the third is the one made ahead.
     await read(1n, 2n);
     await read(2n, 4n);
     expect(boards.takenAhead).toBe(0);
-    await read(3n, 6n);
+    expect(madeAhead.map((b) => [b.block, b.time])).toEqual([[base.block + 3n, base.time + 6n]]);
+    const taken = await read(3n, 6n);
     expect(boards.takenAhead).toBe(1);
+    expect(taken).toBe(madeAhead[0]);
+    expect(taken.head.block).toBe(base.block + 3n);
     // A lock changed in the block: made as before (and the next, with the same changes since the anchor, taken).
     const moved = locks[0]!;
     changes = [{ tokenId: moved.tokenId, lock: { ...moved, amount: moved.amount * 3n } }];
-    await read(4n, 8n);
+    const remade = await read(4n, 8n);
     expect(boards.takenAhead).toBe(1);
+    expect(madeAhead[1]?.block).toBe(base.block + 4n);
+    expect(remade).not.toBe(madeAhead[1]);
     await read(5n, 10n);
     expect(boards.takenAhead).toBe(2);
     // A lock gone, then a block later than expected: neither taken.
