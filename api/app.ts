@@ -101,6 +101,7 @@ export function createApp(input: AppDepsInput): ApiApp {
     onBoardComputed: () => metrics.veBoardComputations.inc(),
     onVeBoardDerived: () => metrics.veBoardDerivations.inc(),
     onVeBoardAnchored: () => metrics.veBoardAnchors.inc(),
+    onVeBoardTakenAhead: () => metrics.veBoardTakenAhead.inc(),
     onDurationBoardComputed: () => metrics.durationBoardComputations.inc(),
     onDurationBoardDerived: () => metrics.durationBoardDerivations.inc(),
     onDurationBoardAnchored: () => metrics.durationBoardAnchors.inc(),

@@ -52,6 +52,7 @@ export type Metrics = {
   /** ve rankings computed (at most one per indexed block per process: api/read/veBoard.ts). */
   veBoardComputations: Counter;
   veBoardDerivations: Counter;
+  veBoardTakenAhead: Counter;
   veBoardAnchors: Counter;
   /** Whole-index computations (api/read/computeGate.ts): running, waiting, and refused by lane and why. */
   indexComputations: { inFlight: Gauge; queued: Gauge; refused: Counter };
@@ -134,6 +135,12 @@ export function createMetrics(): Metrics {
       "changed between the two blocks, then a pass over the anchor's locks here (none for changes shared through Redis).",
     [],
   );
+  const veBoardTakenAhead = new Counter(
+    "api_index_ve_board_taken_ahead_total",
+    "Head blocks whose ve ranking (with its stats and first page) this process had made ahead, between heads, and " +
+      "took as it was: the block changed no lock and came at the expected time. The rest of the derivations made theirs.",
+    [],
+  );
   const veBoardAnchors = new Counter(
     "api_index_ve_board_anchor_moves_total",
     "Reads this process made in the background to move the ve board's anchor to a finalized block (the locks changed " +
@@ -214,6 +221,7 @@ export function createMetrics(): Metrics {
     ...connections.all,
     veBoardComputations,
     veBoardDerivations,
+    veBoardTakenAhead,
     veBoardAnchors,
     indexComputations.inFlight,
     indexComputations.queued,
@@ -242,6 +250,7 @@ export function createMetrics(): Metrics {
     minBlockWaits,
     veBoardComputations,
     veBoardDerivations,
+    veBoardTakenAhead,
     veBoardAnchors,
     indexComputations,
     durationBoardComputations,

@@ -42,7 +42,7 @@ import { HeadWatch, type WaitOutcome } from "./headWatch";
 import { type IndexSignalSource, PolledSignal, WatermarkSignal } from "./indexSignal";
 import { ReadHealth } from "./readHealth";
 import { boardCodec, sharedLoad, statsCodec, veDeltaCodec, veLocksCodec } from "./sharedAnswers";
-import { VeBoards, type VeDerivation } from "./veBoard";
+import { type VeBoard, VeBoards, type VeDerivation } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
 
 /**
@@ -127,6 +127,8 @@ export type CreateIndexRuntimeOptions = {
   onVeBoardDerived?: () => void;
   /** Called once per read made to set or move the ve board's anchor, in the background (metrics). */
   onVeBoardAnchored?: () => void;
+  /** Called once per block whose ve ranking made ahead was taken: the block changed no lock (metrics). */
+  onVeBoardTakenAhead?: () => void;
   /** Told how each `minBlock` wait for the index ended. */
   onWait?: (outcome: WaitOutcome) => void;
   /** See IndexRuntime.chargeCompute. */
@@ -164,6 +166,7 @@ export function createIndexRuntime({
   onBoardComputed,
   onVeBoardDerived,
   onVeBoardAnchored,
+  onVeBoardTakenAhead,
   onDurationBoardComputed,
   onDurationBoardDerived,
   onDurationBoardAnchored,
@@ -271,6 +274,7 @@ export function createIndexRuntime({
           onBoardComputed?.();
           return index.holders(at);
         })(),
+      ...(onVeBoardTakenAhead ? { onTakenAhead: onVeBoardTakenAhead } : {}),
       // Near the anchor (a finalized block's live locks, read once and shared), a block's ranking is made here from
       // the locks changed since: one small statement, shared like a ranking (replicas on the same anchor).
       ...("veLocks" in index
@@ -306,6 +310,27 @@ export function createIndexRuntime({
           }
         : {}),
     });
+  // A board's stats as the stats memo answers them, one object per board: what was made of a board made ahead (its
+  // stats' text, ComputeAhead.madeAhead) is found when that board is taken. Its head is the board's, set when taken.
+  const statsReads = new WeakMap<VeBoard, AtBlock<LockStats>>();
+  const statsRead = (board: VeBoard): AtBlock<LockStats> | null => {
+    const stats = board.stats;
+    if (stats === null) return null;
+    let read = statsReads.get(board);
+    if (read === undefined) {
+      read = {
+        get head() {
+          return board.head;
+        },
+        block: board.block,
+        time: board.time,
+        inRange: true,
+        value: stats(),
+      };
+      statsReads.set(board, read);
+    }
+    return read;
+  };
   const rt = {
     ...base,
     index,
@@ -354,9 +379,8 @@ export function createIndexRuntime({
       load: async (at, lane) => {
         if (boards.nearAnchor(at.block)) {
           const board = await boards.get(at, lane);
-          if (board.stats !== null) {
-            return { head: board.head, block: board.block, time: board.time, inRange: true, value: board.stats() };
-          }
+          const read = statsRead(board);
+          if (read !== null) return read;
         }
         return requireInRange(
           await sharedLoad(
@@ -370,9 +394,16 @@ export function createIndexRuntime({
     }),
     boards,
   } satisfies IndexRuntime;
-  // The next block's board made between heads: the head's page text made of it then (ComputeAhead.madeAhead).
+  // The next block's board made between heads: the head's page text and the stats' made of it then
+  // (ComputeAhead.madeAhead).
   const ahead = rt.ahead;
-  if (ahead) boards.onMadeAhead = (board) => ahead.madeAhead(boards, board);
+  if (ahead) {
+    boards.onMadeAhead = (board) => {
+      ahead.madeAhead(boards, board);
+      const stats = statsRead(board);
+      if (stats !== null) ahead.madeAhead(rt.stats, stats);
+    };
+  }
   forgetOnReorg(signal, [rt.stats, rt.boards, rt.durationBoards]);
   return rt;
 }

@@ -87,6 +87,8 @@ export type VeBoardsOptions = Omit<BlockMemoOptions<VeBoard>, "load" | "sizeOf">
   /** Computes the ranking of a block whole (api/read/atBlock.ts holders): a block far from the anchor. */
   load: (at: { block: bigint; time: bigint }, lane: ComputeLane) => Promise<AtBlock<VeRanking>>;
   derive?: VeDerivation;
+  /** Told each block whose ranking (and board) made ahead was taken as it was: the block changed no lock (metrics). */
+  onTakenAhead?: () => void;
 };
 
 /**
@@ -216,8 +218,9 @@ export class VeBoards extends BlockMemo<VeBoard> {
   #derived = 0;
   readonly #derive: VeDerivation | undefined;
   readonly #loadWhole: VeBoardsOptions["load"];
+  readonly #onTakenAhead: (() => void) | undefined;
 
-  constructor({ load, derive, ...options }: VeBoardsOptions) {
+  constructor({ load, derive, onTakenAhead, ...options }: VeBoardsOptions) {
     super({
       name: "board",
       ...BOARDS_KEPT,
@@ -227,6 +230,7 @@ export class VeBoards extends BlockMemo<VeBoard> {
     });
     this.#derive = derive;
     this.#loadWhole = load;
+    this.#onTakenAhead = onTakenAhead;
   }
 
   /** Rankings computed whole by the statement over every lock. */
@@ -303,6 +307,7 @@ export class VeBoards extends BlockMemo<VeBoard> {
     if (!sameChanges(ahead.changes, delta.value)) return undefined;
     this.#ahead = undefined;
     this.#takenAhead++;
+    this.#onTakenAhead?.();
     return ahead;
   }
 

@@ -34,7 +34,8 @@ const commit = (block: bigint) => commitTold(told, (text, params) => client.quer
 const eventBlocks = () => [...new Set(index.events.map((e) => e.blockNumber))].sort((a, b) => (a < b ? -1 : 1));
 
 beforeAll(async () => {
-  index = generateSyntheticIndex({ events: 400, owners: 24, seed: 13, startBlock: START });
+  // Base's 2 s blocks: the next block's board is made ahead 1 s after a head's.
+  index = generateSyntheticIndex({ events: 400, owners: 24, seed: 13, startBlock: START, blockSeconds: 2n });
   client = new PGlite();
   await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index, { finalizedLag: 200n });
   const make = (signal?: typeof told.signal) =>
@@ -72,6 +73,14 @@ async function aheadCount(): Promise<number> {
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
 }
 
+/** Head blocks whose ve board the ahead app made between heads and took as it was. */
+async function takenAhead(): Promise<number> {
+  const text = await (await ahead.request("/api/metrics")).text();
+  const line = text.split("\n").find((l) => l.startsWith("api_index_ve_board_taken_ahead_total "));
+  // A counter is listed once it was counted.
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1));
+}
+
 async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
@@ -104,6 +113,42 @@ describe("the head's pages made ahead of their first reader", () => {
           expect(second.blockNumber).toBe(String(h));
           expect(ofBlock(second), path).toEqual(ofBlock(madeSecond));
         }
+      }
+    }
+  });
+
+  it("a block that changed no lock: its board, page and stats made between heads are its first reader's answer", async () => {
+    // Three consecutive heads, the third without a lock event: after the second, the third's board is made ahead
+    // (halfway through the step between the two: 1 s for 2 s blocks) with its first page and stats, and taken as it
+    // was when it comes.
+    const withEvents = new Set(index.events.map((e) => e.blockNumber));
+    const head = index.head.block;
+    const a = eventBlocks()
+      .filter((b) => b < head - 3n && !withEvents.has(b + 2n))
+      .at(-1)!;
+    expect(a).toBeDefined();
+    const pages = ["/leaderboards/ve?limit=5", "/stats"];
+    for (const h of [a, a + 1n]) {
+      const before = await aheadCount();
+      await commit(h);
+      if (h > a) await until(async () => (await aheadCount()) >= before + 2);
+      for (const path of pages) expect((await read(ahead, path)).blockNumber).toBe(String(h));
+    }
+    const step = Number(index.blockTimes.get(a + 1n)! - index.blockTimes.get(a)!);
+    await new Promise((r) => setTimeout(r, step * 500 + 300));
+    const taken = await takenAhead();
+    const before = await aheadCount();
+    await commit(a + 2n);
+    await until(async () => (await aheadCount()) >= before + 2);
+    expect(await takenAhead()).toBe(taken + 1);
+    for (const path of pages) {
+      const first = await read(ahead, path);
+      expect(first.blockNumber, path).toBe(String(a + 2n));
+      const made = await read(plain, `${path}${path.includes("?") ? "&" : "?"}block=${a + 2n}`);
+      expect(ofBlock(first), path).toEqual(ofBlock(made));
+      if (first.nextCursor) {
+        const second = await read(ahead, `${path}&cursor=${first.nextCursor}`);
+        expect(ofBlock(second), path).toEqual(ofBlock(await read(plain, `${path}&cursor=${made.nextCursor}`)));
       }
     }
   });
