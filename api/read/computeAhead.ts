@@ -25,8 +25,9 @@
  * addresses and signed cursor, ~2 ms at Base scale) is made ahead too when a reader made it at the head (`follow`):
  * once the next head's answer is computed, before its first reader's continuation runs, so that reader is answered
  * from text as a repeat is. Where the answer itself is made before its block (the ve board's next ranking, made
- * between heads: `madeAhead`), so is what is made of it, and the block's commit has nothing of it left to make. At most FOLLOWED_PER_ANSWER per answer (the keys readers made last; a request chooses
- * its page's size), each forgotten with its answer.
+ * between heads: `madeAhead`), so is what is made of it, and the block's commit has nothing of it left to make. At
+ * most FOLLOWED_PER_ANSWER per answer (the keys readers made last; a request chooses its page's size), each forgotten
+ * with its answer.
  */
 import { BoundedMap } from "../cache/boundedMap";
 import type { IndexSignalSource } from "./indexSignal";
