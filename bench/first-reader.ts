@@ -135,6 +135,8 @@ const cpu = (cpuTicks(api.pid) - cpuBefore) / 100 / seconds;
 const metrics = await (await fetch(`${api.url}/api/metrics`)).text();
 const ahead = /api_index_computed_ahead_total\{answer="board",outcome="ok"\} (\d+)/.exec(metrics)?.[1] ?? "0";
 const computed = /api_index_ve_board_computations_total (\d+)/.exec(metrics)?.[1] ?? "?";
+// Blocks whose board (with its first page and stats) was made between heads and taken as it was.
+const taken = /api_index_ve_board_taken_ahead_total (\d+)/.exec(metrics)?.[1] ?? "0";
 
 const ratios: Record<Route, Partial<Record<Mode, number>>> = { board: {}, stats: {} };
 for (const route of ROUTES) {
@@ -151,7 +153,8 @@ for (const route of ROUTES) {
   }
 }
 console.log(
-  `the API process: ${computed} board computations (${ahead} ahead of the first reader) for ${BLOCKS} blocks; ` +
+  `the API process: ${computed} board computations (${ahead} ahead of the first reader, ${taken} made between ` +
+    `heads and taken) for ${BLOCKS} blocks; ` +
     `CPU ${(cpu * 100).toFixed(1)} % of one core over ${seconds.toFixed(0)} s; RSS ${rssBefore.toFixed(0)} → ` +
     `${rssMb(api.pid).toFixed(0)} MB; descriptors ${fdsBefore} → ${fds(api.pid)}; load ${load()}`,
 );
