@@ -76,10 +76,14 @@ export function unlockSchedule(stats: LockStats, t: bigint) {
   return out;
 }
 
-/** A block's stats as JSON members, made into text once per block (keptFields) and answered as such. */
+/**
+ * A block's stats as JSON members, made into text once per block (keptFields) and answered as such: kept beside the
+ * stats object (made once per block, and made ahead with the next block's board: api/read/veBoard.ts), under the time
+ * the schedule is counted from, so the text made ahead is the one the block's readers find.
+ */
 function statsFields(rt: IndexRuntime, read: AtBlock<LockStats>): string {
   const s = read.value;
-  return keptFields(rt, read, "", () => ({
+  return keptFields(rt, s, read.time.toString(), () => ({
     totalLockedWei: s.totalLocked.toString(),
     totalVeWei: s.totalVe.toString(),
     holders: s.holders,

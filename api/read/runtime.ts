@@ -42,7 +42,7 @@ import { HeadWatch, type WaitOutcome } from "./headWatch";
 import { type IndexSignalSource, PolledSignal, WatermarkSignal } from "./indexSignal";
 import { ReadHealth } from "./readHealth";
 import { boardCodec, sharedLoad, statsCodec, veDeltaCodec, veLocksCodec } from "./sharedAnswers";
-import { type VeBoard, VeBoards, type VeDerivation } from "./veBoard";
+import { VeBoards, type VeDerivation } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
 
 /**
@@ -310,27 +310,6 @@ export function createIndexRuntime({
           }
         : {}),
     });
-  // A board's stats as the stats memo answers them, one object per board: what was made of a board made ahead (its
-  // stats' text, ComputeAhead.madeAhead) is found when that board is taken. Its head is the board's, set when taken.
-  const statsReads = new WeakMap<VeBoard, AtBlock<LockStats>>();
-  const statsRead = (board: VeBoard): AtBlock<LockStats> | null => {
-    const stats = board.stats;
-    if (stats === null) return null;
-    let read = statsReads.get(board);
-    if (read === undefined) {
-      read = {
-        get head() {
-          return board.head;
-        },
-        block: board.block,
-        time: board.time,
-        inRange: true,
-        value: stats(),
-      };
-      statsReads.set(board, read);
-    }
-    return read;
-  };
   const rt = {
     ...base,
     index,
@@ -379,8 +358,9 @@ export function createIndexRuntime({
       load: async (at, lane) => {
         if (boards.nearAnchor(at.block)) {
           const board = await boards.get(at, lane);
-          const read = statsRead(board);
-          if (read !== null) return read;
+          if (board.stats !== null) {
+            return { head: board.head, block: board.block, time: board.time, inRange: true, value: board.stats() };
+          }
         }
         return requireInRange(
           await sharedLoad(
@@ -395,13 +375,14 @@ export function createIndexRuntime({
     boards,
   } satisfies IndexRuntime;
   // The next block's board made between heads: the head's page text and the stats' made of it then
-  // (ComputeAhead.madeAhead).
+  // (ComputeAhead.madeAhead; the stats' text is kept beside their object, which the taken board answers).
   const ahead = rt.ahead;
   if (ahead) {
     boards.onMadeAhead = (board) => {
       ahead.madeAhead(boards, board);
-      const stats = statsRead(board);
-      if (stats !== null) ahead.madeAhead(rt.stats, stats);
+      if (board.stats === null) return;
+      const { head, block, time } = board;
+      ahead.madeAhead(rt.stats, { head, block, time, inRange: true, value: board.stats() });
     };
   }
   forgetOnReorg(signal, [rt.stats, rt.boards, rt.durationBoards]);
