@@ -102,6 +102,7 @@ export function createApp(input: AppDepsInput): ApiApp {
     onVeBoardDerived: () => metrics.veBoardDerivations.inc(),
     onVeBoardAnchored: () => metrics.veBoardAnchors.inc(),
     onVeBoardTakenAhead: () => metrics.veBoardTakenAhead.inc(),
+    onVeBoardPatchedAhead: () => metrics.veBoardPatchedAhead.inc(),
     onDurationBoardComputed: () => metrics.durationBoardComputations.inc(),
     onDurationBoardDerived: () => metrics.durationBoardDerivations.inc(),
     onDurationBoardAnchored: () => metrics.durationBoardAnchors.inc(),

@@ -53,6 +53,7 @@ export type Metrics = {
   veBoardComputations: Counter;
   veBoardDerivations: Counter;
   veBoardTakenAhead: Counter;
+  veBoardPatchedAhead: Counter;
   veBoardAnchors: Counter;
   /** Whole-index computations (api/read/computeGate.ts): running, waiting, and refused by lane and why. */
   indexComputations: { inFlight: Gauge; queued: Gauge; refused: Counter };
@@ -141,6 +142,12 @@ export function createMetrics(): Metrics {
       "took as it was: the block changed no lock and came at the expected time. The rest of the derivations made theirs.",
     [],
   );
+  const veBoardPatchedAhead = new Counter(
+    "api_index_ve_board_patched_ahead_total",
+    "Head blocks whose own events changed a few locks and whose ve ranking this process made from the one made ahead " +
+      "for them, with those locks' owners summed again (no pass over every live lock at the commit).",
+    [],
+  );
   const veBoardAnchors = new Counter(
     "api_index_ve_board_anchor_moves_total",
     "Reads this process made in the background to move the ve board's anchor to a finalized block (the locks changed " +
@@ -222,6 +229,7 @@ export function createMetrics(): Metrics {
     veBoardComputations,
     veBoardDerivations,
     veBoardTakenAhead,
+    veBoardPatchedAhead,
     veBoardAnchors,
     indexComputations.inFlight,
     indexComputations.queued,
@@ -251,6 +259,7 @@ export function createMetrics(): Metrics {
     veBoardComputations,
     veBoardDerivations,
     veBoardTakenAhead,
+    veBoardPatchedAhead,
     veBoardAnchors,
     indexComputations,
     durationBoardComputations,

@@ -129,6 +129,8 @@ export type CreateIndexRuntimeOptions = {
   onVeBoardAnchored?: () => void;
   /** Called once per block whose ve ranking made ahead was taken: the block changed no lock (metrics). */
   onVeBoardTakenAhead?: () => void;
+  /** Called once per block whose ve ranking was patched from the one made ahead (its own events changed locks). */
+  onVeBoardPatchedAhead?: () => void;
   /** Told how each `minBlock` wait for the index ended. */
   onWait?: (outcome: WaitOutcome) => void;
   /** See IndexRuntime.chargeCompute. */
@@ -167,6 +169,7 @@ export function createIndexRuntime({
   onVeBoardDerived,
   onVeBoardAnchored,
   onVeBoardTakenAhead,
+  onVeBoardPatchedAhead,
   onDurationBoardComputed,
   onDurationBoardDerived,
   onDurationBoardAnchored,
@@ -275,6 +278,7 @@ export function createIndexRuntime({
           return index.holders(at);
         })(),
       ...(onVeBoardTakenAhead ? { onTakenAhead: onVeBoardTakenAhead } : {}),
+      ...(onVeBoardPatchedAhead ? { onPatchedAhead: onVeBoardPatchedAhead } : {}),
       // Near the anchor (a finalized block's live locks, read once and shared), a block's ranking is made here from
       // the locks changed since: one small statement, shared like a ranking (replicas on the same anchor).
       ...("veLocks" in index

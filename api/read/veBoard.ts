@@ -11,7 +11,7 @@ import { BlockMemo, type BlockMemoOptions, requireInRange } from "./blockMemo";
 import { checksummedAddress } from "./checksum";
 import type { ComputeLane } from "./computeGate";
 import type { AtBlock, HolderVe, IndexHead, LockChange, LockStats, VeLock, VeLocksAnswer } from "./contract";
-import { rankVe, VeAnchor, type VeRanking, type VeRows } from "./veRanking";
+import { patchRanking, rankVe, sameLock, VeAnchor, type VeRanking, type VeRows } from "./veRanking";
 import { hasStatsBase, prepareStats, statsAt } from "./veStats";
 
 export type VeBoard = {
@@ -89,6 +89,8 @@ export type VeBoardsOptions = Omit<BlockMemoOptions<VeBoard>, "load" | "sizeOf">
   derive?: VeDerivation;
   /** Told each block whose ranking (and board) made ahead was taken as it was: the block changed no lock (metrics). */
   onTakenAhead?: () => void;
+  /** Told each block whose ranking was the one made ahead with the locks its own events changed summed again. */
+  onPatchedAhead?: () => void;
 };
 
 /**
@@ -160,7 +162,10 @@ const AHEAD_ROWS = 100;
  * last step between consecutive heads) and with the same changes since the anchor. When that block comes, its
  * delta (read as always) is compared with them: the same locks in the same states at the expected time make the same
  * ranking (rankVe is a function of the time, the anchor and the changes), so it is taken as it is and the block's
- * first reader waits only for the delta's statement; otherwise the ranking is made as before.
+ * first reader waits only for the delta's statement. At the expected time with other changes (the block's own lock
+ * events), it is patched: only the owners of the locks that differ are summed again and put in place
+ * (veRanking.ts patchRanking), not a pass over every live lock while the first reader waits. Otherwise (another
+ * time, another anchor) the ranking is made as before.
  */
 type MadeAhead = {
   anchor: VeAnchor;
@@ -181,16 +186,7 @@ export function sameChanges(a: readonly LockChange[], b: readonly LockChange[]):
   if (a.length !== b.length) return false;
   const byToken = new Map<bigint, VeLock | null>();
   for (const c of a) byToken.set(c.tokenId, c.lock);
-  for (const c of b) {
-    if (!byToken.has(c.tokenId)) return false;
-    const x = byToken.get(c.tokenId) ?? null;
-    const y = c.lock;
-    if (x === null || y === null) {
-      if (x !== y) return false;
-    } else if (x.owner !== y.owner || x.amount !== y.amount || x.lockEnd !== y.lockEnd || x.autoMax !== y.autoMax) {
-      return false;
-    }
-  }
+  for (const c of b) if (!byToken.has(c.tokenId) || !sameLock(byToken.get(c.tokenId) ?? null, c.lock)) return false;
   return true;
 }
 
@@ -207,6 +203,7 @@ export class VeBoards extends BlockMemo<VeBoard> {
   #ahead: MadeAhead | undefined;
   #lastHead: At | undefined;
   #takenAhead = 0;
+  #patchedAhead = 0;
   #anchoring = false;
   #finalized: At | undefined;
   /**
@@ -219,8 +216,9 @@ export class VeBoards extends BlockMemo<VeBoard> {
   readonly #derive: VeDerivation | undefined;
   readonly #loadWhole: VeBoardsOptions["load"];
   readonly #onTakenAhead: (() => void) | undefined;
+  readonly #onPatchedAhead: (() => void) | undefined;
 
-  constructor({ load, derive, onTakenAhead, ...options }: VeBoardsOptions) {
+  constructor({ load, derive, onTakenAhead, onPatchedAhead, ...options }: VeBoardsOptions) {
     super({
       name: "board",
       ...BOARDS_KEPT,
@@ -231,6 +229,7 @@ export class VeBoards extends BlockMemo<VeBoard> {
     this.#derive = derive;
     this.#loadWhole = load;
     this.#onTakenAhead = onTakenAhead;
+    this.#onPatchedAhead = onPatchedAhead;
   }
 
   /** Rankings computed whole by the statement over every lock. */
@@ -246,6 +245,11 @@ export class VeBoards extends BlockMemo<VeBoard> {
   /** Rankings that were the next block's made ahead (no lock changed in the block, its time as expected). */
   get takenAhead(): number {
     return this.#takenAhead;
+  }
+
+  /** Rankings patched from the next block's made ahead (its own events changed a few locks; veRanking.ts). */
+  get patchedAhead(): number {
+    return this.#patchedAhead;
   }
 
   /** Whether a block's ranking would be derived from the anchor now (its stats with it), not computed whole. */
@@ -284,15 +288,24 @@ export class VeBoards extends BlockMemo<VeBoard> {
     this.#move(delta);
     const ahead = this.#takeAhead(anchor, delta);
     if (lane === "head") this.#makeAhead(anchor, delta);
-    if (ahead !== undefined) {
+    if (ahead?.same) {
       // The board made ahead, with what was made of it, when it is this block's (the time matched: so did the block,
       // unless blocks came faster than one per step); the head it was read at is this read's.
-      if (ahead.board.block !== delta.block) return boardOf(delta, ahead.ranking, () => ahead.stats);
-      ahead.board.head = delta.head;
-      return ahead.board;
+      const { made } = ahead;
+      if (made.board.block !== delta.block) return boardOf(delta, made.ranking, () => made.stats);
+      made.board.head = delta.head;
+      return made.board;
     }
-    // A past block's order stays its own: the head's next ranking starts from the head's.
-    const ranking = rankVe(delta, anchor, delta.value, { keepOrder: lane === "head" });
+    // A past block's order stays its own: the head's next ranking starts from the head's. A block made ahead whose
+    // own events changed a few locks: the ranking made ahead with those owners summed again.
+    const keepOrder = lane === "head";
+    const patched =
+      ahead && patchRanking(ahead.made.ranking, anchor, delta.time, ahead.made.changes, delta.value, { keepOrder });
+    if (patched) {
+      this.#patchedAhead++;
+      this.#onPatchedAhead?.();
+    }
+    const ranking = patched || rankVe(delta, anchor, delta.value, { keepOrder });
     return boardOf(
       delta,
       ranking,
@@ -300,15 +313,20 @@ export class VeBoards extends BlockMemo<VeBoard> {
     );
   }
 
-  /** The ranking (and stats) made ahead, when it is this block's: same anchor, same time, same changes. */
-  #takeAhead(anchor: VeAnchor, delta: VeLocksAnswer<LockChange>): MadeAhead | undefined {
-    const ahead = this.#ahead;
-    if (ahead === undefined || ahead.anchor !== anchor || ahead.time !== delta.time) return undefined;
-    if (!sameChanges(ahead.changes, delta.value)) return undefined;
+  /**
+   * The ranking (and stats) made ahead, when it is for this block's anchor and time; `same` when the changes are the
+   * same too (taken as it is), else it is the start the block's ranking is patched from.
+   */
+  #takeAhead(anchor: VeAnchor, delta: VeLocksAnswer<LockChange>): { made: MadeAhead; same: boolean } | undefined {
+    const made = this.#ahead;
+    if (made === undefined || made.anchor !== anchor || made.time !== delta.time) return undefined;
     this.#ahead = undefined;
-    this.#takenAhead++;
-    this.#onTakenAhead?.();
-    return ahead;
+    const same = sameChanges(made.changes, delta.value);
+    if (same) {
+      this.#takenAhead++;
+      this.#onTakenAhead?.();
+    }
+    return { made, same };
   }
 
   /**

@@ -105,22 +105,17 @@ function* baseParts(anchor: VeAnchor): Generator<void, StatsBase> {
 }
 
 /**
- * The stats at time `t` of `anchor`'s live locks with `changes` (the locks with an event between the anchor and the
- * block, at their state there), as the statement computes them; `veHolders` is the block's ve ranking's length (the
- * owners with ve > 0: rankVe's rows).
+ * The anchor's locks' total ve at `t` (`k`: the first of endsSorted past `t`): the pass over the unexpired plain locks,
+ * most of a block's stats. The last few times' are kept per anchor: a block's ranking made ahead and then patched with
+ * the block's own lock events (api/read/veBoard.ts) has its stats made twice at one time, with other changes.
  */
-export function statsAt(t: bigint, anchor: VeAnchor, changes: readonly LockChange[], veHolders: number): LockStats {
-  const base = baseOf(anchor);
-  const tn = Number(t);
+function anchorVeAt(t: bigint, anchor: VeAnchor, base: StatsBase, k: number): bigint {
+  let kept = veAtTimes.get(anchor);
+  const known = kept?.get(t);
+  if (known !== undefined) return known;
   const ends = anchor.endsSorted;
+  const tn = Number(t);
   const p = ends.length;
-  const k = upperBound(ends, tn);
-  // The anchor's locks as they stand at `t`; the changed ones are taken out and put back below.
-  let totalLocked = base.totalLocked;
-  let liveLocks = anchor.locks.length;
-  let autoMaxLocks = base.autoMaxLocks;
-  let autoMaxLocked = base.autoMaxLocked;
-  let expiredLocked = base.amount[k] as bigint;
   let totalVe = base.autoMaxLocked + ((base.qEnd[p] as bigint) - (base.qEnd[k] as bigint));
   totalVe -= t * ((base.q[p] as bigint) - (base.q[k] as bigint));
   let shares = 0;
@@ -136,6 +131,36 @@ export function statsAt(t: bigint, anchor: VeAnchor, changes: readonly LockChang
   }
   totalVe += BigInt(shares);
   for (const j of base.far) totalVe += lockVe(anchor.locks[j] as VeLock, t);
+  if (kept === undefined) {
+    kept = new Map();
+    veAtTimes.set(anchor, kept);
+  }
+  if (kept.size >= VE_AT_TIMES_KEPT) kept.delete(kept.keys().next().value as bigint);
+  kept.set(t, totalVe);
+  return totalVe;
+}
+
+/** Times whose anchor ve is kept per anchor (a WeakMap by anchor: gone with it). */
+const VE_AT_TIMES_KEPT = 4;
+const veAtTimes = new WeakMap<VeAnchor, Map<bigint, bigint>>();
+
+/**
+ * The stats at time `t` of `anchor`'s live locks with `changes` (the locks with an event between the anchor and the
+ * block, at their state there), as the statement computes them; `veHolders` is the block's ve ranking's length (the
+ * owners with ve > 0: rankVe's rows).
+ */
+export function statsAt(t: bigint, anchor: VeAnchor, changes: readonly LockChange[], veHolders: number): LockStats {
+  const base = baseOf(anchor);
+  const tn = Number(t);
+  const ends = anchor.endsSorted;
+  const k = upperBound(ends, tn);
+  // The anchor's locks as they stand at `t`; the changed ones are taken out and put back below.
+  let totalLocked = base.totalLocked;
+  let liveLocks = anchor.locks.length;
+  let autoMaxLocks = base.autoMaxLocks;
+  let autoMaxLocked = base.autoMaxLocked;
+  let expiredLocked = base.amount[k] as bigint;
+  let totalVe = anchorVeAt(t, anchor, base, k);
   // Unlock weeks from `t`'s week on: that week without the ends at or before `t` (plain locks in endsSorted from
   // that week's start up to k; a far end is never in it), later ones whole.
   const week0 = t / WEEK;

@@ -73,12 +73,30 @@ async function aheadCount(): Promise<number> {
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
 }
 
-/** Head blocks whose ve board the ahead app made between heads and took as it was. */
-async function takenAhead(): Promise<number> {
+/** A counter of the ahead app's (0 until it is listed: a counter is listed once it was counted). */
+async function counted(name: string): Promise<number> {
   const text = await (await ahead.request("/api/metrics")).text();
-  const line = text.split("\n").find((l) => l.startsWith("api_index_ve_board_taken_ahead_total "));
-  // A counter is listed once it was counted.
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
   return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1));
+}
+
+/** Head blocks whose ve board the ahead app made between heads and took as it was. */
+const takenAhead = () => counted("api_index_ve_board_taken_ahead_total");
+/** Head blocks whose ve ranking the ahead app patched from the one made ahead (the block's own events). */
+const patchedAhead = () => counted("api_index_ve_board_patched_ahead_total");
+
+/** The first reader's page and stats at `h` (and the board's second page) equal what the plain app makes for it. */
+async function sameAsMade(h: bigint, pages: readonly string[]): Promise<void> {
+  for (const path of pages) {
+    const first = await read(ahead, path);
+    expect(first.blockNumber, path).toBe(String(h));
+    const made = await read(plain, `${path}${path.includes("?") ? "&" : "?"}block=${h}`);
+    expect(ofBlock(first), path).toEqual(ofBlock(made));
+    if (first.nextCursor) {
+      const second = await read(ahead, `${path}&cursor=${first.nextCursor}`);
+      expect(ofBlock(second), path).toEqual(ofBlock(await read(plain, `${path}&cursor=${made.nextCursor}`)));
+    }
+  }
 }
 
 async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
@@ -102,18 +120,7 @@ describe("the head's pages made ahead of their first reader", () => {
       await commit(h);
       // The three answers computed ahead, each with the page read of it at the last head made of it.
       await until(async () => (await aheadCount()) >= before + 3);
-      for (const path of pages) {
-        const first = await read(ahead, path);
-        expect(first.blockNumber, path).toBe(String(h));
-        const made = await read(plain, `${path}${path.includes("?") ? "&" : "?"}block=${h}`);
-        expect(ofBlock(first), path).toEqual(ofBlock(made));
-        if (first.nextCursor) {
-          const second = await read(ahead, `${path}&cursor=${first.nextCursor}`);
-          const madeSecond = await read(plain, `${path}&cursor=${made.nextCursor}`);
-          expect(second.blockNumber).toBe(String(h));
-          expect(ofBlock(second), path).toEqual(ofBlock(madeSecond));
-        }
-      }
+      await sameAsMade(h, pages);
     }
   });
 
@@ -141,15 +148,37 @@ describe("the head's pages made ahead of their first reader", () => {
     await commit(a + 2n);
     await until(async () => (await aheadCount()) >= before + 2);
     expect(await takenAhead()).toBe(taken + 1);
-    for (const path of pages) {
-      const first = await read(ahead, path);
-      expect(first.blockNumber, path).toBe(String(a + 2n));
-      const made = await read(plain, `${path}${path.includes("?") ? "&" : "?"}block=${a + 2n}`);
-      expect(ofBlock(first), path).toEqual(ofBlock(made));
-      if (first.nextCursor) {
-        const second = await read(ahead, `${path}&cursor=${first.nextCursor}`);
-        expect(ofBlock(second), path).toEqual(ofBlock(await read(plain, `${path}&cursor=${made.nextCursor}`)));
-      }
+    await sameAsMade(a + 2n, pages);
+  });
+
+  it("a block with lock events: its ranking is the one made ahead with their owners summed again, and exact", async () => {
+    // Three consecutive heads after the last test's, the third with lock events: its board made ahead (with the
+    // changes known at the second) is patched with the third's own, not ranked again over every lock.
+    const withEvents = new Set(index.events.map((e) => e.blockNumber));
+    const after = BigInt((await read(ahead, "/stats")).blockNumber);
+    let c = after + 1n;
+    while (c + 2n <= index.head.block && !withEvents.has(c + 2n)) c++;
+    expect(c + 2n <= index.head.block, "a block with events after the last test's heads").toBe(true);
+    const pages = ["/leaderboards/ve?limit=5", "/stats"];
+    for (const h of [c, c + 1n]) {
+      const before = await aheadCount();
+      await commit(h);
+      await until(async () => (await aheadCount()) >= before + 2);
+      for (const path of pages) expect((await read(ahead, path)).blockNumber).toBe(String(h));
     }
+    const step = Number(index.blockTimes.get(c + 1n)! - index.blockTimes.get(c)!);
+    await new Promise((r) => setTimeout(r, step * 500 + 300));
+    const [taken, patched] = [await takenAhead(), await patchedAhead()];
+    const before = await aheadCount();
+    await commit(c + 2n);
+    await until(async () => (await aheadCount()) >= before + 2);
+    expect([await takenAhead(), await patchedAhead()]).toEqual([taken, patched + 1]);
+    await sameAsMade(c + 2n, pages);
+    // A rank lookup of an owner whose lock changed in that block, at that block.
+    const { account } = index.events.find((e) => e.blockNumber === c + 2n)!;
+    const path = `/leaderboards/ve/${account}?block=${c + 2n}`;
+    const [x, y] = [await ahead.request(`${BASE}${path}`), await plain.request(`${BASE}${path}`)];
+    expect(x.status).toBe(y.status);
+    expect(ofBlock((await x.json()) as Body)).toEqual(ofBlock((await y.json()) as Body));
   });
 });

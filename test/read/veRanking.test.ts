@@ -11,7 +11,7 @@ import { WEEK } from "../../api/read/atBlock";
 import type { BoardIndex, HolderVe, LockChange, LockIndex, LockStats, VeLock } from "../../api/read/contract";
 import { createIndexRuntime, NO_INDEX } from "../../api/read/runtime";
 import { firstAfter, sameChanges, type VeBoard, VeBoards } from "../../api/read/veBoard";
-import { insertionSorted, rankVe, VeAnchor } from "../../api/read/veRanking";
+import { insertionSorted, PATCH_LIMIT, patchRanking, rankVe, VeAnchor } from "../../api/read/veRanking";
 import { hasStatsBase, prepareStats, statsAt } from "../../api/read/veStats";
 import { lcg } from "../support/lcg";
 import { pgliteLockIndex } from "../support/pgliteIndex";
@@ -145,6 +145,112 @@ describe("rankVe's arithmetic", () => {
   });
 });
 
+describe("patchRanking (a ranking made ahead, with the block's own changes)", () => {
+  it("equals rankVe and the rules with the changes of the block instead of those it was made with", () => {
+    const rand = lcg(777);
+    const owners = Array.from({ length: 30 }, (_, i) => `0x${(i * 104_729).toString(16).padStart(40, "0")}` as const);
+    const stranger = (k: number) => `0x${(0xfe00 + k).toString(16).padStart(40, "0")}` as const;
+    const t0 = 1_760_000_000n;
+    const lockOf = (tokenId: bigint, t: bigint): VeLock => ({
+      tokenId,
+      owner: rand() < 0.1 ? stranger(Math.floor(rand() * 4)) : owners[Math.floor(rand() * owners.length)]!,
+      amount: 10n ** 18n * BigInt(1 + Math.floor(rand() * 5_000)) + BigInt(Math.floor(rand() * 1e9)),
+      lockEnd: t + BigInt(Math.floor((rand() - 0.05) * 31_536_000)),
+      autoMax: rand() < 0.05,
+    });
+    let patchedSome = 0;
+    for (let round = 0; round < 80; round++) {
+      const locks = Array.from({ length: 250 }, (_, j) => lockOf(BigInt(j + 1), t0));
+      const anchor = new VeAnchor({ block: 100n, time: t0 }, locks);
+      const t = t0 + BigInt(Math.floor(rand() * 86_400 * 60));
+      // What the ranking was made ahead with: some locks changed since the anchor (moved, topped up, burned, new).
+      const was: LockChange[] = locks
+        .filter(() => rand() < 0.04)
+        .map((l) => ({
+          tokenId: l.tokenId,
+          lock: rand() < 0.3 ? null : { ...lockOf(l.tokenId, t), owner: rand() < 0.5 ? l.owner : lockOf(0n, t).owner },
+        }));
+      if (rand() < 0.5) was.push({ tokenId: 1_000n, lock: lockOf(1_000n, t) });
+      const base = rankVe({ block: 101n, time: t }, anchor, was);
+      // The block's own: a few of those undone (a reorg) or changed again, a few more locks, a new mint or two.
+      const now: LockChange[] = was
+        .filter(() => rand() < 0.85)
+        .map((c) => (rand() < 0.2 ? { tokenId: c.tokenId, lock: lockOf(c.tokenId, t) } : c));
+      const seen = new Set(now.map((c) => c.tokenId));
+      for (let k = 0; k < 1 + Math.floor(rand() * 4); k++) {
+        const l = locks[Math.floor(rand() * locks.length)]!;
+        if (seen.has(l.tokenId)) continue;
+        seen.add(l.tokenId);
+        now.push(
+          rand() < 0.25
+            ? { tokenId: l.tokenId, lock: null }
+            : { tokenId: l.tokenId, lock: { ...l, owner: lockOf(0n, t).owner, amount: l.amount * 2n } },
+        );
+      }
+      for (let k = 0; k < Math.floor(rand() * 3); k++)
+        now.push({ tokenId: 2_000n + BigInt(k), lock: lockOf(2_000n + BigInt(k), t) });
+      // Ties: a new owner's AutoMax lock of exactly a ranked owner's ve (the address decides their order).
+      const baseRows = rowsOf(base);
+      for (let k = 0; k < 2 && baseRows.length > 0; k++) {
+        const tied = baseRows[Math.floor(rand() * baseRows.length)]!;
+        const tokenId = 3_000n + BigInt(k);
+        now.push({ tokenId, lock: { tokenId, owner: stranger(5 + k), amount: tied.ve, lockEnd: t, autoMax: true } });
+      }
+      const patched = patchRanking(base, anchor, t, was, now);
+      expect(patched, `round ${round}`).toBeDefined();
+      if (patched !== base) patchedSome++;
+      const changed = new Set(now.map((c) => c.tokenId));
+      const expected = bruteRanking(
+        [...locks.filter((l) => !changed.has(l.tokenId)), ...now.flatMap((c) => (c.lock ? [c.lock] : []))],
+        t,
+      );
+      const rows = rowsOf(patched!);
+      expect(rows, `round ${round}`).toEqual(expected);
+      expect(rows).toEqual(rowsOf(rankVe({ block: 101n, time: t }, anchor, now, { keepOrder: false })));
+      for (const [i, row] of rows.entries()) expect(patched!.indexOf(row.address)).toBe(i);
+      for (const o of [...owners, stranger(0), stranger(1), stranger(2), stranger(3)]) {
+        if (!rows.some((r) => r.address === o)) expect(patched!.indexOf(o)).toBeUndefined();
+      }
+      for (let i = 0; i < rows.length; i += 3) {
+        const r = rows[i]!;
+        expect(patched!.after(r)).toBe(firstAfter(expected, r));
+        expect(patched!.after({ ve: r.ve - 1n, address: r.address })).toBe(
+          firstAfter(expected, { ve: r.ve - 1n, address: r.address }),
+        );
+      }
+      // The order it leaves is the next block's start: that block's ranking is still the rules'.
+      const next = rankVe({ block: 102n, time: t + 2n }, anchor, now);
+      expect(rowsOf(next)).toEqual(
+        bruteRanking(
+          [...locks.filter((l) => !changed.has(l.tokenId)), ...now.flatMap((c) => (c.lock ? [c.lock] : []))],
+          t + 2n,
+        ),
+      );
+      // Not this anchor's or this time's ranking: not patched (the caller ranks the block whole).
+      expect(patchRanking(base, anchor, t + 1n, was, now)).toBeUndefined();
+      expect(patchRanking(base, new VeAnchor({ block: 100n, time: t0 }, locks), t, was, now)).toBeUndefined();
+    }
+    expect(patchedSome).toBeGreaterThan(60);
+  });
+
+  it("gives up past PATCH_LIMIT differing locks, and returns the same ranking when none differ", () => {
+    const t = 1_760_000_000n;
+    const locks: VeLock[] = Array.from({ length: PATCH_LIMIT + 10 }, (_, j) => ({
+      tokenId: BigInt(j + 1),
+      owner: `0x${(j % 17).toString(16).padStart(40, "0")}` as const,
+      amount: 10n ** 21n,
+      lockEnd: t + 1_000_000n,
+      autoMax: false,
+    }));
+    const anchor = new VeAnchor({ block: 1n, time: t }, locks);
+    const base = rankVe({ block: 2n, time: t }, anchor, []);
+    expect(patchRanking(base, anchor, t, [], [])).toBe(base);
+    const many = locks.slice(0, PATCH_LIMIT + 1).map((l) => ({ tokenId: l.tokenId, lock: null }));
+    expect(patchRanking(base, anchor, t, [], many)).toBeUndefined();
+    expect(patchRanking(base, anchor, t, [], many.slice(1))).toBeDefined();
+  });
+});
+
 /** The stats by brute force (atBlock.ts stats' definitions), every lock by lockVe. */
 function bruteStats(locks: readonly VeLock[], t: bigint): LockStats {
   const ve = new Map<string, bigint>();
@@ -186,8 +292,10 @@ describe("statsAt on random locks", () => {
     for (let round = 0; round < 40; round++) {
       const locks = Array.from({ length: 200 }, (_, j) => lock(BigInt(j + 1)));
       const anchor = new VeAnchor({ block: 10n, time: t0 }, locks);
-      for (let k = 0; k < 6; k++) {
-        const t = t0 + BigInt(Math.floor((rand() - 0.3) * 6e7));
+      // Each time twice, with other changes (a block made ahead, then patched with its own: the anchor's part at that
+      // time is kept and reused).
+      const times = Array.from({ length: 6 }, () => t0 + BigInt(Math.floor((rand() - 0.3) * 6e7)));
+      for (const t of times.flatMap((t) => [t, t])) {
         const changes: LockChange[] = [];
         for (let c = 0; c < Math.floor(rand() * 12); c++) {
           const id = BigInt(1 + Math.floor(rand() * 260));
@@ -529,13 +637,17 @@ describe("the next block's ranking made ahead at the head", () => {
     expect(boards.takenAhead).toBe(1);
     expect(madeAhead[1]?.block).toBe(base.block + 4n);
     expect(remade).not.toBe(madeAhead[1]);
+    // Its ranking is the one made ahead with the changed lock's owner summed again (read() checked it is the rules').
+    expect(boards.patchedAhead).toBe(1);
     await read(5n, 10n);
     expect(boards.takenAhead).toBe(2);
-    // A lock gone, then a block later than expected: neither taken.
+    // A lock gone (patched too), then a block later than expected: neither taken nor patched.
     changes = [...changes, { tokenId: locks[1]!.tokenId, lock: null }];
     await read(6n, 12n);
+    expect(boards.patchedAhead).toBe(2);
     await read(7n, 15n);
     expect(boards.takenAhead).toBe(2);
+    expect(boards.patchedAhead).toBe(2);
     // Past blocks make none: a reader's time travel to two consecutive blocks, then the block after them.
     await read(20n, 60n, "past");
     await read(21n, 62n, "past");
