@@ -88,13 +88,15 @@ const kept = new WeakMap<object, WeakMap<object, BoundedMap<string, string>>>();
  * poller of the head's board page was building its 100 rows and their JSON on every request (~40 % of the process's
  * time on that route, `bench/index-http.ts`). Kept beside the owner (WeakMaps: gone with it), at most
  * KEPT_FIELDS.perOwner keys each (the request chooses the key), none over KEPT_FIELDS.maxChars (made each time).
+ * `alike`: another owner whose body under `key` is this one's (a board patched from it, whose rows there are its
+ * rows): its text, when kept, is taken instead of made.
  */
-export function keptFields(scope: object, owner: object, key: string, body: () => object): string {
+export function keptFields(scope: object, owner: object, key: string, body: () => object, alike?: object): string {
   let owners = kept.get(scope);
   let texts = owners?.get(owner);
   const hit = texts?.get(key);
   if (hit !== undefined) return hit;
-  const made = membersOf(body());
+  const made = (alike === undefined ? undefined : owners?.get(alike)?.get(key)) ?? membersOf(body());
   if (made.length > KEPT_FIELDS.maxChars) return made;
   if (owners === undefined) {
     owners = new WeakMap();

@@ -114,15 +114,25 @@ async function resolveBoard(rt: IndexRuntime, c: Context, block: bigint | null, 
  */
 function pageFields(rt: IndexRuntime, board: VeBoard, start: number, limit: number): string {
   const end = Math.min(start + limit, board.rows.length);
-  return keptFields(rt, board, `${start}:${end}`, () => {
-    const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, start + i));
-    const last = board.rows.get(end - 1);
-    const nextCursor =
-      end < board.rows.length && last
-        ? rt.cursors.encode({ kind: "board", block: board.block, after: { ve: last.ve, address: last.address } })
-        : null;
-    return { holders: board.rows.length, rows, nextCursor };
-  });
+  // A board patched from the one made ahead for its block: a page within the rows they share is that one's (the same
+  // block, rows and length: the same text), made between heads.
+  const same = board.sameRowsAs;
+  const alike = same !== undefined && end <= same.rows ? same.board : undefined;
+  return keptFields(
+    rt,
+    board,
+    `${start}:${end}`,
+    () => {
+      const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, start + i));
+      const last = board.rows.get(end - 1);
+      const nextCursor =
+        end < board.rows.length && last
+          ? rt.cursors.encode({ kind: "board", block: board.block, after: { ve: last.ve, address: last.address } })
+          : null;
+      return { holders: board.rows.length, rows, nextCursor };
+    },
+    alike,
+  );
 }
 
 /** The ve board's page and rank lookup (api/index/router.ts mounts them beside the duration boards'). */

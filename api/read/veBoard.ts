@@ -32,6 +32,12 @@ export type VeBoard = {
   checksummed(i: number): Address;
   /** Its heap where its ranking says (VeRanking.bytes); else estimated by its rows (BOARD_ROW_BYTES). */
   bytes: number | undefined;
+  /**
+   * A board of the same block whose first `rows` rows are this one's, row for row, with as many rows in all: the
+   * board made ahead that this one was patched from (its block's own lock events moved no owner among those rows).
+   * What readers made of those rows of it (a page's text) is this board's too.
+   */
+  sameRowsAs?: { board: VeBoard; rows: number };
 };
 
 /** The board order: ve descending, then address ascending in byte order (as the SQL's COLLATE "C"). */
@@ -305,12 +311,17 @@ export class VeBoards extends BlockMemo<VeBoard> {
       this.#patchedAhead++;
       this.#onPatchedAhead?.();
     }
-    const ranking = patched || rankVe(delta, anchor, delta.value, { keepOrder });
-    return boardOf(
+    const ranking = patched ? patched.ranking : rankVe(delta, anchor, delta.value, { keepOrder });
+    const board = boardOf(
       delta,
       ranking,
       once(() => statsAt(delta.time, anchor, delta.value, ranking.length)),
     );
+    const made = ahead?.made.board;
+    if (patched && made?.block === delta.block && made.rows.length === ranking.length) {
+      board.sameRowsAs = { board: made, rows: patched.samePrefix };
+    }
+    return board;
   }
 
   /**

@@ -739,7 +739,8 @@ export function sameLock(x: VeLock | null, y: VeLock | null): boolean {
  * lock); every other owner's locks, hence its exact ve, are as in `base`. They are taken out of `base`'s order and put
  * back where a binary search over exact values places them: O(k log n) and two copies of the order, not a pass over
  * every live lock. Undefined when `base` is not a derived ranking of this anchor and time, or more than PATCH_LIMIT
- * locks differ: then the caller ranks it whole.
+ * locks differ: then the caller ranks it whole. `samePrefix`: how many of its first rows are `base`'s, the same owners
+ * with the same values (before the first owner taken out or put back).
  */
 export function patchRanking(
   base: VeRanking,
@@ -748,20 +749,23 @@ export function patchRanking(
   was: readonly LockChange[],
   changes: readonly LockChange[],
   { keepOrder = true }: { keepOrder?: boolean } = {},
-): VeRanking | undefined {
+): { ranking: VeRanking; samePrefix: number } | undefined {
   const d = derivedOf.get(base);
   if (d === undefined || d.anchor !== anchor || d.t !== t) return undefined;
   const before = new Map<bigint, VeLock | null>();
   for (const c of was) before.set(c.tokenId, c.lock);
   const now = new Map<bigint, VeLock | null>();
   for (const c of changes) now.set(c.tokenId, c.lock);
-  // The owners a differing lock belonged to at the anchor, in `was`, or belongs to now (lower-case, as stored).
+  // The owners a differing lock belongs to in `was` or now, and its owner at the anchor where the lock is changed in
+  // only one of the two (where it is in both, neither counts its anchor state) — lower-case, as stored.
   const touched = new Set<string>();
   let differing = 0;
   const touch = (tokenId: bigint) => {
     differing++;
     const j = anchor.indexOfToken(tokenId);
-    if (j !== undefined) touched.add(anchor.accounts[anchor.owner[j] as number] as string);
+    if (j !== undefined && before.has(tokenId) !== now.has(tokenId)) {
+      touched.add(anchor.accounts[anchor.owner[j] as number] as string);
+    }
     const x = before.get(tokenId);
     if (x) touched.add(x.owner);
     const y = now.get(tokenId);
@@ -772,7 +776,7 @@ export function patchRanking(
   }
   for (const tokenId of before.keys()) if (!now.has(tokenId)) touch(tokenId);
   if (differing > PATCH_LIMIT) return undefined;
-  if (differing === 0) return base;
+  if (differing === 0) return { ranking: base, samePrefix: base.length };
 
   // Each touched owner summed again at `t` with `changes`: its anchor locks not changed since, and the changed locks
   // now its own.
@@ -832,6 +836,8 @@ export function patchRanking(
   const ranks = new Int32Array(kept.length + into.length);
   w = 0;
   from = 0;
+  // Rows before the first owner taken out (in base) or put back (here) are base's.
+  let samePrefix = Math.min(out[0] ?? ranks.length, ranks.length);
   for (const s of into) {
     // The first kept owner that goes after s (every kept owner's exact ve is base's).
     let lo = from;
@@ -845,12 +851,13 @@ export function patchRanking(
     }
     ranks.set(kept.subarray(from, lo), w);
     w += lo - from;
+    samePrefix = Math.min(samePrefix, w);
     ranks[w++] = s.i;
     from = lo;
   }
   ranks.set(kept.subarray(from), w);
   if (keepOrder) keepOrderOf(anchor, ranks);
-  return rankingOver({
+  const ranking = rankingOver({
     anchor,
     t,
     ranks,
@@ -860,4 +867,5 @@ export function patchRanking(
     locked: (i) => patched.get(i)?.locked ?? d.locked(i),
     count: (i) => patched.get(i)?.count ?? d.count(i),
   });
+  return { ranking, samePrefix };
 }

@@ -153,32 +153,45 @@ describe("the head's pages made ahead of their first reader", () => {
 
   it("a block with lock events: its ranking is the one made ahead with their owners summed again, and exact", async () => {
     // Three consecutive heads after the last test's, the third with lock events: its board made ahead (with the
-    // changes known at the second) is patched with the third's own, not ranked again over every lock.
+    // changes known at the second) is patched with the third's own, not ranked again over every lock. A page within
+    // the rows the two boards share is the text made ahead; the 100-row page holds every holder here, so a changed row
+    // is in it and its text must be made anew. Tried on successive blocks with events until one kept the number of
+    // holders (only then may the made-ahead text be taken: same length, same rows), at most six.
     const withEvents = new Set(index.events.map((e) => e.blockNumber));
-    const after = BigInt((await read(ahead, "/stats")).blockNumber);
-    let c = after + 1n;
-    while (c + 2n <= index.head.block && !withEvents.has(c + 2n)) c++;
-    expect(c + 2n <= index.head.block, "a block with events after the last test's heads").toBe(true);
-    const pages = ["/leaderboards/ve?limit=5", "/stats"];
-    for (const h of [c, c + 1n]) {
+    const pages = ["/leaderboards/ve?limit=5", "/leaderboards/ve?limit=100", "/stats"];
+    let c = BigInt((await read(ahead, "/stats")).blockNumber) + 1n;
+    let sameHolders = false;
+    for (let tries = 0; tries < 6 && !sameHolders; tries++) {
+      while (c + 2n <= index.head.block && !withEvents.has(c + 2n)) c++;
+      expect(c + 2n <= index.head.block, "a block with events after the heads before").toBe(true);
+      let holders = "";
+      for (const h of [c, c + 1n]) {
+        const before = await aheadCount();
+        await commit(h);
+        await until(async () => (await aheadCount()) >= before + 2);
+        for (const path of pages) {
+          const body = await read(ahead, path);
+          expect(body.blockNumber).toBe(String(h));
+          if (path.endsWith("limit=100")) holders = String(body.holders);
+        }
+      }
+      const step = Number(index.blockTimes.get(c + 1n)! - index.blockTimes.get(c)!);
+      await new Promise((r) => setTimeout(r, step * 500 + 300));
+      const [taken, patched] = [await takenAhead(), await patchedAhead()];
       const before = await aheadCount();
-      await commit(h);
+      await commit(c + 2n);
       await until(async () => (await aheadCount()) >= before + 2);
-      for (const path of pages) expect((await read(ahead, path)).blockNumber).toBe(String(h));
+      expect([await takenAhead(), await patchedAhead()]).toEqual([taken, patched + 1]);
+      await sameAsMade(c + 2n, pages);
+      sameHolders = String((await read(ahead, "/leaderboards/ve?limit=100")).holders) === holders;
+      // A rank lookup of an owner whose lock changed in that block, at that block.
+      const { account } = index.events.find((e) => e.blockNumber === c + 2n)!;
+      const path = `/leaderboards/ve/${account}?block=${c + 2n}`;
+      const [x, y] = [await ahead.request(`${BASE}${path}`), await plain.request(`${BASE}${path}`)];
+      expect(x.status).toBe(y.status);
+      expect(ofBlock((await x.json()) as Body)).toEqual(ofBlock((await y.json()) as Body));
+      c += 3n;
     }
-    const step = Number(index.blockTimes.get(c + 1n)! - index.blockTimes.get(c)!);
-    await new Promise((r) => setTimeout(r, step * 500 + 300));
-    const [taken, patched] = [await takenAhead(), await patchedAhead()];
-    const before = await aheadCount();
-    await commit(c + 2n);
-    await until(async () => (await aheadCount()) >= before + 2);
-    expect([await takenAhead(), await patchedAhead()]).toEqual([taken, patched + 1]);
-    await sameAsMade(c + 2n, pages);
-    // A rank lookup of an owner whose lock changed in that block, at that block.
-    const { account } = index.events.find((e) => e.blockNumber === c + 2n)!;
-    const path = `/leaderboards/ve/${account}?block=${c + 2n}`;
-    const [x, y] = [await ahead.request(`${BASE}${path}`), await plain.request(`${BASE}${path}`)];
-    expect(x.status).toBe(y.status);
-    expect(ofBlock((await x.json()) as Body)).toEqual(ofBlock((await y.json()) as Body));
+    expect(sameHolders, "a block with lock events that kept the number of holders").toBe(true);
   });
 });

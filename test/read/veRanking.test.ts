@@ -159,6 +159,7 @@ describe("patchRanking (a ranking made ahead, with the block's own changes)", ()
       autoMax: rand() < 0.05,
     });
     let patchedSome = 0;
+    let sharedSome = 0;
     for (let round = 0; round < 80; round++) {
       const locks = Array.from({ length: 250 }, (_, j) => lockOf(BigInt(j + 1), t0));
       const anchor = new VeAnchor({ block: 100n, time: t0 }, locks);
@@ -196,25 +197,32 @@ describe("patchRanking (a ranking made ahead, with the block's own changes)", ()
         const tokenId = 3_000n + BigInt(k);
         now.push({ tokenId, lock: { tokenId, owner: stranger(5 + k), amount: tied.ve, lockEnd: t, autoMax: true } });
       }
-      const patched = patchRanking(base, anchor, t, was, now);
-      expect(patched, `round ${round}`).toBeDefined();
+      const made = patchRanking(base, anchor, t, was, now);
+      expect(made, `round ${round}`).toBeDefined();
+      const { ranking: patched, samePrefix } = made!;
       if (patched !== base) patchedSome++;
       const changed = new Set(now.map((c) => c.tokenId));
       const expected = bruteRanking(
         [...locks.filter((l) => !changed.has(l.tokenId)), ...now.flatMap((c) => (c.lock ? [c.lock] : []))],
         t,
       );
-      const rows = rowsOf(patched!);
+      const rows = rowsOf(patched);
       expect(rows, `round ${round}`).toEqual(expected);
+      // Its first samePrefix rows are base's, row for row, and the next is not (an owner taken out or put back there).
+      expect(rows.slice(0, samePrefix)).toEqual(baseRows.slice(0, samePrefix));
+      if (samePrefix < Math.min(rows.length, baseRows.length)) {
+        expect(rows[samePrefix]).not.toEqual(baseRows[samePrefix]);
+      }
+      if (samePrefix > 0) sharedSome++;
       expect(rows).toEqual(rowsOf(rankVe({ block: 101n, time: t }, anchor, now, { keepOrder: false })));
-      for (const [i, row] of rows.entries()) expect(patched!.indexOf(row.address)).toBe(i);
+      for (const [i, row] of rows.entries()) expect(patched.indexOf(row.address)).toBe(i);
       for (const o of [...owners, stranger(0), stranger(1), stranger(2), stranger(3)]) {
-        if (!rows.some((r) => r.address === o)) expect(patched!.indexOf(o)).toBeUndefined();
+        if (!rows.some((r) => r.address === o)) expect(patched.indexOf(o)).toBeUndefined();
       }
       for (let i = 0; i < rows.length; i += 3) {
         const r = rows[i]!;
-        expect(patched!.after(r)).toBe(firstAfter(expected, r));
-        expect(patched!.after({ ve: r.ve - 1n, address: r.address })).toBe(
+        expect(patched.after(r)).toBe(firstAfter(expected, r));
+        expect(patched.after({ ve: r.ve - 1n, address: r.address })).toBe(
           firstAfter(expected, { ve: r.ve - 1n, address: r.address }),
         );
       }
@@ -231,6 +239,7 @@ describe("patchRanking (a ranking made ahead, with the block's own changes)", ()
       expect(patchRanking(base, new VeAnchor({ block: 100n, time: t0 }, locks), t, was, now)).toBeUndefined();
     }
     expect(patchedSome).toBeGreaterThan(60);
+    expect(sharedSome).toBeGreaterThan(20);
   });
 
   it("gives up past PATCH_LIMIT differing locks, and returns the same ranking when none differ", () => {
@@ -244,7 +253,7 @@ describe("patchRanking (a ranking made ahead, with the block's own changes)", ()
     }));
     const anchor = new VeAnchor({ block: 1n, time: t }, locks);
     const base = rankVe({ block: 2n, time: t }, anchor, []);
-    expect(patchRanking(base, anchor, t, [], [])).toBe(base);
+    expect(patchRanking(base, anchor, t, [], [])).toEqual({ ranking: base, samePrefix: base.length });
     const many = locks.slice(0, PATCH_LIMIT + 1).map((l) => ({ tokenId: l.tokenId, lock: null }));
     expect(patchRanking(base, anchor, t, [], many)).toBeUndefined();
     expect(patchRanking(base, anchor, t, [], many.slice(1))).toBeDefined();
