@@ -813,49 +813,55 @@ export function patchRanking(
   const patched = new Map<number, Sums>();
   for (const s of sums.values()) patched.set(s.i, s);
 
-  // Out: the touched owners ranked in `base` (at their places there). In: those with ve > 0 now, in board order.
+  // Out: the touched owners ranked in `base` (at their places there). In: those with ve > 0 now, in board order, each
+  // before the first of base's rows that goes after it — found in base's order by base's values, where the owners
+  // taken out still stand (base is in order by them, so every other row is on the right side) — in one copy.
   const out: number[] = [];
   for (const address of touched) {
     const k = base.indexOf(address);
     if (k !== undefined) out.push(k);
   }
   out.sort((a, b) => a - b);
-  const kept = new Int32Array(d.ranks.length - out.length);
-  let w = 0;
-  let from = 0;
-  for (const k of out) {
-    kept.set(d.ranks.subarray(from, k), w);
-    w += k - from;
-    from = k + 1;
-  }
-  kept.set(d.ranks.subarray(from), w);
   const into = [...sums.values()]
     .filter((s) => s.ve > 0n)
     .sort((a, b) => (a.ve !== b.ve ? (a.ve > b.ve ? -1 : 1) : a.address < b.address ? -1 : 1));
   const accountOf = (i: number) => (i < own ? anchor.accounts[i] : newOwners[i - own]) as string;
-  const ranks = new Int32Array(kept.length + into.length);
-  w = 0;
-  from = 0;
+  const from = d.ranks;
+  const ranks = new Int32Array(from.length - out.length + into.length);
+  let w = 0;
+  let next = 0; // the next row of base to copy
+  let o = 0; // the next owner taken out
+  // base's rows up to `to` (exclusive), but those taken out.
+  const copyTo = (to: number) => {
+    for (; o < out.length && (out[o] as number) < to; o++) {
+      ranks.set(from.subarray(next, out[o]), w);
+      w += (out[o] as number) - next;
+      next = (out[o] as number) + 1;
+    }
+    if (to > next) {
+      ranks.set(from.subarray(next, to), w);
+      w += to - next;
+      next = to;
+    }
+  };
   // Rows before the first owner taken out (in base) or put back (here) are base's.
-  let samePrefix = Math.min(out[0] ?? ranks.length, ranks.length);
+  let samePrefix = out[0] ?? Number.POSITIVE_INFINITY;
+  let lo = 0;
   for (const s of into) {
-    // The first kept owner that goes after s (every kept owner's exact ve is base's).
-    let lo = from;
-    let hi = kept.length;
+    let hi = from.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const i = kept[mid] as number;
+      const i = from[mid] as number;
       const v = d.veOf(i);
       if (v < s.ve || (v === s.ve && accountOf(i) > s.address)) hi = mid;
       else lo = mid + 1;
     }
-    ranks.set(kept.subarray(from, lo), w);
-    w += lo - from;
+    copyTo(lo);
     samePrefix = Math.min(samePrefix, w);
     ranks[w++] = s.i;
-    from = lo;
   }
-  ranks.set(kept.subarray(from), w);
+  copyTo(from.length);
+  samePrefix = Math.min(samePrefix, ranks.length);
   if (keepOrder) keepOrderOf(anchor, ranks);
   const ranking = rankingOver({
     anchor,
