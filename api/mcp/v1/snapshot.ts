@@ -157,11 +157,14 @@ const ascending = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * The ids a first read tries for an index answer: the user's ids and the next few after the highest — and
- * after `alsoAfter` too (the watermark's highest id, when newer than the hint's).
+ * after `alsoAfter` too (the watermark's highest id), only when it is newer than the answer's: ids at or below the
+ * answer's highest that it does not name were not the user's when it was made, and only the Furnace receives a lock
+ * by transfer, so trying them cost every read two calls (a hint newer than a lagging index) for nothing.
  */
 export function candidatesOf(index: IndexedLockIds, alsoAfter: bigint = index.maxTokenId): bigint[] {
   const after = (max: bigint) => range(max + 1n, max + 1n + SPECULATIVE_IDS);
-  return [...new Set([...index.tokenIds, ...after(index.maxTokenId), ...after(alsoAfter)])].sort(ascending);
+  const newer = alsoAfter > index.maxTokenId ? after(alsoAfter) : [];
+  return [...new Set([...index.tokenIds, ...after(index.maxTokenId), ...newer])].sort(ascending);
 }
 
 type IndexAnswer = IndexedLockIds | null;
