@@ -40,6 +40,7 @@ import { CursorCodec, cursorKey } from "./cursor";
 import { DurationBoards, type Purpose } from "./durationBoards";
 import { HeadWatch, type WaitOutcome } from "./headWatch";
 import { type IndexSignalSource, PolledSignal, WatermarkSignal } from "./indexSignal";
+import { NotifiedHead } from "./notifiedHead";
 import { ReadHealth } from "./readHealth";
 import { boardCodec, sharedLoad, statsCodec, veDeltaCodec, veLocksCodec } from "./sharedAnswers";
 import { VeBoards, type VeDerivation } from "./veBoard";
@@ -91,6 +92,11 @@ export type IndexRuntime = {
   signal: IndexSignalSource | null;
   /** Computes each new head's ve board and stats ahead of their first reader while they are read (computeAhead.ts). */
   ahead: ComputeAhead | null;
+  /**
+   * The head as LISTEN/NOTIFY tells it, where it does: a request for an answer computed once per block that names no
+   * block is pinned to it without probing the index (notifiedHead.ts); null without LISTEN.
+   */
+  notified: NotifiedHead | null;
   /** The chain the index is of (the answers' envelope and ETag). */
   chainId: number;
   /** The VeLockNFT's start block: no block before it is in the index. */
@@ -217,6 +223,7 @@ export function createIndexRuntime({
       ...base,
       signal: null,
       ahead: null,
+      notified: null,
       index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail, changes: fail },
       protocol: {
         board: fail,
@@ -352,6 +359,7 @@ export function createIndexRuntime({
           ...(onAhead ? { onAhead } : {}),
         })
       : null,
+    notified: source.signal ? new NotifiedHead(source.signal) : null,
     stats: new BlockMemo({
       name: "stats",
       capacity: STATS_KEPT.capacity,
@@ -476,8 +484,9 @@ export type Pinned = { block: bigint; time: bigint; head: IndexHead; pinned: boo
 
 /**
  * The block (and its time) for an answer computed once per block (the ve board, the stats, a GraphQL request): the
- * head's when `block` is null, else the named block's, checked against the head first. `signal` (by default the
- * request's: its deadline and its client's hang-up) cancels the probe.
+ * head's when `block` is null (as notified, while that is fresh: notifiedHead.ts; else probed), else the named
+ * block's, checked against the head first. `signal` (by default the request's: its deadline and its client's hang-up)
+ * cancels the probe.
  */
 export async function pinBlock(
   rt: IndexRuntime,
@@ -488,6 +497,18 @@ export async function pinBlock(
 ): Promise<Pinned> {
   if (block !== null) checkStart(rt, block, param);
   const target = atLeastTarget(c, block, param);
+  if (block === null) {
+    // The head as its commit was notified, when fresh (and at or above minBlock): no statement to learn it.
+    const notified = rt.notified?.fresh();
+    if (notified !== undefined && (target === null || notified.block >= target.block)) {
+      // The finalized block is the last one a statement read (a NOTIFY carries the head's checkpoint alone); it only
+      // judges whether a pinned answer is final, and a lower one is safe (a shorter cache lifetime).
+      const head = { ...notified, finalized: rt.clock.lastHead?.finalized ?? 0n };
+      rt.heads.saw(head.block);
+      rt.clock.sawHead(head);
+      return { block: head.block, time: head.time, head, pinned: false };
+    }
+  }
   let { head, eventTime } = await guarded(rt, () => rt.index.probe(block, signal));
   rt.heads.saw(head.block);
   if (target !== null && head.block < target.block) {

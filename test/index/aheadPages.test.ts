@@ -14,6 +14,7 @@ import { createApp } from "../../api/app";
 import { loadConfig } from "../../api/config";
 import { silentLogger } from "../../api/observability/logger";
 import { createLockIndex } from "../../api/read/atBlock";
+import { type IndexBody, ofBlock, readIndex as read } from "../support/appAnswers";
 import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
 import { commitTold, toldSignal } from "../support/toldSignal";
 
@@ -52,18 +53,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await client?.close();
 });
-
-type Body = Record<string, unknown> & { blockNumber: string; nextCursor?: string | null };
-
-async function read(app: ReturnType<typeof createApp>, path: string): Promise<Body> {
-  const res = await app.request(`${BASE}${path}`);
-  const body = (await res.json()) as Body;
-  expect(res.status, `${path}: ${JSON.stringify(body)}`).toBe(200);
-  return body;
-}
-
-/** The answer without what describes the moment it was sent (the index's lag), which two apps may differ in. */
-const ofBlock = ({ indexLagSeconds: _, stale: __, ...rest }: Body) => rest;
 
 async function aheadCount(): Promise<number> {
   const text = await (await ahead.request("/api/metrics")).text();
@@ -189,7 +178,7 @@ describe("the head's pages made ahead of their first reader", () => {
       const path = `/leaderboards/ve/${account}?block=${c + 2n}`;
       const [x, y] = [await ahead.request(`${BASE}${path}`), await plain.request(`${BASE}${path}`)];
       expect(x.status).toBe(y.status);
-      expect(ofBlock((await x.json()) as Body)).toEqual(ofBlock((await y.json()) as Body));
+      expect(ofBlock((await x.json()) as IndexBody)).toEqual(ofBlock((await y.json()) as IndexBody));
       c += 3n;
     }
     expect(sameHolders, "a block with lock events that kept the number of holders").toBe(true);

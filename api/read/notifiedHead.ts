@@ -1,0 +1,48 @@
+/**
+ * The index's head as its commits are notified (LISTEN/NOTIFY: api/read/indexSignal.ts), for the answers computed once
+ * per block (the ve board and its rank lookups, the stats, the duration boards, GraphQL): a request naming no block
+ * is pinned to it without a statement of its own. Each such request used to probe the head first (one statement on
+ * the index's pool) although the process had been told that head by the commit itself; the probe was the only
+ * statement of a head board page, rank or stats answered from memory, and the first request after a pause paid the
+ * database connection's wake-up on it too (`bench/first-reader.ts`).
+ *
+ * A notified head is Ponder's committed checkpoint: the block's rows are readable when it arrives, never before, and a
+ * reorg's lower head arrives the same way (the memos forget what it replaced: runtime.ts forgetOnReorg). It is used
+ * only while it is fresh: the LISTEN connection is up and the head was notified (with its checkpoint's time) within
+ * `freshMs`. A head heard any other way (the signal's poll, a head that moved without a notification: the trigger
+ * gone) makes the next request probe, until a notification comes again; so a silent trigger can hold head answers
+ * back by at most `freshMs`, and an indexer that stopped committing costs a probe per request as before. A request
+ * with `minBlock` above the notified head probes (and waits) as before. What is not kept: linearizability with the
+ * commit itself — a request that arrives in the fraction of a millisecond between a commit and its notification is
+ * answered at the block before, which its answer names (a client that must see block N asks `minBlock=N`).
+ */
+import type { IndexSignalSource } from "./indexSignal";
+
+/** A Base block and a half: Ponder commits a checkpoint for every block it indexes (one every 2 s on Base). */
+export const NOTIFIED_HEAD_FRESH_MS = 3_000;
+
+export type NotifiedHeadOptions = { freshMs?: number; now?: () => number };
+
+export class NotifiedHead {
+  #last: { block: bigint; time: bigint; at: number } | undefined;
+  readonly #signal: Pick<IndexSignalSource, "listening">;
+  readonly #freshMs: number;
+  readonly #now: () => number;
+
+  constructor(signal: Pick<IndexSignalSource, "subscribe" | "listening">, options: NotifiedHeadOptions = {}) {
+    this.#signal = signal;
+    this.#freshMs = options.freshMs ?? NOTIFIED_HEAD_FRESH_MS;
+    this.#now = options.now ?? (() => performance.now());
+    // A head told without its time was polled, not notified: not used until the next notification.
+    signal.subscribe((block, time) => {
+      this.#last = time === undefined ? undefined : { block, time, at: this.#now() };
+    });
+  }
+
+  /** The last notified head, while the signal listens and it is at most `freshMs` old; else undefined (probe). */
+  fresh(): { block: bigint; time: bigint } | undefined {
+    const last = this.#last;
+    if (last === undefined || !this.#signal.listening || this.#now() - last.at > this.#freshMs) return undefined;
+    return { block: last.block, time: last.time };
+  }
+}

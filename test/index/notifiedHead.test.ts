@@ -1,0 +1,171 @@
+/**
+ * A head read pinned to the head its commit notified (api/read/notifiedHead.ts), not to a probe of the index: the
+ * NotifiedHead's rules (fresh while listening and notified within freshMs; a polled head, a closed connection or an
+ * old notification → probe), then on the real app over a synthetic index (in-memory PGlite) with the signal told by
+ * the test as the NOTIFY would: the ve board, its rank lookup, the stats, a duration board and GraphQL at the head
+ * send no probe and answer, byte for byte but the freshness fields, what an app without the signal answers at that
+ * block; a head the index moved to without a notification is not seen until the next (the bounded staleness the
+ * module documents), `minBlock` above the notified head probes and is answered at the index's head.
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle } from "drizzle-orm/pglite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../api/app";
+import { loadConfig } from "../../api/config";
+import { silentLogger } from "../../api/observability/logger";
+import { createLockIndex } from "../../api/read/atBlock";
+import { NotifiedHead } from "../../api/read/notifiedHead";
+import { ofBlock, readIndex as read } from "../support/appAnswers";
+import {
+  checkpointOf,
+  generateSyntheticIndex,
+  type SyntheticIndex,
+  writeSyntheticIndex,
+} from "../support/syntheticIndex";
+import { commitTold, toldSignal } from "../support/toldSignal";
+
+describe("NotifiedHead", () => {
+  it("is the last notified head while listening and fresh; a polled head, a closed connection, an old one: none", () => {
+    const told = toldSignal();
+    let now = 1_000;
+    let listening = true;
+    const head = new NotifiedHead(
+      {
+        subscribe: told.signal.subscribe,
+        get listening() {
+          return listening;
+        },
+      },
+      { freshMs: 3_000, now: () => now },
+    );
+    expect(head.fresh()).toBeUndefined();
+    told.tell(10n, 100n);
+    expect(head.fresh()).toEqual({ block: 10n, time: 100n });
+    now += 3_000;
+    expect(head.fresh()).toEqual({ block: 10n, time: 100n });
+    now += 1;
+    expect(head.fresh()).toBeUndefined();
+    told.tell(11n, 102n);
+    expect(head.fresh()).toEqual({ block: 11n, time: 102n });
+    // A reorg's lower head is the head (the last told, not the highest).
+    told.tell(9n, 98n);
+    expect(head.fresh()).toEqual({ block: 9n, time: 98n });
+    listening = false;
+    expect(head.fresh()).toBeUndefined();
+    listening = true;
+    expect(head.fresh()).toEqual({ block: 9n, time: 98n });
+    // Heard without its time: the signal's poll (a head that moved without a notification).
+    told.tell(12n);
+    expect(head.fresh()).toBeUndefined();
+    told.tell(13n, 106n);
+    expect(head.fresh()).toEqual({ block: 13n, time: 106n });
+  });
+});
+
+const SCHEMA = "synthetic";
+const START = 46_183_959n;
+
+let index: SyntheticIndex;
+let client: PGlite;
+let notified: ReturnType<typeof createApp>;
+let plain: ReturnType<typeof createApp>;
+/** The notified app's probes of the index's head for a request. */
+let probes = 0;
+const told = toldSignal();
+
+const commit = (block: bigint) => commitTold(told, (text, params) => client.query(text, params), SCHEMA, index, block);
+/** The index's head moved to `block` without a notification (a trigger gone, a lost NOTIFY). */
+const silently = (block: bigint) =>
+  client.query(`UPDATE ${SCHEMA}._ponder_checkpoint SET latest_checkpoint = $1`, [
+    checkpointOf(8453, block, index.blockTimes.get(block)!),
+  ]);
+
+beforeAll(async () => {
+  index = generateSyntheticIndex({ events: 400, owners: 24, seed: 17, startBlock: START, blockSeconds: 2n });
+  client = new PGlite();
+  await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index, { finalizedLag: 200n });
+  const atBlock = () => createLockIndex({ db: drizzle(client), schema: SCHEMA });
+  const counting = atBlock();
+  const probe = counting.probe;
+  counting.probe = (block, signal) => {
+    // A request's probe of the head carries its deadline's signal; the anchor's and the compute-ahead's carry none.
+    if (block === null && signal !== undefined) probes++;
+    return probe(block, signal);
+  };
+  const make = (lockIndex: ReturnType<typeof atBlock>, signal?: typeof told.signal) =>
+    createApp({
+      config: loadConfig({ NETWORK: "base" }),
+      rpc: null,
+      index: { atBlock: lockIndex, ...(signal ? { signal } : {}) },
+      logger: silentLogger,
+    });
+  notified = make(counting, told.signal);
+  plain = make(atBlock());
+}, 60_000);
+
+afterAll(async () => {
+  await client?.close();
+});
+
+const meta = async (app: ReturnType<typeof createApp>, block?: bigint) => {
+  const res = await app.request("/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      query: `{ _meta${block === undefined ? "" : `(block: {number: "${block}"})`} { block blockTimestamp head } }`,
+    }),
+  });
+  const text = await res.text();
+  expect(res.status, text).toBe(200);
+  return (JSON.parse(text) as { data: { _meta: { block: string; blockTimestamp: string; head: string } } }).data._meta;
+};
+
+describe("head reads pinned to the notified head", () => {
+  it("send no probe, and answer what the index holds at that block", async () => {
+    const blocks = [...new Set(index.events.map((e) => e.blockNumber))].sort((a, b) => (a < b ? -1 : 1));
+    const h = blocks.at(-20)!;
+    const owner = index.events.find((e) => e.owner !== null && e.blockNumber <= h - 50n)!.owner!;
+    const paths = [
+      "/leaderboards/ve?limit=5",
+      `/leaderboards/ve/${owner}`,
+      "/stats",
+      "/leaderboards/takeovers?window=lifetime&limit=3",
+    ];
+    for (const b of [h, h + 1n]) {
+      await commit(b);
+      const before = probes;
+      for (const path of paths) {
+        const answer = await read(notified, path);
+        expect(answer.blockNumber, path).toBe(String(b));
+        const pinned = await read(plain, `${path}${path.includes("?") ? "&" : "?"}block=${b}`);
+        expect(ofBlock(answer), path).toEqual(ofBlock(pinned));
+      }
+      const m = await meta(notified);
+      expect(m.block).toBe(String(b));
+      expect(m.head).toBe(String(b));
+      expect(m.blockTimestamp).toBe(String(index.blockTimes.get(b)));
+      expect(probes, "probes at a notified head").toBe(before);
+    }
+  });
+
+  it("a head moved without a notification is not seen until one comes; minBlock above the notified head probes", async () => {
+    const h = [...new Set(index.events.map((e) => e.blockNumber))].sort((a, b) => (a < b ? -1 : 1)).at(-10)!;
+    await commit(h);
+    await silently(h + 1n);
+    expect((await read(notified, "/stats")).blockNumber).toBe(String(h));
+    // A client that knows of h + 1 asks for it: the index is probed, and has it.
+    const before = probes;
+    const at = await read(notified, `/stats?minBlock=${h + 1n}`);
+    expect(at.blockNumber).toBe(String(h + 1n));
+    expect(probes).toBe(before + 1);
+    expect(ofBlock(at)).toEqual(ofBlock(await read(plain, `/stats?block=${h + 1n}`)));
+    // The signal's poll finds the head moved (told without its time): head reads probe until the next notification.
+    told.tell(h + 1n);
+    await silently(h + 2n);
+    expect((await read(notified, "/leaderboards/ve?limit=5")).blockNumber).toBe(String(h + 2n));
+    expect(probes).toBe(before + 2);
+    await commit(h + 3n);
+    expect((await read(notified, "/leaderboards/ve?limit=5")).blockNumber).toBe(String(h + 3n));
+    expect(probes).toBe(before + 2);
+  });
+});
