@@ -103,6 +103,7 @@ export function createApp(input: AppDepsInput): ApiApp {
     onVeBoardAnchored: () => metrics.veBoardAnchors.inc(),
     onVeBoardTakenAhead: () => metrics.veBoardTakenAhead.inc(),
     onVeBoardPatchedAhead: () => metrics.veBoardPatchedAhead.inc(),
+    onHeadPinned: (how) => metrics.headPins.inc({ how }),
     onDurationBoardComputed: () => metrics.durationBoardComputations.inc(),
     onDurationBoardDerived: () => metrics.durationBoardDerivations.inc(),
     onDurationBoardAnchored: () => metrics.durationBoardAnchors.inc(),

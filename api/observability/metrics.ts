@@ -54,6 +54,7 @@ export type Metrics = {
   veBoardDerivations: Counter;
   veBoardTakenAhead: Counter;
   veBoardPatchedAhead: Counter;
+  headPins: Counter;
   veBoardAnchors: Counter;
   /** Whole-index computations (api/read/computeGate.ts): running, waiting, and refused by lane and why. */
   indexComputations: { inFlight: Gauge; queued: Gauge; refused: Counter };
@@ -148,6 +149,12 @@ export function createMetrics(): Metrics {
       "for them, with those locks' owners summed again (no pass over every live lock at the commit).",
     [],
   );
+  const headPins = new Counter(
+    "api_index_head_pins_total",
+    "Requests naming no block for an answer computed once per block (the ve board, its rank lookups, the stats, the " +
+      "duration boards, GraphQL), by how their head was learnt: notified (the commit's NOTIFY, no statement) or probed.",
+    ["how"],
+  );
   const veBoardAnchors = new Counter(
     "api_index_ve_board_anchor_moves_total",
     "Reads this process made in the background to move the ve board's anchor to a finalized block (the locks changed " +
@@ -230,6 +237,7 @@ export function createMetrics(): Metrics {
     veBoardDerivations,
     veBoardTakenAhead,
     veBoardPatchedAhead,
+    headPins,
     veBoardAnchors,
     indexComputations.inFlight,
     indexComputations.queued,
@@ -260,6 +268,7 @@ export function createMetrics(): Metrics {
     veBoardDerivations,
     veBoardTakenAhead,
     veBoardPatchedAhead,
+    headPins,
     veBoardAnchors,
     indexComputations,
     durationBoardComputations,

@@ -97,6 +97,8 @@ export type IndexRuntime = {
    * block is pinned to it without probing the index (notifiedHead.ts); null without LISTEN.
    */
   notified: NotifiedHead | null;
+  /** Told how each request naming no block learnt its head (pinBlock): notified, or probed. */
+  onHeadPinned: (how: HeadPinnedBy) => void;
   /** The chain the index is of (the answers' envelope and ETag). */
   chainId: number;
   /** The VeLockNFT's start block: no block before it is in the index. */
@@ -137,6 +139,8 @@ export type CreateIndexRuntimeOptions = {
   onVeBoardTakenAhead?: () => void;
   /** Called once per block whose ve ranking was patched from the one made ahead (its own events changed locks). */
   onVeBoardPatchedAhead?: () => void;
+  /** Told how each request naming no block learnt the head it is pinned to (pinBlock; metrics). */
+  onHeadPinned?: (how: HeadPinnedBy) => void;
   /** Told how each `minBlock` wait for the index ended. */
   onWait?: (outcome: WaitOutcome) => void;
   /** See IndexRuntime.chargeCompute. */
@@ -176,6 +180,7 @@ export function createIndexRuntime({
   onVeBoardAnchored,
   onVeBoardTakenAhead,
   onVeBoardPatchedAhead,
+  onHeadPinned,
   onDurationBoardComputed,
   onDurationBoardDerived,
   onDurationBoardAnchored,
@@ -216,6 +221,7 @@ export function createIndexRuntime({
     staleSeconds: config.indexStaleSeconds ?? DEFAULT_STALE_SECONDS,
     health: new ReadHealth(),
     cursors: new CursorCodec(cursorKey(config)),
+    onHeadPinned: onHeadPinned ?? (() => {}),
   };
   if (!index) {
     const fail = () => Promise.reject(new IndexUnavailableError("unconfigured"));
@@ -479,6 +485,9 @@ export async function readAtBlock<T>(
   return { ...answer, pinned: block !== null };
 }
 
+/** How a request naming no block learnt the head it is pinned to: the commit's notification, or a probe. */
+export type HeadPinnedBy = "notified" | "probed";
+
 /** A block an answer is pinned to, its timestamp, and the index's head when it was checked. */
 export type Pinned = { block: bigint; time: bigint; head: IndexHead; pinned: boolean };
 
@@ -506,8 +515,10 @@ export async function pinBlock(
       const head = { ...notified, finalized: rt.clock.lastHead?.finalized ?? 0n };
       rt.heads.saw(head.block);
       rt.clock.sawHead(head);
+      rt.onHeadPinned("notified");
       return { block: head.block, time: head.time, head, pinned: false };
     }
+    rt.onHeadPinned("probed");
   }
   let { head, eventTime } = await guarded(rt, () => rt.index.probe(block, signal));
   rt.heads.saw(head.block);

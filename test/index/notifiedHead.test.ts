@@ -120,6 +120,13 @@ const meta = async (app: ReturnType<typeof createApp>, block?: bigint) => {
   return (JSON.parse(text) as { data: { _meta: { block: string; blockTimestamp: string; head: string } } }).data._meta;
 };
 
+/** The notified app's api_index_head_pins_total by `how` (0 until counted). */
+async function pins(how: "notified" | "probed"): Promise<number> {
+  const text = await (await notified.request("/api/metrics")).text();
+  const line = text.split("\n").find((l) => l.startsWith(`api_index_head_pins_total{how="${how}"} `));
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1));
+}
+
 describe("head reads pinned to the notified head", () => {
   it("send no probe, and answer what the index holds at that block", async () => {
     const blocks = [...new Set(index.events.map((e) => e.blockNumber))].sort((a, b) => (a < b ? -1 : 1));
@@ -134,6 +141,7 @@ describe("head reads pinned to the notified head", () => {
     for (const b of [h, h + 1n]) {
       await commit(b);
       const before = probes;
+      const [notifiedBefore, probedBefore] = [await pins("notified"), await pins("probed")];
       for (const path of paths) {
         const answer = await read(notified, path);
         expect(answer.blockNumber, path).toBe(String(b));
@@ -145,6 +153,9 @@ describe("head reads pinned to the notified head", () => {
       expect(m.head).toBe(String(b));
       expect(m.blockTimestamp).toBe(String(index.blockTimes.get(b)));
       expect(probes, "probes at a notified head").toBe(before);
+      // Five pinned (four routes and _meta); the metrics say so.
+      expect(await pins("notified")).toBe(notifiedBefore + 5);
+      expect(await pins("probed")).toBe(probedBefore);
     }
   });
 
@@ -164,8 +175,11 @@ describe("head reads pinned to the notified head", () => {
     await silently(h + 2n);
     expect((await read(notified, "/leaderboards/ve?limit=5")).blockNumber).toBe(String(h + 2n));
     expect(probes).toBe(before + 2);
+    const probed = await pins("probed");
     await commit(h + 3n);
     expect((await read(notified, "/leaderboards/ve?limit=5")).blockNumber).toBe(String(h + 3n));
     expect(probes).toBe(before + 2);
+    expect(await pins("probed")).toBe(probed);
+    expect(probed).toBeGreaterThanOrEqual(2);
   });
 });
