@@ -49,7 +49,7 @@ import {
   type SyntheticIndex,
   writeSyntheticIndex,
 } from "../test/support/syntheticIndex";
-import { BENCH_PG_URL } from "./productionTopology";
+import { BENCH_PG_URL, createViewsSchema } from "./productionTopology";
 
 const EVENTS = Number(process.argv[2] ?? 1_050_000);
 const BLOCKS = Number(process.argv[3] ?? 100);
@@ -148,12 +148,7 @@ async function writeIndex() {
   }
   await setHead(head);
   await db.query("ANALYZE");
-  const { rows: tables } = await db.query<{ t: string }>(
-    "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'",
-    [SCHEMA],
-  );
-  await db.query(`CREATE SCHEMA "${VIEWS}"`);
-  for (const { t } of tables) await db.query(`CREATE VIEW "${VIEWS}"."${t}" AS SELECT * FROM "${SCHEMA}"."${t}"`);
+  await createViewsSchema(db, SCHEMA, VIEWS);
   console.log(
     `index: ${EVENTS} events, ${ACCOUNTS} accounts, ${HISTORY_BLOCKS} blocks; ` +
       (locks

@@ -27,14 +27,11 @@
  * profile there when it stops.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import pg from "pg";
-import { buildOnce } from "../test/support/build";
 import { writeManifest } from "../test/support/ponder";
 import { spawnService } from "../test/support/replica";
-import { startServedIndex } from "../test/support/servedIndex";
 import { checkpointOf } from "../test/support/syntheticIndex";
 import { cpuTicks, rssMb } from "./processMemory";
-import { BENCH_PG_URL } from "./productionTopology";
+import { servedBehindViews } from "./productionTopology";
 
 const EVENTS = Number(process.argv[2] ?? 520_000);
 const BLOCKS = Number(process.argv[3] ?? 60);
@@ -49,23 +46,7 @@ const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0];
 
-await buildOnce();
-const served = await startServedIndex({
-  serverUrl: BENCH_PG_URL,
-  schema: SCHEMA,
-  // Base's proportions (bench/index-api.ts: 520,000 events over 95,000 owners).
-  synthetic: { events: EVENTS, owners: Math.max(20, Math.round((EVENTS * 95_000) / 520_000)), seed: 29 },
-});
-await served.api.stop("SIGKILL");
-const admin = new pg.Client({ connectionString: served.databaseUrl });
-await admin.connect();
-// The views schema `ponder start --views-schema` leaves: one view per table, Ponder's checkpoint included.
-const { rows: tables } = await admin.query<{ t: string }>(
-  "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'",
-  [SCHEMA],
-);
-await admin.query(`CREATE SCHEMA "${VIEWS}"`);
-for (const { t } of tables) await admin.query(`CREATE VIEW "${VIEWS}"."${t}" AS SELECT * FROM "${SCHEMA}"."${t}"`);
+const { served, admin } = await servedBehindViews({ events: EVENTS, schema: SCHEMA, views: VIEWS, seed: 29 });
 
 const chainId = served.devnet.deployment.manifest.chainId;
 const api = await spawnService({

@@ -5,13 +5,53 @@
  * bench/abuse-memory.ts; `stop()` kills what it started and drops the database.
  */
 
+import pg from "pg";
 import { buildOnce } from "../test/support/build";
 import { startDevnet } from "../test/support/devnet";
 import { createTestDatabase, writeManifest } from "../test/support/ponder";
 import { type ServiceChild, spawnService } from "../test/support/replica";
+import { startServedIndex } from "../test/support/servedIndex";
 
 export const BENCH_PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 export const BENCH_REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+/**
+ * The views schema `ponder start --views-schema` leaves over `schema`: one view per table, Ponder's checkpoint
+ * included, so an API process reading `views` hears each commit (LISTEN/NOTIFY: api/read/indexSignal.ts).
+ */
+export async function createViewsSchema(
+  db: { query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> },
+  schema: string,
+  views: string,
+): Promise<void> {
+  const { rows } = await db.query(
+    "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'",
+    [schema],
+  );
+  await db.query(`CREATE SCHEMA "${views}"`);
+  for (const { t } of rows as { t: string }[]) {
+    await db.query(`CREATE VIEW "${views}"."${t}" AS SELECT * FROM "${schema}"."${t}"`);
+  }
+}
+
+/**
+ * A synthetic index of Base's proportions (bench/index-api.ts: 520,000 events over 95,000 owners) in Postgres behind a
+ * views schema, for benches that run their own API processes on it (the one startServedIndex spawns is stopped);
+ * `admin` is a client on its database, playing the indexer's commits.
+ */
+export async function servedBehindViews(o: { events: number; schema: string; views: string; seed: number }) {
+  buildOnce();
+  const served = await startServedIndex({
+    serverUrl: BENCH_PG_URL,
+    schema: o.schema,
+    synthetic: { events: o.events, owners: Math.max(20, Math.round((o.events * 95_000) / 520_000)), seed: o.seed },
+  });
+  await served.api.stop("SIGKILL");
+  const admin = new pg.Client({ connectionString: served.databaseUrl });
+  await admin.connect();
+  await createViewsSchema(admin, o.schema, o.views);
+  return { served, admin };
+}
 
 export type ProductionTopologyOptions = {
   /** Ponder's schema; the API processes read `${schema}` views under `viewsSchema`. */
