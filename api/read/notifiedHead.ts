@@ -13,8 +13,9 @@
  * gone) makes the next request probe, until a notification comes again; so a silent trigger can hold head answers
  * back by at most `freshMs`, and an indexer that stopped committing costs a probe per request as before. A request
  * with `minBlock` above the notified head probes (and waits) as before. What is not kept: linearizability with the
- * commit itself — a request that arrives in the fraction of a millisecond between a commit and its notification is
- * answered at the block before, which its answer names (a client that must see block N asks `minBlock=N`).
+ * commit itself — a request that arrives between a commit and its notification (a fraction of a millisecond, a few ms
+ * on a busy machine) is answered at the block before, which its answer names (a client that must see block N asks
+ * `minBlock=N`).
  */
 import type { IndexSignalSource } from "./indexSignal";
 
