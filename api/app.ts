@@ -104,6 +104,7 @@ export function createApp(input: AppDepsInput): ApiApp {
     onVeBoardTakenAhead: () => metrics.veBoardTakenAhead.inc(),
     onVeBoardPatchedAhead: () => metrics.veBoardPatchedAhead.inc(),
     onHeadPinned: (how) => metrics.headPins.inc({ how }),
+    onQuietBlock: (outcome) => metrics.quietBlocks.inc({ outcome }),
     onDurationBoardComputed: () => metrics.durationBoardComputations.inc(),
     onDurationBoardDerived: () => metrics.durationBoardDerivations.inc(),
     onDurationBoardAnchored: () => metrics.durationBoardAnchors.inc(),

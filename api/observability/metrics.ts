@@ -55,6 +55,7 @@ export type Metrics = {
   veBoardTakenAhead: Counter;
   veBoardPatchedAhead: Counter;
   headPins: Counter;
+  quietBlocks: Counter;
   veBoardAnchors: Counter;
   /** Whole-index computations (api/read/computeGate.ts): running, waiting, and refused by lane and why. */
   indexComputations: { inFlight: Gauge; queued: Gauge; refused: Counter };
@@ -155,6 +156,13 @@ export function createMetrics(): Metrics {
       "duration boards, GraphQL), by how their head was learnt: notified (the commit's NOTIFY, no statement) or probed.",
     ["how"],
   );
+  const quietBlocks = new Counter(
+    "api_index_ve_quiet_blocks_total",
+    "Head blocks that wrote no lock event (the commit's NOTIFY said so) whose changed locks this process took from the " +
+      "head before, not waiting for the statement (reused), and the statement's check after: confirmed, or differed " +
+      "(what was made of the block forgotten, the count not trusted again; should stay 0).",
+    ["outcome"],
+  );
   const veBoardAnchors = new Counter(
     "api_index_ve_board_anchor_moves_total",
     "Reads this process made in the background to move the ve board's anchor to a finalized block (the locks changed " +
@@ -238,6 +246,7 @@ export function createMetrics(): Metrics {
     veBoardTakenAhead,
     veBoardPatchedAhead,
     headPins,
+    quietBlocks,
     veBoardAnchors,
     indexComputations.inFlight,
     indexComputations.queued,
@@ -269,6 +278,7 @@ export function createMetrics(): Metrics {
     veBoardTakenAhead,
     veBoardPatchedAhead,
     headPins,
+    quietBlocks,
     veBoardAnchors,
     indexComputations,
     durationBoardComputations,

@@ -17,6 +17,16 @@
  * Why not Redis pub/sub: it would need one watcher process polling the database and publishing, an extra moving part
  * with its own failover; the trigger makes Postgres itself the publisher, and every replica already talks to it.
  *
+ * Each notification also says whether the index's lock events were written since the last one: a statement trigger on
+ * Ponder's `lock_event` table (every insert, update, delete and truncate, in any transaction: a block's rows, a
+ * revert's deletes) advances a sequence in the views schema, and the checkpoint's notification carries the sequence's
+ * value after the checkpoint (`writes`, "<oid>.<n>"; none when the trigger or the sequence is missing or disabled).
+ * Two heads with the same `writes` have the same lock events at or below the older one and none above it, so what
+ * is read of the lock events at the older holds at the newer (api/read/quietBlocks.ts). Sequences are not
+ * transactional: a rolled-back write advances it too, which only says "written" when nothing was. The functions are
+ * SECURITY DEFINER (the views schema's owner: Ponder's role needs no right on the sequence) and cannot fail Ponder's
+ * transaction (a missing sequence is NULL, not an error).
+ *
  * Each process holds ONE listening connection (not one per stream or client), reconnecting with exponential
  * back-off. NOTIFY is lost while that connection is down, and silently if the trigger disappears (a redeploy points
  * the views at a new Ponder schema): a slow poll of the head (one statement per process every `auditMs`, `pollMs`
@@ -63,9 +73,10 @@ export type Reverted = { from: bigint; finalized: bigint };
 
 /**
  * Told a new head's block, its time when the signal carries it (a NOTIFY's checkpoint does; a poll of the head
- * number does not), and the reorg reverted before it when the signal heard one (the head may be above the last).
+ * number does not), the reorg reverted before it when the signal heard one (the head may be above the last), and the
+ * lock events' write count at its commit when the notification carries it (equal at two heads: no write between).
  */
-export type IndexSignalListener = (block: bigint, time?: bigint, reverted?: Reverted) => void;
+export type IndexSignalListener = (block: bigint, time?: bigint, reverted?: Reverted, writes?: string) => void;
 
 /** What the streams ask of the signal. */
 export type IndexSignalSource = {
@@ -100,20 +111,56 @@ const BASE_SCHEMA_SQL = `SELECT DISTINCT tn.nspname AS schema
 /** Ponder's journal tables in its schema: one per table it indexes into. */
 const JOURNAL_TABLES_SQL = `SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename LIKE '\\_reorg\\_\\_%'`;
 
+/** The table whose writes are counted (the ve board's changed locks are read from it: api/read/atBlock.ts). */
+export const COUNTED_TABLE = "lock_event";
+
+const COUNTED_TABLE_SQL = `SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = '${COUNTED_TABLE}'`;
+
+/** The sequence counting the writes of COUNTED_TABLE, and its trigger's name. */
+const writesSequence = (viewsSchema: string) => `${quote(viewsSchema)}.lock_index_writes`;
+const writesTrigger = (viewsSchema: string) => `${viewsSchema}_writes_count`.slice(0, 63);
+
 /**
  * The functions (in the views schema, which the API owns) and the triggers on Ponder's tables: the checkpoint's, and
  * each journal table's (`journalTables`) for its reverts; idempotent.
  */
-export function triggerSql(viewsSchema: string, baseSchema: string, journalTables: readonly string[]): string {
+export function triggerSql(
+  viewsSchema: string,
+  baseSchema: string,
+  journalTables: readonly string[],
+  counted = false,
+): string {
   const fn = `${quote(viewsSchema)}.lock_index_block_notify`;
+  const countFn = `${quote(viewsSchema)}.lock_index_write_count`;
+  const sequence = writesSequence(viewsSchema).replaceAll("'", "''");
+  const countTrigger = writesTrigger(viewsSchema).replaceAll("'", "''");
   const revertFn = `${quote(viewsSchema)}.lock_index_revert_notify`;
   const channel = signalChannel(viewsSchema).replaceAll("'", "''");
   const reverts = revertChannel(viewsSchema).replaceAll("'", "''");
   const revertTrigger = quote(`${viewsSchema}_revert_notify`.slice(0, 63));
   // The finalized checkpoint is read from the journal's own schema (the base the views point at may have moved on).
-  return `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+  // The write count is read only while its trigger is there and enabled on the table beside the checkpoint's.
+  return `CREATE SEQUENCE IF NOT EXISTS ${writesSequence(viewsSchema)};
+CREATE OR REPLACE FUNCTION ${countFn}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
 BEGIN
-  PERFORM pg_notify('${channel}', NEW.latest_checkpoint);
+  PERFORM nextval(to_regclass('${sequence}'));
+  RETURN NULL;
+END;
+$$;
+CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
+DECLARE
+  seq regclass := to_regclass('${sequence}');
+  n bigint;
+  writes text;
+BEGIN
+  IF seq IS NOT NULL AND EXISTS (
+    SELECT 1 FROM pg_trigger
+     WHERE tgrelid = to_regclass(format('%I.${COUNTED_TABLE}', TG_TABLE_SCHEMA)) AND tgname = '${countTrigger}'
+       AND tgenabled <> 'D') THEN
+    EXECUTE format('SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM %s', seq) INTO n;
+    writes := seq::oid || '.' || n;
+  END IF;
+  PERFORM pg_notify('${channel}', NEW.latest_checkpoint || coalesce(' ' || writes, ''));
   RETURN NULL;
 END;
 $$;
@@ -140,7 +187,24 @@ ${journalTables
   AFTER DELETE ON ${quote(baseSchema)}.${quote(table)} REFERENCING OLD TABLE AS reverted
   FOR EACH STATEMENT EXECUTE FUNCTION ${revertFn}();`,
   )
-  .join("\n")}`;
+  .join("\n")}${
+  counted
+    ? `
+CREATE OR REPLACE TRIGGER ${quote(writesTrigger(viewsSchema))}
+  AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${quote(baseSchema)}.${quote(COUNTED_TABLE)}
+  FOR EACH STATEMENT EXECUTE FUNCTION ${countFn}();`
+    : ""
+}`;
+}
+
+/** A checkpoint notification's payload: the checkpoint, then the write count when the trigger had it. */
+export function notifiedCheckpoint(payload: string): { checkpoint: string; writes?: string } {
+  const space = payload.indexOf(" ");
+  if (space < 0) return { checkpoint: payload };
+  const writes = payload.slice(space + 1);
+  return /^\d+\.\d+$/.test(writes)
+    ? { checkpoint: payload.slice(0, space), writes }
+    : { checkpoint: payload.slice(0, space) };
 }
 
 /** The block of a Ponder checkpoint: 10 digits of timestamp, 16 of chain id, 16 of block (utils/checkpoint.js). */
@@ -213,14 +277,14 @@ export class IndexSignal implements IndexSignalSource {
     this.#timers.add(t);
   }
 
-  #saw(block: bigint, how: IndexSignalEvent, time?: bigint): void {
+  #saw(block: bigint, how: IndexSignalEvent, time?: bigint, writes?: string): void {
     const reverted = this.#reverted;
     // The same head again is news only after a revert: the new branch committed at the old height.
     if (block === this.#head && reverted === null) return;
     this.#reverted = null;
     this.#head = block;
     this.#o.onEvent?.(how);
-    for (const listener of this.#listeners) listener(block, time, reverted ?? undefined);
+    for (const listener of this.#listeners) listener(block, time, reverted ?? undefined, writes);
   }
 
   /** A revert's notification: one per journal table it deleted from, all before the next head's. */
@@ -262,9 +326,10 @@ export class IndexSignal implements IndexSignalSource {
         if (message.payload === undefined) return;
         if (message.channel === reverts) this.#heardRevert(message.payload);
         else if (message.channel === channel) {
-          const block = checkpointBlock(message.payload);
-          const time = checkpointTime(message.payload);
-          if (block !== null) this.#saw(block, "notified", time ?? undefined);
+          const { checkpoint, writes } = notifiedCheckpoint(message.payload);
+          const block = checkpointBlock(checkpoint);
+          const time = checkpointTime(checkpoint);
+          if (block !== null) this.#saw(block, "notified", time ?? undefined, writes);
         }
       });
       await this.#install(connection);
@@ -307,7 +372,8 @@ export class IndexSignal implements IndexSignalSource {
       ]);
       const journal = await connection.query(JOURNAL_TABLES_SQL, [base]);
       const tables = journal.rows.map((r) => String(r.tablename));
-      await connection.query(triggerSql(this.#o.viewsSchema, base, tables));
+      const counted = (await connection.query(COUNTED_TABLE_SQL, [base])).rows.length > 0;
+      await connection.query(triggerSql(this.#o.viewsSchema, base, tables, counted));
       await connection.query("COMMIT");
     } catch (error) {
       await connection.query("ROLLBACK").catch(() => {});

@@ -24,8 +24,13 @@ export const NOTIFIED_HEAD_FRESH_MS = 3_000;
 
 export type NotifiedHeadOptions = { freshMs?: number; now?: () => number };
 
+/** How many heads' write counts are remembered (a reader pinned a head or two before the newest still finds its own). */
+const WRITES_KEPT = 8;
+
 export class NotifiedHead {
   #last: { block: bigint; time: bigint; at: number } | undefined;
+  /** The lock events' write count each recent notified head carried (indexSignal.ts), newest last. */
+  readonly #writes: { block: bigint; writes: string | undefined }[] = [];
   readonly #signal: Pick<IndexSignalSource, "listening">;
   readonly #freshMs: number;
   readonly #now: () => number;
@@ -35,9 +40,29 @@ export class NotifiedHead {
     this.#freshMs = options.freshMs ?? NOTIFIED_HEAD_FRESH_MS;
     this.#now = options.now ?? (() => performance.now());
     // A head told without its time was polled, not notified: not used until the next notification.
-    signal.subscribe((block, time) => {
+    signal.subscribe((block, time, reverted, writes) => {
       this.#last = time === undefined ? undefined : { block, time, at: this.#now() };
+      // A reorg (told, or a head going back) makes every count kept before it another branch's.
+      const newest = this.#writes.at(-1);
+      if (reverted !== undefined || (newest !== undefined && block <= newest.block)) this.#writes.length = 0;
+      this.#writes.push({ block, writes: time === undefined ? undefined : writes });
+      if (this.#writes.length > WRITES_KEPT) this.#writes.shift();
     });
+  }
+
+  /** The write count notified with `block`'s commit, while it is one of the last heads told (none when polled). */
+  writesAt(block: bigint): string | undefined {
+    for (let i = this.#writes.length - 1; i >= 0; i--) {
+      const told = this.#writes[i]!;
+      if (told.block === block) return told.writes;
+      if (told.block < block) return undefined;
+    }
+    return undefined;
+  }
+
+  /** The newest head told and its write count (undefined when it was polled or carried none). */
+  get lastWrites(): { block: bigint; writes: string | undefined } | undefined {
+    return this.#writes.at(-1);
   }
 
   /** The last notified head, while the signal listens and it is at most `freshMs` old; else undefined (probe). */

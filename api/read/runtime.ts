@@ -41,6 +41,7 @@ import { DurationBoards, type Purpose } from "./durationBoards";
 import { HeadWatch, type WaitOutcome } from "./headWatch";
 import { type IndexSignalSource, PolledSignal, WatermarkSignal } from "./indexSignal";
 import { NotifiedHead } from "./notifiedHead";
+import { QuietBlocks, type QuietOutcome } from "./quietBlocks";
 import { ReadHealth } from "./readHealth";
 import { boardCodec, sharedLoad, statsCodec, veDeltaCodec, veLocksCodec } from "./sharedAnswers";
 import { VeBoards, type VeDerivation } from "./veBoard";
@@ -141,6 +142,8 @@ export type CreateIndexRuntimeOptions = {
   onVeBoardPatchedAhead?: () => void;
   /** Told how each request naming no block learnt the head it is pinned to (pinBlock; metrics). */
   onHeadPinned?: (how: HeadPinnedBy) => void;
+  /** Told each head whose changed locks were taken from an earlier head's (no lock event written), and the check. */
+  onQuietBlock?: (outcome: QuietOutcome) => void;
   /** Told how each `minBlock` wait for the index ended. */
   onWait?: (outcome: WaitOutcome) => void;
   /** See IndexRuntime.chargeCompute. */
@@ -181,6 +184,7 @@ export function createIndexRuntime({
   onVeBoardTakenAhead,
   onVeBoardPatchedAhead,
   onHeadPinned,
+  onQuietBlock,
   onDurationBoardComputed,
   onDurationBoardDerived,
   onDurationBoardAnchored,
@@ -278,6 +282,19 @@ export function createIndexRuntime({
           activityItem: unavailable,
           activitySpan: unavailable,
         };
+  // The head as its commits are notified, with their lock events' write count (notifiedHead.ts); a block that wrote
+  // none takes its changed locks from the head before it (quietBlocks.ts), without waiting for the statement.
+  const notifiedHead = source.signal ? new NotifiedHead(source.signal) : null;
+  const quiet = notifiedHead
+    ? new QuietBlocks({
+        told: notifiedHead,
+        ...(onQuietBlock ? { onOutcome: onQuietBlock } : {}),
+        onDiffered: (block) => {
+          boards.forgetFrom(block);
+          rt.stats.forgetFrom(block);
+        },
+      })
+    : null;
   const boards =
     source.boards ??
     new VeBoards({
@@ -313,16 +330,19 @@ export function createIndexRuntime({
                     return protocol.veLocks(at);
                   }),
                 ),
-              delta: (from, at, lane, purpose) =>
-                sharedLoad(
-                  shared,
-                  key(`ve-delta-${from.block}-${from.time}`, at),
-                  veDeltaCodec,
-                  boardGated(lane, purpose, () => {
-                    (purpose === "anchor" ? onVeBoardAnchored : onVeBoardDerived)?.();
-                    return protocol.veLockDelta(from, at);
-                  }),
-                ),
+              delta: (from, at, lane, purpose) => {
+                const read = () =>
+                  sharedLoad(
+                    shared,
+                    key(`ve-delta-${from.block}-${from.time}`, at),
+                    veDeltaCodec,
+                    boardGated(lane, purpose, () => {
+                      (purpose === "anchor" ? onVeBoardAnchored : onVeBoardDerived)?.();
+                      return protocol.veLockDelta(from, at);
+                    }),
+                  );
+                return quiet && purpose === "read" ? quiet.delta(from, at, read) : read();
+              },
             } satisfies VeDerivation,
           }
         : {}),
@@ -365,7 +385,7 @@ export function createIndexRuntime({
           ...(onAhead ? { onAhead } : {}),
         })
       : null,
-    notified: source.signal ? new NotifiedHead(source.signal) : null,
+    notified: notifiedHead,
     stats: new BlockMemo({
       name: "stats",
       capacity: STATS_KEPT.capacity,

@@ -7,51 +7,32 @@
  * leads to the same second page. (That the reader is answered from the text made ahead, not made again, is
  * test/read/computeAhead.test.ts's; the time it saves, bench/first-reader.ts's.)
  */
-import { PGlite } from "@electric-sql/pglite";
-import { drizzle } from "drizzle-orm/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../api/app";
-import { loadConfig } from "../../api/config";
-import { silentLogger } from "../../api/observability/logger";
-import { createLockIndex } from "../../api/read/atBlock";
 import { type IndexBody, ofBlock, readIndex as read } from "../support/appAnswers";
-import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
-import { commitTold, toldSignal } from "../support/toldSignal";
+import type { SyntheticIndex } from "../support/syntheticIndex";
+import { metricOf, type ToldApps, toldApps } from "../support/toldApps";
 
 const BASE = "/api/index/v1";
-const SCHEMA = "synthetic";
-const START = 46_183_959n;
 
+let apps: ToldApps;
 let index: SyntheticIndex;
-let client: PGlite;
 /** Follows the index's signal: computes each new head's answers, and the pages read of them, ahead. */
-let ahead: ReturnType<typeof createApp>;
+let ahead: ToldApps["listening"];
 /** No signal: makes every answer on its first request. */
-let plain: ReturnType<typeof createApp>;
-const told = toldSignal();
+let plain: ToldApps["plain"];
 
-const commit = (block: bigint) => commitTold(told, (text, params) => client.query(text, params), SCHEMA, index, block);
+const commit = (block: bigint) => apps.commit(block);
 
 const eventBlocks = () => [...new Set(index.events.map((e) => e.blockNumber))].sort((a, b) => (a < b ? -1 : 1));
 
 beforeAll(async () => {
   // Base's 2 s blocks: the next block's board is made ahead 1 s after a head's.
-  index = generateSyntheticIndex({ events: 400, owners: 24, seed: 13, startBlock: START, blockSeconds: 2n });
-  client = new PGlite();
-  await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index, { finalizedLag: 200n });
-  const make = (signal?: typeof told.signal) =>
-    createApp({
-      config: loadConfig({ NETWORK: "base" }),
-      rpc: null,
-      index: { atBlock: createLockIndex({ db: drizzle(client), schema: SCHEMA }), ...(signal ? { signal } : {}) },
-      logger: silentLogger,
-    });
-  ahead = make(told.signal);
-  plain = make();
+  apps = await toldApps(13);
+  ({ index, listening: ahead, plain } = apps);
 }, 60_000);
 
 afterAll(async () => {
-  await client?.close();
+  await apps?.close();
 });
 
 async function aheadCount(): Promise<number> {
@@ -63,11 +44,7 @@ async function aheadCount(): Promise<number> {
 }
 
 /** A counter of the ahead app's (0 until it is listed: a counter is listed once it was counted). */
-async function counted(name: string): Promise<number> {
-  const text = await (await ahead.request("/api/metrics")).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1));
-}
+const counted = (name: string) => metricOf(ahead, name);
 
 /** Head blocks whose ve board the ahead app made between heads and took as it was. */
 const takenAhead = () => counted("api_index_ve_board_taken_ahead_total");

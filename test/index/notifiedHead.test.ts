@@ -7,22 +7,12 @@
  * block; a head the index moved to without a notification is not seen until the next (the bounded staleness the
  * module documents), `minBlock` above the notified head probes and is answered at the index's head.
  */
-import { PGlite } from "@electric-sql/pglite";
-import { drizzle } from "drizzle-orm/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../api/app";
-import { loadConfig } from "../../api/config";
-import { silentLogger } from "../../api/observability/logger";
-import { createLockIndex } from "../../api/read/atBlock";
 import { NotifiedHead } from "../../api/read/notifiedHead";
 import { ofBlock, readIndex as read } from "../support/appAnswers";
-import {
-  checkpointOf,
-  generateSyntheticIndex,
-  type SyntheticIndex,
-  writeSyntheticIndex,
-} from "../support/syntheticIndex";
-import { commitTold, toldSignal } from "../support/toldSignal";
+import type { SyntheticIndex } from "../support/syntheticIndex";
+import { metricOf, type ToldApps, toldApps } from "../support/toldApps";
+import { toldSignal } from "../support/toldSignal";
 
 describe("NotifiedHead", () => {
   it("is the last notified head while listening and fresh; a polled head, a closed connection, an old one: none", () => {
@@ -62,52 +52,32 @@ describe("NotifiedHead", () => {
   });
 });
 
-const SCHEMA = "synthetic";
-const START = 46_183_959n;
-
+let apps: ToldApps;
 let index: SyntheticIndex;
-let client: PGlite;
-let notified: ReturnType<typeof createApp>;
-let plain: ReturnType<typeof createApp>;
+let notified: ToldApps["listening"];
+let plain: ToldApps["plain"];
 /** The notified app's probes of the index's head for a request. */
 let probes = 0;
-const told = toldSignal();
-
-const commit = (block: bigint) => commitTold(told, (text, params) => client.query(text, params), SCHEMA, index, block);
-/** The index's head moved to `block` without a notification (a trigger gone, a lost NOTIFY). */
-const silently = (block: bigint) =>
-  client.query(`UPDATE ${SCHEMA}._ponder_checkpoint SET latest_checkpoint = $1`, [
-    checkpointOf(8453, block, index.blockTimes.get(block)!),
-  ]);
+const commit = (block: bigint) => apps.commit(block);
+const silently = (block: bigint) => apps.silently(block);
 
 beforeAll(async () => {
-  index = generateSyntheticIndex({ events: 400, owners: 24, seed: 17, startBlock: START, blockSeconds: 2n });
-  client = new PGlite();
-  await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index, { finalizedLag: 200n });
-  const atBlock = () => createLockIndex({ db: drizzle(client), schema: SCHEMA });
-  const counting = atBlock();
-  const probe = counting.probe;
-  counting.probe = (block, signal) => {
-    // A request's probe of the head carries its deadline's signal; the anchor's and the compute-ahead's carry none.
-    if (block === null && signal !== undefined) probes++;
-    return probe(block, signal);
-  };
-  const make = (lockIndex: ReturnType<typeof atBlock>, signal?: typeof told.signal) =>
-    createApp({
-      config: loadConfig({ NETWORK: "base" }),
-      rpc: null,
-      index: { atBlock: lockIndex, ...(signal ? { signal } : {}) },
-      logger: silentLogger,
-    });
-  notified = make(counting, told.signal);
-  plain = make(atBlock());
+  apps = await toldApps(17, (lockIndex) => {
+    const probe = lockIndex.probe;
+    lockIndex.probe = (block, signal) => {
+      // A request's probe of the head carries its deadline's signal; the anchor's and the compute-ahead's carry none.
+      if (block === null && signal !== undefined) probes++;
+      return probe(block, signal);
+    };
+  });
+  ({ index, listening: notified, plain } = apps);
 }, 60_000);
 
 afterAll(async () => {
-  await client?.close();
+  await apps?.close();
 });
 
-const meta = async (app: ReturnType<typeof createApp>, block?: bigint) => {
+const meta = async (app: ToldApps["listening"], block?: bigint) => {
   const res = await app.request("/graphql", {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -121,11 +91,7 @@ const meta = async (app: ReturnType<typeof createApp>, block?: bigint) => {
 };
 
 /** The notified app's api_index_head_pins_total by `how` (0 until counted). */
-async function pins(how: "notified" | "probed"): Promise<number> {
-  const text = await (await notified.request("/api/metrics")).text();
-  const line = text.split("\n").find((l) => l.startsWith(`api_index_head_pins_total{how="${how}"} `));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1));
-}
+const pins = (how: "notified" | "probed") => metricOf(notified, `api_index_head_pins_total{how="${how}"}`);
 
 describe("head reads pinned to the notified head", () => {
   it("send no probe, and answer what the index holds at that block", async () => {
@@ -171,7 +137,7 @@ describe("head reads pinned to the notified head", () => {
     expect(probes).toBe(before + 1);
     expect(ofBlock(at)).toEqual(ofBlock(await read(plain, `/stats?block=${h + 1n}`)));
     // The signal's poll finds the head moved (told without its time): head reads probe until the next notification.
-    told.tell(h + 1n);
+    apps.told.tell(h + 1n);
     await silently(h + 2n);
     expect((await read(notified, "/leaderboards/ve?limit=5")).blockNumber).toBe(String(h + 2n));
     expect(probes).toBe(before + 2);

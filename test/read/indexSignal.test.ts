@@ -3,8 +3,9 @@
  * behind a views schema's view, as `ponder start --views-schema` leaves them. One committed checkpoint update reaches
  * every process's listener, each over one LISTEN connection; a rolled-back one says nothing; a reorg's revert of
  * Ponder's journal tables (`_reorg__*`, as Ponder 0.17.7 creates and reverts them) is told with the next head, even
- * one past the old head, and a finalize's deletes are not; a lost trigger is found by the audit poll (counted
- * `missed`) and installed again; a killed connection falls back to polls and reconnects.
+ * one past the old head, and a finalize's deletes are not; each head carries the count of writes to `lock_event`
+ * (none where it cannot be trusted); a lost trigger is found by the audit poll (counted `missed`) and installed
+ * again; a killed connection falls back to polls and reconnects.
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -120,7 +121,8 @@ beforeAll(async () => {
     CREATE TABLE base_v1._ponder_checkpoint (chain_name text PRIMARY KEY, chain_id bigint NOT NULL,
       safe_checkpoint varchar(75) NOT NULL, latest_checkpoint varchar(75) NOT NULL, finalized_checkpoint varchar(75) NOT NULL);
     CREATE VIEW views._ponder_checkpoint AS SELECT * FROM base_v1._ponder_checkpoint;
-    CREATE SEQUENCE base_v1.operation_id AS integer INCREMENT BY 1;`);
+    CREATE SEQUENCE base_v1.operation_id AS integer INCREMENT BY 1;
+    CREATE TABLE base_v1.lock_event (id text PRIMARY KEY, block_number bigint NOT NULL);`);
   for (const t of JOURNALS) {
     await admin.query(`CREATE TABLE base_v1.${t} (id text PRIMARY KEY, v integer NOT NULL);
       CREATE TABLE base_v1._reorg__${t} (id text NOT NULL, v integer NOT NULL,
@@ -227,6 +229,81 @@ describe("IndexSignal on Postgres", () => {
       expect(events).not.toContain("missed");
     } finally {
       await s.stop();
+    }
+  });
+
+  it("each head carries the lock events' write count: equal without a write between, never equal across one", async () => {
+    const s = signal([]).start();
+    const role = `lock_index_writer_${process.pid}`;
+    try {
+      await until(() => (s.listening ? true : undefined));
+      const told: { block: bigint; writes: string | undefined }[] = [];
+      s.subscribe((block, _time, _reverted, writes) => told.push({ block, writes }));
+      const head = async (block: number, write?: string) => {
+        await admin.query("BEGIN");
+        if (write) await admin.query(write);
+        await setBlock(block);
+        await admin.query("COMMIT");
+        return until(() => told.find((t) => t.block === BigInt(block)));
+      };
+      const a = await head(600);
+      expect(a.writes).toMatch(/^\d+\.\d+$/);
+      // A block without a lock event: the same count.
+      expect((await head(601)).writes).toBe(a.writes);
+      expect((await head(602)).writes).toBe(a.writes);
+      // A block's own rows, in its transaction.
+      const b = await head(603, "INSERT INTO base_v1.lock_event VALUES ('e1', 603), ('e2', 603)");
+      expect(b.writes).not.toBe(a.writes);
+      expect((await head(604)).writes).toBe(b.writes);
+      // A write in a transaction of its own (a revert's deletes carry no checkpoint): the next head's count moved.
+      await admin.query("DELETE FROM base_v1.lock_event WHERE id = 'e2'");
+      const c = await head(605);
+      expect(c.writes).not.toBe(b.writes);
+      // A statement that changed no row still counts (never "unchanged" when something may have been); a
+      // rolled-back write too.
+      const d = await head(606, "UPDATE base_v1.lock_event SET block_number = 0 WHERE false");
+      expect(d.writes).not.toBe(c.writes);
+      await admin.query("BEGIN; INSERT INTO base_v1.lock_event VALUES ('e3', 607); ROLLBACK");
+      const e = await head(607);
+      expect(e.writes).not.toBe(d.writes);
+      await admin.query("TRUNCATE base_v1.lock_event");
+      const f = await head(608);
+      expect(f.writes).not.toBe(e.writes);
+      // Ponder's role needs no right on the views schema's sequence (the functions are the schema owner's).
+      await admin.query(`CREATE ROLE ${role};
+        GRANT USAGE ON SCHEMA base_v1 TO ${role}; GRANT SELECT, INSERT, UPDATE ON base_v1.lock_event, base_v1._ponder_checkpoint TO ${role}`);
+      await admin.query(`SET ROLE ${role}`);
+      const g = await head(609, "INSERT INTO base_v1.lock_event VALUES ('e4', 609)");
+      expect((await head(610)).writes).toBe(g.writes);
+      await admin.query("RESET ROLE");
+      expect(g.writes).not.toBe(f.writes);
+      // The counting trigger disabled or the sequence gone: no count (so nothing is taken as unchanged), and
+      // Ponder's writes and commits go on.
+      await admin.query("ALTER TABLE base_v1.lock_event DISABLE TRIGGER views_writes_count");
+      expect((await head(611, "INSERT INTO base_v1.lock_event VALUES ('e5', 611)")).writes).toBeUndefined();
+      await admin.query("ALTER TABLE base_v1.lock_event ENABLE TRIGGER views_writes_count");
+      expect((await head(612)).writes).toMatch(/^\d+\.\d+$/);
+      await admin.query("DROP SEQUENCE views.lock_index_writes");
+      expect((await head(613, "INSERT INTO base_v1.lock_event VALUES ('e6', 613)")).writes).toBeUndefined();
+      expect((await admin.query("SELECT count(*)::int AS n FROM base_v1.lock_event")).rows[0].n).toBe(3);
+      // Installed again (a new sequence: another oid, so no count before it equals one after).
+      await s.stop();
+      const again = signal([]).start();
+      try {
+        await until(() => (again.listening ? true : undefined));
+        const later: (string | undefined)[] = [];
+        again.subscribe((_b, _t, _r, writes) => later.push(writes));
+        await setBlock(614);
+        await until(() => (later.length ? true : undefined));
+        expect(later[0]).toMatch(/^\d+\.0$/);
+        expect(later[0]?.split(".")[0]).not.toBe(g.writes?.split(".")[0]);
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      await admin.query("RESET ROLE").catch(() => {});
+      await s.stop();
+      await admin.query(`DROP OWNED BY ${role}; DROP ROLE IF EXISTS ${role}`).catch(() => {});
     }
   });
 

@@ -8,8 +8,8 @@ import { checkpointOf, type SyntheticIndex } from "./syntheticIndex";
 
 export type ToldSignal = {
   signal: IndexSignalSource;
-  /** Tells every listener, as one notification would. */
-  tell(block: bigint, time?: bigint, reverted?: Reverted): void;
+  /** Tells every listener, as one notification would (`writes`: the lock events' write count it carried). */
+  tell(block: bigint, time?: bigint, reverted?: Reverted, writes?: string): void;
 };
 
 export function toldSignal(): ToldSignal {
@@ -23,8 +23,8 @@ export function toldSignal(): ToldSignal {
       head: null,
       listening: true,
     },
-    tell(block, time, reverted) {
-      for (const listener of listeners) listener(block, time, reverted);
+    tell(block, time, reverted, writes) {
+      for (const listener of listeners) listener(block, time, reverted, writes);
     },
   };
 }
@@ -40,8 +40,9 @@ export async function commitTold(
   index: SyntheticIndex,
   block: bigint,
   reverted?: Reverted,
+  writes?: string,
 ): Promise<void> {
   const time = index.blockTimes.get(block)!;
   await query(`UPDATE ${schema}._ponder_checkpoint SET latest_checkpoint = $1`, [checkpointOf(8453, block, time)]);
-  told.tell(block, time, reverted);
+  told.tell(block, time, reverted, writes);
 }

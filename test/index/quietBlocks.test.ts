@@ -1,0 +1,192 @@
+/**
+ * A head whose commit wrote no lock event takes its changed locks from the head before it (api/read/quietBlocks.ts):
+ * first QuietBlocks' rules alone (when an earlier head's changes are taken, when the statement is read), then on the
+ * real app over a synthetic index (in-memory PGlite) with the signal told by the test as the NOTIFY would, write
+ * counts included: at a quiet head the ve page, a rank lookup and the stats are answered with no changed-locks
+ * statement waited for, and equal, byte for byte but the freshness fields, an app without the signal asked at that
+ * block; the statement still runs after (confirmed); a head whose events were written gets its own statement; a count
+ * that lied (a head with lock events told the count of the head before) is caught by that check — what was made of it
+ * forgotten, the next reader answered what the index holds, the count's sequence not trusted again; a new sequence is.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LockChange, VeLocksAnswer } from "../../api/read/contract";
+import { QuietBlocks, type QuietOutcome } from "../../api/read/quietBlocks";
+import { ofBlock, readIndex as read } from "../support/appAnswers";
+import { metricOf, type ToldApps, toldApps } from "../support/toldApps";
+
+const answerAt = (block: bigint, changes: LockChange[], finalized = 1n): VeLocksAnswer<LockChange> => ({
+  head: { block, time: block * 2n, finalized },
+  block,
+  time: block * 2n,
+  inRange: true,
+  value: changes,
+  finalizedTime: finalized * 2n,
+});
+
+describe("QuietBlocks", () => {
+  it("takes an earlier head's changes only for a later head told the same count, read after its notification", async () => {
+    let told: { block: bigint; writes: string | undefined }[] = [];
+    const tell = (block: bigint, writes?: string) => told.push({ block, writes });
+    const outcomes: QuietOutcome[] = [];
+    const differed: bigint[] = [];
+    const quiet = new QuietBlocks({
+      told: {
+        writesAt: (block) => told.find((t) => t.block === block)?.writes,
+        get lastWrites() {
+          return told.at(-1);
+        },
+      },
+      onOutcome: (o) => outcomes.push(o),
+      onDiffered: (b) => differed.push(b),
+    });
+    const anchor = { block: 1n, time: 2n };
+    const changes: LockChange[] = [{ tokenId: 7n, lock: null }];
+    let reads = 0;
+    let truth = changes;
+    const at = (block: bigint) => ({ block, time: block * 2n });
+    const delta = (block: bigint, from = anchor) =>
+      quiet.delta(from, at(block), async () => {
+        reads++;
+        return answerAt(block, truth);
+      });
+    const settle = () => new Promise((r) => setTimeout(r, 0));
+
+    // A statement sent before its block was notified says nothing of that block's count.
+    tell(9n, "5.3");
+    await delta(10n);
+    tell(10n, "5.3");
+    expect((await delta(10n)).block).toBe(10n);
+    expect(reads).toBe(2);
+    // 11 told the count 10 was read with: taken, with 11's block, time and head, the statement run after.
+    tell(11n, "5.3");
+    const taken = await delta(11n);
+    expect(taken).toEqual({ ...answerAt(11n, changes), head: { block: 11n, time: 22n, finalized: 1n } });
+    await settle();
+    expect(reads).toBe(3);
+    expect(outcomes).toEqual(["reused", "confirmed"]);
+    // Not taken: another anchor, a lower block, a count not told, another count.
+    reads = 0;
+    await delta(11n, { block: 2n, time: 4n });
+    await delta(10n);
+    tell(12n);
+    await delta(12n);
+    tell(13n, "5.4");
+    await delta(13n);
+    expect(reads).toBe(4);
+    expect(outcomes).toEqual(["reused", "confirmed"]);
+    // 14 told 13's count, but a lock did change (a write the count missed): taken, then contradicted by the
+    // statement after — 14 and above forgotten, the sequence not trusted again.
+    tell(14n, "5.4");
+    truth = [{ tokenId: 8n, lock: null }];
+    expect((await delta(14n)).value).toEqual(changes);
+    await settle();
+    expect(outcomes.slice(-2)).toEqual(["reused", "differed"]);
+    expect(differed).toEqual([14n]);
+    tell(15n, "5.4");
+    reads = 0;
+    expect((await delta(15n)).value).toEqual(truth);
+    tell(16n, "5.4");
+    expect((await delta(16n)).value).toEqual(truth);
+    expect(reads).toBe(2);
+    // Another sequence (the triggers installed again) is trusted.
+    told = [];
+    tell(17n, "6.0");
+    await delta(17n);
+    tell(18n, "6.0");
+    await delta(18n);
+    await settle();
+    expect(outcomes.slice(-2)).toEqual(["reused", "confirmed"]);
+  });
+});
+
+let apps: ToldApps;
+/** The listening app's changed-locks statements. */
+let statements = 0;
+
+beforeAll(async () => {
+  apps = await toldApps(23, (lockIndex) => {
+    const veLockDelta = lockIndex.veLockDelta;
+    lockIndex.veLockDelta = (from, at) => {
+      statements++;
+      return veLockDelta(from, at);
+    };
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await apps?.close();
+});
+
+const quietCount = (outcome: QuietOutcome) =>
+  metricOf(apps.listening, `api_index_ve_quiet_blocks_total{outcome="${outcome}"}`);
+
+const until = async (check: () => Promise<boolean>) => {
+  const end = Date.now() + 5_000;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+describe("quiet heads on the real app", () => {
+  it("take the head before's changes, answer what the index holds, and a lying count is caught", async () => {
+    const { index, listening: quietApp, plain, commit } = apps;
+    const written = new Set(index.events.map((e) => e.blockNumber));
+    const blocks = [...index.blockTimes.keys()].sort((a, b) => (a < b ? -1 : 1));
+    // Two quiet blocks after a block with events, then a block with events, well above the finalized lag's anchor.
+    const p = blocks.find(
+      (b, i) => i > blocks.length - 60 && written.has(b) && !written.has(b + 1n) && !written.has(b + 2n),
+    )!;
+    expect(p, "a block with events followed by two quiet ones").toBeDefined();
+    // The second a block with a new lock (its token in no earlier block's changes).
+    const b1 = blocks.find((b) => b > p + 2n && written.has(b))!;
+    const b2 = blocks.find((b) => b > b1 && index.events.some((e) => e.blockNumber === b && e.kind === "create"))!;
+    expect(b2, "a block with events, then one with a new lock").toBeDefined();
+    const owner = index.events.find((e) => e.owner !== null && e.blockNumber <= p - 50n)!.owner!;
+    const paths = ["/leaderboards/ve?limit=5", `/leaderboards/ve/${owner}`, "/stats"];
+    const same = async (b: bigint) => {
+      for (const path of paths) {
+        const answer = await read(quietApp, path);
+        expect(answer.blockNumber, path).toBe(String(b));
+        const pinned = await read(plain, `${path}${path.includes("?") ? "&" : "?"}block=${b}`);
+        expect(ofBlock(answer), `${path} at ${b}`).toEqual(ofBlock(pinned));
+      }
+    };
+
+    await commit(p, "7.10");
+    await same(p);
+    // The quiet blocks: no statement waited for (the check after is the only one), the answers the index's.
+    for (const q of [p + 1n, p + 2n]) {
+      const [reused, confirmed, before] = [await quietCount("reused"), await quietCount("confirmed"), statements];
+      await commit(q, "7.10");
+      await same(q);
+      expect(await quietCount("reused")).toBe(reused + 1);
+      await until(async () => (await quietCount("confirmed")) === confirmed + 1);
+      expect(statements).toBe(before + 1);
+    }
+    // A block with events: its own statement.
+    let reused = await quietCount("reused");
+    await commit(b1, "7.11");
+    await same(b1);
+    expect(await quietCount("reused")).toBe(reused);
+    // A count that lies: b2's events told with b1's count. Taken, the check contradicts it, and the next read is the
+    // index's (what was made of b2 forgotten); the sequence is then not trusted.
+    await commit(b2, "7.11");
+    await read(quietApp, "/leaderboards/ve?limit=5");
+    expect(await quietCount("reused")).toBe(reused + 1);
+    await until(async () => (await quietCount("differed")) === 1);
+    await same(b2);
+    const q2 = blocks.find((b) => b > b2 && !written.has(b))!;
+    reused = await quietCount("reused");
+    await commit(q2, "7.11");
+    await same(q2);
+    expect(await quietCount("reused")).toBe(reused);
+    // The triggers installed again: a new sequence, trusted.
+    const q3 = blocks.find((b) => b > q2 && !written.has(b) && !written.has(b + 1n))!;
+    await commit(q3, "8.0");
+    await same(q3);
+    await commit(q3 + 1n, "8.0");
+    await same(q3 + 1n);
+    expect(await quietCount("reused")).toBe(reused + 1);
+  });
+});
