@@ -181,6 +181,66 @@ describe("GET /api/index/v1/stream on the API processes", () => {
     s.close();
   });
 
+  it("a block without lock events carries the write count of the one before; the ve board takes its changes, checked", async () => {
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    const told = new Map<bigint, string | undefined>();
+    db.on("notification", (n) => {
+      const [checkpoint = "", writes] = (n.payload ?? "").split(" ");
+      told.set(BigInt(checkpoint.slice(26, 42)), writes);
+    });
+    await db.query("LISTEN s_block");
+    const quiet = async (outcome: string) => {
+      const text = await (await fetch(`${a.url}/api/metrics`)).text();
+      return Number(
+        new RegExp(`api_index_ve_quiet_blocks_total\\{outcome="${outcome}"\\} (\\d+)`).exec(text)?.[1] ?? 0,
+      );
+    };
+    /** The ve board's head page on `a` once the index is at `block` (read at the head, so each head is ranked). */
+    const boardAt = async (block: bigint, heard = true) => {
+      for (let i = 0; i < 200; i++) {
+        const res = await fetch(`${a.url}${BASE}/leaderboards/ve?limit=5`);
+        const body = (await res.json()) as { blockNumber: string };
+        if (BigInt(body.blockNumber) >= block && (!heard || told.has(block))) return body;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`the board never reached ${block}`);
+    };
+    try {
+      await boardAt(await headBlock(chain.devnet), false);
+      const reused = await quiet("reused");
+      const empty: bigint[] = [];
+      for (let i = 0; i < 3; i++) {
+        await chain.devnet.clients.testClient.mine({ blocks: 1 });
+        const block = await headBlock(chain.devnet);
+        empty.push(block);
+        await boardAt(block);
+      }
+      await create(DEVNET_ACCOUNTS.bob, 1_200n);
+      const written = await headBlock(chain.devnet);
+      const withLock = await boardAt(written);
+      // Ponder's own commits: each empty block's notification carries the count of the one before, the block with
+      // the lock another.
+      const counts = empty.map((b) => told.get(b));
+      expect(counts[0]).toMatch(/^\d+\.\d+$/);
+      expect(new Set(counts).size).toBe(1);
+      expect(told.get(written)).toMatch(/^\d+\.\d+$/);
+      expect(told.get(written)).not.toBe(counts[0]);
+      // The empty heads after the first took their changes from the head before; the statement after each agreed.
+      expect(await quiet("reused")).toBeGreaterThanOrEqual(reused + 2);
+      for (let i = 0; i < 100 && (await quiet("confirmed")) < reused + 2; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(await quiet("confirmed")).toBeGreaterThanOrEqual(reused + 2);
+      expect(await quiet("differed")).toBe(0);
+      // And the board at the lock's block is the other process's at that block (read by its own statement there).
+      expect((await restAt(b, "/leaderboards/ve?limit=5", written.toString())) as object).toMatchObject({
+        rows: (withLock as unknown as { rows: unknown[] }).rows,
+      });
+    } finally {
+      await db.end();
+    }
+  }, 90_000);
+
   it("a 3-block reorg is announced, then the answers at the new head equal the chain", async () => {
     const { testClient } = chain.devnet.clients;
     const alice = getAddress(DEVNET_ACCOUNTS.alice.address);
