@@ -157,6 +157,9 @@ const computed = /api_index_ve_board_computations_total (\d+)/.exec(metrics)?.[1
 const taken = /api_index_ve_board_taken_ahead_total (\d+)/.exec(metrics)?.[1] ?? "0";
 // Blocks with a lock event whose ranking was the one made ahead, patched with it.
 const patched = /api_index_ve_board_patched_ahead_total (\d+)/.exec(metrics)?.[1] ?? "0";
+// Quiet blocks whose changed locks were taken from the head before (the NOTIFY's write count), and the checks after.
+const quiet = (outcome: string) =>
+  new RegExp(`api_index_ve_quiet_blocks_total\\{outcome="${outcome}"\\} (\\d+)`).exec(metrics)?.[1] ?? "0";
 
 const ratios = new Map<string, number>();
 for (const kind of KINDS) {
@@ -179,6 +182,8 @@ for (const kind of KINDS) {
 console.log(
   `the API process: ${computed} board computations (${ahead} ahead of the first reader, ${taken} made between ` +
     `heads and taken, ${patched} patched from it for their lock event) for ${BLOCKS} blocks; ` +
+    `${quiet("reused")} quiet blocks' changed locks taken from the head before (${quiet("confirmed")} confirmed, ` +
+    `${quiet("differed")} differed); ` +
     `${earlier} pollers' answers at the block before (come before its notification); ` +
     `CPU ${(cpu * 100).toFixed(1)} % of one core over ${seconds.toFixed(0)} s; RSS ${rssBefore.toFixed(0)} → ` +
     `${rssMb(api.pid).toFixed(0)} MB; descriptors ${fdsBefore} → ${fds(api.pid)}; load ${load()}`,
