@@ -13,23 +13,32 @@
  *    and `/health` in rounds paced within their own budgets. Baseline: one such client on the idle process, same
  *    run. Goals: the head's stats and board 200 every time with p99 ≤ 100 ms, `/health` p99 ≤ 50 ms.
  *
+ * With VIEWS=1 the API processes read a views schema over the index (as `ponder start --views-schema` leaves it) and
+ * LISTEN for its commits, and the bench plays the indexer: a head committed every HEAD_EVERY_MS (2 s, Base's blocks;
+ * Ponder's checkpoint row, one block on) through part 2, the idle baseline included — the production set-up, where a
+ * head read is pinned to the notified head and takes no connection of the pool the flood fills
+ * (api/read/notifiedHead.ts). HEAD_EVERY_MS without VIEWS moves the head the same way for a base-schema process
+ * (each head read probes the index).
+ *
  * Usage: npx tsx bench/abuse-time-travel.ts [events=520000] [blocks=1000] [passes=3]
- * Env: ADDRESSES (400), FLOOD_MS (12000), PARTS (1,2); PROFILE_DIR — the API process of part 2 writes a CPU profile
- * there when it stops.
+ * Env: ADDRESSES (400), FLOOD_MS (12000), PARTS (1,2), VIEWS (0), HEAD_EVERY_MS (2000 with VIEWS, else 0: a fixed
+ * head); PROFILE_DIR — the API process of part 2 writes a CPU profile there when it stops.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { runFloodScript } from "../test/support/apiProcess";
 import { buildOnce } from "../test/support/build";
 import { writeManifest } from "../test/support/ponder";
 import { type ServiceChild, spawnService } from "../test/support/replica";
 import { startServedIndex } from "../test/support/servedIndex";
-import type { SyntheticIndex } from "../test/support/syntheticIndex";
+import { checkpointOf, type SyntheticIndex } from "../test/support/syntheticIndex";
 import { collectNow } from "./benchHeap";
 import { HEAD_READERS, overGoal, runHeadReaders, startHeadReaders } from "./headReaders";
-import { BENCH_PG_URL, BENCH_REDIS_URL } from "./productionTopology";
+import { BENCH_PG_URL, BENCH_REDIS_URL, createViewsSchema } from "./productionTopology";
+import { neverReading } from "./unreadClient";
 
 const EVENTS = Number(process.argv[2] ?? 520_000);
 const BLOCKS = Number(process.argv[3] ?? 1_000);
@@ -37,6 +46,8 @@ const PASSES = Number(process.argv[4] ?? 3);
 const ADDRESSES = Number(process.env.ADDRESSES ?? 400);
 const FLOOD_MS = Number(process.env.FLOOD_MS ?? 12_000);
 const PARTS = new Set((process.env.PARTS ?? "1,2").split(",").map(Number));
+const VIEWS = process.env.VIEWS === "1" ? "bench_time_travel_views" : undefined;
+const HEAD_EVERY_MS = Number(process.env.HEAD_EVERY_MS ?? (VIEWS ? 2_000 : 0));
 const RSS_GOAL_MB = 150;
 const HEAD_P99_GOAL_MS = 100;
 const HEALTH_P99_GOAL_MS = 50;
@@ -51,6 +62,7 @@ async function heapMb(base: string): Promise<string> {
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!;
 const fmt = (x: number) => x.toFixed(1);
+const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 const load = () =>
   os
     .loadavg()
@@ -80,6 +92,33 @@ function floodBlocks(index: SyntheticIndex): string[] {
   return Array.from({ length: n }, (_, i) => String(eventBlocks[Math.floor((i * eventBlocks.length) / n)]));
 }
 const blocks = floodBlocks(served.index);
+let head = { ...served.index.head };
+const admin = new pg.Client({ connectionString: served.databaseUrl });
+await admin.connect();
+if (VIEWS) await createViewsSchema(admin, served.schema, VIEWS);
+const chainId = served.devnet.deployment.manifest.chainId;
+/** Plays the indexer while it runs: a new head (Ponder's checkpoint row, one block and 2 s on) every HEAD_EVERY_MS. */
+function committing(): { stop(): Promise<number> } {
+  if (HEAD_EVERY_MS <= 0) return { stop: async () => 0 };
+  let commits = 0;
+  let last = Promise.resolve();
+  const timer = setInterval(() => {
+    head = { block: head.block + 1n, time: head.time + 2n };
+    const latest = checkpointOf(chainId, head.block, head.time);
+    last = admin
+      .query(`UPDATE "${served.schema}"."_ponder_checkpoint" SET latest_checkpoint = $1`, [latest])
+      .then(() => {
+        commits++;
+      });
+  }, HEAD_EVERY_MS);
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await last;
+      return commits;
+    },
+  };
+}
 // Nothing more is needed of the index here: let go, so this process does not collect it beside the API process
 // during a flood (bench/benchHeap.ts).
 served.releaseIndex();
@@ -95,6 +134,7 @@ async function apiProcess(env: Record<string, string>): Promise<ServiceChild> {
     manifestFile,
     databaseUrl: served.databaseUrl,
     schema: served.schema,
+    ...(VIEWS ? { viewsSchema: VIEWS } : {}),
     env: {
       LOG_LEVEL: "error",
       REDIS_URL: BENCH_REDIS_URL,
@@ -161,6 +201,7 @@ try {
   if (PARTS.has(2)) {
     collectNow();
     const api = await apiProcess({});
+    const heads = committing();
     const url = (p: string) => `${api.url}${p}`;
     const paths = {
       stats: `${INDEX}/stats`,
@@ -175,7 +216,13 @@ try {
     const blocksFile = path.join(folder, "blocks.json");
     writeFileSync(blocksFile, JSON.stringify(blocks));
     const start = rssMb(api.pid);
+    const fdsBefore = fds(api.pid);
     let peak = start;
+    // Beside the flood, a client that sends past blocks' board pages and never reads them.
+    const unread = neverReading(
+      api.port,
+      blocks.slice(0, 20).map((b) => `${INDEX}/leaderboards/ve?block=${b}&limit=100`),
+    );
     // The readers, loaded, and the flood start together and run as long.
     const readers = await startHeadReaders(api.url, paths, { durationMs: FLOOD_MS });
     const reading = readers.go();
@@ -197,11 +244,21 @@ try {
     }, 250);
     const [result, during] = await Promise.all([flood, reading]);
     clearInterval(watch);
+    const commits = await heads.stop();
     const end = rssMb(api.pid);
+    const fdsAfter = fds(api.pid);
+    unread.close();
     const metrics = await (await fetch(`${api.url}/api/metrics`)).text();
     const refused = [...metrics.matchAll(/^api_index_computations_refused_total\{([^}]*)\} (\d+)/gm)]
       .map(([, l, v]) => `${l} ${v}`)
       .join(", ");
+    const pins = (how: string) =>
+      new RegExp(`^api_index_head_pins_total\\{how="${how}"\\} (\\d+)`, "m").exec(metrics)?.[1] ?? "0";
+    console.log(
+      `   ${VIEWS ? `views schema ${VIEWS} (LISTEN)` : "base schema"}; ${commits} heads committed (one every ` +
+        `${HEAD_EVERY_MS} ms${HEAD_EVERY_MS > 0 ? "" : ": the head fixed"}); head reads pinned: ${pins("notified")} ` +
+        `notified, ${pins("probed")} probed`,
+    );
     console.log(
       `2. fairness: ${ADDRESSES} addresses × past blocks for ${FLOOD_MS / 1000} s: ${result.requests} answers ` +
         `${JSON.stringify(result.byStatus)}, with Retry-After ${JSON.stringify(result.retryAfter)}, reasons ` +
@@ -223,10 +280,11 @@ try {
     }
     console.log(
       `   API RSS start ${fmt(start)} MB, peak ${fmt(peak)} MB (+${fmt(peak - start)}), end ${fmt(end)} MB ` +
-        `(+${fmt(end - start)})`,
+        `(+${fmt(end - start)}); descriptors ${fdsBefore} → ${fdsAfter} (20 never-reading sockets open beside the flood)`,
     );
     await api.stop(process.env.PROFILE_DIR ? "SIGTERM" : "SIGKILL");
   }
 } finally {
+  await admin.end();
   await served.stop();
 }

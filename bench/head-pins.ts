@@ -14,13 +14,13 @@
  * Usage: npx tsx bench/head-pins.ts [events=520000]
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { connect, type Socket } from "node:net";
 import autocannon from "autocannon";
 import { writeManifest } from "../test/support/ponder";
 import { spawnService } from "../test/support/replica";
 import { checkpointOf } from "../test/support/syntheticIndex";
 import { cpuTicks, rssMb } from "./processMemory";
 import { servedBehindViews } from "./productionTopology";
+import { neverReading } from "./unreadClient";
 
 const EVENTS = Number(process.argv[2] ?? 520_000);
 const SCHEMA = "bench_head_pins";
@@ -45,7 +45,7 @@ const service = {
 };
 const notified = await spawnService({ ...service, viewsSchema: VIEWS });
 const probed = await spawnService(service);
-const neverRead: Socket[] = [];
+const neverRead: { close(): void }[] = [];
 let ticker: NodeJS.Timeout | undefined;
 try {
   await notified.waitFor200("/ready", 60_000);
@@ -75,15 +75,7 @@ try {
   for (const paths of Object.values(routes)) for (const svc of [notified, probed]) await run(svc.url, paths, 10, 1);
 
   const before = new Map([notified, probed].map((s) => [s, { rss: rssMb(s.pid), fds: fds(s.pid) }]));
-  for (const svc of [notified, probed]) {
-    for (let i = 0; i < 20; i++) {
-      const s = connect({ host: "127.0.0.1", port: svc.port });
-      s.pause();
-      s.on("error", () => {});
-      s.write(`GET ${routes["rank lookup"]![i]} HTTP/1.1\r\nhost: x\r\n\r\n`.repeat(20));
-      neverRead.push(s);
-    }
-  }
+  for (const svc of [notified, probed]) neverRead.push(neverReading(svc.port, routes["rank lookup"]!.slice(0, 20)));
   const ratios: number[] = [];
   for (const [route, paths] of Object.entries(routes)) {
     for (const connections of [8, 50]) {
@@ -128,7 +120,7 @@ try {
   );
 } finally {
   if (ticker) clearInterval(ticker);
-  for (const s of neverRead) s.destroy();
+  for (const client of neverRead) client.close();
   await notified.stop("SIGKILL");
   await probed.stop("SIGKILL");
   await admin.end();

@@ -20,7 +20,6 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { connect, type Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
@@ -35,6 +34,7 @@ import { startServedIndex } from "../test/support/servedIndex";
 import { collectNow } from "./benchHeap";
 import { BENCH_PG_URL } from "./productionTopology";
 import { createRecordedIndex, type RecordedStatement } from "./recordedIndex";
+import { neverReading } from "./unreadClient";
 
 const EVENTS = Number(process.argv[2] ?? 520_000);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -133,7 +133,7 @@ const served = await startServedIndex({
 const api = served.api;
 const dir = mkdtempSync(path.join(os.tmpdir(), "index-http-"));
 let bare: ReturnType<typeof spawn> | undefined;
-const neverRead: Socket[] = [];
+const neverRead: { close(): void }[] = [];
 try {
   // -------------------------------------------------------------- the paths, and what the read model sends for each
   const { routes, planFile } = await pathsAndPlan();
@@ -186,13 +186,7 @@ try {
   // A client that sends and never reads, beside the whole measurement (20 sockets × 20 pipelined requests).
   const rss0 = rssMb(api.pid);
   const fds0 = fds(api.pid);
-  for (let i = 0; i < 20; i++) {
-    const s = connect({ host: "127.0.0.1", port: api.port });
-    s.pause();
-    s.on("error", () => {});
-    s.write(`GET ${routes["account events"]![i]} HTTP/1.1\r\nhost: x\r\n\r\n`.repeat(20));
-    neverRead.push(s);
-  }
+  neverRead.push(neverReading(api.port, routes["account events"]!.slice(0, 20)));
 
   const lines: string[] = [];
   const worst = { rps: Number.POSITIVE_INFINITY, p50: 0, p99: 0 };
@@ -249,7 +243,7 @@ try {
       `${worst.p50.toFixed(2)}× (goal ≤ 1.25), p99 at 50 connections ${worst.p99.toFixed(2)}× (goal ≤ 1.5)`,
   );
 } finally {
-  for (const s of neverRead) s.destroy();
+  for (const client of neverRead) client.close();
   if (process.env.PROFILE_DIR) await api.stop("SIGTERM", 10_000);
   if (process.env.PROFILE_DIR && bare) {
     const exited = new Promise((resolve) => bare!.once("exit", resolve));
