@@ -24,7 +24,7 @@
  * The baseline is one bare eth_call sent with fetch (as a client would, and as this bench always did); the
  * same call through the service's own RpcClient is printed too, as a stricter second baseline.
  * Needs Postgres (TEST_DATABASE_URL or postgresql://postgres@127.0.0.1:5432/postgres).
- * Usage: npx tsx bench/reads-latency.ts [N=400]
+ * Usage: npx tsx bench/reads-latency.ts [N=400]; env PROFILE_DIR: the API process's CPU profile.
  */
 import { encodeFunctionData } from "viem";
 import { AssetTokenAbi, LpStakingVault7DAbi, ShareholderRoyaltiesAbi } from "../abis";
@@ -50,6 +50,8 @@ const api = await startApiChild({
   RATE_LIMIT_MAX: "1000000", // the bench measures the read path, not the limiter
   REDIS_URL: "",
   LOG_LEVEL: "warn",
+  // PROFILE_DIR: the API process writes a CPU profile there when it stops (node --cpu-prof).
+  ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
 });
 try {
   const user = b.seed.accounts.fresh.address;
@@ -60,7 +62,16 @@ try {
     encodeFunctionData({ abi: AssetTokenAbi, functionName: "balanceOf", args: [user] }),
   );
 
-  const stateCall = () => idx.get(statePath);
+  // The route's own eth_call is recorded while the user's state is read in-process (below).
+  let recording = false;
+  const stateCall = async () => {
+    recording = true;
+    try {
+      return await idx.get(statePath);
+    } finally {
+      recording = false;
+    }
+  };
   const servedCall = async () => {
     const res = await fetch(`${api.base}${statePath}`);
     const body = await res.text();
@@ -108,6 +119,29 @@ try {
     if (typeof json.result !== "string") throw new Error("multicall eth_call failed");
   };
 
+  // The route's own eth_call, sent raw: the in-process app shares b.rpc, so its last Multicall3 eth_call (the
+  // balances plus ownerOf + getLockInfo of every candidate lock) is recorded and replayed with fetch. With more locks
+  // the node executes more calls; this baseline is "one bare eth_call" of what the route needs, where the
+  // balanceOf baseline is one of the smallest call the node answers.
+  let routeCall: string | null = null;
+  const request = b.rpc.request.bind(b.rpc);
+  b.rpc.request = (req, options) => {
+    const target = (req.params as [{ to?: string }] | undefined)?.[0]?.to;
+    if (recording && req.method === "eth_call" && target?.toLowerCase() === MULTICALL3_ADDRESS.toLowerCase())
+      routeCall = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_call", params: req.params });
+    return request(req, options);
+  };
+  const routeCallRaw = async () => {
+    if (routeCall === null) throw new Error("the route's eth_call was not recorded yet");
+    const res = await fetch(b.anvil.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: routeCall,
+    });
+    const json = (await res.json()) as { result?: string };
+    if (typeof json.result !== "string") throw new Error("the route's eth_call failed");
+  };
+
   const q = (xs: number[], p: number) =>
     [...xs].sort((a, z) => a - z)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
   const row = (label: string, xs: number[]) =>
@@ -146,12 +180,16 @@ try {
       },
     ],
     ["GET /state, a new wallet, in-proc", () => idx.get(`/api/mcp/v1/state/${randomWallet()}`)],
+    ["the route's eth_call, raw", routeCallRaw],
   ];
   const ratios: string[] = [];
   const phase = async (label: string, warmup: number) => {
     // Warm-up long enough for the JIT to settle on every path: the routed app keeps getting faster for the
     // first ~2,000 requests (CPU per request halved between the first and second 1,500 on this machine), so
     // shorter warm-ups measured a cold app, not the steady state a serving process is in.
+    // The user's wallet read in-process first, so the route's call replayed is this phase's.
+    routeCall = null;
+    await stateCall();
     for (let i = 0; i < warmup; i++) for (const [, call] of series) await call();
     const times = series.map(() => [] as number[]);
     const deadline = Date.now() + 120_000;
@@ -166,7 +204,8 @@ try {
     const body = JSON.parse(await servedCall()) as { source: string; blockNumber: string; indexedBlock: string | null };
     console.log(`-- ${label}: source ${body.source}, block ${body.blockNumber}, indexed ${body.indexedBlock}`);
     for (const [j, [name]] of series.entries()) row(name, times[j]!);
-    const [tBare, tClient, , tIn, tServed, tHop, tNew] = times as [
+    const [tBare, tClient, , tIn, tServed, tHop, tNew, tRoute] = times as [
+      number[],
       number[],
       number[],
       number[],
@@ -188,8 +227,16 @@ try {
     console.log(
       `  served over (the hop + one bare eth_call): ${overHopAndCall.toFixed(2)}x (goal ≤ 1.5: ${overHopAndCall <= 1.5 ? "met" : "NOT met"})`,
     );
+    // The same, with the route's own call sent raw as the bare call: what the service adds to a client that would
+    // build and send that call itself (the node's work for every lock is in both sides).
+    const overHopAndRoute = q(tServed, 0.5) / (q(tHop, 0.5) + q(tRoute, 0.5));
+    console.log(
+      `  served over (the hop + the route's own eth_call raw, ${routeCall === null ? 0 : (routeCall as string).length} B): ` +
+        `${overHopAndRoute.toFixed(2)}x (the route's call ${ratio(tRoute)}x the balanceOf call)`,
+    );
     ratios.push(
-      `${label}: served ${ratio(tServed)}x (${overHopAndCall.toFixed(2)}x hop + call), in-process ${ratio(tIn)}x`,
+      `${label}: served ${ratio(tServed)}x (${overHopAndCall.toFixed(2)}x hop + call, ` +
+        `${overHopAndRoute.toFixed(2)}x hop + the route's call), in-process ${ratio(tIn)}x`,
     );
   };
 
