@@ -187,7 +187,8 @@ for (const kind of KINDS) {
 console.log(
   `the API process: ${computed} board computations (${ahead} ahead of the first reader, ${taken} made between ` +
     `heads and taken, ${patched} patched from it for their lock event) for ${BLOCKS} blocks; ` +
-    `${quiet("reused")} quiet blocks' changed locks taken from the head before (${quiet("confirmed")} confirmed, ` +
+    `${quiet("reused")} quiet blocks' changed locks taken from the head before, ${quiet("carried")} lock-event ` +
+    `blocks' made from the head before's and the events their notification carried (${quiet("confirmed")} confirmed, ` +
     `${quiet("differed")} differed); ` +
     `${earlier} pollers' answers at the block before (come before its notification); ` +
     `CPU ${(cpu * 100).toFixed(1)} % of one core over ${seconds.toFixed(0)} s; RSS ${rssBefore.toFixed(0)} → ` +

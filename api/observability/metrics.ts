@@ -158,9 +158,10 @@ export function createMetrics(): Metrics {
   );
   const quietBlocks = new Counter(
     "api_index_ve_quiet_blocks_total",
-    "Head blocks that wrote no lock event (the commit's NOTIFY said so) whose changed locks this process took from the " +
-      "head before, not waiting for the statement (reused), and the statement's check after: confirmed, or differed " +
-      "(what was made of the block forgotten, the count not trusted again; should stay 0).",
+    "Head blocks whose changed locks this process made without waiting for the statement: a block that wrote no lock " +
+      "event (the commit's NOTIFY said so) from the head before (reused), a block whose few lock events the NOTIFY " +
+      "carried from the head before with them applied (carried); and the statement's check after: confirmed, or " +
+      "differed (what was made of the block forgotten, the count not trusted again; should stay 0).",
     ["outcome"],
   );
   const veBoardAnchors = new Counter(

@@ -27,6 +27,15 @@
  * SECURITY DEFINER (the views schema's owner: Ponder's role needs no right on the sequence) and cannot fail Ponder's
  * transaction (a missing sequence is NULL, not an error).
  *
+ * With the count, a block that wrote lock events carries them (`carried`, "<rewrites>:<old block>:<row>;<row>…",
+ * `rewrites` a second sequence's "<oid>.<n>" counting only updates, deletes and truncates of the table): the checkpoint
+ * trigger reads the lock events of the blocks between the checkpoint it replaces and the new one — an index range
+ * scan by block, at most CARRIED_ROWS + 1 rows (about one Base block in thirty has any; a backfill's batch over the cap
+ * carries none) — with the columns the changed-locks statement reads (api/read/atBlock.ts veLockDelta), so a process
+ * that read the old block's changes can make the new block's without a statement (api/read/quietBlocks.ts). Only when
+ * the checkpoint moves up; a failure there (the function's owner unable to read the table) carries nothing, inside a
+ * block of its own, never failing Ponder's transaction.
+ *
  * Each process holds ONE listening connection (not one per stream or client), reconnecting with exponential
  * back-off. NOTIFY is lost while that connection is down, and silently if the trigger disappears (a redeploy points
  * the views at a new Ponder schema): a slow poll of the head (one statement per process every `auditMs`, `pollMs`
@@ -74,9 +83,16 @@ export type Reverted = { from: bigint; finalized: bigint };
 /**
  * Told a new head's block, its time when the signal carries it (a NOTIFY's checkpoint does; a poll of the head
  * number does not), the reorg reverted before it when the signal heard one (the head may be above the last), and the
- * lock events' write count at its commit when the notification carries it (equal at two heads: no write between).
+ * lock events' write count at its commit when the notification carries it (equal at two heads: no write between),
+ * and the lock events of the blocks since the checkpoint it replaced when it carries those (`carried`).
  */
-export type IndexSignalListener = (block: bigint, time?: bigint, reverted?: Reverted, writes?: string) => void;
+export type IndexSignalListener = (
+  block: bigint,
+  time?: bigint,
+  reverted?: Reverted,
+  writes?: string,
+  carried?: string,
+) => void;
 
 /** What the streams ask of the signal. */
 export type IndexSignalSource = {
@@ -116,8 +132,23 @@ export const COUNTED_TABLE = "lock_event";
 
 const COUNTED_TABLE_SQL = `SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = '${COUNTED_TABLE}'`;
 
-/** The sequence counting the writes of COUNTED_TABLE, and its trigger's name. */
+/**
+ * The most lock events a notification carries (~120 bytes each; NOTIFY's payload is at most 8,000 bytes): a block with
+ * more is read by its statement.
+ */
+export const CARRIED_ROWS = 16;
+
+/** One carried lock event: the columns veLockDelta reads, in order, `,`-separated (atBlock.ts). */
+const CARRIED_COLUMNS = `concat(token_id, ',', coalesce(owner::text, ''), ',', lock_amount, ',', lock_end, ',',
+       CASE WHEN auto_max THEN 't' ELSE 'f' END, ',', CASE WHEN burned THEN 't' ELSE 'f' END, ',',
+       coalesce(from_token_id::text, ''), ',', block_number, ',', log_index)`;
+
+/**
+ * The sequences counting the writes of COUNTED_TABLE (every statement) and its rewrites (updates, deletes, truncates:
+ * a revert's deletes), and the trigger's name.
+ */
 const writesSequence = (viewsSchema: string) => `${quote(viewsSchema)}.lock_index_writes`;
+const rewritesSequence = (viewsSchema: string) => `${quote(viewsSchema)}.lock_index_rewrites`;
 const writesTrigger = (viewsSchema: string) => `${viewsSchema}_writes_count`.slice(0, 63);
 
 /**
@@ -133,6 +164,7 @@ export function triggerSql(
   const fn = `${quote(viewsSchema)}.lock_index_block_notify`;
   const countFn = `${quote(viewsSchema)}.lock_index_write_count`;
   const sequence = writesSequence(viewsSchema).replaceAll("'", "''");
+  const rewrites = rewritesSequence(viewsSchema).replaceAll("'", "''");
   const countTrigger = writesTrigger(viewsSchema).replaceAll("'", "''");
   const revertFn = `${quote(viewsSchema)}.lock_index_revert_notify`;
   const channel = signalChannel(viewsSchema).replaceAll("'", "''");
@@ -141,17 +173,28 @@ export function triggerSql(
   // The finalized checkpoint is read from the journal's own schema (the base the views point at may have moved on).
   // The write count is read only while its trigger is there and enabled on the table beside the checkpoint's.
   return `CREATE SEQUENCE IF NOT EXISTS ${writesSequence(viewsSchema)};
+CREATE SEQUENCE IF NOT EXISTS ${rewritesSequence(viewsSchema)};
 CREATE OR REPLACE FUNCTION ${countFn}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
 BEGIN
   PERFORM nextval(to_regclass('${sequence}'));
+  IF TG_OP <> 'INSERT' THEN
+    PERFORM nextval(to_regclass('${rewrites}'));
+  END IF;
   RETURN NULL;
 END;
 $$;
 CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
 DECLARE
   seq regclass := to_regclass('${sequence}');
+  reseq regclass := to_regclass('${rewrites}');
   n bigint;
+  m bigint;
   writes text;
+  carried text;
+  old_block numeric;
+  new_block numeric;
+  found_rows bigint;
+  found_text text;
 BEGIN
   IF seq IS NOT NULL AND EXISTS (
     SELECT 1 FROM pg_trigger
@@ -159,8 +202,27 @@ BEGIN
        AND tgenabled <> 'D') THEN
     EXECUTE format('SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM %s', seq) INTO n;
     writes := seq::oid || '.' || n;
+    IF reseq IS NOT NULL AND TG_OP = 'UPDATE' THEN
+      EXECUTE format('SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM %s', reseq) INTO m;
+      BEGIN
+        old_block := substring(OLD.latest_checkpoint FROM 27 FOR 16)::numeric;
+        new_block := substring(NEW.latest_checkpoint FROM 27 FOR 16)::numeric;
+        IF new_block > old_block THEN
+          EXECUTE format('SELECT count(*), string_agg(r.line, '';'' ORDER BY r.block_number, r.log_index) FROM (
+            SELECT ${CARRIED_COLUMNS.replaceAll("'", "''")} AS line, block_number, log_index
+              FROM %I.${COUNTED_TABLE} WHERE block_number > $1 AND block_number <= $2
+             ORDER BY block_number, log_index LIMIT ${CARRIED_ROWS + 1}) r', TG_TABLE_SCHEMA)
+            INTO found_rows, found_text USING old_block, new_block;
+          IF found_rows <= ${CARRIED_ROWS} THEN
+            carried := reseq::oid || '.' || m || ':' || old_block || ':' || coalesce(found_text, '');
+          END IF;
+        END IF;
+      EXCEPTION WHEN OTHERS THEN
+        carried := NULL;
+      END;
+    END IF;
   END IF;
-  PERFORM pg_notify('${channel}', NEW.latest_checkpoint || coalesce(' ' || writes, ''));
+  PERFORM pg_notify('${channel}', NEW.latest_checkpoint || coalesce(' ' || writes, '') || coalesce(' ' || carried, ''));
   RETURN NULL;
 END;
 $$;
@@ -197,14 +259,16 @@ CREATE OR REPLACE TRIGGER ${quote(writesTrigger(viewsSchema))}
 }`;
 }
 
-/** A checkpoint notification's payload: the checkpoint, then the write count when the trigger had it. */
-export function notifiedCheckpoint(payload: string): { checkpoint: string; writes?: string } {
-  const space = payload.indexOf(" ");
-  if (space < 0) return { checkpoint: payload };
-  const writes = payload.slice(space + 1);
-  return /^\d+\.\d+$/.test(writes)
-    ? { checkpoint: payload.slice(0, space), writes }
-    : { checkpoint: payload.slice(0, space) };
+/**
+ * A checkpoint notification's payload: the checkpoint, then the write count when the trigger had it, then the lock
+ * events carried with it ("<rewrites>:<old block>:<rows>", parsed where used: api/read/quietBlocks.ts).
+ */
+export function notifiedCheckpoint(payload: string): { checkpoint: string; writes?: string; carried?: string } {
+  const [checkpoint = "", writes, carried] = payload.split(" ");
+  if (writes === undefined || !/^\d+\.\d+$/.test(writes)) return { checkpoint };
+  return carried !== undefined && /^\d+\.\d+:\d+:/.test(carried)
+    ? { checkpoint, writes, carried }
+    : { checkpoint, writes };
 }
 
 /** The block of a Ponder checkpoint: 10 digits of timestamp, 16 of chain id, 16 of block (utils/checkpoint.js). */
@@ -277,14 +341,14 @@ export class IndexSignal implements IndexSignalSource {
     this.#timers.add(t);
   }
 
-  #saw(block: bigint, how: IndexSignalEvent, time?: bigint, writes?: string): void {
+  #saw(block: bigint, how: IndexSignalEvent, time?: bigint, writes?: string, carried?: string): void {
     const reverted = this.#reverted;
     // The same head again is news only after a revert: the new branch committed at the old height.
     if (block === this.#head && reverted === null) return;
     this.#reverted = null;
     this.#head = block;
     this.#o.onEvent?.(how);
-    for (const listener of this.#listeners) listener(block, time, reverted ?? undefined, writes);
+    for (const listener of this.#listeners) listener(block, time, reverted ?? undefined, writes, carried);
   }
 
   /** A revert's notification: one per journal table it deleted from, all before the next head's. */
@@ -326,10 +390,10 @@ export class IndexSignal implements IndexSignalSource {
         if (message.payload === undefined) return;
         if (message.channel === reverts) this.#heardRevert(message.payload);
         else if (message.channel === channel) {
-          const { checkpoint, writes } = notifiedCheckpoint(message.payload);
+          const { checkpoint, writes, carried } = notifiedCheckpoint(message.payload);
           const block = checkpointBlock(checkpoint);
           const time = checkpointTime(checkpoint);
-          if (block !== null) this.#saw(block, "notified", time ?? undefined, writes);
+          if (block !== null) this.#saw(block, "notified", time ?? undefined, writes, carried);
         }
       });
       await this.#install(connection);

@@ -30,7 +30,7 @@ const WRITES_KEPT = 8;
 export class NotifiedHead {
   #last: { block: bigint; time: bigint; at: number } | undefined;
   /** The lock events' write count each recent notified head carried (indexSignal.ts), newest last. */
-  readonly #writes: { block: bigint; writes: string | undefined }[] = [];
+  readonly #writes: { block: bigint; writes: string | undefined; carried?: string }[] = [];
   readonly #signal: Pick<IndexSignalSource, "listening">;
   readonly #freshMs: number;
   readonly #now: () => number;
@@ -40,12 +40,14 @@ export class NotifiedHead {
     this.#freshMs = options.freshMs ?? NOTIFIED_HEAD_FRESH_MS;
     this.#now = options.now ?? (() => performance.now());
     // A head told without its time was polled, not notified: not used until the next notification.
-    signal.subscribe((block, time, reverted, writes) => {
+    signal.subscribe((block, time, reverted, writes, carried) => {
       this.#last = time === undefined ? undefined : { block, time, at: this.#now() };
       // A reorg (told, or a head going back) makes every count kept before it another branch's.
       const newest = this.#writes.at(-1);
       if (reverted !== undefined || (newest !== undefined && block <= newest.block)) this.#writes.length = 0;
-      this.#writes.push({ block, writes: time === undefined ? undefined : writes });
+      this.#writes.push(
+        time === undefined ? { block, writes: undefined } : { block, writes, ...(carried ? { carried } : {}) },
+      );
       if (this.#writes.length > WRITES_KEPT) this.#writes.shift();
     });
   }
@@ -55,6 +57,16 @@ export class NotifiedHead {
     for (let i = this.#writes.length - 1; i >= 0; i--) {
       const told = this.#writes[i]!;
       if (told.block === block) return told.writes;
+      if (told.block < block) return undefined;
+    }
+    return undefined;
+  }
+
+  /** The lock events notified with `block`'s commit ("<rewrites>:<old block>:<rows>": indexSignal.ts), while it is kept. */
+  carriedAt(block: bigint): string | undefined {
+    for (let i = this.#writes.length - 1; i >= 0; i--) {
+      const told = this.#writes[i]!;
+      if (told.block === block) return told.carried;
       if (told.block < block) return undefined;
     }
     return undefined;

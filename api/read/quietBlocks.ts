@@ -20,8 +20,19 @@
  * sequence is not trusted again by this process, and it is counted (`differed`, an alert in docs/operations.md).
  * Never taken: a count missing (a polled head, a trigger or sequence gone: indexSignal.ts), another anchor, a lower
  * block, a statement not sent after its block's notification.
+ *
+ * A block that wrote lock events (about one Base block in thirty) carries them in its notification when they are few
+ * (indexSignal.ts: the events of the blocks after the checkpoint it replaced, up to its own). Head P's changes read as
+ * above, and head N notified with P as the checkpoint it replaced, with no update, delete or truncate of the lock events
+ * between P's commit and N's (a second count, of those alone, equal at both — a revert's deletes move it) and P still
+ * among the heads kept (no reorg told since): N's changes are P's with N's rows applied in order — a token's newest row
+ * its state (live unless burned or merged away), a token merged from dead — which is what the statement reads at N
+ * (atBlock.ts veLockDelta: each changed lock at its newest event up to N, dead once merged from). Where the rows cannot
+ * decide (a token dead at P with a live row: a merge before P and a burn read alike), the statement is waited as
+ * before. Counted `carried`, and checked by the statement after like a quiet block.
  */
-import type { LockChange, VeLocksAnswer } from "./contract";
+import type { Address } from "viem";
+import type { LockChange, VeLock, VeLocksAnswer } from "./contract";
 import { sameChanges } from "./veBoard";
 
 type At = { block: bigint; time: bigint };
@@ -30,12 +41,14 @@ type At = { block: bigint; time: bigint };
 export type WritesTold = {
   /** The count notified with `block`'s commit, while it is one of the last heads told. */
   writesAt(block: bigint): string | undefined;
+  /** The lock events notified with `block`'s commit ("<rewrites>:<old block>:<rows>"), while it is kept. */
+  carriedAt?(block: bigint): string | undefined;
   /** The newest head told and its count. */
   readonly lastWrites: { block: bigint; writes: string | undefined } | undefined;
 };
 
 /** What became of a block's changes: taken from an earlier head's (`reused`), then confirmed or contradicted. */
-export type QuietOutcome = "reused" | "confirmed" | "differed";
+export type QuietOutcome = "reused" | "carried" | "confirmed" | "differed";
 
 export type QuietBlocksOptions = {
   told: WritesTold;
@@ -48,6 +61,94 @@ type Read = { from: string; block: bigint; writes: string; answer: VeLocksAnswer
 
 /** The sequence a count is of ("<oid>.<n>"): a new sequence (installed again) is another. */
 const sequenceOf = (writes: string) => writes.slice(0, writes.indexOf("."));
+
+/** A lock event carried by a notification: the columns veLockDelta reads (indexSignal.ts CARRIED_COLUMNS). */
+export type CarriedRow = {
+  tokenId: bigint;
+  /** Lower-case; "" once burned. */
+  owner: string;
+  amount: bigint;
+  lockEnd: bigint;
+  autoMax: boolean;
+  burned: boolean;
+  fromTokenId: bigint | null;
+  block: bigint;
+  logIndex: bigint;
+};
+
+/** What a notification carried: the rewrites count at its commit, the checkpoint's block it replaced, the rows. */
+export type Carried = { rewrites: string; from: bigint; rows: CarriedRow[] };
+
+const DIGITS = /^\d+$/;
+const OWNER = /^0x[0-9a-f]{40}$/;
+
+/** Parses a notification's carried lock events; undefined when anything in it is not as the trigger writes it. */
+export function parseCarried(text: string): Carried | undefined {
+  const [rewrites, from, body, extra] = text.split(":");
+  if (rewrites === undefined || !/^\d+\.\d+$/.test(rewrites) || from === undefined || !DIGITS.test(from))
+    return undefined;
+  if (body === undefined || extra !== undefined) return undefined;
+  const rows: CarriedRow[] = [];
+  for (const line of body === "" ? [] : body.split(";")) {
+    const f = line.split(",");
+    if (f.length !== 9) return undefined;
+    const [token, owner, amount, end, auto, burned, merged, block, log] = f as [string, ...string[]];
+    const digits = [token, amount, end, block, log];
+    if (!digits.every((d) => d !== undefined && DIGITS.test(d))) return undefined;
+    if (owner === undefined || (owner !== "" && !OWNER.test(owner))) return undefined;
+    if ((auto !== "t" && auto !== "f") || (burned !== "t" && burned !== "f")) return undefined;
+    if (merged === undefined || (merged !== "" && !DIGITS.test(merged))) return undefined;
+    rows.push({
+      tokenId: BigInt(token),
+      owner,
+      amount: BigInt(amount!),
+      lockEnd: BigInt(end!),
+      autoMax: auto === "t",
+      burned: burned === "t",
+      fromTokenId: merged === "" ? null : BigInt(merged),
+      block: BigInt(block!),
+      logIndex: BigInt(log!),
+    });
+  }
+  return { rewrites, from: BigInt(from), rows };
+}
+
+/**
+ * The locks changed since the anchor at block `to`, from those changed up to block `from` (`before`) and the lock events
+ * after `from` up to `to` (`rows`, in block and log order), as the statement reads them at `to`; undefined where the
+ * rows cannot decide (out of range or order, a token dead at `from` with a live row, a live row without an owner).
+ */
+export function applyCarried(
+  before: readonly LockChange[],
+  rows: readonly CarriedRow[],
+  from: bigint,
+  to: bigint,
+): LockChange[] | undefined {
+  const newest = new Map<bigint, CarriedRow>();
+  const mergedFrom = new Set<bigint>();
+  let last: CarriedRow | undefined;
+  for (const r of rows) {
+    if (r.block <= from || r.block > to) return undefined;
+    if (last !== undefined && (r.block < last.block || (r.block === last.block && r.logIndex < last.logIndex))) {
+      return undefined;
+    }
+    last = r;
+    newest.set(r.tokenId, r);
+    if (r.fromTokenId !== null) mergedFrom.add(r.fromTokenId);
+  }
+  const state = new Map<bigint, VeLock | null>();
+  for (const c of before) state.set(c.tokenId, c.lock);
+  for (const [tokenId, r] of newest) {
+    const live = !r.burned && !mergedFrom.has(tokenId);
+    if (live && (r.owner === "" || (state.has(tokenId) && state.get(tokenId) === null))) return undefined;
+    state.set(
+      tokenId,
+      live ? { tokenId, owner: r.owner as Address, amount: r.amount, lockEnd: r.lockEnd, autoMax: r.autoMax } : null,
+    );
+  }
+  for (const tokenId of mergedFrom) if (!newest.has(tokenId)) state.set(tokenId, null);
+  return [...state].map(([tokenId, lock]) => ({ tokenId, lock }));
+}
 
 export class QuietBlocks {
   /** The newest head's changes read by a statement sent once it was notified, with the count it was notified with. */
@@ -81,11 +182,47 @@ export class QuietBlocks {
         value,
         finalizedTime,
       };
+      // N's changes are P's: the head the next block's carried events start from (N, as its checkpoint replaced).
+      this.#last = { from: key, block: at.block, writes, answer };
       this.o.onOutcome?.("reused");
       this.#confirm(at.block, writes, answer, read);
       return Promise.resolve(answer);
     }
+    const carried = this.#carried(key, at, writes);
+    if (carried !== undefined && writes !== undefined) {
+      this.#last = { from: key, block: at.block, writes, answer: carried };
+      this.o.onOutcome?.("carried");
+      this.#confirm(at.block, writes, carried, read);
+      return Promise.resolve(carried);
+    }
     return this.#read(key, at, read);
+  }
+
+  /** N's changes from P's and the lock events N's notification carried, when they decide them (see above). */
+  #carried(key: string, at: At, writes: string | undefined): VeLocksAnswer<LockChange> | undefined {
+    const last = this.#last;
+    const told = this.o.told;
+    if (writes === undefined || last === undefined || last.from !== key || last.block >= at.block) return undefined;
+    if (this.#distrusted.has(sequenceOf(writes)) || told.carriedAt === undefined) return undefined;
+    // P still kept as told (no reorg since), with the rewrites count at its commit equal to N's.
+    if (told.writesAt(last.block) !== last.writes) return undefined;
+    const atN = told.carriedAt(at.block);
+    const atP = told.carriedAt(last.block);
+    if (atN === undefined || atP === undefined) return undefined;
+    const n = parseCarried(atN);
+    const p = parseCarried(atP);
+    if (n === undefined || p === undefined || n.from !== last.block || n.rewrites !== p.rewrites) return undefined;
+    const value = applyCarried(last.answer.value, n.rows, last.block, at.block);
+    if (value === undefined) return undefined;
+    const { head, finalizedTime } = last.answer;
+    return {
+      head: { block: at.block, time: at.time, finalized: head.finalized },
+      block: at.block,
+      time: at.time,
+      inRange: true,
+      value,
+      finalizedTime,
+    };
   }
 
   async #read(key: string, at: At, read: () => Promise<VeLocksAnswer<LockChange>>): Promise<VeLocksAnswer<LockChange>> {

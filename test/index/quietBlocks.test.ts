@@ -9,8 +9,16 @@
  * forgotten, the next reader answered what the index holds, the count's sequence not trusted again; a new sequence is.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LockChange, VeLocksAnswer } from "../../api/read/contract";
-import { QuietBlocks, type QuietOutcome } from "../../api/read/quietBlocks";
+import type { BoardIndex, LockChange, VeLocksAnswer } from "../../api/read/contract";
+import {
+  applyCarried,
+  type CarriedRow,
+  parseCarried,
+  QuietBlocks,
+  type QuietOutcome,
+} from "../../api/read/quietBlocks";
+import { sameChanges } from "../../api/read/veBoard";
+import { LOCK_EVENT_KINDS } from "../../indexer/rules";
 import { ofBlock, readIndex as read } from "../support/appAnswers";
 import { metricOf, type ToldApps, toldApps } from "../support/toldApps";
 
@@ -188,5 +196,222 @@ describe("quiet heads on the real app", () => {
     await commit(q3 + 1n, "8.0");
     await same(q3 + 1n);
     expect(await quietCount("reused")).toBe(reused + 1);
+  });
+});
+
+describe("carried lock events", () => {
+  const row = (token: bigint, o: Partial<CarriedRow> = {}): CarriedRow => ({
+    tokenId: token,
+    owner: `0x${"ab".repeat(20)}`,
+    amount: 10n,
+    lockEnd: 100n,
+    autoMax: false,
+    burned: false,
+    fromTokenId: null,
+    block: 11n,
+    logIndex: 0n,
+    ...o,
+  });
+  const lock = (token: bigint, amount = 10n) => ({
+    tokenId: token,
+    owner: `0x${"ab".repeat(20)}` as const,
+    amount,
+    lockEnd: 100n,
+    autoMax: false,
+  });
+
+  it("parses only what the trigger writes", () => {
+    const owner = `0x${"ab".repeat(20)}`;
+    expect(parseCarried(`5.2:10:7,${owner},10,100,t,f,,11,0;8,,0,90,f,t,7,11,1`)).toEqual({
+      rewrites: "5.2",
+      from: 10n,
+      rows: [
+        row(7n, { autoMax: true }),
+        row(8n, { owner: "", amount: 0n, lockEnd: 90n, burned: true, fromTokenId: 7n, logIndex: 1n }),
+      ],
+    });
+    expect(parseCarried("5.2:10:")).toEqual({ rewrites: "5.2", from: 10n, rows: [] });
+    for (const bad of [
+      "5:10:",
+      "5.2:x:",
+      "5.2:10",
+      "5.2:10::",
+      `5.2:10:7,${owner},10,100,t,f,,11`,
+      `5.2:10:7,${owner.toUpperCase()},10,100,t,f,,11,0`,
+      `5.2:10:7,${owner},10,100,yes,f,,11,0`,
+      `5.2:10:7,${owner},-1,100,t,f,,11,0`,
+    ]) {
+      expect(parseCarried(bad), bad).toBeUndefined();
+    }
+  });
+
+  it("applies a block's events to the changes before it as the statement reads them, or declines", () => {
+    const before: LockChange[] = [
+      { tokenId: 1n, lock: lock(1n) },
+      { tokenId: 2n, lock: null },
+    ];
+    const byToken = (cs: LockChange[] | undefined) => new Map(cs?.map((c) => [c.tokenId, c.lock]));
+    // A top-up of 1, a new lock 3 then merged into 4 in the same block (3 dead, 4 its newest row), 5 burned.
+    const next = applyCarried(
+      before,
+      [
+        row(1n, { amount: 15n, logIndex: 0n }),
+        row(3n, { logIndex: 1n }),
+        row(4n, { amount: 20n, fromTokenId: 3n, logIndex: 2n }),
+        row(5n, { owner: "", amount: 0n, burned: true, block: 12n }),
+      ],
+      10n,
+      12n,
+    );
+    expect(byToken(next)).toEqual(
+      new Map([
+        [1n, lock(1n, 15n)],
+        [2n, null],
+        [3n, null],
+        [4n, lock(4n, 20n)],
+        [5n, null],
+      ]),
+    );
+    // A token merged from whose own rows are older: dead, listed.
+    expect(byToken(applyCarried(before, [row(4n, { fromTokenId: 1n })], 10n, 11n)).get(1n)).toBeNull();
+    // Declined: a row outside (from, to], rows out of order, a token dead before with a live row, a live row
+    // without an owner.
+    expect(applyCarried(before, [row(1n, { block: 10n })], 10n, 11n)).toBeUndefined();
+    expect(applyCarried(before, [row(1n, { block: 12n })], 10n, 11n)).toBeUndefined();
+    expect(applyCarried(before, [row(1n, { logIndex: 2n }), row(3n, { logIndex: 1n })], 10n, 11n)).toBeUndefined();
+    expect(applyCarried(before, [row(2n)], 10n, 11n)).toBeUndefined();
+    expect(applyCarried(before, [row(3n, { owner: "" })], 10n, 11n)).toBeUndefined();
+  });
+});
+
+describe("blocks with lock events on the real app", () => {
+  let carriedApps: ToldApps;
+  let carriedStatements = 0;
+  /** The index's own changed-locks statement, not counted. */
+  let statementAt: BoardIndex["veLockDelta"];
+  beforeAll(async () => {
+    carriedApps = await toldApps(31, (lockIndex) => {
+      const veLockDelta = lockIndex.veLockDelta;
+      statementAt = veLockDelta.bind(lockIndex);
+      lockIndex.veLockDelta = (from, at) => {
+        carriedStatements++;
+        return veLockDelta(from, at);
+      };
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await carriedApps?.close();
+  });
+  const count = (outcome: QuietOutcome) =>
+    metricOf(carriedApps.listening, `api_index_ve_quiet_blocks_total{outcome="${outcome}"}`);
+
+  it("the carried events applied equal the statement at every block with events, merges and burns included", async () => {
+    const { index, carriedSince } = carriedApps;
+    const written = [...new Set(index.events.map((e) => e.blockNumber))].sort((a, b) => (a < b ? -1 : 1));
+    const anchor = written[0]! + 1n;
+    const at = (block: bigint) => ({ block, time: index.blockTimes.get(block)! });
+    const anchorAt = at(anchor);
+    const kinds = new Set<string>();
+    let applied = 0;
+    let declined = 0;
+    // Every next block with events, and every third one (a gap of several blocks, as after a quiet stretch).
+    for (const gap of [1, 3]) {
+      for (let i = 0; i + gap < written.length; i += gap) {
+        const [p, n] = [written[i]!, written[i + gap]!];
+        if (p <= anchor) continue;
+        const carried = parseCarried(await carriedSince(p, n, "1.0"))!;
+        const before = await statementAt(anchorAt, at(p));
+        const truth = await statementAt(anchorAt, at(n));
+        const made = applyCarried(before.value, carried.rows, p, n);
+        if (made === undefined) {
+          declined++;
+          continue;
+        }
+        applied++;
+        for (const e of index.events) if (e.blockNumber > p && e.blockNumber <= n) kinds.add(e.kind);
+        expect(sameChanges(made, truth.value), `${p} → ${n}`).toBe(true);
+      }
+    }
+    expect(applied).toBeGreaterThan(200);
+    expect(declined).toBe(0);
+    // Every kind of event among them: merges (a token dead, its lock moved), unlocks and sell-backs (burned).
+    expect([...kinds].sort()).toEqual([...LOCK_EVENT_KINDS].sort());
+  });
+
+  it("take the head before's changes with the carried events applied, and a carried lie is caught", async () => {
+    const { index, listening, plain, commit, carriedSince } = carriedApps;
+    const written = [...new Set(index.events.map((e) => e.blockNumber))].sort((a, b) => (a < b ? -1 : 1));
+    const blocks = [...index.blockTimes.keys()].sort((a, b) => (a < b ? -1 : 1));
+    const top = blocks.at(-1)!;
+    // Blocks with events in the last 60 blocks (well above the anchor, 200 blocks back).
+    const recent = written.filter((b) => b > top - 60n && b < top);
+    expect(recent.length, "blocks with events near the top").toBeGreaterThanOrEqual(12);
+    const owner = index.events.find((e) => e.owner !== null && e.blockNumber <= top - 100n)!.owner!;
+    const paths = ["/leaderboards/ve?limit=5", `/leaderboards/ve/${owner}`, "/stats"];
+    const same = async (b: bigint) => {
+      for (const path of paths) {
+        const answer = await read(listening, path);
+        expect(answer.blockNumber, path).toBe(String(b));
+        const pinned = await read(plain, `${path}${path.includes("?") ? "&" : "?"}block=${b}`);
+        expect(ofBlock(answer), `${path} at ${b}`).toEqual(ofBlock(pinned));
+      }
+    };
+    let head = recent[0]! - 1n;
+    let seq = 0;
+    const step = async (to: bigint, rewrites = "3.0", carried?: string) => {
+      const from = head;
+      head = to;
+      await commit(to, `9.${++seq}`, carried ?? (await carriedSince(from, to, rewrites)));
+    };
+    await step(recent[0]!);
+    await same(recent[0]!);
+    // Each next block with events, one at a time and then over a gap of several: no statement waited (the check after
+    // is the only one), the answers the index's.
+    for (const b of [recent[1]!, recent[2]!, recent[4]!]) {
+      const [carried, confirmed, before] = [await count("carried"), await count("confirmed"), carriedStatements];
+      await step(b);
+      await same(b);
+      expect(await count("carried"), `carried at ${b}`).toBe(carried + 1);
+      await until(async () => (await count("confirmed")) === confirmed + 1);
+      expect(carriedStatements).toBe(before + 1);
+    }
+    // A quiet block (the same write count: its changes the head before's), then a block with events carried from it.
+    const e = written.find((b) => b > head && !written.includes(b + 1n) && written.some((w) => w > b + 1n && w < top))!;
+    await step(e);
+    await same(e);
+    const quiet = e + 1n;
+    const reused = await count("reused");
+    await commit(quiet, `9.${seq}`, `3.0:${head}:`);
+    head = quiet;
+    await same(quiet);
+    expect(await count("reused")).toBe(reused + 1);
+    const next = written.find((b) => b > quiet)!;
+    let carried = await count("carried");
+    await step(next);
+    await same(next);
+    expect(await count("carried")).toBe(carried + 1);
+    // A rewrite between the two commits (a revert's deletes: another rewrites count): the statement is read.
+    carried = await count("carried");
+    const later = written.filter((b) => b > next);
+    await step(later[0]!, "3.1");
+    await same(later[0]!);
+    expect(await count("carried")).toBe(carried);
+    // The next head carries from that one (its rewrites count is the new one's).
+    await step(later[1]!, "3.1");
+    await same(later[1]!);
+    expect(await count("carried")).toBe(carried + 1);
+    // Carried events that lie (the block's own events left out): taken, the check contradicts them, what was made
+    // of the block is forgotten and the next read is the index's; the sequence is then not trusted.
+    carried = await count("carried");
+    const lie = later[2]!;
+    await step(lie, "3.1", `3.1:${head}:`);
+    await read(listening, "/leaderboards/ve?limit=5");
+    expect(await count("carried")).toBe(carried + 1);
+    await until(async () => (await count("differed")) === 1);
+    await same(lie);
+    const after = written.find((b) => b > lie)!;
+    await step(after, "3.1");
+    await same(after);
+    expect(await count("carried")).toBe(carried + 1);
   });
 });

@@ -181,13 +181,15 @@ describe("GET /api/index/v1/stream on the API processes", () => {
     s.close();
   });
 
-  it("a block without lock events carries the write count of the one before; the ve board takes its changes, checked", async () => {
+  it("a block without lock events carries the write count of the one before, a lock's block its events; the ve board takes its changes, checked", async () => {
     const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
     const told = new Map<bigint, string | undefined>();
+    const carriedBy = new Map<bigint, string | undefined>();
     db.on("notification", (n) => {
-      const [checkpoint = "", writes] = (n.payload ?? "").split(" ");
+      const [checkpoint = "", writes, carried] = (n.payload ?? "").split(" ");
       told.set(BigInt(checkpoint.slice(26, 42)), writes);
+      carriedBy.set(BigInt(checkpoint.slice(26, 42)), carried);
     });
     await db.query("LISTEN s_block");
     const quiet = async (outcome: string) => {
@@ -209,6 +211,7 @@ describe("GET /api/index/v1/stream on the API processes", () => {
     try {
       await boardAt(await headBlock(chain.devnet), false);
       const reused = await quiet("reused");
+      const carried = await quiet("carried");
       const empty: bigint[] = [];
       for (let i = 0; i < 3; i++) {
         await chain.devnet.clients.testClient.mine({ blocks: 1 });
@@ -226,11 +229,20 @@ describe("GET /api/index/v1/stream on the API processes", () => {
       expect(new Set(counts).size).toBe(1);
       expect(told.get(written)).toMatch(/^\d+\.\d+$/);
       expect(told.get(written)).not.toBe(counts[0]);
+      // The lock's block carries its lock events (the block before it the checkpoint it replaced), the empty ones none.
+      const rewrites = carriedBy.get(empty[2]!)?.split(":")[0];
+      expect(carriedBy.get(empty[2]!)).toBe(`${rewrites}:${empty[1]}:`);
+      expect(carriedBy.get(written)).toMatch(new RegExp(`^${rewrites}:${empty[2]}:\\d+,0x[0-9a-f]{40},\\d+,`));
       // The empty heads after the first took their changes from the head before; the statement after each agreed.
       expect(await quiet("reused")).toBeGreaterThanOrEqual(reused + 2);
       for (let i = 0; i < 100 && (await quiet("confirmed")) < reused + 2; i++)
         await new Promise((r) => setTimeout(r, 50));
       expect(await quiet("confirmed")).toBeGreaterThanOrEqual(reused + 2);
+      // The lock's block: its changes the head before's with its events applied, and the statement after agreed.
+      expect(await quiet("carried")).toBeGreaterThanOrEqual(carried + 1);
+      for (let i = 0; i < 100 && (await quiet("confirmed")) < reused + 3; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(await quiet("confirmed")).toBeGreaterThanOrEqual(reused + 3);
       expect(await quiet("differed")).toBe(0);
       // And the board at the lock's block is the other process's at that block (read by its own statement there).
       expect((await restAt(b, "/leaderboards/ve?limit=5", written.toString())) as object).toMatchObject({

@@ -122,7 +122,10 @@ beforeAll(async () => {
       safe_checkpoint varchar(75) NOT NULL, latest_checkpoint varchar(75) NOT NULL, finalized_checkpoint varchar(75) NOT NULL);
     CREATE VIEW views._ponder_checkpoint AS SELECT * FROM base_v1._ponder_checkpoint;
     CREATE SEQUENCE base_v1.operation_id AS integer INCREMENT BY 1;
-    CREATE TABLE base_v1.lock_event (id text PRIMARY KEY, block_number bigint NOT NULL);`);
+    CREATE TABLE base_v1.lock_event (id text PRIMARY KEY, block_number numeric(78,0) NOT NULL,
+      token_id numeric(78,0) NOT NULL DEFAULT 1, owner text, lock_amount numeric(78,0) NOT NULL DEFAULT 0,
+      lock_end numeric(78,0) NOT NULL DEFAULT 0, auto_max boolean NOT NULL DEFAULT false,
+      burned boolean NOT NULL DEFAULT false, from_token_id numeric(78,0), log_index integer NOT NULL DEFAULT 0);`);
   for (const t of JOURNALS) {
     await admin.query(`CREATE TABLE base_v1.${t} (id text PRIMARY KEY, v integer NOT NULL);
       CREATE TABLE base_v1._reorg__${t} (id text NOT NULL, v integer NOT NULL,
@@ -304,6 +307,65 @@ describe("IndexSignal on Postgres", () => {
       await admin.query("RESET ROLE").catch(() => {});
       await s.stop();
       await admin.query(`DROP OWNED BY ${role}; DROP ROLE IF EXISTS ${role}`).catch(() => {});
+    }
+  });
+
+  it("a head carries the lock events since the checkpoint it replaced, up to the cap; rewrites counted apart", async () => {
+    const s = signal([]).start();
+    try {
+      await until(() => (s.listening ? true : undefined));
+      const told: { block: bigint; writes?: string; carried?: string }[] = [];
+      s.subscribe((block, _t, _r, writes, carried) => told.push({ block, writes, carried }));
+      const head = async (block: number, ...writes: string[]) => {
+        await admin.query("BEGIN");
+        for (const w of writes) await admin.query(w);
+        await setBlock(block);
+        await admin.query("COMMIT");
+        return until(() => told.find((t) => t.block === BigInt(block)));
+      };
+      const owner = `0x${"ab".repeat(20)}`;
+      const row = (id: string, block: number, token: number, log: number, extra = "") =>
+        `INSERT INTO base_v1.lock_event (id, block_number, token_id, owner, lock_amount, lock_end, auto_max, burned,
+           from_token_id, log_index) VALUES ('${id}', ${block}, ${token}, ${extra || `'${owner}', 1000000000000000000000, 1800000000, true, false, NULL`}, ${log})`;
+      const base = await head(700);
+      const [rewrites, from] = base.carried!.split(":");
+      expect(rewrites).toMatch(/^\d+\.\d+$/);
+      expect(from).toMatch(/^\d+$/);
+      // A block's own events, a merge among them (token 12 merged into 11), in block and log order.
+      const a = await head(
+        701,
+        row("c2", 701, 12, 2, `NULL, 0, 1700000000, false, true, NULL`),
+        row("c1", 701, 11, 1, `'${owner}', 5, 1800000000, false, false, 12`),
+      );
+      expect(a.carried).toBe(`${rewrites}:700:11,${owner},5,1800000000,f,f,12,701,1;12,,0,1700000000,f,t,,701,2`);
+      // A block without any: none carried, the same rewrites count.
+      expect((await head(702)).carried).toBe(`${rewrites}:701:`);
+      // Events committed before the checkpoint (an earlier transaction) and in its own, over several blocks.
+      await admin.query(row("c3", 705, 13, 0));
+      const b = await head(710, row("c4", 710, 13, 3));
+      expect(b.carried).toBe(
+        `${rewrites}:702:13,${owner},1000000000000000000000,1800000000,t,f,,705,0;13,${owner},1000000000000000000000,1800000000,t,f,,710,3`,
+      );
+      // More than the cap: nothing carried (the count still there).
+      const many = Array.from({ length: 17 }, (_, i) => row(`m${i}`, 711, 100 + i, i));
+      const c = await head(711, ...many);
+      expect(c.writes).toMatch(/^\d+\.\d+$/);
+      expect(c.carried).toBeUndefined();
+      // A delete (a revert's, in a transaction of its own) moves the rewrites count; inserts never do.
+      await admin.query("DELETE FROM base_v1.lock_event WHERE id = 'm16'");
+      const d = await head(712);
+      expect(d.carried?.split(":")[0]).not.toBe(rewrites);
+      expect(d.carried?.split(":").slice(1).join(":")).toBe("711:");
+      // A checkpoint going back carries nothing; nor a read that fails (a column gone): Ponder's commit goes on.
+      expect((await head(705)).carried).toBeUndefined();
+      await admin.query("ALTER TABLE base_v1.lock_event RENAME COLUMN owner TO owner_gone");
+      const e = await head(713, row("c5", 713, 14, 0).replace("owner,", "owner_gone,"));
+      expect(e.writes).toMatch(/^\d+\.\d+$/);
+      expect(e.carried).toBeUndefined();
+      await admin.query("ALTER TABLE base_v1.lock_event RENAME COLUMN owner_gone TO owner");
+      expect((await head(714)).carried).toMatch(/^\d+\.\d+:713:$/);
+    } finally {
+      await s.stop();
     }
   });
 

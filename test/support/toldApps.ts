@@ -25,8 +25,16 @@ export type ToldApps = {
   listening: App;
   /** No signal. */
   plain: App;
-  /** The index's head moved to `block` (Ponder's checkpoint row), then told with `writes` (the write count). */
-  commit(block: bigint, writes?: string): Promise<void>;
+  /**
+   * The index's head moved to `block` (Ponder's checkpoint row), then told with `writes` (the write count) and
+   * `carried` (the lock events carried: `carriedSince`).
+   */
+  commit(block: bigint, writes?: string, carried?: string): Promise<void>;
+  /**
+   * The lock events of the blocks after `from` up to `to` as a notification carries them, "<rewrites>:<from>:<rows>"
+   * (api/read/indexSignal.ts), read from the index with a statement of the test's own.
+   */
+  carriedSince(from: bigint, to: bigint, rewrites: string): Promise<string>;
   /** The head moved to `block` without a notification (a trigger gone, a lost NOTIFY). */
   silently(block: bigint): Promise<unknown>;
   close(): Promise<void>;
@@ -53,7 +61,39 @@ export async function toldApps(seed: number, watch?: (index: LockIndex) => void)
     told,
     listening: make(watched, told.signal),
     plain: make(createLockIndex({ db: drizzle(client), schema: SCHEMA })),
-    commit: (block, writes) => commitTold(told, query, SCHEMA, index, block, undefined, writes),
+    commit: (block, writes, carried) => commitTold(told, query, SCHEMA, index, block, undefined, writes, carried),
+    carriedSince: async (from, to, rewrites) => {
+      const { rows } = await client.query<{
+        token_id: string;
+        owner: string | null;
+        lock_amount: string;
+        lock_end: string;
+        auto_max: boolean;
+        burned: boolean;
+        from_token_id: string | null;
+        block_number: string;
+        log_index: number;
+      }>(
+        `SELECT token_id::text, owner, lock_amount::text, lock_end::text, auto_max, burned, from_token_id::text,
+                block_number::text, log_index FROM ${SCHEMA}.lock_event WHERE block_number > $1 AND block_number <= $2
+          ORDER BY block_number, log_index`,
+        [from.toString(), to.toString()],
+      );
+      const lines = rows.map((r) =>
+        [
+          r.token_id,
+          r.owner ?? "",
+          r.lock_amount,
+          r.lock_end,
+          r.auto_max ? "t" : "f",
+          r.burned ? "t" : "f",
+          r.from_token_id ?? "",
+          r.block_number,
+          r.log_index,
+        ].join(","),
+      );
+      return `${rewrites}:${from}:${lines.join(";")}`;
+    },
     silently: (block) =>
       query(`UPDATE ${SCHEMA}._ponder_checkpoint SET latest_checkpoint = $1`, [
         checkpointOf(8453, block, index.blockTimes.get(block)!),

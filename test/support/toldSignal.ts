@@ -8,8 +8,11 @@ import { checkpointOf, type SyntheticIndex } from "./syntheticIndex";
 
 export type ToldSignal = {
   signal: IndexSignalSource;
-  /** Tells every listener, as one notification would (`writes`: the lock events' write count it carried). */
-  tell(block: bigint, time?: bigint, reverted?: Reverted, writes?: string): void;
+  /**
+   * Tells every listener, as one notification would (`writes`: the lock events' write count it carried; `carried`:
+   * the lock events it carried, "<rewrites>:<old block>:<rows>").
+   */
+  tell(block: bigint, time?: bigint, reverted?: Reverted, writes?: string, carried?: string): void;
 };
 
 export function toldSignal(): ToldSignal {
@@ -23,8 +26,8 @@ export function toldSignal(): ToldSignal {
       head: null,
       listening: true,
     },
-    tell(block, time, reverted, writes) {
-      for (const listener of listeners) listener(block, time, reverted, writes);
+    tell(block, time, reverted, writes, carried) {
+      for (const listener of listeners) listener(block, time, reverted, writes, carried);
     },
   };
 }
@@ -41,8 +44,9 @@ export async function commitTold(
   block: bigint,
   reverted?: Reverted,
   writes?: string,
+  carried?: string,
 ): Promise<void> {
   const time = index.blockTimes.get(block)!;
   await query(`UPDATE ${schema}._ponder_checkpoint SET latest_checkpoint = $1`, [checkpointOf(8453, block, time)]);
-  told.tell(block, time, reverted, writes);
+  told.tell(block, time, reverted, writes, carried);
 }
