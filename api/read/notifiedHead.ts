@@ -54,19 +54,19 @@ export class NotifiedHead {
 
   /** The write count notified with `block`'s commit, while it is one of the last heads told (none when polled). */
   writesAt(block: bigint): string | undefined {
-    for (let i = this.#writes.length - 1; i >= 0; i--) {
-      const told = this.#writes[i]!;
-      if (told.block === block) return told.writes;
-      if (told.block < block) return undefined;
-    }
-    return undefined;
+    return this.#toldAt(block)?.writes;
   }
 
   /** The lock events notified with `block`'s commit ("<rewrites>:<old block>:<rows>": indexSignal.ts), while it is kept. */
   carriedAt(block: bigint): string | undefined {
+    return this.#toldAt(block)?.carried;
+  }
+
+  /** What `block`'s notification told, while it is one of the heads kept (newest last, so searched from the end). */
+  #toldAt(block: bigint): { writes: string | undefined; carried?: string } | undefined {
     for (let i = this.#writes.length - 1; i >= 0; i--) {
       const told = this.#writes[i]!;
-      if (told.block === block) return told.carried;
+      if (told.block === block) return told;
       if (told.block < block) return undefined;
     }
     return undefined;

@@ -150,6 +150,21 @@ export function applyCarried(
   return [...state].map(([tokenId, lock]) => ({ tokenId, lock }));
 }
 
+/**
+ * Head N's changes (`value`) as an answer of its own: N as notified (its rows readable); the finalized block the one
+ * P's statement read (it only moves the anchor and sets cache lifetimes: an older one is safe).
+ */
+function atHead(p: VeLocksAnswer<LockChange>, at: At, value: LockChange[]): VeLocksAnswer<LockChange> {
+  return {
+    head: { block: at.block, time: at.time, finalized: p.head.finalized },
+    block: at.block,
+    time: at.time,
+    inRange: true,
+    value,
+    finalizedTime: p.finalizedTime,
+  };
+}
+
 export class QuietBlocks {
   /** The newest head's changes read by a statement sent once it was notified, with the count it was notified with. */
   #last: Read | undefined;
@@ -171,38 +186,36 @@ export class QuietBlocks {
       last.block < at.block &&
       !this.#distrusted.has(sequenceOf(writes))
     ) {
-      // The head is N as notified (its rows readable); the finalized block is the one P's statement read (it only
-      // moves the anchor and sets cache lifetimes: an older one is safe).
-      const { head, finalizedTime, value } = last.answer;
-      const answer: VeLocksAnswer<LockChange> = {
-        head: { block: at.block, time: at.time, finalized: head.finalized },
-        block: at.block,
-        time: at.time,
-        inRange: true,
-        value,
-        finalizedTime,
-      };
-      // N's changes are P's: the head the next block's carried events start from (N, as its checkpoint replaced).
-      this.#last = { from: key, block: at.block, writes, answer };
-      this.o.onOutcome?.("reused");
-      this.#confirm(at.block, writes, answer, read);
-      return Promise.resolve(answer);
+      return this.#take("reused", key, at, writes, atHead(last.answer, at, last.answer.value), read);
     }
-    const carried = this.#carried(key, at, writes);
-    if (carried !== undefined && writes !== undefined) {
-      this.#last = { from: key, block: at.block, writes, answer: carried };
-      this.o.onOutcome?.("carried");
-      this.#confirm(at.block, writes, carried, read);
-      return Promise.resolve(carried);
-    }
+    const carried = writes === undefined ? undefined : this.#carried(key, at, writes);
+    if (carried !== undefined && writes !== undefined) return this.#take("carried", key, at, writes, carried, read);
     return this.#read(key, at, read);
   }
 
+  /**
+   * N's changes made without the statement: kept as the head the next block's are made from (N, the checkpoint its
+   * notification will name as replaced), counted, and checked by the statement after.
+   */
+  #take(
+    outcome: "reused" | "carried",
+    key: string,
+    at: At,
+    writes: string,
+    answer: VeLocksAnswer<LockChange>,
+    read: () => Promise<VeLocksAnswer<LockChange>>,
+  ): Promise<VeLocksAnswer<LockChange>> {
+    this.#last = { from: key, block: at.block, writes, answer };
+    this.o.onOutcome?.(outcome);
+    this.#confirm(at.block, writes, answer, read);
+    return Promise.resolve(answer);
+  }
+
   /** N's changes from P's and the lock events N's notification carried, when they decide them (see above). */
-  #carried(key: string, at: At, writes: string | undefined): VeLocksAnswer<LockChange> | undefined {
+  #carried(key: string, at: At, writes: string): VeLocksAnswer<LockChange> | undefined {
     const last = this.#last;
     const told = this.o.told;
-    if (writes === undefined || last === undefined || last.from !== key || last.block >= at.block) return undefined;
+    if (last === undefined || last.from !== key || last.block >= at.block) return undefined;
     if (this.#distrusted.has(sequenceOf(writes)) || told.carriedAt === undefined) return undefined;
     // P still kept as told (no reorg since), with the rewrites count at its commit equal to N's.
     if (told.writesAt(last.block) !== last.writes) return undefined;
@@ -213,16 +226,7 @@ export class QuietBlocks {
     const p = parseCarried(atP);
     if (n === undefined || p === undefined || n.from !== last.block || n.rewrites !== p.rewrites) return undefined;
     const value = applyCarried(last.answer.value, n.rows, last.block, at.block);
-    if (value === undefined) return undefined;
-    const { head, finalizedTime } = last.answer;
-    return {
-      head: { block: at.block, time: at.time, finalized: head.finalized },
-      block: at.block,
-      time: at.time,
-      inRange: true,
-      value,
-      finalizedTime,
-    };
+    return value === undefined ? undefined : atHead(last.answer, at, value);
   }
 
   async #read(key: string, at: At, read: () => Promise<VeLocksAnswer<LockChange>>): Promise<VeLocksAnswer<LockChange>> {
