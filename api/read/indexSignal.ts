@@ -30,8 +30,8 @@
  * With the count, a block that wrote lock events carries them (`carried`, "<rewrites>:<old block>:<row>;<row>…",
  * `rewrites` a second sequence's "<oid>.<n>" counting only updates, deletes and truncates of the table): the checkpoint
  * trigger reads the lock events of the blocks between the checkpoint it replaces and the new one — an index range
- * scan by block, at most CARRIED_ROWS + 1 rows (about one Base block in thirty has any; a backfill's batch over the cap
- * carries none) — with the columns the changed-locks statement reads (api/read/atBlock.ts veLockDelta), so a process
+ * scan by block, at most CARRIED_ROWS + 1 rows (about one Base block in thirty has any; a backfill's batch over the cap,
+ * or rows past CARRIED_BYTES, carry none) — with the columns the changed-locks statement reads (api/read/atBlock.ts veLockDelta), so a process
  * that read the old block's changes can make the new block's without a statement (api/read/quietBlocks.ts). Only when
  * the checkpoint moves up; a failure there (the function's owner unable to read the table) carries nothing, inside a
  * block of its own, never failing Ponder's transaction.
@@ -133,10 +133,16 @@ export const COUNTED_TABLE = "lock_event";
 const COUNTED_TABLE_SQL = `SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = '${COUNTED_TABLE}'`;
 
 /**
- * The most lock events a notification carries (~120 bytes each; NOTIFY's payload is at most 8,000 bytes): a block with
- * more is read by its statement.
+ * The most lock events a notification carries: a block (or the blocks since the last checkpoint) with more is read by
+ * its statement. A row is ~110 bytes on Base (a small token id, an address, an amount of ~22 digits) and at most ~330
+ * (every number at uint256's width), and NOTIFY's payload is at most 8,000 bytes, of which the checkpoint and the
+ * counts take under 150: so the rows also stay within CARRIED_BYTES, else none are carried — pg_notify would fail
+ * Ponder's commit past 8,000.
  */
-export const CARRIED_ROWS = 16;
+export const CARRIED_ROWS = 48;
+
+/** The most bytes the carried rows may take in a notification (see CARRIED_ROWS). */
+export const CARRIED_BYTES = 7_600;
 
 /** One carried lock event: the columns veLockDelta reads, in order, `,`-separated (atBlock.ts). */
 const CARRIED_COLUMNS = `concat(token_id, ',', coalesce(owner::text, ''), ',', lock_amount, ',', lock_end, ',',
@@ -213,7 +219,7 @@ BEGIN
               FROM %I.${COUNTED_TABLE} WHERE block_number > $1 AND block_number <= $2
              ORDER BY block_number, log_index LIMIT ${CARRIED_ROWS + 1}) r', TG_TABLE_SCHEMA)
             INTO found_rows, found_text USING old_block, new_block;
-          IF found_rows <= ${CARRIED_ROWS} THEN
+          IF found_rows <= ${CARRIED_ROWS} AND coalesce(octet_length(found_text), 0) <= ${CARRIED_BYTES} THEN
             carried := reseq::oid || '.' || m || ':' || old_block || ':' || coalesce(found_text, '');
           END IF;
         END IF;

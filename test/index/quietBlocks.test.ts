@@ -314,12 +314,15 @@ describe("blocks with lock events on the real app", () => {
     const kinds = new Set<string>();
     let applied = 0;
     let declined = 0;
-    // Every next block with events, and every third one (a gap of several blocks, as after a quiet stretch).
-    for (const gap of [1, 3]) {
+    let widest = 0;
+    // Every next block with events, every third one (a gap of several blocks, as after a quiet stretch), and every
+    // twelfth (spans of more rows than the notification carried before it held 48).
+    for (const gap of [1, 3, 12]) {
       for (let i = 0; i + gap < written.length; i += gap) {
         const [p, n] = [written[i]!, written[i + gap]!];
         if (p <= anchor) continue;
         const carried = parseCarried(await carriedSince(p, n, "1.0"))!;
+        widest = Math.max(widest, carried.rows.length);
         const before = await statementAt(anchorAt, at(p));
         const truth = await statementAt(anchorAt, at(n));
         const made = applyCarried(before.value, carried.rows, p, n);
@@ -334,6 +337,7 @@ describe("blocks with lock events on the real app", () => {
     }
     expect(applied).toBeGreaterThan(200);
     expect(declined).toBe(0);
+    expect(widest).toBeGreaterThan(16);
     // Every kind of event among them: merges (a token dead, its lock moved), unlocks and sell-backs (burned).
     expect([...kinds].sort()).toEqual([...LOCK_EVENT_KINDS].sort());
   });

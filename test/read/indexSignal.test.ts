@@ -9,7 +9,7 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IndexSignal, type IndexSignalEvent, type Reverted } from "../../api/read/indexSignal";
+import { CARRIED_ROWS, IndexSignal, type IndexSignalEvent, type Reverted } from "../../api/read/indexSignal";
 import { createTestDatabase, type TestDatabase } from "../support/ponder";
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -346,24 +346,46 @@ describe("IndexSignal on Postgres", () => {
       expect(b.carried).toBe(
         `${rewrites}:702:13,${owner},1000000000000000000000,1800000000,t,f,,705,0;13,${owner},1000000000000000000000,1800000000,t,f,,710,3`,
       );
-      // More than the cap: nothing carried (the count still there).
-      const many = Array.from({ length: 17 }, (_, i) => row(`m${i}`, 711, 100 + i, i));
-      const c = await head(711, ...many);
+      // Up to the cap: all carried, in order; one more: nothing carried (the count still there).
+      const full = Array.from({ length: CARRIED_ROWS }, (_, i) => row(`f${i}`, 711, 200 + i, i));
+      const full1 = await head(711, ...full);
+      expect(full1.carried?.split(":")[1]).toBe("710");
+      expect(
+        full1.carried
+          ?.split(":")[2]
+          ?.split(";")
+          .map((r) => r.split(",")[0]),
+      ).toEqual(Array.from({ length: CARRIED_ROWS }, (_, i) => String(200 + i)));
+      const many = Array.from({ length: CARRIED_ROWS + 1 }, (_, i) => row(`m${i}`, 712, 100 + i, i));
+      const c = await head(712, ...many);
       expect(c.writes).toMatch(/^\d+\.\d+$/);
       expect(c.carried).toBeUndefined();
+      // Rows within the cap but past the bytes a NOTIFY can hold (every number at uint256's width): none carried, and
+      // Ponder's commit goes on (pg_notify refuses a payload over 8,000 bytes, which would fail it).
+      const wide = 2n ** 256n - 1n;
+      const wideRows = Array.from({ length: 30 }, (_, i) =>
+        row(`w${i}`, 713, 0, i, `'${owner}', ${wide}, ${wide}, true, false, ${wide}`).replace(
+          ", 0, '",
+          `, ${wide - BigInt(i)}, '`,
+        ),
+      );
+      const w = await head(713, ...wideRows);
+      expect(wideRows[0]).toContain(String(wide - 0n));
+      expect(w.writes).toMatch(/^\d+\.\d+$/);
+      expect(w.carried).toBeUndefined();
       // A delete (a revert's, in a transaction of its own) moves the rewrites count; inserts never do.
       await admin.query("DELETE FROM base_v1.lock_event WHERE id = 'm16'");
-      const d = await head(712);
+      const d = await head(714);
       expect(d.carried?.split(":")[0]).not.toBe(rewrites);
-      expect(d.carried?.split(":").slice(1).join(":")).toBe("711:");
+      expect(d.carried?.split(":").slice(1).join(":")).toBe("713:");
       // A checkpoint going back carries nothing; nor a read that fails (a column gone): Ponder's commit goes on.
       expect((await head(705)).carried).toBeUndefined();
       await admin.query("ALTER TABLE base_v1.lock_event RENAME COLUMN owner TO owner_gone");
-      const e = await head(713, row("c5", 713, 14, 0).replace("owner,", "owner_gone,"));
+      const e = await head(715, row("c5", 715, 14, 0).replace("owner,", "owner_gone,"));
       expect(e.writes).toMatch(/^\d+\.\d+$/);
       expect(e.carried).toBeUndefined();
       await admin.query("ALTER TABLE base_v1.lock_event RENAME COLUMN owner_gone TO owner");
-      expect((await head(714)).carried).toMatch(/^\d+\.\d+:713:$/);
+      expect((await head(716)).carried).toMatch(/^\d+\.\d+:715:$/);
     } finally {
       await s.stop();
     }
