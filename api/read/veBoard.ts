@@ -419,10 +419,12 @@ export class VeBoards extends BlockMemo<VeBoard> {
         (next) => {
           // The ranking order carries over as a start (account indexes differ: translated by address).
           if (anchor.order !== null) {
+            const own = anchor.accounts.length;
             next.order = Int32Array.from(
-              Array.from(anchor.order, (i) => next.accountIndex(anchor.accounts[i] as string) ?? -1).filter(
-                (i) => i >= 0,
-              ),
+              Array.from(
+                anchor.order.filter((i) => i < own),
+                (i) => next.accountIndex(anchor.accounts[i] as string) ?? -1,
+              ).filter((i) => i >= 0),
             );
           }
           // The stats base too, in slices, where the stats were read from the anchor it replaces.

@@ -402,6 +402,40 @@ describe("rankVe's order at scale", () => {
     expect(Array.from(anchor.order!)).toEqual(rowsOf(next).map((r) => anchor.accountIndex(r.address)));
   });
 
+  it("the order kept is the head ranking's own array, an owner new since the anchor in it; the next skips it", () => {
+    const t = 1_760_000_000n;
+    const owners = Array.from(
+      { length: 50 },
+      (_, i) => `0x${(i * 104_729 + 1).toString(16).padStart(40, "0")}` as const,
+    );
+    const locks: VeLock[] = owners.map((owner, j) => ({
+      tokenId: BigInt(j + 1),
+      owner,
+      amount: 10n ** 21n * BigInt(j + 1),
+      lockEnd: t + 86_400n * BigInt(30 + j),
+      autoMax: false,
+    }));
+    const anchor = new VeAnchor({ block: 1n, time: t }, locks);
+    // A lock of an owner the anchor does not know, ranked first: its index is past the anchor's accounts.
+    const newcomer = "0x00000000000000000000000000000000000000ff";
+    const lock = { tokenId: 999n, owner: newcomer, amount: 10n ** 24n, lockEnd: t + 86_400n * 300n, autoMax: false };
+    const changes = [{ tokenId: 999n, lock }];
+    const first = rankVe({ block: 2n, time: t + 2n }, anchor, changes);
+    expect(rowsOf(first)[0]!.address).toBe(newcomer);
+    const own = anchor.accounts.length;
+    expect(anchor.order!.length).toBe(own + 1);
+    expect(anchor.order![0]).toBeGreaterThanOrEqual(own);
+    // The next head's ranking starts from it (the newcomer skipped, summed again from the changes), exact; so is one
+    // patched from it, and one made after the newcomer's lock is gone.
+    const next = rankVe({ block: 3n, time: t + 4n }, anchor, changes);
+    expect(rowsOf(next)).toEqual(bruteRanking([...locks, lock], t + 4n));
+    const patched = patchRanking(next, anchor, t + 4n, changes, [{ tokenId: 999n, lock: null }])!;
+    expect(rowsOf(patched.ranking)).toEqual(bruteRanking(locks, t + 4n));
+    const after = rankVe({ block: 4n, time: t + 6n }, anchor, [{ tokenId: 999n, lock: null }]);
+    expect(rowsOf(after)).toEqual(bruteRanking(locks, t + 6n));
+    expect(Array.from(anchor.order!).every((i) => i < own)).toBe(true);
+  });
+
   it("insertionSorted orders a nearly ordered sequence in place, and gives up past its budget", () => {
     const cmp = (a: number, b: number) => a - b;
     const near = Int32Array.from({ length: 1_000 }, (_, i) => i);
