@@ -417,9 +417,15 @@ describe("rankVe's order at scale", () => {
     }));
     const anchor = new VeAnchor({ block: 1n, time: t }, locks);
     // A lock of an owner the anchor does not know, ranked first: its index is past the anchor's accounts.
-    const newcomer = "0x00000000000000000000000000000000000000ff";
-    const lock = { tokenId: 999n, owner: newcomer, amount: 10n ** 24n, lockEnd: t + 86_400n * 300n, autoMax: false };
-    const changes = [{ tokenId: 999n, lock }];
+    const newcomer = "0x00000000000000000000000000000000000000ff" as const;
+    const lock: VeLock = {
+      tokenId: 999n,
+      owner: newcomer,
+      amount: 10n ** 24n,
+      lockEnd: t + 86_400n * 300n,
+      autoMax: false,
+    };
+    const changes: LockChange[] = [{ tokenId: 999n, lock }];
     const first = rankVe({ block: 2n, time: t + 2n }, anchor, changes);
     expect(rowsOf(first)[0]!.address).toBe(newcomer);
     const own = anchor.accounts.length;
