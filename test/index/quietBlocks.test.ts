@@ -9,7 +9,7 @@
  * forgotten, the next reader answered what the index holds, the count's sequence not trusted again; a new sequence is.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BoardIndex, LockChange, VeLocksAnswer } from "../../api/read/contract";
+import type { LockChange, VeLocksAnswer } from "../../api/read/contract";
 import {
   applyCarried,
   type CarriedRow,
@@ -108,17 +108,9 @@ describe("QuietBlocks", () => {
 });
 
 let apps: ToldApps;
-/** The listening app's changed-locks statements. */
-let statements = 0;
 
 beforeAll(async () => {
-  apps = await toldApps(23, (lockIndex) => {
-    const veLockDelta = lockIndex.veLockDelta;
-    lockIndex.veLockDelta = (from, at) => {
-      statements++;
-      return veLockDelta(from, at);
-    };
-  });
+  apps = await toldApps(23);
 }, 60_000);
 
 afterAll(async () => {
@@ -165,12 +157,16 @@ describe("quiet heads on the real app", () => {
     await same(p);
     // The quiet blocks: no statement waited for (the check after is the only one), the answers the index's.
     for (const q of [p + 1n, p + 2n]) {
-      const [reused, confirmed, before] = [await quietCount("reused"), await quietCount("confirmed"), statements];
+      const [reused, confirmed, before] = [
+        await quietCount("reused"),
+        await quietCount("confirmed"),
+        apps.deltaStatements(),
+      ];
       await commit(q, "7.10");
       await same(q);
       expect(await quietCount("reused")).toBe(reused + 1);
       await until(async () => (await quietCount("confirmed")) === confirmed + 1);
-      expect(statements).toBe(before + 1);
+      expect(apps.deltaStatements()).toBe(before + 1);
     }
     // A block with events: its own statement.
     let reused = await quietCount("reused");
@@ -286,18 +282,8 @@ describe("carried lock events", () => {
 
 describe("blocks with lock events on the real app", () => {
   let carriedApps: ToldApps;
-  let carriedStatements = 0;
-  /** The index's own changed-locks statement, not counted. */
-  let statementAt: BoardIndex["veLockDelta"];
   beforeAll(async () => {
-    carriedApps = await toldApps(31, (lockIndex) => {
-      const veLockDelta = lockIndex.veLockDelta;
-      statementAt = veLockDelta.bind(lockIndex);
-      lockIndex.veLockDelta = (from, at) => {
-        carriedStatements++;
-        return veLockDelta(from, at);
-      };
-    });
+    carriedApps = await toldApps(31);
   }, 60_000);
   afterAll(async () => {
     await carriedApps?.close();
@@ -323,8 +309,8 @@ describe("blocks with lock events on the real app", () => {
         if (p <= anchor) continue;
         const carried = parseCarried(await carriedSince(p, n, "1.0"))!;
         widest = Math.max(widest, carried.rows.length);
-        const before = await statementAt(anchorAt, at(p));
-        const truth = await statementAt(anchorAt, at(n));
+        const before = await carriedApps.statementAt(anchorAt, at(p));
+        const truth = await carriedApps.statementAt(anchorAt, at(n));
         const made = applyCarried(before.value, carried.rows, p, n);
         if (made === undefined) {
           declined++;
@@ -372,12 +358,16 @@ describe("blocks with lock events on the real app", () => {
     // Each next block with events, one at a time and then over a gap of several: no statement waited (the check after
     // is the only one), the answers the index's.
     for (const b of [recent[1]!, recent[2]!, recent[4]!]) {
-      const [carried, confirmed, before] = [await count("carried"), await count("confirmed"), carriedStatements];
+      const [carried, confirmed, before] = [
+        await count("carried"),
+        await count("confirmed"),
+        carriedApps.deltaStatements(),
+      ];
       await step(b);
       await same(b);
       expect(await count("carried"), `carried at ${b}`).toBe(carried + 1);
       await until(async () => (await count("confirmed")) === confirmed + 1);
-      expect(carriedStatements).toBe(before + 1);
+      expect(carriedApps.deltaStatements()).toBe(before + 1);
     }
     // A quiet block (the same write count: its changes the head before's), then a block with events carried from it.
     const e = written.find((b) => b > head && !written.includes(b + 1n) && written.some((w) => w > b + 1n && w < top))!;

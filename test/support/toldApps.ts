@@ -35,6 +35,10 @@ export type ToldApps = {
    * (api/read/indexSignal.ts), read from the index with a statement of the test's own.
    */
   carriedSince(from: bigint, to: bigint, rewrites: string): Promise<string>;
+  /** How many changed-locks statements (veLockDelta) the listening app has sent so far. */
+  deltaStatements(): number;
+  /** The index's own changed-locks statement, uncounted (the plain app's lock index). */
+  statementAt: LockIndex["veLockDelta"];
   /** The head moved to `block` without a notification (a trigger gone, a lost NOTIFY). */
   silently(block: bigint): Promise<unknown>;
   close(): Promise<void>;
@@ -55,12 +59,21 @@ export async function toldApps(seed: number, watch?: (index: LockIndex) => void)
       logger: silentLogger,
     });
   const watched = createLockIndex({ db: drizzle(client), schema: SCHEMA });
+  let deltaStatements = 0;
+  const veLockDelta = watched.veLockDelta;
+  watched.veLockDelta = (from, at) => {
+    deltaStatements++;
+    return veLockDelta(from, at);
+  };
   watch?.(watched);
+  const plainIndex = createLockIndex({ db: drizzle(client), schema: SCHEMA });
   return {
     index,
     told,
     listening: make(watched, told.signal),
-    plain: make(createLockIndex({ db: drizzle(client), schema: SCHEMA })),
+    plain: make(plainIndex),
+    deltaStatements: () => deltaStatements,
+    statementAt: (from, at) => plainIndex.veLockDelta(from, at),
     commit: (block, writes, carried) => commitTold(told, query, SCHEMA, index, block, undefined, writes, carried),
     carriedSince: async (from, to, rewrites) => {
       const { rows } = await client.query<{
