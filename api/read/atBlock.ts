@@ -738,7 +738,7 @@ SELECT h.*, a.*, l.token_id, l.owner, l.lock_amount, l.lock_end, l.auto_max
        ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1) s ON true
 )
 SELECT h.*, a.*, s.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max, s.live
-  FROM head h CROSS JOIN at a LEFT JOIN state s ON true`,
+  FROM head h CROSS JOIN at a LEFT JOIN state s ON true ORDER BY s.token_id`,
         false,
       );
       return {

@@ -34,6 +34,7 @@
 import type { Address } from "viem";
 import type { LockChange, VeLock, VeLocksAnswer } from "./contract";
 import { sameChanges } from "./veBoard";
+import { inTokenOrder, madeInTokenOrder } from "./veRanking";
 
 type At = { block: bigint; time: bigint };
 
@@ -136,18 +137,52 @@ export function applyCarried(
     newest.set(r.tokenId, r);
     if (r.fromTokenId !== null) mergedFrom.add(r.fromTokenId);
   }
-  const state = new Map<bigint, VeLock | null>();
-  for (const c of before) state.set(c.tokenId, c.lock);
+  // Each token's state in `before`: by a binary search where it is in token order (the statement's, and the lists
+  // made here from it), else by a map of it.
+  const sorted = inTokenOrder(before);
+  const state = sorted ? undefined : new Map<bigint, VeLock | null>(before.map((c) => [c.tokenId, c.lock]));
+  const stateOf = (tokenId: bigint): VeLock | null | undefined => {
+    if (state !== undefined) return state.get(tokenId);
+    const k = tokenAt(before, tokenId);
+    return k < 0 ? undefined : (before[k] as LockChange).lock;
+  };
+  const updates = new Map<bigint, VeLock | null>();
   for (const [tokenId, r] of newest) {
     const live = !r.burned && !mergedFrom.has(tokenId);
-    if (live && (r.owner === "" || (state.has(tokenId) && state.get(tokenId) === null))) return undefined;
-    state.set(
+    if (live && (r.owner === "" || stateOf(tokenId) === null)) return undefined;
+    updates.set(
       tokenId,
       live ? { tokenId, owner: r.owner as Address, amount: r.amount, lockEnd: r.lockEnd, autoMax: r.autoMax } : null,
     );
   }
-  for (const tokenId of mergedFrom) if (!newest.has(tokenId)) state.set(tokenId, null);
-  return [...state].map(([tokenId, lock]) => ({ tokenId, lock }));
+  for (const tokenId of mergedFrom) if (!newest.has(tokenId)) updates.set(tokenId, null);
+  if (state !== undefined) {
+    for (const [tokenId, lock] of updates) state.set(tokenId, lock);
+    return [...state].map(([tokenId, lock]) => ({ tokenId, lock }));
+  }
+  // In token order: `before` with the updated tokens replaced or put in their places (the others the same entries).
+  const changed = [...updates.keys()].sort((a, b) => (a < b ? -1 : 1));
+  const value: LockChange[] = [];
+  let k = 0;
+  for (const tokenId of changed) {
+    for (; k < before.length && (before[k] as LockChange).tokenId < tokenId; k++) value.push(before[k] as LockChange);
+    if (k < before.length && (before[k] as LockChange).tokenId === tokenId) k++;
+    value.push({ tokenId, lock: updates.get(tokenId) as VeLock | null });
+  }
+  for (; k < before.length; k++) value.push(before[k] as LockChange);
+  return madeInTokenOrder(value);
+}
+
+/** The index of `tokenId` in a list in ascending token order, or -1. */
+function tokenAt(list: readonly LockChange[], tokenId: bigint): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list[mid] as LockChange).tokenId < tokenId) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < list.length && (list[lo] as LockChange).tokenId === tokenId ? lo : -1;
 }
 
 /**
@@ -170,6 +205,8 @@ export class QuietBlocks {
   #last: Read | undefined;
   /** Sequences whose counts a statement contradicted. */
   readonly #distrusted = new Set<string>();
+  /** The last notification's carried events parsed: the next block's P (its rows parsed once, not twice). */
+  #parsed: { text: string; carried: Carried | undefined } | undefined;
 
   constructor(private readonly o: QuietBlocksOptions) {}
 
@@ -222,11 +259,16 @@ export class QuietBlocks {
     const atN = told.carriedAt(at.block);
     const atP = told.carriedAt(last.block);
     if (atN === undefined || atP === undefined) return undefined;
-    const n = parseCarried(atN);
-    const p = parseCarried(atP);
+    const p = this.#parse(atP);
+    const n = this.#parse(atN);
     if (n === undefined || p === undefined || n.from !== last.block || n.rewrites !== p.rewrites) return undefined;
     const value = applyCarried(last.answer.value, n.rows, last.block, at.block);
     return value === undefined ? undefined : atHead(last.answer, at, value);
+  }
+
+  #parse(text: string): Carried | undefined {
+    if (this.#parsed?.text !== text) this.#parsed = { text, carried: parseCarried(text) };
+    return this.#parsed.carried;
   }
 
   async #read(key: string, at: At, read: () => Promise<VeLocksAnswer<LockChange>>): Promise<VeLocksAnswer<LockChange>> {

@@ -11,8 +11,17 @@ import { BlockMemo, type BlockMemoOptions, requireInRange } from "./blockMemo";
 import { checksummedAddress } from "./checksum";
 import type { ComputeLane } from "./computeGate";
 import type { AtBlock, HolderVe, IndexHead, LockChange, LockStats, VeLock, VeLocksAnswer } from "./contract";
-import { patchRanking, rankVe, sameLock, VeAnchor, type VeRanking, type VeRows } from "./veRanking";
-import { hasStatsBase, prepareStats, statsAt } from "./veStats";
+import {
+  differingLocks,
+  dropPatchAids,
+  type LockDiff,
+  patchRanking,
+  rankVe,
+  VeAnchor,
+  type VeRanking,
+  type VeRows,
+} from "./veRanking";
+import { hasStatsBase, patchStats, prepareStats, statsAt } from "./veStats";
 
 export type VeBoard = {
   block: bigint;
@@ -189,11 +198,7 @@ type MadeAhead = {
 
 /** Whether two lists of changes name the same locks in the same states (each lock once in a list). */
 export function sameChanges(a: readonly LockChange[], b: readonly LockChange[]): boolean {
-  if (a.length !== b.length) return false;
-  const byToken = new Map<bigint, VeLock | null>();
-  for (const c of a) byToken.set(c.tokenId, c.lock);
-  for (const c of b) if (!byToken.has(c.tokenId) || !sameLock(byToken.get(c.tokenId) ?? null, c.lock)) return false;
-  return true;
+  return a.length === b.length && differingLocks(a, b).length === 0;
 }
 
 /**
@@ -294,7 +299,7 @@ export class VeBoards extends BlockMemo<VeBoard> {
     this.#move(delta);
     const ahead = this.#takeAhead(anchor, delta);
     if (lane === "head") this.#makeAhead(anchor, delta);
-    if (ahead?.same) {
+    if (ahead?.diff.length === 0) {
       // The board made ahead, with what was made of it, when it is this block's (the time matched: so did the block,
       // unless blocks came faster than one per step); the head it was read at is this read's.
       const { made } = ahead;
@@ -303,10 +308,9 @@ export class VeBoards extends BlockMemo<VeBoard> {
       return made.board;
     }
     // A past block's order stays its own: the head's next ranking starts from the head's. A block made ahead whose
-    // own events changed a few locks: the ranking made ahead with those owners summed again.
+    // own events changed a few locks: the ranking and stats made ahead with those locks taken out and put in.
     const keepOrder = lane === "head";
-    const patched =
-      ahead && patchRanking(ahead.made.ranking, anchor, delta.time, ahead.made.changes, delta.value, { keepOrder });
+    const patched = ahead && patchRanking(ahead.made.ranking, anchor, delta.time, ahead.diff, { keepOrder });
     if (patched) {
       this.#patchedAhead++;
       this.#onPatchedAhead?.();
@@ -315,7 +319,11 @@ export class VeBoards extends BlockMemo<VeBoard> {
     const board = boardOf(
       delta,
       ranking,
-      once(() => statsAt(delta.time, anchor, delta.value, ranking.length)),
+      once(
+        () =>
+          (patched && ahead && patchStats(ahead.made.stats, anchor, delta.time, ahead.diff, ranking.length)) ||
+          statsAt(delta.time, anchor, delta.value, ranking.length),
+      ),
     );
     const made = ahead?.made.board;
     if (patched && made?.block === delta.block && made.rows.length === ranking.length) {
@@ -325,19 +333,20 @@ export class VeBoards extends BlockMemo<VeBoard> {
   }
 
   /**
-   * The ranking (and stats) made ahead, when it is for this block's anchor and time; `same` when the changes are the
-   * same too (taken as it is), else it is the start the block's ranking is patched from.
+   * The ranking (and stats) made ahead, when it is for this block's anchor and time, with the locks whose state differs
+   * from those it was made with: none, and it is taken as it is; else it is the start the block's are patched from.
    */
-  #takeAhead(anchor: VeAnchor, delta: VeLocksAnswer<LockChange>): { made: MadeAhead; same: boolean } | undefined {
+  #takeAhead(anchor: VeAnchor, delta: VeLocksAnswer<LockChange>): { made: MadeAhead; diff: LockDiff[] } | undefined {
     const made = this.#ahead;
     if (made === undefined || made.anchor !== anchor || made.time !== delta.time) return undefined;
     this.#ahead = undefined;
-    const same = sameChanges(made.changes, delta.value);
-    if (same) {
+    const diff = differingLocks(made.changes, delta.value);
+    if (diff.length === 0) {
+      dropPatchAids(made.ranking);
       this.#takenAhead++;
       this.#onTakenAhead?.();
     }
-    return { made, same };
+    return { made, diff };
   }
 
   /**
@@ -355,7 +364,7 @@ export class VeBoards extends BlockMemo<VeBoard> {
     const delayMs = this.#derive?.aheadDelayMs ?? Math.min(Number(step) * 500, 60_000);
     setTimeout(() => {
       if (this.#anchor !== anchor || this.#lastHead?.block !== head.block) return;
-      const ranking = rankVe(next, anchor, head.value);
+      const ranking = rankVe(next, anchor, head.value, { forPatch: true });
       // The first page's exact values too (a page is 100 rows by default): what most of the block's readers ask.
       for (let i = 0; i < Math.min(ranking.length, AHEAD_ROWS); i++) ranking.get(i);
       const stats = statsAt(next.time, anchor, head.value, ranking.length);

@@ -424,7 +424,7 @@ export function rankVe(
   at: At,
   anchor: VeAnchor,
   changes: readonly LockChange[],
-  { keepOrder = true }: { keepOrder?: boolean } = {},
+  { keepOrder = true, forPatch = false }: { keepOrder?: boolean; forPatch?: boolean } = {},
 ): VeRanking {
   const t = at.time;
   const tn = Number(t);
@@ -632,16 +632,21 @@ export function rankVe(
     ranks = Int32Array.from(all);
   }
   if (keepOrder) keepOrderOf(anchor, ranks);
-  return rankingOver({
+  const ranking = rankingOver({
     anchor,
     t,
     ranks,
-    newOwners,
-    added,
+    owners: {
+      count: n,
+      accountOf,
+      indexOf: (address) => anchor.accountIndex(address) ?? added.get(address),
+    },
     veOf,
     locked: (i) => lockedOf.get(i) ?? (anchor.locked[i] as bigint),
     count: (i) => countOf.get(i) ?? (anchor.count[i] as number),
   });
+  if (forPatch) aidsOf.set(ranking, aidsFor(ranks, key, tol, n));
+  return ranking;
 }
 
 /**
@@ -653,18 +658,24 @@ function keepOrderOf(anchor: VeAnchor, ranks: Int32Array): void {
   anchor.order = ranks;
 }
 
+/** The owners a derived ranking numbers: the anchor's accounts (0 … own − 1), then those new since it. */
+type Owners = {
+  /** How many (the anchor's and the new ones). */
+  count: number;
+  accountOf(i: number): string;
+  indexOf(address: string): number | undefined;
+};
+
 /**
- * What a ranking derived from an anchor is made of: its order (owner indexes; the anchor's accounts, then the owners
- * new since it) and each owner's exact figures at `t`, made as asked. Kept beside the ranking (a WeakMap: readers see
- * only VeRanking) so a ranking made ahead can be patched (patchRanking).
+ * What a ranking derived from an anchor is made of: its order (owner indexes) and each owner's exact figures at `t`,
+ * made as asked. Kept beside the ranking (a WeakMap: readers see only VeRanking) so a ranking made ahead can be patched
+ * (patchRanking).
  */
 type Derived = {
   anchor: VeAnchor;
   t: bigint;
   ranks: Int32Array;
-  /** Owners not at the anchor, by index − the anchor's account count; `added` the other way round. */
-  newOwners: readonly string[];
-  added: ReadonlyMap<string, number>;
+  owners: Owners;
   veOf(i: number): bigint;
   locked(i: number): bigint;
   count(i: number): number;
@@ -672,11 +683,37 @@ type Derived = {
 
 const derivedOf = new WeakMap<VeRanking, Derived>();
 
+/**
+ * What patching a ranking made ahead (rankVe `forPatch`) needs at once, made with it between heads rather than while
+ * the block's first reader waits: each ranked owner's place (the owners a block's events touch are taken out there,
+ * not found by a binary search over exact values made as it goes), each owner's double key with its error bound (where
+ * a touched owner goes back in: exact values only where two keys are too close), and the patched order's array with
+ * its pages touched (a fresh 240 kB typed array, written first while the reader waited, cost ~0.3–1 ms in page faults
+ * on these machines). Taken by the first patch, or dropped (dropPatchAids) when the ranking is used as it is.
+ */
+type PatchAids = { place: Int32Array; key: Float64Array; tol: Float64Array; spare: Int32Array };
+
+const aidsOf = new WeakMap<VeRanking, PatchAids>();
+
+function aidsFor(ranks: Int32Array, key: Float64Array, tol: Float64Array, n: number): PatchAids {
+  const place = new Int32Array(n).fill(-1);
+  for (let k = 0; k < ranks.length; k++) place[ranks[k] as number] = k;
+  const spare = new Int32Array(ranks.length + SPARE_ROWS).fill(0);
+  return { place, key: key.slice(0, n), tol: tol.slice(0, n), spare };
+}
+
+/** Rows a patch may add to its base (each differing lock touches at most three owners). */
+const SPARE_ROWS = 3 * 256;
+
+/** A ranking made ahead and used as it is (its block changed no lock): what a patch would have needed, let go. */
+export function dropPatchAids(ranking: VeRanking): void {
+  aidsOf.delete(ranking);
+}
+
 /** The readers' view of a derived ranking: rows made as asked, keyset places and rank lookups by binary search. */
 function rankingOver(d: Derived): VeRanking {
-  const { anchor, ranks, newOwners, added, veOf } = d;
-  const own = anchor.accounts.length;
-  const accountOf = (i: number) => (i < own ? anchor.accounts[i] : newOwners[i - own]) as string;
+  const { ranks, owners, veOf } = d;
+  const accountOf = owners.accountOf;
   const row = (k: number): HolderVe | undefined => {
     if (k < 0 || k >= ranks.length) return undefined;
     const i = ranks[k] as number;
@@ -703,7 +740,7 @@ function rankingOver(d: Derived): VeRanking {
     after,
     // A rank lookup: the owner's exact ve, then its keyset place (no map of this block's own), lower-case addresses.
     indexOf: (address) => {
-      const i = anchor.accountIndex(address) ?? added.get(address);
+      const i = owners.indexOf(address);
       if (i === undefined) return undefined;
       const v = veOf(i);
       if (v <= 0n) return undefined;
@@ -720,106 +757,212 @@ export const PATCH_LIMIT = 256;
 
 /** Whether two states of a lock are the same (null: not live). */
 export function sameLock(x: VeLock | null, y: VeLock | null): boolean {
-  if (x === null || y === null) return x === y;
+  if (x === y) return true;
+  if (x === null || y === null) return false;
   return x.owner === y.owner && x.amount === y.amount && x.lockEnd === y.lockEnd && x.autoMax === y.autoMax;
 }
 
 /**
- * The ranking at `base`'s time with `changes` instead of the changes `base` was made with (`was`; same anchor, same
- * time), equal to rankVe(at, anchor, changes): a block made ahead whose own events changed a few locks (about one
- * block in thirty on Base). Only the owners of the locks whose state differs are summed again (by the rules, lock by
- * lock); every other owner's locks, hence its exact ve, are as in `base`. They are taken out of `base`'s order and put
- * back where a binary search over exact values places them: O(k log n) and two copies of the order, not a pass over
- * every live lock. Undefined when `base` is not a derived ranking of this anchor and time, or more than PATCH_LIMIT
- * locks differ: then the caller ranks it whole. `samePrefix`: how many of its first rows are `base`'s, the same owners
- * with the same values (before the first owner taken out or put back).
+ * A lock whose state differs between two lists of changes since one anchor: its state in each (null: not live), or
+ * undefined where the list does not name it (the lock is then as it was at the anchor).
+ */
+export type LockDiff = { tokenId: bigint; was: VeLock | null | undefined; now: VeLock | null | undefined };
+
+/** Lists of changes known to name their locks in ascending token order (checked once each). */
+const ordered = new WeakSet<readonly LockChange[]>();
+
+/**
+ * Whether a list of changes names its locks in ascending token order: the statement's (atBlock.ts veLockDelta) and
+ * those made from it by a block's carried events (quietBlocks.ts applyCarried) do. Remembered per list.
+ */
+export function inTokenOrder(list: readonly LockChange[]): boolean {
+  if (ordered.has(list)) return true;
+  for (let k = 1; k < list.length; k++) {
+    if ((list[k - 1] as LockChange).tokenId >= (list[k] as LockChange).tokenId) return false;
+  }
+  ordered.add(list);
+  return true;
+}
+
+/** Marks a list made in ascending token order (inTokenOrder then need not check it). */
+export function madeInTokenOrder<T extends readonly LockChange[]>(list: T): T {
+  ordered.add(list);
+  return list;
+}
+
+/**
+ * The locks whose state differs between two lists of changes (each lock once in a list), in no set order. Walked side
+ * by side: while both name the same lock at the same place, then, where both are in token order (the statement's and
+ * the lists made from it are), merged by token; through a map only where one is not. At Base scale after a burst,
+ * thousands of locks changed since the anchor, and maps of them cost ~0.3 µs a lock while the block's first reader
+ * waited.
+ */
+export function differingLocks(was: readonly LockChange[], now: readonly LockChange[]): LockDiff[] {
+  const diff: LockDiff[] = [];
+  const n = Math.min(was.length, now.length);
+  let k = 0;
+  for (; k < n; k++) {
+    const a = was[k] as LockChange;
+    const b = now[k] as LockChange;
+    if (a.tokenId !== b.tokenId) break;
+    if (!sameLock(a.lock, b.lock)) diff.push({ tokenId: a.tokenId, was: a.lock, now: b.lock });
+  }
+  if (k === was.length && k === now.length) return diff;
+  if (inTokenOrder(was) && inTokenOrder(now)) {
+    let i = k;
+    let j = k;
+    while (i < was.length || j < now.length) {
+      const a = was[i];
+      const b = now[j];
+      if (b === undefined || (a !== undefined && a.tokenId < b.tokenId)) {
+        diff.push({ tokenId: (a as LockChange).tokenId, was: (a as LockChange).lock, now: undefined });
+        i++;
+      } else if (a === undefined || b.tokenId < a.tokenId) {
+        diff.push({ tokenId: b.tokenId, was: undefined, now: b.lock });
+        j++;
+      } else {
+        if (!sameLock(a.lock, b.lock)) diff.push({ tokenId: a.tokenId, was: a.lock, now: b.lock });
+        i++;
+        j++;
+      }
+    }
+    return diff;
+  }
+  // The rest by a map: a lock named in the first k of one list is in neither rest (each lock once in a list).
+  const at = new Map<bigint, number>();
+  for (let i = k; i < was.length; i++) at.set((was[i] as LockChange).tokenId, i);
+  const matched = new Uint8Array(was.length);
+  for (let j = k; j < now.length; j++) {
+    const { tokenId, lock } = now[j] as LockChange;
+    const i = at.get(tokenId);
+    if (i === undefined) {
+      diff.push({ tokenId, was: undefined, now: lock });
+      continue;
+    }
+    matched[i] = 1;
+    const before = (was[i] as LockChange).lock;
+    if (!sameLock(before, lock)) diff.push({ tokenId, was: before, now: lock });
+  }
+  for (let i = k; i < was.length; i++) {
+    if (matched[i] === 0)
+      diff.push({ tokenId: (was[i] as LockChange).tokenId, was: (was[i] as LockChange).lock, now: undefined });
+  }
+  return diff;
+}
+
+/**
+ * Each lock of `diff` taken out as it was (-1) and put in as it is (1): where a list does not name it, as at the anchor
+ * (or not at all: minted since).
+ */
+export function replayDiff(
+  anchor: VeAnchor,
+  diff: readonly LockDiff[],
+  move: (lock: VeLock, sign: 1 | -1) => void,
+): void {
+  const atAnchor = (tokenId: bigint): VeLock | null => {
+    const j = anchor.indexOfToken(tokenId);
+    return j === undefined ? null : (anchor.locks[j] as VeLock);
+  };
+  for (const c of diff) {
+    const was = c.was === undefined ? atAnchor(c.tokenId) : c.was;
+    const now = c.now === undefined ? atAnchor(c.tokenId) : c.now;
+    if (was !== null) move(was, -1);
+    if (now !== null) move(now, 1);
+  }
+}
+
+/**
+ * The ranking at `base`'s time with the changes it was made with replaced as `diff` says (differingLocks: same anchor,
+ * same time), equal to rankVe(at, anchor, changes): a block made ahead whose own events changed a few locks (about one
+ * block in thirty on Base). Only the owners of the locks that differ are touched; each one's figures are base's with
+ * its locks that differ taken out as they were (in base's list, else at the anchor) and put in as they are — by the
+ * rules, lock by lock, O(differing locks), not a pass over the changes since the anchor. They are taken out of base's
+ * order and put back where a binary search places them: by the double keys made with base (rankVe `forPatch`),
+ * exact values only where two keys are too close, else by exact values made as it goes. Undefined when `base` is not
+ * a derived ranking of this anchor and time, or more than PATCH_LIMIT locks differ: then the caller ranks it whole.
+ * `samePrefix`: how many of its first rows are `base`'s, the same owners with the same values (before the first owner
+ * taken out or put back).
  */
 export function patchRanking(
   base: VeRanking,
   anchor: VeAnchor,
   t: bigint,
-  was: readonly LockChange[],
-  changes: readonly LockChange[],
+  diff: readonly LockDiff[],
   { keepOrder = true }: { keepOrder?: boolean } = {},
 ): { ranking: VeRanking; samePrefix: number } | undefined {
   const d = derivedOf.get(base);
   if (d === undefined || d.anchor !== anchor || d.t !== t) return undefined;
-  const before = new Map<bigint, VeLock | null>();
-  for (const c of was) before.set(c.tokenId, c.lock);
-  const now = new Map<bigint, VeLock | null>();
-  for (const c of changes) now.set(c.tokenId, c.lock);
-  // The owners a differing lock belongs to in `was` or now, and its owner at the anchor where the lock is changed in
-  // only one of the two (where it is in both, neither counts its anchor state) — lower-case, as stored.
-  const touched = new Set<string>();
-  let differing = 0;
-  const touch = (tokenId: bigint) => {
-    differing++;
-    const j = anchor.indexOfToken(tokenId);
-    if (j !== undefined && before.has(tokenId) !== now.has(tokenId)) {
-      touched.add(anchor.accounts[anchor.owner[j] as number] as string);
-    }
-    const x = before.get(tokenId);
-    if (x) touched.add(x.owner);
-    const y = now.get(tokenId);
-    if (y) touched.add(y.owner);
-  };
-  for (const [tokenId, lock] of now) {
-    if (!before.has(tokenId) || !sameLock(before.get(tokenId) ?? null, lock)) touch(tokenId);
-  }
-  for (const tokenId of before.keys()) if (!now.has(tokenId)) touch(tokenId);
-  if (differing > PATCH_LIMIT) return undefined;
-  if (differing === 0) return { ranking: base, samePrefix: base.length };
+  if (diff.length > PATCH_LIMIT) return undefined;
+  const aids = aidsOf.get(base);
+  aidsOf.delete(base);
+  if (diff.length === 0) return { ranking: base, samePrefix: base.length };
 
-  // Each touched owner summed again at `t` with `changes`: its anchor locks not changed since, and the changed locks
-  // now its own.
-  const own = anchor.accounts.length;
-  const newOwners = [...d.newOwners];
-  const added = new Map(d.added);
+  // Owners new since base (a lock moved to an account with no lock at the anchor or in base's changes): numbered on
+  // from base's, base's own numbering left as it is.
+  const more: string[] = [];
+  const moreAt = new Map<string, number>();
+  const baseCount = d.owners.count;
+  const indexOf = (address: string) => d.owners.indexOf(address) ?? moreAt.get(address);
   type Sums = { i: number; address: string; ve: bigint; locked: bigint; count: number };
-  const sums = new Map<string, Sums>();
-  for (const address of touched) {
-    let i = anchor.accountIndex(address) ?? added.get(address);
+  const sums = new Map<number, Sums>();
+  const sumsOf = (address: string): Sums => {
+    let i = indexOf(address);
     if (i === undefined) {
-      i = own + newOwners.length;
-      newOwners.push(address);
-      added.set(address, i);
+      i = baseCount + more.length;
+      more.push(address);
+      moreAt.set(address, i);
     }
-    sums.set(address, { i, address, ve: 0n, locked: 0n, count: 0 });
-  }
-  const add = (s: Sums, lock: VeLock) => {
-    s.ve += lockVe(lock, t);
-    s.locked += lock.amount;
-    s.count++;
+    let s = sums.get(i);
+    if (s === undefined) {
+      const known = i < baseCount;
+      s = {
+        i,
+        address,
+        ve: known ? d.veOf(i) : 0n,
+        locked: known ? d.locked(i) : 0n,
+        count: known ? d.count(i) : 0,
+      };
+      sums.set(i, s);
+    }
+    return s;
   };
-  for (const s of sums.values()) {
-    if (s.i >= own) continue;
-    for (let k = anchor.first[s.i] as number; k < (anchor.first[s.i + 1] as number); k++) {
-      const lock = anchor.locks[anchor.byOwner[k] as number] as VeLock;
-      if (!now.has(lock.tokenId)) add(s, lock);
+  const move = (lock: VeLock, sign: 1 | -1) => {
+    const s = sumsOf(lock.owner);
+    const ve = lockVe(lock, t);
+    if (sign === 1) {
+      s.ve += ve;
+      s.locked += lock.amount;
+      s.count++;
+    } else {
+      s.ve -= ve;
+      s.locked -= lock.amount;
+      s.count--;
     }
-  }
-  for (const c of changes) {
-    const s = c.lock === null ? undefined : sums.get(c.lock.owner);
-    if (s !== undefined) add(s, c.lock as VeLock);
-  }
-  const patched = new Map<number, Sums>();
-  for (const s of sums.values()) patched.set(s.i, s);
+  };
+  replayDiff(anchor, diff, move);
+  const owners: Owners = {
+    count: baseCount + more.length,
+    accountOf: (i) => (i < baseCount ? d.owners.accountOf(i) : (more[i - baseCount] as string)),
+    indexOf,
+  };
 
-  // Out: the touched owners ranked in `base` (at their places there). In: those with ve > 0 now, in board order, each
+  // Out: the touched owners ranked in base (at their places there). In: those with ve > 0 now, in board order, each
   // before the first of base's rows that goes after it — found in base's order by base's values, where the owners
   // taken out still stand (base is in order by them, so every other row is on the right side) — in one copy.
   const out: number[] = [];
-  for (const address of touched) {
-    const k = base.indexOf(address);
-    if (k !== undefined) out.push(k);
+  for (const s of sums.values()) {
+    if (s.i >= baseCount) continue;
+    const k = aids !== undefined ? (aids.place[s.i] as number) : (base.indexOf(s.address) ?? -1);
+    if (k >= 0) out.push(k);
   }
   out.sort((a, b) => a - b);
   const into = [...sums.values()]
     .filter((s) => s.ve > 0n)
     .sort((a, b) => (a.ve !== b.ve ? (a.ve > b.ve ? -1 : 1) : a.address < b.address ? -1 : 1));
-  const accountOf = (i: number) => (i < own ? anchor.accounts[i] : newOwners[i - own]) as string;
+  const accountOf = d.owners.accountOf;
   const from = d.ranks;
-  const ranks = new Int32Array(from.length - out.length + into.length);
+  const size = from.length - out.length + into.length;
+  const ranks = aids !== undefined && aids.spare.length >= size ? aids.spare.subarray(0, size) : new Int32Array(size);
   let w = 0;
   let next = 0; // the next row of base to copy
   let o = 0; // the next owner taken out
@@ -836,17 +979,27 @@ export function patchRanking(
       next = to;
     }
   };
+  // Whether base's row of owner i goes before an owner of exact value ve (and address): by the keys where they tell.
+  const goesBefore = (i: number, ve: bigint, veKey: number, address: string): boolean => {
+    if (aids !== undefined) {
+      const gap = (aids.key[i] as number) - veKey;
+      const within = (aids.tol[i] as number) + Math.abs(veKey) * EPS;
+      if (gap > within) return true;
+      if (gap < -within) return false;
+    }
+    const v = d.veOf(i);
+    return v > ve || (v === ve && accountOf(i) < address);
+  };
   // Rows before the first owner taken out (in base) or put back (here) are base's.
   let samePrefix = out[0] ?? Number.POSITIVE_INFINITY;
   let lo = 0;
   for (const s of into) {
+    const veKey = Number(s.ve);
     let hi = from.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const i = from[mid] as number;
-      const v = d.veOf(i);
-      if (v < s.ve || (v === s.ve && accountOf(i) > s.address)) hi = mid;
-      else lo = mid + 1;
+      if (goesBefore(from[mid] as number, s.ve, veKey, s.address)) lo = mid + 1;
+      else hi = mid;
     }
     copyTo(lo);
     samePrefix = Math.min(samePrefix, w);
@@ -855,12 +1008,13 @@ export function patchRanking(
   copyTo(from.length);
   samePrefix = Math.min(samePrefix, ranks.length);
   if (keepOrder) keepOrderOf(anchor, ranks);
+  const patched = new Map<number, Sums>();
+  for (const s of sums.values()) patched.set(s.i, s);
   const ranking = rankingOver({
     anchor,
     t,
     ranks,
-    newOwners,
-    added,
+    owners,
     veOf: (i) => patched.get(i)?.ve ?? d.veOf(i),
     locked: (i) => patched.get(i)?.locked ?? d.locked(i),
     count: (i) => patched.get(i)?.count ?? d.count(i),

@@ -16,7 +16,16 @@ import { lockVe } from "../math";
 import { MAX_LOCK_DURATION } from "../math/constants";
 import { WEEK } from "./atBlock";
 import type { LockChange, LockStats, VeLock } from "./contract";
-import { floorShare, runPaced, runToEnd, SLICE, upperBound, type VeAnchor } from "./veRanking";
+import {
+  floorShare,
+  type LockDiff,
+  replayDiff,
+  runPaced,
+  runToEnd,
+  SLICE,
+  upperBound,
+  type VeAnchor,
+} from "./veRanking";
 
 /** What an anchor's stats start from, made once per anchor (ahead, or on the first stats read; a WeakMap by anchor). */
 type StatsBase = {
@@ -144,6 +153,26 @@ function anchorVeAt(t: bigint, anchor: VeAnchor, base: StatsBase, k: number): bi
 const VE_AT_TIMES_KEPT = 4;
 const veAtTimes = new WeakMap<VeAnchor, Map<bigint, bigint>>();
 
+/** What a block's stats were summed to (kept beside them: patchStats starts from it). */
+type Tally = {
+  anchor: VeAnchor;
+  t: bigint;
+  totalLocked: bigint;
+  liveLocks: number;
+  autoMaxLocks: number;
+  autoMaxLocked: bigint;
+  expiredLocked: bigint;
+  totalVe: bigint;
+  /** Unlock weeks from `t`'s on: amounts and counts of plain locks (a week may fall to 0 locks). */
+  weeks: Map<bigint, { amount: bigint; count: number }>;
+  /** Owners whose count of locks moved from the anchor's, by how much. */
+  moved: Map<string, number>;
+  holders: number;
+};
+
+/** Stats made by statsAt, with what they were summed to (a WeakMap: readers see LockStats). */
+const tallies = new WeakMap<LockStats, Tally>();
+
 /**
  * The stats at time `t` of `anchor`'s live locks with `changes` (the locks with an event between the anchor and the
  * block, at their state there), as the statement computes them; `veHolders` is the block's ve ranking's length (the
@@ -154,13 +183,6 @@ export function statsAt(t: bigint, anchor: VeAnchor, changes: readonly LockChang
   const tn = Number(t);
   const ends = anchor.endsSorted;
   const k = upperBound(ends, tn);
-  // The anchor's locks as they stand at `t`; the changed ones are taken out and put back below.
-  let totalLocked = base.totalLocked;
-  let liveLocks = anchor.locks.length;
-  let autoMaxLocks = base.autoMaxLocks;
-  let autoMaxLocked = base.autoMaxLocked;
-  let expiredLocked = base.amount[k] as bigint;
-  let totalVe = anchorVeAt(t, anchor, base, k);
   // Unlock weeks from `t`'s week on: that week without the ends at or before `t` (plain locks in endsSorted from
   // that week's start up to k; a far end is never in it), later ones whole.
   const week0 = t / WEEK;
@@ -174,55 +196,112 @@ export function statsAt(t: bigint, anchor: VeAnchor, changes: readonly LockChang
       weeks.set(w, { amount, count });
     }
   }
-  // Owners: the anchor's (each holds a lock there), with each changed owner's count of locks moved.
-  const moved = new Map<string, number>();
-  const apply = (lock: VeLock, sign: 1 | -1) => {
-    const s = BigInt(sign);
-    totalLocked += s * lock.amount;
-    liveLocks += sign;
-    moved.set(lock.owner, (moved.get(lock.owner) ?? 0) + sign);
-    totalVe += s * lockVe(lock, t);
-    if (lock.autoMax) {
-      autoMaxLocks += sign;
-      autoMaxLocked += s * lock.amount;
-      return;
-    }
-    if (lock.lockEnd <= t) {
-      expiredLocked += s * lock.amount;
-      return;
-    }
-    const w = lock.lockEnd / WEEK;
-    const week = weeks.get(w) ?? { amount: 0n, count: 0 };
-    week.amount += s * lock.amount;
-    week.count += sign;
-    weeks.set(w, week);
+  // The anchor's locks as they stand at `t`; the changed ones are taken out and put back (as they were at the anchor,
+  // as they are at the block).
+  const tally: Tally = {
+    anchor,
+    t,
+    totalLocked: base.totalLocked,
+    liveLocks: anchor.locks.length,
+    autoMaxLocks: base.autoMaxLocks,
+    autoMaxLocked: base.autoMaxLocked,
+    expiredLocked: base.amount[k] as bigint,
+    totalVe: anchorVeAt(t, anchor, base, k),
+    weeks,
+    moved: new Map(),
+    holders: 0,
   };
   for (const c of changes) {
     const j = anchor.indexOfToken(c.tokenId);
-    if (j !== undefined) apply(anchor.locks[j] as VeLock, -1);
-    if (c.lock !== null) apply(c.lock, 1);
+    if (j !== undefined) apply(tally, anchor.locks[j] as VeLock, -1);
+    if (c.lock !== null) apply(tally, c.lock, 1);
   }
-  let holders = anchor.accounts.length;
-  for (const [owner, d] of moved) {
+  // Owners: the anchor's (each holds a lock there), with each changed owner's count of locks moved.
+  tally.holders = anchor.accounts.length + holdersMoved(anchor, tally.moved, null);
+  const stats = statsOf(tally, veHolders);
+  tallies.set(stats, tally);
+  return stats;
+}
+
+/**
+ * The stats of `base`'s block with the changes it was made with replaced as `diff` says (api/read/veRanking.ts
+ * differingLocks; same anchor and time), equal to statsAt with the block's changes: a block made ahead whose own events
+ * changed a few locks. Only the locks that differ are taken out (as they were in base's list, else at the anchor) and
+ * put in (as they are), O(differing locks), not a pass over every change since the anchor (thousands after a burst,
+ * ~1 µs each while the block's first `/stats` reader waited). Undefined when `base` was not made by statsAt with this
+ * anchor and time (a patched block's stats are not patched again).
+ */
+export function patchStats(
+  base: LockStats,
+  anchor: VeAnchor,
+  t: bigint,
+  diff: readonly LockDiff[],
+  veHolders: number,
+): LockStats | undefined {
+  const from = tallies.get(base);
+  if (from === undefined || from.anchor !== anchor || from.t !== t) return undefined;
+  const weeks = new Map<bigint, { amount: bigint; count: number }>();
+  for (const [w, v] of from.weeks) weeks.set(w, { amount: v.amount, count: v.count });
+  // Its own moves of owners' counts, on top of base's.
+  const tally: Tally = { ...from, weeks, moved: new Map() };
+  replayDiff(anchor, diff, (lock, sign) => apply(tally, lock, sign));
+  tally.holders = from.holders + holdersMoved(anchor, tally.moved, from.moved);
+  return statsOf(tally, veHolders);
+}
+
+/** A lock taken out of (-1) or put into (1) a tally at its time, by the rules (protocol.md §2). */
+function apply(s: Tally, lock: VeLock, sign: 1 | -1): void {
+  const n = BigInt(sign);
+  s.totalLocked += n * lock.amount;
+  s.liveLocks += sign;
+  s.moved.set(lock.owner, (s.moved.get(lock.owner) ?? 0) + sign);
+  s.totalVe += n * lockVe(lock, s.t);
+  if (lock.autoMax) {
+    s.autoMaxLocks += sign;
+    s.autoMaxLocked += n * lock.amount;
+    return;
+  }
+  if (lock.lockEnd <= s.t) {
+    s.expiredLocked += n * lock.amount;
+    return;
+  }
+  const w = lock.lockEnd / WEEK;
+  const week = s.weeks.get(w) ?? { amount: 0n, count: 0 };
+  week.amount += n * lock.amount;
+  week.count += sign;
+  s.weeks.set(w, week);
+}
+
+/**
+ * How many more owners hold a lock after `moves` (owner → change in its count of locks), on top of `prior` moves
+ * from the anchor's counts (none: from the anchor's).
+ */
+function holdersMoved(anchor: VeAnchor, moves: Map<string, number>, prior: Map<string, number> | null): number {
+  let more = 0;
+  for (const [owner, d] of moves) {
     if (d === 0) continue;
     const i = anchor.accountIndex(owner);
-    const before = i === undefined ? 0 : (anchor.count[i] as number);
-    holders += (before + d > 0 ? 1 : 0) - (before > 0 ? 1 : 0);
+    const before = (i === undefined ? 0 : (anchor.count[i] as number)) + (prior?.get(owner) ?? 0);
+    more += (before + d > 0 ? 1 : 0) - (before > 0 ? 1 : 0);
   }
+  return more;
+}
+
+function statsOf(s: Tally, veHolders: number): LockStats {
   const unlocksByWeek = new Map<bigint, bigint>();
-  for (const w of [...weeks.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const v = weeks.get(w) as { amount: bigint; count: number };
+  for (const w of [...s.weeks.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const v = s.weeks.get(w) as { amount: bigint; count: number };
     if (v.count > 0) unlocksByWeek.set(w, v.amount);
   }
   return {
-    totalLocked,
-    totalVe,
-    holders,
+    totalLocked: s.totalLocked,
+    totalVe: s.totalVe,
+    holders: s.holders,
     veHolders,
-    liveLocks,
-    autoMaxLocks,
-    autoMaxLocked,
-    expiredLocked,
+    liveLocks: s.liveLocks,
+    autoMaxLocks: s.autoMaxLocks,
+    autoMaxLocked: s.autoMaxLocked,
+    expiredLocked: s.expiredLocked,
     unlocksByWeek,
   };
 }

@@ -11,8 +11,8 @@ import { WEEK } from "../../api/read/atBlock";
 import type { BoardIndex, HolderVe, LockChange, LockIndex, LockStats, VeLock } from "../../api/read/contract";
 import { createIndexRuntime, NO_INDEX } from "../../api/read/runtime";
 import { firstAfter, sameChanges, type VeBoard, VeBoards } from "../../api/read/veBoard";
-import { insertionSorted, PATCH_LIMIT, patchRanking, rankVe, VeAnchor } from "../../api/read/veRanking";
-import { hasStatsBase, prepareStats, statsAt } from "../../api/read/veStats";
+import { differingLocks, insertionSorted, PATCH_LIMIT, patchRanking, rankVe, VeAnchor } from "../../api/read/veRanking";
+import { hasStatsBase, patchStats, prepareStats, statsAt } from "../../api/read/veStats";
 import { lcg } from "../support/lcg";
 import { pgliteLockIndex } from "../support/pgliteIndex";
 import { platformConfig } from "../support/platformApp";
@@ -172,7 +172,10 @@ describe("patchRanking (a ranking made ahead, with the block's own changes)", ()
           lock: rand() < 0.3 ? null : { ...lockOf(l.tokenId, t), owner: rand() < 0.5 ? l.owner : lockOf(0n, t).owner },
         }));
       if (rand() < 0.5) was.push({ tokenId: 1_000n, lock: lockOf(1_000n, t) });
-      const base = rankVe({ block: 101n, time: t }, anchor, was);
+      // Made ahead (with the aids a patch takes: places, keys, the order's array) in half the rounds.
+      const forPatch = round % 2 === 0;
+      const base = rankVe({ block: 101n, time: t }, anchor, was, { forPatch });
+      const baseStats = statsAt(t, anchor, was, base.length);
       // The block's own: a few of those undone (a reorg) or changed again, a few more locks, a new mint or two.
       const now: LockChange[] = was
         .filter(() => rand() < 0.85)
@@ -197,7 +200,13 @@ describe("patchRanking (a ranking made ahead, with the block's own changes)", ()
         const tokenId = 3_000n + BigInt(k);
         now.push({ tokenId, lock: { tokenId, owner: stranger(5 + k), amount: tied.ve, lockEnd: t, autoMax: true } });
       }
-      const made = patchRanking(base, anchor, t, was, now);
+      // Shuffled, as the statement's list comes (by token) against the one made from the last (in place, appended).
+      // `was` is in token order: `now` too in a third of the rounds (differingLocks merges them), shuffled in another.
+      const order = rand();
+      if (order < 1 / 3) now.sort((a, b) => (a.tokenId < b.tokenId ? -1 : 1));
+      else if (order < 2 / 3) now.sort(() => rand() - 0.5);
+      const diff = differingLocks(was, now);
+      const made = patchRanking(base, anchor, t, diff);
       expect(made, `round ${round}`).toBeDefined();
       const { ranking: patched, samePrefix } = made!;
       if (patched !== base) patchedSome++;
@@ -215,6 +224,17 @@ describe("patchRanking (a ranking made ahead, with the block's own changes)", ()
       }
       if (samePrefix > 0) sharedSome++;
       expect(rows).toEqual(rowsOf(rankVe({ block: 101n, time: t }, anchor, now, { keepOrder: false })));
+      // The stats made with base, patched the same way, are the rules' (and statsAt's with the block's changes).
+      const liveNow = [
+        ...locks.filter((l) => !changed.has(l.tokenId)),
+        ...now.flatMap((c) => (c.lock ? [c.lock] : [])),
+      ];
+      const stats = patchStats(baseStats, anchor, t, diff, patched.length);
+      expect(stats, `round ${round}`).toEqual(bruteStats(liveNow, t));
+      expect(stats).toEqual(statsAt(t, anchor, now, patched.length));
+      // Patched stats are not patched again; other times and anchors neither.
+      expect(patchStats(stats!, anchor, t, [], patched.length)).toBeUndefined();
+      expect(patchStats(baseStats, anchor, t + 1n, diff, patched.length)).toBeUndefined();
       for (const [i, row] of rows.entries()) expect(patched.indexOf(row.address)).toBe(i);
       for (const o of [...owners, stranger(0), stranger(1), stranger(2), stranger(3)]) {
         if (!rows.some((r) => r.address === o)) expect(patched.indexOf(o)).toBeUndefined();
@@ -235,8 +255,8 @@ describe("patchRanking (a ranking made ahead, with the block's own changes)", ()
         ),
       );
       // Not this anchor's or this time's ranking: not patched (the caller ranks the block whole).
-      expect(patchRanking(base, anchor, t + 1n, was, now)).toBeUndefined();
-      expect(patchRanking(base, new VeAnchor({ block: 100n, time: t0 }, locks), t, was, now)).toBeUndefined();
+      expect(patchRanking(base, anchor, t + 1n, diff)).toBeUndefined();
+      expect(patchRanking(base, new VeAnchor({ block: 100n, time: t0 }, locks), t, diff)).toBeUndefined();
     }
     expect(patchedSome).toBeGreaterThan(60);
     expect(sharedSome).toBeGreaterThan(20);
@@ -253,10 +273,10 @@ describe("patchRanking (a ranking made ahead, with the block's own changes)", ()
     }));
     const anchor = new VeAnchor({ block: 1n, time: t }, locks);
     const base = rankVe({ block: 2n, time: t }, anchor, []);
-    expect(patchRanking(base, anchor, t, [], [])).toEqual({ ranking: base, samePrefix: base.length });
+    expect(patchRanking(base, anchor, t, [])).toEqual({ ranking: base, samePrefix: base.length });
     const many = locks.slice(0, PATCH_LIMIT + 1).map((l) => ({ tokenId: l.tokenId, lock: null }));
-    expect(patchRanking(base, anchor, t, [], many)).toBeUndefined();
-    expect(patchRanking(base, anchor, t, [], many.slice(1))).toBeDefined();
+    expect(patchRanking(base, anchor, t, differingLocks([], many))).toBeUndefined();
+    expect(patchRanking(base, anchor, t, differingLocks([], many.slice(1)))).toBeDefined();
   });
 });
 
@@ -433,9 +453,10 @@ describe("rankVe's order at scale", () => {
     expect(anchor.order![0]).toBeGreaterThanOrEqual(own);
     // The next head's ranking starts from it (the newcomer skipped, summed again from the changes), exact; so is one
     // patched from it, and one made after the newcomer's lock is gone.
-    const next = rankVe({ block: 3n, time: t + 4n }, anchor, changes);
+    const next = rankVe({ block: 3n, time: t + 4n }, anchor, changes, { forPatch: true });
     expect(rowsOf(next)).toEqual(bruteRanking([...locks, lock], t + 4n));
-    const patched = patchRanking(next, anchor, t + 4n, changes, [{ tokenId: 999n, lock: null }])!;
+    const gone: LockChange[] = [{ tokenId: 999n, lock: null }];
+    const patched = patchRanking(next, anchor, t + 4n, differingLocks(changes, gone))!;
     expect(rowsOf(patched.ranking)).toEqual(bruteRanking(locks, t + 4n));
     const after = rankVe({ block: 4n, time: t + 6n }, anchor, [{ tokenId: 999n, lock: null }]);
     expect(rowsOf(after)).toEqual(bruteRanking(locks, t + 6n));
@@ -718,6 +739,38 @@ describe("the next block's ranking made ahead at the head", () => {
     expect(sameChanges([{ tokenId: 1n, lock: null }], [{ tokenId: 1n, lock: null }])).toBe(true);
     expect(sameChanges([l(1n)], [l(2n)])).toBe(false);
     expect(sameChanges([l(1n)], [l(1n), l(2n)])).toBe(false);
+  });
+
+  it("differingLocks names each lock whose state differs, side by side and past where the lists part", () => {
+    const l = (id: bigint, amount = 1n): LockChange => ({
+      tokenId: id,
+      lock: { tokenId: id, owner: "0x00000000000000000000000000000000000000aa", amount, lockEnd: 9n, autoMax: false },
+    });
+    const byToken = (d: ReturnType<typeof differingLocks>) => [...d].sort((a, b) => (a.tokenId < b.tokenId ? -1 : 1));
+    // The next block's list: in place (2 topped up, 3 burned) and appended (5 new), 1 and 4 as they were.
+    const was = [l(1n), l(2n), l(3n), l(4n)];
+    const now = [was[0]!, l(2n, 7n), { tokenId: 3n, lock: null }, was[3]!, l(5n)];
+    expect(byToken(differingLocks(was, now))).toEqual([
+      { tokenId: 2n, was: was[1]!.lock, now: now[1]!.lock },
+      { tokenId: 3n, was: was[2]!.lock, now: null },
+      { tokenId: 5n, was: undefined, now: now[4]!.lock },
+    ]);
+    // In another order (the statement's, by token), the same; a lock only in the first list is undefined in the second.
+    expect(byToken(differingLocks(was, [...now].reverse()))).toEqual(byToken(differingLocks(was, now)));
+    expect(differingLocks([l(1n), l(6n)], [l(1n)])).toEqual([{ tokenId: 6n, was: l(6n).lock, now: undefined }]);
+    // Both in token order, parting in the middle: merged by token.
+    expect(byToken(differingLocks([l(1n), l(3n), l(4n)], [l(1n), l(2n), l(3n, 5n), l(5n)]))).toEqual([
+      { tokenId: 2n, was: undefined, now: l(2n).lock },
+      { tokenId: 3n, was: l(3n).lock, now: l(3n, 5n).lock },
+      { tokenId: 4n, was: l(4n).lock, now: undefined },
+      { tokenId: 5n, was: undefined, now: l(5n).lock },
+    ]);
+    expect(
+      differingLocks(
+        was,
+        [...was].reverse().map((c) => ({ ...c })),
+      ),
+    ).toEqual([]);
   });
 });
 
