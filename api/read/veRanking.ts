@@ -698,12 +698,10 @@ const aidsOf = new WeakMap<VeRanking, PatchAids>();
 function aidsFor(ranks: Int32Array, key: Float64Array, tol: Float64Array, n: number): PatchAids {
   const place = new Int32Array(n).fill(-1);
   for (let k = 0; k < ranks.length; k++) place[ranks[k] as number] = k;
-  const spare = new Int32Array(ranks.length + SPARE_ROWS).fill(0);
+  // Rows a patch may add to its base: each differing lock touches at most three owners.
+  const spare = new Int32Array(ranks.length + 3 * PATCH_LIMIT).fill(0);
   return { place, key: key.slice(0, n), tol: tol.slice(0, n), spare };
 }
-
-/** Rows a patch may add to its base (each differing lock touches at most three owners). */
-const SPARE_ROWS = 3 * 256;
 
 /** A ranking made ahead and used as it is (its block changed no lock): what a patch would have needed, let go. */
 export function dropPatchAids(ranking: VeRanking): void {
