@@ -367,7 +367,7 @@ export class VeBoards extends BlockMemo<VeBoard> {
       const ranking = rankVe(next, anchor, head.value, { forPatch: true });
       // The first page's exact values too (a page is 100 rows by default): what most of the block's readers ask.
       for (let i = 0; i < Math.min(ranking.length, AHEAD_ROWS); i++) ranking.get(i);
-      const stats = statsAt(next.time, anchor, head.value, ranking.length);
+      const stats = statsAt(next.time, anchor, head.value, ranking.length, { forPatch: true });
       const board = boardOf({ ...next, head: head.head }, ranking, () => stats);
       this.#ahead = { anchor, time: next.time, changes: head.value, ranking, stats, board };
       this.onMadeAhead?.(board);

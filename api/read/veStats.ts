@@ -176,9 +176,16 @@ const tallies = new WeakMap<LockStats, Tally>();
 /**
  * The stats at time `t` of `anchor`'s live locks with `changes` (the locks with an event between the anchor and the
  * block, at their state there), as the statement computes them; `veHolders` is the block's ve ranking's length (the
- * owners with ve > 0: rankVe's rows).
+ * owners with ve > 0: rankVe's rows). `forPatch` (a block's made ahead): what they were summed to is kept with them
+ * for patchStats — a map of the owners moved since the anchor, kept only where a patch may follow.
  */
-export function statsAt(t: bigint, anchor: VeAnchor, changes: readonly LockChange[], veHolders: number): LockStats {
+export function statsAt(
+  t: bigint,
+  anchor: VeAnchor,
+  changes: readonly LockChange[],
+  veHolders: number,
+  { forPatch = false }: { forPatch?: boolean } = {},
+): LockStats {
   const base = baseOf(anchor);
   const tn = Number(t);
   const ends = anchor.endsSorted;
@@ -219,7 +226,7 @@ export function statsAt(t: bigint, anchor: VeAnchor, changes: readonly LockChang
   // Owners: the anchor's (each holds a lock there), with each changed owner's count of locks moved.
   tally.holders = anchor.accounts.length + holdersMoved(anchor, tally.moved, null);
   const stats = statsOf(tally, veHolders);
-  tallies.set(stats, tally);
+  if (forPatch) tallies.set(stats, tally);
   return stats;
 }
 
@@ -228,8 +235,8 @@ export function statsAt(t: bigint, anchor: VeAnchor, changes: readonly LockChang
  * differingLocks; same anchor and time), equal to statsAt with the block's changes: a block made ahead whose own events
  * changed a few locks. Only the locks that differ are taken out (as they were in base's list, else at the anchor) and
  * put in (as they are), O(differing locks), not a pass over every change since the anchor (thousands after a burst,
- * ~1 µs each while the block's first `/stats` reader waited). Undefined when `base` was not made by statsAt with this
- * anchor and time (a patched block's stats are not patched again).
+ * ~1 µs each while the block's first `/stats` reader waited). Undefined when `base` was not made by statsAt `forPatch`
+ * with this anchor and time (a patched block's stats are not patched again).
  */
 export function patchStats(
   base: LockStats,

@@ -175,7 +175,7 @@ describe("patchRanking (a ranking made ahead, with the block's own changes)", ()
       // Made ahead (with the aids a patch takes: places, keys, the order's array) in half the rounds.
       const forPatch = round % 2 === 0;
       const base = rankVe({ block: 101n, time: t }, anchor, was, { forPatch });
-      const baseStats = statsAt(t, anchor, was, base.length);
+      const baseStats = statsAt(t, anchor, was, base.length, { forPatch: true });
       // The block's own: a few of those undone (a reorg) or changed again, a few more locks, a new mint or two.
       const now: LockChange[] = was
         .filter(() => rand() < 0.85)
@@ -232,8 +232,9 @@ describe("patchRanking (a ranking made ahead, with the block's own changes)", ()
       const stats = patchStats(baseStats, anchor, t, diff, patched.length);
       expect(stats, `round ${round}`).toEqual(bruteStats(liveNow, t));
       expect(stats).toEqual(statsAt(t, anchor, now, patched.length));
-      // Patched stats are not patched again; other times and anchors neither.
+      // Patched stats are not patched again, nor stats made without forPatch, nor at another time.
       expect(patchStats(stats!, anchor, t, [], patched.length)).toBeUndefined();
+      expect(patchStats(statsAt(t, anchor, was, base.length), anchor, t, diff, patched.length)).toBeUndefined();
       expect(patchStats(baseStats, anchor, t + 1n, diff, patched.length)).toBeUndefined();
       for (const [i, row] of rows.entries()) expect(patched.indexOf(row.address)).toBe(i);
       for (const o of [...owners, stranger(0), stranger(1), stranger(2), stranger(3)]) {
