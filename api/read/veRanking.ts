@@ -754,7 +754,7 @@ function rankingOver(d: Derived): VeRanking {
 export const PATCH_LIMIT = 256;
 
 /** Whether two states of a lock are the same (null: not live). */
-export function sameLock(x: VeLock | null, y: VeLock | null): boolean {
+function sameLock(x: VeLock | null, y: VeLock | null): boolean {
   if (x === y) return true;
   if (x === null || y === null) return false;
   return x.owner === y.owner && x.amount === y.amount && x.lockEnd === y.lockEnd && x.autoMax === y.autoMax;
