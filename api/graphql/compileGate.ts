@@ -15,7 +15,8 @@
  * docs/benchmarks.md (abuse-soak).
  * Waiters queue in arrival order, at most `queue` of them, for at most `waitMs`; past either the request is
  * answered 503 COMPILE_QUEUE_FULL with `Retry-After`, having cost nothing (nginx's limit_req with `burst`, refusing
- * past it). Cached documents never wait here.
+ * past it). A request arriving while the rest owed is longer than `waitMs` is refused at once, its `Retry-After`
+ * the seconds until the next permit. Cached documents never wait here.
  */
 import type { CancelSignal } from "../chain/rpc";
 import { admission } from "../read/admission";
@@ -83,6 +84,10 @@ export function compileGate(o: CompileGateOptions): CompileGate {
   return {
     async enter(signal) {
       if (permits.inFlight() >= o.inFlight && permits.waiting() >= o.queue) throw new CompileQueueFull(retryAfterSec);
+      // Rest owed past the wait (a slow compile, e.g. the process's first): refused now, not after waiting for
+      // nothing, and told when the next permit can be granted.
+      const owed = nextAt - performance.now();
+      if (owed >= o.waitMs) throw new CompileQueueFull(Math.max(retryAfterSec, Math.ceil(owed / 1000)));
       const waited = new AbortController();
       const timer = setTimeout(() => waited.abort(new CompileQueueFull(retryAfterSec)), o.waitMs);
       const onAbort = () => waited.abort(signal?.reason);

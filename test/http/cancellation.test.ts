@@ -9,6 +9,7 @@ import { createRpcClient } from "../../api/chain/rpc";
 import { deadline, raceDeadline, requestDeadline, v1DeadlineMs, v1TimeoutError } from "../../api/http/cancellation";
 import { ApiError } from "../../api/http/errors";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
+import { timerLateness } from "../support/loopTurns";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
 const RPC_TIMEOUT_MS = 600;
@@ -62,13 +63,15 @@ describe("a node slower than the route deadline", () => {
     d.proxy.setFault({ kind: "delay", ms: Math.round(RPC_TIMEOUT_MS * share) });
     const app = d.app();
     const started = performance.now();
+    const late = timerLateness(RPC_TIMEOUT_MS);
     const { status, body, headers } = await d.get(app, path);
     const elapsed = performance.now() - started;
     expect(status).toBe(502);
     expect(codes as readonly string[]).toContain(body.error);
     expect(body.ok).toBe(false);
     expect(headers.get("access-control-allow-origin")).toBe("*");
-    expect(elapsed).toBeLessThan(RPC_TIMEOUT_MS + 150);
+    // The deadline's timer fires as late as any other on a busy machine: allowed for, measured beside it.
+    expect(elapsed).toBeLessThan(RPC_TIMEOUT_MS + 150 + (await late));
     // What was still open at the deadline was cancelled, not left to run on.
     await new Promise((r) => setTimeout(r, 50));
     expect(d.proxy.roundTrips()).toBeGreaterThan(0);
@@ -87,10 +90,12 @@ describe("a node slower than the route deadline", () => {
     const rpc = createRpcClient({ url: d.proxy.url, timeoutMs: 5_000 });
     d.proxy.setFault({ kind: "delay", ms: 5_000 });
     const started = performance.now();
+    const late = timerLateness(RPC_TIMEOUT_MS);
     const { status, body } = await d.get(d.app({ rpc }), "/api/mcp/v1/preflight");
+    const elapsed = performance.now() - started;
     expect(status).toBe(502);
     expect(body.error).toBe("PREFLIGHT_READ_FAILED");
-    expect(performance.now() - started).toBeLessThan(RPC_TIMEOUT_MS + 150);
+    expect(elapsed).toBeLessThan(RPC_TIMEOUT_MS + 150 + (await late));
     await new Promise((r) => setTimeout(r, 100));
     expect(d.proxy.abandoned()).toBeGreaterThanOrEqual(1);
   });

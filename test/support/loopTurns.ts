@@ -14,3 +14,12 @@ export function iterationCounter() {
     },
   };
 }
+
+/**
+ * How late a timer of `ms` set now fires (ms): this process's event-loop lag over that span, which a bound on an
+ * answer's time can allow for, on a machine busy with other tests, without loosening what it checks.
+ */
+export function timerLateness(ms: number): Promise<number> {
+  const due = performance.now() + ms;
+  return new Promise((resolve) => setTimeout(() => resolve(Math.max(0, performance.now() - due)), ms));
+}
