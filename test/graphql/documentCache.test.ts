@@ -212,7 +212,7 @@ describe("compileGate", () => {
     first();
     const t0 = performance.now();
     const refused = await gate.enter().catch((error: unknown) => error);
-    expect(performance.now() - t0).toBeLessThan(50);
+    expect(performance.now() - t0).toBeLessThan(500);
     expect(refused).toBeInstanceOf(CompileQueueFull);
     expect((refused as CompileQueueFull).retryAfterSec).toBeGreaterThanOrEqual(3);
     expect(gate.waiting()).toBe(0);

@@ -103,7 +103,7 @@ describe("HeadWatch", () => {
     const cancelledAt = performance.now();
     hangUp.abort("hang-up");
     expect(await held[0]).toBe("cancelled");
-    expect(performance.now() - cancelledAt).toBeLessThan(50);
+    expect(performance.now() - cancelledAt).toBeLessThan(1_000); // at the hang-up, not at its 5 s wait's end
     expect(watch.waiting).toBe(2);
     watch.saw(2n);
     expect(await Promise.all(held.slice(1))).toEqual(["reached", "reached"]);
