@@ -14,7 +14,11 @@
  * rows at N (the locks with an event after the anchor, up to N, each at its newest event up to N) are then its rows at
  * P, so N's changes are taken from P's without a statement, and the board made ahead is taken at the notification.
  *
- * Still checked: the statement runs for N anyway, after, with nobody waiting for it (the cost it had before). If it
+ * Still checked: the statement runs for N anyway, after, with nobody waiting for it (the cost it had before), sent
+ * CONFIRM_AFTER_MS after N was taken: not at the commit, when the block's first readers come, the head's next board is
+ * being patched, and its rows (thousands at Base scale: ~5–20 ms of Postgres, ~2–3 ms of this process parsing them)
+ * took the two cores those readers were waiting for (a traced bench/first-reader.ts run with bursts of 40 lock events:
+ * the statement's rows parsed 3–8 ms after the notification, while the first requests were in flight). If it
  * says otherwise — a write the count missed (a second writer beside Ponder racing the count, a trigger an operator
  * changed) — what was made of N and above is forgotten (`onDiffered`; the next reader reads again), the count's
  * sequence is not trusted again by this process, and it is counted (`differed`, an alert in docs/operations.md).
@@ -51,8 +55,13 @@ export type WritesTold = {
 /** What became of a block's changes: taken from an earlier head's (`reused`), then confirmed or contradicted. */
 export type QuietOutcome = "reused" | "carried" | "confirmed" | "differed";
 
+/** How long after a block's changes are taken the statement that checks them is sent (see above). */
+export const CONFIRM_AFTER_MS = 250;
+
 export type QuietBlocksOptions = {
   told: WritesTold;
+  /** Default CONFIRM_AFTER_MS. */
+  confirmAfterMs?: number;
   onOutcome?: (outcome: QuietOutcome) => void;
   /** A block's changes were taken and the statement after said otherwise: forget what was made of it and above. */
   onDiffered: (block: bigint) => void;
@@ -288,20 +297,28 @@ export class QuietBlocks {
     taken: VeLocksAnswer<LockChange>,
     read: () => Promise<VeLocksAnswer<LockChange>>,
   ): void {
-    read().then(
-      (answer) => {
-        if (!answer.inRange) return;
-        if (sameChanges(answer.value, taken.value)) {
-          this.o.onOutcome?.("confirmed");
-          return;
-        }
-        this.#distrusted.add(sequenceOf(writes));
-        this.#last = undefined;
-        this.o.onOutcome?.("differed");
-        this.o.onDiffered(block);
-      },
-      // A failed statement says nothing either way (the index's reads report their own failures).
-      () => {},
-    );
+    const check = () =>
+      // A reorg since (its counts cleared: notifiedHead.ts) replaced N and forgot what was made of it: the statement
+      // would read the other branch's N and call a count that missed nothing wrong.
+      this.o.told.writesAt(block) !== writes
+        ? undefined
+        : read().then(
+            (answer) => {
+              if (!answer.inRange) return;
+              if (sameChanges(answer.value, taken.value)) {
+                this.o.onOutcome?.("confirmed");
+                return;
+              }
+              this.#distrusted.add(sequenceOf(writes));
+              this.#last = undefined;
+              this.o.onOutcome?.("differed");
+              this.o.onDiffered(block);
+            },
+            // A failed statement says nothing either way (the index's reads report their own failures).
+            () => {},
+          );
+    const after = this.o.confirmAfterMs ?? CONFIRM_AFTER_MS;
+    if (after <= 0) check();
+    else setTimeout(check, after).unref();
   }
 }

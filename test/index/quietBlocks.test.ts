@@ -13,6 +13,7 @@ import type { LockChange, VeLocksAnswer } from "../../api/read/contract";
 import {
   applyCarried,
   type CarriedRow,
+  CONFIRM_AFTER_MS,
   parseCarried,
   QuietBlocks,
   type QuietOutcome,
@@ -57,7 +58,8 @@ describe("QuietBlocks", () => {
         reads++;
         return answerAt(block, truth);
       });
-    const settle = () => new Promise((r) => setTimeout(r, 0));
+    // The statement after a taken block is sent CONFIRM_AFTER_MS later, away from the commit's first readers.
+    const settle = () => new Promise((r) => setTimeout(r, CONFIRM_AFTER_MS + 50));
 
     // A statement sent before its block was notified says nothing of that block's count.
     tell(9n, "5.3");
@@ -69,6 +71,8 @@ describe("QuietBlocks", () => {
     tell(11n, "5.3");
     const taken = await delta(11n);
     expect(taken).toEqual({ ...answerAt(11n, changes), head: { block: 11n, time: 22n, finalized: 1n } });
+    await new Promise((r) => setTimeout(r, CONFIRM_AFTER_MS / 2));
+    expect(reads).toBe(2); // not yet
     await settle();
     expect(reads).toBe(3);
     expect(outcomes).toEqual(["reused", "confirmed"]);
@@ -104,6 +108,15 @@ describe("QuietBlocks", () => {
     await delta(18n);
     await settle();
     expect(outcomes.slice(-2)).toEqual(["reused", "confirmed"]);
+    // A reorg before the check is sent (the counts told cleared): the block it took was replaced, and the statement
+    // would read the other branch's; no check, no outcome.
+    tell(19n, "6.0");
+    reads = 0;
+    await delta(19n);
+    told = [];
+    await settle();
+    expect(reads).toBe(0);
+    expect(outcomes.slice(-2)).toEqual(["confirmed", "reused"]);
   });
 });
 
