@@ -60,8 +60,6 @@ export const CONFIRM_AFTER_MS = 250;
 
 export type QuietBlocksOptions = {
   told: WritesTold;
-  /** Default CONFIRM_AFTER_MS. */
-  confirmAfterMs?: number;
   onOutcome?: (outcome: QuietOutcome) => void;
   /** A block's changes were taken and the statement after said otherwise: forget what was made of it and above. */
   onDiffered: (block: bigint) => void;
@@ -298,8 +296,9 @@ export class QuietBlocks {
     read: () => Promise<VeLocksAnswer<LockChange>>,
   ): void {
     const check = () =>
-      // A reorg since (its counts cleared: notifiedHead.ts) replaced N and forgot what was made of it: the statement
-      // would read the other branch's N and call a count that missed nothing wrong.
+      // N's count no longer told: a reorg since (its counts cleared: notifiedHead.ts) replaced N and forgot what was
+      // made of it, and the statement would read the other branch's N; or more heads came within the delay than are
+      // kept (a catch-up), and the next taken block's check reads the same count's changes.
       this.o.told.writesAt(block) !== writes
         ? undefined
         : read().then(
@@ -317,8 +316,6 @@ export class QuietBlocks {
             // A failed statement says nothing either way (the index's reads report their own failures).
             () => {},
           );
-    const after = this.o.confirmAfterMs ?? CONFIRM_AFTER_MS;
-    if (after <= 0) check();
-    else setTimeout(check, after).unref();
+    setTimeout(check, CONFIRM_AFTER_MS).unref();
   }
 }
