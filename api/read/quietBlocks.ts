@@ -301,21 +301,24 @@ export class QuietBlocks {
       // kept (a catch-up), and the next taken block's check reads the same count's changes.
       this.o.told.writesAt(block) !== writes
         ? undefined
-        : read().then(
-            (answer) => {
-              if (!answer.inRange) return;
-              if (sameChanges(answer.value, taken.value)) {
-                this.o.onOutcome?.("confirmed");
-                return;
-              }
-              this.#distrusted.add(sequenceOf(writes));
-              this.#last = undefined;
-              this.o.onOutcome?.("differed");
-              this.o.onDiffered(block);
-            },
-            // A failed statement says nothing either way (the index's reads report their own failures).
-            () => {},
-          );
+        : // From a timer: a statement that throws as it is sent (a full lane) is a rejection, not an uncaught error.
+          Promise.resolve()
+            .then(read)
+            .then(
+              (answer) => {
+                if (!answer.inRange) return;
+                if (sameChanges(answer.value, taken.value)) {
+                  this.o.onOutcome?.("confirmed");
+                  return;
+                }
+                this.#distrusted.add(sequenceOf(writes));
+                this.#last = undefined;
+                this.o.onOutcome?.("differed");
+                this.o.onDiffered(block);
+              },
+              // A failed statement says nothing either way (the index's reads report their own failures).
+              () => {},
+            );
     setTimeout(check, CONFIRM_AFTER_MS).unref();
   }
 }

@@ -117,6 +117,19 @@ describe("QuietBlocks", () => {
     await settle();
     expect(reads).toBe(0);
     expect(outcomes.slice(-2)).toEqual(["confirmed", "reused"]);
+    // A check whose statement throws as it is sent (from its timer): no outcome, and no uncaught error (which would
+    // end the process, and fails this test).
+    tell(20n, "6.0");
+    await quiet.delta(anchor, at(20n), async () => answerAt(20n, truth));
+    tell(21n, "6.0");
+    let sent = 0;
+    await quiet.delta(anchor, at(21n), () => {
+      sent++;
+      throw new Error("lane full");
+    });
+    await settle();
+    expect(sent).toBe(1);
+    expect(outcomes.slice(-3)).toEqual(["reused", "reused", "confirmed"]); // 20 taken, 21 taken, 20's check
   });
 });
 
