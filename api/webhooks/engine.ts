@@ -67,8 +67,8 @@ function payload(type: string, data: string): string {
   return `{"type":"${type}","timestamp":"${new Date().toISOString()}","data":${data}}`;
 }
 
-const answerData = (topic: Topic, block: bigint, answer: string) =>
-  `{"topic":${JSON.stringify(topic.key)},"blockNumber":"${block}","answer":${answer}}`;
+const answerData = (topic: Followed, block: bigint, answer: string) =>
+  `{"topic":${JSON.stringify(topic.text)},"blockNumber":"${block}","answer":${answer}}`;
 
 export class WebhookEngine {
   #queue: Promise<void> = Promise.resolve();
@@ -269,7 +269,7 @@ export class WebhookEngine {
         rows.push({
           subscription: s.id,
           block,
-          topic: t.key,
+          topic: t.text,
           type,
           payload: payload(type, answerData(t, block, text)),
         });
@@ -358,14 +358,21 @@ export class WebhookEngine {
   }
 }
 
-type Subscribed = { id: string; topics: Topic[] };
+/**
+ * A topic a webhook follows, with the string it was registered as: what its deliveries name in `data.topic` (and the
+ * deliveries list), so a receiver routes by the string it registered — not the topic's key, which is the answers'
+ * memo key (`account:` lower-cased, `activity:` with its kinds).
+ */
+type Followed = Topic & { text: string };
+
+type Subscribed = { id: string; topics: Followed[] };
 
 /** A subscription's stored topics; one this build no longer knows is skipped (it was valid when registered). */
-function topicsOf(texts: string[]): Topic[] {
-  const topics: Topic[] = [];
+function topicsOf(texts: string[]): Followed[] {
+  const topics: Followed[] = [];
   for (const text of texts) {
     try {
-      topics.push(parseWebhookTopic(text));
+      topics.push({ ...parseWebhookTopic(text), text });
     } catch {
       // skipped
     }

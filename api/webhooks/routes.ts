@@ -29,6 +29,7 @@ export const WEBHOOKS_PATH = "/webhooks";
 /** A registration's body: a URL and at most 32 topics fit in far less. */
 export const WEBHOOK_BODY_MAX_BYTES = 16 * 1024;
 const DELIVERIES_MAX = 500;
+const DELIVERIES_PARAMS = ["status", "webhook", "limit"];
 
 export type WebhookRouteOptions = { webhooks: Webhooks | null; operatorToken: string | null };
 
@@ -84,6 +85,15 @@ export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, op
   router.get(`${WEBHOOKS_PATH}/deliveries`, async (c) => {
     const hooks = await guard(c);
     const params = new URL(c.req.url).searchParams;
+    // As every other route (api/http/params.ts parseQuery): an unknown or repeated parameter is refused, not ignored.
+    const seen = new Set<string>();
+    for (const name of params.keys()) {
+      if (!DELIVERIES_PARAMS.includes(name)) {
+        throw new BadParamsError(`Unknown parameter ${name}.`, { param: name, accepted: DELIVERIES_PARAMS });
+      }
+      if (seen.has(name)) throw new BadParamsError(`Parameter ${name} is given more than once.`, { param: name });
+      seen.add(name);
+    }
     const status = params.get("status");
     if (status !== null && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
       throw new BadParamsError(`status must be one of ${DELIVERY_STATUSES.join(", ")}.`, { param: "status" });

@@ -178,6 +178,16 @@ describe("webhooks on the API processes", () => {
     }
     const res = await api(a, "GET", "/webhooks/deliveries?status=lost");
     expect(res.status).toBe(400);
+    // Unknown and repeated parameters are refused, as on every other route.
+    for (const [query, param] of [
+      ["foo=1", "foo"],
+      ["limit=1&limit=2", "limit"],
+    ] as const) {
+      const refused = await api(a, "GET", `/webhooks/deliveries?${query}`);
+      expect(refused.status).toBe(400);
+      expect(refused.json.error).toBe("BAD_PARAMS");
+      expect((refused.json.detail as { param: string }).param).toBe(param);
+    }
   });
 
   it("the operator routes answer as the OpenAPI document says, errors included", async () => {
@@ -212,6 +222,9 @@ describe("webhooks on the API processes", () => {
     const r = await receiver();
     const carol = getAddress(DEVNET_ACCOUNTS.carol.address);
     const hook = await register(r, [`account:${carol}`]);
+    // A topic whose key differs from its string (`activity:` with no kinds): deliveries name it as registered.
+    const feed2 = await receiver();
+    const activityHook = await register(feed2, ["activity"]);
     expect(hook.id).toMatch(/^wh_/);
     expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(Buffer.from(hook.secret.slice(6), "base64").length).toBeGreaterThanOrEqual(24);
@@ -225,7 +238,10 @@ describe("webhooks on the API processes", () => {
     expect(Math.abs(Number(got.timestamp) - Date.now() / 1000)).toBeLessThan(60);
     const body = parsed(got);
     expect(body.type).toBe("index.account");
-    expect(body.data.topic).toBe(`account:${carol.toLowerCase()}`);
+    // Named as registered (checksummed here), not by the topic's lower-cased key: a receiver routes by its own string.
+    expect(body.data.topic).toBe(`account:${carol}`);
+    const activityDelivery = await feed2.until((acked) => acked.find((x) => parsed(x).data.blockNumber === block));
+    expect(parsed(activityDelivery).data.topic).toBe("activity");
     // Its locks' REST answer at the block, with the block's activity concerning carol.
     const { activity, ...locksAnswer } = body.data.answer as { activity: { kind: string; blockNumber: string }[] };
     expect(locksAnswer).toEqual(await restAt(`/accounts/${carol}/locks`, block));
@@ -242,6 +258,7 @@ describe("webhooks on the API processes", () => {
     expect(listed?.topics).toEqual([`account:${carol}`]);
     expect(listed?.secret).toBeUndefined();
     expect((await api(a, "DELETE", `/webhooks/${hook.id}`)).status).toBe(200);
+    expect((await api(a, "DELETE", `/webhooks/${activityHook.id}`)).status).toBe(200);
   });
 
   it("a receiver down, then up, gets every delivery afterwards in block order, none acknowledged twice; a retry keeps its id", async () => {
@@ -348,7 +365,7 @@ describe("webhooks on the API processes", () => {
     const body = parsed(reverted);
     expect(body.data.revertedId).toBe(delivered.id);
     expect(body.data.blockNumber).toBe(orphan);
-    expect(body.data.topic).toBe(`account:${alice.toLowerCase()}`);
+    expect(body.data.topic).toBe(`account:${alice}`);
     expect(reverted.id).not.toBe(delivered.id);
     expect(verifies(hook.secret, reverted)).toBe(true);
     // Then the topic's answer at the new head the reorg landed on.
