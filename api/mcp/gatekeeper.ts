@@ -117,12 +117,35 @@ const METHODS = new Set([
   "prompts/get",
 ]);
 
-/** Why a request's params do not fit its method, or null when they do. Messages are short by design. */
-function invalidParams(method: string, params: unknown): string | null {
+/**
+ * Argument names SDK 1.x's own check of `arguments` (a zod record) cannot pass on: `constructor` it refuses with an
+ * internal error and its dump, `__proto__` it drops (the call would go on without it). No tool or prompt has such a
+ * parameter, so either is refused here as a bad param.
+ */
+const SDK_UNTAKEN_ARGUMENTS = ["constructor", "__proto__"];
+
+/** The first argument name SDK 1.x cannot pass on, or undefined. */
+const untakenArgument = (args: Json) => SDK_UNTAKEN_ARGUMENTS.find((name) => Object.hasOwn(args, name));
+
+/** Why a prompt's arguments are not a map of strings (MCP: prompts/get's arguments are strings), or null. */
+function promptArgumentsProblem(args: Json): string | null {
+  for (const [name, value] of Object.entries(args)) {
+    if (typeof value !== "string") return `prompt argument ${name.slice(0, 64)} must be a string.`;
+  }
+  return null;
+}
+
+/**
+ * Why a request's params do not fit its method, or null when they do. Messages are short by design. The 2026-07-28
+ * era (api/mcp/modern.ts) screens with it too (`modern`): there the SDK v2 parses initialize and `_meta` itself, and
+ * takes any argument name.
+ */
+function invalidParams(method: string, params: unknown, { modern = false } = {}): string | null {
   if (params !== undefined && !isObject(params)) return "params must be an object.";
   const p = (params ?? {}) as Json;
   switch (method) {
     case "initialize":
+      if (modern) return null;
       if (typeof p.protocolVersion !== "string") return "initialize needs protocolVersion (a string).";
       if (!isObject(p.capabilities)) return "initialize needs capabilities (an object).";
       if (!isObject(p.clientInfo) || typeof p.clientInfo.name !== "string" || typeof p.clientInfo.version !== "string")
@@ -131,6 +154,9 @@ function invalidParams(method: string, params: unknown): string | null {
     case "tools/call":
       if (typeof p.name !== "string") return "tools/call needs name (a string).";
       if (p.arguments !== undefined && !isObject(p.arguments)) return "arguments must be an object.";
+      if (!modern && isObject(p.arguments) && untakenArgument(p.arguments)) {
+        return `no tool takes an argument named ${untakenArgument(p.arguments)}.`;
+      }
       return null;
     case "tools/list":
     case "resources/list":
@@ -143,11 +169,25 @@ function invalidParams(method: string, params: unknown): string | null {
       return null;
     case "prompts/get":
       if (typeof p.name !== "string") return "prompts/get needs name (a string).";
-      if (p.arguments !== undefined && !isObject(p.arguments)) return "arguments must be an object.";
-      return null;
+      if (p.arguments === undefined) return null;
+      if (!isObject(p.arguments)) return "arguments must be an object.";
+      if (!modern && untakenArgument(p.arguments)) {
+        return `no prompt takes an argument named ${untakenArgument(p.arguments)}.`;
+      }
+      return promptArgumentsProblem(p.arguments);
     default:
       return null;
   }
+}
+
+/**
+ * A 2026-07-28 request's -32602 answer when its params do not fit its method (invalidParams, `modern`), else null
+ * (a notification, or anything else, goes to the SDK as it is).
+ */
+export function modernParamsRefusal(message: unknown): string | null {
+  if (!isObject(message) || typeof message.method !== "string" || !isId(message.id)) return null;
+  const bad = invalidParams(message.method, message.params, { modern: true });
+  return bad === null ? null : errorAnswer(message.id, JSON_RPC.INVALID_PARAMS, `Invalid params: ${bad}`);
 }
 
 /** One message's answer made here: its JSON text, or the parts of that text in order (text and UTF-8 bytes). */

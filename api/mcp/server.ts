@@ -37,6 +37,7 @@ import {
   joinBytes,
   MCP_MAX_BODY_BYTES,
   MCP_MAX_RESPONSE_BYTES,
+  modernParamsRefusal,
   overBudgetAnswers,
   parseBody,
   screen,
@@ -158,7 +159,8 @@ export function toolCallPath(operation: ToolOperation, args: Record<string, unkn
   for (const [name, value] of Object.entries(args)) {
     if (value === undefined || value === null) continue;
     const text = argumentText(name, value);
-    if (name in pathParams) given[name] = text;
+    // Own names only: `toString` or `__proto__` is not a path parameter (the route refuses it as unknown).
+    if (Object.hasOwn(pathParams, name)) given[name] = text;
     else query.append(name, text);
   }
   // operation.path is the concrete OpenAPI path ("/api/mcp/v1/state/{address}", "/api/mcp/v1/prepare/lock").
@@ -393,6 +395,10 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
           return c.body(overBudgetAnswers(body, error.retryAfterSec), 429, JSON_TYPE);
         }
       }
+      // Params of the wrong shape get a short -32602 here, as in the 2025 era (SDK v2 answers some with -32603 and
+      // its validator's dump).
+      const refused = modernParamsRefusal(message);
+      if (refused !== null) return c.body(refused, 200, JSON_TYPE);
       return modern.serve(c, message);
     }
     const parsed = body.kind === "ok" ? { ...body, ...screen(body.messages, toolsOf) } : body;

@@ -298,4 +298,71 @@ describe("the 2026-07-28 wire", () => {
     expect(listen.status).toBe(200);
     expect(listen.body.error!.code).toBe(-32603);
   });
+
+  it("params of the wrong shape are a short -32602, as in the 2025 era (no validator's dump)", async () => {
+    for (const [method, params, headers] of [
+      ["resources/read", {}, {}],
+      ["prompts/get", { name: "review_my_locks", arguments: { address: 5 } }, { "mcp-name": "review_my_locks" }],
+      ["tools/call", { name: "get_lock", arguments: [] }, { "mcp-name": "get_lock" }],
+    ] as const) {
+      const { status, body } = await modernPost(method, params, headers);
+      expect(status, method).toBe(200);
+      expect(body.error?.code, method).toBe(-32602);
+      expect(body.error?.message, method).toMatch(/^Invalid params: [^[\n]+$/);
+    }
+  });
+});
+
+/** One raw 2025-era POST (no envelope: api/mcp/server.ts's own path over SDK 1.x). */
+async function legacyPost(method: string, params: Record<string, unknown>) {
+  const res = await fetch(url(), {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 9, method, params }),
+  });
+  return {
+    status: res.status,
+    body: (await res.json()) as Wire & { result?: { isError?: boolean; content?: { text: string }[] } },
+  };
+}
+
+describe("arguments are judged as the REST route judges its parameters, in both eras", () => {
+  const lockId = () => String(firstLock().tokenId);
+
+  it("an argument named like an Object member (toString, valueOf) is an unknown parameter, not ignored", async () => {
+    for (const name of ["toString", "valueOf"]) {
+      const args = JSON.parse(`{"tokenId":"${lockId()}",${JSON.stringify(name)}:"1"}`) as Record<string, unknown>;
+      const legacy = await legacyPost("tools/call", { name: "get_lock", arguments: args });
+      const modern = await modernPost("tools/call", { name: "get_lock", arguments: args }, { "mcp-name": "get_lock" });
+      for (const [era, answer] of [
+        ["2025", legacy.body.result as { isError?: boolean; content?: { text: string }[] }],
+        ["2026", modern.body.result as { isError?: boolean; content?: { text: string }[] }],
+      ] as const) {
+        expect(answer?.isError, `${era} ${name}`).toBe(true);
+        const envelope = JSON.parse(answer!.content![0]!.text) as { error: string; message: string };
+        expect(envelope.error, `${era} ${name}`).toBe("BAD_PARAMS");
+        expect(envelope.message, `${era} ${name}`).toBe(`Unknown parameter ${name}.`);
+      }
+    }
+  });
+
+  it("`constructor`, which SDK 1.x's own check cannot take, is a short -32602 in the 2025 era, BAD_PARAMS in 2026", async () => {
+    const args = { tokenId: lockId(), constructor: "1" };
+    const legacy = await legacyPost("tools/call", { name: "get_lock", arguments: args });
+    expect(legacy.body.error?.code).toBe(-32602);
+    expect(legacy.body.error?.message).toBe("Invalid params: no tool takes an argument named constructor.");
+    const modern = await modernPost("tools/call", { name: "get_lock", arguments: args }, { "mcp-name": "get_lock" });
+    const envelope = JSON.parse(
+      (modern.body.result as unknown as { content: { text: string }[] }).content[0]!.text,
+    ) as {
+      error: string;
+    };
+    expect(envelope.error).toBe("BAD_PARAMS");
+  });
+
+  it("a prompt's arguments are strings: another type is a short -32602 in the 2025 era too", async () => {
+    const { body } = await legacyPost("prompts/get", { name: "review_my_locks", arguments: { address: 5 } });
+    expect(body.error?.code).toBe(-32602);
+    expect(body.error?.message).toBe("Invalid params: prompt argument address must be a string.");
+  });
 });
