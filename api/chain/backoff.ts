@@ -59,7 +59,9 @@ export class RpcBackoff {
     if (this.#failures === 0) return { admitted: true, release: () => {} };
     const left = this.#openUntil - this.#now();
     if (left > 0) return { admitted: false, retryAfterMs: left };
-    if (this.#probing) return { admitted: false, retryAfterMs: this.#firstMs };
+    // One probe at a time: a request that is not admitted still runs (api/http/upstreamBackoff.ts) and its call may be
+    // the one that went out as the probe; none is admitted until that call is answered.
+    if (this.#probing || this.#probeCall) return { admitted: false, retryAfterMs: this.#firstMs };
     this.#probing = true;
     return {
       admitted: true,

@@ -162,4 +162,32 @@ describe("state, quote, prepare and preflight in a 10 s outage under load", () =
     },
     60_000,
   );
+
+  it("while backed off, a bad input is still 400 and an unknown action 404 (the node not touched); a read that needs it 503", async () => {
+    const app = d.app({ config: { ...d.config, rateLimit: { max: 1e9, windowSec: 60 } } });
+    // The launch gate read once with the node up (prepare reads it first, as the spec orders; it is then cached).
+    expect((await d.get(app, "/api/mcp/v1/preflight")).status).toBe(200);
+    d.proxy.reset();
+    d.proxy.setFault({ kind: "down" });
+    try {
+      // One read fails as an outage does: the back-off opens.
+      expect((await d.get(app, PATHS[0]!)).status).toBe(502);
+      const calls = d.proxy.count();
+      for (const [path, want, code] of [
+        ["/api/mcp/v1/state/0xdead", 400, "BAD_PARAMS"],
+        [`/api/mcp/v1/quote/lock-via-furnace?user=${user}&claimAmountWei=01&durationSeconds=1`, 400, "BAD_PARAMS"],
+        ["/api/mcp/v1/prepare/unbond-lp?amountWei=-1", 400, "BAD_PARAMS"],
+        ["/api/mcp/v1/prepare/nope", 404, "NOT_FOUND"],
+        // Needs no node once the gate is known: answered as with the node up.
+        ["/api/mcp/v1/prepare/withdraw-lp", 200, undefined],
+        [PATHS[0]!, 503, "UPSTREAM_UNAVAILABLE"],
+      ] as const) {
+        const { status, body } = await d.get(app, path);
+        expect([status, body.error], path).toEqual([want, code]);
+      }
+      expect(d.proxy.count()).toBe(calls);
+    } finally {
+      d.proxy.setFault(null);
+    }
+  });
 });
