@@ -144,6 +144,16 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
   };
 
   const handler: Handler = async (c) => {
+    const malformed = c.req.method === "GET" ? malformedJsonParam(new URL(c.req.url).searchParams) : null;
+    if (malformed !== null) {
+      // yoga's GET parser would throw JSON.parse's SyntaxError as an internal error (and log it with its stack): the
+      // client's mistake is answered as yoga answers `variables=5`, 400 BAD_REQUEST.
+      const error = graphqlError("BAD_REQUEST", `The "${malformed}" parameter is not valid JSON.`);
+      c.header("cache-control", "no-store");
+      return c.body(JSON.stringify({ errors: [error.toJSON()] }), 400, {
+        "content-type": "application/json; charset=utf-8",
+      });
+    }
     const { request, key, source } = await forEngine(c);
     const late = afterDeadline(c);
     const res = await Promise.race([answerOf(c, request, key, source), late.promise]).finally(late.cancel);
@@ -161,6 +171,20 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
     return c.body(res.bytes, res.status as 200, { "content-type": res.type ?? "application/json" });
   };
   return { handlers: [limited, overall, handler], warm: () => void engine() };
+}
+
+/** A GET's `variables` or `extensions` given and not JSON (the name of the first), or null. */
+function malformedJsonParam(search: URLSearchParams): "variables" | "extensions" | null {
+  for (const name of ["variables", "extensions"] as const) {
+    const text = search.get(name);
+    if (!text) continue;
+    try {
+      JSON.parse(text);
+    } catch {
+      return name;
+    }
+  }
+  return null;
 }
 
 function json(c: Context, body: unknown, status: 200) {

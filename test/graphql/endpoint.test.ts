@@ -250,6 +250,23 @@ describe("answers", () => {
     const page = await app.request("/graphql", { headers: { accept: "text/html" } });
     expect(page.headers.get("content-type")).not.toMatch(/html/);
   });
+
+  it("GET with variables or extensions that are not JSON: 400 BAD_REQUEST naming the parameter, not an internal error", async () => {
+    const q = encodeURIComponent("query Q($b: Block) { _meta(block: $b) { block } }");
+    for (const name of ["variables", "extensions"]) {
+      const res = await app.request(`/graphql?query=${q}&${name}=${encodeURIComponent("{bad")}`);
+      expect(res.status, name).toBe(400);
+      const body = (await res.json()) as { errors: { message: string; extensions: { code: string } }[] };
+      expect(body.errors[0]!.extensions.code, name).toBe("BAD_REQUEST");
+      expect(body.errors[0]!.message, name).toBe(`The "${name}" parameter is not valid JSON.`);
+    }
+    // Valid JSON of the wrong type is yoga's own refusal, the same code.
+    const typed = await app.request(`/graphql?query=${q}&variables=5`);
+    expect(typed.status).toBe(400);
+    expect(((await typed.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe(
+      "BAD_REQUEST",
+    );
+  });
 });
 
 describe("identical requests together", () => {
