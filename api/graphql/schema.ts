@@ -75,6 +75,7 @@ type LockEvent {
   account: String!
   "create: amount; topup: added; merge: moved; unlock: returned; else null."
   amountWei: BigInt
+  "As getLockInfo reports it at the event's block: an AutoMax lock ends that block's time + 365 days."
   lockEnd: BigInt!
   autoMax: Boolean!
   "merge: the lock merged away."

@@ -311,11 +311,17 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
 SELECT h.*, a.*, r.account, r.value FROM head h CROSS JOIN at a LEFT JOIN ranked r ON r.value > 0
  ORDER BY r.value DESC, r.account COLLATE "C" ASC`;
 
-  /** Both feeds' rows in one shape (lock_event: the lock's fields; protocol_event: the event's own). */
+  /**
+   * Both feeds' rows in one shape (lock_event: the lock's fields; protocol_event: the event's own). A lock's end is
+   * getLockInfo's at the event's block: a live AutoMax lock's is that block's time + 365 days, never the stored end
+   * (protocol.md §8; shapes.ts eventJson by effectiveLockEnd).
+   */
   const feed = (ev: SQL, t: Tables, where: (other: SQL) => SQL, tail: SQL) => sql`lk AS (
   SELECT e.kind, e.account, e.recipient AS other,
          jsonb_build_object('tokenId', e.token_id::text, 'amount', e.amount::text, 'fromTokenId', e.from_token_id::text,
-           'owner', e.owner, 'lockAmount', e.lock_amount::text, 'lockEnd', e.lock_end::text, 'autoMax', e.auto_max,
+           'owner', e.owner, 'lockAmount', e.lock_amount::text,
+           'lockEnd', (CASE WHEN e.auto_max AND e.lock_amount <> 0
+             THEN e.block_time + ${sql.raw(MAX_LOCK_DURATION.toString())} ELSE e.lock_end END)::text, 'autoMax', e.auto_max,
            'listed', e.listed, 'burned', e.burned) AS data,
          e.block_number, e.block_time, e.tx_hash, e.log_index
     FROM ${ev} e, at WHERE at.in_range AND e.block_number <= at.at_block AND ${where(sql.raw("e.recipient"))}

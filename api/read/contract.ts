@@ -43,6 +43,7 @@ export type LockEventState = {
   tokenId: bigint;
   account: Address;
   amount: bigint | null;
+  /** The stored end; what an answer says is getLockInfo's at the event's block (shapes.ts eventJson). */
   lockEnd: bigint;
   autoMax: boolean;
   fromTokenId: bigint | null;

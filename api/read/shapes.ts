@@ -115,7 +115,10 @@ export const EVENT_SCHEMA = object({
   tokenId: uintString("The lock the event changed (for a merge: the lock merged into)."),
   account: addressString("Who acted: the owner (for a transfer: the seller)."),
   amountWei: nullable(uintString("wei"), "create: amount; topup: added; merge: moved; unlock: returned; else null."),
-  lockEnd: uintString("The lock's stored end right after the event (0 once burned)."),
+  lockEnd: uintString(
+    "The lock's end right after the event, as getLockInfo reports it at the event's block: an AutoMax lock ends " +
+      "that block's time + 365 days; any other its stored end (0 once burned).",
+  ),
   autoMax: boolean("The lock's AutoMax flag right after the event."),
   fromTokenId: nullable(uintString("id"), "merge: the lock merged away; else null."),
   recipient: nullable(addressString("address"), "transfer: who received the lock (the Furnace); else null."),
@@ -128,13 +131,18 @@ export const EVENT_SCHEMA = object({
   logIndex: integer("The log's index in its block.", { minimum: 0 }),
 });
 
+/**
+ * A lock event as REST and GraphQL answer it. The row holds the stored end; an AutoMax lock's end is never a stored
+ * figure but the event's block time + 365 days (protocol.md §8), also after an event that did not rewrite it (a
+ * listing, a transfer).
+ */
 export function eventJson(e: LockEventState) {
   return {
     kind: e.kind,
     tokenId: e.tokenId.toString(),
     account: checksummedAddress(e.account),
     amountWei: e.amount === null ? null : e.amount.toString(),
-    lockEnd: e.lockEnd.toString(),
+    lockEnd: effectiveLockEnd({ amount: e.lockAmount, lockEnd: e.lockEnd, autoMax: e.autoMax }, e.blockTime).toString(),
     autoMax: e.autoMax,
     fromTokenId: e.fromTokenId === null ? null : e.fromTokenId.toString(),
     recipient: checksummed(e.recipient),

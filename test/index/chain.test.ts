@@ -39,7 +39,18 @@ type LockJson = {
   createdBlock: string;
 };
 type RowJson = { rank: number; address: string; veWei: string; lockedWei: string; locks: number };
-type EventJson = { kind: string; txHash: string; logIndex: number; tokenId: string; blockNumber: string };
+type EventJson = {
+  kind: string;
+  txHash: string;
+  logIndex: number;
+  tokenId: string;
+  blockNumber: string;
+  lockEnd: string;
+  autoMax: boolean;
+  lockAmountWei: string;
+  listed: boolean;
+};
+type ActivityJson = { kind: string; fields: Record<string, unknown>; blockNumber: string; logIndex: number };
 
 describe(`index API against the chain (${backend})`, () => {
   let chain: IndexChain;
@@ -109,6 +120,44 @@ describe(`index API against the chain (${backend})`, () => {
       args: [tokenId],
       blockNumber,
     });
+
+  /** getLockInfo of a lock at a block (amount, end, autoMax, listed), read once per (lock, block). */
+  const infos = new Map<string, Promise<readonly [bigint, bigint, boolean, boolean]>>();
+  const lockInfoAt = (tokenId: bigint, blockNumber: bigint) => {
+    const key = `${tokenId}@${blockNumber}`;
+    let info = infos.get(key);
+    if (!info) {
+      info = devnet.clients.publicClient.readContract({
+        address: ve.address(),
+        abi: VeLockNFTAbi,
+        functionName: "getLockInfo",
+        args: [tokenId],
+        blockNumber,
+      });
+      infos.set(key, info);
+    }
+    return info;
+  };
+
+  /**
+   * Each event's lock state (lockEnd, autoMax, lockAmountWei, listed) is what getLockInfo reports for its lock at the
+   * event's block — for an AutoMax lock an end of that block's time + 365 days, also after a listing or a transfer,
+   * which leave the stored end as it was (protocol.md §8). The devnet mines one transaction per block, so the state
+   * at the block is the state right after the block's last event of a lock: only that one is compared.
+   */
+  async function expectEventStatesMatchChain(events: EventJson[], what: string) {
+    const seen = new Set<string>();
+    for (const e of events) {
+      const key = `${e.tokenId}@${e.blockNumber}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const [amount, lockEnd, autoMax, listed] = await lockInfoAt(BigInt(e.tokenId), BigInt(e.blockNumber));
+      expect(
+        { lockEnd: e.lockEnd, autoMax: e.autoMax, lockAmountWei: e.lockAmountWei, listed: e.listed },
+        `${what}: ${e.kind} of ${e.tokenId} at ${e.blockNumber}`,
+      ).toEqual({ lockEnd: String(lockEnd), autoMax, lockAmountWei: String(amount), listed });
+    }
+  }
 
   /**
    * The lifecycle logs up to `block` as the index must list them: token ids and accounts each concerns, kind,
@@ -291,6 +340,7 @@ describe(`index API against the chain (${backend})`, () => {
       const truth = history.filter((h) => h.tokens.includes(l.tokenId));
       expect(ids(rows), `history of ${l.tokenId} at ${B}`).toEqual(truth.map((h) => `${h.id}:${h.kind}`));
       expect(rows.at(-1)?.kind, "a lock's oldest event is its creation").toBe("create");
+      await expectEventStatesMatchChain(rows, `history of ${l.tokenId} at ${B}`);
     }
     for (const who of [
       ...ACTORS.map((a) => DEVNET_ACCOUNTS[a].address),
@@ -340,6 +390,80 @@ describe(`index API against the chain (${backend})`, () => {
       { numRuns: 3, endOnFailure: true },
     );
     expect(applied.reduce((a, b) => a + b, 0)).toBeGreaterThan(8);
+  });
+
+  it("an AutoMax lock's events that leave its end alone (list, unlist, transfer) carry getLockInfo's end at their block", async () => {
+    const carol = DEVNET_ACCOUNTS.carol;
+    const { market, deployer } = DEVNET_ACCOUNTS;
+    const { testClient } = devnet.clients;
+    const later = async (days: number) => {
+      await testClient.increaseTime({ seconds: days * 86_400 });
+      await testClient.mine({ blocks: 1 });
+    };
+    const receipt = await send(devnet, carol.privateKey, {
+      address: devnet.addresses.Furnace,
+      abi: DEVNET_ABIS.Furnace,
+      functionName: "enterWithClaim",
+      args: [3_000n * E18, 0n, 365n * 86_400n, true, 1n],
+    });
+    const [created] = parseEventLogs({ abi: VeLockNFTAbi, eventName: "LockCreated", logs: receipt.logs });
+    const id = created!.args.tokenId;
+    const storedEnd = created!.args.lockEnd;
+    const veTx = (who: typeof market, functionName: string, args: readonly unknown[]) =>
+      send(devnet, who.privateKey, { address: ve.address(), abi: ve.abi, functionName, args });
+    // Days between the events: each block's time + 365 days is past the end stored at the creation.
+    await later(9);
+    await veTx(market, "setListed", [id, true]);
+    await later(5);
+    await veTx(market, "setListed", [id, false]);
+    await later(3);
+    await veTx(market, "setListed", [id, true]);
+    await later(2);
+    await veTx(market, "transferFrom", [carol.address, devnet.addresses.Furnace, id]);
+    await later(4);
+    await send(devnet, deployer.privateKey, {
+      address: devnet.addresses.Furnace,
+      abi: DEVNET_ABIS.Furnace,
+      functionName: "settleSellBack",
+      args: [id],
+    });
+    await chain.catchUp();
+
+    const { body } = await get(`/locks/${id}/events?limit=100`, "/locks/{tokenId}/events");
+    const events = body.events as EventJson[];
+    expect(events.map((e) => e.kind)).toEqual(["unlock", "transfer", "list", "unlist", "list", "create"]);
+    await expectEventStatesMatchChain(events, `history of ${id}`);
+    for (const e of events.filter((x) => ["list", "unlist", "transfer"].includes(x.kind))) {
+      expect(e.autoMax).toBe(true);
+      expect(BigInt(e.lockEnd), `${e.kind}: not the end stored at the creation`).toBeGreaterThan(storedEnd);
+    }
+    expect(events[0]).toMatchObject({ kind: "unlock", lockEnd: "0", autoMax: false });
+
+    // The activity feed's fields and GraphQL's lockEvents: the same ends.
+    const endOf = new Map(events.map((e) => [`${e.blockNumber}-${e.logIndex}`, e.lockEnd]));
+    const lockKinds = "create,topup,extend,merge,unlock,automax,transfer,list,unlist";
+    const feed = await get(`/activity?account=${carol.address}&kind=${lockKinds}&limit=100`, "/activity");
+    const items = (feed.body.events as ActivityJson[]).filter((a) => a.fields.tokenId === String(id));
+    expect(items.map((a) => a.kind)).toEqual(["transfer", "list", "unlist", "list", "create"]);
+    for (const a of items) {
+      const [, lockEnd] = await lockInfoAt(id, BigInt(a.blockNumber));
+      expect(a.fields.lockEnd, `activity ${a.kind} at ${a.blockNumber}`).toBe(String(lockEnd));
+      expect(a.fields.lockEnd).toBe(endOf.get(`${a.blockNumber}-${a.logIndex}`));
+    }
+    const gql = await app.request("/graphql", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        query: `{ lockEvents(where: { tokenId: "${id}" }, limit: 100) { items { kind lockEnd blockNumber logIndex } } }`,
+      }),
+    });
+    const { data } = (await gql.json()) as {
+      data: { lockEvents: { items: { kind: string; lockEnd: string; blockNumber: string; logIndex: number }[] } };
+    };
+    expect(
+      data.lockEvents.items.map((e) => [e.kind, e.lockEnd]),
+      "GraphQL lockEvents",
+    ).toEqual(events.map((e) => [e.kind, e.lockEnd]));
   });
 
   it("a fresh lock in the last block is in the head's answers", async () => {
