@@ -5,7 +5,13 @@
  * and the same for everyone.
  */
 
-export type PromptArgument = { name: string; description: string; required: boolean };
+export type PromptArgument = {
+  name: string;
+  description: string;
+  required: boolean;
+  /** The only values it takes, where there are few (another is refused, never read as the default). */
+  oneOf?: readonly string[];
+};
 export type PromptDefinition = {
   name: string;
   title: string;
@@ -89,6 +95,7 @@ export const PROMPTS: readonly PromptDefinition[] = [
         name: "mode",
         description: "0 (default): pay the ETH and reward tokens to the wallet; 1: lock both via the Furnace.",
         required: false,
+        oneOf: ["0", "1"],
       },
     ],
     render: (a) => {
@@ -111,7 +118,11 @@ export const PROMPTS: readonly PromptDefinition[] = [
 
 /** The prompts as prompts/list lists them. */
 export const listedPrompts = () =>
-  PROMPTS.map(({ render: _render, ...p }) => ({ ...p, arguments: p.arguments.map((a) => ({ ...a })) }));
+  PROMPTS.map(({ render: _render, ...p }) => ({
+    ...p,
+    // MCP's PromptArgument: name, description, required (the values it takes are in its description).
+    arguments: p.arguments.map(({ oneOf: _oneOf, ...a }) => ({ ...a })),
+  }));
 
 /** prompts/get's result: one user message. */
 export function getPrompt(
@@ -130,6 +141,7 @@ export function getPrompt(
     if (typeof v !== "string") throw new PromptError(`Argument ${a.name} must be a string.`);
     // Rendered into text an assistant follows: one line of a plain value, nothing that could restyle the message.
     if (!/^[A-Za-z0-9_.:-]{1,100}$/.test(v)) throw new PromptError(`Argument ${a.name} is not a plain value.`);
+    if (a.oneOf && !a.oneOf.includes(v)) throw new PromptError(`Argument ${a.name} must be ${a.oneOf.join(" or ")}.`);
     given[a.name] = v;
   }
   return {

@@ -24,16 +24,26 @@ for (const [net, bits] of [
   ["169.254.0.0", 16],
   ["172.16.0.0", 12],
   ["192.0.0.0", 24],
+  // Documentation (TEST-NET-1, -2, -3): reserved, never a host on the internet.
+  ["192.0.2.0", 24],
   ["192.168.0.0", 16],
   ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
   ["224.0.0.0", 4],
   ["240.0.0.0", 4],
 ] as const) {
   NON_PUBLIC.addSubnet(net, bits, "ipv4");
 }
 for (const [net, bits] of [
-  ["::", 128],
+  // IPv4-compatible (deprecated; `::` and `::1` among them): the IPv4 address they embed is not judged here.
+  ["::", 96],
   ["64:ff9b::", 96],
+  ["100::", 64],
+  // Teredo and 6to4 embed an IPv4 address (a private one, possibly); documentation.
+  ["2001::", 32],
+  ["2001:db8::", 32],
+  ["2002::", 16],
   ["fc00::", 7],
   ["fe80::", 10],
   ["ff00::", 8],

@@ -360,6 +360,17 @@ describe("arguments are judged as the REST route judges its parameters, in both 
     expect(envelope.error).toBe("BAD_PARAMS");
   });
 
+  it("a prompt's argument with few values takes only those: collect_everything's mode 2 is -32602, not mode 0", async () => {
+    const address = firstLock().owner!;
+    const { body } = await legacyPost("prompts/get", { name: "collect_everything", arguments: { address, mode: "2" } });
+    expect(body.error?.code).toBe(-32602);
+    expect(body.error?.message).toMatch(/mode must be 0 or 1/);
+    const ok = await legacyPost("prompts/get", { name: "collect_everything", arguments: { address, mode: "1" } });
+    expect(ok.body.result).toBeDefined();
+    const listed = await legacyPost("prompts/list", {});
+    expect(JSON.stringify(listed.body.result)).not.toContain("oneOf");
+  });
+
   it("a prompt's arguments are strings: another type is a short -32602 in the 2025 era too", async () => {
     const { body } = await legacyPost("prompts/get", { name: "review_my_locks", arguments: { address: 5 } });
     expect(body.error?.code).toBe(-32602);

@@ -75,10 +75,25 @@ describe("targets", () => {
       "224.0.0.1",
       "::",
       "::ffff:10.0.0.1",
+      // Documentation ranges, IPv4-compatible, Teredo and 6to4 (which embed an IPv4 address).
+      "192.0.2.1",
+      "198.51.100.1",
+      "203.0.113.1",
+      "2001:db8::1",
+      "::a00:1",
+      "2001:0:a00:1::",
+      "2002:a00:1::",
     ]) {
       expect(addressClass(ip), ip).toBe("private");
     }
-    for (const ip of ["1.1.1.1", "8.8.8.8", "2606:4700:4700::1111", "172.32.0.1"])
+    for (const ip of [
+      "1.1.1.1",
+      "8.8.8.8",
+      "2606:4700:4700::1111",
+      "172.32.0.1",
+      "203.0.114.1",
+      "2001:4860:4860::8888",
+    ])
       expect(addressClass(ip), ip).toBe("public");
     expect(allowedAddress("127.0.0.1", "none")).toBe(false);
     expect(allowedAddress("127.0.0.1", "loopback")).toBe(true);
