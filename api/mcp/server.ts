@@ -43,7 +43,7 @@ import {
   screen,
 } from "./gatekeeper";
 import { guideText, INSTRUCTIONS } from "./guide";
-import { type ModernSurface, modernEndpoint } from "./modern";
+import { type ModernSurface, modernEndpoint, SUPPORTED_VERSIONS } from "./modern";
 import { getPrompt, listedPrompts, PromptError } from "./prompts";
 import {
   FIXED_RESOURCES,
@@ -199,6 +199,9 @@ export type McpEndpointOptions = {
 };
 
 const JSON_TYPE = { "content-type": "application/json" } as const;
+
+/** The revisions this path answers (2026-07-28 is api/mcp/modern.ts's). */
+const LEGACY_VERSIONS: readonly string[] = SUPPORTED_VERSIONS.filter((v) => v < "2026");
 
 /**
  * The Origin rule of the MCP transport (2025-06-18: servers must validate Origin, and answer 403 to an
@@ -400,6 +403,13 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
       const refused = modernParamsRefusal(message);
       if (refused !== null) return c.body(refused, 200, JSON_TYPE);
       return modern.serve(c, message);
+    }
+    // The 2025 transport: a request after initialize names its revision in MCP-Protocol-Version; one this server does
+    // not speak is 400 (the SDK checks it only on what reaches it; ping and tools/list are answered here).
+    const revision = c.req.header("mcp-protocol-version");
+    if (revision !== undefined && !LEGACY_VERSIONS.includes(revision)) {
+      const message = `Bad Request: Unsupported protocol version: ${revision.slice(0, 32)} (supported versions: ${SUPPORTED_VERSIONS.join(", ")})`;
+      return c.body(errorAnswer(null, JSON_RPC.SERVER_ERROR, message), 400, JSON_TYPE);
     }
     const parsed = body.kind === "ok" ? { ...body, ...screen(body.messages, toolsOf) } : body;
     const cost = costOf(parsed);

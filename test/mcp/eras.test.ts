@@ -314,10 +314,10 @@ describe("the 2026-07-28 wire", () => {
 });
 
 /** One raw 2025-era POST (no envelope: api/mcp/server.ts's own path over SDK 1.x). */
-async function legacyPost(method: string, params: Record<string, unknown>) {
+async function legacyPost(method: string, params: Record<string, unknown>, headers: Record<string, string> = {}) {
   const res = await fetch(url(), {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
     body: JSON.stringify({ jsonrpc: "2.0", id: 9, method, params }),
   });
   return {
@@ -325,6 +325,20 @@ async function legacyPost(method: string, params: Record<string, unknown>) {
     body: (await res.json()) as Wire & { result?: { isError?: boolean; content?: { text: string }[] } },
   };
 }
+
+describe("the 2025 transport's revision header", () => {
+  it("a revision this server does not speak is 400 (ping included, which is answered without the SDK)", async () => {
+    for (const revision of ["1999-01-01", "2025-07-01"]) {
+      const { status, body } = await legacyPost("ping", {}, { "mcp-protocol-version": revision });
+      expect(status, revision).toBe(400);
+      expect(body.error?.message, revision).toMatch(/^Bad Request: Unsupported protocol version/);
+    }
+    for (const revision of ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]) {
+      const { status, body } = await legacyPost("ping", {}, { "mcp-protocol-version": revision });
+      expect([status, body.result], revision).toEqual([200, {}]);
+    }
+  });
+});
 
 describe("arguments are judged as the REST route judges its parameters, in both eras", () => {
   const lockId = () => String(firstLock().tokenId);
