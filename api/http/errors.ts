@@ -99,7 +99,7 @@ export class UnauthorizedError extends ApiError {
 
 export class MethodNotAllowedError extends ApiError {
   override name = "MethodNotAllowedError";
-  constructor(method: string, allowed: readonly string[] = ["GET", "OPTIONS"]) {
+  constructor(method: string, allowed: readonly string[] = ["GET", "HEAD", "OPTIONS"]) {
     const use = allowed.filter((m) => m !== "OPTIONS").join(" or ");
     super("METHOD_NOT_ALLOWED", `Method ${method} is not allowed; use ${use}.`, { allowed });
   }

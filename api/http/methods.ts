@@ -11,7 +11,7 @@ import { MethodNotAllowedError } from "./errors";
 
 /** Only a preflight (OPTIONS) needs these; sending them on every GET costs the hot path for nothing. */
 const PREFLIGHT_HEADERS = {
-  "access-control-allow-methods": "GET, OPTIONS",
+  "access-control-allow-methods": "GET, HEAD, OPTIONS",
   "access-control-allow-headers": "*",
   "access-control-max-age": "86400",
 } as const;
@@ -44,7 +44,7 @@ export function methodPolicy({
     }
     if (post && c.req.method !== "POST") {
       c.header("allow", post.join(", "));
-      throw new MethodNotAllowedError(c.req.method, ["GET", "POST", "OPTIONS"]);
+      throw new MethodNotAllowedError(c.req.method, post);
     }
     if (!own && !post) {
       c.header("allow", "GET, HEAD, OPTIONS");

@@ -41,7 +41,7 @@ export function startMetricsServer(o: {
     const path = (req.url ?? "").split("?", 1)[0];
     if (path !== METRICS_LISTENER_PATH) return fail(res, new NotFoundError());
     if (req.method !== "GET" && req.method !== "HEAD") {
-      return fail(res, new MethodNotAllowedError(req.method ?? "?"), { allow: "GET, HEAD" });
+      return fail(res, new MethodNotAllowedError(req.method ?? "?", ["GET", "HEAD"]), { allow: "GET, HEAD" });
     }
     if (allowed && !allowed(req.headers.authorization)) {
       const error = new UnauthorizedError();

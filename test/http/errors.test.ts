@@ -42,8 +42,8 @@ describe("error envelopes", () => {
         expect(await res.json()).toEqual({
           ok: false,
           error: "METHOD_NOT_ALLOWED",
-          message: `Method ${method} is not allowed; use GET.`,
-          detail: { allowed: ["GET", "OPTIONS"] },
+          message: `Method ${method} is not allowed; use GET or HEAD.`,
+          detail: { allowed: ["GET", "HEAD", "OPTIONS"] },
         });
       }
     },
@@ -114,7 +114,7 @@ describe("error envelopes", () => {
         expect(res.status, path).toBe(204);
         expect(await res.text()).toBe("");
         expectCors(res);
-        expect(res.headers.get("access-control-allow-methods")).toBe("GET, OPTIONS");
+        expect(res.headers.get("access-control-allow-methods")).toBe("GET, HEAD, OPTIONS");
         expect(res.headers.get("access-control-allow-headers")).toBe("*");
         expect(res.headers.get("access-control-max-age")).toBe("86400");
         expect(res.headers.get("x-request-id")).toMatch(UUID);

@@ -124,7 +124,7 @@ export function httpContract(target: () => string): void {
     const headers = { origin: "https://assistant.example", "access-control-request-method": "GET" };
     const preflight = await fetch(`${target()}/api/mcp/v1/preflight`, { method: "OPTIONS", headers });
     expect(preflight.status).toBe(204);
-    expect(preflight.headers.get("access-control-allow-methods")).toBe("GET, OPTIONS");
+    expect(preflight.headers.get("access-control-allow-methods")).toBe("GET, HEAD, OPTIONS");
     expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
     expect(preflight.headers.get("x-request-id")).toMatch(UUID);
     const mcp = await fetch(`${target()}/api/mcp`, { method: "OPTIONS", headers });
