@@ -19,7 +19,7 @@ import pg from "pg";
 import { createApp } from "../api/app";
 import { loadConfig } from "../api/config";
 import { silentLogger } from "../api/observability/logger";
-import { CursorCodec, cursorKey } from "../api/read/cursor";
+import { CursorCodec, cursorKey, cursorList } from "../api/read/cursor";
 import { VeBoards } from "../api/read/veBoard";
 import { createTestDatabase } from "../test/support/ponder";
 import {
@@ -236,6 +236,7 @@ try {
     const r = board.rows.get((p - 1) * limit - 1)!;
     return new CursorCodec(cursorKey(base)).encode({
       kind: "board",
+      list: cursorList.ve,
       block: board.block,
       after: { ve: r.ve, address: r.address },
     });

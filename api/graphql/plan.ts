@@ -16,7 +16,7 @@ import {
   Kind,
   type SelectionSetNode,
 } from "graphql";
-import type { CursorCodec } from "../read/cursor";
+import { type Cursor, type CursorCodec, cursorList } from "../read/cursor";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 
@@ -42,13 +42,24 @@ export class VariablesRefused extends Error {
   }
 }
 
-/** The cursor kind of each paged root field. */
-const PAGED: Record<string, "locks" | "events" | "board"> = {
-  locks: "locks",
-  lockEvents: "events",
-  leaderboard: "board",
-  activity: "events",
+type Paged<K extends Cursor["kind"], A> = { kind: K; list: (args: A) => string };
+const paged = <K extends Cursor["kind"], A>(kind: K, list: (args: A) => string): Paged<K, A> => ({ kind, list });
+
+/**
+ * Each paged root field: its cursors' kind, and the list its arguments pick (api/read/cursor.ts cursorList) — the
+ * plan judges an `after` by it, and the field's resolver (api/graphql/schema.ts) signs and judges its cursors by it.
+ */
+export const PAGED = {
+  locks: paged("locks", (a: { where: { owner: string } }) => cursorList.locks(a.where.owner)),
+  lockEvents: paged("events", (a: { where: { tokenId?: string | null; account?: string | null } }) =>
+    a.where.tokenId != null ? cursorList.lock(a.where.tokenId) : cursorList.account(a.where.account ?? ""),
+  ),
+  leaderboard: paged("board", (a: { board: string; window: string }) => cursorList.board(a.board, a.window)),
+  activity: paged("events", (a: { kinds?: readonly string[] | null; account?: string | null }) =>
+    cursorList.activity(a.kinds ?? null, a.account ?? null),
+  ),
 };
+const PAGED_FIELDS: Readonly<Record<string, Paged<Cursor["kind"], never> | undefined>> = PAGED;
 
 export function planOf(
   args: Pick<ExecutionArgs, "schema" | "document" | "variableValues" | "operationName">,
@@ -92,7 +103,7 @@ export function planOf(
         waitMs: Math.max(before?.waitMs ?? 0, at.waitMs),
       };
     }
-    const paged = PAGED[field.name.value];
+    const paged = PAGED_FIELDS[field.name.value];
     if (paged !== undefined) {
       const limit = values.limit as number;
       if (!Number.isInteger(limit) || limit < 1 || limit > GRAPHQL_LIMITS.listLimit) {
@@ -101,7 +112,9 @@ export function planOf(
         });
       }
       rows += limit;
-      if (typeof values.after === "string") name(cursorBlock(cursors, values.after, paged), "cursor");
+      if (typeof values.after === "string") {
+        name(cursorBlock(cursors, values.after, paged.kind, paged.list(values as never)), "cursor");
+      }
     } else if (field.name.value === "lock" || field.name.value === "rank") {
       rows += 1;
     } else if (field.name.value === "profile") {
@@ -118,9 +131,9 @@ export function planOf(
   return { block, minBlock, rows };
 }
 
-function cursorBlock(cursors: CursorCodec, raw: string, kind: "locks" | "events" | "board"): bigint {
+function cursorBlock(cursors: CursorCodec, raw: string, kind: Cursor["kind"], list: string): bigint {
   try {
-    return cursors.decode(raw, kind).block;
+    return cursors.decode(raw, kind, list).block;
   } catch {
     throw graphqlError("BAD_USER_INPUT", "after is not a cursor this API handed out for this list.", {
       param: "after",

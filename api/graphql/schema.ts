@@ -23,7 +23,7 @@ import { blockAnswer, blockAnswers, guarded } from "../read/runtime";
 import { ACTIVITY_KINDS, activityJson, eventJson, freshness, lockJson } from "../read/shapes";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
-import type { BlockArg } from "./plan";
+import { type BlockArg, PAGED } from "./plan";
 import type { RequestScope } from "./scope";
 
 export type GraphqlContext = { scope: RequestScope };
@@ -330,7 +330,8 @@ export function buildSchema() {
         locks: async (_: unknown, args: PageArgs & { where: { owner: string } }, { scope }: GraphqlContext) => {
           const owner = await scope.bounded(async () => address("where.owner", args.where.owner));
           const descending = args.orderDirection === "desc";
-          const cursor = args.after ? scope.rt.cursors.decode(args.after, "locks") : undefined;
+          const list = PAGED.locks.list(args);
+          const cursor = args.after ? scope.rt.cursors.decode(args.after, "locks", list) : undefined;
           if (cursor && cursor.after.descending !== descending) {
             throw graphqlError("BAD_USER_INPUT", "after is a cursor of the other orderDirection.", { param: "after" });
           }
@@ -344,7 +345,7 @@ export function buildSchema() {
             rest,
             args.limit,
             (l) => lockJson(l, time),
-            (l) => scope.rt.cursors.encode({ kind: "locks", block, after: { tokenId: l.tokenId, descending } }),
+            (l) => scope.rt.cursors.encode({ kind: "locks", list, block, after: { tokenId: l.tokenId, descending } }),
           );
         },
 
@@ -366,13 +367,19 @@ export function buildSchema() {
             tokenId != null
               ? { tokenId: BigInt(tokenId) }
               : { account: await scope.bounded(async () => address("where.account", account!)) };
-          const cursor = args.after ? scope.rt.cursors.decode(args.after, "events") : undefined;
+          const list = PAGED.lockEvents.list(args);
+          const cursor = args.after ? scope.rt.cursors.decode(args.after, "events", list) : undefined;
           const rows = await scope.read((at, signal) =>
             scope.rt.index.events(of, at, { limit: args.limit + 1, after: cursor?.after ?? null }, signal),
           );
           const { block } = await scope.at();
           return pageOf(rows, args.limit, eventJson, (e) =>
-            scope.rt.cursors.encode({ kind: "events", block, after: { block: e.blockNumber, logIndex: e.logIndex } }),
+            scope.rt.cursors.encode({
+              kind: "events",
+              list,
+              block,
+              after: { block: e.blockNumber, logIndex: e.logIndex },
+            }),
           );
         },
 
@@ -382,7 +389,8 @@ export function buildSchema() {
           { scope }: GraphqlContext,
         ) => {
           const { board, window } = boardArgs(args);
-          const cursor = args.after ? scope.rt.cursors.decode(args.after, "board") : undefined;
+          const list = PAGED.leaderboard.list({ board, window });
+          const cursor = args.after ? scope.rt.cursors.decode(args.after, "board", list) : undefined;
           const ranked = await rankedAt(scope, board, window);
           const start =
             cursor === undefined ? 0 : ranked.rows.after({ value: cursor.after.ve, address: cursor.after.address });
@@ -394,6 +402,7 @@ export function buildSchema() {
             ({ r }) =>
               scope.rt.cursors.encode({
                 kind: "board",
+                list,
                 block: ranked.block,
                 after: { ve: r.value, address: r.address },
               }),
@@ -436,7 +445,8 @@ export function buildSchema() {
             throw graphqlError("BAD_USER_INPUT", `kind ${unknown} is not an activity kind.`, { param: "kinds" });
           const account =
             args.account == null ? null : await scope.bounded(async () => address("account", args.account!));
-          const cursor = args.after ? scope.rt.cursors.decode(args.after, "events") : undefined;
+          const list = PAGED.activity.list({ kinds, account });
+          const cursor = args.after ? scope.rt.cursors.decode(args.after, "events", list) : undefined;
           const rows = await scope.read((at, signal) =>
             scope.rt.protocol.activity(
               { kinds, account },
@@ -451,7 +461,12 @@ export function buildSchema() {
             args.limit,
             (r) => ({ ...activityJson(r), fields: JSON.stringify(activityJson(r).fields) }),
             (e) =>
-              scope.rt.cursors.encode({ kind: "events", block, after: { block: e.blockNumber, logIndex: e.logIndex } }),
+              scope.rt.cursors.encode({
+                kind: "events",
+                list,
+                block,
+                after: { block: e.blockNumber, logIndex: e.logIndex },
+              }),
           );
         },
 

@@ -3,6 +3,7 @@ import type { Address, Hex } from "viem";
 import type { AppEnv } from "../http/env";
 import { BadParamsError, NotFoundError } from "../http/errors";
 import { PARAM_PATTERNS, type ParamDoc, parseQuery } from "../http/params";
+import { cursorList } from "../read/cursor";
 import { type IndexRuntime, readAtBlock, requestedBlock } from "../read/runtime";
 import { ACTIVITY_KINDS, activityJson, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
@@ -124,10 +125,11 @@ export function registerActivityRoutes(router: Hono<AppEnv>, rt: IndexRuntime, p
     if (unknown !== undefined) {
       throw new BadParamsError(`kind ${unknown} is not an activity kind.`, { param: "kind", accepted: ACTIVITY_KINDS });
     }
-    const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "events");
+    const filter = { kinds, account: (q.account as Address | undefined) ?? null };
+    const list = cursorList.activity(filter.kinds, filter.account);
+    const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "events", list);
     const { block, param } = requestedBlock(q.block, cursor?.block);
     const limit = Number(q.limit);
-    const filter = { kinds, account: (q.account as Address | undefined) ?? null };
     return withRows(c, pages, limit + 1, async () => {
       const read = await readAtBlock(rt, c, block, param, (at, signal) =>
         rt.protocol.activity(filter, at, { limit: limit + 1, after: cursor?.after ?? null }, signal),
@@ -138,6 +140,7 @@ export function registerActivityRoutes(router: Hono<AppEnv>, rt: IndexRuntime, p
         read.value.length > limit && last
           ? rt.cursors.encode({
               kind: "events",
+              list,
               block: read.block,
               after: { block: last.blockNumber, logIndex: last.logIndex },
             })

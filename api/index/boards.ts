@@ -3,6 +3,7 @@ import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { PARAM_PATTERNS, type ParamDoc, parseAddress, parseQuery } from "../http/params";
 import { BOARD_UNIT, BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type DurationBoard } from "../read/contract";
+import { cursorList } from "../read/cursor";
 import type { RankedBoard } from "../read/durationBoards";
 import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
@@ -170,7 +171,12 @@ function pageFields(
     const last = ranked.rows.get(end - 1);
     const nextCursor =
       end < ranked.rows.length && last
-        ? rt.cursors.encode({ kind: "board", block: ranked.block, after: { ve: last.value, address: last.address } })
+        ? rt.cursors.encode({
+            kind: "board",
+            list: cursorList.board(board, window),
+            block: ranked.block,
+            after: { ve: last.value, address: last.address },
+          })
         : null;
     return { ...windowFields(board, window, ranked), rows, nextCursor };
   });
@@ -188,7 +194,8 @@ export function durationBoardHandlers(rt: IndexRuntime): BoardHandlers {
     const board = boardOf(c.req.param("board"));
     const q = parseQuery(c.req.url, durationBoardRoute.query);
     const window = q.window as BoardWindow;
-    const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "board");
+    const cursor =
+      q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "board", cursorList.board(board, window));
     const { block, param } = requestedBlock(q.block, cursor?.block);
     const { ranked, at } = await resolve(rt, c, board, window, block, param);
     const start =

@@ -3,6 +3,7 @@ import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { parseAddress, parseQuery, parseUint256 } from "../http/params";
 import type { EventsOf } from "../read/contract";
+import { cursorList } from "../read/cursor";
 import { type IndexRuntime, readAtBlock, requestedBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EVENT_SCHEMA, EXAMPLE_ENVELOPE, eventJson, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
@@ -95,7 +96,8 @@ async function eventsPage(
   missing?: (block: bigint) => Error,
 ) {
   const q = parseQuery(c.req.url, PAGE_PARAMS);
-  const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "events");
+  const list = cursorList.history(of);
+  const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "events", list);
   const { block, param } = requestedBlock(q.block, cursor?.block);
   const limit = Number(q.limit);
   // One row more than the page: whether a next page exists, without a count.
@@ -108,7 +110,7 @@ async function eventsPage(
     const last = rows.at(-1);
     const after = last && { block: last.blockNumber, logIndex: last.logIndex };
     const nextCursor =
-      read.value.length > limit && after ? rt.cursors.encode({ kind: "events", block: read.block, after }) : null;
+      read.value.length > limit && after ? rt.cursors.encode({ kind: "events", list, block: read.block, after }) : null;
     return answerPage(c, rt, pages, read, rows.length, () => ({ events: rows.map(eventJson), nextCursor }));
   });
 }

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { parseAddress, parseQuery } from "../http/params";
 import type { HolderVe } from "../read/contract";
+import { cursorList } from "../read/cursor";
 import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { VeBoard } from "../read/veBoard";
@@ -127,7 +128,12 @@ function pageFields(rt: IndexRuntime, board: VeBoard, start: number, limit: numb
       const last = board.rows.get(end - 1);
       const nextCursor =
         end < board.rows.length && last
-          ? rt.cursors.encode({ kind: "board", block: board.block, after: { ve: last.ve, address: last.address } })
+          ? rt.cursors.encode({
+              kind: "board",
+              list: cursorList.ve,
+              block: board.block,
+              after: { ve: last.ve, address: last.address },
+            })
           : null;
       return { holders: board.rows.length, rows, nextCursor };
     },
@@ -139,7 +145,7 @@ function pageFields(rt: IndexRuntime, board: VeBoard, start: number, limit: numb
 export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
   const board: BoardHandlers["board"] = async (c) => {
     const q = parseQuery(c.req.url, veBoardRoute.query);
-    const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "board");
+    const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "board", cursorList.ve);
     const { block, param } = requestedBlock(q.block, cursor?.block);
     const { board, at } = await resolveBoard(rt, c, block, param);
     const start = cursor === undefined ? 0 : board.rows.after(cursor.after);

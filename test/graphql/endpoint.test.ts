@@ -16,6 +16,7 @@ import { GRAPHQL_LIMITS } from "../../api/graphql/limits";
 import { silentLogger } from "../../api/observability/logger";
 import { createMetrics } from "../../api/observability/metrics";
 import { createLockIndex } from "../../api/read/atBlock";
+import { CursorCodec, cursorKey, cursorList } from "../../api/read/cursor";
 import {
   checkpointOf,
   generateSyntheticIndex,
@@ -193,6 +194,91 @@ describe("answers", () => {
         expect(strict.body.errors![0]!.extensions).toMatchObject({ param: "after" });
       }
       expect(codes((await gql(q, { after: cursor }, other)).body), name).toEqual(["BAD_USER_INPUT"]);
+    }
+  });
+
+  it("a cursor pages only its own list: another owner's, lock's, account's or activity filter's is refused", async () => {
+    const counts = new Map<string, number>();
+    for (const e of index.events) counts.set(e.account, (counts.get(e.account) ?? 0) + 1);
+    const [a, b] = [...counts].sort((x, y) => y[1] - x[1]).map(([address]) => getAddress(address)) as [string, string];
+    const perLock = new Map<bigint, number>();
+    for (const e of index.events) perLock.set(e.tokenId, (perLock.get(e.tokenId) ?? 0) + 1);
+    const [lockA, lockB] = [...perLock.entries()].filter(([, n]) => n >= 2).map(([id]) => id);
+    const page = (field: string, args: string) =>
+      `query($after: String) { page: ${field}(${args}, limit: 1, after: $after) { items { __typename } pageInfo { endCursor } } }`;
+    const lists = {
+      locksA: page("locks", `where: { owner: "${a}" }`),
+      locksALower: page("locks", `where: { owner: "${a.toLowerCase()}" }`),
+      locksB: page("locks", `where: { owner: "${b}" }`),
+      lockA: page("lockEvents", `where: { tokenId: "${lockA}" }`),
+      lockB: page("lockEvents", `where: { tokenId: "${lockB}" }`),
+      accountA: page("lockEvents", `where: { account: "${a}" }`),
+      activity: page("activity", "kinds: null"),
+      activityCreate: page("activity", `kinds: ["create"]`),
+      activityA: page("activity", `account: "${a}"`),
+      takeovers7d: page("leaderboard", `board: "takeovers", window: "7d"`),
+      takeovers24h: page("leaderboard", `board: "takeovers", window: "24h"`),
+      royalties7d: page("leaderboard", `board: "royalties", window: "7d"`),
+    };
+    const cursor = async (name: keyof typeof lists) => {
+      const { body } = await gql(lists[name]);
+      expect(body.errors, name).toBeUndefined();
+      return body.data!.page.pageInfo.endCursor as string;
+    };
+    const ours = {
+      locksA: await cursor("locksA"),
+      lockA: await cursor("lockA"),
+      accountA: await cursor("accountA"),
+      activity: await cursor("activity"),
+      activityCreate: await cursor("activityCreate"),
+      activityA: await cursor("activityA"),
+      // REST and GraphQL name one list alike: the REST page of lock A's history pages GraphQL's.
+      restLockA: (await rest(`/locks/${lockA}/events?limit=1`)).nextCursor as string,
+      restVe: (await rest("/leaderboards/ve?limit=1")).nextCursor as string,
+      // The synthetic index has no protocol events (empty boards): a board's cursor made as the app makes one.
+      takeovers7d: new CursorCodec(cursorKey(loadConfig({ NETWORK: "base" }))).encode({
+        kind: "board",
+        list: cursorList.board("takeovers", "7d"),
+        block: index.head.block,
+        after: { ve: 1n, address: "0x0000000000000000000000000000000000000001" },
+      }),
+    };
+    const accepted: [keyof typeof ours, keyof typeof lists][] = [
+      ["locksA", "locksA"],
+      ["locksA", "locksALower"], // the same owner, spelled in lower case
+      ["lockA", "lockA"],
+      ["restLockA", "lockA"],
+      ["accountA", "accountA"],
+      ["activity", "activity"],
+      ["activityCreate", "activityCreate"],
+      ["activityA", "activityA"],
+      ["takeovers7d", "takeovers7d"],
+    ];
+    for (const [from, on] of accepted) {
+      const { body } = await gql(lists[on], { after: ours[from] });
+      expect(body.errors, `${from} on ${on}`).toBeUndefined();
+    }
+    const refused: [keyof typeof ours, keyof typeof lists][] = [
+      ["locksA", "locksB"], // another owner's locks
+      ["lockA", "lockB"], // another lock's history
+      ["restLockA", "lockB"],
+      ["lockA", "accountA"],
+      ["accountA", "lockA"],
+      ["accountA", "activityA"],
+      ["activity", "activityCreate"], // another filter
+      ["activityCreate", "activity"],
+      ["activityA", "activity"],
+      ["activityA", "accountA"],
+      ["activity", "lockA"],
+      ["takeovers7d", "takeovers24h"], // another window
+      ["takeovers7d", "royalties7d"], // another board
+      ["restVe", "takeovers7d"], // the ve board's
+      ["locksA", "takeovers7d"],
+    ];
+    for (const [from, on] of refused) {
+      const strict = await gql(lists[on], { after: ours[from] }, app, { accept: "application/graphql-response+json" });
+      expect([strict.status, codes(strict.body)], `${from} on ${on}`).toEqual([400, ["BAD_USER_INPUT"]]);
+      expect(strict.body.errors![0]!.extensions, `${from} on ${on}`).toMatchObject({ param: "after" });
     }
   });
 

@@ -346,4 +346,36 @@ describe("official duration boards against the chain", () => {
     // ve keeps its own route.
     expect((await chain.app.request(`${BASE}/leaderboards/ve`)).status).toBe(200);
   });
+
+  it("a board's cursor pages that board in that window only: on the ve board, another window or board it is 400", async () => {
+    const cursorOf = async (route: string) => {
+      const { status, body } = await get(
+        route,
+        route.startsWith("/leaderboards/ve") ? "/leaderboards/ve" : "/leaderboards/{board}",
+      );
+      expect(status, route).toBe(200);
+      expect(body.nextCursor, route).toBeTypeOf("string");
+      return body.nextCursor as string;
+    };
+    const takeovers = await cursorOf("/leaderboards/takeovers?window=lifetime&limit=1");
+    const ve = await cursorOf("/leaderboards/ve?limit=1");
+    // Its own list pages on.
+    const next = await get(
+      `/leaderboards/takeovers?window=lifetime&limit=1&cursor=${takeovers}`,
+      "/leaderboards/{board}",
+    );
+    expect(next.status).toBe(200);
+    expect((next.body.rows as Row[])[0]?.rank).toBe(2);
+    for (const [route, cursor] of [
+      ["/leaderboards/ve?limit=1", takeovers], // the ranked holders, not an empty last page
+      ["/leaderboards/takeovers?window=7d&limit=1", takeovers],
+      ["/leaderboards/takeovers?limit=1", takeovers], // the default window, 7d
+      ["/leaderboards/takeover-eth?window=lifetime&limit=1", takeovers],
+      ["/leaderboards/takeovers?window=lifetime&limit=1", ve],
+    ] as const) {
+      const res = await chain.app.request(`${BASE}${route}&cursor=${cursor}`);
+      expect(res.status, route).toBe(400);
+      expect(await res.json(), route).toMatchObject({ ok: false, error: "BAD_PARAMS", detail: { param: "cursor" } });
+    }
+  });
 });

@@ -4,7 +4,7 @@
  * (every malformed input a 400 BAD_PARAMS, never a 5xx), 404 for an unminted lock, 503 without an index, the
  * rate-limit prefix. The answers' values against the chain are test/index/chain.test.ts's business.
  */
-import { createHmac } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { getAddress } from "viem";
@@ -15,7 +15,7 @@ import { silentLogger } from "../../api/observability/logger";
 import { createMetrics } from "../../api/observability/metrics";
 import { createLockIndex } from "../../api/read/atBlock";
 import type { LockIndex } from "../../api/read/contract";
-import { CURSOR_MAC_BYTES, CursorCodec, cursorKey } from "../../api/read/cursor";
+import { CURSOR_MAC_BYTES, CursorCodec, cursorKey, cursorList } from "../../api/read/cursor";
 import { freshness } from "../../api/read/shapes";
 import { VeBoards } from "../../api/read/veBoard";
 import {
@@ -261,11 +261,13 @@ describe("pages", () => {
       new CursorCodec(cursorKey(loadConfig({ NETWORK: "base" }))).encode(cursor);
     const events = encodeCursor({
       kind: "events",
+      list: cursorList.lock(1n),
       block: index.head.block,
       after: { block: index.head.block, logIndex: 0 },
     });
     const board = encodeCursor({
       kind: "board",
+      list: cursorList.ve,
       block: index.head.block,
       after: { ve: 1n, address: "0x0000000000000000000000000000000000000001" },
     });
@@ -276,21 +278,40 @@ describe("pages", () => {
       const mac = createHmac("sha256", key).update(wire).digest().subarray(0, CURSOR_MAC_BYTES);
       return Buffer.concat([wire, mac]).toString("base64url");
     };
+    // A list's digest as the wire carries it (64 bits of SHA-256 of its name).
+    const digest = (list: string) => createHash("sha256").update(list).digest().subarray(0, 8).toString("base64url");
+    const lock1 = digest(cursorList.lock(1n));
+    const ve = digest(cursorList.ve);
+    // The control: that JSON, with lock 1's digest, is a cursor of lock 1's history.
+    const head = String(index.head.block);
+    const ours = await get(`/locks/1/events?cursor=${json({ v: 2, k: "e", l: lock1, b: head, p: [head, 0] })}`);
+    expect(ours.status).toBe(200);
     const cases: [string, string][] = [
       ["/leaderboards/ve", "not-a-cursor!"],
       ["/leaderboards/ve", "e30"], // {}
       ["/leaderboards/ve", events], // an events cursor on the board
       ["/locks/1/events", board],
       ["/locks/1/events", `${events}=`], // padded: not the canonical text
-      ["/locks/1/events", json({ v: 1, k: "e", b: "01", p: ["1", 0] })],
-      ["/locks/1/events", json({ v: 1, k: "e", b: "10", p: ["11", 0] })], // keyset above its block
-      ["/locks/1/events", json({ v: 1, k: "e", b: "10", p: ["9", -1] })],
-      ["/locks/1/events", json({ v: 2, k: "e", b: "10", p: ["9", 1] })],
-      ["/leaderboards/ve", json({ v: 1, k: "v", b: "10", p: ["9", "0xABC0000000000000000000000000000000000001"] })],
+      ["/locks/1/events", json({ v: 2, k: "e", l: lock1, b: "01", p: ["1", 0] })],
+      ["/locks/1/events", json({ v: 2, k: "e", l: lock1, b: "10", p: ["11", 0] })], // keyset above its block
+      ["/locks/1/events", json({ v: 2, k: "e", l: lock1, b: "10", p: ["9", -1] })],
+      ["/locks/1/events", json({ v: 3, k: "e", l: lock1, b: "10", p: ["9", 1] })],
+      ["/locks/1/events", json({ v: 1, k: "e", b: "10", p: ["9", 1] })], // version 1: no list, issued before 0.3
+      ["/locks/1/events", json({ k: "e", v: 2, l: lock1, b: "10", p: ["9", 1] })], // another key order
+      ["/locks/1/events", json({ v: 2, k: "e", l: ve, b: "10", p: ["9", 1] })], // another list's digest
+      [
+        "/leaderboards/ve",
+        json({ v: 2, k: "v", l: ve, b: "10", p: ["9", "0xABC0000000000000000000000000000000000001"] }),
+      ],
       ["/locks/1/events", "A".repeat(600)],
       [
         "/locks/1/events",
-        encodeCursor({ kind: "events", block: index.head.block + 5n, after: { block: 1n, logIndex: 0 } }),
+        encodeCursor({
+          kind: "events",
+          list: cursorList.lock(1n),
+          block: index.head.block + 5n,
+          after: { block: 1n, logIndex: 0 },
+        }),
       ],
     ];
     for (const [path, cursor] of cases) {
@@ -360,6 +381,126 @@ describe("pages", () => {
       }
       // And the other deployment refuses ours.
       expect((await get(`${list}&cursor=${cursor}`, other)).status, list).toBe(400);
+    }
+  });
+
+  it("a cursor pages only the list it was handed out for: another lock's, account's, board's, window's or filter's is 400", async () => {
+    const key = cursorKey(loadConfig({ NETWORK: "base" }));
+    const next = async (path: string) => {
+      const { status, body } = await get(path, roomy);
+      expect(status, path).toBe(200);
+      expect(body.nextCursor, path).toBeTypeOf("string");
+      return body.nextCursor as string;
+    };
+    // Two locks with two events or more (each list has a next page), the two most active accounts.
+    const perLock = new Map<bigint, number>();
+    for (const e of index.events) perLock.set(e.tokenId, (perLock.get(e.tokenId) ?? 0) + 1);
+    const [lockA, lockB] = [...perLock.entries()].filter(([, n]) => n >= 2).map(([id]) => id);
+    const perAccount = new Map<string, number>();
+    for (const e of index.events) perAccount.set(e.account, (perAccount.get(e.account) ?? 0) + 1);
+    const [a, b] = [...perAccount.entries()].sort((x, y) => y[1] - x[1]).map(([address]) => getAddress(address));
+    const lists = {
+      lockA: `/locks/${lockA}/events?limit=1`,
+      lockB: `/locks/${lockB}/events?limit=1`,
+      accountA: `/accounts/${a}/events?limit=1`,
+      accountB: `/accounts/${b}/events?limit=1`,
+      activity: "/activity?limit=1",
+      activityCreate: "/activity?kind=create&limit=1",
+      activityCreateTopup: "/activity?kind=create,topup&limit=1",
+      activityA: `/activity?account=${a}&limit=1`,
+      ve: "/leaderboards/ve?limit=1",
+      takeovers7d: "/leaderboards/takeovers?window=7d&limit=1",
+      takeovers24h: "/leaderboards/takeovers?window=24h&limit=1",
+      takeoversLifetime: "/leaderboards/takeovers?window=lifetime&limit=1",
+      royalties7d: "/leaderboards/royalties?window=7d&limit=1",
+    };
+    const cursors: Partial<Record<keyof typeof lists, string>> = {};
+    for (const name of [
+      "lockA",
+      "accountA",
+      "activity",
+      "activityCreate",
+      "activityCreateTopup",
+      "activityA",
+      "ve",
+    ] as const) {
+      cursors[name] = await next(lists[name]);
+    }
+    // The synthetic index has no protocol events: the duration boards are empty, so their cursor is made as the app
+    // makes one (its key, the board's list).
+    cursors.takeovers7d = new CursorCodec(key).encode({
+      kind: "board",
+      list: cursorList.board("takeovers", "7d"),
+      block: index.head.block,
+      after: { ve: 1n, address: "0x0000000000000000000000000000000000000001" },
+    });
+    // Each on its own list pages on; the kinds of an activity filter are a set (their order is not the list's).
+    const accepted: [keyof typeof lists, string][] = [
+      ...Object.entries(cursors).map(
+        ([name, cursor]) => [name as keyof typeof lists, cursor] as [keyof typeof lists, string],
+      ),
+    ];
+    for (const [name, cursor] of accepted) {
+      const res = await get(`${lists[name]}&cursor=${cursor}`, roomy);
+      expect(res.status, name).toBe(200);
+    }
+    expect((await get(`/activity?kind=topup,create&limit=1&cursor=${cursors.activityCreateTopup}`, roomy)).status).toBe(
+      200,
+    );
+    const refused: [keyof typeof lists, keyof typeof lists][] = [
+      ["lockA", "lockB"], // another lock's history
+      ["lockA", "accountA"],
+      ["lockA", "activity"],
+      ["accountA", "accountB"], // another account's history
+      ["accountA", "activityA"], // the account's activity is not its lock history
+      ["accountA", "lockA"],
+      ["activity", "activityCreate"], // another filter
+      ["activityCreate", "activity"],
+      ["activityCreate", "activityCreateTopup"],
+      ["activityA", "activity"],
+      ["activityA", "accountA"],
+      ["activity", "lockA"],
+      ["ve", "takeovers7d"], // another board
+      ["takeovers7d", "ve"],
+      ["takeovers7d", "takeovers24h"], // another window
+      ["takeovers7d", "takeoversLifetime"],
+      ["takeovers7d", "royalties7d"], // another duration board, the same window
+    ];
+    for (const [from, on] of refused) {
+      const res = await get(`${lists[on]}&cursor=${cursors[from]}`, roomy);
+      expect(res.status, `${from} on ${on}`).toBe(400);
+      expect(res.body, `${from} on ${on}`).toMatchObject({
+        ok: false,
+        error: "BAD_PARAMS",
+        detail: { param: "cursor" },
+      });
+    }
+  });
+
+  it("a list walked page by page gives every row once, in order: a lock's history, a filtered feed", async () => {
+    const perLock = new Map<bigint, number>();
+    for (const e of index.events) perLock.set(e.tokenId, (perLock.get(e.tokenId) ?? 0) + 1);
+    const lock = [...perLock.entries()].sort((x, y) => y[1] - x[1])[0]![0];
+    for (const [first, whole] of [
+      [`/locks/${lock}/events?limit=1`, `/locks/${lock}/events?limit=1000`],
+      ["/activity?kind=create,topup&limit=7", "/activity?kind=create,topup&limit=1000"],
+      [`/activity?account=${mostActive()}&limit=3`, `/activity?account=${mostActive()}&limit=1000`],
+    ] as const) {
+      const ids: string[] = [];
+      let path: string = first;
+      for (let i = 0; i < 1_000; i++) {
+        const { status, body } = await get(path, roomy);
+        expect(status, path).toBe(200);
+        ids.push(...(body.events as { txHash: string; logIndex: number }[]).map((e) => `${e.txHash}-${e.logIndex}`));
+        if (body.nextCursor === null) break;
+        path = `${first}&cursor=${body.nextCursor as string}`;
+      }
+      const all = ((await get(whole, roomy)).body.events as { txHash: string; logIndex: number }[]).map(
+        (e) => `${e.txHash}-${e.logIndex}`,
+      );
+      expect(all.length, first).toBeGreaterThan(2);
+      expect(new Set(ids).size, first).toBe(ids.length);
+      expect(ids, first).toEqual(all);
     }
   });
 
@@ -566,6 +707,7 @@ describe("freshness (issue 31 item 5) and minBlock in process", () => {
     expect(r.headers.get("retry-after")).toBe("2");
     const cursor = new CursorCodec(cursorKey(loadConfig({ NETWORK: "base" }))).encode({
       kind: "board",
+      list: cursorList.ve,
       block: eventBlock(5),
       after: { ve: 1n, address: index.events[0]!.account },
     });
