@@ -15,7 +15,7 @@ export const GRAPHQL_LIMITS = {
   /** A list's `limit`: 1 to this; default `defaultLimit`. */
   listLimit: 1000,
   defaultLimit: 100,
-  /** The rows one request may ask for: the sum of its lists' `limit`s plus one per `lock`. */
+  /** The rows one request may ask for: the sum of its lists' `limit`s, one per `lock` and `rank`, 8 per `profile`. */
   rows: 2000,
   /**
    * Rows all GraphQL requests of one process may have in flight (read, executed, encoded) at once; a request waits

@@ -2,7 +2,8 @@
  * What a request asks of the index, judged before any resolver runs: the one block it is answered at and the rows it
  * may read. Every root field that names a block — its `block` argument, or the block its `after` cursor carries —
  * must name the same one (else BAD_USER_INPUT); with none named, the request is answered at the index's head, read
- * once. The rows are the sum of the lists' `limit`s plus one per `lock`, at most GRAPHQL_LIMITS.rows.
+ * once. The rows are the sum of the lists' `limit`s, one per `lock` and `rank`, 8 per `profile` (a row per board), at
+ * most GRAPHQL_LIMITS.rows.
  */
 import {
   type ExecutionArgs,
@@ -124,7 +125,7 @@ export function planOf(
   if (rows > GRAPHQL_LIMITS.rows) {
     throw graphqlError(
       "ROW_LIMIT_EXCEEDED",
-      `The request asks for ${rows} rows (the sum of its lists' limits, one per lock); at most ${GRAPHQL_LIMITS.rows}.`,
+      `The request asks for ${rows} rows (its lists' limits, one per lock and rank, 8 per profile); at most ${GRAPHQL_LIMITS.rows}.`,
       { rows, max: GRAPHQL_LIMITS.rows },
     );
   }

@@ -440,6 +440,9 @@ export function buildSchema() {
           { scope }: GraphqlContext,
         ) => {
           const kinds = args.kinds ?? null;
+          // As REST's `kind=` (which refuses an empty value): no kind at all is not "every kind", nor an empty feed.
+          if (kinds !== null && kinds.length === 0)
+            throw graphqlError("BAD_USER_INPUT", "kinds names no kind: omit it for every kind.", { param: "kinds" });
           const unknown = kinds?.find((k) => !(ACTIVITY_KINDS as readonly string[]).includes(k));
           if (unknown !== undefined)
             throw graphqlError("BAD_USER_INPUT", `kind ${unknown} is not an activity kind.`, { param: "kinds" });

@@ -197,6 +197,12 @@ describe("answers", () => {
     }
   });
 
+  it("activity with an empty kinds list is refused (BAD_USER_INPUT), as REST's empty kind= is, not an empty feed", async () => {
+    const { body } = await gql("{ activity(kinds: []) { items { __typename } } }");
+    expect(codes(body)).toEqual(["BAD_USER_INPUT"]);
+    expect(body.data ?? null).toBeNull();
+  });
+
   it("a cursor pages only its own list: another owner's, lock's, account's or activity filter's is refused", async () => {
     const counts = new Map<string, number>();
     for (const e of index.events) counts.set(e.account, (counts.get(e.account) ?? 0) + 1);
