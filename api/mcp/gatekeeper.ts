@@ -51,12 +51,8 @@ export function errorAnswer(id: Id, code: number, message: string, data?: unknow
 }
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-/**
- * A request id: a string, or a number JSON.parse kept exactly (beyond 2^53 − 1 its digits are already lost, and the
- * answer would carry another id than the client sent: refused, as the 2026-07-28 era refuses it).
- */
 const isId = (v: unknown): v is string | number =>
-  typeof v === "string" || (typeof v === "number" && Number.isFinite(v) && Math.abs(v) <= Number.MAX_SAFE_INTEGER);
+  typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
 
 /** The id to answer a message with: its own when well-formed, else null (JSON-RPC 2.0 §5). */
 function idOf(message: unknown): Id {
@@ -252,7 +248,7 @@ export function screen(
       return;
     }
     if (!isId(message.id) || typeof message.method !== "string") {
-      const why = isId(message.id) ? "method must be a string" : "id must be a string or a number within ±(2^53 − 1)";
+      const why = isId(message.id) ? "method must be a string" : "id must be a string or a number";
       answers.set(index, errorAnswer(id, JSON_RPC.INVALID_REQUEST, `Invalid Request: ${why}.`));
       return;
     }

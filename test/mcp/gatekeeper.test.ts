@@ -81,8 +81,6 @@ describe("malformed messages get the right JSON-RPC error, with a short message"
     ["jsonrpc 1.0", { jsonrpc: "1.0", id: 1, method: "ping" }, -32600],
     ["not an object", 42, -32600],
     ["an id that is an object", { jsonrpc: "2.0", id: {}, method: "ping" }, -32600],
-    // Past 2^53 − 1 JSON.parse has already changed the number: the answer could not carry the id sent.
-    ["an id past 2^53", { jsonrpc: "2.0", id: 2 ** 60, method: "ping" }, -32600],
   ] as const)("%s → %i", async (_name, message, code) => {
     const res = await post(base, message);
     expect(res.json.error.code).toBe(code);
