@@ -128,6 +128,21 @@ function parseParam(name: string, doc: ParamDoc, raw: string): Address | bigint 
     : parseUint256(name, raw);
 }
 
+/**
+ * One query parameter's name checked against what a route accepts, and against the names already `seen` (added to
+ * them): an unknown or a repeated parameter is BAD_PARAMS, never ignored. For a route that parses its query
+ * itself (api/webhooks/routes.ts), the same refusals as parseQuery's.
+ */
+export function screenParamName(name: string, seen: Set<string>, accepted: ParamSpec | readonly string[]): void {
+  const known = Array.isArray(accepted) ? accepted.includes(name) : Object.hasOwn(accepted, name);
+  if (!known) {
+    const names = Array.isArray(accepted) ? [...accepted] : Object.keys(accepted);
+    throw new BadParamsError(`Unknown parameter ${name}.`, { param: name, accepted: names });
+  }
+  if (seen.has(name)) throw new BadParamsError(`Parameter ${name} is given more than once.`, { param: name });
+  seen.add(name);
+}
+
 /** The parameters of a URL without a query. */
 const NO_PARAMS: Iterable<[string, string]> = [];
 
@@ -141,11 +156,7 @@ export function parseQuery<S extends ParamSpec>(url: string, spec: S): ParsedPar
   const seen = new Set<string>();
   const out: Record<string, unknown> = {};
   for (const [name, value] of search) {
-    if (!Object.hasOwn(spec, name)) {
-      throw new BadParamsError(`Unknown parameter ${name}.`, { param: name, accepted: Object.keys(spec) });
-    }
-    if (seen.has(name)) throw new BadParamsError(`Parameter ${name} is given more than once.`, { param: name });
-    seen.add(name);
+    screenParamName(name, seen, spec);
     out[name] = parseParam(name, spec[name]!, value);
   }
   for (const [name, s] of Object.entries(spec)) {

@@ -17,6 +17,7 @@ import {
   UnauthorizedError,
 } from "../http/errors";
 import { metricsAccess } from "../http/metricsAccess";
+import { screenParamName } from "../http/params";
 import { routeAnswers } from "../live/routeAnswers";
 import type { IndexRuntime } from "../read/runtime";
 import type { Webhooks } from "./service";
@@ -85,15 +86,9 @@ export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, op
   router.get(`${WEBHOOKS_PATH}/deliveries`, async (c) => {
     const hooks = await guard(c);
     const params = new URL(c.req.url).searchParams;
-    // As every other route (api/http/params.ts parseQuery): an unknown or repeated parameter is refused, not ignored.
+    // As every other route: an unknown or repeated parameter is refused, not ignored.
     const seen = new Set<string>();
-    for (const name of params.keys()) {
-      if (!DELIVERIES_PARAMS.includes(name)) {
-        throw new BadParamsError(`Unknown parameter ${name}.`, { param: name, accepted: DELIVERIES_PARAMS });
-      }
-      if (seen.has(name)) throw new BadParamsError(`Parameter ${name} is given more than once.`, { param: name });
-      seen.add(name);
-    }
+    for (const name of params.keys()) screenParamName(name, seen, DELIVERIES_PARAMS);
     const status = params.get("status");
     if (status !== null && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
       throw new BadParamsError(`status must be one of ${DELIVERY_STATUSES.join(", ")}.`, { param: "status" });
