@@ -129,7 +129,10 @@ export const QUOTE_PARAMS = {
     default: String(DEFAULT_SLIPPAGE_BPS),
     min: 0n,
     max: BPS,
-    description: "Tolerated shortfall of the voting power against the quote, in basis points (0 to 10000).",
+    description:
+      "Tolerated shortfall of the voting power against the quote, in basis points (0 to 10000). A top-up of a " +
+      "plain lock loses 1/(seconds left) of its voting power each second, so 50 covers about 3 s when 10 minutes " +
+      "are left: near a lock's end, ask more.",
   },
 } as const satisfies Record<string, ParamDoc>;
 
