@@ -293,6 +293,16 @@ export class StreamHub {
     const head = await this.#head();
     if (stream.closed) return;
     const answers = this.#answers;
+    const replaced = lastEventId === null ? null : this.rt.reorgs.covering(lastEventId);
+    if (replaced !== null && lastEventId !== null) {
+      // A reorg this process heard may have orphaned the client's last block (whose number the new branch repeats):
+      // told as a live reorg is, from what it held, then the topics' answers at the head.
+      const from = replaced.from < lastEventId ? replaced.from : lastEventId;
+      const data = { orphaned: { from: from.toString(), to: lastEventId.toString() }, head: head.toString() };
+      stream.event(head, "reorg", JSON.stringify(data));
+      await this.#send([stream], head, stream.topics, answers);
+      return;
+    }
     if (lastEventId === null || lastEventId > head) {
       // A new client, or one that saw blocks this process has not (another replica ahead, or orphaned): the head.
       await this.#send([stream], head, stream.topics, answers);

@@ -43,6 +43,7 @@ import { type IndexSignalSource, PolledSignal, WatermarkSignal } from "./indexSi
 import { NotifiedHead } from "./notifiedHead";
 import { QuietBlocks, type QuietOutcome } from "./quietBlocks";
 import { ReadHealth } from "./readHealth";
+import { ReorgLog } from "./reorgLog";
 import { boardCodec, sharedLoad, statsCodec, veDeltaCodec, veLocksCodec } from "./sharedAnswers";
 import { VeBoards, type VeDerivation } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
@@ -119,6 +120,8 @@ export type IndexRuntime = {
   health: ReadHealth;
   /** The page cursors, signed with the deployment's key (api/read/cursor.ts). */
   cursors: CursorCodec;
+  /** The reorgs this process heard from its signal (not from a PolledSignal, which runs only while someone waits). */
+  reorgs: ReorgLog;
 };
 
 export type CreateIndexRuntimeOptions = {
@@ -225,6 +228,7 @@ export function createIndexRuntime({
     staleSeconds: config.indexStaleSeconds ?? DEFAULT_STALE_SECONDS,
     health: new ReadHealth(),
     cursors: new CursorCodec(cursorKey(config)),
+    reorgs: new ReorgLog(),
     onHeadPinned: onHeadPinned ?? (() => {}),
   };
   if (!index) {
@@ -423,7 +427,7 @@ export function createIndexRuntime({
       ahead.madeAhead(rt.stats, { head, block, time, inRange: true, value: board.stats() });
     };
   }
-  forgetOnReorg(signal, [rt.stats, rt.boards, rt.durationBoards]);
+  forgetOnReorg(signal, [rt.stats, rt.boards, rt.durationBoards], rt.reorgs);
   return rt;
 }
 
@@ -435,12 +439,18 @@ export function createIndexRuntime({
  * from a signal that costs no statement of its own (NOTIFY, the watermark); a PolledSignal runs only while someone
  * waits, and is not kept running for this.
  */
-function forgetOnReorg(signal: IndexSignalSource, memos: { forgetFrom(block: bigint): number }[]): void {
+function forgetOnReorg(
+  signal: IndexSignalSource,
+  memos: { forgetFrom(block: bigint): number }[],
+  reorgs: ReorgLog,
+): void {
   if (signal instanceof PolledSignal) return;
   let last: bigint | null = null;
   signal.subscribe((block, _time, reverted) => {
     const from = reverted ? reverted.finalized + 1n : last !== null && block < last ? block : null;
     if (from !== null) for (const memo of memos) memo.forgetFrom(from);
+    // For the streams resumed later (api/index/streamHub.ts): what the blocks up to the last head may have lost.
+    if (from !== null && last !== null) reorgs.heard({ lo: from, from: reverted?.from ?? block, to: last });
     last = block;
   });
 }

@@ -97,4 +97,42 @@ describe("StreamHub: reorgs told by the index signal", () => {
     expect(JSON.parse(s.events[sent + 2]!.data).orphaned).toEqual({ from: String(orphan), to: String(h2) });
     controller.abort();
   });
+
+  it("a stream resumed after a reorg it did not see is told of it when its last block may be an orphan's", async () => {
+    const blocks = eventBlocks();
+    const [kept, a, from, b, c] = [blocks.at(-9)!, blocks.at(-8)!, blocks.at(-7)!, blocks.at(-6)!, blocks.at(-4)!];
+    await commit(a);
+    const first = new AbortController();
+    const s = readSse(await app.request(`${BASE}/stream?stats`, { signal: first.signal }));
+    await s.until((e) => e.event === "stats" && e.id === String(a));
+    await commit(b);
+    await s.until((e) => e.event === "stats" && e.id === String(b));
+    // The client goes away (a dropped connection, a drained replica); meanwhile a reorg from a block it was sent is
+    // committed past its last head. No stream is open to hear it live.
+    first.abort();
+    await commit(c, { from, finalized: kept });
+    const again = new AbortController();
+    const r = readSse(
+      await app.request(`${BASE}/stream?stats`, { headers: { "last-event-id": String(b) }, signal: again.signal }),
+    );
+    await r.until((e) => e.event === "stats" && e.id === String(c));
+    expect(r.events.map((e) => [e.event, e.id])).toEqual([
+      ["reorg", String(c)],
+      ["stats", String(c)],
+    ]);
+    expect(JSON.parse(r.events[0]!.data)).toEqual({
+      orphaned: { from: String(from), to: String(b) },
+      head: String(c),
+    });
+    again.abort();
+    // A client whose last block is at or below the finalized one the revert named lost nothing: its blocks replay.
+    const third = new AbortController();
+    const q = readSse(
+      await app.request(`${BASE}/stream?stats`, { headers: { "last-event-id": String(kept) }, signal: third.signal }),
+    );
+    await q.until((e) => e.event === "stats" && e.id === String(c));
+    expect(q.events.map((e) => e.event)).not.toContain("reorg");
+    expect(q.events.map((e) => e.id)).toEqual(blocks.filter((x) => x > kept && x <= c).map(String));
+    third.abort();
+  });
 });
