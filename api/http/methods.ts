@@ -12,7 +12,9 @@ import { MethodNotAllowedError } from "./errors";
 /** Only a preflight (OPTIONS) needs these; sending them on every GET costs the hot path for nothing. */
 const PREFLIGHT_HEADERS = {
   "access-control-allow-methods": "GET, HEAD, OPTIONS",
-  "access-control-allow-headers": "*",
+  // The wildcard covers every request header but Authorization (Fetch standard): a browser on another origin sends the
+  // operator routes' and the metrics' bearer token only where it is named.
+  "access-control-allow-headers": "*, authorization",
   "access-control-max-age": "86400",
 } as const;
 

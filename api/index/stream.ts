@@ -130,7 +130,15 @@ export const STREAM_PARAMETERS = [
   {
     name: "Last-Event-ID",
     in: "header",
-    description: "The last event id seen (a block number): replay the blocks missed since, then continue.",
+    description:
+      "The last event id seen (a block number): replay the blocks missed since, then continue (a `reorg` first when " +
+      "a reorg this replica heard may have replaced that block).",
+    schema: { type: "string", pattern: UINT256_PATTERN },
+  },
+  {
+    name: "lastEventId",
+    in: "query",
+    description: "As the Last-Event-ID header, for a client that cannot set it (the header wins when both are given).",
     schema: { type: "string", pattern: UINT256_PATTERN },
   },
 ] as const;

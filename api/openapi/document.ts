@@ -73,6 +73,8 @@ const INDEX_CACHING = {
 };
 
 const SUPPLY_RESULT = "^[0-9]+\\.[0-9]{2}$";
+/** The codes whose answers carry Retry-After (and `retryAfterSec`): their statuses' responses name the header. */
+const RETRY_CODES: readonly ErrorCode[] = ["RATE_LIMITED", "INDEX_BEHIND", "UPSTREAM_UNAVAILABLE", "INDEX_UNAVAILABLE"];
 
 function parameter(name: string, where: "path" | "query", doc: ParamDoc, example: string | undefined) {
   return {
@@ -116,7 +118,7 @@ function v1Operation(op: V1Operation, example: unknown): Operation {
       headers: {
         "X-Request-Id": REF.requestId,
         ...limitHeaders,
-        ...(group.includes("RATE_LIMITED") || group.includes("INDEX_BEHIND") ? { "Retry-After": REF.retryAfter } : {}),
+        ...(RETRY_CODES.some((code) => group.includes(code)) ? { "Retry-After": REF.retryAfter } : {}),
       },
       content: {
         "application/json": {
@@ -236,7 +238,7 @@ const DESCRIPTION = `Two public, unauthenticated HTTP APIs of the protocol on Ba
 
 **Narration.** Each prepare action has a user-facing verb (\`x-user-facing-verb\`): ETH royalties are *collected*, LP rewards *harvested*, tokens *locked* (plain or via the Furnace), LP *staked*, *unbonded* and *withdrawn*. On-chain function names keep a legacy \`claim*\` form; never use "claim" as a verb with users.
 
-**Errors.** Every v1 failure is \`{ ok: false, error, message, detail? }\` (\`retryAfterSec\` on 429 and on 503 \`UPSTREAM_UNAVAILABLE\`); the codes each route can answer are listed under its responses.
+**Errors.** Every v1 failure is \`{ ok: false, error, message, detail? }\` (\`retryAfterSec\` and \`Retry-After\` on 429, 409 \`INDEX_BEHIND\` and 503 \`UPSTREAM_UNAVAILABLE\` / \`INDEX_UNAVAILABLE\` busy); the codes each route can answer are listed under its responses.
 
 **Rate limits.** 300 requests per 60 s per client IP for each prefix (\`state/\`, \`preflight\`, \`quote/\`, \`prepare/\`, and \`index\` for all of /api/index/v1), advertised in the \`RateLimit\` / \`RateLimit-Policy\` headers; over budget: 429 \`RATE_LIMITED\` with \`Retry-After\`.
 
@@ -270,7 +272,9 @@ const COMPONENTS = {
       schema: { type: "string" },
     },
     "Retry-After": {
-      description: "Seconds until the budget resets (429), or until the index may have reached `minBlock` (409).",
+      description:
+        "Seconds until the budget resets (429), until the index may have reached `minBlock` (409), or until the " +
+        "node or the index may be asked again (503 `UPSTREAM_UNAVAILABLE`, `INDEX_UNAVAILABLE` busy).",
       schema: { type: "integer", minimum: 0 },
     },
     "Cache-Control": {

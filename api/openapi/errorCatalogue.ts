@@ -178,7 +178,7 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   UPSTREAM_UNAVAILABLE: {
     meaning:
       "The chain node failed just now (unreachable, timed out or an HTTP error) and this process is backing it off: " +
-      "nothing was read. Retry after `retryAfterSec` (also `Retry-After`); one request per back-off window (1 s, " +
+      "nothing was read. Retry after `retryAfterSec` (also `Retry-After`); one request per back-off window (2 s, " +
       "doubling to 4 s while the node keeps failing) is let through to find out whether the node is back.",
     example: new UpstreamUnavailableError(2).toEnvelope(),
   },
@@ -203,7 +203,9 @@ export const ERROR_ENVELOPE_SCHEMA: JsonSchema = object(
     retryAfterSec: {
       type: "integer",
       minimum: 0,
-      description: "Only on RATE_LIMITED and UPSTREAM_UNAVAILABLE: seconds to wait.",
+      description:
+        "Seconds to wait before asking again (as the Retry-After header): on RATE_LIMITED, UPSTREAM_UNAVAILABLE, " +
+        "INDEX_BEHIND and INDEX_UNAVAILABLE `busy`.",
     },
   },
   { optional: ["detail", "retryAfterSec"], description: "Every /api/mcp/v1 failure (spec §2.5)." },

@@ -7,7 +7,7 @@
  * the index's head goes back below one of them — the sign of a reorg — when every unfinalized one is forgotten.
  */
 import { BoundedMap } from "../cache/boundedMap";
-import type { RpcClient } from "../chain/rpc";
+import { type RpcClient, RpcError } from "../chain/rpc";
 import { StateReadFailedError } from "../http/errors";
 import type { IndexHead } from "./contract";
 
@@ -68,7 +68,8 @@ export class BlockClock {
     } catch (error) {
       throw new StateReadFailedError(
         "Reading the block's timestamp failed upstream.",
-        { upstream: "rpc" },
+        // As the state and quote routes say it: how the call failed (timeout, unreachable, http, rpc, …).
+        { upstream: error instanceof RpcError ? error.kind : "unreachable" },
         { cause: error },
       );
     }

@@ -1,0 +1,69 @@
+/**
+ * A past block's timestamp read from the node (api/read/blockClock.ts fromNode): its failure says how the call
+ * failed, as the state and quote routes' do (`detail.upstream`: timeout, http, …), against real local HTTP servers.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
+import { createRpcClient } from "../../api/chain/rpc";
+import { StateReadFailedError } from "../../api/http/errors";
+import { BlockClock } from "../../api/read/blockClock";
+
+const servers: Server[] = [];
+/** A node that answers every request with `answer`, or never answers when it is null. */
+async function node(answer: ((res: import("node:http").ServerResponse) => void) | null): Promise<string> {
+  const server = createServer((req, res) => {
+    req.resume();
+    if (answer) req.on("end", () => answer(res));
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+afterAll(async () => {
+  for (const s of servers) s.closeAllConnections();
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+});
+
+const head = { block: 200n, time: 2_000n, finalized: 150n };
+
+async function failure(url: string): Promise<StateReadFailedError> {
+  const rpc = createRpcClient({ url, timeoutMs: 300 });
+  const error = await new BlockClock().fromNode(120n, head, rpc).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(StateReadFailedError);
+  return error as StateReadFailedError;
+}
+
+describe("BlockClock.fromNode: a failed read names how it failed", () => {
+  it("a node that never answers is a timeout, not an RPC error", async () => {
+    const error = await failure(await node(null));
+    expect(error.detail).toEqual({ upstream: "timeout" });
+  });
+
+  it("a node answering HTTP 503 is http; a JSON-RPC error is rpc", async () => {
+    const http = await failure(
+      await node((res) => {
+        res.writeHead(503).end();
+      }),
+    );
+    expect(http.detail).toEqual({ upstream: "http" });
+    const rpc = await failure(
+      await node((res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: 1, error: { code: -32000, message: "header not found" } }));
+      }),
+    );
+    expect(rpc.detail).toEqual({ upstream: "rpc" });
+  });
+
+  it("a block the node does not have is invalid", async () => {
+    const error = await failure(
+      await node((res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: null }));
+      }),
+    );
+    expect(error.detail).toEqual({ upstream: "invalid" });
+  });
+});
