@@ -1,4 +1,4 @@
-/** ClaimAllHelper: collects royalties and LP rewards in one call. protocol.md §1. */
+/** ClaimAllHelper: collects royalties and withdraws the King's ETH balance in one call (the published contract; not LP rewards). protocol.md §1. */
 export const ClaimAllHelperAbi = [
   {
     type: "function",

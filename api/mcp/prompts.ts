@@ -88,12 +88,14 @@ export const PROMPTS: readonly PromptDefinition[] = [
   {
     name: "collect_everything",
     title: "Collect everything",
-    description: "Collect a wallet's ETH royalties and LP staking rewards in one transaction, paid out or locked.",
+    description:
+      "Collect a wallet's ETH royalties (paid out or locked) and its King balance (ETH) in one transaction; LP " +
+      "staking rewards are harvested separately.",
     arguments: [
       ADDRESS,
       {
         name: "mode",
-        description: "0 (default): pay the ETH and reward tokens to the wallet; 1: lock both via the Furnace.",
+        description: "0 (default): pay the royalties to the wallet in ETH; 1: lock them via the Furnace.",
         required: false,
         oneOf: ["0", "1"],
       },
@@ -102,7 +104,7 @@ export const PROMPTS: readonly PromptDefinition[] = [
       const mode = a.mode === "1" ? "1" : "0";
       return (
         `Collect everything for ${a.address}.\n` +
-        `1. Call get_state with address=${a.address} and show what is pending (ETH royalties, LP rewards); stop if nothing is.\n` +
+        `1. Call get_state with address=${a.address} and show the ETH royalties pending (LP rewards are not collected here: prepare_harvest_rewards takes them).\n` +
         (mode === "1"
           ? "2. Mode 1 locks what is collected via the Furnace: ask for the lock terms (a new lock's durationSeconds, " +
             "or the targetTokenId to add to) and a minVeOutWei, then call prepare_collect_all with mode=1, " +

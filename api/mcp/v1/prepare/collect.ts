@@ -8,7 +8,9 @@ import { defineAction } from "./pipeline";
 /**
  * collect-all and collect-royalties (verb: Collect). Mode 0 pays the ETH out (the lock arguments are
  * encoded as given and ignored by the contract); mode 1 turns it into the token and locks it through
- * the Furnace, so the lock rules and minVeOut > 0 apply. No other mode exists on chain.
+ * the Furnace, so the lock rules and minVeOut > 0 apply. No other mode exists on chain. The published
+ * ClaimAllHelper.claimAll collects the royalties and withdraws the King's ETH balance from MineCore; it does
+ * not touch the LP vault (the spec's "bundled royalties + LP" is not what it does: docs/limitations.md).
  */
 
 export const COLLECT_PARAMS = {
@@ -71,8 +73,10 @@ export const collectAll = defineAction({
   needs: ["ClaimAllHelper"],
   params: COLLECT_PARAMS,
   description:
-    "Collect: gathers the wallet's ETH royalties and LP staking rewards in one transaction. " +
-    "With mode=0 the ETH and the reward tokens are paid to the wallet; with mode=1 both are locked via the Furnace.",
+    "Collect: gathers the wallet's shareholder royalties (ETH) and withdraws its King balance (the ETH MineCore " +
+    "holds for it) in one transaction. With mode=0 the royalties are paid to the wallet; with mode=1 they are " +
+    "converted to the token and locked via the Furnace; the King balance is paid in ETH either way. LP staking " +
+    "rewards are not collected here: Harvest them (harvest-rewards).",
   parse: parseCollectQuery,
   encode: (contracts, input: CollectInput) => ({
     calls: [
