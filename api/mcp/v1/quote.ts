@@ -131,8 +131,8 @@ export const QUOTE_PARAMS = {
     max: BPS,
     description:
       "Tolerated shortfall of the voting power against the quote, in basis points (0 to 10000). A top-up of a " +
-      "plain lock loses 1/(seconds left) of its voting power each second, so 50 covers about 3 s when 10 minutes " +
-      "are left: near a lock's end, ask more.",
+      "plain lock loses 1/(seconds left) of its voting power each second after the quote: 50 covers 50 minutes " +
+      "at 7 days left, 0 not even one block.",
   },
 } as const satisfies Record<string, ParamDoc>;
 
