@@ -79,7 +79,7 @@ export async function quoteLockViaFurnace(
     const revert = failure.kind === "rpc" ? decodeRevert(failure.revertData) : null;
     if (revert) {
       throw new QuoteFailedError(
-        `The quoter rejected the entry: ${revert.name}.`,
+        `The quoter rejected the entry: ${revert.name}.${whatItNeeds(revert.name, p.targetTokenId ?? 0n)}`,
         { reason: revert.name, ...(revert.args.length ? { args: revert.args } : {}) },
         { cause: failure },
       );
@@ -109,6 +109,18 @@ export async function quoteLockViaFurnace(
   };
 }
 
+/**
+ * What the published Furnace's duration rules ask (FurnaceGuardHelper: a new lock's duration is clamped to [7 d, 365 d],
+ * AutoMax needs 365 d; a top-up of an AutoMax lock needs durationSeconds = 365 d, of a plain lock 7 days left), said
+ * beside an InvalidDuration, which names none of them.
+ */
+function whatItNeeds(revert: string, targetTokenId: bigint): string {
+  if (revert !== "InvalidDuration") return "";
+  return targetTokenId === 0n
+    ? " A new AutoMax lock needs durationSeconds=31536000."
+    : " A top-up of an AutoMax lock needs durationSeconds=31536000; a plain lock needs at least 7 days left.";
+}
+
 /** Also the parameters of prepare/lock-via-furnace, which quotes the same entry before encoding it. */
 export const QUOTE_PARAMS = {
   user: { kind: "address", required: true, description: "The wallet that would lock." },
@@ -117,7 +129,9 @@ export const QUOTE_PARAMS = {
   durationSeconds: {
     kind: "uint256",
     default: "0",
-    description: "New lock: lock duration in seconds, 604800 (7 days) to 31536000 (365 days).",
+    description:
+      "New lock: lock duration in seconds, 604800 (7 days) to 31536000 (365 days). A top-up of an AutoMax lock: " +
+      "31536000 (the Furnace refuses any other); a plain lock's top-up keeps its end (the value is not used).",
   },
   createAutoMax: {
     kind: "bool",

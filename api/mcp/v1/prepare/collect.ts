@@ -29,7 +29,9 @@ export const COLLECT_PARAMS = {
   durationSeconds: {
     kind: "uint256",
     default: "0",
-    description: "Mode 1, new lock: lock duration in seconds, 604800 (7 days) to 31536000 (365 days).",
+    description:
+      "Mode 1, new lock: lock duration in seconds, 604800 (7 days) to 31536000 (365 days). Mode 1 into an AutoMax " +
+      "lock: 31536000 (the Furnace refuses less).",
   },
   createAutoMax: {
     kind: "bool",

@@ -3,7 +3,7 @@ import { encodeCall } from "../../../chain/encode";
 import { BadParamsError } from "../../../http/errors";
 import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
-import { type LockTerms, requireLockTerms, requireMinVeOut } from "./lockTerms";
+import { type LockTerms, requireLockDuration, requireLockTerms, requireMinVeOut } from "./lockTerms";
 import { defineAction } from "./pipeline";
 
 /**
@@ -27,7 +27,9 @@ export const HARVEST_PARAMS = {
   durationSeconds: {
     kind: "uint256",
     default: "0",
-    description: "compound=true, new lock: lock duration in seconds, 604800 (7 days) to 31536000 (365 days).",
+    description:
+      "compound=true: lock duration in seconds, 604800 (7 days) to 31536000 (365 days) — for a top-up too, which the " +
+      "vault checks (an AutoMax lock's top-up: 31536000; a plain lock keeps its end).",
   },
   createAutoMax: {
     kind: "bool",
@@ -60,6 +62,10 @@ export function parseHarvestQuery(url: string): HarvestInput {
     durationSeconds: q.durationSeconds ?? 0n,
     createAutoMax: q.createAutoMax ?? false,
   });
+  // The published vault checks the duration before any lock, for a top-up too (claimRewardsAndLock: InvalidDuration).
+  if (terms.targetTokenId !== 0n) {
+    requireLockDuration("durationSeconds", terms.durationSeconds, "createAutoMax", false, "a top-up through the vault");
+  }
   return { compound: true, ...terms, minVeOutWei: requireMinVeOut(q.minVeOutWei) };
 }
 

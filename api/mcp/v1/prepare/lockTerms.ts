@@ -26,10 +26,11 @@ export function requireLockDuration(
   duration: bigint,
   autoMaxParam: string,
   autoMax: boolean,
+  what = "a new lock",
 ): void {
   if (duration < MIN_LOCK_DURATION || duration > MAX_LOCK_DURATION) {
     throw new BadParamsError(
-      `${durationParam} must be between ${MIN_LOCK_DURATION} (7 days) and ${MAX_LOCK_DURATION} (365 days) for a new lock.`,
+      `${durationParam} must be between ${MIN_LOCK_DURATION} (7 days) and ${MAX_LOCK_DURATION} (365 days) for ${what}.`,
       { param: durationParam, min: String(MIN_LOCK_DURATION), max: String(MAX_LOCK_DURATION) },
     );
   }

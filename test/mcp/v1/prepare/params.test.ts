@@ -126,6 +126,15 @@ describe("prepare parameters", () => {
     });
   });
 
+  it("a compound into an existing lock still names a duration the published vault accepts", () => {
+    // LpStakingVault7D.claimRewardsAndLock checks durationSeconds in [7 d, 365 d] before any lock, top-ups included.
+    for (const d of ["", "&durationSeconds=0", "&durationSeconds=604799", "&durationSeconds=31536001"]) {
+      expect(() => parse("harvest-rewards", `compound=true&targetTokenId=9&minVeOutWei=1${d}`), d).toThrow(
+        /durationSeconds must be between 604800 \(7 days\) and 31536000 \(365 days\) for a top-up through the vault/,
+      );
+    }
+  });
+
   it("the boundaries the contracts accept are accepted", () => {
     expect(() => parse("lock", `user=${U}&amountWei=${1000n * E18}&durationSecs=604800`)).not.toThrow();
     expect(() => parse("lock", `user=${U}&amountWei=${1000n * E18}&durationSecs=31536000&autoMax=true`)).not.toThrow();
@@ -134,7 +143,9 @@ describe("prepare parameters", () => {
     expect(() => parse("unbond-lp", "amountWei=1")).not.toThrow();
     expect(() => parse("collect-all", "mode=1&minVeOutWei=1&targetTokenId=4")).not.toThrow();
     expect(() => parse("collect-all", "mode=0&durationSeconds=5&createAutoMax=true")).not.toThrow();
-    expect(() => parse("harvest-rewards", "compound=true&targetTokenId=9&minVeOutWei=1")).not.toThrow();
+    expect(() =>
+      parse("harvest-rewards", "compound=true&targetTokenId=9&durationSeconds=604800&minVeOutWei=1"),
+    ).not.toThrow();
     expect(() =>
       parse("lock-via-furnace", `user=${U}&claimAmountWei=1&durationSeconds=604800&slippageBps=10000`),
     ).not.toThrow();
