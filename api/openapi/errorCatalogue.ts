@@ -189,7 +189,8 @@ export const SUPPLY_ERROR_MEANINGS: Record<SupplyErrorCode, string> = {
   SUPPLY_RPC_INVALID_UINT256: "The RPC answered a view call with anything but exactly 0x + 64 hex characters.",
   SUPPLY_RPC_UNREACHABLE: "The RPC did not answer in time (refused, reset, timed out, or an HTTP error).",
   SUPPLY_NOT_DEPLOYED: "The deployment manifest lacks AssetToken or VeLockNFT (or holds the zero address).",
-  SUPPLY_INCONSISTENT: "Locked exceeds total at one block; circulating is never answered negative or zero.",
+  SUPPLY_INCONSISTENT:
+    "totalSupply() is 0, or locked is not below total at one block: a zero or negative figure is never answered.",
   SUPPLY_BAD_FORMAT: "`format` is neither json nor bare, or is given more than once.",
 };
 

@@ -30,12 +30,22 @@ const totalLockedClaim = (address: Address) =>
 
 /** `options.signal` cancels the read's RPC calls (the supply deadline). */
 export async function readTotalSupply(rpc: RpcClient, token: Address, options?: RpcCallOptions): Promise<bigint> {
+  let total: bigint;
   try {
-    return await readView(rpc, totalSupply(token), options);
+    total = await readView(rpc, totalSupply(token), options);
   } catch (error) {
     throw toSupplyError(error);
   }
+  if (total === 0n) throw noSupply("latest");
+  return total;
 }
+
+/**
+ * A deployed token's supply is never zero: a well-formed zero word is the node's fault (or the wrong address), and
+ * an aggregator would list it. Fail closed, as for locked > total.
+ */
+const noSupply = (block: string) =>
+  new SupplyError("SUPPLY_INCONSISTENT", `totalSupply() is 0 at block ${block}: not a deployed token's supply`);
 
 export type CirculatingRead = { blockNumber: bigint; total: bigint; locked: bigint; circulating: bigint };
 
@@ -58,8 +68,13 @@ export async function readCirculatingSupply(
       .catch((cause: unknown) => {
         throw viewFailure(totalView, cause);
       })) as [bigint, bigint];
-    if (locked > total) {
-      throw new SupplyError("SUPPLY_INCONSISTENT", `totalLockedClaim() exceeds totalSupply() at block ${blockNumber}`);
+    if (total === 0n) throw noSupply(String(blockNumber));
+    // Everything locked would answer a zero circulating supply: never a real figure, so never answered.
+    if (locked >= total) {
+      throw new SupplyError(
+        "SUPPLY_INCONSISTENT",
+        `totalLockedClaim() is not below totalSupply() at block ${blockNumber}`,
+      );
     }
     return { blockNumber, total, locked, circulating: total - locked };
   } catch (error) {

@@ -15,7 +15,7 @@ export const SUPPLY_ERROR_STATUS = {
   SUPPLY_RPC_UNREACHABLE: 502,
   /** The manifest lacks AssetToken / VeLockNFT, or holds the zero address (design.md). */
   SUPPLY_NOT_DEPLOYED: 502,
-  /** locked > total at one block: fail closed rather than answer a negative or zero circulating (design.md). */
+  /** A zero total, or locked ≥ total at one block: fail closed rather than answer a zero or negative figure (design.md). */
   SUPPLY_INCONSISTENT: 502,
   /** `format` is neither `json` nor `bare`, or is given more than once (README). */
   SUPPLY_BAD_FORMAT: 400,

@@ -321,6 +321,32 @@ describe("circulating fails closed on any one bad member", () => {
     expect(JSON.parse(good.text).result).toBe(formatWei2((await truth()).circulating));
   });
 
+  it("a zero totalSupply() fails closed on both routes, and locked = total on circulating (never a 0.00)", async () => {
+    const zero = `0x${"00".repeat(32)}`;
+    const a = app();
+    d.proxy.setFault({ kind: "result", value: zero, match: isTotalSupplyCall });
+    for (const path of ["/api/supply/total", "/api/supply/circulating", "/api/supply/total?format=bare"]) {
+      const bad = await get(a, path);
+      expect(bad.status, path).toBe(502);
+      expect(bad.headers.get("x-supply-error"), path).toBe("SUPPLY_INCONSISTENT");
+      expect(bad.headers.get("cache-control"), path).toBe("no-store");
+    }
+    // Locked equal to the total (the same word for both): circulating would be zero.
+    const { total } = await truth();
+    d.proxy.setFault({ kind: "result", value: `0x${total.toString(16).padStart(64, "0")}`, match: isLockedCall });
+    await sleep(BACKOFF_MS + 20);
+    const equal = await get(a, "/api/supply/circulating");
+    expect(equal.status).toBe(502);
+    expect(equal.headers.get("x-supply-error")).toBe("SUPPLY_INCONSISTENT");
+    // Nothing wrong was kept: the node answering again, the figures are the chain's.
+    d.proxy.setFault(null);
+    await sleep(BACKOFF_MS + 20);
+    expect(JSON.parse((await get(a, "/api/supply/total")).text).result).toBe(formatWei2((await truth()).total));
+    expect(JSON.parse((await get(a, "/api/supply/circulating")).text).result).toBe(
+      formatWei2((await truth()).circulating),
+    );
+  });
+
   it("a valid zero word is a real zero, not a failure (only malformed payloads fail)", async () => {
     const a = app();
     d.proxy.setFault({ kind: "result", value: `0x${"00".repeat(32)}`, match: isLockedCall });
