@@ -240,8 +240,22 @@ export class SharedBytes {
 
 type SharedMember = { bytes: number; oldest(): { used: number; drop: () => void } | undefined };
 
+/**
+ * A block pinned as the head, read above the index's head: the index went back under the process (the views schema
+ * pointed at a new deployment still catching up, docs/operations.md) since the head it pinned was told.
+ */
+export class AboveIndexHeadError extends Error {
+  override name = "AboveIndexHeadError";
+  constructor(
+    readonly block: bigint,
+    readonly head: bigint,
+  ) {
+    super(`block ${block} is above the index head ${head}`);
+  }
+}
+
 /** An answer read at a pinned block must be in range: the caller checked it against the head before. */
 export function requireInRange<A extends AtBlock<unknown>>(answer: A): A {
-  if (!answer.inRange) throw new Error(`block ${answer.block} is above the index head ${answer.head.block}`);
+  if (!answer.inRange) throw new AboveIndexHeadError(answer.block, answer.head.block);
   return answer;
 }

@@ -77,6 +77,14 @@ export class NotifiedHead {
     return this.#writes.at(-1);
   }
 
+  /**
+   * The index was found below the notified head (a statement pinned to it read past the index's head: the views
+   * schema now names a deployment that is behind): head reads probe until the next notification.
+   */
+  distrust(): void {
+    this.#last = undefined;
+  }
+
   /** The last notified head, while the signal listens and it is at most `freshMs` old; else undefined (probe). */
   fresh(): { block: bigint; time: bigint } | undefined {
     const last = this.#last;

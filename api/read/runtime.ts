@@ -21,7 +21,7 @@ import type { Logger } from "../observability/logger";
 import { causeOf, type ThrottledWarn, throttledWarnings } from "../observability/throttle";
 import { type AtLeastTarget, atLeastOf, behind, chainHeadOf, DEFAULT_STALE_SECONDS, waitForHead } from "./atLeast";
 import { BlockClock } from "./blockClock";
-import { BlockMemo, requireInRange } from "./blockMemo";
+import { AboveIndexHeadError, BlockMemo, requireInRange } from "./blockMemo";
 import { ComputeAhead } from "./computeAhead";
 import { ComputeGate, type ComputeLane, laneSlots } from "./computeGate";
 import {
@@ -467,6 +467,12 @@ export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Prom
       throw error;
     }
     if (error instanceof IndexNotStartedError) throw new IndexUnavailableError("not started", { cause: error });
+    if (error instanceof AboveIndexHeadError) {
+      // Not the database failing: the index is behind the head this process was told (a redeploy's views switch).
+      // This request is refused; the next ones probe the index's head until a notification comes again.
+      rt.notified?.distrust();
+      throw new IndexUnavailableError("unreachable", { cause: error });
+    }
     rt.health.failed();
     rt.warn("index read failed", "lock index read failed", { error: (error as Error).name, cause: causeOf(error) });
     throw new IndexUnavailableError("unreachable", { cause: error });

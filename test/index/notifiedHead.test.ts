@@ -148,4 +148,27 @@ describe("head reads pinned to the notified head", () => {
     expect(await pins("probed")).toBe(probed);
     expect(probed).toBeGreaterThanOrEqual(2);
   });
+
+  it("an index found below the notified head (a redeploy's views switch) is probed from the next request on", async () => {
+    const h = [...new Set(index.events.map((e) => e.blockNumber))].sort((a, b) => (a < b ? -1 : 1)).at(-4)!;
+    await commit(h);
+    // The views now name a deployment still catching up, 7 blocks behind, whose trigger is not installed yet.
+    await silently(h - 7n);
+    const first = await notified.request("/api/index/v1/stats");
+    expect(first.status).toBe(503);
+    // The next head reads probe (the index's head now), within the notification's freshness (3 s).
+    const before = probes;
+    for (const path of ["/stats", "/leaderboards/ve?limit=5"]) {
+      const answer = await read(notified, path);
+      expect(answer.blockNumber, path).toBe(String(h - 7n));
+      expect(ofBlock(answer), path).toEqual(
+        ofBlock(await read(plain, `${path}${path.includes("?") ? "&" : "?"}block=${h - 7n}`)),
+      );
+    }
+    expect(probes).toBe(before + 2);
+    // A notification again: pinned to it, no probe.
+    await commit(h - 6n);
+    expect((await read(notified, "/stats")).blockNumber).toBe(String(h - 6n));
+    expect(probes).toBe(before + 2);
+  });
 });
