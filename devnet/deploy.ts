@@ -29,7 +29,7 @@ import {
   ShareholderRoyaltiesAbi,
   VeLockNFTAbi,
 } from "../abis";
-import { ErrorsAbi } from "../abis/Errors";
+import { ErrorsAbi, LocalErrorsAbi } from "../abis/Errors";
 import { type Manifest, parseManifest } from "../api/manifest";
 import { type Artifacts, compileDevnet, type DevnetContractName } from "./compile";
 import { installMulticall3 } from "./multicall3";
@@ -157,10 +157,12 @@ const DEVNET_ABIS_WITHOUT_ERRORS = {
 
 /**
  * The devnet contracts revert only with the published Errors library's names (protocol.md §8), which a nested
- * call can bubble up from any of them, plus ERC-721's ownerOf of a burned id: every entry carries them all.
+ * call can bubble up from any of them, the vault's own LockCooldown (as published), plus ERC-721's ownerOf of a
+ * burned id: every entry carries them all.
  */
 export const DEVNET_ERRORS_ABI = [
   ...ErrorsAbi,
+  ...LocalErrorsAbi,
   ...parseAbi(["error ERC721NonexistentToken(uint256 tokenId)"]),
 ] as const;
 type WithErrors<T> = {

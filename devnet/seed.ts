@@ -193,14 +193,20 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     const receipt = await furnace(who, "enterWithClaim", [amount, 0n, BigInt(days * DAY), autoMax, minVeOut]);
     return { id: createdId(receipt), receipt };
   };
-  const topUp = async (who: DevnetAccount, tokenId: bigint, amount: bigint) =>
-    furnace(who, "enterWithClaim", [
+  /**
+   * A Furnace top-up. As on Base, durationSeconds is clamped to [7d, 365d] and an AutoMax target requires the
+   * clamped value to be 365 days (InvalidDuration otherwise); a plain target ignores it (its time left counts).
+   */
+  const topUp = async (who: DevnetAccount, tokenId: bigint, amount: bigint, autoMaxTarget = false) => {
+    const days = autoMaxTarget ? 365 : 0;
+    return furnace(who, "enterWithClaim", [
       amount,
       tokenId,
-      0n,
+      BigInt(days * DAY),
       false,
-      await quoteMinVeOut(who.address, amount, tokenId, 0, false),
+      await quoteMinVeOut(who.address, amount, tokenId, days, false),
     ]);
+  };
   const max = 2n ** 256n - 1n;
   const txs = {} as Record<SeedAction, Hash>;
   const record = (action: SeedAction, receipt: TransactionReceipt) => {
@@ -235,19 +241,21 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
       value: price + parseEther("0.003"),
     });
   };
+  /** `days` is the new lock's duration, or for a top-up 365 on an AutoMax lock (0 on a plain one: ignored). */
   const enterWithEth = async (who: DevnetAccount, eth: string, target: bigint, days: number, autoMax: boolean) => {
     const value = parseEther(eth);
     const tokens = value * 10_000n; // Furnace.TOKENS_PER_ETH
-    const minVeOut = await quoteMinVeOut(who.address, tokens, target, target === 0n ? days : 0, autoMax);
+    const minVeOut = await quoteMinVeOut(who.address, tokens, target, days, autoMax);
     return send(who, {
       address: c.furnace,
       abi: DEVNET_ABIS.Furnace,
       functionName: "enterWithEth",
-      args: [target, target === 0n ? BigInt(days * DAY) : 0n, autoMax, minVeOut],
+      args: [target, BigInt(days * DAY), autoMax, minVeOut],
       value,
     });
   };
-  const claimRoyalties = async (who: DevnetAccount, eth: string, mode: 0 | 1, target = 0n) => {
+  /** Mode 1 tops up `target`; `days` must be 365 when it is AutoMax (as on Base). */
+  const claimRoyalties = async (who: DevnetAccount, eth: string, mode: 0 | 1, target = 0n, days = 0) => {
     await send(deployer, {
       address: c.royalties,
       abi: DEVNET_ABIS.ShareholderRoyalties,
@@ -255,12 +263,12 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
       args: [who.address],
       value: parseEther(eth),
     });
-    const minVeOut = mode === 0 ? 0n : await quoteMinVeOut(who.address, parseEther(eth) * 10_000n, target, 0, false);
+    const minVeOut = mode === 0 ? 0n : await quoteMinVeOut(who.address, parseEther(eth) * 10_000n, target, days, false);
     return send(who, {
       address: c.royalties,
       abi: DEVNET_ABIS.ShareholderRoyalties,
       functionName: "claimShareholder",
-      args: [mode, target, 0n, false, minVeOut],
+      args: [mode, target, BigInt(days * DAY), false, minVeOut],
     });
   };
   for (const who of [erin, frank, grace]) {
@@ -294,7 +302,7 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     await takeover(erin);
     frankLock = createdId(await enterWithEth(frank, "0.5", 0n, 365, true));
     await claimRoyalties(grace, "0.7", 0);
-    await topUp(grace, graceLock, 1_500n * E18);
+    await topUp(grace, graceLock, 1_500n * E18, true);
   });
   await warp(SEED_MONTH_TO_LOCKS_SECONDS);
 
@@ -333,7 +341,7 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
   record("createAutoMax", aliceAutoMax.receipt);
   const aliceShort = await createLock(alice, 2_000n * E18, 7);
   record("topUpPlain", await topUp(alice, alicePlain.id, 500n * E18));
-  record("topUpAutoMax", await topUp(alice, aliceAutoMax.id, 1_000n * E18));
+  record("topUpAutoMax", await topUp(alice, aliceAutoMax.id, 1_000n * E18, true));
   record("extendPlain", await furnace(alice, "extendLock", [alicePlain.id, (await now()) + BigInt(90 * DAY)]));
   // On an AutoMax lock the requested end is ignored: the lock goes to now + 365d and the event says so.
   record("extendAutoMax", await furnace(alice, "extendLock", [aliceAutoMax.id, 0n]));
@@ -407,8 +415,8 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
   await phase("week", async () => {
     await takeover(bob); // finalizes erin's reign of about 11 days
     await takeover(frank);
-    await enterWithEth(grace, "0.3", graceLock, 0, false);
-    await claimRoyalties(frank, "0.2", 1, frankLock); // FurnaceEnter mode 2 (ethIn 0.2), then ShareholderClaim mode 1
+    await enterWithEth(grace, "0.3", graceLock, 365, false); // AutoMax target: 365 days, as on Base
+    await claimRoyalties(frank, "0.2", 1, frankLock, 365); // FurnaceEnter mode 2 (ethIn 0.2), then ShareholderClaim mode 1
     await claimRoyalties(erin, "0.05", 0);
   });
   await warp(SEED_TIME_TRAVEL_SECONDS - SEED_WEEK_PHASE_AFTER_SECONDS);
@@ -433,8 +441,9 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     send(who, { address: c.royalties, abi: DEVNET_ABIS.ShareholderRoyalties, functionName: "claimShareholder", args });
   record("royaltiesMode0", await royalties(alice, [0, 0n, 0n, false, 0n]));
   const bobTokens = parseEther("1") * 10_000n;
-  const bobMin = await quoteMinVeOut(bob.address, bobTokens, bobInto.id, 0, false);
-  record("royaltiesMode1", await royalties(bob, [1, bobInto.id, 0n, false, bobMin]));
+  // bobInto is AutoMax by now: a top-up of it must say 365 days (InvalidDuration otherwise, as on Base).
+  const bobMin = await quoteMinVeOut(bob.address, bobTokens, bobInto.id, 365, false);
+  record("royaltiesMode1", await royalties(bob, [1, bobInto.id, BigInt(365 * DAY), false, bobMin]));
   record(
     "claimAllMode0",
     await send(carol, {
@@ -453,7 +462,7 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
   await phase("day", async () => {
     await takeover(carol);
     await takeover(erin);
-    await enterWithEth(frank, "0.25", frankLock, 0, false);
+    await enterWithEth(frank, "0.25", frankLock, 365, false);
     await enterWithEth(carol, "0.15", carolFurnace, 0, false);
   });
 

@@ -1,12 +1,13 @@
 import { type Abi, decodeErrorResult, type Hex } from "viem";
-import { ErrorsAbi } from "../../abis/Errors";
+import { ErrorsAbi, LocalErrorsAbi } from "../../abis/Errors";
 
 /**
  * The published contracts declare every custom error once, in one Errors library, with no arguments
- * (protocol.md §8); a call can bubble up an error from a contract it calls, so one list decodes them all.
+ * (protocol.md §8); a call can bubble up an error from a contract it calls, so one list decodes them all,
+ * with the few a contract declares itself (LpStakingVault7D's `LockCooldown`).
  * viem adds `Error(string)` and `Panic(uint256)`.
  */
-export const PROTOCOL_ERRORS_ABI: Abi = ErrorsAbi;
+export const PROTOCOL_ERRORS_ABI: Abi = [...ErrorsAbi, ...LocalErrorsAbi];
 
 export type DecodedRevert = {
   /** The custom error name, `Error` for `require(…, "reason")`, `Panic` for a panic code. */

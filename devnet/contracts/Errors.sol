@@ -43,4 +43,5 @@ library Errors {
     error CompoundQuoteFailed();
     error QuoteCallFailed();
     error CadenceNotMet();
+    error InvalidToken();
 }

@@ -3,6 +3,7 @@ pragma solidity ^0.8.24;
 
 import {Errors} from "./Errors.sol";
 import {IDevToken, IFurnaceQuoter, IVeLockNFT} from "./Interfaces.sol";
+import {LockMath} from "./LockMath.sol";
 
 /// @notice Locks the token with a bonus. Quotes come from the FurnaceQuoter (same logic for quote and execution);
 /// the bonus is minted (the Furnace is an AssetToken minter). The Furnace is the only caller VeLockNFT's *For
@@ -128,18 +129,33 @@ contract Furnace {
     ) internal returns (uint256 tokenIdUsed) {
         if (claimAmount == 0) revert Errors.AmountZero();
         if (minVeOut == 0) revert Errors.MinVeOutRequired();
+        // The quoter applies the published destination rules (its reverts bubble up, as the published
+        // FurnaceGuardHelper's do); a new lock gets the clamped duration.
         (uint256 principal, uint256 bonus, uint256 veOut,) =
             quoter.quoteEnterWithClaim(user, claimAmount, targetTokenId, durationSeconds, createAutoMax);
-        if (veOut < minVeOut) revert Errors.MinVeOutNotMet();
 
         if (payer != address(this)) token.transferFrom(payer, address(this), principal);
         if (bonus > 0) token.mint(address(this), bonus);
+        // As published, a failure of the NFT itself (TooManyVeNFTs at create, below 1e18 at a top-up) surfaces
+        // as InvariantViolation: the published Furnace reaches the NFT through a helper's delegatecall and
+        // replaces its revert data. createAutoMax is ignored for a top-up.
         if (targetTokenId == 0) {
-            tokenIdUsed = ve.createLockFor(user, principal + bonus, durationSeconds, createAutoMax);
+            try ve.createLockFor(user, principal + bonus, LockMath.clampDuration(durationSeconds), createAutoMax) returns (
+                uint256 id
+            ) {
+                tokenIdUsed = id;
+            } catch {
+                revert Errors.InvariantViolation();
+            }
         } else {
-            ve.addToLockFor(user, targetTokenId, principal + bonus);
-            tokenIdUsed = targetTokenId;
+            try ve.addToLockFor(user, targetTokenId, principal + bonus) {
+                tokenIdUsed = targetTokenId;
+            } catch {
+                revert Errors.InvariantViolation();
+            }
         }
+        // Checked after the lock, as published (the transaction reverts as a whole all the same).
+        if (veOut < minVeOut) revert Errors.MinVeOutNotMet();
         emit FurnaceEnter(user, mode, ethIn, principal, bonus, tokenIdUsed);
     }
 }

@@ -27,33 +27,42 @@ contract FurnaceQuoter {
         return LockMath.durationWeight(durationSeconds) / LockMath.WEIGHT_PRECISION;
     }
 
-    /// @dev New lock (targetTokenId == 0): duration in [7d, 365d], AutoMax only with 365d, principal+bonus ≥ 1000e18,
-    /// fewer than 32 live locks. Top-up: `user` owns the lock, unlisted, unexpired, principal+bonus ≥ 1e18;
-    /// durationSeconds is ignored and createAutoMax must be false (AutoMax is only for a new 365-day lock).
+    /// @dev The published destination rules (FurnaceQuoter._resolveDestinationDuration, the same as the Furnace's
+    /// FurnaceGuardHelper.resolveEntryDurationAndWeight). durationSeconds is clamped to [7d, 365d] first.
+    /// New lock: createAutoMax requires the clamped duration to be 365 days (InvalidDuration); principal + bonus
+    /// ≥ 1000e18 (MinLockAmountNotMet). No lock count is checked here: a 33rd lock fails only at execution.
+    /// Top-up: a never-minted or burned id is InvalidToken; `user` must own it (NotAuthorized), unlisted,
+    /// unexpired; an AutoMax lock needs the clamped duration to be 365 days, a plain lock at least 7 days left
+    /// (InvalidDuration); createAutoMax is ignored; no minimum amount is checked here (execution reverts
+    /// InvariantViolation below 1e18).
     function quoteEnterWithClaim(address user, uint256 claimIn, uint256 targetTokenId, uint256 durationSeconds, bool createAutoMax)
         external
         view
         returns (uint256 principalClaim, uint256 bonusClaim, uint256 veOut, uint256 routeTokenId)
     {
         if (claimIn == 0) revert Errors.AmountZero();
+        uint256 d = LockMath.clampDuration(durationSeconds);
         uint256 effective;
         if (targetTokenId == 0) {
-            if (durationSeconds < LockMath.MIN_LOCK_DURATION || durationSeconds > LockMath.MAX_LOCK_DURATION) {
-                revert Errors.InvalidDuration();
-            }
-            if (createAutoMax && durationSeconds != LockMath.MAX_LOCK_DURATION) revert Errors.AutoMaxMismatch();
-            if (ve.balanceOf(user) >= LockMath.MAX_LOCKS_PER_USER) revert Errors.TooManyVeNFTs();
-            effective = createAutoMax ? LockMath.MAX_LOCK_DURATION : durationSeconds;
+            if (createAutoMax && d != LockMath.MAX_LOCK_DURATION) revert Errors.InvalidDuration();
+            effective = d;
         } else {
-            if (createAutoMax) revert Errors.AutoMaxMismatch();
-            if (_ownerOrZero(targetTokenId) != user || user == address(0)) revert Errors.NotAuthorized();
+            address owner;
+            try ve.ownerOf(targetTokenId) returns (address o) {
+                owner = o;
+            } catch {
+                revert Errors.InvalidToken();
+            }
+            if (owner != user) revert Errors.NotAuthorized();
             (, uint256 lockEnd, bool autoMax, bool listed) = ve.getLockInfo(targetTokenId);
             if (listed) revert Errors.LockListedOrFrozen();
+            if (lockEnd <= block.timestamp) revert Errors.LockExpired();
             if (autoMax) {
+                if (d != LockMath.MAX_LOCK_DURATION) revert Errors.InvalidDuration();
                 effective = LockMath.MAX_LOCK_DURATION;
             } else {
-                if (lockEnd <= block.timestamp) revert Errors.LockExpired();
                 effective = lockEnd - block.timestamp;
+                if (effective < LockMath.MIN_LOCK_DURATION) revert Errors.InvalidDuration();
             }
         }
 
@@ -62,16 +71,7 @@ contract FurnaceQuoter {
         bonusClaim = (principalClaim * (weightBps - 100)) / BONUS_DIVISOR;
         uint256 total = principalClaim + bonusClaim;
         if (targetTokenId == 0 && total < LockMath.MIN_LOCK_AMOUNT) revert Errors.MinLockAmountNotMet();
-        if (targetTokenId != 0 && total < LockMath.MIN_TOPUP_AMOUNT) revert Errors.AmountTooSmall();
         veOut = (total * effective) / LockMath.MAX_LOCK_DURATION;
         routeTokenId = targetTokenId;
-    }
-
-    function _ownerOrZero(uint256 tokenId) internal view returns (address) {
-        try ve.ownerOf(tokenId) returns (address owner) {
-            return owner;
-        } catch {
-            return address(0);
-        }
     }
 }

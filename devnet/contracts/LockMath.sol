@@ -10,10 +10,15 @@ library LockMath {
     uint256 internal constant MAX_LOCKS_PER_USER = 32;
     uint256 internal constant WEIGHT_PRECISION = 1e8;
 
+    /// @dev A Furnace entry's duration: below 7 days counts as 7 days, above 365 days as 365 days.
+    function clampDuration(uint256 seconds_) internal pure returns (uint256) {
+        return seconds_ < MIN_LOCK_DURATION ? MIN_LOCK_DURATION : (seconds_ > MAX_LOCK_DURATION ? MAX_LOCK_DURATION : seconds_);
+    }
+
     /// @dev Weight at 1e8 sub-bp precision: clamp to [7d, 365d], then linear between the breakpoints
     /// (days → bps) 7→100, 14→175, 21→300, 30→500, 90→1500, 180→4000, 270→6500, 365→10000, floored.
     function durationWeight(uint256 seconds_) internal pure returns (uint256) {
-        uint256 d = seconds_ < MIN_LOCK_DURATION ? MIN_LOCK_DURATION : (seconds_ > MAX_LOCK_DURATION ? MAX_LOCK_DURATION : seconds_);
+        uint256 d = clampDuration(seconds_);
         if (d <= MIN_LOCK_DURATION) return 100 * WEIGHT_PRECISION;
         uint16[8] memory daysAt = [uint16(7), 14, 21, 30, 90, 180, 270, 365];
         uint16[8] memory bpsAt = [uint16(100), 175, 300, 500, 1500, 4000, 6500, 10000];

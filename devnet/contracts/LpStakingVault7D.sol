@@ -6,9 +6,13 @@ import {IDevToken, IFurnace} from "./Interfaces.sol";
 import {LockMath} from "./LockMath.sol";
 
 /// @notice LP staking with a 7-day unbond. Rewards are in AssetToken; on the devnet the owner credits them
-/// (`accrueRewards`) and they are minted when paid. `withdrawMatured` reverts AmountZero when no unbond is
-/// matured; claiming zero rewards is a no-op (claimRewardsAndLock reverts AmountZero instead).
+/// (`accrueRewards`) and they are minted when paid. As on the published vault, `withdrawMatured` with nothing
+/// matured, `claimRewards` and `claimRewardsAndLock` with nothing earned return without a transfer (no revert).
 contract LpStakingVault7D {
+    /// The published vault's own error (declared in the vault, not in the Errors library): a second
+    /// claimRewardsAndLock within a day of the last one.
+    error LockCooldown();
+
     uint256 public constant MIN_STAKE = 1e15;
     uint256 public constant UNBOND_PERIOD = 7 days;
     uint256 public constant MAX_OPEN_UNBONDS = 25;
@@ -91,7 +95,7 @@ contract LpStakingVault7D {
                 list[kept++] = u;
             }
         }
-        if (paid == 0) revert Errors.AmountZero();
+        if (paid == 0) return; // nothing matured: no transfer, no event
         for (uint256 i = kept; i < n; i++) {
             list.pop();
         }
@@ -121,20 +125,21 @@ contract LpStakingVault7D {
         _payRewards(msg.sender, msg.sender);
     }
 
+    /// @dev The published order: nothing earned returns quietly; then minVeOut > 0, a duration in [7d, 365d] for
+    /// every target (a top-up too), AutoMax only for a new 365-day lock, one call a day (LockCooldown); the
+    /// Furnace then applies its own rules to the target (FurnaceQuoter).
     function claimRewardsAndLock(uint256 targetTokenId, uint256 durationSeconds, bool createAutoMax, uint256 minVeOut) external {
-        if (minVeOut == 0) revert Errors.MinVeOutRequired();
-        if (targetTokenId == 0) {
-            if (durationSeconds < LockMath.MIN_LOCK_DURATION || durationSeconds > LockMath.MAX_LOCK_DURATION) {
-                revert Errors.InvalidDuration();
-            }
-            if (createAutoMax && durationSeconds != LockMath.MAX_LOCK_DURATION) revert Errors.AutoMaxMismatch();
-        } else if (createAutoMax) {
-            revert Errors.AutoMaxMismatch(); // AutoMax only for a new 365-day lock
-        }
-        uint256 last = lastCompoundAt[msg.sender];
-        if (last != 0 && block.timestamp < last + COMPOUND_COOLDOWN) revert Errors.CadenceNotMet();
         uint256 amount = earned[msg.sender];
-        if (amount == 0) revert Errors.AmountZero();
+        if (amount == 0) return;
+        if (minVeOut == 0) revert Errors.MinVeOutRequired();
+        if (durationSeconds < LockMath.MIN_LOCK_DURATION || durationSeconds > LockMath.MAX_LOCK_DURATION) {
+            revert Errors.InvalidDuration();
+        }
+        if (createAutoMax) {
+            if (targetTokenId != 0) revert Errors.AutoMaxMismatch();
+            if (durationSeconds != LockMath.MAX_LOCK_DURATION) revert Errors.InvalidDuration();
+        }
+        if (block.timestamp < lastCompoundAt[msg.sender] + COMPOUND_COOLDOWN) revert LockCooldown();
         earned[msg.sender] = 0;
         lastCompoundAt[msg.sender] = block.timestamp;
         token.mint(address(this), amount);

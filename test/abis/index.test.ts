@@ -1,7 +1,7 @@
 import { type Abi, type AbiEvent, type AbiFunction, toEventSelector, toFunctionSelector } from "viem";
 import { describe, expect, it } from "vitest";
 import * as abis from "../../abis";
-import { ErrorsAbi } from "../../abis/Errors";
+import { ErrorsAbi, LocalErrorsAbi } from "../../abis/Errors";
 
 // Literal values copied from protocol.md §1–2; the ABIs must reproduce every one of them.
 const SELECTORS: Record<string, Record<string, string>> = {
@@ -110,6 +110,7 @@ const ERROR_SELECTORS: Record<string, string> = {
   CompoundQuoteFailed: "0x75691ae3",
   QuoteCallFailed: "0x6a7912c1",
   CadenceNotMet: "0x4da6338e",
+  InvalidToken: "0xc1ab6dc1",
 };
 
 const all = abis as unknown as Record<string, Abi>;
@@ -163,7 +164,11 @@ describe("ABIs pin protocol.md selectors", () => {
     expect(ErrorsAbi.every((e) => e.type === "error" && e.inputs.length === 0)).toBe(true);
     const actual = Object.fromEntries(ErrorsAbi.map((e) => [e.name, toFunctionSelector(`${e.name}()`)]));
     expect(actual).toEqual(ERROR_SELECTORS);
-    expect(Object.keys(ERROR_SELECTORS)).toHaveLength(38);
+    expect(Object.keys(ERROR_SELECTORS)).toHaveLength(39);
+    // LpStakingVault7D declares one error of its own (not in the Errors library): LockCooldown()
+    expect(LocalErrorsAbi.map((e) => [e.name, toFunctionSelector(`${e.name}()`), e.inputs.length])).toEqual([
+      ["LockCooldown", "0x39be4a63", 0],
+    ]);
   });
 
   it("no contract ABI declares an error of its own (one declaration: abis/Errors.ts)", () => {

@@ -5,7 +5,7 @@
  */
 import { type Address, encodeFunctionData, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PUBLISHED_ERROR_NAMES } from "../../abis/Errors";
+import { PUBLISHED_ERROR_NAMES, PUBLISHED_LOCAL_ERROR_NAMES } from "../../abis/Errors";
 import { decodeRevert } from "../../api/chain/revert";
 import { DEVNET_ABIS, sendTx } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
@@ -16,8 +16,15 @@ const E18 = 10n ** 18n;
 const DAY = 86_400n;
 const { alice, bob, carol, dave, capped, fresh, market, deployer } = DEVNET_ACCOUNTS;
 
-/** Published names no devnet path reaches (pauses, checkpoint wiring, the market's pricing, genesis, …). */
+/**
+ * Published names no devnet path reaches (pauses, checkpoint wiring, the market's pricing, genesis, …).
+ * TooManyVeNFTs: as on Base, the quoter does not count locks and the Furnace turns the NFT's refusal of a 33rd
+ * lock into InvariantViolation, so a user meets it only from VeLockNFT.createLockFor, which is Furnace-only.
+ * CadenceNotMet: the published vault's once-a-day rule is its own LockCooldown.
+ */
 const UNREACHABLE_ON_DEVNET = [
+  "TooManyVeNFTs",
+  "CadenceNotMet",
   "AmountTooLarge",
   "LockingPaused",
   "TradingPaused",
@@ -31,7 +38,6 @@ const UNREACHABLE_ON_DEVNET = [
   "PriceExceeded",
   "DeadlineExpired",
   "ZeroAddress",
-  "InvariantViolation",
   "GenesisAlreadyFinalized",
   "GenesisWindowNotEnded",
   "CompoundQuoteFailed",
@@ -91,7 +97,7 @@ describe("published errors provoked on the devnet, named by api/chain/revert.ts"
   const furnace = (args: readonly unknown[]) => call(DEVNET_ABIS.Furnace, "enterWithClaim", args);
   const vault = (fn: string, args: readonly unknown[] = []) => call(DEVNET_ABIS.LpStakingVault7D, fn, args);
 
-  it("lock flows: NotAuthorized, InvalidDuration, LockExpired, LockListedOrFrozen, AutoMaxMismatch, TooManyVeNFTs", async () => {
+  it("lock flows: NotAuthorized, InvalidDuration, InvalidToken, LockExpired, LockListedOrFrozen, InvariantViolation", async () => {
     const t = d.seed.tokenIds;
     // prepare/lock, sent from the wallet: Furnace-only on Base
     const lock = await preparedStep(
@@ -107,6 +113,7 @@ describe("published errors provoked on the devnet, named by api/chain/revert.ts"
       await quoteReason({ user: carol.address, claimAmountWei: E18, targetTokenId: t.carolExpired }),
       "LockExpired",
     );
+    // AutoMax with a (clamped) duration other than 365 days; a top-up of an AutoMax lock likewise
     expectNamed(
       await quoteReason({
         user: fresh.address,
@@ -114,16 +121,21 @@ describe("published errors provoked on the devnet, named by api/chain/revert.ts"
         durationSeconds: 90n * DAY,
         createAutoMax: true,
       }),
-      "AutoMaxMismatch",
+      "InvalidDuration",
     );
-    // a 33rd lock: the quote (so prepare/lock-via-furnace) names it, and so does the Furnace entry itself
+    expect(await quoteReason({ user: alice.address, claimAmountWei: E18, targetTokenId: t.aliceAutoMax })).toBe(
+      "InvalidDuration",
+    );
+    // a burned or never-minted target
     expectNamed(
-      await quoteReason({ user: capped.address, claimAmountWei: 1000n * E18, durationSeconds: 30n * DAY }),
-      "TooManyVeNFTs",
+      await quoteReason({ user: alice.address, claimAmountWei: E18, targetTokenId: d.seed.burnedTokenIds[0]! }),
+      "InvalidToken",
     );
+    // a 33rd lock: the quote does not count locks; the Furnace entry reverts InvariantViolation (published
+    // Furnace._createNewLock wraps the NFT's TooManyVeNFTs)
     expectNamed(
       await named(capped.address, A.Furnace, furnace([1000n * E18, 0n, 30n * DAY, false, 1n])),
-      "TooManyVeNFTs",
+      "InvariantViolation",
     );
     // listed on the market: frozen
     await sendTx(d.chain, market.privateKey, {
@@ -189,7 +201,7 @@ describe("published errors provoked on the devnet, named by api/chain/revert.ts"
     );
   });
 
-  it("collect and LP: InvalidMode, AmountTooSmall, InsufficientStake, TooManyUnbonds, AmountZero, CadenceNotMet", async () => {
+  it("collect and LP: InvalidMode, AmountTooSmall, InsufficientStake, TooManyUnbonds, AutoMaxMismatch, LockCooldown", async () => {
     expectNamed(
       await named(
         alice.address,
@@ -202,8 +214,9 @@ describe("published errors provoked on the devnet, named by api/chain/revert.ts"
     expectNamed(await named(dave.address, A.LpStakingVault7D, vault("stake", [10n ** 15n - 1n])), "AmountTooSmall");
     const unbond = await preparedStep("unbond-lp", { amountWei: 10n ** 24n }, "unbond");
     expectNamed(await named(dave.address, unbond.to, unbond.data), "InsufficientStake");
+    // withdraw-lp with nothing matured does not revert (the published vault returns without a transfer)
     const withdraw = await preparedStep("withdraw-lp", {}, "withdraw");
-    expectNamed(await named(fresh.address, withdraw.to, withdraw.data), "AmountZero"); // nothing matured
+    await expect(revertData(fresh.address, withdraw.to, withdraw.data)).rejects.toThrow(/no revert/);
     // 25 open unbonds is the most: dave opens the rest of them, then one more
     const open = await d.chain.publicClient.readContract({
       address: A.LpStakingVault7D,
@@ -227,15 +240,37 @@ describe("published errors provoked on the devnet, named by api/chain/revert.ts"
       functionName: "accrueRewards",
       args: [dave.address, 10n * E18],
     });
-    const compound = await preparedStep(
+    // AutoMax only for a new lock (checked before the cooldown)
+    expectNamed(
+      await named(
+        dave.address,
+        A.LpStakingVault7D,
+        vault("claimRewardsAndLock", [d.seed.tokenIds.daveCompound, 365n * DAY, true, 1n]),
+      ),
+      "AutoMaxMismatch",
+    );
+    // the duration is checked for a top-up too: harvest-rewards' default durationSeconds 0 is refused
+    const noDuration = await preparedStep(
       "harvest-rewards",
       { compound: true, targetTokenId: d.seed.tokenIds.daveCompound, minVeOutWei: 1n },
       "harvest",
     );
-    expectNamed(await named(dave.address, compound.to, compound.data), "CadenceNotMet");
+    expect(await named(dave.address, noDuration.to, noDuration.data)).toBe("InvalidDuration");
+    // the vault's own LockCooldown (not the Errors library's CadenceNotMet), decoded all the same
+    const compound = await preparedStep(
+      "harvest-rewards",
+      { compound: true, targetTokenId: d.seed.tokenIds.daveCompound, durationSeconds: 365n * DAY, minVeOutWei: 1n },
+      "harvest",
+    );
+    expectNamed(await named(dave.address, compound.to, compound.data), "LockCooldown");
   });
 
   it("covers every published name but the ones no devnet path reaches", () => {
-    expect([...seen].sort()).toEqual(PUBLISHED_ERROR_NAMES.filter((n) => !UNREACHABLE_ON_DEVNET.includes(n)).sort());
+    expect([...seen].sort()).toEqual(
+      [
+        ...PUBLISHED_ERROR_NAMES.filter((n) => !UNREACHABLE_ON_DEVNET.includes(n)),
+        ...PUBLISHED_LOCAL_ERROR_NAMES,
+      ].sort(),
+    );
   });
 });

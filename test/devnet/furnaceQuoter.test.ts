@@ -114,14 +114,24 @@ describe("FurnaceQuoter and Furnace", () => {
     }
   });
 
-  it("quote reverts: AmountZero, InvalidDuration, AutoMaxMismatch, MinLockAmountNotMet (principal + bonus)", async () => {
+  it("quote reverts: AmountZero, InvalidDuration (AutoMax not at 365 days), MinLockAmountNotMet (principal + bonus)", async () => {
     const user = fresh.address;
     const name = (args: readonly unknown[]) =>
       revertName(devnet, fresh.privateKey, quoter("quoteEnterWithClaim", args));
     expect(await name([user, 0n, 0n, 30n * DAY, false])).toBe("AmountZero");
-    expect(await name([user, 2000n * E18, 0n, 6n * DAY, false])).toBe("InvalidDuration");
-    expect(await name([user, 2000n * E18, 0n, 366n * DAY, false])).toBe("InvalidDuration");
-    expect(await name([user, 2000n * E18, 0n, 364n * DAY, true])).toBe("AutoMaxMismatch");
+    // As published, a new lock's duration is clamped to [7 days, 365 days], not refused
+    expect(await quote(user, 2000n * E18, 0n, 0n, false)).toEqual(await quote(user, 2000n * E18, 0n, 7n * DAY, false));
+    expect(await quote(user, 2000n * E18, 0n, 6n * DAY, false)).toEqual(
+      await quote(user, 2000n * E18, 0n, 7n * DAY, false),
+    );
+    expect(await quote(user, 2000n * E18, 0n, 366n * DAY, false)).toEqual(
+      await quote(user, 2000n * E18, 0n, YEAR, false),
+    );
+    // AutoMax needs the clamped duration to be 365 days: 400 days is fine, 364 days is not
+    expect(await quote(user, 2000n * E18, 0n, 400n * DAY, true)).toEqual(
+      await quote(user, 2000n * E18, 0n, YEAR, true),
+    );
+    expect(await name([user, 2000n * E18, 0n, 364n * DAY, true])).toBe("InvalidDuration");
     expect(await name([user, 999n * E18, 0n, 7n * DAY, false])).toBe("MinLockAmountNotMet");
     // 920 + 9.9 % bonus = 1011.08 ≥ 1000: the minimum applies to principal + bonus
     expect((await quote(user, 920n * E18, 0n, YEAR, true))[1]).toBe(91_080n * 10n ** 15n);
@@ -135,9 +145,8 @@ describe("FurnaceQuoter and Furnace", () => {
     expect(await revertName(devnet, key, furnace([2000n * E18, 0n, 90n * DAY, false, veOut + 1n]))).toBe(
       "MinVeOutNotMet",
     );
-    expect(await revertName(devnet, key, furnace([2000n * E18, 0n, 400n * DAY, false, 1n]))).toBe("InvalidDuration");
     expect(await revertName(devnet, key, furnace([500n * E18, 0n, 30n * DAY, false, 1n]))).toBe("MinLockAmountNotMet");
-    expect(await revertName(devnet, key, furnace([2000n * E18, 0n, 90n * DAY, true, 1n]))).toBe("AutoMaxMismatch");
+    expect(await revertName(devnet, key, furnace([2000n * E18, 0n, 90n * DAY, true, 1n]))).toBe("InvalidDuration");
   });
 
   it("enterWithClaim executes its quote exactly: new lock of principal + minted bonus, FurnaceEnter mode 1 carries the quote's principal and bonus", async () => {
@@ -171,7 +180,7 @@ describe("FurnaceQuoter and Furnace", () => {
     expect(supplyAfter - supplyBefore).toBe(bonus); // only the bonus is new supply
   });
 
-  it("top-up quotes use the remaining lock time, reject foreign and expired locks, and execute as LockAmountIncreased", async () => {
+  it("top-up quotes use the remaining lock time, reject foreign, unknown and expired locks, and execute as LockAmountIncreased", async () => {
     const receipt = await send(devnet, fresh.privateKey, furnace([1000n * E18, 0n, 30n * DAY, false, 1n]));
     const [created] = parseEventLogs({ abi: DEVNET_ABIS.VeLockNFT, eventName: "LockCreated", logs: receipt.logs });
     const id = created!.args.tokenId;
@@ -194,7 +203,8 @@ describe("FurnaceQuoter and Furnace", () => {
     const name = (user: `0x${string}`, key: `0x${string}`, target: bigint) =>
       revertName(devnet, key, quoter("quoteEnterWithClaim", [user, 10n * E18, target, 0n, false]));
     expect(await name(alice.address, alice.privateKey, id)).toBe("NotAuthorized");
-    expect(await name(fresh.address, fresh.privateKey, 999n)).toBe("NotAuthorized");
+    // a never-minted id: InvalidToken (published: ownerOf reverts → InvalidToken)
+    expect(await name(fresh.address, fresh.privateKey, 999n)).toBe("InvalidToken");
     await devnet.clients.testClient.increaseTime({ seconds: Number(31n * DAY) });
     await devnet.clients.testClient.mine({ blocks: 1 });
     expect(await name(fresh.address, fresh.privateKey, id)).toBe("LockExpired");

@@ -130,7 +130,7 @@ describe("VeLockNFT rules (protocol.md §1–2, §8)", () => {
       }
     });
 
-    it("AutoMax with any duration but 365 days reverts AutoMaxMismatch (also at the quoter)", async () => {
+    it("AutoMax with any duration but 365 days: AutoMaxMismatch at the NFT, InvalidDuration through the Furnace (as published)", async () => {
       for (const seconds of [7n * DAY, 364n * DAY, YEAR - 1n]) {
         expect(await revertNameFrom(devnet, furnace, lock(1000n * E18, seconds, true))).toBe("AutoMaxMismatch");
       }
@@ -140,26 +140,29 @@ describe("VeLockNFT rules (protocol.md §1–2, §8)", () => {
           fresh.privateKey,
           viaFurnace("enterWithClaim", [1000n * E18, 0n, 30n * DAY, true, 1n]),
         ),
-      ).toBe("AutoMaxMismatch");
+      ).toBe("InvalidDuration");
     });
 
-    it("TooManyVeNFTs for a 33rd lock: at the NFT, through the Furnace, and at the quoter", async () => {
+    it("a 33rd lock: TooManyVeNFTs at the NFT, InvariantViolation through the Furnace, and the quoter does not check", async () => {
       const call = ve("createLockFor", [capped.address, 1000n * E18, 30n * DAY, false]);
       expect(await revertNameFrom(devnet, furnace, call)).toBe("TooManyVeNFTs");
+      // Published Furnace._createNewLock replaces the NFT's revert with InvariantViolation.
       expect(
         await revertName(
           devnet,
           capped.privateKey,
           viaFurnace("enterWithClaim", [1000n * E18, 0n, 30n * DAY, false, 1n]),
         ),
-      ).toBe("TooManyVeNFTs");
-      const quote: DevCall = {
+      ).toBe("InvariantViolation");
+      // Published FurnaceQuoter counts no locks: the quote succeeds.
+      const [principal, , veOut] = await devnet.clients.publicClient.readContract({
         address: devnet.addresses.FurnaceQuoter,
         abi: DEVNET_ABIS.FurnaceQuoter,
         functionName: "quoteEnterWithClaim",
         args: [capped.address, 1000n * E18, 0n, 30n * DAY, false],
-      };
-      expect(await revertName(devnet, capped.privateKey, quote)).toBe("TooManyVeNFTs");
+      });
+      expect(principal).toBe(1000n * E18);
+      expect(veOut).toBeGreaterThan(0n);
     });
 
     it("a wallet's lock through Furnace.enterWithClaim holds principal + bonus and pulls only the principal", async () => {
@@ -256,6 +259,52 @@ describe("VeLockNFT rules (protocol.md §1–2, §8)", () => {
       await send(devnet, market.privateKey, ve("setListed", [id, false]));
     });
 
+    it("Furnace top-ups follow the published destination rules (FurnaceQuoter._resolveDestinationDuration)", async () => {
+      const t = seed.tokenIds;
+      const topUp = (id: bigint, seconds: bigint, amount = 10n * E18, createAutoMax = false) =>
+        viaFurnace("enterWithClaim", [amount, id, seconds, createAutoMax, 1n]);
+      const quote = (user: Address, id: bigint, seconds: bigint, createAutoMax = false) =>
+        devnet.clients.publicClient.readContract({
+          address: devnet.addresses.FurnaceQuoter,
+          abi: DEVNET_ABIS.FurnaceQuoter,
+          functionName: "quoteEnterWithClaim",
+          args: [user, 10n * E18, id, seconds, createAutoMax],
+        });
+      // a burned (or never-minted) target: InvalidToken
+      expect(await revertName(devnet, alice.privateKey, topUp(t.aliceUnlocked, 0n))).toBe("InvalidToken");
+      expect(await revertName(devnet, alice.privateKey, topUp(10n ** 9n, 0n))).toBe("InvalidToken");
+      // an AutoMax target needs the clamped duration to be 365 days: 0, 30 days and 364 days are refused,
+      // 365 days and anything above (clamped) are accepted; veOut counts 365 days
+      for (const seconds of [0n, 30n * DAY, YEAR - 1n]) {
+        expect(await revertName(devnet, alice.privateKey, topUp(t.aliceAutoMax, seconds)), String(seconds)).toBe(
+          "InvalidDuration",
+        );
+      }
+      for (const seconds of [YEAR, 400n * DAY]) {
+        const [principal, bonus, veOut] = await quote(alice.address, t.aliceAutoMax, seconds);
+        expect(veOut).toBe(principal + bonus);
+      }
+      // a plain target ignores the duration (its time left counts) and createAutoMax (ignored on a top-up)
+      const [p1, b1, ve1] = await quote(alice.address, t.alicePlain, 0n);
+      expect(await quote(alice.address, t.alicePlain, YEAR, true)).toEqual([p1, b1, ve1, t.alicePlain]);
+      // … but refuses a lock with less than 7 days left
+      const { id } = await create(7n);
+      await devnet.clients.testClient.increaseTime({ seconds: 2 });
+      await send(devnet, fresh.privateKey, viaFurnace("enterWithClaim", [1000n * E18, 0n, 30n * DAY, false, 1n]));
+      const [, end] = await lockInfo(id);
+      expect(end - (await now())).toBeLessThan(7n * DAY);
+      expect(await revertName(devnet, fresh.privateKey, topUp(id, 30n * DAY))).toBe("InvalidDuration");
+      // below 1e18: the quoter does not check, the NFT's refusal surfaces as InvariantViolation
+      const [small, smallBonus] = await devnet.clients.publicClient.readContract({
+        address: devnet.addresses.FurnaceQuoter,
+        abi: DEVNET_ABIS.FurnaceQuoter,
+        functionName: "quoteEnterWithClaim",
+        args: [alice.address, E18 / 2n, t.alicePlain, 0n, false],
+      });
+      expect(small + smallBonus).toBeLessThan(E18);
+      expect(await revertName(devnet, alice.privateKey, topUp(t.alicePlain, 0n, E18 / 2n))).toBe("InvariantViolation");
+    });
+
     it("extendLockToFor: newEnd must satisfy oldEnd < newEnd ≤ now + 365d (InvalidDuration)", async () => {
       const id = seed.tokenIds.alicePlain;
       const [, oldEnd] = await lockInfo(id);
@@ -300,7 +349,12 @@ describe("VeLockNFT rules (protocol.md §1–2, §8)", () => {
     it("a top-up on an AutoMax lock silently moves the stored end to now + 365d", async () => {
       const id = seed.tokenIds.aliceAutoMax;
       await devnet.clients.testClient.increaseTime({ seconds: 3600 });
-      const receipt = await send(devnet, alice.privateKey, viaFurnace("enterWithClaim", [2n * E18, id, 0n, false, 1n]));
+      // (an AutoMax target needs durationSeconds 365 days, as on Base)
+      const receipt = await send(
+        devnet,
+        alice.privateKey,
+        viaFurnace("enterWithClaim", [2n * E18, id, YEAR, false, 1n]),
+      );
       expect(eventNames(receipt)).toEqual(["LockAmountIncreased"]);
       expect(await read<bigint>("storedLockEnd", [id])).toBe((await blockTime(receipt)) + YEAR);
     });

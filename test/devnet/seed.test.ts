@@ -130,7 +130,7 @@ describe("seeded devnet: on-chain state", () => {
     expect(await ve<bigint>("balanceOf", [dave.address])).toBe(1n);
   });
 
-  it("the capped account holds exactly 32 live locks: a 33rd through the Furnace reverts TooManyVeNFTs", async () => {
+  it("the capped account holds exactly 32 live locks: a 33rd through the Furnace reverts InvariantViolation", async () => {
     expect(await ve<bigint>("balanceOf", [capped.address])).toBe(32n);
     expect(seed.tokenIds.capped).toHaveLength(32);
     const viaFurnace = {
@@ -139,7 +139,8 @@ describe("seeded devnet: on-chain state", () => {
       functionName: "enterWithClaim",
       args: [1000n * E18, 0n, 30n * 86_400n, false, 1n],
     };
-    expect(await revertName(devnet, capped.privateKey, viaFurnace)).toBe("TooManyVeNFTs");
+    // As published: the Furnace wraps the NFT's TooManyVeNFTs (Furnace._createNewLock).
+    expect(await revertName(devnet, capped.privateKey, viaFurnace)).toBe("InvariantViolation");
     // VeLockNFT.createLockFor from the wallet itself: Furnace-only, as on Base.
     const direct = {
       address: at.VeLockNFT,
