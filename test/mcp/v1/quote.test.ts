@@ -90,11 +90,38 @@ describe("GET /quote/lock-via-furnace against on-chain truth", () => {
       autoMax: false,
     },
     {
+      // As published, a top-up of an AutoMax lock needs durationSeconds = 365 days (InvalidDuration otherwise)
       name: "alice tops up her AutoMax lock",
       user: alice.address,
       amount: 10n * E18,
       target: d.seed.tokenIds.aliceAutoMax,
+      duration: 365n * DAY,
+      autoMax: false,
+    },
+    {
+      // As published, a new lock's duration is clamped to [7 days, 365 days]: the default 0 quotes 7 days
+      name: "fresh, new lock with durationSeconds omitted (7 days)",
+      user: fresh.address,
+      amount: 2_000n * E18,
+      target: 0n,
       duration: 0n,
+      autoMax: false,
+    },
+    {
+      name: "fresh, new 366-day lock (365 days)",
+      user: fresh.address,
+      amount: 2_000n * E18,
+      target: 0n,
+      duration: 366n * DAY,
+      autoMax: false,
+    },
+    {
+      // The published quoter counts no locks: the 33rd lock quotes (the entry reverts InvariantViolation)
+      name: "capped, a 33rd lock",
+      user: capped.address,
+      amount: 2_000n * E18,
+      target: 0n,
+      duration: 30n * DAY,
       autoMax: false,
     },
   ];
@@ -168,17 +195,20 @@ describe("quoter reverts → 502 QUOTE_FAILED with the decoded custom error", ()
     [
       ["AmountZero", { user: fresh.address, claimAmountWei: 0n, durationSeconds: 30n * DAY }],
       ["MinLockAmountNotMet", { user: fresh.address, claimAmountWei: 900n * E18, durationSeconds: 7n * DAY }],
-      ["InvalidDuration", { user: fresh.address, claimAmountWei: 2_000n * E18 }], // durationSeconds defaults to 0
-      ["InvalidDuration", { user: fresh.address, claimAmountWei: 2_000n * E18, durationSeconds: 366n * DAY }],
       [
-        "AutoMaxMismatch",
+        "InvalidDuration",
         { user: fresh.address, claimAmountWei: 2_000n * E18, durationSeconds: 180n * DAY, createAutoMax: true },
       ],
-      ["TooManyVeNFTs", { user: capped.address, claimAmountWei: 2_000n * E18, durationSeconds: 30n * DAY }],
-      ["NotAuthorized", { user: fresh.address, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.alicePlain }],
-      ["NotAuthorized", { user: fresh.address, claimAmountWei: 10n * E18, targetTokenId: 999_999n }],
+      // a top-up of an AutoMax lock with durationSeconds omitted (0, clamped to 7 days): not 365 days
       [
-        "NotAuthorized",
+        "InvalidDuration",
+        { user: alice.address, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.aliceAutoMax },
+      ],
+      ["NotAuthorized", { user: fresh.address, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.alicePlain }],
+      // never minted, and burned: the published quoter's ownerOf fails → InvalidToken
+      ["InvalidToken", { user: fresh.address, claimAmountWei: 10n * E18, targetTokenId: 999_999n }],
+      [
+        "InvalidToken",
         { user: alice.address, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.aliceUnlocked },
       ],
       ["LockExpired", { user: carol.address, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.carolExpired }],

@@ -119,7 +119,9 @@ export const withdrawLp = defineAction({
     parseQuery(url, {});
     return null;
   },
-  // The published vault reverts AmountZero when no unbond has matured: say what that means here.
+  // The published vault (LpStakingVault7D.withdrawMatured) does NOT revert when no unbond has matured: it
+  // returns without a transfer, so such a batch simulates ok and moves nothing, and this hint never fires on
+  // Base (nor on the devnet, which imitates it). Kept for an AmountZero from a vault that does revert.
   hint: () => (error) =>
     error.name === "AmountZero"
       ? {

@@ -68,6 +68,8 @@ const GENERIC_HINTS: Record<string, string> = {
   InsufficientTokenBalance: "The wallet does not hold enough of the token for this amount.",
   InsufficientStake: "The wallet has less staked LP than this amount.",
   CadenceNotMet: "Compounding is allowed at most once a day: try again later or harvest without compound.",
+  // The published LpStakingVault7D's own name for the same once-a-day rule (claimRewardsAndLock).
+  LockCooldown: "Compounding is allowed at most once a day: try again later or harvest without compound.",
 };
 
 export const prepareHref = (action: string, params: Record<string, string>) =>

@@ -83,11 +83,14 @@ describe("simulation on a node that has eth_simulateV1", () => {
     expect(JSON.stringify(body.simulation.hint)).toContain("/api/mcp/v1/prepare/lock-via-furnace?");
   });
 
-  it("the 33rd lock of a wallet: the quote names TooManyVeNFTs before there is a batch; prepare/lock's simulation says NotAuthorized first", async () => {
+  it("the 33rd lock of a wallet: the quote counts no locks (as published), the Furnace entry simulates InvariantViolation; prepare/lock's simulation says NotAuthorized first", async () => {
     const capped = DEVNET_ACCOUNTS.capped.address;
     const viaFurnace = await d.get(d.app(), lockPath({ user: capped }));
-    expect(viaFurnace.status).toBe(502);
-    expect(viaFurnace.body).toMatchObject({ error: "QUOTE_FAILED", detail: { reason: "TooManyVeNFTs" } });
+    expect(viaFurnace.status).toBe(200);
+    expect(viaFurnace.body.simulation.ok).toBe(false);
+    const lockStep = viaFurnace.body.simulation.steps.find((s: { ok: boolean }) => !s.ok);
+    // Published Furnace._createNewLock replaces the NFT's TooManyVeNFTs with InvariantViolation.
+    expect(lockStep.error).toEqual({ name: "InvariantViolation", args: [], selector: "0x302e29cb" });
     const direct = await d.get(
       d.app(),
       preparePath("lock", { user: capped, amountWei: 1000n * E18, durationSecs: 604_800n }),
@@ -96,12 +99,31 @@ describe("simulation on a node that has eth_simulateV1", () => {
     expect(failed.error.name).toBe("NotAuthorized");
   });
 
-  it("withdraw-lp with nothing matured: AmountZero (the published vault's name), with a hint saying what it means", async () => {
+  it("withdraw-lp with nothing matured simulates ok and moves nothing (the published vault returns without a transfer)", async () => {
     const { status, body } = await d.get(d.app(), preparePath("withdraw-lp", { user: fresh }));
     expect(status).toBe(200);
+    expect(body.simulation.ok).toBe(true);
+    expect(body.simulation.steps[0].ok).toBe(true);
+    expect(body.simulation.steps[0].error).toBeUndefined();
+    expect(body.simulation.hint).toBeUndefined();
+  });
+
+  it("harvest-rewards compound within a day of the last: the vault's own LockCooldown, named and hinted", async () => {
+    // dave compounded in the seed and has earned rewards since; his compound lock is AutoMax (365 days needed)
+    const { status, body } = await d.get(
+      d.app(),
+      preparePath("harvest-rewards", {
+        user: DEVNET_ACCOUNTS.dave.address,
+        compound: true,
+        targetTokenId: d.seed.tokenIds.daveCompound,
+        durationSeconds: 31_536_000n,
+        minVeOutWei: 1n,
+      }),
+    );
+    expect(status).toBe(200);
     expect(body.simulation.ok).toBe(false);
-    expect(body.simulation.steps[0].error).toMatchObject({ name: "AmountZero", selector: "0xcbca5aa2" });
-    expect(body.simulation.hint.message).toMatch(/7-day wait/);
+    expect(body.simulation.steps[0].error).toEqual({ name: "LockCooldown", args: [], selector: "0x39be4a63" });
+    expect(body.simulation.hint.message).toMatch(/at most once a day/);
   });
 
   it("actions without user in their spec parameters: skipped no-user without it, simulated with it", async () => {

@@ -102,15 +102,18 @@ describe("a batch whose simulation reverts", () => {
     expect(refused.body.detail.hint.action).toBe("lock-via-furnace");
   });
 
-  it("a revert in the first step is named at index 0 (withdraw-lp with nothing matured: AmountZero)", async () => {
-    const refused = await get(preparePath("withdraw-lp", { user: fresh, requireSimulationOk: "true" }));
+  it("a revert in the first step is named at index 0 (unbond-lp of more than the stake: InsufficientStake)", async () => {
+    // (withdraw-lp with nothing matured is no revert: the published vault returns without a transfer)
+    const refused = await get(
+      preparePath("unbond-lp", { user: fresh, amountWei: 10n ** 30n, requireSimulationOk: "true" }),
+    );
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toMatchObject({
       index: 0,
-      step: "withdraw",
-      revert: { name: "AmountZero", selector: "0xcbca5aa2" },
+      step: "unbond",
+      revert: { name: "InsufficientStake", selector: "0xf1bc94d2" },
     });
-    expect(refused.body.message).toMatch(/^Step 0 \(withdraw\) of the batch reverts in simulation: AmountZero\./);
+    expect(refused.body.message).toMatch(/^Step 0 \(unbond\) of the batch reverts in simulation: InsufficientStake\./);
   });
 });
 
