@@ -381,7 +381,11 @@ export async function applyLockOps(devnet: TestDevnet, ops: LockOp[]): Promise<n
         break;
       }
       case "topup":
-        if (target && usable(target)) await enter(who, op.amount * E18, target.tokenId, 0n, false);
+        // As on Base (FurnaceQuoter._resolveDestinationDuration): an AutoMax lock needs durationSeconds = 365
+        // days, a plain lock at least 7 days left (InvalidDuration otherwise).
+        if (!target || !usable(target)) break;
+        if (!target.autoMax && target.lockEnd <= now + 7n * DAY + 60n) break;
+        await enter(who, op.amount * E18, target.tokenId, target.autoMax ? MAX_DURATION : 0n, false);
         break;
       case "extend": {
         if (!target || !usable(target)) break;
@@ -451,7 +455,8 @@ export async function bulkTopUps(devnet: TestDevnet, opts: { blocks: number; per
         const data = encodeFunctionData({
           abi: DEVNET_ABIS.Furnace,
           functionName: "enterWithClaim",
-          args: [E18, tokenId, 0n, false, 1n],
+          // 365 days: required for an AutoMax lock (capped's first), ignored for a plain one (as on Base)
+          args: [E18, tokenId, 31_536_000n, false, 1n],
         });
         const tx = { from, to: devnet.addresses.Furnace, data, gas: "0x61a80", nonce: `0x${(nonce++).toString(16)}` };
         return { jsonrpc: "2.0", id: i, method: "eth_sendTransaction", params: [tx] };
