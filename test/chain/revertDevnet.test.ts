@@ -249,13 +249,14 @@ describe("published errors provoked on the devnet, named by api/chain/revert.ts"
       ),
       "AutoMaxMismatch",
     );
-    // the duration is checked for a top-up too: harvest-rewards' default durationSeconds 0 is refused
-    const noDuration = await preparedStep(
-      "harvest-rewards",
-      { compound: true, targetTokenId: d.seed.tokenIds.daveCompound, minVeOutWei: 1n },
-      "harvest",
-    );
-    expect(await named(dave.address, noDuration.to, noDuration.data)).toBe("InvalidDuration");
+    // the duration is checked for a top-up too (harvest-rewards refuses a compound top-up without one: BAD_PARAMS)
+    expect(
+      await named(
+        dave.address,
+        A.LpStakingVault7D,
+        vault("claimRewardsAndLock", [d.seed.tokenIds.daveCompound, 0n, false, 1n]),
+      ),
+    ).toBe("InvalidDuration");
     // the vault's own LockCooldown (not the Errors library's CadenceNotMet), decoded all the same
     const compound = await preparedStep(
       "harvest-rewards",

@@ -226,6 +226,15 @@ describe("quoter reverts → 502 QUOTE_FAILED with the decoded custom error", ()
         detail: { reason },
       });
       expect(headers.get("cache-control")).toBe("no-store");
+      // An InvalidDuration names what the published Furnace asks of a new lock or a top-up.
+      if (reason === "InvalidDuration") {
+        const top = "targetTokenId" in q && q.targetTokenId !== 0n;
+        expect((body as { message: string }).message).toContain(
+          top
+            ? "A top-up of an AutoMax lock needs durationSeconds=31536000"
+            : "A new AutoMax lock needs durationSeconds",
+        );
+      }
       expect(d.proxy.count()).toBe(1);
       const thrown = await quoteLockViaFurnace(d, q).catch((e: unknown) => e);
       expect(thrown).toBeInstanceOf(QuoteFailedError);
