@@ -16,7 +16,13 @@ export function redactUrl(url: string): string {
 
 const URL_RE = /\b(?:https?|wss?|redis|rediss|postgres(?:ql)?):\/\/[^\s"'<>`]+/gi;
 
-/** Every URL in `text` reduced to what redactUrl keeps. */
+/** Punctuation a sentence puts after a URL ("…at http://host:8545: could not…"), not part of it. */
+const TRAILING = /[.,:;)\]]+$/;
+
+/** Every URL in `text` reduced to what redactUrl keeps (a sentence's punctuation after it kept as it was). */
 export function redactUrls(text: string): string {
-  return text.replace(URL_RE, (u) => redactUrl(u));
+  return text.replace(URL_RE, (u) => {
+    const tail = TRAILING.exec(u)?.[0] ?? "";
+    return redactUrl(u.slice(0, u.length - tail.length)) + tail;
+  });
 }

@@ -12,6 +12,7 @@
  */
 import { flushCompileCache } from "node:module";
 import { ConfigError, loadConfig } from "../config";
+import { ManifestError } from "../manifest";
 import { throttledWarnings } from "../observability/throttle";
 import type { IndexSignalEvent } from "../read/indexSignal";
 import { redactProcessOutput, secretUrlsFrom } from "../startup/redactOutput";
@@ -23,10 +24,28 @@ redactProcessOutput(secretUrlsFrom());
 
 // A configuration the service cannot run with stops it with one line saying what is wrong, not a stack trace.
 const exitOnConfigError = (error: unknown): never => {
-  if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`${error.message}\n`);
+  const line = configErrorLine(error);
+  if (line === null) throw error;
+  process.stderr.write(`${line}\n`);
   process.exit(1);
 };
+
+/** The one line for a setting the process cannot start with (the variable named), or null for anything else. */
+function configErrorLine(error: unknown): string | null {
+  if (error instanceof ConfigError) return error.message;
+  if (error instanceof ManifestError) return `invalid configuration: MANIFEST_FILE / NETWORK: ${error.message}`;
+  const e = error as NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string };
+  if (e?.syscall === "listen" && e.code === "EADDRINUSE") {
+    return `invalid configuration: PORT / METRICS_PORT: ${e.address}:${e.port} is already in use`;
+  }
+  if (e?.syscall === "listen" && (e.code === "EADDRNOTAVAIL" || e.code === "EACCES")) {
+    return `invalid configuration: HOST / PORT: cannot listen on ${e.address}:${e.port} (${e.code})`;
+  }
+  if (e?.syscall === "getaddrinfo") {
+    return `invalid configuration: HOST / METRICS_HOST: ${e.hostname ?? "the host"} does not resolve (${e.code})`;
+  }
+  return null;
+}
 const config = (() => {
   try {
     return loadConfig(process.env, { deployment: true });

@@ -17,7 +17,9 @@ export function secretParts(url: string): string[] {
   try {
     const u = new URL(url);
     const parts = [u.password, u.pathname !== "/" ? u.pathname : "", u.search, ...u.pathname.split("/")];
-    return [url, ...parts].filter((p) => p.length >= 6);
+    // A URL with nothing secret in it (scheme, host, port) is shown as redactUrl shows it, not masked whole.
+    const secret = u.password !== "" || u.pathname !== "/" || u.search !== "";
+    return (secret ? [url, ...parts] : parts).filter((p) => p.length >= 6);
   } catch {
     return url.length >= 6 ? [url] : [];
   }

@@ -9,7 +9,7 @@
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type Server, type Socket } from "node:net";
+import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -239,6 +239,41 @@ describe("a configuration the API process cannot run with", () => {
     expect(run.stderr.trim().split("\n")).toEqual([
       expect.stringMatching(/^invalid configuration: PORT: .*DATABASE_URL: required for NETWORK=base/),
     ]);
+  });
+
+  it("a manifest that cannot be read, and a port already taken, are one line naming the variable too", async () => {
+    const run = (env: Record<string, string>) =>
+      spawnSync(process.execPath, API_PROCESS_ARGS, {
+        cwd: REPO_ROOT,
+        // anvil itself, not this process's proxy: spawnSync holds this process's event loop.
+        env: {
+          ...process.env,
+          ...API_PROCESS_ENV,
+          NETWORK: "local",
+          RPC_URL: devnet.rpcUrl,
+          HOST: "127.0.0.1",
+          ...env,
+        },
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+    const missing = run({ MANIFEST_FILE: "/nonexistent/manifest.json", PORT: String(await freePort()) });
+    expect(missing.status).toBe(1);
+    expect(missing.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^invalid configuration: MANIFEST_FILE \/ NETWORK: .*\/nonexistent\/manifest\.json/),
+    ]);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const busy = run({ MANIFEST_FILE: manifestFile, PORT: String(port) });
+      expect(busy.status).toBe(1);
+      expect(busy.stderr.trim().split("\n")).toEqual([
+        `invalid configuration: PORT / METRICS_PORT: 127.0.0.1:${port} is already in use`,
+      ]);
+    } finally {
+      taken.close();
+    }
   });
 });
 
