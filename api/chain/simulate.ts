@@ -20,7 +20,8 @@ export type SimulatedError = {
   selector: Hex | null;
 };
 
-export type SimulatedStep = { ok: boolean; gasUsed: bigint; error?: SimulatedError };
+/** `logs`: how many logs the call emitted, where the node said (an ERC-20 transfer is one; a no-op emits none). */
+export type SimulatedStep = { ok: boolean; gasUsed: bigint; error?: SimulatedError; logs?: number };
 
 export type SimulationOutcome =
   | { kind: "ran"; blockNumber: bigint; steps: SimulatedStep[] }
@@ -51,7 +52,7 @@ export function revertError(returnData: Hex): SimulatedError {
   return decoded ? { name: decoded.name, args: decoded.args, selector } : { name: null, args: [], selector };
 }
 
-type RawCall = { status?: unknown; gasUsed?: unknown; returnData?: unknown };
+type RawCall = { status?: unknown; gasUsed?: unknown; returnData?: unknown; logs?: unknown };
 
 /** The node's answer as steps, or null when it is not the shape eth_simulateV1 promises. */
 function readAnswer(result: unknown, count: number): { blockNumber: bigint; steps: SimulatedStep[] } | null {
@@ -69,6 +70,7 @@ function readAnswer(result: unknown, count: number): { blockNumber: bigint; step
       ok,
       gasUsed: BigInt(raw.gasUsed),
       ...(ok ? {} : { error: revertError(returnData as Hex) }),
+      ...(Array.isArray(raw.logs) ? { logs: raw.logs.length } : {}),
     });
   }
   return { blockNumber: BigInt(block.number), steps };

@@ -81,6 +81,8 @@ export const harvestRewards = defineAction({
     "Harvest: takes the token rewards earned by the wallet's staked LP. " +
     "By default they are paid to the wallet; with compound=true they are locked via the Furnace (at most once a day).",
   parse: parseHarvestQuery,
+  // The published vault returns quietly when nothing is earned (claimRewards and claimRewardsAndLock alike).
+  idle: "Nothing to harvest: the wallet has earned no LP rewards yet. The transaction would succeed and move nothing.",
   encode: (contracts, input: HarvestInput) => ({
     calls: [
       {

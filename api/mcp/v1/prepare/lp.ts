@@ -120,8 +120,11 @@ export const withdrawLp = defineAction({
     return null;
   },
   // The published vault (LpStakingVault7D.withdrawMatured) does NOT revert when no unbond has matured: it
-  // returns without a transfer, so such a batch simulates ok and moves nothing, and this hint never fires on
-  // Base (nor on the devnet, which imitates it). Kept for an AmountZero from a vault that does revert.
+  // returns without a transfer or an event, so such a batch simulates ok, and `idle` says it moves nothing. The
+  // AmountZero hint is kept for a vault that does revert.
+  idle:
+    "Nothing to withdraw yet: no unbond of this wallet has finished its 7-day wait (unbond-lp starts one). The " +
+    "transaction would succeed and move nothing.",
   hint: () => (error) =>
     error.name === "AmountZero"
       ? {

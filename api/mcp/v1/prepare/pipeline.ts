@@ -67,6 +67,8 @@ export type ActionDefinition<I, R, N extends DeployableName> = ActionMeta & {
   encode(contracts: Record<N, Address>, input: I, reads: R): Encoded;
   /** What to suggest when the simulation of this input fails (e.g. a Furnace-only call → lock-via-furnace). */
   hint?: (input: I) => HintFor;
+  /** What to say when the batch would succeed and its last step emit no log: it would move nothing. */
+  idle?: string;
 };
 
 /** Accepted by every action (the pipeline parses them; an action's own table documents its own). */
@@ -213,6 +215,7 @@ export function defineAction<I, R, const N extends DeployableName>(
         enabled: common.simulate,
         calls,
         hint: def.hint?.(input),
+        ...(def.idle === undefined ? {} : { idle: def.idle }),
       });
       // Asked for (requireSimulationOk=true): a batch is handed out only when its simulation ran clean.
       if (common.requireSimulationOk) requireSimulationOk(simulation);

@@ -92,7 +92,19 @@ export type SimulationRequest = {
   enabled: boolean;
   calls: readonly StepCall[];
   hint?: HintFor;
+  /**
+   * Said when every step succeeds and the last emits no log: the transaction would move nothing (a withdrawal with
+   * nothing matured, a harvest with nothing earned: the published vault returns quietly, and the wallet pays gas).
+   */
+  idle?: string;
 };
+
+/** The action's `idle` hint, when the batch ran clean and its last step emitted no log (the node said how many). */
+function idleHint(outcome: Extract<SimulationOutcome, { kind: "ran" }>, idle?: string): SimulationHint | undefined {
+  const last = outcome.steps.at(-1);
+  if (idle === undefined || !outcome.steps.every((s) => s.ok) || last?.logs !== 0) return undefined;
+  return { message: idle };
+}
 
 /** The simulation member and the gas per call (null where no simulation ran). */
 export async function simulateBatch(
@@ -144,7 +156,7 @@ export async function simulateBatch(
       gas: null,
     };
   }
-  const hint = hintFor(outcome, req.calls, req.hint);
+  const hint = hintFor(outcome, req.calls, req.hint) ?? idleHint(outcome, req.idle);
   return {
     simulation: {
       ok: outcome.steps.every((s) => s.ok),

@@ -99,13 +99,20 @@ describe("simulation on a node that has eth_simulateV1", () => {
     expect(failed.error.name).toBe("NotAuthorized");
   });
 
-  it("withdraw-lp with nothing matured simulates ok and moves nothing (the published vault returns without a transfer)", async () => {
+  it("withdraw-lp and harvest-rewards with nothing to move simulate ok, and the hint says they would move nothing", async () => {
     const { status, body } = await d.get(d.app(), preparePath("withdraw-lp", { user: fresh }));
     expect(status).toBe(200);
     expect(body.simulation.ok).toBe(true);
     expect(body.simulation.steps[0].ok).toBe(true);
     expect(body.simulation.steps[0].error).toBeUndefined();
-    expect(body.simulation.hint).toBeUndefined();
+    expect(body.simulation.hint.message).toMatch(/^Nothing to withdraw yet: .* would succeed and move nothing\.$/);
+    const harvest = await d.get(d.app(), preparePath("harvest-rewards", { user: fresh }));
+    expect(harvest.body.simulation.ok).toBe(true);
+    expect(harvest.body.simulation.hint.message).toMatch(/^Nothing to harvest: /);
+    // A wallet with rewards (dave earns in the seed): the harvest moves tokens, and no such hint.
+    const earning = await d.get(d.app(), preparePath("harvest-rewards", { user: DEVNET_ACCOUNTS.dave.address }));
+    expect(earning.body.simulation.ok).toBe(true);
+    expect(earning.body.simulation.hint).toBeUndefined();
   });
 
   it("harvest-rewards compound within a day of the last: the vault's own LockCooldown, named and hinted", async () => {
