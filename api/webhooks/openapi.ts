@@ -159,8 +159,15 @@ const DELIVERY = {
     deliveredAt: TIME_OR_NULL,
   },
 };
+/** Every answer of the operators' routes: its request id and the `index` budget it spent (as the index routes'). */
+const ANSWER_HEADERS = {
+  "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" },
+  RateLimit: { $ref: "#/components/headers/RateLimit" },
+  "RateLimit-Policy": { $ref: "#/components/headers/RateLimit-Policy" },
+};
 const json = (description: string, schema: unknown, example: unknown) => ({
   description,
+  headers: ANSWER_HEADERS,
   content: { "application/json": { schema, example } },
 });
 const ok = (properties: Record<string, unknown>, required: string[]) => ({
@@ -181,6 +188,13 @@ const failures = (...statuses: number[]) =>
           429: "RATE_LIMITED: the client's `index` budget is spent (`Retry-After`).",
           503: "INDEX_UNAVAILABLE: no database for the deliveries (unconfigured or unreachable).",
         }[s],
+        headers: {
+          ...ANSWER_HEADERS,
+          ...(s === 429 ? { "Retry-After": { $ref: "#/components/headers/Retry-After" } } : {}),
+          ...(s === 401
+            ? { "WWW-Authenticate": { description: 'Bearer realm="webhooks"', schema: { type: "string" } } }
+            : {}),
+        },
         content: { "application/json": { schema: ERROR } },
       },
     ]),
@@ -193,7 +207,13 @@ const EXAMPLE_SUBSCRIPTION = {
   createdAt: "2026-11-26T12:00:00.000Z",
 };
 const idParameter = { name: "id", in: "path", required: true, schema: ID };
-const operation = (o: Record<string, unknown>) => ({ tags: ["Webhooks"], security: SECURITY, ...o });
+const operation = (o: Record<string, unknown>) => ({
+  tags: ["Webhooks"],
+  security: SECURITY,
+  // They spend the calling address's `index` budget, as the index routes do (docs/api.md, "Webhooks").
+  "x-rate-limit-bucket": "index",
+  ...o,
+});
 
 export const WEBHOOK_OPERATIONS = {
   "/api/index/v1/webhooks": {
