@@ -62,6 +62,18 @@ export const lockViaFurnace = defineAction({
     "the quoted voting power less slippageBps; the response shows that quote. An approve step for the exact " +
     "amount comes first when the Furnace's allowance is short.",
   parse: parseFurnaceQuery,
+  // The published Furnace turns the lock NFT's own refusals into InvariantViolation (Furnace._createNewLock,
+  // _approveVeAndAddToLock), which the quoter does not foresee: say what they are.
+  hint: (input: FurnaceInput) => (error, step) =>
+    error.name === "InvariantViolation" && step === "lock"
+      ? {
+          message:
+            input.targetTokenId === 0n
+              ? "The Furnace could not make the lock: the wallet most likely holds the maximum of 32 locks. Top up " +
+                "one of them instead (targetTokenId)."
+              : "The Furnace could not add to the lock: a top-up must come to at least 1 token (amount plus bonus).",
+        }
+      : undefined,
   async read(deps, contracts, input): Promise<FurnaceReads> {
     // Independent reads, in one JSON-RPC batch (one round trip); the quote's failure is reported first.
     const io = { ...deps, rpc: deps.rpc && coalesceRequests(deps.rpc) };

@@ -91,6 +91,8 @@ describe("simulation on a node that has eth_simulateV1", () => {
     const lockStep = viaFurnace.body.simulation.steps.find((s: { ok: boolean }) => !s.ok);
     // Published Furnace._createNewLock replaces the NFT's TooManyVeNFTs with InvariantViolation.
     expect(lockStep.error).toEqual({ name: "InvariantViolation", args: [], selector: "0x302e29cb" });
+    // A name that says nothing by itself: the hint says what it most likely is, and what to do.
+    expect(viaFurnace.body.simulation.hint.message).toMatch(/maximum of 32 locks\. Top up one of them/);
     const direct = await d.get(
       d.app(),
       preparePath("lock", { user: capped, amountWei: 1000n * E18, durationSecs: 604_800n }),
