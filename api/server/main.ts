@@ -23,15 +23,18 @@ import { serveProcess } from "./process";
 redactProcessOutput(secretUrlsFrom());
 
 // A configuration the service cannot run with stops it with one line saying what is wrong, not a stack trace.
-const exitOnConfigError = (error: unknown): never => {
-  const line = configErrorLine(error);
+const exitOnConfigError = (error: unknown, hosts?: readonly string[]): never => {
+  const line = configErrorLine(error, hosts);
   if (line === null) throw error;
   process.stderr.write(`${line}\n`);
   process.exit(1);
 };
 
-/** The one line for a setting the process cannot start with (the variable named), or null for anything else. */
-function configErrorLine(error: unknown): string | null {
+/**
+ * The one line for a setting the process cannot start with (the variable named), or null for anything else. `hosts`:
+ * the addresses it listens on, so only their failure to resolve is said to be HOST's (a database's or a node's is not).
+ */
+function configErrorLine(error: unknown, hosts: readonly string[] = []): string | null {
   if (error instanceof ConfigError) return error.message;
   if (error instanceof ManifestError) return `invalid configuration: MANIFEST_FILE / NETWORK: ${error.message}`;
   const e = error as NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string };
@@ -41,8 +44,8 @@ function configErrorLine(error: unknown): string | null {
   if (e?.syscall === "listen" && (e.code === "EADDRNOTAVAIL" || e.code === "EACCES")) {
     return `invalid configuration: HOST / PORT: cannot listen on ${e.address}:${e.port} (${e.code})`;
   }
-  if (e?.syscall === "getaddrinfo") {
-    return `invalid configuration: HOST / METRICS_HOST: ${e.hostname ?? "the host"} does not resolve (${e.code})`;
+  if (e?.syscall === "getaddrinfo" && e.hostname !== undefined && hosts.includes(e.hostname)) {
+    return `invalid configuration: HOST / METRICS_HOST: ${e.hostname} does not resolve (${e.code})`;
   }
   return null;
 }
@@ -85,7 +88,7 @@ const served = await serveProcess({
   },
   // The webhooks' outbox beside the index, in a schema of the API's own (WEBHOOK_SCHEMA), shared by every replica.
   openWebhookSql: () => (config.database.url ? pgSql(config.database.url) : null),
-}).catch(exitOnConfigError);
+}).catch((error: unknown) => exitOnConfigError(error, [host, config.metrics.host]));
 process.stdout.write(`${JSON.stringify({ listening: { port: served.api.port, host }, ...(served.metrics ? { metrics: served.metrics } : {}) })}
 `);
 // The V8 code cache of this bundle, where NODE_COMPILE_CACHE names a folder (serve:api: .cache/node-compile-cache):

@@ -274,6 +274,12 @@ describe("a configuration the API process cannot run with", () => {
     } finally {
       taken.close();
     }
+    // .invalid never resolves (RFC 6761): the listener's HOST is named, nothing else.
+    const nowhere = run({ MANIFEST_FILE: manifestFile, PORT: String(await freePort()), HOST: "nosuchhost.invalid" });
+    expect(nowhere.status).toBe(1);
+    expect(nowhere.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^invalid configuration: HOST \/ METRICS_HOST: nosuchhost\.invalid does not resolve/),
+    ]);
   });
 });
 

@@ -119,19 +119,11 @@ export const withdrawLp = defineAction({
     parseQuery(url, {});
     return null;
   },
-  // The published vault (LpStakingVault7D.withdrawMatured) does NOT revert when no unbond has matured: it
-  // returns without a transfer or an event, so such a batch simulates ok, and `idle` says it moves nothing. The
-  // AmountZero hint is kept for a vault that does revert.
+  // The published vault (LpStakingVault7D.withdrawMatured) does not revert when no unbond has matured: it returns
+  // without a transfer or an event, so such a batch simulates ok, and `idle` says it moves nothing.
   idle:
     "Nothing to withdraw yet: no unbond of this wallet has finished its 7-day wait (unbond-lp starts one). The " +
     "transaction would succeed and move nothing.",
-  hint: () => (error) =>
-    error.name === "AmountZero"
-      ? {
-          message:
-            "Nothing to withdraw yet: no unbond of this wallet has finished its 7-day wait (unbond-lp starts one).",
-        }
-      : undefined,
   encode: (contracts) => ({
     calls: [
       {

@@ -59,6 +59,8 @@ export function gasWithHeadroom(gasUsed: bigint): bigint {
 /** An action's own hint for a failed step (e.g. lock → lock-via-furnace on NotAuthorized). */
 export type HintFor = (error: SimulatedError, step: string) => SimulationHint | undefined;
 
+const ONCE_A_DAY = "Compounding is allowed at most once a day: try again later or harvest without compound.";
+
 /** Hints any action can use: what a person can do about the commonest reverts. */
 const GENERIC_HINTS: Record<string, string> = {
   TooManyVeNFTs: "The wallet already holds the maximum of 32 locks: top up an existing lock instead of creating one.",
@@ -67,9 +69,9 @@ const GENERIC_HINTS: Record<string, string> = {
   MinVeOutNotMet: "The voting power moved below the quoted minimum: prepare again for a fresh quote.",
   InsufficientTokenBalance: "The wallet does not hold enough of the token for this amount.",
   InsufficientStake: "The wallet has less staked LP than this amount.",
-  CadenceNotMet: "Compounding is allowed at most once a day: try again later or harvest without compound.",
+  CadenceNotMet: ONCE_A_DAY,
   // The published LpStakingVault7D's own name for the same once-a-day rule (claimRewardsAndLock).
-  LockCooldown: "Compounding is allowed at most once a day: try again later or harvest without compound.",
+  LockCooldown: ONCE_A_DAY,
 };
 
 export const prepareHref = (action: string, params: Record<string, string>) =>
