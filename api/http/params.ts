@@ -113,7 +113,8 @@ export type ParsedParams<S extends ParamSpec> = {
       : Parsed<S[P]["kind"]> | undefined;
 };
 
-function parseParam(name: string, doc: ParamDoc, raw: string): Address | bigint | boolean | string {
+/** One parameter's value judged as its route judges it (a path parameter too: api/mcp/server.ts's tool calls). */
+export function parseParam(name: string, doc: ParamDoc, raw: string): Address | bigint | boolean | string {
   if (doc.kind === "board" || doc.kind === "window" || doc.kind === "kinds" || doc.kind === "eventId") {
     if (!new RegExp(PARAM_PATTERNS[doc.kind]).test(raw)) {
       throw new BadParamsError(`${name} must match ${PARAM_PATTERNS[doc.kind]}.`, { param: name });

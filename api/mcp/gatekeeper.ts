@@ -16,7 +16,10 @@
  *   same answer whichever one it reads, costs nothing upstream, and is the refusal a client can act on (renumber);
  *   answering them one by one would still leave it two answers under one id;
  * - ping and tools/list are answered here from precomputed JSON; the SDK sees only what needs it
- *   (initialize, tools/call, resources/*, prompts/*, notifications);
+ *   (initialize, tools/call, resources/*, prompts/*); a well-formed notification or response is taken and dropped
+ *   (a stateless server has no use for either), a malformed one is its own -32600;
+ * - a message is judged on its text too (vetText): nested deeper than MCP_MAX_DEPTH, a member given twice, a tool
+ *   argument written as a number that is not exactly an integer;
  * - 2026-07-28 requests (a per-request envelope) never come here: api/mcp/modern.ts answers them;
  * - an answer is at most MCP_MAX_RESPONSE_BYTES.
  *
@@ -28,7 +31,28 @@
  * (docs/benchmarks-log.md#abuse-memory).
  */
 
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  InitializeRequestSchema,
+  JSONRPCErrorResponseSchema,
+  JSONRPCNotificationSchema,
+  JSONRPCRequestSchema,
+  JSONRPCResultResponseSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ReadResourceRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { type JsonPath, scanJson } from "./rawJson";
+
 export const MCP_MAX_BODY_BYTES = 64 * 1024;
+/**
+ * How deep a message may nest objects and arrays. An MCP request needs a handful of levels (`_meta`'s capabilities are
+ * the deepest, ~6); the SDKs' validators recurse once a level, and a 5,000-deep object they are handed overflows the
+ * stack (a 500 in SDK v2, the whole batch lost in 1.x).
+ */
+export const MCP_MAX_DEPTH = 32;
 /** MCP 2025-06-18 dropped JSON-RPC batching; older clients may still batch, a few messages at a time. */
 export const MCP_MAX_BATCH = 10;
 export const MCP_MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
@@ -51,8 +75,11 @@ export function errorAnswer(id: Id, code: number, message: string, data?: unknow
 }
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-const isId = (v: unknown): v is string | number =>
-  typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
+/**
+ * MCP's RequestId as both SDKs check it: a string or a safe integer (SDK 1.x refused a request with any other number,
+ * and every message of its batch with it).
+ */
+const isId = (v: unknown): v is string | number => typeof v === "string" || Number.isSafeInteger(v);
 
 /** The id to answer a message with: its own when well-formed, else null (JSON-RPC 2.0 §5). */
 function idOf(message: unknown): Id {
@@ -60,8 +87,69 @@ function idOf(message: unknown): Id {
 }
 
 export type Parsed =
-  | { kind: "ok"; batch: boolean; messages: unknown[] }
+  | {
+      kind: "ok";
+      batch: boolean;
+      messages: unknown[];
+      /** The error answers of messages refused for what their text showed (vetText), by message index. */
+      refused: Map<number, string>;
+    }
   | { kind: "error"; status: 400 | 413; answer: string };
+
+/**
+ * A tool argument refused for how it was written (repeated, or a number that is not a plain integer): the call's
+ * route never sees it, and argumentText (api/mcp/server.ts) answers BAD_PARAMS with this message, as the REST route
+ * answers a repeated or malformed parameter.
+ */
+export class RefusedArgument {
+  constructor(readonly message: string) {}
+}
+
+/** A message's own part of a path from the body's root (a batch's paths start with the message's index). */
+const withinMessage = (path: JsonPath, batch: boolean): JsonPath => (batch ? path.slice(1) : path);
+const isArgumentPath = (p: JsonPath) => p.length === 3 && p[0] === "params" && p[1] === "arguments";
+
+/**
+ * Acts on what the text shows and JSON.parse hides (api/mcp/rawJson.ts): a message nested deeper than MCP_MAX_DEPTH
+ * is -32600; a tool call's argument given twice or written as a number that is not exactly an integer becomes a
+ * RefusedArgument (BAD_PARAMS from the tool, naming it); a member given twice anywhere else is -32602 in params,
+ * -32600 outside them (which of the two the sender meant cannot be known).
+ */
+function vetText(text: string, batch: boolean, messages: unknown[]): Map<number, string> {
+  const refused = new Map<number, string>();
+  const scan = scanJson(text, (path) => isArgumentPath(withinMessage(path, batch)));
+  const indexOf = (path: JsonPath) => (batch ? (path[0] as number) : 0);
+  const refuse = (index: number, code: number, message: string) => {
+    if (!refused.has(index)) refused.set(index, errorAnswer(idOf(messages[index]), code, message));
+  };
+  messages.forEach((_, index) => {
+    if ((scan.depths[index] ?? 0) > MCP_MAX_DEPTH) {
+      refuse(index, JSON_RPC.INVALID_REQUEST, `Invalid Request: nested deeper than ${MCP_MAX_DEPTH} levels.`);
+    }
+  });
+  for (const finding of scan.findings) {
+    const index = indexOf(finding.path);
+    const message = messages[index];
+    const path = withinMessage(finding.path, batch);
+    const args = isObject(message) && isObject(message.params) ? message.params.arguments : undefined;
+    const toolArgs = isObject(message) && message.method === "tools/call" && isObject(args) ? args : undefined;
+    if (finding.kind === "inexact") {
+      const name = path[2] as string;
+      if (toolArgs && Object.hasOwn(toolArgs, name) && typeof toolArgs[name] === "number") {
+        const text = `${name} must be a string (decimal for amounts), or an integer written without a fraction or exponent.`;
+        toolArgs[name] = new RefusedArgument(text);
+      }
+      continue;
+    }
+    const name = finding.name.slice(0, 64);
+    if (toolArgs && path.length === 2 && path[0] === "params" && path[1] === "arguments") {
+      toolArgs[finding.name] = new RefusedArgument(`Parameter ${name} is given more than once.`);
+    } else if (path[0] === "params") {
+      refuse(index, JSON_RPC.INVALID_PARAMS, `Invalid params: member ${name} is given more than once.`);
+    } else refuse(index, JSON_RPC.INVALID_REQUEST, `Invalid Request: member ${name} is given more than once.`);
+  }
+  return refused;
+}
 
 /** The body as JSON-RPC: one message or a batch within the limits. */
 export function parseBody(text: string | null): Parsed {
@@ -79,12 +167,15 @@ export function parseBody(text: string | null): Parsed {
       answer: errorAnswer(null, JSON_RPC.PARSE_ERROR, "Parse error: invalid JSON."),
     };
   }
-  if (!Array.isArray(body)) return { kind: "ok", batch: false, messages: [body] };
+  if (!Array.isArray(body)) {
+    const messages = [body];
+    return { kind: "ok", batch: false, messages, refused: vetText(text, false, messages) };
+  }
   if (body.length === 0 || body.length > MCP_MAX_BATCH) {
     const message = `Invalid Request: a batch holds 1 to ${MCP_MAX_BATCH} messages.`;
     return { kind: "error", status: 400, answer: errorAnswer(null, JSON_RPC.INVALID_REQUEST, message) };
   }
-  return { kind: "ok", batch: true, messages: body };
+  return { kind: "ok", batch: true, messages: body, refused: vetText(text, true, body) };
 }
 
 /**
@@ -118,9 +209,9 @@ const METHODS = new Set([
 ]);
 
 /**
- * Argument names SDK 1.x's own check of `arguments` (a zod record) cannot pass on: `constructor` it refuses with an
- * internal error and its dump, `__proto__` it drops (the call would go on without it). No tool or prompt has such a
- * parameter, so either is refused here as a bad param.
+ * Argument names the SDKs' own check of `arguments` (a zod record) cannot pass on: `constructor` SDK 1.x refuses with
+ * an internal error and its dump, `__proto__` both SDKs drop (the call would go on without it). No tool or prompt has
+ * such a parameter, so either is refused here as a bad param, in both eras.
  */
 const SDK_UNTAKEN_ARGUMENTS = ["constructor", "__proto__"];
 
@@ -137,8 +228,7 @@ function promptArgumentsProblem(args: Json): string | null {
 
 /**
  * Why a request's params do not fit its method, or null when they do. Messages are short by design. The 2026-07-28
- * era (api/mcp/modern.ts) screens with it too (`modern`): there the SDK v2 parses initialize and `_meta` itself, and
- * takes any argument name.
+ * era (api/mcp/modern.ts) screens with it too (`modern`): there the SDK v2 parses initialize and `_meta` itself.
  */
 function invalidParams(method: string, params: unknown, { modern = false } = {}): string | null {
   if (params !== undefined && !isObject(params)) return "params must be an object.";
@@ -154,7 +244,7 @@ function invalidParams(method: string, params: unknown, { modern = false } = {})
     case "tools/call":
       if (typeof p.name !== "string") return "tools/call needs name (a string).";
       if (p.arguments !== undefined && !isObject(p.arguments)) return "arguments must be an object.";
-      if (!modern && isObject(p.arguments) && untakenArgument(p.arguments)) {
+      if (isObject(p.arguments) && untakenArgument(p.arguments)) {
         return `no tool takes an argument named ${untakenArgument(p.arguments)}.`;
       }
       return null;
@@ -171,7 +261,7 @@ function invalidParams(method: string, params: unknown, { modern = false } = {})
       if (typeof p.name !== "string") return "prompts/get needs name (a string).";
       if (p.arguments === undefined) return null;
       if (!isObject(p.arguments)) return "arguments must be an object.";
-      if (!modern && untakenArgument(p.arguments)) {
+      if (untakenArgument(p.arguments)) {
         return `no prompt takes an argument named ${untakenArgument(p.arguments)}.`;
       }
       return promptArgumentsProblem(p.arguments);
@@ -188,6 +278,12 @@ export function modernParamsRefusal(message: unknown): string | null {
   if (!isObject(message) || typeof message.method !== "string" || !isId(message.id)) return null;
   const bad = invalidParams(message.method, message.params, { modern: true });
   return bad === null ? null : errorAnswer(message.id, JSON_RPC.INVALID_PARAMS, `Invalid params: ${bad}`);
+}
+
+/** A 2026-07-28 request's answer when its text refused one of its messages (vetText): those refusals, in order. */
+export function modernTextRefusal(parsed: Extract<Parsed, { kind: "ok" }>): string {
+  const answers = [...parsed.refused.entries()].sort(([a], [b]) => a - b).map(([, answer]) => answer);
+  return parsed.batch ? `[${answers.join(",")}]` : answers[0]!;
 }
 
 /** One message's answer made here: its JSON text, or the parts of that text in order (text and UTF-8 bytes). */
@@ -221,9 +317,54 @@ function sharedIds(messages: readonly unknown[]): Set<string> {
 
 const idKey = (id: string | number) => `${typeof id}:${id}`;
 
+/**
+ * The SDK 1.x schema each forwarded method's request must fit. The SDK checks them itself, but answers a misfit with
+ * -32603 and zod's dump (a handler's parse), or refuses the whole HTTP request with -32700 (the transport's check of
+ * every message): checked here first, a misfit is this message's own short -32602.
+ */
+const REQUEST_SCHEMAS: Record<string, { safeParse(value: unknown): { success: boolean; error?: ZodLikeError } }> = {
+  initialize: InitializeRequestSchema,
+  "tools/call": CallToolRequestSchema,
+  "resources/list": ListResourcesRequestSchema,
+  "resources/templates/list": ListResourceTemplatesRequestSchema,
+  "resources/read": ReadResourceRequestSchema,
+  "prompts/list": ListPromptsRequestSchema,
+  "prompts/get": GetPromptRequestSchema,
+};
+type ZodLikeError = { issues: readonly { path: readonly PropertyKey[]; message: string }[] };
+
+/** A validator's first complaint in one short line: where, and what (never the dump). */
+function firstIssue(error: ZodLikeError | undefined): string {
+  const issue = error?.issues[0];
+  if (!issue) return "does not fit its schema";
+  const where = issue.path.map(String).join(".").slice(0, 96);
+  return `${where === "" ? "" : `${where}: `}${issue.message.slice(0, 96)}`;
+}
+
+/**
+ * A notification's or a response's fate: taken and dropped when well-formed (nothing answers either), else the -32600
+ * that is its own answer (handed to SDK 1.x, its transport refused every message of the request with -32700).
+ */
+function notificationOrResponse(message: Json): "drop" | string {
+  if ("method" in message) {
+    if (typeof message.method !== "string") return "Invalid Request: method must be a string.";
+    // None means anything to a stateless server: `initialized` ends a handshake it does not keep, and `cancelled`
+    // names a request of this batch at most (handed to SDK 1.x, it dropped that request's answer, and the transport
+    // waited for it for ever: the HTTP request was never answered).
+    return JSONRPCNotificationSchema.safeParse(message).success ? "drop" : "Invalid Request: not a valid notification.";
+  }
+  if (!("result" in message) && !("error" in message)) {
+    return "Invalid Request: not a request, a notification or a response.";
+  }
+  // This server sends no requests, so a response answers nothing of its: taken (HTTP 202) and dropped.
+  const valid = "result" in message ? JSONRPCResultResponseSchema : JSONRPCErrorResponseSchema;
+  return valid.safeParse(message).success ? "drop" : "Invalid Request: not a valid response.";
+}
+
 export function screen(
   messages: readonly unknown[],
   tools: { isTool(name: string): boolean; isRoutedResource(uri: string): boolean; listResult: Uint8Array },
+  refused: ReadonlyMap<number, string> = new Map(),
 ): Screened {
   const answers = new Map<number, Answer>();
   const forward: { index: number; message: Json }[] = [];
@@ -231,6 +372,11 @@ export function screen(
   const shared = messages.length > 1 ? sharedIds(messages) : new Set<string>();
   messages.forEach((message, index) => {
     const id = idOf(message);
+    const refusal = refused.get(index);
+    if (refusal !== undefined) {
+      answers.set(index, refusal);
+      return;
+    }
     if (!isObject(message) || message.jsonrpc !== "2.0") {
       answers.set(index, errorAnswer(id, JSON_RPC.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message."));
       return;
@@ -240,15 +386,14 @@ export function screen(
       answers.set(index, errorAnswer(id, JSON_RPC.INVALID_REQUEST, text));
       return;
     }
-    // A response (to a request this server never sends) or a notification: the SDK takes it, nothing is answered.
+    // A response (to a request this server never sends) or a notification: nothing is answered unless it is malformed.
     if (!("method" in message) || !("id" in message)) {
-      if ("method" in message && typeof message.method !== "string") {
-        answers.set(index, errorAnswer(null, JSON_RPC.INVALID_REQUEST, "Invalid Request: method must be a string."));
-      } else forward.push({ index, message });
+      const fate = notificationOrResponse(message);
+      if (fate !== "drop") answers.set(index, errorAnswer(id, JSON_RPC.INVALID_REQUEST, fate));
       return;
     }
     if (!isId(message.id) || typeof message.method !== "string") {
-      const why = isId(message.id) ? "method must be a string" : "id must be a string or a number";
+      const why = isId(message.id) ? "method must be a string" : "id must be a string or an integer";
       answers.set(index, errorAnswer(id, JSON_RPC.INVALID_REQUEST, `Invalid Request: ${why}.`));
       return;
     }
@@ -260,6 +405,20 @@ export function screen(
     const bad = invalidParams(method, message.params);
     if (bad !== null) {
       answers.set(index, errorAnswer(id, JSON_RPC.INVALID_PARAMS, `Invalid params: ${bad}`));
+      return;
+    }
+    const envelope = JSONRPCRequestSchema.safeParse(message);
+    if (!envelope.success) {
+      const where = firstIssue(envelope.error);
+      const code = where.startsWith("params") ? JSON_RPC.INVALID_PARAMS : JSON_RPC.INVALID_REQUEST;
+      const text = `${code === JSON_RPC.INVALID_PARAMS ? "Invalid params" : "Invalid Request"}: ${where}`;
+      answers.set(index, errorAnswer(id, code, text));
+      return;
+    }
+    const schema = REQUEST_SCHEMAS[method];
+    const fit = schema?.safeParse(message);
+    if (fit && !fit.success) {
+      answers.set(index, errorAnswer(id, JSON_RPC.INVALID_PARAMS, `Invalid params: ${firstIssue(fit.error)}`));
       return;
     }
     if (method === "tools/call") {

@@ -16,7 +16,7 @@ import { CancelSource, onHangUp } from "../http/cancellation";
 import { MCP_MAX_BODY_BYTES } from "./gatekeeper";
 import { PromptError } from "./prompts";
 import type { FixedResource, ResourceRead, TemplateResource } from "./resources";
-import { ResourceReadError } from "./resources";
+import { READ_ERROR_CODES, ResourceReadError } from "./resources";
 
 /**
  * The 2026-07-28 era of POST /api/mcp (stateless: no initialize, no session; every request carries its protocol
@@ -128,8 +128,7 @@ export function modernEndpoint(s: ModernSurface, options: ModernEndpointOptions 
       } catch (error) {
         if (!(error instanceof ResourceReadError)) throw error;
         if (error.kind === "not-found") throw new ResourceNotFoundError(request.params.uri, error.message);
-        const code = error.kind === "invalid" ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError;
-        throw new ProtocolError(code, error.message, error.data);
+        throw new ProtocolError(READ_ERROR_CODES[error.kind], error.message, error.data);
       }
     });
     server.setRequestHandler("prompts/list", () => ({ prompts: [...s.prompts] as never }));

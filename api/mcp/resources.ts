@@ -107,13 +107,25 @@ export function resourceSource(uri: string): ToolSource | null {
 /** Why a read failed, in terms both eras map to their own JSON-RPC error (api/mcp/server.ts, api/mcp/modern.ts). */
 export class ResourceReadError extends Error {
   constructor(
-    readonly kind: "not-found" | "invalid" | "unavailable",
+    readonly kind: "not-found" | "invalid" | "rate-limited" | "unavailable",
     message: string,
     readonly data: Record<string, unknown>,
   ) {
     super(message);
   }
 }
+
+/**
+ * The JSON-RPC code of a failed read, in both eras: -32002 not found (MCP 2025-11-25), -32602 a malformed URI, -32000
+ * over the route's budget (as the endpoint's own budget answers, with the RATE_LIMITED envelope and its retryAfterSec
+ * as data), -32603 the route could not answer.
+ */
+export const READ_ERROR_CODES: Record<ResourceReadError["kind"], number> = {
+  "not-found": -32002,
+  invalid: -32602,
+  "rate-limited": -32000,
+  unavailable: -32603,
+};
 
 /** One read: the content (JSON text) and how long it holds, in ms (the route's Cache-Control max-age). */
 export type ResourceRead = { uri: string; mimeType: typeof JSON_MIME; text: string; ttlMs: number };
@@ -144,5 +156,6 @@ export async function readResource(uri: string, guide: string, call: CallRoute):
   const data = { uri, ...envelope };
   if (res.status === 404) throw new ResourceReadError("not-found", message, data);
   if (res.status === 400) throw new ResourceReadError("invalid", message, data);
+  if (res.status === 429) throw new ResourceReadError("rate-limited", message, data);
   throw new ResourceReadError("unavailable", message, data);
 }

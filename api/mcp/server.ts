@@ -25,6 +25,7 @@ import type { ClientIpResolver } from "../http/clientIp";
 import type { AppEnv } from "../http/env";
 import { IN_PROCESS_CLIENT_IP, PARENT_HANG_UP } from "../http/env";
 import { ApiError, BadParamsError, RateLimitedError } from "../http/errors";
+import { parseParam } from "../http/params";
 import { chargeRateLimit, limitedPrefix, type RateLimitOptions } from "../http/rateLimit";
 import type { RouteDefinition } from "../route/definition";
 import { type JsonSchema, kindRule, paramSchema } from "../route/jsonSchema";
@@ -38,8 +39,10 @@ import {
   MCP_MAX_BODY_BYTES,
   MCP_MAX_RESPONSE_BYTES,
   modernParamsRefusal,
+  modernTextRefusal,
   overBudgetAnswers,
   parseBody,
+  RefusedArgument,
   screen,
 } from "./gatekeeper";
 import { guideText, INSTRUCTIONS } from "./guide";
@@ -47,6 +50,7 @@ import { type ModernSurface, modernEndpoint, SUPPORTED_VERSIONS } from "./modern
 import { getPrompt, listedPrompts, PromptError } from "./prompts";
 import {
   FIXED_RESOURCES,
+  READ_ERROR_CODES,
   type ResourceRead,
   ResourceReadError,
   readResource,
@@ -140,6 +144,7 @@ export function mcpTools(operations: readonly ToolOperation[]): McpTool[] {
  */
 function argumentText(name: string, value: unknown): string {
   if (typeof value === "string") return value;
+  if (value instanceof RefusedArgument) throw new BadParamsError(value.message, { param: name });
   if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
   if (typeof value === "boolean") return String(value);
   throw new BadParamsError(
@@ -167,6 +172,9 @@ export function toolCallPath(operation: ToolOperation, args: Record<string, unkn
   const path = operation.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_, name: string) => {
     const value = given[name];
     if (value === undefined) throw new BadParamsError(`Missing required parameter ${name}.`, { param: name });
+    // Judged here, as its kind's pattern says (the tool's inputSchema): a path segment can name another route — `..`
+    // (URL parsing removes it before routing, encoded or not) or a board `ve` (the ve board's own route).
+    parseParam(name, pathParams[name]!, value);
     return encodeURIComponent(value);
   });
   const q = query.toString();
@@ -340,13 +348,7 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
         return { contents: [{ uri, mimeType, text }] };
       } catch (error) {
         if (!(error instanceof ResourceReadError)) throw error;
-        // 2025-11-25: an unknown resource is -32002 (Resource not found).
-        const code =
-          error.kind === "not-found"
-            ? -32002
-            : error.kind === "invalid"
-              ? JsonRpcErrorCode.InvalidParams
-              : JsonRpcErrorCode.InternalError;
+        const code = READ_ERROR_CODES[error.kind];
         throw new McpError(code, error.message, error.data);
       }
     });
@@ -386,9 +388,14 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
     const body = parseBody(await readBounded(c.req.raw, MCP_MAX_BODY_BYTES));
     // 2026-07-28 (a per-request envelope, or its protocol-version header): the modern era's own server.
     const message = body.kind === "ok" ? (body.batch ? body.messages : body.messages[0]) : undefined;
-    if (body.kind === "ok" && (legacyViaSdk2 || (await modern.claims(c.req.raw, message)))) {
+    // A message refused for its text (vetText) is refused alike in both eras, and is not handed to the SDK's classifier
+    // (whose validator a deep message overflows); a batch with such a message is the 2025 era's (2026-07-28 has none).
+    const refusedText = body.kind === "ok" && body.refused.size > 0;
+    const claimed =
+      body.kind === "ok" && (legacyViaSdk2 || (refusedText ? !body.batch : await modern.claims(c.req.raw, message)));
+    if (body.kind === "ok" && claimed) {
       // The same budget as the 2025 era: one per message, a tool call (or a routed read) its route's.
-      const cost = body.messages.length - screen(body.messages, toolsOf).toolCalls;
+      const cost = body.messages.length - screen(body.messages, toolsOf, body.refused).toolCalls;
       if (cost > 0) {
         try {
           await chargeRateLimit(c, "mcp", o.rateLimit, cost);
@@ -398,20 +405,22 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
           return c.body(overBudgetAnswers(body, error.retryAfterSec), 429, JSON_TYPE);
         }
       }
-      // Params of the wrong shape get a short -32602 here, as in the 2025 era (SDK v2 answers some with -32603 and
-      // its validator's dump).
-      const refused = modernParamsRefusal(message);
+      // What the text showed (too deep, a member given twice) and params of the wrong shape get a short error here, as
+      // in the 2025 era (SDK v2 answers some with -32603 and its validator's dump, a too deep one with a 500).
+      const refused = body.refused.size > 0 ? modernTextRefusal(body) : modernParamsRefusal(message);
       if (refused !== null) return c.body(refused, 200, JSON_TYPE);
       return modern.serve(c, message);
     }
     // The 2025 transport: a request after initialize names its revision in MCP-Protocol-Version; one this server does
     // not speak is 400 (the SDK checks it only on what reaches it; ping and tools/list are answered here).
+    // A body that is not JSON-RPC at all is answered as such first (-32700, 413, a bad batch), whichever revision the
+    // header names: its revision cannot be known from it.
     const revision = c.req.header("mcp-protocol-version");
-    if (revision !== undefined && !LEGACY_VERSIONS.includes(revision)) {
+    if (body.kind === "ok" && !refusedText && revision !== undefined && !LEGACY_VERSIONS.includes(revision)) {
       const message = `Bad Request: Unsupported protocol version: ${revision.slice(0, 32)} (supported versions: ${SUPPORTED_VERSIONS.join(", ")})`;
       return c.body(errorAnswer(null, JSON_RPC.SERVER_ERROR, message), 400, JSON_TYPE);
     }
-    const parsed = body.kind === "ok" ? { ...body, ...screen(body.messages, toolsOf) } : body;
+    const parsed = body.kind === "ok" ? { ...body, ...screen(body.messages, toolsOf, body.refused) } : body;
     const cost = costOf(parsed);
     if (cost > 0) {
       try {

@@ -54,8 +54,19 @@ const request = (id: unknown, method: string, params?: unknown) =>
   ({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) }) as const;
 const INIT = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } };
 
-/** Ids whose JSON text needs escaping, is not ASCII, or is a number JSON writes its own way. */
-const IDS = [0, -1, 1.5, 1e21, 2 ** 53 + 2, "", "é☃😀", '"\\\n\u2028\u0007', "</script>", "x".repeat(200)];
+/** Ids whose JSON text needs escaping or is not ASCII, and the extreme integers (an id is a string or a safe integer). */
+const IDS = [
+  0,
+  -1,
+  2 ** 53 - 1,
+  -(2 ** 53 - 1),
+  12345678901234,
+  "",
+  "é☃😀",
+  '"\\\n\u2028\u0007',
+  "</script>",
+  "x".repeat(200),
+];
 
 describe("tools/list", () => {
   it("a single request: the JSON of its answer, with its byte length declared", async () => {

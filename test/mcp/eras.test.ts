@@ -360,18 +360,17 @@ describe("arguments are judged as the REST route judges its parameters, in both 
     }
   });
 
-  it("`constructor`, which SDK 1.x's own check cannot take, is a short -32602 in the 2025 era, BAD_PARAMS in 2026", async () => {
-    const args = { tokenId: lockId(), constructor: "1" };
-    const legacy = await legacyPost("tools/call", { name: "get_lock", arguments: args });
-    expect(legacy.body.error?.code).toBe(-32602);
-    expect(legacy.body.error?.message).toBe("Invalid params: no tool takes an argument named constructor.");
-    const modern = await modernPost("tools/call", { name: "get_lock", arguments: args }, { "mcp-name": "get_lock" });
-    const envelope = JSON.parse(
-      (modern.body.result as unknown as { content: { text: string }[] }).content[0]!.text,
-    ) as {
-      error: string;
-    };
-    expect(envelope.error).toBe("BAD_PARAMS");
+  it("`constructor` and `__proto__`, which the SDKs' own checks cannot take, are a short -32602 in both eras", async () => {
+    for (const name of ["constructor", "__proto__"]) {
+      // JSON.parse makes `__proto__` an own member, as it comes off the wire.
+      const args = JSON.parse(`{"tokenId":"${lockId()}",${JSON.stringify(name)}:"1"}`) as Record<string, unknown>;
+      const legacy = await legacyPost("tools/call", { name: "get_lock", arguments: args });
+      const modern = await modernPost("tools/call", { name: "get_lock", arguments: args }, { "mcp-name": "get_lock" });
+      for (const answer of [legacy.body, modern.body]) {
+        expect(answer.error?.code, name).toBe(-32602);
+        expect(answer.error?.message, name).toBe(`Invalid params: no tool takes an argument named ${name}.`);
+      }
+    }
   });
 
   it("a prompt's argument with few values takes only those: collect_everything's mode 2 is -32602, not mode 0", async () => {
@@ -389,5 +388,162 @@ describe("arguments are judged as the REST route judges its parameters, in both 
     const { body } = await legacyPost("prompts/get", { name: "review_my_locks", arguments: { address: 5 } });
     expect(body.error?.code).toBe(-32602);
     expect(body.error?.message).toBe("Invalid params: prompt argument address must be a string.");
+  });
+});
+
+/** A raw POST of `text` as it is (a member twice, a number as written): the era is the headers'. */
+async function rawPost(text: string, era: "2025" | "2026", method = "tools/call", name = "get_lock") {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  if (era === "2026")
+    Object.assign(headers, { "mcp-protocol-version": MODERN, "mcp-method": method, "mcp-name": name });
+  const res = await fetch(url(), { method: "POST", headers, body: text, signal: AbortSignal.timeout(10_000) });
+  const body = await res.text();
+  return { status: res.status, body: body === "" ? undefined : (JSON.parse(body) as unknown) };
+}
+const meta = (era: "2025" | "2026") =>
+  era === "2026" ? `,"_meta":${JSON.stringify({ [PV]: MODERN, [CAPS]: {} })}` : "";
+/** A tool call's text with the arguments written as given. */
+const callText = (era: "2025" | "2026", name: string, argsText: string) =>
+  `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"${name}","arguments":${argsText}${meta(era)}}}`;
+type ToolAnswer = {
+  result?: { isError?: boolean; content?: { text: string }[] };
+  error?: { code: number; message: string };
+};
+const envelopeOf = (answer: unknown) =>
+  JSON.parse((answer as ToolAnswer).result!.content![0]!.text) as {
+    error?: string;
+    message?: string;
+    detail?: { param?: string };
+  };
+
+describe("what a message's text says and JSON.parse hides, in both eras (the API process)", () => {
+  const lockId = () => String(firstLock().tokenId);
+
+  it("an argument given twice is BAD_PARAMS naming it, as a repeated REST parameter (never the last one encoded)", async () => {
+    for (const era of ["2025", "2026"] as const) {
+      for (const args of [`{"tokenId":"${lockId()}","tokenId":"1"}`, `{"tokenId":"1","tokenId":"${lockId()}"}`]) {
+        const { status, body } = await rawPost(callText(era, "get_lock", args), era);
+        expect(status, `${era} ${args}`).toBe(200);
+        expect((body as ToolAnswer).result?.isError, `${era} ${args}`).toBe(true);
+        expect(envelopeOf(body), `${era} ${args}`).toMatchObject({
+          error: "BAD_PARAMS",
+          message: "Parameter tokenId is given more than once.",
+          detail: { param: "tokenId" },
+        });
+      }
+    }
+    // Any other member twice: which one the sender meant cannot be known.
+    const twice = `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_lock","name":"get_lock_stats","arguments":{}}}`;
+    expect((await rawPost(twice, "2025")).body).toMatchObject({ id: 5, error: { code: -32602 } });
+    const methodTwice = `{"jsonrpc":"2.0","id":5,"method":"ping","method":"tools/list"}`;
+    expect((await rawPost(methodTwice, "2025")).body).toMatchObject({ id: 5, error: { code: -32600 } });
+  });
+
+  it("a number written with a fraction, an exponent or as -0 is BAD_PARAMS even where it parses to an integer", async () => {
+    const id = lockId();
+    for (const era of ["2025", "2026"] as const) {
+      for (const written of [`${id}.0`, `${id}.0000000000000000001`, `${id}e0`, "-0", `${Number(id) * 10}E-1`]) {
+        const { body } = await rawPost(callText(era, "get_lock", `{"tokenId":${written}}`), era);
+        expect((body as ToolAnswer).result?.isError, `${era} ${written}`).toBe(true);
+        expect(envelopeOf(body), `${era} ${written}`).toMatchObject({
+          error: "BAD_PARAMS",
+          detail: { param: "tokenId" },
+        });
+      }
+      // A plain integer still is the number it says.
+      const plain = await rawPost(callText(era, "get_lock", `{"tokenId":${id}}`), era);
+      expect((plain.body as ToolAnswer).result?.isError, era).toBe(false);
+    }
+  });
+
+  it("a path argument that would name another route (`..`, `.`, a board `ve`, empty) is BAD_PARAMS for it", async () => {
+    const address = firstLock().owner!;
+    for (const era of ["2025", "2026"] as const) {
+      for (const [tool, args, param] of [
+        ["get_leaderboard_rank", { board: "..", address: "stats" }, "board"],
+        ["get_leaderboard_rank", { board: "ve", address }, "board"],
+        ["get_leaderboard", { board: "ve" }, "board"],
+        ["get_lock", { tokenId: ".." }, "tokenId"],
+        ["get_account_locks", { address: "." }, "address"],
+        ["get_lock", { tokenId: "" }, "tokenId"],
+      ] as const) {
+        const { body } = await rawPost(callText(era, tool, JSON.stringify(args)), era, "tools/call", tool);
+        expect((body as ToolAnswer).result?.isError, `${era} ${tool} ${JSON.stringify(args)}`).toBe(true);
+        expect(envelopeOf(body), `${era} ${tool} ${JSON.stringify(args)}`).toMatchObject({
+          error: "BAD_PARAMS",
+          detail: { param },
+        });
+      }
+    }
+  });
+
+  it("a message nested 5,000 deep is a -32600 of its own, never a 500 or a lost batch", async () => {
+    const deep = `${'{"a":'.repeat(5000)}1${"}".repeat(5000)}`;
+    const modern = `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"${PV}":"${MODERN}","${CAPS}":{"experimental":{"x":${deep}}}}}}`;
+    const m = await rawPost(modern, "2026", "tools/list", "");
+    expect(m.status).toBe(200);
+    expect(m.body).toMatchObject({
+      id: 3,
+      error: { code: -32600, message: "Invalid Request: nested deeper than 32 levels." },
+    });
+    const legacy = `[{"jsonrpc":"2.0","id":1,"result":{"x":${deep}}},{"jsonrpc":"2.0","id":2,"method":"ping"}]`;
+    const l = await rawPost(legacy, "2025");
+    expect(l.status).toBe(200);
+    expect(l.body).toEqual([
+      { jsonrpc: "2.0", id: 1, error: { code: -32600, message: "Invalid Request: nested deeper than 32 levels." } },
+      { jsonrpc: "2.0", id: 2, result: {} },
+    ]);
+  });
+
+  it("2025: a request and its own notifications/cancelled in one batch are answered (the request was never answered)", async () => {
+    const batch = `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_lock_stats"}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}},{"jsonrpc":"2.0","id":2,"method":"resources/list"}]`;
+    const { status, body } = await rawPost(batch, "2025");
+    expect(status).toBe(200);
+    const answers = body as { id: number; result?: { isError?: boolean } }[];
+    expect(answers.map((a) => a.id)).toEqual([1, 2]);
+    expect(answers[0]!.result?.isError).toBe(false);
+  });
+
+  it("2025: a message the SDK's transport refuses is answered on its own; the rest of the batch is answered", async () => {
+    const batch = `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_lock_stats","_meta":5}},{"jsonrpc":"2.0","method":"notifications/cancelled","params":5},{"jsonrpc":"2.0","id":9},{"jsonrpc":"2.0","id":1.5,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping","extra":1},{"jsonrpc":"2.0","id":3,"method":"ping"}]`;
+    const { status, body } = await rawPost(batch, "2025");
+    expect(status).toBe(200);
+    const answers = body as { id: unknown; error?: { code: number; message: string }; result?: unknown }[];
+    expect(answers.map((a) => [a.id, a.error?.code ?? "ok"])).toEqual([
+      [1, -32602],
+      [null, -32600],
+      [9, -32600],
+      [null, -32600],
+      [2, -32600],
+      [3, "ok"],
+    ]);
+    for (const a of answers) if (a.error) expect(a.error.message).toMatch(/^Invalid (params|Request): [^\n]{1,200}$/);
+    // A well-formed response (this server asks nothing) is taken: 202, no body.
+    expect(await rawPost(`{"jsonrpc":"2.0","id":4,"result":{}}`, "2025")).toEqual({ status: 202, body: undefined });
+  });
+
+  it("2025: initialize with a capability of the wrong type is a short -32602 naming it (not -32603 and zod's dump)", async () => {
+    const init = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":5},"clientInfo":{"name":"x","version":"1"}}}`;
+    const { body } = await rawPost(init, "2025");
+    expect(body).toMatchObject({ id: 1, error: { code: -32602 } });
+    const message = (body as ToolAnswer).error!.message;
+    expect(message).toContain("params.capabilities.roots");
+    expect(message).not.toContain("\n");
+    expect(message.length).toBeLessThan(200);
+  });
+
+  it("2026-07-28: a body that is not JSON-RPC is answered as such, not as an unsupported revision", async () => {
+    const bad = await rawPost("{bad json", "2026", "tools/list", "");
+    expect(bad).toMatchObject({ status: 400, body: { error: { code: -32700 } } });
+    const big = await rawPost(
+      `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"${"x".repeat(70_000)}"}}`,
+      "2026",
+      "tools/list",
+      "",
+    );
+    expect(big).toMatchObject({ status: 413, body: { error: { code: -32600 } } });
   });
 });
