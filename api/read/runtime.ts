@@ -44,7 +44,8 @@ import { NotifiedHead } from "./notifiedHead";
 import { QuietBlocks, type QuietOutcome } from "./quietBlocks";
 import { ReadHealth } from "./readHealth";
 import { ReorgLog } from "./reorgLog";
-import { boardCodec, sharedLoad, statsCodec, veDeltaCodec, veLocksCodec } from "./sharedAnswers";
+import { ReplacedBlocks } from "./replacedBlocks";
+import { boardCodec, SHARED_TTL_MS, sharedLoad, statsCodec, veDeltaCodec, veLocksCodec } from "./sharedAnswers";
 import { VeBoards, type VeDerivation } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
 
@@ -261,7 +262,12 @@ export function createIndexRuntime({
       ? new WatermarkSignal({ subscribe: (listener) => watermark.subscribe!(listener) })
       : new PolledSignal(async () => (await index.probe(null)).head.block));
   const key = (what: string, at: { block: bigint; time: bigint }) => `${what}:${config.chainId}:${at.block}:${at.time}`;
-  const shared = source.shared ?? null;
+  // A key names a block by number and time, which a reorg's new branch repeats (on Base a height keeps its time): the
+  // blocks a reorg replaced are computed here, never read from (or written to) Redis, until every answer shared for
+  // them before it has expired (api/read/sharedAnswers.ts: replicas hear the same reorg and do the same).
+  const replaced = new ReplacedBlocks(2 * SHARED_TTL_MS);
+  const sharedFor = (...blocks: bigint[]) =>
+    source.shared && !blocks.some((block) => replaced.covers(block)) ? source.shared : null;
   // Only the statement holds a slot: waiting on Redis for another replica's computation does not.
   const gated =
     <T>(lane: ComputeLane, read: () => Promise<T>) =>
@@ -326,7 +332,7 @@ export function createIndexRuntime({
               },
               locks: (at, lane, purpose) =>
                 sharedLoad(
-                  shared,
+                  sharedFor(at.block),
                   key("ve-locks", at),
                   veLocksCodec,
                   boardGated(lane, purpose, () => {
@@ -337,7 +343,7 @@ export function createIndexRuntime({
               delta: (from, at, lane, purpose) => {
                 const read = () =>
                   sharedLoad(
-                    shared,
+                    sharedFor(from.block, at.block),
                     key(`ve-delta-${from.block}-${from.time}`, at),
                     veDeltaCodec,
                     boardGated(lane, purpose, () => {
@@ -358,7 +364,7 @@ export function createIndexRuntime({
     durationBoards: new DurationBoards({
       load: (board, window, at, lane, purpose) =>
         sharedLoad(
-          shared,
+          sharedFor(at.block),
           key(`board-${board}-${window}`, at),
           boardCodec,
           boardGated(lane, purpose, () => {
@@ -369,7 +375,7 @@ export function createIndexRuntime({
       // A change between two blocks is small and shared like a ranking (replicas deriving from the same anchor).
       delta: (board, window, from, at, lane, purpose) =>
         sharedLoad(
-          shared,
+          sharedFor(from.block, at.block),
           key(`board-delta-${board}-${window}-${from.block}-${from.time}`, at),
           boardCodec,
           boardGated(lane, purpose, () => {
@@ -406,7 +412,7 @@ export function createIndexRuntime({
         }
         return requireInRange(
           await sharedLoad(
-            shared,
+            sharedFor(at.block),
             key("stats", at),
             statsCodec,
             gated(lane, () => index.stats(at)),
@@ -427,7 +433,7 @@ export function createIndexRuntime({
       ahead.madeAhead(rt.stats, { head, block, time, inRange: true, value: board.stats() });
     };
   }
-  forgetOnReorg(signal, [rt.stats, rt.boards, rt.durationBoards], rt.reorgs);
+  forgetOnReorg(signal, [rt.stats, rt.boards, rt.durationBoards], rt.reorgs, replaced);
   return rt;
 }
 
@@ -443,11 +449,14 @@ function forgetOnReorg(
   signal: IndexSignalSource,
   memos: { forgetFrom(block: bigint): number }[],
   reorgs: ReorgLog,
+  replaced: ReplacedBlocks,
 ): void {
   if (signal instanceof PolledSignal) return;
   let last: bigint | null = null;
   signal.subscribe((block, _time, reverted) => {
     const from = reverted ? reverted.finalized + 1n : last !== null && block < last ? block : null;
+    // Before the memos forget: a read that refills one must not take the replaced branch's answer from Redis.
+    if (from !== null) replaced.add(from, last !== null && last > block ? last : block);
     if (from !== null) for (const memo of memos) memo.forgetFrom(from);
     // For the streams resumed later (api/index/streamHub.ts): what the blocks up to the last head may have lost.
     if (from !== null && last !== null) reorgs.heard({ lo: from, from: reverted?.from ?? block, to: last });

@@ -13,6 +13,7 @@ import { loadConfig } from "../../api/config";
 import { silentLogger } from "../../api/observability/logger";
 import { createLockIndex } from "../../api/read/atBlock";
 import type { BoardIndex, LockIndex } from "../../api/read/contract";
+import type { IndexSignalListener, IndexSignalSource, Reverted } from "../../api/read/indexSignal";
 import { createSharedAnswers, statsCodec, veDeltaCodec, veLocksCodec } from "../../api/read/sharedAnswers";
 import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
 
@@ -54,7 +55,23 @@ afterAll(async () => {
   for (const c of caches) await c.close();
 });
 
-async function replica(prefix: string) {
+/** An index signal the test speaks for (api/read/indexSignal.ts's NOTIFY): heads, and a reorg's revert with one. */
+function toldSignal() {
+  const listeners = new Set<IndexSignalListener>();
+  return {
+    head: null,
+    listening: true,
+    subscribe(listener: IndexSignalListener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    tell(block: bigint, reverted?: Reverted) {
+      for (const listener of listeners) listener(block, undefined, reverted);
+    },
+  };
+}
+
+async function replica(prefix: string, signal?: IndexSignalSource) {
   const shared = await createSharedAnswers(config, {
     keyPrefix: prefix,
     logger: { ...silentLogger, warn: (m: string, f?: unknown) => warnings.push(`${m} ${JSON.stringify(f)}`) },
@@ -64,7 +81,7 @@ async function replica(prefix: string) {
   return createApp({
     config: { ...config, rateLimit: { max: 1e6, windowSec: 60 } },
     rpc: null,
-    index: { atBlock: reader, shared: shared },
+    index: { atBlock: reader, shared: shared, ...(signal ? { signal } : {}) },
     logger: silentLogger,
   });
 }
@@ -110,6 +127,39 @@ describe("per-block answers shared by replicas", () => {
     const before = { ...calls };
     expect((await c.request("/api/index/v1/leaderboards/ve")).status).toBe(200);
     expect([calls.veLocks - before.veLocks, calls.veLockDelta - before.veLockDelta]).toEqual([1, 1]);
+  });
+
+  it("a block a reorg replaced is computed by each replica, never taken from Redis (its key repeats on the new branch)", async () => {
+    const prefix = `test-index-${randomUUID()}:`;
+    const [sa, sb] = [toldSignal(), toldSignal()];
+    const [a, b] = [await replica(prefix, sa), await replica(prefix, sb)];
+    const head = index.head.block;
+    for (const s of [sa, sb]) s.tell(head);
+    const computed = () => calls.holders + calls.stats + calls.veLocks + calls.veLockDelta;
+    const paths = [`/api/index/v1/stats?block=${head}`, `/api/index/v1/leaderboards/ve?limit=5&block=${head}`];
+    const read = async (app: typeof a) => {
+      for (const path of paths) expect((await app.request(path)).status, path).toBe(200);
+    };
+    await read(a);
+    // Shared: the other replica takes the block's answers from Redis.
+    let before = computed();
+    await read(b);
+    expect(computed() - before).toBe(0);
+    // A reorg replaced the head (the same number and time on the new branch): both replicas hear it.
+    for (const s of [sa, sb]) s.tell(head, { from: head, finalized: head - 1n });
+    before = computed();
+    await read(b);
+    expect(computed() - before).toBeGreaterThan(0);
+    before = computed();
+    await read(a);
+    expect(computed() - before).toBeGreaterThan(0);
+    // Blocks below the fork are shared as before.
+    const older = `/api/index/v1/stats?block=${head - 5n}`;
+    expect((await a.request(older)).status).toBe(200);
+    before = computed();
+    expect((await b.request(older)).status).toBe(200);
+    expect(computed() - before).toBe(0);
+    expect(warnings).toEqual([]);
   });
 
   it("the wire forms round-trip exactly", async () => {
