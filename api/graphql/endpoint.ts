@@ -13,9 +13,9 @@ import type { Context, Handler, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../deps";
 import { type AnswerTurns, answerTurns } from "../http/answerTurns";
 import { readBoundedBody } from "../http/boundedBody";
-import { deadline, extendDeadline, requestDeadline, v1TimeoutError } from "../http/cancellation";
+import { deadline, extendDeadline, requestDeadline } from "../http/cancellation";
 import type { AppContext } from "../http/env";
-import { PayloadTooLargeError, UnsupportedMediaTypeError } from "../http/errors";
+import { PayloadTooLargeError, ProtocolAnswerError, UnsupportedMediaTypeError } from "../http/errors";
 import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
 import { type Admission, admission } from "../read/admission";
 import { MAX_WAIT_MS } from "../read/atLeast";
@@ -28,7 +28,8 @@ import { RequestScope } from "./scope";
 import { createGraphqlEngine } from "./yoga";
 
 /** The methods /graphql answers (its 405 and its preflight name them). */
-export const GRAPHQL_METHODS = ["GET", "HEAD", "POST", "OPTIONS"] as const;
+/** GraphQL over HTTP's methods (a HEAD would run a query to send nothing: 405, as a PUT). */
+export const GRAPHQL_METHODS = ["GET", "POST", "OPTIONS"] as const;
 
 /** How long after the deadline an execution that ignored it is given before the answer is written without it. */
 const GRACE_MS = 100;
@@ -76,8 +77,14 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
     await chargeRateLimit(c, "graphql", o.rateLimit);
     await next();
   };
-  // Its signal is what the reads listen to; its own late answer (an envelope) is never reached: see GRACE_MS.
-  const overall = deadline({ ms: GRAPHQL_LIMITS.timeMs, timeoutError: v1TimeoutError, graceMs: 1000 });
+  // Its signal is what the reads listen to. Its late answer (graceMs after the deadline, when the handler still waits — its body, a compile permit, its turn to
+  // write) is GraphQL's EXECUTION_TIMEOUT, as the handler's own (afterDeadline), never the REST envelope.
+  const overall = deadline({
+    ms: GRAPHQL_LIMITS.timeMs,
+    timeoutError: () =>
+      new ProtocolAnswerError(JSON.stringify({ errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }), 200),
+    graceMs: 1000,
+  });
   // Rows in flight across this process's GraphQL requests, and large answers written one per turn.
   const rows = o.rows ?? admission(GRAPHQL_LIMITS.rowsInFlight);
   const turns = o.turns ?? answerTurns();

@@ -1,5 +1,6 @@
 /**
- * The one error handler (app.onError): an ApiError becomes its envelope and status (api/http/errors.ts); anything
+ * The one error handler (app.onError): an ApiError becomes its envelope and status (api/http/errors.ts), a
+ * ProtocolAnswerError its own body (GraphQL's); anything
  * else is 500 INTERNAL_ERROR, its cause logged (scrubbed of URL secrets and addresses), never sent. A body its client
  * abandoned is a debug line: the client is gone, nothing failed on our side.
  */
@@ -8,10 +9,15 @@ import type { Logger } from "../observability/logger";
 import { causeOf } from "../observability/throttle";
 import { edgeHeaders, edgeRequestId } from "./edge";
 import type { AppEnv } from "./env";
-import { ApiError, BodyAbandonedError, InternalError, UnauthorizedError } from "./errors";
+import { ApiError, BodyAbandonedError, InternalError, ProtocolAnswerError, UnauthorizedError } from "./errors";
 
 export function answerError(logger: Logger): ErrorHandler<AppEnv> {
   return (error, c) => {
+    if (error instanceof ProtocolAnswerError) {
+      for (const [k, v] of Object.entries(edgeHeaders(c))) c.header(k, v);
+      c.header("cache-control", "no-store");
+      return c.body(error.body, error.status, { "content-type": error.contentType });
+    }
     const apiError = error instanceof ApiError ? error : new InternalError();
     if (!(error instanceof ApiError))
       logger.error("unhandled error", { requestId: edgeRequestId(c), error, stack: error.stack });

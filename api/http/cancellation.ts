@@ -13,7 +13,13 @@
 import type { MiddlewareHandler } from "hono";
 import { boundToDeadline, type CancelSignal, HANG_UP, type RpcClient } from "../chain/rpc";
 import { type AppContext, type AppEnv, PARENT_HANG_UP } from "./env";
-import { type ApiError, PreflightReadFailedError, QuoteFailedError, StateReadFailedError } from "./errors";
+import {
+  type ApiError,
+  PreflightReadFailedError,
+  type ProtocolAnswerError,
+  QuoteFailedError,
+  StateReadFailedError,
+} from "./errors";
 import { limitedPrefix } from "./rateLimit";
 
 /**
@@ -135,7 +141,7 @@ export function v1TimeoutError(c: AppContext, ms: number): ApiError {
 export type DeadlineOptions = {
   ms: number;
   /** The route's documented error for a deadline it could not meet itself. */
-  timeoutError: (c: AppContext, ms: number) => ApiError;
+  timeoutError: (c: AppContext, ms: number) => ApiError | ProtocolAnswerError;
   graceMs?: number;
 };
 

@@ -72,6 +72,21 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A failure answered in a protocol's own body, not the envelope: GraphQL's `{ errors }` (its deadline passed while the
+ * request still waited, api/graphql/endpoint.ts). The one error handler sends `body` as it is, with `status`.
+ */
+export class ProtocolAnswerError extends Error {
+  override name = "ProtocolAnswerError";
+  constructor(
+    readonly body: string,
+    readonly status: 200,
+    readonly contentType = "application/json; charset=utf-8",
+  ) {
+    super("answered in the protocol's own body");
+  }
+}
+
 export class BadParamsError extends ApiError {
   override name = "BadParamsError";
   constructor(message: string, detail?: { param: string; [k: string]: unknown }) {

@@ -466,8 +466,17 @@ describe("refusals", () => {
     expect([put.status, ((await put.json()) as { error: string }).error, put.headers.get("allow")]).toEqual([
       405,
       "METHOD_NOT_ALLOWED",
-      "GET, HEAD, POST, OPTIONS",
+      "GET, POST, OPTIONS",
     ]);
+    // GraphQL over HTTP has no HEAD: 405 with Allow, as the preflight says (it was advertised, and refused by the
+    // engine without an Allow).
+    const head = await app.request(`/graphql?query=${encodeURIComponent("{ _meta { block } }")}`, { method: "HEAD" });
+    expect([head.status, head.headers.get("allow")]).toEqual([405, "GET, POST, OPTIONS"]);
+    const preflight = await app.request("/graphql", {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example", "access-control-request-method": "POST" },
+    });
+    expect(preflight.headers.get("access-control-allow-methods")).toBe("GET, POST, OPTIONS");
     const getMutation = await app.request(`/graphql?query=${encodeURIComponent("mutation { x }")}`);
     expect(getMutation.status).toBe(405);
     expect(((await getMutation.json()) as Gql).data ?? null).toBeNull();

@@ -6,8 +6,11 @@
 import { type Context, Hono } from "hono";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createRpcClient } from "../../api/chain/rpc";
+import { answerError } from "../../api/http/answerError";
 import { deadline, raceDeadline, requestDeadline, v1DeadlineMs, v1TimeoutError } from "../../api/http/cancellation";
-import { ApiError } from "../../api/http/errors";
+import type { AppEnv } from "../../api/http/env";
+import { ApiError, ProtocolAnswerError } from "../../api/http/errors";
+import { silentLogger } from "../../api/observability/logger";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { timerLateness } from "../support/loopTurns";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
@@ -126,6 +129,19 @@ describe("deadline middleware", () => {
     expect(await res.json()).toMatchObject({ error: "STATE_READ_FAILED" });
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
     expect(performance.now() - started).toBeLessThan(400 + (await late));
+  });
+
+  it("a protocol's own late answer (GraphQL's EXECUTION_TIMEOUT) is sent as it is by the one error handler", async () => {
+    const body = JSON.stringify({ errors: [{ message: "late", extensions: { code: "EXECUTION_TIMEOUT" } }] });
+    const a = new Hono<AppEnv>();
+    a.use("*", deadline({ ms: 100, graceMs: 50, timeoutError: () => new ProtocolAnswerError(body, 200) }));
+    a.post("/graphql", () => new Promise(() => {}));
+    a.onError(answerError(silentLogger));
+    const res = await a.request("/graphql", { method: "POST" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(await res.text()).toBe(body);
   });
 
   it("the handler sees the request's signal, and it fires at the deadline", async () => {
