@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -211,6 +211,31 @@ describe("loadConfig for a deployment", () => {
   it("reports several bad variables in one message", () => {
     const message = failure({ ...GOOD, PORT: "x", REDIS_URL: "http://r", TRUSTED_PROXIES: "nope", RPC_URL: "" });
     for (const name of ["PORT", "REDIS_URL", "TRUSTED_PROXIES", "RPC_URL"]) expect(message).toContain(`${name}:`);
+  });
+});
+
+describe(".env.example used as-is (`cp .env.example .env`, systemd EnvironmentFile=)", () => {
+  /** Its uncommented KEY=VALUE lines: what a process given the file reads. */
+  const values = Object.fromEntries(
+    readFileSync(path.join(REPO_ROOT, ".env.example"), "utf8")
+      .split("\n")
+      .map((line) => line.match(/^([A-Z][A-Z0-9_]*)=(.*)$/))
+      .filter((m): m is RegExpMatchArray => m !== null)
+      .map((m) => [m[1]!, m[2]!]),
+  );
+
+  it("is a configuration every process accepts, and each value is the default the code applies", () => {
+    expect(Object.keys(values).length).toBeGreaterThanOrEqual(20);
+    // Not a default (a deployment's own choice, or meaningful only beside another variable): left commented.
+    for (const name of ["NETWORK", "METRICS_HOST", "METRICS_PORT", "RPC_URL", "DATABASE_URL", "PORT", "HOST"])
+      expect(values, name).not.toHaveProperty(name);
+    // PGlite's folder is Ponder's own default (.ponder/pglite), which the config passes on as unset.
+    const { PGLITE_DIR, ANVIL_PORT, ...rest } = values;
+    expect([PGLITE_DIR, ANVIL_PORT]).toEqual([".ponder/pglite", "8545"]);
+    const { manifest: _file, ...fromFile } = loadConfig(rest, deployment);
+    const { manifest: _none, ...defaults } = loadConfig({}, deployment);
+    expect(fromFile).toEqual(defaults);
+    expect(loadConfig(values, deployment).indexer.pgliteDir).toBe(".ponder/pglite");
   });
 });
 

@@ -14,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { loadConfig } from "../../api/config";
 import { variablesInEnvFile } from "../support/envVariables";
 import { REPO_ROOT } from "../support/ponder";
 
@@ -188,6 +189,17 @@ describe("compose.yaml resolved with a .env", () => {
     });
     expect(resolved["api-1"]!.TRUSTED_PROXIES).toBeUndefined();
     expect(() => resolveCompose(dir)).toThrow(/RPC_URL/);
+  });
+
+  it("a .env copied from .env.example starts every process on compose's NETWORK (base), not the devnet's", () => {
+    const dir = project(readFileSync(path.join(REPO_ROOT, ".env.example"), "utf8"));
+    const resolved = resolveCompose(dir, { RPC_URL: "https://base.example/key" });
+    for (const service of ["indexer", "api-1", "api-2"]) {
+      const env = resolved[service]!;
+      expect(env.NETWORK, service).toBe("base");
+      // What the process's own loadConfig makes of it (the indexer names its schema as the API does).
+      expect(() => loadConfig(env, { deployment: true }), service).not.toThrow();
+    }
   });
 
   it("the resolver: interpolation forms and .env syntax as compose reads them", () => {
