@@ -67,8 +67,23 @@ describe("what the production processes need is a runtime dependency", () => {
     expect(`exec ${cmd.join(" ")}`).toBe(pkg.scripts["serve:api"]);
     for (const transpiler of ["tsx", "ts-node", "esbuild", "typescript", "@swc/core", "@scalar/api-reference"])
       expect(pkg.dependencies).not.toHaveProperty(transpiler);
-    expect(pkg.scripts["serve:indexer"]).toMatch(/^ponder start/);
+    expect(pkg.scripts["serve:indexer"]).toMatch(/^exec ponder start/);
     expect(pkg.dependencies).toHaveProperty("ponder");
+  });
+
+  it("a script that runs a long-lived process execs it: a process manager's SIGTERM to npm reaches it", () => {
+    // npm runs a script under `sh -c`; without exec the shell sits between npm and the process, and a SIGTERM to
+    // npm stopped npm and sh while `ponder start` ran on, reparented (docs/operations.md stops the indexer so).
+    const longLived = ["start", "serve:api", "serve:indexer", "dev:api", "devnet:up", "bench", "bench:soak"];
+    longLived.push("bench:boards", "bench:boards:history");
+    for (const name of longLived) {
+      const script = pkg.scripts[name];
+      expect(script, name).toBeDefined();
+      // The last command of the script (after a build step's &&) is the one left running.
+      const last = script!.split("&&").pop()!.trim();
+      expect(last, name).toMatch(/^exec /);
+      expect(last, name).not.toMatch(/[;|&]/);
+    }
   });
 
   it("the bundle leaves out only optional native bindings its packages require inside a try (npm run build lists them)", () => {
