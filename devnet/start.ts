@@ -1,6 +1,6 @@
 /**
  * `npm start`: the whole local stack with no configuration — anvil, deploy, seed, then `ponder start`
- * indexing into PGlite, with the API served on 127.0.0.1:$PORT (42069) by the API process's own server
+ * indexing into PGlite, with the API served on $HOST:$PORT (127.0.0.1:42069) by the API process's own server
  * (api/server/server.ts, the code `npm run serve:api` runs) inside Ponder's process (src/api/index.ts,
  * API_PORT); Ponder's own HTTP server listens on a free internal port that is not advertised. Ctrl-C /
  * SIGTERM stops everything this script started, so a second `npm start` works after the first.
@@ -13,11 +13,11 @@ import { fileURLToPath } from "node:url";
 import { freePort, startAnvil } from "./anvil";
 import { deployDevnet, writeLocalManifest } from "./deploy";
 import { seedDevnet } from "./seed";
+import { startSettings, urlHost } from "./startSettings";
 
 const root = path.resolve(import.meta.dirname, "..");
-const port = Number(process.env.PORT ?? 42069);
-const anvilPort = Number(process.env.ANVIL_PORT ?? 8545);
-const host = "127.0.0.1";
+/** Ponder's own HTTP server, internal and not advertised, stays on loopback whatever HOST says. */
+const loopback = "127.0.0.1";
 /** The webhook routes' bearer on the local stack (OPERATOR_TOKEN), printed at start; a set variable wins. */
 const operatorToken = process.env.OPERATOR_TOKEN || "local-operator-token";
 
@@ -46,19 +46,26 @@ process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));
 
 /** Fails at once, naming the variable, when a port is taken (another `npm start` from this checkout, say). */
-function assertPortFree(port: number, variable: string): Promise<void> {
+function assertPortFree(port: number, host: string, variable: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
-    probe.once("error", () =>
-      reject(new Error(`${variable}=${port} is in use on ${host}: set ${variable} to a free port`)),
+    probe.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          error.code === "EADDRINUSE"
+            ? `${variable}=${port} is in use on ${host}: set ${variable} to a free port`
+            : `HOST=${host} cannot be listened on (${error.code ?? error.message}): set HOST to an address of this machine`,
+        ),
+      ),
     );
     probe.listen(port, host, () => probe.close(() => resolve()));
   });
 }
 
 async function main() {
-  await assertPortFree(port, "PORT");
-  await assertPortFree(anvilPort, "ANVIL_PORT");
+  const { port, anvilPort, host } = startSettings();
+  await assertPortFree(port, host, "PORT");
+  await assertPortFree(anvilPort, loopback, "ANVIL_PORT");
   anvil = await startAnvil({ port: anvilPort });
   console.log(`anvil      ${anvil.rpcUrl} (chain id 31337)`);
   const { manifest } = await deployDevnet({ rpcUrl: anvil.rpcUrl });
@@ -79,7 +86,7 @@ async function main() {
   const ponderPort = await freePort();
   ponder = spawn(
     process.execPath,
-    [ponderBin, "start", "--schema", "local", "--port", String(ponderPort), "--hostname", host],
+    [ponderBin, "start", "--schema", "local", "--port", String(ponderPort), "--hostname", loopback],
     {
       cwd: root,
       stdio: "inherit",
@@ -106,9 +113,11 @@ async function main() {
       void shutdown(code ?? 1);
     }
   });
-  console.log(`api        http://${host}:${port}  (/health, /ready, /api/supply/total, /api/mcp/v1/…)`);
+  console.log(`api        http://${urlHost(host)}:${port}  (/health, /ready, /api/supply/total, /api/mcp/v1/…)`);
   console.log(`rpc        ${anvil.rpcUrl}`);
-  console.log(`webhooks   POST http://${host}:${port}/api/index/v1/webhooks  (Authorization: Bearer ${operatorToken})`);
+  console.log(
+    `webhooks   POST http://${urlHost(host)}:${port}/api/index/v1/webhooks  (Authorization: Bearer ${operatorToken})`,
+  );
 }
 
 main().catch(async (error) => {

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The container's HEALTHCHECK: exit 0 when GET /ready on this host answers 200 within 3 s, else 1. A script
-// (not curl: the slim image has none) that reads the same PORT the process listens on.
-const port = process.env.HEALTHCHECK_PORT ?? process.env.PORT ?? "42069";
+// (not curl: the slim image has none) that reads the same PORT the process listens on. As in the configuration
+// (api/config.ts), values are trimmed and an empty one counts as unset: `HEALTHCHECK_PORT=` from an env file
+// falls back to PORT, then 42069.
+const port = process.env.HEALTHCHECK_PORT?.trim() || process.env.PORT?.trim() || "42069";
 const url = `http://127.0.0.1:${port}/ready`;
 try {
   const res = await fetch(url, { signal: AbortSignal.timeout(3000) });

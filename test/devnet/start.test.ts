@@ -44,7 +44,8 @@ async function startStack(): Promise<Stack> {
   let output = "";
   // Its own process group, like a terminal's foreground job, so Ctrl-C can be sent to the group.
   const child = spawn(NPM, ["start"], {
-    env: { ...process.env, PORT: String(apiPort), ANVIL_PORT: String(anvilPort), DATABASE_URL: "" },
+    // HOST empty: the default 127.0.0.1, whatever the environment running the tests says.
+    env: { ...process.env, PORT: String(apiPort), ANVIL_PORT: String(anvilPort), HOST: "", DATABASE_URL: "" },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
