@@ -98,7 +98,12 @@ export const WEBHOOK_DEFAULTS = {
 } as const;
 
 const envSchema = z.object({
-  NETWORK: z.enum(Object.keys(NETWORKS) as [Network, ...Network[]]).default("local"),
+  // A message of its own: zod's default one echoes the value ("received 'mainnet'"), and no value is ever echoed.
+  NETWORK: z
+    .enum(Object.keys(NETWORKS) as [Network, ...Network[]], {
+      message: `must be one of ${Object.keys(NETWORKS).join(", ")}`,
+    })
+    .default("local"),
   /** Overrides deployments/<NETWORK>.json (tests point it at their own devnet's manifest). */
   MANIFEST_FILE: z.string().optional(),
   RPC_URL: url(["http:", "https:"]).optional(),

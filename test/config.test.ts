@@ -166,7 +166,7 @@ describe("loadConfig for a deployment", () => {
 
   // [variable, bad value, what the message says]
   const table: [string, string, RegExp][] = [
-    ["NETWORK", "mainnet", /NETWORK: /],
+    ["NETWORK", "mainnet", /^invalid configuration: NETWORK: must be one of local, base, base-sepolia$/],
     ["RPC_URL", `ftp://user:${SECRET}@node.example.com/`, /RPC_URL: must be a URL \(http: or https:\)/],
     ["RPC_URL", `not a url ${SECRET}`, /RPC_URL: must be a URL/],
     ["RPC_TIMEOUT_MS", "5", /RPC_TIMEOUT_MS: must be between/],
@@ -206,6 +206,14 @@ describe("loadConfig for a deployment", () => {
     expect(message).toMatch(expected);
     // Only the offending variable is reported.
     expect(message.split("; ")).toHaveLength(1);
+  });
+
+  it("a bad NETWORK is named with the accepted values, never echoed (zod's own message said \"received '…'\")", () => {
+    for (const value of ["mainnet", SECRET, "Base"]) {
+      const message = failure({ ...GOOD, NETWORK: value });
+      expect(message).toBe("invalid configuration: NETWORK: must be one of local, base, base-sepolia");
+      expect(message).not.toContain(value);
+    }
   });
 
   it("reports several bad variables in one message", () => {
