@@ -77,12 +77,11 @@ export const TOPIC_KINDS: Readonly<Record<string, TopicKind>> = {
       "Furnace, royalty or MineCore event naming it).",
     parse(value) {
       if (!/^0x[0-9a-fA-F]{40}$/.test(value)) fail("account", "must be an address (0x + 40 hex)");
-      let address: string;
-      try {
-        address = getAddress(value);
-      } catch {
-        return fail("account", "has a bad EIP-55 checksum");
-      }
+      // getAddress checksums any 40 hex digits (it throws on none of them): a mixed-case address must be its own checksum.
+      const address = getAddress(value);
+      const body = value.slice(2);
+      const mixed = body !== body.toLowerCase() && body !== body.toUpperCase();
+      if (mixed && address !== value) return fail("account", "has a bad EIP-55 checksum");
       const lower = address.toLowerCase();
       return {
         key: `account:${lower}`,

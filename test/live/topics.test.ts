@@ -64,6 +64,15 @@ describe("stream topics", () => {
     expect(account?.concerns(change({ kind: "takeover", accounts: [address.toLowerCase() as never] }))).toBe(true);
   });
 
+  it("an account in any one case, or checksummed, is the same topic", () => {
+    const keys = [
+      "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
+      "0x70997970C51812DC3A010C7D01B50E0D17DC79C8",
+      "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    ].map((a) => topics(`account=${a}`)[0]?.key);
+    expect(new Set(keys)).toEqual(new Set(["account:0x70997970c51812dc3a010c7d01b50e0d17dc79c8"]));
+  });
+
   it("bad values are BAD_PARAMS naming the parameter", () => {
     for (const [query, param] of [
       ["board=nope", "board"],
@@ -79,6 +88,8 @@ describe("stream topics", () => {
       ["stats&kind=create", "kind"],
       ["activity=create&kind=unlock", "kind"],
       ["window=7d", "window"],
+      // A mixed-case address that is not its own EIP-55 checksum (the right one: 0x70997970C51812dc3A010C7d01b50e0d17dc79C8).
+      ["account=0x70997970c51812DC3A010C7d01b50e0d17dc79C8", "account"],
     ] as const) {
       let error: unknown;
       try {

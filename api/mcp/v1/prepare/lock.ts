@@ -159,6 +159,9 @@ export const topup = defineAction({
       user: input.user,
       claimAmountWei: input.amountWei.toString(),
       targetTokenId: input.tokenId.toString(),
+      // The published Furnace tops up an AutoMax lock only with 365 days, and a plain lock's top-up keeps its end
+      // (the value is not used): with it, the hint's call works for either, without reading the lock.
+      durationSeconds: String(MAX_LOCK_DURATION),
     }),
   encode: (contracts, input, allowance: bigint) => ({
     calls: withApproval(assetApproval(contracts, input.amountWei, allowance), {

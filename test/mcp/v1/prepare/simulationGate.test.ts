@@ -102,6 +102,16 @@ describe("a batch whose simulation reverts", () => {
     expect(refused.body.detail.hint.action).toBe("lock-via-furnace");
   });
 
+  it("the hint's lock-via-furnace call works for the wallet's plain and AutoMax locks (an AutoMax top-up needs 365 days)", async () => {
+    for (const tokenId of [d.seed.tokenIds.alicePlain, d.seed.tokenIds.aliceAutoMax]) {
+      const topup = await get(preparePath("topup", { user: alice, tokenId, amountWei: 10n * E18 }));
+      expect(topup.body.simulation.hint.action, String(tokenId)).toBe("lock-via-furnace");
+      const followed = await get(topup.body.simulation.hint.path);
+      expect([followed.status, followed.body.error], String(tokenId)).toEqual([200, undefined]);
+      expect(followed.body.simulation.ok, String(tokenId)).toBe(true);
+    }
+  });
+
   it("a revert in the first step is named at index 0 (unbond-lp of more than the stake: InsufficientStake)", async () => {
     // (withdraw-lp with nothing matured is no revert: the published vault returns without a transfer)
     const refused = await get(
