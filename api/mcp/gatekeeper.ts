@@ -253,6 +253,8 @@ function invalidParams(method: string, params: unknown, { modern = false } = {})
     case "resources/templates/list":
     case "prompts/list":
       if (p.cursor !== undefined && typeof p.cursor !== "string") return "cursor must be a string.";
+      // Every list is answered whole (no nextCursor), so no cursor was ever handed out (MCP: an invalid one is -32602).
+      if (p.cursor !== undefined) return "cursor is not one this server handed out (its lists come whole).";
       return null;
     case "resources/read":
       if (typeof p.uri !== "string") return "resources/read needs uri (a string).";

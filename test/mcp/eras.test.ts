@@ -535,6 +535,17 @@ describe("what a message's text says and JSON.parse hides, in both eras (the API
     expect(message.length).toBeLessThan(200);
   });
 
+  it("a list's cursor this server never handed out (its lists come whole) is -32602, in both eras", async () => {
+    for (const method of ["tools/list", "resources/list", "prompts/list", "resources/templates/list"]) {
+      const legacy = await legacyPost(method, { cursor: "abc" });
+      const modern = await modernPost(method, { cursor: "abc" });
+      for (const body of [legacy.body, modern.body]) {
+        expect(body.error?.code, method).toBe(-32602);
+        expect(body.error?.message, method).toMatch(/^Invalid params: cursor is not one this server handed out/);
+      }
+    }
+  });
+
   it("2026-07-28: a body that is not JSON-RPC is answered as such, not as an unsupported revision", async () => {
     const bad = await rawPost("{bad json", "2026", "tools/list", "");
     expect(bad).toMatchObject({ status: 400, body: { error: { code: -32700 } } });
