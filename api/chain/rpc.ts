@@ -36,7 +36,7 @@ export type RpcFailureKind =
   | "http"
   /** a JSON-RPC error object (a revert carries `data`) */
   | "rpc"
-  /** a well-formed response whose result is not what the caller accepts */
+  /** a response that is not the answer to the call (another id, no result) or whose result the caller refuses */
   | "invalid";
 
 export class RpcError extends Error {
@@ -283,10 +283,17 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     }
   }
 
-  function unwrap(res: unknown, method: string): unknown {
+  /**
+   * The result of one response, or its error. `id`, when given, is the id the call was sent with: a response
+   * under another id answers another request (a desynchronised keep-alive connection, a caching proxy mixing up
+   * answers; JSON-RPC 2.0 §5 requires the request's id), so it is no answer to this call, whatever it says.
+   */
+  function unwrap(res: unknown, method: string, id?: number): unknown {
     if (typeof res !== "object" || res === null)
       throw new RpcError("invalid", `RPC ${method}: malformed response`, { method });
     const r = res as JsonRpcResponse;
+    if (id !== undefined && r.id !== id)
+      throw new RpcError("invalid", `RPC ${method}: response id is not the request's (${id})`, { method });
     if (r.error !== undefined && r.error !== null) {
       const code = typeof r.error.code === "number" ? r.error.code : undefined;
       const data = typeof r.error.data === "string" ? r.error.data : undefined;
@@ -313,7 +320,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       const id = nextId++;
       const res = await post({ jsonrpc: "2.0", id, method: req.method, params: req.params }, [req.method], callOptions);
       try {
-        const result = decodeWith(unwrap(res, req.method), callOptions?.decode);
+        const result = decodeWith(unwrap(res, req.method, id), callOptions?.decode);
         report([req.method], "ok");
         return result;
       } catch (error) {

@@ -193,6 +193,12 @@ describe("RpcClient outcomes: a revert is not a node failure, an answer the call
     if (kind === "geth-revert")
       return { jsonrpc: "2.0", id: m.id, error: { code: -32000, message: "execution reverted" } };
     if (kind === "error") return { jsonrpc: "2.0", id: m.id, error: { code: -32000, message: "header not found" } };
+    // Another request's answer (a desynchronised keep-alive connection, a caching proxy mixing answers up).
+    if (kind === "foreign-id") return { jsonrpc: "2.0", id: m.id + 1000, result: "0x01" };
+    if (kind === "foreign-id-revert")
+      return { jsonrpc: "2.0", id: m.id + 1000, error: { code: 3, message: "execution reverted", data: "0x" } };
+    if (kind === "string-id") return { jsonrpc: "2.0", id: String(m.id), result: "0x01" };
+    if (kind === "no-id") return { jsonrpc: "2.0", result: "0x01" };
     return { jsonrpc: "2.0", id: m.id, result: kind === "bad" ? "0xzz" : "0x01" };
   };
   beforeAll(async () => {
@@ -245,6 +251,28 @@ describe("RpcClient outcomes: a revert is not a node failure, an answer the call
     // Without a decoder the client takes any result as it came.
     expect(await rpc.request(call("bad"))).toBe("0xzz");
     expect(outcomes).toEqual(["ok", "invalid", "ok"]);
+  });
+
+  it("a single call's answer under another id is no answer: invalid, whatever it says, for every caller", async () => {
+    const { rpc, outcomes } = counted();
+    for (const kind of ["foreign-id", "foreign-id-revert", "string-id", "no-id"]) {
+      const error = (await rpc.request(call(kind)).catch((e: unknown) => e)) as RpcError;
+      expect([kind, error instanceof RpcError, error.kind, error.info.reverted]).toEqual([
+        kind,
+        true,
+        "invalid",
+        undefined,
+      ]);
+    }
+    // The same through a caller's decoder and through the prepare coalescer's lone call.
+    expect(((await rpc.request(call("foreign-id"), { decode: one }).catch((e: unknown) => e)) as RpcError).kind).toBe(
+      "invalid",
+    );
+    const view = coalesceRequests(rpc);
+    expect(((await view.request(call("foreign-id")).catch((e: unknown) => e)) as RpcError).kind).toBe("invalid");
+    expect(outcomes).toEqual(["invalid", "invalid", "invalid", "invalid", "invalid", "invalid"]);
+    // Its own id: the answer.
+    expect(await rpc.request(call("ok"), { decode: one })).toBe(1n);
   });
 
   it("a batch counts each member by its own outcome and fails with the first failure", async () => {

@@ -235,6 +235,13 @@ const CASES: Case[] = [
     fault: { kind: "rpcError", code: 3, message: "execution reverted", data: "0x" },
     code: "SUPPLY_RPC_INVALID_UINT256",
   },
+  {
+    // A well-formed figure (1000 tokens) under an id the service never sent: another request's answer. On
+    // circulating it is eth_blockNumber's, a single call too; a batch member under another id was refused already.
+    name: "an answer under another id",
+    fault: { kind: "result", value: `0x${(1000n * 10n ** 18n).toString(16).padStart(64, "0")}`, id: 424242 },
+    code: "SUPPLY_RPC_INVALID_UINT256",
+  },
   ...invalidShapes.map(([name, value]) => ({
     name: `result ${name}`,
     fault: { kind: "result", value, match: (m: string) => m === "eth_call" } as RpcFault,

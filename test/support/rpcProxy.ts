@@ -4,7 +4,7 @@
  * assert how many upstream reads the service made.
  *
  * Faults apply to the calls their `match` selects (all calls when `match` is absent):
- * - `down`, `delay`, `http` act on the whole HTTP round trip (a batch is hit when any member matches);
+ * - `down`, `delay`, `http`, `body` act on the whole HTTP round trip (a batch is hit when any member matches);
  * - `rpcError`, `result` replace the answer of each matching member only; the other members of a batch
  *   still go to the upstream node, in one round trip.
  */
@@ -22,8 +22,13 @@ export type RpcFault = (
   | { kind: "http"; status: number }
   /** Matching calls get a JSON-RPC error object instead of a result. */
   | { kind: "rpcError"; code?: number; message?: string; data?: unknown }
-  /** Matching calls get `result: value` (any JSON: null, "0x", short, long, non-hex, objects…). */
-  | { kind: "result"; value: unknown }
+  /**
+   * Matching calls get `result: value` (any JSON: null, "0x", short, long, non-hex, objects…), under the call's
+   * own id, or under `id` when given (another request's answer: a desynchronised connection, a mixed-up cache).
+   */
+  | { kind: "result"; value: unknown; id?: unknown }
+  /** The round trip answers HTTP 200 with this body as it is (an HTML page, a truncated JSON text…). */
+  | { kind: "body"; text: string; contentType?: string }
 ) & { match?: RpcCallMatcher };
 
 export type RpcProxyCall = {
@@ -98,7 +103,7 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
   }
 
   function replacement(fault: RpcFault, id: unknown): unknown {
-    if (fault.kind === "result") return { jsonrpc: "2.0", id, result: fault.value };
+    if (fault.kind === "result") return { jsonrpc: "2.0", id: "id" in fault ? fault.id : id, result: fault.value };
     if (fault.kind === "rpcError") {
       const error: Record<string, unknown> = {
         code: fault.code ?? -32000,
@@ -133,7 +138,7 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
     });
 
     // Round-trip faults: the first member that selects one decides for the whole request.
-    const tripFault = perMember.find((p) => p.fault && ["down", "delay", "http"].includes(p.fault.kind))?.fault;
+    const tripFault = perMember.find((p) => p.fault && ["down", "delay", "http", "body"].includes(p.fault.kind))?.fault;
     if (tripFault?.kind === "down") {
       downed.add(req.socket);
       req.socket.destroy();
@@ -141,6 +146,10 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
     }
     if (tripFault?.kind === "http") {
       res.writeHead(tripFault.status, { "content-type": "text/plain" }).end(`injected HTTP ${tripFault.status}`);
+      return;
+    }
+    if (tripFault?.kind === "body") {
+      res.writeHead(200, { "content-type": tripFault.contentType ?? "application/json" }).end(tripFault.text);
       return;
     }
     if (tripFault?.kind === "delay") {
