@@ -26,7 +26,10 @@ export const READ_METHODS = new Set([
 export type RpcRequest = { method: string; params: readonly unknown[] };
 
 export type RpcFailureKind =
-  /** connection refused, DNS, reset, non-JSON body */
+  /**
+   * connection refused, DNS, reset, or an HTTP 2xx answer whose body is not JSON (an HTML page, a truncated text:
+   * then `info.notJson` is set, since something did answer)
+   */
   | "unreachable"
   /** no answer within the timeout */
   | "timeout"
@@ -45,7 +48,15 @@ export class RpcError extends Error {
     readonly kind: RpcFailureKind,
     message: string,
     /** `reverted`: a JSON-RPC error that is the contract reverting (isRevert), not the node failing. */
-    readonly info: { method?: string; status?: number; code?: number; data?: string; reverted?: boolean } = {},
+    readonly info: {
+      method?: string;
+      status?: number;
+      code?: number;
+      data?: string;
+      reverted?: boolean;
+      /** An HTTP 2xx answer whose body is not JSON (kind "unreachable"): answered, but not in JSON-RPC. */
+      notJson?: boolean;
+    } = {},
   ) {
     super(message);
   }
@@ -270,7 +281,9 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       try {
         return JSON.parse(reply.text);
       } catch {
-        throw stopped() ?? new RpcError("unreachable", `RPC ${method}: response is not JSON`, { method });
+        throw (
+          stopped() ?? new RpcError("unreachable", `RPC ${method}: response is not JSON`, { method, notJson: true })
+        );
       }
     } catch (error) {
       report(methods, error instanceof RpcError ? outcomeOf(error) : "unreachable");

@@ -186,8 +186,10 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
 
 export const SUPPLY_ERROR_MEANINGS: Record<SupplyErrorCode, string> = {
   SUPPLY_NO_RPC_URL: "No RPC endpoint is configured.",
-  SUPPLY_RPC_INVALID_UINT256: "The RPC answered a view call with anything but exactly 0x + 64 hex characters.",
-  SUPPLY_RPC_UNREACHABLE: "The RPC did not answer in time (refused, reset, timed out, or an HTTP error).",
+  SUPPLY_RPC_INVALID_UINT256:
+    "The RPC answered a view call with anything but exactly 0x + 64 hex characters (an HTTP 2xx body that is not " +
+    "JSON, an answer under another id included).",
+  SUPPLY_RPC_UNREACHABLE: "The RPC did not answer in time (refused, reset, timed out, or a non-2xx HTTP status).",
   SUPPLY_NOT_DEPLOYED: "The deployment manifest lacks AssetToken or VeLockNFT (or holds the zero address).",
   SUPPLY_INCONSISTENT:
     "totalSupply() is 0, or locked is not below total at one block: a zero or negative figure is never answered.",

@@ -9,9 +9,12 @@ import { RpcError } from "../chain/rpc";
 export const SUPPLY_ERROR_STATUS = {
   /** No RPC endpoint is configured (spec §7.1). */
   SUPPLY_NO_RPC_URL: 502,
-  /** The node answered, but not with exactly 0x + 64 hex: `0x`, short, long, non-hex, null, an error object (spec §7.1). */
+  /**
+   * The node answered, but not with exactly 0x + 64 hex: `0x`, short, long, non-hex, null, an error object, a 2xx
+   * body that is not JSON, an answer under another id (spec §7.1).
+   */
   SUPPLY_RPC_INVALID_UINT256: 502,
-  /** No usable answer: refused, reset, timed out, or an HTTP error status (design.md). */
+  /** No answer: refused, reset, timed out, or a non-2xx HTTP status (design.md). */
   SUPPLY_RPC_UNREACHABLE: 502,
   /** The manifest lacks AssetToken / VeLockNFT, or holds the zero address (design.md). */
   SUPPLY_NOT_DEPLOYED: 502,
@@ -36,15 +39,25 @@ export class SupplyError extends Error {
 }
 
 /**
- * Maps a failed upstream read onto a supply code. A node that answered with a JSON-RPC error or a
- * malformed body did answer, so that is an invalid payload (the issue lists the error object under
- * SUPPLY_RPC_INVALID_UINT256); no answer at all is unreachable.
+ * An HTTP 2xx answer whose body is not JSON (an HTML page, a truncated text): the RPC layer counts it
+ * "unreachable" (for its metrics and the v1 routes' back-off, it is a broken node), but the node answered.
+ */
+const answeredNotJson = (error: unknown): boolean =>
+  (error instanceof RpcError && error.info.notJson === true) ||
+  (error instanceof ViewReadError && answeredNotJson(error.cause));
+
+/**
+ * Maps a failed upstream read onto a supply code. A node that answered with a JSON-RPC error, a body
+ * that is not JSON, or anything else than exactly 0x + 64 hex did answer, so that is an invalid payload
+ * (spec §7.1: SUPPLY_RPC_INVALID_UINT256 is "anything other than exactly 0x + 64 hex characters");
+ * no answer at all (refused, reset, timed out) or a non-2xx HTTP status is unreachable.
  */
 export function toSupplyError(error: unknown): SupplyError {
   if (error instanceof SupplyError) return error;
   // A failure remembered by the backoff (here or on another replica) answers with the code it had.
   if (error instanceof RecentFailureError && error.code in SUPPLY_ERROR_STATUS)
     return new SupplyError(error.code as SupplyErrorCode, error.message);
+  if (answeredNotJson(error)) return new SupplyError("SUPPLY_RPC_INVALID_UINT256", (error as Error).message);
   if (error instanceof ViewReadError) {
     if (error.kind === "malformed" || error.kind === "rpc" || error.kind === "invalid")
       return new SupplyError("SUPPLY_RPC_INVALID_UINT256", error.message);

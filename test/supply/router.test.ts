@@ -242,6 +242,16 @@ const CASES: Case[] = [
     fault: { kind: "result", value: `0x${(1000n * 10n ** 18n).toString(16).padStart(64, "0")}`, id: 424242 },
     code: "SUPPLY_RPC_INVALID_UINT256",
   },
+  {
+    name: "HTTP 200 with an HTML page",
+    fault: { kind: "body", text: "<html>bad gateway</html>", contentType: "text/html" },
+    code: "SUPPLY_RPC_INVALID_UINT256",
+  },
+  {
+    name: "HTTP 200 with truncated JSON",
+    fault: { kind: "body", text: '{"jsonrpc":"2.0","id":1,"result":"0x00' },
+    code: "SUPPLY_RPC_INVALID_UINT256",
+  },
   ...invalidShapes.map(([name, value]) => ({
     name: `result ${name}`,
     fault: { kind: "result", value, match: (m: string) => m === "eth_call" } as RpcFault,
