@@ -192,7 +192,8 @@ export const SUPPLY_ERROR_MEANINGS: Record<SupplyErrorCode, string> = {
   SUPPLY_RPC_UNREACHABLE: "The RPC did not answer in time (refused, reset, timed out, or a non-2xx HTTP status).",
   SUPPLY_NOT_DEPLOYED: "The deployment manifest lacks AssetToken or VeLockNFT (or holds the zero address).",
   SUPPLY_INCONSISTENT:
-    "totalSupply() is 0, or locked is not below total at one block: a zero or negative figure is never answered.",
+    "totalSupply() is below 0.01 token (0 included), or total − locked at one block is: a figure of 0.00 or a " +
+    "negative one is never answered.",
   SUPPLY_BAD_FORMAT: "`format` is neither json nor bare, or is given more than once.",
 };
 

@@ -9,6 +9,7 @@ import { AssetTokenAbi, VeLockNFTAbi } from "../../abis";
 import { decodeView, readView, viewFailure, viewRequest } from "../chain/readView";
 import type { RpcCallOptions, RpcClient } from "../chain/rpc";
 import { SupplyError, toSupplyError } from "./supplyError";
+import { SMALLEST_FIGURE_WEI } from "./wei";
 
 /** Calldata from the pinned ABIs: 0x18160ddd and 0x0ff566a7 (spec §2.2; abis.test.ts pins the selectors). */
 export const TOTAL_SUPPLY_CALLDATA = encodeFunctionData({ abi: AssetTokenAbi, functionName: "totalSupply" });
@@ -36,16 +37,20 @@ export async function readTotalSupply(rpc: RpcClient, token: Address, options?: 
   } catch (error) {
     throw toSupplyError(error);
   }
-  if (total === 0n) throw noSupply("latest");
+  if (total < SMALLEST_FIGURE_WEI) throw noSupply(total, "latest");
   return total;
 }
 
 /**
  * A deployed token's supply is never zero: a well-formed zero word is the node's fault (or the wrong address), and
- * an aggregator would list it. Fail closed, as for locked > total.
+ * an aggregator would list it. Fail closed, as for locked > total. The guard is on the figure, not only the word:
+ * below 0.01 token (SMALLEST_FIGURE_WEI, 1 wei included) the figure would be "0.00", a zero all the same.
  */
-const noSupply = (block: string) =>
-  new SupplyError("SUPPLY_INCONSISTENT", `totalSupply() is 0 at block ${block}: not a deployed token's supply`);
+const noSupply = (total: bigint, block: string) =>
+  new SupplyError(
+    "SUPPLY_INCONSISTENT",
+    `totalSupply() is ${total === 0n ? "0" : "below 0.01 token"} at block ${block}: not a deployed token's supply`,
+  );
 
 export type CirculatingRead = { blockNumber: bigint; total: bigint; locked: bigint; circulating: bigint };
 
@@ -68,12 +73,19 @@ export async function readCirculatingSupply(
       .catch((cause: unknown) => {
         throw viewFailure(totalView, cause);
       })) as [bigint, bigint];
-    if (total === 0n) throw noSupply(String(blockNumber));
-    // Everything locked would answer a zero circulating supply: never a real figure, so never answered.
+    if (total < SMALLEST_FIGURE_WEI) throw noSupply(total, String(blockNumber));
+    // Everything locked would answer a zero circulating supply: never a real figure, so never answered; nor is
+    // a remainder below 0.01 token, which would be published as "0.00".
     if (locked >= total) {
       throw new SupplyError(
         "SUPPLY_INCONSISTENT",
         `totalLockedClaim() is not below totalSupply() at block ${blockNumber}`,
+      );
+    }
+    if (total - locked < SMALLEST_FIGURE_WEI) {
+      throw new SupplyError(
+        "SUPPLY_INCONSISTENT",
+        `totalSupply() − totalLockedClaim() is below 0.01 token at block ${blockNumber}: a "0.00" figure`,
       );
     }
     return { blockNumber, total, locked, circulating: total - locked };

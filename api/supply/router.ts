@@ -113,7 +113,7 @@ export const SUPPLY_ROUTES = {
     summary: "Total supply",
     description:
       "AssetToken.totalSupply() at the latest block: every token minted minus burned, 2 decimals, truncated. " +
-      "Never zero: a node answering 0 fails closed with SUPPLY_INCONSISTENT.",
+      "Never zero: a node answering less than 0.01 token (0 included) fails closed with SUPPLY_INCONSISTENT.",
     example: "12345678.90",
     errors: ["SUPPLY_BAD_FORMAT", ...READ_FAILURES, "SUPPLY_INCONSISTENT"],
     maxAgeSec: SUPPLY_TTL_MS.total / 1000,
@@ -124,7 +124,8 @@ export const SUPPLY_ROUTES = {
     summary: "Circulating supply",
     description:
       "Total supply minus the tokens locked in VeLockNFT (totalLockedClaim()), both read at one block; " +
-      "2 decimals, truncated. Never negative or zero: locked ≥ total (or a zero total) fails closed with SUPPLY_INCONSISTENT.",
+      "2 decimals, truncated. Never negative or zero: total − locked below 0.01 token (locked ≥ total included) fails " +
+      "closed with SUPPLY_INCONSISTENT.",
     example: "8345678.90",
     errors: ["SUPPLY_BAD_FORMAT", ...READ_FAILURES, "SUPPLY_INCONSISTENT"],
     maxAgeSec: SUPPLY_TTL_MS.circulating / 1000,

@@ -4,8 +4,9 @@ import type { AppConfig } from "../config";
 import type { Logger } from "../observability/logger";
 import { supplyRpcTimeoutMs } from "./router";
 
-/** The shape formatWei2 produces. */
+/** The shape formatWei2 produces, but never "0.00" (a zero figure is never answered, api/supply/reads.ts). */
 const SUPPLY_FIGURE = /^(0|[1-9][0-9]*)\.[0-9]{2}$/;
+const isSupplyFigure = (value: string) => SUPPLY_FIGURE.test(value) && value !== "0.00";
 
 export type SupplyCacheOptions = {
   /** Namespaces the Redis keys (default "asset-api:"); replicas that must share use the same one. */
@@ -31,7 +32,7 @@ export async function createSupplyCache(config: AppConfig, options: SupplyCacheO
     // A replica waiting on another's read gives up when that read's own deadline would have passed.
     waitMs: deadlineMs,
     // Only a well-formed figure is served from Redis; anything else is read again from the chain.
-    accept: (value) => SUPPLY_FIGURE.test(value),
+    accept: isSupplyFigure,
     ...(logger ? { logger, warning: "supply cache degraded" } : {}),
   });
 }

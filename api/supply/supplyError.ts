@@ -18,7 +18,10 @@ export const SUPPLY_ERROR_STATUS = {
   SUPPLY_RPC_UNREACHABLE: 502,
   /** The manifest lacks AssetToken / VeLockNFT, or holds the zero address (design.md). */
   SUPPLY_NOT_DEPLOYED: 502,
-  /** A zero total, or locked ≥ total at one block: fail closed rather than answer a zero or negative figure (design.md). */
+  /**
+   * A total, or total − locked at one block, below 0.01 token (0, locked ≥ total included): fail closed rather than
+   * answer a figure of 0.00 or a negative one (design.md).
+   */
   SUPPLY_INCONSISTENT: 502,
   /** `format` is neither `json` nor `bare`, or is given more than once (README). */
   SUPPLY_BAD_FORMAT: 400,

@@ -7,6 +7,12 @@
 const DECIMALS = 18;
 const FRACTION_DIGITS = 2;
 
+/**
+ * 0.01 token: the smallest wei value formatWei2 does not answer as "0.00". Anything below is published as a zero
+ * figure, which the supply routes never answer (api/supply/reads.ts fails it closed).
+ */
+export const SMALLEST_FIGURE_WEI = 10n ** BigInt(DECIMALS - FRACTION_DIGITS);
+
 export function formatWei2(wei: bigint): string {
   if (wei < 0n) throw new RangeError("formatWei2: a supply figure cannot be negative");
   // Left-pad so there is always at least one whole digit before the 18 fractional ones.

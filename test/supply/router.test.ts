@@ -364,6 +364,57 @@ describe("circulating fails closed on any one bad member", () => {
     );
   });
 
+  it("a figure below 0.01 token fails closed like a zero (never a 0.00, nothing cached); 0.01 is a figure", async () => {
+    const word = (wei: bigint) => `0x${wei.toString(16).padStart(64, "0")}`;
+    const CENT = 10n ** 16n;
+    const { total, locked } = await truth();
+    const bad: [string, string, RpcFault][] = [
+      ["/api/supply/total", "total 1 wei", { kind: "result", value: word(1n), match: isTotalSupplyCall }],
+      ["/api/supply/total", "total 0.01 − 1 wei", { kind: "result", value: word(CENT - 1n), match: isTotalSupplyCall }],
+      ["/api/supply/circulating", "total 1 wei", { kind: "result", value: word(1n), match: isTotalSupplyCall }],
+      [
+        "/api/supply/circulating",
+        "locked = total − 1 wei",
+        { kind: "result", value: word(total - 1n), match: isLockedCall },
+      ],
+      [
+        "/api/supply/circulating",
+        "total = locked + 0.01 − 1 wei",
+        { kind: "result", value: word(locked + CENT - 1n), match: isTotalSupplyCall },
+      ],
+    ];
+    for (const [path, name, fault] of bad) {
+      const a = app();
+      d.proxy.setFault(fault);
+      for (const mode of ["", "?format=bare"]) {
+        const res = await get(a, `${path}${mode}`);
+        expect([name, path, mode, res.status, res.headers.get("x-supply-error")]).toEqual([
+          name,
+          path,
+          mode,
+          502,
+          "SUPPLY_INCONSISTENT",
+        ]);
+        expect(res.headers.get("cache-control")).toBe("no-store");
+        if (mode !== "") expect(res.text).toBe("");
+      }
+      // Nothing was kept: the node answering again, the figure is the chain's.
+      d.proxy.setFault(null);
+      await sleep(BACKOFF_MS + 20);
+      const metric = path.endsWith("total") ? "total" : "circulating";
+      expect([name, JSON.parse((await get(a, path)).text).result]).toEqual([name, formatWei2((await truth())[metric])]);
+    }
+    // Exactly 0.01 token is the smallest figure, answered.
+    for (const [path, fault] of [
+      ["/api/supply/total", { kind: "result", value: word(CENT), match: isTotalSupplyCall }],
+      ["/api/supply/circulating", { kind: "result", value: word(locked + CENT), match: isTotalSupplyCall }],
+    ] as [string, RpcFault][]) {
+      d.proxy.setFault(fault);
+      const res = await get(app(), path);
+      expect([path, res.status, JSON.parse(res.text)]).toEqual([path, 200, { result: "0.01" }]);
+    }
+  });
+
   it("a valid zero word is a real zero, not a failure (only malformed payloads fail)", async () => {
     const a = app();
     d.proxy.setFault({ kind: "result", value: `0x${"00".repeat(32)}`, match: isLockedCall });

@@ -200,6 +200,12 @@ describe("Redis-shared supply cache", () => {
     const b = await replica();
     expect(JSON.parse((await get(b, "/api/supply/total")).text).result).toBe(t.total);
     expect(reads().totalSupply).toBe(2);
+    // A zero figure is never answered, so one in Redis (written by another version, or by hand) is not served either.
+    await admin.set(key, "0.00", "PX", 60_000);
+    const c = await replica();
+    expect(JSON.parse((await get(c, "/api/supply/total")).text).result).toBe(t.total);
+    expect(reads().totalSupply).toBe(3);
+    expect(await admin.get(key)).toBe(t.total);
   });
 
   it("replicas with different key prefixes do not share", async () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { formatWei2 } from "../../api/supply/wei";
+import { formatWei2, SMALLEST_FIGURE_WEI } from "../../api/supply/wei";
 
 /**
  * Independent reference: the uint256 arrives as 64 hex characters and is turned into decimal digits
@@ -36,6 +36,12 @@ describe("formatWei2", () => {
     expect(formatWei2(12345678901234567890123n)).toBe("12345.67");
     expect(formatWei2(1n)).toBe("0.00");
     expect(formatWei2(0n)).toBe("0.00");
+  });
+
+  it("SMALLEST_FIGURE_WEI is where the figure stops being 0.00 (the supply routes' zero guard)", () => {
+    expect(SMALLEST_FIGURE_WEI).toBe(10n ** 16n);
+    expect(formatWei2(SMALLEST_FIGURE_WEI - 1n)).toBe("0.00");
+    expect(formatWei2(SMALLEST_FIGURE_WEI)).toBe("0.01");
   });
 
   it("truncates, never rounds, at the edges", () => {
