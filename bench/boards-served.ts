@@ -264,7 +264,7 @@ async function bare(board: DurationBoard, window: BoardWindow, b: number, accoun
   const fold = BOARD_FOLD[board];
   const agg = fold === "max" ? "max(value)" : fold === "count" ? "count(*)::numeric" : "sum(value)";
   const ranked = `SELECT account, ${agg} AS value FROM board_entry
-     WHERE board = $1 AND block_number <= $2 ${span === null ? "" : `AND block_time > $3::bigint - ${span}`}
+     WHERE board = $1 AND block_number <= $2 ${span === null ? "" : `AND block_time >= $3::bigint - ${span}`}
      GROUP BY account`;
   const params = span === null ? [board, b] : [board, b, timeOf(b)];
   const text =

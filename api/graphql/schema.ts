@@ -119,7 +119,7 @@ type BoardRow {
 type BoardPage {
   board: String!
   window: String!
-  "blockTimestamp - the window; null for lifetime."
+  "blockTimestamp - the window: events at or after it count; null for lifetime."
   windowStart: BigInt
   "How many accounts are ranked."
   accounts: Int!

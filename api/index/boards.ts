@@ -20,9 +20,10 @@ import { AT_PARAMS, PAGE_PARAMS } from "./query";
  */
 
 const ORDER =
-  "An event counts when its block is at or below the answer's block and its block timestamp is after " +
-  "`windowStart` (blockTimestamp − the window; lifetime: every event). Rows: value descending, then address " +
-  "ascending (byte order of the lower-case hex); accounts with value 0 are not ranked.";
+  "An event counts when its block is at or below the answer's block and its block timestamp is at or after " +
+  "`windowStart` (blockTimestamp − the window: the window includes its start, as the reference's board SQL; " +
+  "lifetime: every event). Rows: value descending, then address ascending (byte order of the lower-case hex); " +
+  "accounts with value 0 are not ranked.";
 
 const nullable = (schema: JsonSchema, description: string): JsonSchema => ({
   anyOf: [schema, { type: "null" }],
@@ -55,10 +56,7 @@ const ROW_SCHEMA = object({
 const WINDOW_FIELDS = {
   board: { type: "string", enum: [...DURATION_BOARDS], description: "The board." },
   window: { type: "string", enum: Object.keys(BOARD_WINDOWS), description: "The window." },
-  windowStart: nullable(
-    uintString("blockTimestamp − the window: events strictly after it count."),
-    "null for lifetime.",
-  ),
+  windowStart: nullable(uintString("blockTimestamp − the window: events at or after it count."), "null for lifetime."),
   accounts: integer("How many accounts are ranked on this board in this window at this block.", { minimum: 0 }),
 } as const;
 

@@ -1,6 +1,6 @@
 /**
  * A block's timestamp, for the windowed duration boards' exits (an entry leaves its window at the first block whose
- * timestamp reaches the entry's + the window): the stream hub (api/index/streamHub.ts) and the webhook feeder
+ * timestamp is past the entry's + the window): the stream hub (api/index/streamHub.ts) and the webhook feeder
  * (api/webhooks/engine.ts) both ask it where a range of blocks starts.
  */
 import type { IndexRuntime } from "../read/runtime";

@@ -480,14 +480,15 @@ SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true
       const span = BOARD_WINDOWS[window];
       const values: Values = { board, fold: BOARD_FOLD[board], w: span === null ? null : span.toString() };
       if (span !== null) {
-        // A window (s, t]: its whole hours [lo, hi) from board_hour; the partial hours at its edges, (s, lo) and
-        // [hi, t] (blocks ≤ the block: a later block of the same second), from board_entry.
+        // A window [s, t] (inclusive at its start, as the reference's board SQL: `evt_block_time >= now() − w`): its
+        // whole hours [lo, hi) from board_hour (lo the first hour start ≥ s); the partial hours at its edges, [s, lo)
+        // and [hi, t] (blocks ≤ the block: a later block of the same second), from board_entry.
         const rows = await run(
           "board_window",
           at,
           values,
           (_ev, p, _lock, t) => sql`w AS (
-  SELECT a.at_time - ${p("w")}::bigint AS s, (div(a.at_time - ${p("w")}::bigint, ${H}) + 1) * ${H} AS lo,
+  SELECT a.at_time - ${p("w")}::bigint AS s, div(a.at_time - ${p("w")}::bigint + ${H} - 1, ${H}) * ${H} AS lo,
          div(a.at_time, ${H}) * ${H} AS hi
     FROM at a
 ), parts AS (
@@ -495,7 +496,7 @@ SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true
    WHERE at.in_range AND x.board = ${p("board")}::text AND x.hour >= w.lo AND x.hour < w.hi
   UNION ALL
   SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, w, at
-   WHERE at.in_range AND e.board = ${p("board")}::text AND e.block_time > w.s AND e.block_time < w.lo
+   WHERE at.in_range AND e.board = ${p("board")}::text AND e.block_time >= w.s AND e.block_time < w.lo
   UNION ALL
   SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, w, at
    WHERE at.in_range AND e.board = ${p("board")}::text AND e.block_time >= w.hi AND e.block_number <= at.at_block
@@ -540,8 +541,9 @@ SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true
         ft: from.time.toString(),
       };
       // The accounts whose value can differ between the two blocks: an entry of a block between them, or (a window)
-      // an entry whose time lies between the two windows' starts. Blocks between two blocks have times between theirs,
-      // so both conditions range the edge index (board, block_time, …).
+      // an entry whose time lies between the two windows' starts, [earlier start, later start) (a window includes
+      // its start). Blocks between two blocks have times between theirs, so both conditions range the edge index
+      // (board, block_time, …).
       const changed = (t: Tables, p: Param) => sql`changed AS (
   SELECT e.account FROM ${t.entry} e, at
    WHERE at.in_range AND e.board = ${p("board")}::text
@@ -550,8 +552,8 @@ SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true
   UNION
   SELECT e.account FROM ${t.entry} e, at
    WHERE at.in_range AND e.board = ${p("board")}::text AND ${p("w")}::bigint IS NOT NULL
-     AND e.block_time > least(${p("ft")}::bigint, at.at_time) - ${p("w")}::bigint
-     AND e.block_time <= greatest(${p("ft")}::bigint, at.at_time) - ${p("w")}::bigint
+     AND e.block_time >= least(${p("ft")}::bigint, at.at_time) - ${p("w")}::bigint
+     AND e.block_time < greatest(${p("ft")}::bigint, at.at_time) - ${p("w")}::bigint
 )`;
       // Every changed account with its value at the block (0 when it has none): the same sums as board(), for them.
       // Their buckets are read per account (LATERAL … OFFSET 0 keeps the planner from hashing the window's buckets:
@@ -569,7 +571,7 @@ SELECT h.*, a.*, c.account, coalesce(r.value, 0) AS value
               at,
               values,
               (_ev, p, _lock, t) => sql`w AS (
-  SELECT a.at_time - ${p("w")}::bigint AS s, (div(a.at_time - ${p("w")}::bigint, ${H}) + 1) * ${H} AS lo,
+  SELECT a.at_time - ${p("w")}::bigint AS s, div(a.at_time - ${p("w")}::bigint + ${H} - 1, ${H}) * ${H} AS lo,
          div(a.at_time, ${H}) * ${H} AS hi
     FROM at a
 ), ${changed(t, p)}, parts AS (
@@ -578,7 +580,7 @@ SELECT h.*, a.*, c.account, coalesce(r.value, 0) AS value
      WHERE h.board = ${p("board")}::text AND h.account = c.account AND h.hour >= w.lo AND h.hour < w.hi OFFSET 0) x
   UNION ALL
   SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, w
-   WHERE e.board = ${p("board")}::text AND e.block_time > w.s AND e.block_time < w.lo
+   WHERE e.board = ${p("board")}::text AND e.block_time >= w.s AND e.block_time < w.lo
      AND e.account IN (SELECT account FROM changed)
   UNION ALL
   SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, w, at
@@ -825,10 +827,10 @@ SELECT h.*, a.*, t.*, v.*, w.unlocks FROM head h CROSS JOIN at a CROSS JOIN tota
 ), wins(w, label) AS (VALUES ${wins}
 ), exits AS (
   SELECT DISTINCT x.board, wins.label,
-         (SELECT min(m.mb) FROM marks m WHERE m.mt - wins.w >= x.block_time) AS block_number
+         (SELECT min(m.mb) FROM marks m WHERE m.mt - wins.w > x.block_time) AS block_number
     FROM ${t.entry} x, wins
    WHERE ${p("pt")}::bigint IS NOT NULL AND x.board IN (${boards})
-     AND x.block_time > ${p("pt")}::bigint - wins.w AND x.block_time <= (SELECT max(mt) FROM marks) - wins.w
+     AND x.block_time >= ${p("pt")}::bigint - wins.w AND x.block_time < (SELECT max(mt) FROM marks) - wins.w
 ), rows AS (
   SELECT true AS lock, kind, block_number, token_id, from_token_id, account, other, owner,
          NULL::text AS board, NULL::text AS win FROM lk

@@ -139,9 +139,10 @@ export interface LockIndex {
 }
 
 /**
- * A duration board entry leaving a window: an entry of time ts counts at a block of time T iff ts > T − window, so
- * it leaves at the first block whose T ≥ ts + window — here the first block of the range whose time the index knows
- * (one with an event, or the range's end when it is the head) at or past it.
+ * A duration board entry leaving a window: an entry of time ts counts at a block of time T iff ts ≥ T − window (the
+ * window is inclusive at its start, as the reference's board SQL), so it leaves at the first block whose
+ * T > ts + window — here the first block of the range whose time the index knows (one with an event, or the range's
+ * end when it is the head) past it.
  */
 export type BoardExit = { board: DurationBoard; window: Exclude<BoardWindow, "lifetime"> };
 

@@ -383,10 +383,11 @@ describe("GET /api/index/v1/stream on the API processes", () => {
     const { publicClient, testClient } = chain.devnet.clients;
     const now = (await publicClient.getBlock()).timestamp;
     // The oldest entry still inside the 24 h window (the seed's "day" phase) of a board that sums or counts (a
-    // maximum may not move when one entry leaves): it leaves at its time + 24 h.
+    // maximum may not move when one entry leaves): the window [T − 24 h, T] includes its start, so the entry is
+    // still in at its time + 24 h and leaves at the first block past it.
     const { rows } = await db.query(
       `SELECT board, account, block_time::text AS t FROM s.board_entry
-        WHERE block_time > $1 AND board <> 'longest-reign' ORDER BY block_time LIMIT 1`,
+        WHERE block_time >= $1 AND board <> 'longest-reign' ORDER BY block_time LIMIT 1`,
       [String(now - 86_400n)],
     );
     await db.end();
@@ -395,11 +396,11 @@ describe("GET /api/index/v1/stream on the API processes", () => {
     const s = await openStream(a, `board=${entry.board}:24h&board=${entry.board}:7d`);
     await s.until((e) => e.event === "board" && JSON.parse(e.data).window === "7d");
     const opened = s.events.length;
-    // One block a second before the entry leaves (nothing for either window), then the block it leaves at.
-    await testClient.setNextBlockTimestamp({ timestamp: BigInt(entry.t) + 86_400n - 1n });
+    // One block exactly 24 h after the entry (still in: nothing for either window), then the block it leaves at.
+    await testClient.setNextBlockTimestamp({ timestamp: BigInt(entry.t) + 86_400n });
     await testClient.mine({ blocks: 1 });
     const before = (await headBlock(chain.devnet)).toString();
-    await testClient.setNextBlockTimestamp({ timestamp: BigInt(entry.t) + 86_400n });
+    await testClient.setNextBlockTimestamp({ timestamp: BigInt(entry.t) + 86_400n + 1n });
     await testClient.mine({ blocks: 1 });
     const out = (await headBlock(chain.devnet)).toString();
     const ev = await s.until((e) => e.event === "board" && e.id === out);

@@ -51,13 +51,22 @@ const entries: Entry[] = (() => {
   return out;
 })();
 
-/** protocol.md §9: events of blocks ≤ B with time > T − window, folded per account; value desc, address asc. */
-function truth(board: DurationBoard, window: BoardWindow, block: bigint): BoardValue[] {
+/**
+ * protocol.md §9: events of blocks ≤ B with time ≥ T − window (the window includes its start, as the reference's board
+ * SQL: `evt_block_time >= now() − w`), folded per account; value desc, address asc.
+ */
+function ruled(
+  list: Entry[],
+  time: (b: bigint) => bigint,
+  board: DurationBoard,
+  window: BoardWindow,
+  block: bigint,
+): BoardValue[] {
   const span = BOARD_WINDOWS[window];
-  const t = timeOf(block);
+  const t = time(block);
   const by = new Map<string, bigint>();
-  for (const e of entries) {
-    if (e.board !== board || e.block > block || (span !== null && e.time <= t - span)) continue;
+  for (const e of list) {
+    if (e.board !== board || e.block > block || (span !== null && e.time < t - span)) continue;
     const v = by.get(e.account);
     const fold = BOARD_FOLD[board];
     by.set(
@@ -72,6 +81,9 @@ function truth(board: DurationBoard, window: BoardWindow, block: bigint): BoardV
       a.value !== b.value ? (a.value > b.value ? -1 : 1) : a.address < b.address ? -1 : a.address > b.address ? 1 : 0,
     );
 }
+
+const truth = (board: DurationBoard, window: BoardWindow, block: bigint) =>
+  ruled(entries, timeOf, board, window, block);
 
 describe("applyChanges", () => {
   it("equals sorting the changed set anew, with many equal values, accounts leaving, arriving and unchanged", () => {
@@ -158,7 +170,7 @@ describe("a derived duration board equals the board computed whole", () => {
     expect(timeOf(10n)).toBe(timeOf(11n));
     for (const w of ["24h", "7d", "30d"] as const) {
       const span = BOARD_WINDOWS[w];
-      const leaving = entries.filter((e) => e.time > timeOf(150n) - span && e.time <= timeOf(170n) - span);
+      const leaving = entries.filter((e) => e.time >= timeOf(150n) - span && e.time < timeOf(170n) - span);
       expect(leaving.length, w).toBeGreaterThan(0);
     }
   });
@@ -218,7 +230,7 @@ describe("a derived duration board equals the board computed whole", () => {
           (e) =>
             e.board === "takeover-eth" &&
             (e.block === FINALIZED + 1n ||
-              (e.time > timeOf(FINALIZED) - 86_400n && e.time <= timeOf(FINALIZED + 1n) - 86_400n)),
+              (e.time >= timeOf(FINALIZED) - 86_400n && e.time < timeOf(FINALIZED + 1n) - 86_400n)),
         )
         .map((e) => e.account),
     );
@@ -291,5 +303,111 @@ describe("a derived duration board equals the board computed whole", () => {
     const before = whole;
     expect((await farMemo.get(at(100n), "past")).rows.slice(0, Infinity)).toEqual(truth("takeover-eth", "7d", 100n));
     expect(whole).toBe(before + 1);
+  });
+});
+
+describe("a window includes its start: an entry exactly at T − window counts at T and leaves at the first block past it", () => {
+  // The reference's board SQL (claimrush/claimrush analytics/dune/leaderboards/*_24h.sql) keeps `evt_block_time >=
+  // now() − w`; on Base the block exactly 24 h / 7 d / 30 d back always exists. T0 is an hour start: blocks 1 and 4
+  // put a window start inside an hour, blocks 2 and 6 on an hour start (its whole hour counted from board_hour).
+  const DAY = 86_400n;
+  const TIMES = [
+    0n, // (no block 0)
+    T0 + 1_800n, // 1: A
+    T0 + 7_200n, // 2: B, at an hour start
+    T0 + 7_300n, // 3: C, in B's hour
+    T0 + 1_800n + DAY, // 4: A exactly at the 24 h window's start
+    T0 + 1_802n + DAY, // 5: A out
+    T0 + 7_200n + DAY, // 6: B exactly at the start, an hour start
+    T0 + 7_201n + DAY, // 7: B out, C in
+    T0 + 7_300n + DAY, // 8: C exactly at the start
+    T0 + 7_302n + DAY, // 9: C out
+    T0 + 1_800n + 7n * DAY, // 10: A at the 7 d window's start
+    T0 + 1_801n + 7n * DAY, // 11: A out of 7 d
+    T0 + 7_200n + 30n * DAY, // 12: B at the 30 d window's start
+    T0 + 7_202n + 30n * DAY, // 13: B out of 30 d
+  ];
+  const LAST = BigInt(TIMES.length - 1);
+  const time = (b: bigint) => TIMES[Number(b)] as bigint;
+  const [A, B, C] = ACCOUNTS as [string, string, string];
+  const edge: Entry[] = [
+    { board: "takeovers", account: A, value: 1n, block: 1n, time: time(1n) },
+    { board: "takeover-eth", account: A, value: 5n, block: 1n, time: time(1n) },
+    { board: "longest-reign", account: A, value: 90n, block: 1n, time: time(1n) },
+    { board: "takeovers", account: B, value: 1n, block: 2n, time: time(2n) },
+    { board: "takeover-eth", account: B, value: 7n, block: 2n, time: time(2n) },
+    { board: "longest-reign", account: B, value: 40n, block: 2n, time: time(2n) },
+    { board: "takeovers", account: C, value: 1n, block: 3n, time: time(3n) },
+    { board: "longest-reign", account: A, value: 30n, block: 3n, time: time(3n) },
+  ];
+  const client = new PGlite();
+  let index: LockIndex & BoardIndex;
+  const at = (b: bigint) => ({ block: b, time: time(b) });
+  const accountsOn = async (board: DurationBoard, window: BoardWindow, b: bigint) =>
+    (await index.board(board, window, at(b))).value.map((r) => r.address);
+
+  beforeAll(async () => {
+    const exec = (text: string, params?: unknown[]) => client.query(text, params);
+    await createSyntheticTables(exec, "board_edge");
+    for (const [i, e] of edge.entries()) {
+      await exec(
+        "INSERT INTO board_entry (id, board, account, value, block_number, block_time) VALUES ($1, $2, $3, $4, $5, $6)",
+        [`x${i}`, e.board, e.account, String(e.value), String(e.block), String(e.time)],
+      );
+    }
+    await aggregateBoardEntries((text) => exec(text));
+    await exec(`INSERT INTO "_ponder_checkpoint" VALUES ('base', 8453, $1, $1, $2)`, [
+      checkpointOf(8453, LAST, time(LAST)),
+      checkpointOf(8453, LAST, time(LAST)),
+    ]);
+    index = createLockIndex({
+      db: drizzle(client),
+      schema: "board_edge",
+      prepared: ({ text, values }) => client.query(text, values) as Promise<{ rows: Record<string, unknown>[] }>,
+    }) as LockIndex & BoardIndex;
+  }, 60_000);
+  afterAll(() => client.close());
+
+  it("counts the entry at the start's second, inside an hour and at an hour start, and not a second later", async () => {
+    expect(await accountsOn("takeovers", "24h", 4n)).toEqual([A, B, C]);
+    expect(await accountsOn("takeovers", "24h", 5n)).toEqual([B, C]);
+    expect(await accountsOn("takeovers", "24h", 6n)).toEqual([B, C]);
+    expect(await accountsOn("takeovers", "24h", 7n)).toEqual([C]);
+    expect(await accountsOn("takeovers", "24h", 8n)).toEqual([C]);
+    expect(await accountsOn("takeovers", "24h", 9n)).toEqual([]);
+    expect(await accountsOn("takeover-eth", "7d", 10n)).toEqual([B, A]); // B's 7 ahead of A's 5
+    expect(await accountsOn("takeover-eth", "7d", 11n)).toEqual([B]);
+    expect(await accountsOn("takeover-eth", "30d", 12n)).toEqual([B]);
+    expect(await accountsOn("takeover-eth", "30d", 13n)).toEqual([]);
+    // A maximum falls back to the entry still in when the larger one leaves.
+    expect((await index.board("longest-reign", "24h", at(4n))).value).toEqual([
+      { address: A, value: 90n },
+      { address: B, value: 40n },
+    ]);
+    expect((await index.board("longest-reign", "24h", at(5n))).value).toEqual([
+      { address: B, value: 40n },
+      { address: A, value: 30n },
+    ]);
+  });
+
+  it("whole rankings and every derivation between two blocks follow the rule, every board and window", async () => {
+    for (const board of BOARDS) {
+      for (const window of WINDOWS) {
+        for (let from = 1n; from <= LAST; from++) {
+          const base = ruled(edge, time, board, window, from);
+          expect((await index.board(board, window, at(from))).value, `${board} ${window} @${from}`).toEqual(base);
+          for (let to = 1n; to <= LAST; to++) {
+            const delta = await index.boardDelta(board, window, at(from), at(to));
+            const indexOf = (address: string) => {
+              const i = base.findIndex((r) => r.address === address);
+              return i < 0 ? undefined : i;
+            };
+            expect(applyChanges(base, delta.value, indexOf), `${board} ${window} ${from}→${to}`).toEqual(
+              ruled(edge, time, board, window, to),
+            );
+          }
+        }
+      }
+    }
   });
 });

@@ -2,7 +2,8 @@
  * LockIndex.changes (api/read/atBlock.ts), the streams' one read per head, on PGlite with Ponder's own DDL for the
  * four tables it reads: each lock event and each protocol event of the range with its kind and accounts, and — only
  * when the previous block's timestamp is given — each duration board entry that left a trailing window, at the first
- * block of the range whose known timestamp puts it out (an entry of time ts counts at T iff ts > T − window).
+ * block of the range whose known timestamp puts it out (an entry of time ts counts at T iff ts ≥ T − window: the
+ * window includes its start, as the reference's board SQL).
  * Both ways the API runs a statement: prepared text (the API process) and drizzle (Ponder's in-process db).
  */
 import path from "node:path";
@@ -66,12 +67,16 @@ beforeAll(async () => {
       String(time),
     ]);
   await entry("b1", "takeovers", BOB, 101n, BASE + 2n);
-  // In the 24 h window at block 99 (BASE − 2), out at block 101 (BASE + 2 − 24 h ≥ its time), still in at 100.
-  await entry("b2", "royalties", CAROL, 10n, BASE + 1n - DAY);
+  // Exactly at block 100's window start (BASE − 24 h): in at 99 and at 100 (inclusive), out at 101.
+  await entry("b5", "furnace-claim", ALICE, 10n, BASE - DAY);
+  // In the 24 h window at block 99 (BASE − 2), out at block 101 (BASE + 2 − 24 h > its time), still in at 100.
+  await entry("b2", "royalties", CAROL, 11n, BASE + 1n - DAY);
   // Already out at block 99: not an exit of this range.
   await entry("b3", "furnace-eth", CAROL, 9n, BASE - 10n - DAY);
   // Leaves the 7 d window between block 101 and the head (BASE + 40): at the head.
   await entry("b4", "takeover-eth", BOB, 8n, BASE + 30n - 7n * DAY);
+  // Exactly at the head's 7 d window start: still in at the head, so no exit in any range here.
+  await entry("b6", "king-claim-mined", ALICE, 9n, BASE + 40n - 7n * DAY);
   prepared = createLockIndex({
     db: drizzle(client),
     schema: SCHEMA,
@@ -81,8 +86,12 @@ beforeAll(async () => {
 }, 60_000);
 
 const events = (changes: BlockChange[]) => changes.filter((c) => c.exit === null);
+/** The exits as [block, board, window], by block then board (rows of one block come in no set order). */
 const exits = (changes: BlockChange[]) =>
-  changes.filter((c) => c.exit !== null).map((c) => [c.block, c.exit?.board, c.exit?.window]);
+  changes
+    .filter((c) => c.exit !== null)
+    .map((c) => [c.block, c.exit?.board, c.exit?.window] as const)
+    .sort((x, y) => (x[0] !== y[0] ? (x[0] < y[0] ? -1 : 1) : String(x[1]).localeCompare(String(y[1]))));
 
 describe("LockIndex.changes", () => {
   for (const [name, reader] of [
@@ -101,11 +110,19 @@ describe("LockIndex.changes", () => {
     it(`${name}: with block 99's timestamp, the entries that left a window, each at its first block out`, async () => {
       const { value } = await reader().changes(100n, 120n, BASE - 2n);
       expect(exits(value)).toEqual([
+        [101n, "furnace-claim", "24h"],
         [101n, "royalties", "24h"],
         [120n, "takeover-eth", "7d"],
       ]);
-      // A range that ends before the royalties entry leaves (block 100 only, its end not the head): nothing.
+      // A range that ends before the royalties entry leaves (block 100 only, its end not the head): nothing — the
+      // entry exactly at block 100's window start (BASE − 24 h) is still in at 100.
       expect(exits((await reader().changes(100n, 100n, BASE - 2n)).value)).toEqual([]);
+      // From block 101 on (block 100's time given): the entry at BASE − 24 h was in at 100, so it leaves at 101.
+      expect(exits((await reader().changes(101n, 120n, BASE)).value)).toEqual([
+        [101n, "furnace-claim", "24h"],
+        [101n, "royalties", "24h"],
+        [120n, "takeover-eth", "7d"],
+      ]);
       // From block 102 on (block 101's time given): the 7 d exit alone, at the head.
       expect(exits((await reader().changes(102n, 120n, BASE + 2n)).value)).toEqual([[120n, "takeover-eth", "7d"]]);
     });

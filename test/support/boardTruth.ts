@@ -73,13 +73,13 @@ export async function chainEntries(
 
 export type Row = { rank: number; address: Address; value: string };
 
-/** A board in a window ending at `time` (events at blocks ≤ the entries' bound, time > time − window). */
+/** A board in a window ending at `time` (events at blocks ≤ the entries' bound, time ≥ time − window: inclusive). */
 export function rank(entries: ChainEntry[], board: Board, window: WindowKey, time: bigint): Row[] {
   const span = WINDOWS[window];
   const by = new Map<Address, bigint>();
   for (const e of entries) {
     if (e.board !== board || e.time > time) continue;
-    if (span !== null && e.time <= time - span) continue;
+    if (span !== null && e.time < time - span) continue;
     const prev = by.get(e.account) ?? 0n;
     by.set(e.account, board === "longest-reign" ? (e.value > prev ? e.value : prev) : prev + e.value);
   }
