@@ -74,8 +74,13 @@ describe("parameter patterns agree with the parsers", () => {
 describe("MCP tool calls become the REST request", () => {
   const tool = (name: string) => mcpTools(V1_OPERATIONS).find((t) => t.name === name)!.operation;
 
-  it("puts path parameters in the path (escaped) and the rest in the query, as given", () => {
-    expect(toolCallPath(tool("get_state"), { address: "0xAbC/..?x" })).toBe("/api/mcp/v1/state/0xAbC%2F..%3Fx");
+  it("puts path parameters in the path and the rest in the query, as given; a path parameter is judged by its kind first", () => {
+    const address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+    expect(toolCallPath(tool("get_state"), { address })).toBe(`/api/mcp/v1/state/${address}`);
+    // A segment that would name another route (`..` is removed by URL parsing, encoded or not) never becomes a path.
+    for (const bad of ["0xAbC/..?x", "..", ".", ""]) {
+      expect(() => toolCallPath(tool("get_state"), { address: bad }), bad).toThrow(/address must be a 0x-prefixed/);
+    }
     expect(toolCallPath(tool("prepare_lock"), { user: "0x1", amountWei: "1e3", extra: "y", durationSecs: null })).toBe(
       "/api/mcp/v1/prepare/lock?user=0x1&amountWei=1e3&extra=y",
     );
