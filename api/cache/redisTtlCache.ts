@@ -3,12 +3,14 @@
  * window between them, not one each:
  *
  * - a value lives at `<prefix><key>` with PX = its TTL;
- * - on a miss, a replica takes a short lock `<prefix><key>:lock` (SET NX PX); the holder re-checks
- *   the value, loads, writes it with PX, and releases the lock (compare-and-delete, so a lapsed lock
- *   taken over by someone else is never deleted);
- * - the others poll the value until it appears (one read served everyone), or the lock disappears
- *   without a value (the holder's read failed: failures are never written, and the waiters fail with
- *   it, exactly like waiters of an in-process single flight), or the lock's lifetime runs out.
+ * - on a miss, a replica takes a lock `<prefix><key>:lock` (SET NX PX) on a short lease that it renews
+ *   while it loads; the holder re-checks the value, loads, writes it with PX, and releases the lock
+ *   (compare-and-delete, so a lapsed lock taken over by someone else is never deleted);
+ * - the others poll the value until it appears (one read served everyone), or a failure is written
+ *   (below), or the lock disappears without either: then the holder is gone (a replica that died or
+ *   stalled mid-read stops renewing, so its lock lapses within one lease) or failed without a backoff,
+ *   and a waiter takes the lock and loads itself, until its wait runs out. A dead replica costs the
+ *   others one lease of waiting, not a lock held for the whole read's deadline.
  *
  * In front of Redis sits an in-process mirror (MemoryTtlCache) that keeps a value only for the
  * Redis entry's remaining PTTL, so a hit costs no Redis round trip and still expires with the window; it is
@@ -41,9 +43,12 @@ export type RedisTtlCacheOptions = {
   url: string;
   /** Namespaces every key (tests use a unique prefix per run). */
   keyPrefix?: string;
-  /** How long a lock holder may take before its lock lapses; must exceed the loader's own timeout. */
-  lockMs?: number;
-  /** How long a replica waits on another's lock before giving up (default lockMs); set it to the loader's deadline. */
+  /**
+   * The lock's lease: renewed every third of it while the holder loads, so a holder that dies (or whose event loop
+   * stalls) for longer lets the others take over after at most this long. Default 2 s.
+   */
+  leaseMs?: number;
+  /** How long a replica waits on another's lock (and takes it over) before giving up; set it to the loader's deadline. */
   waitMs?: number;
   /** How often a waiting replica looks for the holder's value. */
   pollMs?: number;
@@ -70,11 +75,6 @@ export class CacheWaitTimeoutError extends Error {
   override name = "CacheWaitTimeoutError";
 }
 
-/** The replica holding the lock gave it up without writing a value: its read failed. */
-export class SharedLoadFailedError extends Error {
-  override name = "SharedLoadFailedError";
-}
-
 /** Marks a failure of Redis itself, as opposed to a failure of the loader. */
 class RedisUnavailable extends Error {
   override name = "RedisUnavailable";
@@ -88,6 +88,8 @@ const STDERR_LOGGER: Logger = {
 };
 
 const RELEASE_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
+const RENEW_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
+const DEFAULT_LEASE_MS = 2_000;
 
 export class RedisTtlCache implements TtlCache {
   readonly kind: "memory" | "redis" = "redis";
@@ -96,7 +98,7 @@ export class RedisTtlCache implements TtlCache {
   readonly #redis: Redis;
   /** The in-process mirror in front of Redis (bounded; read by tests and metrics). */
   readonly mirror: MemoryTtlCache;
-  readonly #lockMs: number;
+  readonly #leaseMs: number;
   readonly #waitMs: number;
   readonly #pollMs: number;
   readonly #warn: ThrottledWarn;
@@ -107,8 +109,8 @@ export class RedisTtlCache implements TtlCache {
     this.#redis = redis;
     this.mirror = new MemoryTtlCache(options.mirror ?? {});
     this.keyPrefix = options.keyPrefix ?? "cache:";
-    this.#lockMs = options.lockMs ?? 10_000;
-    this.#waitMs = options.waitMs ?? this.#lockMs;
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#waitMs = options.waitMs ?? 10_000;
     this.#pollMs = options.pollMs ?? 20;
     this.#warn = throttledWarnings(options.logger ?? STDERR_LOGGER, WARNING_WINDOW_MS);
     this.#warning = options.warning ?? "cache degraded";
@@ -181,52 +183,20 @@ export class RedisTtlCache implements TtlCache {
   async #loadShared(key: string, ttlMs: number, load: () => Promise<string>, backoff?: Backoff): Promise<Timed> {
     const valueKey = this.keyPrefix + key;
     const lockKey = `${valueKey}:lock`;
-    let loaded: Timed | null = null;
-    const started = performance.now();
-    // A value this process takes from Redis is a shared hit; one it reads upstream itself, a shared miss.
-    const hit = (value: Timed) => {
-      this.shared.hits++;
-      return value;
-    };
+    const loaded: { value: Timed | null } = { value: null };
+    const waitUntil = performance.now() + this.#waitMs;
     try {
-      const first = await this.#readShared(valueKey, lockKey);
-      if (first.shared) return hit(first.shared);
-      if (first.failure) throw first.failure;
-      const token = randomUUID();
-      const acquired = await this.#redisOp(() => this.#redis.set(lockKey, token, "PX", this.#lockMs, "NX"));
-      if (acquired === "OK") {
-        try {
-          // Another replica may have written the value (or a failure) between our read and our lock.
-          const again = await this.#readShared(valueKey, lockKey);
-          if (again.shared) return hit(again.shared);
-          if (again.failure) throw again.failure;
-          this.shared.misses++;
-          try {
-            loaded = { value: await load(), ttlMs };
-          } catch (error) {
-            // Written before the lock is released, so no waiter sees "no lock, no value, no failure".
-            if (backoff !== undefined && backoff.ms > 0) {
-              const code = backoff.codeOf(error);
-              await this.#redisOp(() => this.#redis.set(`${valueKey}:fail`, code, "PX", backoff.ms)).catch(() => {});
-            }
-            throw error;
-          }
-          if (ttlMs > 0) await this.#redisOp(() => this.#redis.set(valueKey, loaded!.value, "PX", ttlMs));
-          return loaded;
-        } finally {
-          await this.#redisOp(() => this.#redis.eval(RELEASE_LOCK, 1, lockKey, token)).catch(() => {});
-        }
-      }
-      // Another replica is reading: wait for its value. If its lock goes away with no value, its read
-      // failed; like an in-process single flight, the waiters share that failure instead of starting a
-      // late read of their own (which could outlive every client's deadline). The next request reads again.
-      const waitUntil = started + this.#waitMs;
-      for (;;) {
-        await new Promise((resolve) => setTimeout(resolve, this.#pollMs));
+      for (let first = true; ; first = false) {
+        if (!first) await new Promise((resolve) => setTimeout(resolve, this.#pollMs));
         const now = await this.#readShared(valueKey, lockKey);
-        if (now.shared) return hit(now.shared);
+        if (now.shared) return this.#hit(now.shared);
         if (now.failure) throw now.failure;
-        if (!now.locked) throw new SharedLoadFailedError(`the shared read of ${key} failed on another replica`);
+        // No value, no failure, no lock: nobody is reading (or the reader died or stalled past its lease). Take it.
+        if (!now.locked) {
+          const token = randomUUID();
+          const acquired = await this.#redisOp(() => this.#redis.set(lockKey, token, "PX", this.#leaseMs, "NX"));
+          if (acquired === "OK") return await this.#holdAndLoad(valueKey, lockKey, token, ttlMs, load, backoff, loaded);
+        }
         if (performance.now() >= waitUntil) {
           throw new CacheWaitTimeoutError(`no shared value for ${key} within ${this.#waitMs} ms`);
         }
@@ -235,9 +205,54 @@ export class RedisTtlCache implements TtlCache {
       if (!(error instanceof RedisUnavailable)) throw error;
       this.#warnThrottled(`redis unavailable, caching in-process: ${error.message}`);
       // The loader's good value is kept even if writing it to Redis failed.
-      if (loaded) return loaded;
+      if (loaded.value) return loaded.value;
       this.shared.misses++;
       return { value: await load(), ttlMs };
+    }
+  }
+
+  /** A value this process takes from Redis is a shared hit; one it reads upstream itself, a shared miss. */
+  #hit(value: Timed): Timed {
+    this.shared.hits++;
+    return value;
+  }
+
+  /** Holds the lock `token` (renewing its lease) while it loads, writes the value or the failure, and releases it. */
+  async #holdAndLoad(
+    valueKey: string,
+    lockKey: string,
+    token: string,
+    ttlMs: number,
+    load: () => Promise<string>,
+    backoff: Backoff | undefined,
+    loaded: { value: Timed | null },
+  ): Promise<Timed> {
+    const renew = setInterval(() => {
+      this.#redisOp(() => this.#redis.eval(RENEW_LOCK, 1, lockKey, token, this.#leaseMs)).catch(() => {});
+    }, this.#leaseMs / 3);
+    renew.unref();
+    try {
+      // Another replica may have written the value (or a failure) between our read and our lock.
+      const again = await this.#readShared(valueKey, lockKey);
+      if (again.shared) return this.#hit(again.shared);
+      if (again.failure) throw again.failure;
+      this.shared.misses++;
+      try {
+        loaded.value = { value: await load(), ttlMs };
+      } catch (error) {
+        // Written before the lock is released, so no waiter sees "no lock, no value, no failure" and reads again.
+        if (backoff !== undefined && backoff.ms > 0) {
+          const code = backoff.codeOf(error);
+          await this.#redisOp(() => this.#redis.set(`${valueKey}:fail`, code, "PX", backoff.ms)).catch(() => {});
+        }
+        throw error;
+      }
+      const value = loaded.value;
+      if (ttlMs > 0) await this.#redisOp(() => this.#redis.set(valueKey, value.value, "PX", ttlMs));
+      return value;
+    } finally {
+      clearInterval(renew);
+      await this.#redisOp(() => this.#redis.eval(RELEASE_LOCK, 1, lockKey, token)).catch(() => {});
     }
   }
 

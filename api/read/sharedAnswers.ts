@@ -1,6 +1,6 @@
 /**
  * The per-block answers (the ve ranking, the stats) shared by replicas: with REDIS_URL set, the first replica to
- * need a block's answer computes it and writes it to Redis (api/cache/redisTtlCache.ts: a short lock, the others
+ * need a block's answer computes it and writes it to Redis (api/cache/redisTtlCache.ts: a lock on a renewed lease, the others
  * wait for the value), so N replicas make one computation per block between them, not one each. Keyed by chain,
  * block and timestamp. Without Redis each process computes once per block (api/read/blockMemo.ts). A value read
  * from Redis is only used if it parses as this format; a failure is never written.
@@ -27,8 +27,10 @@ export async function createSharedAnswers(
   return RedisTtlCache.create({
     url: config.redisUrl,
     keyPrefix: options.keyPrefix,
-    // The holder's computation is bounded by the whole-index statement timeout (api/server/indexDatabase.ts).
-    lockMs: 16_000,
+    // The holder renews its lock while it computes (bounded by the whole-index statement timeout,
+    // api/server/indexDatabase.ts); a replica that dies mid-computation is taken over after this lease. Longer than
+    // the supply cache's: a large ranking's JavaScript work can hold the event loop for a second or more.
+    leaseMs: 5_000,
     waitMs: 15_000,
     pollMs: 25,
     // A value is large (a ranking of 60,000 holders is ~6 MB) and replicas busy: more than the supply cache's 500 ms.

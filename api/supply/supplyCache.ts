@@ -27,9 +27,9 @@ export async function createSupplyCache(config: AppConfig, options: SupplyCacheO
   return RedisTtlCache.create({
     url: config.redisUrl,
     keyPrefix: options.keyPrefix ?? "asset-api:",
-    // The lock must outlive the holder's read, which its deadline bounds.
-    lockMs: deadlineMs + 1_000,
-    // A replica waiting on another's read gives up when that read's own deadline would have passed.
+    // The holder renews its lock while it reads; one that dies mid-read is taken over after this lease.
+    leaseMs: 1_500,
+    // A replica waiting on another's read (or taking it over) gives up when that read's own deadline would have passed.
     waitMs: deadlineMs,
     // Only a well-formed figure is served from Redis; anything else is read again from the chain.
     accept: isSupplyFigure,

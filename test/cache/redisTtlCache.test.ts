@@ -67,3 +67,63 @@ describe("RedisTtlCache's in-process mirror", () => {
     expect(c.mirror.size).toBe(1);
   });
 });
+
+describe("RedisTtlCache's lock lease", () => {
+  const leased = async (leaseMs: number, waitMs: number) => {
+    const c = await RedisTtlCache.create({ url: REDIS_URL, keyPrefix: PREFIX, logger: silentLogger, leaseMs, waitMs });
+    caches.push(c);
+    return c;
+  };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("a holder that dies mid-load is taken over after one lease: the waiter loads itself and answers", async () => {
+    const key = `dies-${randomUUID()}`;
+    const holder = await leased(300, 5_000);
+    const waiter = await leased(300, 5_000);
+    // The holder takes the lock and never finishes; then its process "dies": its Redis connection goes, renewals stop.
+    void holder.getOrLoad(key, 60_000, () => new Promise<string>(() => {})).catch(() => {});
+    await sleep(100);
+    const admin = new Redis(REDIS_URL);
+    expect(await admin.exists(`${PREFIX}${key}:lock`)).toBe(1);
+    await holder.close();
+    const started = performance.now();
+    let loads = 0;
+    const value = await waiter.getOrLoad(key, 60_000, async () => {
+      loads++;
+      return "taken over";
+    });
+    const waited = performance.now() - started;
+    expect([value, loads]).toEqual(["taken over", 1]);
+    // At most one lease (plus polls) of waiting, not the whole wait.
+    expect(waited).toBeLessThan(1_500);
+    expect(await admin.get(`${PREFIX}${key}`)).toBe("taken over");
+    admin.disconnect();
+  });
+
+  it("a live holder renews its lease through a load several leases long: the others wait for its value", async () => {
+    const key = `renews-${randomUUID()}`;
+    const holder = await leased(200, 5_000);
+    const waiter = await leased(200, 5_000);
+    let loads = 0;
+    const slow = holder.getOrLoad(key, 60_000, async () => {
+      loads++;
+      await sleep(1_000);
+      return "the holder's";
+    });
+    await sleep(50);
+    const waited = await waiter.getOrLoad(key, 60_000, async () => {
+      loads++;
+      return "a second read";
+    });
+    expect([await slow, waited, loads]).toEqual(["the holder's", "the holder's", 1]);
+  });
+
+  it("a lock left by a dead replica in Redis (never renewed) lapses and is taken, not answered as a failure", async () => {
+    const key = `planted-${randomUUID()}`;
+    const admin = new Redis(REDIS_URL);
+    await admin.set(`${PREFIX}${key}:lock`, "a dead replica's token", "PX", 400);
+    const waiter = await leased(300, 3_000);
+    expect(await waiter.getOrLoad(key, 60_000, async () => "read after the lapse")).toBe("read after the lapse");
+    admin.disconnect();
+  });
+});

@@ -188,6 +188,16 @@ describe("Redis-shared supply cache", () => {
     expect(performance.now() - t0).toBeLessThan(500);
   });
 
+  it("a lock left by a replica that died mid-read lapses within its lease: the next replica reads and answers 200", async () => {
+    // The dead replica's lock, as it is in Redis after its process went away: a token nobody renews.
+    const key = `${PREFIX}supply:${d.config.chainId}:${d.deployment.addresses.AssetToken}:total`;
+    await admin.set(`${key}:lock`, "a dead replica's token", "PX", 500);
+    const a = await replica();
+    const res = await get(a, "/api/supply/total");
+    expect([res.status, JSON.parse(res.text).result]).toEqual([200, (await truth()).total]);
+    expect(reads().totalSupply).toBe(1);
+  });
+
   it("a malformed shared entry is never served: it is read again from the chain and replaced", async () => {
     const key = `${PREFIX}supply:${d.config.chainId}:${d.deployment.addresses.AssetToken}:total`;
     await admin.set(key, "0x", "PX", 60_000);
