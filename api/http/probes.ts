@@ -14,7 +14,10 @@ import { metricsAccess } from "./metricsAccess";
 /** GET /ready: whether this process can answer with its index right now. Index lag does not count. */
 export type ReadyState =
   | { ready: true }
-  | { ready: false; reason: "database unreachable" | "index missing" | "index reads failing" };
+  | {
+      ready: false;
+      reason: "database unreachable" | "index missing" | "index of another chain" | "index reads failing";
+    };
 
 export type ProbesOptions = {
   /** What GET /ready reports; default: always ready (no index to wait for). */

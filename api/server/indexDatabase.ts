@@ -86,6 +86,10 @@ export function openIndexDatabase(options: {
    * per process. Absent: the streams poll the head once a second instead.
    */
   listen?: { viewsSchema: string; onEvent?: (event: IndexSignalEvent) => void };
+  /** The chain this deployment serves (NETWORK's): /ready refuses an index whose checkpoint names another. */
+  chainId?: number;
+  /** Told the chains of an index that is not this deployment's, each time /ready finds it. */
+  onOtherChain?: (chainIds: string[]) => void;
 }): IndexDatabase {
   const max = options.poolSize ?? 10;
   const pool = new pg.Pool(indexPoolConfig(options.url, "requests", max));
@@ -149,9 +153,20 @@ export function openIndexDatabase(options: {
     wholeIndexConnections: WHOLE_INDEX_DB.connections,
     readiness: boundedReadiness(async () => {
       const res = await timedQuery(options.onQuery, "readiness", () =>
-        db.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present`),
+        db.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present,
+          to_regclass(${`"${options.schema}"."_ponder_checkpoint"`}) IS NOT NULL AS checkpointed`),
       );
-      return (res as unknown as { rows: { present: boolean }[] }).rows[0]?.present === true;
+      const row = (res as unknown as { rows: { present: boolean; checkpointed: boolean }[] }).rows[0];
+      if (row?.present !== true) return false;
+      if (options.chainId === undefined || !row.checkpointed) return true;
+      // Ponder's checkpoint names the chain it indexes (one row per chain): another chain's index is never served.
+      const chains = await timedQuery(options.onQuery, "readiness", () =>
+        db.execute(sql`SELECT chain_id::text AS chain_id FROM ${sql.identifier(options.schema)}."_ponder_checkpoint"`),
+      );
+      const ids = (chains as unknown as { rows: { chain_id: string }[] }).rows.map((r) => r.chain_id);
+      if (ids.every((id) => id === String(options.chainId))) return true;
+      options.onOtherChain?.(ids);
+      return "another chain";
     }),
     pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     close: async () => {

@@ -64,12 +64,19 @@ const served = await serveProcess({
   openIndex: ({ metrics, logger }) => {
     const schema = config.database.viewsSchema ?? config.database.schema;
     if (!config.database.url || !schema) return null;
+    const warn = throttledWarnings(logger);
     const index = openIndexDatabase({
       url: config.database.url,
       schema,
       onQuery: metrics.indexDb.onQuery,
       onCancelled: () => metrics.abortedWork.inc({ kind: "db" }),
-      warn: throttledWarnings(logger),
+      warn,
+      chainId: config.chainId,
+      onOtherChain: (chainIds) =>
+        warn("index-chain", "the index is of another chain: /ready answers 503 until it is this deployment's", {
+          indexChainIds: chainIds.join(","),
+          chainId: config.chainId,
+        }),
       ...(config.database.viewsSchema
         ? {
             listen: {

@@ -1,7 +1,7 @@
 /**
  * GET /ready, the same in every process that serves the API: the index database must answer within
- * READY_PROBE_MS and hold the index; otherwise 503 with a reason, never a wait beyond the bound and never an
- * internal (an error's text stays out of the answer). Index lag does not count.
+ * READY_PROBE_MS and hold the index of this deployment's chain; otherwise 503 with a reason, never a wait beyond the
+ * bound and never an internal (an error's text stays out of the answer). Index lag does not count.
  */
 import type { ReadyState } from "../http/probes";
 
@@ -9,11 +9,17 @@ import type { ReadyState } from "../http/probes";
 export const READY_PROBE_MS = 500;
 
 /**
- * `indexPresent` asks the database whether the index is there (true: ready; false: "index missing"); a
- * rejection or no answer within `ms` is "database unreachable".
+ * What the database holds: the index (true), none yet (false), or an index of another chain than the configured one
+ * ("another chain": an API configured for Base over a devnet's index would label the devnet's locks as Base's).
+ */
+export type IndexPresence = boolean | "another chain";
+
+/**
+ * `indexPresent` asks the database whether the index is there (true: ready; false: "index missing"; "another
+ * chain": "index of another chain"); a rejection or no answer within `ms` is "database unreachable".
  */
 export function boundedReadiness(
-  indexPresent: () => Promise<boolean>,
+  indexPresent: () => Promise<IndexPresence>,
   ms: number = READY_PROBE_MS,
 ): () => Promise<ReadyState> {
   return async () => {
@@ -22,7 +28,12 @@ export function boundedReadiness(
       timer = setTimeout(() => resolve({ ready: false, reason: "database unreachable" }), ms);
     });
     const probe = indexPresent().then(
-      (present): ReadyState => (present ? { ready: true } : { ready: false, reason: "index missing" }),
+      (present): ReadyState =>
+        present === "another chain"
+          ? { ready: false, reason: "index of another chain" }
+          : present
+            ? { ready: true }
+            : { ready: false, reason: "index missing" },
       (): ReadyState => ({ ready: false, reason: "database unreachable" }),
     );
     try {

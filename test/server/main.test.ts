@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort } from "../../devnet/anvil";
 import { API_PROCESS_ARGS, API_PROCESS_ENV } from "../support/build";
@@ -184,6 +185,36 @@ describe("probes never hang", () => {
       expect(body).not.toMatch(/pg-pool|Error|node_modules|ECONN/);
     }
     await p.stop();
+  });
+
+  it("an index of another chain (its checkpoint names 8453, this deployment is 31337): /ready 503 saying so, a warning", async () => {
+    const other = await createTestDatabase(PG_URL);
+    const url = (other.forPonder("asset") as { url: string }).url;
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    // The tables as Ponder 0.17 leaves them: the index's `lock` and its checkpoint, one row per chain.
+    await c.query(`CREATE SCHEMA asset;
+      CREATE TABLE asset.lock (token_id numeric(78) PRIMARY KEY);
+      CREATE TABLE asset._ponder_checkpoint (chain_name text PRIMARY KEY, chain_id bigint NOT NULL,
+        safe_checkpoint varchar(75) NOT NULL, latest_checkpoint varchar(75) NOT NULL, finalized_checkpoint varchar(75) NOT NULL);
+      INSERT INTO asset._ponder_checkpoint VALUES ('base', 8453, '0', '0', '0');`);
+    try {
+      const p = await startApi(url);
+      const ready = await fetch(`${p.url}/ready`);
+      expect([ready.status, await ready.json()]).toEqual([
+        503,
+        { ok: false, status: "unready", reason: "index of another chain" },
+      ]);
+      await vi.waitFor(() => expect(p.log()).toMatch(/the index is of another chain/), { timeout: 5_000 });
+      expect(p.log()).toMatch(/8453/);
+      // The same index naming this deployment's chain is ready.
+      await c.query("UPDATE asset._ponder_checkpoint SET chain_id = 31337");
+      expect((await fetch(`${p.url}/ready`)).status).toBe(200);
+      await p.stop();
+    } finally {
+      await c.end();
+      await other.drop();
+    }
   });
 
   it("SIGTERM drains and exits 0", async () => {
