@@ -130,8 +130,10 @@ export const QUOTE_PARAMS = {
     kind: "uint256",
     default: "0",
     description:
-      "New lock: lock duration in seconds, 604800 (7 days) to 31536000 (365 days). A top-up of an AutoMax lock: " +
-      "31536000 (the Furnace refuses any other); a plain lock's top-up keeps its end (the value is not used).",
+      "New lock: lock duration in seconds, 604800 (7 days) to 31536000 (365 days); the quoter clamps any other " +
+      "value into that range, so 0 (the default) is quoted as a 7-day lock (prepare refuses it: pass the length " +
+      "you mean). A top-up of an AutoMax lock: 31536000 (the Furnace refuses any other); a plain lock's top-up " +
+      "keeps its end (the value is not used).",
   },
   createAutoMax: {
     kind: "bool",

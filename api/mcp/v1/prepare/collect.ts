@@ -2,12 +2,13 @@ import { ClaimAllHelperAbi, ShareholderRoyaltiesAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
 import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
-import { type LockTerms, requireLockTerms, requireMinVeOut } from "./lockTerms";
+import { type LockTerms, refuseLockParams, requireLockTerms, requireMinVeOut } from "./lockTerms";
 import { defineAction } from "./pipeline";
 
 /**
- * collect-all and collect-royalties (verb: Collect). Mode 0 pays the ETH out (the lock arguments are
- * encoded as given and ignored by the contract); mode 1 turns it into the token and locks it through
+ * collect-all and collect-royalties (verb: Collect). Mode 0 pays the ETH out (the contract ignores the lock
+ * arguments, so they are encoded as their defaults, and lock parameters given with mode 0 are refused rather than
+ * dropped, as harvest-rewards refuses them without compound); mode 1 turns it into the token and locks it through
  * the Furnace, so the lock rules and minVeOut > 0 apply. No other mode exists on chain. The published
  * ClaimAllHelper.claimAll collects the royalties and withdraws the King's ETH balance from MineCore; it does
  * not touch the LP vault (the spec's "bundled royalties + LP" is not what it does: docs/limitations.md).
@@ -24,7 +25,8 @@ export const COLLECT_PARAMS = {
   targetTokenId: {
     kind: "uint256",
     default: "0",
-    description: "Mode 1: the lock to add to, or 0 to create a new lock.",
+    description:
+      "Mode 1: the lock to add to, or 0 to create a new lock. Refused with mode 0, as the other lock parameters.",
   },
   durationSeconds: {
     kind: "uint256",
@@ -59,7 +61,7 @@ export function parseCollectQuery(url: string): CollectInput {
   if (mode === 1n) {
     requireLockTerms(terms);
     requireMinVeOut(minVeOutWei);
-  }
+  } else refuseLockParams(url, "mode=1");
   return { mode: mode === 1n ? 1 : 0, ...terms, minVeOutWei };
 }
 

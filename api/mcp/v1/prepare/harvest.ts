@@ -1,9 +1,8 @@
 import { LpStakingVault7DAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
-import { BadParamsError } from "../../../http/errors";
 import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
-import { type LockTerms, requireLockDuration, requireLockTerms, requireMinVeOut } from "./lockTerms";
+import { type LockTerms, refuseLockParams, requireLockDuration, requireLockTerms, requireMinVeOut } from "./lockTerms";
 import { defineAction } from "./pipeline";
 
 /**
@@ -42,19 +41,12 @@ export const HARVEST_PARAMS = {
   },
 } as const satisfies Record<string, ParamDoc>;
 
-const LOCK_PARAMS = ["targetTokenId", "durationSeconds", "createAutoMax", "minVeOutWei"] as const;
-
 export type HarvestInput = { compound: false } | (LockTerms & { compound: true; minVeOutWei: bigint });
 
 export function parseHarvestQuery(url: string): HarvestInput {
   const q = parseQuery(url, HARVEST_PARAMS);
   if (q.compound !== true) {
-    // Given, not defaulted: parseQuery fills in the documented defaults.
-    const search = new URL(url, "http://x").searchParams;
-    const given = LOCK_PARAMS.find((p) => search.has(p));
-    if (given) {
-      throw new BadParamsError(`${given} only applies with compound=true.`, { param: given });
-    }
+    refuseLockParams(url, "compound=true");
     return { compound: false };
   }
   const terms = requireLockTerms({

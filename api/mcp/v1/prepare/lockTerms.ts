@@ -14,6 +14,19 @@ export type LockTerms = {
   createAutoMax: boolean;
 };
 
+/** The parameters of a Furnace entry a request may add to a payout (collect mode 1, harvest with compound=true). */
+export const LOCK_PARAMS = ["targetTokenId", "durationSeconds", "createAutoMax", "minVeOutWei"] as const;
+
+/**
+ * Lock parameters given (not defaulted: parseQuery fills in the documented defaults) to a request that pays out
+ * instead of locking are refused, never dropped: the user asked for a lock the batch would not make.
+ */
+export function refuseLockParams(url: string, onlyWith: string): void {
+  const search = new URL(url, "http://x").searchParams;
+  const given = LOCK_PARAMS.find((p) => search.has(p));
+  if (given) throw new BadParamsError(`${given} only applies with ${onlyWith}.`, { param: given });
+}
+
 /** A positive uint256 check with the parameter named in the error. */
 export function requireAtLeast(param: string, value: bigint, min: bigint, why: string): bigint {
   if (value < min) throw new BadParamsError(`${param} must be at least ${min} (${why}).`, { param, min: String(min) });

@@ -39,6 +39,12 @@ describe("prepare parameters", () => {
     ["collect-all", "mode=1&minVeOutWei=1&targetTokenId=3&createAutoMax=true", "createAutoMax"],
     ["collect-all", "mode=01", "mode"],
     ["collect-all", "mode=0&mode=0", "mode"],
+    // collect mode 0 pays out: lock parameters given with it are refused, not dropped (as harvest without compound)
+    ["collect-all", "mode=0&durationSeconds=5&createAutoMax=true", "durationSeconds"],
+    ["collect-all", "durationSeconds=31536000&createAutoMax=true&minVeOutWei=9", "durationSeconds"],
+    ["collect-royalties", "mode=0&targetTokenId=4", "targetTokenId"],
+    ["collect-royalties", "minVeOutWei=1", "minVeOutWei"],
+    ["collect-all", "createAutoMax=false", "createAutoMax"],
     // harvest: lock parameters only with compound=true, and then minVeOut > 0
     ["harvest-rewards", "durationSeconds=604800", "durationSeconds"],
     ["harvest-rewards", "compound=false&minVeOutWei=5", "minVeOutWei"],
@@ -142,7 +148,6 @@ describe("prepare parameters", () => {
     expect(() => parse("stake-lp", `user=${U}&amountWei=1000000000000000`)).not.toThrow();
     expect(() => parse("unbond-lp", "amountWei=1")).not.toThrow();
     expect(() => parse("collect-all", "mode=1&minVeOutWei=1&targetTokenId=4")).not.toThrow();
-    expect(() => parse("collect-all", "mode=0&durationSeconds=5&createAutoMax=true")).not.toThrow();
     expect(() =>
       parse("harvest-rewards", "compound=true&targetTokenId=9&durationSeconds=604800&minVeOutWei=1"),
     ).not.toThrow();
