@@ -3,9 +3,22 @@ import { FurnaceAbi, MineCoreAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "
 import { indexerSettings } from "./indexer/config";
 import { outageGatedTransport } from "./indexer/outageGate";
 
-// NETWORK selects deployments/<network>.json (MANIFEST_FILE overrides the path); a bad setting throws here,
-// which stops `ponder start` with the message. See indexer/config.ts (and api/config.ts) for every variable.
-const settings = indexerSettings();
+// NETWORK selects deployments/<network>.json (MANIFEST_FILE overrides the path). A bad setting stops `ponder start`
+// with one line naming the variable, as the API process does: thrown, Ponder would print it twice with a stack and a
+// code frame. See indexer/config.ts (and api/config.ts) for every variable.
+const settings = (() => {
+  try {
+    return indexerSettings();
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name !== "ConfigError" && name !== "ManifestError") throw error;
+    const message = (error as Error).message;
+    process.stderr.write(
+      `${name === "ManifestError" ? `invalid configuration: MANIFEST_FILE / NETWORK: ${message}` : message}\n`,
+    );
+    process.exit(1);
+  }
+})();
 
 /** One JSON line per change of the node's state (the URL never appears: it may carry an API key). */
 const logNodeState = (event: { state: "down"; reason: string } | { state: "up"; downMs: number }) =>

@@ -23,6 +23,7 @@ import { createGate } from "./mcp/v1/gate";
 import { v1Router } from "./mcp/v1/router";
 import { createLogger } from "./observability/logger";
 import { createMetrics, PROMETHEUS_CONTENT_TYPE } from "./observability/metrics";
+import { throttledWarnings } from "./observability/throttle";
 import { registerDocsRoutes } from "./openapi/docsRoutes";
 import { GRAPHQL_PATH, INDEX_BASE, MCP_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
@@ -38,7 +39,17 @@ import { registerWebhookRoutes, WEBHOOKS_PATH } from "./webhooks/routes";
 export function appDeps(input: AppDepsInput): AppDeps {
   const metrics = input.metrics ?? createMetrics();
   const logger = input.logger ?? createLogger({ level: input.config.logLevel });
-  const rpcBackoff = input.rpcBackoff ?? new RpcBackoff();
+  // A node outage is in the log with its cause, once a minute with a count (operations.md "Outage logs").
+  const warnOutage = throttledWarnings(logger);
+  const rpcBackoff =
+    input.rpcBackoff ??
+    new RpcBackoff({
+      onOutage: (error) =>
+        warnOutage(`node-read:${error.kind}`, "node read failed; state, quote and prepare back off", {
+          kind: error.kind,
+          cause: error.message,
+        }),
+    });
   return {
     ...input,
     metrics,

@@ -21,6 +21,7 @@ import { BOARD_WINDOWS, type BoardWindow } from "../api/read/contract";
 import * as ponderSchema from "../ponder.schema";
 import { aggregateBoardEntries } from "../test/support/boardAggregates";
 import { createTestDatabase } from "../test/support/ponder";
+import { META_DDL } from "../test/support/syntheticIndex";
 
 const [days = 30, perDay = 3_400, runs = 5] = process.argv.slice(2).map(Number);
 const ACCOUNTS = 100_000;
@@ -51,6 +52,7 @@ async function build(schema: string, historyDays: number) {
   for (const t of ddl.tables.sql.filter((s) => !s.includes('"_reorg__'))) await c.query(t);
   await c.query(`CREATE TABLE "_ponder_checkpoint" ("chain_name" text PRIMARY KEY, "chain_id" bigint NOT NULL,
     "safe_checkpoint" varchar(75) NOT NULL, "latest_checkpoint" varchar(75) NOT NULL, "finalized_checkpoint" varchar(75) NOT NULL)`);
+  for (const ddl of META_DDL) await c.query(ddl);
   const n = historyDays * perDay;
   const step = (historyDays * 86_400) / n;
   const t0 = performance.now();

@@ -40,8 +40,12 @@ export class RpcBackoff {
   /** A call is out to find whether the node is back: no other goes until it is answered. */
   #probeCall = false;
 
-  constructor(o: { firstMs?: number; maxMs?: number; now?: () => number } = {}) {
+  /** Told each call that failed as an outage (the operator's warning, throttled by whoever gives it). */
+  readonly #onOutage: (error: RpcError) => void;
+
+  constructor(o: { firstMs?: number; maxMs?: number; now?: () => number; onOutage?: (error: RpcError) => void } = {}) {
     this.#now = o.now ?? (() => performance.now());
+    this.#onOutage = o.onOutage ?? (() => {});
     this.#firstMs = o.firstMs ?? RPC_BACKOFF.firstMs;
     this.#maxMs = o.maxMs ?? RPC_BACKOFF.maxMs;
   }
@@ -93,8 +97,10 @@ export class RpcBackoff {
           return value;
         },
         (error: unknown) => {
-          if (error instanceof RpcError && OUTAGE.has(error.kind)) this.#failed();
-          else if (error instanceof RpcError && error.kind !== "aborted") this.#succeeded();
+          if (error instanceof RpcError && OUTAGE.has(error.kind)) {
+            this.#onOutage(error);
+            this.#failed();
+          } else if (error instanceof RpcError && error.kind !== "aborted") this.#succeeded();
           else if (probe) this.#probeCall = this.#probing = false;
           throw error;
         },

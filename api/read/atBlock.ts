@@ -29,6 +29,7 @@ import {
   type BoardValue,
   DURATION_BOARDS,
   IndexNotStartedError,
+  IndexRecoveringError,
   type LockEventState,
   type LockIndex,
   type LockState,
@@ -114,6 +115,7 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
   const tablesOf = (schema: string) => ({
     ev: sql`${sql.identifier(schema)}.${sql.identifier("lock_event")}`,
     checkpoint: sql`${sql.identifier(schema)}.${sql.identifier("_ponder_checkpoint")}`,
+    meta: sql`${sql.identifier(schema)}.${sql.identifier("_ponder_meta")}`,
     lock: sql`${sql.identifier(schema)}.${sql.identifier("lock")}`,
     entry: sql`${sql.identifier(schema)}.${sql.identifier("board_entry")}`,
     hour: sql`${sql.identifier(schema)}.${sql.identifier("board_hour")}`,
@@ -135,11 +137,12 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
    * The head also says the finalized block and its time (Ponder's finalized checkpoint).
    * Checkpoint layout (ponder/dist/esm/utils/checkpoint.js): 10 digits of timestamp, 16 of chain id, 16 of block.
    */
-  const statement = (ev: SQL, checkpoint: SQL, p: Param, body: SQL) => sql`WITH head AS (
+  const statement = (ev: SQL, checkpoint: SQL, meta: SQL, p: Param, body: SQL) => sql`WITH head AS (
   SELECT substring(latest_checkpoint FROM 27 FOR 16)::bigint AS head_block,
          substring(latest_checkpoint FROM 1 FOR 10)::bigint AS head_time,
          substring(finalized_checkpoint FROM 27 FOR 16)::bigint AS finalized_block,
-         substring(finalized_checkpoint FROM 1 FOR 10)::bigint AS finalized_time
+         substring(finalized_checkpoint FROM 1 FOR 10)::bigint AS finalized_time,
+         (SELECT (m.value->>'is_ready')::int FROM ${meta} m WHERE m.key = 'app') AS index_ready
     FROM ${checkpoint} ORDER BY latest_checkpoint LIMIT 1
 ), at AS (
   SELECT coalesce(${p("b")}::bigint, head_block) AS at_block,
@@ -167,7 +170,7 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
         if (!order.includes(k)) order.push(k);
         return sql.raw(`$${order.indexOf(k) + 1}`);
       };
-      const built = dialect.sqlToQuery(statement(ev, checkpoint, p, body(ev, p, lock, t))).sql;
+      const built = dialect.sqlToQuery(statement(ev, checkpoint, t.meta, p, body(ev, p, lock, t))).sql;
       const hash = createHash("sha256").update(built).digest("hex").slice(0, 20);
       st = { name: `index_${name}_${hash}`, text: built, order };
       statements.set(name, st);
@@ -204,12 +207,16 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
       return rows;
     }
     const p: Param = (k) => sql`${all[k] ?? null}`;
-    return rowsOf(db, statement(ev, checkpoint, p, body(ev, p, lock, t)));
+    return rowsOf(db, statement(ev, checkpoint, t.meta, p, body(ev, p, lock, t)));
   }
 
   function answer<T>(rows: Row[], value: (rows: Row[]) => T): AtBlock<T> {
     const first = rows[0];
     if (first === undefined) throw new IndexNotStartedError();
+    // Ponder clears is_ready in the transaction that starts its crash recovery, which also deletes every row above
+    // its safe checkpoint while `_ponder_checkpoint` still names the old head: until the app has caught up again
+    // (is_ready 1), the rows are not the checkpoint's block's. Read in the same snapshot, so never an answer mixing.
+    if (first.index_ready != null && Number(first.index_ready) === 0) throw new IndexRecoveringError();
     const inRange = first.in_range === true;
     const head = { block: big(first.head_block), time: big(first.head_time), finalized: big(first.finalized_block) };
     const block = big(first.at_block);

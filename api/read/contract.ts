@@ -169,6 +169,17 @@ export class IndexNotStartedError extends Error {
 }
 
 /**
+ * The index is not ready (Ponder's `_ponder_meta` is_ready 0): back-filling, or recovering after a restart, when its
+ * rows are rewound to the safe checkpoint before the checkpoint itself is moved back (ponder database/index.js).
+ */
+export class IndexRecoveringError extends Error {
+  override name = "IndexRecoveringError";
+  constructor() {
+    super("the lock index is back-filling or recovering after a restart (is_ready 0)");
+  }
+}
+
+/**
  * A read at a block below the head with no timestamp given, in which the index holds no event: the caller must
  * find the block's time (the node) and read again. Carries the head the statement saw.
  */

@@ -30,6 +30,7 @@ import {
   type BoardIndex,
   type IndexHead,
   IndexNotStartedError,
+  IndexRecoveringError,
   type LockIndex,
   type LockStats,
   type LockStore,
@@ -476,6 +477,7 @@ export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Prom
       throw error;
     }
     if (error instanceof IndexNotStartedError) throw new IndexUnavailableError("not started", { cause: error });
+    if (error instanceof IndexRecoveringError) throw new IndexUnavailableError("not ready", { cause: error });
     if (error instanceof AboveIndexHeadError) {
       // Not the database failing: the index is behind the head this process was told (a redeploy's views switch).
       // This request is refused; the next ones probe the index's head until a notification comes again.

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RPC_BACKOFF, RpcBackoff } from "../../api/chain/backoff";
 import { type RpcClient, RpcError } from "../../api/chain/rpc";
+import { silentLogger } from "../../api/observability/logger";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 
@@ -82,7 +83,12 @@ describe("state, quote, prepare and preflight in a 10 s outage under load", () =
   ] as const)(
     "%s: ≤ 10 upstream calls, 503 UPSTREAM_UNAVAILABLE with Retry-After meanwhile, 200 again once the node is back",
     async (outage, fault) => {
-      const app = d.app({ config: { ...d.config, rateLimit: { max: 1e9, windowSec: 60 } } });
+      const warnings: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+      const logger = {
+        ...silentLogger,
+        warn: (msg: string, fields?: Record<string, unknown>) => warnings.push({ msg, fields }),
+      };
+      const app = d.app({ config: { ...d.config, rateLimit: { max: 1e9, windowSec: 60 } }, logger });
       // Healthy first: every route answers from the node (prepare's gate included).
       for (const p of PATHS) {
         const { status, body } = await d.get(app, p);
@@ -139,6 +145,13 @@ describe("state, quote, prepare and preflight in a 10 s outage under load", () =
       expect(withRetryAfter + failed + cached).toBe(sent);
       expect([...answers.keys()].filter((k) => k.startsWith("200") && !k.endsWith("preflight"))).toEqual([]);
       expect(withRetryAfter).toBeGreaterThan(1_000);
+      // The operator is told, with the cause, once a minute per kind of failure (operations.md "Outage logs"), not
+      // once per request: thousands of failed requests, at most a line per kind (unreachable, timeout).
+      const nodeWarnings = warnings.filter((w) => w.msg.startsWith("node read failed"));
+      expect(nodeWarnings.length, JSON.stringify(warnings)).toBeGreaterThanOrEqual(1);
+      expect(nodeWarnings.length).toBeLessThanOrEqual(2);
+      expect(String(nodeWarnings[0]!.fields?.cause)).toMatch(/^RPC /);
+      expect(JSON.stringify(nodeWarnings)).not.toMatch(/https?:\/\//);
 
       // The node is back: within one back-off window (at most 4 s) the routes answer from it again.
       d.proxy.setFault(null);

@@ -5,6 +5,7 @@ import { zeroAddress } from "viem";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, LOCAL_RPC_URL } from "../../api/config";
 import { indexerSettings } from "../../indexer/config";
+import { REPO_ROOT as REPO } from "../support/ponder";
 
 // Files only (no network, no database): a manifest on disk is the input the indexer config reads.
 const dir = mkdtempSync(path.join(os.tmpdir(), "indexer-config-"));
@@ -157,4 +158,35 @@ describe("indexerSettings", () => {
       expect(() => indexerSettings({ MANIFEST_FILE: local, INDEXER_POLLING_MS: bad })).toThrow(/INDEXER_POLLING_MS/);
     }
   });
+});
+
+describe("ponder start with a bad setting (the indexer's own process)", () => {
+  it("stops with exit 1 and one line naming the variable: no stack, no code frame, not twice", async () => {
+    const { spawn } = await import("node:child_process");
+    const child = spawn(
+      process.execPath,
+      [path.join(REPO, "node_modules/ponder/dist/esm/bin/ponder.js"), "start", "--port", "0"],
+      {
+        cwd: REPO,
+        env: {
+          ...process.env,
+          NETWORK: "local",
+          RPC_URL: "http://127.0.0.1:1",
+          DATABASE_SCHEMA: "never_made",
+          DATABASE_URL: "",
+          PONDER_TELEMETRY_DISABLED: "true",
+          INDEXER_POLLING_MS: "5",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let out = "";
+    child.stdout.on("data", (b) => (out += b));
+    child.stderr.on("data", (b) => (out += b));
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code).toBe(1);
+    const lines = out.split("\n").filter((l) => l.includes("INDEXER_POLLING_MS"));
+    expect(lines, out).toEqual(["invalid configuration: INDEXER_POLLING_MS: must be between 100 and 60000"]);
+    expect(out).not.toMatch(/\n\s+at |ConfigError|\|/);
+  }, 90_000);
 });

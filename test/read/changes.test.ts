@@ -14,7 +14,7 @@ import { createLockIndex } from "../../api/read/atBlock";
 import type { BlockChange, LockIndex } from "../../api/read/contract";
 import * as ponderSchema from "../../ponder.schema";
 import { REPO_ROOT } from "../support/ponder";
-import { checkpointOf } from "../support/syntheticIndex";
+import { checkpointOf, META_DDL } from "../support/syntheticIndex";
 
 const SCHEMA = "changes";
 const DAY = 86_400n;
@@ -41,6 +41,7 @@ beforeAll(async () => {
   await client.exec(`CREATE TABLE "_ponder_checkpoint" ("chain_name" text PRIMARY KEY, "chain_id" bigint NOT NULL,
     "safe_checkpoint" varchar(75) NOT NULL, "latest_checkpoint" varchar(75) NOT NULL,
     "finalized_checkpoint" varchar(75) NOT NULL)`);
+  for (const ddl of META_DDL) await client.exec(ddl);
   const head = checkpointOf(8453, 120n, BASE + 40n);
   await client.query(`INSERT INTO "_ponder_checkpoint" VALUES ('base', 8453, $1, $1, $2)`, [
     head,

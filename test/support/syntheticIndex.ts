@@ -255,12 +255,19 @@ async function protocolDdl(): Promise<string[]> {
 const CHECKPOINT_DDL = `CREATE TABLE "_ponder_checkpoint" ("chain_name" text PRIMARY KEY, "chain_id" bigint NOT NULL,
   "safe_checkpoint" varchar(75) NOT NULL, "latest_checkpoint" varchar(75) NOT NULL,
   "finalized_checkpoint" varchar(75) NOT NULL)`;
+/** Ponder's meta table, as an app that has finished its backfill leaves it (is_ready 1: index reads trust it). */
+export const META_DDL = [
+  `CREATE TABLE "_ponder_meta" ("key" text PRIMARY KEY, "value" jsonb NOT NULL)`,
+  `INSERT INTO "_ponder_meta" VALUES ('app', '{"is_ready": 1, "is_locked": 1}')`,
+];
 
 /** Creates `schema` with the tables (no indexes), on one session (the statements set its search_path). */
 export async function createSyntheticTables(exec: Exec, schema: string): Promise<void> {
   await exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   await exec(`SET search_path TO "${schema}"`);
-  for (const ddl of [...(await ponderDdl()).tables, ...(await protocolDdl()), CHECKPOINT_DDL]) await exec(ddl);
+  for (const ddl of [...(await ponderDdl()).tables, ...(await protocolDdl()), CHECKPOINT_DDL, ...META_DDL]) {
+    await exec(ddl);
+  }
 }
 
 type Exec = (text: string, params?: unknown[]) => Promise<unknown>;
