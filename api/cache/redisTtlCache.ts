@@ -17,6 +17,15 @@
  * bounded by entries and bytes and drops what expired, since a request may choose the key (any past block).
  * Concurrent misses inside one process are coalesced there before they reach Redis.
  *
+ * Redis is not trusted to hold only our writes (a foreign writer, a restored dump, an operator's SET): a value whose
+ * PTTL is longer than the window the caller asked for, or a failure longer than the caller's backoff, was not written
+ * by this code with these settings and is treated as absent (a value is read again and replaced), so nothing in Redis
+ * can make a process serve a figure, or a failure, longer than its own window.
+ *
+ * One load spends at most `budgetMs` waiting on Redis in all (its reads, the lock, the polls, the write): a Redis that
+ * is slow but alive costs a request about one command timeout, not one per command. A command that runs past the
+ * budget (or fails) ends Redis's part in that load: it is served in-process, as when Redis is down.
+ *
  * With a backoff, the holder of a failed read writes `<prefix><key>:fail` = its code with PX = the backoff
  * before it releases the lock: every replica then answers that failure without reading until it lapses,
  * so an outage costs the node about one read per value per interval for the whole cluster.
@@ -54,6 +63,11 @@ export type RedisTtlCacheOptions = {
   pollMs?: number;
   /** Upper bound for one Redis command, so a hung Redis degrades instead of hanging requests. */
   commandTimeoutMs?: number;
+  /**
+   * The most time one load may spend waiting on Redis replies, all its commands together (default: the command
+   * timeout). Past it the load goes on in-process: a slow Redis costs a request about this much, once.
+   */
+  budgetMs?: number;
   /** How long `create` waits for the first connection before starting degraded. */
   connectTimeoutMs?: number;
   /**
@@ -70,6 +84,9 @@ export type RedisTtlCacheOptions = {
 };
 
 type Shared = { shared: Timed | null; locked: boolean; failure: RecentFailureError | null };
+
+/** One load's share of Redis: the time it has spent waiting on replies, and whether Redis is done for it. */
+type Budget = { spentMs: number; over: boolean };
 
 export class CacheWaitTimeoutError extends Error {
   override name = "CacheWaitTimeoutError";
@@ -90,6 +107,7 @@ const STDERR_LOGGER: Logger = {
 const RELEASE_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 const RENEW_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
 const DEFAULT_LEASE_MS = 2_000;
+const DEFAULT_COMMAND_TIMEOUT_MS = 500;
 
 export class RedisTtlCache implements TtlCache {
   readonly kind: "memory" | "redis" = "redis";
@@ -101,6 +119,7 @@ export class RedisTtlCache implements TtlCache {
   readonly #leaseMs: number;
   readonly #waitMs: number;
   readonly #pollMs: number;
+  readonly #budgetMs: number;
   readonly #warn: ThrottledWarn;
   readonly #warning: string;
   readonly #accept: (value: string) => boolean;
@@ -112,6 +131,7 @@ export class RedisTtlCache implements TtlCache {
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#waitMs = options.waitMs ?? 10_000;
     this.#pollMs = options.pollMs ?? 20;
+    this.#budgetMs = options.budgetMs ?? options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     this.#warn = throttledWarnings(options.logger ?? STDERR_LOGGER, WARNING_WINDOW_MS);
     this.#warning = options.warning ?? "cache degraded";
     this.#accept = options.accept ?? (() => true);
@@ -122,7 +142,7 @@ export class RedisTtlCache implements TtlCache {
     // Requests go in-process while Redis is away; the connection keeps retrying in the background.
     const redis = createRedisClient(options.url, {
       lazyConnect: true,
-      commandTimeoutMs: options.commandTimeoutMs ?? 500,
+      commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
       connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
     });
     const cache = new RedisTtlCache(redis, options);
@@ -153,28 +173,73 @@ export class RedisTtlCache implements TtlCache {
     return this.mirror.getOrLoadTimed(key, () => this.#loadShared(key, ttlMs, load, backoff), backoff);
   }
 
-  async #redisOp<T>(op: () => Promise<T>): Promise<T> {
+  /**
+   * One Redis command. With a load's `budget`, the command may take only what is left of it, and its time is spent
+   * from it; a command that fails or runs out the budget ends Redis's part in that load (every later one is refused).
+   */
+  async #redisOp<T>(op: () => Promise<T>, budget?: Budget): Promise<T> {
     if (this.#redis.status !== "ready") throw new RedisUnavailable(`redis is ${this.#redis.status}`);
+    if (budget === undefined) {
+      try {
+        return await op();
+      } catch (error) {
+        throw new RedisUnavailable((error as Error).message);
+      }
+    }
+    const left = this.#budgetMs - budget.spentMs;
+    if (budget.over || left <= 0) {
+      budget.over = true;
+      throw new RedisUnavailable(`this load spent its ${this.#budgetMs} ms of Redis time`);
+    }
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
     try {
-      return await op();
+      const sent = op();
+      // The command is left to finish (or time out) on its own; this load no longer waits for it.
+      sent.catch(() => {});
+      return await Promise.race([
+        sent,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no reply within this load's ${this.#budgetMs} ms of Redis time`)),
+            left,
+          );
+        }),
+      ]);
     } catch (error) {
+      budget.over = true;
       throw new RedisUnavailable((error as Error).message);
+    } finally {
+      clearTimeout(timer);
+      budget.spentMs += performance.now() - started;
     }
   }
 
-  async #readShared(valueKey: string, lockKey: string): Promise<Shared> {
+  async #readShared(
+    valueKey: string,
+    lockKey: string,
+    ttlMs: number,
+    backoff: Backoff | undefined,
+    budget: Budget,
+  ): Promise<Shared> {
     const failKey = `${valueKey}:fail`;
-    const replies = await this.#redisOp(() =>
-      this.#redis.multi().get(valueKey).pttl(valueKey).exists(lockKey).get(failKey).pttl(failKey).exec(),
+    const replies = await this.#redisOp(
+      () => this.#redis.multi().get(valueKey).pttl(valueKey).exists(lockKey).get(failKey).pttl(failKey).exec(),
+      budget,
     );
     const [value, pttl, locked, failCode, failPttl] = (replies ?? []).map((r) => r?.[1]);
-    // pttl -2 = gone, -1 = no expiry (never written by us): only a value with a live TTL counts.
+    // pttl -2 = gone, -1 = no expiry: neither was written by us. Nor was a value that outlives the window asked for
+    // (we write PX ttlMs), nor a failure that outlives the backoff: each is absent, so none is served past its window.
     const shared =
-      typeof value === "string" && typeof pttl === "number" && pttl > 0 && this.#accept(value)
+      typeof value === "string" && typeof pttl === "number" && pttl > 0 && pttl <= ttlMs && this.#accept(value)
         ? { value, ttlMs: pttl }
         : null;
     const failure =
-      typeof failCode === "string" && typeof failPttl === "number" && failPttl > 0
+      backoff !== undefined &&
+      typeof failCode === "string" &&
+      typeof failPttl === "number" &&
+      failPttl > 0 &&
+      failPttl <= backoff.ms
         ? new RecentFailureError(failCode, failPttl)
         : null;
     return { shared, locked: locked === 1, failure };
@@ -184,20 +249,31 @@ export class RedisTtlCache implements TtlCache {
     const valueKey = this.keyPrefix + key;
     const lockKey = `${valueKey}:lock`;
     const loaded: { value: Timed | null } = { value: null };
+    const budget: Budget = { spentMs: 0, over: false };
     const waitUntil = performance.now() + this.#waitMs;
     try {
       for (let first = true; ; first = false) {
         if (!first) await new Promise((resolve) => setTimeout(resolve, this.#pollMs));
-        const now = await this.#readShared(valueKey, lockKey);
+        const now = await this.#readShared(valueKey, lockKey, ttlMs, backoff, budget);
         if (now.shared) return this.#hit(now.shared);
         if (now.failure) throw now.failure;
         // No value, no failure, no lock: nobody is reading (or the reader died or stalled past its lease). Take it.
         if (!now.locked) {
           const token = randomUUID();
-          const acquired = await this.#redisOp(() => this.#redis.set(lockKey, token, "PX", this.#leaseMs, "NX"));
-          if (acquired === "OK") return await this.#holdAndLoad(valueKey, lockKey, token, ttlMs, load, backoff, loaded);
+          const acquired = await this.#redisOp(
+            () => this.#redis.set(lockKey, token, "PX", this.#leaseMs, "NX"),
+            budget,
+          );
+          if (acquired === "OK") {
+            return await this.#holdAndLoad(valueKey, lockKey, token, ttlMs, load, backoff, loaded, budget);
+          }
         }
         if (performance.now() >= waitUntil) {
+          // A lock renewed by someone for the whole wait without a value: a replica stuck in its read, or a foreign
+          // writer. Told (throttled), since the answer is the read's failure though nothing was read here.
+          this.#warn("lock", `${this.#warning}: a lock held past the wait`, {
+            reason: `${lockKey} was held by another for ${this.#waitMs} ms and no value or failure was written`,
+          });
           throw new CacheWaitTimeoutError(`no shared value for ${key} within ${this.#waitMs} ms`);
         }
       }
@@ -226,6 +302,7 @@ export class RedisTtlCache implements TtlCache {
     load: () => Promise<string>,
     backoff: Backoff | undefined,
     loaded: { value: Timed | null },
+    budget: Budget,
   ): Promise<Timed> {
     const renew = setInterval(() => {
       this.#redisOp(() => this.#redis.eval(RENEW_LOCK, 1, lockKey, token, this.#leaseMs)).catch(() => {});
@@ -233,7 +310,7 @@ export class RedisTtlCache implements TtlCache {
     renew.unref();
     try {
       // Another replica may have written the value (or a failure) between our read and our lock.
-      const again = await this.#readShared(valueKey, lockKey);
+      const again = await this.#readShared(valueKey, lockKey, ttlMs, backoff, budget);
       if (again.shared) return this.#hit(again.shared);
       if (again.failure) throw again.failure;
       this.shared.misses++;
@@ -243,16 +320,22 @@ export class RedisTtlCache implements TtlCache {
         // Written before the lock is released, so no waiter sees "no lock, no value, no failure" and reads again.
         if (backoff !== undefined && backoff.ms > 0) {
           const code = backoff.codeOf(error);
-          await this.#redisOp(() => this.#redis.set(`${valueKey}:fail`, code, "PX", backoff.ms)).catch(() => {});
+          await this.#redisOp(() => this.#redis.set(`${valueKey}:fail`, code, "PX", backoff.ms), budget).catch(
+            () => {},
+          );
         }
         throw error;
       }
       const value = loaded.value;
-      if (ttlMs > 0) await this.#redisOp(() => this.#redis.set(valueKey, value.value, "PX", ttlMs));
+      if (ttlMs > 0) await this.#redisOp(() => this.#redis.set(valueKey, value.value, "PX", ttlMs), budget);
       return value;
     } finally {
       clearInterval(renew);
-      await this.#redisOp(() => this.#redis.eval(RELEASE_LOCK, 1, lockKey, token)).catch(() => {});
+      const release = () => this.#redis.eval(RELEASE_LOCK, 1, lockKey, token);
+      // Within the budget the release is waited for (the next reader finds no lock); past it, only sent: the answer is
+      // ready, and a waiter that finds the lock still there finds the value (or the failure) first.
+      if (budget.over) this.#redisOp(release).catch(() => {});
+      else await this.#redisOp(release, budget).catch(() => {});
     }
   }
 

@@ -8,6 +8,7 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { RedisTtlCache } from "../../api/cache/redisTtlCache";
 import { silentLogger } from "../../api/observability/logger";
+import { startTcpProxy } from "../support/tcpProxy";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 const PREFIX = `test-mirror-${process.pid}-${randomUUID().slice(0, 8)}:`;
@@ -125,5 +126,130 @@ describe("RedisTtlCache's lock lease", () => {
     const waiter = await leased(300, 3_000);
     expect(await waiter.getOrLoad(key, 60_000, async () => "read after the lapse")).toBe("read after the lapse");
     admin.disconnect();
+  });
+});
+
+describe("RedisTtlCache with a slow Redis (every reply late, under the command timeout)", () => {
+  const COMMAND_TIMEOUT_MS = 1_000;
+  const ONE_WAY_MS = 450;
+  const LOAD_MS = 100;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("a load spends about one command timeout on Redis in all, not one per command, and answers right", async () => {
+    const proxy = await startTcpProxy({ host: "127.0.0.1", port: 6379 });
+    const warnings: string[] = [];
+    const c = await RedisTtlCache.create({
+      url: proxy.url,
+      keyPrefix: PREFIX,
+      commandTimeoutMs: COMMAND_TIMEOUT_MS,
+      logger: { ...silentLogger, warn: (_msg, fields) => warnings.push(String(fields?.reason)) },
+    });
+    caches.push(c);
+    // Each command now takes ~900 ms: under the command timeout, so no single command fails.
+    proxy.setDelay(ONE_WAY_MS);
+    try {
+      const started = performance.now();
+      const value = await c.getOrLoad(`slow-${randomUUID()}`, 60_000, async () => {
+        await sleep(LOAD_MS);
+        return "computed";
+      });
+      const took = performance.now() - started;
+      expect(value).toBe("computed");
+      // The old cache made five sequential commands (read, lock, re-read, write, release): ~4.6 s here.
+      expect(took).toBeLessThan(COMMAND_TIMEOUT_MS + LOAD_MS + 600);
+      expect(warnings.join(" ")).toMatch(/Redis time/);
+
+      // A value another replica wrote is still found through the slow Redis within the same bound.
+      const key = `slow-hit-${randomUUID()}`;
+      const admin = new Redis(REDIS_URL);
+      await admin.set(`${PREFIX}${key}`, "shared", "PX", 60_000);
+      admin.disconnect();
+      const t0 = performance.now();
+      expect(await c.getOrLoad(key, 60_000, async () => "not read")).toBe("shared");
+      expect(performance.now() - t0).toBeLessThan(COMMAND_TIMEOUT_MS + 300);
+    } finally {
+      proxy.setDelay(0);
+      await proxy.stop();
+    }
+  });
+});
+
+describe("RedisTtlCache trusts no lifetime in Redis beyond its own", () => {
+  const plain = async () => {
+    const c = await RedisTtlCache.create({ url: REDIS_URL, keyPrefix: PREFIX, logger: silentLogger });
+    caches.push(c);
+    return c;
+  };
+  const backoff = { ms: 300, codeOf: () => "READ_FAILED" };
+
+  it("a value whose PTTL is longer than the window asked for is read again and replaced", async () => {
+    const key = `planted-value-${randomUUID()}`;
+    const admin = new Redis(REDIS_URL);
+    await admin.set(`${PREFIX}${key}`, "planted", "PX", 31_536_000_000);
+    const c = await plain();
+    expect(await c.getOrLoad(key, 60_000, async () => "ours")).toBe("ours");
+    expect(await admin.get(`${PREFIX}${key}`)).toBe("ours");
+    expect(await admin.pttl(`${PREFIX}${key}`)).toBeLessThanOrEqual(60_000);
+    admin.disconnect();
+  });
+
+  it("a value within the window is mirrored only for its PTTL: deleted from Redis, it is gone once that lapses", async () => {
+    const key = `short-value-${randomUUID()}`;
+    const admin = new Redis(REDIS_URL);
+    await admin.set(`${PREFIX}${key}`, "planted", "PX", 300);
+    const c = await plain();
+    expect(await c.getOrLoad(key, 60_000, async () => "ours")).toBe("planted");
+    await admin.del(`${PREFIX}${key}`);
+    await new Promise((r) => setTimeout(r, 350));
+    expect(await c.getOrLoad(key, 60_000, async () => "ours")).toBe("ours");
+    admin.disconnect();
+  });
+
+  it("a failure marker longer than the backoff is ignored; one within it is answered for its PTTL only", async () => {
+    const key = `planted-fail-${randomUUID()}`;
+    const admin = new Redis(REDIS_URL);
+    await admin.set(`${PREFIX}${key}:fail`, "PLANTED", "PX", 600_000);
+    const c = await plain();
+    expect(await c.getOrLoad(key, 60_000, async () => "read", backoff)).toBe("read");
+    // Without a backoff the caller never shares failures, so a marker means nothing to it.
+    const other = `no-backoff-${randomUUID()}`;
+    await admin.set(`${PREFIX}${other}:fail`, "PLANTED", "PX", 100);
+    expect(await c.getOrLoad(other, 60_000, async () => "read")).toBe("read");
+
+    const short = `short-fail-${randomUUID()}`;
+    await admin.set(`${PREFIX}${short}:fail`, "PLANTED", "PX", 200);
+    await expect(c.getOrLoad(short, 60_000, async () => "read", backoff)).rejects.toThrow(/PLANTED/);
+    await admin.del(`${PREFIX}${short}:fail`);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await c.getOrLoad(short, 60_000, async () => "read", backoff)).toBe("read");
+    admin.disconnect();
+  });
+});
+
+describe("RedisTtlCache waiting on a lock that never yields", () => {
+  it("a lock kept alive by someone else for the whole wait is answered as a wait timeout, with a warning", async () => {
+    const key = `kept-${randomUUID()}`;
+    const admin = new Redis(REDIS_URL);
+    const lockKey = `${PREFIX}${key}:lock`;
+    await admin.set(lockKey, "someone else's token", "PX", 300);
+    const renew = setInterval(() => void admin.pexpire(lockKey, 300), 100);
+    const warnings: { msg: string; reason: string }[] = [];
+    const c = await RedisTtlCache.create({
+      url: REDIS_URL,
+      keyPrefix: PREFIX,
+      waitMs: 600,
+      warning: "supply cache degraded",
+      logger: { ...silentLogger, warn: (msg, fields) => warnings.push({ msg, reason: String(fields?.reason) }) },
+    });
+    caches.push(c);
+    try {
+      await expect(c.getOrLoad(key, 60_000, async () => "never read")).rejects.toThrow(/no shared value/);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.msg).toBe("supply cache degraded: a lock held past the wait");
+      expect(warnings[0]!.reason).toContain(lockKey);
+    } finally {
+      clearInterval(renew);
+      admin.disconnect();
+    }
   });
 });

@@ -200,22 +200,65 @@ describe("Redis-shared supply cache", () => {
 
   it("a malformed shared entry is never served: it is read again from the chain and replaced", async () => {
     const key = `${PREFIX}supply:${d.config.chainId}:${d.deployment.addresses.AssetToken}:total`;
-    await admin.set(key, "0x", "PX", 60_000);
+    // Each planted within the window's TTL, so only its form (not its lifetime) keeps it from being served.
     const a = await replica();
+    await admin.set(key, "0x", "PX", TTL_MS);
     const t = await truth();
     expect(JSON.parse((await get(a, "/api/supply/total")).text).result).toBe(t.total);
     expect(reads().totalSupply).toBe(1);
     expect(await admin.get(key)).toBe(t.total);
-    await admin.set(key, "12.5", "PX", 60_000);
     const b = await replica();
+    await admin.set(key, "12.5", "PX", TTL_MS);
     expect(JSON.parse((await get(b, "/api/supply/total")).text).result).toBe(t.total);
     expect(reads().totalSupply).toBe(2);
     // A zero figure is never answered, so one in Redis (written by another version, or by hand) is not served either.
-    await admin.set(key, "0.00", "PX", 60_000);
     const c = await replica();
+    await admin.set(key, "0.00", "PX", TTL_MS);
     expect(JSON.parse((await get(c, "/api/supply/total")).text).result).toBe(t.total);
     expect(reads().totalSupply).toBe(3);
     expect(await admin.get(key)).toBe(t.total);
+  });
+
+  it("a figure planted in Redis for longer than the window is not served: read from the chain, replaced, gone when deleted", async () => {
+    const key = `${PREFIX}supply:${d.config.chainId}:${d.deployment.addresses.AssetToken}:total`;
+    const t = await truth();
+    // A well-formed figure with a year's TTL (a foreign writer, an old dump restored): not a write of this window.
+    await admin.set(key, "99999999.99", "PX", 31_536_000_000);
+    const [a, b] = [await replica(), await replica()];
+    for (const app of [a, b]) {
+      const res = await get(app, "/api/supply/total?format=bare");
+      expect([res.status, res.text]).toEqual([200, t.total]);
+    }
+    expect(reads().totalSupply).toBe(1);
+    expect(await admin.get(key)).toBe(t.total);
+    expect(await admin.pttl(key)).toBeLessThanOrEqual(TTL_MS);
+
+    // One planted within the window is served (nothing tells it from ours), but no longer than its own PTTL: deleted
+    // from Redis, it is gone from every replica once that lapses.
+    await new Promise((r) => setTimeout(r, TTL_MS + 50));
+    await admin.set(key, "99999999.99", "PX", 200);
+    const c = await replica();
+    expect((await get(c, "/api/supply/total?format=bare")).text).toBe("99999999.99");
+    await admin.del(key);
+    await new Promise((r) => setTimeout(r, 250));
+    expect((await get(c, "/api/supply/total?format=bare")).text).toBe(t.total);
+  });
+
+  it("a failure marker planted for longer than the backoff is not answered; one within it lasts only its PTTL", async () => {
+    const key = `${PREFIX}supply:${d.config.chainId}:${d.deployment.addresses.AssetToken}:total`;
+    const t = await truth();
+    await admin.set(`${key}:fail`, "SUPPLY_RPC_UNREACHABLE", "PX", 600_000);
+    const a = await replica();
+    expect((await get(a, "/api/supply/total?format=bare")).text).toBe(t.total);
+
+    await admin.del(key);
+    const b = await replica();
+    await admin.set(`${key}:fail`, "SUPPLY_RPC_UNREACHABLE", "PX", BACKOFF_MS);
+    const failed = await get(b, "/api/supply/total?format=bare");
+    expect([failed.status, failed.headers.get("x-supply-error")]).toEqual([502, "SUPPLY_RPC_UNREACHABLE"]);
+    await admin.del(`${key}:fail`);
+    await new Promise((r) => setTimeout(r, BACKOFF_MS + 50));
+    expect((await get(b, "/api/supply/total?format=bare")).text).toBe(t.total);
   });
 
   it("replicas with different key prefixes do not share", async () => {

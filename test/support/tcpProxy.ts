@@ -17,6 +17,8 @@ export type TcpProxy = {
   url: string;
   port: number;
   setMode(mode: TcpFaultMode): void;
+  /** While passing, each chunk is forwarded this many ms late, each way (a slow but alive server); 0 = at once. */
+  setDelay(ms: number): void;
   /** Destroys every open connection (a killed server or a broken network path). */
   dropConnections(): void;
   stop(): Promise<void>;
@@ -24,6 +26,7 @@ export type TcpProxy = {
 
 export async function startTcpProxy(upstream: { host: string; port: number }, scheme = "redis"): Promise<TcpProxy> {
   let mode: TcpFaultMode = "pass";
+  let delayMs = 0;
   const open = new Set<Socket>();
   const track = (s: Socket) => {
     open.add(s);
@@ -38,8 +41,14 @@ export async function startTcpProxy(upstream: { host: string; port: number }, sc
     client.on("close", () => target.destroy());
     target.on("close", () => client.destroy());
     // Bytes flow only while passing; in a blackhole they are swallowed.
-    client.on("data", (b) => mode === "pass" && target.write(b));
-    target.on("data", (b) => mode === "pass" && client.write(b));
+    // Equal delays fire in the order they were set, so a delayed stream keeps its byte order.
+    const forward = (to: Socket) => (b: Buffer) => {
+      if (mode !== "pass") return;
+      if (delayMs === 0) to.write(b);
+      else setTimeout(() => mode === "pass" && !to.destroyed && to.write(b), delayMs);
+    };
+    client.on("data", forward(target));
+    target.on("data", forward(client));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
@@ -48,6 +57,9 @@ export async function startTcpProxy(upstream: { host: string; port: number }, sc
     port,
     setMode: (m) => {
       mode = m;
+    },
+    setDelay: (ms) => {
+      delayMs = ms;
     },
     dropConnections: () => {
       for (const s of open) s.destroy();
