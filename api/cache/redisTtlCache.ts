@@ -200,8 +200,11 @@ export class RedisTtlCache implements TtlCache {
       return await Promise.race([
         sent,
         new Promise<never>((_, reject) => {
+          // Timers run before I/O in a loop turn: after a stalled event loop, a reply already read waits one turn
+          // (setImmediate) so it wins the race, and a busy process is not taken for a slow Redis.
           timer = setTimeout(
-            () => reject(new Error(`no reply within this load's ${this.#budgetMs} ms of Redis time`)),
+            () =>
+              setImmediate(() => reject(new Error(`no reply within this load's ${this.#budgetMs} ms of Redis time`))),
             left,
           );
         }),

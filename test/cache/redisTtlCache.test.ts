@@ -174,6 +174,32 @@ describe("RedisTtlCache with a slow Redis (every reply late, under the command t
   });
 });
 
+describe("RedisTtlCache's Redis budget and a busy process", () => {
+  it("an event loop held past the budget while a reply is in flight is not taken for a slow Redis", async () => {
+    const key = `busy-${randomUUID()}`;
+    const admin = new Redis(REDIS_URL);
+    await admin.set(`${PREFIX}${key}`, "shared", "PX", 60_000);
+    admin.disconnect();
+    const c = await RedisTtlCache.create({
+      url: REDIS_URL,
+      keyPrefix: PREFIX,
+      commandTimeoutMs: 1_000,
+      budgetMs: 200,
+      logger: silentLogger,
+    });
+    caches.push(c);
+    let loads = 0;
+    const pending = c.getOrLoad(key, 60_000, async () => {
+      loads++;
+      return "computed here";
+    });
+    // A large ranking's JavaScript holds the loop longer than the budget while the read's reply arrives.
+    const until = performance.now() + 400;
+    while (performance.now() < until) {}
+    expect([await pending, loads]).toEqual(["shared", 0]);
+  });
+});
+
 describe("RedisTtlCache trusts no lifetime in Redis beyond its own", () => {
   const plain = async () => {
     const c = await RedisTtlCache.create({ url: REDIS_URL, keyPrefix: PREFIX, logger: silentLogger });
