@@ -47,8 +47,12 @@ export type WebhookSettings = {
 
 /** Blocks one feeding step covers (a process back after a long stop feeds in steps of this many). */
 const FEED_STEP_BLOCKS = 500n;
-/** Deliveries one worker attempts at once (each of a different subscriber). */
-const WORKER_BATCH = 8;
+/**
+ * Attempts one worker keeps in flight (each of a different subscriber): a pool, each slot taking the next due delivery
+ * as soon as its attempt ends, so a slow receiver holds only its own slot. An attempt is a socket and a timer, so the
+ * pool is wide: only this many receivers hanging at once (each for up to WEBHOOK_TIMEOUT_MS) delay the others.
+ */
+const WORKER_SLOTS = 32;
 
 /** The engine's clocks (a test shortens them). */
 export type WebhookTiming = {
@@ -279,7 +283,7 @@ export class WebhookEngine {
     return rows;
   }
 
-  /** Wakes the worker now (a feed added deliveries, a replay re-queued some). */
+  /** Wakes the worker now (a feed added deliveries, a replay re-queued some, an attempt freed a slot). */
   kick(): void {
     if (this.#stopped) return;
     if (this.#working) {
@@ -287,7 +291,7 @@ export class WebhookEngine {
       return;
     }
     this.#working = true;
-    void this.#work().finally(() => {
+    void this.#fill().finally(() => {
       this.#working = false;
       if (this.#again) {
         this.#again = false;
@@ -296,19 +300,33 @@ export class WebhookEngine {
     });
   }
 
-  async #work(): Promise<void> {
+  /**
+   * Claims due deliveries into the free slots, without waiting for the attempts: each one's end frees its slot and
+   * kicks again, so the next due delivery (of any subscriber) goes at once. A subscriber's delivery in flight is
+   * leased, so its later ones are not due: one at a time per subscriber, in order.
+   */
+  async #fill(): Promise<void> {
     try {
       await this.ready();
       for (;;) {
-        if (this.#stopped) return;
+        const free = WORKER_SLOTS - this.#inFlight.size;
+        if (this.#stopped || free <= 0) return;
         const lease = this.settings.timeoutMs + 30_000;
-        const claimed = await this.store.claim(WORKER_BATCH, lease);
-        if (claimed.length === 0) return;
-        await Promise.all(claimed.map((d) => this.#track(this.#attempt(d))));
+        const claimed = await this.store.claim(free, lease);
+        for (const d of claimed) {
+          void this.#track(this.#attempt(d))
+            .catch((error: unknown) => this.#warnWorker(error))
+            .finally(() => this.kick());
+        }
+        if (claimed.length < free) return;
       }
     } catch (error) {
-      this.rt.warn("webhook worker", "webhook worker failed", { error: (error as Error).name, cause: causeOf(error) });
+      this.#warnWorker(error);
     }
+  }
+
+  #warnWorker(error: unknown): void {
+    this.rt.warn("webhook worker", "webhook worker failed", { error: (error as Error).name, cause: causeOf(error) });
   }
 
   #track<T>(p: Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 /**
  * A webhook receiver as an integration team runs one: a real HTTP server on 127.0.0.1 that records every request
  * (headers, body, when) and answers 204 — or 500 while told to fail, or nothing at all while down (its port closed,
- * so an attempt is refused). The signature is checked by the test with its own implementation of the spec.
+ * so an attempt is refused), or slowly, or with a body it never ends. The signature is checked by the test with its own implementation of the spec.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
@@ -22,6 +22,10 @@ export class WebhookReceiver {
   failNext = 0;
   /** Every request answered 500 while true. */
   failing = false;
+  /** How long the answer waits after the request's body (a slow receiver, still inside the attempt's timeout). */
+  delayMs = 0;
+  /** Answers its status and the start of a body at once, then never ends the body (a streaming or stuck endpoint). */
+  neverEndsBody = false;
   #server: Server | null = null;
   #sockets = new Set<Socket>();
   port = 0;
@@ -83,7 +87,16 @@ export class WebhookReceiver {
         acked: !fail,
         at: Date.now(),
       });
-      res.writeHead(fail ? 500 : 204).end();
+      const answer = () => {
+        if (this.neverEndsBody) {
+          res.writeHead(fail ? 500 : 200, { "content-type": "text/plain" });
+          res.write("ok");
+          return;
+        }
+        res.writeHead(fail ? 500 : 204).end();
+      };
+      if (this.delayMs > 0) setTimeout(answer, this.delayMs);
+      else answer();
     });
   }
 }

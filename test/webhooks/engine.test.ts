@@ -2,11 +2,14 @@
  * The webhook worker idles while no subscription exists (api/webhooks/engine.ts): on the real store (an in-process
  * PGlite, as the local stack runs it) with every statement counted, a process with no webhook issues no statement on
  * the outbox — only a rare look at the subscriptions — and a registration in this process (what POST /webhooks does),
- * or one by another replica (seen at the next look), has deliveries made as before, by a real HTTP receiver.
+ * or one by another replica (seen at the next look), has deliveries made as before, by a real HTTP receiver. On real
+ * Postgres: the worker is a pool — a slow receiver holds only its own attempt, never the other webhooks' — that keeps
+ * each webhook's order and, with two processes on one outbox, sends each delivery once.
  */
 import { PGlite } from "@electric-sql/pglite";
 import { Hono } from "hono";
-import { afterEach, describe, expect, it } from "vitest";
+import pg from "pg";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { AppEnv } from "../../api/http/env";
 import { routeAnswers } from "../../api/live/routeAnswers";
 import { createLogger } from "../../api/observability/logger";
@@ -14,7 +17,7 @@ import { createWebhookMetrics } from "../../api/observability/webhookMetrics";
 import { createIndexRuntime, NO_INDEX } from "../../api/read/runtime";
 import type { WebhookSettings, WebhookTiming } from "../../api/webhooks/engine";
 import { Webhooks } from "../../api/webhooks/service";
-import { pgliteSql, type Sql } from "../../api/webhooks/sql";
+import { pgliteSql, pgSql, type Sql } from "../../api/webhooks/sql";
 import { platformConfig } from "../support/platformApp";
 import { WebhookReceiver } from "../support/webhookReceiver";
 
@@ -49,12 +52,27 @@ function counting(sql: Sql): { sql: Sql; statements: string[] } {
 
 const outbox = (statements: string[]) => statements.filter((s) => s.includes(`${SCHEMA}".delivery`));
 const looks = (statements: string[]) => statements.filter((s) => s.includes("SELECT EXISTS (SELECT 1 FROM"));
+const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const opened: { close(): Promise<unknown> }[] = [];
 afterEach(async () => {
   for (const o of opened.splice(0).reverse()) await o.close();
 });
+
+/** One process's webhooks on a real Postgres schema, its engine started as startWebhooks' is. */
+async function startOnPostgres(schema: string, settings: WebhookSettings = SETTINGS) {
+  const webhooks = new Webhooks(pgSql(PG_URL, 3), schema, settings, logger, createWebhookMetrics(), {
+    pollMs: 100,
+    subscribedCheckMs: 60_000,
+    backlogMs: 60_000,
+  });
+  await webhooks.ready();
+  const rt = createIndexRuntime({ source: NO_INDEX, config: platformConfig(), rpc: null, logger });
+  webhooks.attach(rt, routeAnswers(new Hono<AppEnv>(), "webhook"));
+  opened.push({ close: () => webhooks.close() });
+  return webhooks;
+}
 
 /** One process's webhooks on `db`, its engine started on a runtime without an index (so it feeds nothing itself). */
 async function startWebhooks(db: PGlite, timing: WebhookTiming) {
@@ -83,11 +101,24 @@ async function receiver(): Promise<WebhookReceiver> {
 
 /** One delivery for `subscription` in the outbox, as a feeder inserts it (this process's, or another replica's). */
 async function enqueue(webhooks: Webhooks, subscription: string, block: bigint): Promise<void> {
+  await enqueueAll(webhooks, [subscription], block);
+}
+
+/** One delivery of `block` for each subscription, inserted in one feed (as the feeder does for a block). */
+async function enqueueAll(webhooks: Webhooks, subscriptions: string[], block: bigint): Promise<void> {
   await webhooks.store.feed(async () => ({
     to: block,
-    rows: [{ subscription, block, topic: "stats", type: "index.stats", payload: `{"block":"${block}"}` }],
+    rows: subscriptions.map((subscription) => ({
+      subscription,
+      block,
+      topic: "stats",
+      type: "index.stats",
+      payload: `{"block":"${block}"}`,
+    })),
   }));
 }
+
+const blocksOf = (received: { body: string }[]) => received.map((r) => Number(JSON.parse(r.body).block));
 
 describe("the webhook worker", () => {
   it("issues no outbox statement while no subscription exists, and delivers at once after a registration here", async () => {
@@ -140,4 +171,81 @@ describe("the webhook worker", () => {
     await sleep(700);
     expect(outbox(statements).length).toBe(before);
   });
+});
+
+describe("the webhook worker's pool, on Postgres", () => {
+  const schemas: string[] = [];
+  const schemaNamed = (name: string) => {
+    const schema = `wh_pool_${name}_${process.pid}_${Date.now()}`;
+    schemas.push(schema);
+    return schema;
+  };
+  afterAll(async () => {
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    for (const s of schemas) await c.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+    await c.end();
+  });
+
+  it("a slow receiver holds only its own attempt: another webhook's deliveries arrive at once meanwhile", async () => {
+    // 3 s to answer: inside the attempt's timeout (10 s here), so every one of its attempts succeeds, slowly.
+    const slowDelayMs = 3_000;
+    const webhooks = await startOnPostgres(schemaNamed("slow"), { ...SETTINGS, timeoutMs: 10_000 });
+    const slow = await receiver();
+    slow.delayMs = slowDelayMs;
+    const fast = await receiver();
+    const slowHook = (await webhooks.store.create(slow.url, ["stats"], "whsec_AAAA", 10))!;
+    const fastHook = (await webhooks.store.create(fast.url, ["stats"], "whsec_AAAA", 10))!;
+    webhooks.wake();
+
+    // Three blocks at once: the slow receiver's first attempt is in flight for 3 s, the fast one's three go meanwhile.
+    const at = Date.now();
+    for (const block of [1n, 2n, 3n]) await enqueueAll(webhooks, [slowHook.id, fastHook.id], block);
+    await fast.until((acked) => acked.length >= 3, 10_000);
+    expect(Date.now() - at).toBeLessThan(slowDelayMs * 0.67);
+    expect(slow.received.length).toBe(1);
+
+    // A block made while the slow receiver is still answering reaches the fast one promptly.
+    await sleep(200);
+    const made = Date.now();
+    await enqueueAll(webhooks, [slowHook.id, fastHook.id], 4n);
+    await fast.until((acked) => acked.length >= 4, 10_000);
+    expect(Date.now() - made).toBeLessThan(slowDelayMs * 0.67);
+
+    // Each webhook, slow or not, in block order, each delivery once.
+    await slow.until((acked) => acked.length >= 4, 4 * slowDelayMs + 5_000);
+    expect(blocksOf(fast.acked())).toEqual([1, 2, 3, 4]);
+    expect(blocksOf(slow.acked())).toEqual([1, 2, 3, 4]);
+    // The last answer is recorded before it is sent: wait for the worker to record it too.
+    for (let i = 0; i < 100 && (await webhooks.store.deliveries({ status: "pending", limit: 1 })).length > 0; i++)
+      await sleep(100);
+    const delivered = await webhooks.store.deliveries({ status: "delivered", limit: 20 });
+    expect(delivered.map((d) => d.attempts)).toEqual(Array(8).fill(1));
+  }, 30_000);
+
+  it("two processes on one outbox: every webhook's blocks arrive in order, each once, slow receivers or not", async () => {
+    const schema = schemaNamed("two");
+    const [a, b] = [await startOnPostgres(schema), await startOnPostgres(schema)];
+    const receivers = await Promise.all([0, 1, 2, 3].map(() => receiver()));
+    receivers[0]!.delayMs = 700;
+    receivers[1]!.delayMs = 300;
+    const hooks = [];
+    for (const r of receivers) hooks.push((await a.store.create(r.url, ["stats"], "whsec_AAAA", 10))!);
+    a.wake();
+    b.wake();
+    for (let block = 1n; block <= 6n; block++) {
+      await enqueueAll(
+        block % 2n === 0n ? a : b,
+        hooks.map((h) => h.id),
+        block,
+      );
+      await sleep(150);
+    }
+    for (const r of receivers) await r.until((acked) => acked.length >= 6, 20_000);
+    await sleep(500);
+    for (const r of receivers) {
+      expect(blocksOf(r.received)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(new Set(r.received.map((x) => x.id)).size).toBe(6);
+    }
+  }, 30_000);
 });
