@@ -26,6 +26,8 @@ for (const [net, bits] of [
   ["192.0.0.0", 24],
   // Documentation (TEST-NET-1, -2, -3): reserved, never a host on the internet.
   ["192.0.2.0", 24],
+  // 6to4 relay anycast (deprecated, RFC 7526): a relay, not a host.
+  ["192.88.99.0", 24],
   ["192.168.0.0", 16],
   ["198.18.0.0", 15],
   ["198.51.100.0", 24],
@@ -38,14 +40,22 @@ for (const [net, bits] of [
 for (const [net, bits] of [
   // IPv4-compatible (deprecated; `::` and `::1` among them): the IPv4 address they embed is not judged here.
   ["::", 96],
+  // IPv4-translated (SIIT, RFC 2765): embeds an IPv4 address, as IPv4-mapped does (those are judged as IPv4).
+  ["::ffff:0:0:0", 96],
   ["64:ff9b::", 96],
   ["100::", 64],
-  // Teredo and 6to4 embed an IPv4 address (a private one, possibly); documentation.
-  ["2001::", 32],
+  // IETF protocol assignments (RFC 2928): Teredo (2001::/32, embeds an IPv4 address), benchmarking, ORCHID, AMT,
+  // AS112 — special-purpose, never a receiver's host.
+  ["2001::", 23],
   ["2001:db8::", 32],
   ["2002::", 16],
+  // Documentation (RFC 9637) and SRv6 segment ids (RFC 9602).
+  ["3fff::", 20],
+  ["5f00::", 16],
   ["fc00::", 7],
   ["fe80::", 10],
+  // Site-local (deprecated by RFC 3879, still routed inside some networks).
+  ["fec0::", 10],
   ["ff00::", 8],
 ] as const) {
   NON_PUBLIC.addSubnet(net, bits, "ipv6");

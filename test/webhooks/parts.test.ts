@@ -86,6 +86,38 @@ describe("targets", () => {
     ]) {
       expect(addressClass(ip), ip).toBe("private");
     }
+    // Special-purpose ranges (IANA's registries), each at its first, inner and last address.
+    const special: [range: string, addresses: string[]][] = [
+      ["fec0::/10 site-local", ["fec0::", "fec0::1", "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"]],
+      ["192.88.99.0/24 6to4 relay anycast", ["192.88.99.0", "192.88.99.1", "192.88.99.255"]],
+      [
+        "::ffff:0:0:0/96 IPv4-translated",
+        ["::ffff:0:0:0", "::ffff:0:7f00:1", "::ffff:0:a9fe:a9fe", "::ffff:0:ffff:ffff"],
+      ],
+      ["2001:10::/28 ORCHID", ["2001:10::", "2001:10::1", "2001:1f:ffff:ffff:ffff:ffff:ffff:ffff"]],
+      ["2001:20::/28 ORCHIDv2", ["2001:20::", "2001:20::1", "2001:2f:ffff:ffff:ffff:ffff:ffff:ffff"]],
+      ["2001::/23 IETF protocol assignments", ["2001:2::1", "2001:3::1", "2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff"]],
+      ["3fff::/20 documentation", ["3fff::1", "3fff:fff::1"]],
+      ["5f00::/16 SRv6 SIDs", ["5f00::1"]],
+    ];
+    for (const [range, addresses] of special) {
+      for (const ip of addresses) {
+        expect(addressClass(ip), `${range}: ${ip}`).toBe("private");
+        expect(allowedAddress(ip, "none"), `${range}: ${ip}`).toBe(false);
+        expect(allowedAddress(ip, "loopback"), `${range}: ${ip}`).toBe(false);
+      }
+    }
+    // Their neighbours are public.
+    for (const ip of [
+      "192.88.98.255",
+      "192.88.100.0",
+      "::fffe:0:7f00:1",
+      "2001:200::1",
+      "3ffe:ffff::1",
+      "4000::1",
+      "5f01::1",
+    ])
+      expect(addressClass(ip), ip).toBe("public");
     for (const ip of [
       "1.1.1.1",
       "8.8.8.8",
