@@ -24,7 +24,11 @@ const HEADERS = {
 };
 
 const RESPONSES = {
-  "2XX": { description: "Acknowledged: delivered. Any other answer (or none within WEBHOOK_TIMEOUT_MS) is retried." },
+  "2XX": {
+    description:
+      "Acknowledged: delivered. The status ends the attempt (the body is not read). Any other answer (or no " +
+      "status within WEBHOOK_TIMEOUT_MS) is retried.",
+  },
 };
 
 const BLOCK = { type: "string", pattern: "^(0|[1-9][0-9]*)$" };
