@@ -66,7 +66,11 @@ export type WebhookTiming = {
 
 export const WEBHOOK_TIMING: WebhookTiming = { pollMs: 500, subscribedCheckMs: 10_000, backlogMs: 5_000 };
 
-/** The delivery's body: Standard Webhooks' `{ type, timestamp, data }`, the answer's JSON text embedded as is. */
+/**
+ * The delivery's body: Standard Webhooks' `{ type, timestamp, data }`, the answer's JSON text embedded as is. Stored
+ * as made, so `timestamp` is when the delivery was queued (the spec's "timestamp of the event"), the same on every
+ * retry; each attempt's time is its `webhook-timestamp` header.
+ */
 function payload(type: string, data: string): string {
   return `{"type":"${type}","timestamp":"${new Date().toISOString()}","data":${data}}`;
 }

@@ -39,7 +39,12 @@ export const INDEX_EVENT_SCHEMA = {
   additionalProperties: false,
   properties: {
     type: { type: "string", pattern: "^index\\.(lock|account|board|stats|activity)$" },
-    timestamp: { type: "string", description: "When the delivery was made (ISO 8601)." },
+    timestamp: {
+      type: "string",
+      description:
+        "When the delivery was queued (ISO 8601): the same on every retry and replay; the attempt's time is the " +
+        "webhook-timestamp header.",
+    },
     data: {
       type: "object",
       required: ["topic", "blockNumber", "answer"],
@@ -315,7 +320,10 @@ export const WEBHOOK_OPERATIONS = {
       summary: "Delete a webhook and its deliveries.",
       parameters: [idParameter],
       responses: {
-        "200": json("Deleted.", ok({ deleted: ID }, ["deleted"]), { ok: true, deleted: EXAMPLE_ID }),
+        "200": json("Deleted, with all its deliveries (delivered ones included).", ok({ deleted: ID }, ["deleted"]), {
+          ok: true,
+          deleted: EXAMPLE_ID,
+        }),
         ...failures(401, 404, 429, 503),
       },
     }),
