@@ -7,7 +7,9 @@
  * SKIP LOCKED, then a lease in `next_attempt_at`).
  *
  * Order per subscriber: `seq` is the order of insertion, which is block order (one feeder at a time, ascending
- * blocks); only a subscriber's oldest pending delivery may be attempted, so a failing one holds the rest back.
+ * blocks); only a subscriber's oldest undelivered (pending or dead) delivery may be attempted, and only when it is
+ * pending: a failing one holds the rest back, and a dead one holds back every later one until a replay — those fed
+ * after it are queued dead too, so the list says why they wait.
  */
 import { randomBytes } from "node:crypto";
 import type { Sql } from "./sql";
@@ -88,6 +90,10 @@ export class WebhookStore {
         delivered_at timestamptz)`);
       await tx.query(
         `CREATE INDEX IF NOT EXISTS delivery_pending ON ${s}.delivery (subscription_id, seq) WHERE status = 'pending'`,
+      );
+      // A subscriber's undelivered ones in order: the claim's heads, and the feed's look for a dead one.
+      await tx.query(
+        `CREATE INDEX IF NOT EXISTS delivery_open ON ${s}.delivery (subscription_id, seq) WHERE status IN ('pending', 'dead')`,
       );
       await tx.query(`CREATE INDEX IF NOT EXISTS delivery_block ON ${s}.delivery (block)`);
       await tx.query(`CREATE TABLE IF NOT EXISTS ${s}.cursor (
@@ -214,9 +220,14 @@ export class WebhookStore {
       if (!fed) return 0;
       for (const d of fed.rows) {
         await tx.query(
-          // A subscription deleted meanwhile gets nothing (rather than failing the whole feed on its foreign key).
-          `INSERT INTO ${this.#s}.delivery (id, subscription_id, block, topic, type, payload)
-           SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text, $6::text WHERE EXISTS (SELECT 1 FROM ${this.#s}.subscription WHERE id = $2)`,
+          // A subscription deleted meanwhile gets nothing (rather than failing the whole feed on its foreign key). One
+          // with a dead delivery gets this one dead behind it: sent in order by the replay, never before it.
+          `INSERT INTO ${this.#s}.delivery (id, subscription_id, block, topic, type, payload, status, last_error)
+           SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text, $6::text,
+                  CASE WHEN dead THEN 'dead' ELSE 'pending' END,
+                  CASE WHEN dead THEN 'an earlier delivery of its webhook went dead' END
+             FROM (SELECT EXISTS (SELECT 1 FROM ${this.#s}.delivery WHERE subscription_id = $2 AND status = 'dead') AS dead) d
+            WHERE EXISTS (SELECT 1 FROM ${this.#s}.subscription WHERE id = $2)`,
           [newId("msg"), d.subscription, d.block.toString(), d.topic, d.type, d.payload],
         );
       }
@@ -249,7 +260,8 @@ export class WebhookStore {
   }
 
   /**
-   * Claims up to `limit` due deliveries, each the oldest pending of its subscriber, for `leaseMs` (pushed into
+   * Claims up to `limit` due deliveries, each the oldest undelivered of its subscriber (none while that one is dead:
+   * a row fed in the instant it died may be pending behind it), for `leaseMs` (pushed into
    * `next_attempt_at`, so no other worker takes it meanwhile, and a worker that dies lets it go when the lease ends).
    */
   async claim(limit: number, leaseMs: number): Promise<Claimed[]> {
@@ -264,7 +276,7 @@ export class WebhookStore {
     }>(
       `WITH heads AS (
          SELECT DISTINCT ON (subscription_id) seq FROM ${s}.delivery
-          WHERE status = 'pending' ORDER BY subscription_id, seq),
+          WHERE status IN ('pending', 'dead') ORDER BY subscription_id, seq),
        due AS (
          SELECT d.seq FROM ${s}.delivery d JOIN heads h ON h.seq = d.seq
           WHERE d.status = 'pending' AND d.next_attempt_at <= now()

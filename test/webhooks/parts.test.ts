@@ -265,4 +265,50 @@ describe("the outbox on Postgres", () => {
     const again = (await store.claim(100, 60_000)).filter((x) => x.url === hook.url);
     expect(again.map((x) => x.seq)).toEqual([c!.seq]);
   });
+
+  it("blocks fed after a delivery went dead wait dead behind it, and a replay sends them all in block order", async () => {
+    const hook = (await store.create("http://127.0.0.1:9/order", ["stats"], "s", 10))!;
+    const feedBlocks = (n: bigint[]) =>
+      store.feed(async (cursor) => ({
+        to: cursor! + BigInt(n.length),
+        rows: n.map((block) => ({
+          subscription: hook.id,
+          block,
+          topic: "stats",
+          type: "index.stats",
+          payload: `{"b":${block}}`,
+        })),
+      }));
+    const mine = async () => (await store.claim(100, 60_000)).filter((x) => x.url === hook.url);
+    await feedBlocks([100n, 101n]);
+    const [first] = await mine();
+    await store.failed(first!.seq, first!.attempts, "HTTP 500", null);
+
+    // Fed after the death: queued dead behind it, not sent ahead of it.
+    await feedBlocks([102n]);
+    expect(await mine()).toEqual([]);
+    const listed = await store.deliveries({ webhook: hook.id, limit: 10 });
+    expect(listed.map((d) => [d.blockNumber, d.status])).toEqual([
+      ["102", "dead"],
+      ["101", "dead"],
+      ["100", "dead"],
+    ]);
+    // One fed in the instant the delivery died (pending, behind the dead ones) waits too.
+    await feedBlocks([103n]);
+    await sql.query(`UPDATE "${schema}".delivery SET status = 'pending' WHERE subscription_id = $1 AND block = 103`, [
+      hook.id,
+    ]);
+    expect(await mine()).toEqual([]);
+
+    expect(await store.replay(hook.id)).toBe(3);
+    const sent: number[] = [];
+    for (let round = 0; round < 10; round++) {
+      const claimed = await mine();
+      if (claimed.length === 0) break;
+      expect(claimed).toHaveLength(1);
+      sent.push(JSON.parse(claimed[0]!.payload).b);
+      await store.delivered(claimed[0]!.seq, claimed[0]!.attempts);
+    }
+    expect(sent).toEqual([100, 101, 102, 103]);
+  });
 });
