@@ -311,4 +311,26 @@ describe("the outbox on Postgres", () => {
     }
     expect(sent).toEqual([100, 101, 102, 103]);
   });
+
+  it("deleting a webhook deletes all its deliveries, delivered ones included (as the docs say)", async () => {
+    const hook = (await store.create("http://127.0.0.1:9/deleted", ["stats"], "s", 10))!;
+    await store.feed(async (cursor) => ({
+      to: cursor! + 2n,
+      rows: [1n, 2n].map((i) => ({
+        subscription: hook.id,
+        block: cursor! + i,
+        topic: "stats",
+        type: "index.stats",
+        payload: "{}",
+      })),
+    }));
+    const [c] = (await store.claim(100, 60_000)).filter((x) => x.url === hook.url);
+    expect(await store.delivered(c!.seq, c!.attempts)).toBe(true);
+    expect((await store.deliveries({ webhook: hook.id, limit: 10 })).map((d) => d.status)).toEqual([
+      "pending",
+      "delivered",
+    ]);
+    expect(await store.remove(hook.id)).toBe(true);
+    expect(await store.deliveries({ webhook: hook.id, limit: 10 })).toEqual([]);
+  });
 });
