@@ -10,8 +10,9 @@
  * then every topic's answer at the new head, below the cursor or past it. Whichever process holds the cursor feeds;
  * the others find it moved and feed nothing.
  *
- * The worker, in every process, claims due deliveries (the oldest pending of each subscriber) and POSTs them signed;
- * a failure is retried on the schedule (WEBHOOK_RETRY_SCHEDULE), then dead until an operator replays it. It polls the
+ * The worker, in every process, keeps a pool of attempts: it claims due deliveries (each subscriber's oldest
+ * undelivered, when pending) into its free slots and POSTs them signed; a failure is retried on the schedule
+ * (WEBHOOK_RETRY_SCHEDULE), then dead until an operator replays it. It polls the
  * outbox only while a subscription exists: with none there can be no delivery (deleting a subscription deletes its
  * deliveries), so an idle deployment costs one look at the subscriptions every 10 s (one registered by another
  * replica) instead of a claim every 500 ms. A registration, a replay or a feed with subscriptions in this process
