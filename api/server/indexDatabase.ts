@@ -143,6 +143,7 @@ export function openIndexDatabase(options: {
           }),
       }).start()
     : null;
+  let chainConfirmed = false;
   return {
     locks: store,
     signal,
@@ -158,13 +159,18 @@ export function openIndexDatabase(options: {
       );
       const row = (res as unknown as { rows: { present: boolean; checkpointed: boolean }[] }).rows[0];
       if (row?.present !== true) return false;
-      if (options.chainId === undefined || !row.checkpointed) return true;
+      if (options.chainId === undefined || !row.checkpointed || chainConfirmed) return true;
       // Ponder's checkpoint names the chain it indexes (one row per chain): another chain's index is never served.
+      // Checked until it is this deployment's, then no more: the probe must not queue behind a lock on the table.
       const chains = await timedQuery(options.onQuery, "readiness", () =>
         db.execute(sql`SELECT chain_id::text AS chain_id FROM ${sql.identifier(options.schema)}."_ponder_checkpoint"`),
       );
       const ids = (chains as unknown as { rows: { chain_id: string }[] }).rows.map((r) => r.chain_id);
-      if (ids.every((id) => id === String(options.chainId))) return true;
+      if (ids.length > 0 && ids.every((id) => id === String(options.chainId))) {
+        chainConfirmed = true;
+        return true;
+      }
+      if (ids.length === 0) return true;
       options.onOtherChain?.(ids);
       return "another chain";
     }),
