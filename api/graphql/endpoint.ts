@@ -132,11 +132,15 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
       // Theirs may wait for a `number_gte` block (its own deadline pushed out by its waitMs, which this request's
       // plan, never made, would have asked for too): this request waits as long, at most the longest wait.
       if (key.includes("number_gte")) extendDeadline(c as AppContext, MAX_WAIT_MS);
+      const since = performance.now();
       const theirs = await theirsRunning.catch(() => undefined);
       if (theirs?.shareable) {
         o.deps.metrics.graphqlAnswers.inc({ made: "shared" });
         return theirs;
       }
+      // Not shared (theirs met an error: an INDEX_BEHIND after its whole wait, most often): this request's own
+      // execution waits only what is left of its waitMs, not all of it again (which took up to 2 × waitMs).
+      (c as AppContext).set("waitedForOthersMs", performance.now() - since);
     }
     o.deps.metrics.graphqlAnswers.inc({ made: "own" });
     const mine = execute(c, request, source);

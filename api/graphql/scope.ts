@@ -143,7 +143,9 @@ export class RequestScope {
   /** The plan's `block: { number_gte }`, for the read model (api/read/runtime.ts atLeastOf) to honour. */
   #atLeast(): void {
     const min = this.plan.minBlock;
-    if (min !== null) (this.c as AppContext).set("atLeast", { minBlock: min.value, waitMs: min.waitMs });
+    if (min === null) return;
+    const spentMs = (this.c as AppContext).get("waitedForOthersMs");
+    (this.c as AppContext).set("atLeast", { minBlock: min.value, waitMs: min.waitMs, spentMs });
   }
 
   /**

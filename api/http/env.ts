@@ -51,7 +51,12 @@ export type AppVariables = {
   /** Pushes the request's deadline out by `ms` (a `minBlock` wait: api/read/headWatch.ts); under deadline() only. */
   extendDeadline: (ms: number) => void;
   /** The request's `minBlock` and `waitMs` (api/read/runtime.ts AtLeast), set by the feature that parsed them. */
-  atLeast: { minBlock: bigint; waitMs: number };
+  atLeast: { minBlock: bigint; waitMs: number; spentMs?: number };
+  /**
+   * How long a GraphQL request waited for an identical request's execution that it could not share (an error, such as
+   * its INDEX_BEHIND): spent from its own `waitMs` (api/graphql/endpoint.ts answerOf).
+   */
+  waitedForOthersMs: number;
 };
 
 export type AppEnv = { Bindings: AppBindings; Variables: AppVariables };

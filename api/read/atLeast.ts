@@ -109,8 +109,10 @@ export async function waitForHead(o: {
     );
   }
   watch.saw(o.head);
-  extendDeadline(c as AppContext, target.waitMs);
-  const outcome = await watch.wait(target.block, target.waitMs, requestDeadline(c as AppContext));
+  // What is left of the client's waitMs: a GraphQL request may have spent some waiting on an identical one's execution.
+  const leftMs = Math.max(0, Math.round(target.waitMs - (target.spentMs ?? 0)));
+  extendDeadline(c as AppContext, leftMs);
+  const outcome = await watch.wait(target.block, leftMs, requestDeadline(c as AppContext));
   if (outcome !== "reached") {
     throw behind(target, watch.latest ?? o.head, outcome === "full" ? 0 : target.waitMs, o.of);
   }

@@ -384,6 +384,33 @@ describe("identical requests together", () => {
     expect(answers[0]!.body.errors).toBeUndefined();
     expect([count("own"), count("shared")]).toEqual([1, 7]);
   });
+
+  it("identical `number_gte` waits the index never meets: each is answered INDEX_BEHIND within its own waitMs", async () => {
+    // The leader's INDEX_BEHIND is not shared (an execution that met an error): each follower then reads again,
+    // waiting only what is left of its own waitMs, not a second full wait (red-team: 2 × waitMs).
+    // Each document compiled before (on a busy machine a compile's rest can refuse the next): what is timed is the wait.
+    const compiled = async (query: string) => {
+      for (let tries = 0; ; tries++) {
+        const answer = await gql(query);
+        if (!codes(answer.body).includes("COMPILE_QUEUE_FULL") || tries === 40) return answer;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    };
+    const head = BigInt((await compiled("{ _meta { block } }")).body.data!._meta.block);
+    const query = `{ _meta(block: { number_gte: "${head + 1n}", waitMs: 1000 }) { block } }`;
+    const timed = async () => {
+      const started = performance.now();
+      const answer = await gql(query);
+      return { answer, ms: performance.now() - started };
+    };
+    await compiled(query);
+    const answers = await Promise.all(Array.from({ length: 4 }, timed));
+    for (const { answer, ms } of answers) {
+      expect(codes(answer.body)).toEqual(["INDEX_BEHIND"]);
+      expect(ms).toBeGreaterThanOrEqual(950);
+      expect(ms).toBeLessThan(1_300);
+    }
+  });
 });
 
 describe("refusals", () => {
