@@ -134,6 +134,7 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs - SERVER_LIMITS.keepAliveAdvertisedEarlyMs;
     server.keepAliveTimeoutBuffer = SERVER_LIMITS.keepAliveAdvertisedEarlyMs;
     answerProtocolErrors(server, metrics);
+    const answering = answersInFlight(server);
     let guard: ConnectionGuard | undefined;
     if (options.guard !== false) {
       const { max, perIp, refusing } = limits;
@@ -148,7 +149,7 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
     // retransmission (1 s, then 3 s) before it was even accepted.
     server.listen({ port: options.port, host: options.hostname, backlog: SERVER_LIMITS.acceptBacklog }, () => {
       const { port } = server.address() as AddressInfo;
-      resolve({ server, port, limits, guard, close: (drainMs) => drain(server, drainMs) });
+      resolve({ server, port, limits, guard, close: (drainMs) => drain(server, drainMs, answering) });
     });
   });
 }
@@ -193,12 +194,38 @@ function hotFirst(hotPath: NodeHotPath, routed: RequestListener): RequestListene
   };
 }
 
-async function drain(server: Server, drainMs: number): Promise<void> {
+/** The answers not yet finished (or abandoned), so a drain can tell those already in flight to close after them. */
+function answersInFlight(server: Server): Set<ServerResponse> {
+  const answering = new Set<ServerResponse>();
+  server.prependListener("request", (_req, res: ServerResponse) => {
+    answering.add(res);
+    res.once("close", () => answering.delete(res));
+  });
+  return answering;
+}
+
+/**
+ * `Connection: close` on an answer whose headers are not written yet, and its socket closed after it; one already
+ * begun (a stream) is closed after it ends.
+ */
+function closeAfter(res: ServerResponse): void {
+  if (!res.headersSent) {
+    res.shouldKeepAlive = false;
+    res.setHeader("connection", "close");
+  } else {
+    (res as ServerResponse & { _last?: boolean })._last = true;
+  }
+}
+
+async function drain(server: Server, drainMs: number, answering: Set<ServerResponse>): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  // A request still arriving on an open keep-alive connection is served, then its connection closes; a
-  // connection that falls idle is closed within 100 ms, so a client (a load balancer's pool) holding idle
-  // keep-alive connections does not hold the exit until the bound.
-  server.prependListener("request", (_req, res: ServerResponse) => res.setHeader("connection", "close"));
+  // Every answer written from now on says `connection: close` and its connection closes after it: those in flight
+  // (answered `keep-alive`, a client sent its next request on the socket and the idle sweep below reset it) and
+  // any request still arriving on an open keep-alive connection. A connection that falls idle is closed within
+  // 100 ms, so a client (a load balancer's pool) holding idle keep-alive connections does not hold the exit until
+  // the bound.
+  for (const res of answering) closeAfter(res);
+  server.prependListener("request", (_req, res: ServerResponse) => closeAfter(res));
   server.closeIdleConnections();
   const sweep = setInterval(() => server.closeIdleConnections(), 100);
   const bound = new Promise<void>((resolve) => setTimeout(resolve, drainMs).unref());

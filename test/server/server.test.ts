@@ -8,7 +8,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ApiApp } from "../../api/app";
+import type { AppEnv } from "../../api/http/env";
 import { type ApiServer, acceptQueue, SERVER_LIMITS, startApiServer } from "../../api/server/server";
 import { startDevnet, type TestDevnet } from "../support/devnet";
 import { platformApp } from "../support/platformApp";
@@ -199,4 +202,52 @@ describe("the timeouts on the API process", () => {
       `keep-alive: timeout=${(SERVER_LIMITS.keepAliveTimeoutMs - SERVER_LIMITS.keepAliveAdvertisedEarlyMs) / 1000}`,
     );
   }, 90_000);
+});
+
+describe("the drain (SIGTERM)", () => {
+  it("an answer in flight when it starts says `connection: close` and its connection closes after it: no reset", async () => {
+    // A keep-alive client whose request is in flight at the signal: answered `keep-alive`, it sent its next request
+    // on the same socket and the drain's idle sweep closed that socket under it (red-team: 4 of 20 reset).
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let arrived = () => {};
+    const inFlight = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const hono = new Hono<AppEnv>();
+    hono.get("/slow", async (c) => {
+      arrived();
+      await held;
+      return c.text("done");
+    });
+    const app = Object.assign(hono, { nodeHotPath: () => false, warm: async () => {} }) as ApiApp;
+    const server = await startApiServer(app, { port: 0, hostname: "127.0.0.1" });
+    const socket = connect(server.port, "127.0.0.1");
+    socket.setEncoding("utf8");
+    let answer = "";
+    socket.on("data", (chunk: string) => {
+      answer += chunk;
+    });
+    const ended = new Promise<string>((resolve) => {
+      socket.on("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? "error"));
+      socket.on("close", () => resolve("closed"));
+    });
+    socket.write("GET /slow HTTP/1.1\r\nhost: x\r\nconnection: keep-alive\r\n\r\n");
+    await inFlight;
+    const drained = server.close(5_000);
+    release();
+    await new Promise<void>((resolve) => {
+      const check = () => (answer.includes("done") ? resolve() : setTimeout(check, 5));
+      check();
+    });
+    // A client that reuses the connection anyway: its request is not answered on it, and it is not reset.
+    if (!socket.destroyed) socket.write("GET /slow HTTP/1.1\r\nhost: x\r\n\r\n");
+    expect(await ended).toBe("closed");
+    await drained;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(`${answer.split("\r\n\r\n")[0]!.toLowerCase()}\r\n`).toContain("\r\nconnection: close\r\n");
+    expect(answer.match(/HTTP\/1\.1/g)).toHaveLength(1);
+  });
 });
