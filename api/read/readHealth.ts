@@ -1,7 +1,8 @@
 /**
  * Whether the index's reads have been failing, and for how long: /ready's second question (issue 30, 7). The
  * database can answer /ready's own check (its tables are there) while every read of the index fails — a lock held
- * on a table, a views schema gone, a pool that never frees — and a load balancer must then take this replica out.
+ * on a table, a pool that never frees (a views schema gone is the base's "index missing") — and a load balancer
+ * must then take this replica out.
  * Every read of the runtime (api/read/runtime.ts: `guarded`) reports here; a success ends the streak.
  */
 import { CancelSource } from "../http/cancellation";

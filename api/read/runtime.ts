@@ -468,7 +468,16 @@ function forgetOnReorg(
 /** A read of the index, its failures said in the API's terms (never a 500 for a database that is down). */
 export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Promise<T> {
   try {
-    const value = await read();
+    let value: T;
+    try {
+      value = await read();
+    } catch (error) {
+      // A read that Postgres chose as a deadlock's victim (Ponder's view switch, `CREATE OR REPLACE VIEW` in one
+      // transaction, takes the views' locks in an order of its own) or aborted as a serialization failure: the
+      // statement only reads, so it is read again, once. Its cancel signal still bounds it by the request's deadline.
+      if (!RETRIED_CODES.has(pgCodeOf(error) ?? "")) throw error;
+      value = await read();
+    }
     rt.health.succeeded();
     return value;
   } catch (error) {
@@ -478,6 +487,9 @@ export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Prom
     }
     if (error instanceof IndexNotStartedError) throw new IndexUnavailableError("not started", { cause: error });
     if (error instanceof IndexRecoveringError) throw new IndexUnavailableError("not ready", { cause: error });
+    // The views (or their schema) are not there yet: the database answers, the index is not created (/ready says
+    // "index missing") — not the database failing, so not a failed read for /ready's streak, and not logged.
+    if (MISSING_CODES.has(pgCodeOf(error) ?? "")) throw new IndexUnavailableError("not started", { cause: error });
     if (error instanceof AboveIndexHeadError) {
       // Not the database failing: the index is behind the head this process was told (a redeploy's views switch).
       // This request is refused; the next ones probe the index's head until a notification comes again.
@@ -488,6 +500,22 @@ export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Prom
     rt.warn("index read failed", "lock index read failed", { error: (error as Error).name, cause: causeOf(error) });
     throw new IndexUnavailableError("unreachable", { cause: error });
   }
+}
+
+/** Postgres errors a read-only statement may simply run again after: deadlock_detected, serialization_failure. */
+const RETRIED_CODES = new Set(["40P01", "40001"]);
+/** Postgres errors of an index not created: undefined_table, invalid_schema_name. */
+const MISSING_CODES = new Set(["42P01", "3F000"]);
+
+/** The SQLSTATE of a Postgres error (pg's DatabaseError), also when wrapped (drizzle's `cause`); else undefined. */
+export function pgCodeOf(error: unknown): string | undefined {
+  let e = error;
+  for (let depth = 0; depth < 4 && typeof e === "object" && e !== null; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 /** An answer, where it was read, and whether a block was named (the head otherwise). */
