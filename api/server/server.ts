@@ -12,8 +12,8 @@
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
  */
 import { readFileSync } from "node:fs";
-import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
+import { type AddressInfo, Server as NetServer, type Socket } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { ApiApp } from "../app";
 import { CONNECTION_DEFAULTS, type ConnectionLimits } from "../config";
@@ -194,15 +194,43 @@ function hotFirst(hotPath: NodeHotPath, routed: RequestListener): RequestListene
   };
 }
 
-/** The answers not yet finished (or abandoned), so a drain can tell those already in flight to close after them. */
-function answersInFlight(server: Server): Set<ServerResponse> {
-  const answering = new Set<ServerResponse>();
-  server.prependListener("request", (_req, res: ServerResponse) => {
-    answering.add(res);
-    res.once("close", () => answering.delete(res));
+/** A connection's answers in flight, and since when it has had none (its open, or its last answer's end). */
+type ConnectionState = { busy: number; idleSince: number };
+
+/**
+ * The answers not yet finished (or abandoned), so a drain can tell those already in flight to close after them; and
+ * each connection's state, so it closes only connections idle for a while.
+ */
+type InFlight = { answers: Set<ServerResponse>; connections: Map<Socket, ConnectionState> };
+
+function answersInFlight(server: Server): InFlight {
+  const answers = new Set<ServerResponse>();
+  const connections = new Map<Socket, ConnectionState>();
+  server.on("connection", (socket: Socket) => {
+    connections.set(socket, { busy: 0, idleSince: performance.now() });
+    socket.once("close", () => connections.delete(socket));
   });
-  return answering;
+  server.prependListener("request", (req: IncomingMessage, res: ServerResponse) => {
+    answers.add(res);
+    const state = connections.get(req.socket);
+    if (state) state.busy++;
+    res.once("close", () => {
+      answers.delete(res);
+      if (state) {
+        state.busy--;
+        state.idleSince = performance.now();
+      }
+    });
+  });
+  return { answers, connections };
 }
+
+/**
+ * How long a keep-alive connection must have been idle before the drain closes it: one answered just before the
+ * drain began may already carry its client's next request (on the wire, not yet parsed), which a close would reset;
+ * that request is answered `connection: close` instead. A client pausing this long between requests is not mid-send.
+ */
+const DRAIN_IDLE_MS = 200;
 
 /**
  * `Connection: close` on an answer whose headers are not written yet, and its socket closed after it; one already
@@ -217,17 +245,26 @@ function closeAfter(res: ServerResponse): void {
   }
 }
 
-async function drain(server: Server, drainMs: number, answering: Set<ServerResponse>): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+async function drain(server: Server, drainMs: number, inFlight: InFlight): Promise<void> {
+  // net.Server's close, not http.Server's: that one also closes every idle connection at once (Node ≥ 19), among
+  // them one just answered `keep-alive` whose client's next request is already on the wire — reset (closeIdle below
+  // waits DRAIN_IDLE_MS). Its connection-check timer is unref'd: it holds nothing.
+  const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
   // Every answer written from now on says `connection: close` and its connection closes after it: those in flight
-  // (answered `keep-alive`, a client sent its next request on the socket and the idle sweep below reset it) and
-  // any request still arriving on an open keep-alive connection. A connection that falls idle is closed within
-  // 100 ms, so a client (a load balancer's pool) holding idle keep-alive connections does not hold the exit until
-  // the bound.
-  for (const res of answering) closeAfter(res);
+  // (answered `keep-alive`, a client sent its next request on the socket and the idle sweep reset it) and any
+  // request still arriving on an open keep-alive connection. A connection idle for DRAIN_IDLE_MS is closed (swept
+  // every 100 ms), so a client (a load balancer's pool) holding idle keep-alive connections does not hold the exit
+  // until the bound.
+  for (const res of inFlight.answers) closeAfter(res);
   server.prependListener("request", (_req, res: ServerResponse) => closeAfter(res));
-  server.closeIdleConnections();
-  const sweep = setInterval(() => server.closeIdleConnections(), 100);
+  const closeIdle = () => {
+    const now = performance.now();
+    for (const [socket, state] of inFlight.connections) {
+      if (state.busy === 0 && now - state.idleSince >= DRAIN_IDLE_MS) socket.destroy();
+    }
+  };
+  closeIdle();
+  const sweep = setInterval(closeIdle, 100);
   const bound = new Promise<void>((resolve) => setTimeout(resolve, drainMs).unref());
   await Promise.race([closed, bound]);
   clearInterval(sweep);

@@ -9,6 +9,7 @@
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -220,6 +221,42 @@ describe("probes never hang", () => {
   it("SIGTERM drains and exits 0", async () => {
     const p = await startApi();
     expect(await p.stop("SIGTERM")).toEqual({ code: 0, signal: null });
+  });
+
+  it("SIGTERM with keep-alive clients mid-request: answers after it say `connection: close`, none is reset", async () => {
+    // Red-team: 20 keep-alive clients looping /health; the answers in flight at the signal said keep-alive, the
+    // clients reused their sockets and the drain's idle sweep reset 4 of those next requests.
+    const p = await startApi();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+    const seen: Record<string, number> = {};
+    let signalled = false;
+    const one = () =>
+      new Promise<string>((resolve) => {
+        const req = http.get(`${p.url}/health`, { agent }, (res) => {
+          res.resume();
+          res.on("end", () => resolve(`${res.statusCode} ${res.headers.connection}`));
+        });
+        req.on("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? "error"));
+      });
+    const loops = Array.from({ length: 20 }, async () => {
+      for (;;) {
+        const outcome = await one();
+        const key = `${signalled ? "after" : "before"}: ${outcome}`;
+        seen[key] = (seen[key] ?? 0) + 1;
+        if (signalled && outcome === "ECONNREFUSED") return;
+      }
+    });
+    await new Promise((r) => setTimeout(r, 1_000));
+    signalled = true;
+    const stopped = p.stop("SIGTERM");
+    await Promise.all(loops);
+    agent.destroy();
+    expect(await stopped).toEqual({ code: 0, signal: null });
+    // "after" counts from the kill: answers written before the process took the signal still say keep-alive. Then
+    // each connection's last answer says close, and its client's next request finds the listener gone — no reset.
+    const after = Object.keys(seen).filter((k) => k.startsWith("after") && k !== "after: 200 keep-alive");
+    expect(after.sort(), JSON.stringify(seen)).toEqual(["after: 200 close", "after: ECONNREFUSED"]);
+    expect(seen["after: 200 close"], JSON.stringify(seen)).toBe(20);
   });
 
   it("runs on the allocator serve:api preloads (jemalloc mapped into the process, no loader complaint)", async () => {
