@@ -39,7 +39,7 @@ import { registerWebhookRoutes, WEBHOOKS_PATH } from "./webhooks/routes";
 export function appDeps(input: AppDepsInput): AppDeps {
   const metrics = input.metrics ?? createMetrics();
   const logger = input.logger ?? createLogger({ level: input.config.logLevel });
-  // A node outage is in the log with its cause, once a minute with a count (operations.md "Outage logs").
+  // A node outage is in the log with its cause, once a minute with a count (operations.md, outage logs).
   const warnOutage = throttledWarnings(logger);
   const rpcBackoff =
     input.rpcBackoff ??

@@ -145,7 +145,7 @@ describe("state, quote, prepare and preflight in a 10 s outage under load", () =
       expect(withRetryAfter + failed + cached).toBe(sent);
       expect([...answers.keys()].filter((k) => k.startsWith("200") && !k.endsWith("preflight"))).toEqual([]);
       expect(withRetryAfter).toBeGreaterThan(1_000);
-      // The operator is told, with the cause, once a minute per kind of failure (operations.md "Outage logs"), not
+      // The operator is told, with the cause, once a minute per kind of failure (operations.md, outage logs), not
       // once per request: thousands of failed requests, at most a line per kind (unreachable, timeout).
       const nodeWarnings = warnings.filter((w) => w.msg.startsWith("node read failed"));
       expect(nodeWarnings.length, JSON.stringify(warnings)).toBeGreaterThanOrEqual(1);
