@@ -84,6 +84,10 @@ const encoder = new TextEncoder();
 export type EventSink = {
   write(chunk: string): boolean;
   readonly writableLength: number;
+  /** Past its high-water mark: a paced writer waits for 'drain' (or 'close'). */
+  readonly writableNeedDrain: boolean;
+  once(event: "drain" | "close", listener: () => void): unknown;
+  off(event: "drain" | "close", listener: () => void): unknown;
   end(): unknown;
   destroy(error?: Error): unknown;
 };
@@ -94,6 +98,13 @@ export class EventStream {
   #controller!: ReadableStreamDefaultController<Uint8Array>;
   readonly #sink: EventSink | undefined;
   #closed = false;
+  /** Paced writers waiting for the in-process reader to pull (the served sink's own 'drain' wakes the others). */
+  #pulled: (() => void)[] = [];
+  /**
+   * Whether the stream is still being caught up (its answers at the head, or the blocks it missed) by its own paced
+   * loop: the hub's heads pass it by until the loop has caught it up to the hub's last head.
+   */
+  catchingUp = true;
   onClose: () => void = () => {};
 
   constructor(
@@ -108,6 +119,9 @@ export class EventStream {
       {
         start: (controller) => {
           this.#controller = controller;
+        },
+        pull: () => {
+          for (const wake of this.#pulled.splice(0)) wake();
         },
         cancel: () => this.close(),
       },
@@ -147,14 +161,44 @@ export class EventStream {
     this.#controller.enqueue(encoder.encode(text));
   }
 
+  /**
+   * Resolves when the client has taken what was written down to the sink's high-water mark (true), or the stream has
+   * closed (false). A catch-up writes through it, so a reader gets the whole replay at its own pace; a client that
+   * never reads stays behind this until the send timeout (SEND_TIMEOUT_MS, api/server/server.ts) closes its socket.
+   */
+  async ready(): Promise<boolean> {
+    if (this.#closed) return false;
+    const sink = this.#sink;
+    if (sink) {
+      if (!sink.writableNeedDrain) return true;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          sink.off("drain", done);
+          sink.off("close", done);
+          resolve();
+        };
+        sink.once("drain", done);
+        sink.once("close", done);
+      });
+    } else {
+      const size = this.#controller.desiredSize;
+      if (size === null || size > 0) return !this.#closed;
+      await new Promise<void>((resolve) => this.#pulled.push(resolve));
+    }
+    return !this.#closed;
+  }
+
   event(id: bigint, event: string, data: string): void {
     this.write(`id: ${id}\nevent: ${event}\ndata: ${data}\n\n`);
-    this.metrics?.events.inc({ event });
+    // Counted when written: not for a stream closed before (or by) this write.
+    if (!this.#closed) this.metrics?.events.inc({ event });
   }
 
   close(error?: Error): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.catchingUp = false;
+    for (const wake of this.#pulled.splice(0)) wake();
     try {
       if (this.#sink) {
         // Destroyed, not ended, when unread: what is queued is let go, not flushed to a client that does not read.
@@ -174,7 +218,10 @@ export class StreamHub {
   readonly #perIp = new Map<string, number>();
   /** The last head every open stream is up to date with. */
   #last: bigint | null = null;
-  /** The hub's work in order: heads and stream openings never interleave. */
+  /**
+   * The hub's reads in order: a head's, and each step of a catch-up (its changes, one block's answers), one at a time.
+   * What a catch-up writes is paced by its client outside it, so a slow reader holds no other stream's events.
+   */
   #queue: Promise<void> = Promise.resolve();
   #unsubscribe: (() => void) | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
@@ -226,7 +273,19 @@ export class StreamHub {
     };
     stream.write(`retry: 2000\n\n`);
     this.#start();
-    this.#enqueue(() => this.#catchUp(stream, lastEventId));
+    this.#catchUp(stream, lastEventId).then(
+      () => {
+        stream.catchingUp = false;
+      },
+      (error: unknown) => {
+        // Live from here, as a stream whose catch-up read failed always was; the failure is the process's to see.
+        stream.catchingUp = false;
+        this.rt.warn("index stream", "index stream update failed", {
+          error: (error as Error).name,
+          cause: causeOf(error),
+        });
+      },
+    );
     return stream;
   }
 
@@ -262,13 +321,26 @@ export class StreamHub {
     });
   }
 
+  /** `work` in the hub's order (after the heads and catch-up steps before it); its result or failure is the caller's. */
+  #inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.#queue.then(work);
+    this.#queue = result.then(
+      () => {},
+      () => {},
+    );
+    return result;
+  }
+
   async #head(): Promise<bigint> {
     if (this.#last === null) {
       const { head } = await this.rt.index.probe(null);
-      this.#last = head.block;
-      this.#lastTime = head.time;
+      // A head told meanwhile is newer than the probe's.
+      if (this.#last === null) {
+        this.#last = head.block;
+        this.#lastTime = head.time;
+      }
     }
-    return this.#last;
+    return this.#last ?? (await this.#head());
   }
 
   /** Whether a stream follows a windowed duration board (only then are board exits read). */
@@ -289,10 +361,17 @@ export class StreamHub {
     return this.rt.index.changes(from, to, start);
   }
 
+  /**
+   * The stream's first events, written at its client's pace (EventStream.ready) outside the hub's turn: its topics'
+   * answers at the head, or the blocks it missed since `lastEventId`, then the heads that came meanwhile, until it is
+   * up to the hub's last head — then the hub's heads carry it (it is left out of them until then). A reorg the hub
+   * hears meanwhile takes it over (#advance: told as every stream is), and this stops. Its reads take turns with the
+   * heads' (#inTurn); a closed stream's stop at once.
+   */
   async #catchUp(stream: EventStream, lastEventId: bigint | null): Promise<void> {
-    const head = await this.#head();
-    if (stream.closed) return;
-    const answers = this.#answers;
+    const head = await this.#inTurn(() => this.#head());
+    if (!stream.catchingUp) return;
+    let upTo: bigint;
     const replaced = lastEventId === null ? null : this.rt.reorgs.covering(lastEventId);
     if (replaced !== null && lastEventId !== null) {
       // A reorg this process heard may have orphaned the client's last block (whose number the new branch repeats):
@@ -300,21 +379,59 @@ export class StreamHub {
       const from = replaced.from < lastEventId ? replaced.from : lastEventId;
       const data = { orphaned: { from: from.toString(), to: lastEventId.toString() }, head: head.toString() };
       stream.event(head, "reorg", JSON.stringify(data));
-      await this.#send([stream], head, stream.topics, answers);
-      return;
-    }
-    if (lastEventId === null || lastEventId > head) {
+      if (!(await this.#sendPaced(stream, head, stream.topics))) return;
+      upTo = head;
+    } else if (lastEventId === null || lastEventId > head) {
       // A new client, or one that saw blocks this process has not (another replica ahead, or orphaned): the head.
-      await this.#send([stream], head, stream.topics, answers);
-      return;
+      if (!(await this.#sendPaced(stream, head, stream.topics))) return;
+      upTo = head;
+    } else {
+      upTo = lastEventId;
     }
-    if (lastEventId === head) return;
-    if (head - lastEventId > BigInt(this.limits.replayBlocks)) {
-      stream.event(head, "reset", JSON.stringify({ reason: "too_far_behind", lastEventId: lastEventId.toString() }));
-      return;
+    for (;;) {
+      // Read and compared in one turn of the event loop: a head told after this reaches the stream through #advance.
+      const last = this.#last;
+      if (!stream.catchingUp) return;
+      if (last === null || upTo >= last) {
+        stream.catchingUp = false;
+        return;
+      }
+      if (last - upTo > BigInt(this.limits.replayBlocks)) {
+        stream.event(last, "reset", JSON.stringify({ reason: "too_far_behind", lastEventId: upTo.toString() }));
+        upTo = last;
+        continue;
+      }
+      const from = upTo + 1n;
+      const changes = await this.#inTurn(async () =>
+        stream.catchingUp ? (await this.#changes([stream], from, last, null)).value : [],
+      );
+      if (!(await this.#replayPaced(stream, changes))) return;
+      upTo = last;
     }
-    const changes = (await this.#changes([stream], lastEventId + 1n, head, null)).value;
-    await this.#replay([stream], changes, answers);
+  }
+
+  /** `changes`' blocks (ascending) written to one catching-up stream at its pace; false once it stops catching up. */
+  async #replayPaced(stream: EventStream, changes: BlockChange[]): Promise<boolean> {
+    for (const [block, list] of byBlock(changes)) {
+      const topics = stream.topics.filter((t) => list.some((c) => t.concerns(c)));
+      if (!(await this.#sendPaced(stream, block, topics))) return false;
+    }
+    return true;
+  }
+
+  /** The topics' answers at `block` (read in the hub's turn), each written once the client has taken the last. */
+  async #sendPaced(stream: EventStream, block: bigint, topics: readonly Topic[]): Promise<boolean> {
+    if (topics.length === 0 || !stream.catchingUp) return stream.catchingUp;
+    // Read in turn, unless the client has hung up (or a reorg took the stream over) while it waited for it.
+    const texts = await this.#inTurn(async () =>
+      stream.catchingUp ? this.#answersAt(block, topics, this.#answers) : [],
+    );
+    for (const [i, t] of topics.entries()) {
+      if (!(await stream.ready()) || !stream.catchingUp) return false;
+      const r = texts[i];
+      if (r?.status === "fulfilled" && r.value != null) stream.event(block, t.event, r.value);
+    }
+    return stream.catchingUp;
   }
 
   /** A new head; `reverted`: the first block a reorg told with it orphaned. */
@@ -328,7 +445,10 @@ export class StreamHub {
     // A revert above the last head orphaned nothing the streams were sent; without one, a head going back did.
     const orphaned = reverted !== undefined ? (reverted <= last ? reverted : null) : block < last ? block : null;
     if (block === last && orphaned === null) return;
-    const streams = [...this.#streams];
+    // A reorg is told to every stream, a catching-up one too (its catch-up stops: it is live from this head on);
+    // a plain head only to the streams caught up (the others' catch-up reads up to it).
+    const streams = [...this.#streams].filter((s) => orphaned !== null || !s.catchingUp);
+    for (const s of streams) s.catchingUp = false;
     const since = this.#lastTime;
     if (orphaned !== null) this.#answers = new AnswerMemo(this.answerBytes);
     const answers = this.#answers;
@@ -359,22 +479,19 @@ export class StreamHub {
 
   /** For each block with changes (ascending), each stream's topics that changed in it. */
   async #replay(streams: EventStream[], changes: BlockChange[], answers: AnswerMemo): Promise<void> {
-    const byBlock = new Map<bigint, BlockChange[]>();
-    for (const c of changes) {
-      const list = byBlock.get(c.block);
-      if (list) list.push(c);
-      else byBlock.set(c.block, [c]);
-    }
-    for (const [block, list] of byBlock) {
+    for (const [block, list] of byBlock(changes)) {
+      // A stream closed meanwhile (its client hung up) costs no more reads.
       await Promise.all(
-        streams.map((s) =>
-          this.#send(
-            [s],
-            block,
-            s.topics.filter((t) => list.some((c) => t.concerns(c))),
-            answers,
+        streams
+          .filter((s) => !s.closed)
+          .map((s) =>
+            this.#send(
+              [s],
+              block,
+              s.topics.filter((t) => list.some((c) => t.concerns(c))),
+              answers,
+            ),
           ),
-        ),
       );
     }
   }
@@ -382,7 +499,17 @@ export class StreamHub {
   /** The topics' answers at `block`, each fetched once per call chain (`answers`), written in the topics' order. */
   async #send(streams: EventStream[], block: bigint, topics: readonly Topic[], answers: AnswerMemo): Promise<void> {
     if (topics.length === 0) return;
-    // Each topic on its own: one failed answer (warned) does not take the block's other topics with it.
+    const texts = await this.#answersAt(block, topics, answers);
+    for (const s of streams) {
+      topics.forEach((t, i) => {
+        const r = texts[i];
+        if (r?.status === "fulfilled" && r.value != null) s.event(block, t.event, r.value);
+      });
+    }
+  }
+
+  /** Each topic's answer at `block`, on its own: one failed answer (warned) does not take the others with it. */
+  async #answersAt(block: bigint, topics: readonly Topic[], answers: AnswerMemo) {
     const texts = await Promise.allSettled(
       topics.map((t) => answers.get(`${t.key}@${block}`, () => topicAnswer(t, this.fetchAnswer, block))),
     );
@@ -394,11 +521,17 @@ export class StreamHub {
         });
       }
     }
-    for (const s of streams) {
-      topics.forEach((t, i) => {
-        const r = texts[i];
-        if (r?.status === "fulfilled" && r.value != null) s.event(block, t.event, r.value);
-      });
-    }
+    return texts;
   }
+}
+
+/** Changes by block, ascending as given. */
+function byBlock(changes: BlockChange[]): Map<bigint, BlockChange[]> {
+  const blocks = new Map<bigint, BlockChange[]>();
+  for (const c of changes) {
+    const list = blocks.get(c.block);
+    if (list) list.push(c);
+    else blocks.set(c.block, [c]);
+  }
+  return blocks;
 }
