@@ -151,7 +151,12 @@ export type StreamRouteOptions = {
 
 /** `Last-Event-ID`: a block number, as this route's ids are; anything else is a 400 (a client's bug, not a resume). */
 function lastEventId(c: AppContext): bigint | null {
-  const raw = c.req.header("last-event-id") ?? new URL(c.req.url).searchParams.get("lastEventId");
+  const given = new URL(c.req.url).searchParams.getAll("lastEventId");
+  // As every other single-valued parameter: twice is a client's bug, not "the first one".
+  if (given.length > 1) {
+    throw new BadParamsError("Parameter lastEventId is given more than once.", { param: "lastEventId" });
+  }
+  const raw = c.req.header("last-event-id") ?? given[0];
   if (raw === undefined || raw === null || raw === "") return null;
   if (!/^(0|[1-9]\d{0,19})$/.test(raw)) {
     throw new BadParamsError("Last-Event-ID must be a block number, as this stream's event ids are.", {

@@ -52,6 +52,8 @@ const BOARD_SOURCE: Record<DurationBoard, (typeof ACTIVITY_KINDS)[number]> = {
 const DURATION = new Set<string>(DURATION_BOARDS);
 const KINDS = new Set<string>(ACTIVITY_KINDS);
 
+const MAX_UINT256 = 2n ** 256n - 1n;
+
 const fail = (name: string, message: string): never => {
   throw new BadParamsError(`Query parameter "${name}" ${message}.`, { param: name });
 };
@@ -62,6 +64,8 @@ export const TOPIC_KINDS: Readonly<Record<string, TopicKind>> = {
     parse(value) {
       if (!/^(0|[1-9]\d{0,77})$/.test(value)) fail("lock", "must be a token id (a decimal integer)");
       const id = BigInt(value);
+      // As GET /locks/{tokenId} refuses it: an id no token can have is a subscription that never fires.
+      if (id > MAX_UINT256) fail("lock", "exceeds the uint256 range");
       return {
         key: `lock:${id}`,
         event: "lock",
@@ -129,7 +133,8 @@ export const TOPIC_KINDS: Readonly<Record<string, TopicKind>> = {
     parse(value, qualifiers) {
       const list = value !== "" ? value : (qualifiers?.kind ?? "");
       const name = value !== "" ? "activity" : "kind";
-      const kinds = list === "" ? null : [...new Set(list.split(","))];
+      // Sorted: one topic (one memo key, one read per block) however a client orders or repeats its kinds.
+      const kinds = list === "" ? null : [...new Set(list.split(","))].sort();
       const unknown = kinds?.find((k) => !KINDS.has(k));
       if (unknown !== undefined) {
         throw new BadParamsError(`kind ${unknown} is not an activity kind.`, { param: name, accepted: ACTIVITY_KINDS });

@@ -81,6 +81,12 @@ afterAll(async () => {
 });
 
 describe("a resumed stream's catch-up over HTTP", () => {
+  it("lastEventId given twice is 400 BAD_PARAMS, as every single-valued parameter", async () => {
+    const res = await fetch(`${url}${BASE}/stream?stats&lastEventId=${head - 2n}&lastEventId=${head - 1n}`);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "BAD_PARAMS", detail: { param: "lastEventId" } });
+  });
+
   it("a reader gets the whole replay (MiBs) even when another stream follows its topics; none is dropped", async () => {
     const t0 = performance.now();
     const first = await readResumed(START - 1n);

@@ -55,13 +55,32 @@ describe("stream topics", () => {
       false,
     ]);
     const [some] = topics("activity&kind=takeover,reign-finalized");
-    expect(some?.path).toBe("/activity?kind=takeover,reign-finalized");
+    expect(some?.path).toBe("/activity?kind=reign-finalized,takeover");
     expect(some?.concerns(change({ kind: "takeover" }))).toBe(true);
     expect(some?.concerns(change({ kind: "create", lock: true }))).toBe(false);
     expect(topics("activity=royalty-claim")[0]?.path).toBe("/activity?kind=royalty-claim");
     const address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
     const [account] = topics(`account=${address}`);
     expect(account?.concerns(change({ kind: "takeover", accounts: [address.toLowerCase() as never] }))).toBe(true);
+  });
+
+  it("activity's kinds in any order, repeated or not, are one topic (one read per block for all its streams)", () => {
+    const keys = [
+      "activity=takeover,unlock",
+      "activity=unlock,takeover",
+      "activity=unlock,takeover,unlock",
+      "activity&kind=unlock,takeover",
+    ].map((q) => topics(q).map((t) => [t.key, t.path]));
+    expect(new Set(keys.map((k) => JSON.stringify(k)))).toEqual(
+      new Set([JSON.stringify([["activity:takeover,unlock", "/activity?kind=takeover,unlock"]])]),
+    );
+    expect(topics("activity=takeover,unlock&activity=unlock,takeover")).toHaveLength(1);
+  });
+
+  it("a lock id is a uint256: 2^256 - 1 is a topic, 2^256 is BAD_PARAMS as GET /locks/{tokenId} answers", () => {
+    expect(topics(`lock=${2n ** 256n - 1n}`)[0]?.key).toBe(`lock:${2n ** 256n - 1n}`);
+    expect(() => topics(`lock=${2n ** 256n}`)).toThrow(/uint256/);
+    expect(() => TOPIC_KINDS.lock?.parse(String(2n ** 256n))).toThrow(BadParamsError);
   });
 
   it("an account in any one case, or checksummed, is the same topic", () => {

@@ -27,6 +27,8 @@ const param = (fn: () => unknown) => {
 describe("topic strings", () => {
   it("map onto the stream's topics, keyed as the stream keys them", () => {
     expect(parseWebhookTopic("lock:42").path).toBe("/locks/42");
+    // A token id past uint256, as GET /locks/{tokenId} refuses it.
+    expect(() => parseWebhookTopic(`lock:${2n ** 256n}`)).toThrow(/uint256/);
     expect(parseWebhookTopic("stats").key).toBe("stats");
     expect(parseWebhookTopic("board:ve").path).toBe("/leaderboards/ve");
     const account = parseWebhookTopic("account:0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
