@@ -3,8 +3,10 @@
  * every byte; one that leaves STREAM_MAX_QUEUED_BYTES unread is closed and counted `unread`, and its memory let go.
  */
 import { describe, expect, it } from "vitest";
-import { AnswerMemo, EventStream, STREAM_MAX_QUEUED_BYTES } from "../../api/index/streamHub";
+import { AnswerMemo, EventStream, STREAM_MAX_QUEUED_BYTES, StreamHub } from "../../api/index/streamHub";
+import { parseTopics } from "../../api/live/topics";
 import { createStreamMetrics } from "../../api/observability/streamMetrics";
+import type { IndexRuntime } from "../../api/read/runtime";
 
 const event = "x".repeat(16 * 1024);
 
@@ -84,5 +86,52 @@ describe("AnswerMemo: the hub's shared answers, bounded by bytes", () => {
     for (let i = 0; i < 10_000; i++) await memo.get(`board@${i}`, () => Promise.resolve(page));
     expect(memo.bytes).toBeLessThanOrEqual(32 * 1024 * 1024);
     expect(memo.size).toBe(Math.floor((32 * 1024 * 1024) / page.length));
+  });
+});
+
+describe("StreamHub: a catch-up", () => {
+  /** A hub over an index whose head is 1,000 with a stats change in every block; each answer takes 2 ms to read. */
+  function hubOf(reads: { n: number }) {
+    const changes = Array.from({ length: 1_000 }, (_, i) => ({
+      block: BigInt(i + 1),
+      tokenIds: [],
+      accounts: [],
+      kind: null,
+      lock: true,
+      exit: null,
+    }));
+    const rt = {
+      signal: { subscribe: () => () => {}, head: null, listening: true },
+      index: {
+        probe: async () => ({ head: { block: 1_000n, time: 1n } }),
+        changes: async (from: bigint, to: bigint) => ({
+          value: changes.filter((c) => c.block >= from && c.block <= to),
+          head: { block: 1_000n, time: 1n },
+        }),
+      },
+      reorgs: { covering: () => null },
+      warn: () => {},
+    } as unknown as IndexRuntime;
+    const fetchAnswer = async (path: string) => {
+      reads.n++;
+      await new Promise((r) => setTimeout(r, 2));
+      return JSON.stringify({ path });
+    };
+    return new StreamHub(rt, fetchAnswer, { max: 10, perIp: 10, heartbeatMs: 60_000, replayBlocks: 10_000 });
+  }
+
+  it("stops reading when its client hangs up", async () => {
+    const reads = { n: 0 };
+    const hub = hubOf(reads);
+    const [stats] = parseTopics("http://x/stream?stats");
+    const stream = hub.open([stats!], "127.0.0.1", 0n);
+    const reader = stream.body.getReader();
+    while (reads.n < 5) await reader.read();
+    await reader.cancel();
+    await new Promise((r) => setTimeout(r, 50));
+    const after = reads.n;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(reads.n - after).toBeLessThanOrEqual(1);
+    expect(hub.size).toBe(0);
   });
 });
