@@ -88,10 +88,8 @@ describe("a resumed stream's catch-up over HTTP", () => {
   });
 
   it("a reader gets the whole replay (MiBs) even when another stream follows its topics; none is dropped", async () => {
-    const t0 = performance.now();
     const first = await readResumed(START - 1n);
     const bytes = first.events.reduce((n, e) => n + e.data.length, 0);
-    console.log("replay", first.events.length, "events", bytes, "bytes", performance.now() - t0, "ms");
     // Past what the loopback's socket buffers take at once (tcp_wmem's 4 MiB) and the 1 MiB unread bound, by far.
     expect(bytes).toBeGreaterThan(8 * 1024 * 1024);
     // The first stream stays open, following the topics: their answers are the hub's now, the next replay's at once.
