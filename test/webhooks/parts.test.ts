@@ -175,6 +175,19 @@ describe("the outbox on Postgres", () => {
   let sql: Sql;
   let store: WebhookStore;
 
+  /** Two blocks after the outbox's cursor, one `stats` delivery each for `subscription`. */
+  const feedTwoBlocks = (subscription: string) =>
+    store.feed(async (cursor) => ({
+      to: cursor! + 2n,
+      rows: [1n, 2n].map((i) => ({
+        subscription,
+        block: cursor! + i,
+        topic: "stats",
+        type: "index.stats",
+        payload: "{}",
+      })),
+    }));
+
   beforeAll(async () => {
     sql = pgSql(PG_URL, 6);
     store = new WebhookStore(sql, schema);
@@ -249,16 +262,7 @@ describe("the outbox on Postgres", () => {
 
   it("a failure past the schedule kills the delivery and those behind it; a replay brings them back in order", async () => {
     const hook = (await store.create("http://127.0.0.1:9/dead", ["stats"], "s", 10))!;
-    await store.feed(async (cursor) => ({
-      to: cursor! + 2n,
-      rows: [1n, 2n].map((i) => ({
-        subscription: hook.id,
-        block: cursor! + i,
-        topic: "stats",
-        type: "index.stats",
-        payload: "{}",
-      })),
-    }));
+    await feedTwoBlocks(hook.id);
     const [c] = (await store.claim(100, 60_000)).filter((x) => x.url === hook.url);
     await store.failed(c!.seq, c!.attempts, "HTTP 500", null);
     const dead = await store.deliveries({ webhook: hook.id, status: "dead", limit: 10 });
@@ -316,16 +320,7 @@ describe("the outbox on Postgres", () => {
 
   it("deleting a webhook deletes all its deliveries, delivered ones included (as the docs say)", async () => {
     const hook = (await store.create("http://127.0.0.1:9/deleted", ["stats"], "s", 10))!;
-    await store.feed(async (cursor) => ({
-      to: cursor! + 2n,
-      rows: [1n, 2n].map((i) => ({
-        subscription: hook.id,
-        block: cursor! + i,
-        topic: "stats",
-        type: "index.stats",
-        payload: "{}",
-      })),
-    }));
+    await feedTwoBlocks(hook.id);
     const [c] = (await store.claim(100, 60_000)).filter((x) => x.url === hook.url);
     expect(await store.delivered(c!.seq, c!.attempts)).toBe(true);
     expect((await store.deliveries({ webhook: hook.id, limit: 10 })).map((d) => d.status)).toEqual([
