@@ -604,8 +604,20 @@ describe("without an index", () => {
     expect((await get("/locks/x", bare)).status).toBe(400);
   });
 
-  it("a database that fails is 503 unreachable, never a 500", async () => {
-    const broken = createLockIndex({ db: drizzle(client), schema: "no_such_schema" });
+  it.each([
+    // The views (or their schema) not created yet: the database answers, the index does not exist yet.
+    ["a schema that does not exist is 503 not started", "no_such_schema", "not started"],
+    // A relation of the index that is there failing (a table dropped under it, a view left broken): the database's.
+    ["a database that fails is 503 unreachable", "pg_catalog", "unreachable"],
+  ])("%s, never a 500", async (_name, schema, reason) => {
+    const broken = createLockIndex({
+      db: drizzle(client),
+      schema,
+      // Whatever the statement, the database refuses it (an SQLSTATE neither of a missing index nor retried).
+      ...(reason === "unreachable"
+        ? { prepared: async () => Promise.reject(Object.assign(new Error("the database is down"), { code: "57P01" })) }
+        : {}),
+    });
     const a = createApp({
       config: loadConfig({ NETWORK: "base" }),
       rpc: null,
@@ -620,7 +632,7 @@ describe("without an index", () => {
     ]) {
       const { status, body } = await get(path, a);
       expect(status, path).toBe(503);
-      expect(body).toMatchObject({ error: "INDEX_UNAVAILABLE", detail: { reason: "unreachable" } });
+      expect(body).toMatchObject({ error: "INDEX_UNAVAILABLE", detail: { reason } });
     }
   });
 });
