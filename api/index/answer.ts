@@ -1,9 +1,11 @@
 /**
  * The index API's JSON answer: the envelope (chainId, the block and its time) and `body`. Caching by block: an answer
  * pinned to a finalized block never changes (a day, immutable); any other (the head, or a block a reorg could still
- * replace) for about one Base block. The ETag names the chain and the block, which with the URL decide the answer; a
- * request whose If-None-Match names it gets 304 with the same caching headers and no body (RFC 9110 §13.1.2,
- * §15.4.5). Judged here, once the answer would be a 200: a refused request is refused whatever its validators
+ * replace) for about one Base block. The ETag names the chain, the block and a digest of what the answer says of it
+ * (its body and the block's time): a request whose If-None-Match names it gets 304 with the same caching headers and
+ * no body (RFC 9110 §13.1.2, §15.4.5). The block alone did not decide the answer: a reorg replaces a block under the
+ * same number, a redeployed index may write other rows, and a 304 confirmed the orphan's body to every cache that
+ * revalidated. Judged here, once the answer would be a 200: a refused request is refused whatever its validators
  * (§13.2.1).
  *
  * `indexLagSeconds` and `stale` (how far the index's head is behind the wall clock) are computed here, when the
@@ -12,6 +14,7 @@
  * was sent — at most `max-age` (2 s) older for the head's answers; an immutable past block's answer read from a
  * cache carries the lag of its first sending, so read the lag from a fresh answer (or GraphQL `_meta`).
  */
+import { hash } from "node:crypto";
 import { BoundedMap } from "../cache/boundedMap";
 import { type AnswerTurns, LARGE_ANSWER_BYTES, LARGE_PAGE_ROWS } from "../http/answerTurns";
 import { requestDeadline } from "../http/cancellation";
@@ -40,7 +43,7 @@ export function answer<B extends object>(
 
 /**
  * `answer` for a body given as its JSON members (an object's JSON text without its braces, "" for none), asked for
- * only when the answer is a 200: the same bytes as answer() with that body. For a body kept as text per block
+ * once the answer is known not to be refused (a 304 is judged on them): the same bytes as answer() with that body. For a body kept as text per block
  * (keptFields).
  */
 export function answerFields(
@@ -50,7 +53,8 @@ export function answerFields(
   fields: () => string,
 ): Response {
   const final = at.pinned && at.block <= at.head.finalized;
-  const etag = `W/"${rt.chainId}-${at.block}"`;
+  const members = fields();
+  const etag = `W/"${rt.chainId}-${at.block}-${digest(at.time, members)}"`;
   // The 200's media type on the 304 too, not none: @hono/node-server would write text/plain on a bodiless answer,
   // and a cache refreshes its stored headers from a 304's (RFC 9111 §4.3.4).
   const headers: Record<string, string> = {
@@ -66,9 +70,17 @@ export function answerFields(
     blockTimestamp: at.time.toString(),
     ...freshness(at.head.time, rt.staleSeconds),
   };
-  const members = fields();
   const text = JSON.stringify(envelope);
   return respond(c, members === "" ? text : `${text.slice(0, -1)},${members}}`, 200, headers);
+}
+
+/**
+ * What an answer says of its block, in 16 characters: SHA-1 (fast, built in; not a defence against forgery, which a
+ * validator needs none of) of the block's time and the body's members, 96 bits of it, so two bodies of one URL never
+ * share a tag by chance.
+ */
+function digest(time: bigint, members: string): string {
+  return hash("sha1", `${time}:${members}`, "base64url").slice(0, 16);
 }
 
 /** An object's JSON members: its JSON text without the braces ("" for an object with none). */

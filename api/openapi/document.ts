@@ -63,7 +63,9 @@ const REF = {
 /** The index answers' caching headers (docs/api.md#the-index-api-apiindexv1: its Caching and Conditional GETs). */
 const INDEX_CACHING = {
   ETag: {
-    description: '`W/"<chainId>-<block>"`: the chain and the block the answer is of. Send it back in `If-None-Match`.',
+    description:
+      '`W/"<chainId>-<block>-<digest>"`: the chain, the block the answer is of and a digest of what it says of it (a ' +
+      "reorg's or a redeployed index's other answer at that block has another tag). Send it back in `If-None-Match`.",
     schema: { type: "string" },
   },
   "Cache-Control": {
@@ -103,7 +105,7 @@ function v1Operation(op: V1Operation, example: unknown): Operation {
     },
   };
   if (op.path.startsWith(INDEX_BASE)) {
-    // An index answer names its block in an ETag, and a request naming that tag gets 304 (api/index/answer.ts).
+    // An index answer names its block and body in an ETag, and a request naming that tag gets 304 (api/index/answer.ts).
     responses["200"]!.headers = { ...responses["200"]!.headers, ...INDEX_CACHING };
     responses["304"] = {
       description:
