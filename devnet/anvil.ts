@@ -8,6 +8,10 @@ export interface AnvilOptions {
   chainId?: number;
   /** Seconds between blocks; default: automine (one block per transaction). */
   blockTime?: number;
+  /** The genesis block's timestamp (unix seconds); later blocks follow the wall clock from it. Default: now. */
+  genesisTimestamp?: number;
+  /** With `blockTime`: a transaction is still mined at once, and a block comes every `blockTime` seconds besides. */
+  mixedMining?: boolean;
 }
 export interface AnvilHandle {
   rpcUrl: string;
@@ -63,9 +67,11 @@ async function chainIdAnswers(rpcUrl: string): Promise<boolean> {
   }
 }
 
-function launch(port: number, chainId: number, blockTime: number | undefined): Promise<AnvilHandle> {
+function launch(port: number, chainId: number, opts: AnvilOptions): Promise<AnvilHandle> {
   const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId)];
-  if (blockTime !== undefined) args.push("--block-time", String(blockTime));
+  if (opts.blockTime !== undefined) args.push("--block-time", String(opts.blockTime));
+  if (opts.genesisTimestamp !== undefined) args.push("--timestamp", String(opts.genesisTimestamp));
+  if (opts.mixedMining) args.push("--mixed-mining");
   const child = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
   live.add(child);
   installExitHook();
@@ -138,11 +144,11 @@ function launch(port: number, chainId: number, blockTime: number | undefined): P
  */
 export async function startAnvil(opts: AnvilOptions = {}): Promise<AnvilHandle> {
   const chainId = opts.chainId ?? DEVNET_CHAIN_ID;
-  if (opts.port !== undefined) return launch(opts.port, chainId, opts.blockTime);
+  if (opts.port !== undefined) return launch(opts.port, chainId, opts);
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return await launch(await freePort(), chainId, opts.blockTime);
+      return await launch(await freePort(), chainId, opts);
     } catch (error) {
       lastError = error;
     }

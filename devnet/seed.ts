@@ -76,6 +76,20 @@ export const SEED_SPARE_TOKEN = 50_000n * E18;
 export const SEED_SPARE_LP = 500n * E18;
 /** Chain time is moved forward by this much in the middle of the seed (unlocks, matured unbond). */
 export const SEED_TIME_TRAVEL_SECONDS = 8 * DAY;
+/** Chain time between two takeovers, at least: a reign lasts a few minutes (two blocks can share a second on anvil). */
+const SEED_REIGN_SECONDS = 300;
+const SEED_TAKEOVERS = 8;
+/**
+ * How far the whole seed moves chain time ahead of the wall clock (its `advancedSeconds`). `npm start` starts anvil
+ * this far in the past, so after seeding the chain's clock is the wall clock again, as on Base, and an index answer's
+ * `indexLagSeconds` / `stale` mean what they say (ahead of the wall clock they read 0 however far the index lags).
+ */
+export const SEED_CHAIN_ADVANCE_SECONDS =
+  DAY +
+  SEED_OLD_TO_MONTH_SECONDS +
+  SEED_MONTH_TO_LOCKS_SECONDS +
+  SEED_TIME_TRAVEL_SECONDS +
+  SEED_TAKEOVERS * SEED_REIGN_SECONDS;
 
 export type SeedAction =
   | "createPlain"
@@ -107,6 +121,8 @@ export type SeedAction =
 
 export interface SeedResult {
   accounts: typeof DEVNET_ACCOUNTS;
+  /** How far the seed moved chain time ahead (time travel): SEED_CHAIN_ADVANCE_SECONDS. */
+  advancedSeconds: number;
   tokenIds: {
     alicePlain: bigint;
     aliceAutoMax: bigint;
@@ -224,13 +240,17 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
     await run();
     boardPhases[name] = { fromBlock, toBlock: await mine.getBlockNumber({ cacheTime: 0 }) };
   };
-  const warp = async (seconds: number) => {
+  let advancedSeconds = 0;
+  const advance = async (seconds: number) => {
     await clients.testClient.increaseTime({ seconds });
+    advancedSeconds += seconds;
+  };
+  const warp = async (seconds: number) => {
+    await advance(seconds);
     await clients.testClient.mine({ blocks: 1 });
   };
   const takeover = async (who: DevnetAccount) => {
-    // Every reign lasts at least a few minutes of chain time (two blocks can share a second on anvil).
-    await clients.testClient.increaseTime({ seconds: 300 });
+    await advance(SEED_REIGN_SECONDS);
     const price = await mine.readContract({ address: c.mineCore, abi: DEVNET_ABIS.MineCore, functionName: "price" });
     // Sends more than the price: the excess is refunded, and pricePaid (the board's figure) is the price alone.
     return send(who, {
@@ -487,6 +507,7 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
   ].sort((a, b) => (a < b ? -1 : 1));
   return {
     accounts: DEVNET_ACCOUNTS,
+    advancedSeconds,
     tokenIds: {
       alicePlain: alicePlain.id,
       aliceAutoMax: aliceAutoMax.id,

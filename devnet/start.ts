@@ -12,7 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort, startAnvil } from "./anvil";
 import { deployDevnet, writeLocalManifest } from "./deploy";
-import { seedDevnet } from "./seed";
+import { SEED_CHAIN_ADVANCE_SECONDS, seedDevnet } from "./seed";
 import { startSettings, urlHost } from "./startSettings";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -62,11 +62,18 @@ function assertPortFree(port: number, host: string, variable: string): Promise<v
   });
 }
 
+/** Base's block time. */
+const BASE_BLOCK_SECONDS = 2;
+
 async function main() {
   const { port, anvilPort, host } = startSettings();
   await assertPortFree(port, host, "PORT");
   await assertPortFree(anvilPort, loopback, "ANVIL_PORT");
-  anvil = await startAnvil({ port: anvilPort });
+  // As on Base, the chain's clock is the wall clock and a block comes every 2 s, so an index answer's
+  // `indexLagSeconds` and `stale` mean what they say: anvil starts as far in the past as the seed moves time ahead,
+  // and mines a block every 2 s beside each transaction's own (automine keeps the seed fast).
+  const genesisTimestamp = Math.floor(Date.now() / 1000) - SEED_CHAIN_ADVANCE_SECONDS;
+  anvil = await startAnvil({ port: anvilPort, genesisTimestamp, blockTime: BASE_BLOCK_SECONDS, mixedMining: true });
   console.log(`anvil      ${anvil.rpcUrl} (chain id 31337)`);
   const { manifest } = await deployDevnet({ rpcUrl: anvil.rpcUrl });
   const manifestFile = path.join(root, "deployments", "local.json");

@@ -1,7 +1,13 @@
 import { type Address, parseEther, parseEventLogs, zeroAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEVNET_ABIS } from "../../devnet/deploy";
-import { DEVNET_ACCOUNTS, SEED_SPARE_LP, SEED_SPARE_TOKEN, type SeedResult } from "../../devnet/seed";
+import {
+  DEVNET_ACCOUNTS,
+  SEED_CHAIN_ADVANCE_SECONDS,
+  SEED_SPARE_LP,
+  SEED_SPARE_TOKEN,
+  type SeedResult,
+} from "../../devnet/seed";
 import { revertName, startDevnet, type TestDevnet } from "../support/devnet";
 
 const E18 = 10n ** 18n;
@@ -70,6 +76,10 @@ describe("seeded devnet: on-chain state", () => {
   });
   afterAll(async () => {
     await devnet?.stop();
+  });
+
+  it("the seed moves chain time ahead by exactly SEED_CHAIN_ADVANCE_SECONDS (npm start starts anvil that far back)", () => {
+    expect(seed.advancedSeconds).toBe(SEED_CHAIN_ADVANCE_SECONDS);
   });
 
   it("token ids run from 1 with no reuse; live and burned partition them", async () => {

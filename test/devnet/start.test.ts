@@ -135,6 +135,20 @@ beforeAll(async () => {
 describe("npm start (local stack): the HTTP contract on PORT", () => {
   httpContract(() => baseOf(a));
 
+  it("the seeded chain's clock is the wall clock (as on Base), so an index answer's indexLagSeconds and stale are real", async () => {
+    const { publicClient } = devnetClients(`http://127.0.0.1:${a.anvilPort}`);
+    const head = await publicClient.getBlock({ blockTag: "latest" });
+    const now = Math.floor(Date.now() / 1000);
+    // Behind the wall clock by the time since the last block at most (never ahead: then the lag read 0 whatever it was).
+    expect(Number(head.timestamp)).toBeLessThanOrEqual(now + 1);
+    expect(Number(head.timestamp)).toBeGreaterThan(now - 180);
+    const res = await fetch(`${baseOf(a)}/api/index/v1/stats`);
+    const body = (await res.json()) as { indexLagSeconds: number; stale: boolean; blockTimestamp: string };
+    expect(res.status).toBe(200);
+    expect(body.stale).toBe(false);
+    expect(body.indexLagSeconds).toBeGreaterThanOrEqual(now - Number(body.blockTimestamp) - 5);
+  });
+
   it("prints the API and RPC URLs", () => {
     expect(a.output()).toContain(`http://127.0.0.1:${a.apiPort}`);
     expect(a.output()).toContain(`http://127.0.0.1:${a.anvilPort}`);
