@@ -152,6 +152,13 @@ export function createApp(input: AppDepsInput): ApiApp {
   });
   if (deps.gate.cache) metrics.caches.register("preflight", deps.gate.cache);
   if (deps.index.watermark?.cache) metrics.caches.register("index_watermark", deps.index.watermark.cache);
+  const shared = deps.index.shared;
+  if (shared?.shared) {
+    metrics.caches.register("index_shared", {
+      stats: shared.shared,
+      ...(shared.breaker ? { breaker: shared.breaker } : {}),
+    });
+  }
 
   // The features, side by side; the index routes and GraphQL share one runtime of the read model.
   const supply = supplyApi(deps);

@@ -31,7 +31,10 @@
  * so an outage costs the node about one read per value per interval for the whole cluster.
  *
  * If Redis is unavailable the cache degrades to in-process only (a warning is logged): the supply
- * API stays up and its figures stay exact; only the sharing between replicas is lost.
+ * API stays up and its figures stay exact; only the sharing between replicas is lost. A load that Redis failed (no
+ * reply within its budget, or no connection) opens the cache's breaker (api/cache/redisBreaker.ts): for a cool-down
+ * every load skips Redis at once, then one load probes it, so a hung Redis costs one budget per cool-down, not one per
+ * new key.
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
@@ -39,6 +42,7 @@ import { CacheStats } from "../observability/cacheStats";
 import { type Logger, silentLogger } from "../observability/logger";
 import { type ThrottledWarn, throttledWarnings } from "../observability/throttle";
 import { createRedisClient } from "../redis";
+import { type Admission, DEFAULT_COOL_DOWN_MS, RedisBreaker } from "./redisBreaker";
 import {
   type Backoff,
   MemoryTtlCache,
@@ -68,6 +72,8 @@ export type RedisTtlCacheOptions = {
    * timeout). Past it the load goes on in-process: a slow Redis costs a request about this much, once.
    */
   budgetMs?: number;
+  /** How long Redis is skipped after it failed a load (the breaker's cool-down; default 5 s). */
+  coolDownMs?: number;
   /** How long `create` waits for the first connection before starting degraded. */
   connectTimeoutMs?: number;
   /**
@@ -85,8 +91,11 @@ export type RedisTtlCacheOptions = {
 
 type Shared = { shared: Timed | null; locked: boolean; failure: RecentFailureError | null };
 
-/** One load's share of Redis: the time it has spent waiting on replies, and whether Redis is done for it. */
-type Budget = { spentMs: number; over: boolean };
+/**
+ * One load's share of Redis: the time it has spent waiting on replies, whether Redis is done for it, and the failure
+ * that ended it (a command that failed or ran out the budget, also one whose failure the load did not wait to answer).
+ */
+type Budget = { spentMs: number; over: boolean; failure?: string };
 
 export class CacheWaitTimeoutError extends Error {
   override name = "CacheWaitTimeoutError";
@@ -123,6 +132,8 @@ export class RedisTtlCache implements TtlCache {
   readonly #warn: ThrottledWarn;
   readonly #warning: string;
   readonly #accept: (value: string) => boolean;
+  /** Skips Redis for a cool-down after it failed a load (read by tests and metrics). */
+  readonly breaker: RedisBreaker;
 
   private constructor(redis: Redis, options: RedisTtlCacheOptions) {
     this.#redis = redis;
@@ -135,6 +146,16 @@ export class RedisTtlCache implements TtlCache {
     this.#warn = throttledWarnings(options.logger ?? STDERR_LOGGER, WARNING_WINDOW_MS);
     this.#warning = options.warning ?? "cache degraded";
     this.#accept = options.accept ?? (() => true);
+    const logger = options.logger ?? STDERR_LOGGER;
+    const coolDownMs = options.coolDownMs ?? DEFAULT_COOL_DOWN_MS;
+    this.breaker = new RedisBreaker({
+      coolDownMs,
+      onOpen: (reason) =>
+        logger.warn(`${this.#warning}: Redis skipped for ${coolDownMs} ms, then probed`, {
+          reason: `redis unavailable, caching in-process: ${reason}`,
+        }),
+      onClose: () => logger.info("redis answers again: sharing resumed", { cache: this.keyPrefix }),
+    });
   }
 
   /** Connects (bounded by connectTimeoutMs); an unreachable Redis still yields a working, degraded cache. */
@@ -178,7 +199,10 @@ export class RedisTtlCache implements TtlCache {
    * from it; a command that fails or runs out the budget ends Redis's part in that load (every later one is refused).
    */
   async #redisOp<T>(op: () => Promise<T>, budget?: Budget): Promise<T> {
-    if (this.#redis.status !== "ready") throw new RedisUnavailable(`redis is ${this.#redis.status}`);
+    if (this.#redis.status !== "ready") {
+      if (budget) budget.failure = `redis is ${this.#redis.status}`;
+      throw new RedisUnavailable(`redis is ${this.#redis.status}`);
+    }
     if (budget === undefined) {
       try {
         return await op();
@@ -211,7 +235,8 @@ export class RedisTtlCache implements TtlCache {
       ]);
     } catch (error) {
       budget.over = true;
-      throw new RedisUnavailable((error as Error).message);
+      budget.failure = (error as Error).message;
+      throw new RedisUnavailable(budget.failure);
     } finally {
       clearTimeout(timer);
       budget.spentMs += performance.now() - started;
@@ -249,44 +274,71 @@ export class RedisTtlCache implements TtlCache {
   }
 
   async #loadShared(key: string, ttlMs: number, load: () => Promise<string>, backoff?: Backoff): Promise<Timed> {
-    const valueKey = this.keyPrefix + key;
-    const lockKey = `${valueKey}:lock`;
+    const admission = this.breaker.admit();
+    if (admission === "skip") return this.#loadHere(load, ttlMs);
     const loaded: { value: Timed | null } = { value: null };
     const budget: Budget = { spentMs: 0, over: false };
-    const waitUntil = performance.now() + this.#waitMs;
     try {
-      for (let first = true; ; first = false) {
-        if (!first) await new Promise((resolve) => setTimeout(resolve, this.#pollMs));
-        const now = await this.#readShared(valueKey, lockKey, ttlMs, backoff, budget);
-        if (now.shared) return this.#hit(now.shared);
-        if (now.failure) throw now.failure;
-        // No value, no failure, no lock: nobody is reading (or the reader died or stalled past its lease). Take it.
-        if (!now.locked) {
-          const token = randomUUID();
-          const acquired = await this.#redisOp(
-            () => this.#redis.set(lockKey, token, "PX", this.#leaseMs, "NX"),
-            budget,
-          );
-          if (acquired === "OK") {
-            return await this.#holdAndLoad(valueKey, lockKey, token, ttlMs, load, backoff, loaded, budget);
-          }
-        }
-        if (performance.now() >= waitUntil) {
-          // A lock renewed by someone for the whole wait without a value: a replica stuck in its read, or a foreign
-          // writer. Told (throttled), since the answer is the read's failure though nothing was read here.
-          this.#warn("lock", `${this.#warning}: a lock held past the wait`, {
-            reason: `${lockKey} was held by another for ${this.#waitMs} ms and no value or failure was written`,
-          });
-          throw new CacheWaitTimeoutError(`no shared value for ${key} within ${this.#waitMs} ms`);
-        }
-      }
+      const value = await this.#loadThroughRedis(key, ttlMs, load, backoff, loaded, budget);
+      this.#settle(admission, budget);
+      return value;
     } catch (error) {
-      if (!(error instanceof RedisUnavailable)) throw error;
-      this.#warnThrottled(`redis unavailable, caching in-process: ${error.message}`);
+      if (!(error instanceof RedisUnavailable)) {
+        // Redis answered (the load failed, a failure was shared, or the wait ran out): the breaker is told so.
+        this.#settle(admission, budget);
+        throw error;
+      }
+      this.breaker.failed(admission, error.message);
       // The loader's good value is kept even if writing it to Redis failed.
       if (loaded.value) return loaded.value;
-      this.shared.misses++;
-      return { value: await load(), ttlMs };
+      return this.#loadHere(load, ttlMs);
+    }
+  }
+
+  /** Tells the breaker how Redis served a load that used it. */
+  #settle(admission: Admission, budget: Budget): void {
+    if (budget.failure === undefined) this.breaker.succeeded(admission);
+    else this.breaker.failed(admission, budget.failure);
+  }
+
+  /** A load served without Redis: this process reads it, a shared miss. */
+  async #loadHere(load: () => Promise<string>, ttlMs: number): Promise<Timed> {
+    this.shared.misses++;
+    return { value: await load(), ttlMs };
+  }
+
+  async #loadThroughRedis(
+    key: string,
+    ttlMs: number,
+    load: () => Promise<string>,
+    backoff: Backoff | undefined,
+    loaded: { value: Timed | null },
+    budget: Budget,
+  ): Promise<Timed> {
+    const valueKey = this.keyPrefix + key;
+    const lockKey = `${valueKey}:lock`;
+    const waitUntil = performance.now() + this.#waitMs;
+    for (let first = true; ; first = false) {
+      if (!first) await new Promise((resolve) => setTimeout(resolve, this.#pollMs));
+      const now = await this.#readShared(valueKey, lockKey, ttlMs, backoff, budget);
+      if (now.shared) return this.#hit(now.shared);
+      if (now.failure) throw now.failure;
+      // No value, no failure, no lock: nobody is reading (or the reader died or stalled past its lease). Take it.
+      if (!now.locked) {
+        const token = randomUUID();
+        const acquired = await this.#redisOp(() => this.#redis.set(lockKey, token, "PX", this.#leaseMs, "NX"), budget);
+        if (acquired === "OK") {
+          return await this.#holdAndLoad(valueKey, lockKey, token, ttlMs, load, backoff, loaded, budget);
+        }
+      }
+      if (performance.now() >= waitUntil) {
+        // A lock renewed by someone for the whole wait without a value: a replica stuck in its read, or a foreign
+        // writer. Told (throttled), since the answer is the read's failure though nothing was read here.
+        this.#warn("lock", `${this.#warning}: a lock held past the wait`, {
+          reason: `${lockKey} was held by another for ${this.#waitMs} ms and no value or failure was written`,
+        });
+        throw new CacheWaitTimeoutError(`no shared value for ${key} within ${this.#waitMs} ms`);
+      }
     }
   }
 

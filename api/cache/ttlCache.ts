@@ -18,6 +18,8 @@ export interface TtlCache {
    * it upstream) of the shared layer behind this process's own.
    */
   readonly shared?: CacheStats;
+  /** A cache shared through Redis: whether this process skips Redis now (api/cache/redisBreaker.ts). */
+  readonly breaker?: { readonly open: boolean };
   /**
    * The fresh value, else the result of one shared `load()` kept for `ttlMs`. Rejects with load's error.
    * With `backoff`, a failed load is remembered for `backoff.ms` under its code: until then every call

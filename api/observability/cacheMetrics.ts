@@ -39,6 +39,12 @@ export class CacheMetrics {
         "gauge",
         samples((s) => s.entries?.()),
       ),
+      renderFamily(
+        "api_cache_redis_breaker_open",
+        "1 while this process skips Redis for the cache (Redis failed a load: a cool-down, then a probe), else 0.",
+        "gauge",
+        samples((s) => (s.breaker === undefined ? undefined : Number(s.breaker.open))),
+      ),
     ].join("\n");
   }
 }

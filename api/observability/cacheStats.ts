@@ -9,5 +9,8 @@ export class CacheStats {
   misses = 0;
 }
 
-/** What the metrics read of one cache: its counts and, where it has one, how many entries it holds now. */
-export type CacheSource = { stats: CacheStats; entries?: () => number };
+/**
+ * What the metrics read of one cache: its counts and, where it has one, how many entries it holds now, and for a
+ * cache shared through Redis whether this process skips Redis now (its breaker open).
+ */
+export type CacheSource = { stats: CacheStats; entries?: () => number; breaker?: { readonly open: boolean } };

@@ -182,7 +182,12 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   // Counted here, not in the cache: a hot-path miss is asked again on the routed path, and is one miss.
   const stats = new CacheStats();
   metrics.caches.register("supply", { stats, entries: () => cache.entries() });
-  if (cache.shared) metrics.caches.register("supply_shared", { stats: cache.shared });
+  if (cache.shared) {
+    metrics.caches.register("supply_shared", {
+      stats: cache.shared,
+      ...(cache.breaker ? { breaker: cache.breaker } : {}),
+    });
+  }
   const ttl = { ...SUPPLY_TTL_MS, ...deps.supply?.ttlMs };
   const timeoutMs = deps.supply?.rpcTimeoutMs ?? supplyRpcTimeoutMs(config.rpcTimeoutMs);
   const backoff = {

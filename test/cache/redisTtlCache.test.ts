@@ -133,6 +133,7 @@ describe("RedisTtlCache with a slow Redis (every reply late, under the command t
   const COMMAND_TIMEOUT_MS = 1_000;
   const ONE_WAY_MS = 450;
   const LOAD_MS = 100;
+  const COOL_DOWN_MS = 300;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it("a load spends about one command timeout on Redis in all, not one per command, and answers right", async () => {
@@ -142,6 +143,7 @@ describe("RedisTtlCache with a slow Redis (every reply late, under the command t
       url: proxy.url,
       keyPrefix: PREFIX,
       commandTimeoutMs: COMMAND_TIMEOUT_MS,
+      coolDownMs: COOL_DOWN_MS,
       logger: { ...silentLogger, warn: (_msg, fields) => warnings.push(String(fields?.reason)) },
     });
     caches.push(c);
@@ -159,7 +161,14 @@ describe("RedisTtlCache with a slow Redis (every reply late, under the command t
       expect(took).toBeLessThan(COMMAND_TIMEOUT_MS + LOAD_MS + 600);
       expect(warnings.join(" ")).toMatch(/Redis time/);
 
-      // A value another replica wrote is still found through the slow Redis within the same bound.
+      // The load Redis failed opened the breaker: for the cool-down the next one skips Redis, answered at once.
+      const skipped = performance.now();
+      expect(await c.getOrLoad(`skipped-${randomUUID()}`, 60_000, async () => "computed")).toBe("computed");
+      expect(performance.now() - skipped).toBeLessThan(100);
+      expect(c.breaker.open).toBe(true);
+      await sleep(COOL_DOWN_MS);
+
+      // After it, a value another replica wrote is still found through the slow Redis within the same bound.
       const key = `slow-hit-${randomUUID()}`;
       const admin = new Redis(REDIS_URL);
       await admin.set(`${PREFIX}${key}`, "shared", "PX", 60_000);

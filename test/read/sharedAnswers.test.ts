@@ -6,16 +6,19 @@
 import { randomUUID } from "node:crypto";
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app";
 import type { TtlCache } from "../../api/cache/ttlCache";
 import { loadConfig } from "../../api/config";
 import { silentLogger } from "../../api/observability/logger";
+import { createMetrics } from "../../api/observability/metrics";
 import { createLockIndex } from "../../api/read/atBlock";
 import type { BoardIndex, LockIndex } from "../../api/read/contract";
 import type { IndexSignalListener, IndexSignalSource, Reverted } from "../../api/read/indexSignal";
 import { createSharedAnswers, statsCodec, veDeltaCodec, veLocksCodec } from "../../api/read/sharedAnswers";
 import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
+import { startTcpProxy } from "../support/tcpProxy";
 
 const START = 46_183_959n;
 const config = { ...loadConfig({ NETWORK: "base" }), redisUrl: "redis://127.0.0.1:6379" };
@@ -71,19 +74,25 @@ function toldSignal() {
   };
 }
 
-async function replica(prefix: string, signal?: IndexSignalSource) {
-  const shared = await createSharedAnswers(config, {
-    keyPrefix: prefix,
-    logger: { ...silentLogger, warn: (m: string, f?: unknown) => warnings.push(`${m} ${JSON.stringify(f)}`) },
-  });
+async function replica(prefix: string, signal?: IndexSignalSource, redisUrl = config.redisUrl) {
+  const shared = await createSharedAnswers(
+    { ...config, redisUrl },
+    {
+      keyPrefix: prefix,
+      logger: { ...silentLogger, warn: (m: string, f?: unknown) => warnings.push(`${m} ${JSON.stringify(f)}`) },
+    },
+  );
   if (!shared) throw new Error("no Redis cache");
   caches.push(shared);
-  return createApp({
+  const metrics = createMetrics();
+  const app = createApp({
     config: { ...config, rateLimit: { max: 1e6, windowSec: 60 } },
     rpc: null,
     index: { atBlock: reader, shared: shared, ...(signal ? { signal } : {}) },
     logger: silentLogger,
+    metrics,
   });
+  return Object.assign(app, { metrics });
 }
 
 describe("per-block answers shared by replicas", () => {
@@ -173,4 +182,68 @@ describe("per-block answers shared by replicas", () => {
     expect(delta.value.some((c) => c.lock === null) && delta.value.some((c) => c.lock !== null)).toBe(true);
     expect(veDeltaCodec.decode(veDeltaCodec.encode(delta))).toEqual(delta);
   });
+});
+
+describe("a Redis that hangs (the connection alive, no replies)", () => {
+  /** createSharedAnswers' command timeout: a load's whole budget of Redis time. */
+  const COMMAND_TIMEOUT_MS = 2_000;
+  const computed = () => calls.holders + calls.stats + calls.veLocks + calls.veLockDelta;
+  const timed = async (app: { request(path: string): Response | Promise<Response> }, path: string) => {
+    const started = performance.now();
+    const response = await app.request(path);
+    const ms = performance.now() - started;
+    return { status: response.status, ms, body: await response.text() };
+  };
+  const breakerGauge = async (app: Awaited<ReturnType<typeof replica>>) =>
+    (await app.metrics.render())
+      .split("\n")
+      .find((line) => line.startsWith('api_cache_redis_breaker_open{cache="index_shared"}'));
+
+  it("costs one load's budget, then new blocks are computed at once; sharing resumes once Redis answers again", async () => {
+    const prefix = `test-index-${randomUUID()}:`;
+    const proxy = await startTcpProxy({ host: "127.0.0.1", port: 6379 });
+    try {
+      const a = await replica(prefix, undefined, proxy.url);
+      // Six blocks the index holds a time for (an event in each), so no node is asked.
+      const blocks = [...new Set(index.events.map((e) => e.blockNumber))].slice(-6);
+      const [warm, hung, ...rest] = blocks as [bigint, bigint, ...bigint[]];
+      const recovered = rest.pop()!;
+      const stats = (block: bigint) => `/api/index/v1/stats?block=${block}`;
+      expect((await timed(a, stats(warm))).status).toBe(200);
+      expect(await breakerGauge(a)).toBe('api_cache_redis_breaker_open{cache="index_shared"} 0');
+      warnings.length = 0;
+
+      proxy.setMode("hold");
+      // The first block's loads wait out one budget on the hung Redis, then are computed here.
+      const first = await timed(a, stats(hung));
+      expect(first.status).toBe(200);
+      expect(first.ms).toBeGreaterThan(COMMAND_TIMEOUT_MS - 200);
+      // Each new block after it skips Redis: no wait (before the breaker, each waited another ~2 s).
+      for (const block of rest) {
+        const later = await timed(a, stats(block));
+        expect(later.status, later.body).toBe(200);
+        // Its own computation only (PGlite here, on a shared machine: ~0.2–0.8 s); before, ~2 s more each.
+        expect(later.ms).toBeLessThan(COMMAND_TIMEOUT_MS / 2);
+      }
+      expect(await breakerGauge(a)).toBe('api_cache_redis_breaker_open{cache="index_shared"} 1');
+      // One warning for the outage, not one per load.
+      expect(warnings.filter((w) => w.includes("Redis skipped"))).toHaveLength(1);
+
+      // Redis recovers; after the cool-down the next load probes it and sharing resumes: another replica takes the
+      // block's answers from Redis without computing them.
+      proxy.setMode("pass");
+      await new Promise((r) => setTimeout(r, 5_100));
+      expect((await timed(a, stats(recovered))).status).toBe(200);
+      expect(await breakerGauge(a)).toBe('api_cache_redis_breaker_open{cache="index_shared"} 0');
+      const b = await replica(prefix);
+      const before = computed();
+      expect((await timed(b, stats(recovered))).status).toBe(200);
+      expect(computed() - before).toBe(0);
+      const admin = new Redis(config.redisUrl!);
+      expect((await admin.keys(`${prefix}*:${recovered}:*`)).length).toBeGreaterThan(0);
+      admin.disconnect();
+    } finally {
+      await proxy.stop();
+    }
+  }, 30_000);
 });

@@ -10,6 +10,11 @@ export type TcpFaultMode =
   | "pass"
   /** Accept and keep connections but forward nothing (a hung server / dropped packets). */
   | "blackhole"
+  /**
+   * Accept and keep connections, forward nothing for now, but keep every byte and forward it, in order, when the mode
+   * is "pass" again: a server that hangs and then recovers (a stalled process, a long script), as TCP delivers it.
+   */
+  | "hold"
   /** Destroy every new connection at once (a server that is down). */
   | "refuse";
 
@@ -28,6 +33,8 @@ export async function startTcpProxy(upstream: { host: string; port: number }, sc
   let mode: TcpFaultMode = "pass";
   let delayMs = 0;
   const open = new Set<Socket>();
+  /** The writes held while holding, in the order they came (each direction's bytes stay in order). */
+  const held: (() => void)[] = [];
   const track = (s: Socket) => {
     open.add(s);
     s.on("close", () => open.delete(s));
@@ -40,9 +47,10 @@ export async function startTcpProxy(upstream: { host: string; port: number }, sc
     track(target);
     client.on("close", () => target.destroy());
     target.on("close", () => client.destroy());
-    // Bytes flow only while passing; in a blackhole they are swallowed.
+    // Bytes flow only while passing; in a blackhole they are swallowed, while holding kept for later.
     // Equal delays fire in the order they were set, so a delayed stream keeps its byte order.
     const forward = (to: Socket) => (b: Buffer) => {
+      if (mode === "hold") held.push(() => !to.destroyed && to.write(b));
       if (mode !== "pass") return;
       if (delayMs === 0) to.write(b);
       else setTimeout(() => mode === "pass" && !to.destroyed && to.write(b), delayMs);
@@ -57,6 +65,7 @@ export async function startTcpProxy(upstream: { host: string; port: number }, sc
     port,
     setMode: (m) => {
       mode = m;
+      if (m === "pass") for (const write of held.splice(0)) write();
     },
     setDelay: (ms) => {
       delayMs = ms;
