@@ -63,6 +63,11 @@ export type RedisTtlCacheOptions = {
   leaseMs?: number;
   /** How long a replica waits on another's lock (and takes it over) before giving up; set it to the loader's deadline. */
   waitMs?: number;
+  /**
+   * When the wait runs out: `fail` (default) rejects with CacheWaitTimeoutError; `load` loads in-process, for a loader
+   * that may run after the wait within its caller's deadline (the wait is then shorter than that deadline).
+   */
+  afterWait?: "fail" | "load";
   /** How often a waiting replica looks for the holder's value. */
   pollMs?: number;
   /** Upper bound for one Redis command, so a hung Redis degrades instead of hanging requests. */
@@ -128,6 +133,7 @@ export class RedisTtlCache implements TtlCache {
   readonly #leaseMs: number;
   readonly #waitMs: number;
   readonly #pollMs: number;
+  readonly #afterWait: "fail" | "load";
   readonly #budgetMs: number;
   readonly #warn: ThrottledWarn;
   readonly #warning: string;
@@ -142,6 +148,7 @@ export class RedisTtlCache implements TtlCache {
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#waitMs = options.waitMs ?? 10_000;
     this.#pollMs = options.pollMs ?? 20;
+    this.#afterWait = options.afterWait ?? "fail";
     this.#budgetMs = options.budgetMs ?? options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     this.#warn = throttledWarnings(options.logger ?? STDERR_LOGGER, WARNING_WINDOW_MS);
     this.#warning = options.warning ?? "cache degraded";
@@ -333,10 +340,11 @@ export class RedisTtlCache implements TtlCache {
       }
       if (performance.now() >= waitUntil) {
         // A lock renewed by someone for the whole wait without a value: a replica stuck in its read, or a foreign
-        // writer. Told (throttled), since the answer is the read's failure though nothing was read here.
+        // writer. Told (throttled): the answer is the read's failure though nothing was read here, or read here late.
         this.#warn("lock", `${this.#warning}: a lock held past the wait`, {
           reason: `${lockKey} was held by another for ${this.#waitMs} ms and no value or failure was written`,
         });
+        if (this.#afterWait === "load") return this.#loadHere(load, ttlMs);
         throw new CacheWaitTimeoutError(`no shared value for ${key} within ${this.#waitMs} ms`);
       }
     }

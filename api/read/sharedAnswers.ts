@@ -8,8 +8,12 @@
 import { RedisTtlCache } from "../cache/redisTtlCache";
 import type { TtlCache } from "../cache/ttlCache";
 import type { AppConfig } from "../config";
+import { v1DeadlineMs } from "../http/cancellation";
 import type { Logger } from "../observability/logger";
 import type { AtBlock, BoardAnswer, BoardValue, LockChange, LockStats, VeLock, VeLocksAnswer } from "./contract";
+
+/** How long a reader waits for another replica's computation before computing it itself: half the route's deadline. */
+export const sharedWaitMs = (rpcTimeoutMs: number) => Math.floor(v1DeadlineMs(rpcTimeoutMs) / 2);
 
 /** How long a block's answer stays in Redis: long enough for every replica and a slow reader's pages. */
 export const SHARED_TTL_MS = 120_000;
@@ -31,7 +35,10 @@ export async function createSharedAnswers(
     // api/server/indexDatabase.ts); a replica that dies mid-computation is taken over after this lease. Longer than
     // the supply cache's: a large ranking's JavaScript work can hold the event loop for a second or more.
     leaseMs: 5_000,
-    waitMs: 15_000,
+    // A replica whose holder neither writes nor lets its lock lapse (stuck mid-computation) is waited on for half the
+    // index routes' deadline, then the answer is computed here: an answer within the deadline, never its 502.
+    waitMs: sharedWaitMs(config.rpcTimeoutMs),
+    afterWait: "load",
     pollMs: 25,
     // A value is large (a ranking of 60,000 holders is ~6 MB) and replicas busy: more than the supply cache's 500 ms.
     commandTimeoutMs: 2_000,

@@ -74,9 +74,15 @@ function toldSignal() {
   };
 }
 
-async function replica(prefix: string, signal?: IndexSignalSource, redisUrl = config.redisUrl) {
+async function replica(
+  prefix: string,
+  signal?: IndexSignalSource,
+  redisUrl = config.redisUrl,
+  o: { atBlock?: LockIndex & BoardIndex; rpcTimeoutMs?: number } = {},
+) {
+  const rpcTimeoutMs = o.rpcTimeoutMs ?? config.rpcTimeoutMs;
   const shared = await createSharedAnswers(
-    { ...config, redisUrl },
+    { ...config, redisUrl, rpcTimeoutMs },
     {
       keyPrefix: prefix,
       logger: { ...silentLogger, warn: (m: string, f?: unknown) => warnings.push(`${m} ${JSON.stringify(f)}`) },
@@ -86,9 +92,9 @@ async function replica(prefix: string, signal?: IndexSignalSource, redisUrl = co
   caches.push(shared);
   const metrics = createMetrics();
   const app = createApp({
-    config: { ...config, rateLimit: { max: 1e6, windowSec: 60 } },
+    config: { ...config, rpcTimeoutMs, rateLimit: { max: 1e6, windowSec: 60 } },
     rpc: null,
-    index: { atBlock: reader, shared: shared, ...(signal ? { signal } : {}) },
+    index: { atBlock: o.atBlock ?? reader, shared: shared, ...(signal ? { signal } : {}) },
     logger: silentLogger,
     metrics,
   });
@@ -245,5 +251,31 @@ describe("a Redis that hangs (the connection alive, no replies)", () => {
     } finally {
       await proxy.stop();
     }
+  }, 30_000);
+});
+
+describe("a replica stuck mid-computation (its lock renewed, no value ever written)", () => {
+  it("the others wait half the route's deadline, then compute the answer themselves: 200, never a 502", async () => {
+    const prefix = `test-index-${randomUUID()}:`;
+    // A 3 s deadline for the index routes (min(RPC_TIMEOUT_MS, 10 s)): the wait is 1.5 s.
+    const rpcTimeoutMs = 3_000;
+    const never = () => new Promise<never>(() => {});
+    const stuck = await replica(prefix, undefined, config.redisUrl, {
+      atBlock: { ...reader, holders: never, stats: never, veLocks: never, veLockDelta: never },
+      rpcTimeoutMs,
+    });
+    const other = await replica(prefix, undefined, config.redisUrl, { rpcTimeoutMs });
+    const block = [...new Set(index.events.map((e) => e.blockNumber))].at(-12)!;
+    const path = `/api/index/v1/stats?block=${block}`;
+    // The stuck replica takes the block's lock and renews it while its computation never ends.
+    void Promise.resolve(stuck.request(path)).catch(() => {});
+    await new Promise((r) => setTimeout(r, 300));
+    const started = performance.now();
+    const response = await other.request(path);
+    const body = await response.text();
+    // Before: the wait (15 s) outlived the deadline, which answered 502 STATE_READ_FAILED, a chain read's code.
+    expect(response.status, body).toBe(200);
+    expect(performance.now() - started).toBeLessThan(rpcTimeoutMs);
+    expect(warnings.some((w) => w.includes("a lock held past the wait"))).toBe(true);
   }, 30_000);
 });
