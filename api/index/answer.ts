@@ -2,7 +2,7 @@
  * The index API's JSON answer: the envelope (chainId, the block and its time) and `body`. Caching by block: an answer
  * pinned to a finalized block never changes (a day, immutable); any other (the head, or a block a reorg could still
  * replace) for about one Base block. The ETag names the chain, the block and a digest of what the answer says of it
- * (its body and the block's time): a request whose If-None-Match names it gets 304 with the same caching headers and
+ * (its body, the block's time and the index's build): a request whose If-None-Match names it gets 304 with the same caching headers and
  * no body (RFC 9110 §13.1.2, §15.4.5). The block alone did not decide the answer: a reorg replaces a block under the
  * same number, a redeployed index may write other rows, and a 304 confirmed the orphan's body to every cache that
  * revalidated. Judged here, once the answer would be a 200: a refused request is refused whatever its validators
@@ -54,7 +54,7 @@ export function answerFields(
 ): Response {
   const final = at.pinned && at.block <= at.head.finalized;
   const members = fields();
-  const etag = `W/"${rt.chainId}-${at.block}-${digest(at.time, members)}"`;
+  const etag = `W/"${rt.chainId}-${at.block}-${digest(at.head.build, at.time, members)}"`;
   // The 200's media type on the 304 too, not none: @hono/node-server would write text/plain on a bodiless answer,
   // and a cache refreshes its stored headers from a 304's (RFC 9111 §4.3.4).
   const headers: Record<string, string> = {
@@ -76,11 +76,12 @@ export function answerFields(
 
 /**
  * What an answer says of its block, in 16 characters: SHA-1 (fast, built in; not a defence against forgery, which a
- * validator needs none of) of the block's time and the body's members, 96 bits of it, so two bodies of one URL never
- * share a tag by chance.
+ * validator needs none of) of the index's build (Ponder's build id as the statement read it, api/read/atBlock.ts: a
+ * redeploy's answers are revalidated once), the block's time and the body's members, 96 bits of it, so two bodies of
+ * one URL never share a tag by chance.
  */
-function digest(time: bigint, members: string): string {
-  return hash("sha1", `${time}:${members}`, "base64url").slice(0, 16);
+function digest(build: string | undefined, time: bigint, members: string): string {
+  return hash("sha1", `${build ?? ""}:${time}:${members}`, "base64url").slice(0, 16);
 }
 
 /** An object's JSON members: its JSON text without the braces ("" for an object with none). */

@@ -28,6 +28,7 @@ import {
   type BoardIndex,
   type BoardValue,
   DURATION_BOARDS,
+  type IndexHead,
   IndexNotStartedError,
   IndexRecoveringError,
   type LockEventState,
@@ -49,6 +50,15 @@ export const WEEK = 604_800n;
 export const RECENT_SHARE = 20;
 
 type Row = Record<string, unknown>;
+
+/**
+ * A short stable name of Ponder's build id (`_ponder_meta`'s, which the answers' ETag carries: api/index/answer.ts):
+ * a redeploy that writes other rows is another build, so the same block's answer is another representation.
+ * 8 base64url characters (48 bits): two builds of one deployment's history never share it in practice.
+ */
+export function buildDigest(id: string): string {
+  return createHash("sha256").update(id).digest("base64url").slice(0, 8);
+}
 const big = (v: unknown): bigint => BigInt(String(v));
 
 const bigOrNull = (v: unknown): bigint | null => (v == null ? null : big(v));
@@ -142,7 +152,8 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
          substring(latest_checkpoint FROM 1 FOR 10)::bigint AS head_time,
          substring(finalized_checkpoint FROM 27 FOR 16)::bigint AS finalized_block,
          substring(finalized_checkpoint FROM 1 FOR 10)::bigint AS finalized_time,
-         (SELECT (m.value->>'is_ready')::int FROM ${meta} m WHERE m.key = 'app') AS index_ready
+         (SELECT (m.value->>'is_ready')::int FROM ${meta} m WHERE m.key = 'app') AS index_ready,
+         (SELECT m.value->>'build_id' FROM ${meta} m WHERE m.key = 'app') AS index_build
     FROM ${checkpoint} ORDER BY latest_checkpoint LIMIT 1
 ), at AS (
   SELECT coalesce(${p("b")}::bigint, head_block) AS at_block,
@@ -210,6 +221,13 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
     return rowsOf(db, statement(ev, checkpoint, t.meta, p, body(ev, p, lock, t)));
   }
 
+  // Every statement reads the build id, which changes only when the views switch: its digest is made once.
+  let build: { id: string; digest: string } | null = null;
+  const digestOf = (id: string) => {
+    if (build?.id !== id) build = { id, digest: buildDigest(id) };
+    return build.digest;
+  };
+
   function answer<T>(rows: Row[], value: (rows: Row[]) => T): AtBlock<T> {
     const first = rows[0];
     if (first === undefined) throw new IndexNotStartedError();
@@ -218,7 +236,12 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
     // (is_ready 1), the rows are not the checkpoint's block's. Read in the same snapshot, so never an answer mixing.
     if (first.index_ready != null && Number(first.index_ready) === 0) throw new IndexRecoveringError();
     const inRange = first.in_range === true;
-    const head = { block: big(first.head_block), time: big(first.head_time), finalized: big(first.finalized_block) };
+    const head: IndexHead = {
+      block: big(first.head_block),
+      time: big(first.head_time),
+      finalized: big(first.finalized_block),
+    };
+    if (first.index_build != null) head.build = digestOf(String(first.index_build));
     const block = big(first.at_block);
     if (inRange && first.at_time == null) throw new BlockTimeUnknownError(block, head);
     return {

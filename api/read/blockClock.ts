@@ -19,6 +19,8 @@ export class BlockClock {
   #highestHead = -1n;
   /** The newest head the index reported (null before the first read). */
   #lastHead: IndexHead | null = null;
+  /** The build the last head naming one named. */
+  #build: string | undefined;
   constructor(
     readonly capacity = 50_000,
     readonly headCapacity = 4_096,
@@ -27,8 +29,18 @@ export class BlockClock {
     this.#heads = new BoundedMap(headCapacity);
   }
 
+  /**
+   * Told when a head names another build than the last one did (a redeploy's views switch): the answers kept by
+   * block number are the old build's rows. Block times are the chain's, and stay.
+   */
+  onBuildChanged: (() => void) | null = null;
+
   /** Remembers a head the index reported (its block and timestamp: Ponder's checkpoint). */
   sawHead(head: IndexHead): void {
+    if (head.build !== undefined) {
+      if (this.#build !== undefined && head.build !== this.#build) this.onBuildChanged?.();
+      this.#build = head.build;
+    }
     if (head.block < this.#highestHead) {
       this.#heads.clear(); // the head went back: a reorg replaced blocks we remember
     }

@@ -140,6 +140,14 @@ export class BlockMemo<T> {
     return n;
   }
 
+  /**
+   * Forgets every answer, and whatever later ones would be derived from: the index now holds another build's rows
+   * under the same block numbers (a redeploy's views switch, BlockClock.onBuildChanged).
+   */
+  forgetAll(): number {
+    return this.forgetFrom(0n);
+  }
+
   /** Starts a computation, counted (or dropped, if it fails) when it settles if the memo still keeps it. */
   #start(at: { block: bigint; time: bigint }, lane: ComputeLane): Kept<T> {
     const entry: Kept<T> = { flight: this.#compute(at, lane), bytes: 0, used: this.#shared?.tick() ?? 0 };

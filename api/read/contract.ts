@@ -11,7 +11,11 @@ import type { CancelSignal } from "../chain/rpc";
 export { BOARD_UNIT, DURATION_BOARDS, type DurationBoard } from "../../indexer/boards";
 
 /** The index's head: Ponder's latest checkpoint (block, its timestamp) and its finalized block. */
-export type IndexHead = { block: bigint; time: bigint; finalized: bigint };
+/**
+ * The index's head as a statement read it. `build`: a digest of the Ponder build whose rows the statement read
+ * (`_ponder_meta`'s build_id); absent when the index names none (a database without Ponder's meta row).
+ */
+export type IndexHead = { block: bigint; time: bigint; finalized: bigint; build?: string };
 
 /**
  * Where to read: the head (null), or block `block` with its timestamp when the caller knows it (else the index's:

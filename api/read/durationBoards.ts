@@ -357,6 +357,15 @@ export class DurationBoards {
     return this.#anchors.get(`${board}:${window}`)?.block ?? null;
   }
 
+  /** Forgets every ranking, the anchors and the finalized block they came from (another build: BlockMemo.forgetAll). */
+  forgetAll(): number {
+    this.#anchors.clear();
+    this.#finalized = undefined;
+    let n = 0;
+    for (const memo of this.#memos.values()) n += memo.forgetAll();
+    return n;
+  }
+
   /** Forgets every ranking at `block` or above, of every board and window (a reorg: BlockMemo.forgetFrom). */
   forgetFrom(block: bigint): number {
     let n = 0;

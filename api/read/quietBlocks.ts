@@ -193,12 +193,12 @@ function tokenAt(list: readonly LockChange[], tokenId: bigint): number {
 }
 
 /**
- * Head N's changes (`value`) as an answer of its own: N as notified (its rows readable); the finalized block the one
- * P's statement read (it only moves the anchor and sets cache lifetimes: an older one is safe).
+ * Head N's changes (`value`) as an answer of its own: N as notified (its rows readable); the finalized block (and the
+ * build) the one P's statement read (it only moves the anchor and sets cache lifetimes: an older one is safe).
  */
 function atHead(p: VeLocksAnswer<LockChange>, at: At, value: LockChange[]): VeLocksAnswer<LockChange> {
   return {
-    head: { block: at.block, time: at.time, finalized: p.head.finalized },
+    head: { ...p.head, block: at.block, time: at.time },
     block: at.block,
     time: at.time,
     inRange: true,

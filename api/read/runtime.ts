@@ -262,7 +262,9 @@ export function createIndexRuntime({
     (watermark?.subscribe
       ? new WatermarkSignal({ subscribe: (listener) => watermark.subscribe!(listener) })
       : new PolledSignal(async () => (await index.probe(null)).head.block));
-  const key = (what: string, at: { block: bigint; time: bigint }) => `${what}:${config.chainId}:${at.block}:${at.time}`;
+  // The build too: replicas on either side of a views switch hold different rows under the same block.
+  const key = (what: string, at: { block: bigint; time: bigint }) =>
+    `${what}:${config.chainId}:${base.clock.lastHead?.build ?? "-"}:${at.block}:${at.time}`;
   // A key names a block by number and time, which a reorg's new branch repeats (on Base a height keeps its time): the
   // blocks a reorg replaced are computed here, never read from (or written to) Redis, until every answer shared for
   // them before it has expired (api/read/sharedAnswers.ts: replicas hear the same reorg and do the same).
@@ -435,6 +437,10 @@ export function createIndexRuntime({
     };
   }
   forgetOnReorg(signal, [rt.stats, rt.boards, rt.durationBoards], rt.reorgs, replaced);
+  // Another build's rows under the same block numbers: nothing kept (or derived from what was kept) is its answer.
+  base.clock.onBuildChanged = () => {
+    for (const memo of [rt.stats, rt.boards, rt.durationBoards]) memo.forgetAll();
+  };
   return rt;
 }
 
@@ -586,8 +592,10 @@ export async function pinBlock(
     const notified = rt.notified?.fresh();
     if (notified !== undefined && (target === null || notified.block >= target.block)) {
       // The finalized block is the last one a statement read (a NOTIFY carries the head's checkpoint alone); it only
-      // judges whether a pinned answer is final, and a lower one is safe (a shorter cache lifetime).
-      const head = { ...notified, finalized: rt.clock.lastHead?.finalized ?? 0n };
+      // judges whether a pinned answer is final, and a lower one is safe (a shorter cache lifetime). The build, too.
+      const last = rt.clock.lastHead;
+      const head: IndexHead = { ...notified, finalized: last?.finalized ?? 0n };
+      if (last?.build !== undefined) head.build = last.build;
       rt.heads.saw(head.block);
       rt.clock.sawHead(head);
       rt.onHeadPinned("notified");

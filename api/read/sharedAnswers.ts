@@ -50,11 +50,18 @@ export async function createSharedAnswers(
 }
 
 type Head = AtBlock<unknown>["head"];
-const headJson = (h: Head) => ({ block: String(h.block), time: String(h.time), finalized: String(h.finalized) });
-const headOf = (h: { block: string; time: string; finalized: string }): Head => ({
+type HeadJson = { block: string; time: string; finalized: string; build?: string };
+const headJson = (h: Head): HeadJson => ({
+  block: String(h.block),
+  time: String(h.time),
+  finalized: String(h.finalized),
+  ...(h.build === undefined ? {} : { build: h.build }),
+});
+const headOf = (h: HeadJson): Head => ({
   block: BigInt(h.block),
   time: BigInt(h.time),
   finalized: BigInt(h.finalized),
+  ...(h.build === undefined ? {} : { build: h.build }),
 });
 
 /** A duration board's ranking (or a board's changes between two blocks): [address, value] pairs. */
@@ -65,7 +72,7 @@ export const boardCodec = {
     )}}`,
   decode: (text: string): BoardAnswer => {
     const o = JSON.parse(text) as {
-      head: { block: string; time: string; finalized: string };
+      head: HeadJson;
       block: string;
       time: string;
       inRange: boolean;
@@ -103,7 +110,7 @@ function veCodec<T, J>(row: (v: T) => J, of: (j: J) => T) {
       )}}`,
     decode: (text: string): VeLocksAnswer<T> => {
       const o = JSON.parse(text) as {
-        head: { block: string; time: string; finalized: string };
+        head: HeadJson;
         block: string;
         time: string;
         inRange: boolean;

@@ -263,6 +263,15 @@ export class VeBoards extends BlockMemo<VeBoard> {
     return this.#patchedAhead;
   }
 
+  /** Forgets the rankings and the anchor, the ranking made ahead and the finalized block they came from (BlockMemo.forgetAll). */
+  override forgetAll(): number {
+    this.#anchor = undefined;
+    this.#ahead = undefined;
+    this.#lastHead = undefined;
+    this.#finalized = undefined;
+    return super.forgetAll();
+  }
+
   /** Whether a block's ranking would be derived from the anchor now (its stats with it), not computed whole. */
   nearAnchor(block: bigint): boolean {
     const anchor = this.#anchor;

@@ -125,6 +125,7 @@ describe("minBlock on the index routes (the API process over ponder start)", () 
   it("the ETag names the block and the body, not the lag: the head's answer revalidates to 304 while the lag is computed fresh", async () => {
     const first = await sendRaw(`${api.url}${BASE}/stats`);
     const etag = first.headers.etag as string;
+    // The chain, the block and a digest (of the Ponder build id `ponder start` wrote in _ponder_meta, and the body).
     expect(etag).toMatch(new RegExp(`^W/"${chainId}-\\d+-[\\w-]{16}"$`));
     await sleep(1_100);
     const again = await sendRaw(`${api.url}${BASE}/stats`, "GET", { "if-none-match": etag });

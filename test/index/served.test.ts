@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLIENT_CONNECTION_CHECK_MS } from "../../api/read/statements";
 import { sendRaw } from "../support/rawHttp";
 import { type ServedIndex, startServedIndex } from "../support/servedIndex";
+import { SYNTHETIC_BUILD_ID } from "../support/syntheticIndex";
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const BASE = "/api/index/v1";
@@ -35,6 +36,17 @@ afterAll(async () => {
 });
 
 const url = (path: string) => `${served.api.url}${BASE}${path}`;
+const FIXTURE_BUILD = SYNTHETIC_BUILD_ID;
+
+async function withIndex<T>(use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: served.databaseUrl });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end();
+  }
+}
 
 describe("If-None-Match on the API process", () => {
   it("the head's answer revalidated: 304 on the wire with its ETag, caching and CORS headers and nothing else of the 200", async () => {
@@ -79,6 +91,43 @@ describe("If-None-Match on the API process", () => {
       const res = await sendRaw(url("/stats"), "GET", { "if-none-match": other });
       expect(res.status, other).toBe(200);
       expect(JSON.parse(res.body).blockNumber).toBe(String(head));
+    }
+  });
+
+  it("another build's answer at the same block has another tag: the old build's If-None-Match is a 200", async () => {
+    const head = served.index.head.block;
+    const past = served.index.events.map((e) => e.blockNumber).find((b) => b < head - 100n)!;
+    const tokenId = served.index.events.find((e) => e.tokenId > 0n && e.blockNumber <= past)!.tokenId;
+    // A statement's own read (the lock) and an answer this process keeps per block (the stats).
+    const paths = [`/locks/${tokenId}?block=${past}`, `/stats?block=${past}`];
+    const setBuild = (id: string) =>
+      withIndex((c) =>
+        c.query(
+          `UPDATE ${served.schema}._ponder_meta
+      SET value = jsonb_set(value, '{build_id}', to_jsonb($1::text)) WHERE key = 'app'`,
+          [id],
+        ),
+      );
+    const tags = new Map<string, string>();
+    for (const path of paths) {
+      const first = await sendRaw(url(path));
+      expect(first.status, path).toBe(200);
+      tags.set(path, first.headers.etag as string);
+    }
+    try {
+      // A redeploy into a new schema whose views the API processes now read: the same blocks, another build's rows.
+      await setBuild("0123456789");
+      for (const path of paths) {
+        const old = tags.get(path)!;
+        const answer = await sendRaw(url(path), "GET", { "if-none-match": old });
+        expect(answer.status, path).toBe(200);
+        const tag = answer.headers.etag as string;
+        expect(tag, path).toMatch(new RegExp(`^W/"${chainId}-${past}-[\\w-]{16}"$`));
+        expect(tag, path).not.toBe(old);
+        expect((await sendRaw(url(path), "GET", { "if-none-match": tag })).status, path).toBe(304);
+      }
+    } finally {
+      await setBuild(FIXTURE_BUILD);
     }
   });
 });

@@ -8,13 +8,14 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { beforeAll, describe, expect, it } from "vitest";
 import { lockVe } from "../../api/math";
-import { createLockIndex, WEEK } from "../../api/read/atBlock";
+import { buildDigest, createLockIndex, WEEK } from "../../api/read/atBlock";
 import { BlockTimeUnknownError, type EventKey, IndexNotStartedError, type LockIndex } from "../../api/read/contract";
 import type { LockEventRow, LockRow } from "../../indexer/rules";
 import { rowsOf } from "../support/rankingRows";
 import {
   createSyntheticTables,
   generateSyntheticIndex,
+  SYNTHETIC_BUILD_ID,
   type SyntheticIndex,
   stateAt,
   writeSyntheticIndex,
@@ -54,7 +55,12 @@ const low = (a: string | null) => (a === null ? null : a.toLowerCase());
 describe("one rule at any block: the newest event row, or the merge that burned it", () => {
   it("the head is Ponder's checkpoint: block, timestamp and finalized block", async () => {
     const { head } = await reader.probe(index.head.block);
-    expect(head).toEqual({ block: index.head.block, time: index.head.time, finalized: index.head.block - 30n });
+    expect(head).toEqual({
+      block: index.head.block,
+      time: index.head.time,
+      finalized: index.head.block - 30n,
+      build: buildDigest(SYNTHETIC_BUILD_ID),
+    });
   });
 
   it("every lock equals the rules' row at each block; one minted later is null", async () => {

@@ -67,3 +67,19 @@ describe("BlockClock.fromNode: a failed read names how it failed", () => {
     expect(error.detail).toEqual({ upstream: "invalid" });
   });
 });
+
+describe("BlockClock.onBuildChanged: the index now holds another build's rows", () => {
+  it("is told when a head names another build than the last, not for the same build nor a head naming none", () => {
+    const clock = new BlockClock();
+    let told = 0;
+    clock.onBuildChanged = () => told++;
+    clock.sawHead({ block: 10n, time: 100n, finalized: 5n, build: "aaaaaaaa" });
+    clock.sawHead({ block: 11n, time: 102n, finalized: 5n, build: "aaaaaaaa" });
+    clock.sawHead({ block: 12n, time: 104n, finalized: 6n });
+    expect(told).toBe(0);
+    clock.sawHead({ block: 12n, time: 104n, finalized: 6n, build: "bbbbbbbb" });
+    expect(told).toBe(1);
+    // Block times are the chain's: kept across the switch.
+    expect(clock.cached(11n)).toBe(102n);
+  });
+});

@@ -255,10 +255,15 @@ async function protocolDdl(): Promise<string[]> {
 const CHECKPOINT_DDL = `CREATE TABLE "_ponder_checkpoint" ("chain_name" text PRIMARY KEY, "chain_id" bigint NOT NULL,
   "safe_checkpoint" varchar(75) NOT NULL, "latest_checkpoint" varchar(75) NOT NULL,
   "finalized_checkpoint" varchar(75) NOT NULL)`;
-/** Ponder's meta table, as an app that has finished its backfill leaves it (is_ready 1: index reads trust it). */
+/** The build id the synthetic index's meta row names, as Ponder 0.17 writes one (10 hex digits). */
+export const SYNTHETIC_BUILD_ID = "5e1f0c0de0";
+/**
+ * Ponder's meta table, as an app that has finished its backfill leaves it (is_ready 1: index reads trust it), with
+ * its build id (the answers' ETag carries a digest of it).
+ */
 export const META_DDL = [
   `CREATE TABLE "_ponder_meta" ("key" text PRIMARY KEY, "value" jsonb NOT NULL)`,
-  `INSERT INTO "_ponder_meta" VALUES ('app', '{"is_ready": 1, "is_locked": 1}')`,
+  `INSERT INTO "_ponder_meta" VALUES ('app', '{"is_ready": 1, "is_locked": 1, "build_id": "${SYNTHETIC_BUILD_ID}"}')`,
 ];
 
 /** Creates `schema` with the tables (no indexes), on one session (the statements set its search_path). */
