@@ -25,6 +25,10 @@ export function parseWebhookTopic(text: unknown): Topic {
   const kindName = cut === -1 ? text : text.slice(0, cut);
   const value = cut === -1 ? "" : text.slice(cut + 1);
   const kind = Object.hasOwn(TOPIC_KINDS, kindName) ? TOPIC_KINDS[kindName] : undefined;
+  // `kind:` names a value and gives none: not the kind without one (`stats:` is not `stats`, `activity:` not every kind).
+  if (kind && cut !== -1 && value === "") {
+    return bad(`Topic "${text}": its colon is followed by no value.`, text);
+  }
   if (!kind) {
     return bad(
       `Unknown topic "${text}": topics are ${Object.keys(TOPIC_KINDS).join(", ")} (kind:value[:window]).`,

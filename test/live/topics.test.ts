@@ -77,6 +77,13 @@ describe("stream topics", () => {
     expect(topics("activity=takeover,unlock&activity=unlock,takeover")).toHaveLength(1);
   });
 
+  it("in a query a name with an empty value is the name alone (docs/api.md): stats= is stats, activity= is activity", () => {
+    const keys = (query: string) => topics(query).map((t) => [t.key, t.path]);
+    expect(keys("stats=")).toEqual(keys("stats"));
+    expect(keys("activity=")).toEqual(keys("activity"));
+    expect(keys("activity=&kind=unlock")).toEqual(keys("activity&kind=unlock"));
+  });
+
   it("a lock id is a uint256: 2^256 - 1 is a topic, 2^256 is BAD_PARAMS as GET /locks/{tokenId} answers", () => {
     expect(topics(`lock=${2n ** 256n - 1n}`)[0]?.key).toBe(`lock:${2n ** 256n - 1n}`);
     expect(() => topics(`lock=${2n ** 256n}`)).toThrow(/uint256/);

@@ -46,6 +46,11 @@ describe("topic strings", () => {
       "board:pool",
       "board:ve:7d",
       "stats:1",
+      // A colon names a value: an empty one is malformed, not the kind without one.
+      "stats:",
+      "activity:",
+      "board:",
+      "lock:",
       "x:1",
       7,
     ]) {
