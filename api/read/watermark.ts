@@ -20,12 +20,21 @@ export type WatermarkOptions = {
   maxAgeMs: number;
   /** A poll that has not answered by then counts as failed. */
   timeoutMs: number;
-  /** Told why a poll failed (its error, or no answer within timeoutMs): the index database's outage, for the log. */
+  /**
+   * A read unanswered this long is told as a failure. Longer than timeoutMs: the first poll opens the pool's
+   * connection, which on a loaded machine takes longer than a poll's wait without anything failing (a connection
+   * that cannot be made, or a query past its timeout, fails with an error, told at once).
+   */
+  stalledMs: number;
+  /** Told why a poll failed (its error, or no answer within stalledMs): the index database's outage, for the log. */
   onFailure?: (cause: unknown) => void;
 };
 
-/** A quarter of a Base block apart; a mark is trusted for four polls; a poll waits at most one. */
-export const WATERMARK_DEFAULTS: WatermarkOptions = { pollMs: 250, maxAgeMs: 1_000, timeoutMs: 250 };
+/**
+ * A quarter of a Base block apart; a mark is trusted for four polls; a poll waits at most one; a read is an outage
+ * after 2 s (the pool's connect and query timeouts, 500 ms and 2.5 s, fail it with an error anyway).
+ */
+export const WATERMARK_DEFAULTS: WatermarkOptions = { pollMs: 250, maxAgeMs: 1_000, timeoutMs: 250, stalledMs: 2_000 };
 
 /** What the state route asks of a watermark. */
 export type IndexWatermarkSource = {
@@ -114,8 +123,8 @@ export class IndexWatermark implements IndexWatermarkSource {
       }
       const { mark: answer, sentAt } = this.#reading;
       const mark = await Promise.race([answer, late]);
-      if (mark === undefined && this.#reading !== undefined) {
-        this.#o.onFailure?.(new Error(`no answer within ${this.#o.timeoutMs} ms`));
+      if (mark === undefined && this.#reading !== undefined && performance.now() - sentAt >= this.#o.stalledMs) {
+        this.#o.onFailure?.(new Error(`no answer within ${this.#o.stalledMs} ms`));
       }
       // The mark is as fresh as the moment its read was sent, whichever poll waited for it.
       if (mark !== undefined && sentAt > this.#sentAt) {
