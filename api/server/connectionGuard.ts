@@ -13,6 +13,8 @@
  *   answers leave as they are written.
  * A stalled reader is closed by the server's send timeout (api/server/server.ts), so the caps hold
  * memory only for as long as a reader makes progress.
+ * Its registry of open connections is the one the drain reads (which answer each is writing, since when it is
+ * idle), so a request pays for one connection lookup, not for a second bookkeeping of its own.
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
@@ -35,10 +37,19 @@ export type ConnectionGuardOptions = {
 
 type ShedReason = "pipelined" | "pending_connection" | "pending_ip" | "pending_total";
 
-/** One connection's state: its peer (undefined: a trusted proxy), the request being answered, those waiting. */
+/** What the drain reads of an open connection. */
+export type ConnectionState = {
+  /** The answer being written (handed to the app, not yet closed), if any. */
+  readonly answering: ServerResponse | undefined;
+  /** performance.now() when it last had no answer in progress: its open, or its last answer's close. */
+  readonly idleSince: number;
+};
+
+/** One connection's state: its peer (undefined: a trusted proxy), the answer being written, those waiting. */
 type Connection = {
   key: string | undefined;
-  busy: boolean;
+  answering: ServerResponse | undefined;
+  idleSince: number;
   waiting: [IncomingMessage, ServerResponse][];
   paused: boolean;
   /** Unsent bytes of its current answer, as counted in the totals. */
@@ -48,12 +59,14 @@ type Connection = {
 export type ConnectionGuard = {
   /** Unsent answer bytes: of one peer address (peerKey), or of the whole process. */
   pendingBytes(key?: string): number;
+  /** Every open connection (from its accept to its close), with its state. */
+  connections: ReadonlyMap<Socket, ConnectionState>;
 };
 
 export function guardConnections(server: Server, o: ConnectionGuardOptions): ConnectionGuard {
   const maxQueued = o.maxQueued ?? MAX_QUEUED_PER_CONNECTION;
   const limits = o.pendingBytes;
-  const connections = new WeakMap<Socket, Connection>();
+  const connections = new Map<Socket, Connection>();
   const byAddress = new Map<string, number>();
   let total = 0;
 
@@ -87,9 +100,10 @@ export function guardConnections(server: Server, o: ConnectionGuardOptions): Con
   function onClose(this: ServerResponse) {
     const socket = this.req.socket;
     const conn = connections.get(socket);
-    if (conn === undefined) return;
+    if (conn === undefined) return; // the socket closed first: forget() released its bytes
     count(conn, -conn.pending);
-    conn.busy = false;
+    conn.answering = undefined;
+    conn.idleSince = performance.now();
     if (socket.destroyed) return; // Node aborts the waiting requests itself
     let next = conn.waiting.shift();
     while (next?.[1].destroyed) next = conn.waiting.shift();
@@ -108,24 +122,34 @@ export function guardConnections(server: Server, o: ConnectionGuardOptions): Con
       shed(socket, "pending_ip");
       return;
     }
-    conn.busy = true;
+    conn.answering = res;
     // `on`, not `once`: each fires once per response anyway, and once's wrapper is an allocation per request.
     res.on("prefinish", onPrefinish);
     res.on("close", onClose);
     for (const handler of handlers) handler.call(server, req, res);
   }
 
+  // Registered from the accept, so the drain also finds a connection that has not sent a request yet.
+  const forget = (socket: Socket) => {
+    const conn = connections.get(socket);
+    if (conn === undefined) return;
+    connections.delete(socket);
+    count(conn, -conn.pending);
+  };
+  server.on("connection", (socket: Socket) => {
+    const trusted = o.trusted?.has(normalizeIp(socket.remoteAddress ?? "") ?? "") ?? false;
+    const key = trusted ? undefined : peerKey(socket);
+    const now = performance.now();
+    connections.set(socket, { key, answering: undefined, idleSince: now, waiting: [], paused: false, pending: 0 });
+    socket.once("close", () => forget(socket));
+  });
+
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
+    const conn = connections.get(socket);
     // The rest of a TCP read already parsed after the connection was closed: Node aborts it.
-    if (socket.destroyed) return;
-    let conn = connections.get(socket);
-    if (conn === undefined) {
-      const trusted = o.trusted?.has(normalizeIp(socket.remoteAddress ?? "") ?? "") ?? false;
-      conn = { key: trusted ? undefined : peerKey(socket), busy: false, waiting: [], paused: false, pending: 0 };
-      connections.set(socket, conn);
-    }
-    if (!conn.busy) {
+    if (conn === undefined || socket.destroyed) return;
+    if (conn.answering === undefined) {
       dispatch(conn, socket, req, res);
       return;
     }
@@ -140,5 +164,5 @@ export function guardConnections(server: Server, o: ConnectionGuardOptions): Con
       socket.pause();
     }
   });
-  return { pendingBytes: (key) => (key === undefined ? total : (byAddress.get(key) ?? 0)) };
+  return { pendingBytes: (key) => (key === undefined ? total : (byAddress.get(key) ?? 0)), connections };
 }

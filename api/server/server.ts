@@ -12,7 +12,7 @@
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
  */
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
+import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
 import { type AddressInfo, Server as NetServer, type Socket } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { ApiApp } from "../app";
@@ -21,7 +21,7 @@ import type { NodeHotPath } from "../http/nodeHotPath";
 import { parseTrustedProxies } from "../net/ip";
 import type { Logger } from "../observability/logger";
 import type { ConnectionMetrics } from "../observability/metrics";
-import { type ConnectionGuard, guardConnections } from "./connectionGuard";
+import { type ConnectionGuard, type ConnectionState, guardConnections } from "./connectionGuard";
 import { limitConnections } from "./connectionLimit";
 import { totalConnectionCap } from "./descriptorLimit";
 import { answerProtocolErrors, refuseRequest, requestFault } from "./protocolErrors";
@@ -93,7 +93,10 @@ export type ApiServerOptions = {
   trustedProxies?: readonly string[];
   metrics?: { connections: ConnectionMetrics };
   logger?: Logger;
-  /** Only a test that proves the guard matters turns it off (with the connection caps and the turnstile). */
+  /**
+   * Only a test that proves the guard matters turns it off (with the connection caps and the turnstile). The drain
+   * reads the guard's registry of connections: without it, connections close only at the drain's bound.
+   */
   guard?: boolean;
 };
 
@@ -134,7 +137,6 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs - SERVER_LIMITS.keepAliveAdvertisedEarlyMs;
     server.keepAliveTimeoutBuffer = SERVER_LIMITS.keepAliveAdvertisedEarlyMs;
     answerProtocolErrors(server, metrics);
-    const answering = answersInFlight(server);
     let guard: ConnectionGuard | undefined;
     if (options.guard !== false) {
       const { max, perIp, refusing } = limits;
@@ -149,7 +151,7 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
     // retransmission (1 s, then 3 s) before it was even accepted.
     server.listen({ port: options.port, host: options.hostname, backlog: SERVER_LIMITS.acceptBacklog }, () => {
       const { port } = server.address() as AddressInfo;
-      resolve({ server, port, limits, guard, close: (drainMs) => drain(server, drainMs, answering) });
+      resolve({ server, port, limits, guard, close: (drainMs) => drain(server, drainMs, guard?.connections) });
     });
   });
 }
@@ -194,37 +196,6 @@ function hotFirst(hotPath: NodeHotPath, routed: RequestListener): RequestListene
   };
 }
 
-/** A connection's answers in flight, and since when it has had none (its open, or its last answer's end). */
-type ConnectionState = { busy: number; idleSince: number };
-
-/**
- * The answers not yet finished (or abandoned), so a drain can tell those already in flight to close after them; and
- * each connection's state, so it closes only connections idle for a while.
- */
-type InFlight = { answers: Set<ServerResponse>; connections: Map<Socket, ConnectionState> };
-
-function answersInFlight(server: Server): InFlight {
-  const answers = new Set<ServerResponse>();
-  const connections = new Map<Socket, ConnectionState>();
-  server.on("connection", (socket: Socket) => {
-    connections.set(socket, { busy: 0, idleSince: performance.now() });
-    socket.once("close", () => connections.delete(socket));
-  });
-  server.prependListener("request", (req: IncomingMessage, res: ServerResponse) => {
-    answers.add(res);
-    const state = connections.get(req.socket);
-    if (state) state.busy++;
-    res.once("close", () => {
-      answers.delete(res);
-      if (state) {
-        state.busy--;
-        state.idleSince = performance.now();
-      }
-    });
-  });
-  return { answers, connections };
-}
-
 /**
  * How long a keep-alive connection must have been idle before the drain closes it: one answered just before the
  * drain began may already carry its client's next request (on the wire, not yet parsed), which a close would reset;
@@ -245,7 +216,15 @@ function closeAfter(res: ServerResponse): void {
   }
 }
 
-async function drain(server: Server, drainMs: number, inFlight: InFlight): Promise<void> {
+/**
+ * `connections`: the guard's registry (api/server/connectionGuard.ts), read only here, so that no request pays for a
+ * bookkeeping of its own (a set entry, a lookup and a listener) that serves the drain alone.
+ */
+async function drain(
+  server: Server,
+  drainMs: number,
+  connections: ReadonlyMap<Socket, ConnectionState> | undefined,
+): Promise<void> {
   // net.Server's close, not http.Server's: that one also closes every idle connection at once (Node ≥ 19), among
   // them one just answered `keep-alive` whose client's next request is already on the wire — reset (closeIdle below
   // waits DRAIN_IDLE_MS). Its connection-check timer is unref'd: it holds nothing.
@@ -255,12 +234,12 @@ async function drain(server: Server, drainMs: number, inFlight: InFlight): Promi
   // request still arriving on an open keep-alive connection. A connection idle for DRAIN_IDLE_MS is closed (swept
   // every 100 ms), so a client (a load balancer's pool) holding idle keep-alive connections does not hold the exit
   // until the bound.
-  for (const res of inFlight.answers) closeAfter(res);
+  for (const { answering } of connections?.values() ?? []) if (answering) closeAfter(answering);
   server.prependListener("request", (_req, res: ServerResponse) => closeAfter(res));
   const closeIdle = () => {
     const now = performance.now();
-    for (const [socket, state] of inFlight.connections) {
-      if (state.busy === 0 && now - state.idleSince >= DRAIN_IDLE_MS) socket.destroy();
+    for (const [socket, state] of connections ?? []) {
+      if (state.answering === undefined && now - state.idleSince >= DRAIN_IDLE_MS) socket.destroy();
     }
   };
   closeIdle();
