@@ -205,15 +205,18 @@ const DRAIN_IDLE_MS = 200;
 
 /**
  * `Connection: close` on an answer whose headers are not written yet, and its socket closed after it; one already
- * begun (a stream) is closed after it ends.
+ * begun (a stream, its headers said keep-alive) has its socket ended once it is written, and destroyed once that
+ * is sent, so a request the client sends after it is not answered there (Node's own close after a last answer).
  */
 function closeAfter(res: ServerResponse): void {
   if (!res.headersSent) {
     res.shouldKeepAlive = false;
     res.setHeader("connection", "close");
-  } else {
-    (res as ServerResponse & { _last?: boolean })._last = true;
+    return;
   }
+  // Node detaches the socket from the answer when it finishes: taken now.
+  const socket = res.socket;
+  if (socket) res.once("finish", () => socket.end(() => socket.destroy()));
 }
 
 /**

@@ -251,3 +251,59 @@ describe("the drain (SIGTERM)", () => {
     expect(answer.match(/HTTP\/1\.1/g)).toHaveLength(1);
   });
 });
+
+describe("the drain and a stream (an answer whose headers were sent before it)", () => {
+  it("closes the stream's connection once it ends: a keep-alive request after it is not answered on that socket", async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const hono = new Hono<AppEnv>();
+    hono.get("/stream", (c) => {
+      const body = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          controller.enqueue(new TextEncoder().encode("first"));
+          await held;
+          controller.enqueue(new TextEncoder().encode("last"));
+          controller.close();
+        },
+      });
+      return c.body(body, 200, { "content-type": "text/plain" });
+    });
+    hono.get("/next", (c) => c.text("next"));
+    const app = Object.assign(hono, { nodeHotPath: () => false, warm: async () => {} }) as ApiApp;
+    const server = await startApiServer(app, { port: 0, hostname: "127.0.0.1" });
+    const socket = connect(server.port, "127.0.0.1");
+    socket.setEncoding("utf8");
+    let answer = "";
+    socket.on("data", (chunk: string) => {
+      answer += chunk;
+    });
+    const ended = new Promise<number>((resolve) => {
+      socket.on("error", () => {});
+      socket.on("close", () => resolve(performance.now()));
+    });
+    const until = (done: () => boolean) =>
+      new Promise<void>((resolve) => {
+        const check = () => (done() ? resolve() : setTimeout(check, 5));
+        check();
+      });
+    socket.write("GET /stream HTTP/1.1\r\nhost: x\r\nconnection: keep-alive\r\n\r\n");
+    await until(() => answer.includes("first"));
+    // The stream's headers said keep-alive before the drain began.
+    expect(answer.split("\r\n\r\n")[0]!.toLowerCase()).toContain("connection: keep-alive");
+    const drained = server.close(5_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(socket.destroyed, "a stream in flight is not cut by the idle sweep").toBe(false);
+    release();
+    await until(() => answer.endsWith("0\r\n\r\n"));
+    const streamEnd = performance.now();
+    if (!socket.destroyed) socket.write("GET /next HTTP/1.1\r\nhost: x\r\nconnection: keep-alive\r\n\r\n");
+    // Closed after the stream's end, not at the drain's bound (5 s).
+    expect((await ended) - streamEnd).toBeLessThan(1_000);
+    await drained;
+    expect(answer).toContain("last");
+    expect(answer).not.toContain("next");
+    expect(answer.match(/HTTP\/1\.1/g)).toHaveLength(1);
+  });
+});
