@@ -103,10 +103,16 @@ process.stdout.write(`${JSON.stringify({ listening: { port: served.api.port, hos
 // even when this process is killed without a clean exit (Node otherwise writes it only at exit). Nothing when unset.
 flushCompileCache();
 
+// The first signal drains (exit 0); a second one during the drain is an operator who will not wait: the connections
+// still open are closed at once and the process exits 1, so the stop is not mistaken for a clean one.
 let stopping = false;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, async () => {
-    if (stopping) return;
+    if (stopping) {
+      served.logger.warn("shutdown: second signal, drain cut short: open connections closed, exiting 1", { signal });
+      served.api.server.closeAllConnections();
+      process.exit(1);
+    }
     stopping = true;
     await served.close(config.shutdownDrainMs);
     process.exit(0);

@@ -259,6 +259,49 @@ describe("probes never hang", () => {
     expect(seen["after: 200 close"], JSON.stringify(seen)).toBe(20);
   });
 
+  it("a second signal during the drain ends it at once: the open connections closed, exit 1, a warning says so", async () => {
+    // Its own RPC proxy, told to hold eth_call: a cache miss of /api/supply/circulating stays in flight.
+    const slowRpc = await startRpcProxy({ upstream: devnet.rpcUrl });
+    try {
+      const p = await spawnService({
+        command: "api",
+        rpcUrl: slowRpc.url,
+        manifestFile,
+        schema: "asset_v1",
+        viewsSchema: "asset",
+        env: {
+          REDIS_URL,
+          REDIS_KEY_PREFIX: `servertest:${process.pid}:${randomUUID().slice(0, 8)}:`,
+          LOG_LEVEL: "info",
+          SHUTDOWN_DRAIN_MS: "20000",
+        },
+      });
+      apis.push(p);
+      await p.waitFor200("/health", 30_000);
+      slowRpc.setFault({ kind: "delay", ms: 30_000 });
+      slowRpc.reset();
+      const held = fetch(`${p.url}/api/supply/circulating`).then(
+        (res) => `answered ${res.status}`,
+        () => "closed",
+      );
+      await vi.waitFor(() => expect(slowRpc.roundTrips()).toBeGreaterThan(0), { timeout: 10_000 });
+      process.kill(p.pid, "SIGTERM");
+      await vi.waitFor(() => expect(p.log()).toMatch(/shutdown: draining/), { timeout: 10_000 });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(p.running(), "the drain waits for the held request").toBe(true);
+      const second = performance.now();
+      process.kill(p.pid, "SIGINT");
+      const exit = await p.exited;
+      expect([exit.code, exit.signal]).toEqual([1, null]);
+      expect(exit.atMs - second).toBeLessThan(2_000);
+      expect(await held).toBe("closed");
+      expect(p.log()).toMatch(/shutdown: second signal, drain cut short/);
+      expect(p.log()).not.toMatch(/shutdown: drained/);
+    } finally {
+      await slowRpc.stop();
+    }
+  }, 90_000);
+
   it("runs on the allocator serve:api preloads (jemalloc mapped into the process, no loader complaint)", async () => {
     expect(API_PROCESS_ENV.LD_PRELOAD).toBe("libjemalloc.so.2");
     const p = await startApi();
