@@ -106,9 +106,11 @@ export const PROMPTS: readonly PromptDefinition[] = [
         `Collect everything for ${a.address}.\n` +
         `1. Call get_state with address=${a.address} and show the ETH royalties pending (LP rewards are not collected here: prepare_harvest_rewards takes them).\n` +
         (mode === "1"
-          ? "2. Mode 1 locks what is collected via the Furnace: ask for the lock terms (a new lock's durationSeconds, " +
-            "or the targetTokenId to add to) and a minVeOutWei, then call prepare_collect_all with mode=1, " +
-            `user=${a.address} and those terms.\n`
+          ? "2. Mode 1 swaps the royalty ETH into the token and locks it via the Furnace: ask for the lock terms (a new " +
+            "lock's durationSeconds, or the targetTokenId to add to), then call prepare_collect_all with mode=1, " +
+            `user=${a.address} and those terms, without minVeOutWei: the service quotes the pending royalties and ` +
+            "protects the swap with that quote less slippageBps (default 50). Show the user the answer's quote " +
+            "(veOutWei, minVeOutWei) before they sign.\n"
           : `2. Call prepare_collect_all with mode=0 and user=${a.address}.\n`) +
         "3. Check simulation.ok; if false, tell the user its reason and hint instead of asking them to sign.\n" +
         "4. Pass transactions, in order, to the wallet's send_calls. This server never signs or sends anything. " +

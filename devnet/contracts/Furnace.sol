@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {DevSwap} from "./DevSwap.sol";
 import {Errors} from "./Errors.sol";
 import {IDevToken, IFurnaceQuoter, IVeLockNFT} from "./Interfaces.sol";
 import {LockMath} from "./LockMath.sol";
@@ -27,7 +28,7 @@ contract Furnace {
     uint8 internal constant MODE_TOKEN = 1;
     uint8 internal constant MODE_ROYALTY_LOCK = 2;
     /// Devnet swap rate for ETH entries, the same fixed rate ShareholderRoyalties uses (no pool on the devnet).
-    uint256 public constant TOKENS_PER_ETH = 10_000;
+    uint256 public constant TOKENS_PER_ETH = DevSwap.TOKENS_PER_ETH;
 
 
     constructor(

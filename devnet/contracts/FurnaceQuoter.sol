@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {DevSwap} from "./DevSwap.sol";
 import {Errors} from "./Errors.sol";
 import {IVeLockNFT} from "./Interfaces.sol";
 import {LockMath} from "./LockMath.sol";
@@ -41,6 +42,29 @@ contract FurnaceQuoter {
         returns (uint256 principalClaim, uint256 bonusClaim, uint256 veOut, uint256 routeTokenId)
     {
         if (claimIn == 0) revert Errors.AmountZero();
+        principalClaim = claimIn;
+        (bonusClaim, veOut, routeTokenId) = _quoteAfterPrincipal(user, principalClaim, targetTokenId, durationSeconds, createAutoMax);
+    }
+
+    /// @notice The published signature and order: AmountZero on 0 ETH, then the principal the ETH buys, then the
+    /// same destination rules as quoteEnterWithClaim. Published, the principal is the pool's WETH→token output
+    /// (what `Furnace.lockEthReward` / `enterWithEth` swap at, with amountOutMin 0, so minVeOut is the only guard);
+    /// here it is ethIn × DevSwap.TOKENS_PER_ETH, the rate the devnet's royalties and Furnace mint at.
+    function quoteEnterWithEth(address user, uint256 ethIn, uint256 targetTokenId, uint256 durationSeconds, bool createAutoMax)
+        external
+        view
+        returns (uint256 principalClaim, uint256 bonusClaim, uint256 veOut, uint256 routeTokenId)
+    {
+        if (ethIn == 0) revert Errors.AmountZero();
+        principalClaim = ethIn * DevSwap.TOKENS_PER_ETH;
+        (bonusClaim, veOut, routeTokenId) = _quoteAfterPrincipal(user, principalClaim, targetTokenId, durationSeconds, createAutoMax);
+    }
+
+    function _quoteAfterPrincipal(address user, uint256 principalClaim, uint256 targetTokenId, uint256 durationSeconds, bool createAutoMax)
+        internal
+        view
+        returns (uint256 bonusClaim, uint256 veOut, uint256 routeTokenId)
+    {
         uint256 d = LockMath.clampDuration(durationSeconds);
         uint256 effective;
         if (targetTokenId == 0) {
@@ -66,7 +90,6 @@ contract FurnaceQuoter {
             }
         }
 
-        principalClaim = claimIn;
         uint256 weightBps = LockMath.durationWeight(effective) / LockMath.WEIGHT_PRECISION;
         bonusClaim = (principalClaim * (weightBps - 100)) / BONUS_DIVISOR;
         uint256 total = principalClaim + bonusClaim;

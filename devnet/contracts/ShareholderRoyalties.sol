@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {DevSwap} from "./DevSwap.sol";
 import {Errors} from "./Errors.sol";
 import {IDevToken, IFurnace} from "./Interfaces.sol";
 
@@ -8,7 +9,7 @@ import {IDevToken, IFurnace} from "./Interfaces.sol";
 /// rate by minting TOKENS_PER_ETH tokens per ETH (the ETH stays here) and locks them through the Furnace.
 /// Collecting with nothing accrued is a no-op.
 contract ShareholderRoyalties {
-    uint256 public constant TOKENS_PER_ETH = 10_000;
+    uint256 public constant TOKENS_PER_ETH = DevSwap.TOKENS_PER_ETH;
 
     IDevToken public immutable token;
     IFurnace public immutable furnace;

@@ -36,7 +36,11 @@ const SELECTORS: Record<string, Record<string, string>> = {
   },
   LaunchControllerAbi: { preflight: "0x75106187" },
   FurnaceAbi: { enterWithClaim: "0x72786ee3" },
-  FurnaceQuoterAbi: { quoteEnterWithClaim: "0xd0334149", durationWeightBps: "0x8705950a" },
+  FurnaceQuoterAbi: {
+    quoteEnterWithEth: "0x7ccd86a9",
+    quoteEnterWithClaim: "0xd0334149",
+    durationWeightBps: "0x8705950a",
+  },
   ClaimAllHelperAbi: { claimAll: "0xc9b6e4db" },
   ShareholderRoyaltiesAbi: { claimShareholder: "0xab7aaaf5", claimableEth: "0x4793dc40" },
   // Events only: the official leaderboards' takeovers and reigns (issue 31); no function is called.

@@ -380,6 +380,10 @@ describe("arguments are judged as the REST route judges its parameters, in both 
     expect(body.error?.message).toMatch(/mode must be 0 or 1/);
     const ok = await legacyPost("prompts/get", { name: "collect_everything", arguments: { address, mode: "1" } });
     expect(ok.body.result).toBeDefined();
+    // Mode 1 swaps ETH with minVeOut as its only bound: the service quotes it; the assistant must not ask for one.
+    const text = JSON.stringify(ok.body.result);
+    expect(text).toContain("without minVeOutWei: the service quotes the pending royalties");
+    expect(text).not.toContain("and a minVeOutWei");
     const listed = await legacyPost("prompts/list", {});
     expect(JSON.stringify(listed.body.result)).not.toContain("oneOf");
   });

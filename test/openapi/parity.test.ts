@@ -199,11 +199,13 @@ describe("the document", () => {
     const quote = ops().find(([p]) => p === "/api/mcp/v1/quote/lock-via-furnace")![1];
     expect(quote.parameters.map((p) => [p.name, p.required, p.schema.pattern])).toEqual([
       ["user", true, ADDRESS_PATTERN],
-      ["claimAmountWei", true, UINT256_PATTERN],
+      // one of the two amounts: tokens, or ETH the Furnace swaps (quoteEnterWithEth)
+      ["claimAmountWei", false, UINT256_PATTERN],
       ["targetTokenId", false, UINT256_PATTERN],
       ["durationSeconds", false, UINT256_PATTERN],
       ["createAutoMax", false, BOOL_PATTERN],
       ["slippageBps", false, UINT256_PATTERN],
+      ["ethAmountWei", false, UINT256_PATTERN],
     ]);
   });
 

@@ -7,7 +7,7 @@ import type { RpcClient } from "../../chain/rpc";
 import type { AppDeps } from "../../deps";
 import { deadlineRpc } from "../../http/cancellation";
 import type { AppEnv } from "../../http/env";
-import { ChainUnreadyError, QuoteFailedError } from "../../http/errors";
+import { BadParamsError, ChainUnreadyError, QuoteFailedError } from "../../http/errors";
 import type { ParamDoc } from "../../http/params";
 import { parseQuery } from "../../http/params";
 import { deployedAddress, type Manifest } from "../../manifest";
@@ -16,16 +16,24 @@ import type { RouteDefinition } from "../../route/definition";
 import { constant, integer, object, uintString } from "../../route/jsonSchema";
 
 /**
- * GET /quote/lock-via-furnace (spec §4.2, protocol.md §5): one FurnaceQuoter.quoteEnterWithClaim
- * eth_call, then the shared math for minVeOut and the bonus ratio. prepare/lock-via-furnace reuses
- * quoteLockViaFurnace so the minVeOut it encodes is exactly the one this route shows.
+ * GET /quote/lock-via-furnace (spec §4.2, protocol.md §5): one FurnaceQuoter.quoteEnterWithClaim eth_call (or
+ * quoteEnterWithEth for an amount of ETH), then the shared math for minVeOut and the bonus ratio.
+ * prepare/lock-via-furnace and the collect actions reuse quoteLockViaFurnace, so the minVeOut they encode is
+ * exactly the one this route shows.
  */
 
 export type QuoteDeps = { rpc: RpcClient | null; config: { manifest: Manifest } };
 
-export type LockViaFurnaceQuoteParameters = {
+/**
+ * What enters: tokens (quoteEnterWithClaim), or ETH the Furnace swaps into the token first (quoteEnterWithEth: what
+ * collect mode 1 locks, through Furnace.lockEthReward, whose swap has no minimum output of its own).
+ */
+export type FurnaceEntryAmount =
+  | { claimAmountWei: bigint; ethAmountWei?: never }
+  | { ethAmountWei: bigint; claimAmountWei?: never };
+
+export type LockViaFurnaceQuoteParameters = FurnaceEntryAmount & {
   user: Address;
-  claimAmountWei: bigint;
   /** 0 (default) mints a new lock; otherwise the lock to top up. */
   targetTokenId?: bigint;
   durationSeconds?: bigint;
@@ -59,16 +67,18 @@ export async function quoteLockViaFurnace(
   if (!deps.rpc)
     throw new QuoteFailedError("No RPC endpoint is configured.", { reason: null, upstream: "unconfigured" });
 
+  const functionName = p.ethAmountWei === undefined ? "quoteEnterWithClaim" : "quoteEnterWithEth";
+  const amount = p.ethAmountWei ?? p.claimAmountWei;
   let quote: readonly [bigint, bigint, bigint, bigint];
   try {
     quote = await readView(deps.rpc, {
       address: quoter,
       abi: FurnaceQuoterAbi,
-      functionName: "quoteEnterWithClaim",
-      args: [p.user, p.claimAmountWei, p.targetTokenId ?? 0n, p.durationSeconds ?? 0n, p.createAutoMax ?? false],
+      functionName,
+      args: [p.user, amount, p.targetTokenId ?? 0n, p.durationSeconds ?? 0n, p.createAutoMax ?? false],
     });
   } catch (error) {
-    const failure = viewFailure({ functionName: "quoteEnterWithClaim" }, error);
+    const failure = viewFailure({ functionName }, error);
     if (failure.kind === "malformed") {
       throw new QuoteFailedError(
         "The quoter answer is malformed.",
@@ -152,12 +162,38 @@ export const QUOTE_PARAMS = {
   },
 } as const satisfies Record<string, ParamDoc>;
 
+/** The route's own table: the entry may be priced in tokens or in ETH (exactly one of the two). */
+const QUOTE_ROUTE_PARAMS = {
+  ...QUOTE_PARAMS,
+  claimAmountWei: {
+    kind: "uint256",
+    description: "Token amount in wei to lock. Exactly one of claimAmountWei and ethAmountWei is required.",
+  },
+  ethAmountWei: {
+    kind: "uint256",
+    description:
+      "Instead of claimAmountWei: an amount of ETH (wei) the Furnace swaps into the token and locks " +
+      "(FurnaceQuoter.quoteEnterWithEth), e.g. the wallet's pendingRoyaltiesEthWei, as collect mode 1 locks " +
+      "it. Its minVeOutWei is the only slippage guard of that swap.",
+  },
+} as const satisfies Record<string, ParamDoc>;
+
+/** Exactly one of the two amounts: a request that names both, or neither, is ambiguous. */
+function entryAmount(claimAmountWei: bigint | undefined, ethAmountWei: bigint | undefined): FurnaceEntryAmount {
+  if (claimAmountWei !== undefined && ethAmountWei !== undefined) {
+    throw new BadParamsError("Give claimAmountWei or ethAmountWei, not both.", { param: "ethAmountWei" });
+  }
+  if (ethAmountWei !== undefined) return { ethAmountWei };
+  if (claimAmountWei !== undefined) return { claimAmountWei };
+  throw new BadParamsError("Missing required parameter claimAmountWei (or ethAmountWei).", { param: "claimAmountWei" });
+}
+
 /** Parses the quote query strictly (every failure is BAD_PARAMS, before any RPC). */
 export function parseQuoteQuery(url: string): LockViaFurnaceQuoteParameters {
-  const q = parseQuery(url, QUOTE_PARAMS);
+  const q = parseQuery(url, QUOTE_ROUTE_PARAMS);
   return {
     user: q.user,
-    claimAmountWei: q.claimAmountWei,
+    ...entryAmount(q.claimAmountWei, q.ethAmountWei),
     targetTokenId: q.targetTokenId,
     durationSeconds: q.durationSeconds,
     createAutoMax: q.createAutoMax,
@@ -169,13 +205,15 @@ export function parseQuoteQuery(url: string): LockViaFurnaceQuoteParameters {
 export const quoteRoute = {
   path: "/quote/lock-via-furnace",
   operationId: "quote_lock_via_furnace",
-  summary: "Quote locking tokens via the Furnace",
+  summary: "Quote locking tokens (or ETH) via the Furnace",
   description:
-    "FurnaceQuoter.quoteEnterWithClaim for the wallet: the principal, the Furnace bonus, the voting power " +
-    "(veOut) the entry would mint and the least voting power to accept (minVeOutWei = veOut less slippageBps, " +
-    "at least 1 when veOut > 0). Pass minVeOutWei to the collect (mode=1) and harvest (compound=true) actions; " +
-    "lock-via-furnace quotes by itself. A quoter revert is 502 QUOTE_FAILED with `detail.reason` naming it.",
-  query: QUOTE_PARAMS,
+    "FurnaceQuoter.quoteEnterWithClaim for the wallet (quoteEnterWithEth with ethAmountWei): the principal, the " +
+    "Furnace bonus, the voting power (veOut) the entry would mint and the least voting power to accept " +
+    "(minVeOutWei = veOut less slippageBps, at least 1 when veOut > 0). Pass minVeOutWei to harvest " +
+    "(compound=true, quoted with claimAmountWei = the pending LP rewards); collect mode=1 locks ETH: quote it with " +
+    "ethAmountWei, or give collect `user` and no minVeOutWei and it quotes by itself, as lock-via-furnace does. " +
+    "A quoter revert is 502 QUOTE_FAILED with `detail.reason` naming it.",
+  query: QUOTE_ROUTE_PARAMS,
   errors: ["BAD_PARAMS", "CHAIN_UNREADY", "QUOTE_FAILED", "UPSTREAM_UNAVAILABLE"],
   exampleRequest: {
     user: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
@@ -186,7 +224,7 @@ export const quoteRoute = {
   response: {
     schema: object({
       ok: constant(true),
-      principalClaimWei: uintString("Tokens the entry locks from the wallet (wei)."),
+      principalClaimWei: uintString("Tokens the entry locks: from the wallet, or what ethAmountWei buys (wei)."),
       bonusClaimWei: uintString("Tokens the Furnace adds as bonus (wei)."),
       veOutWei: uintString("Voting power the entry would mint (wei)."),
       minVeOutWei: uintString("veOutWei less slippageBps, at least 1 when veOutWei > 0: the least to accept."),

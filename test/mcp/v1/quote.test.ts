@@ -190,6 +190,70 @@ describe("GET /quote/lock-via-furnace against on-chain truth", () => {
   });
 });
 
+describe("GET /quote/lock-via-furnace with ethAmountWei (FurnaceQuoter.quoteEnterWithEth)", () => {
+  const ethQuote = (user: `0x${string}`, ethIn: bigint, target: bigint, duration: bigint, autoMax: boolean) =>
+    d.chain.publicClient.readContract({
+      address: d.deployment.addresses.FurnaceQuoter,
+      abi: DEVNET_ABIS.FurnaceQuoter,
+      functionName: "quoteEnterWithEth",
+      args: [user, ethIn, target, duration, autoMax],
+    });
+
+  it("answers the on-chain quoteEnterWithEth at the same block, new lock and top-up, with one eth_call", async () => {
+    const cases = [
+      { user: fresh.address, eth: 2n * 10n ** 17n, target: 0n, duration: 90n * DAY, autoMax: false },
+      { user: fresh.address, eth: 5n * 10n ** 17n, target: 0n, duration: 365n * DAY, autoMax: true },
+      { user: carol.address, eth: 10n ** 15n, target: d.seed.tokenIds.carolFurnace, duration: 0n, autoMax: false },
+    ];
+    for (const c of cases) {
+      d.proxy.reset();
+      const q: Record<string, string | bigint | boolean> = { user: c.user, ethAmountWei: c.eth, slippageBps: 80n };
+      if (c.target) q.targetTokenId = c.target;
+      if (c.duration) q.durationSeconds = c.duration;
+      if (c.autoMax) q.createAutoMax = true;
+      const { status, body } = await d.get(d.app(), quotePath(q));
+      expect(status, JSON.stringify(body)).toBe(200);
+      expect(d.proxy.count()).toBe(1);
+      const [principal, bonus, veOut] = await ethQuote(c.user, c.eth, c.target, c.duration, c.autoMax);
+      expect(body).toMatchObject({
+        principalClaimWei: String(principal),
+        bonusClaimWei: String(bonus),
+        veOutWei: String(veOut),
+        minVeOutWei: String(applyMinVeOutClamp(veOut, 80n)),
+        slippageBps: 80,
+      });
+      // The devnet's swap is its fixed rate: the same entry as that many tokens.
+      const t = await chainQuote(c.user, c.eth * 10_000n, c.target, c.duration, c.autoMax);
+      expect([principal, bonus, veOut]).toEqual([t.principal, t.bonus, t.veOut]);
+    }
+  });
+
+  it("takes exactly one of claimAmountWei and ethAmountWei (BAD_PARAMS before any RPC)", async () => {
+    d.proxy.reset();
+    const both = await d.get(d.app(), quotePath({ user: fresh.address, claimAmountWei: 1n, ethAmountWei: 1n }));
+    expect(both.status).toBe(400);
+    expect(both.body).toMatchObject({ error: "BAD_PARAMS", detail: { param: "ethAmountWei" } });
+    const neither = await d.get(d.app(), quotePath({ user: fresh.address, durationSeconds: 30n * DAY }));
+    expect(neither.status).toBe(400);
+    expect(neither.body).toMatchObject({ error: "BAD_PARAMS", detail: { param: "claimAmountWei" } });
+    expect(d.proxy.count()).toBe(0);
+  });
+
+  it("a quoter revert is refused as for tokens: 0 ETH is AmountZero, too little ETH MinLockAmountNotMet", async () => {
+    for (const [reason, eth] of [
+      ["AmountZero", 0n],
+      ["MinLockAmountNotMet", 10n ** 16n],
+    ] as const) {
+      const { status, body } = await d.get(
+        d.app(),
+        quotePath({ user: fresh.address, ethAmountWei: eth, durationSeconds: 30n * DAY }),
+      );
+      expect(status).toBe(502);
+      expect(body).toMatchObject({ error: "QUOTE_FAILED", detail: { reason } });
+    }
+  });
+});
+
 describe("quoter reverts → 502 QUOTE_FAILED with the decoded custom error", () => {
   const cases = () =>
     [

@@ -49,7 +49,23 @@ export const PREPARE_EXAMPLE_REQUESTS: Readonly<Record<string, Readonly<Record<s
 };
 
 /** Envelope fields an action adds beside `transactions` (PrepareEnvelope allows them; these are the ones served). */
+const ROYALTY_QUOTE = object(
+  {
+    ethAmountWei: uintString("The pending royalties quoted: the ETH the Furnace swaps into the token (wei)."),
+    veOutWei: uintString("Voting power the entry mints, as quoted (wei)."),
+    minVeOutWei: uintString("The least voting power the encoded entry accepts (wei)."),
+    slippageBps: integer("The slippage applied, in basis points (a JSON number).", { minimum: 0, maximum: 10_000 }),
+  },
+  {
+    description:
+      "Mode 1 without minVeOutWei only: the quote the entry was protected with (/quote/lock-via-furnace with " +
+      "ethAmountWei shows the same numbers at the same block).",
+  },
+);
+
 const EXTRA_FIELDS: Readonly<Record<string, Record<string, JsonSchema>>> = {
+  "collect-all": { quote: ROYALTY_QUOTE },
+  "collect-royalties": { quote: ROYALTY_QUOTE },
   "lock-via-furnace": {
     quote: object(
       {
@@ -63,6 +79,12 @@ const EXTRA_FIELDS: Readonly<Record<string, Record<string, JsonSchema>>> = {
       { description: "The quote the entry was protected with (the same numbers /quote/lock-via-furnace shows)." },
     ),
   },
+};
+
+/** Extra fields an action adds only for some requests (a collect's quote: mode 1 without minVeOutWei). */
+const OPTIONAL_EXTRA_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  "collect-all": ["quote"],
+  "collect-royalties": ["quote"],
 };
 
 function transactionSchema(step: string): JsonSchema {
@@ -174,14 +196,17 @@ function transactionsSchema(steps: readonly string[]): JsonSchema {
 }
 
 export function prepareEnvelopeSchema(action: PrepareAction): JsonSchema {
-  return object({
-    ok: constant(true),
-    chain: { type: "string", description: "The chain label of the deployment (e.g. base)." },
-    chainId: integer("8453 on production, 84532 on staging."),
-    transactions: transactionsSchema(action.steps),
-    ...EXTRA_FIELDS[action.action],
-    simulation: simulationSchema,
-  });
+  return object(
+    {
+      ok: constant(true),
+      chain: { type: "string", description: "The chain label of the deployment (e.g. base)." },
+      chainId: integer("8453 on production, 84532 on staging."),
+      transactions: transactionsSchema(action.steps),
+      ...EXTRA_FIELDS[action.action],
+      simulation: simulationSchema,
+    },
+    { optional: OPTIONAL_EXTRA_FIELDS[action.action] ?? [] },
+  );
 }
 
 /** What an action can answer besides 200, from what its pipeline does (pipeline.ts: gate, manifest, parse, reads). */
@@ -193,8 +218,9 @@ export function prepareErrors(action: PrepareAction): ErrorCode[] {
     "PREFLIGHT_READ_FAILED",
     "UPSTREAM_UNAVAILABLE",
   ];
-  // An approve step is decided by an allowance read; the Furnace entry also reads a quote.
-  if (action.steps.includes("approve")) codes.push("STATE_READ_FAILED");
+  // An approve step is decided by an allowance read, a collect's quote by the pending royalties; the Furnace entries
+  // read a quote.
+  if (action.steps.includes("approve") || action.needs.includes("FurnaceQuoter")) codes.push("STATE_READ_FAILED");
   if (action.needs.includes("FurnaceQuoter")) codes.push("QUOTE_FAILED");
   // Only with requireSimulationOk=true (pipeline.ts): the simulation as a gate.
   codes.push("SIMULATION_REVERTED", "SIMULATION_UNAVAILABLE");

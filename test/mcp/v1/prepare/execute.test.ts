@@ -1,6 +1,6 @@
 import { type Address, decodeFunctionData, getAddress, parseEther, type TransactionReceipt } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AssetTokenAbi } from "../../../../abis";
+import { AssetTokenAbi, ClaimAllHelperAbi, ShareholderRoyaltiesAbi } from "../../../../abis";
 import type { createApp } from "../../../../api/app";
 import { DEVNET_ABIS, sendTx } from "../../../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../../../devnet/seed";
@@ -333,6 +333,66 @@ describe("collect and harvest", () => {
     expect((await lockInfo(lockA)).amount - before).toBe(BigInt(at.principalClaimWei) + BigInt(at.bonusClaimWei));
     expect(await claimable()).toBe(0n);
     expect(await earned()).toBe(0n);
+  });
+
+  // Mode 1 locks ETH, swapped with no bound but minVeOut (published Furnace.lockEthReward): given user and no
+  // minVeOutWei, the service quotes the pending royalties itself (quoteEnterWithEth) and encodes that quote less
+  // slippageBps.
+  const encodedMinVeOut = (data: `0x${string}`) => {
+    const { args } = decodeFunctionData({ abi: [...ClaimAllHelperAbi, ...ShareholderRoyaltiesAbi], data });
+    return args![4] as bigint;
+  };
+  type Quoted = { quote: { ethAmountWei: string; veOutWei: string; minVeOutWei: string; slippageBps: number } };
+
+  it("collect-royalties mode 1 with user, no minVeOutWei: protected by its own ETH quote, which the lock meets", async () => {
+    await accrueRoyalties(parseEther("0.15"));
+    const terms = { mode: 1n, durationSeconds: 90n * DAY };
+    const env = await prepareOk(d, app, "collect-royalties", { ...terms, user: user.address, slippageBps: 30n });
+    const { quote: q } = env as unknown as Quoted;
+    // The quote route with ethAmountWei answers the same numbers at the same block (nothing mined in between).
+    const route = await quote({ ethAmountWei: parseEther("0.15"), durationSeconds: 90n * DAY, slippageBps: 30n });
+    expect(q).toEqual({
+      ethAmountWei: String(parseEther("0.15")),
+      veOutWei: route.veOutWei,
+      minVeOutWei: route.minVeOutWei,
+      slippageBps: 30,
+    });
+    expect(encodedMinVeOut(env.transactions[0]!.data)).toBe(BigInt(q.minVeOutWei));
+    expect(env.simulation.ok).toBe(true);
+
+    const receipts = await execute(d, user.privateKey, env);
+    const created = lockEvents(d, receipts[0]!).find((e) => e.eventName === "LockCreated")!;
+    const args = created.args as { amount: bigint; lockEnd: bigint };
+    const ve = (args.amount * (args.lockEnd - (await blockTime(d, receipts[0]!)))) / (365n * DAY);
+    expect(ve).toBe(BigInt(q.veOutWei)); // the quote is the chain's result
+    expect(ve).toBeGreaterThanOrEqual(BigInt(q.minVeOutWei));
+    expect(await claimable()).toBe(0n);
+  });
+
+  it("collect-all mode 1 with user, no minVeOutWei, into an existing lock: the top-up's ve meets the encoded minimum", async () => {
+    await accrueRoyalties(parseEther("0.05")); // no LP rewards pending: the devnet's helper would lock them too
+    expect(await earned()).toBe(0n);
+    const env = await prepareOk(d, app, "collect-all", { mode: 1n, targetTokenId: lockA, user: user.address });
+    const { quote: q } = env as unknown as Quoted;
+    expect(q.slippageBps).toBe(50);
+    expect(encodedMinVeOut(env.transactions[0]!.data)).toBe(BigInt(q.minVeOutWei));
+    const receipts = await execute(d, user.privateKey, env);
+    const inc = lockEvents(d, receipts[0]!).find((e) => e.eventName === "LockAmountIncreased")!;
+    const added = (inc.args as { amountAdded: bigint }).amountAdded;
+    const { lockEnd } = await lockInfo(lockA);
+    const ve = (added * (lockEnd - (await blockTime(d, receipts[0]!)))) / (365n * DAY);
+    expect(ve).toBeGreaterThanOrEqual(BigInt(q.minVeOutWei));
+    expect(ve).toBeLessThanOrEqual(BigInt(q.veOutWei)); // a plain lock's top-up only loses time after the quote
+  });
+
+  it("collect mode 1 with user, no minVeOutWei and nothing pending: 502 QUOTE_FAILED AmountZero, no batch", async () => {
+    expect(await claimable()).toBe(0n);
+    const { status, body } = await d.get(
+      app,
+      `/api/mcp/v1/prepare/collect-royalties?mode=1&durationSeconds=604800&user=${user.address}`,
+    );
+    expect(status).toBe(502);
+    expect(body).toMatchObject({ ok: false, error: "QUOTE_FAILED", detail: { reason: "AmountZero" } });
   });
 
   it("harvest-rewards: the rewards arrive as tokens", async () => {

@@ -45,6 +45,11 @@ describe("prepare parameters", () => {
     ["collect-royalties", "mode=0&targetTokenId=4", "targetTokenId"],
     ["collect-royalties", "minVeOutWei=1", "minVeOutWei"],
     ["collect-all", "createAutoMax=false", "createAutoMax"],
+    // collect mode 1: slippageBps applies only where the service quotes minVeOut (user given, minVeOutWei omitted)
+    ["collect-all", `mode=1&durationSeconds=604800&minVeOutWei=5&user=${U}&slippageBps=10`, "slippageBps"],
+    ["collect-royalties", "slippageBps=10", "slippageBps"],
+    ["collect-all", `mode=1&durationSeconds=604800&user=${U}&slippageBps=10001`, "slippageBps"],
+    ["collect-all", "mode=1&durationSeconds=604800&user=0x1", "user"],
     // harvest: lock parameters only with compound=true, and then minVeOut > 0
     ["harvest-rewards", "durationSeconds=604800", "durationSeconds"],
     ["harvest-rewards", "compound=false&minVeOutWei=5", "minVeOutWei"],
@@ -112,7 +117,10 @@ describe("prepare parameters", () => {
       targetTokenId: 0n,
       durationSeconds: 0n,
       createAutoMax: false,
-      minVeOutWei: 0n,
+      // omitted: encoded as 0 with mode 0; with mode 1 quoted from user's pending royalties
+      minVeOutWei: undefined,
+      user: undefined,
+      slippageBps: 50n,
     });
     expect(parse("harvest-rewards", "")).toEqual({ compound: false });
     expect(parse("withdraw-lp", "")).toBe(null);
