@@ -40,19 +40,12 @@ export const LOCK_PARAMS = {
 /**
  * On the published contracts createLockFor / addToLockFor / extendLockToFor accept only the Furnace
  * (protocol.md §7), so a wallet's call reverts NotAuthorized: the hint is the Furnace entry that does
- * the same for the wallet, with its parameters (or, for extend, says that none exists).
+ * the same for the wallet, with its parameters.
  */
 const furnaceHint =
-  (step: "lock" | "topup" | "extend", params: Record<string, string> | null): HintFor =>
+  (step: "lock" | "topup", params: Record<string, string>): HintFor =>
   (error, failedStep) => {
     if (error.name !== "NotAuthorized" || failedStep !== step) return undefined;
-    if (!params) {
-      return {
-        message:
-          "extendLockToFor accepts only the Furnace on this deployment, and no wallet call moves a plain lock's end; " +
-          "an AutoMax lock renews to 365 days whenever it is topped up via lock-via-furnace with targetTokenId.",
-      };
-    }
     return {
       message:
         "This function accepts only the Furnace on this deployment: lock-via-furnace does the same for the wallet.",
@@ -184,6 +177,25 @@ export const EXTEND_PARAMS = {
 
 export type ExtendInput = { user: Address; tokenId: bigint; newEnd: bigint };
 
+/**
+ * extendLockToFor is Furnace-only too, and this API encodes no other extension; but the wallet has two on Base
+ * (published Furnace.extendWithBonus, through FurnaceExtendHelper, and VeClaimNFT.setAutoMax by the owner), so the
+ * hint names them rather than saying the end cannot move: a user told so lets the lock expire.
+ */
+const extendHint =
+  (tokenId: bigint): HintFor =>
+  (error, failedStep) =>
+    error.name !== "NotAuthorized" || failedStep !== "extend"
+      ? undefined
+      : {
+          message:
+            "extendLockToFor accepts only the Furnace on this deployment. The wallet can move a plain lock's end " +
+            `itself: Furnace.extendWithBonus(${tokenId}, durationSeconds, minBonusOut) sets it to now + ` +
+            "durationSeconds (at most 365 days) and adds a bonus (quote it with " +
+            `FurnaceQuoter.quoteExtendWithBonus), or VeLockNFT.setAutoMax(${tokenId}, true) keeps it at now + 365 ` +
+            "days. This API encodes neither.",
+        };
+
 export const extend = defineAction({
   action: "extend",
   verb: "Extend",
@@ -203,7 +215,7 @@ export const extend = defineAction({
       newEnd: requireAtLeast("newEnd", q.newEnd, 1n, "a lock end is a positive unix time"),
     };
   },
-  hint: () => furnaceHint("extend", null),
+  hint: (input: ExtendInput) => extendHint(input.tokenId),
   encode: (contracts, input: ExtendInput) => ({
     calls: [
       {

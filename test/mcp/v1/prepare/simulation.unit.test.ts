@@ -91,7 +91,7 @@ describe("simulation answers → simulation and gas", () => {
     for (const c of payload.blockStateCalls[0]!.calls) expect(c.from).toBe(WALLET);
   });
 
-  it("NotAuthorized on topup: hint tops the same lock up via the Furnace; on extend: says no wallet call exists", async () => {
+  it("NotAuthorized on topup: hint tops the same lock up via the Furnace; on extend: names the wallet's extensions", async () => {
     const t = await run(topup, `user=${WALLET}&tokenId=7&amountWei=5000000000000000000`, node(NOT_AUTHORIZED));
     const th = (t.simulation as { hint?: { action?: string; params?: Record<string, string> } }).hint;
     expect(th).toMatchObject({
@@ -101,7 +101,10 @@ describe("simulation answers → simulation and gas", () => {
     const e = await run(extend, `user=${WALLET}&tokenId=7&newEnd=1900000000`, node(NOT_AUTHORIZED));
     const eh = (e.simulation as { hint?: { action?: string; message: string } }).hint;
     expect(eh?.action).toBeUndefined();
-    expect(eh?.message).toMatch(/Furnace/);
+    // On Base a wallet extends a plain lock with Furnace.extendWithBonus or setAutoMax(id, true): never "impossible".
+    expect(eh?.message).toContain("Furnace.extendWithBonus(7, durationSeconds, minBonusOut)");
+    expect(eh?.message).toContain("VeLockNFT.setAutoMax(7, true)");
+    expect(eh?.message).not.toMatch(/no wallet call/);
   });
 
   it("an unknown selector keeps the selector with name null; a revert without data has neither", async () => {
