@@ -121,14 +121,15 @@ export async function quoteLockViaFurnace(
 
 /**
  * What the published Furnace's duration rules ask (FurnaceGuardHelper: a new lock's duration is clamped to [7 d, 365 d],
- * AutoMax needs 365 d; a top-up of an AutoMax lock needs durationSeconds = 365 d, of a plain lock 7 days left), said
+ * AutoMax needs 365 d; a top-up of an AutoMax lock needs durationSeconds ≥ 365 d, of a plain lock 7 days left), said
  * beside an InvalidDuration, which names none of them.
  */
 function whatItNeeds(revert: string, targetTokenId: bigint): string {
   if (revert !== "InvalidDuration") return "";
   return targetTokenId === 0n
     ? " A new AutoMax lock needs durationSeconds=31536000."
-    : " A top-up of an AutoMax lock needs durationSeconds=31536000; a plain lock needs at least 7 days left.";
+    : " A top-up of an AutoMax lock needs durationSeconds=31536000 (more is clamped to it); a plain lock needs at " +
+        "least 7 days left.";
 }
 
 /** Also the parameters of prepare/lock-via-furnace, which quotes the same entry before encoding it. */
@@ -142,8 +143,8 @@ export const QUOTE_PARAMS = {
     description:
       "New lock: lock duration in seconds, 604800 (7 days) to 31536000 (365 days); the quoter clamps any other " +
       "value into that range, so 0 (the default) is quoted as a 7-day lock (prepare refuses it: pass the length " +
-      "you mean). A top-up of an AutoMax lock: 31536000 (the Furnace refuses any other); a plain lock's top-up " +
-      "keeps its end (the value is not used).",
+      "you mean). A top-up of an AutoMax lock: 31536000 (more is clamped to it; the Furnace refuses less); a " +
+      "plain lock's top-up keeps its end (the value is not used).",
   },
   createAutoMax: {
     kind: "bool",

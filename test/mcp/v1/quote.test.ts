@@ -295,7 +295,8 @@ describe("quoter reverts → 502 QUOTE_FAILED with the decoded custom error", ()
         const top = "targetTokenId" in q && q.targetTokenId !== 0n;
         expect((body as { message: string }).message).toContain(
           top
-            ? "A top-up of an AutoMax lock needs durationSeconds=31536000"
+            ? // more is clamped to 365 days and passes on Base too (published Furnace: the resolved duration)
+              "A top-up of an AutoMax lock needs durationSeconds=31536000 (more is clamped to it)"
             : "A new AutoMax lock needs durationSeconds",
         );
       }
