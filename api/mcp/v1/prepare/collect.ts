@@ -7,6 +7,7 @@ import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
 import { BPS, DEFAULT_SLIPPAGE_BPS } from "../../../math";
 import { type LockViaFurnaceQuote, quoteLockViaFurnace } from "../quote";
+import { refuseTopUpBelowMinimum } from "./furnace";
 import { type LockTerms, refuseLockParams, requireLockTerms, requireMinVeOut } from "./lockTerms";
 import { defineAction, type PrepareDeps } from "./pipeline";
 
@@ -149,6 +150,7 @@ async function readCollect(deps: PrepareDeps, royalties: Address, input: Collect
     // The Furnace reverts MinVeOutRequired on 0; an entry worth no voting power is not worth signing.
     throw new QuoteFailedError("The quote gives no voting power for this entry.", { reason: "ZeroVeOut" });
   }
+  refuseTopUpBelowMinimum(input.targetTokenId, quote);
   return { minVeOutWei: quote.minVeOutWei, quote: { ...quote, ethAmountWei } };
 }
 

@@ -4,7 +4,7 @@ import { encodeCall } from "../../../chain/encode";
 import { BadParamsError, QuoteFailedError } from "../../../http/errors";
 import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
-import { BPS, DEFAULT_SLIPPAGE_BPS } from "../../../math";
+import { BPS, DEFAULT_SLIPPAGE_BPS, MIN_TOPUP_AMOUNT } from "../../../math";
 import { type LockViaFurnaceQuote, QUOTE_PARAMS, quoteLockViaFurnace } from "../quote";
 import { readAllowance, withApproval } from "./approval";
 import { coalesceRequests } from "./coalesce";
@@ -24,6 +24,25 @@ export const FURNACE_PARAMS = {
 } as const satisfies Record<string, ParamDoc>;
 
 export type FurnaceInput = LockTerms & { user: Address; claimAmountWei: bigint; slippageBps: bigint };
+
+/**
+ * A quoted entry into an existing lock that adds less than MIN_TOPUP_AMOUNT (principal + bonus, protocol.md §1:
+ * addToLockFor needs 1 token) reverts on chain (published: the NFT's minimum, re-thrown by the Furnace as
+ * InvariantViolation), though the quoter does not check it. The quote is in hand, so it is refused as a quoter
+ * revert is, before the wallet signs an approve for a call that cannot succeed.
+ */
+export function refuseTopUpBelowMinimum(
+  targetTokenId: bigint,
+  quote: Pick<LockViaFurnaceQuote, "principalClaimWei" | "bonusClaimWei">,
+): void {
+  const added = quote.principalClaimWei + quote.bonusClaimWei;
+  if (targetTokenId === 0n || added >= MIN_TOPUP_AMOUNT) return;
+  throw new QuoteFailedError(
+    `A top-up must add at least ${MIN_TOPUP_AMOUNT} wei (1 token, principal plus bonus); this one adds ${added}: ` +
+      "the Furnace would revert InvariantViolation.",
+    { reason: "MinTopUpAmountNotMet", minWei: String(MIN_TOPUP_AMOUNT), addedWei: String(added) },
+  );
+}
 export type FurnaceReads = {
   quote: Pick<LockViaFurnaceQuote, "veOutWei" | "minVeOutWei" | "slippageBps">;
   allowance: bigint;
@@ -92,6 +111,7 @@ export const lockViaFurnace = defineAction({
       // The Furnace reverts MinVeOutRequired on 0; an entry worth no voting power is not worth signing.
       throw new QuoteFailedError("The quote gives no voting power for this entry.", { reason: "ZeroVeOut" });
     }
+    refuseTopUpBelowMinimum(input.targetTokenId, quote.value);
     return { quote: quote.value, allowance: allowance.value };
   },
   encode: (contracts, input, reads: FurnaceReads) => ({

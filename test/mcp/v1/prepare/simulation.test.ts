@@ -101,6 +101,31 @@ describe("simulation on a node that has eth_simulateV1", () => {
     expect(failed.error.name).toBe("NotAuthorized");
   });
 
+  it("a top-up whose principal + bonus is under 1 token is refused before the approve (502 QUOTE_FAILED, like a quoter revert)", async () => {
+    const carol = DEVNET_ACCOUNTS.carol.address;
+    const target = d.seed.tokenIds.carolFurnace; // a plain lock with more than 7 days left
+    for (const amount of [5n * 10n ** 17n, 95n * 10n ** 16n]) {
+      const { status, body } = await d.get(
+        d.app(),
+        preparePath("lock-via-furnace", { user: carol, claimAmountWei: amount, targetTokenId: target }),
+      );
+      expect(status).toBe(502);
+      expect(body).toMatchObject({
+        ok: false,
+        error: "QUOTE_FAILED",
+        detail: { reason: "MinTopUpAmountNotMet", minWei: String(E18) },
+      });
+      expect(body.message).toMatch(/A top-up must add at least 1000000000000000000 wei/);
+      expect(body.transactions).toBeUndefined();
+    }
+    // 1 token is enough: the batch is handed out and simulates clean.
+    const ok = await d.get(
+      d.app(),
+      preparePath("lock-via-furnace", { user: carol, claimAmountWei: E18, targetTokenId: target }),
+    );
+    expect(ok.status).toBe(200);
+  });
+
   it("withdraw-lp and harvest-rewards with nothing to move simulate ok, and the hint says they would move nothing", async () => {
     const { status, body } = await d.get(d.app(), preparePath("withdraw-lp", { user: fresh }));
     expect(status).toBe(200);
