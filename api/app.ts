@@ -121,6 +121,9 @@ export function createApp(input: AppDepsInput): ApiApp {
     onDurationBoardAnchored: () => metrics.durationBoardAnchors.inc(),
     onAhead: (answer, outcome) => metrics.computedAhead.inc({ answer, outcome }),
     onWait: (outcome) => metrics.minBlockWaits.inc({ of: "index", outcome }),
+    // The branch check's node calls go through the back-off: during an outage it fails at once and concludes nothing.
+    branchRpc: deps.rpcBackoff.wrap(deps.rpc),
+    onBranch: (orphaned) => metrics.indexReplacedBranch.set(orphaned ? 1 : 0),
     // A GraphQL field's computation is charged to the `graphql` budget its request was counted in; REST's and the
     // MCP tools' (in-process REST requests) to `index`; the stream hub's reads (code-only marker) to nobody.
     chargeCompute: async (c, computations) => {

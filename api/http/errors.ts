@@ -199,7 +199,10 @@ export class ChainUnreadyError extends ApiError {
 
 export class IndexUnavailableError extends ApiError {
   override name = "IndexUnavailableError";
-  constructor(reason: "unconfigured" | "not started" | "not ready" | "unreachable", options?: { cause?: unknown }) {
+  constructor(
+    reason: "unconfigured" | "not started" | "not ready" | "unreachable" | "replaced branch",
+    options?: { cause?: unknown },
+  ) {
     super("INDEX_UNAVAILABLE", "The lock index cannot answer right now.", { reason }, options);
   }
 }

@@ -186,6 +186,8 @@ export function registerStreamRoute(
     const last = lastEventId(c);
     url.searchParams.delete("lastEventId");
     const topics = parseTopics(url.toString());
+    // An index on a replaced branch has nothing true to stream (api/read/branchCheck.ts): refused as its reads are.
+    if (rt.branch?.orphaned) throw new IndexUnavailableError("replaced branch");
     const ip = options.clientIp(c) ?? "unknown";
     const refused = hub.refusal(ip);
     if (refused !== null) {

@@ -30,7 +30,9 @@ export type IndexStatement =
   | "index_ve_lock_delta"
   | "index_stats"
   // The streams' one read per indexed block (api/index/streamHub.ts).
-  | "index_changes";
+  | "index_changes"
+  // The branch check's read, every few seconds (api/read/branchCheck.ts).
+  | "index_final_event";
 
 /** Observes one statement: how long it took, and whether it answered. */
 export type IndexQueryObserver = (statement: IndexStatement, seconds: number, ok: boolean) => void;

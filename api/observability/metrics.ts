@@ -47,6 +47,8 @@ export type Metrics = {
   rateLimitStoreFallbacks: Counter;
   /** Index lag gauges, set by state reads. */
   indexLag: IndexLagGauges;
+  /** 1 while the index's rows are on a branch the chain replaced (api/read/branchCheck.ts), else 0. */
+  indexReplacedBranch: Gauge;
   /** What the API server's connection limits do (createConnectionMetrics). */
   connections: ConnectionMetrics;
   /** ve rankings computed (at most one per indexed block per process: api/read/veBoard.ts). */
@@ -126,6 +128,12 @@ export function createMetrics(): Metrics {
     ["reason"],
   );
   const indexLag = createIndexLagGauges();
+  const indexReplacedBranch = new Gauge(
+    "api_index_replaced_branch",
+    "1 while the index's rows are on a branch the chain replaced (a reorg below Ponder's finalized checkpoint): " +
+      'every index answer is refused 503 INDEX_UNAVAILABLE "replaced branch" until it is re-indexed; else 0.',
+  );
+  indexReplacedBranch.set(0);
   const veBoardComputations = new Counter(
     "api_index_ve_board_computations_total",
     "ve rankings this process computed whole from the index (the statement over every lock: a block far from the " +
@@ -267,12 +275,14 @@ export function createMetrics(): Metrics {
     indexLag.chainHead,
     indexLag.lagBlocks,
     indexLag.observedAt,
+    indexReplacedBranch,
   ];
   const caches = new CacheMetrics();
   const indexDb = new IndexDbMetrics();
   const openConnections = new OpenConnectionMetrics();
   return {
     indexLag,
+    indexReplacedBranch,
     minBlockWaits,
     veBoardComputations,
     veBoardDerivations,

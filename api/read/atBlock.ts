@@ -106,7 +106,8 @@ type StatementName =
   | "activity"
   | "activity_item"
   | "activity_span"
-  | "changes";
+  | "changes"
+  | "final_event";
 
 export function createLockIndex(options: CreateLockIndexOptions): LockIndex & BoardIndex {
   const { db, prepared } = options;
@@ -888,6 +889,31 @@ SELECT h.*, a.*, r.* FROM head h CROSS JOIN at a LEFT JOIN rows r ON true ORDER 
           out.push({ block, tokenIds, accounts, kind: String(r.kind), lock: r.lock === true, exit: null });
         }
         return out;
+      });
+    },
+
+    async finalEvent(signal) {
+      // Ordered by block alone, so each side is one backward scan of its block index (any event of the block will do).
+      const rows = await run(
+        "final_event",
+        null,
+        {},
+        (ev, _p, _lock, t) => sql`fe AS (
+  SELECT * FROM (
+    (SELECT e.block_number, e.tx_hash FROM ${ev} e, head h WHERE e.block_number <= h.finalized_block
+      ORDER BY e.block_number DESC LIMIT 1)
+    UNION ALL
+    (SELECT e.block_number, e.tx_hash FROM ${t.protocol} e, head h WHERE e.block_number <= h.finalized_block
+      ORDER BY e.block_number DESC LIMIT 1)) u
+   ORDER BY block_number DESC LIMIT 1
+)
+SELECT h.*, a.*, f.block_number AS final_block, f.tx_hash AS final_tx FROM head h CROSS JOIN at a LEFT JOIN fe f ON true`,
+        false,
+        signal,
+      );
+      return answer(rows, (rs) => {
+        const r = rs[0];
+        return r?.final_block == null ? null : { block: big(r.final_block), txHash: String(r.final_tx) as Hex };
       });
     },
   };

@@ -140,7 +140,15 @@ export interface LockIndex {
    * board entry that left a trailing window in the range (BoardExit).
    */
   changes(from: bigint, to: bigint, since?: bigint | null): Promise<AtBlock<BlockChange[]>>;
+  /**
+   * The newest event (of lock_event and protocol_event) at or below the head's finalized block, or null when there is
+   * none: what api/read/branchCheck.ts asks the node about. Absent from a stand-in index, which is then not checked.
+   */
+  finalEvent?(signal?: CancelSignal): Promise<AtBlock<FinalEvent | null>>;
 }
+
+/** An event's block and transaction, as the index holds them (the node can be asked for its receipt). */
+export type FinalEvent = { block: bigint; txHash: Hex };
 
 /**
  * A duration board entry leaving a window: an entry of time ts counts at a block of time T iff ts ≥ T − window (the

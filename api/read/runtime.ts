@@ -22,6 +22,7 @@ import { causeOf, type ThrottledWarn, throttledWarnings } from "../observability
 import { type AtLeastTarget, atLeastOf, behind, chainHeadOf, DEFAULT_STALE_SECONDS, waitForHead } from "./atLeast";
 import { BlockClock } from "./blockClock";
 import { AboveIndexHeadError, BlockMemo, requireInRange } from "./blockMemo";
+import { BranchCheck, type Orphaned } from "./branchCheck";
 import { ComputeAhead } from "./computeAhead";
 import { ComputeGate, type ComputeLane, laneSlots } from "./computeGate";
 import {
@@ -124,6 +125,11 @@ export type IndexRuntime = {
   cursors: CursorCodec;
   /** The reorgs this process heard from its signal (not from a PolledSignal, which runs only while someone waits). */
   reorgs: ReorgLog;
+  /**
+   * Whether the index's rows are on the chain's canonical branch (api/read/branchCheck.ts): while they are not, every
+   * read is refused INDEX_UNAVAILABLE "replaced branch". Null where nothing checks it (no node, a stand-in index).
+   */
+  branch: BranchCheck | null;
 };
 
 export type CreateIndexRuntimeOptions = {
@@ -163,6 +169,13 @@ export type CreateIndexRuntimeOptions = {
   onDurationBoardAnchored?: () => void;
   /** Told each answer computed ahead of its first reader (computeAhead.ts), and each that failed. */
   onAhead?: (name: string, outcome: "ok" | "error") => void;
+  /**
+   * The node the index's branch is checked against (api/read/branchCheck.ts), through the RPC back-off; none: not
+   * checked.
+   */
+  branchRpc?: RpcClient | null;
+  /** Told each change of the branch check's verdict: the orphaned event, or null once the index is canonical again. */
+  onBranch?: (orphaned: Orphaned | null) => void;
 };
 
 /** Stats kept: 64 blocks' and 2 MiB of them (one is ~8 kB: the totals and 53–54 weeks of schedule). */
@@ -197,6 +210,8 @@ export function createIndexRuntime({
   chargeCompute,
   onGate,
   onAhead,
+  branchRpc,
+  onBranch,
 }: CreateIndexRuntimeOptions) {
   const slots = laneSlots(source.wholeIndexConnections ?? 2);
   const past = config.indexCompute ?? { queue: 8, waitMs: 2_000 };
@@ -240,6 +255,7 @@ export function createIndexRuntime({
       signal: null,
       ahead: null,
       notified: null,
+      branch: null,
       index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail, changes: fail },
       protocol: {
         board: fail,
@@ -399,6 +415,7 @@ export function createIndexRuntime({
         })
       : null,
     notified: notifiedHead,
+    branch: watchBranch(index, branchRpc ?? null, logger, onBranch),
     stats: new BlockMemo({
       name: "stats",
       capacity: STATS_KEPT.capacity,
@@ -471,8 +488,48 @@ function forgetOnReorg(
   });
 }
 
-/** A read of the index, its failures said in the API's terms (never a 500 for a database that is down). */
+/**
+ * The index's branch checked against the node every few seconds, for the process's life; null where it cannot be.
+ * Each change of verdict is one log line: an error with what to do when the index turns out orphaned.
+ */
+function watchBranch(
+  index: LockIndex,
+  rpc: RpcClient | null,
+  logger: Logger,
+  onChange: ((orphaned: Orphaned | null) => void) | undefined,
+): BranchCheck | null {
+  const finalEvent = index.finalEvent?.bind(index);
+  if (!finalEvent || !rpc) return null;
+  const branch = new BranchCheck({
+    read: () => finalEvent(),
+    rpc,
+    onChange: (orphaned) => {
+      onChange?.(orphaned);
+      if (orphaned === null) {
+        logger.info("index back on the canonical branch: index answers served again");
+        return;
+      }
+      logger.error("index on a replaced branch: a reorg below its finalized block; index answers refused", {
+        txHash: orphaned.event.txHash,
+        indexBlock: orphaned.event.block.toString(),
+        chainBlock: orphaned.receiptBlock?.toString() ?? null,
+        indexHead: orphaned.indexHead.toString(),
+        indexFinalized: orphaned.finalized.toString(),
+        chainHead: orphaned.chainHead.toString(),
+        action: "re-index into a new schema and switch the views schema (docs/operations.md, Unrecoverable reorg)",
+      });
+    },
+  });
+  branch.start();
+  return branch;
+}
+
+/**
+ * A read of the index, its failures said in the API's terms (never a 500 for a database that is down). An index on a
+ * replaced branch is not read: its rows are of blocks the chain no longer has (api/read/branchCheck.ts).
+ */
 export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Promise<T> {
+  refuseReplacedBranch(rt);
   try {
     let value: T;
     try {
@@ -506,6 +563,11 @@ export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Prom
     rt.warn("index read failed", "lock index read failed", { error: (error as Error).name, cause: causeOf(error) });
     throw new IndexUnavailableError("unreachable", { cause: error });
   }
+}
+
+/** Refuses every answer of an index whose rows are of a replaced branch (api/read/branchCheck.ts). */
+function refuseReplacedBranch(rt: IndexRuntime): void {
+  if (rt.branch?.orphaned) throw new IndexUnavailableError("replaced branch");
 }
 
 /** Postgres errors a read-only statement may simply run again after: deadlock_detected, serialization_failure. */
@@ -586,6 +648,8 @@ export async function pinBlock(
   signal: CancelSignal | undefined = requestDeadline(c),
 ): Promise<Pinned> {
   if (block !== null) checkStart(rt, block, param);
+  // A head pinned as notified is read by no statement of guarded's, and GraphQL's `_meta` answers with it alone.
+  refuseReplacedBranch(rt);
   const target = atLeastTarget(c, block, param);
   if (block === null) {
     // The head as its commit was notified, when fresh (and at or above minBlock): no statement to learn it.
