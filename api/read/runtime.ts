@@ -602,10 +602,10 @@ export async function readAtBlock<T>(
   param: "block" | "cursor",
   read: (at: ReadAt, signal?: CancelSignal) => Promise<AtBlock<T>>,
 ): Promise<Read<T>> {
-  if (block !== null) checkStart(rt, block, param);
-  const target = atLeastTarget(c, block, param);
   // The request's deadline and its client's hang-up cancel the statement (api/http/cancellation.ts).
   const signal = requestDeadline(c);
+  if (block !== null) await checkNamed(rt, block, param, signal);
+  const target = atLeastTarget(c, block, param);
   const attempt = async () => {
     try {
       return await guarded(rt, () => read(block === null ? null : { block, time: rt.clock.cached(block) }, signal));
@@ -650,6 +650,7 @@ export async function pinBlock(
   if (block !== null) checkStart(rt, block, param);
   // A head pinned as notified is read by no statement of guarded's, and GraphQL's `_meta` answers with it alone.
   refuseReplacedBranch(rt);
+  if (block !== null) await checkNamed(rt, block, param, signal);
   const target = atLeastTarget(c, block, param);
   if (block === null) {
     // The head as its commit was notified, when fresh (and at or above minBlock): no statement to learn it.
@@ -804,14 +805,24 @@ export async function blockAnswers<T>(rt: IndexRuntime, memos: readonly BlockMem
 /** No chain reaches this block (Postgres bigint): anything above is out of range without asking the index. */
 const MAX_BLOCK = 2n ** 63n - 1n;
 
+/**
+ * A named block the index cannot answer, refused before any statement names it: beyond any block it can hold (with
+ * the index's head as `max`, as a block above the head is refused, at the cost of the probe that one costs too), or
+ * before the start block.
+ */
+async function checkNamed(rt: IndexRuntime, block: bigint, param: string, signal?: CancelSignal): Promise<void> {
+  if (block > MAX_BLOCK) {
+    const { head } = await guarded(rt, () => rt.index.probe(null, signal));
+    throw new BadParamsError(
+      `${param} names block ${block}, beyond any block the index can hold; the index answers blocks ${rt.startBlock} to ${head.block}.`,
+      { param, min: rt.startBlock.toString(), max: head.block.toString() },
+    );
+  }
+  checkStart(rt, block, param);
+}
+
 function checkStart(rt: IndexRuntime, block: bigint, param: string): void {
   const min = rt.startBlock;
-  if (block > MAX_BLOCK) {
-    throw new BadParamsError(`${param} names block ${block}, beyond any block the index can hold.`, {
-      param,
-      min: min.toString(),
-    });
-  }
   if (block < min) {
     throw new BadParamsError(`${param} names block ${block}, before the lock contract's start block ${min}.`, {
       param,

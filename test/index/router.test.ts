@@ -129,8 +129,15 @@ describe("envelope and block", () => {
         expect(body).toMatchObject({ ok: false, error: "BAD_PARAMS", detail: { param: "block" } });
       }
     }
+    const range = { param: "block", min: String(START), max: String(index.head.block) };
     const { body } = await get(`/stats?block=${index.head.block + 1n}`);
-    expect(body.detail).toEqual({ param: "block", min: String(START), max: String(index.head.block) });
+    expect(body.detail).toEqual(range);
+    // Beyond any block the index can hold: the same range, its max too (the head), as one above the head.
+    for (const block of [...huge, String(10n ** 30n)]) {
+      for (const path of ["/stats", "/locks/1/events", "/leaderboards/ve"]) {
+        expect((await get(`${path}?block=${block}`, roomy)).body.detail, `${path} block=${block}`).toEqual(range);
+      }
+    }
   });
 });
 
