@@ -378,8 +378,8 @@ export class StreamHub {
       // told as a live reorg is, from what it held, then the topics' answers at the head.
       const from = replaced.from < lastEventId ? replaced.from : lastEventId;
       const data = { orphaned: { from: from.toString(), to: lastEventId.toString() }, head: head.toString() };
-      stream.event(head, "reorg", JSON.stringify(data));
-      if (!(await this.#sendPaced(stream, head, stream.topics))) return;
+      const reorg = { event: "reorg", data: JSON.stringify(data) };
+      if (!(await this.#sendPaced(stream, head, stream.topics, reorg))) return;
       upTo = head;
     } else if (lastEventId === null || lastEventId > head) {
       // A new client, or one that saw blocks this process has not (another replica ahead, or orphaned): the head.
@@ -419,19 +419,38 @@ export class StreamHub {
     return true;
   }
 
-  /** The topics' answers at `block` (read in the hub's turn), each written once the client has taken the last. */
-  async #sendPaced(stream: EventStream, block: bigint, topics: readonly Topic[]): Promise<boolean> {
-    if (topics.length === 0 || !stream.catchingUp) return stream.catchingUp;
+  /**
+   * The topics' answers at `block` (read in the hub's turn), each written once the client has taken the last, after
+   * `first` (a reorg told with them). When one cannot be read, none is written and the stream is closed (#lost).
+   */
+  async #sendPaced(stream: EventStream, block: bigint, topics: readonly Topic[], first?: Told): Promise<boolean> {
+    if ((topics.length === 0 && first === undefined) || !stream.catchingUp) return stream.catchingUp;
     // Read in turn, unless the client has hung up (or a reorg took the stream over) while it waited for it.
     const texts = await this.#inTurn(async () =>
       stream.catchingUp ? this.#answersAt(block, topics, this.#answers) : [],
     );
+    if (!stream.catchingUp) return false;
+    if (texts === null) return this.#lost(stream);
+    const events = first === undefined ? [] : [first];
     for (const [i, t] of topics.entries()) {
+      const text = texts[i];
+      if (text != null) events.push({ event: t.event, data: text });
+    }
+    for (const e of events) {
       if (!(await stream.ready()) || !stream.catchingUp) return false;
-      const r = texts[i];
-      if (r?.status === "fulfilled" && r.value != null) stream.event(block, t.event, r.value);
+      stream.event(block, e.event, e.data);
     }
     return stream.catchingUp;
+  }
+
+  /**
+   * A stream that could not be sent a block's answers (one still failed when read again) is closed before any event
+   * of that block, not passed over: its client reconnects with the last id it was sent, below the block, and its
+   * catch-up reads the block again. Skipping it would leave a gap the client's ids could not show.
+   */
+  #lost(stream: EventStream): false {
+    stream.close();
+    return false;
   }
 
   /** A new head; `reverted`: the first block a reorg told with it orphaned. */
@@ -457,10 +476,11 @@ export class StreamHub {
         orphaned: { from: orphaned.toString(), to: last.toString() },
         head: block.toString(),
       });
-      for (const s of streams) s.event(block, "reorg", data);
       this.#last = block;
       this.#lastTime = null;
-      await Promise.all(streams.map((s) => this.#send([s], block, s.topics, answers)));
+      // The reorg with the head's answers, or neither (#lost): its id is the head's.
+      const reorg = { event: "reorg", data };
+      await Promise.all(streams.map((s) => this.#send([s], block, s.topics, answers, reorg)));
       return;
     }
     this.#last = block;
@@ -496,34 +516,52 @@ export class StreamHub {
     }
   }
 
-  /** The topics' answers at `block`, each fetched once per call chain (`answers`), written in the topics' order. */
-  async #send(streams: EventStream[], block: bigint, topics: readonly Topic[], answers: AnswerMemo): Promise<void> {
-    if (topics.length === 0) return;
+  /**
+   * The topics' answers at `block`, each fetched once per call chain (`answers`), written in the topics' order after
+   * `first` (a reorg told with them); or, when one cannot be read, none of them and the streams closed (#lost).
+   */
+  async #send(
+    streams: EventStream[],
+    block: bigint,
+    topics: readonly Topic[],
+    answers: AnswerMemo,
+    first?: Told,
+  ): Promise<void> {
+    if (topics.length === 0 && first === undefined) return;
     const texts = await this.#answersAt(block, topics, answers);
     for (const s of streams) {
+      if (texts === null) {
+        this.#lost(s);
+        continue;
+      }
+      if (first !== undefined) s.event(block, first.event, first.data);
       topics.forEach((t, i) => {
-        const r = texts[i];
-        if (r?.status === "fulfilled" && r.value != null) s.event(block, t.event, r.value);
+        const text = texts[i];
+        if (text != null) s.event(block, t.event, text);
       });
     }
   }
 
-  /** Each topic's answer at `block`, on its own: one failed answer (warned) does not take the others with it. */
-  async #answersAt(block: bigint, topics: readonly Topic[], answers: AnswerMemo) {
-    const texts = await Promise.allSettled(
-      topics.map((t) => answers.get(`${t.key}@${block}`, () => topicAnswer(t, this.fetchAnswer, block))),
-    );
-    for (const r of texts) {
-      if (r.status === "rejected") {
-        this.rt.warn("index stream", "index stream answer failed", {
-          error: (r.reason as Error).name,
-          cause: causeOf(r.reason),
-        });
-      }
-    }
-    return texts;
+  /**
+   * Each topic's answer at `block` (null: nothing to send for it), a failed one read once more (a pool's timeout, a
+   * statement cancelled under load: the memo keeps no failure); null when one still fails (warned), so that the
+   * block is sent whole or not at all.
+   */
+  async #answersAt(block: bigint, topics: readonly Topic[], answers: AnswerMemo): Promise<(string | null)[] | null> {
+    const read = (t: Topic) => answers.get(`${t.key}@${block}`, () => topicAnswer(t, this.fetchAnswer, block));
+    const texts = await Promise.allSettled(topics.map((t) => read(t).catch(() => read(t))));
+    const failed = texts.find((r) => r.status === "rejected");
+    if (failed === undefined) return texts.map((r) => (r as PromiseFulfilledResult<string | null>).value);
+    this.rt.warn("index stream", "index stream answer failed", {
+      error: (failed.reason as Error).name,
+      cause: causeOf(failed.reason),
+    });
+    return null;
   }
 }
+
+/** An event told before a block's answers, with them or not at all. */
+type Told = { event: string; data: string };
 
 /** Changes by block, ascending as given. */
 function byBlock(changes: BlockChange[]): Map<bigint, BlockChange[]> {

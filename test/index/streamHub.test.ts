@@ -135,3 +135,114 @@ describe("StreamHub: a catch-up", () => {
     expect(hub.size).toBe(0);
   });
 });
+
+describe("StreamHub: a block's answers are sent whole or not at all", () => {
+  /** Blocks 1…`head` each change a lock (the stats and the ve board follow it). */
+  const changesTo = (head: number) =>
+    Array.from({ length: head }, (_, i) => ({
+      block: BigInt(i + 1),
+      tokenIds: [],
+      accounts: [],
+      kind: null,
+      lock: true,
+      exit: null,
+    }));
+
+  /** A hub over an index at `state.head`, whose signal the test tells; `fails(path)` makes an answer's read fail. */
+  function hubOf(state: { head: number }, fails: (path: string) => boolean) {
+    const listeners: ((block: bigint) => void)[] = [];
+    const rt = {
+      signal: {
+        subscribe: (l: (block: bigint) => void) => {
+          listeners.push(l);
+          return () => {};
+        },
+        head: null,
+        listening: true,
+      },
+      index: {
+        probe: async () => ({ head: { block: BigInt(state.head), time: 1n } }),
+        changes: async (from: bigint, to: bigint) => ({
+          value: changesTo(state.head).filter((c) => c.block >= from && c.block <= to),
+          head: { block: BigInt(state.head), time: 1n },
+        }),
+      },
+      reorgs: { covering: () => null },
+      warn: () => {},
+    } as unknown as IndexRuntime;
+    const fetchAnswer = async (path: string) => {
+      if (fails(path)) throw new Error("timeout exceeded when trying to connect");
+      return JSON.stringify({ path });
+    };
+    const hub = new StreamHub(rt, fetchAnswer, { max: 10, perIp: 10, heartbeatMs: 60_000, replayBlocks: 10_000 });
+    const tell = (block: number) => {
+      state.head = block;
+      for (const l of listeners) l(BigInt(block));
+    };
+    return { hub, tell };
+  }
+
+  /** The events a stream wrote (id and name) until it ends or `until` holds. */
+  async function eventsOf(stream: EventStream, until: (events: string[]) => boolean = () => false) {
+    const reader = stream.body.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    const events = () =>
+      text
+        .split("\n\n")
+        .filter((e) => e.includes("event:"))
+        .map((e) => {
+          const id = /^id: (.*)$/m.exec(e)?.[1];
+          const name = /^event: (.*)$/m.exec(e)?.[1];
+          return `${id} ${name}`;
+        });
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return { events: events(), ended: true };
+      text += decoder.decode(value);
+      if (until(events())) {
+        reader.releaseLock();
+        return { events: events(), ended: false };
+      }
+    }
+  }
+
+  const topics = () => parseTopics("http://x/stream?stats&board=ve");
+  const both = (block: number) => [`${block} stats`, `${block} board`];
+
+  it("an answer that fails once is read again: every block's events are sent", async () => {
+    let failed = 0;
+    const { hub } = hubOf({ head: 3 }, (path) => path === "/stats?block=2" && failed++ === 0);
+    const stream = hub.open(topics(), "127.0.0.1", 0n);
+    const { events } = await eventsOf(stream, (e) => e.length >= 6);
+    expect(failed).toBe(2);
+    expect(events).toEqual([...both(1), ...both(2), ...both(3)]);
+    stream.close();
+  });
+
+  it("a catch-up whose block's answer keeps failing sends nothing of that block and ends; the resume re-reads it", async () => {
+    let down = true;
+    const state = { head: 3 };
+    const { hub } = hubOf(state, (path) => down && path === "/stats?block=2");
+    const stream = hub.open(topics(), "127.0.0.1", 0n);
+    // Block 2's board answer was read, but not sent without its stats: the client's last id is 1.
+    expect(await eventsOf(stream)).toEqual({ events: both(1), ended: true });
+    down = false;
+    const resumed = hub.open(topics(), "127.0.0.1", 1n);
+    expect((await eventsOf(resumed, (e) => e.length >= 4)).events).toEqual([...both(2), ...both(3)]);
+    resumed.close();
+  });
+
+  it("a live head whose answer keeps failing sends nothing of that block and ends the stream", async () => {
+    let down = false;
+    const { hub, tell } = hubOf({ head: 3 }, (path) => down && path === "/stats?block=4");
+    const stream = hub.open(topics(), "127.0.0.1", null);
+    const reader = eventsOf(stream, (e) => e.length >= 2);
+    expect((await reader).events).toEqual(both(3));
+    down = true;
+    tell(4);
+    const rest = await eventsOf(stream);
+    expect(rest).toEqual({ events: [], ended: true });
+    expect(hub.size).toBe(0);
+  });
+});
