@@ -4,6 +4,7 @@ import { BadParamsError, IndexUnavailableError, RateLimitedError } from "../http
 import { PARAM_PATTERNS } from "../http/params";
 import { routeAnswers } from "../live/routeAnswers";
 import { parseTopics } from "../live/topics";
+import { rateLimitSubject } from "../net/ip";
 import type { StreamMetrics } from "../observability/streamMetrics";
 import { BOARD_WINDOWS, DURATION_BOARDS } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
@@ -189,6 +190,9 @@ export function registerStreamRoute(
     // An index on a replaced branch has nothing true to stream (api/read/branchCheck.ts): refused as its reads are.
     if (rt.branch?.orphaned) throw new IndexUnavailableError("replaced branch");
     const ip = options.clientIp(c) ?? "unknown";
+    // Counted as the rate limiter counts a client: an IPv6 host by its /64, which it can rotate addresses within.
+    const client = options.clientIp(c);
+    const ip = client === null ? "unknown" : rateLimitSubject(client);
     const refused = hub.refusal(ip);
     if (refused !== null) {
       options.metrics?.refused.inc({ reason: refused });

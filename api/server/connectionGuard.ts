@@ -10,7 +10,8 @@
  *   address and in total; an answer that leaves its connection, its address or the process over its cap
  *   closes that connection (the memory is freed), and a connection whose address is already over its
  *   cap is closed before its next request is computed. A client that reads stays under every cap: its
- *   answers leave as they are written.
+ *   answers leave as they are written. An answer still being written (an event stream, which never ends) is
+ *   recounted every RECOUNT_MS while it is open, so its unsent bytes count and are shed like any other's.
  * A stalled reader is closed by the server's send timeout (api/server/server.ts), so the caps hold
  * memory only for as long as a reader makes progress.
  * Its registry of open connections is the one the drain reads (which answer each is writing, since when it is
@@ -24,6 +25,13 @@ import { peerKey } from "./connectionLimit";
 
 /** Requests one connection may have outstanding (one being answered, the rest waiting). Browsers do not pipeline. */
 export const MAX_QUEUED_PER_CONNECTION = 4;
+
+/**
+ * How often the answers in flight are recounted: a stream's bytes are written over its whole life, with no end
+ * (`prefinish`) to count them at. Between two recounts a stream adds only what the heads of that time write to it,
+ * and never more than STREAM_MAX_QUEUED_BYTES (api/index/streamHub.ts) before it is closed as unread.
+ */
+export const RECOUNT_MS = 250;
 
 export type PendingBytesLimits = { perConnection: number; perIp: number; total: number };
 
@@ -85,19 +93,34 @@ export function guardConnections(server: Server, o: ConnectionGuardOptions): Con
     socket.destroy();
   };
 
-  // The answer is handed to the socket (end() ran): what the kernel did not take yet is pending.
-  function onPrefinish(this: ServerResponse) {
-    const socket = this.req.socket;
+  /** The answer's unsent bytes now in the counts; one that grew past a cap closes its connection. */
+  const recount = (res: ServerResponse) => {
+    const socket = res.req.socket;
     const conn = connections.get(socket);
-    const bytes = this.writableLength;
-    if (conn === undefined || bytes === 0) return;
-    count(conn, bytes);
+    if (conn === undefined || socket.destroyed) return;
+    const grown = res.writableLength - conn.pending;
+    if (grown === 0) return;
+    count(conn, grown);
+    if (grown < 0) return;
     if (conn.pending > limits.perConnection) shed(socket, "pending_connection");
     else if (conn.key !== undefined && (byAddress.get(conn.key) ?? 0) > limits.perIp) shed(socket, "pending_ip");
     else if (total > limits.total) shed(socket, "pending_total");
+  };
+  // The answers dispatched and not yet closed: the ones a recount looks at.
+  const answering = new Set<ServerResponse>();
+  const recounting = setInterval(() => {
+    for (const res of answering) if (res.headersSent) recount(res);
+  }, RECOUNT_MS);
+  recounting.unref();
+  server.once("close", () => clearInterval(recounting));
+
+  // The answer is handed to the socket (end() ran): what the kernel did not take yet is pending.
+  function onPrefinish(this: ServerResponse) {
+    recount(this);
   }
   // Sent (or the connection is gone): its bytes are released, and the next waiting request goes on.
   function onClose(this: ServerResponse) {
+    answering.delete(this);
     const socket = this.req.socket;
     const conn = connections.get(socket);
     if (conn === undefined) return; // the socket closed first: forget() released its bytes
@@ -123,6 +146,8 @@ export function guardConnections(server: Server, o: ConnectionGuardOptions): Con
       return;
     }
     conn.answering = res;
+    conn.busy = true;
+    answering.add(res);
     // `on`, not `once`: each fires once per response anyway, and once's wrapper is an allocation per request.
     res.on("prefinish", onPrefinish);
     res.on("close", onClose);

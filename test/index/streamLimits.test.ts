@@ -1,0 +1,130 @@
+/**
+ * What streams may hold of the server, over HTTP (the app served by api/server/server.ts with its connection guard, as
+ * the API process serves it, over a synthetic index in PGlite, its heads told by the test):
+ * - the unsent bytes of open streams count toward the process's pending-bytes cap (PENDING_RESPONSE_BYTES_MAX): a
+ *   stream never ends, so counting an answer's bytes only at its end left never-reading streams outside every
+ *   process-wide cap (256 of them held 337 MB with api_pending_response_bytes at 0);
+ * - STREAM_MAX_PER_IP counts an IPv6 client by its /64, as the rate limiter does, behind a trusted proxy.
+ */
+import { connect, type Socket } from "node:net";
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle } from "drizzle-orm/pglite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../api/app";
+import { loadConfig } from "../../api/config";
+import { silentLogger } from "../../api/observability/logger";
+import { createMetrics } from "../../api/observability/metrics";
+import { createLockIndex } from "../../api/read/atBlock";
+import { type ApiServer, startApiServer } from "../../api/server/server";
+import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
+import { commitTold, toldSignal } from "../support/toldSignal";
+
+const BASE = "/api/index/v1";
+const SCHEMA = "synthetic";
+const START = 46_183_959n;
+const MIB = 1024 * 1024;
+const PER_IP = 8;
+const NON_READERS = 6;
+
+let index: SyntheticIndex;
+let client: PGlite;
+let api: ApiServer;
+let url: string;
+let query: string;
+const told = toldSignal();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function metric(name: string): Promise<number> {
+  const text = await (await fetch(`${url}/api/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+  return line === undefined ? 0 : Number(line.slice(name.length + 1));
+}
+
+/** A stream whose client never reads: what the kernel's buffers take is all it takes. */
+function nonReader(): Socket {
+  const socket = connect(api.port, "127.0.0.1");
+  socket.pause();
+  socket.on("error", () => {});
+  socket.write(`GET ${BASE}/stream?${query} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
+  return socket;
+}
+
+const blocks = () => [...new Set(index.events.map((e) => e.blockNumber))];
+const commit = (block: bigint) => commitTold(told, (text, params) => client.query(text, params), SCHEMA, index, block);
+
+beforeAll(async () => {
+  index = generateSyntheticIndex({ events: 400, owners: 40, seed: 11, startBlock: START });
+  client = new PGlite();
+  await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index, { finalizedLag: 200n });
+  const config = loadConfig({
+    NETWORK: "base",
+    PENDING_RESPONSE_BYTES_MAX: String(MIB),
+    STREAM_REPLAY_BLOCKS: "100000",
+    STREAM_MAX_PER_IP: String(PER_IP),
+    TRUSTED_PROXIES: "127.0.0.1",
+  });
+  const metrics = createMetrics();
+  const app = createApp({
+    config,
+    rpc: null,
+    metrics,
+    index: { atBlock: createLockIndex({ db: drizzle(client), schema: SCHEMA }), signal: told.signal },
+    logger: silentLogger,
+  });
+  api = await startApiServer(app, {
+    port: 0,
+    hostname: "127.0.0.1",
+    connections: config.connections,
+    trustedProxies: config.trustedProxies,
+    metrics,
+  });
+  url = `http://127.0.0.1:${api.port}`;
+  await commit(blocks()[0]!);
+  const owners = [...new Set(index.events.flatMap((e) => (e.owner ? [e.owner.toLowerCase()] : [])))].slice(0, 29);
+  query = ["activity", "board=ve", "stats", ...owners.map((o) => `account=${o}`)].join("&");
+}, 120_000);
+
+afterAll(async () => {
+  await api?.close(100);
+  await client?.close();
+});
+
+describe("what streams may hold of the server", () => {
+  it("never-reading streams count toward PENDING_RESPONSE_BYTES_MAX and are shed past it", async () => {
+    const shedTotal = 'api_connections_shed_total{reason="pending_total"}';
+    const sockets = Array.from({ length: NON_READERS }, nonReader);
+    for (let i = 0; i < 50 && (await metric("api_streams_open")) < NON_READERS; i++) await sleep(100);
+    expect(await metric("api_streams_open")).toBe(NON_READERS);
+    // Block by block, as the indexer would: each head writes its answers to every stream, none of them read.
+    let held = 0;
+    for (const block of blocks().slice(1)) {
+      await commit(block);
+      await sleep(20);
+      held = Math.max(held, await metric("api_pending_response_bytes"));
+      if ((await metric(shedTotal)) > 0) break;
+    }
+    expect(held).toBeGreaterThan(0);
+    expect(await metric(shedTotal)).toBeGreaterThan(0);
+    for (const s of sockets) s.destroy();
+    for (let i = 0; i < 50 && (await metric("api_streams_open")) > 0; i++) await sleep(100);
+  }, 120_000);
+
+  it("STREAM_MAX_PER_IP counts an IPv6 client by its /64, as the rate limiter does", async () => {
+    const open = async (address: string) => {
+      const controller = new AbortController();
+      const res = await fetch(`${url}${BASE}/stream?stats`, {
+        headers: { "x-forwarded-for": address },
+        signal: controller.signal,
+      });
+      return { status: res.status, close: () => controller.abort() };
+    };
+    const streams = [];
+    for (let i = 1; i <= PER_IP; i++) streams.push(await open(`2001:db8:0:0::${i}`));
+    expect(streams.map((s) => s.status)).toEqual(Array(PER_IP).fill(200));
+    // Another address of the same /64 is the same client; another /64 is not.
+    const same = await open("2001:db8:0:0:ffff::1");
+    const other = await open("2001:db8:0:1::1");
+    expect([same.status, other.status]).toEqual([429, 200]);
+    for (const s of [...streams, same, other]) s.close();
+  }, 60_000);
+});
