@@ -72,6 +72,13 @@ export class AnswerMemo {
   }
 }
 
+/**
+ * Topic answers one #answersAt call reads at once. The past lane computes one ranking at a time (its one slot), so a
+ * second read waiting keeps the slot busy and more gain nothing; each waits behind at most one computation, well
+ * within INDEX_COMPUTE_WAIT_MS, and the queue stays free for clients.
+ */
+export const HUB_READS_AT_ONCE = 2;
+
 /** Bytes a stream may have waiting in the server before it counts as unread and is closed. */
 export const STREAM_MAX_QUEUED_BYTES = 1024 * 1024;
 
@@ -557,6 +564,32 @@ export class StreamHub {
       cause: causeOf(failed.reason),
     });
     return null;
+   * Each topic's answer at `block`, on its own: one failed answer (warned) does not take the others with it. Read
+   * HUB_READS_AT_ONCE at a time, not all at once: a past block's rankings wait in the compute gate's past lane (one
+   * slot, INDEX_COMPUTE_QUEUE waiting, api/read/computeGate.ts), and 28 duration boards read at once overflowed it and
+   * came back busy — the server's own reader refused, its events lost.
+   */
+  async #answersAt(block: bigint, topics: readonly Topic[], answers: AnswerMemo) {
+    const texts: PromiseSettledResult<string | null>[] = [];
+    let next = 0;
+    const reader = async () => {
+      for (let i = next++; i < topics.length; i = next++) {
+        const t = topics[i]!;
+        [texts[i]] = await Promise.allSettled([
+          answers.get(`${t.key}@${block}`, () => topicAnswer(t, this.fetchAnswer, block)),
+        ]);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(HUB_READS_AT_ONCE, topics.length) }, reader));
+    for (const r of texts) {
+      if (r.status === "rejected") {
+        this.rt.warn("index stream", "index stream answer failed", {
+          error: (r.reason as Error).name,
+          cause: causeOf(r.reason),
+        });
+      }
+    }
+    return texts;
   }
 }
 

@@ -1,11 +1,15 @@
 /**
  * One stream's back-pressure, on the web stream @hono/node-server pipes to the response: a client that reads gets
  * every byte; one that leaves STREAM_MAX_QUEUED_BYTES unread is closed and counted `unread`, and its memory let go.
+ * The hub's shared answers (AnswerMemo); a catch-up that stops when its client hangs up; and a block's many topics
+ * read within the compute gate's past lane (one slot, 8 waiting), so none of the 28 duration boards comes back busy.
  */
 import { describe, expect, it } from "vitest";
 import { AnswerMemo, EventStream, STREAM_MAX_QUEUED_BYTES, StreamHub } from "../../api/index/streamHub";
 import { parseTopics } from "../../api/live/topics";
 import { createStreamMetrics } from "../../api/observability/streamMetrics";
+import { ComputeGate } from "../../api/read/computeGate";
+import { BOARD_WINDOWS, DURATION_BOARDS } from "../../api/read/contract";
 import type { IndexRuntime } from "../../api/read/runtime";
 
 const event = "x".repeat(16 * 1024);
@@ -165,6 +169,33 @@ describe("StreamHub: a block's answers are sent whole or not at all", () => {
         changes: async (from: bigint, to: bigint) => ({
           value: changesTo(state.head).filter((c) => c.block >= from && c.block <= to),
           head: { block: BigInt(state.head), time: 1n },
+describe("StreamHub: a block's many topics under the compute gate", () => {
+  it("a catch-up following the 28 duration boards gets every event: none comes back busy", async () => {
+    const boards = DURATION_BOARDS.flatMap((b) => Object.keys(BOARD_WINDOWS).map((w) => `board=${b}:${w}`));
+    const topics = parseTopics(`http://x/stream?${boards.join("&")}`);
+    expect(topics).toHaveLength(28);
+    const head = 10n;
+    // Every board changes in every block (an entry leaving its window names it).
+    const changes = Array.from({ length: Number(head) }, (_, i) =>
+      Object.keys(BOARD_WINDOWS).flatMap((window) =>
+        DURATION_BOARDS.map((board) => ({
+          block: BigInt(i + 1),
+          tokenIds: [],
+          accounts: [],
+          kind: null,
+          lock: false,
+          exit: { board, window },
+        })),
+      ),
+    ).flat();
+    const rt = {
+      signal: { subscribe: () => () => {}, head: null, listening: true },
+      clock: { cached: () => 1n },
+      index: {
+        probe: async () => ({ head: { block: head, time: 1n } }),
+        changes: async (from: bigint, to: bigint) => ({
+          value: changes.filter((c) => c.block >= from && c.block <= to),
+          head: { block: head, time: 1n },
         }),
       },
       reorgs: { covering: () => null },
@@ -244,5 +275,34 @@ describe("StreamHub: a block's answers are sent whole or not at all", () => {
     const rest = await eventsOf(stream);
     expect(rest).toEqual({ events: [], ended: true });
     expect(hub.size).toBe(0);
+    // A past block's ranking, as the runtime computes it: in the past lane of the default gate (INDEX_COMPUTE_QUEUE 8).
+    const lane = { slots: 1, queue: 8, waitMs: 2_000 };
+    const gate = new ComputeGate({ head: lane, past: lane });
+    const fetchAnswer = (path: string) =>
+      gate.run("past", async () => {
+        await new Promise((r) => setTimeout(r, 2));
+        return JSON.stringify({ path });
+      });
+    const hub = new StreamHub(rt, fetchAnswer, { max: 10, perIp: 10, heartbeatMs: 60_000, replayBlocks: 10_000 });
+    const stream = hub.open(topics, "127.0.0.1", 0n);
+    const reader = stream.body.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    const events = () => text.match(/^event: board$/gm)?.length ?? 0;
+    // Read until the catch-up is over and nothing more comes for 200 ms (a read not answered yet is kept for the next).
+    let pending = reader.read();
+    for (;;) {
+      const quiet = new Promise<null>((r) => setTimeout(() => r(null), 200));
+      const read = await Promise.race([pending, quiet]);
+      if (read === null) {
+        if (!stream.catchingUp) break;
+        continue;
+      }
+      if (read.done) break;
+      text += decoder.decode(read.value, { stream: true });
+      pending = reader.read();
+    }
+    expect(events()).toBe(28 * Number(head));
+    await reader.cancel();
   });
 });
