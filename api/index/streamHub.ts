@@ -583,6 +583,8 @@ export class StreamHub {
     await Promise.all(Array.from({ length: Math.min(HUB_READS_AT_ONCE, topics.length) }, reader));
     for (const r of texts) {
       if (r.status === "rejected") {
+        const code = (r.reason as { code?: unknown }).code;
+        this.metrics?.answersFailed.inc({ code: typeof code === "string" ? code : "INTERNAL_ERROR" });
         this.rt.warn("index stream", "index stream answer failed", {
           error: (r.reason as Error).name,
           cause: causeOf(r.reason),

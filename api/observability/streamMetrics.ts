@@ -14,6 +14,8 @@ export type StreamMetrics = {
   refused: Counter;
   /** Streams closed by the server, by reason: unread (the client did not take its events). */
   dropped: Counter;
+  /** Topic answers the hub could not read (its event not written), by the route's error code. */
+  answersFailed: Counter;
   /** Heads the signal learned, by how: notified, polled, missed (a poll found a head no notification announced). */
   signalHeads: Counter;
   /** 1 while this process's LISTEN connection is up, 0 while it falls back to polls. */
@@ -38,6 +40,12 @@ export function createStreamMetrics(): StreamMetrics {
     "Event streams the server closed, by reason: unread (the client left its events unread).",
     ["reason"],
   );
+  const answersFailed = new Counter(
+    "api_stream_answers_failed_total",
+    "Topic answers the stream hub could not read at a block, by the route's error code (INDEX_UNAVAILABLE: busy or " +
+      "unreachable; INTERNAL_ERROR: a bug); the reason is in the warning 'index stream answer failed'.",
+    ["code"],
+  );
   const signalHeads = new Counter(
     "api_index_signal_heads_total",
     "Index heads this process learned, by how: notified (LISTEN/NOTIFY), polled (while not listening), missed (a " +
@@ -55,8 +63,9 @@ export function createStreamMetrics(): StreamMetrics {
     events,
     refused,
     dropped,
+    answersFailed,
     signalHeads,
     signalListening,
-    all: [open, events, refused, dropped, signalHeads, signalListening],
+    all: [open, events, refused, dropped, answersFailed, signalHeads, signalListening],
   };
 }
