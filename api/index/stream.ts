@@ -189,7 +189,6 @@ export function registerStreamRoute(
     const topics = parseTopics(url.toString());
     // An index on a replaced branch has nothing true to stream (api/read/branchCheck.ts): refused as its reads are.
     if (rt.branch?.orphaned) throw new IndexUnavailableError("replaced branch");
-    const ip = options.clientIp(c) ?? "unknown";
     // Counted as the rate limiter counts a client: an IPv6 host by its /64, which it can rotate addresses within.
     const client = options.clientIp(c);
     const ip = client === null ? "unknown" : rateLimitSubject(client);

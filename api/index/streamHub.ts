@@ -551,47 +551,31 @@ export class StreamHub {
 
   /**
    * Each topic's answer at `block` (null: nothing to send for it), a failed one read once more (a pool's timeout, a
-   * statement cancelled under load: the memo keeps no failure); null when one still fails (warned), so that the
-   * block is sent whole or not at all.
+   * statement cancelled under load: the memo keeps no failure); null when one still fails (warned, counted), so that
+   * the block is sent whole or not at all. Read HUB_READS_AT_ONCE at a time, not all at once: a past block's rankings
+   * wait in the compute gate's past lane (one slot, INDEX_COMPUTE_QUEUE waiting, api/read/computeGate.ts), and 28
+   * duration boards read at once overflowed it and came back busy — the server's own reader refused, its events lost.
    */
   async #answersAt(block: bigint, topics: readonly Topic[], answers: AnswerMemo): Promise<(string | null)[] | null> {
     const read = (t: Topic) => answers.get(`${t.key}@${block}`, () => topicAnswer(t, this.fetchAnswer, block));
-    const texts = await Promise.allSettled(topics.map((t) => read(t).catch(() => read(t))));
-    const failed = texts.find((r) => r.status === "rejected");
-    if (failed === undefined) return texts.map((r) => (r as PromiseFulfilledResult<string | null>).value);
-    this.rt.warn("index stream", "index stream answer failed", {
-      error: (failed.reason as Error).name,
-      cause: causeOf(failed.reason),
-    });
-    return null;
-   * Each topic's answer at `block`, on its own: one failed answer (warned) does not take the others with it. Read
-   * HUB_READS_AT_ONCE at a time, not all at once: a past block's rankings wait in the compute gate's past lane (one
-   * slot, INDEX_COMPUTE_QUEUE waiting, api/read/computeGate.ts), and 28 duration boards read at once overflowed it and
-   * came back busy — the server's own reader refused, its events lost.
-   */
-  async #answersAt(block: bigint, topics: readonly Topic[], answers: AnswerMemo) {
     const texts: PromiseSettledResult<string | null>[] = [];
     let next = 0;
     const reader = async () => {
       for (let i = next++; i < topics.length; i = next++) {
         const t = topics[i]!;
-        [texts[i]] = await Promise.allSettled([
-          answers.get(`${t.key}@${block}`, () => topicAnswer(t, this.fetchAnswer, block)),
-        ]);
+        [texts[i]] = await Promise.allSettled([read(t).catch(() => read(t))]);
       }
     };
     await Promise.all(Array.from({ length: Math.min(HUB_READS_AT_ONCE, topics.length) }, reader));
-    for (const r of texts) {
-      if (r.status === "rejected") {
-        const code = (r.reason as { code?: unknown }).code;
-        this.metrics?.answersFailed.inc({ code: typeof code === "string" ? code : "INTERNAL_ERROR" });
-        this.rt.warn("index stream", "index stream answer failed", {
-          error: (r.reason as Error).name,
-          cause: causeOf(r.reason),
-        });
-      }
-    }
-    return texts;
+    const failed = texts.find((r) => r.status === "rejected");
+    if (failed === undefined) return texts.map((r) => (r as PromiseFulfilledResult<string | null>).value);
+    const code = (failed.reason as { code?: unknown }).code;
+    this.metrics?.answersFailed.inc({ code: typeof code === "string" ? code : "INTERNAL_ERROR" });
+    this.rt.warn("index stream", "index stream answer failed", {
+      error: (failed.reason as Error).name,
+      cause: causeOf(failed.reason),
+    });
+    return null;
   }
 }
 

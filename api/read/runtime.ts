@@ -647,10 +647,9 @@ export async function pinBlock(
   param: "block" | "cursor",
   signal: CancelSignal | undefined = requestDeadline(c),
 ): Promise<Pinned> {
-  if (block !== null) checkStart(rt, block, param);
+  if (block !== null) await checkNamed(rt, block, param, signal);
   // A head pinned as notified is read by no statement of guarded's, and GraphQL's `_meta` answers with it alone.
   refuseReplacedBranch(rt);
-  if (block !== null) await checkNamed(rt, block, param, signal);
   const target = atLeastTarget(c, block, param);
   if (block === null) {
     // The head as its commit was notified, when fresh (and at or above minBlock): no statement to learn it.

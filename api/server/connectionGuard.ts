@@ -106,10 +106,10 @@ export function guardConnections(server: Server, o: ConnectionGuardOptions): Con
     else if (conn.key !== undefined && (byAddress.get(conn.key) ?? 0) > limits.perIp) shed(socket, "pending_ip");
     else if (total > limits.total) shed(socket, "pending_total");
   };
-  // The answers dispatched and not yet closed: the ones a recount looks at.
-  const answering = new Set<ServerResponse>();
+  // The answers dispatched and not yet closed (each connection's `answering`): the ones a recount looks at. Read
+  // from the registry, so a request pays for no bookkeeping of the recount's own.
   const recounting = setInterval(() => {
-    for (const res of answering) if (res.headersSent) recount(res);
+    for (const conn of connections.values()) if (conn.answering?.headersSent) recount(conn.answering);
   }, RECOUNT_MS);
   recounting.unref();
   server.once("close", () => clearInterval(recounting));
@@ -120,7 +120,6 @@ export function guardConnections(server: Server, o: ConnectionGuardOptions): Con
   }
   // Sent (or the connection is gone): its bytes are released, and the next waiting request goes on.
   function onClose(this: ServerResponse) {
-    answering.delete(this);
     const socket = this.req.socket;
     const conn = connections.get(socket);
     if (conn === undefined) return; // the socket closed first: forget() released its bytes
@@ -146,8 +145,6 @@ export function guardConnections(server: Server, o: ConnectionGuardOptions): Con
       return;
     }
     conn.answering = res;
-    conn.busy = true;
-    answering.add(res);
     // `on`, not `once`: each fires once per response anyway, and once's wrapper is an allocation per request.
     res.on("prefinish", onPrefinish);
     res.on("close", onClose);

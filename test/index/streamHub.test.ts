@@ -169,33 +169,6 @@ describe("StreamHub: a block's answers are sent whole or not at all", () => {
         changes: async (from: bigint, to: bigint) => ({
           value: changesTo(state.head).filter((c) => c.block >= from && c.block <= to),
           head: { block: BigInt(state.head), time: 1n },
-describe("StreamHub: a block's many topics under the compute gate", () => {
-  it("a catch-up following the 28 duration boards gets every event: none comes back busy", async () => {
-    const boards = DURATION_BOARDS.flatMap((b) => Object.keys(BOARD_WINDOWS).map((w) => `board=${b}:${w}`));
-    const topics = parseTopics(`http://x/stream?${boards.join("&")}`);
-    expect(topics).toHaveLength(28);
-    const head = 10n;
-    // Every board changes in every block (an entry leaving its window names it).
-    const changes = Array.from({ length: Number(head) }, (_, i) =>
-      Object.keys(BOARD_WINDOWS).flatMap((window) =>
-        DURATION_BOARDS.map((board) => ({
-          block: BigInt(i + 1),
-          tokenIds: [],
-          accounts: [],
-          kind: null,
-          lock: false,
-          exit: { board, window },
-        })),
-      ),
-    ).flat();
-    const rt = {
-      signal: { subscribe: () => () => {}, head: null, listening: true },
-      clock: { cached: () => 1n },
-      index: {
-        probe: async () => ({ head: { block: head, time: 1n } }),
-        changes: async (from: bigint, to: bigint) => ({
-          value: changes.filter((c) => c.block >= from && c.block <= to),
-          head: { block: head, time: 1n },
         }),
       },
       reorgs: { covering: () => null },
@@ -275,6 +248,41 @@ describe("StreamHub: a block's many topics under the compute gate", () => {
     const rest = await eventsOf(stream);
     expect(rest).toEqual({ events: [], ended: true });
     expect(hub.size).toBe(0);
+  });
+});
+
+describe("StreamHub: a block's many topics under the compute gate", () => {
+  it("a catch-up following the 28 duration boards gets every event: none comes back busy", async () => {
+    const boards = DURATION_BOARDS.flatMap((b) => Object.keys(BOARD_WINDOWS).map((w) => `board=${b}:${w}`));
+    const topics = parseTopics(`http://x/stream?${boards.join("&")}`);
+    expect(topics).toHaveLength(28);
+    const head = 10n;
+    // Every board changes in every block (an entry leaving its window names it).
+    const changes = Array.from({ length: Number(head) }, (_, i) =>
+      Object.keys(BOARD_WINDOWS).flatMap((window) =>
+        DURATION_BOARDS.map((board) => ({
+          block: BigInt(i + 1),
+          tokenIds: [],
+          accounts: [],
+          kind: null,
+          lock: false,
+          exit: { board, window },
+        })),
+      ),
+    ).flat();
+    const rt = {
+      signal: { subscribe: () => () => {}, head: null, listening: true },
+      clock: { cached: () => 1n },
+      index: {
+        probe: async () => ({ head: { block: head, time: 1n } }),
+        changes: async (from: bigint, to: bigint) => ({
+          value: changes.filter((c) => c.block >= from && c.block <= to),
+          head: { block: head, time: 1n },
+        }),
+      },
+      reorgs: { covering: () => null },
+      warn: () => {},
+    } as unknown as IndexRuntime;
     // A past block's ranking, as the runtime computes it: in the past lane of the default gate (INDEX_COMPUTE_QUEUE 8).
     const lane = { slots: 1, queue: 8, waitMs: 2_000 };
     const gate = new ComputeGate({ head: lane, past: lane });
