@@ -17,6 +17,12 @@ import type { AtBlock, FinalEvent } from "./contract";
 /** How often the index is checked: one small statement and one RPC round trip. */
 export const BRANCH_CHECK_MS = 5_000;
 
+/**
+ * How many checks in a row must find the index off the chain before it is refused: one node of a provider's pool
+ * answering without the receipt (pruned, mid-restart) must not take every index answer down; a real orphan stays.
+ */
+export const BRANCH_CHECK_CONFIRMATIONS = 2;
+
 /** What a check that found the index on a replaced branch saw. */
 export type Orphaned = {
   /** The index's event the chain does not have where the index says. */
@@ -43,6 +49,8 @@ type Receipt = { blockNumber: string } | null;
 export class BranchCheck {
   readonly #o: BranchCheckOptions;
   #orphaned: Orphaned | null = null;
+  /** Conclusive checks in a row that found the index off the chain (BRANCH_CHECK_CONFIRMATIONS refuse it). */
+  #strikes = 0;
   #running: Promise<void> | null = null;
 
   constructor(options: BranchCheckOptions) {
@@ -75,6 +83,8 @@ export class BranchCheck {
     const { head, value: event } = await this.#o.read();
     const orphaned = event === null ? null : await this.#ask(event, head.block, head.finalized);
     if (orphaned === undefined) return;
+    this.#strikes = orphaned === null ? 0 : this.#strikes + 1;
+    if (orphaned !== null && this.#orphaned === null && this.#strikes < BRANCH_CHECK_CONFIRMATIONS) return;
     const changed = (orphaned === null) !== (this.#orphaned === null);
     this.#orphaned = orphaned;
     if (changed) this.#o.onChange?.(orphaned);
