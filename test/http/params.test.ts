@@ -248,7 +248,15 @@ describe("quote parameters", () => {
         expect(status).toBe(400);
         expect(body.detail).toEqual({
           param,
-          accepted: ["user", "claimAmountWei", "targetTokenId", "durationSeconds", "createAutoMax", "slippageBps"],
+          accepted: [
+            "user",
+            "claimAmountWei",
+            "targetTokenId",
+            "durationSeconds",
+            "createAutoMax",
+            "slippageBps",
+            "ethAmountWei",
+          ],
         });
         expect(d.proxy.count()).toBe(0);
       },

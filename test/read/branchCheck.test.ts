@@ -73,9 +73,9 @@ describe("an index left on a replaced branch by a reorg below Ponder's finalized
     const forkHead = await chain.devnet.clients.publicClient.getBlockNumber({ cacheTime: 0 });
     await test.mine({ blocks: Number(oldHead - forkHead) + 10 });
 
-    // Within the check's few seconds (and Ponder's polls), the finalized block's answer is refused, not the orphan's.
+    // Within two checks 5 s apart (and Ponder's polls), the finalized block's answer is refused, not the orphan's.
     let after = await get(`${BASE}/stats?block=${lockBlock}`);
-    for (let i = 0; i < 60 && after.status === 200; i++) {
+    for (let i = 0; i < 120 && after.status === 200; i++) {
       expect(after.body.totalLockedWei).toBe(orphanedTotal);
       await sleep(500);
       after = await get(`${BASE}/stats?block=${lockBlock}`);
