@@ -2,9 +2,10 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../../api/http/env";
 import { answer, answerFields, KEPT_FIELDS, keptFields, membersOf } from "../../api/index/answer";
+import type { IndexHead } from "../../api/read/contract";
 
 const rt = { chainId: 8453, staleSeconds: 60 };
-const head = { block: 120n, time: 1_764_061_200n, finalized: 100n };
+const head: IndexHead = { block: 120n, time: 1_764_061_200n, finalized: 100n };
 const at = { block: 110n, time: 1_764_061_180n, head, pinned: true };
 const body = {
   holders: 2,
@@ -54,6 +55,22 @@ describe("answer as text (api/index/answer.ts)", () => {
     expect(changed.headers.get("etag")).not.toBe(tag);
     // The block's name alone (the tag of the code before) no longer confirms anything.
     expect((await app.request("/x", { headers: { "if-none-match": `W/"8453-110"` } })).status).toBe(200);
+  });
+  it("a large kept body's digest is kept, but only for its build and block time", async () => {
+    const app = new Hono<AppEnv>();
+    const large = membersOf({ rows: "r".repeat(4_000) });
+    let where = at;
+    app.get("/x", (c) => answerFields(c, rt, where, () => large));
+    const tag = async () => (await app.request("/x")).headers.get("etag")!;
+    const first = await tag();
+    expect(await tag()).toBe(first);
+    where = { ...at, time: at.time + 2n };
+    const otherTime = await tag();
+    expect(otherTime).not.toBe(first);
+    where = { ...at, head: { ...at.head, build: "another" } };
+    expect(await tag()).not.toBe(first);
+    where = at;
+    expect(await tag()).toBe(first);
   });
 });
 
