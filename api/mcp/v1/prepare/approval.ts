@@ -1,9 +1,8 @@
 import type { Address } from "viem";
 import { AssetTokenAbi, LpTokenAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
-import { readView, viewFailure } from "../../../chain/readView";
-import { StateReadFailedError } from "../../../http/errors";
 import type { Call, PrepareDeps } from "./pipeline";
+import { readStateView } from "./stateRead";
 
 /**
  * The approval rule (protocol.md §5): an `approve(spender, exact amount)` step goes first exactly when
@@ -20,33 +19,13 @@ export type AllowanceQuery = { token: ApprovalToken; tokenAddress: Address; owne
 
 /** One eth_call through the app's RpcClient; anything but a strict 0x+64 word is STATE_READ_FAILED (502). */
 export async function readAllowance(deps: Pick<PrepareDeps, "rpc">, q: AllowanceQuery): Promise<bigint> {
-  if (!deps.rpc) {
-    throw new StateReadFailedError("The token allowance could not be read: no RPC endpoint is configured.", {
-      read: "allowance",
-      upstream: "unconfigured",
-    });
-  }
   const abi = TOKEN_ABI[q.token] as typeof AssetTokenAbi;
-  let allowance: bigint;
-  try {
-    allowance = await readView(deps.rpc, {
-      address: q.tokenAddress,
-      abi,
-      functionName: "allowance",
-      args: [q.owner, q.spender],
-    });
-  } catch (error) {
-    const failure = viewFailure({ functionName: "allowance" }, error);
-    const malformed = failure.kind === "malformed";
-    throw new StateReadFailedError(
-      malformed
-        ? "The token allowance answer is malformed."
-        : `The token allowance could not be read (${failure.kind}).`,
-      { read: "allowance", upstream: malformed ? "invalid" : failure.kind },
-      { cause: failure },
-    );
-  }
-  return allowance;
+  return readStateView(deps, "The token allowance", {
+    address: q.tokenAddress,
+    abi,
+    functionName: "allowance",
+    args: [q.owner, q.spender],
+  });
 }
 
 export type Approval = {

@@ -1,8 +1,7 @@
 import type { Address } from "viem";
 import { ClaimAllHelperAbi, ShareholderRoyaltiesAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
-import { readView, viewFailure } from "../../../chain/readView";
-import { BadParamsError, QuoteFailedError, StateReadFailedError } from "../../../http/errors";
+import { BadParamsError, QuoteFailedError } from "../../../http/errors";
 import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
 import { BPS, DEFAULT_SLIPPAGE_BPS } from "../../../math";
@@ -10,6 +9,7 @@ import { type LockViaFurnaceQuote, quoteLockViaFurnace } from "../quote";
 import { refuseTopUpBelowMinimum } from "./furnace";
 import { type LockTerms, refuseLockParams, requireLockTerms, requireMinVeOut } from "./lockTerms";
 import { defineAction, type PrepareDeps } from "./pipeline";
+import { readStateView } from "./stateRead";
 
 /**
  * collect-all and collect-royalties (verb: Collect). Mode 0 pays the ETH out (the contract ignores the lock
@@ -154,31 +154,13 @@ async function readCollect(deps: PrepareDeps, royalties: Address, input: Collect
   return { minVeOutWei: quote.minVeOutWei, quote: { ...quote, ethAmountWei } };
 }
 
-async function readPendingRoyalties(deps: PrepareDeps, royalties: Address, user: Address): Promise<bigint> {
-  if (!deps.rpc) {
-    throw new StateReadFailedError("The pending royalties could not be read: no RPC endpoint is configured.", {
-      read: "claimableEth",
-      upstream: "unconfigured",
-    });
-  }
-  try {
-    return await readView(deps.rpc, {
-      address: royalties,
-      abi: ShareholderRoyaltiesAbi,
-      functionName: "claimableEth",
-      args: [user],
-    });
-  } catch (error) {
-    const failure = viewFailure({ functionName: "claimableEth" }, error);
-    const malformed = failure.kind === "malformed";
-    throw new StateReadFailedError(
-      malformed
-        ? "The pending royalties answer is malformed."
-        : `The pending royalties could not be read (${failure.kind}).`,
-      { read: "claimableEth", upstream: malformed ? "invalid" : failure.kind },
-      { cause: failure },
-    );
-  }
+function readPendingRoyalties(deps: PrepareDeps, royalties: Address, user: Address): Promise<bigint> {
+  return readStateView(deps, "The pending royalties", {
+    address: royalties,
+    abi: ShareholderRoyaltiesAbi,
+    functionName: "claimableEth",
+    args: [user],
+  });
 }
 
 const lockArgs = (i: CollectInput, reads: CollectReads) =>
