@@ -1,7 +1,8 @@
 /**
  * The index API's JSON answer: the envelope (chainId, the block and its time) and `body`. Caching by block: an answer
- * pinned to a finalized block never changes (a day, immutable); any other (the head, or a block a reorg could still
- * replace) for about one Base block. The ETag names the chain, the block and a digest of what the answer says of it
+ * pinned to a finalized block never changes (a day, immutable) — finalized by Ponder and by the chain itself, where the
+ * node is watched (api/read/chainFinality.ts); any other (the head, or a block a reorg could still replace) for about
+ * one Base block. The ETag names the chain, the block and a digest of what the answer says of it
  * (its body, the block's time and the index's build): a request whose If-None-Match names it gets 304 with the same
  * caching headers and no body (RFC 9110 §13.1.2, §15.4.5). The block alone did not decide the answer: a reorg replaces a block under the
  * same number, a redeployed index may write other rows, and a 304 confirmed the orphan's body to every cache that
@@ -23,6 +24,7 @@ import { respond } from "../http/edge";
 import type { AppContext } from "../http/env";
 import { requestHeader } from "../http/requestHeader";
 import type { Admission } from "../read/admission";
+import { finalUpTo } from "../read/chainFinality";
 import { type IndexHead, QueryCancelledError } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
 import { type Envelope, freshness } from "../read/shapes";
@@ -34,7 +36,7 @@ import { type Envelope, freshness } from "../read/shapes";
  */
 export function answer<B extends object>(
   c: AppContext,
-  rt: Pick<IndexRuntime, "chainId" | "staleSeconds">,
+  rt: Pick<IndexRuntime, "chainId" | "staleSeconds" | "finality">,
   at: { block: bigint; time: bigint; head: IndexHead; pinned: boolean },
   body: B,
 ): Response {
@@ -49,11 +51,11 @@ export function answer<B extends object>(
  */
 export function answerFields(
   c: AppContext,
-  rt: Pick<IndexRuntime, "chainId" | "staleSeconds">,
+  rt: Pick<IndexRuntime, "chainId" | "staleSeconds" | "finality">,
   at: { block: bigint; time: bigint; head: IndexHead; pinned: boolean },
   fields: () => string,
 ): Response {
-  const final = at.pinned && at.block <= at.head.finalized;
+  const final = at.pinned && at.block <= finalUpTo(at.head.finalized, rt.finality);
   const members = fields();
   const etag = `W/"${rt.chainId}-${at.block}-${digest(at.head.build, at.time, members)}"`;
   // The 200's media type on the 304 too, not none: @hono/node-server would write text/plain on a bodiless answer,
@@ -153,7 +155,7 @@ export function keptFields(scope: object, owner: object, key: string, body: () =
  */
 export async function answerPage<B extends object>(
   c: AppContext,
-  rt: Pick<IndexRuntime, "chainId" | "staleSeconds">,
+  rt: Pick<IndexRuntime, "chainId" | "staleSeconds" | "finality">,
   { turns }: Pages,
   at: { block: bigint; time: bigint; head: IndexHead; pinned: boolean },
   rows: number,

@@ -23,6 +23,7 @@ import { type AtLeastTarget, atLeastOf, behind, chainHeadOf, DEFAULT_STALE_SECON
 import { BlockClock } from "./blockClock";
 import { AboveIndexHeadError, BlockMemo, requireInRange } from "./blockMemo";
 import { BranchCheck, type Orphaned } from "./branchCheck";
+import { ChainFinality } from "./chainFinality";
 import { ComputeAhead } from "./computeAhead";
 import { ComputeGate, type ComputeLane, laneSlots } from "./computeGate";
 import {
@@ -130,6 +131,11 @@ export type IndexRuntime = {
    * read is refused INDEX_UNAVAILABLE "replaced branch". Null where nothing checks it (no node, a stand-in index).
    */
   branch: BranchCheck | null;
+  /**
+   * The chain's finalized block as the node says it (api/read/chainFinality.ts): an answer is `immutable` only at or
+   * below it (and Ponder's). Null where no node is watched (Ponder's finalized block alone decides).
+   */
+  finality: ChainFinality | null;
 };
 
 export type CreateIndexRuntimeOptions = {
@@ -256,6 +262,7 @@ export function createIndexRuntime({
       ahead: null,
       notified: null,
       branch: null,
+      finality: null,
       index: { probe: fail, lock: fail, locksOf: fail, events: fail, holders: fail, stats: fail, changes: fail },
       protocol: {
         board: fail,
@@ -416,6 +423,7 @@ export function createIndexRuntime({
       : null,
     notified: notifiedHead,
     branch: watchBranch(index, branchRpc ?? null, logger, onBranch),
+    finality: watchFinality(branchRpc ?? null),
     stats: new BlockMemo({
       name: "stats",
       capacity: STATS_KEPT.capacity,
@@ -486,6 +494,14 @@ function forgetOnReorg(
     if (from !== null && last !== null) reorgs.heard({ lo: from, from: reverted?.from ?? block, to: last });
     last = block;
   });
+}
+
+/** The chain's finalized block read every few seconds, for the process's life; null without a node. */
+function watchFinality(rpc: RpcClient | null): ChainFinality | null {
+  if (rpc === null) return null;
+  const finality = new ChainFinality(rpc);
+  finality.start();
+  return finality;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../api/http/env";
 import { answer, answerFields, KEPT_FIELDS, keptFields, membersOf } from "../../api/index/answer";
 import type { IndexHead } from "../../api/read/contract";
 
-const rt = { chainId: 8453, staleSeconds: 60 };
+const rt = { chainId: 8453, staleSeconds: 60, finality: null };
 const head: IndexHead = { block: 120n, time: 1_764_061_200n, finalized: 100n };
 const at = { block: 110n, time: 1_764_061_180n, head, pinned: true };
 const body = {

@@ -11,6 +11,7 @@
 import pg from "pg";
 import { getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHAIN_FINALITY_MS } from "../../api/read/chainFinality";
 import { CLIENT_CONNECTION_CHECK_MS } from "../../api/read/statements";
 import { sendRaw } from "../support/rawHttp";
 import { type ServedIndex, startServedIndex } from "../support/servedIndex";
@@ -37,6 +38,36 @@ afterAll(async () => {
 
 const url = (path: string) => `${served.api.url}${BASE}${path}`;
 const FIXTURE_BUILD = SYNTHETIC_BUILD_ID;
+
+async function devnetRpc(method: string, params: unknown[]): Promise<unknown> {
+  const res = await fetch(served.devnet.rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return ((await res.json()) as { result: unknown }).result;
+}
+
+const chainFinalized = async () =>
+  BigInt(((await devnetRpc("eth_getBlockByNumber", ["finalized", false])) as { number: string }).number);
+
+/**
+ * Mines the devnet until its node calls `block` finalized, then waits for the API to have read that (it asks every
+ * CHAIN_FINALITY_MS): its answer at `block` turns `immutable`.
+ */
+async function finalizeOnChain(block: bigint): Promise<void> {
+  // anvil calls final the block 64 under its head (0 while the chain is shorter): twice at most.
+  for (let finalized = await chainFinalized(); finalized < block; finalized = await chainFinalized()) {
+    await devnetRpc("anvil_mine", [`0x${(block - finalized).toString(16)}`]);
+  }
+  const deadline = Date.now() + 4 * CHAIN_FINALITY_MS;
+  for (;;) {
+    const res = await sendRaw(url(`/stats?block=${block}`));
+    if (res.headers["cache-control"] === "public, max-age=86400, immutable") return;
+    if (Date.now() > deadline) throw new Error(`block ${block} still not immutable: ${res.headers["cache-control"]}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
 
 async function withIndex<T>(use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: served.databaseUrl });
@@ -73,10 +104,33 @@ describe("If-None-Match on the API process", () => {
     }
   });
 
+  it("a block Ponder finalized but the chain has not is not `immutable` until the node calls it finalized", async () => {
+    const head = served.index.head.block;
+    // Well below Ponder's finalized block (30 under the head); the devnet's chain is far shorter than the synthetic
+    // index, so its node's `finalized` block (anvil: 64 under its head) is below it until the test mines past it.
+    const past = served.index.events.map((e) => e.blockNumber).find((b) => b < head - 100n)!;
+    expect(await chainFinalized()).toBeLessThan(past);
+    const before = await sendRaw(url(`/stats?block=${past}`));
+    expect(before.status).toBe(200);
+    expect(before.headers["cache-control"]).toBe("public, max-age=2");
+    // A 304 of it says the same.
+    const again = await sendRaw(url(`/stats?block=${past}`), "GET", { "if-none-match": before.headers.etag as string });
+    expect([again.status, again.headers["cache-control"]]).toEqual([304, "public, max-age=2"]);
+
+    await finalizeOnChain(past);
+    const after = await sendRaw(url(`/stats?block=${past}`));
+    expect(after.headers["cache-control"]).toBe("public, max-age=86400, immutable");
+    // The same answer: only what it may promise caches changed.
+    const { indexLagSeconds: _a, ...sameAfter } = JSON.parse(after.body);
+    const { indexLagSeconds: _b, ...sameBefore } = JSON.parse(before.body);
+    expect([sameAfter, after.headers.etag]).toEqual([sameBefore, before.headers.etag]);
+  }, 60_000);
+
   it("a past block's answer revalidated: 304 that keeps `immutable`; a tag that does not match gets the 200", async () => {
     const head = served.index.head.block;
     // A block well below the finalized one (30 blocks under the head) in which an event happened.
     const past = served.index.events.map((e) => e.blockNumber).find((b) => b < head - 100n)!;
+    await finalizeOnChain(past);
     const first = await sendRaw(url(`/stats?block=${past}`));
     expect(first.status).toBe(200);
     expect(first.headers["cache-control"]).toBe("public, max-age=86400, immutable");
