@@ -364,13 +364,25 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
         throw error;
       }
       // Each member is counted by its own outcome (a revert beside an ok); the first failure fails the batch.
-      const byId = new Map(res.map((r) => [(r as JsonRpcResponse)?.id, r]));
+      // A member answered twice (a proxy or load balancer merging two answers) is ambiguous: no answer, whatever
+      // either says — taking one of them served the total supply as the circulating one.
+      const byId = new Map<unknown, unknown>();
+      const twice = new Set<unknown>();
+      for (const member of res) {
+        const id = (member as JsonRpcResponse)?.id;
+        if (byId.has(id)) twice.add(id);
+        else byId.set(id, member);
+      }
       let failure: { error: unknown } | undefined;
       const results = reqs.map((r, i) => {
         try {
           const member = byId.get(ids[i]);
           if (member === undefined)
             throw new RpcError("invalid", `RPC ${r.method}: missing from batch response`, { method: r.method });
+          if (twice.has(ids[i]))
+            throw new RpcError("invalid", `RPC ${r.method}: answered twice in the batch response`, {
+              method: r.method,
+            });
           const result = decodeWith(unwrap(member, r.method), callOptions?.decode?.[i]);
           report([r.method], "ok");
           return result;

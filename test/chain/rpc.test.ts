@@ -183,10 +183,10 @@ describe("RpcClient keep-alive", () => {
 
 describe("RpcClient outcomes: a revert is not a node failure, an answer the caller cannot decode is not ok", () => {
   // A node that answers each member by its params[0]: "ok" → 0x01, "revert" → code 3 with data, "geth-revert" →
-  // -32000 "execution reverted", "error" → -32000 "header not found", "bad" → a result no decoder accepts.
+  // -32000 "execution reverted", "error" → -32000 "header not found", "bad" → a result no decoder accepts, "twice" → two answers under its id.
   let node: ReturnType<typeof createServer>;
   let nodeUrl: string;
-  const answer = (m: { id: number; params: [string] }) => {
+  const answer = (m: { id: number; params: [string] }): object => {
     const kind = m.params[0];
     if (kind === "revert")
       return { jsonrpc: "2.0", id: m.id, error: { code: 3, message: "execution reverted", data: "0x08c379a0" } };
@@ -199,6 +199,17 @@ describe("RpcClient outcomes: a revert is not a node failure, an answer the call
       return { jsonrpc: "2.0", id: m.id + 1000, error: { code: 3, message: "execution reverted", data: "0x" } };
     if (kind === "string-id") return { jsonrpc: "2.0", id: String(m.id), result: "0x01" };
     if (kind === "no-id") return { jsonrpc: "2.0", result: "0x01" };
+    // A batch member answered twice under its id, the second answer another value (a proxy merging answers).
+    if (kind === "twice")
+      return [
+        { jsonrpc: "2.0", id: m.id, result: "0x01" },
+        { jsonrpc: "2.0", id: m.id, result: "0x02" },
+      ];
+    if (kind === "twice-same")
+      return [
+        { jsonrpc: "2.0", id: m.id, result: "0x01" },
+        { jsonrpc: "2.0", id: m.id, result: "0x01" },
+      ];
     return { jsonrpc: "2.0", id: m.id, result: kind === "bad" ? "0xzz" : "0x01" };
   };
   beforeAll(async () => {
@@ -211,7 +222,7 @@ describe("RpcClient outcomes: a revert is not a node failure, an answer the call
         const parsed = JSON.parse(body);
         res
           .writeHead(200, { "content-type": "application/json" })
-          .end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)));
+          .end(JSON.stringify(Array.isArray(parsed) ? parsed.flatMap(answer) : answer(parsed)));
       });
     });
     await new Promise<void>((ready) => node.listen(0, "127.0.0.1", ready));
@@ -282,6 +293,22 @@ describe("RpcClient outcomes: a revert is not a node failure, an answer the call
     expect((error as RpcError).info.reverted).toBe(true);
     expect(outcomes).toEqual(["ok", "revert", "invalid", "ok"]);
     expect(await rpc.batch([call("ok"), call("bad")], { decode: [one] })).toEqual([1n, "0xzz"]);
+  });
+
+  it("a batch member answered twice under its id is no answer: invalid, whichever answer came last", async () => {
+    const { rpc, outcomes } = counted();
+    for (const kind of ["twice", "twice-same"]) {
+      const error = (await rpc
+        .batch([call("ok"), call(kind)], { decode: [one, one] })
+        .catch((e: unknown) => e)) as RpcError;
+      expect([kind, error instanceof RpcError, error.kind, error.message]).toEqual([
+        kind,
+        true,
+        "invalid",
+        "RPC eth_call: answered twice in the batch response",
+      ]);
+    }
+    expect(outcomes).toEqual(["ok", "invalid", "ok", "invalid"]);
   });
 
   it("the prepare coalescer keeps each read's decoder: a malformed member fails only its own read", async () => {
