@@ -22,9 +22,10 @@
  * by this code with these settings and is treated as absent (a value is read again and replaced), so nothing in Redis
  * can make a process serve a figure, or a failure, longer than its own window.
  *
- * One load spends at most `budgetMs` waiting on Redis in all (its reads, the lock, the polls, the write): a Redis that
- * is slow but alive costs a request about one command timeout, not one per command. A command that runs past the
- * budget (or fails) ends Redis's part in that load: it is served in-process, as when Redis is down.
+ * One load spends at most `budgetMs` waiting on Redis in all (its reads, the lock, the write): a Redis that is slow but
+ * alive costs a request about one command timeout, not one per command. A waiter's polls each have a budget of their
+ * own (their number is bounded by `waitMs`: a read of several seconds is hundreds of quick polls). A command that runs
+ * past its budget (or fails) ends Redis's part in that load: it is served in-process, as when Redis is down.
  *
  * With a backoff, the holder of a failed read writes `<prefix><key>:fail` = its code with PX = the backoff
  * before it releases the lock: every replica then answers that failure without reading until it lapses,
@@ -327,7 +328,11 @@ export class RedisTtlCache implements TtlCache {
     const waitUntil = performance.now() + this.#waitMs;
     for (let first = true; ; first = false) {
       if (!first) await new Promise((resolve) => setTimeout(resolve, this.#pollMs));
-      const now = await this.#readShared(valueKey, lockKey, ttlMs, backoff, budget);
+      // Each poll has a budget of its own: a wait is bounded by waitMs, and a slow read's hundreds of quick polls
+      // added up past one budget (the waiter then read itself and opened its breaker against a healthy Redis).
+      const now = first
+        ? await this.#readShared(valueKey, lockKey, ttlMs, backoff, budget)
+        : await this.#poll(valueKey, lockKey, ttlMs, backoff, budget);
       if (now.shared) return this.#hit(now.shared);
       if (now.failure) throw now.failure;
       // No value, no failure, no lock: nobody is reading (or the reader died or stalled past its lease). Take it.
@@ -346,6 +351,25 @@ export class RedisTtlCache implements TtlCache {
         });
         if (this.#afterWait === "load") return this.#loadHere(load, ttlMs);
         throw new CacheWaitTimeoutError(`no shared value for ${key} within ${this.#waitMs} ms`);
+      }
+    }
+  }
+
+  /** One poll of a waiting load, within a budget of its own; a poll Redis failed ends Redis's part in the load. */
+  async #poll(
+    valueKey: string,
+    lockKey: string,
+    ttlMs: number,
+    backoff: Backoff | undefined,
+    budget: Budget,
+  ): Promise<Shared> {
+    const own: Budget = { spentMs: 0, over: false };
+    try {
+      return await this.#readShared(valueKey, lockKey, ttlMs, backoff, own);
+    } finally {
+      if (own.failure !== undefined) {
+        budget.over = true;
+        budget.failure = own.failure;
       }
     }
   }

@@ -119,6 +119,28 @@ describe("RedisTtlCache's lock lease", () => {
     expect([await slow, waited, loads]).toEqual(["the holder's", "the holder's", 1]);
   });
 
+  it("a waiter polling through a read far longer than its Redis budget waits for it: one read, no breaker opened", async () => {
+    // A slow node (the red-team's 1.5-4.5 s per call): the waiter's polls add up past its budget of Redis time, though
+    // each is quick. They charged that one budget, so it gave up on Redis, read itself and opened its breaker.
+    const key = `slow-read-${randomUUID()}`;
+    const options = { url: REDIS_URL, keyPrefix: PREFIX, logger: silentLogger, leaseMs: 1_500, waitMs: 6_000 };
+    const holder = await RedisTtlCache.create(options);
+    const waiter = await RedisTtlCache.create({ ...options, budgetMs: 200, pollMs: 1 });
+    caches.push(holder, waiter);
+    let loads = 0;
+    const slow = holder.getOrLoad(key, 60_000, async () => {
+      loads++;
+      await sleep(2_500);
+      return "the holder's";
+    });
+    await sleep(50);
+    const waited = await waiter.getOrLoad(key, 60_000, async () => {
+      loads++;
+      return "a second read";
+    });
+    expect([await slow, waited, loads, waiter.breaker.open]).toEqual(["the holder's", "the holder's", 1, false]);
+  });
+
   it("a lock left by a dead replica in Redis (never renewed) lapses and is taken, not answered as a failure", async () => {
     const key = `planted-${randomUUID()}`;
     const admin = new Redis(REDIS_URL);
