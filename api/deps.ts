@@ -58,8 +58,11 @@ type Defaulted = "gate" | "index" | "limiter" | "metrics" | "logger" | "staticAs
 export type SupplyDeps = {
   /** Defaults to an in-process cache; pass createSupplyCache(config) to share through Redis. */
   cache?: TtlCache;
-  /** Server-side TTLs; tests shorten them. Cache-Control stays the spec's 300 / 86400 s. */
-  ttlMs?: { total?: number; circulating?: number };
+  /**
+   * Server-side TTL of the one entry holding both total and circulating (api/supply/figures.ts); tests shorten it.
+   * Cache-Control stays the spec's 300 / 86400 s.
+   */
+  ttlMs?: number;
   /** Whole-read deadline; defaults to min(config.rpcTimeoutMs, SUPPLY_RPC_TIMEOUT_CAP_MS). */
   rpcTimeoutMs?: number;
   /** How long a failed read is remembered before the figure is read again; default SUPPLY_FAILURE_BACKOFF_MS. */

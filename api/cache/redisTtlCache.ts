@@ -89,8 +89,11 @@ export type RedisTtlCacheOptions = {
   logger?: Logger;
   /** That line's message (default "cache degraded"). */
   warning?: string;
-  /** A shared value this rejects is treated as absent (and replaced): Redis is not trusted to hold only our writes. */
-  accept?: (value: string) => boolean;
+  /**
+   * A shared value this rejects is treated as absent (and replaced): Redis is not trusted to hold only our writes.
+   * `pttlMs` is the entry's remaining lifetime in Redis (already no longer than the window asked for).
+   */
+  accept?: (value: string, pttlMs: number) => boolean;
   /** The in-process mirror's bounds (entries, bytes): a request may choose the keys (a past block). */
   mirror?: Omit<MemoryTtlCacheOptions, "now">;
 };
@@ -138,7 +141,7 @@ export class RedisTtlCache implements TtlCache {
   readonly #budgetMs: number;
   readonly #warn: ThrottledWarn;
   readonly #warning: string;
-  readonly #accept: (value: string) => boolean;
+  readonly #accept: (value: string, pttlMs: number) => boolean;
   /** Skips Redis for a cool-down after it failed a load (read by tests and metrics). */
   readonly breaker: RedisBreaker;
 
@@ -199,7 +202,16 @@ export class RedisTtlCache implements TtlCache {
   }
 
   getOrLoad(key: string, ttlMs: number, load: () => Promise<string>, backoff?: Backoff): Promise<string> {
-    return this.mirror.getOrLoadTimed(key, () => this.#loadShared(key, ttlMs, load, backoff), backoff);
+    return this.getOrLoadTimed(key, ttlMs, async () => ({ value: await load(), ttlMs }), backoff);
+  }
+
+  getOrLoadTimed(key: string, ttlMs: number, load: () => Promise<Timed>, backoff?: Backoff): Promise<string> {
+    // The loader's own lifetime, never past the window: what is written to Redis with PX and kept in the mirror.
+    const bounded = async (): Promise<Timed> => {
+      const loaded = await load();
+      return loaded.ttlMs <= ttlMs ? loaded : { value: loaded.value, ttlMs };
+    };
+    return this.mirror.getOrLoadTimed(key, ttlMs, () => this.#loadShared(key, ttlMs, bounded, backoff), backoff);
   }
 
   /**
@@ -267,7 +279,7 @@ export class RedisTtlCache implements TtlCache {
     // pttl -2 = gone, -1 = no expiry: neither was written by us. Nor was a value that outlives the window asked for
     // (we write PX ttlMs), nor a failure that outlives the backoff: each is absent, so none is served past its window.
     const shared =
-      typeof value === "string" && typeof pttl === "number" && pttl > 0 && pttl <= ttlMs && this.#accept(value)
+      typeof value === "string" && typeof pttl === "number" && pttl > 0 && pttl <= ttlMs && this.#accept(value, pttl)
         ? { value, ttlMs: pttl }
         : null;
     const failure =
@@ -281,9 +293,9 @@ export class RedisTtlCache implements TtlCache {
     return { shared, locked: locked === 1, failure };
   }
 
-  async #loadShared(key: string, ttlMs: number, load: () => Promise<string>, backoff?: Backoff): Promise<Timed> {
+  async #loadShared(key: string, ttlMs: number, load: () => Promise<Timed>, backoff?: Backoff): Promise<Timed> {
     const admission = this.breaker.admit();
-    if (admission === "skip") return this.#loadHere(load, ttlMs);
+    if (admission === "skip") return this.#loadHere(load);
     const loaded: { value: Timed | null } = { value: null };
     const budget: Budget = { spentMs: 0, over: false };
     try {
@@ -299,7 +311,7 @@ export class RedisTtlCache implements TtlCache {
       this.breaker.failed(admission, error.message);
       // The loader's good value is kept even if writing it to Redis failed.
       if (loaded.value) return loaded.value;
-      return this.#loadHere(load, ttlMs);
+      return this.#loadHere(load);
     }
   }
 
@@ -310,15 +322,15 @@ export class RedisTtlCache implements TtlCache {
   }
 
   /** A load served without Redis: this process reads it, a shared miss. */
-  async #loadHere(load: () => Promise<string>, ttlMs: number): Promise<Timed> {
+  async #loadHere(load: () => Promise<Timed>): Promise<Timed> {
     this.shared.misses++;
-    return { value: await load(), ttlMs };
+    return await load();
   }
 
   async #loadThroughRedis(
     key: string,
     ttlMs: number,
-    load: () => Promise<string>,
+    load: () => Promise<Timed>,
     backoff: Backoff | undefined,
     loaded: { value: Timed | null },
     budget: Budget,
@@ -349,7 +361,7 @@ export class RedisTtlCache implements TtlCache {
         this.#warn("lock", `${this.#warning}: a lock held past the wait`, {
           reason: `${lockKey} was held by another for ${this.#waitMs} ms and no value or failure was written`,
         });
-        if (this.#afterWait === "load") return this.#loadHere(load, ttlMs);
+        if (this.#afterWait === "load") return this.#loadHere(load);
         throw new CacheWaitTimeoutError(`no shared value for ${key} within ${this.#waitMs} ms`);
       }
     }
@@ -386,7 +398,7 @@ export class RedisTtlCache implements TtlCache {
     lockKey: string,
     token: string,
     ttlMs: number,
-    load: () => Promise<string>,
+    load: () => Promise<Timed>,
     backoff: Backoff | undefined,
     loaded: { value: Timed | null },
     budget: Budget,
@@ -402,7 +414,7 @@ export class RedisTtlCache implements TtlCache {
       if (again.failure) throw again.failure;
       this.shared.misses++;
       try {
-        loaded.value = { value: await load(), ttlMs };
+        loaded.value = await load();
       } catch (error) {
         // Written before the lock is released, so no waiter sees "no lock, no value, no failure" and reads again.
         if (backoff !== undefined && backoff.ms > 0) {
@@ -414,7 +426,7 @@ export class RedisTtlCache implements TtlCache {
         throw error;
       }
       const value = loaded.value;
-      if (ttlMs > 0) await this.#redisOp(() => this.#redis.set(valueKey, value.value, "PX", ttlMs), budget);
+      if (value.ttlMs > 0) await this.#redisOp(() => this.#redis.set(valueKey, value.value, "PX", value.ttlMs), budget);
       return value;
     } finally {
       clearInterval(renew);

@@ -26,6 +26,11 @@ export interface TtlCache {
    * rejects at once with RecentFailureError (no load), so a failing upstream is asked about once per interval.
    */
   getOrLoad(key: string, ttlMs: number, load: () => Promise<string>, backoff?: Backoff): Promise<string>;
+  /**
+   * Like getOrLoad, but the loader says how long its value is kept, at most `ttlMs` (which also bounds what is taken
+   * from a shared cache): the supply figures keep an entry whose circulating half failed only for the failure backoff.
+   */
+  getOrLoadTimed(key: string, ttlMs: number, load: () => Promise<Timed>, backoff?: Backoff): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -147,14 +152,14 @@ export class MemoryTtlCache implements TtlCache {
   }
 
   getOrLoad(key: string, ttlMs: number, load: () => Promise<string>, backoff?: Backoff): Promise<string> {
-    return this.getOrLoadTimed(key, async () => ({ value: await load(), ttlMs }), backoff);
+    return this.getOrLoadTimed(key, ttlMs, async () => ({ value: await load(), ttlMs }), backoff);
   }
 
   /**
-   * Like getOrLoad, but the loader says how long its value stays fresh. A loader that rejects with
+   * Like getOrLoad, but the loader says how long its value stays fresh (at most `ttlMs`). A loader that rejects with
    * RecentFailureError (a failure another replica remembered) is remembered for that error's remaining time.
    */
-  getOrLoadTimed(key: string, load: () => Promise<Timed>, backoff?: Backoff): Promise<string> {
+  getOrLoadTimed(key: string, ttlMs: number, load: () => Promise<Timed>, backoff?: Backoff): Promise<string> {
     const hit = this.peek(key);
     if (hit !== undefined) return Promise.resolve(hit);
     const failed = this.#failures.get(key);
@@ -167,8 +172,10 @@ export class MemoryTtlCache implements TtlCache {
     if (flight === undefined) {
       flight = (async () => {
         try {
-          const { value, ttlMs } = await load();
-          if (ttlMs > 0) this.#set(key, value, this.#now() + ttlMs);
+          const loaded = await load();
+          const keepMs = Math.min(loaded.ttlMs, ttlMs);
+          if (keepMs > 0) this.#set(key, loaded.value, this.#now() + keepMs);
+          const value = loaded.value;
           return value;
         } catch (error) {
           if (backoff !== undefined) {

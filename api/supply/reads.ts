@@ -1,13 +1,13 @@
 /**
- * The two supply reads (spec §2.2), strict about every byte the node sends back.
- * total: one eth_call totalSupply() at latest.
- * circulating: eth_blockNumber, then ONE JSON-RPC batch of totalSupply() and totalLockedClaim()
- * pinned to that block, so both values describe the same state (protocol.md §6).
+ * The supply read (spec §2.2), strict about every byte the node sends back: eth_blockNumber, then ONE JSON-RPC batch
+ * of totalSupply() and totalLockedClaim() pinned to that block, so both figures describe the same state (protocol.md
+ * §6) — total as well as circulating, which are answered from this one read (api/supply/figures.ts).
  */
 import { type Address, encodeFunctionData, numberToHex } from "viem";
 import { AssetTokenAbi, VeLockNFTAbi } from "../../abis";
-import { decodeView, readView, viewFailure, viewRequest } from "../chain/readView";
+import { decodeView, viewFailure, viewRequest } from "../chain/readView";
 import type { RpcCallOptions, RpcClient } from "../chain/rpc";
+import type { SupplyRead } from "./figures";
 import { SupplyError, toSupplyError } from "./supplyError";
 import { SMALLEST_FIGURE_WEI } from "./wei";
 
@@ -29,66 +29,46 @@ const totalSupply = (address: Address) => ({ address, abi: AssetTokenAbi, functi
 const totalLockedClaim = (address: Address) =>
   ({ address, abi: VeLockNFTAbi, functionName: "totalLockedClaim" }) as const;
 
-/** `options.signal` cancels the read's RPC calls (the supply deadline). */
-export async function readTotalSupply(rpc: RpcClient, token: Address, options?: RpcCallOptions): Promise<bigint> {
-  let total: bigint;
-  try {
-    total = await readView(rpc, totalSupply(token), options);
-  } catch (error) {
-    throw toSupplyError(error);
-  }
-  if (total < SMALLEST_FIGURE_WEI) throw noSupply(total, "latest");
-  return total;
-}
-
 /**
  * A deployed token's supply is never zero: a well-formed zero word is the node's fault (or the wrong address), and
- * an aggregator would list it. Fail closed, as for locked > total. The guard is on the figure, not only the word:
- * below 0.01 token (SMALLEST_FIGURE_WEI, 1 wei included) the figure would be "0.00", a zero all the same.
+ * an aggregator would list it. Fail closed, on both routes: there is no total to answer, nor a circulating one. The
+ * guard is on the figure, not only the word: below 0.01 token (SMALLEST_FIGURE_WEI, 1 wei included) the figure would
+ * be "0.00", a zero all the same.
  */
-const noSupply = (total: bigint, block: string) =>
+const noSupply = (total: bigint, block: bigint) =>
   new SupplyError(
     "SUPPLY_INCONSISTENT",
     `totalSupply() is ${total === 0n ? "0" : "below 0.01 token"} at block ${block}: not a deployed token's supply`,
   );
 
-export type CirculatingRead = { blockNumber: bigint; total: bigint; locked: bigint; circulating: bigint };
-
-export async function readCirculatingSupply(
+/**
+ * Both figures' inputs at one block: eth_blockNumber, then ONE batch of totalSupply() and totalLockedClaim() pinned
+ * to it (only totalSupply() without a VeLockNFT). `options.signal` cancels the read's RPC calls (the supply deadline).
+ * Whether circulating is a figure is api/supply/figures.ts's call; a total below 0.01 token fails the read.
+ */
+export async function readSupply(
   rpc: RpcClient,
   token: Address,
-  veLock: Address,
+  veLock: Address | null,
   options?: RpcCallOptions,
-): Promise<CirculatingRead> {
+): Promise<SupplyRead> {
   try {
     const blockNumber = await rpc.request({ method: "eth_blockNumber", params: [] }, { ...options, decode: quantity });
     const block = numberToHex(blockNumber);
-    const [totalView, lockedView] = [totalSupply(token), totalLockedClaim(veLock)];
+    const totalView = totalSupply(token);
+    const requests = [viewRequest(totalView, block)];
     // Decoded inside the batch, so a garbled member is counted as that call's failure (api/chain/rpc.ts).
-    const [total, locked] = (await rpc
-      .batch([viewRequest(totalView, block), viewRequest(lockedView, block)], {
-        ...options,
-        decode: [(raw) => decodeView(totalView, raw), (raw) => decodeView(lockedView, raw)],
-      })
-      .catch((cause: unknown) => {
-        throw viewFailure(totalView, cause);
-      })) as [bigint, bigint];
-    if (total < SMALLEST_FIGURE_WEI) throw noSupply(total, String(blockNumber));
-    // Everything locked would answer a zero circulating supply: never a real figure, so never answered; nor is
-    // a remainder below 0.01 token, which would be published as "0.00".
-    if (locked >= total) {
-      throw new SupplyError(
-        "SUPPLY_INCONSISTENT",
-        `totalLockedClaim() is not below totalSupply() at block ${blockNumber}`,
-      );
+    const decode = [(raw: unknown): unknown => decodeView(totalView, raw)];
+    if (veLock !== null) {
+      const lockedView = totalLockedClaim(veLock);
+      requests.push(viewRequest(lockedView, block));
+      decode.push((raw) => decodeView(lockedView, raw));
     }
-    if (total - locked < SMALLEST_FIGURE_WEI) {
-      throw new SupplyError(
-        "SUPPLY_INCONSISTENT",
-        `totalSupply() − totalLockedClaim() is below 0.01 token at block ${blockNumber}: a "0.00" figure`,
-      );
-    }
-    return { blockNumber, total, locked, circulating: total - locked };
+    const [total, locked] = (await rpc.batch(requests, { ...options, decode }).catch((cause: unknown) => {
+      throw viewFailure(totalView, cause);
+    })) as [bigint, bigint?];
+    if (total < SMALLEST_FIGURE_WEI) throw noSupply(total, blockNumber);
+    return { blockNumber, total, locked: locked ?? null };
   } catch (error) {
     throw toSupplyError(error);
   }

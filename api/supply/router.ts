@@ -3,6 +3,8 @@
  *   GET /total        AssetToken.totalSupply() at latest
  *   GET /circulating  totalSupply() − VeLockNFT.totalLockedClaim(), both at one block
  *   GET /max          always null, no RPC needed (answers even without RPC_URL)
+ * total and circulating are answered from ONE cache entry filled by ONE read at ONE block (api/supply/figures.ts),
+ * so the two figures served at any moment always describe the same block.
  * `?format=bare` answers text/plain; `?format=json` or no format answers `{ "result": … }`; any other
  * value, or `format` given twice, is 400 SUPPLY_BAD_FORMAT (JSON). Other query parameters are ignored,
  * since aggregators append cache-busters. Never rate-limited (spec §8: safe at any frequency).
@@ -10,7 +12,6 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
-import type { RpcClient } from "../chain/rpc";
 import type { AppDeps } from "../deps";
 import { raceDeadline } from "../http/cancellation";
 import { edgeResponse, ownsEdgeHeaders, respond, writeEdgeResponse } from "../http/edge";
@@ -21,12 +22,24 @@ import { deployedAddress } from "../manifest";
 import { CacheStats } from "../observability/cacheStats";
 import { throttledWarnings } from "../observability/throttle";
 import { SUPPLY_BASE } from "../paths";
-import { readCirculatingSupply, readTotalSupply } from "./reads";
+import {
+  circulatingCode,
+  circulatingFailed,
+  decodeFigures,
+  encodeFigures,
+  figuresOf,
+  type SupplyFigures,
+} from "./figures";
+import { readSupply } from "./reads";
 import { SupplyError, type SupplyErrorCode, type SupplyRouteDefinition, toSupplyError } from "./supplyError";
-import { formatWei2 } from "./wei";
 
-/** spec §8: 5 minutes for total and circulating, 24 hours for max. */
-export const SUPPLY_TTL_MS = { total: 300_000, circulating: 300_000, max: 86_400_000 } as const;
+/** spec §8: 5 minutes for total and circulating (one entry holds both), 24 hours for max. */
+export const SUPPLY_FIGURES_TTL_MS = 300_000;
+export const SUPPLY_TTL_MS = {
+  total: SUPPLY_FIGURES_TTL_MS,
+  circulating: SUPPLY_FIGURES_TTL_MS,
+  max: 86_400_000,
+} as const;
 
 /**
  * Aggregators give up after a few seconds; answering a clean 502 in time beats a hung socket. The
@@ -56,6 +69,12 @@ const TEXT_TYPE = "text/plain; charset=UTF-8";
 type Format = "json" | "bare";
 type Metric = "total" | "circulating";
 
+/** Key of the Redis-shared entry: named after chain and contracts (replicas sharing a Redis with another deployment
+ * never mix figures), and `figures`, not the `total` / `circulating` keys of the versions that cached them apart (an old
+ * replica in a rolling upgrade never reads this entry, nor this one its). Change the name if the entry's form changes. */
+export const supplyFiguresKey = (chainId: number, token: string | null, veLock: string | null) =>
+  `supply:${chainId}:${token}:${veLock}:figures`;
+
 /** Hot path: a URL without `?` is the default JSON form, without parsing anything. */
 function formatOf(c: Context): Format | null {
   if (!c.req.url.includes("?")) return "json";
@@ -75,8 +94,19 @@ const okHeaders = (format: Format, cacheControl: string) => ({
   "cache-control": cacheControl,
 });
 
-function ok(c: Context, format: Format, result: string | null, cacheControl: string): Response {
-  return respond(c, okBody(format, result), 200, okHeaders(format, cacheControl));
+/** A route's answer from one entry: its bodies, made once per entry (not per hit), or the code it fails with. */
+type Answer = { json: string; bare: string } | SupplyErrorCode;
+type Answers = Record<Metric, Answer>;
+const figureAnswer = (figure: string): Answer => ({ json: okBody("json", figure), bare: okBody("bare", figure) });
+const answersOf = (f: SupplyFigures): Answers => ({
+  total: figureAnswer(f.total),
+  circulating: circulatingCode(f) ?? figureAnswer(f.circulating),
+});
+
+const UNREADABLE: Answers = { total: "SUPPLY_RPC_INVALID_UINT256", circulating: "SUPPLY_RPC_INVALID_UINT256" };
+
+function ok(c: Context, format: Format, body: string, cacheControl: string): Response {
+  return respond(c, body, 200, okHeaders(format, cacheControl));
 }
 
 function fail(c: Context, format: Format, code: SupplyErrorCode, status: 400 | 502): Response {
@@ -175,7 +205,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   // One line per code and metric per minute, with a count (api/observability/throttle.ts): an outage under
   // aggregator polling must not flood the log.
   const warn = throttledWarnings(logger);
-  const logUpstreamFailure = (metric: Metric, error: SupplyError) => {
+  const logUpstreamFailure = (metric: Metric | "figures", error: SupplyError) => {
     warn(`${metric}:${error.code}`, "supply read failed", { metric, code: error.code, cause: error.message });
   };
   const cache: TtlCache = deps.supply?.cache ?? new MemoryTtlCache();
@@ -188,7 +218,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
       ...(cache.breaker ? { breaker: cache.breaker } : {}),
     });
   }
-  const ttl = { ...SUPPLY_TTL_MS, ...deps.supply?.ttlMs };
+  const ttlMs = deps.supply?.ttlMs ?? SUPPLY_FIGURES_TTL_MS;
   const timeoutMs = deps.supply?.rpcTimeoutMs ?? supplyRpcTimeoutMs(config.rpcTimeoutMs);
   const backoff = {
     ms: deps.supply?.failureBackoffMs ?? SUPPLY_FAILURE_BACKOFF_MS,
@@ -196,16 +226,22 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   };
   const token = deployedAddress(config.manifest, "AssetToken");
   const veLock = deployedAddress(config.manifest, "VeLockNFT");
-  // Keys name the chain and contracts, so replicas sharing a Redis with another deployment never mix figures.
-  const keys = {
-    total: `supply:${config.chainId}:${token}:total`,
-    circulating: `supply:${config.chainId}:${token}:${veLock}:circulating`,
+  const key = supplyFiguresKey(config.chainId, token, veLock);
+  // The entry's answers, made when a new entry is first seen: a hit compares one string (the same object while the
+  // entry lives) and takes a body made already, so it does no more work than when each figure had its own entry.
+  let seen: { entry: string; answers: Answers } | undefined;
+  const answersFor = (entry: string): Answers => {
+    if (seen?.entry !== entry) {
+      // Every entry was written by encodeFigures or passed decodeFigures (createSupplyCache's accept); one that did not
+      // (a shared cache made without that check) fails closed, never served as a figure.
+      const figures = decodeFigures(entry);
+      seen = { entry, answers: figures === null ? UNREADABLE : answersOf(figures) };
+    }
+    return seen.answers;
   };
-
-  const loaders: Record<Metric, (rpc: RpcClient, signal: AbortSignal) => Promise<string>> = {
-    total: async (rpc, signal) => formatWei2(await readTotalSupply(rpc, token!, { signal })),
-    circulating: async (rpc, signal) =>
-      formatWei2((await readCirculatingSupply(rpc, token!, veLock!, { signal })).circulating),
+  const answer = (c: Context, format: Format, metric: Metric, entry: string): Response => {
+    const a = answersFor(entry)[metric];
+    return typeof a === "string" ? fail(c, format, a, 502) : ok(c, format, a[format], CACHE_OK[metric]);
   };
 
   async function miss(c: Context, format: Format, metric: Metric): Promise<Response> {
@@ -214,19 +250,25 @@ export function supplyApi(deps: AppDeps): SupplyApi {
       const rpc = deps.rpc;
       if (rpc === null || config.rpcUrl === null) throw new SupplyError("SUPPLY_NO_RPC_URL");
       if (token === null || (metric === "circulating" && veLock === null)) throw new SupplyError("SUPPLY_NOT_DEPLOYED");
+      // One read for both figures. An entry whose circulating half failed (locked ≥ total at its block) still
+      // answers its total, but is kept only as long as a failure would be remembered: read again after the backoff.
       // The read's deadline ends the single flight, so every client sharing it is answered by then; a
       // replica waiting on another's Redis lock gives up at the same deadline (createSupplyCache). The
       // client's own deadline, a poll later, is only a safety net.
       const load = () =>
-        withDeadline((signal) => loaders[metric](rpc, signal), timeoutMs).catch((error: unknown) => {
-          logUpstreamFailure(metric, toSupplyError(error));
+        withDeadline(async (signal) => {
+          const read = await readSupply(rpc, token, veLock, { signal });
+          const figures = figuresOf(read, (error) => logUpstreamFailure("circulating", error));
+          return { value: encodeFigures(figures), ttlMs: circulatingFailed(figures) ? backoff.ms : ttlMs };
+        }, timeoutMs).catch((error: unknown) => {
+          logUpstreamFailure("figures", toSupplyError(error));
           throw error;
         });
-      const value = await withDeadline(
-        () => cache.getOrLoad(keys[metric], ttl[metric], load, backoff),
+      const entry = await withDeadline(
+        () => cache.getOrLoadTimed(key, ttlMs, load, backoff),
         timeoutMs + CLIENT_GRACE_MS,
       );
-      return ok(c, format, value, CACHE_OK[metric]);
+      return answer(c, format, metric, entry);
     } catch (error) {
       return fail(c, format, toSupplyError(error).code, 502);
     }
@@ -235,10 +277,10 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   const route = (metric: Metric) => (c: Context) => {
     const format = formatOf(c);
     if (format === null) return fail(c, "json", "SUPPLY_BAD_FORMAT", 400);
-    const hit = cache.peek(keys[metric]);
+    const hit = cache.peek(key);
     if (hit !== undefined) {
       stats.hits++;
-      return ok(c, format, hit, CACHE_OK[metric]);
+      return answer(c, format, metric, hit);
     }
     stats.misses++;
     return miss(c, format, metric);
@@ -268,9 +310,13 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     const format = HOT_QUERIES.get(q === -1 ? "" : target.slice(q + 1));
     if (format === undefined) return undefined;
     if (logger.enabled?.("debug") !== false) return undefined;
-    const value = route.metric === "max" ? null : cache.peek(keys[route.metric]);
-    if (value === undefined) return undefined;
-    return { route, body: okBody(format, value), headers: okHeaders(format, CACHE_OK[route.metric]) };
+    if (route.metric === "max") return { route, body: okBody(format, null), headers: okHeaders(format, CACHE_OK.max) };
+    const entry = cache.peek(key);
+    if (entry === undefined) return undefined;
+    // A failed half (or a circulating without a VeLockNFT) is routed: the hot path answers figures only.
+    const a = answersFor(entry)[route.metric];
+    if (typeof a === "string") return undefined;
+    return { route, body: a[format], headers: okHeaders(format, CACHE_OK[route.metric]) };
   };
   const count = (route: HotRoute, started: number) => {
     if (route.metric !== "max") stats.hits++;
@@ -308,7 +354,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     ownsEdgeHeaders((c: Context) => {
       const format = formatOf(c);
       if (format === null) return fail(c, "json", "SUPPLY_BAD_FORMAT", 400);
-      return ok(c, format, null, CACHE_OK.max);
+      return ok(c, format, okBody(format, null), CACHE_OK.max);
     }),
   );
   return { router: supply, hotPath, nodeHotPath };

@@ -2,17 +2,25 @@ import { RedisTtlCache } from "../cache/redisTtlCache";
 import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
 import type { AppConfig } from "../config";
 import type { Logger } from "../observability/logger";
-import { supplyRpcTimeoutMs } from "./router";
+import { circulatingFailed, decodeFigures } from "./figures";
+import { SUPPLY_FAILURE_BACKOFF_MS, supplyRpcTimeoutMs } from "./router";
 
-/** The shape formatWei2 produces, but never "0.00" (a zero figure is never answered, api/supply/reads.ts). */
-const SUPPLY_FIGURE = /^(0|[1-9][0-9]*)\.[0-9]{2}$/;
-const isSupplyFigure = (value: string) => SUPPLY_FIGURE.test(value) && value !== "0.00";
+/**
+ * Only an entry this code would write is served from Redis (api/supply/figures.ts: well-formed, no zero figure,
+ * circulating never above total), and one whose circulating half failed only for as long as a failure is remembered.
+ */
+const acceptEntry = (backoffMs: number) => (value: string, pttlMs: number) => {
+  const figures = decodeFigures(value);
+  return figures !== null && (!circulatingFailed(figures) || pttlMs <= backoffMs);
+};
 
 export type SupplyCacheOptions = {
   /** Namespaces the Redis keys (default "asset-api:"); replicas that must share use the same one. */
   keyPrefix?: string;
   /** The supply read deadline, when AppDeps.supply.rpcTimeoutMs overrides the default. */
   rpcTimeoutMs?: number;
+  /** The failure backoff, when AppDeps.supply.failureBackoffMs overrides the default. */
+  failureBackoffMs?: number;
   logger?: Logger;
 };
 
@@ -31,8 +39,8 @@ export async function createSupplyCache(config: AppConfig, options: SupplyCacheO
     leaseMs: 1_500,
     // A replica waiting on another's read (or taking it over) gives up when that read's own deadline would have passed.
     waitMs: deadlineMs,
-    // Only a well-formed figure is served from Redis; anything else is read again from the chain.
-    accept: isSupplyFigure,
+    // Only a well-formed entry is served from Redis; anything else is read again from the chain.
+    accept: acceptEntry(options.failureBackoffMs ?? SUPPLY_FAILURE_BACKOFF_MS),
     ...(logger ? { logger, warning: "supply cache degraded" } : {}),
   });
 }

@@ -1,7 +1,7 @@
 /**
  * The Redis-backed supply cache: two apps (two "replicas", each with its own Redis connection) over
- * one devnet make ONE upstream read per value per cache window between them; failures never reach
- * Redis; a Redis that is down degrades to in-process caching without failing a request.
+ * one devnet make ONE upstream read per cache window between them, for both figures (one entry: api/supply/figures.ts);
+ * failures never reach Redis as figures; a Redis that is down degrades to in-process caching without failing a request.
  */
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
@@ -10,6 +10,7 @@ import { RedisTtlCache } from "../../api/cache/redisTtlCache";
 import type { TtlCache } from "../../api/cache/ttlCache";
 import { silentLogger } from "../../api/observability/logger";
 import { TOTAL_LOCKED_CLAIM_CALLDATA, TOTAL_SUPPLY_CALLDATA } from "../../api/supply/reads";
+import { supplyFiguresKey } from "../../api/supply/router";
 import { createSupplyCache } from "../../api/supply/supplyCache";
 import { formatWei2 } from "../../api/supply/wei";
 import { chainSupplyAt } from "../support/chainTruth";
@@ -29,14 +30,14 @@ const caches: TtlCache[] = [];
 async function replica(prefix = PREFIX) {
   const cache = await createSupplyCache(
     { ...d.config, redisUrl: REDIS_URL },
-    { keyPrefix: prefix, rpcTimeoutMs: DEADLINE_MS, logger: silentLogger },
+    { keyPrefix: prefix, rpcTimeoutMs: DEADLINE_MS, failureBackoffMs: BACKOFF_MS, logger: silentLogger },
   );
   caches.push(cache);
   return d.app({
     logger: silentLogger,
     supply: {
       cache,
-      ttlMs: { total: TTL_MS, circulating: TTL_MS },
+      ttlMs: TTL_MS,
       rpcTimeoutMs: DEADLINE_MS,
       failureBackoffMs: BACKOFF_MS,
     },
@@ -59,6 +60,10 @@ const truth = async () => {
   const { total, circulating } = await chainSupplyAt(d);
   return { total: formatWei2(total), circulating: formatWei2(circulating) };
 };
+
+/** The one entry both routes answer from, as Redis names it. */
+const figuresKey = () =>
+  `${PREFIX}${supplyFiguresKey(d.config.chainId, d.deployment.addresses.AssetToken, d.deployment.addresses.VeLockNFT)}`;
 
 async function ourKeys(): Promise<string[]> {
   return admin.keys(`${PREFIX}*`);
@@ -85,7 +90,7 @@ beforeEach(async () => {
 });
 
 describe("Redis-shared supply cache", () => {
-  it("two replicas make one upstream read per value per window between them", async () => {
+  it("two replicas make one upstream read per window between them, for both figures", async () => {
     const [a, b] = [await replica(), await replica()];
     const [cacheA, cacheB] = caches.slice(-2) as [RedisTtlCache, RedisTtlCache];
     const t = await truth();
@@ -101,15 +106,17 @@ describe("Redis-shared supply cache", () => {
       const expected = path.includes("circulating") ? t.circulating : t.total;
       expect(path.includes("bare") ? r.text : JSON.parse(r.text).result).toBe(expected);
     }
-    expect(reads()).toEqual({ blockNumber: 1, totalSupply: 2, totalLockedClaim: 1 });
-    // The shared layer's counts (api_cache_*{cache="supply_shared"}): per value, one replica read it upstream
-    // (a miss) and the other took it from Redis (a hit).
+    expect(reads()).toEqual({ blockNumber: 1, totalSupply: 1, totalLockedClaim: 1 });
+    // The shared layer's counts (api_cache_*{cache="supply_shared"}): one replica read the entry upstream (a miss)
+    // and the other took it from Redis (a hit).
     const shared = (x: RedisTtlCache) => [x.shared.hits, x.shared.misses];
-    expect([shared(cacheA)[0]! + shared(cacheB)[0]!, shared(cacheA)[1]! + shared(cacheB)[1]!]).toEqual([2, 2]);
+    expect([shared(cacheA)[0]! + shared(cacheB)[0]!, shared(cacheA)[1]! + shared(cacheB)[1]!]).toEqual([1, 1]);
 
-    // The shared entries live in Redis with the window's TTL; the locks are gone.
+    // The shared entry lives in Redis with the window's TTL, both figures at one block; the lock is gone.
     const keys = (await ourKeys()).sort();
-    expect(keys).toHaveLength(2);
+    expect(keys).toEqual([figuresKey()]);
+    const { blockNumber } = await chainSupplyAt(d);
+    expect(await admin.get(figuresKey())).toBe(`${blockNumber} ${t.total} ${t.circulating}`);
     expect(keys.every((k) => !k.endsWith(":lock"))).toBe(true);
     for (const k of keys) {
       const pttl = await admin.pttl(k);
@@ -121,7 +128,8 @@ describe("Redis-shared supply cache", () => {
     d.proxy.setFault(null);
     const c = await replica();
     expect(JSON.parse((await get(c, "/api/supply/total")).text).result).toBe(t.total);
-    expect(reads().totalSupply).toBe(2);
+    expect(JSON.parse((await get(c, "/api/supply/circulating")).text).result).toBe(t.circulating);
+    expect(reads().totalSupply).toBe(1);
     expect(shared(caches.at(-1) as RedisTtlCache)).toEqual([1, 0]);
     expect(caches.at(-1)!.entries()).toBe(1);
 
@@ -133,7 +141,7 @@ describe("Redis-shared supply cache", () => {
         get([a, b, c][i % 3]!, i % 2 ? "/api/supply/total" : "/api/supply/circulating"),
       ),
     );
-    expect(reads()).toEqual({ blockNumber: 1, totalSupply: 2, totalLockedClaim: 1 });
+    expect(reads()).toEqual({ blockNumber: 1, totalSupply: 1, totalLockedClaim: 1 });
   });
 
   it("a failed read is shared as a failure for the backoff only, never as a value; then both recover", async () => {
@@ -153,7 +161,7 @@ describe("Redis-shared supply cache", () => {
     // Redis holds only the failure marker, with the backoff as its lifetime; no value was written.
     const keys = await ourKeys();
     expect(keys).toHaveLength(1);
-    expect(keys[0]).toMatch(/:total:fail$/);
+    expect(keys[0]).toBe(`${figuresKey()}:fail`);
     expect(await admin.get(keys[0]!)).toBe("SUPPLY_RPC_INVALID_UINT256");
     expect(await admin.pttl(keys[0]!)).toBeLessThanOrEqual(BACKOFF_MS);
 
@@ -179,7 +187,7 @@ describe("Redis-shared supply cache", () => {
     expect(d.proxy.count("eth_blockNumber")).toBe(1);
     expect(
       (await ourKeys()).map((k) => k.slice(PREFIX.length).replace(/^supply:\d+:0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:/, "")),
-    ).toEqual(["circulating:fail"]);
+    ).toEqual(["figures:fail"]);
     d.proxy.setFault(null);
     await new Promise((r) => setTimeout(r, BACKOFF_MS + 50));
     // The holder released its lock on failure, so recovery waits only for the backoff, not the lock.
@@ -190,7 +198,7 @@ describe("Redis-shared supply cache", () => {
 
   it("a lock left by a replica that died mid-read lapses within its lease: the next replica reads and answers 200", async () => {
     // The dead replica's lock, as it is in Redis after its process went away: a token nobody renews.
-    const key = `${PREFIX}supply:${d.config.chainId}:${d.deployment.addresses.AssetToken}:total`;
+    const key = figuresKey();
     await admin.set(`${key}:lock`, "a dead replica's token", "PX", 500);
     const a = await replica();
     const res = await get(a, "/api/supply/total");
@@ -199,53 +207,95 @@ describe("Redis-shared supply cache", () => {
   });
 
   it("a malformed shared entry is never served: it is read again from the chain and replaced", async () => {
-    const key = `${PREFIX}supply:${d.config.chainId}:${d.deployment.addresses.AssetToken}:total`;
-    // Each planted within the window's TTL, so only its form (not its lifetime) keeps it from being served.
-    const a = await replica();
-    await admin.set(key, "0x", "PX", TTL_MS);
+    const key = figuresKey();
     const t = await truth();
-    expect(JSON.parse((await get(a, "/api/supply/total")).text).result).toBe(t.total);
-    expect(reads().totalSupply).toBe(1);
-    expect(await admin.get(key)).toBe(t.total);
-    const b = await replica();
-    await admin.set(key, "12.5", "PX", TTL_MS);
-    expect(JSON.parse((await get(b, "/api/supply/total")).text).result).toBe(t.total);
-    expect(reads().totalSupply).toBe(2);
-    // A zero figure is never answered, so one in Redis (written by another version, or by hand) is not served either.
-    const c = await replica();
-    await admin.set(key, "0.00", "PX", TTL_MS);
-    expect(JSON.parse((await get(c, "/api/supply/total")).text).result).toBe(t.total);
-    expect(reads().totalSupply).toBe(3);
-    expect(await admin.get(key)).toBe(t.total);
+    const entry = `${(await chainSupplyAt(d)).blockNumber} ${t.total} ${t.circulating}`;
+    // Each planted within the window's TTL, so only its form (not its lifetime) keeps it from being served.
+    const planted = [
+      "0x",
+      // An older version's lone figure (its keys were named apart; here under ours by hand): not an entry.
+      "12345.67",
+      "1 12.5 10.00",
+      // A zero figure is never answered, so one in Redis (written by another version, or by hand) is not served either.
+      "1 0.00 0.00",
+      "1 100.00 0.00",
+      // Never true at one block: circulating above total, the very pair this entry exists to rule out.
+      "1 100.00 100.01",
+      "1 100.00 SUPPLY_RPC_UNREACHABLE",
+      "1 100.00 90.00 extra",
+    ];
+    for (const [i, value] of planted.entries()) {
+      const app = await replica();
+      await admin.set(key, value, "PX", TTL_MS);
+      const path = i % 2 ? "/api/supply/circulating?format=bare" : "/api/supply/total?format=bare";
+      expect([value, (await get(app, path)).text]).toEqual([value, i % 2 ? t.circulating : t.total]);
+      expect([value, reads().totalSupply]).toEqual([value, i + 1]);
+      expect(await admin.get(key)).toBe(entry);
+    }
   });
 
-  it("a figure planted in Redis for longer than the window is not served: read from the chain, replaced, gone when deleted", async () => {
-    const key = `${PREFIX}supply:${d.config.chainId}:${d.deployment.addresses.AssetToken}:total`;
+  it("an entry whose circulating half failed is served as such only within the failure backoff", async () => {
+    const key = figuresKey();
     const t = await truth();
-    // A well-formed figure with a year's TTL (a foreign writer, an old dump restored): not a write of this window.
-    await admin.set(key, "99999999.99", "PX", 31_536_000_000);
+    // Kept longer than the backoff: not a write of this code with these settings, so read again.
+    await admin.set(key, "1 100.00 SUPPLY_INCONSISTENT", "PX", TTL_MS);
+    const a = await replica();
+    expect((await get(a, "/api/supply/circulating?format=bare")).text).toBe(t.circulating);
+    expect(reads().totalSupply).toBe(1);
+    // Within it: the total of that read is served, circulating fails closed with the entry's code.
+    await admin.set(key, "1 100.00 SUPPLY_INCONSISTENT", "PX", BACKOFF_MS);
+    const b = await replica();
+    expect((await get(b, "/api/supply/total?format=bare")).text).toBe("100.00");
+    const circ = await get(b, "/api/supply/circulating?format=bare");
+    expect([circ.status, circ.headers.get("x-supply-error")]).toEqual([502, "SUPPLY_INCONSISTENT"]);
+    expect(reads().totalSupply).toBe(1);
+  });
+
+  it("an old replica's entries (the total and circulating keys of the versions that cached them apart) are never read", async () => {
+    // A rolling upgrade: old replicas keep writing their own keys; a new replica neither reads nor touches them.
+    const { AssetToken, VeLockNFT } = d.deployment.addresses;
+    const old = {
+      total: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:total`,
+      circulating: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:${VeLockNFT}:circulating`,
+    };
+    await admin.set(old.total, "99999999.99", "PX", TTL_MS);
+    await admin.set(old.circulating, "99999999.98", "PX", TTL_MS);
+    const t = await truth();
+    const a = await replica();
+    expect((await get(a, "/api/supply/total?format=bare")).text).toBe(t.total);
+    expect((await get(a, "/api/supply/circulating?format=bare")).text).toBe(t.circulating);
+    expect([await admin.get(old.total), await admin.get(old.circulating)]).toEqual(["99999999.99", "99999999.98"]);
+  });
+
+  it("an entry planted in Redis for longer than the window is not served: read from the chain, replaced, gone when deleted", async () => {
+    const key = figuresKey();
+    const t = await truth();
+    const entry = `${(await chainSupplyAt(d)).blockNumber} ${t.total} ${t.circulating}`;
+    // A well-formed entry with a year's TTL (a foreign writer, an old dump restored): not a write of this window.
+    await admin.set(key, "1 99999999.99 99999999.98", "PX", 31_536_000_000);
     const [a, b] = [await replica(), await replica()];
     for (const app of [a, b]) {
       const res = await get(app, "/api/supply/total?format=bare");
       expect([res.status, res.text]).toEqual([200, t.total]);
     }
     expect(reads().totalSupply).toBe(1);
-    expect(await admin.get(key)).toBe(t.total);
+    expect(await admin.get(key)).toBe(entry);
     expect(await admin.pttl(key)).toBeLessThanOrEqual(TTL_MS);
 
     // One planted within the window is served (nothing tells it from ours), but no longer than its own PTTL: deleted
     // from Redis, it is gone from every replica once that lapses.
     await new Promise((r) => setTimeout(r, TTL_MS + 50));
-    await admin.set(key, "99999999.99", "PX", 200);
+    await admin.set(key, "1 99999999.99 99999999.98", "PX", 200);
     const c = await replica();
     expect((await get(c, "/api/supply/total?format=bare")).text).toBe("99999999.99");
+    expect((await get(c, "/api/supply/circulating?format=bare")).text).toBe("99999999.98");
     await admin.del(key);
     await new Promise((r) => setTimeout(r, 250));
     expect((await get(c, "/api/supply/total?format=bare")).text).toBe(t.total);
   });
 
   it("a failure marker planted for longer than the backoff is not answered; one within it lasts only its PTTL", async () => {
-    const key = `${PREFIX}supply:${d.config.chainId}:${d.deployment.addresses.AssetToken}:total`;
+    const key = figuresKey();
     const t = await truth();
     await admin.set(`${key}:fail`, "SUPPLY_RPC_UNREACHABLE", "PX", 600_000);
     const a = await replica();
@@ -278,7 +328,7 @@ describe("Redis-shared supply cache", () => {
       logger: { ...silentLogger, warn: (_msg, fields) => warnings.push(String(fields?.reason)) },
     });
     caches.push(cache);
-    const a = d.app({ logger: silentLogger, supply: { cache, ttlMs: { total: TTL_MS, circulating: TTL_MS } } });
+    const a = d.app({ logger: silentLogger, supply: { cache, ttlMs: TTL_MS } });
     const t = await truth();
     const started = performance.now();
     expect(JSON.parse((await get(a, "/api/supply/total")).text).result).toBe(t.total);

@@ -1,0 +1,93 @@
+/**
+ * The supply figures as one cache entry: total and circulating from ONE read at ONE block (api/supply/reads.ts),
+ * so whatever the two routes answer at any moment names the same block (protocol.md §6: circulating = total −
+ * locked at one block). Read and cached apart, /circulating could come from a later block than /total and exceed it
+ * for a whole window after a burn or an unlock.
+ *
+ * The entry is a string (the cache holds strings, shared through Redis): `<block> <total> <circulating>`, e.g.
+ * `123 12345678.90 8345678.90`, where circulating is either a figure or the code its half failed with
+ * (SUPPLY_INCONSISTENT: locked ≥ total, or total − locked below 0.01 token, at that block). A total that is itself
+ * fine is still answered then: an aggregator listing it gets the chain's figure; only circulating fails closed.
+ */
+import { SupplyError, type SupplyErrorCode } from "./supplyError";
+import { formatWei2, SMALLEST_FIGURE_WEI } from "./wei";
+
+/** What one read at one block found: `locked` is null without a VeLockNFT in the manifest (circulating is not served). */
+export type SupplyRead = { blockNumber: bigint; total: bigint; locked: bigint | null };
+
+/** Each route's answer from one entry: a figure, or the code it fails closed with. */
+export type SupplyFigures = {
+  blockNumber: bigint;
+  total: string;
+  circulating: string | SupplyErrorCode;
+};
+
+/** The codes the circulating half of an entry may hold: both describe the block read, not a failed read. */
+const HALF_FAILURES = ["SUPPLY_INCONSISTENT", "SUPPLY_NOT_DEPLOYED"] as const satisfies readonly SupplyErrorCode[];
+
+/** total − locked, or why it is not a figure (never negative, never a "0.00"). Total is already ≥ 0.01 token. */
+export function circulatingOf(read: SupplyRead): bigint | SupplyError {
+  const { blockNumber, total, locked } = read;
+  if (locked === null) return new SupplyError("SUPPLY_NOT_DEPLOYED", "VeLockNFT is not in the manifest");
+  // Everything locked would answer a zero circulating supply: never a real figure, so never answered; nor is a
+  // remainder below 0.01 token, which would be published as "0.00".
+  if (locked >= total) {
+    return new SupplyError(
+      "SUPPLY_INCONSISTENT",
+      `totalLockedClaim() is not below totalSupply() at block ${blockNumber}`,
+    );
+  }
+  if (total - locked < SMALLEST_FIGURE_WEI) {
+    return new SupplyError(
+      "SUPPLY_INCONSISTENT",
+      `totalSupply() − totalLockedClaim() is below 0.01 token at block ${blockNumber}: a "0.00" figure`,
+    );
+  }
+  return total - locked;
+}
+
+/** The entry for one read; `failed` gets the circulating half's failure (to log it), if any. */
+export function figuresOf(read: SupplyRead, failed?: (error: SupplyError) => void): SupplyFigures {
+  const circulating = circulatingOf(read);
+  if (circulating instanceof SupplyError) failed?.(circulating);
+  return {
+    blockNumber: read.blockNumber,
+    total: formatWei2(read.total),
+    circulating: circulating instanceof SupplyError ? circulating.code : formatWei2(circulating),
+  };
+}
+
+export const encodeFigures = (f: SupplyFigures): string => `${f.blockNumber} ${f.total} ${f.circulating}`;
+
+/** A figure as formatWei2 writes it, but never "0.00" (a zero figure is never answered). */
+const FIGURE = /^(0|[1-9][0-9]*)\.[0-9]{2}$/;
+const isFigure = (value: string) => FIGURE.test(value) && value !== "0.00";
+const BLOCK = /^(0|[1-9][0-9]*)$/;
+/** A figure's wei in hundredths of a token, to compare two figures exactly. */
+const cents = (figure: string) => BigInt(figure.replace(".", ""));
+
+/**
+ * The entry `text` holds, or null when it is not one this code writes: a shared entry may come from anyone (Redis is
+ * not trusted to hold only our writes), so a malformed entry, a zero figure, or a circulating figure above the total
+ * (never true at one block) is refused, read again and replaced — never served.
+ */
+export function decodeFigures(text: string): SupplyFigures | null {
+  const parts = text.split(" ");
+  if (parts.length !== 3) return null;
+  const [block, total, circulating] = parts as [string, string, string];
+  if (!BLOCK.test(block) || !isFigure(total)) return null;
+  if (isFigure(circulating)) {
+    if (cents(circulating) > cents(total)) return null;
+  } else if (!(HALF_FAILURES as readonly string[]).includes(circulating)) return null;
+  return { blockNumber: BigInt(block), total, circulating };
+}
+
+/** The code the entry's circulating half fails with, or null when it is a figure. */
+export const circulatingCode = (f: SupplyFigures): SupplyErrorCode | null =>
+  (HALF_FAILURES as readonly string[]).includes(f.circulating) ? (f.circulating as SupplyErrorCode) : null;
+
+/**
+ * Whether the entry's circulating half failed at its block (not for want of a VeLockNFT, a configuration that does
+ * not change): such an entry is kept only as long as a failure is remembered (the backoff), then read again.
+ */
+export const circulatingFailed = (f: SupplyFigures): boolean => f.circulating === "SUPPLY_INCONSISTENT";
