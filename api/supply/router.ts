@@ -142,7 +142,8 @@ export const SUPPLY_ROUTES = {
     operationId: "get_total_supply",
     summary: "Total supply",
     description:
-      "AssetToken.totalSupply() at the latest block: every token minted minus burned, 2 decimals, truncated. " +
+      "AssetToken.totalSupply() at the latest block, read with circulating at one block: every token minted minus " +
+      "burned, 2 decimals, truncated. " +
       "Never zero: a node answering less than 0.01 token (0 included) fails closed with SUPPLY_INCONSISTENT.",
     example: "12345678.90",
     errors: ["SUPPLY_BAD_FORMAT", ...READ_FAILURES, "SUPPLY_INCONSISTENT"],
