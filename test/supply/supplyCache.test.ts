@@ -251,6 +251,27 @@ describe("Redis-shared supply cache", () => {
     expect(reads().totalSupply).toBe(1);
   });
 
+  it("locked ≥ total: the read's total is shared with circulating's failure, for the backoff only", async () => {
+    const [a, b] = [await replica(), await replica()];
+    const t = await truth();
+    d.proxy.setFault({
+      kind: "result",
+      value: `0x${"ff".repeat(32)}`,
+      match: (m, p) => ethCallSelector(m, p) === TOTAL_LOCKED_CLAIM_CALLDATA,
+    });
+    const circ = await get(a, "/api/supply/circulating?format=bare");
+    expect([circ.status, circ.headers.get("x-supply-error")]).toEqual([502, "SUPPLY_INCONSISTENT"]);
+    expect((await admin.get(figuresKey()))?.endsWith(` ${t.total} SUPPLY_INCONSISTENT`)).toBe(true);
+    expect(await admin.pttl(figuresKey())).toBeLessThanOrEqual(BACKOFF_MS);
+    // The other replica answers both from that entry, reading nothing.
+    expect((await get(b, "/api/supply/total?format=bare")).text).toBe(t.total);
+    expect((await get(b, "/api/supply/circulating")).headers.get("x-supply-error")).toBe("SUPPLY_INCONSISTENT");
+    expect(reads()).toEqual({ blockNumber: 1, totalSupply: 1, totalLockedClaim: 1 });
+    d.proxy.setFault(null);
+    await new Promise((r) => setTimeout(r, BACKOFF_MS + 50));
+    expect((await get(b, "/api/supply/circulating?format=bare")).text).toBe(t.circulating);
+  });
+
   it("an old replica's entries (the total and circulating keys of the versions that cached them apart) are never read", async () => {
     // A rolling upgrade: old replicas keep writing their own keys; a new replica neither reads nor touches them.
     const { AssetToken, VeLockNFT } = d.deployment.addresses;
