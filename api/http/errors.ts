@@ -190,10 +190,23 @@ export class GenesisNotFinalizedError extends ApiError {
   }
 }
 
+/**
+ * A contract only some requests of a route use (a prepare's own quote): the request that needs it (`when`) and the
+ * parameter that does without it (`param`), said in the message and named in `detail.param`.
+ */
+export type NeededOnlyWhen = { when: string; param: string };
+
 export class ChainUnreadyError extends ApiError {
   override name = "ChainUnreadyError";
-  constructor(contract: string, chain: string) {
-    super("CHAIN_UNREADY", `${contract} is not deployed on ${chain}.`, { contract, chain });
+  constructor(contract: string, chain: string, only?: NeededOnlyWhen) {
+    super(
+      "CHAIN_UNREADY",
+      only
+        ? `${contract} is not deployed on ${chain}, and a request with ${only.when} needs it (the service quotes the ` +
+            `entry itself). Give ${only.param} to do without it.`
+        : `${contract} is not deployed on ${chain}.`,
+      only ? { contract, chain, param: only.param } : { contract, chain },
+    );
   }
 }
 

@@ -132,7 +132,10 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
     }).toEnvelope(),
   },
   CHAIN_UNREADY: {
-    meaning: "The deployment manifest lacks a contract this route needs; `detail.contract` names it.",
+    meaning:
+      "The deployment manifest lacks a contract this route needs; `detail.contract` names it. A contract only some " +
+      "requests need (a prepare's own quote of a pending entry) is refused for those requests only, and " +
+      "`detail.param` names the parameter that does without it (minVeOutWei).",
     example: new ChainUnreadyError("FurnaceQuoter", "base").toEnvelope(),
   },
   SIMULATION_REVERTED: {

@@ -1,13 +1,18 @@
-import type { Address } from "viem";
 import { ClaimAllHelperAbi, ShareholderRoyaltiesAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
-import { BadParamsError, QuoteFailedError } from "../../../http/errors";
 import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
-import { BPS, DEFAULT_SLIPPAGE_BPS } from "../../../math";
-import { type LockViaFurnaceQuote, quoteLockViaFurnace } from "../quote";
-import { refuseTopUpBelowMinimum } from "./furnace";
-import { type LockTerms, refuseLockParams, requireLockTerms, requireMinVeOut } from "./lockTerms";
+import { type LockTerms, requireLockTerms } from "./lockTerms";
+import {
+  type EntryProtection,
+  type PendingEntry,
+  type PendingEntryReads,
+  parseEntryProtection,
+  pendingEntryParams,
+  pendingQuoteExtra,
+  quotedWhen,
+  readPendingEntry,
+} from "./pendingEntry";
 import { defineAction, type PrepareDeps } from "./pipeline";
 import { readStateView } from "./stateRead";
 
@@ -19,11 +24,37 @@ import { readStateView } from "./stateRead";
  *
  * Mode 1 locks ETH: the published Furnace.lockEthReward swaps it into the token with no minimum output, so minVeOut
  * is the entry's only slippage guard. Given `user` and no minVeOutWei, the action quotes the wallet's pending
- * royalties itself (FurnaceQuoter.quoteEnterWithEth of claimableEth, less slippageBps), as lock-via-furnace does;
- * a minVeOutWei the caller gives is encoded as given. The published
+ * royalties itself (FurnaceQuoter.quoteEnterWithEth of claimableEth, less slippageBps: pendingEntry.ts); a
+ * minVeOutWei the caller gives is encoded as given. Only that quote needs FurnaceQuoter (and, for collect-all,
+ * ShareholderRoyalties): mode 0 and a given minVeOutWei work on a manifest without them. The published
  * ClaimAllHelper.claimAll collects the royalties and withdraws the King's ETH balance from MineCore; it does
  * not touch the LP vault (the spec's "bundled royalties + LP" is not what it does: docs/limitations.md).
  */
+
+/**
+ * The royalties as a pending entry. The quote reads them from ShareholderRoyalties, which collect-all does not
+ * otherwise call (collect-royalties calls it, and has it among its needs anyway).
+ */
+const ROYALTIES: PendingEntry<"ShareholderRoyalties" | "FurnaceQuoter"> = {
+  locksWith: "mode=1",
+  label: "Mode 1",
+  pending: "pending royalties",
+  amount: "ethAmountWei",
+  stateField: "pendingRoyaltiesEthWei",
+  slippageBounds: "what the ETH-to-token swap may lose",
+  nothingPending:
+    "No royalties are pending for this wallet: mode=1 would lock nothing (collect-all with mode=0 still " +
+    "withdraws a King balance).",
+  needsWhen: { contracts: ["ShareholderRoyalties", "FurnaceQuoter"], when: quotedWhen("mode=1"), param: "minVeOutWei" },
+  // ShareholderRoyalties.claimableEth: what the published claim pays after its checkpoint.
+  readPending: (deps, quoted, user) =>
+    readStateView(deps, "The pending royalties", {
+      address: quoted.ShareholderRoyalties,
+      abi: ShareholderRoyaltiesAbi,
+      functionName: "claimableEth",
+      args: [user],
+    }),
+};
 
 export const COLLECT_PARAMS = {
   mode: {
@@ -51,136 +82,30 @@ export const COLLECT_PARAMS = {
     default: "false",
     description: "Mode 1, new lock: keep the lock at the maximum length (needs durationSeconds=31536000).",
   },
-  minVeOutWei: {
-    kind: "uint256",
-    description:
-      "Mode 1: the least voting power to accept (wei, > 0). Omit it and give user: the service quotes the " +
-      "wallet's pending royalties (FurnaceQuoter.quoteEnterWithEth) and takes the quote less slippageBps (the " +
-      "answer's `quote`). To choose it yourself, quote /quote/lock-via-furnace with ethAmountWei = the wallet's " +
-      "pendingRoyaltiesEthWei.",
-  },
-  slippageBps: {
-    kind: "uint256",
-    min: 0n,
-    max: BPS,
-    description:
-      `Mode 1 without minVeOutWei: the tolerated shortfall against the quote, in basis points (0 to 10000, ` +
-      `default ${DEFAULT_SLIPPAGE_BPS}); it bounds what the ETH-to-token swap may lose. Refused with minVeOutWei.`,
-  },
-  user: {
-    kind: "address",
-    description:
-      "The wallet that collects (it signs). Needed for mode 1 without minVeOutWei (its pending royalties are " +
-      "quoted); also simulates the batch as that wallet (without it, simulation says skipped: no-user).",
-  },
+  ...pendingEntryParams(ROYALTIES),
 } as const satisfies Record<string, ParamDoc>;
 
-export type CollectInput = LockTerms & {
-  mode: 0 | 1;
-  /** undefined: mode 1 with minVeOut to be quoted from `user`'s pending royalties (read). */
-  minVeOutWei: bigint | undefined;
-  user: Address | undefined;
-  slippageBps: bigint;
-};
-
-/** The quote behind a minVeOut the service derived, shown in the answer as lock-via-furnace shows its own. */
-type RoyaltyQuote = Pick<LockViaFurnaceQuote, "veOutWei" | "minVeOutWei" | "slippageBps"> & { ethAmountWei: bigint };
-export type CollectReads = { minVeOutWei: bigint; quote?: RoyaltyQuote };
+export type CollectInput = LockTerms & EntryProtection & { mode: 0 | 1 };
 
 export function parseCollectQuery(url: string): CollectInput {
   const q = parseQuery(url, COLLECT_PARAMS);
-  const mode = q.mode;
+  const locks = q.mode === 1n;
   const terms: LockTerms = {
     targetTokenId: q.targetTokenId ?? 0n,
     durationSeconds: q.durationSeconds ?? 0n,
     createAutoMax: q.createAutoMax ?? false,
   };
-  if (mode === 1n) {
-    requireLockTerms(terms);
-    if (q.minVeOutWei === undefined) {
-      if (q.user === undefined) {
-        throw new BadParamsError(
-          "mode=1 needs minVeOutWei > 0, or user so that the service quotes the wallet's pending royalties.",
-          { param: "minVeOutWei" },
-        );
-      }
-    } else {
-      requireMinVeOut(q.minVeOutWei);
-      refuseSlippage(q.slippageBps, "when minVeOutWei is omitted (the service then quotes it)");
-    }
-  } else {
-    refuseLockParams(url, "mode=1");
-    refuseSlippage(q.slippageBps, "with mode=1");
-  }
-  return {
-    mode: mode === 1n ? 1 : 0,
-    ...terms,
-    minVeOutWei: q.minVeOutWei,
-    user: q.user,
-    slippageBps: q.slippageBps ?? DEFAULT_SLIPPAGE_BPS,
-  };
+  if (locks) requireLockTerms(terms);
+  return { mode: locks ? 1 : 0, ...terms, ...parseEntryProtection(url, ROYALTIES, locks, q) };
 }
 
-/** slippageBps given where nothing is quoted would be silently unused: refused, as lock parameters with mode 0 are. */
-function refuseSlippage(slippageBps: bigint | undefined, onlyWhen: string): void {
-  if (slippageBps !== undefined) {
-    throw new BadParamsError(`slippageBps only applies ${onlyWhen}.`, { param: "slippageBps" });
-  }
+/** Mode 0 locks nothing: its minVeOut argument is the default 0 the contract ignores. */
+function readCollect(deps: PrepareDeps, input: CollectInput): Promise<PendingEntryReads> {
+  return input.mode === 0 ? Promise.resolve({ minVeOutWei: 0n }) : readPendingEntry(deps, ROYALTIES, input);
 }
 
-/**
- * Mode 1 without minVeOutWei: the wallet's pending royalties (ShareholderRoyalties.claimableEth, what the published
- * claim pays after its checkpoint) quoted as the ETH entry the Furnace makes of them. Royalties only grow until
- * collected, so the entry at execution is at least the one quoted.
- */
-async function readCollect(deps: PrepareDeps, royalties: Address, input: CollectInput): Promise<CollectReads> {
-  if (input.mode === 0) return { minVeOutWei: 0n };
-  if (input.minVeOutWei !== undefined) return { minVeOutWei: input.minVeOutWei };
-  const user = input.user!; // parse refuses mode 1 without minVeOutWei and without user
-  const ethAmountWei = await readPendingRoyalties(deps, royalties, user);
-  if (ethAmountWei === 0n) {
-    throw new QuoteFailedError(
-      "No royalties are pending for this wallet: mode=1 would lock nothing (collect-all with mode=0 still " +
-        "withdraws a King balance).",
-      { reason: "AmountZero" },
-    );
-  }
-  const quote = await quoteLockViaFurnace(deps, { ...input, user, ethAmountWei });
-  if (quote.minVeOutWei === 0n) {
-    // The Furnace reverts MinVeOutRequired on 0; an entry worth no voting power is not worth signing.
-    throw new QuoteFailedError("The quote gives no voting power for this entry.", { reason: "ZeroVeOut" });
-  }
-  refuseTopUpBelowMinimum(input.targetTokenId, quote);
-  return { minVeOutWei: quote.minVeOutWei, quote: { ...quote, ethAmountWei } };
-}
-
-function readPendingRoyalties(deps: PrepareDeps, royalties: Address, user: Address): Promise<bigint> {
-  return readStateView(deps, "The pending royalties", {
-    address: royalties,
-    abi: ShareholderRoyaltiesAbi,
-    functionName: "claimableEth",
-    args: [user],
-  });
-}
-
-const lockArgs = (i: CollectInput, reads: CollectReads) =>
+const lockArgs = (i: CollectInput, reads: PendingEntryReads) =>
   [i.mode, i.targetTokenId, i.durationSeconds, i.createAutoMax, reads.minVeOutWei] as const;
-
-/** The quote behind a derived minVeOut, in lock-via-furnace's shape plus the ETH it priced. */
-const quoteExtra = (reads: CollectReads) =>
-  reads.quote
-    ? {
-        extra: {
-          quote: {
-            ethAmountWei: reads.quote.ethAmountWei.toString(),
-            veOutWei: reads.quote.veOutWei.toString(),
-            minVeOutWei: reads.quote.minVeOutWei.toString(),
-            // A JSON number, as in lock-via-furnace's answer; it is at most 10000.
-            slippageBps: Number(reads.quote.slippageBps),
-          },
-        },
-      }
-    : {};
 
 export const collectAll = defineAction({
   action: "collect-all",
@@ -188,8 +113,8 @@ export const collectAll = defineAction({
   steps: ["collect"],
   contract: "ClaimAllHelper",
   function: "claimAll",
-  // Mode 1 without minVeOutWei reads the royalties and quotes them: a deployment that lacks either is not ready.
-  needs: ["ClaimAllHelper", "ShareholderRoyalties", "FurnaceQuoter"],
+  needs: ["ClaimAllHelper"],
+  needsWhen: ROYALTIES.needsWhen,
   params: COLLECT_PARAMS,
   description:
     "Collect: gathers the wallet's shareholder royalties (ETH) and withdraws its King balance (the ETH MineCore " +
@@ -199,8 +124,8 @@ export const collectAll = defineAction({
     "with no price bound but minVeOutWei: give user and omit minVeOutWei, and the service quotes the pending " +
     "royalties and protects the entry with that quote less slippageBps (the answer's `quote`).",
   parse: parseCollectQuery,
-  read: (deps, contracts, input) => readCollect(deps, contracts.ShareholderRoyalties, input),
-  encode: (contracts, input: CollectInput, reads: CollectReads) => ({
+  read: (deps, _contracts, input) => readCollect(deps, input),
+  encode: (contracts, input: CollectInput, reads: PendingEntryReads) => ({
     calls: [
       {
         step: "collect",
@@ -208,7 +133,7 @@ export const collectAll = defineAction({
         data: encodeCall(ClaimAllHelperAbi, "claimAll", lockArgs(input, reads)),
       },
     ],
-    ...quoteExtra(reads),
+    ...pendingQuoteExtra(ROYALTIES, reads),
   }),
 });
 
@@ -218,7 +143,8 @@ export const collectRoyalties = defineAction({
   steps: ["collect"],
   contract: "ShareholderRoyalties",
   function: "claimShareholder",
-  needs: ["ShareholderRoyalties", "FurnaceQuoter"],
+  needs: ["ShareholderRoyalties"],
+  needsWhen: ROYALTIES.needsWhen,
   params: COLLECT_PARAMS,
   description:
     "Collect: takes the wallet's accrued shareholder royalties. " +
@@ -226,8 +152,8 @@ export const collectRoyalties = defineAction({
     "with no price bound but minVeOutWei: give user and omit minVeOutWei, and the service quotes the pending " +
     "royalties and protects the entry with that quote less slippageBps (the answer's `quote`).",
   parse: parseCollectQuery,
-  read: (deps, contracts, input) => readCollect(deps, contracts.ShareholderRoyalties, input),
-  encode: (contracts, input: CollectInput, reads: CollectReads) => ({
+  read: (deps, _contracts, input) => readCollect(deps, input),
+  encode: (contracts, input: CollectInput, reads: PendingEntryReads) => ({
     calls: [
       {
         step: "collect",
@@ -235,6 +161,6 @@ export const collectRoyalties = defineAction({
         data: encodeCall(ShareholderRoyaltiesAbi, "claimShareholder", lockArgs(input, reads)),
       },
     ],
-    ...quoteExtra(reads),
+    ...pendingQuoteExtra(ROYALTIES, reads),
   }),
 });

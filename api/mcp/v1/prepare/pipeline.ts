@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
 import type { RpcClient } from "../../../chain/rpc";
-import { ApiError, BadParamsError, ChainUnreadyError } from "../../../http/errors";
+import { ApiError, BadParamsError, ChainUnreadyError, type NeededOnlyWhen } from "../../../http/errors";
 import { type ParamDoc, parseAddress, parseBool } from "../../../http/params";
 import type { Gate } from "../../../launchPreflight";
 import { type DeployableName, deployedAddress, type Manifest } from "../../../manifest";
@@ -49,11 +49,19 @@ export type ActionMeta = {
   /** The contract of the main step and its on-chain function (technical fields: legacy names allowed). */
   contract: DeployableName;
   function: string;
-  /** Every deployment the action touches; one missing → 503 CHAIN_UNREADY naming it. */
+  /** Every deployment every request of the action touches; one missing → 503 CHAIN_UNREADY naming it. */
   needs: readonly DeployableName[];
+  /**
+   * Deployments only some requests touch (the action's own quote, when the caller gives no minVeOutWei): the read
+   * that uses them resolves them (resolveContracts with this record), so the other requests do not need them.
+   */
+  needsWhen?: NeedsWhen;
   params: Readonly<Record<string, ParamDoc>>;
   description: string;
 };
+
+/** Deployments a request needs only `when` it is of one kind; `param` is what does without them. */
+export type NeedsWhen<M extends DeployableName = DeployableName> = NeededOnlyWhen & { contracts: readonly M[] };
 
 export type Encoded = { calls: Call[]; extra?: Record<string, unknown> };
 
@@ -168,15 +176,19 @@ export type PrepareAction = ActionMeta & {
   run(deps: PrepareDeps, url: string): Promise<PrepareEnvelope>;
 };
 
-/** Step (2): every needed deployment resolved, or ChainUnreadyError naming the first one missing. */
+/**
+ * Step (2): every needed deployment resolved, or ChainUnreadyError naming the first one missing. With `only` (an
+ * action's needsWhen), from a read, for the kind of request that needs them: the error says which and what avoids it.
+ */
 export function resolveContracts<N extends DeployableName>(
   manifest: Manifest,
   needs: readonly N[],
+  only?: NeededOnlyWhen,
 ): Record<N, Address> {
   const out = {} as Record<N, Address>;
   for (const name of needs) {
     const address = deployedAddress(manifest, name);
-    if (!address) throw new ChainUnreadyError(name, manifest.chain);
+    if (!address) throw new ChainUnreadyError(name, manifest.chain, only && { when: only.when, param: only.param });
     out[name] = address;
   }
   return out;

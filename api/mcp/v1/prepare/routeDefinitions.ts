@@ -49,18 +49,25 @@ export const PREPARE_EXAMPLE_REQUESTS: Readonly<Record<string, Readonly<Record<s
 };
 
 /** Envelope fields an action adds beside `transactions` (PrepareEnvelope allows them; these are the ones served). */
-const ROYALTY_QUOTE = object(
-  {
-    ethAmountWei: uintString("The pending royalties quoted: the ETH the Furnace swaps into the token (wei)."),
-    veOutWei: uintString("Voting power the entry mints, as quoted (wei)."),
-    minVeOutWei: uintString("The least voting power the encoded entry accepts (wei)."),
-    slippageBps: integer("The slippage applied, in basis points (a JSON number).", { minimum: 0, maximum: 10_000 }),
-  },
-  {
-    description:
-      "Mode 1 without minVeOutWei only: the quote the entry was protected with (/quote/lock-via-furnace with " +
-      "ethAmountWei shows the same numbers at the same block).",
-  },
+function pendingQuote(amount: "ethAmountWei" | "claimAmountWei", what: string, when: string): JsonSchema {
+  return object(
+    {
+      [amount]: uintString(what),
+      veOutWei: uintString("Voting power the entry mints, as quoted (wei)."),
+      minVeOutWei: uintString("The least voting power the encoded entry accepts (wei)."),
+      slippageBps: integer("The slippage applied, in basis points (a JSON number).", { minimum: 0, maximum: 10_000 }),
+    },
+    {
+      description:
+        `${when} without minVeOutWei only: the quote the entry was protected with (/quote/lock-via-furnace with ` +
+        `${amount} shows the same numbers at the same block).`,
+    },
+  );
+}
+const ROYALTY_QUOTE = pendingQuote(
+  "ethAmountWei",
+  "The pending royalties quoted: the ETH the Furnace swaps into the token (wei).",
+  "Mode 1",
 );
 
 const EXTRA_FIELDS: Readonly<Record<string, Record<string, JsonSchema>>> = {
@@ -81,7 +88,7 @@ const EXTRA_FIELDS: Readonly<Record<string, Record<string, JsonSchema>>> = {
   },
 };
 
-/** Extra fields an action adds only for some requests (a collect's quote: mode 1 without minVeOutWei). */
+/** Extra fields an action adds only for some requests (the quote of a pending entry: without minVeOutWei). */
 const OPTIONAL_EXTRA_FIELDS: Readonly<Record<string, readonly string[]>> = {
   "collect-all": ["quote"],
   "collect-royalties": ["quote"],
@@ -218,10 +225,11 @@ export function prepareErrors(action: PrepareAction): ErrorCode[] {
     "PREFLIGHT_READ_FAILED",
     "UPSTREAM_UNAVAILABLE",
   ];
-  // An approve step is decided by an allowance read, a collect's quote by the pending royalties; the Furnace entries
-  // read a quote.
-  if (action.steps.includes("approve") || action.needs.includes("FurnaceQuoter")) codes.push("STATE_READ_FAILED");
-  if (action.needs.includes("FurnaceQuoter")) codes.push("QUOTE_FAILED");
+  // An approve step is decided by an allowance read, a pending entry's quote by the pending amount; the Furnace
+  // entries read a quote (for every request, or for those of needsWhen).
+  const quotes = [...action.needs, ...(action.needsWhen?.contracts ?? [])].includes("FurnaceQuoter");
+  if (action.steps.includes("approve") || quotes) codes.push("STATE_READ_FAILED");
+  if (quotes) codes.push("QUOTE_FAILED");
   // Only with requireSimulationOk=true (pipeline.ts): the simulation as a gate.
   codes.push("SIMULATION_REVERTED", "SIMULATION_UNAVAILABLE");
   return codes;

@@ -129,6 +129,39 @@ describe("(2) the manifest comes before parsing", () => {
   }
 });
 
+describe("(2) deployments only some requests need (needsWhen) are resolved for those requests only", () => {
+  /** The requests that have the service quote their entry (no minVeOutWei); VALID's do not. */
+  const QUOTED: Record<string, Record<string, string | bigint | boolean>> = {
+    "collect-all": { mode: 1n, durationSeconds: 604_800n, user },
+    "collect-royalties": { mode: 1n, durationSeconds: 604_800n, user },
+  };
+  it("the actions with a needsWhen are those that can quote a pending entry", () => {
+    expect(ACTIONS.filter((a) => a.needsWhen).map((a) => a.action)).toEqual(Object.keys(QUOTED));
+  });
+  for (const a of ACTIONS.filter((x) => x.needsWhen)) {
+    it(`${a.action}: each one missing or zero → answered without it, and 503 CHAIN_UNREADY for a quoted request`, async () => {
+      const only = a.needsWhen!.contracts.filter((name) => !a.needs.includes(name));
+      expect(only).toContain("FurnaceQuoter");
+      for (const name of only) {
+        for (const how of ["missing", "zero"] as const) {
+          const app = d.app({ config: d.configWith(withoutDeployment(name, how)) });
+          const answered = await d.get(app, preparePath(a.action, VALID[a.action]));
+          expect(answered.status, `${a.action} without ${name}: ${JSON.stringify(answered.body)}`).toBe(200);
+          const refused = await d.get(app, preparePath(a.action, QUOTED[a.action]));
+          expect(refused.status, `${a.action} quoted without ${name}`).toBe(503);
+          expect(refused.body).toMatchObject({
+            error: "CHAIN_UNREADY",
+            detail: { contract: name, chain: "local", param: "minVeOutWei" },
+          });
+          expect(refused.body.message).toContain(`${a.needsWhen!.when} needs it`);
+        }
+      }
+      // Nothing of the actions' own was read (the pending amounts, a quote): only the gate's preflight.
+      expect(d.proxy.calls.every((c) => ethCallSelector(c.method, c.params) === PREFLIGHT)).toBe(true);
+    });
+  }
+});
+
 describe("(3) strict parse: once finalized, BAD_PARAMS costs no RPC at all", () => {
   it("every action, many bad queries, zero calls at the proxy", async () => {
     const app = d.app();
