@@ -18,8 +18,8 @@ import { constant, integer, object, uintString } from "../../route/jsonSchema";
 /**
  * GET /quote/lock-via-furnace (spec §4.2, protocol.md §5): one FurnaceQuoter.quoteEnterWithClaim eth_call (or
  * quoteEnterWithEth for an amount of ETH), then the shared math for minVeOut and the bonus ratio.
- * prepare/lock-via-furnace and the collect actions reuse quoteLockViaFurnace, so the minVeOut they encode is
- * exactly the one this route shows.
+ * prepare/lock-via-furnace, the collect actions and harvest-rewards reuse quoteLockViaFurnace, so the minVeOut they
+ * encode is exactly the one this route shows.
  */
 
 export type QuoteDeps = { rpc: RpcClient | null; config: { manifest: Manifest } };
@@ -210,9 +210,9 @@ export const quoteRoute = {
   description:
     "FurnaceQuoter.quoteEnterWithClaim for the wallet (quoteEnterWithEth with ethAmountWei): the principal, the " +
     "Furnace bonus, the voting power (veOut) the entry would mint and the least voting power to accept " +
-    "(minVeOutWei = veOut less slippageBps, at least 1 when veOut > 0). Pass minVeOutWei to harvest " +
-    "(compound=true, quoted with claimAmountWei = the pending LP rewards); collect mode=1 locks ETH: quote it with " +
-    "ethAmountWei, or give collect `user` and no minVeOutWei and it quotes by itself, as lock-via-furnace does. " +
+    "(minVeOutWei = veOut less slippageBps, at least 1 when veOut > 0). Harvest with compound=true locks the " +
+    "pending LP rewards (quote them with claimAmountWei), collect mode=1 the pending royalties in ETH (quote them " +
+    "with ethAmountWei); or give either `user` and no minVeOutWei and it quotes by itself, as lock-via-furnace does. " +
     "A quoter revert is 502 QUOTE_FAILED with `detail.reason` naming it.",
   query: QUOTE_ROUTE_PARAMS,
   errors: ["BAD_PARAMS", "CHAIN_UNREADY", "QUOTE_FAILED", "UPSTREAM_UNAVAILABLE"],

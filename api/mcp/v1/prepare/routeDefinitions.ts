@@ -69,10 +69,16 @@ const ROYALTY_QUOTE = pendingQuote(
   "The pending royalties quoted: the ETH the Furnace swaps into the token (wei).",
   "Mode 1",
 );
+const REWARD_QUOTE = pendingQuote(
+  "claimAmountWei",
+  "The pending LP rewards quoted: the tokens the vault enters into the Furnace (wei).",
+  "compound=true",
+);
 
 const EXTRA_FIELDS: Readonly<Record<string, Record<string, JsonSchema>>> = {
   "collect-all": { quote: ROYALTY_QUOTE },
   "collect-royalties": { quote: ROYALTY_QUOTE },
+  "harvest-rewards": { quote: REWARD_QUOTE },
   "lock-via-furnace": {
     quote: object(
       {
@@ -92,6 +98,7 @@ const EXTRA_FIELDS: Readonly<Record<string, Record<string, JsonSchema>>> = {
 const OPTIONAL_EXTRA_FIELDS: Readonly<Record<string, readonly string[]>> = {
   "collect-all": ["quote"],
   "collect-royalties": ["quote"],
+  "harvest-rewards": ["quote"],
 };
 
 function transactionSchema(step: string): JsonSchema {

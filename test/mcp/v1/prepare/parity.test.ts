@@ -288,7 +288,10 @@ describe("calldata parity with ox, viem and a hand encoder (fast-check)", () => 
     );
     fc.assert(
       fc.property(caseArb, ({ q, contracts, expected }) => {
-        const { calls } = harvestRewards.encode(contracts, harvestRewards.parse(url("harvest-rewards", q)), undefined);
+        const input = harvestRewards.parse(url("harvest-rewards", q));
+        // A given minVeOutWei is encoded as given (what the read returns for it).
+        const minVeOutWei = input.compound ? input.minVeOutWei! : 0n;
+        const { calls } = harvestRewards.encode(contracts, input, { minVeOutWei });
         assertParity(calls, expected(contracts));
       }),
       { numRuns: RUNS },

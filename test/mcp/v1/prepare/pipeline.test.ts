@@ -134,6 +134,7 @@ describe("(2) deployments only some requests need (needsWhen) are resolved for t
   const QUOTED: Record<string, Record<string, string | bigint | boolean>> = {
     "collect-all": { mode: 1n, durationSeconds: 604_800n, user },
     "collect-royalties": { mode: 1n, durationSeconds: 604_800n, user },
+    "harvest-rewards": { compound: true, durationSeconds: 604_800n, user },
   };
   it("the actions with a needsWhen are those that can quote a pending entry", () => {
     expect(ACTIONS.filter((a) => a.needsWhen).map((a) => a.action)).toEqual(Object.keys(QUOTED));
