@@ -69,7 +69,8 @@ const INDEX_CACHING = {
     schema: { type: "string" },
   },
   "Cache-Control": {
-    description: "`public, max-age=2` at the head (and at a past block the chain has not finalized); `public, max-age=86400, immutable` at a block both the indexer and the chain have finalized.",
+    description:
+      "`public, max-age=2` at the head (and at a past block the chain has not finalized); `public, max-age=86400, immutable` at a block both the indexer and the chain have finalized.",
     schema: { type: "string" },
   },
 };
