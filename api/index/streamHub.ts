@@ -285,12 +285,13 @@ export class StreamHub {
         stream.catchingUp = false;
       },
       (error: unknown) => {
-        // Live from here, as a stream whose catch-up read failed always was; the failure is the process's to see.
-        stream.catchingUp = false;
+        // Closed, not made live: live from the hub's head on, it would pass over the blocks it was never sent (its
+        // ids could not show it). Its client resumes from the last id it was sent.
         this.rt.warn("index stream", "index stream update failed", {
           error: (error as Error).name,
           cause: causeOf(error),
         });
+        this.#lost(stream);
       },
     );
     return stream;
@@ -369,6 +370,23 @@ export class StreamHub {
   }
 
   /**
+   * #changes read once more when it fails (a pool's timeout, a statement cancelled under load); null when it still
+   * fails (warned, counted). Its caller closes the streams it was read for (#lost): which blocks changed is not known,
+   * so going on past them would leave a gap the client's ids could not show.
+   */
+  async #changesOrNull(streams: readonly EventStream[], from: bigint, to: bigint, since: bigint | null) {
+    try {
+      return await this.#changes(streams, from, to, since).catch(() => this.#changes(streams, from, to, since));
+    } catch (error) {
+      this.rt.warn("index stream", "index stream changes failed", {
+        error: (error as Error).name,
+        cause: causeOf(error),
+      });
+      return null;
+    }
+  }
+
+  /**
    * The stream's first events, written at its client's pace (EventStream.ready) outside the hub's turn: its topics'
    * answers at the head, or the blocks it missed since `lastEventId`, then the heads that came meanwhile, until it is
    * up to the hub's last head — then the hub's heads carry it (it is left out of them until then). A reorg the hub
@@ -409,10 +427,15 @@ export class StreamHub {
         continue;
       }
       const from = upTo + 1n;
-      const changes = await this.#inTurn(async () =>
-        stream.catchingUp ? (await this.#changes([stream], from, last, null)).value : [],
+      const read = await this.#inTurn(async () =>
+        stream.catchingUp ? this.#changesOrNull([stream], from, last, null) : undefined,
       );
-      if (!(await this.#replayPaced(stream, changes))) return;
+      if (!stream.catchingUp || read === undefined) return;
+      if (read === null) {
+        this.#lost(stream);
+        return;
+      }
+      if (!(await this.#replayPaced(stream, read.value))) return;
       upTo = last;
     }
   }
@@ -451,11 +474,13 @@ export class StreamHub {
   }
 
   /**
-   * A stream that could not be sent a block's answers (one still failed when read again) is closed before any event
-   * of that block, not passed over: its client reconnects with the last id it was sent, below the block, and its
-   * catch-up reads the block again. Skipping it would leave a gap the client's ids could not show.
+   * A stream that could not be sent a block's answers (one still failed when read again), or not told which blocks
+   * changed (that read still failed), is closed before any event of those blocks, not passed over: its client
+   * reconnects with the last id it was sent, below them, and its catch-up reads them again. Skipping them would leave
+   * a gap the client's ids could not show.
    */
   #lost(stream: EventStream): false {
+    if (!stream.closed) this.metrics?.dropped.inc({ reason: "read_failed" });
     stream.close();
     return false;
   }
@@ -498,7 +523,12 @@ export class StreamHub {
       return;
     }
     this.#lastTime = null;
-    const read = await this.#changes(streams, last + 1n, block, since);
+    const read = await this.#changesOrNull(streams, last + 1n, block, since);
+    if (read === null) {
+      // The streams' last id is `last`: they resume from there, and their catch-up reads last + 1 … block again.
+      for (const s of streams) this.#lost(s);
+      return;
+    }
     // When the range's end is the head the statement saw, its timestamp starts the next range's exits.
     if (read.head.block === block) this.#lastTime = read.head.time;
     await this.#replay(streams, read.value, answers);

@@ -12,7 +12,10 @@ export type StreamMetrics = {
   events: Counter;
   /** Streams refused with 429 before they opened, by reason: total, per_ip. */
   refused: Counter;
-  /** Streams closed by the server, by reason: unread (the client did not take its events). */
+  /**
+   * Streams closed by the server, by reason: unread (the client did not take its events), read_failed (a block's
+   * answers, or which blocks changed, could not be read: the client resumes from its last id).
+   */
   dropped: Counter;
   /** Topic answers the hub could not read (its event not written), by the route's error code. */
   answersFailed: Counter;
@@ -37,7 +40,9 @@ export function createStreamMetrics(): StreamMetrics {
   );
   const dropped = new Counter(
     "api_streams_dropped_total",
-    "Event streams the server closed, by reason: unread (the client left its events unread).",
+    "Event streams the server closed, by reason: unread (the client left its events unread), read_failed (a " +
+      "block's answers, or which blocks changed, could not be read even when read again: the client resumes from its " +
+      "last id).",
     ["reason"],
   );
   const answersFailed = new Counter(

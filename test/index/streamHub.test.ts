@@ -153,7 +153,11 @@ describe("StreamHub: a block's answers are sent whole or not at all", () => {
     }));
 
   /** A hub over an index at `state.head`, whose signal the test tells; `fails(path)` makes an answer's read fail. */
-  function hubOf(state: { head: number }, fails: (path: string) => boolean) {
+  function hubOf(
+    state: { head: number },
+    fails: (path: string) => boolean,
+    changesFail: (from: bigint) => boolean = () => false,
+  ) {
     const listeners: ((block: bigint) => void)[] = [];
     const rt = {
       signal: {
@@ -166,10 +170,13 @@ describe("StreamHub: a block's answers are sent whole or not at all", () => {
       },
       index: {
         probe: async () => ({ head: { block: BigInt(state.head), time: 1n } }),
-        changes: async (from: bigint, to: bigint) => ({
-          value: changesTo(state.head).filter((c) => c.block >= from && c.block <= to),
-          head: { block: BigInt(state.head), time: 1n },
-        }),
+        changes: async (from: bigint, to: bigint) => {
+          if (changesFail(from)) throw new Error("canceling statement due to statement timeout");
+          return {
+            value: changesTo(state.head).filter((c) => c.block >= from && c.block <= to),
+            head: { block: BigInt(state.head), time: 1n },
+          };
+        },
       },
       reorgs: { covering: () => null },
       warn: () => {},
@@ -248,6 +255,41 @@ describe("StreamHub: a block's answers are sent whole or not at all", () => {
     const rest = await eventsOf(stream);
     expect(rest).toEqual({ events: [], ended: true });
     expect(hub.size).toBe(0);
+  });
+
+  it("a catch-up's read of the changed blocks that fails once is read again: every block's events are sent", async () => {
+    let failed = 0;
+    const { hub } = hubOf(
+      { head: 3 },
+      () => false,
+      () => failed++ === 0,
+    );
+    const stream = hub.open(topics(), "127.0.0.1", 0n);
+    const { events } = await eventsOf(stream, (e) => e.length >= 6);
+    expect(failed).toBe(2);
+    expect(events).toEqual([...both(1), ...both(2), ...both(3)]);
+    stream.close();
+  });
+
+  it("a live head whose read of the changed blocks keeps failing ends the stream: its blocks are not passed over", async () => {
+    let down = false;
+    const state = { head: 3 };
+    const { hub, tell } = hubOf(
+      state,
+      () => false,
+      () => down,
+    );
+    const stream = hub.open(topics(), "127.0.0.1", null);
+    expect((await eventsOf(stream, (e) => e.length >= 2)).events).toEqual(both(3));
+    down = true;
+    tell(4);
+    expect(await eventsOf(stream)).toEqual({ events: [], ended: true });
+    // The client resumes from block 3, and its catch-up reads block 4's changes again.
+    down = false;
+    tell(5);
+    const resumed = hub.open(topics(), "127.0.0.1", 3n);
+    expect((await eventsOf(resumed, (e) => e.length >= 4)).events).toEqual([...both(4), ...both(5)]);
+    resumed.close();
   });
 });
 

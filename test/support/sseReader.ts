@@ -11,6 +11,8 @@ export type SseReader = {
   readonly events: SseEvent[];
   /** Comment lines (`:`, the heartbeat) so far. */
   comments(): number;
+  /** Whether the server ended the stream (its body done), as against still open or aborted by the caller. */
+  ended(): boolean;
   /** The first event that matches, waiting up to `ms` for it. */
   until(match: (e: SseEvent) => boolean, ms?: number): Promise<SseEvent>;
 };
@@ -23,6 +25,7 @@ export function readSse(res: Response): SseReader {
   const events: SseEvent[] = [];
   const waiters: (() => void)[] = [];
   let comments = 0;
+  let ended = false;
   if (res.status === 200 && res.body) {
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     void (async () => {
@@ -30,7 +33,11 @@ export function readSse(res: Response): SseReader {
       try {
         for (;;) {
           const { value, done } = await reader.read();
-          if (done) return;
+          if (done) {
+            ended = true;
+            for (const w of waiters.splice(0)) w();
+            return;
+          }
           buffer += value;
           const at = performance.now();
           let cut = buffer.indexOf("\n\n");
@@ -58,6 +65,7 @@ export function readSse(res: Response): SseReader {
   return {
     events,
     comments: () => comments,
+    ended: () => ended,
     async until(match, ms = 30_000) {
       const deadline = Date.now() + ms;
       for (;;) {
