@@ -11,7 +11,8 @@
  * the others find it moved and feed nothing.
  *
  * The worker, in every process, keeps a pool of attempts: it claims due deliveries (each subscriber's oldest
- * undelivered, when pending) into its free slots and POSTs them signed; a failure is retried on the schedule
+ * undelivered, when pending) into its free slots — shared ones, or back-off ones for a subscriber retrying, so a receiver
+ * that hangs holds back no other (SHARED_SLOTS) — and POSTs them signed; a failure is retried on the schedule
  * (WEBHOOK_RETRY_SCHEDULE), then dead until an operator replays it. It polls the
  * outbox only while a subscription exists: with none there can be no delivery (deleting a subscription deletes its
  * deliveries), so an idle deployment costs one look at the subscriptions every 10 s (one registered by another
@@ -29,7 +30,7 @@ import type { BlockChange } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
 import { postWebhook } from "./send";
 import { signedHeaders } from "./signature";
-import type { NewDelivery, WebhookStore } from "./store";
+import type { Claimed, NewDelivery, WebhookStore } from "./store";
 import type { PrivateTargets } from "./target";
 import { parseWebhookTopic } from "./topics";
 
@@ -49,11 +50,23 @@ export type WebhookSettings = {
 /** Blocks one feeding step covers (a process back after a long stop feeds in steps of this many). */
 const FEED_STEP_BLOCKS = 500n;
 /**
- * Attempts one worker keeps in flight (each of a different subscriber): a pool, each slot taking the next due delivery
- * as soon as its attempt ends, so a slow receiver holds only its own slot. An attempt is a socket and a timer, so the
- * pool is wide: only this many receivers hanging at once (each for up to WEBHOOK_TIMEOUT_MS) delay the others.
+ * A worker's attempts in flight, each of a different subscriber (one at a time per webhook keeps its block order),
+ * in three counts, so a receiver that hangs (each attempt lasting up to WEBHOOK_TIMEOUT_MS) delays no other:
+ * - SHARED_SLOTS for the first attempts of the webhooks in good standing (their last delivery went through), each
+ *   held for at most `slowAfterMs` (WebhookTiming): an attempt still unanswered then is counted slow and its slot
+ *   goes to the next due delivery at once;
+ * - BACKOFF_SLOTS for the retries of the webhooks backing off (their last attempt failed: a receiver down, erring or
+ *   timing out), which never take a shared slot;
+ * - MAX_IN_FLIGHT in all, the slow ones included: an attempt is a socket and a timer.
+ * So a healthy receiver's delivery waits for a shared slot at most `slowAfterMs`, and only while SHARED_SLOTS new
+ * receivers hang at once (each once: then it is backing off); however many receivers hang, they hold back-off slots.
  */
-const WORKER_SLOTS = 32;
+const SHARED_SLOTS = 32;
+const BACKOFF_SLOTS = 32;
+const MAX_IN_FLIGHT = 128;
+
+/** Which count an attempt in flight is in (see SHARED_SLOTS). */
+type Lane = "shared" | "slow" | "backoff";
 
 /** The engine's clocks (a test shortens them). */
 export type WebhookTiming = {
@@ -63,9 +76,16 @@ export type WebhookTiming = {
   subscribedCheckMs: number;
   /** How often the backlog gauges are read (with no subscription they are zero, read from nothing). */
   backlogMs: number;
+  /** How long an attempt holds a shared slot before it is counted slow (SHARED_SLOTS). */
+  slowAfterMs: number;
 };
 
-export const WEBHOOK_TIMING: WebhookTiming = { pollMs: 500, subscribedCheckMs: 10_000, backlogMs: 5_000 };
+export const WEBHOOK_TIMING: WebhookTiming = {
+  pollMs: 500,
+  subscribedCheckMs: 10_000,
+  backlogMs: 5_000,
+  slowAfterMs: 250,
+};
 
 /**
  * The delivery's body: Standard Webhooks' `{ type, timestamp, data }`, the answer's JSON text embedded as is. Stored
@@ -86,7 +106,8 @@ export class WebhookEngine {
   #working = false;
   #again = false;
   #stopped = false;
-  #inFlight = new Set<Promise<unknown>>();
+  /** The attempts in flight, each with its count (Lane). */
+  #inFlight = new Map<Promise<unknown>, { lane: Lane }>();
   #lastSignal: bigint | null = null;
   /** Whether a subscription exists, as last seen: the worker polls the outbox only while it does. */
   #subscribed = false;
@@ -174,7 +195,7 @@ export class WebhookEngine {
     this.#stopped = true;
     this.#unsubscribe?.();
     for (const t of this.#timers) clearInterval(t);
-    await Promise.allSettled([this.#queue, ...this.#inFlight]);
+    await Promise.allSettled([this.#queue, ...this.#inFlight.keys()]);
   }
 
   #enqueue(work: () => Promise<void>): void {
@@ -306,40 +327,55 @@ export class WebhookEngine {
   }
 
   /**
-   * Claims due deliveries into the free slots, without waiting for the attempts: each one's end frees its slot and
-   * kicks again, so the next due delivery (of any subscriber) goes at once. A subscriber's delivery in flight is
-   * leased, so its later ones are not due: one at a time per subscriber, in order.
+   * Claims due deliveries into the free slots (SHARED_SLOTS), without waiting for the attempts: each one's end (or its
+   * passing `slowAfterMs`) frees its slot and kicks again, so the next due delivery (of any subscriber) goes at once.
+   * A subscriber's delivery in flight is leased, so its later ones are not due: one at a time per subscriber, in order.
    */
   async #fill(): Promise<void> {
     try {
       await this.ready();
-      for (;;) {
-        const free = WORKER_SLOTS - this.#inFlight.size;
-        if (this.#stopped || free <= 0) return;
-        const lease = this.settings.timeoutMs + 30_000;
-        const claimed = await this.store.claim(free, lease);
-        for (const d of claimed) {
-          void this.#track(this.#attempt(d))
-            .catch((error: unknown) => this.#warnWorker(error))
-            .finally(() => this.kick());
-        }
-        if (claimed.length < free) return;
-      }
+      if (this.#stopped) return;
+      const held = { shared: 0, slow: 0, backoff: 0 };
+      for (const { lane } of this.#inFlight.values()) held[lane]++;
+      const room = MAX_IN_FLIGHT - this.#inFlight.size;
+      const first = Math.max(0, Math.min(SHARED_SLOTS - held.shared, room));
+      const retries = Math.max(0, Math.min(BACKOFF_SLOTS - held.backoff, room - first));
+      if (first === 0 && retries === 0) return;
+      const lease = this.settings.timeoutMs + 30_000;
+      const claimed = await this.store.claim({ first, retries }, lease);
+      for (const d of claimed) this.#start(d, d.attempts > 1 ? "backoff" : "shared");
     } catch (error) {
       this.#warnWorker(error);
     }
+  }
+
+  /** One attempt in flight in `lane`; a shared one is counted slow after `slowAfterMs`, freeing its slot. */
+  #start(d: Claimed, lane: Lane): void {
+    const slot = { lane };
+    const attempt = this.#attempt(d);
+    this.#inFlight.set(attempt, slot);
+    const slow =
+      lane === "shared"
+        ? setTimeout(() => {
+            slot.lane = "slow";
+            this.kick();
+          }, this.timing.slowAfterMs)
+        : undefined;
+    slow?.unref();
+    void attempt
+      .catch((error: unknown) => this.#warnWorker(error))
+      .finally(() => {
+        clearTimeout(slow);
+        this.#inFlight.delete(attempt);
+        this.kick();
+      });
   }
 
   #warnWorker(error: unknown): void {
     this.rt.warn("webhook worker", "webhook worker failed", { error: (error as Error).name, cause: causeOf(error) });
   }
 
-  #track<T>(p: Promise<T>): Promise<T> {
-    this.#inFlight.add(p);
-    return p.finally(() => this.#inFlight.delete(p));
-  }
-
-  async #attempt(d: Awaited<ReturnType<WebhookStore["claim"]>>[number]): Promise<void> {
+  async #attempt(d: Claimed): Promise<void> {
     const timestamp = Math.floor(Date.now() / 1000);
     const result = await postWebhook({
       url: d.url,

@@ -260,11 +260,14 @@ export class WebhookStore {
   }
 
   /**
-   * Claims up to `limit` due deliveries, each the oldest undelivered of its subscriber (none while that one is dead:
-   * a row fed in the instant it died may be pending behind it), for `leaseMs` (pushed into
-   * `next_attempt_at`, so no other worker takes it meanwhile, and a worker that dies lets it go when the lease ends).
+   * Claims due deliveries, each the oldest undelivered of its subscriber (none while that one is dead: a row fed in
+   * the instant it died may be pending behind it), for `leaseMs` (pushed into `next_attempt_at`, so no other worker
+   * takes it meanwhile, and a worker that dies lets it go when the lease ends): up to `lanes.first` never attempted
+   * (their subscriber's last delivery went through: the worker's shared slots) and up to `lanes.retries` attempted
+   * before (their subscriber is backing off: its back-off slots), each lane oldest due first. `attempts` is the
+   * claimed attempt's number (above 1: a retry).
    */
-  async claim(limit: number, leaseMs: number): Promise<Claimed[]> {
+  async claim(lanes: { first: number; retries: number }, leaseMs: number): Promise<Claimed[]> {
     const s = this.#s;
     const rows = await this.sql.query<{
       seq: string;
@@ -277,17 +280,23 @@ export class WebhookStore {
       `WITH heads AS (
          SELECT DISTINCT ON (subscription_id) seq FROM ${s}.delivery
           WHERE status IN ('pending', 'dead') ORDER BY subscription_id, seq),
-       due AS (
+       first AS (
          SELECT d.seq FROM ${s}.delivery d JOIN heads h ON h.seq = d.seq
-          WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-          ORDER BY d.next_attempt_at LIMIT $1
-          FOR UPDATE OF d SKIP LOCKED)
+          WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND d.attempts = 0
+          ORDER BY d.next_attempt_at, d.seq LIMIT $1
+          FOR UPDATE OF d SKIP LOCKED),
+       retries AS (
+         SELECT d.seq FROM ${s}.delivery d JOIN heads h ON h.seq = d.seq
+          WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND d.attempts > 0
+          ORDER BY d.next_attempt_at, d.seq LIMIT $3
+          FOR UPDATE OF d SKIP LOCKED),
+       due AS (SELECT seq FROM first UNION ALL SELECT seq FROM retries)
        UPDATE ${s}.delivery d SET attempts = d.attempts + 1,
               next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
          FROM due, ${s}.subscription sub
         WHERE d.seq = due.seq AND sub.id = d.subscription_id
        RETURNING d.seq::text AS seq, d.id, sub.url, sub.secret, d.payload, d.attempts`,
-      [limit, leaseMs],
+      [lanes.first, leaseMs, lanes.retries],
     );
     return rows;
   }

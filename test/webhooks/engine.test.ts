@@ -3,9 +3,12 @@
  * PGlite, as the local stack runs it) with every statement counted, a process with no webhook issues no statement on
  * the outbox — only a rare look at the subscriptions — and a registration in this process (what POST /webhooks does),
  * or one by another replica (seen at the next look), has deliveries made as before, by a real HTTP receiver. On real
- * Postgres: the worker is a pool — a slow receiver holds only its own attempt, never the other webhooks' — that keeps
- * each webhook's order and, with two processes on one outbox, sends each delivery once.
+ * Postgres: the worker is a pool — a slow receiver holds only its own attempt, never the other webhooks', and 40 that
+ * never answer do not delay a healthy one (their attempts give up the shared slots, their retries take back-off ones)
+ * — that keeps each webhook's order and, with two processes on one outbox, sends each delivery once.
  */
+import { createServer } from "node:http";
+import type { Socket } from "node:net";
 import { PGlite } from "@electric-sql/pglite";
 import { Hono } from "hono";
 import pg from "pg";
@@ -15,7 +18,7 @@ import { routeAnswers } from "../../api/live/routeAnswers";
 import { createLogger } from "../../api/observability/logger";
 import { createWebhookMetrics } from "../../api/observability/webhookMetrics";
 import { createIndexRuntime, NO_INDEX } from "../../api/read/runtime";
-import type { WebhookSettings, WebhookTiming } from "../../api/webhooks/engine";
+import { WEBHOOK_TIMING, type WebhookSettings, type WebhookTiming } from "../../api/webhooks/engine";
 import { Webhooks } from "../../api/webhooks/service";
 import { pgliteSql, pgSql, type Sql } from "../../api/webhooks/sql";
 import { platformConfig } from "../support/platformApp";
@@ -63,6 +66,7 @@ afterEach(async () => {
 /** One process's webhooks on a real Postgres schema, its engine started as startWebhooks' is. */
 async function startOnPostgres(schema: string, settings: WebhookSettings = SETTINGS) {
   const webhooks = new Webhooks(pgSql(PG_URL, 3), schema, settings, logger, createWebhookMetrics(), {
+    ...WEBHOOK_TIMING,
     pollMs: 100,
     subscribedCheckMs: 60_000,
     backlogMs: 60_000,
@@ -92,11 +96,46 @@ async function database(): Promise<PGlite> {
   return db;
 }
 
-async function receiver(): Promise<WebhookReceiver> {
+async function receiver(port = 0): Promise<WebhookReceiver> {
   const r = new WebhookReceiver();
+  r.port = port;
   await r.up();
   opened.push({ close: () => r.down() });
   return r;
+}
+
+/** This test file's ports (the receivers of the fairness case): one healthy receiver, 8 servers that never answer. */
+const RECEIVER_PORT = 43640;
+const HANGING_PORTS = [43641, 43642, 43643, 43644, 43645, 43646, 43647, 43648];
+
+/**
+ * A receiver that accepts the connection and reads the request, then never answers (a hung endpoint): it counts the
+ * requests, the blocks they carried and the most it held open at once.
+ */
+async function hangingServer(port: number) {
+  const sockets = new Set<Socket>();
+  const state = { url: `http://127.0.0.1:${port}/hook`, requests: 0, blocks: [] as number[], mostOpen: 0, open: 0 };
+  const server = createServer((req) => {
+    state.requests++;
+    state.open++;
+    state.mostOpen = Math.max(state.mostOpen, state.open);
+    req.on("close", () => state.open--);
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => state.blocks.push(Number(JSON.parse(Buffer.concat(chunks).toString("utf8")).block)));
+  });
+  server.on("connection", (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  opened.push({
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  });
+  return state;
 }
 
 /** One delivery for `subscription` in the outbox, as a feeder inserts it (this process's, or another replica's). */
@@ -125,6 +164,7 @@ describe("the webhook worker", () => {
     const db = await database();
     // The worker's poll and the gauges' read every 100 ms: 10 claims and 10 backlog reads a second if it polled idle.
     const { webhooks, statements } = await startWebhooks(db, {
+      ...WEBHOOK_TIMING,
       pollMs: 100,
       subscribedCheckMs: 60_000,
       backlogMs: 100,
@@ -149,7 +189,12 @@ describe("the webhook worker", () => {
 
   it("wakes for a subscription another replica registered at its next look, and idles again when it is deleted", async () => {
     const db = await database();
-    const { webhooks, statements } = await startWebhooks(db, { pollMs: 100, subscribedCheckMs: 300, backlogMs: 100 });
+    const { webhooks, statements } = await startWebhooks(db, {
+      ...WEBHOOK_TIMING,
+      pollMs: 100,
+      subscribedCheckMs: 300,
+      backlogMs: 100,
+    });
     // Another replica: the same tables, its own store; it tells this process nothing.
     const other = new Webhooks(pgliteSql(db), SCHEMA, SETTINGS, logger);
     await sleep(700);
@@ -222,6 +267,44 @@ describe("the webhook worker's pool, on Postgres", () => {
     const delivered = await webhooks.store.deliveries({ status: "delivered", limit: 20 });
     expect(delivered.map((d) => d.attempts)).toEqual(Array(8).fill(1));
   }, 30_000);
+
+  it("40 receivers that never answer do not delay a healthy one: its deliveries arrive within 1 s (p99), in order, once", async () => {
+    // Each attempt of a hanging receiver lasts the whole timeout; retried 0.5 s after each, for longer than the test.
+    const settings = { ...SETTINGS, timeoutMs: 3_000, retryScheduleMs: Array(40).fill(500), maxSubscriptions: 100 };
+    const webhooks = await startOnPostgres(schemaNamed("fair"), settings);
+    const healthy = await receiver(RECEIVER_PORT);
+    // 40 webhooks on 8 servers (5 paths each) that accept the connection and read the request, then never answer.
+    const hanging = await Promise.all(HANGING_PORTS.map((port) => hangingServer(port)));
+    const hooks: string[] = [];
+    for (const h of hanging) {
+      for (let i = 0; i < 5; i++) {
+        hooks.push((await webhooks.store.create(`${h.url}/${i}`, ["stats"], "whsec_AAAA", 100))!.id);
+      }
+    }
+    const healthyHook = (await webhooks.store.create(healthy.url, ["stats"], "whsec_AAAA", 100))!;
+    // Fed as the feeder feeds (one transaction per block, the healthy webhook's row last), waking its worker; a
+    // delivery's wait is from its commit to its arrival.
+    const made = new Map<number, number>();
+    const BLOCKS = 30;
+    for (let block = 1; block <= BLOCKS; block++) {
+      await enqueueAll(webhooks, [...hooks, healthyHook.id], BigInt(block));
+      made.set(block, Date.now());
+      webhooks.wake();
+      await sleep(250);
+    }
+    await healthy.until((acked) => acked.length >= BLOCKS, 20_000);
+    const byBlock = healthy.acked().map((r) => r.at - made.get(Number(JSON.parse(r.body).block))!);
+    const waits = [...byBlock].sort((x, y) => x - y);
+    const p99 = waits[Math.ceil(waits.length * 0.99) - 1]!;
+    expect(p99, `waits (ms) by block: ${byBlock.join(" ")}`).toBeLessThan(1_000);
+    expect(blocksOf(healthy.received)).toEqual(Array.from({ length: BLOCKS }, (_, i) => i + 1));
+    expect(new Set(healthy.received.map((r) => r.id)).size).toBe(BLOCKS);
+    // The hanging ones are still attempted, each one at a time (its oldest delivery, block 1), within the global cap.
+    const attempts = hanging.map((h) => h.requests);
+    expect(attempts.every((n) => n >= 5)).toBe(true);
+    for (const h of hanging) expect(h.blocks.every((b) => b === 1)).toBe(true);
+    expect(Math.max(...hanging.map((h) => h.mostOpen))).toBeLessThanOrEqual(5);
+  }, 60_000);
 
   it("two processes on one outbox: every webhook's blocks arrive in order, each once, slow receivers or not", async () => {
     const schema = schemaNamed("two");

@@ -244,7 +244,7 @@ describe("the outbox on Postgres", () => {
     const delivered: Record<string, string[]> = {};
     const worker = async () => {
       for (let round = 0; round < 50; round++) {
-        const claimed = await store.claim(8, 60_000);
+        const claimed = await store.claim({ first: 8, retries: 8 }, 60_000);
         if (claimed.length === 0) {
           await new Promise((r) => setTimeout(r, 10));
           continue;
@@ -268,12 +268,12 @@ describe("the outbox on Postgres", () => {
   it("a failure past the schedule kills the delivery and those behind it; a replay brings them back in order", async () => {
     const hook = (await store.create("http://127.0.0.1:9/dead", ["stats"], "s", 10))!;
     await feedTwoBlocks(hook.id);
-    const [c] = (await store.claim(100, 60_000)).filter((x) => x.url === hook.url);
+    const [c] = (await store.claim({ first: 100, retries: 100 }, 60_000)).filter((x) => x.url === hook.url);
     await store.failed(c!.seq, c!.attempts, "HTTP 500", null);
     const dead = await store.deliveries({ webhook: hook.id, status: "dead", limit: 10 });
     expect(dead.map((d) => d.lastError)).toEqual(["an earlier delivery of its webhook went dead", "HTTP 500"]);
     expect(await store.replay(hook.id)).toBe(2);
-    const again = (await store.claim(100, 60_000)).filter((x) => x.url === hook.url);
+    const again = (await store.claim({ first: 100, retries: 100 }, 60_000)).filter((x) => x.url === hook.url);
     expect(again.map((x) => x.seq)).toEqual([c!.seq]);
   });
 
@@ -290,7 +290,8 @@ describe("the outbox on Postgres", () => {
           payload: `{"b":${block}}`,
         })),
       }));
-    const mine = async () => (await store.claim(100, 60_000)).filter((x) => x.url === hook.url);
+    const mine = async () =>
+      (await store.claim({ first: 100, retries: 100 }, 60_000)).filter((x) => x.url === hook.url);
     await feedBlocks([100n, 101n]);
     const [first] = await mine();
     await store.failed(first!.seq, first!.attempts, "HTTP 500", null);
@@ -326,7 +327,7 @@ describe("the outbox on Postgres", () => {
   it("deleting a webhook deletes all its deliveries, delivered ones included (as the docs say)", async () => {
     const hook = (await store.create("http://127.0.0.1:9/deleted", ["stats"], "s", 10))!;
     await feedTwoBlocks(hook.id);
-    const [c] = (await store.claim(100, 60_000)).filter((x) => x.url === hook.url);
+    const [c] = (await store.claim({ first: 100, retries: 100 }, 60_000)).filter((x) => x.url === hook.url);
     expect(await store.delivered(c!.seq, c!.attempts)).toBe(true);
     expect((await store.deliveries({ webhook: hook.id, limit: 10 })).map((d) => d.status)).toEqual([
       "pending",

@@ -13,6 +13,7 @@ import { loadConfig } from "../../api/config";
 import { silentLogger } from "../../api/observability/logger";
 import { createLockIndex } from "../../api/read/atBlock";
 import type { Reverted } from "../../api/read/indexSignal";
+import { WEBHOOK_TIMING } from "../../api/webhooks/engine";
 import { Webhooks } from "../../api/webhooks/service";
 import { pgliteSql } from "../../api/webhooks/sql";
 import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
@@ -55,7 +56,7 @@ beforeAll(async () => {
     { operatorToken: null, allowPrivate: "loopback", retryScheduleMs: [100], timeoutMs: 2_000, maxSubscriptions: 10 },
     silentLogger,
     undefined,
-    { pollMs: 100, subscribedCheckMs: 60_000, backlogMs: 60_000 },
+    { ...WEBHOOK_TIMING, pollMs: 100, subscribedCheckMs: 60_000, backlogMs: 60_000 },
   );
   createApp({
     config: loadConfig({ NETWORK: "base" }),
