@@ -3,17 +3,22 @@
  * may read. Every root field that names a block — its `block` argument, or the block its `after` cursor carries —
  * must name the same one (else BAD_USER_INPUT); with none named, the request is answered at the index's head, read
  * once. The rows are the sum of the lists' `limit`s, one per `lock` and `rank`, 8 per `profile` (a row per board), at
- * most GRAPHQL_LIMITS.rows.
+ * most GRAPHQL_LIMITS.rows. A root field that `@skip` / `@include` leaves out is not run, so it names and costs nothing.
  */
 import {
   type ExecutionArgs,
   type FieldNode,
   type FragmentDefinitionNode,
+  type FragmentSpreadNode,
   type GraphQLError,
+  GraphQLIncludeDirective,
   type GraphQLSchema,
+  GraphQLSkipDirective,
   getArgumentValues,
+  getDirectiveValues,
   getOperationAST,
   getVariableValues,
+  type InlineFragmentNode,
   Kind,
   type SelectionSetNode,
 } from "graphql";
@@ -89,7 +94,7 @@ export function planOf(
     }
     block ??= { value, param };
   };
-  for (const field of rootFields(operation.selectionSet, fragments)) {
+  for (const field of rootFields(operation.selectionSet, fragments, coerced.coerced)) {
     const def = queryFields(args.schema)[field.name.value];
     if (def === undefined) continue; // __typename, __schema, __type
     const values = getArgumentValues(def, field, coerced.coerced);
@@ -144,19 +149,31 @@ function cursorBlock(cursors: CursorCodec, raw: string, kind: Cursor["kind"], li
 
 const queryFields = (schema: GraphQLSchema) => schema.getQueryType()?.getFields() ?? {};
 
-/** The root fields of the operation, through fragments and inline fragments. */
+/**
+ * The root fields of the operation that execution runs, through fragments and inline fragments: a field or fragment
+ * that `@skip(if: true)` or `@include(if: false)` leaves out (a literal or a variable) is left out here too, as
+ * graphql-js's collectFields does, so it names no block and counts no rows.
+ */
 function* rootFields(
   set: SelectionSetNode,
   fragments: Map<string, FragmentDefinitionNode>,
+  variables: Record<string, unknown>,
   seen = new Set<string>(),
 ): Generator<FieldNode> {
   for (const s of set.selections) {
+    if (!included(s, variables)) continue;
     if (s.kind === Kind.FIELD) yield s;
-    else if (s.kind === Kind.INLINE_FRAGMENT) yield* rootFields(s.selectionSet, fragments, seen);
+    else if (s.kind === Kind.INLINE_FRAGMENT) yield* rootFields(s.selectionSet, fragments, variables, seen);
     else if (!seen.has(s.name.value)) {
       seen.add(s.name.value);
       const fragment = fragments.get(s.name.value);
-      if (fragment) yield* rootFields(fragment.selectionSet, fragments, seen);
+      if (fragment) yield* rootFields(fragment.selectionSet, fragments, variables, seen);
     }
   }
+}
+
+/** graphql-js's shouldIncludeNode: `@skip(if: true)` leaves a selection out, then `@include(if: false)` does. */
+function included(node: FieldNode | InlineFragmentNode | FragmentSpreadNode, variables: Record<string, unknown>) {
+  if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false;
+  return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
 }

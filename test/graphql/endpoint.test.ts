@@ -413,6 +413,72 @@ describe("identical requests together", () => {
   });
 });
 
+describe("@skip and @include", () => {
+  // graphql-js never runs a field they leave out: it names no block and counts no rows (it pinned and counted).
+  // A new document on a busy machine may find the compile permits taken (COMPILE_QUEUE_FULL): asked again.
+  const ask = async (query: string, variables?: Record<string, unknown>) => {
+    for (let tries = 0; ; tries++) {
+      const answer = await gql(query, variables);
+      if (!codes(answer.body).includes("COMPILE_QUEUE_FULL") || tries === 40) return answer;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
+  const page = (name: string, tokenId: number, directive = "") =>
+    `${name}: lockEvents(where: { tokenId: "${tokenId}" }, limit: 1000) ${directive} { items { kind } }`;
+
+  it("a skipped field counts no rows: literal and variable arguments, on fields, inline fragments and spreads", async () => {
+    const over = [
+      `{ ${page("a", 1)} ${page("b", 2)} ${page("c", 3, "@skip(if: true)")} lock(tokenId: "4") @include(if: false) { tokenId } }`,
+      `{ ${page("a", 1)} ${page("b", 2)} ... @skip(if: true) { ${page("c", 3)} } }`,
+      `{ ${page("a", 1)} ${page("b", 2)} ...C @include(if: false) } fragment C on Query { ${page("c", 3)} }`,
+    ];
+    for (const query of over) {
+      const { status, body } = await ask(query);
+      expect([status, body.errors], query).toEqual([200, undefined]);
+      expect(body.data!.a.items.length, query).toBeGreaterThanOrEqual(0);
+      expect(body.data!).not.toHaveProperty("c");
+    }
+    const vars = `query($skip: Boolean!, $with: Boolean!) { ${page("a", 1)} ${page("b", 2)} ${page("c", 3, "@skip(if: $skip)")} ${page("d", 4, "@include(if: $with)")} }`;
+    expect((await ask(vars, { skip: true, with: false })).body.errors).toBeUndefined();
+    // Included, the same fields are counted: the rows are judged on what runs.
+    expect(codes((await ask(vars, { skip: false, with: false })).body)).toEqual(["ROW_LIMIT_EXCEEDED"]);
+    expect(codes((await ask(vars, { skip: true, with: true })).body)).toEqual(["ROW_LIMIT_EXCEEDED"]);
+  });
+
+  it("a skipped field's block pins nothing: the request answers at the head, or at the block a running field names", async () => {
+    const past = String(eventBlock(300));
+    const other = String(eventBlock(600));
+    const skipped = await ask(
+      `{ _meta { block } old: lock(tokenId: "7", block: "${past}") @skip(if: true) { tokenId } }`,
+    );
+    expect(skipped.body.errors).toBeUndefined();
+    expect(skipped.body.data!._meta.block).toBe(String(index.head.block));
+    const viaVariable = await ask(
+      `query($old: Boolean!) { _meta { block } ...Old @include(if: $old) } fragment Old on Query { lock(tokenId: "7", block: "${past}") { tokenId } }`,
+      { old: false },
+    );
+    expect(viaVariable.body.errors).toBeUndefined();
+    expect(viaVariable.body.data!._meta.block).toBe(String(index.head.block));
+    // Two blocks, one of them left out: no disagreement, the running field's block holds.
+    const oneRuns = await ask(
+      `query($s: Boolean!) { _meta(block: "${other}") { block } x: _meta(block: "${past}") @skip(if: $s) { block } }`,
+      { s: true },
+    );
+    expect(oneRuns.body.errors).toBeUndefined();
+    expect(oneRuns.body.data!._meta.block).toBe(other);
+    const bothRun = await ask(
+      `query($s: Boolean!) { _meta(block: "${other}") { block } x: _meta(block: "${past}") @skip(if: $s) { block } }`,
+      { s: false },
+    );
+    expect(codes(bothRun.body)).toEqual(["BAD_USER_INPUT"]);
+    // A skipped number_gte beyond the head is no wait either.
+    const ahead = await ask(
+      `{ _meta { block } x: _meta(block: { number_gte: "${index.head.block + 1n}", waitMs: 1000 }) @skip(if: true) { block } }`,
+    );
+    expect([ahead.body.errors, ahead.body.data!._meta.block]).toEqual([undefined, String(index.head.block)]);
+  });
+});
+
 describe("refusals", () => {
   const nested = (depth: number) => {
     // __type(…) { fields { type { ofType { … name } } } }: the root counts 1.
