@@ -81,8 +81,12 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
   // write) is GraphQL's EXECUTION_TIMEOUT, as the handler's own (afterDeadline), never the REST envelope.
   const overall = deadline({
     ms: GRAPHQL_LIMITS.timeMs,
-    timeoutError: () =>
-      new ProtocolAnswerError(JSON.stringify({ errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }), 200),
+    timeoutError: (c) =>
+      new ProtocolAnswerError(
+        JSON.stringify({ data: null, errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }),
+        200,
+        answerType(c.req.header("accept")),
+      ),
     graceMs: 1000,
   });
   // Rows in flight across this process's GraphQL requests, and large answers written one per turn.
@@ -103,7 +107,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
           o.deps.metrics.graphqlCompilesRefused.inc();
           const body = JSON.stringify({ errors: [graphqlError("COMPILE_QUEUE_FULL", error.message).toJSON()] });
           const bytes = new TextEncoder().encode(body);
-          const type = "application/json; charset=utf-8";
+          const type = answerType(c.req.header("accept"));
           return { status: 503, type, bytes, shareable: false, retryAfterSec: error.retryAfterSec };
         }
       }
@@ -160,15 +164,12 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
       // yoga's GET parser would throw JSON.parse's SyntaxError as an internal error (and log it with its stack): the
       // client's mistake is answered as yoga answers `variables=5`, 400 BAD_REQUEST.
       const error = graphqlError("BAD_REQUEST", `The "${malformed}" parameter is not valid JSON.`);
-      c.header("cache-control", "no-store");
-      return c.body(JSON.stringify({ errors: [error.toJSON()] }), 400, {
-        "content-type": "application/json; charset=utf-8",
-      });
+      return json(c, { errors: [error.toJSON()] }, 400);
     }
     const { request, key, source } = await forEngine(c);
     const late = afterDeadline(c);
     const res = await Promise.race([answerOf(c, request, key, source), late.promise]).finally(late.cancel);
-    if (res === null) return json(c, { errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }, 200);
+    if (res === null) return json(c, { data: null, errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }, 200);
     if (res.retryAfterSec !== undefined) c.header("retry-after", String(res.retryAfterSec));
     if (res.bytes.byteLength > GRAPHQL_LIMITS.responseBytes) {
       const error = graphqlError(
@@ -198,9 +199,27 @@ function malformedJsonParam(search: URLSearchParams): "variables" | "extensions"
   return null;
 }
 
-function json(c: Context, body: unknown, status: 200) {
+/** An answer of the endpoint's own (not yoga's), in the media type yoga would have answered the client with. */
+function json(c: Context, body: unknown, status: 200 | 400) {
   c.header("cache-control", "no-store");
-  return c.body(JSON.stringify(body), status, { "content-type": "application/json; charset=utf-8" });
+  return c.body(JSON.stringify(body), status, { "content-type": answerType(c.req.header("accept")) });
+}
+
+/**
+ * The media type yoga answers a client with (graphql-yoga's result processors): the first type of its Accept header
+ * (any parameters but a charset other than utf-8 ignored, as yoga does, q included) that is application/json or
+ * application/graphql-response+json, application/json when a wildcard covers both; application/json with none.
+ */
+export function answerType(accept: string | undefined): string {
+  for (const entry of (accept || "*/*").replace(/\s/g, "").toLowerCase().split(",")) {
+    const [type, ...params] = entry.split(";");
+    const charset = params.find((p) => p.includes("charset=")) ?? "charset=utf-8";
+    if (charset !== "charset=utf-8") continue;
+    if (type === "*/*" || type === "application/*" || type === "application/json")
+      return "application/json; charset=utf-8";
+    if (type === "application/graphql-response+json") return "application/graphql-response+json; charset=utf-8";
+  }
+  return "application/json; charset=utf-8";
 }
 
 /** An execution's answer, encoded, and whether an identical request may take it as its own. */

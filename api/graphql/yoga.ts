@@ -8,7 +8,14 @@ import "./jitMemory";
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { maxAliasesRule } from "@escape.tech/graphql-armor-max-aliases";
 import { maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
-import { type DocumentNode, GraphQLError, getOperationAST, parse, type ValidationContext } from "graphql";
+import {
+  type ASTVisitor,
+  type DocumentNode,
+  GraphQLError,
+  getOperationAST,
+  parse,
+  type ValidationContext,
+} from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
 import type { Logger } from "../observability/logger";
 import type { ByteBoundedCache } from "./documentCache";
@@ -50,6 +57,56 @@ function beforeExecution(error: GraphQLError): GraphQLError {
   });
 }
 
+/**
+ * A request that is not a well-formed GraphQL-over-HTTP request (no `query`, an `operationName` that is not a string):
+ * 400 whatever the client accepts (GraphQL over HTTP, application/json: "a request that does not constitute a
+ * well-formed GraphQL-over-HTTP request SHOULD result in status code 400"), as yoga answers a `query` that is not a
+ * string or `variables` that are not an object.
+ */
+function malformed(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: "BAD_REQUEST", http: { status: 400 } } });
+}
+
+/** What yoga's own parameter check lets through and GraphQL over HTTP calls malformed: refused first, 400. */
+const wellFormed: Plugin = {
+  onParams({ params }) {
+    const { query, operationName, extensions } = params as {
+      query?: unknown;
+      operationName?: unknown;
+      extensions?: { persistedQuery?: unknown } | null;
+    };
+    if (query === undefined || query === null) {
+      // An Apollo client's automatic persisted query (a hash, no text): it sends the text again on a 400.
+      throw malformed(
+        extensions?.persistedQuery === undefined
+          ? "Must provide query string."
+          : "Persisted operations are not supported: send the document as query.",
+      );
+    }
+    if (operationName !== undefined && operationName !== null && typeof operationName !== "string") {
+      throw malformed(`Expected "operationName" param to be a string, but given ${typeofParam(operationName)}.`);
+    }
+  },
+};
+const typeofParam = (v: unknown) => (Array.isArray(v) ? "array" : typeof v);
+
+/**
+ * The schema has no mutation or subscription type: an operation of either is refused as a validation error (GraphQL's
+ * "Operation Type Existence" rule, which graphql-js 16 leaves to its executor), before execution — so a client that
+ * accepts application/graphql-response+json gets 400, as for any request error, not 200 with no `data`.
+ */
+const operationTypeExists = (context: ValidationContext): ASTVisitor => ({
+  OperationDefinition(node) {
+    if (context.getSchema().getRootType(node.operation)) return;
+    context.reportError(
+      new GraphQLError(`Schema is not configured to execute ${node.operation} operation.`, {
+        nodes: node,
+        extensions: { code: "BAD_REQUEST" },
+      }),
+    );
+  },
+});
+
 /** An armor rule's refusal, reported as a validation error with our code (not thrown: the other rules still run). */
 const refuse = (code: GraphqlCode) => (context: ValidationContext | null, error: GraphQLError) =>
   context?.reportError(graphqlError(code, error.message.replace(/^Syntax Error: /, "")));
@@ -73,6 +130,7 @@ const limits: Plugin = {
     });
   },
   onValidate({ addValidationRule }) {
+    addValidationRule(operationTypeExists);
     addValidationRule(
       maxDepthRule({
         n: GRAPHQL_LIMITS.depth,
@@ -128,6 +186,7 @@ export function createGraphqlEngine(logger: Logger, caches: DocumentCaches) {
     healthCheckEndpoint: undefined,
     parserAndValidationCache: { documentCache: caches.documents, errorCache: caches.errors },
     plugins: [
+      wellFormed,
       limits,
       // Queries run as code compiled once per document (graphql-jit keeps it weakly on the parsed document, which
       // the bounded document cache holds):
@@ -144,6 +203,9 @@ export function createGraphqlEngine(logger: Logger, caches: DocumentCaches) {
         if (isGraphqlError(error) && (original === undefined || isGraphqlError(original))) {
           // graphql-js's and yoga's own refusals (no operation, a mutation): their code when it is documented.
           const code = answeredCode(error.extensions?.code);
+          // GetOperation() failed (several operations and no operationName, or one naming none): a request error of a
+          // well-formed request, so 200 to an application/json client (yoga answers it 400 to every client).
+          if (code === "OPERATION_RESOLUTION_FAILURE") return beforeExecution(error);
           return code === error.extensions?.code ? error : recoded(error, code);
         }
         const mapped = toGraphqlError(original, GRAPHQL_LIMITS.timeMs);
