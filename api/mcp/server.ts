@@ -1,7 +1,8 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
-  CallToolRequestSchema,
+  type CallToolRequest,
   type CallToolResult,
   GetPromptRequestSchema,
   ErrorCode as JsonRpcErrorCode,
@@ -16,6 +17,7 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Context, Handler, Hono } from "hono";
 import type { StatusCode } from "hono/utils/http-status";
+import { z } from "zod";
 import { buildInfo } from "../buildInfo";
 import { HANG_UP } from "../chain/rpc";
 import { answerTurns, LARGE_ANSWER_BYTES } from "../http/answerTurns";
@@ -208,6 +210,12 @@ export type McpEndpointOptions = {
 
 const JSON_TYPE = { "content-type": "application/json" } as const;
 
+/**
+ * A tools/call as the SDK hands it to its handler after the gatekeeper screened it: the method checked, the params
+ * passed through as they are (screen parsed them with CallToolRequestSchema before forwarding the message).
+ */
+const SCREENED_TOOL_CALL = z.object({ method: z.literal("tools/call") }).passthrough();
+
 /** The revisions this path answers (2026-07-28 is api/mcp/modern.ts's). */
 const LEGACY_VERSIONS: readonly string[] = SUPPORTED_VERSIONS.filter((v) => v < "2026");
 
@@ -333,9 +341,13 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
       },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const result = await callTool(c, hangUp, request.params.name, request.params.arguments);
-      if (!result) throw new McpError(JsonRpcErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    // Every tools/call reaching here fit CallToolRequestSchema in the gatekeeper (screen), parsed there once: Server's
+    // own registration would parse it twice more (its tools/call wrapper, then Protocol's) and the result once.
+    // Registered on Protocol with a schema that names the method only, its params are taken as parsed.
+    Protocol.prototype.setRequestHandler.call(server, SCREENED_TOOL_CALL, async (screened) => {
+      const { params } = screened as unknown as CallToolRequest;
+      const result = await callTool(c, hangUp, params.name, params.arguments);
+      if (!result) throw new McpError(JsonRpcErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
       return result;
     });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [...FIXED_RESOURCES] }));
