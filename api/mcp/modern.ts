@@ -53,7 +53,18 @@ export type ModernSurface = {
  * SDK 1.x). server/discover lists them all, so a client learns in one call that the legacy handshake also works; a
  * modern client picks the first of its own revisions that is listed.
  */
-export const SUPPORTED_VERSIONS = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] as const;
+export const SUPPORTED_VERSIONS = [
+  "2026-07-28",
+  "2025-11-25",
+  "2025-06-18",
+  "2025-03-26",
+  "2024-11-05",
+  // SDK 1.x still agrees to the pre-release revision in initialize: its requests are answered, not refused after it.
+  "2024-10-07",
+] as const;
+
+/** A revision is a date; a header that is not one names no era (the 2025 transport refuses it as unsupported). */
+const REVISION = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
  * The lists and discovery are the same for everyone and change only with a release: public, for ten minutes (a
@@ -66,7 +77,7 @@ const LISTS = ["tools/list", "prompts/list", "resources/list", "resources/templa
 /** Whether a parsed body might be a 2026-07-28 request: cheap, so the 2025 path pays nothing for the check. */
 function mayBeModern(request: Request, body: unknown): boolean {
   const header = request.headers.get("mcp-protocol-version");
-  if (header !== null && header >= "2026") return true;
+  if (header !== null && REVISION.test(header) && header >= "2026") return true;
   const messages = Array.isArray(body) ? body : [body];
   return messages.some((m) => {
     const meta = (m as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;

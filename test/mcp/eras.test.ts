@@ -328,12 +328,14 @@ async function legacyPost(method: string, params: Record<string, unknown>, heade
 
 describe("the 2025 transport's revision header", () => {
   it("a revision this server does not speak is 400 (ping included, which is answered without the SDK)", async () => {
-    for (const revision of ["1999-01-01", "2025-07-01"]) {
+    // Not a date (garbage > "2026" as a string, which once routed it to the 2026 era and its envelope refusal).
+    for (const revision of ["1999-01-01", "2025-07-01", "garbage", "banana", "2026-7-28"]) {
       const { status, body } = await legacyPost("ping", {}, { "mcp-protocol-version": revision });
       expect(status, revision).toBe(400);
       expect(body.error?.message, revision).toMatch(/^Bad Request: Unsupported protocol version/);
     }
-    for (const revision of ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]) {
+    // 2024-10-07 included: SDK 1.x agrees to it in initialize, so a request naming it after is answered.
+    for (const revision of ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"]) {
       const { status, body } = await legacyPost("ping", {}, { "mcp-protocol-version": revision });
       expect([status, body.result], revision).toEqual([200, {}]);
     }
