@@ -28,8 +28,9 @@ import { registerDocsRoutes } from "./openapi/docsRoutes";
 import { GRAPHQL_PATH, INDEX_BASE, MCP_PATH, SUPPLY_BASE, V1_BASE } from "./paths";
 import { createRateLimiter } from "./ratelimit/createRateLimiter";
 import { admission } from "./read/admission";
+import { chainReadiness } from "./read/indexChain";
 import { readHealthReadiness } from "./read/readHealth";
-import { createIndexRuntime, NO_INDEX } from "./read/runtime";
+import { createIndexRuntime, NO_INDEX, ofChain } from "./read/runtime";
 import { V1_OPERATIONS } from "./routes";
 import { assumedMulticallVia } from "./startup/multicall3";
 import { supplyApi } from "./supply/router";
@@ -124,6 +125,7 @@ export function createApp(input: AppDepsInput): ApiApp {
     // The branch check's node calls go through the back-off: during an outage it fails at once and concludes nothing.
     branchRpc: deps.rpcBackoff.wrap(deps.rpc),
     onBranch: (orphaned) => metrics.indexReplacedBranch.set(orphaned ? 1 : 0),
+    onChain: (other) => metrics.indexOtherChain.set(other ? 1 : 0),
     // A GraphQL field's computation is charged to the `graphql` budget its request was counted in; REST's and the
     // MCP tools' (in-process REST requests) to `index`; the stream hub's reads (code-only marker) to nobody.
     chargeCompute: async (c, computations) => {
@@ -141,11 +143,15 @@ export function createApp(input: AppDepsInput): ApiApp {
   });
   registerProbes(app, {
     readiness: deps.index.atBlock
-      ? readHealthReadiness({
-          base: deps.readiness,
-          health: index.health,
-          index: index.index,
-          failAfterMs: config.readyIndexFailureMs,
+      ? chainReadiness({
+          chain: index.chain,
+          probe: (signal) => ofChain(index, () => index.index.probe(null, signal)),
+          base: readHealthReadiness({
+            base: deps.readiness,
+            health: index.health,
+            index: index.index,
+            failAfterMs: config.readyIndexFailureMs,
+          }),
         })
       : deps.readiness,
     metrics:

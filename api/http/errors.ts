@@ -213,10 +213,32 @@ export class ChainUnreadyError extends ApiError {
 export class IndexUnavailableError extends ApiError {
   override name = "IndexUnavailableError";
   constructor(
-    reason: "unconfigured" | "not started" | "not ready" | "unreachable" | "replaced branch",
+    reason: "unconfigured" | "not started" | "not ready" | "unreachable" | "replaced branch" | "another chain",
     options?: { cause?: unknown },
+    /** What a reason has to say beyond it (IndexOfAnotherChainError: both chains). */
+    said?: { message: string; detail: Record<string, number> },
   ) {
-    super("INDEX_UNAVAILABLE", "The lock index cannot answer right now.", { reason }, options);
+    super(
+      "INDEX_UNAVAILABLE",
+      said?.message ?? "The lock index cannot answer right now.",
+      { reason, ...said?.detail },
+      options,
+    );
+  }
+}
+
+/**
+ * The index was built for another chain than this API serves (its checkpoint names `indexChainId`, NETWORK names
+ * `chainId`): an API for Base over a devnet's index would label the devnet's locks as Base's. Refused until the index
+ * (the views schema) is this chain's again; nothing to retry on the client's side.
+ */
+export class IndexOfAnotherChainError extends IndexUnavailableError {
+  override name = "IndexOfAnotherChainError";
+  constructor(indexChainId: number, chainId: number, options?: { cause?: unknown }) {
+    super("another chain", options, {
+      message: `The lock index is of chain ${indexChainId}; this API serves chain ${chainId}.`,
+      detail: { indexChainId, chainId },
+    });
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import type { AppContext, AppEnv } from "../http/env";
-import { BadParamsError, IndexUnavailableError, RateLimitedError } from "../http/errors";
+import { BadParamsError, IndexOfAnotherChainError, IndexUnavailableError, RateLimitedError } from "../http/errors";
 import { PARAM_PATTERNS } from "../http/params";
 import { routeAnswers } from "../live/routeAnswers";
 import { parseTopics } from "../live/topics";
@@ -189,6 +189,9 @@ export function registerStreamRoute(
     const topics = parseTopics(url.toString());
     // An index on a replaced branch has nothing true to stream (api/read/branchCheck.ts): refused as its reads are.
     if (rt.branch?.orphaned) throw new IndexUnavailableError("replaced branch");
+    // Nor has an index of another chain (api/read/indexChain.ts): its answers would be labelled this chain's.
+    const other = rt.chain.other;
+    if (other) throw new IndexOfAnotherChainError(other.indexChainId, other.chainId);
     // Counted as the rate limiter counts a client: an IPv6 host by its /64, which it can rotate addresses within.
     const client = options.clientIp(c);
     const ip = client === null ? "unknown" : rateLimitSubject(client);

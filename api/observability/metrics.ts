@@ -49,6 +49,8 @@ export type Metrics = {
   indexLag: IndexLagGauges;
   /** 1 while the index's rows are on a branch the chain replaced (api/read/branchCheck.ts), else 0. */
   indexReplacedBranch: Gauge;
+  /** 1 while the index's checkpoint names another chain than NETWORK's (api/read/indexChain.ts), else 0. */
+  indexOtherChain: Gauge;
   /** What the API server's connection limits do (createConnectionMetrics). */
   connections: ConnectionMetrics;
   /** ve rankings computed (at most one per indexed block per process: api/read/veBoard.ts). */
@@ -134,6 +136,12 @@ export function createMetrics(): Metrics {
       'every index answer is refused 503 INDEX_UNAVAILABLE "replaced branch" until it is re-indexed; else 0.',
   );
   indexReplacedBranch.set(0);
+  const indexOtherChain = new Gauge(
+    "api_index_other_chain",
+    "1 while the index's statements find it built for another chain than NETWORK's (Ponder's checkpoint names it): " +
+      'every index answer is refused 503 INDEX_UNAVAILABLE "another chain" and /ready is 503; else 0.',
+  );
+  indexOtherChain.set(0);
   const veBoardComputations = new Counter(
     "api_index_ve_board_computations_total",
     "ve rankings this process computed whole from the index (the statement over every lock: a block far from the " +
@@ -276,6 +284,7 @@ export function createMetrics(): Metrics {
     indexLag.lagBlocks,
     indexLag.observedAt,
     indexReplacedBranch,
+    indexOtherChain,
   ];
   const caches = new CacheMetrics();
   const indexDb = new IndexDbMetrics();
@@ -283,6 +292,7 @@ export function createMetrics(): Metrics {
   return {
     indexLag,
     indexReplacedBranch,
+    indexOtherChain,
     minBlockWaits,
     veBoardComputations,
     veBoardDerivations,

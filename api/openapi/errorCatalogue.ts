@@ -174,8 +174,9 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   INDEX_UNAVAILABLE: {
     meaning:
       "The lock index cannot answer: not configured on this deployment, not started yet, its database is not " +
-      "answering, or (`busy`) its computations of past blocks' rankings and stats are all taken, with `Retry-After` " +
-      "and `retryAfterSec`; `detail.reason` says which. Retry later; nothing was read.",
+      "answering, built for another chain than this API serves (`another chain`, with `detail.indexChainId` and " +
+      "`detail.chainId`), or (`busy`) its computations of past blocks' rankings and stats are all taken, with " +
+      "`Retry-After` and `retryAfterSec`; `detail.reason` says which. Retry later; nothing was read.",
     example: new IndexUnavailableError("unreachable").toEnvelope(),
   },
   UPSTREAM_UNAVAILABLE: {

@@ -28,6 +28,7 @@ import {
   type BoardIndex,
   type BoardValue,
   DURATION_BOARDS,
+  IndexChainMismatchError,
   type IndexHead,
   IndexNotStartedError,
   IndexRecoveringError,
@@ -86,6 +87,11 @@ export type CreateLockIndexOptions = {
   wholeIndex?: (statement: { text: string; values: unknown[] }) => PromiseLike<{ rows: Row[] }>;
   /** Told each statement's duration and outcome, as `index_<name>` (api_index_db_query_duration_seconds). */
   onQuery?: IndexQueryObserver;
+  /**
+   * The chain this API serves (NETWORK's): a statement whose checkpoint names another is refused
+   * (IndexChainMismatchError) before anything of it is answered. Unset: not checked (a test's synthetic index).
+   */
+  chainId?: number;
 };
 
 /** The read model's statements (each `index_<name>` in the query histogram). */
@@ -110,7 +116,7 @@ type StatementName =
   | "final_event";
 
 export function createLockIndex(options: CreateLockIndexOptions): LockIndex & BoardIndex {
-  const { db, prepared } = options;
+  const { db, prepared, chainId } = options;
   const dialect = new PgDialect();
   const statements = new Map<string, { name: string; text: string; order: string[] }>();
   const resolveSchema =
@@ -145,7 +151,8 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
   /**
    * head + at, then `body` (CTEs and a final SELECT that starts `SELECT h.*, a.*` and joins `head h, at a`).
    * `at` is the block read: the head's when b is null; its time the head's, else t, else an event row's of that block.
-   * The head also says the finalized block and its time (Ponder's finalized checkpoint).
+   * The head also says the finalized block and its time (Ponder's finalized checkpoint), and the chain the index was
+   * built for (the checkpoint row's chain_id, Ponder 0.17's `_ponder_checkpoint`: one row per chain indexed).
    * Checkpoint layout (ponder/dist/esm/utils/checkpoint.js): 10 digits of timestamp, 16 of chain id, 16 of block.
    */
   const statement = (ev: SQL, checkpoint: SQL, meta: SQL, p: Param, body: SQL) => sql`WITH head AS (
@@ -153,6 +160,7 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
          substring(latest_checkpoint FROM 1 FOR 10)::bigint AS head_time,
          substring(finalized_checkpoint FROM 27 FOR 16)::bigint AS finalized_block,
          substring(finalized_checkpoint FROM 1 FOR 10)::bigint AS finalized_time,
+         chain_id::text AS index_chain,
          (SELECT (m.value->>'is_ready')::int FROM ${meta} m WHERE m.key = 'app') AS index_ready,
          (SELECT m.value->>'build_id' FROM ${meta} m WHERE m.key = 'app') AS index_build
     FROM ${checkpoint} ORDER BY latest_checkpoint LIMIT 1
@@ -232,6 +240,10 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
   function answer<T>(rows: Row[], value: (rows: Row[]) => T): AtBlock<T> {
     const first = rows[0];
     if (first === undefined) throw new IndexNotStartedError();
+    // Before anything else of the row: another chain's head, build or rows are never this API's answer.
+    if (chainId !== undefined && first.index_chain != null && Number(first.index_chain) !== chainId) {
+      throw new IndexChainMismatchError(Number(first.index_chain), chainId);
+    }
     // Ponder clears is_ready in the transaction that starts its crash recovery, which also deletes every row above
     // its safe checkpoint while `_ponder_checkpoint` still names the old head: until the app has caught up again
     // (is_ready 1), the rows are not the checkpoint's block's. Read in the same snapshot, so never an answer mixing.

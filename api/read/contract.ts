@@ -192,6 +192,21 @@ export class IndexRecoveringError extends Error {
 }
 
 /**
+ * The index was built for another chain than the one this API serves (NETWORK's): Ponder's checkpoint, read in the
+ * same statement as the rows, names `indexChainId`. Nothing of the statement is answered: another chain's locks would
+ * go out labelled `chainId`.
+ */
+export class IndexChainMismatchError extends Error {
+  override name = "IndexChainMismatchError";
+  constructor(
+    readonly indexChainId: number,
+    readonly chainId: number,
+  ) {
+    super(`the lock index is of chain ${indexChainId}, this API serves chain ${chainId}`);
+  }
+}
+
+/**
  * A read at a block below the head with no timestamp given, in which the index holds no event: the caller must
  * find the block's time (the node) and read again. Carries the head the statement saw.
  */

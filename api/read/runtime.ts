@@ -16,7 +16,7 @@ import type { TtlCache } from "../cache/ttlCache";
 import type { CancelSignal, RpcClient } from "../chain/rpc";
 import type { AppConfig } from "../config";
 import { deadlineRpc, requestDeadline } from "../http/cancellation";
-import { ApiError, BadParamsError, IndexUnavailableError } from "../http/errors";
+import { ApiError, BadParamsError, IndexOfAnotherChainError, IndexUnavailableError } from "../http/errors";
 import type { Logger } from "../observability/logger";
 import { causeOf, type ThrottledWarn, throttledWarnings } from "../observability/throttle";
 import { type AtLeastTarget, atLeastOf, behind, chainHeadOf, DEFAULT_STALE_SECONDS, waitForHead } from "./atLeast";
@@ -30,6 +30,7 @@ import {
   type AtBlock,
   BlockTimeUnknownError,
   type BoardIndex,
+  IndexChainMismatchError,
   type IndexHead,
   IndexNotStartedError,
   IndexRecoveringError,
@@ -42,6 +43,7 @@ import {
 import { CursorCodec, cursorKey } from "./cursor";
 import { DurationBoards, type Purpose } from "./durationBoards";
 import { HeadWatch, type WaitOutcome } from "./headWatch";
+import { IndexChain } from "./indexChain";
 import { type IndexSignalSource, PolledSignal, WatermarkSignal } from "./indexSignal";
 import { NotifiedHead } from "./notifiedHead";
 import { QuietBlocks, type QuietOutcome } from "./quietBlocks";
@@ -136,6 +138,11 @@ export type IndexRuntime = {
    * below it (and Ponder's). Null where no node is watched (Ponder's finalized block alone decides).
    */
   finality: ChainFinality | null;
+  /**
+   * Whether the index is of `chainId` (api/read/indexChain.ts), as its statements last found: while another chain's,
+   * every read is refused INDEX_UNAVAILABLE "another chain" and nothing is answered from memory or a notified head.
+   */
+  chain: IndexChain;
 };
 
 export type CreateIndexRuntimeOptions = {
@@ -182,6 +189,8 @@ export type CreateIndexRuntimeOptions = {
   branchRpc?: RpcClient | null;
   /** Told each change of the branch check's verdict: the orphaned event, or null once the index is canonical again. */
   onBranch?: (orphaned: Orphaned | null) => void;
+  /** Told each change of the chain check's verdict: another chain's index found, or null once it is this chain's. */
+  onChain?: (other: IndexChainMismatchError | null) => void;
 };
 
 /** Stats kept: 64 blocks' and 2 MiB of them (one is ~8 kB: the totals and 53–54 weeks of schedule). */
@@ -218,6 +227,7 @@ export function createIndexRuntime({
   onAhead,
   branchRpc,
   onBranch,
+  onChain,
 }: CreateIndexRuntimeOptions) {
   const slots = laneSlots(source.wholeIndexConnections ?? 2);
   const past = config.indexCompute ?? { queue: 8, waitMs: 2_000 };
@@ -253,6 +263,10 @@ export function createIndexRuntime({
     cursors: new CursorCodec(cursorKey(config)),
     reorgs: new ReorgLog(),
     onHeadPinned: onHeadPinned ?? (() => {}),
+    chain: new IndexChain((other) => {
+      onChain?.(other);
+      if (other === null) logger.info("index of this deployment's chain again: index answers served");
+    }),
   };
   if (!index) {
     const fail = () => Promise.reject(new IndexUnavailableError("unconfigured"));
@@ -422,7 +436,7 @@ export function createIndexRuntime({
         })
       : null,
     notified: notifiedHead,
-    branch: watchBranch(index, branchRpc ?? null, logger, onBranch),
+    branch: watchBranch(index, base, branchRpc ?? null, logger, onBranch),
     finality: watchFinality(branchRpc ?? null),
     stats: new BlockMemo({
       name: "stats",
@@ -510,6 +524,7 @@ function watchFinality(rpc: RpcClient | null): ChainFinality | null {
  */
 function watchBranch(
   index: LockIndex,
+  rt: ChainWatch,
   rpc: RpcClient | null,
   logger: Logger,
   onChange: ((orphaned: Orphaned | null) => void) | undefined,
@@ -517,7 +532,9 @@ function watchBranch(
   const finalEvent = index.finalEvent?.bind(index);
   if (!finalEvent || !rpc) return null;
   const branch = new BranchCheck({
-    read: () => finalEvent(),
+    // Its statement says which chain the index is of too, every few seconds, with or without requests (another
+    // chain's index fails the check, which then concludes nothing: its events are not this node's to look up).
+    read: () => ofChain(rt, finalEvent),
     rpc,
     onChange: (orphaned) => {
       onChange?.(orphaned);
@@ -564,6 +581,11 @@ export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Prom
     if (error instanceof ApiError || error instanceof BlockTimeUnknownError || error instanceof QueryCancelledError) {
       throw error;
     }
+    if (error instanceof IndexChainMismatchError) {
+      // Not the database failing (no failed read for /ready's streak): the index is there, of another chain.
+      foundOtherChain(rt, error);
+      throw new IndexOfAnotherChainError(error.indexChainId, error.chainId, { cause: error });
+    }
     if (error instanceof IndexNotStartedError) throw new IndexUnavailableError("not started", { cause: error });
     if (error instanceof IndexRecoveringError) throw new IndexUnavailableError("not ready", { cause: error });
     // The views (or their schema) are not there yet: the database answers, the index is not created (/ready says
@@ -579,6 +601,35 @@ export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Prom
     rt.warn("index read failed", "lock index read failed", { error: (error as Error).name, cause: causeOf(error) });
     throw new IndexUnavailableError("unreachable", { cause: error });
   }
+}
+
+/** What the chain check needs of the runtime: the verdict and the throttled warning. */
+type ChainWatch = Pick<IndexRuntime, "chain" | "warn">;
+
+/**
+ * A statement read (its rows are read with Ponder's checkpoint, api/read/atBlock.ts): its success says the index is
+ * this chain's, its IndexChainMismatchError another's (api/read/indexChain.ts). Only statements: an answer taken
+ * from memory says nothing of the index now.
+ */
+export async function ofChain<T>(rt: ChainWatch, read: () => Promise<T>): Promise<T> {
+  try {
+    const value = await read();
+    rt.chain.sawThis();
+    return value;
+  } catch (error) {
+    if (error instanceof IndexChainMismatchError) foundOtherChain(rt, error);
+    throw error;
+  }
+}
+
+/** Another chain's index found: every index answer refused, and a warning at most once a minute. */
+function foundOtherChain(rt: ChainWatch, error: IndexChainMismatchError): void {
+  rt.chain.sawOther(error);
+  rt.warn("index-other-chain", "the index is of another chain: index answers refused", {
+    indexChainId: error.indexChainId,
+    chainId: error.chainId,
+    action: "point DATABASE_VIEWS_SCHEMA (or DATABASE_SCHEMA) at an index of NETWORK's chain (docs/operations.md)",
+  });
 }
 
 /** Refuses every answer of an index whose rows are of a replaced branch (api/read/branchCheck.ts). */
@@ -632,6 +683,7 @@ export async function readAtBlock<T>(
     }
   };
   let answer = await attempt();
+  rt.chain.sawThis();
   rt.heads.saw(answer.head.block);
   // Behind `minBlock`: wait for the index (news from one shared source), then read once more.
   if (target !== null && answer.head.block < target.block) {
@@ -668,8 +720,10 @@ export async function pinBlock(
   refuseReplacedBranch(rt);
   const target = atLeastTarget(c, block, param);
   if (block === null) {
-    // The head as its commit was notified, when fresh (and at or above minBlock): no statement to learn it.
-    const notified = rt.notified?.fresh();
+    // The head as its commit was notified, when fresh (and at or above minBlock): no statement to learn it — once a
+    // statement has found the index of this chain (api/read/indexChain.ts); until then, and while it is another
+    // chain's, the head is probed (and the probe refused).
+    const notified = rt.chain.confirmed ? rt.notified?.fresh() : undefined;
     if (notified !== undefined && (target === null || notified.block >= target.block)) {
       // The finalized block is the last one a statement read (a NOTIFY carries the head's checkpoint alone); it only
       // judges whether a pinned answer is final, and a lower one is safe (a shorter cache lifetime). The build, too.
@@ -684,6 +738,7 @@ export async function pinBlock(
     rt.onHeadPinned("probed");
   }
   let { head, eventTime } = await guarded(rt, () => rt.index.probe(block, signal));
+  rt.chain.sawThis();
   rt.heads.saw(head.block);
   if (target !== null && head.block < target.block) {
     await waitForIndex(rt, c, target, head.block);
@@ -768,6 +823,8 @@ export async function keptAnswer<T extends { block: bigint; time: bigint }>(
 ): Promise<{ value: T; at: Pinned } | null> {
   const head = rt.clock.lastHead;
   if (block === null || head === null || block > head.block) return null;
+  // Another chain's index: nothing from memory either, so the probe says when it is this chain's again.
+  if (rt.chain.other !== null) return null;
   // A request with minBlock is judged by pinBlock (a named block below it is 400; one above the head waits).
   if (atLeastOf(c) !== undefined) return null;
   const kept = memo.kept(block);

@@ -13,7 +13,7 @@ import type { ReadyState } from "../http/probes";
 import type { IndexQueryObserver, PoolReading } from "../observability/indexDbMetrics";
 import { causeOf, type ThrottledWarn } from "../observability/throttle";
 import { createLockIndex } from "../read/atBlock";
-import type { LockIndex, LockStore } from "../read/contract";
+import { IndexChainMismatchError, type LockIndex, type LockStore } from "../read/contract";
 import { IndexSignal, type IndexSignalEvent } from "../read/indexSignal";
 import { CONNECTION_CHECK_OPTION, cancellableQuery, timedQuery } from "../read/statements";
 import { createLockStore } from "../read/store";
@@ -86,7 +86,7 @@ export function openIndexDatabase(options: {
    * per process. Absent: the streams poll the head once a second instead.
    */
   listen?: { viewsSchema: string; onEvent?: (event: IndexSignalEvent) => void };
-  /** The chain this deployment serves (NETWORK's): /ready refuses an index whose checkpoint names another. */
+  /** The chain this deployment serves (NETWORK's): /ready and every statement of the index refuse an index whose checkpoint names another. */
   chainId?: number;
   /** Told the chains of an index that is not this deployment's, each time /ready finds it. */
   onOtherChain?: (chainIds: string[]) => void;
@@ -120,6 +120,8 @@ export function openIndexDatabase(options: {
     prepared: (statement, signal) => cancellableQuery(pool, statement, signal, options.onCancelled),
     wholeIndex: ({ text, values }) => wholePool.query(text, values),
     ...(options.onQuery ? { onQuery: options.onQuery } : {}),
+    // Every statement refuses another chain's index (its checkpoint's chain_id), in the head it reads anyway.
+    ...(options.chainId === undefined ? {} : { chainId: options.chainId }),
   });
   const listen = options.listen;
   const signal = listen
@@ -137,10 +139,13 @@ export function openIndexDatabase(options: {
         },
         head: async () => (await atBlock.probe(null)).head.block,
         ...(listen.onEvent ? { onEvent: listen.onEvent } : {}),
-        onFailure: (error) =>
+        onFailure: (error) => {
+          // Another chain's index is the chain check's to say (api/read/indexChain.ts); the signal itself listens.
+          if (error instanceof IndexChainMismatchError) return;
           options.warn?.("index-signal", "index signal not listening; streams fall back to polls", {
             cause: causeOf(error),
-          }),
+          });
+        },
       }).start()
     : null;
   let chainConfirmed = false;

@@ -46,7 +46,7 @@ if (config.apiPort === null) {
       const locks = createLockStore({ db, onQuery: metrics.indexDb.onQuery });
       return {
         locks,
-        atBlock: createLockIndex({ db }),
+        atBlock: createLockIndex({ db, chainId: config.chainId }),
         // The index's mark polled as the API process polls it (api/read/watermark.ts); the timer never holds the exit.
         watermark: new IndexWatermark(() => locks.indexMark()).start(),
         // /ready as the API process answers it: bounded; ready once Ponder marked the index ready (is_ready, the

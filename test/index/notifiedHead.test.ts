@@ -104,6 +104,11 @@ describe("head reads pinned to the notified head", () => {
       "/stats",
       "/leaderboards/takeovers?window=lifetime&limit=3",
     ];
+    // A process's first head read probes: a notified head is used once a statement has found the index of this
+    // chain (api/read/indexChain.ts).
+    const first = probes;
+    await read(notified, "/stats");
+    expect(probes).toBe(first + 1);
     for (const b of [h, h + 1n]) {
       await commit(b);
       const before = probes;
