@@ -27,7 +27,8 @@ RUN sh scripts/container/install-runtime.sh
 RUN sh scripts/container/install-allocator.sh
 # The API process: the bundle and what it reads.
 COPY --from=build /app/dist ./dist
-COPY scripts/healthcheck.mjs ./scripts/
+# The health check; the runbook's sync-cache rewind (docs/operations.md, Unrecoverable reorg).
+COPY scripts/healthcheck.mjs scripts/rewind-sync-cache.mjs ./scripts/
 # The indexer: Ponder compiles its config, schema and handlers itself at start (its entry imports api/).
 COPY ponder.config.ts ponder.schema.ts ponder-env.d.ts tsconfig.json ./
 COPY abis ./abis

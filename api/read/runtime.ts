@@ -549,7 +549,8 @@ function watchBranch(
         indexHead: orphaned.indexHead.toString(),
         indexFinalized: orphaned.finalized.toString(),
         chainHead: orphaned.chainHead.toString(),
-        action: "re-index into a new schema and switch the views schema (docs/operations.md, Unrecoverable reorg)",
+        action:
+          "stop the indexer, rewind the sync cache (npm run sync-cache:rewind), re-index into a new schema with the same views schema (docs/operations.md, Unrecoverable reorg)",
       });
     },
   });
