@@ -1,5 +1,7 @@
 import { createConfig } from "ponder";
 import { FurnaceAbi, MineCoreAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "./abis";
+import { checkRpcChainId } from "./api/chain/chainId";
+import { createRpcClient } from "./api/chain/rpc";
 import { indexerSettings } from "./indexer/config";
 import { outageGatedTransport } from "./indexer/outageGate";
 
@@ -32,13 +34,34 @@ const logNodeState = (event: { state: "down"; reason: string } | { state: "up"; 
     })}\n`,
   );
 
+/**
+ * The node checked as the API process checks it (api/chain/chainId.ts), before Ponder's first request to it: its
+ * eth_chainId must be the manifest's, read within 3 tries (0.5 s apart when refused, RPC_TIMEOUT_MS each when
+ * silent). Otherwise one line naming RPC_URL (its key redacted) and exit 1, so a process manager sees the failure:
+ * Ponder's own diagnostic only warns on a mismatch, and behind the outage gate it would wait for a silent node for
+ * ever. Run by the first request, so the commands that never reach the node (`ponder db …`, codegen) never check.
+ */
+const checkNode = async () => {
+  try {
+    await checkRpcChainId({
+      rpc: createRpcClient({ url: settings.rpcUrl, timeoutMs: settings.rpcTimeoutMs }),
+      expected: settings.chainId,
+    });
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name !== "ConfigError" && name !== "ChainIdMismatchError") throw error;
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(1);
+  }
+};
+
 export default createConfig({
   ...(settings.database ? { database: settings.database } : {}),
   chains: {
     [settings.chainName]: {
       id: settings.chainId,
       // A node outage is waited out, not failed into Ponder's retry ladder (indexer/outageGate.ts).
-      rpc: outageGatedTransport(settings.rpcUrl, { onChange: logNodeState }),
+      rpc: outageGatedTransport(settings.rpcUrl, { onChange: logNodeState, beforeFirstRequest: checkNode }),
       pollingInterval: settings.pollingIntervalMs,
       disableCache: settings.disableCache,
     },

@@ -14,6 +14,8 @@ export type IndexerSettings = {
   /** Ponder chain name (the key of /status): the network name. */
   chainName: Network;
   rpcUrl: string;
+  /** RPC_TIMEOUT_MS: one try of the start-up chain-id check (ponder.config.ts), as in the API process. */
+  rpcTimeoutMs: number;
   /** How often realtime sync polls the node for new blocks. */
   pollingIntervalMs: number;
   /**
@@ -66,6 +68,7 @@ export function indexerSettings(env: Record<string, string | undefined> = proces
     chainId: manifest.chainId,
     chainName: network,
     rpcUrl: config.rpcUrl,
+    rpcTimeoutMs: config.rpcTimeoutMs,
     pollingIntervalMs: pollingIntervalMs ?? (network === "local" ? 250 : 1000),
     disableCache: disableCache ?? network === "local",
     veLockNFT: { address, startBlock: startBlock ?? 0 },

@@ -27,6 +27,12 @@ export type OutageGateOptions = {
   probeTimeoutMs?: number;
   /** Tries of one request that fails like an outage while the probe says the node is up, before Ponder gets it. */
   maxTriesWhileUp?: number;
+  /**
+   * Awaited once, before the transport sends its first request (ponder.config.ts: the start-up check of the node's
+   * chain id, which exits the process when the node does not answer). While it runs every request waits; if it
+   * rejects, every request rejects with its error.
+   */
+  beforeFirstRequest?: () => Promise<void>;
   /** Told when the gate closes (the node stopped answering) and opens again (with how long it was closed). */
   onChange?: (event: { state: "down"; reason: string } | { state: "up"; downMs: number }) => void;
 };
@@ -65,6 +71,9 @@ export function outageGatedTransport(url: string, options: OutageGateOptions = {
     maxResponseBodySize: false,
   });
   const probeNode = http(url, { retryCount: 0, timeout: o.probeTimeoutMs });
+  // One check for every client Ponder makes of this transport, started by the first request of any of them.
+  let checked: Promise<void> | undefined;
+  const firstRequest = () => (checked ??= o.beforeFirstRequest?.() ?? Promise.resolve());
   return (params) => {
     const send = node({ ...params, retryCount: 0 }).request;
     const probe = probeNode({ ...params, retryCount: 0 }).request;
@@ -100,6 +109,7 @@ export function outageGatedTransport(url: string, options: OutageGateOptions = {
     }
 
     const request = async ({ method, params: args }: { method: string; params?: unknown }) => {
+      await firstRequest();
       let triesWhileUp = 0;
       for (;;) {
         if (closed) await closed.opened;

@@ -7,6 +7,7 @@
  * built here, the same way.
  */
 import { createApp } from "../app";
+import { checkRpcChainId } from "../chain/chainId";
 import { createRpcClient } from "../chain/rpc";
 import { type AppConfig, describeConfig, type LoadConfigOptions, loadConfig, PRODUCTION_NETWORKS } from "../config";
 import type { AppDepsInput } from "../deps";
@@ -16,7 +17,6 @@ import { createMetrics, type Metrics } from "../observability/metrics";
 import { createRateLimiter } from "../ratelimit/createRateLimiter";
 import type { IndexSource } from "../read/runtime";
 import { createSharedAnswers } from "../read/sharedAnswers";
-import { checkRpcChainId } from "../startup/chainId";
 import { checkMulticall3 } from "../startup/multicall3";
 import { createSupplyCache } from "../supply/supplyCache";
 import { Webhooks } from "../webhooks/service";

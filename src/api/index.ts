@@ -6,9 +6,11 @@
 // serves no route of ours. With API_PORT set (`npm start`), this process serves the API itself on that port,
 // assembled exactly as the API process assembles it (api/server/process.ts), reading the index through Ponder's
 // in-process database (PGlite locally). Without it (the production indexer, `npm run serve:indexer`) it only
-// checks the configuration and the RPC's chain id, so a bad deployment stops the indexer with a message.
+// checks the configuration and the RPC's chain id, so a bad deployment stops the indexer with a message (`ponder
+// start` has checked the node already, before its first request: ponder.config.ts; `ponder serve` has not).
 import { db } from "ponder:api";
 import { Hono } from "hono";
+import { checkRpcChainId } from "../../api/chain/chainId";
 import { createRpcClient } from "../../api/chain/rpc";
 import { cliSchemaFrom, loadConfig } from "../../api/config";
 import { createLockIndex } from "../../api/read/atBlock";
@@ -16,7 +18,6 @@ import { createLockStore } from "../../api/read/store";
 import { IndexWatermark } from "../../api/read/watermark";
 import { serveProcess } from "../../api/server/process";
 import { boundedReadiness } from "../../api/server/readiness";
-import { checkRpcChainId } from "../../api/startup/chainId";
 import { runBeforeShutdown } from "../../api/startup/drain";
 import { dropPonderQueryQueueNotice } from "../../api/startup/ponderQueryQueueNotice";
 import { redactProcessOutput, secretUrlsFrom } from "../../api/startup/redactOutput";

@@ -27,6 +27,7 @@ describe("indexerSettings", () => {
       chainId: 31337,
       chainName: "local",
       rpcUrl: LOCAL_RPC_URL,
+      rpcTimeoutMs: 15_000,
       pollingIntervalMs: 250,
       disableCache: true,
       veLockNFT: { address: VE, startBlock: 3 },

@@ -91,6 +91,36 @@ describe("outageGatedTransport", () => {
     expect(events).toEqual(["down", "up"]);
   });
 
+  it("beforeFirstRequest runs once, before anything is sent, for every client of the transport; its failure is theirs", async () => {
+    let runs = 0;
+    let release = () => {};
+    const transport = outageGatedTransport(proxy.url, {
+      beforeFirstRequest: () => {
+        runs++;
+        return new Promise<void>((r) => {
+          release = r;
+        });
+      },
+    });
+    const [a, b] = [1, 2].map(
+      () => transport({ retryCount: 0, timeout: 10_000 }).request as (args: { method: string }) => Promise<unknown>,
+    );
+    const pending = Promise.all([a!({ method: "eth_chainId" }), b!({ method: "eth_chainId" })]);
+    await sleep(200);
+    expect(proxy.count()).toBe(0);
+    release();
+    expect(await pending).toEqual(["0x7a69", "0x7a69"]);
+    expect(runs).toBe(1);
+
+    const failing = outageGatedTransport(proxy.url, {
+      beforeFirstRequest: async () => Promise.reject(new Error("no")),
+    });
+    const request = failing({ retryCount: 0, timeout: 10_000 }).request as (args: {
+      method: string;
+    }) => Promise<unknown>;
+    await expect(request({ method: "eth_chainId" })).rejects.toThrow("no");
+  });
+
   it("every kind of outage holds the gate: 503, 429, answers past the timeout, JSON-RPC 429", async () => {
     for (const fault of [
       { kind: "http", status: 503 },

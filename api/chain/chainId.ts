@@ -1,10 +1,13 @@
 /**
- * The start-up check that the node behind RPC_URL serves the chain the manifest was deployed on. Ponder's own
- * RPC diagnostic only warns on a mismatch; an API that quotes and prepares calldata against the wrong chain must
- * not start at all. Messages name the variable and the host (redactUrl), never the URL's secret part.
+ * The start-up check that the node behind RPC_URL serves the chain the manifest was deployed on, and answers. Both
+ * production processes run it before anything else talks to the node: the API process (api/server/process.ts) and
+ * the indexer (ponder.config.ts, before Ponder's first request). Ponder's own RPC diagnostic only warns on a
+ * mismatch, and behind the indexer's outage gate (indexer/outageGate.ts) it waits for a silent node for ever; an
+ * API that quotes and prepares calldata against the wrong chain, or an indexer that cannot reach its node, must not
+ * start at all. Messages name the variable and the host (redactUrl), never the URL's secret part.
  */
-import { type RpcClient, RpcError } from "../chain/rpc";
 import { ConfigError } from "../config";
+import { type RpcClient, RpcError } from "./rpc";
 
 export class ChainIdMismatchError extends ConfigError {
   override name = "ChainIdMismatchError";
