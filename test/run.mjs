@@ -7,6 +7,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { tsImport } from "tsx/esm/api";
+
+// URLs as every production process prints them (scheme and host; user info, path and query masked): a CI log
+// must not carry TEST_DATABASE_URL's or TEST_REDIS_URL's password.
+const { redactUrl } = await tsImport("../api/redact.ts", import.meta.url);
 
 const pgUrl = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const redisUrl = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -30,9 +35,9 @@ function reachable(url) {
 }
 const missing = [];
 if (!(await reachable(pgUrl)))
-  missing.push(`Postgres at ${pgUrl} (set TEST_DATABASE_URL, or start one: trust auth, user postgres)`);
+  missing.push(`Postgres at ${redactUrl(pgUrl)} (set TEST_DATABASE_URL, or start one: trust auth, user postgres)`);
 if (!(await reachable(redisUrl)))
-  missing.push(`Redis at ${redisUrl} (set TEST_REDIS_URL, or start redis-server on 127.0.0.1:6379)`);
+  missing.push(`Redis at ${redactUrl(redisUrl)} (set TEST_REDIS_URL, or start redis-server on 127.0.0.1:6379)`);
 if (missing.length > 0) {
   console.error(`Tests need services that are not reachable:\n${missing.map((m) => `  - ${m}`).join("\n")}`);
   console.error("0 passed, 1 failed");
