@@ -418,7 +418,11 @@ function multicall3Setting(value: string | undefined): Multicall3Setting {
   return value === "auto" || value === "canonical" || value === "deployless" ? value : getAddress(value);
 }
 
-/** A one-line description safe to log: no secrets. */
+/**
+ * A one-line description safe to log: no secrets. `indexSchema` is the schema the index is read from (the views
+ * schema when DATABASE_VIEWS_SCHEMA is set, as api/server/main.ts reads it); `schema` (DATABASE_SCHEMA or `--schema`)
+ * is then only checked, and after a redeploy may name an older deployment.
+ */
 export function describeConfig(config: AppConfig): string {
   return [
     `network=${config.network}`,
@@ -427,6 +431,8 @@ export function describeConfig(config: AppConfig): string {
     `redis=${config.redisUrl ? redactUrl(config.redisUrl) : "none"}`,
     `redisKeyPrefix=${config.redisKeyPrefix}`,
     `database=${config.database.url ? redactUrl(config.database.url) : "none"}`,
+    `indexSchema=${config.database.viewsSchema ?? config.database.schema ?? "none"}`,
+    `viewsSchema=${config.database.viewsSchema ?? "none"}`,
     `schema=${config.database.schema ?? "none"}`,
     `metrics=${config.metrics.port === null ? "public" : `${config.metrics.host}:${config.metrics.port}`}${config.metrics.token ? "+token" : ""}`,
     `multicall3=${config.multicall3}`,

@@ -61,7 +61,7 @@ describe("loadConfig for a deployment", () => {
     });
     const line = describeConfig(config);
     expect(line).toContain("network=base");
-    expect(line).toContain("schema=asset_v1");
+    expect(line).toContain("indexSchema=asset viewsSchema=asset schema=asset_v1");
     expect(line).not.toContain(SECRET);
     expect(line).not.toContain(PASSWORD);
   });

@@ -7,12 +7,14 @@
  * Environment: the one configuration (api/config.ts). DATABASE_URL + DATABASE_VIEWS_SCHEMA (or
  * DATABASE_SCHEMA) select the index; without DATABASE_URL state answers say `source: "rpc"`. PORT (default
  * 42069) and HOST (default 0.0.0.0) pick the socket; METRICS_PORT / METRICS_HOST a listener of the metrics'
- * own (api/server/metricsServer.ts). Prints one JSON line `{"listening":{port,host}}`, with
- * `"metrics":{port,host}` beside `listening` when the metrics have their own listener.
+ * own (api/server/metricsServer.ts). Once it serves it logs one line `"msg":"listening"` with `listening: {port,host}`
+ * (and `metrics: {port,host}` when the metrics have their own listener), whatever LOG_LEVEL says: supervisors and
+ * tests wait for it.
  */
 import { flushCompileCache } from "node:module";
 import { ConfigError, loadConfig } from "../config";
 import { ManifestError } from "../manifest";
+import { createLogger } from "../observability/logger";
 import { throttledWarnings } from "../observability/throttle";
 import type { IndexSignalEvent } from "../read/indexSignal";
 import { redactProcessOutput, secretUrlsFrom } from "../startup/redactOutput";
@@ -96,8 +98,11 @@ const served = await serveProcess({
   // The webhooks' outbox beside the index, in a schema of the API's own (WEBHOOK_SCHEMA), shared by every replica.
   openWebhookSql: () => (config.database.url ? pgSql(config.database.url) : null),
 }).catch((error: unknown) => exitOnConfigError(error, [host, config.metrics.host]));
-process.stdout.write(`${JSON.stringify({ listening: { port: served.api.port, host }, ...(served.metrics ? { metrics: served.metrics } : {}) })}
-`);
+// A log line like every other (time, level, scrubbed), written at any LOG_LEVEL: it is the process's "up" signal.
+createLogger({ level: "info" }).info("listening", {
+  listening: { port: served.api.port, host },
+  ...(served.metrics ? { metrics: served.metrics } : {}),
+});
 // The V8 code cache of this bundle, where NODE_COMPILE_CACHE names a folder (serve:api: .cache/node-compile-cache):
 // written once the process serves, with the functions start-up compiled, so the next start skips that compilation
 // even when this process is killed without a clean exit (Node otherwise writes it only at exit). Nothing when unset.
