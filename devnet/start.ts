@@ -24,7 +24,14 @@ const operatorToken = process.env.OPERATOR_TOKEN || "local-operator-token";
 let ponder: ChildProcess | null = null;
 let anvil: Awaited<ReturnType<typeof startAnvil>> | null = null;
 let stopping = false;
-const pgliteDir = path.join(root, ".ponder", "local", `run-${process.pid}`);
+/**
+ * This run's folder (gitignored, named by pid, removed at exit): its PGlite database and its devnet's manifest. The
+ * manifest is not written over the tracked deployments/local.json, which left the checkout modified (every later
+ * build stamped `-dirty`) and was shared by two runs from one checkout.
+ */
+const runDir = path.join(root, ".ponder", "local", `run-${process.pid}`);
+const pgliteDir = path.join(runDir, "pglite");
+const manifestFile = path.join(runDir, "local.json");
 
 async function shutdown(code: number) {
   if (stopping) return;
@@ -38,7 +45,7 @@ async function shutdown(code: number) {
     clearTimeout(timer);
   }
   await anvil?.stop();
-  rmSync(pgliteDir, { recursive: true, force: true });
+  rmSync(runDir, { recursive: true, force: true });
   process.exit(code);
 }
 
@@ -76,17 +83,15 @@ async function main() {
   anvil = await startAnvil({ port: anvilPort, genesisTimestamp, blockTime: BASE_BLOCK_SECONDS, mixedMining: true });
   console.log(`anvil      ${anvil.rpcUrl} (chain id 31337)`);
   const { manifest } = await deployDevnet({ rpcUrl: anvil.rpcUrl });
-  const manifestFile = path.join(root, "deployments", "local.json");
+  // A fresh anvil reuses chain id and addresses, so Ponder's sync cache from an earlier run would
+  // be stale: every run starts on an empty folder of its own (named by pid), so a second run from the
+  // same checkout (e.g. `npm test`'s local-stack test beside a developer's `npm start`) never deletes
+  // the database under the first, nor writes over its manifest; shutdown removes it.
+  rmSync(runDir, { recursive: true, force: true });
   writeLocalManifest(manifest, manifestFile);
   console.log(`deployed   ${manifestFile}`);
   await seedDevnet({ rpcUrl: anvil.rpcUrl, manifest });
   console.log("seeded     devnet activity");
-
-  // A fresh anvil reuses chain id and addresses, so Ponder's sync cache from an earlier run would
-  // be stale: every run starts on an empty PGlite folder of its own (named by pid), so a second run
-  // from the same checkout (e.g. `npm test`'s local-stack test beside a developer's `npm start`) never
-  // deletes the database under the first; shutdown removes it.
-  rmSync(pgliteDir, { recursive: true, force: true });
 
   // ponder's package exports hide its bin: resolve the entry (dist/esm/index.js) and step to bin/.
   const ponderBin = path.join(path.dirname(fileURLToPath(import.meta.resolve("ponder"))), "bin", "ponder.js");
@@ -100,6 +105,7 @@ async function main() {
       env: {
         ...process.env,
         NETWORK: "local",
+        MANIFEST_FILE: manifestFile,
         RPC_URL: anvil.rpcUrl,
         API_PORT: String(port),
         HOST: host,

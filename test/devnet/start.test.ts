@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -122,8 +122,23 @@ async function stopAndCheck(stack: Stack, how: "ctrl-c" | "sigterm") {
   expect(await portOpen(stack.anvilPort)).toBe(false);
   expect(await portOpen(stack.apiPort)).toBe(false);
   expect(stack.output()).toContain("stopping local stack");
+  // Its run folder (PGlite, the manifest) is gone; the tracked manifest was never touched.
+  expect(existsSync(path.dirname(manifestOf(stack)))).toBe(false);
+  expect(tracked()).toEqual(trackedBefore);
   expect(stack.output()).not.toMatch(/RuntimeError|Aborted\(\)|Failed to shutdown|ERROR/);
 }
+
+/** The manifest a run wrote for its devnet, as it printed it (`deployed   <file>`). */
+function manifestOf(stack: Stack): string {
+  const file = /^deployed\s+(\S+)$/m.exec(stack.output())?.[1];
+  if (!file) throw new Error(`npm start printed no manifest:\n${stack.output()}`);
+  return file;
+}
+
+/** The committed devnet manifest, as it was before any run: npm start must leave it alone (no `-dirty` build). */
+const TRACKED_MANIFEST = path.join(REPO_ROOT, "deployments", "local.json");
+const tracked = () => ({ text: readFileSync(TRACKED_MANIFEST, "utf8"), mtimeMs: statSync(TRACKED_MANIFEST).mtimeMs });
+const trackedBefore = tracked();
 
 // One stack (A) serves the contract; a second (B) starts and stops beside it, from the same checkout, and A
 // keeps serving; then A stops the way Ctrl-C stops it.
@@ -131,6 +146,15 @@ let a: Stack;
 beforeAll(async () => {
   a = await startReady();
 }, 150_000);
+
+describe("npm start (local stack): its files", () => {
+  it("writes its devnet's manifest into its own run folder (untracked, ignored), not the tracked deployments/local.json", () => {
+    const file = manifestOf(a);
+    expect(path.relative(REPO_ROOT, file)).toMatch(/^\.ponder\/local\/run-\d+\/local\.json$/);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ chainId: 31337 });
+    expect(tracked()).toEqual(trackedBefore);
+  });
+});
 
 describe("npm start (local stack): the HTTP contract on PORT", () => {
   httpContract(() => baseOf(a));
@@ -176,7 +200,7 @@ describe("npm start (local stack): the HTTP contract on PORT", () => {
       expect(res.status).toBe(201);
       const { webhook } = (await res.json()) as { webhook: { secret: string } };
       // The manifest `npm start` wrote for this run's deployment.
-      const manifest = JSON.parse(readFileSync(path.join(REPO_ROOT, "deployments", "local.json"), "utf8"));
+      const manifest = JSON.parse(readFileSync(manifestOf(a), "utf8"));
       const clients = devnetClients(`http://127.0.0.1:${a.anvilPort}`);
       await sendTx(clients, DEVNET_ACCOUNTS.bob.privateKey, {
         address: manifest.contracts.Furnace.address,
