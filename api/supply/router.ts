@@ -1,6 +1,6 @@
 /**
  * The supply API (spec §1, §2.1, §2.2, §4.1, §7.1, §8), mounted at /api/supply:
- *   GET /total        AssetToken.totalSupply() at latest
+ *   GET /total        AssetToken.totalSupply() at the block of the one read both figures share
  *   GET /circulating  totalSupply() − VeLockNFT.totalLockedClaim(), both at one block
  *   GET /max          always null, no RPC needed (answers even without RPC_URL)
  * total and circulating are answered from ONE cache entry filled by ONE read at ONE block (api/supply/figures.ts),

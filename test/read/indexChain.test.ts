@@ -58,7 +58,7 @@ describe("an API configured for Base over a devnet's index (ponder start, the AP
     });
     devnetApi = topology.apis[0]!;
     // Base's deployment as the API reads it: the devnet's addresses under chain 8453, and a node that says 8453 (the
-    // API refuses to start on a node of another chain than its manifest's: api/startup/chainId.ts).
+    // API refuses to start on a node of another chain than its manifest's: api/chain/chainId.ts).
     const manifest = JSON.parse(readFileSync(topology.chain.manifestFile, "utf8"));
     manifestDir = mkdtempSync(path.join(os.tmpdir(), "manifest-base-"));
     const manifestFile = path.join(manifestDir, "base.json");
