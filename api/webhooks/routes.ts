@@ -30,6 +30,7 @@ export const WEBHOOKS_PATH = "/webhooks";
 /** A registration's body: a URL and at most 32 topics fit in far less. */
 export const WEBHOOK_BODY_MAX_BYTES = 16 * 1024;
 const DELIVERIES_MAX = 500;
+const REGISTRATION_MEMBERS = ["url", "topics"];
 const DELIVERIES_PARAMS = ["status", "webhook", "limit"];
 
 export type WebhookRouteOptions = { webhooks: Webhooks | null; operatorToken: string | null };
@@ -146,6 +147,15 @@ async function jsonBody(c: Context<AppEnv>): Promise<Record<string, unknown>> {
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new BadParamsError("The body must be a JSON object: { url, topics }.", { param: "body" });
+  }
+  // As a query's unknown parameter, and as the OpenAPI document says (additionalProperties: false): a member we do not
+  // read (a misspelt `topic`, a `secret` the client hoped to choose) is refused, not ignored.
+  for (const name of Object.keys(value)) {
+    if (!REGISTRATION_MEMBERS.includes(name)) {
+      throw new BadParamsError(`Unknown member "${name.slice(0, 64)}": the body is { url, topics }.`, {
+        param: name.slice(0, 64),
+      });
+    }
   }
   return value as Record<string, unknown>;
 }

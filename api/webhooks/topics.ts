@@ -49,7 +49,13 @@ export function parseWebhookTopics(value: unknown): { texts: string[]; topics: T
   if (!Array.isArray(value) || value.length === 0) {
     return bad("topics must be a non-empty array of topic strings (lock:42, account:0x…, board:ve, stats).", value);
   }
-  if (value.length > MAX_WEBHOOK_TOPICS) bad(`At most ${MAX_WEBHOOK_TOPICS} topics per webhook.`, value.length);
+  if (value.length > MAX_WEBHOOK_TOPICS) {
+    // `detail.topic` names a topic string everywhere else; here no one topic is wrong.
+    throw new BadParamsError(`At most ${MAX_WEBHOOK_TOPICS} topics per webhook; ${value.length} given.`, {
+      param: "topics",
+      max: MAX_WEBHOOK_TOPICS,
+    });
+  }
   const byKey = new Map<string, { text: string; topic: Topic }>();
   for (const text of value) {
     const topic = parseWebhookTopic(text);

@@ -62,6 +62,14 @@ describe("topic strings", () => {
     expect(param(() => parseWebhookTopics([]))).toBe("topics");
     expect(param(() => parseWebhookTopics("stats"))).toBe("topics");
     expect(param(() => parseWebhookTopics(Array.from({ length: 33 }, (_, i) => `lock:${i}`)))).toBe("topics");
+    // Too many topics is no one topic's fault: the detail names the bound, not a count posing as a topic.
+    let tooMany: unknown = null;
+    try {
+      parseWebhookTopics(Array.from({ length: 33 }, (_, i) => `lock:${i}`));
+    } catch (error) {
+      tooMany = error;
+    }
+    expect((tooMany as ApiError).detail).toEqual({ param: "topics", max: 32 });
     expect(parseWebhookTopics(["lock:1", "lock:1", "stats"]).texts).toEqual(["lock:1", "stats"]);
   });
 });

@@ -162,6 +162,11 @@ describe("webhooks on the API processes", () => {
       [{ url: "http://127.0.0.1:9/x", topics: ["board:ve:7d"] }, "topics"],
       [{ url: "http://127.0.0.1:9/x", topics: ["nope:1"] }, "topics"],
       [{ url: "http://127.0.0.1:9/x", topics: [42] }, "topics"],
+      // A member the server does not read is refused (the OpenAPI body has additionalProperties: false), not ignored.
+      [{ url: "http://127.0.0.1:9/x", topics: ok, foo: 1 }, "foo"],
+      [{ url: "http://127.0.0.1:9/x", topic: ok }, "topic"],
+      [{ url: "http://127.0.0.1:9/x", topics: ok, secret: "whsec_mine" }, "secret"],
+      [JSON.parse('{"url":"http://127.0.0.1:9/x","topics":["stats"],"__proto__":{}}'), "__proto__"],
     ] as const) {
       const res = await api(a, "POST", "/webhooks", body);
       expect(res.status, JSON.stringify(body)).toBe(400);
