@@ -17,6 +17,7 @@ import type { StreamMetrics } from "../observability/streamMetrics";
 import { causeOf } from "../observability/throttle";
 import type { BlockChange } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
+import { reconnectDelays, STREAM_RETRY_MS } from "./reconnectSpread";
 
 export type StreamLimits = { max: number; perIp: number; heartbeatMs: number; replayBlocks: number };
 
@@ -278,7 +279,7 @@ export class StreamHub {
       this.metrics?.open.set(this.#streams.size);
       if (this.#streams.size === 0) this.#idle();
     };
-    stream.write(`retry: 2000\n\n`);
+    stream.write(`retry: ${STREAM_RETRY_MS}\n\n`);
     this.#start();
     this.#catchUp(stream, lastEventId).then(
       () => {
@@ -291,7 +292,7 @@ export class StreamHub {
           error: (error as Error).name,
           cause: causeOf(error),
         });
-        this.#lost(stream);
+        this.#lose([stream]);
       },
     );
     return stream;
@@ -371,7 +372,7 @@ export class StreamHub {
 
   /**
    * #changes read once more when it fails (a pool's timeout, a statement cancelled under load); null when it still
-   * fails (warned, counted). Its caller closes the streams it was read for (#lost): which blocks changed is not known,
+   * fails (warned, counted). Its caller closes the streams it was read for (#lose): which blocks changed is not known,
    * so going on past them would leave a gap the client's ids could not show.
    */
   async #changesOrNull(streams: readonly EventStream[], from: bigint, to: bigint, since: bigint | null) {
@@ -432,7 +433,7 @@ export class StreamHub {
       );
       if (!stream.catchingUp || read === undefined) return;
       if (read === null) {
-        this.#lost(stream);
+        this.#lose([stream]);
         return;
       }
       if (!(await this.#replayPaced(stream, read.value))) return;
@@ -451,7 +452,7 @@ export class StreamHub {
 
   /**
    * The topics' answers at `block` (read in the hub's turn), each written once the client has taken the last, after
-   * `first` (a reorg told with them). When one cannot be read, none is written and the stream is closed (#lost).
+   * `first` (a reorg told with them). When one cannot be read, none is written and the stream is closed (#lose).
    */
   async #sendPaced(stream: EventStream, block: bigint, topics: readonly Topic[], first?: Told): Promise<boolean> {
     if ((topics.length === 0 && first === undefined) || !stream.catchingUp) return stream.catchingUp;
@@ -460,7 +461,7 @@ export class StreamHub {
       stream.catchingUp ? this.#answersAt(block, topics, this.#answers) : [],
     );
     if (!stream.catchingUp) return false;
-    if (texts === null) return this.#lost(stream);
+    if (texts === null) return this.#lose([stream]);
     const events = first === undefined ? [] : [first];
     for (const [i, t] of topics.entries()) {
       const text = texts[i];
@@ -474,14 +475,21 @@ export class StreamHub {
   }
 
   /**
-   * A stream that could not be sent a block's answers (one still failed when read again), or not told which blocks
-   * changed (that read still failed), is closed before any event of those blocks, not passed over: its client
+   * Streams that could not be sent a block's answers (one still failed when read again), or not told which blocks
+   * changed (that read still failed), are closed before any event of those blocks, not passed over: each client
    * reconnects with the last id it was sent, below them, and its catch-up reads them again. Skipping them would leave
-   * a gap the client's ids could not show.
+   * a gap the client's ids could not show. The streams one failure closes are closed together, each told a `retry:` of
+   * its own first (api/index/reconnectSpread.ts), so that their clients do not all come back at the same moment to a
+   * database that has just failed.
    */
-  #lost(stream: EventStream): false {
-    if (!stream.closed) this.metrics?.dropped.inc({ reason: "read_failed" });
-    stream.close();
+  #lose(streams: readonly EventStream[]): false {
+    const open = streams.filter((s) => !s.closed);
+    const delays = reconnectDelays(open.length);
+    for (const [i, s] of open.entries()) {
+      this.metrics?.dropped.inc({ reason: "read_failed" });
+      s.write(`retry: ${delays[i]}\n\n`);
+      s.close();
+    }
     return false;
   }
 
@@ -510,9 +518,10 @@ export class StreamHub {
       });
       this.#last = block;
       this.#lastTime = null;
-      // The reorg with the head's answers, or neither (#lost): its id is the head's.
+      // The reorg with the head's answers, or neither (#lose): its id is the head's.
       const reorg = { event: "reorg", data };
-      await Promise.all(streams.map((s) => this.#send([s], block, s.topics, answers, reorg)));
+      const sent = await Promise.all(streams.map((s) => this.#send(s, block, s.topics, answers, reorg)));
+      this.#lose(streams.filter((_, i) => !sent[i]));
       return;
     }
     this.#last = block;
@@ -526,7 +535,7 @@ export class StreamHub {
     const read = await this.#changesOrNull(streams, last + 1n, block, since);
     if (read === null) {
       // The streams' last id is `last`: they resume from there, and their catch-up reads last + 1 … block again.
-      for (const s of streams) this.#lost(s);
+      this.#lose(streams);
       return;
     }
     // When the range's end is the head the statement saw, its timestamp starts the next range's exits.
@@ -537,46 +546,43 @@ export class StreamHub {
   /** For each block with changes (ascending), each stream's topics that changed in it. */
   async #replay(streams: EventStream[], changes: BlockChange[], answers: AnswerMemo): Promise<void> {
     for (const [block, list] of byBlock(changes)) {
-      // A stream closed meanwhile (its client hung up) costs no more reads.
-      await Promise.all(
-        streams
-          .filter((s) => !s.closed)
-          .map((s) =>
-            this.#send(
-              [s],
-              block,
-              s.topics.filter((t) => list.some((c) => t.concerns(c))),
-              answers,
-            ),
+      // A stream closed meanwhile (its client hung up, or a block before could not be read) costs no more reads.
+      const open = streams.filter((s) => !s.closed);
+      const sent = await Promise.all(
+        open.map((s) =>
+          this.#send(
+            s,
+            block,
+            s.topics.filter((t) => list.some((c) => t.concerns(c))),
+            answers,
           ),
+        ),
       );
+      this.#lose(open.filter((_, i) => !sent[i]));
     }
   }
 
   /**
-   * The topics' answers at `block`, each fetched once per call chain (`answers`), written in the topics' order after
-   * `first` (a reorg told with them); or, when one cannot be read, none of them and the streams closed (#lost).
+   * The topics' answers at `block`, each fetched once per call chain (`answers`), written to the stream in the topics'
+   * order after `first` (a reorg told with them); or, when one cannot be read, none of them, and false: the caller
+   * closes the stream (#lose) with the others that failure closes.
    */
   async #send(
-    streams: EventStream[],
+    stream: EventStream,
     block: bigint,
     topics: readonly Topic[],
     answers: AnswerMemo,
     first?: Told,
-  ): Promise<void> {
-    if (topics.length === 0 && first === undefined) return;
+  ): Promise<boolean> {
+    if (topics.length === 0 && first === undefined) return true;
     const texts = await this.#answersAt(block, topics, answers);
-    for (const s of streams) {
-      if (texts === null) {
-        this.#lost(s);
-        continue;
-      }
-      if (first !== undefined) s.event(block, first.event, first.data);
-      topics.forEach((t, i) => {
-        const text = texts[i];
-        if (text != null) s.event(block, t.event, text);
-      });
-    }
+    if (texts === null) return false;
+    if (first !== undefined) stream.event(block, first.event, first.data);
+    topics.forEach((t, i) => {
+      const text = texts[i];
+      if (text != null) stream.event(block, t.event, text);
+    });
+    return true;
   }
 
   /**

@@ -100,3 +100,45 @@ describe("a catch-up whose read of the changed blocks fails", () => {
     expect(metrics).toContain('api_streams_dropped_total{reason="read_failed"} 1');
   }, 30_000);
 });
+
+describe("a live head whose read of the changed blocks fails", () => {
+  it("closes every stream before the block, each told a retry of its own within docs/api.md's bounds", async () => {
+    const blocks = eventBlocks();
+    const [head, next] = [blocks.at(-3)!, blocks.at(-1)!];
+    await commit(head);
+    const n = 6;
+    const aborts = Array.from({ length: n }, () => new AbortController());
+    const streams = await Promise.all(
+      aborts.map(async (abort) => readSse(await app.request(`${BASE}/stream?stats`, { signal: abort.signal }))),
+    );
+    // Each live: its answer at the head sent, its catch-up done.
+    for (const s of streams) await s.until((e) => e.id === String(head), 10_000);
+    await sleep(200);
+    const locker = new pg.Client({ connectionString: PG_URL });
+    await locker.connect();
+    await locker.query("BEGIN");
+    await locker.query(`LOCK TABLE "${SCHEMA}".protocol_event IN ACCESS EXCLUSIVE MODE`);
+    // The hub's read of head + 1 … next fails twice (300 ms each): every stream is closed at once.
+    await commit(next);
+    for (let i = 0; i < 40 && !streams.every((s) => s.ended()); i++) await sleep(100);
+    await locker.query("ROLLBACK");
+    await locker.end();
+    for (const abort of aborts) abort.abort();
+
+    for (const s of streams) {
+      expect(s.ended()).toBe(true);
+      // Nothing of the blocks it could not check; the client resumes from the head's id.
+      expect(s.events.map((e) => e.id)).toEqual([String(head)]);
+      // The open's retry, then the one sent before the close.
+      expect(s.retries).toHaveLength(2);
+      expect(s.retries[0]).toBe(2000);
+    }
+    const delays = streams.map((s) => s.retries[1]!);
+    // 6 streams closed together: 2 s plus a point of a 2 s window (10 ms a stream, at least 2 s), each its own.
+    for (const d of delays) {
+      expect(d).toBeGreaterThanOrEqual(2000);
+      expect(d).toBeLessThan(4000);
+    }
+    expect(new Set(delays).size).toBe(n);
+  }, 30_000);
+});

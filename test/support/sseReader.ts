@@ -9,6 +9,8 @@ export type SseEvent = { id: string | undefined; event: string; data: string; at
 export type SseReader = {
   /** Every event so far, in order. */
   readonly events: SseEvent[];
+  /** The `retry:` fields so far (ms, in order): the reconnection delay the server asked for. */
+  readonly retries: number[];
   /** Comment lines (`:`, the heartbeat) so far. */
   comments(): number;
   /** Whether the server ended the stream (its body done), as against still open or aborted by the caller. */
@@ -23,6 +25,7 @@ export type SseReader = {
  */
 export function readSse(res: Response): SseReader {
   const events: SseEvent[] = [];
+  const retries: number[] = [];
   const waiters: (() => void)[] = [];
   let comments = 0;
   let ended = false;
@@ -51,6 +54,7 @@ export function readSse(res: Response): SseReader {
               const colon = line.indexOf(": ");
               if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 2));
             }
+            if (fields.has("retry")) retries.push(Number(fields.get("retry")));
             if (fields.has("event")) {
               events.push({ id: fields.get("id"), event: fields.get("event")!, data: fields.get("data") ?? "", at });
               for (const w of waiters.splice(0)) w();
@@ -64,6 +68,7 @@ export function readSse(res: Response): SseReader {
   }
   return {
     events,
+    retries,
     comments: () => comments,
     ended: () => ended,
     async until(match, ms = 30_000) {
