@@ -34,9 +34,17 @@ export async function readBoundedBody(c: AppContext, max: number): Promise<strin
 
 /** The body as text, or null when it is larger than `max` bytes (read no further than that). */
 export async function readBounded(request: Request, max: number): Promise<string | null> {
+  return (await readBoundedBytes(request, max))?.toString("utf8") ?? null;
+}
+
+/**
+ * The body's bytes, or null when it is larger than `max` bytes (read no further than that): for a reader that decodes
+ * them itself (the MCP endpoint refuses a body that is not UTF-8, where decoding as text would replace its bytes).
+ */
+export async function readBoundedBytes(request: Request, max: number): Promise<Buffer | null> {
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > max) return null;
-  if (request.body === null) return "";
+  if (request.body === null) return Buffer.alloc(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -57,5 +65,5 @@ export async function readBounded(request: Request, max: number): Promise<string
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }

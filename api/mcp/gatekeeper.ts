@@ -8,7 +8,8 @@
  *   a well-formed tool call (or a read of a resource an index route answers) instead spends its REST route's
  *   budget, as the REST request it makes (so an assistant's calls are limited exactly like the REST routes). Over budget: HTTP 429 with Retry-After
  *   and one JSON-RPC error per message (code -32000, data { error: "RATE_LIMITED", retryAfterSec });
- * - -32600 for a message that is not a JSON-RPC 2.0 request, -32601 for an unknown method, -32602 for
+ * - -32700 for a body that is not UTF-8 JSON (id null), -32600 for a message that is not a JSON-RPC 2.0 request
+ *   (an integer id beyond 2^53 − 1 included: it could not be echoed exactly), -32601 for an unknown method, -32602 for
  *   params of the wrong shape, each with a short message (never a validator's dump);
  * - in a batch, every request whose id another request of the batch also uses is refused with -32600 (the others
  *   are answered as usual). JSON-RPC 2.0 leaves duplicate ids to the server; a client matches answers to requests
@@ -81,6 +82,16 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
  */
 const isId = (v: unknown): v is string | number => typeof v === "string" || Number.isSafeInteger(v);
 
+/**
+ * Why an id is not one (isId). An integer beyond 2^53 − 1 has its own reason: JSON.parse has already rounded it, so
+ * no answer could carry the id as sent (SDK v2 answered under the rounded one); a client whose ids grow that large can
+ * send them as strings, which are echoed as sent.
+ */
+const idProblem = (v: unknown) =>
+  typeof v === "number" && Number.isInteger(v)
+    ? "id must be a string or an integer within ±(2^53 − 1): a larger number cannot be echoed exactly (send it as a string)"
+    : "id must be a string or an integer";
+
 /** The id to answer a message with: its own when well-formed, else null (JSON-RPC 2.0 §5). */
 function idOf(message: unknown): Id {
   return isObject(message) && isId(message.id) ? message.id : null;
@@ -151,11 +162,25 @@ function vetText(text: string, batch: boolean, messages: unknown[]): Map<number,
   return refused;
 }
 
-/** The body as JSON-RPC: one message or a batch within the limits. */
-export function parseBody(text: string | null): Parsed {
-  if (text === null) {
+/**
+ * UTF-8 as JSON between systems must be (RFC 8259 §8.1), refusing what is not: decoded leniently, an invalid byte in an
+ * id string became U+FFFD and the answer went out under an id the client never sent. A BOM is kept, so it still fails
+ * JSON.parse as before.
+ */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** The body (its bytes, null when over the limit) as JSON-RPC: one message or a batch within the limits. */
+export function parseBody(bytes: Uint8Array | null): Parsed {
+  if (bytes === null) {
     const message = `Request body larger than ${MCP_MAX_BODY_BYTES} bytes.`;
     return { kind: "error", status: 413, answer: errorAnswer(null, JSON_RPC.INVALID_REQUEST, message) };
+  }
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    const answer = errorAnswer(null, JSON_RPC.PARSE_ERROR, "Parse error: the body is not valid UTF-8.");
+    return { kind: "error", status: 400, answer };
   }
   let body: unknown;
   try {
@@ -210,12 +235,13 @@ const METHODS = new Set([
 
 /**
  * Argument names the SDKs' own check of `arguments` (a zod record) cannot pass on: `constructor` SDK 1.x refuses with
- * an internal error and its dump, `__proto__` both SDKs drop (the call would go on without it). No tool or prompt has
- * such a parameter, so either is refused here as a bad param, in both eras.
+ * an internal error and its dump, `__proto__` both SDKs drop. No prompt has such a parameter, so either is refused here
+ * as a bad param, in both eras. A tool call's arguments never go through that check: each era hands its tool the
+ * arguments as parsed from the body, where either is an unknown parameter like any other (the route's BAD_PARAMS).
  */
 const SDK_UNTAKEN_ARGUMENTS = ["constructor", "__proto__"];
 
-/** The first argument name SDK 1.x cannot pass on, or undefined. */
+/** The first argument name the SDKs cannot pass on, or undefined. */
 const untakenArgument = (args: Json) => SDK_UNTAKEN_ARGUMENTS.find((name) => Object.hasOwn(args, name));
 
 /** Why a prompt's arguments are not a map of strings (MCP: prompts/get's arguments are strings), or null. */
@@ -244,9 +270,6 @@ function invalidParams(method: string, params: unknown, { modern = false } = {})
     case "tools/call":
       if (typeof p.name !== "string") return "tools/call needs name (a string).";
       if (p.arguments !== undefined && !isObject(p.arguments)) return "arguments must be an object.";
-      if (isObject(p.arguments) && untakenArgument(p.arguments)) {
-        return `no tool takes an argument named ${untakenArgument(p.arguments)}.`;
-      }
       return null;
     case "tools/list":
     case "resources/list":
@@ -273,13 +296,19 @@ function invalidParams(method: string, params: unknown, { modern = false } = {})
 }
 
 /**
- * A 2026-07-28 request's -32602 answer when its params do not fit its method (invalidParams, `modern`), else null
- * (a notification, or anything else, goes to the SDK as it is).
+ * A 2026-07-28 request's refusal made here, else null (a notification, or anything else, goes to the SDK as it is):
+ * -32600 for an integer id beyond 2^53 − 1 (idProblem; as in the 2025 era), -32602 when its params do not fit its
+ * method (invalidParams, `modern`).
  */
-export function modernParamsRefusal(message: unknown): string | null {
-  if (!isObject(message) || typeof message.method !== "string" || !isId(message.id)) return null;
+export function modernRefusal(message: unknown): string | null {
+  if (!isObject(message) || typeof message.method !== "string") return null;
+  const { id } = message;
+  if (typeof id === "number" && Number.isInteger(id) && !isId(id)) {
+    return errorAnswer(null, JSON_RPC.INVALID_REQUEST, `Invalid Request: ${idProblem(id)}.`);
+  }
+  if (!isId(id)) return null;
   const bad = invalidParams(message.method, message.params, { modern: true });
-  return bad === null ? null : errorAnswer(message.id, JSON_RPC.INVALID_PARAMS, `Invalid params: ${bad}`);
+  return bad === null ? null : errorAnswer(id, JSON_RPC.INVALID_PARAMS, `Invalid params: ${bad}`);
 }
 
 /** A 2026-07-28 request's answer when its text refused one of its messages (vetText): those refusals, in order. */
@@ -334,6 +363,18 @@ const REQUEST_SCHEMAS: Record<string, { safeParse(value: unknown): { success: bo
   "prompts/get": GetPromptRequestSchema,
 };
 type ZodLikeError = { issues: readonly { path: readonly PropertyKey[]; message: string }[] };
+
+/**
+ * A tools/call as SDK 1.x's schema can judge it: an argument named `constructor` fails its record check (not a plain
+ * object), so such arguments are judged without theirs. What the tool is handed is the message itself, where the name
+ * is an unknown parameter like any other.
+ */
+function withTakenArguments(message: Json): Json {
+  const params = message.params as Json;
+  if (!isObject(params.arguments) || untakenArgument(params.arguments) === undefined) return message;
+  const args = Object.fromEntries(Object.entries(params.arguments).filter(([n]) => !SDK_UNTAKEN_ARGUMENTS.includes(n)));
+  return { ...message, params: { ...params, arguments: args } };
+}
 
 /** A validator's first complaint in one short line: where, and what (never the dump). */
 function firstIssue(error: ZodLikeError | undefined): string {
@@ -395,7 +436,7 @@ export function screen(
       return;
     }
     if (!isId(message.id) || typeof message.method !== "string") {
-      const why = isId(message.id) ? "method must be a string" : "id must be a string or an integer";
+      const why = isId(message.id) ? "method must be a string" : idProblem(message.id);
       answers.set(index, errorAnswer(id, JSON_RPC.INVALID_REQUEST, `Invalid Request: ${why}.`));
       return;
     }
@@ -418,7 +459,7 @@ export function screen(
       return;
     }
     const schema = REQUEST_SCHEMAS[method];
-    const fit = schema?.safeParse(message);
+    const fit = schema?.safeParse(method === "tools/call" ? withTakenArguments(message) : message);
     if (fit && !fit.success) {
       answers.set(index, errorAnswer(id, JSON_RPC.INVALID_PARAMS, `Invalid params: ${firstIssue(fit.error)}`));
       return;

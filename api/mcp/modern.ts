@@ -85,6 +85,17 @@ function mayBeModern(request: Request, body: unknown): boolean {
   });
 }
 
+/**
+ * A tools/call's arguments as parsed from the body, found by its id (the body's messages are what the SDK parsed; the
+ * gatekeeper found the arguments an object or absent). SDK v2 hands its handler a copy made by its record schema, which
+ * drops an own `__proto__` member (the call went on without it): from the body, it is an unknown parameter like any other.
+ */
+function argumentsAsSent(body: unknown, id: unknown): Record<string, unknown> | undefined {
+  type Sent = { id?: unknown; method?: unknown; params?: { arguments?: Record<string, unknown> } } | null;
+  const messages = (Array.isArray(body) ? body : [body]) as Sent[];
+  return messages.find((m) => m?.id === id && m?.method === "tools/call")?.params?.arguments;
+}
+
 export type ModernEndpoint = {
   /** Whether the modern era answers this request (the SDK's own classification, after a cheap pre-check). */
   claims(request: Request, body: unknown): Promise<boolean>;
@@ -99,12 +110,12 @@ export type ModernEndpoint = {
 export type ModernEndpointOptions = { legacy?: "reject" | "stateless" };
 
 export function modernEndpoint(s: ModernSurface, options: ModernEndpointOptions = {}): ModernEndpoint {
-  /** The Hono context and hang-up of each request in flight, for the factory (which is handed the raw Request). */
-  const inFlight = new WeakMap<Request, { c: Context; hangUp: CancelSource }>();
+  /** The Hono context, hang-up and message of each request in flight, for the factory (handed the raw Request). */
+  const inFlight = new WeakMap<Request, { c: Context; hangUp: CancelSource; message: unknown }>();
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const cacheHints = Object.fromEntries(LISTS.map((m) => [m, LIST_CACHE_HINT]));
 
-  function serverFor(c: Context, hangUp: CancelSource): Server {
+  function serverFor(c: Context, hangUp: CancelSource, message: unknown): Server {
     const server = new Server(
       { name: s.name, title: s.title, version: s.version },
       {
@@ -124,8 +135,8 @@ export function modernEndpoint(s: ModernSurface, options: ModernEndpointOptions 
     discover._ondiscover = () => ({ ...sdkDiscover(), supportedVersions: [...SUPPORTED_VERSIONS] });
 
     server.setRequestHandler("tools/list", () => ({ tools: [...s.tools] as never }));
-    server.setRequestHandler("tools/call", async (request) => {
-      const result = await s.callTool(c, hangUp, request.params.name, request.params.arguments);
+    server.setRequestHandler("tools/call", async (request, ctx) => {
+      const result = await s.callTool(c, hangUp, request.params.name, argumentsAsSent(message, ctx.mcpReq.id));
       if (!result) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
       return result as never;
     });
@@ -158,7 +169,7 @@ export function modernEndpoint(s: ModernSurface, options: ModernEndpointOptions 
     ({ requestInfo }) => {
       const held = requestInfo && inFlight.get(requestInfo);
       if (!held) throw new Error("modern MCP request without its context");
-      return serverFor(held.c, held.hangUp);
+      return serverFor(held.c, held.hangUp, held.message);
     },
     {
       legacy: options.legacy ?? "reject",
@@ -176,7 +187,7 @@ export function modernEndpoint(s: ModernSurface, options: ModernEndpointOptions 
     async serve(c, body) {
       const hangUp = new CancelSource();
       const stopWatching = onHangUp(c, () => hangUp.abort(HANG_UP));
-      inFlight.set(c.req.raw, { c, hangUp });
+      inFlight.set(c.req.raw, { c, hangUp, message: body });
       try {
         return await handler.fetch(c.req.raw, { parsedBody: body });
       } finally {

@@ -21,7 +21,7 @@ import { z } from "zod";
 import { buildInfo } from "../buildInfo";
 import { HANG_UP } from "../chain/rpc";
 import { answerTurns, LARGE_ANSWER_BYTES } from "../http/answerTurns";
-import { readBounded } from "../http/boundedBody";
+import { readBoundedBytes } from "../http/boundedBody";
 import { CancelSource, onHangUp } from "../http/cancellation";
 import type { ClientIpResolver } from "../http/clientIp";
 import type { AppEnv } from "../http/env";
@@ -40,7 +40,7 @@ import {
   joinBytes,
   MCP_MAX_BODY_BYTES,
   MCP_MAX_RESPONSE_BYTES,
-  modernParamsRefusal,
+  modernRefusal,
   modernTextRefusal,
   overBudgetAnswers,
   parseBody,
@@ -397,7 +397,7 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
       const message = "Unsupported Media Type: Content-Type must be application/json";
       return c.body(errorAnswer(null, JSON_RPC.SERVER_ERROR, message), 415, JSON_TYPE);
     }
-    const body = parseBody(await readBounded(c.req.raw, MCP_MAX_BODY_BYTES));
+    const body = parseBody(await readBoundedBytes(c.req.raw, MCP_MAX_BODY_BYTES));
     // 2026-07-28 (a per-request envelope, or its protocol-version header): the modern era's own server.
     const message = body.kind === "ok" ? (body.batch ? body.messages : body.messages[0]) : undefined;
     // A message refused for its text (vetText) is refused alike in both eras, and is not handed to the SDK's classifier
@@ -417,9 +417,10 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
           return c.body(overBudgetAnswers(body, error.retryAfterSec), 429, JSON_TYPE);
         }
       }
-      // What the text showed (too deep, a member given twice) and params of the wrong shape get a short error here, as
-      // in the 2025 era (SDK v2 answers some with -32603 and its validator's dump, a too deep one with a 500).
-      const refused = body.refused.size > 0 ? modernTextRefusal(body) : modernParamsRefusal(message);
+      // What the text showed (too deep, a member given twice), an id too large to echo and params of the wrong shape get a
+      // short error here, as in the 2025 era (SDK v2 answers some with -32603 and its validator's dump, a too deep one
+      // with a 500, a large id under its rounded value).
+      const refused = body.refused.size > 0 ? modernTextRefusal(body) : modernRefusal(message);
       if (refused !== null) return c.body(refused, 200, JSON_TYPE);
       return modern.serve(c, message);
     }

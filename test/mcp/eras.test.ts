@@ -362,15 +362,22 @@ describe("arguments are judged as the REST route judges its parameters, in both 
     }
   });
 
-  it("`constructor` and `__proto__`, which the SDKs' own checks cannot take, are a short -32602 in both eras", async () => {
-    for (const name of ["constructor", "__proto__"]) {
-      // JSON.parse makes `__proto__` an own member, as it comes off the wire.
-      const args = JSON.parse(`{"tokenId":"${lockId()}",${JSON.stringify(name)}:"1"}`) as Record<string, unknown>;
-      const legacy = await legacyPost("tools/call", { name: "get_lock", arguments: args });
-      const modern = await modernPost("tools/call", { name: "get_lock", arguments: args }, { "mcp-name": "get_lock" });
-      for (const answer of [legacy.body, modern.body]) {
-        expect(answer.error?.code, name).toBe(-32602);
-        expect(answer.error?.message, name).toBe(`Invalid params: no tool takes an argument named ${name}.`);
+  it("`constructor` and `__proto__` are answered as any unknown argument is: the tool's BAD_PARAMS, in both eras", async () => {
+    for (const era of ["2025", "2026"] as const) {
+      for (const value of ['"x"', "1", "{}"]) {
+        // As it comes off the wire: JSON.parse makes `__proto__` an own member.
+        const answerFor = async (name: string) => {
+          const args = `{"tokenId":"${lockId()}",${JSON.stringify(name)}:${value}}`;
+          const { status, body } = await rawPost(callText(era, "get_lock", args), era);
+          expect([status, (body as ToolAnswer).result?.isError], `${era} ${args}`).toEqual([200, true]);
+          return envelopeOf(body);
+        };
+        const unknown = JSON.stringify(await answerFor("nope"));
+        for (const name of ["constructor", "__proto__"]) {
+          const envelope = await answerFor(name);
+          expect(envelope, `${era} ${name}: ${value}`).toMatchObject({ error: "BAD_PARAMS", detail: { param: name } });
+          expect(envelope, `${era} ${name}: ${value}`).toEqual(JSON.parse(unknown.replaceAll("nope", name)));
+        }
       }
     }
   });
@@ -397,8 +404,13 @@ describe("arguments are judged as the REST route judges its parameters, in both 
   });
 });
 
-/** A raw POST of `text` as it is (a member twice, a number as written): the era is the headers'. */
-async function rawPost(text: string, era: "2025" | "2026", method = "tools/call", name = "get_lock") {
+/** A raw POST of `text` as it is (a member twice, a number as written, bytes): the era is the headers'. */
+async function rawPost(
+  text: string | Uint8Array<ArrayBuffer>,
+  era: "2025" | "2026",
+  method = "tools/call",
+  name = "get_lock",
+) {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
@@ -562,5 +574,66 @@ describe("what a message's text says and JSON.parse hides, in both eras (the API
       "",
     );
     expect(big).toMatchObject({ status: 413, body: { error: { code: -32600 } } });
+  });
+});
+
+describe("ids and bytes as sent, and the methods served, in both eras (the API process)", () => {
+  /** A ping (2025) or a tools/list (2026) whose id is written as `idText`. */
+  const idText = (era: "2025" | "2026", id: string) =>
+    era === "2025"
+      ? `{"jsonrpc":"2.0","id":${id},"method":"ping"}`
+      : `{"jsonrpc":"2.0","id":${id},"method":"tools/list","params":{${meta(era).slice(1)}}}`;
+
+  it("a body that is not valid UTF-8 is -32700 with id null, never answered under an id the client did not send", async () => {
+    for (const era of ["2025", "2026"] as const) {
+      // An id string holding a lone continuation byte, an overlong `/`, and a truncated 3-byte sequence.
+      for (const bad of [[0x80], [0xc0, 0xaf], [0xe2, 0x82]]) {
+        const [head, tail] = idText(era, '"a@"').split("@") as [string, string];
+        const bytes = Buffer.concat([Buffer.from(head), Buffer.from(bad), Buffer.from(tail)]);
+        const { status, body } = await rawPost(new Uint8Array(bytes), era, "tools/list", "");
+        expect([status, body], `${era} ${bad}`).toEqual([
+          400,
+          { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body is not valid UTF-8." } },
+        ]);
+      }
+      // Valid UTF-8 beyond ASCII is the id as sent.
+      const ok = await rawPost(Buffer.from(idText(era, '"é€😀"')), era, "tools/list", "");
+      expect((ok.body as { id: unknown }).id, era).toBe("é€😀");
+    }
+  });
+
+  it("an integer id beyond 2^53 − 1 is refused (-32600, id null), never echoed rounded; a safe one is echoed", async () => {
+    const message =
+      "Invalid Request: id must be a string or an integer within ±(2^53 − 1): a larger number cannot be echoed exactly (send it as a string).";
+    for (const era of ["2025", "2026"] as const) {
+      for (const id of ["9007199254740993", "9007199254740992", "-9007199254740993", "12345678901234567890123"]) {
+        const { status, body } = await rawPost(idText(era, id), era, "tools/list", "");
+        expect([status, body], `${era} ${id}`).toEqual([
+          200,
+          { jsonrpc: "2.0", id: null, error: { code: -32600, message } },
+        ]);
+      }
+      for (const id of ["9007199254740991", "-9007199254740991", '"9007199254740993"']) {
+        const { body } = await rawPost(idText(era, id), era, "tools/list", "");
+        expect((body as { id: unknown }).id, `${era} ${id}`).toEqual(JSON.parse(id));
+      }
+    }
+  });
+
+  it("OPTIONS names only the methods /api/mcp serves: each of them is not a 405, the others are", async () => {
+    const preflight = await fetch(url(), {
+      method: "OPTIONS",
+      headers: { origin: "https://assistant.example", "access-control-request-method": "POST" },
+    });
+    expect(preflight.status).toBe(204);
+    const listed = preflight.headers.get("access-control-allow-methods")!.split(/,\s*/);
+    expect(listed).toEqual(["POST", "OPTIONS"]);
+    for (const method of ["GET", "HEAD", "DELETE", "PUT"]) {
+      const res = await fetch(url(), { method, headers: { accept: "application/json, text/event-stream" } });
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get("allow"), method).toBe("POST, OPTIONS");
+    }
+    const post = await rawPost(idText("2025", "1"), "2025");
+    expect(post.status).toBe(200);
   });
 });
