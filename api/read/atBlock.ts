@@ -904,6 +904,26 @@ SELECT h.*, a.*, r.* FROM head h CROSS JOIN at a LEFT JOIN rows r ON true ORDER 
       });
     },
 
+    async source() {
+      // The checkpoint view's table's schema (views), else the schema itself: one catalog statement, no index row.
+      const rows = await rowsOf(
+        db,
+        sql`SELECT coalesce(
+  (SELECT DISTINCT tn.nspname || ':' || tn.oid FROM pg_class v
+     JOIN pg_namespace vn ON vn.oid = v.relnamespace
+     JOIN pg_rewrite r ON r.ev_class = v.oid
+     JOIN pg_depend d ON d.objid = r.oid AND d.classid = 'pg_rewrite'::regclass
+     JOIN pg_class t ON t.oid = d.refobjid AND t.oid <> v.oid
+     JOIN pg_namespace tn ON tn.oid = t.relnamespace
+    WHERE vn.nspname = ${await resolveSchema()} AND v.relname = '_ponder_checkpoint' AND v.relkind = 'v'
+      AND t.relname = '_ponder_checkpoint'),
+  (SELECT n.nspname || ':' || n.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = ${await resolveSchema()} AND c.relname = '_ponder_checkpoint' AND c.relkind <> 'v')) AS source`,
+      );
+      const source = rows[0]?.source;
+      return typeof source === "string" ? source : null;
+    },
+
     async finalEvent(signal) {
       // Ordered by block alone, so each side is one backward scan of its block index (any event of the block will do).
       const rows = await run(

@@ -145,6 +145,13 @@ export interface LockIndex {
    * none: what api/read/branchCheck.ts asks the node about. Absent from a stand-in index, which is then not checked.
    */
   finalEvent?(signal?: CancelSignal): Promise<AtBlock<FinalEvent | null>>;
+  /**
+   * Which tables the rows are read from: the schema behind the views (the one Ponder writes), or the schema itself
+   * without views, as "name:oid" (a schema dropped and made again is another); null when it is not there. A redeploy
+   * or a recovery that re-indexes into a new schema changes it: the webhooks' feeder checks what it delivered then
+   * (api/webhooks/engine.ts). Absent from a stand-in index, which never switches.
+   */
+  source?(): Promise<string | null>;
 }
 
 /** An event's block and transaction, as the index holds them (the node can be asked for its receipt). */

@@ -7,7 +7,10 @@
  * delivery whose data is the topic's REST answer at that block (fetched through the route itself). A head told with a
  * revert at or below the cursor (or, where no revert is heard, a head below it) is a reorg: an `index.reverted`
  * delivery for each delivery of an orphaned block a subscriber may have received, the undelivered ones cancelled,
- * then every topic's answer at the new head, below the cursor or past it. Whichever process holds the cursor feeds;
+ * then every topic's answer at the new head, below the cursor or past it. The index moving to another schema (a
+ * redeploy, a re-index after a reorg Ponder could not revert) is heard as no revert: the cursor names the schema it
+ * was fed from, and on a change what was fed is answered again at its block, the lowest that differs fed as a reorg
+ * from it. Each delivery is reverted once at most. Whichever process holds the cursor feeds;
  * the others find it moved and feed nothing.
  *
  * The worker, in every process, keeps a pool of attempts: it claims due deliveries (each subscriber's oldest
@@ -46,6 +49,26 @@ export type WebhookSettings = {
   /** WEBHOOK_MAX: subscriptions in the deployment. */
   maxSubscriptions: number;
 };
+
+/**
+ * After the index switched schemas, how many fed blocks in a row must still hold, below the lowest that does not,
+ * before the check stops (#replaced); and how many fed blocks it reads at a time.
+ */
+const RECHECK_RUN = 256;
+const RECHECK_PAGE_BLOCKS = 64;
+
+/**
+ * Whether an answer fed still is the index's (`now`, null: none there now). `indexLagSeconds` and `stale` say the
+ * moment of the answer, not its block (api/index/answer.ts): they are not compared.
+ */
+function sameAnswer(fed: unknown, now: string | null): boolean {
+  if (now === null) return false;
+  const strip = (a: unknown) => {
+    const { indexLagSeconds: _lag, stale: _stale, ...rest } = a as Record<string, unknown>;
+    return JSON.stringify(rest);
+  };
+  return strip(fed) === strip(JSON.parse(now));
+}
 
 /** Blocks one feeding step covers (a process back after a long stop feeds in steps of this many). */
 const FEED_STEP_BLOCKS = 500n;
@@ -215,25 +238,45 @@ export class WebhookEngine {
     for (;;) {
       let reached = head;
       let subscribed = false;
-      const added = await this.store.feed(async (cursor, lastReorgTo, tx) => {
+      const added = await this.store.feed(async (cursor, lastReorgTo, tx, fedFrom) => {
+        const source = async () => (await this.rt.index.source?.()) ?? null;
         // The first feed of a deployment starts at the head: webhooks announce what is indexed from now on.
-        if (cursor === null) return { to: head, rows: [] };
-        const reorg = orphaned !== null && orphaned <= cursor && lastReorgTo !== head ? orphaned : null;
-        if (head <= cursor && reorg === null) return null;
+        if (cursor === null) return { to: head, rows: [], source: await source() };
+        const signalled = orphaned !== null && orphaned <= cursor && lastReorgTo !== head ? orphaned : null;
+        if (head <= cursor && signalled === null) return null;
+        const from = await source();
         const subscriptions = (await this.store.subscriptions(tx)).map((s) => ({
           id: s.id,
           topics: topicsOf(s.topics),
         }));
         if (subscriptions.length > 0) subscribed = true;
-        if (reorg !== null) return { to: head, rows: await this.#reorg(tx, reorg, head, subscriptions), reorgTo: head };
+        // Another schema's rows (a redeploy, a re-index after a reorg Ponder could not revert): no revert is heard
+        // for what they lack, so what was fed is checked against them, and a difference is a reorg from its block.
+        const switched = from !== null && fedFrom !== null && from !== fedFrom;
+        // A redeploy's new schema is ready before it has indexed the blocks mined meanwhile: what was fed above its
+        // head cannot be checked yet, so nothing is fed (nor the switch recorded) until it has caught up.
+        if (switched && head < cursor) return null;
+        if (switched) {
+          // This process's answers kept by block are the old schema's rows (a same-build re-index is no new build).
+          for (const memo of [this.rt.stats, this.rt.boards, this.rt.durationBoards]) memo.forgetAll();
+        }
+        const replaced = switched ? await this.#replaced(tx, cursor) : null;
+        const reorg = replaced === null ? signalled : signalled === null || replaced < signalled ? replaced : signalled;
+        if (reorg !== null) {
+          const rows = await this.#reorg(tx, reorg, head, subscriptions);
+          await this.#sameSource(from);
+          return { to: head, rows, reorgTo: head, source: from };
+        }
         reached = head - cursor > FEED_STEP_BLOCKS ? cursor + FEED_STEP_BLOCKS : head;
-        if (subscriptions.length === 0) return { to: reached, rows: [] };
+        if (subscriptions.length === 0) return { to: reached, rows: [], source: from };
         // A windowed board's entries leave it as time passes: their exits since the cursor block's time (a time
         // that cannot be had, the node down, costs the range's exits, not its events).
         const exits = subscriptions.some((sub) => sub.topics.some((t) => t.exits));
         const since = exits ? await timeOfBlock(this.rt, cursor).catch(() => null) : null;
         const changes = (await this.rt.index.changes(cursor + 1n, reached, since)).value;
-        return { to: reached, rows: await this.#blocks(changes, subscriptions) };
+        const rows = await this.#blocks(changes, subscriptions);
+        await this.#sameSource(from);
+        return { to: reached, rows, source: from };
       });
       // Steps after the first read the new branch: what they feed is not the reorg's to revert.
       orphaned = null;
@@ -260,6 +303,63 @@ export class WebhookEngine {
       rows.push(...(await this.#answers(block, wanted)));
     }
     return rows;
+  }
+
+  /**
+   * The views moved to another schema while this feed read: what it read may be either's, so nothing of it is kept
+   * (the transaction rolls back) and the next head feeds again, from the new one.
+   */
+  async #sameSource(source: string | null): Promise<void> {
+    if (source === null) return;
+    const now = await this.rt.index.source?.();
+    if (now != null && now !== source) throw new Error(`the index moved from ${source} to ${now} during the feed`);
+  }
+
+  /**
+   * After the index switched schemas, the lowest block at which a delivery fed (sent or not, not reverted) is not
+   * what the index now answers for its topic there — the new rows lack its event, or hold another —, or null. Walks
+   * the fed blocks down from the cursor, and stops after RECHECK_RUN blocks in a row that all still hold below the
+   * lowest one that does not (a reorg's two branches share every block below the fork; the sync cache's rewind uses
+   * the same run): a redeploy that rewrites only older blocks is not told.
+   */
+  async #replaced(tx: Parameters<WebhookStore["orphan"]>[0], cursor: bigint): Promise<bigint | null> {
+    const answers = new Map<string, Promise<string | null>>();
+    let lowest: bigint | null = null;
+    let run = 0;
+    let below: bigint | null = cursor + 1n;
+    while (run < RECHECK_RUN) {
+      const fed = await this.store.unreverted(tx, below, RECHECK_PAGE_BLOCKS);
+      if (fed.length === 0) break;
+      let block: bigint | null = null;
+      let holds = true;
+      for (const d of [...fed, null]) {
+        if (d === null || d.block !== block) {
+          if (block !== null) {
+            if (holds) run++;
+            else [lowest, run] = [block, 0];
+            if (run >= RECHECK_RUN) break;
+          }
+          if (d === null) break;
+          [block, holds] = [d.block, true];
+        }
+        if (!holds) continue;
+        let topic: Topic;
+        try {
+          topic = parseWebhookTopic(d.topic);
+        } catch {
+          continue; // a topic this build no longer knows: never fed again, nothing to compare
+        }
+        const key = `${topic.key}@${d.block}`;
+        let now = answers.get(key);
+        if (!now) {
+          now = topicAnswer(topic, this.fetchAnswer, d.block);
+          answers.set(key, now);
+        }
+        if (!sameAnswer((JSON.parse(d.payload) as { data: { answer: unknown } }).data.answer, await now)) holds = false;
+      }
+      below = fed.at(-1)!.block;
+    }
+    return lowest;
   }
 
   /** The reverted deliveries of the orphaned blocks (`from` up), then every subscription's topics at the new head. */

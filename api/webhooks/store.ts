@@ -96,11 +96,15 @@ export class WebhookStore {
         `CREATE INDEX IF NOT EXISTS delivery_open ON ${s}.delivery (subscription_id, seq) WHERE status IN ('pending', 'dead')`,
       );
       await tx.query(`CREATE INDEX IF NOT EXISTS delivery_block ON ${s}.delivery (block)`);
+      // Told reverted once: a later reorg from a lower block, or a switch of the index, does not revert it again.
+      await tx.query(`ALTER TABLE ${s}.delivery ADD COLUMN IF NOT EXISTS reverted boolean NOT NULL DEFAULT false`);
       await tx.query(`CREATE TABLE IF NOT EXISTS ${s}.cursor (
         id integer PRIMARY KEY CHECK (id = 1),
         block bigint,
         reorg_to bigint)`);
       await tx.query(`INSERT INTO ${s}.cursor (id, block) VALUES (1, NULL) ON CONFLICT (id) DO NOTHING`);
+      // The index's rows the feed was fed from (LockIndex.source); null: not known yet (a store made before it).
+      await tx.query(`ALTER TABLE ${s}.cursor ADD COLUMN IF NOT EXISTS source text`);
     });
   }
 
@@ -200,23 +204,24 @@ export class WebhookStore {
 
   /**
    * Runs `feed` holding the cursor (SELECT … FOR UPDATE): the one feeder of its blocks. `feed` is given the last block
-   * fed (null before the first) and the head the last reorg went down to, and returns the block it fed up to (the
-   * cursor's new value), the rows to insert and, for a reorg, the head it went down to — all committed together, or
-   * nothing when it throws.
+   * fed (null before the first), the head the last reorg went down to and the index's rows it was fed from
+   * (LockIndex.source; null: not known), and returns the block it fed up to (the cursor's new value), the rows to insert, for a
+   * reorg the head it went down to, and the source it read — all committed together, or nothing when it throws.
    */
   async feed(
     feed: (
       cursor: bigint | null,
       lastReorgTo: bigint | null,
       tx: Query,
-    ) => Promise<{ to: bigint; rows: NewDelivery[]; reorgTo?: bigint } | null>,
+      fedFrom: string | null,
+    ) => Promise<{ to: bigint; rows: NewDelivery[]; reorgTo?: bigint; source?: string | null } | null>,
   ): Promise<number> {
     return this.sql.transaction(async (tx) => {
-      const [row] = await tx.query<{ block: string | null; reorg_to: string | null }>(
-        `SELECT block::text AS block, reorg_to::text AS reorg_to FROM ${this.#s}.cursor WHERE id = 1 FOR UPDATE`,
+      const [row] = await tx.query<{ block: string | null; reorg_to: string | null; source: string | null }>(
+        `SELECT block::text AS block, reorg_to::text AS reorg_to, source FROM ${this.#s}.cursor WHERE id = 1 FOR UPDATE`,
       );
       const cursor = row?.block == null ? null : BigInt(row.block);
-      const fed = await feed(cursor, row?.reorg_to == null ? null : BigInt(row.reorg_to), tx);
+      const fed = await feed(cursor, row?.reorg_to == null ? null : BigInt(row.reorg_to), tx, row?.source ?? null);
       if (!fed) return 0;
       for (const d of fed.rows) {
         await tx.query(
@@ -231,10 +236,11 @@ export class WebhookStore {
           [newId("msg"), d.subscription, d.block.toString(), d.topic, d.type, d.payload],
         );
       }
-      await tx.query(`UPDATE ${this.#s}.cursor SET block = $1, reorg_to = coalesce($2, reorg_to) WHERE id = 1`, [
-        fed.to.toString(),
-        fed.reorgTo?.toString() ?? null,
-      ]);
+      await tx.query(
+        `UPDATE ${this.#s}.cursor SET block = $1, reorg_to = coalesce($2, reorg_to), source = coalesce($3, source)
+          WHERE id = 1`,
+        [fed.to.toString(), fed.reorgTo?.toString() ?? null, fed.source ?? null],
+      );
       return fed.rows.length;
     });
   }
@@ -245,10 +251,13 @@ export class WebhookStore {
    * In the feeder's transaction.
    */
   async orphan(tx: Query, from: bigint): Promise<{ id: string; subscription: string; block: bigint; topic: string }[]> {
+    // Each is marked reverted as it is selected: told once, whichever reorg or switch comes next.
     const rows = await tx.query<{ id: string; subscription_id: string; block: string; topic: string }>(
-      `SELECT id, subscription_id, block::text AS block, topic FROM ${this.#s}.delivery
-        WHERE block >= $1 AND type <> 'index.reverted' AND (status = 'delivered' OR attempts > 0)
-        ORDER BY seq`,
+      `WITH told AS (
+         UPDATE ${this.#s}.delivery SET reverted = true
+          WHERE block >= $1 AND type <> 'index.reverted' AND NOT reverted AND (status = 'delivered' OR attempts > 0)
+          RETURNING seq, id, subscription_id, block, topic)
+       SELECT id, subscription_id, block::text AS block, topic FROM told ORDER BY seq`,
       [from.toString()],
     );
     await tx.query(
@@ -257,6 +266,29 @@ export class WebhookStore {
       [from.toString()],
     );
     return rows.map((r) => ({ id: r.id, subscription: r.subscription_id, block: BigInt(r.block), topic: r.topic }));
+  }
+
+  /**
+   * The deliveries of the index's events not reverted nor cancelled (sent or not), their blocks below `below` (null:
+   * any), newest block first, the first `limit` blocks' worth: what the feeder checks against the index after it
+   * switched (api/webhooks/engine.ts). In the feeder's transaction.
+   */
+  async unreverted(
+    tx: Query,
+    below: bigint | null,
+    limit: number,
+  ): Promise<{ block: bigint; topic: string; payload: string }[]> {
+    const rows = await tx.query<{ block: string; topic: string; payload: string }>(
+      `SELECT block::text AS block, topic, payload FROM ${this.#s}.delivery
+        WHERE block IN (
+          SELECT DISTINCT block FROM ${this.#s}.delivery
+           WHERE ($1::bigint IS NULL OR block < $1) AND type <> 'index.reverted' AND NOT reverted AND status <> 'cancelled'
+           ORDER BY block DESC LIMIT $2)
+          AND type <> 'index.reverted' AND NOT reverted AND status <> 'cancelled'
+        ORDER BY block DESC, seq`,
+      [below?.toString() ?? null, limit],
+    );
+    return rows.map((r) => ({ block: BigInt(r.block), topic: r.topic, payload: r.payload }));
   }
 
   /**

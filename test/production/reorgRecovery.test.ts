@@ -7,6 +7,11 @@
  * schema. The API serves again without a restart, with the canonical rows (bob's lock, no trace of alice's), and
  * the gauge is back to 0. Without the rewind (the runbook before it) the new schema is the orphaned branch again:
  * Ponder back-fills from ponder_sync, whose blocks, logs and intervals still hold it, and the API keeps refusing.
+ *
+ * A webhook receiver on 127.0.0.1 follows stats and both accounts throughout: it was delivered alice's lock (the
+ * orphaned branch) and Ponder never reverts it, so what it hears after the switch is the API's own check of what it
+ * fed (api/webhooks/engine.ts): one `index.reverted` per delivery of the orphaned block, before anything else, then
+ * the topics' answers at the new head (bob's lock), nothing delivered twice.
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -16,6 +21,8 @@ import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { type LiveTopology, lockViaFurnace, startLiveTopology } from "../support/liveTopology";
 import { REPO_ROOT } from "../support/ponder";
 import { type ServiceChild, spawnService } from "../support/replica";
+import { type Received, WebhookReceiver } from "../support/webhookReceiver";
+import { registerWebhook, WEBHOOK_OPERATOR_TOKEN } from "../support/webhookTopology";
 
 const BASE = "/api/index/v1";
 const ENV = {
@@ -24,19 +31,30 @@ const ENV = {
   INDEXER_POLLING_MS: "200",
   INDEXER_DISABLE_CACHE: "false",
   RATE_LIMIT_MAX: "1000000",
+  OPERATOR_TOKEN: WEBHOOK_OPERATOR_TOKEN,
+  WEBHOOK_ALLOW_PRIVATE: "loopback",
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let topology: LiveTopology;
 let api: ServiceChild;
 let next: ServiceChild | undefined;
+const receiver = new WebhookReceiver();
+
+type Payload = {
+  type: string;
+  data: { topic: string; blockNumber: string; revertedId?: string; head?: string; answer?: unknown };
+};
+const parsed = (r: Received) => JSON.parse(r.body) as Payload;
 
 beforeAll(async () => {
   topology = await startLiveTopology({ apis: 1, env: ENV });
   api = topology.apis[0]!;
-}, 240_000);
+  await receiver.up();
+}, 480_000);
 
 afterAll(async () => {
+  await receiver.down();
   await next?.stop();
   await topology?.stop();
 });
@@ -93,9 +111,22 @@ describe("the Unrecoverable reorg runbook", () => {
     const test = chain.devnet.clients.testClient;
     const publicClient = chain.devnet.clients.publicClient;
 
+    // A webhook on stats and both accounts, fed from the head on.
+    const [alice, bobAddress] = [DEVNET_ACCOUNTS.alice.address, DEVNET_ACCOUNTS.bob.address];
+    const hook = await registerWebhook(api, receiver, ["stats", `account:${alice}`, `account:${bobAddress}`]);
+    expect(hook.id).toMatch(/^wh_/);
+
     // The old branch: alice's lock, then blocks until Ponder has finalized it (and written it to ponder_sync).
     const fork = await test.snapshot();
     const orphan = await lockViaFurnace(chain, DEVNET_ACCOUNTS.alice, 3_000n);
+    // Its deliveries reach the receiver: alice's account and stats at its block.
+    const at = orphan.blockNumber.toString();
+    const orphaned = await receiver.until((acked) => {
+      const hit = acked.filter((r) => parsed(r).data.blockNumber === at);
+      return hit.length === 2 && hit;
+    });
+    expect(orphaned.map((r) => parsed(r).data.topic).sort()).toEqual([`account:${alice}`, "stats"].sort());
+    const beforeRecovery = receiver.acked().length;
     await test.mine({ blocks: 70 });
     for (let i = 0; i < 120 && (await finalizedBlock()) < orphan.blockNumber; i++) {
       await test.mine({ blocks: 1 });
@@ -166,6 +197,42 @@ describe("the Unrecoverable reorg runbook", () => {
     expect(api.log()).toContain("index back on the canonical branch");
     const metrics = await (await fetch(`${api.url}/api/metrics`)).text();
     expect(metrics).toMatch(/^api_index_replaced_branch 0$/m);
+
+    // The receiver: every delivery of the orphaned branch reverted, once each, before anything else; then the new
+    // head's answers. Heads come as the chain moves (Base's every 2 s).
+    const wanted = new Set(orphaned.map((r) => r.id));
+    let told: Received[] = [];
+    for (let i = 0; i < 60; i++) {
+      await test.mine({ blocks: 1 });
+      await sleep(500);
+      told = receiver.acked().slice(beforeRecovery);
+      if (told.some((r) => parsed(r).type !== "index.reverted")) break;
+    }
+    await sleep(1_500); // anything else the feed would send
+    told = receiver.acked().slice(beforeRecovery);
+    const reverts = told.filter((r) => parsed(r).type === "index.reverted");
+    expect(reverts.map((r) => parsed(r).data.revertedId).sort(), JSON.stringify(told.map((r) => r.body))).toEqual(
+      [...wanted].sort(),
+    );
+    expect(told.slice(0, reverts.length)).toEqual(reverts); // first, before any delivery of the new branch
+    const head = parsed(reverts[0]!).data.head!;
+    for (const r of reverts) expect(parsed(r).data).toMatchObject({ blockNumber: at, head });
+    const answers = told.slice(reverts.length).map(parsed);
+    expect(answers.map((p) => [p.type, p.data.topic, p.data.blockNumber]).sort()).toEqual(
+      [
+        ["index.stats", "stats", head],
+        ["index.account", `account:${alice}`, head],
+        ["index.account", `account:${bobAddress}`, head],
+      ].sort(),
+    );
+    // Each answer is the REST route's at that head, of the new schema's rows.
+    const rest = await get(`${BASE}/stats?block=${head}`);
+    const fed = (answers.find((p) => p.data.topic === "stats")!.data as { answer?: Json }).answer!;
+    const { indexLagSeconds: _a, stale: _b, ...fedStats } = fed;
+    const { indexLagSeconds: _c, stale: _d, ...restStats } = rest.body;
+    expect(fedStats).toEqual(restStats);
+    const ids = receiver.acked().map((r) => r.id);
+    expect(new Set(ids).size).toBe(ids.length); // nothing delivered twice
 
     // The canonical rows: bob's lock event where the chain has it, nothing of alice's orphaned transaction.
     const events = await query<{ tx_hash: string; token_id: string; block_number: string }>(
