@@ -2,7 +2,8 @@
  * The webhook feeder's reorgs as the index signal tells them (api/read/indexSignal.ts: Ponder's revert heard, told
  * with the next head), on the real app and store over a synthetic index (in-memory PGlite) and a real receiver: a
  * head past the cursor that carries a revert sends `index.reverted` for each delivered block from the revert's first
- * orphaned one, then the topic's answer at that head, nothing of the blocks between; a plain head feeds each block.
+ * orphaned one, then the topic's answer at that head, nothing of the blocks between; a plain head feeds each block;
+ * a deeper reorg after it reverts only what was not reverted yet.
  * The signal is told by the test, as a NOTIFY would (test/read/indexSignal.test.ts hears Ponder's SQL).
  */
 import { PGlite } from "@electric-sql/pglite";
@@ -100,5 +101,25 @@ describe("webhooks: reorgs told by the index signal", () => {
     expect(after.slice(0, 3).map((r) => parsed(r).data.revertedId)).toEqual(delivered.map((r) => r.id));
     expect(after.slice(0, 3).map((r) => parsed(r).data.head)).toEqual([String(h2), String(h2), String(h2)]);
     expect(await cursor()).toBe(String(h2));
+
+    // A deeper reorg next, from below the first's: what was reverted is not reverted again (exactly once each).
+    const h3 = blocks.at(-5)!;
+    const deeper = between.at(-5)!;
+    const sent = receiver.acked().length;
+    await commit(h3, { from: BigInt(deeper), finalized: BigInt(deeper) - 10n });
+    await receiver.until((acked) => acked.some((r, i) => i >= sent && parsed(r).type === "index.stats"), 10_000);
+    await new Promise((r) => setTimeout(r, 500)); // anything else the feed would send
+    const again = receiver.acked().slice(sent);
+    expect(seen(again)).toEqual([
+      ["index.reverted", between.at(-5)!],
+      ["index.reverted", between.at(-4)!],
+      ["index.reverted", String(h2)],
+      ["index.stats", String(h3)],
+    ]);
+    const revertedIds = receiver
+      .acked()
+      .filter((r) => parsed(r).type === "index.reverted")
+      .map((r) => parsed(r).data.revertedId);
+    expect(new Set(revertedIds).size).toBe(revertedIds.length);
   });
 });
