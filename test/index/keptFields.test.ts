@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../../api/http/env";
@@ -56,6 +57,22 @@ describe("answer as text (api/index/answer.ts)", () => {
     // The block's name alone (the tag of the code before) no longer confirms anything.
     expect((await app.request("/x", { headers: { "if-none-match": `W/"8453-110"` } })).status).toBe(200);
   });
+  it("the tag's digest is SHA-1 of build, block time and members, for a small body (one call) and a large one (in parts)", async () => {
+    const app = new Hono<AppEnv>();
+    const built = { ...at, head: { ...head, build: "b1d" } };
+    const small = membersOf(body);
+    // Past the one-call size, with a non-ASCII character: hashed as UTF-8 either way.
+    const large = membersOf({ ...body, rows: Array.from({ length: 1000 }, (_, i) => ({ i, note: "é…" })) });
+    expect(large.length).toBeGreaterThan(16 * 1024);
+    for (const members of [small, large])
+      app.get(`/${members.length}`, (c) => answerFields(c, rt, built, () => members));
+    for (const members of [small, large]) {
+      const tag = (await app.request(`/${members.length}`)).headers.get("etag");
+      const digest = createHash("sha1").update(`b1d:${at.time}:${members}`).digest("base64url").slice(0, 16);
+      expect(tag).toBe(`W/"8453-110-${digest}"`);
+    }
+  });
+
   it("a large kept body's digest is kept, but only for its build and block time", async () => {
     const app = new Hono<AppEnv>();
     const large = membersOf({ rows: "r".repeat(4_000) });
