@@ -43,6 +43,21 @@ export function parseAddress(param: string, raw: string): Address {
   return checksummed;
 }
 
+/**
+ * parseAddress's checks, answered lower-case: the key a rank lookup finds its account by. The EIP-55 checksum
+ * (keccak-256, or viem's cache of it) is computed only for a mixed-case address, which must carry it; an all-lower or
+ * all-upper one has nothing to check and was checksummed only to be lower-cased again (issue 33).
+ */
+export function parseAddressKey(param: string, raw: string): string {
+  if (!HEX40.test(raw)) throw new BadParamsError(`${param} must be a 0x-prefixed 20-byte hex address.`, { param });
+  const lower = raw.toLowerCase();
+  const body = raw.slice(2);
+  if (body !== lower.slice(2) && body !== body.toUpperCase() && getAddress(raw) !== raw) {
+    throw new BadParamsError(`${param} has an invalid EIP-55 checksum.`, { param });
+  }
+  return lower;
+}
+
 /** Decimal digits only: no sign, no leading zeros (except "0"), no exponent, at most 2^256 − 1. */
 export function parseUint256(param: string, raw: string): bigint {
   if (!DECIMAL.test(raw)) {

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
-import { PARAM_PATTERNS, type ParamDoc, parseAddress, parseQuery } from "../http/params";
+import { PARAM_PATTERNS, type ParamDoc, parseAddressKey, parseQuery } from "../http/params";
 import { BOARD_UNIT, BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type DurationBoard } from "../read/contract";
 import { cursorList } from "../read/cursor";
 import type { RankedBoard } from "../read/durationBoards";
@@ -212,11 +212,11 @@ export function durationBoardHandlers(rt: IndexRuntime): BoardHandlers {
 
   const rank: BoardHandlers["rank"] = async (c) => {
     const board = boardOf(c.req.param("board"));
-    const account = parseAddress("address", c.req.param("address"));
+    const account = parseAddressKey("address", c.req.param("address"));
     const q = parseQuery(c.req.url, durationRankRoute.query);
     const window = q.window as BoardWindow;
     const { ranked, at } = await resolve(rt, c, board, window, q.block ?? null, "block");
-    const i = ranked.position.get(account.toLowerCase());
+    const i = ranked.position.get(account);
     return answer(c, rt, at, {
       ...windowFields(board, window, ranked),
       row: i === undefined ? null : rowJson(board, ranked, i),

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { parseAddress, parseQuery } from "../http/params";
+import { parseAddressKey, parseQuery } from "../http/params";
 import type { HolderVe } from "../read/contract";
 import { cursorList } from "../read/cursor";
 import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
@@ -162,10 +162,10 @@ export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
   };
 
   const rank: BoardHandlers["rank"] = async (c) => {
-    const holder = parseAddress("address", c.req.param("address"));
+    const holder = parseAddressKey("address", c.req.param("address"));
     const q = parseQuery(c.req.url, veRankRoute.query);
     const { board, at } = await resolveBoard(rt, c, q.block ?? null, "block");
-    const i = board.position.get(holder.toLowerCase());
+    const i = board.position.get(holder);
     return answer(c, rt, at, {
       holders: board.rows.length,
       row: i === undefined ? null : rowJson(board, i),

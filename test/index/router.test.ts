@@ -587,6 +587,33 @@ describe("the shared board", () => {
     const nobody = await get("/leaderboards/ve/0x0000000000000000000000000000000000000001", roomy);
     expect(nobody.body).toMatchObject({ row: null, above: null });
   });
+
+  it("rank lookup: an address in lower case, upper case or EIP-55 finds the same row; a wrong checksum is 400", async () => {
+    const { body: board } = await get("/leaderboards/ve?limit=3", roomy);
+    const shown = (board.rows as { address: string }[])[1]!.address;
+    // A row's address is EIP-55 (mixed case); its first letter's case flipped breaks the checksum.
+    const at = shown.slice(2).search(/[a-fA-F]/) + 2;
+    const flip = shown[at] === shown[at]!.toLowerCase() ? shown[at]!.toUpperCase() : shown[at]!.toLowerCase();
+    const wrong = `${shown.slice(0, at)}${flip}${shown.slice(at + 1)}`;
+    const answers = [];
+    for (const spelled of [shown, shown.toLowerCase(), `0x${shown.slice(2).toUpperCase()}`]) {
+      const res = await get(`/leaderboards/ve/${spelled}`, roomy);
+      expect(res.status, spelled).toBe(200);
+      answers.push({ holders: res.body.holders, row: res.body.row, above: res.body.above });
+    }
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+    expect((answers[0] as { row: { address: string } }).row.address).toBe(shown);
+    for (const [bad, message] of [
+      [wrong, "address has an invalid EIP-55 checksum."],
+      [`0X${shown.slice(2)}`, "address must be a 0x-prefixed 20-byte hex address."],
+      [shown.slice(0, -1), "address must be a 0x-prefixed 20-byte hex address."],
+    ] as const) {
+      const res = await get(`/leaderboards/ve/${bad}`, roomy);
+      expect(res.status, bad).toBe(400);
+      expect(res.body, bad).toMatchObject({ error: "BAD_PARAMS", message, detail: { param: "address" } });
+    }
+  });
 });
 
 describe("rate limit", () => {
