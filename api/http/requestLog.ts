@@ -38,6 +38,8 @@ export function routeLabel(c: Context): string {
 }
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"]);
+/** The method label's values: the known methods, then OTHER. */
+const METHOD_LABELS = [...KNOWN_METHODS, "OTHER"];
 const SUPPLY_PREFIX = `${SUPPLY_BASE}/`;
 /** Polled by load balancers and Prometheus every few seconds on every replica. */
 const PROBE_ROUTES = new Set([HEALTH_PATH, READY_PATH, METRICS_PATH]);
@@ -58,15 +60,36 @@ export type RequestRecorder = (c: Context, outcome: RequestOutcome) => void;
 /** nginx's status for a request whose client closed the connection before the answer: recorded, never sent. */
 export const CLIENT_CLOSED_REQUEST = 499;
 
+/** A request's two series (its count and its duration), resolved once per route, method and status. */
+type RequestSeries = { count: { inc(): void }; duration: { observe(seconds: number): void } };
+
 export function requestRecorder(o: { logger: Logger; metrics: Metrics; clientIp: ClientIpResolver }): RequestRecorder {
+  // Keyed by what the labels are made of (a route pattern, a known method or OTHER, a status): as bounded as the
+  // metrics' own series, so no label key is built and hashed twice per request (issue 33).
+  const resolved = new Map<string, Map<number, RequestSeries>>();
+  const seriesOf = (route: string, method: string, status: number): RequestSeries => {
+    let ofRoute = resolved.get(route);
+    if (ofRoute === undefined) {
+      ofRoute = new Map();
+      resolved.set(route, ofRoute);
+    }
+    const key = status * METHOD_LABELS.length + METHOD_LABELS.indexOf(method);
+    let series = ofRoute.get(key);
+    if (series === undefined) {
+      const labels = { method, route, status: String(status) };
+      series = { count: o.metrics.httpRequests.series(labels), duration: o.metrics.httpDuration.series(labels) };
+      ofRoute.set(key, series);
+    }
+    return series;
+  };
   return (c, { requestId, route, status: answered, started, escaped }) => {
     // The client hung up: whatever the route answered goes nowhere, so the request counts as nginx counts it.
     const status = clientGone(c) ? CLIENT_CLOSED_REQUEST : answered;
     const m = c.req.method;
     const method = KNOWN_METHODS.has(m) ? m : "OTHER";
-    const labels = { method, route, status: String(status) };
-    o.metrics.httpRequests.inc(labels);
-    o.metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
+    const series = seriesOf(route, method, status);
+    series.count.inc();
+    series.duration.observe((performance.now() - started) / 1000);
     // Aggregators poll the supply routes at any rate, and load balancers and scrapers the probes and metrics:
     // their successes are counted above and logged only at debug, so access logs stay readable; every
     // failure (a 503 /ready included) is still logged at info.

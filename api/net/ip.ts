@@ -101,8 +101,10 @@ export function parseTrustedProxies(entries: readonly string[]): TrustedProxies 
     if (bits === maxBits) list.addAddress(ip, family);
     else list.addSubnet(ip, bits, family);
   }
+  // Asked for every request's peer (the client's address, the connection caps, the turnstile): with no proxy trusted,
+  // answered without BlockList.check's argument checks and address parse (issue 33).
   return {
     size: entries.length,
-    has: (ip) => list.check(ip, ip.includes(":") ? "ipv6" : "ipv4"),
+    has: entries.length === 0 ? () => false : (ip) => list.check(ip, ip.includes(":") ? "ipv6" : "ipv4"),
   };
 }

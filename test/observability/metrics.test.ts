@@ -110,6 +110,10 @@ describe("metrics", () => {
     expect(d("_sum")).toBeGreaterThan(0);
     expect(d("_bucket", ',le="0.001"')!).toBeLessThanOrEqual(d("_bucket", ',le="0.5"')!);
     expect(m.get('api_http_request_duration_seconds_count{method="GET",route="/api/supply/max",status="200"}')).toBe(1);
+    // Each request's series found again by its route, method and status (api/http/requestLog.ts resolves them once).
+    expect(m.get(`api_http_request_duration_seconds_count{method="GET",route="${route}",status="400"}`)).toBe(1);
+    expect(m.get(`api_http_request_duration_seconds_count{method="GET",route="${route}",status="429"}`)).toBe(1);
+    expect(m.get('api_http_request_duration_seconds_count{method="DELETE",route="unmatched",status="405"}')).toBe(1);
     // Only patterns, never the raw path: no user address in any label.
     expect(text.toLowerCase()).not.toContain(USER.toLowerCase().slice(2));
     // The scrape itself is counted on the next one.
