@@ -238,6 +238,7 @@ try {
       kind: "board",
       list: cursorList.ve,
       block: board.block,
+      seal: null,
       after: { ve: r.ve, address: r.address },
     });
   };

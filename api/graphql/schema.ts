@@ -11,13 +11,17 @@ import type { Address } from "viem";
 import { LOCK_EVENT_KINDS } from "../../indexer/rules";
 import { PARAM_PATTERNS, parseAddress } from "../http/params";
 import {
+  type AtBlock,
   BOARD_UNIT,
   BOARD_WINDOWS,
   type BoardWindow,
   DURATION_BOARDS,
   type DurationBoard,
   type EventsOf,
+  type Seal,
 } from "../read/contract";
+import { checkSeal, sealAsk } from "../read/cursor";
+import { judgeBoardCursor, rankingSeal } from "../read/cursorSeal";
 import type { RankedBoard } from "../read/durationBoards";
 import { blockAnswer, blockAnswers, guarded } from "../read/runtime";
 import { ACTIVITY_KINDS, activityJson, eventJson, freshness, lockJson } from "../read/shapes";
@@ -280,6 +284,12 @@ const address = (param: string, raw: string): Address => parseAddress(param, raw
  * A page of a list: the first `limit` of `rows` (which hold one more when a next page exists) as `json`, and its
  * pageInfo, whose endCursor is the cursor of its last item (null for an empty page).
  */
+/** A read's answer, its seal told to `keep` (the field's resolver signs its cursors with it). */
+function sealOf<T>(answer: AtBlock<T>, keep: (seal: Seal | null | undefined) => void): AtBlock<T> {
+  keep(answer.seal);
+  return answer;
+}
+
 function pageOf<R, J>(rows: readonly R[], limit: number, json: (row: R) => J, cursorOf: (last: R) => string) {
   const items = rows.slice(0, limit);
   const last = items.at(-1);
@@ -335,8 +345,13 @@ export function buildSchema() {
           if (cursor && cursor.after.descending !== descending) {
             throw graphqlError("BAD_USER_INPUT", "after is a cursor of the other orderDirection.", { param: "after" });
           }
-          const all = await scope.read((at, signal) => scope.rt.index.locksOf(owner, at, signal));
+          let seal: Seal | null | undefined;
+          const all = await scope.read(async (at, signal) =>
+            sealOf(await scope.rt.index.locksOf(owner, at, signal, sealAsk(cursor)), (s) => (seal = s)),
+          );
+          if (cursor) checkSeal(cursor, seal, "after");
           const { block, time } = await scope.at();
+          const next = cursor ? cursor.seal : (seal ?? null);
           const ordered = descending ? [...all].reverse() : all;
           const rest = cursor
             ? ordered.filter((l) => (descending ? l.tokenId < cursor.after.tokenId : l.tokenId > cursor.after.tokenId))
@@ -345,7 +360,14 @@ export function buildSchema() {
             rest,
             args.limit,
             (l) => lockJson(l, time),
-            (l) => scope.rt.cursors.encode({ kind: "locks", list, block, after: { tokenId: l.tokenId, descending } }),
+            (l) =>
+              scope.rt.cursors.encode({
+                kind: "locks",
+                list,
+                block,
+                seal: next,
+                after: { tokenId: l.tokenId, descending },
+              }),
           );
         },
 
@@ -369,15 +391,20 @@ export function buildSchema() {
               : { account: await scope.bounded(async () => address("where.account", account!)) };
           const list = PAGED.lockEvents.list(args);
           const cursor = args.after ? scope.rt.cursors.decode(args.after, "events", list) : undefined;
-          const rows = await scope.read((at, signal) =>
-            scope.rt.index.events(of, at, { limit: args.limit + 1, after: cursor?.after ?? null }, signal),
+          let seal: Seal | null | undefined;
+          const page = { limit: args.limit + 1, after: cursor?.after ?? null, seal: sealAsk(cursor) };
+          const rows = await scope.read(async (at, signal) =>
+            sealOf(await scope.rt.index.events(of, at, page, signal), (s) => (seal = s)),
           );
+          if (cursor) checkSeal(cursor, seal, "after");
           const { block } = await scope.at();
+          const next = cursor ? cursor.seal : (seal ?? null);
           return pageOf(rows, args.limit, eventJson, (e) =>
             scope.rt.cursors.encode({
               kind: "events",
               list,
               block,
+              seal: next,
               after: { block: e.blockNumber, logIndex: e.logIndex },
             }),
           );
@@ -392,9 +419,17 @@ export function buildSchema() {
           const list = PAGED.leaderboard.list({ board, window });
           const cursor = args.after ? scope.rt.cursors.decode(args.after, "board", list) : undefined;
           const ranked = await rankedAt(scope, board, window);
+          const at = await scope.at();
+          if (cursor) await scope.bounded(() => judgeBoardCursor(scope.rt, cursor, at.time, "after", scope.signal));
           const start =
             cursor === undefined ? 0 : ranked.rows.after({ value: cursor.after.ve, address: cursor.after.address });
           const rest = ranked.rows.slice(start, start + args.limit + 1).map((r, i) => ({ r, i: start + i }));
+          // Every page with a row has an endCursor, the last one's too.
+          const seal = cursor
+            ? cursor.seal
+            : rest.length === 0
+              ? null
+              : await scope.bounded(() => rankingSeal(scope.rt, ranked, at.head.finalized));
           const page = pageOf(
             rest,
             args.limit,
@@ -404,6 +439,7 @@ export function buildSchema() {
                 kind: "board",
                 list,
                 block: ranked.block,
+                seal,
                 after: { ve: r.value, address: r.address },
               }),
           );
@@ -450,15 +486,14 @@ export function buildSchema() {
             args.account == null ? null : await scope.bounded(async () => address("account", args.account!));
           const list = PAGED.activity.list({ kinds, account });
           const cursor = args.after ? scope.rt.cursors.decode(args.after, "events", list) : undefined;
-          const rows = await scope.read((at, signal) =>
-            scope.rt.protocol.activity(
-              { kinds, account },
-              at,
-              { limit: args.limit + 1, after: cursor?.after ?? null },
-              signal,
-            ),
+          let seal: Seal | null | undefined;
+          const page = { limit: args.limit + 1, after: cursor?.after ?? null, seal: sealAsk(cursor) };
+          const rows = await scope.read(async (at, signal) =>
+            sealOf(await scope.rt.protocol.activity({ kinds, account }, at, page, signal), (s) => (seal = s)),
           );
+          if (cursor) checkSeal(cursor, seal, "after");
           const { block } = await scope.at();
+          const next = cursor ? cursor.seal : (seal ?? null);
           return pageOf(
             rows,
             args.limit,
@@ -468,6 +503,7 @@ export function buildSchema() {
                 kind: "events",
                 list,
                 block,
+                seal: next,
                 after: { block: e.blockNumber, logIndex: e.logIndex },
               }),
           );

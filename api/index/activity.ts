@@ -3,7 +3,7 @@ import type { Address, Hex } from "viem";
 import type { AppEnv } from "../http/env";
 import { BadParamsError, NotFoundError } from "../http/errors";
 import { PARAM_PATTERNS, type ParamDoc, parseQuery } from "../http/params";
-import { cursorList } from "../read/cursor";
+import { checkSeal, cursorList, sealAsk } from "../read/cursor";
 import { type IndexRuntime, readAtBlock, requestedBlock } from "../read/runtime";
 import { ACTIVITY_KINDS, activityJson, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
@@ -132,8 +132,14 @@ export function registerActivityRoutes(router: Hono<AppEnv>, rt: IndexRuntime, p
     const limit = Number(q.limit);
     return withRows(c, pages, limit + 1, async () => {
       const read = await readAtBlock(rt, c, block, param, (at, signal) =>
-        rt.protocol.activity(filter, at, { limit: limit + 1, after: cursor?.after ?? null }, signal),
+        rt.protocol.activity(
+          filter,
+          at,
+          { limit: limit + 1, after: cursor?.after ?? null, seal: sealAsk(cursor) },
+          signal,
+        ),
       );
+      if (cursor) checkSeal(cursor, read.seal);
       const rows = read.value.slice(0, limit);
       const last = rows.at(-1);
       const nextCursor =
@@ -142,6 +148,7 @@ export function registerActivityRoutes(router: Hono<AppEnv>, rt: IndexRuntime, p
               kind: "events",
               list,
               block: read.block,
+              seal: cursor ? cursor.seal : (read.seal ?? null),
               after: { block: last.blockNumber, logIndex: last.logIndex },
             })
           : null;

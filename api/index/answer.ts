@@ -25,7 +25,7 @@ import type { AppContext } from "../http/env";
 import { requestHeader } from "../http/requestHeader";
 import type { Admission } from "../read/admission";
 import { finalUpTo } from "../read/chainFinality";
-import { type IndexHead, QueryCancelledError } from "../read/contract";
+import { type IndexHead, QueryCancelledError, type Seal } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
 import { type Envelope, freshness } from "../read/shapes";
 
@@ -119,6 +119,25 @@ export function membersOf(body: object): string {
   return JSON.stringify(body).slice(1, -1);
 }
 
+const textOf = (body: object | string): string => (typeof body === "string" ? body : membersOf(body));
+
+/**
+ * A board page's members: `rows` (its members up to its next cursor, kept and made ahead: keptFields), then the next
+ * cursor, which carries the ranking's seal (api/read/cursorSeal.ts, read once the page is asked for), kept beside the
+ * same owner under its seal too: a poller of the head's page is answered the same text instance each time.
+ */
+export function withNextCursor(
+  scope: object,
+  owner: object,
+  key: string,
+  rows: string,
+  seal: Seal | null,
+  cursor: () => string,
+): string {
+  const sealKey = seal === null ? "final" : `${seal.from}:${seal.digest}`;
+  return keptFields(scope, owner, `${key}:${sealKey}`, () => `${rows},"nextCursor":${JSON.stringify(cursor())}`);
+}
+
 /** How many bodies keptFields keeps per owner, and the largest it keeps (its text's length: JSON here is ASCII). */
 export const KEPT_FIELDS = { perOwner: 8, maxChars: 64 * 1024 } as const;
 
@@ -132,14 +151,21 @@ const kept = new WeakMap<object, WeakMap<object, BoundedMap<string, string>>>();
  * time on that route, `bench/index-http.ts`). Kept beside the owner (WeakMaps: gone with it), at most
  * KEPT_FIELDS.perOwner keys each (the request chooses the key), none over KEPT_FIELDS.maxChars (made each time).
  * `alike`: another owner whose body under `key` is this one's (a board patched from it, whose rows there are its
- * rows): its text, when kept, is taken instead of made.
+ * rows): its text, when kept, is taken instead of made. `body` may give its members as text already (a kept page's
+ * members with its cursor after them).
  */
-export function keptFields(scope: object, owner: object, key: string, body: () => object, alike?: object): string {
+export function keptFields(
+  scope: object,
+  owner: object,
+  key: string,
+  body: () => object | string,
+  alike?: object,
+): string {
   let owners = kept.get(scope);
   let texts = owners?.get(owner);
   const hit = texts?.get(key);
   if (hit !== undefined) return hit;
-  const made = (alike === undefined ? undefined : owners?.get(alike)?.get(key)) ?? membersOf(body());
+  const made = (alike === undefined ? undefined : owners?.get(alike)?.get(key)) ?? textOf(body());
   if (made.length > KEPT_FIELDS.maxChars) return made;
   if (owners === undefined) {
     owners = new WeakMap();

@@ -1,15 +1,24 @@
 import type { Context } from "hono";
+import { requestDeadline } from "../http/cancellation";
 import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { PARAM_PATTERNS, type ParamDoc, parseAddressKey, parseQuery } from "../http/params";
-import { BOARD_UNIT, BOARD_WINDOWS, type BoardWindow, DURATION_BOARDS, type DurationBoard } from "../read/contract";
+import {
+  BOARD_UNIT,
+  BOARD_WINDOWS,
+  type BoardWindow,
+  DURATION_BOARDS,
+  type DurationBoard,
+  type Seal,
+} from "../read/contract";
 import { cursorList } from "../read/cursor";
+import { judgeBoardCursor, rankingSeal } from "../read/cursorSeal";
 import type { RankedBoard } from "../read/durationBoards";
 import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { addressString, array, integer, type JsonSchema, object, uintString } from "../route/jsonSchema";
-import { answer, answerFields, KEPT_FIELDS, keptFields } from "./answer";
+import { answer, answerFields, KEPT_FIELDS, keptFields, withNextCursor } from "./answer";
 import { AT_PARAMS, PAGE_PARAMS } from "./query";
 
 /**
@@ -152,10 +161,11 @@ async function resolve(
 }
 
 /**
- * A page of a block's ranking from row `start`, `limit` rows at most, as its JSON members: made into text once
- * (keptFields), as the ve board's, and made ahead for the next head when read at the head.
+ * A page of a block's ranking from row `start`, `limit` rows at most, as its JSON members up to its next cursor
+ * (`nextCursor: null` on the last page): made into text once (keptFields), as the ve board's, and made ahead for the
+ * next head when read at the head.
  */
-function pageFields(
+function pageRows(
   rt: IndexRuntime,
   board: DurationBoard,
   window: BoardWindow,
@@ -166,18 +176,30 @@ function pageFields(
   const end = Math.min(start + limit, ranked.rows.length);
   return keptFields(rt, ranked, `${board}:${window}:${start}:${end}`, () => {
     const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, ranked, start + i));
-    const last = ranked.rows.get(end - 1);
-    const nextCursor =
-      end < ranked.rows.length && last
-        ? rt.cursors.encode({
-            kind: "board",
-            list: cursorList.board(board, window),
-            block: ranked.block,
-            after: { ve: last.value, address: last.address },
-          })
-        : null;
-    return { ...windowFields(board, window, ranked), rows, nextCursor };
+    const fields = { ...windowFields(board, window, ranked), rows };
+    return end < ranked.rows.length ? fields : { ...fields, nextCursor: null };
   });
+}
+
+/** The page's members: its rows, then (not the last page) the next cursor under `seal` (api/read/cursorSeal.ts). */
+function pageFields(
+  rt: IndexRuntime,
+  board: DurationBoard,
+  window: BoardWindow,
+  ranked: RankedBoard,
+  start: number,
+  limit: number,
+  seal: Seal | null,
+): string {
+  const rows = pageRows(rt, board, window, ranked, start, limit);
+  const end = Math.min(start + limit, ranked.rows.length);
+  const last = ranked.rows.get(end - 1);
+  if (end >= ranked.rows.length || last === undefined) return rows;
+  const after = { ve: last.value, address: last.address };
+  const list = cursorList.board(board, window);
+  return withNextCursor(rt, ranked, `${board}:${window}:${start}:${end}`, rows, seal, () =>
+    rt.cursors.encode({ kind: "board", list, block: ranked.block, seal, after }),
+  );
 }
 
 /** A leaderboard's page and rank lookup, each answering its request. */
@@ -196,15 +218,25 @@ export function durationBoardHandlers(rt: IndexRuntime): BoardHandlers {
       q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "board", cursorList.board(board, window));
     const { block, param } = requestedBlock(q.block, cursor?.block);
     const { ranked, at } = await resolve(rt, c, board, window, block, param);
+    if (cursor) await judgeBoardCursor(rt, cursor, at.time, "cursor", requestDeadline(c));
     const start =
       cursor === undefined ? 0 : ranked.rows.after({ value: cursor.after.ve, address: cursor.after.address });
     const limit = Number(q.limit);
+    const seal = cursor
+      ? cursor.seal
+      : start + limit < ranked.rows.length
+        ? await rankingSeal(rt, ranked, at.head.finalized)
+        : null;
     return answerFields(c, rt, at, () => {
-      const fields = pageFields(rt, board, window, ranked, start, limit);
-      // The head's first page, when kept as text: made for each next head as soon as its ranking is (the ve board's).
+      const fields = pageFields(rt, board, window, ranked, start, limit, seal);
+      // The head's first page, when kept as text: made for each next head as soon as its ranking is (the ve board's),
+      // its seal read then too (the finalized block this pin saw: a lower one than the next head's is safe).
       if (!at.pinned && cursor === undefined && fields.length <= KEPT_FIELDS.maxChars) {
         const memo = rt.durationBoards.memo(board, window);
-        rt.ahead?.follow(memo, `0+${limit}`, (next) => pageFields(rt, board, window, next, 0, limit));
+        rt.ahead?.follow(memo, `0+${limit}`, (next) => {
+          pageRows(rt, board, window, next, 0, limit);
+          if (limit < next.rows.length) void rankingSeal(rt, next, at.head.finalized).catch(() => {});
+        });
       }
       return fields;
     });

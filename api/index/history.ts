@@ -3,7 +3,7 @@ import type { AppEnv } from "../http/env";
 import { NotFoundError } from "../http/errors";
 import { parseAddress, parseQuery, parseUint256 } from "../http/params";
 import type { EventsOf } from "../read/contract";
-import { cursorList } from "../read/cursor";
+import { checkSeal, cursorList, sealAsk } from "../read/cursor";
 import { type IndexRuntime, readAtBlock, requestedBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EVENT_SCHEMA, EXAMPLE_ENVELOPE, eventJson, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
@@ -102,15 +102,20 @@ async function eventsPage(
   const limit = Number(q.limit);
   // One row more than the page: whether a next page exists, without a count.
   return withRows(c, pages, limit + 1, async () => {
+    // The seal in the rows' statement: the first page's, or (a sealed cursor) its range's again, to judge it.
     const read = await readAtBlock(rt, c, block, param, (at, signal) =>
-      rt.index.events(of, at, { limit: limit + 1, after: cursor?.after ?? null }, signal),
+      rt.index.events(of, at, { limit: limit + 1, after: cursor?.after ?? null, seal: sealAsk(cursor) }, signal),
     );
+    if (cursor) checkSeal(cursor, read.seal);
     if (read.value.length === 0 && cursor === undefined && missing) throw missing(read.block);
     const rows = read.value.slice(0, limit);
     const last = rows.at(-1);
     const after = last && { block: last.blockNumber, logIndex: last.logIndex };
+    const seal = cursor ? cursor.seal : (read.seal ?? null);
     const nextCursor =
-      read.value.length > limit && after ? rt.cursors.encode({ kind: "events", list, block: read.block, after }) : null;
+      read.value.length > limit && after
+        ? rt.cursors.encode({ kind: "events", list, block: read.block, seal, after })
+        : null;
     return answerPage(c, rt, pages, read, rows.length, () => ({ events: rows.map(eventJson), nextCursor }));
   });
 }

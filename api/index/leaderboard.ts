@@ -1,13 +1,15 @@
 import type { Context } from "hono";
+import { requestDeadline } from "../http/cancellation";
 import { parseAddressKey, parseQuery } from "../http/params";
-import type { HolderVe } from "../read/contract";
+import type { HolderVe, Seal } from "../read/contract";
 import { cursorList } from "../read/cursor";
+import { judgeBoardCursor, rankingSeal } from "../read/cursorSeal";
 import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { VeBoard } from "../read/veBoard";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object } from "../route/jsonSchema";
-import { answer, answerFields, KEPT_FIELDS, keptFields } from "./answer";
+import { answer, answerFields, KEPT_FIELDS, keptFields, withNextCursor } from "./answer";
 import type { BoardHandlers } from "./boards";
 import { AT_PARAMS, PAGE_PARAMS } from "./query";
 
@@ -109,11 +111,12 @@ async function resolveBoard(rt: IndexRuntime, c: Context, block: bigint | null, 
 }
 
 /**
- * A page of the board from row `start`, `limit` rows at most, as its JSON members: a function of the block's board and
- * its bounds, made once and then answered as text (keptFields: pollers of the head's first page ask the same page
- * again and again), and made ahead for the next head when read at the head (ComputeAhead.follow).
+ * A page of the board from row `start`, `limit` rows at most, as its JSON members up to its next cursor (with
+ * `nextCursor: null` on the last page): a function of the block's board and its bounds, made once and then answered
+ * as text (keptFields: pollers of the head's first page ask the same page again and again), and made ahead for the
+ * next head when read at the head (ComputeAhead.follow).
  */
-function pageFields(rt: IndexRuntime, board: VeBoard, start: number, limit: number): string {
+function pageRows(rt: IndexRuntime, board: VeBoard, start: number, limit: number): string {
   const end = Math.min(start + limit, board.rows.length);
   // A board patched from the one made ahead for its block: a page within the rows they share is that one's (the same
   // block, rows and length: the same text), made between heads.
@@ -125,19 +128,23 @@ function pageFields(rt: IndexRuntime, board: VeBoard, start: number, limit: numb
     `${start}:${end}`,
     () => {
       const rows = Array.from({ length: Math.max(end - start, 0) }, (_, i) => rowJson(board, start + i));
-      const last = board.rows.get(end - 1);
-      const nextCursor =
-        end < board.rows.length && last
-          ? rt.cursors.encode({
-              kind: "board",
-              list: cursorList.ve,
-              block: board.block,
-              after: { ve: last.ve, address: last.address },
-            })
-          : null;
-      return { holders: board.rows.length, rows, nextCursor };
+      return end < board.rows.length
+        ? { holders: board.rows.length, rows }
+        : { holders: board.rows.length, rows, nextCursor: null };
     },
     alike,
+  );
+}
+
+/** The page's members: its rows, then (not the last page) the next cursor under `seal` (api/read/cursorSeal.ts). */
+function pageFields(rt: IndexRuntime, board: VeBoard, start: number, limit: number, seal: Seal | null): string {
+  const rows = pageRows(rt, board, start, limit);
+  const end = Math.min(start + limit, board.rows.length);
+  const last = board.rows.get(end - 1);
+  if (end >= board.rows.length || last === undefined) return rows;
+  const after = { ve: last.ve, address: last.address };
+  return withNextCursor(rt, board, `${start}:${end}`, rows, seal, () =>
+    rt.cursors.encode({ kind: "board", list: cursorList.ve, block: board.block, seal, after }),
   );
 }
 
@@ -148,14 +155,23 @@ export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
     const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "board", cursorList.ve);
     const { block, param } = requestedBlock(q.block, cursor?.block);
     const { board, at } = await resolveBoard(rt, c, block, param);
+    if (cursor) await judgeBoardCursor(rt, cursor, at.time, "cursor", requestDeadline(c));
     const start = cursor === undefined ? 0 : board.rows.after(cursor.after);
     const limit = Number(q.limit);
+    const seal = cursor
+      ? cursor.seal
+      : start + limit < board.rows.length
+        ? await rankingSeal(rt, board, at.head.finalized)
+        : null;
     return answerFields(c, rt, at, () => {
-      const fields = pageFields(rt, board, start, limit);
+      const fields = pageFields(rt, board, start, limit, seal);
       // The head's first page, when it is kept as text: made for each next head as soon as its board is (its first
-      // reader answered from text). A page too large to keep is made per request, never ahead.
+      // reader answered from text), its seal read then too. A page too large to keep is made per request, never ahead.
       if (!at.pinned && cursor === undefined && fields.length <= KEPT_FIELDS.maxChars) {
-        rt.ahead?.follow(rt.boards, `0+${limit}`, (next) => pageFields(rt, next, 0, limit));
+        rt.ahead?.follow(rt.boards, `0+${limit}`, (next) => {
+          pageRows(rt, next, 0, limit);
+          if (limit < next.rows.length) void rankingSeal(rt, next, next.head.finalized).catch(() => {});
+        });
       }
       return fields;
     });

@@ -32,7 +32,9 @@ export type IndexStatement =
   // The streams' one read per indexed block (api/index/streamHub.ts).
   | "index_changes"
   // The branch check's read, every few seconds (api/read/branchCheck.ts).
-  | "index_final_event";
+  | "index_final_event"
+  // A board page's cursor seal at a block not yet final (api/read/cursorSeal.ts): once per ranking, once per page after.
+  | "index_seal";
 
 /** Observes one statement: how long it took, and whether it answered. */
 export type IndexQueryObserver = (statement: IndexStatement, seconds: number, ok: boolean) => void;

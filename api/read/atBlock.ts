@@ -36,6 +36,8 @@ import {
   type LockIndex,
   type LockState,
   type ReadAt,
+  type Seal,
+  type SealAsk,
   type VeLock,
 } from "./contract";
 import { type LockDb, type PreparedQuery, rowsOf, timedQuery } from "./statements";
@@ -113,7 +115,8 @@ type StatementName =
   | "activity_item"
   | "activity_span"
   | "changes"
-  | "final_event";
+  | "final_event"
+  | "seal";
 
 export function createLockIndex(options: CreateLockIndexOptions): LockIndex & BoardIndex {
   const { db, prepared, chainId } = options;
@@ -257,14 +260,42 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
     if (first.index_build != null) head.build = digestOf(String(first.index_build));
     const block = big(first.at_block);
     if (inRange && first.at_time == null) throw new BlockTimeUnknownError(block, head);
-    return {
+    const read: AtBlock<T> = {
       head,
       block,
       time: first.at_time == null ? 0n : big(first.at_time),
       inRange,
       value: value(inRange ? rows : []),
     };
+    if ("seal_digest" in first) read.seal = sealOf(first);
+    return read;
   }
+
+  /**
+   * The block's seal (contract.ts Seal) when asked (`sw`): from the cursor's `from` (`sf`), else from Ponder's
+   * finalized block in this snapshot, rounded down to a multiple of SEAL_STEP — none when that is at or above the
+   * block. The digest is MD5 (a fingerprint, not a defence: the cursor's MAC keeps clients from choosing it) of every
+   * event of ours in the range, by block, then log index, each named by its block and id (transaction hash and log
+   * index): a range scan of each table's block index, a few dozen blocks' rows. The final SELECT joins `seal s`.
+   */
+  const sealed = (ev: SQL, t: Tables, p: Param) => {
+    const side = (table: SQL) =>
+      sql`SELECT e.id, e.block_number, e.log_index FROM ${table} e WHERE e.block_number > x.lo AND e.block_number <= a.at_block`;
+    return sql`seal AS (
+  SELECT x.lo AS seal_from, CASE WHEN x.lo IS NOT NULL THEN (
+    SELECT md5(coalesce(string_agg(u.block_number::text || ' ' || u.id, ',' ORDER BY u.block_number, u.log_index), ''))
+      FROM (${side(ev)} UNION ALL ${side(t.protocol)}) u) END AS seal_digest
+    FROM head h CROSS JOIN at a CROSS JOIN LATERAL (
+      SELECT CASE WHEN ${p("sw")}::text IS NULL OR NOT a.in_range THEN NULL::bigint
+                  WHEN ${p("sf")}::bigint IS NOT NULL THEN ${p("sf")}::bigint
+                  WHEN h.finalized_block >= a.at_block THEN NULL::bigint
+                  ELSE h.finalized_block / ${sql.raw(SEAL_STEP.toString())} * ${sql.raw(SEAL_STEP.toString())} END AS lo) x
+)`;
+  };
+  const sealValues = (ask: SealAsk | undefined): Values => ({
+    sw: ask === undefined ? null : "1",
+    sf: text(ask?.from),
+  });
 
   /**
    * The live locks at the block, by the one rule, read one of two equivalent ways (both in the statement; a
@@ -434,14 +465,14 @@ SELECT h.*, a.*, c.*, g.merged_away, b.created_block, (c.lock_amount IS NOT NULL
       });
     },
 
-    async locksOf(owner, at, signal) {
+    async locksOf(owner, at, signal, seal) {
       // Candidates: the locks the owner created, and those it received (a sell-back's Furnace); then each one's
       // state at the block, kept when it is still the owner's and live.
       const rows = await run(
         "locks_of",
         at,
-        { who: owner.toLowerCase() },
-        (ev, p) => sql`cand AS (
+        { who: owner.toLowerCase(), ...sealValues(seal) },
+        (ev, p, _lock, t) => sql`${sealed(ev, t, p)}, cand AS (
   SELECT e.token_id FROM ${ev} e, at
    WHERE at.in_range AND e.account = ${p("who")} AND e.kind = 'create' AND e.block_number <= at.at_block
   UNION
@@ -455,7 +486,7 @@ SELECT h.*, a.*, c.*, g.merged_away, b.created_block, (c.lock_amount IS NOT NULL
    WHERE NOT s.burned AND s.owner = ${p("who")}
      AND NOT EXISTS (SELECT 1 FROM ${ev} m WHERE m.from_token_id = c.token_id AND m.block_number <= at.at_block)
 )
-SELECT h.*, a.*, c.* FROM head h CROSS JOIN at a LEFT JOIN cur c ON true ORDER BY c.token_id`,
+SELECT h.*, a.*, s.*, c.* FROM head h CROSS JOIN at a CROSS JOIN seal s LEFT JOIN cur c ON true ORDER BY c.token_id`,
         false,
         signal,
       );
@@ -469,6 +500,7 @@ SELECT h.*, a.*, c.* FROM head h CROSS JOIN at a LEFT JOIN cur c ON true ORDER B
         kl: page.after === null ? null : String(page.after.logIndex),
         n: String(page.limit),
         who: byToken ? of.tokenId.toString() : of.account.toLowerCase(),
+        ...sealValues(page.seal),
       };
       // Each side is an ordered range scan of its own index, cut at `limit`; the union is cut again.
       const side = (ev: SQL, p: Param, where: SQL) => sql`(SELECT e.* FROM ${ev} e, at
@@ -479,15 +511,15 @@ SELECT h.*, a.*, c.* FROM head h CROSS JOIN at a LEFT JOIN cur c ON true ORDER B
         byToken ? "events_of_lock" : "events_of_account",
         at,
         values,
-        (ev, p) => {
+        (ev, p, _lock, t) => {
           const [first, second] = byToken
             ? [sql`e.token_id = ${p("who")}::numeric`, sql`e.from_token_id = ${p("who")}::numeric`]
             : [sql`e.account = ${p("who")}`, sql`e.recipient = ${p("who")} AND e.account <> ${p("who")}`];
-          return sql`page AS (
+          return sql`${sealed(ev, t, p)}, page AS (
   SELECT * FROM (${side(ev, p, first)} UNION ALL ${side(ev, p, second)}) u
    ORDER BY block_number DESC, log_index DESC LIMIT ${p("n")}::integer
 )
-SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true
+SELECT h.*, a.*, s.*, p.* FROM head h CROSS JOIN at a CROSS JOIN seal s LEFT JOIN page p ON true
  ORDER BY p.block_number DESC, p.log_index DESC`;
         },
         false,
@@ -666,6 +698,7 @@ SELECT h.*, a.*, c.account, coalesce(r.value, 0) AS value
         kb: text(page.after?.block),
         kl: page.after === null ? null : String(page.after.logIndex),
         n: String(page.limit),
+        ...sealValues(page.seal),
       };
       const rows = await run(
         "activity",
@@ -676,10 +709,11 @@ SELECT h.*, a.*, c.account, coalesce(r.value, 0) AS value
             sql`(${p("kinds")}::text IS NULL OR e.kind = ANY(string_to_array(${p("kinds")}::text, ',')))
      AND (${p("who")}::text IS NULL OR e.account = ${p("who")}::text OR ${other} = ${p("who")}::text)
      AND (e.block_number, e.log_index) < (coalesce(${p("kb")}::bigint, at.at_block + 1), coalesce(${p("kl")}::integer, 0))`;
-          return sql`${feed(ev, t, where, sql`LIMIT ${p("n")}::integer`)}, page AS (
+          return sql`${feed(ev, t, where, sql`LIMIT ${p("n")}::integer`)}, ${sealed(ev, t, p)}, page AS (
   SELECT * FROM (SELECT * FROM lk UNION ALL SELECT * FROM pe) u ORDER BY block_number DESC, log_index DESC LIMIT ${p("n")}::integer
 )
-SELECT h.*, a.*, p.* FROM head h CROSS JOIN at a LEFT JOIN page p ON true ORDER BY p.block_number DESC, p.log_index DESC`;
+SELECT h.*, a.*, s.*, p.* FROM head h CROSS JOIN at a CROSS JOIN seal s LEFT JOIN page p ON true
+ ORDER BY p.block_number DESC, p.log_index DESC`;
         },
         false,
         signal,
@@ -948,5 +982,32 @@ SELECT h.*, a.*, f.block_number AS final_block, f.tx_hash AS final_tx FROM head 
         return r?.final_block == null ? null : { block: big(r.final_block), txHash: String(r.final_tx) as Hex };
       });
     },
+
+    async seal(at, ask, signal) {
+      const rows = await run(
+        "seal",
+        at,
+        sealValues(ask),
+        (ev, p, _lock, t) => sql`${sealed(ev, t, p)}
+SELECT h.*, a.*, s.* FROM head h CROSS JOIN at a CROSS JOIN seal s`,
+        false,
+        signal,
+      );
+      return answer(rows, () => null);
+    },
   };
+}
+
+/**
+ * The seal's range starts at a multiple of this many blocks below Ponder's finalized one (2 minutes on Base), so a
+ * first page at a block not yet final says the same cursor while the finalized block moves on: its body, and so its
+ * ETag, stay the same and a revalidation is a 304. It costs at most this many blocks' events more in the digest.
+ */
+export const SEAL_STEP = 64n;
+
+/** A statement's seal columns: null when none was read (a final block); the digest cut to 96 bits. */
+function sealOf(row: Row): Seal | null {
+  if (row.seal_digest == null) return null;
+  const digest = Buffer.from(String(row.seal_digest), "hex").subarray(0, 12).toString("base64url");
+  return { from: big(row.seal_from), digest };
 }

@@ -23,8 +23,31 @@ export type IndexHead = { block: bigint; time: bigint; finalized: bigint; build?
  */
 export type ReadAt = { block: bigint; time: bigint | null } | null;
 
-/** An answer of one statement: the head it saw, the block and time it is of, and whether that block was ≤ head. */
-export type AtBlock<T> = { head: IndexHead; block: bigint; time: bigint; inRange: boolean; value: T };
+/**
+ * An answer of one statement: the head it saw, the block and time it is of, and whether that block was ≤ head; a
+ * paged list's statement also says its `seal` (asked with a SealAsk), read in the same snapshot as its rows.
+ */
+export type AtBlock<T> = {
+  head: IndexHead;
+  block: bigint;
+  time: bigint;
+  inRange: boolean;
+  value: T;
+  seal?: Seal | null;
+};
+
+/**
+ * What a page's cursor commits to of the rows its block could still lose (api/read/cursor.ts): the index's own events
+ * (lock_event and protocol_event: every list derives from them) in blocks `from` + 1 to the block, as a digest. Null
+ * when the block is at or below Ponder's finalized checkpoint: its rows are never rewritten.
+ */
+export type Seal = { from: bigint; digest: string };
+
+/**
+ * A statement asked for its block's seal: `from` the first page's (a later page recomputes the cursor's range), or
+ * null to take it from the finalized checkpoint in the statement's own snapshot. Absent: no seal read.
+ */
+export type SealAsk = { from: bigint | null };
 
 /** A duration board's rows at a block, and the time of the finalized block its head named (null before there is one). */
 export type BoardAnswer = AtBlock<BoardValue[]> & { finalizedTime: bigint | null };
@@ -122,13 +145,13 @@ export interface LockIndex {
   ): Promise<{ head: IndexHead; eventTime: bigint | null; finalizedTime?: bigint | null }>;
   /** The lock at the block, or null when it was not minted by then. */
   lock(tokenId: bigint, at: ReadAt, signal?: CancelSignal): Promise<AtBlock<LockState | null>>;
-  /** The owner's live locks at the block, by token id. */
-  locksOf(owner: Address, at: ReadAt, signal?: CancelSignal): Promise<AtBlock<LockState[]>>;
-  /** Up to `limit` events, newest first, strictly older than `after` when given. */
+  /** The owner's live locks at the block, by token id (and the block's seal when asked: GraphQL's `locks` pages). */
+  locksOf(owner: Address, at: ReadAt, signal?: CancelSignal, seal?: SealAsk): Promise<AtBlock<LockState[]>>;
+  /** Up to `limit` events, newest first, strictly older than `after` when given; the block's seal when asked. */
   events(
     of: EventsOf,
     at: ReadAt,
-    page: { limit: number; after: EventKey | null },
+    page: { limit: number; after: EventKey | null; seal?: SealAsk },
     signal?: CancelSignal,
   ): Promise<AtBlock<LockEventState[]>>;
   /** Every holder with ve > 0 at the block: ve descending, then address ascending (byte order). */
@@ -152,6 +175,11 @@ export interface LockIndex {
    * (api/webhooks/engine.ts). Absent from a stand-in index, which never switches.
    */
   source?(): Promise<string | null>;
+  /**
+   * The block's seal alone (a board's page: its ranking is computed apart from any statement of the page). Optional:
+   * an index without it (a test's stand-in) hands out cursors without one.
+   */
+  seal?(at: ReadAt, seal: SealAsk, signal?: CancelSignal): Promise<AtBlock<null>>;
 }
 
 /** An event's block and transaction, as the index holds them (the node can be asked for its receipt). */
@@ -327,7 +355,7 @@ export interface BoardIndex {
   activity(
     filter: { kinds: readonly string[] | null; account: Address | null },
     at: ReadAt,
-    page: { limit: number; after: EventKey | null },
+    page: { limit: number; after: EventKey | null; seal?: SealAsk },
     signal?: CancelSignal,
   ): Promise<AtBlock<ActivityRow[]>>;
   /** The first and last blocks with an indexed event that concerns the account, at or below the block. */

@@ -6,21 +6,37 @@
  * tampered, cut short, another deployment's), another list's (lock 4's history on lock 5's, a board's on another
  * board or window, an activity filter's on another), or anything but the exact text this API could have handed out,
  * is BAD_PARAMS (issue 30, 7): a keyset means nothing on another list, where it would skip rows or end the list.
+ *
+ * A block above the index's finalized checkpoint can still be replaced by a reorg, and its number alone would then
+ * page the new branch's rows after the old branch's. Such a cursor carries its block's seal (contract.ts Seal: a digest
+ * of the index's events in the blocks a reorg could still replace, read in the same statement as the page's rows, or
+ * with the board's ranking); each later page reads the same digest in its own snapshot (checkSeal), and one that
+ * differs refuses the cursor: BAD_PARAMS with `reason: "reorg"`, the list to be started again.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { Address } from "viem";
 import type { AppConfig } from "../config";
 import { BadParamsError } from "../http/errors";
-import type { EventKey, EventsOf } from "./contract";
+import type { EventKey, EventsOf, Seal, SealAsk } from "./contract";
 
-/** `list`: the list the cursor pages, as cursorList names it; the wire carries a digest of it. */
-export type EventsCursor = { kind: "events"; list: string; block: bigint; after: EventKey };
-export type BoardCursor = { kind: "board"; list: string; block: bigint; after: { ve: bigint; address: Address } };
+/**
+ * `list`: the list the cursor pages, as cursorList names it; the wire carries a digest of it. `seal`: its block's, as
+ * its first page read it; null when that block was final.
+ */
+export type EventsCursor = { kind: "events"; list: string; block: bigint; seal: Seal | null; after: EventKey };
+export type BoardCursor = {
+  kind: "board";
+  list: string;
+  block: bigint;
+  seal: Seal | null;
+  after: { ve: bigint; address: Address };
+};
 /** GraphQL's `locks` (api/graphql): an owner's live locks by token id, ascending (0) or descending (1). */
 export type LocksCursor = {
   kind: "locks";
   list: string;
   block: bigint;
+  seal: Seal | null;
   after: { tokenId: bigint; descending: boolean };
 };
 export type Cursor = EventsCursor | BoardCursor | LocksCursor;
@@ -43,11 +59,23 @@ export const cursorList = {
   locks: (owner: string): string => `locks:${owner.toLowerCase()}`,
 } as const;
 
-/** The wire form, version 2: `k` the kind of list, `l` the list's digest, `b` the block, `p` the keyset. */
-type Wire = { v: 2; k: "e" | "v" | "l"; l: string; b: string; p: [string, number] | [string, string] };
+/**
+ * The wire form, version 3: `k` the kind of list, `l` the list's digest, `b` the block, `p` the keyset, `s` the seal
+ * (its range's start and digest; absent for a final block). Version 2 (no seal) is refused like any other text.
+ */
+type Wire = {
+  v: 3;
+  k: "e" | "v" | "l";
+  l: string;
+  b: string;
+  p: [string, number] | [string, string];
+  s?: [string, string];
+};
 
 const DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
 const LOWER_ADDRESS = /^0x[0-9a-f]{40}$/;
+/** A seal's digest as atBlock.ts sealOf cuts it: 96 bits of base64url. */
+const SEAL_DIGEST = /^[A-Za-z0-9_-]{16}$/;
 const MAX_LOG_INDEX = 2 ** 31 - 1;
 
 /** Bytes of HMAC-SHA-256 a cursor carries: 128 bits, as many as a guess must match. */
@@ -118,37 +146,76 @@ function wireText(cursor: Cursor, l: string): string {
   const b = cursor.block.toString();
   const wire: Wire =
     cursor.kind === "events"
-      ? { v: 2, k: "e", l, b, p: [cursor.after.block.toString(), cursor.after.logIndex] }
+      ? { v: 3, k: "e", l, b, p: [cursor.after.block.toString(), cursor.after.logIndex] }
       : cursor.kind === "board"
-        ? { v: 2, k: "v", l, b, p: [cursor.after.ve.toString(), cursor.after.address.toLowerCase()] }
-        : { v: 2, k: "l", l, b, p: [cursor.after.tokenId.toString(), cursor.after.descending ? 1 : 0] };
+        ? { v: 3, k: "v", l, b, p: [cursor.after.ve.toString(), cursor.after.address.toLowerCase()] }
+        : { v: 3, k: "l", l, b, p: [cursor.after.tokenId.toString(), cursor.after.descending ? 1 : 0] };
+  if (cursor.seal !== null) wire.s = [cursor.seal.from.toString(), cursor.seal.digest];
   return JSON.stringify(wire);
 }
 
 const bad = () => new BadParamsError("cursor is not a cursor this API handed out for this list.", { param: "cursor" });
 
+/**
+ * What a page's statement is asked of its seal: the first page's from the finalized checkpoint it reads; a later page
+ * the cursor's range again; none for a cursor of a final block.
+ */
+export function sealAsk(cursor: Cursor | undefined): SealAsk | undefined {
+  if (cursor === undefined) return { from: null };
+  return cursor.seal === null ? undefined : { from: cursor.seal.from };
+}
+
+/**
+ * A later page's seal (`now`, read in the page's own snapshot from the cursor's range start) against the cursor's:
+ * another digest (or none) means a reorg replaced events of ours at or below the cursor's block since its first
+ * page, so its keyset would page another branch's list — BAD_PARAMS, reason "reorg" (`param`: "cursor", GraphQL's
+ * "after"). A cursor of a final block carries no seal and is not judged.
+ */
+export function checkSeal(cursor: Cursor, now: Seal | null | undefined, param: "cursor" | "after" = "cursor"): void {
+  const seal = cursor.seal;
+  if (seal === null || (now?.from === seal.from && now.digest === seal.digest)) return;
+  throw new BadParamsError(
+    `${param} pages the list as of block ${cursor.block}, which a reorg has changed since its first page: start the ` +
+      `list again without ${param}.`,
+    { param, reason: "reorg", cursorBlock: cursor.block.toString() },
+  );
+}
+
 /** The cursor `wire` is when it is one of `list` (whose digest is `digest`); a version 1 cursor (no list) is not. */
 function fromWire(wire: unknown, kind: Cursor["kind"], list: string, digest: string): Cursor | null {
   if (typeof wire !== "object" || wire === null || Array.isArray(wire)) return null;
   const w = wire as Partial<Wire>;
-  if (w.v !== 2 || w.l !== digest) return null;
+  if (w.v !== 3 || w.l !== digest) return null;
   if (typeof w.b !== "string" || !DECIMAL.test(w.b) || !Array.isArray(w.p) || w.p.length !== 2) return null;
   const block = BigInt(w.b);
+  const seal = sealFromWire(w.s, block);
+  if (seal === undefined) return null;
   const [first, second] = w.p;
   if (typeof first !== "string" || !DECIMAL.test(first)) return null;
   if (kind === "events" && w.k === "e") {
     if (typeof second !== "number" || !Number.isInteger(second) || second < 0 || second > MAX_LOG_INDEX) return null;
     const at = BigInt(first);
     // A page's last row is at or below the block the list is answered at.
-    return at > block ? null : { kind, list, block, after: { block: at, logIndex: second } };
+    return at > block ? null : { kind, list, block, seal, after: { block: at, logIndex: second } };
   }
   if (kind === "locks" && w.k === "l") {
     if (second !== 0 && second !== 1) return null;
-    return { kind, list, block, after: { tokenId: BigInt(first), descending: second === 1 } };
+    return { kind, list, block, seal, after: { tokenId: BigInt(first), descending: second === 1 } };
   }
   if (kind === "board" && w.k === "v") {
     if (typeof second !== "string" || !LOWER_ADDRESS.test(second)) return null;
-    return { kind, list, block, after: { ve: BigInt(first), address: second as Address } };
+    return { kind, list, block, seal, after: { ve: BigInt(first), address: second as Address } };
   }
   return null;
+}
+
+/** The seal `s` is (null when absent), or undefined when it is none this API writes: its range starts below the block. */
+function sealFromWire(s: unknown, block: bigint): Seal | null | undefined {
+  if (s === undefined) return null;
+  if (!Array.isArray(s) || s.length !== 2) return undefined;
+  const [from, digest] = s;
+  if (typeof from !== "string" || !DECIMAL.test(from) || typeof digest !== "string" || !SEAL_DIGEST.test(digest)) {
+    return undefined;
+  }
+  return BigInt(from) < block ? { from: BigInt(from), digest } : undefined;
 }

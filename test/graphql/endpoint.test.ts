@@ -246,6 +246,7 @@ describe("answers", () => {
         kind: "board",
         list: cursorList.board("takeovers", "7d"),
         block: index.head.block,
+        seal: null,
         after: { ve: 1n, address: "0x0000000000000000000000000000000000000001" },
       }),
     };

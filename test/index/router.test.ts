@@ -278,12 +278,14 @@ describe("pages", () => {
       kind: "events",
       list: cursorList.lock(1n),
       block: index.head.block,
+      seal: null,
       after: { block: index.head.block, logIndex: 0 },
     });
     const board = encodeCursor({
       kind: "board",
       list: cursorList.ve,
       block: index.head.block,
+      seal: null,
       after: { ve: 1n, address: "0x0000000000000000000000000000000000000001" },
     });
     // Well-formed wire JSON under our own MAC: only the JSON's own rules can refuse it.
@@ -299,7 +301,7 @@ describe("pages", () => {
     const ve = digest(cursorList.ve);
     // The control: that JSON, with lock 1's digest, is a cursor of lock 1's history.
     const head = String(index.head.block);
-    const ours = await get(`/locks/1/events?cursor=${json({ v: 2, k: "e", l: lock1, b: head, p: [head, 0] })}`);
+    const ours = await get(`/locks/1/events?cursor=${json({ v: 3, k: "e", l: lock1, b: head, p: [head, 0] })}`);
     expect(ours.status).toBe(200);
     const cases: [string, string][] = [
       ["/leaderboards/ve", "not-a-cursor!"],
@@ -307,16 +309,20 @@ describe("pages", () => {
       ["/leaderboards/ve", events], // an events cursor on the board
       ["/locks/1/events", board],
       ["/locks/1/events", `${events}=`], // padded: not the canonical text
-      ["/locks/1/events", json({ v: 2, k: "e", l: lock1, b: "01", p: ["1", 0] })],
-      ["/locks/1/events", json({ v: 2, k: "e", l: lock1, b: "10", p: ["11", 0] })], // keyset above its block
-      ["/locks/1/events", json({ v: 2, k: "e", l: lock1, b: "10", p: ["9", -1] })],
-      ["/locks/1/events", json({ v: 3, k: "e", l: lock1, b: "10", p: ["9", 1] })],
+      ["/locks/1/events", json({ v: 3, k: "e", l: lock1, b: "01", p: ["1", 0] })],
+      ["/locks/1/events", json({ v: 3, k: "e", l: lock1, b: "10", p: ["11", 0] })], // keyset above its block
+      ["/locks/1/events", json({ v: 3, k: "e", l: lock1, b: "10", p: ["9", -1] })],
+      ["/locks/1/events", json({ v: 4, k: "e", l: lock1, b: "10", p: ["9", 1] })],
+      ["/locks/1/events", json({ v: 2, k: "e", l: lock1, b: "10", p: ["9", 1] })], // version 2: no seal
       ["/locks/1/events", json({ v: 1, k: "e", b: "10", p: ["9", 1] })], // version 1: no list, issued before 0.3
-      ["/locks/1/events", json({ k: "e", v: 2, l: lock1, b: "10", p: ["9", 1] })], // another key order
-      ["/locks/1/events", json({ v: 2, k: "e", l: ve, b: "10", p: ["9", 1] })], // another list's digest
+      ["/locks/1/events", json({ v: 3, k: "e", l: lock1, b: "10", p: ["9", 1], s: ["10", "AAAAAAAAAAAAAAAA"] })], // seal from its block
+      ["/locks/1/events", json({ v: 3, k: "e", l: lock1, b: "10", p: ["9", 1], s: ["9", "AAAA"] })], // a short digest
+      ["/locks/1/events", json({ v: 3, k: "e", l: lock1, b: "10", p: ["9", 1], s: null })], // null, not absent
+      ["/locks/1/events", json({ k: "e", v: 3, l: lock1, b: "10", p: ["9", 1] })], // another key order
+      ["/locks/1/events", json({ v: 3, k: "e", l: ve, b: "10", p: ["9", 1] })], // another list's digest
       [
         "/leaderboards/ve",
-        json({ v: 2, k: "v", l: ve, b: "10", p: ["9", "0xABC0000000000000000000000000000000000001"] }),
+        json({ v: 3, k: "v", l: ve, b: "10", p: ["9", "0xABC0000000000000000000000000000000000001"] }),
       ],
       ["/locks/1/events", "A".repeat(600)],
       [
@@ -325,6 +331,7 @@ describe("pages", () => {
           kind: "events",
           list: cursorList.lock(1n),
           block: index.head.block + 5n,
+          seal: null,
           after: { block: 1n, logIndex: 0 },
         }),
       ],
@@ -447,6 +454,7 @@ describe("pages", () => {
       kind: "board",
       list: cursorList.board("takeovers", "7d"),
       block: index.head.block,
+      seal: null,
       after: { ve: 1n, address: "0x0000000000000000000000000000000000000001" },
     });
     // Each on its own list pages on; the kinds of an activity filter are a set (their order is not the list's).
@@ -763,6 +771,7 @@ describe("freshness (issue 31 item 5) and minBlock in process", () => {
       kind: "board",
       list: cursorList.ve,
       block: eventBlock(5),
+      seal: null,
       after: { ve: 1n, address: index.events[0]!.account },
     });
     // (On the roomy app: a past block's board costs 10 of the budget, and this file's tests have spent the app's.)
