@@ -15,29 +15,38 @@ import type { Seal } from "./contract";
 import { type Cursor, checkSeal } from "./cursor";
 import { guarded, type IndexRuntime } from "./runtime";
 
-const kept = new WeakMap<object, Promise<Seal | null>>();
+/** A ranking's seal as read: `inRange` false when its block was not committed yet (a ranking made ahead). */
+type Read = { seal: Seal | null; inRange: boolean };
+const kept = new WeakMap<object, Promise<Read>>();
 
 /**
  * The seal of `ranking` (a block's board: its block and time), for its pages' next cursors; `finalized` the finalized
  * block the request's pin saw (a lower one is safe: a statement that finds the block final answers null).
  */
-export function rankingSeal(
+export async function rankingSeal(
   rt: IndexRuntime,
   ranking: { block: bigint; time: bigint },
   finalized: bigint,
 ): Promise<Seal | null> {
   const read = rt.index.seal?.bind(rt.index);
-  if (ranking.block <= finalized || read === undefined) return Promise.resolve(null);
-  let seal = kept.get(ranking);
-  if (seal === undefined) {
-    seal = guarded(rt, () => read({ block: ranking.block, time: ranking.time }, { from: null })).then(
-      (answer) => answer.seal ?? null,
-    );
-    kept.set(ranking, seal);
-    // A failed read is read again by the next page, not kept.
-    seal.catch(() => kept.delete(ranking));
+  if (ranking.block <= finalized || read === undefined) return null;
+  for (let attempt = 0; ; attempt++) {
+    let got = kept.get(ranking);
+    if (got === undefined) {
+      got = guarded(rt, () => read({ block: ranking.block, time: ranking.time }, { from: null })).then((answer) => ({
+        seal: answer.seal ?? null,
+        inRange: answer.inRange,
+      }));
+      kept.set(ranking, got);
+      // A failed read is read again by the next page, not kept.
+      got.catch(() => kept.delete(ranking));
+    }
+    const { seal, inRange } = await got;
+    // Read ahead of its block's commit (computeAhead: the statement answers no seal out of range), the seal is read
+    // again once a page is asked of the committed block; kept as null, that page's cursors would go unchecked.
+    if (inRange || attempt > 0) return seal;
+    if (kept.get(ranking) === got) kept.delete(ranking);
   }
-  return seal;
 }
 
 /**

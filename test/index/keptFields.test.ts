@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { Hono } from "hono";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { AppEnv } from "../../api/http/env";
 import { answer, answerFields, KEPT_FIELDS, keptFields, membersOf } from "../../api/index/answer";
 import type { IndexHead } from "../../api/read/contract";
@@ -28,6 +28,11 @@ const formerText = (fresh: { indexLagSeconds: number; stale: boolean }, b: objec
 
 describe("answer as text (api/index/answer.ts)", () => {
   it("answerFields writes the bytes answer() writes, and both what the spread object serialised to", async () => {
+    // One clock for the three answers: indexLagSeconds is read from it, and a second's turn between them failed this.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const app = new Hono<AppEnv>();
     app.get("/object", (c) => answer(c, rt, at, body));
     app.get("/text", (c) => answerFields(c, rt, at, () => membersOf(body)));
