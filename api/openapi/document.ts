@@ -76,6 +76,13 @@ const INDEX_CACHING = {
 };
 
 const SUPPLY_RESULT = "^[0-9]+\\.[0-9]{2}$";
+/** A figure's age (docs/api.md#supply-api): caches count its max-age from the read, not from their copy. */
+const supplyAge = (maxAgeSec: number) => ({
+  description:
+    "Whole seconds since the figures were read from the chain (RFC 9111 §5.1), on whichever replica answers; never " +
+    `above ${maxAgeSec}. A cache keeps the figure max-age − Age more.`,
+  schema: { type: "integer", minimum: 0, maximum: maxAgeSec },
+});
 /** The codes whose answers carry Retry-After (and `retryAfterSec`): their statuses' responses name the header. */
 const RETRY_CODES: readonly ErrorCode[] = ["RATE_LIMITED", "INDEX_BEHIND", "UPSTREAM_UNAVAILABLE", "INDEX_UNAVAILABLE"];
 
@@ -183,7 +190,11 @@ function supplyOperation(op: SupplyOperation): Operation {
   const responses: Record<string, Response> = {
     "200": {
       description: `Success; cacheable for ${r.maxAgeSec} s.`,
-      headers: { "Cache-Control": REF.cacheControl, "X-Request-Id": REF.requestId },
+      // max is made as it is answered: no Age (an absent one counts as 0).
+      headers:
+        r.example === null
+          ? { "Cache-Control": REF.cacheControl, "X-Request-Id": REF.requestId }
+          : { "Cache-Control": REF.cacheControl, Age: supplyAge(r.maxAgeSec), "X-Request-Id": REF.requestId },
       content: {
         "application/json": {
           schema: { type: "object", properties: { result }, required: ["result"], additionalProperties: false },

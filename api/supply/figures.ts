@@ -4,22 +4,30 @@
  * locked at one block). Read and cached apart, /circulating could come from a later block than /total and exceed it
  * for a whole window after a burn or an unlock.
  *
- * The entry is a string (the cache holds strings, shared through Redis): `<block> <total> <circulating>`, e.g.
- * `123 12345678.90 8345678.90`, where circulating is either a figure or the code its half failed with
- * (SUPPLY_INCONSISTENT: locked ≥ total, or total − locked below 0.01 token, at that block). A total that is itself
+ * The entry is a string (the cache holds strings, shared through Redis): `<block> <total> <circulating> <readAt>`,
+ * e.g. `123 12345678.90 8345678.90 1764605533120`, where circulating is either a figure or the code its half failed
+ * with (SUPPLY_INCONSISTENT: locked ≥ total, or total − locked below 0.01 token, at that block). A total that is itself
  * fine is still answered then: an aggregator listing it gets the chain's figure; only circulating fails closed.
+ * `readAt` is when the read began (Unix ms, the reading replica's clock): the figures' `Age` is counted from it, on
+ * every replica that serves the entry (api/supply/router.ts).
  */
 import { SupplyError, type SupplyErrorCode } from "./supplyError";
 import { formatWei2, SMALLEST_FIGURE_WEI } from "./wei";
 
-/** What one read at one block found: `locked` is null without a VeLockNFT in the manifest (circulating is not served). */
-export type SupplyRead = { blockNumber: bigint; total: bigint; locked: bigint | null };
+/**
+ * What one read at one block found: `locked` is null without a VeLockNFT in the manifest (circulating is not served).
+ * `readAtMs` is when the read began (Unix ms), before eth_blockNumber: the block read was the latest at some moment
+ * after it, so an age counted from it is never below the figures' true age (it exceeds it by the read's round trips).
+ */
+export type SupplyRead = { blockNumber: bigint; total: bigint; locked: bigint | null; readAtMs: number };
 
 /** Each route's answer from one entry: a figure, or the code it fails closed with. */
 export type SupplyFigures = {
   blockNumber: bigint;
   total: string;
   circulating: string | SupplyErrorCode;
+  /** When the read began (Unix ms): SupplyRead's. */
+  readAtMs: number;
 };
 
 /** The codes the circulating half of an entry may hold: both describe the block read, not a failed read. */
@@ -54,15 +62,18 @@ export function figuresOf(read: SupplyRead, failed?: (error: SupplyError) => voi
     blockNumber: read.blockNumber,
     total: formatWei2(read.total),
     circulating: circulating instanceof SupplyError ? circulating.code : formatWei2(circulating),
+    readAtMs: read.readAtMs,
   };
 }
 
-export const encodeFigures = (f: SupplyFigures): string => `${f.blockNumber} ${f.total} ${f.circulating}`;
+export const encodeFigures = (f: SupplyFigures): string => `${f.blockNumber} ${f.total} ${f.circulating} ${f.readAtMs}`;
 
 /** A figure as formatWei2 writes it, but never "0.00" (a zero figure is never answered). */
 const FIGURE = /^(0|[1-9][0-9]*)\.[0-9]{2}$/;
 const isFigure = (value: string) => FIGURE.test(value) && value !== "0.00";
 const BLOCK = /^(0|[1-9][0-9]*)$/;
+/** Unix ms, at most 15 digits: a safe integer (year 33658 and before). */
+const READ_AT = /^(0|[1-9][0-9]{0,14})$/;
 /** A figure's wei in hundredths of a token, to compare two figures exactly. */
 const cents = (figure: string) => BigInt(figure.replace(".", ""));
 
@@ -73,13 +84,13 @@ const cents = (figure: string) => BigInt(figure.replace(".", ""));
  */
 export function decodeFigures(text: string): SupplyFigures | null {
   const parts = text.split(" ");
-  if (parts.length !== 3) return null;
-  const [block, total, circulating] = parts as [string, string, string];
-  if (!BLOCK.test(block) || !isFigure(total)) return null;
+  if (parts.length !== 4) return null;
+  const [block, total, circulating, readAt] = parts as [string, string, string, string];
+  if (!BLOCK.test(block) || !isFigure(total) || !READ_AT.test(readAt)) return null;
   if (isFigure(circulating)) {
     if (cents(circulating) > cents(total)) return null;
   } else if (!(HALF_FAILURES as readonly string[]).includes(circulating)) return null;
-  return { blockNumber: BigInt(block), total, circulating };
+  return { blockNumber: BigInt(block), total, circulating, readAtMs: Number(readAt) };
 }
 
 /** The code the entry's circulating half fails with, or null when it is a figure. */

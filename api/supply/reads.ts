@@ -53,6 +53,8 @@ export async function readSupply(
   options?: RpcCallOptions,
 ): Promise<SupplyRead> {
   try {
+    // Taken before the block is asked for: the figures describe a moment after it (SupplyRead).
+    const readAtMs = Date.now();
     const blockNumber = await rpc.request({ method: "eth_blockNumber", params: [] }, { ...options, decode: quantity });
     const block = numberToHex(blockNumber);
     const totalView = totalSupply(token);
@@ -68,7 +70,7 @@ export async function readSupply(
       throw viewFailure(totalView, cause);
     })) as [bigint, bigint?];
     if (total < SMALLEST_FIGURE_WEI) throw noSupply(total, blockNumber);
-    return { blockNumber, total, locked: locked ?? null };
+    return { blockNumber, total, locked: locked ?? null, readAtMs };
   } catch (error) {
     throw toSupplyError(error);
   }

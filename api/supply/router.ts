@@ -70,10 +70,11 @@ type Format = "json" | "bare";
 type Metric = "total" | "circulating";
 
 /** Key of the Redis-shared entry: named after chain and contracts (replicas sharing a Redis with another deployment
- * never mix figures), and `figures`, not the `total` / `circulating` keys of the versions that cached them apart (an old
- * replica in a rolling upgrade never reads this entry, nor this one its). Change the name if the entry's form changes. */
+ * never mix figures), and `figures-v2` (the entry with its read time), not the `figures` key of the version whose entry
+ * had none, nor the `total` / `circulating` keys of the versions that cached them apart (an old replica in a rolling
+ * upgrade never reads this entry, nor this one its). Change the name if the entry's form changes. */
 export const supplyFiguresKey = (chainId: number, token: string | null, veLock: string | null) =>
-  `supply:${chainId}:${token}:${veLock}:figures`;
+  `supply:${chainId}:${token}:${veLock}:figures-v2`;
 
 /** Hot path: a URL without `?` is the default JSON form, without parsing anything. */
 function formatOf(c: Context): Format | null {
@@ -93,6 +94,12 @@ const okHeaders = (format: Format, cacheControl: string) => ({
   "content-type": format === "bare" ? TEXT_TYPE : JSON_TYPE,
   "cache-control": cacheControl,
 });
+/** A figure's: with `Age` (RFC 9111 §5.1), so a cache downstream counts its max-age from the read, not from its copy. */
+const figureHeaders = (format: Format, cacheControl: string, age: string) => ({
+  "content-type": format === "bare" ? TEXT_TYPE : JSON_TYPE,
+  "cache-control": cacheControl,
+  age,
+});
 
 /** A route's answer from one entry: its bodies, made once per entry (not per hit), or the code it fails with. */
 type Answer = { json: string; bare: string } | SupplyErrorCode;
@@ -105,8 +112,24 @@ const answersOf = (f: SupplyFigures): Answers => ({
 
 const UNREADABLE: Answers = { total: "SUPPLY_RPC_INVALID_UINT256", circulating: "SUPPLY_RPC_INVALID_UINT256" };
 
+/**
+ * An entry as served: its answers, made when it is first seen (not per hit), and its `Age` header value, whole seconds
+ * since its read began (readAtMs), made again only once the second turns (`ageUntil`), so a hit compares a number.
+ * Never above `windowSec` (the window counts from the read: only a clock ahead of the reading replica's would get there).
+ */
+type Served = { entry: string; answers: Answers; readAtMs: number; age: string; ageUntil: number };
+
 function ok(c: Context, format: Format, body: string, cacheControl: string): Response {
   return respond(c, body, 200, okHeaders(format, cacheControl));
+}
+
+function ageOf(served: Served, nowMs: number, windowSec: number): string {
+  if (nowMs >= served.ageUntil) {
+    const sec = Math.min(Math.max(Math.floor((nowMs - served.readAtMs) / 1000), 0), windowSec);
+    served.age = String(sec);
+    served.ageUntil = sec === windowSec ? Number.POSITIVE_INFINITY : served.readAtMs + (sec + 1) * 1000;
+  }
+  return served.age;
 }
 
 function fail(c: Context, format: Format, code: SupplyErrorCode, status: 400 | 502): Response {
@@ -228,21 +251,29 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   const token = deployedAddress(config.manifest, "AssetToken");
   const veLock = deployedAddress(config.manifest, "VeLockNFT");
   const key = supplyFiguresKey(config.chainId, token, veLock);
-  // The entry's answers, made when a new entry is first seen: a hit compares one string (the same object while the
-  // entry lives) and takes a body made already, so it does no more work than when each figure had its own entry.
-  let seen: { entry: string; answers: Answers } | undefined;
-  const answersFor = (entry: string): Answers => {
+  // The entry as served, made when a new entry is first seen: a hit compares one string (the same object while the
+  // entry lives), takes a body made already and an Age made at most once a second, so it does no more work than when
+  // each figure had its own entry.
+  let seen: Served | undefined;
+  const servedFor = (entry: string): Served => {
     if (seen?.entry !== entry) {
       // Every entry was written by encodeFigures or passed decodeFigures (createSupplyCache's accept); one that did not
       // (a shared cache made without that check) fails closed, never served as a figure.
       const figures = decodeFigures(entry);
-      seen = { entry, answers: figures === null ? UNREADABLE : answersOf(figures) };
+      seen =
+        figures === null
+          ? { entry, answers: UNREADABLE, readAtMs: 0, age: "0", ageUntil: 0 }
+          : { entry, answers: answersOf(figures), readAtMs: figures.readAtMs, age: "0", ageUntil: 0 };
     }
-    return seen.answers;
+    return seen;
   };
+  // Age never passes the server's window (an entry is kept one window from its read: miss below).
+  const windowSec = Math.floor(ttlMs / 1000);
   const answer = (c: Context, format: Format, metric: Metric, entry: string): Response => {
-    const a = answersFor(entry)[metric];
-    return typeof a === "string" ? fail(c, format, a, 502) : ok(c, format, a[format], CACHE_OK[metric]);
+    const served = servedFor(entry);
+    const a = served.answers[metric];
+    if (typeof a === "string") return fail(c, format, a, 502);
+    return respond(c, a[format], 200, figureHeaders(format, CACHE_OK[metric], ageOf(served, Date.now(), windowSec)));
   };
 
   async function miss(c: Context, format: Format, metric: Metric): Promise<Response> {
@@ -258,9 +289,16 @@ export function supplyApi(deps: AppDeps): SupplyApi {
       // client's own deadline, a poll later, is only a safety net.
       const load = () =>
         withDeadline(async (signal) => {
+          const started = performance.now();
           const read = await readSupply(rpc, token, veLock, { signal });
           const figures = figuresOf(read, (error) => logUpstreamFailure("circulating", error));
-          return { value: encodeFigures(figures), ttlMs: circulatingFailed(figures) ? backoff.ms : ttlMs };
+          const value = encodeFigures(figures);
+          // An entry whose half failed is a failure remembered: kept the backoff from now, as a failed read is (its
+          // Age still counts from the read). A figure's window counts from the read, not from this write: no replica
+          // serves it past the window, so none answers an Age above the max-age.
+          if (circulatingFailed(figures)) return { value, ttlMs: backoff.ms };
+          // Whole ms, as Redis takes PX; rounded down, so the entry never outlives the window.
+          return { value, ttlMs: Math.floor(ttlMs - (performance.now() - started)) };
         }, timeoutMs).catch((error: unknown) => {
           logUpstreamFailure("figures", toSupplyError(error));
           throw error;
@@ -315,9 +353,11 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     const entry = cache.peek(key);
     if (entry === undefined) return undefined;
     // A failed half (or a circulating without a VeLockNFT) is routed: the hot path answers figures only.
-    const a = answersFor(entry)[route.metric];
+    const served = servedFor(entry);
+    const a = served.answers[route.metric];
     if (typeof a === "string") return undefined;
-    return { route, body: a[format], headers: okHeaders(format, CACHE_OK[route.metric]) };
+    const age = ageOf(served, Date.now(), windowSec);
+    return { route, body: a[format], headers: figureHeaders(format, CACHE_OK[route.metric], age) };
   };
   const count = (route: HotRoute, started: number) => {
     if (route.metric !== "max") stats.hits++;

@@ -65,6 +65,11 @@ const truth = async () => {
 const figuresKey = () =>
   `${PREFIX}${supplyFiguresKey(d.config.chainId, d.deployment.addresses.AssetToken, d.deployment.addresses.VeLockNFT)}`;
 
+/** The entry of one read of these figures: its read time (Unix ms, when the read began) is the read's own. */
+const entryOf = (block: bigint, total: string, circulating: string) =>
+  new RegExp(`^${block} ${total.replace(".", "\\.")} ${circulating.replace(".", "\\.")} [1-9][0-9]*$`);
+const readAtOf = (entry: string | null) => Number(entry?.split(" ")[3]);
+
 async function ourKeys(): Promise<string[]> {
   return admin.keys(`${PREFIX}*`);
 }
@@ -94,6 +99,7 @@ describe("Redis-shared supply cache", () => {
     const [a, b] = [await replica(), await replica()];
     const [cacheA, cacheB] = caches.slice(-2) as [RedisTtlCache, RedisTtlCache];
     const t = await truth();
+    const before = Date.now();
     // A slow node makes the replicas' misses overlap for sure: one holds the lock, the other waits on the value.
     d.proxy.setFault({ kind: "delay", ms: 150 });
     const paths = ["/api/supply/total", "/api/supply/circulating", "/api/supply/total?format=bare"];
@@ -116,7 +122,11 @@ describe("Redis-shared supply cache", () => {
     const keys = (await ourKeys()).sort();
     expect(keys).toEqual([figuresKey()]);
     const { blockNumber } = await chainSupplyAt(d);
-    expect(await admin.get(figuresKey())).toBe(`${blockNumber} ${t.total} ${t.circulating}`);
+    const stored = await admin.get(figuresKey());
+    expect(stored).toMatch(entryOf(blockNumber, t.total, t.circulating));
+    // The read time is when the one read began: after the first request, before its answer.
+    expect(readAtOf(stored)).toBeGreaterThanOrEqual(before);
+    expect(readAtOf(stored)).toBeLessThanOrEqual(Date.now());
     expect(keys.every((k) => !k.endsWith(":lock"))).toBe(true);
     for (const k of keys) {
       const pttl = await admin.pttl(k);
@@ -187,7 +197,7 @@ describe("Redis-shared supply cache", () => {
     expect(d.proxy.count("eth_blockNumber")).toBe(1);
     expect(
       (await ourKeys()).map((k) => k.slice(PREFIX.length).replace(/^supply:\d+:0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:/, "")),
-    ).toEqual(["figures:fail"]);
+    ).toEqual(["figures-v2:fail"]);
     d.proxy.setFault(null);
     await new Promise((r) => setTimeout(r, BACKOFF_MS + 50));
     // The holder released its lock on failure, so recovery waits only for the backoff, not the lock.
@@ -209,20 +219,26 @@ describe("Redis-shared supply cache", () => {
   it("a malformed shared entry is never served: it is read again from the chain and replaced", async () => {
     const key = figuresKey();
     const t = await truth();
-    const entry = `${(await chainSupplyAt(d)).blockNumber} ${t.total} ${t.circulating}`;
+    const entry = entryOf((await chainSupplyAt(d)).blockNumber, t.total, t.circulating);
+    const now = Date.now();
     // Each planted within the window's TTL, so only its form (not its lifetime) keeps it from being served.
     const planted = [
       "0x",
       // An older version's lone figure (its keys were named apart; here under ours by hand): not an entry.
       "12345.67",
-      "1 12.5 10.00",
+      // The previous version's entry, without a read time (its key was named apart too): no Age to count.
+      "1 100.00 90.00",
+      `1 12.5 10.00 ${now}`,
       // A zero figure is never answered, so one in Redis (written by another version, or by hand) is not served either.
-      "1 0.00 0.00",
-      "1 100.00 0.00",
+      `1 0.00 0.00 ${now}`,
+      `1 100.00 0.00 ${now}`,
       // Never true at one block: circulating above total, the very pair this entry exists to rule out.
-      "1 100.00 100.01",
-      "1 100.00 SUPPLY_RPC_UNREACHABLE",
+      `1 100.00 100.01 ${now}`,
+      `1 100.00 SUPPLY_RPC_UNREACHABLE ${now}`,
       "1 100.00 90.00 extra",
+      `1 100.00 90.00 ${now}.5`,
+      `1 100.00 90.00 -${now}`,
+      `1 100.00 90.00 ${now} extra`,
     ];
     for (const [i, value] of planted.entries()) {
       const app = await replica();
@@ -230,7 +246,7 @@ describe("Redis-shared supply cache", () => {
       const path = i % 2 ? "/api/supply/circulating?format=bare" : "/api/supply/total?format=bare";
       expect([value, (await get(app, path)).text]).toEqual([value, i % 2 ? t.circulating : t.total]);
       expect([value, reads().totalSupply]).toEqual([value, i + 1]);
-      expect(await admin.get(key)).toBe(entry);
+      expect(await admin.get(key)).toMatch(entry);
     }
   });
 
@@ -238,12 +254,12 @@ describe("Redis-shared supply cache", () => {
     const key = figuresKey();
     const t = await truth();
     // Kept longer than the backoff: not a write of this code with these settings, so read again.
-    await admin.set(key, "1 100.00 SUPPLY_INCONSISTENT", "PX", TTL_MS);
+    await admin.set(key, `1 100.00 SUPPLY_INCONSISTENT ${Date.now()}`, "PX", TTL_MS);
     const a = await replica();
     expect((await get(a, "/api/supply/circulating?format=bare")).text).toBe(t.circulating);
     expect(reads().totalSupply).toBe(1);
     // Within it: the total of that read is served, circulating fails closed with the entry's code.
-    await admin.set(key, "1 100.00 SUPPLY_INCONSISTENT", "PX", BACKOFF_MS);
+    await admin.set(key, `1 100.00 SUPPLY_INCONSISTENT ${Date.now()}`, "PX", BACKOFF_MS);
     const b = await replica();
     expect((await get(b, "/api/supply/total?format=bare")).text).toBe("100.00");
     const circ = await get(b, "/api/supply/circulating?format=bare");
@@ -261,7 +277,9 @@ describe("Redis-shared supply cache", () => {
     });
     const circ = await get(a, "/api/supply/circulating?format=bare");
     expect([circ.status, circ.headers.get("x-supply-error")]).toEqual([502, "SUPPLY_INCONSISTENT"]);
-    expect((await admin.get(figuresKey()))?.endsWith(` ${t.total} SUPPLY_INCONSISTENT`)).toBe(true);
+    expect(await admin.get(figuresKey())).toMatch(
+      new RegExp(` ${t.total.replace(".", "\\.")} SUPPLY_INCONSISTENT [0-9]+$`),
+    );
     expect(await admin.pttl(figuresKey())).toBeLessThanOrEqual(BACKOFF_MS);
     // The other replica answers both from that entry, reading nothing.
     expect((await get(b, "/api/supply/total?format=bare")).text).toBe(t.total);
@@ -272,41 +290,48 @@ describe("Redis-shared supply cache", () => {
     expect((await get(b, "/api/supply/circulating?format=bare")).text).toBe(t.circulating);
   });
 
-  it("an old replica's entries (the total and circulating keys of the versions that cached them apart) are never read", async () => {
+  it("an old replica's entries (the keys of the versions that cached the figures apart, or without a read time) are never read", async () => {
     // A rolling upgrade: old replicas keep writing their own keys; a new replica neither reads nor touches them.
     const { AssetToken, VeLockNFT } = d.deployment.addresses;
     const old = {
       total: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:total`,
       circulating: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:${VeLockNFT}:circulating`,
+      figures: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:${VeLockNFT}:figures`,
     };
     await admin.set(old.total, "99999999.99", "PX", TTL_MS);
     await admin.set(old.circulating, "99999999.98", "PX", TTL_MS);
+    await admin.set(old.figures, "1 99999999.99 99999999.98", "PX", TTL_MS);
     const t = await truth();
     const a = await replica();
     expect((await get(a, "/api/supply/total?format=bare")).text).toBe(t.total);
     expect((await get(a, "/api/supply/circulating?format=bare")).text).toBe(t.circulating);
-    expect([await admin.get(old.total), await admin.get(old.circulating)]).toEqual(["99999999.99", "99999999.98"]);
+    expect(await admin.mget(old.total, old.circulating, old.figures)).toEqual([
+      "99999999.99",
+      "99999999.98",
+      "1 99999999.99 99999999.98",
+    ]);
+    expect(figuresKey()).not.toBe(old.figures);
   });
 
   it("an entry planted in Redis for longer than the window is not served: read from the chain, replaced, gone when deleted", async () => {
     const key = figuresKey();
     const t = await truth();
-    const entry = `${(await chainSupplyAt(d)).blockNumber} ${t.total} ${t.circulating}`;
+    const entry = entryOf((await chainSupplyAt(d)).blockNumber, t.total, t.circulating);
     // A well-formed entry with a year's TTL (a foreign writer, an old dump restored): not a write of this window.
-    await admin.set(key, "1 99999999.99 99999999.98", "PX", 31_536_000_000);
+    await admin.set(key, `1 99999999.99 99999999.98 ${Date.now()}`, "PX", 31_536_000_000);
     const [a, b] = [await replica(), await replica()];
     for (const app of [a, b]) {
       const res = await get(app, "/api/supply/total?format=bare");
       expect([res.status, res.text]).toEqual([200, t.total]);
     }
     expect(reads().totalSupply).toBe(1);
-    expect(await admin.get(key)).toBe(entry);
+    expect(await admin.get(key)).toMatch(entry);
     expect(await admin.pttl(key)).toBeLessThanOrEqual(TTL_MS);
 
     // One planted within the window is served (nothing tells it from ours), but no longer than its own PTTL: deleted
     // from Redis, it is gone from every replica once that lapses.
     await new Promise((r) => setTimeout(r, TTL_MS + 50));
-    await admin.set(key, "1 99999999.99 99999999.98", "PX", 200);
+    await admin.set(key, `1 99999999.99 99999999.98 ${Date.now()}`, "PX", 200);
     const c = await replica();
     expect((await get(c, "/api/supply/total?format=bare")).text).toBe("99999999.99");
     expect((await get(c, "/api/supply/circulating?format=bare")).text).toBe("99999999.98");
