@@ -70,6 +70,15 @@ function sameAnswer(fed: unknown, now: string | null): boolean {
   return strip(fed) === strip(JSON.parse(now));
 }
 
+/** Whether two sources (WebhookEngine #source) name one build; a source recorded without its build names none. */
+function sameBuild(a: string, b: string): boolean {
+  const build = (source: string) => {
+    const cut = source.lastIndexOf("#");
+    return cut === -1 || source.slice(cut + 1) === "-" ? null : source.slice(cut + 1);
+  };
+  return build(a) !== null && build(a) === build(b);
+}
+
 /** Blocks one feeding step covers (a process back after a long stop feeds in steps of this many). */
 const FEED_STEP_BLOCKS = 500n;
 /**
@@ -239,7 +248,7 @@ export class WebhookEngine {
       let reached = head;
       let subscribed = false;
       const added = await this.store.feed(async (cursor, lastReorgTo, tx, fedFrom) => {
-        const source = async () => (await this.rt.index.source?.()) ?? null;
+        const source = () => this.#source();
         // The first feed of a deployment starts at the head: webhooks announce what is indexed from now on.
         if (cursor === null) return { to: head, rows: [], source: await source() };
         const signalled = orphaned !== null && orphaned <= cursor && lastReorgTo !== head ? orphaned : null;
@@ -260,7 +269,10 @@ export class WebhookEngine {
           // This process's answers kept by block are the old schema's rows (a same-build re-index is no new build).
           for (const memo of [this.rt.stats, this.rt.boards, this.rt.durationBoards]) memo.forgetAll();
         }
-        const replaced = switched ? await this.#replaced(tx, cursor) : null;
+        // Only a re-index of the same build is checked (the runbook's recovery): another build's answers may be shaped
+        // otherwise (a field added or renamed), and every delivery fed would differ — reverted, however old.
+        const recheck = switched && sameBuild(from, fedFrom);
+        const replaced = recheck ? await this.#replaced(tx, cursor) : null;
         const reorg = replaced === null ? signalled : signalled === null || replaced < signalled ? replaced : signalled;
         if (reorg !== null) {
           const rows = await this.#reorg(tx, reorg, head, subscriptions);
@@ -306,12 +318,23 @@ export class WebhookEngine {
   }
 
   /**
+   * The index's rows and the build that wrote them, as `<schema>:<oid>#<build id>` (LockIndex.source, the head's build);
+   * null when the index cannot say.
+   */
+  async #source(): Promise<string | null> {
+    const rows = await this.rt.index.source?.();
+    if (rows == null) return null;
+    const { head } = await this.rt.index.probe(null);
+    return `${rows}#${head.build ?? "-"}`;
+  }
+
+  /**
    * The views moved to another schema while this feed read: what it read may be either's, so nothing of it is kept
    * (the transaction rolls back) and the next head feeds again, from the new one.
    */
   async #sameSource(source: string | null): Promise<void> {
     if (source === null) return;
-    const now = await this.rt.index.source?.();
+    const now = await this.#source();
     if (now != null && now !== source) throw new Error(`the index moved from ${source} to ${now} during the feed`);
   }
 
