@@ -114,7 +114,9 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
       const res = await engine().fetch(request, { scope });
       // The answer's bytes as yoga encoded them, sent as they are (no decoding to a string and encoding again).
       const bytes = new Uint8Array(await res.arrayBuffer());
-      return { status: res.status, type: res.headers.get("content-type"), bytes, shareable: !scope.failed };
+      // Only a 405's: yoga names its methods on some 400s too (a `query` that is not a string), where no header is due.
+      const allow = res.status === 405 ? (res.headers.get("allow") ?? undefined) : undefined;
+      return { status: res.status, type: res.headers.get("content-type"), bytes, shareable: !scope.failed, allow };
     } finally {
       scope.compiled();
       scope.release();
@@ -171,6 +173,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
     const res = await Promise.race([answerOf(c, request, key, source), late.promise]).finally(late.cancel);
     if (res === null) return json(c, { data: null, errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }, 200);
     if (res.retryAfterSec !== undefined) c.header("retry-after", String(res.retryAfterSec));
+    if (res.allow !== undefined) c.header("allow", res.allow);
     if (res.bytes.byteLength > GRAPHQL_LIMITS.responseBytes) {
       const error = graphqlError(
         "RESPONSE_TOO_LARGE",
@@ -230,6 +233,11 @@ type Encoded = {
   shareable: boolean;
   /** A refusal's Retry-After (a new document found no compile permit in time). */
   retryAfterSec?: number;
+  /**
+   * yoga's 405 to a mutation over GET names the method that runs it (`Allow: POST`): RFC 9110 §15.5.6 requires the
+   * header on every 405, as the method policy's 405s at /graphql carry theirs (api/http/methods.ts).
+   */
+  allow?: string;
 };
 
 /** How long a new document may wait for a compile permit (api/graphql/compileGate.ts). */

@@ -1,8 +1,8 @@
 /**
  * What a request asks of the index, judged before any resolver runs: the one block it is answered at and the rows it
  * may read. Every root field that names a block — its `block` argument, or the block its `after` cursor carries —
- * must name the same one (else BAD_USER_INPUT); with none named, the request is answered at the index's head, read
- * once. The rows are the sum of the lists' `limit`s, one per `lock` and `rank`, 8 per `profile` (a row per board), at
+ * must name the same one, at or above every `number_gte` (else BAD_USER_INPUT); with none named, the request is
+ * answered at the index's head, read once. The rows are the sum of the lists' `limit`s, one per `lock` and `rank`, 8 per `profile` (a row per board), at
  * most GRAPHQL_LIMITS.rows. A root field that `@skip` / `@include` leaves out is not run, so it names and costs nothing.
  */
 import {
@@ -109,6 +109,12 @@ export function planOf(
         waitMs: Math.max(before?.waitMs ?? 0, at.waitMs),
       };
     }
+    // The read model serves events newest first only: an ascending page is refused here, with the arguments.
+    if (field.name.value === "lockEvents" && values.orderDirection !== "desc") {
+      throw graphqlError("BAD_USER_INPUT", "lockEvents are served newest first only (orderDirection: desc).", {
+        param: "orderDirection",
+      });
+    }
     const paged = PAGED_FIELDS[field.name.value];
     if (paged !== undefined) {
       const limit = values.limit as number;
@@ -126,6 +132,18 @@ export function planOf(
     } else if (field.name.value === "profile") {
       rows += 8; // one per board
     }
+  }
+  // An answer at the named block would describe one older than the request accepts (REST: a `block` below `minBlock`).
+  // (Set in name(), which TypeScript's narrowing does not follow.)
+  const named = block as Plan["block"];
+  const least = minBlock as Plan["minBlock"];
+  if (named !== null && least !== null && named.value < least.value) {
+    const param = named.param === "cursor" ? "after" : "block";
+    throw graphqlError(
+      "BAD_USER_INPUT",
+      `${param} names block ${named.value}, below number_gte ${least.value}: the answer would describe an older block.`,
+      { param, minBlock: least.value.toString() },
+    );
   }
   if (rows > GRAPHQL_LIMITS.rows) {
     throw graphqlError(

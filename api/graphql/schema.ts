@@ -376,14 +376,10 @@ export function buildSchema() {
           args: PageArgs & { where: { tokenId?: Decimal | null; account?: string | null } },
           { scope }: GraphqlContext,
         ) => {
+          // orderDirection is desc: the plan refused any other before execution (api/graphql/plan.ts).
           const { tokenId, account } = args.where;
           if ((tokenId == null) === (account == null)) {
             throw graphqlError("BAD_USER_INPUT", "where takes exactly one of tokenId or account.", { param: "where" });
-          }
-          if (args.orderDirection !== "desc") {
-            throw graphqlError("BAD_USER_INPUT", "lockEvents are served newest first only (orderDirection: desc).", {
-              param: "orderDirection",
-            });
           }
           const of: EventsOf =
             tokenId != null

@@ -177,7 +177,23 @@ const ROWS: Row[] = [
     400,
     "BAD_USER_INPUT",
   ],
-  // A mutation over GET: 405 to both, with GraphQL's errors.
+  [
+    "lockEvents in ascending order (served newest first only)",
+    "POST",
+    q(`{ lockEvents(where: { tokenId: "1" }, orderDirection: asc) { items { kind } } }`),
+    200,
+    400,
+    "BAD_USER_INPUT",
+  ],
+  [
+    "an exact block below a number_gte",
+    "POST",
+    q(`{ _meta(block: { number_gte: "46183961" }) { block } lock(tokenId: "1", block: "46183960") { tokenId } }`),
+    200,
+    400,
+    "BAD_USER_INPUT",
+  ],
+  // A mutation over GET: 405 to both, with GraphQL's errors and `Allow: POST` (RFC 9110 §15.5.6: every 405 names them).
   ["a mutation over GET", "GET", GET("mutation { x }"), 405, 405, "BAD_REQUEST"],
 ];
 
@@ -188,7 +204,12 @@ async function ask(method: "GET" | "POST", body: string, accept?: string) {
       ? await app.request(`/graphql${body}`, { headers })
       : await app.request("/graphql", { method, headers: { ...headers, "content-type": "application/json" }, body });
   const text = await res.text();
-  return { status: res.status, type: res.headers.get("content-type"), body: JSON.parse(text) as Record<string, any> };
+  return {
+    status: res.status,
+    type: res.headers.get("content-type"),
+    allow: res.headers.get("allow"),
+    body: JSON.parse(text) as Record<string, any>,
+  };
 }
 
 /** A new document may find the compile permits taken on a busy machine (COMPILE_QUEUE_FULL, 503): asked again. */
@@ -211,10 +232,11 @@ describe("refusals: status, media type and code as docs/api.md's Statuses table 
     ] as const) {
       const answer = await settled(method, body, accept);
       const codes = ((answer.body.errors ?? []) as { extensions: { code: string } }[]).map((e) => e.extensions.code);
-      expect({ accept, status: answer.status, type: answer.type, codes }).toEqual({
+      expect({ accept, status: answer.status, type: answer.type, allow: answer.allow, codes }).toEqual({
         accept,
         status,
         type,
+        allow: status === 405 ? "POST" : null,
         codes: [code],
       });
       // Refused before execution: no `data` at all (GraphQL over HTTP: then a 4xx to a graphql-response+json client).
