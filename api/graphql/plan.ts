@@ -48,6 +48,9 @@ export class VariablesRefused extends Error {
   }
 }
 
+/** A duration board's window when `leaderboard` / `rank` name none (REST's `?window=` default). */
+export const DEFAULT_WINDOW = "7d";
+
 type Paged<K extends Cursor["kind"], A> = { kind: K; list: (args: A) => string };
 const paged = <K extends Cursor["kind"], A>(kind: K, list: (args: A) => string): Paged<K, A> => ({ kind, list });
 
@@ -60,7 +63,9 @@ export const PAGED = {
   lockEvents: paged("events", (a: { where: { tokenId?: string | null; account?: string | null } }) =>
     a.where.tokenId != null ? cursorList.lock(a.where.tokenId) : cursorList.account(a.where.account ?? ""),
   ),
-  leaderboard: paged("board", (a: { board: string; window: string }) => cursorList.board(a.board, a.window)),
+  leaderboard: paged("board", (a: { board: string; window?: string | null }) =>
+    a.board === "ve" ? cursorList.ve : cursorList.board(a.board, a.window ?? DEFAULT_WINDOW),
+  ),
   activity: paged("events", (a: { kinds?: readonly string[] | null; account?: string | null }) =>
     cursorList.activity(a.kinds ?? null, a.account ?? null),
   ),

@@ -9,22 +9,13 @@ import { GraphQLScalarType, Kind, type ValueNode } from "graphql";
 import { createSchema } from "graphql-yoga";
 import type { Address } from "viem";
 import { LOCK_EVENT_KINDS } from "../../indexer/rules";
-import { PARAM_PATTERNS, parseAddress } from "../http/params";
-import {
-  type AtBlock,
-  BOARD_UNIT,
-  BOARD_WINDOWS,
-  type BoardWindow,
-  DURATION_BOARDS,
-  type DurationBoard,
-  type EventsOf,
-  type Seal,
-} from "../read/contract";
+import { parseAddress } from "../http/params";
+import { type AtBlock, BOARD_UNIT, DURATION_BOARDS, type EventsOf, type Seal } from "../read/contract";
 import { checkSeal, sealAsk } from "../read/cursor";
 import { judgeBoardCursor, rankingSeal } from "../read/cursorSeal";
-import type { RankedBoard } from "../read/durationBoards";
 import { blockAnswer, blockAnswers, guarded } from "../read/runtime";
 import { ACTIVITY_KINDS, activityJson, eventJson, freshness, lockJson } from "../read/shapes";
+import { boardOf, rankingAt } from "./boards";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 import { type BlockArg, PAGED } from "./plan";
@@ -110,28 +101,46 @@ input LockFilter { owner: String! }
 "Exactly one of tokenId (the lock's history, merges into it included) or account (what it did or received)."
 input LockEventFilter { tokenId: BigInt account: String }
 
-"One row of an official duration board (REST: GET /api/index/v1/leaderboards/{board})."
+"One row of an official board (REST: GET /api/index/v1/leaderboards/{board}, or /leaderboards/ve)."
 type BoardRow {
   rank: Int!
   "EIP-55."
   address: String!
-  "A decimal string in unit."
+  "A decimal string in unit: the account's figure on the board; on the ve board its veBalanceOf at the block (REST's veWei)."
   value: BigInt!
   "wei, seconds or count."
   unit: String!
+  "The ve board: the sum of the holder's live locks' amounts, expired ones included (REST's lockedWei); null on a duration board."
+  lockedWei: BigInt
+  "The ve board: the holder's live locks (REST's locks); null on a duration board."
+  locks: Int
 }
 type BoardPage {
   board: String!
-  window: String!
-  "blockTimestamp - the window: events at or after it count; null for lifetime."
+  "The window; null on the ve board, which has none."
+  window: String
+  "blockTimestamp - the window: events at or after it count; null for lifetime and on the ve board."
   windowStart: BigInt
-  "How many accounts are ranked."
+  "How many accounts are ranked (the ve board: REST's holders)."
   accounts: Int!
   items: [BoardRow!]!
   pageInfo: PageInfo!
 }
-"An account's row and the row ranked one above it (REST: GET /api/index/v1/leaderboards/{board}/{address})."
-type BoardRank { board: String! window: String! row: BoardRow above: BoardRow }
+"""
+An account's row and the row ranked one above it, with the board's window and how many are ranked (REST: GET
+/api/index/v1/leaderboards/{board}/{address}, or /leaderboards/ve/{address}).
+"""
+type BoardRank {
+  board: String!
+  "The window; null on the ve board, which has none."
+  window: String
+  "blockTimestamp - the window: events at or after it count; null for lifetime and on the ve board."
+  windowStart: BigInt
+  "How many accounts are ranked (the ve board: REST's holders)."
+  accounts: Int!
+  row: BoardRow
+  above: BoardRow
+}
 
 "One indexed event (REST: GET /api/index/v1/activity)."
 type ActivityItem {
@@ -196,9 +205,14 @@ type Query {
     after: String
     block: Block
   ): LockEventPage!
-  "An official duration board: king-claim-mined, longest-reign, takeovers, takeover-eth, royalties, furnace-claim, furnace-eth; window 24h, 7d, 30d or lifetime."
-  leaderboard(board: String!, window: String = "7d", limit: Int = ${GRAPHQL_LIMITS.defaultLimit}, after: String, block: Block): BoardPage!
-  rank(board: String!, address: String!, window: String = "7d", block: Block): BoardRank!
+  """
+  An official board: ve (every holder with ve > 0, by ve; no window) or a duration board — king-claim-mined,
+  longest-reign, takeovers, takeover-eth, royalties, furnace-claim, furnace-eth — in a window of 24h, 7d (when none is
+  given), 30d or lifetime. A cursor pages the same list as REST's (GET /leaderboards/ve, /leaderboards/{board}?window=).
+  """
+  leaderboard(board: String!, window: String, limit: Int = ${GRAPHQL_LIMITS.defaultLimit}, after: String, block: Block): BoardPage!
+  "An account's rank on an official board (ve: no window; a duration board: 7d when none is given)."
+  rank(board: String!, address: String!, window: String, block: Block): BoardRank!
   "Every indexed event, newest first; kinds and account filter as the REST feed's."
   activity(kinds: [String!], account: String, limit: Int = ${GRAPHQL_LIMITS.defaultLimit}, after: String, block: Block): ActivityPage!
   profile(address: String!, block: Block): Profile!
@@ -299,32 +313,6 @@ function pageOf<R, J>(rows: readonly R[], limit: number, json: (row: R) => J, cu
   };
 }
 
-const BOARD_RE = new RegExp(PARAM_PATTERNS.board);
-const WINDOW_RE = new RegExp(PARAM_PATTERNS.window);
-
-function boardArgs(args: { board: string; window: string }): { board: DurationBoard; window: BoardWindow } {
-  if (!BOARD_RE.test(args.board)) {
-    throw graphqlError("BAD_USER_INPUT", `No leaderboard ${args.board.slice(0, 40)}.`, { param: "board" });
-  }
-  if (!WINDOW_RE.test(args.window)) {
-    throw graphqlError("BAD_USER_INPUT", "window must be 24h, 7d, 30d or lifetime.", { param: "window" });
-  }
-  return { board: args.board as DurationBoard, window: args.window as BoardWindow };
-}
-
-/** The block's ranking of a board and window (computed once per block, shared with REST). */
-async function rankedAt(scope: RequestScope, board: DurationBoard, window: BoardWindow): Promise<RankedBoard> {
-  const memo = scope.rt.durationBoards.memo(board, window);
-  return scope.computing([memo], (at) => blockAnswer(scope.rt, memo, at));
-}
-
-const boardRow = (board: DurationBoard, ranked: RankedBoard, i: number) => ({
-  rank: i + 1,
-  address: ranked.checksummed(i),
-  value: ranked.rows.get(i)!.value,
-  unit: BOARD_UNIT[board],
-});
-
 export function buildSchema() {
   return createSchema<GraphqlContext>({
     typeDefs,
@@ -408,61 +396,57 @@ export function buildSchema() {
 
         leaderboard: async (
           _: unknown,
-          args: { board: string; window: string; limit: number; after?: string | null },
+          args: { board: string; window?: string | null; limit: number; after?: string | null },
           { scope }: GraphqlContext,
         ) => {
-          const { board, window } = boardArgs(args);
-          const list = PAGED.leaderboard.list({ board, window });
-          const cursor = args.after ? scope.rt.cursors.decode(args.after, "board", list) : undefined;
-          const ranked = await rankedAt(scope, board, window);
+          const of = boardOf(args);
+          const cursor = args.after ? scope.rt.cursors.decode(args.after, "board", of.list) : undefined;
+          const ranking = await rankingAt(scope, of);
           const at = await scope.at();
           if (cursor) await scope.bounded(() => judgeBoardCursor(scope.rt, cursor, at.time, "after", scope.signal));
-          const start =
-            cursor === undefined ? 0 : ranked.rows.after({ value: cursor.after.ve, address: cursor.after.address });
-          const rest = ranked.rows.slice(start, start + args.limit + 1).map((r, i) => ({ r, i: start + i }));
+          const start = cursor === undefined ? 0 : ranking.after(cursor.after);
+          const end = Math.min(start + args.limit + 1, ranking.accounts);
+          const rest = Array.from({ length: Math.max(end - start, 0) }, (_, i) => start + i);
           // Every page with a row has an endCursor, the last one's too.
           const seal = cursor
             ? cursor.seal
             : rest.length === 0
               ? null
-              : await scope.bounded(() => rankingSeal(scope.rt, ranked, at.head.finalized));
-          const page = pageOf(
-            rest,
-            args.limit,
-            ({ i }) => boardRow(board, ranked, i),
-            ({ r }) =>
-              scope.rt.cursors.encode({
-                kind: "board",
-                list,
-                block: ranked.block,
-                seal,
-                after: { ve: r.value, address: r.address },
-              }),
+              : await scope.bounded(() => rankingSeal(scope.rt, ranking.computed, at.head.finalized));
+          const page = pageOf(rest, args.limit, ranking.row, (i) =>
+            scope.rt.cursors.encode({
+              kind: "board",
+              list: of.list,
+              block: ranking.block,
+              seal,
+              after: ranking.key(i),
+            }),
           );
-          const span = BOARD_WINDOWS[window];
           return {
-            board,
-            window,
-            windowStart: span === null ? null : ranked.time - span,
-            accounts: ranked.rows.length,
+            board: of.board,
+            window: of.window,
+            windowStart: ranking.windowStart,
+            accounts: ranking.accounts,
             ...page,
           };
         },
 
         rank: async (
           _: unknown,
-          args: { board: string; address: string; window: string },
+          args: { board: string; address: string; window?: string | null },
           { scope }: GraphqlContext,
         ) => {
-          const { board, window } = boardArgs(args);
+          const of = boardOf(args);
           const who = await scope.bounded(async () => address("address", args.address));
-          const ranked = await rankedAt(scope, board, window);
-          const i = ranked.position.get(who.toLowerCase());
+          const ranking = await rankingAt(scope, of);
+          const i = ranking.position.get(who.toLowerCase());
           return {
-            board,
-            window,
-            row: i === undefined ? null : boardRow(board, ranked, i),
-            above: i === undefined || i === 0 ? null : boardRow(board, ranked, i - 1),
+            board: of.board,
+            window: of.window,
+            windowStart: ranking.windowStart,
+            accounts: ranking.accounts,
+            row: i === undefined ? null : ranking.row(i),
+            above: i === undefined || i === 0 ? null : ranking.row(i - 1),
           };
         },
 

@@ -289,6 +289,77 @@ describe("answers", () => {
     }
   });
 
+  it("the ve board: leaderboard and rank answer GET /leaderboards/ve's rows at the same block; cursors pass both ways", async () => {
+    type VeRest = { rank: number; address: string; veWei: string; lockedWei: string; locks: number };
+    const veRow = (r: VeRest) => ({ rank: r.rank, address: r.address, value: r.veWei, unit: "wei", ...pick(r) });
+    const pick = ({ lockedWei, locks }: VeRest) => ({ lockedWei, locks });
+    const ROW = "rank address value unit lockedWei locks";
+    const page = `query($n: Block, $a: String) { _meta { block } leaderboard(board: "ve", limit: 7, after: $a, block: $n) {
+      board window windowStart accounts items { ${ROW} } pageInfo { hasNextPage endCursor } } }`;
+    const rank = `query($a: String!, $n: Block) { rank(board: "ve", address: $a, block: $n) {
+      board window windowStart accounts row { ${ROW} } above { ${ROW} } } }`;
+    for (const block of [eventBlock(1000), index.head.block]) {
+      const restPage = await rest(`/leaderboards/ve?limit=7&block=${block}`);
+      expect(restPage.nextCursor, String(block)).not.toBeNull();
+      const first = await gql(page, { n: String(block) });
+      expect(first.body.errors).toBeUndefined();
+      const lb = first.body.data!.leaderboard;
+      expect(lb).toEqual({
+        board: "ve",
+        window: null,
+        windowStart: null,
+        accounts: restPage.holders,
+        items: restPage.rows.map(veRow),
+        pageInfo: { hasNextPage: true, endCursor: expect.any(String) },
+      });
+      // One list, one cursor: GraphQL's next page from REST's cursor, REST's from GraphQL's, both at the first's block.
+      const restNext = await rest(`/leaderboards/ve?limit=7&cursor=${encodeURIComponent(lb.pageInfo.endCursor)}`);
+      const gqlNext = await gql(page, { a: restPage.nextCursor });
+      expect(restNext.blockNumber).toBe(String(block));
+      expect(gqlNext.body.data!._meta.block).toBe(String(block));
+      expect(gqlNext.body.data!.leaderboard.items).toEqual(restNext.rows.map(veRow));
+      for (const who of [
+        restPage.rows[0].address,
+        restPage.rows[5].address,
+        "0x000000000000000000000000000000000000dEaD",
+      ]) {
+        const r = await rest(`/leaderboards/ve/${who}?block=${block}`);
+        const g = await gql(rank, { a: who, n: String(block) });
+        expect(g.body.data!.rank, who).toEqual({
+          board: "ve",
+          window: null,
+          windowStart: null,
+          accounts: r.holders,
+          row: r.row && veRow(r.row),
+          above: r.above && veRow(r.above),
+        });
+      }
+    }
+    // No window on the ve board, as REST's (an unknown parameter there).
+    expect((await app.request("/api/index/v1/leaderboards/ve?window=7d")).status).toBe(400);
+    for (const q of [
+      `{ leaderboard(board: "ve", window: "7d") { accounts } }`,
+      `{ rank(board: "ve", window: "lifetime", address: "${mostActive()}") { accounts } }`,
+    ]) {
+      const { body } = await gql(q);
+      expect([codes(body), body.errors![0]!.extensions.param], q).toEqual([["BAD_USER_INPUT"], "window"]);
+    }
+    // A duration board's rank carries its window's start and how many are ranked, as GET /leaderboards/{board}/{address}.
+    const block = eventBlock(1000);
+    for (const window of [undefined, "24h", "lifetime"]) {
+      const r = await rest(
+        `/leaderboards/takeovers/${mostActive()}?block=${block}${window ? `&window=${window}` : ""}`,
+      );
+      const g = await gql(
+        `query($a: String!, $w: String, $n: Block) { rank(board: "takeovers", address: $a, window: $w, block: $n) {
+          board window windowStart accounts row { rank } above { rank } } }`,
+        { a: mostActive(), w: window, n: String(block) },
+      );
+      const { board, windowStart, accounts, row, above } = r;
+      expect(g.body.data!.rank, window).toEqual({ board, window: r.window, windowStart, accounts, row, above });
+    }
+  });
+
   it("cursors hold their block while the index moves on; a fresh request sees the new head", async () => {
     const busy = mostActive();
     const q = `query($after: String) { _meta { block } lockEvents(where: { account: "${busy}" }, limit: 3, after: $after) {
