@@ -173,6 +173,19 @@ describe("what a duration board or a profile costs", () => {
     expect(body.errors[0]?.extensions.retryAfterSec).toBeGreaterThan(0);
     expect(await metric(metrics, "api_index_duration_board_computations_total")).toBe(1);
   });
+
+  it("GraphQL: the ve board costs what REST's does: a past block's page or rank 9 more, held 1", async () => {
+    const { app, metrics } = appWith(30);
+    const [, , , , , b6, b7] = blocks();
+    const page = await graphql(app, `{ leaderboard(board: "ve", limit: 5, block: "${b6}") { accounts } }`);
+    expect(page.status).toBe(200);
+    expect(left(page, "graphql")).toBe(20);
+    const rank = await graphql(app, `{ rank(board: "ve", address: "${ACCOUNT}", block: "${b6}") { accounts } }`);
+    expect(left(rank, "graphql")).toBe(19);
+    expect(await metric(metrics, "api_index_ve_board_computations_total")).toBe(1);
+    const rest = await app.request(`${BASE}/leaderboards/ve?limit=5&block=${b7}`);
+    expect(left(rest, "index")).toBe(20);
+  });
 });
 
 describe("a profile's rankings", () => {
