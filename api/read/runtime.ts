@@ -45,6 +45,7 @@ import { DurationBoards, type Purpose } from "./durationBoards";
 import { HeadWatch, type WaitOutcome } from "./headWatch";
 import { IndexChain } from "./indexChain";
 import { type IndexSignalSource, PolledSignal, WatermarkSignal } from "./indexSignal";
+import { SourceWatch } from "./indexSource";
 import { NotifiedHead } from "./notifiedHead";
 import { QuietBlocks, type QuietOutcome } from "./quietBlocks";
 import { ReadHealth } from "./readHealth";
@@ -299,15 +300,24 @@ export function createIndexRuntime({
     (watermark?.subscribe
       ? new WatermarkSignal({ subscribe: (listener) => watermark.subscribe!(listener) })
       : new PolledSignal(async () => (await index.probe(null)).head.block));
-  // The build too: replicas on either side of a views switch hold different rows under the same block.
-  const key = (what: string, at: { block: bigint; time: bigint }) =>
-    `${what}:${config.chainId}:${base.clock.lastHead?.build ?? "-"}:${at.block}:${at.time}`;
+  // Another schema behind the views (a re-index, a redeploy) holds other rows under the same block, also of the same
+  // build: every answer kept by block is forgotten (api/read/indexSource.ts).
+  const sources = new SourceWatch(index.source?.bind(index) ?? null, (from, to) => {
+    logger.info("the index moved to another schema: every answer kept by block forgotten", { from, to });
+    forgetKept();
+  });
+  // The build and the schema too: replicas on either side of a views switch hold different rows under the same block.
+  const key = async (what: string, at: { block: bigint; time: bigint }) =>
+    `${what}:${config.chainId}:${base.clock.lastHead?.build ?? "-"}:${(await sources.key()) ?? "-"}:${at.block}:${at.time}`;
   // A key names a block by number and time, which a reorg's new branch repeats (on Base a height keeps its time): the
   // blocks a reorg replaced are computed here, never read from (or written to) Redis, until every answer shared for
   // them before it has expired (api/read/sharedAnswers.ts: replicas hear the same reorg and do the same).
   const replaced = new ReplacedBlocks(2 * SHARED_TTL_MS);
-  const sharedFor = (...blocks: bigint[]) =>
-    source.shared && !blocks.some((block) => replaced.covers(block)) ? source.shared : null;
+  // Nor while the schema the rows come from is unknown: its answers could be another schema's under its key.
+  const sharedFor = async (...blocks: bigint[]) =>
+    source.shared && !blocks.some((block) => replaced.covers(block)) && (await sources.key()) !== null
+      ? source.shared
+      : null;
   // Only the statement holds a slot: waiting on Redis for another replica's computation does not.
   const gated =
     <T>(lane: ComputeLane, read: () => Promise<T>) =>
@@ -370,10 +380,10 @@ export function createIndexRuntime({
                   ? null
                   : { block: head.finalized, time: finalizedTime };
               },
-              locks: (at, lane, purpose) =>
+              locks: async (at, lane, purpose) =>
                 sharedLoad(
-                  sharedFor(at.block),
-                  key("ve-locks", at),
+                  await sharedFor(at.block),
+                  await key("ve-locks", at),
                   veLocksCodec,
                   boardGated(lane, purpose, () => {
                     (purpose === "anchor" ? onVeBoardAnchored : onBoardComputed)?.();
@@ -381,10 +391,10 @@ export function createIndexRuntime({
                   }),
                 ),
               delta: (from, at, lane, purpose) => {
-                const read = () =>
+                const read = async () =>
                   sharedLoad(
-                    sharedFor(from.block, at.block),
-                    key(`ve-delta-${from.block}-${from.time}`, at),
+                    await sharedFor(from.block, at.block),
+                    await key(`ve-delta-${from.block}-${from.time}`, at),
                     veDeltaCodec,
                     boardGated(lane, purpose, () => {
                       (purpose === "anchor" ? onVeBoardAnchored : onVeBoardDerived)?.();
@@ -402,10 +412,10 @@ export function createIndexRuntime({
     index,
     protocol,
     durationBoards: new DurationBoards({
-      load: (board, window, at, lane, purpose) =>
+      load: async (board, window, at, lane, purpose) =>
         sharedLoad(
-          sharedFor(at.block),
-          key(`board-${board}-${window}`, at),
+          await sharedFor(at.block),
+          await key(`board-${board}-${window}`, at),
           boardCodec,
           boardGated(lane, purpose, () => {
             (purpose === "anchor" ? onDurationBoardAnchored : onDurationBoardComputed)?.();
@@ -413,10 +423,10 @@ export function createIndexRuntime({
           }),
         ),
       // A change between two blocks is small and shared like a ranking (replicas deriving from the same anchor).
-      delta: (board, window, from, at, lane, purpose) =>
+      delta: async (board, window, from, at, lane, purpose) =>
         sharedLoad(
-          sharedFor(from.block, at.block),
-          key(`board-delta-${board}-${window}-${from.block}-${from.time}`, at),
+          await sharedFor(from.block, at.block),
+          await key(`board-delta-${board}-${window}-${from.block}-${from.time}`, at),
           boardCodec,
           boardGated(lane, purpose, () => {
             (purpose === "anchor" ? onDurationBoardAnchored : onDurationBoardDerived)?.();
@@ -436,7 +446,7 @@ export function createIndexRuntime({
         })
       : null,
     notified: notifiedHead,
-    branch: watchBranch(index, base, branchRpc ?? null, logger, onBranch),
+    branch: watchBranch(index, base, sources, branchRpc ?? null, logger, onBranch),
     finality: watchFinality(branchRpc ?? null),
     stats: new BlockMemo({
       name: "stats",
@@ -454,8 +464,8 @@ export function createIndexRuntime({
         }
         return requireInRange(
           await sharedLoad(
-            sharedFor(at.block),
-            key("stats", at),
+            await sharedFor(at.block),
+            await key("stats", at),
             statsCodec,
             gated(lane, () => index.stats(at)),
           ),
@@ -477,9 +487,13 @@ export function createIndexRuntime({
   }
   forgetOnReorg(signal, [rt.stats, rt.boards, rt.durationBoards], rt.reorgs, replaced);
   // Another build's rows under the same block numbers: nothing kept (or derived from what was kept) is its answer.
-  base.clock.onBuildChanged = () => {
+  base.clock.onBuildChanged = forgetKept;
+  function forgetKept() {
     for (const memo of [rt.stats, rt.boards, rt.durationBoards]) memo.forgetAll();
-  };
+  }
+  // The first read at once (the shared keys wait for it); then with each branch check, else on a timer of its own.
+  void sources.check();
+  if (rt.branch === null) sources.start();
   return rt;
 }
 
@@ -525,6 +539,7 @@ function watchFinality(rpc: RpcClient | null): ChainFinality | null {
 function watchBranch(
   index: LockIndex,
   rt: ChainWatch,
+  sources: SourceWatch,
   rpc: RpcClient | null,
   logger: Logger,
   onChange: ((orphaned: Orphaned | null) => void) | undefined,
@@ -534,7 +549,15 @@ function watchBranch(
   const branch = new BranchCheck({
     // Its statement says which chain the index is of too, every few seconds, with or without requests (another
     // chain's index fails the check, which then concludes nothing: its events are not this node's to look up).
-    read: () => ofChain(rt, finalEvent),
+    // The source after the event: a check that read the new schema's rows has forgotten the old one's answers
+    // before its verdict (a replaced branch lifted) lets them be served.
+    read: async () => {
+      try {
+        return await ofChain(rt, finalEvent);
+      } finally {
+        await sources.check();
+      }
+    },
     rpc,
     onChange: (orphaned) => {
       onChange?.(orphaned);
