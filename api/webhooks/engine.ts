@@ -121,8 +121,9 @@ export const WEBHOOK_TIMING: WebhookTiming = {
 
 /**
  * The delivery's body: Standard Webhooks' `{ type, timestamp, data }`, the answer's JSON text embedded as is. Stored
- * as made, so `timestamp` is when the delivery was queued (the spec's "timestamp of the event"), the same on every
- * retry; each attempt's time is its `webhook-timestamp` header.
+ * as made, so `timestamp` is when the delivery's body was made in its feed (the spec's "timestamp of the event"; the
+ * row's created_at is the feed transaction's start, up to the answers' reads before it), the same on every retry; each
+ * attempt's time is its `webhook-timestamp` header.
  */
 function payload(type: string, data: string): string {
   return `{"type":"${type}","timestamp":"${new Date().toISOString()}","data":${data}}`;
