@@ -6,17 +6,10 @@
  * nextCursor pages GraphQL's list of the same board and back).
  */
 import type { Address } from "viem";
-import { PARAM_PATTERNS } from "../http/params";
-import { BOARD_UNIT, BOARD_WINDOWS, type BoardWindow, type DurationBoard } from "../read/contract";
+import { BOARD_UNIT, BOARD_WINDOWS } from "../read/contract";
 import { blockAnswer } from "../read/runtime";
-import { graphqlError } from "./errors";
-import { DEFAULT_WINDOW, PAGED } from "./plan";
+import type { BoardOf } from "./plan";
 import type { RequestScope } from "./scope";
-
-/** A board and window the arguments name, judged: the ve board (no window) or a duration board and its window. */
-export type BoardOf =
-  | { board: "ve"; window: null; list: string }
-  | { board: DurationBoard; window: BoardWindow; list: string };
 
 /** One row as the fields answer it: REST's duration row; the ve board's carries REST's lockedWei and locks too. */
 export type BoardRowJson = {
@@ -45,32 +38,6 @@ export type Ranking = {
   /** Row i's keyset, as a cursor carries it (REST's pages encode the same). */
   key(i: number): { ve: bigint; address: Address };
 };
-
-const BOARD_RE = new RegExp(PARAM_PATTERNS.board);
-const WINDOW_RE = new RegExp(PARAM_PATTERNS.window);
-
-/**
- * The board the arguments name. As REST: an unknown board is refused (REST: 404 naming the boards), a bad window too;
- * the ve board takes no window (REST's `?window=` on /leaderboards/ve is an unknown parameter), so one given is
- * refused rather than ignored.
- */
-export function boardOf(args: { board: string; window?: string | null }): BoardOf {
-  const list = PAGED.leaderboard.list(args);
-  if (args.board === "ve") {
-    if (args.window != null) {
-      throw graphqlError("BAD_USER_INPUT", "The ve board has no window: omit window.", { param: "window" });
-    }
-    return { board: "ve", window: null, list };
-  }
-  if (!BOARD_RE.test(args.board)) {
-    throw graphqlError("BAD_USER_INPUT", `No leaderboard ${args.board.slice(0, 40)}.`, { param: "board" });
-  }
-  const window = args.window ?? DEFAULT_WINDOW;
-  if (!WINDOW_RE.test(window)) {
-    throw graphqlError("BAD_USER_INPUT", "window must be 24h, 7d, 30d or lifetime.", { param: "window" });
-  }
-  return { board: args.board as DurationBoard, window: window as BoardWindow, list };
-}
 
 /** The board's ranking at the request's block (computed once per block, shared with REST). */
 export async function rankingAt(scope: RequestScope, of: BoardOf): Promise<Ranking> {

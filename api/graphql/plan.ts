@@ -22,6 +22,8 @@ import {
   Kind,
   type SelectionSetNode,
 } from "graphql";
+import { PARAM_PATTERNS } from "../http/params";
+import type { BoardWindow, DurationBoard } from "../read/contract";
 import { type Cursor, type CursorCodec, cursorList } from "../read/cursor";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
@@ -114,11 +116,22 @@ export function planOf(
         waitMs: Math.max(before?.waitMs ?? 0, at.waitMs),
       };
     }
-    // The read model serves events newest first only: an ascending page is refused here, with the arguments.
-    if (field.name.value === "lockEvents" && values.orderDirection !== "desc") {
-      throw graphqlError("BAD_USER_INPUT", "lockEvents are served newest first only (orderDirection: desc).", {
-        param: "orderDirection",
-      });
+    // The arguments a resolver would refuse, refused here, before any field runs (a 400 to a graphql-response+json
+    // client, as the limits are): a board and window (api/graphql/boards.ts), a history's one subject, its order.
+    if (field.name.value === "leaderboard" || field.name.value === "rank") {
+      boardOf(values as { board: string; window?: string | null });
+    }
+    if (field.name.value === "lockEvents") {
+      const where = values.where as { tokenId?: string | null; account?: string | null };
+      if ((where.tokenId == null) === (where.account == null)) {
+        throw graphqlError("BAD_USER_INPUT", "where takes exactly one of tokenId or account.", { param: "where" });
+      }
+      // The read model serves events newest first only.
+      if (values.orderDirection !== "desc") {
+        throw graphqlError("BAD_USER_INPUT", "lockEvents are served newest first only (orderDirection: desc).", {
+          param: "orderDirection",
+        });
+      }
     }
     const paged = PAGED_FIELDS[field.name.value];
     if (paged !== undefined) {
@@ -199,4 +212,35 @@ function* rootFields(
 function included(node: FieldNode | InlineFragmentNode | FragmentSpreadNode, variables: Record<string, unknown>) {
   if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false;
   return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
+}
+
+/** A board and window the arguments name, judged: the ve board (no window) or a duration board and its window. */
+export type BoardOf =
+  | { board: "ve"; window: null; list: string }
+  | { board: DurationBoard; window: BoardWindow; list: string };
+
+const BOARD_RE = new RegExp(PARAM_PATTERNS.board);
+const WINDOW_RE = new RegExp(PARAM_PATTERNS.window);
+
+/**
+ * The board the arguments name. As REST: an unknown board is refused (REST: 404 naming the boards), a bad window too;
+ * the ve board takes no window (REST's `?window=` on /leaderboards/ve is an unknown parameter), so one given is
+ * refused rather than ignored.
+ */
+export function boardOf(args: { board: string; window?: string | null }): BoardOf {
+  const list = PAGED.leaderboard.list(args);
+  if (args.board === "ve") {
+    if (args.window != null) {
+      throw graphqlError("BAD_USER_INPUT", "The ve board has no window: omit window.", { param: "window" });
+    }
+    return { board: "ve", window: null, list };
+  }
+  if (!BOARD_RE.test(args.board)) {
+    throw graphqlError("BAD_USER_INPUT", `No leaderboard ${args.board.slice(0, 40)}.`, { param: "board" });
+  }
+  const window = args.window ?? DEFAULT_WINDOW;
+  if (!WINDOW_RE.test(window)) {
+    throw graphqlError("BAD_USER_INPUT", "window must be 24h, 7d, 30d or lifetime.", { param: "window" });
+  }
+  return { board: args.board as DurationBoard, window: window as BoardWindow, list };
 }

@@ -15,10 +15,10 @@ import { checkSeal, sealAsk } from "../read/cursor";
 import { judgeBoardCursor, rankingSeal } from "../read/cursorSeal";
 import { blockAnswer, blockAnswers, guarded } from "../read/runtime";
 import { ACTIVITY_KINDS, activityJson, eventJson, freshness, lockJson } from "../read/shapes";
-import { boardOf, rankingAt } from "./boards";
+import { rankingAt } from "./boards";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
-import { type BlockArg, PAGED } from "./plan";
+import { type BlockArg, boardOf, PAGED } from "./plan";
 import type { RequestScope } from "./scope";
 
 export type GraphqlContext = { scope: RequestScope };
@@ -364,11 +364,8 @@ export function buildSchema() {
           args: PageArgs & { where: { tokenId?: Decimal | null; account?: string | null } },
           { scope }: GraphqlContext,
         ) => {
-          // orderDirection is desc: the plan refused any other before execution (api/graphql/plan.ts).
+          // One of tokenId or account, newest first: the plan refused anything else before execution (plan.ts).
           const { tokenId, account } = args.where;
-          if ((tokenId == null) === (account == null)) {
-            throw graphqlError("BAD_USER_INPUT", "where takes exactly one of tokenId or account.", { param: "where" });
-          }
           const of: EventsOf =
             tokenId != null
               ? { tokenId: BigInt(tokenId) }

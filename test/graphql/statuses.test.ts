@@ -193,6 +193,37 @@ const ROWS: Row[] = [
     400,
     "BAD_USER_INPUT",
   ],
+  // The arguments the resolvers would refuse, judged before execution too (a field error was a 200 to every client).
+  [
+    "lockEvents naming both a lock and an account",
+    "POST",
+    q(
+      `{ lockEvents(where: { tokenId: "1", account: "0x0000000000000000000000000000000000000001" }) { items { kind } } }`,
+    ),
+    200,
+    400,
+    "BAD_USER_INPUT",
+  ],
+  ["lockEvents naming neither", "POST", q(`{ lockEvents(where: {}) { items { kind } } }`), 200, 400, "BAD_USER_INPUT"],
+  ["an unknown board", "POST", q(`{ leaderboard(board: "pool") { accounts } }`), 200, 400, "BAD_USER_INPUT"],
+  [
+    "a board's unknown window",
+    "POST",
+    q(
+      `{ rank(board: "takeovers", address: "0x0000000000000000000000000000000000000001", window: "1y") { row { rank } } }`,
+    ),
+    200,
+    400,
+    "BAD_USER_INPUT",
+  ],
+  [
+    "a window on the ve board",
+    "POST",
+    q(`{ leaderboard(board: "ve", window: "7d") { accounts } }`),
+    200,
+    400,
+    "BAD_USER_INPUT",
+  ],
   // A mutation over GET: 405 to both, with GraphQL's errors and `Allow: POST` (RFC 9110 §15.5.6: every 405 names them).
   ["a mutation over GET", "GET", GET("mutation { x }"), 405, 405, "BAD_REQUEST"],
 ];
