@@ -13,6 +13,7 @@
  */
 import type { RpcClient } from "../chain/rpc";
 import type { AtBlock, FinalEvent } from "./contract";
+import { PeriodicCheck } from "./periodicCheck";
 
 /** How often the index is checked: one small statement and one RPC round trip. */
 export const BRANCH_CHECK_MS = 5_000;
@@ -51,7 +52,7 @@ export class BranchCheck {
   #orphaned: Orphaned | null = null;
   /** Conclusive checks in a row that found the index off the chain (BRANCH_CHECK_CONFIRMATIONS refuse it). */
   #strikes = 0;
-  #running: Promise<void> | null = null;
+  readonly #checks = new PeriodicCheck(() => this.#checkOnce());
 
   constructor(options: BranchCheckOptions) {
     this.#o = options;
@@ -64,19 +65,12 @@ export class BranchCheck {
 
   /** One check (joined by a second caller while it runs); a failure changes nothing. */
   check(): Promise<void> {
-    this.#running ??= this.#checkOnce()
-      .catch(() => {})
-      .finally(() => {
-        this.#running = null;
-      });
-    return this.#running;
+    return this.#checks.check();
   }
 
   /** Checks every `ms` until the returned function is called; the timer never holds the process. */
   start(ms: number = BRANCH_CHECK_MS): () => void {
-    const timer = setInterval(() => void this.check(), ms);
-    timer.unref();
-    return () => clearInterval(timer);
+    return this.#checks.start(ms);
   }
 
   async #checkOnce(): Promise<void> {

@@ -10,6 +10,7 @@
  * `finalized` block) nothing is immutable.
  */
 import type { RpcClient } from "../chain/rpc";
+import { PeriodicCheck } from "./periodicCheck";
 
 /** How often the node is asked: one small call. */
 export const CHAIN_FINALITY_MS = 5_000;
@@ -19,7 +20,7 @@ const HEX_QUANTITY = /^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/;
 export class ChainFinality {
   readonly #rpc: RpcClient;
   #block: bigint | null = null;
-  #running: Promise<void> | null = null;
+  readonly #reads = new PeriodicCheck(() => this.#read());
 
   constructor(rpc: RpcClient) {
     this.#rpc = rpc;
@@ -32,20 +33,13 @@ export class ChainFinality {
 
   /** One read (joined by a second caller while it runs); a failure changes nothing. */
   check(): Promise<void> {
-    this.#running ??= this.#read()
-      .catch(() => {})
-      .finally(() => {
-        this.#running = null;
-      });
-    return this.#running;
+    return this.#reads.check();
   }
 
   /** Reads now, then every `ms` until the returned function is called; the timer never holds the process. */
   start(ms: number = CHAIN_FINALITY_MS): () => void {
     void this.check();
-    const timer = setInterval(() => void this.check(), ms);
-    timer.unref();
-    return () => clearInterval(timer);
+    return this.#reads.start(ms);
   }
 
   async #read(): Promise<void> {

@@ -8,6 +8,7 @@
  * two schemas either.
  */
 import { BRANCH_CHECK_MS } from "./branchCheck";
+import { PeriodicCheck } from "./periodicCheck";
 
 /** The key part of an index without a source to read (a stand-in index, which never switches). */
 const NO_SOURCE = "-";
@@ -17,7 +18,7 @@ export class SourceWatch {
   readonly #onChanged: (from: string, to: string) => void;
   /** The source last read; undefined before the first read succeeded. */
   #source: string | null | undefined;
-  #running: Promise<void> | null = null;
+  readonly #reads = new PeriodicCheck(() => this.#checkOnce());
 
   /** `read`: LockIndex.source (absent: never switches); `onChanged`: told each change after the first read. */
   constructor(read: (() => Promise<string | null>) | null, onChanged: (from: string, to: string) => void) {
@@ -39,19 +40,12 @@ export class SourceWatch {
 
   /** One read (joined by a second caller while it runs); a failure changes nothing and is the next read's to retry. */
   check(): Promise<void> {
-    this.#running ??= this.#checkOnce()
-      .catch(() => {})
-      .finally(() => {
-        this.#running = null;
-      });
-    return this.#running;
+    return this.#reads.check();
   }
 
   /** Reads every `ms` until the returned function is called; the timer never holds the process. */
   start(ms: number = BRANCH_CHECK_MS): () => void {
-    const timer = setInterval(() => void this.check(), ms);
-    timer.unref();
-    return () => clearInterval(timer);
+    return this.#reads.start(ms);
   }
 
   async #checkOnce(): Promise<void> {
