@@ -33,6 +33,8 @@ export type IndexStatement =
   | "index_changes"
   // The branch check's read, every few seconds (api/read/branchCheck.ts).
   | "index_final_event"
+  // The webhooks' feeder's source and build, twice per head it feeds (api/webhooks/engine.ts).
+  | "index_source"
   // A board page's cursor seal at a block not yet final (api/read/cursorSeal.ts): once per ranking, once per page after.
   | "index_seal";
 

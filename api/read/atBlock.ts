@@ -116,6 +116,7 @@ type StatementName =
   | "activity_span"
   | "changes"
   | "final_event"
+  | "source"
   | "seal";
 
 export function createLockIndex(options: CreateLockIndexOptions): LockIndex & BoardIndex {
@@ -407,6 +408,27 @@ SELECT h.*, a.*, r.account, r.value FROM head h CROSS JOIN at a LEFT JOIN ranked
     FROM ${t.protocol} e, at WHERE at.in_range AND e.block_number <= at.at_block AND ${where(sql.raw("e.other"))}
    ORDER BY e.block_number DESC, e.log_index DESC ${tail}
 )`;
+  /**
+   * The tables the rows are read from, as "name:oid" (null: none), in the catalog alone: the checkpoint view's table's
+   * schema (views), else the schema itself. `schema`: the views schema's name, as a parameter.
+   */
+  const sourceOf = (schema: SQL) => sql`coalesce(
+  (SELECT DISTINCT tn.nspname || ':' || tn.oid FROM pg_class v
+     JOIN pg_namespace vn ON vn.oid = v.relnamespace
+     JOIN pg_rewrite r ON r.ev_class = v.oid
+     JOIN pg_depend d ON d.objid = r.oid AND d.classid = 'pg_rewrite'::regclass
+     JOIN pg_class t ON t.oid = d.refobjid AND t.oid <> v.oid
+     JOIN pg_namespace tn ON tn.oid = t.relnamespace
+    WHERE vn.nspname = ${schema} AND v.relname = '_ponder_checkpoint' AND v.relkind = 'v'
+      AND t.relname = '_ponder_checkpoint'),
+  (SELECT n.nspname || ':' || n.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = ${schema} AND c.relname = '_ponder_checkpoint' AND c.relkind <> 'v'))`;
+  const readSource = async (): Promise<string | null> => {
+    // The checkpoint view's table's schema (views), else the schema itself: one catalog statement, no index row.
+    const rows = await rowsOf(db, sql`SELECT ${sourceOf(sql`${await resolveSchema()}`)} AS source`);
+    const source = rows[0]?.source;
+    return typeof source === "string" ? source : null;
+  };
   const activityRow = (r: Row): ActivityRow => ({
     kind: String(r.kind),
     account: String(r.account) as Address,
@@ -940,24 +962,28 @@ SELECT h.*, a.*, r.* FROM head h CROSS JOIN at a LEFT JOIN rows r ON true ORDER 
       });
     },
 
-    async source() {
-      // The checkpoint view's table's schema (views), else the schema itself: one catalog statement, no index row.
-      const rows = await rowsOf(
-        db,
-        sql`SELECT coalesce(
-  (SELECT DISTINCT tn.nspname || ':' || tn.oid FROM pg_class v
-     JOIN pg_namespace vn ON vn.oid = v.relnamespace
-     JOIN pg_rewrite r ON r.ev_class = v.oid
-     JOIN pg_depend d ON d.objid = r.oid AND d.classid = 'pg_rewrite'::regclass
-     JOIN pg_class t ON t.oid = d.refobjid AND t.oid <> v.oid
-     JOIN pg_namespace tn ON tn.oid = t.relnamespace
-    WHERE vn.nspname = ${await resolveSchema()} AND v.relname = '_ponder_checkpoint' AND v.relkind = 'v'
-      AND t.relname = '_ponder_checkpoint'),
-  (SELECT n.nspname || ':' || n.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = ${await resolveSchema()} AND c.relname = '_ponder_checkpoint' AND c.relkind <> 'v')) AS source`,
-      );
+    source: readSource,
+
+    async sourceHead() {
+      // The catalog's answer beside the head's, in the head's statement. A statement that fails (its tables not there
+      // to plan it against: the views dropped) says nothing of the source: the catalog alone does, as `source` then
+      // `probe` would have (none: null; one: the failure stands, as the probe's).
+      let rows: Row[];
+      try {
+        rows = await run(
+          "source",
+          null,
+          { s: await resolveSchema() },
+          (_ev, p) => sql`src AS (SELECT ${sourceOf(p("s"))} AS source)
+SELECT h.*, a.*, s.source FROM src s LEFT JOIN head h ON true LEFT JOIN at a ON true`,
+        );
+      } catch (error) {
+        if ((await readSource()) === null) return null;
+        throw error;
+      }
       const source = rows[0]?.source;
-      return typeof source === "string" ? source : null;
+      if (typeof source !== "string") return null;
+      return { source, head: answer(rows[0]?.head_block == null ? [] : rows, () => null).head };
     },
 
     async finalEvent(signal) {

@@ -172,9 +172,15 @@ export interface LockIndex {
    * Which tables the rows are read from: the schema behind the views (the one Ponder writes), or the schema itself
    * without views, as "name:oid" (a schema dropped and made again is another); null when it is not there. A redeploy
    * or a recovery that re-indexes into a new schema changes it: the webhooks' feeder checks what it delivered then
-   * (api/webhooks/engine.ts). Absent from a stand-in index, which never switches.
+   * (api/webhooks/engine.ts, through sourceHead). Absent from a stand-in index, which never switches.
    */
   source?(): Promise<string | null>;
+  /**
+   * `source` and the head (its build: another build's rows may be shaped otherwise) in one statement, for the
+   * webhooks' feeder, which reads both twice per head. null when `source` is; otherwise it fails as `probe` does (the
+   * index not started, recovering, another chain's). Absent where `source` is.
+   */
+  sourceHead?(): Promise<{ source: string; head: IndexHead } | null>;
   /**
    * The block's seal alone (a board's page: its ranking is computed apart from any statement of the page). Optional:
    * an index without it (a test's stand-in) hands out cursors without one.

@@ -319,14 +319,12 @@ export class WebhookEngine {
   }
 
   /**
-   * The index's rows and the build that wrote them, as `<schema>:<oid>#<build id>` (LockIndex.source, the head's build);
-   * null when the index cannot say.
+   * The index's rows and the build that wrote them, as `<schema>:<oid>#<build id>` (LockIndex.sourceHead: the source
+   * and the head's build, one statement); null when the index cannot say.
    */
   async #source(): Promise<string | null> {
-    const rows = await this.rt.index.source?.();
-    if (rows == null) return null;
-    const { head } = await this.rt.index.probe(null);
-    return `${rows}#${head.build ?? "-"}`;
+    const read = await this.rt.index.sourceHead?.();
+    return read == null ? null : `${read.source}#${read.head.build ?? "-"}`;
   }
 
   /**

@@ -265,3 +265,21 @@ describe("one rule at any block: the newest event row, or the merge that burned 
     await expect(empty.stats(null)).rejects.toBeInstanceOf(IndexNotStartedError);
   });
 });
+
+describe("the source and the head in one statement (sourceHead, the webhooks' feeder's)", () => {
+  it("is what source and probe say, on both paths; null where source is (no schema); not started as probe", async () => {
+    for (const r of [reader, viaDrizzle]) {
+      expect(await r.sourceHead!()).toEqual({ source: await r.source!(), head: (await r.probe(null)).head });
+    }
+    expect((await reader.sourceHead!())?.head.build).toBe(buildDigest(SYNTHETIC_BUILD_ID));
+    const client = new PGlite();
+    const none = createLockIndex({ db: drizzle(client), schema: "absent" });
+    expect(await none.source!()).toBeNull();
+    expect(await none.sourceHead!()).toBeNull();
+    await createSyntheticTables((text) => client.query(text), "empty");
+    const empty = createLockIndex({ db: drizzle(client), schema: "empty" });
+    expect(await empty.source!()).not.toBeNull();
+    await expect(empty.probe(null)).rejects.toBeInstanceOf(IndexNotStartedError);
+    await expect(empty.sourceHead!()).rejects.toBeInstanceOf(IndexNotStartedError);
+  });
+});

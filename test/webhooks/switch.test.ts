@@ -3,7 +3,9 @@
  * app and store over a synthetic index (in-memory PGlite) and a real receiver. The schema is dropped and written again
  * (a new oid: another source) with one delivered block's events otherwise: a re-index of the same build (the Unrecoverable
  * reorg runbook's) is checked and reverted from that block; a redeploy of another build is not checked — its answers
- * may be shaped otherwise, and every delivery fed, however old, would be taken as replaced.
+ * may be shaped otherwise, and every delivery fed, however old, would be taken as replaced. What the feeder names the
+ * rows by (their schema and build) is one statement each time it is read (LockIndex.sourceHead), not a catalog
+ * statement and a probe of the head.
  */
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
@@ -130,5 +132,34 @@ describe("webhooks after the index moves to another schema", () => {
     await receiver.until((acked) => acked.length >= sent + next.length, 10_000);
     await new Promise((r) => setTimeout(r, 500));
     expect(seen(receiver.acked().slice(sent))).toEqual(next.map((b) => ["index.stats", String(b)]));
+  }, 60_000);
+});
+
+describe("the feeder's reads of the index's source", () => {
+  it("reads the schema and the build in one statement per head: no probe of the head beside the catalog's", async () => {
+    const cursor = async () =>
+      (await outbox.query<{ b: string | null }>("SELECT block::text AS b FROM webhooks.cursor")).rows[0]?.b;
+    const fedTo = async (block: bigint) => {
+      for (let i = 0; i < 200 && (await cursor()) !== String(block); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(await cursor()).toBe(String(block));
+    };
+    await fedTo(eventBlocks().at(-40)!);
+    // Every statement the index's database receives from now on (drizzle's PGlite session calls client.query).
+    const texts: string[] = [];
+    const sent = client.query.bind(client);
+    client.query = ((text: string, ...rest: unknown[]) => {
+      texts.push(text);
+      return (sent as (...a: unknown[]) => unknown)(text, ...rest);
+    }) as typeof client.query;
+    const heads = eventBlocks().slice(-39, -34);
+    for (const head of heads) {
+      await commit(head);
+      await fedTo(head);
+    }
+    const catalog = (t: string) => t.includes("pg_rewrite");
+    const head = (t: string) => t.includes("ORDER BY latest_checkpoint");
+    // No subscription: each head's feed reads the source once (LockIndex.sourceHead), nothing else of the index.
+    expect(texts.filter((t) => catalog(t) && head(t))).toHaveLength(heads.length);
+    expect(texts.filter((t) => head(t) && !catalog(t))).toHaveLength(0);
   }, 60_000);
 });
