@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import { clientGone } from "../http/cancellation";
 import type { AppContext, AppEnv } from "../http/env";
 import { BadParamsError, IndexOfAnotherChainError, IndexUnavailableError, RateLimitedError } from "../http/errors";
 import { PARAM_PATTERNS } from "../http/params";
@@ -202,6 +203,10 @@ export function registerStreamRoute(
     }
     const outgoing = c.env?.outgoing;
     if (outgoing && !outgoing.headersSent) {
+      // A client that hung up while its request waited (the rate limit's store, the middleware before) has nothing to
+      // stream to, and its response's "close" was emitted already: a stream opened now would never hear it and would
+      // hold its slots (STREAM_MAX_PER_IP, STREAM_MAX) for good. Nothing is written; the request log counts a 499.
+      if (clientGone(c)) return new Response(null, { headers: { [ALREADY_SENT]: "true" } });
       // Served: written straight to Node's response, so an idle stream pins no web stream or Request (bench/stream-idle.ts).
       // The headers the edge and the rate limit prepared (CORS, x-request-id, RateLimit) go with it.
       const headers: Record<string, string> = {};

@@ -91,6 +91,8 @@ const encoder = new TextEncoder();
  */
 export type EventSink = {
   write(chunk: string): boolean;
+  /** Its connection is gone (the client hung up): nothing written reaches anyone. */
+  readonly destroyed: boolean;
   readonly writableLength: number;
   /** Past its high-water mark: a paced writer waits for 'drain' (or 'close'). */
   readonly writableNeedDrain: boolean;
@@ -151,6 +153,12 @@ export class EventStream {
     if (this.#closed) return;
     const sink = this.#sink;
     if (sink) {
+      // A response whose connection closed without this stream hearing it (its "close" came before the stream was
+      // opened) is closed on its next write — the next heartbeat at the latest — instead of holding its slots for good.
+      if (sink.destroyed) {
+        this.close();
+        return;
+      }
       if (sink.writableLength > STREAM_MAX_QUEUED_BYTES) {
         this.metrics?.dropped.inc({ reason: "unread" });
         this.close(new Error("the client left its events unread"));
