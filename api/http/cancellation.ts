@@ -82,10 +82,19 @@ export function raceDeadline<T>(
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
-/** Calls `listener` once if the request's client hangs up; returns the function that stops watching. */
+/**
+ * Calls `listener` once if the request's client hangs up — at once if it has already — and returns the function that
+ * stops watching.
+ */
 export function onHangUp(c: AppContext, listener: () => void): () => void {
   const stream = c.env?.outgoing;
   if (stream) {
+    // Gone already (it hung up while the request waited in a middleware before: the rate limit's Redis round trip): its
+    // "close" was emitted before anyone listened, and will not come again.
+    if (stream.destroyed && !stream.writableFinished) {
+      listener();
+      return () => {};
+    }
     // "close" also follows an answer written in full: only a close before that is a hang-up.
     const closed = () => {
       if (!stream.writableFinished) listener();

@@ -1,9 +1,12 @@
 /**
- * A stream whose client hangs up while its request still waits in the middleware (the rate limit's Redis round trip)
- * must not be opened for nobody: its response's "close" is emitted before the route runs, so a stream opened then never
- * heard it and held its per-address slot for good — sixteen instant hang-ups locked an address out of streams with 429
- * until the process restarted (red team rtlive F3). Served as the API process serves it (api/server/server.ts over
- * the app, the rate limit on a real Redis), over a synthetic index in PGlite whose heads the test tells.
+ * A client that hangs up while its request still waits in the middleware (the rate limit's Redis round trip): its
+ * response's "close" is emitted before the route runs, so whatever listened for it after never heard it.
+ * - A stream opened then held its per-address slot for good — sixteen instant hang-ups locked an address out of streams
+ *   with 429 until the process restarted (red team rtlive F3).
+ * - A `minBlock` wait ran to its full `waitMs`, holding a place of the waiters' cap (red team rtlive F8), and any other
+ *   read went on as if someone would read its answer.
+ * Served as the API process serves it (api/server/server.ts over the app, the rate limit on a real Redis), over a
+ * synthetic index in PGlite whose heads the test tells.
  */
 import { connect } from "node:net";
 import { PGlite } from "@electric-sql/pglite";
@@ -30,6 +33,7 @@ let index: SyntheticIndex;
 let client: PGlite;
 let api: ApiServer;
 let url: string;
+let head: bigint;
 const told = toldSignal();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -39,11 +43,11 @@ async function metric(name: string): Promise<number> {
   return line === undefined ? 0 : Number(line.slice(name.length + 1));
 }
 
-/** A stream request from `address` whose socket is destroyed as soon as the request is written. */
-function hangUp(address: string): Promise<void> {
+/** A request (a stream, unless said) from `address` whose socket is destroyed as soon as the request is written. */
+function hangUp(address: string, path = `${BASE}/stream?stats`): Promise<void> {
   return new Promise((resolve) => {
     const socket = connect({ port: api.port, host: "127.0.0.1", localAddress: address }, () => {
-      socket.write(`GET ${BASE}/stream?stats HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
+      socket.write(`GET ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
       socket.destroy();
       resolve();
     });
@@ -101,8 +105,8 @@ beforeAll(async () => {
     metrics,
   });
   url = `http://127.0.0.1:${api.port}`;
-  const last = [...new Set(index.events.map((e) => e.blockNumber))].at(-1)!;
-  await commitTold(told, (text, params) => client.query(text, params), SCHEMA, index, last);
+  head = [...new Set(index.events.map((e) => e.blockNumber))].at(-1)!;
+  await commitTold(told, (text, params) => client.query(text, params), SCHEMA, index, head);
 }, 120_000);
 
 afterAll(async () => {
@@ -125,5 +129,19 @@ describe("a stream's client that hangs up before the route runs", () => {
     expect(await openFrom(address)).toBe("HTTP/1.1 200 OK");
     for (let i = 0; i < 50 && (await metric("api_streams_open")) > 0; i++) await sleep(100);
     expect(await metric("api_streams_open")).toBe(0);
+  }, 60_000);
+});
+
+describe("a minBlock wait whose client hangs up before the route runs", () => {
+  it("ends at once, cancelled, instead of at its waitMs", async () => {
+    const waits = (outcome: string) => metric(`api_min_block_waits_total{of="index",outcome="${outcome}"}`);
+    const [cancelled, timedOut] = [await waits("cancelled"), await waits("timeout")];
+    const path = `${BASE}/stats?minBlock=${head + 1000n}&waitMs=3000`;
+    for (let i = 0; i < HANG_UPS; i++) await hangUp("127.0.13.1", path);
+    // Every wait was cancelled within a second or so; none was left to run to its 3 s (on 0946ee1 most did).
+    for (let i = 0; i < 30 && (await waits("cancelled")) - cancelled < HANG_UPS; i++) await sleep(100);
+    expect((await waits("cancelled")) - cancelled).toBe(HANG_UPS);
+    await sleep(3_500);
+    expect((await waits("timeout")) - timedOut).toBe(0);
   }, 60_000);
 });
