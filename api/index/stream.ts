@@ -201,6 +201,9 @@ export function registerStreamRoute(
       options.metrics?.refused.inc({ reason: refused });
       throw new RateLimitedError(refused === "total" ? 5 : 1);
     }
+    // A HEAD is answered as the GET would be, without its body, and at once: Node sends a body-less response's head
+    // only at its end, so a HEAD handed to the hub was never answered, and held a stream's place while its peer waited.
+    if (c.req.method === "HEAD") return c.body(null, 200, SSE_HEADERS);
     const outgoing = c.env?.outgoing;
     if (outgoing && !outgoing.headersSent) {
       // A client that hung up while its request waited (the rate limit's store, the middleware before) has nothing to

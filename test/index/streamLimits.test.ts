@@ -4,7 +4,8 @@
  * - the unsent bytes of open streams count toward the process's pending-bytes cap (PENDING_RESPONSE_BYTES_MAX): a
  *   stream never ends, so counting an answer's bytes only at its end left never-reading streams outside every
  *   process-wide cap (256 of them held 337 MB with api_pending_response_bytes at 0);
- * - STREAM_MAX_PER_IP counts an IPv6 client by its /64, as the rate limiter does, behind a trusted proxy.
+ * - STREAM_MAX_PER_IP counts an IPv6 client by its /64, as the rate limiter does, behind a trusted proxy;
+ * - a HEAD is answered at once and opens no stream (it was never answered, and each held one of the address's places).
  */
 import { connect, type Socket } from "node:net";
 import { PGlite } from "@electric-sql/pglite";
@@ -130,5 +131,26 @@ describe("what streams may hold of the server", () => {
     const other = await open("2001:db8:0:1::1");
     expect([same.status, other.status]).toEqual([429, 200]);
     for (const s of [...streams, same, other]) s.close();
+  }, 60_000);
+
+  it("a HEAD is answered at once with the stream's headers and holds no stream's place", async () => {
+    for (let i = 0; i < 50 && (await metric("api_streams_open")) > 0; i++) await sleep(100);
+    const head = (query: string) =>
+      fetch(`${url}${BASE}/stream?${query}`, { method: "HEAD", signal: AbortSignal.timeout(1_000) });
+    // Judged as the GET is: a bad topic is 400.
+    expect((await head("bogus")).status).toBe(400);
+    // Twice the per-address bound, together: each answered within a second, none left open.
+    const answers = await Promise.all(Array.from({ length: 2 * PER_IP }, () => head("stats")));
+    expect(answers.map((r) => r.status)).toEqual(Array(2 * PER_IP).fill(200));
+    expect(answers[0]!.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    expect(answers[0]!.headers.get("access-control-allow-origin")).toBe("*");
+    expect(await metric("api_streams_open")).toBe(0);
+    // The address's streams are all still its own: a GET after them opens.
+    const controller = new AbortController();
+    const res = await fetch(`${url}${BASE}/stream?stats`, { signal: controller.signal });
+    expect(res.status).toBe(200);
+    expect(await metric("api_streams_open")).toBe(1);
+    controller.abort();
+    for (let i = 0; i < 50 && (await metric("api_streams_open")) > 0; i++) await sleep(100);
   }, 60_000);
 });
