@@ -406,15 +406,19 @@ export class StreamHub {
     const head = await this.#inTurn(() => this.#head());
     if (!stream.catchingUp) return;
     let upTo: bigint;
+    /** After a resumed reorg: the first replay ends with every topic's answer at its last block. */
+    let whole = false;
     const replaced = lastEventId === null ? null : this.rt.reorgs.covering(lastEventId);
     if (replaced !== null && lastEventId !== null) {
       // A reorg this process heard may have orphaned the client's last block (whose number the new branch repeats):
-      // told as a live reorg is, from what it held, then the topics' answers at the head.
-      const from = replaced.from < lastEventId ? replaced.from : lastEventId;
-      const data = { orphaned: { from: from.toString(), to: lastEventId.toString() }, head: head.toString() };
-      const reorg = { event: "reorg", data: JSON.stringify(data) };
-      if (!(await this.#sendPaced(stream, head, stream.topics, reorg))) return;
-      upTo = head;
+      // told, with the id of the block before the first replaced one (what the client holds up to there is true, and
+      // a client reconnecting after this event resumes from there), then the new branch's blocks from the first
+      // replaced one are replayed as any catch-up's, the last with every topic's answer (a topic the orphaned blocks
+      // changed and the new branch did not is told its answer again).
+      const data = { orphaned: { from: replaced.from.toString(), to: lastEventId.toString() }, head: head.toString() };
+      upTo = replaced.from - 1n < head ? replaced.from - 1n : head;
+      if (!(await this.#sendPaced(stream, upTo, [], { event: "reorg", data: JSON.stringify(data) }))) return;
+      whole = true;
     } else if (lastEventId === null || lastEventId > head) {
       // A new client, or one that saw blocks this process has not (another replica ahead, or orphaned): the head.
       if (!(await this.#sendPaced(stream, head, stream.topics))) return;
@@ -427,12 +431,15 @@ export class StreamHub {
       const last = this.#last;
       if (!stream.catchingUp) return;
       if (last === null || upTo >= last) {
+        // A reorg's new head at or below the block before its first replaced one: the topics' answers there.
+        if (whole && !(await this.#sendPaced(stream, upTo, stream.topics))) return;
         stream.catchingUp = false;
         return;
       }
       if (last - upTo > BigInt(this.limits.replayBlocks)) {
         stream.event(last, "reset", JSON.stringify({ reason: "too_far_behind", lastEventId: upTo.toString() }));
         upTo = last;
+        whole = false;
         continue;
       }
       const from = upTo + 1n;
@@ -444,15 +451,21 @@ export class StreamHub {
         this.#lose([stream]);
         return;
       }
-      if (!(await this.#replayPaced(stream, read.value))) return;
+      if (!(await this.#replayPaced(stream, read.value, whole ? last : null))) return;
       upTo = last;
+      whole = false;
     }
   }
 
-  /** `changes`' blocks (ascending) written to one catching-up stream at its pace; false once it stops catching up. */
-  async #replayPaced(stream: EventStream, changes: BlockChange[]): Promise<boolean> {
-    for (const [block, list] of byBlock(changes)) {
-      const topics = stream.topics.filter((t) => list.some((c) => t.concerns(c)));
+  /**
+   * `changes`' blocks (ascending) written to one catching-up stream at its pace, and every topic's answer at `whole`
+   * (the range's last block) when given; false once it stops catching up.
+   */
+  async #replayPaced(stream: EventStream, changes: BlockChange[], whole: bigint | null): Promise<boolean> {
+    const blocks = byBlock(changes);
+    if (whole !== null && !blocks.has(whole)) blocks.set(whole, []);
+    for (const [block, list] of blocks) {
+      const topics = block === whole ? stream.topics : stream.topics.filter((t) => list.some((c) => t.concerns(c)));
       if (!(await this.#sendPaced(stream, block, topics))) return false;
     }
     return true;

@@ -20,14 +20,15 @@ export class ReorgLog {
   }
 
   /**
-   * The reorgs that may have replaced `block` as a client was sent it (lo ≤ block ≤ to), as one: the lowest first
-   * orphaned block, or null when none did. It cannot tell a block sent before the reorg from the same number sent
-   * after it on the new branch: in doubt, the block is taken as replaced.
+   * The reorgs that replaced `block` as a client was sent it (from ≤ block ≤ to), as one: the lowest first replaced
+   * block, or null when none did. It cannot tell a block sent before the reorg from the same number sent after it on
+   * the new branch: in doubt, the block is taken as replaced. A block below `from` held no row of ours on the replaced
+   * branch, so what a client was sent up to it holds: not replaced (its catch-up replays the new branch's blocks after it).
    */
   covering(block: bigint): { from: bigint } | null {
     let from: bigint | null = null;
     for (const r of this.#heard) {
-      if (r.lo <= block && block <= r.to && (from === null || r.from < from)) from = r.from;
+      if (r.from <= block && block <= r.to && (from === null || r.from < from)) from = r.from;
     }
     return from === null ? null : { from };
   }

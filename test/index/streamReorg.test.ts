@@ -24,6 +24,8 @@ const START = 46_183_959n;
 let index: SyntheticIndex;
 let client: PGlite;
 let app: ReturnType<typeof createApp>;
+/** The same index with a replay bound of 2 blocks. */
+let tight: ReturnType<typeof createApp>;
 const told = toldSignal();
 const signal = told.signal;
 
@@ -40,6 +42,12 @@ beforeAll(async () => {
   await writeSyntheticIndex((text, params) => client.query(text, params), SCHEMA, index, { finalizedLag: 200n });
   app = createApp({
     config: loadConfig({ NETWORK: "base" }),
+    rpc: null,
+    index: { atBlock: createLockIndex({ db: drizzle(client), schema: SCHEMA }), signal },
+    logger: silentLogger,
+  });
+  tight = createApp({
+    config: loadConfig({ NETWORK: "base", STREAM_REPLAY_BLOCKS: "2" }),
     rpc: null,
     index: { atBlock: createLockIndex({ db: drizzle(client), schema: SCHEMA }), signal },
     logger: silentLogger,
@@ -98,7 +106,7 @@ describe("StreamHub: reorgs told by the index signal", () => {
     controller.abort();
   });
 
-  it("a stream resumed after a reorg it did not see is told of it when its last block may be an orphan's", async () => {
+  it("a stream resumed after a reorg it did not see is told of it when its last block may be an orphan's, then replayed", async () => {
     const blocks = eventBlocks();
     const [kept, a, from, b, c] = [blocks.at(-9)!, blocks.at(-8)!, blocks.at(-7)!, blocks.at(-6)!, blocks.at(-4)!];
     await commit(a);
@@ -111,28 +119,42 @@ describe("StreamHub: reorgs told by the index signal", () => {
     // committed past its last head. No stream is open to hear it live.
     first.abort();
     await commit(c, { from, finalized: kept });
-    const again = new AbortController();
-    const r = readSse(
-      await app.request(`${BASE}/stream?stats`, { headers: { "last-event-id": String(b) }, signal: again.signal }),
-    );
-    await r.until((e) => e.event === "stats" && e.id === String(c));
-    expect(r.events.map((e) => [e.event, e.id])).toEqual([
-      ["reorg", String(c)],
-      ["stats", String(c)],
+    const resume = async (on: typeof app, last: bigint) => {
+      const controller = new AbortController();
+      const r = readSse(
+        await on.request(`${BASE}/stream?stats`, {
+          headers: { "last-event-id": String(last) },
+          signal: controller.signal,
+        }),
+      );
+      await r.until((e) => e.id === String(c));
+      controller.abort();
+      return r.events;
+    };
+    // Told with the id of the block before the first replaced one, then the new branch's blocks from that one, each
+    // at its block, as a catch-up replays them.
+    const told = await resume(app, b);
+    const replayed = blocks.filter((x) => x >= from && x <= c).map(String);
+    expect(told.map((e) => [e.event, e.id])).toEqual([
+      ["reorg", String(from - 1n)],
+      ...replayed.map((x) => ["stats", x]),
     ]);
-    expect(JSON.parse(r.events[0]!.data)).toEqual({
-      orphaned: { from: String(from), to: String(b) },
-      head: String(c),
-    });
-    again.abort();
-    // A client whose last block is at or below the finalized one the revert named lost nothing: its blocks replay.
-    const third = new AbortController();
-    const q = readSse(
-      await app.request(`${BASE}/stream?stats`, { headers: { "last-event-id": String(kept) }, signal: third.signal }),
-    );
-    await q.until((e) => e.event === "stats" && e.id === String(c));
-    expect(q.events.map((e) => e.event)).not.toContain("reorg");
-    expect(q.events.map((e) => e.id)).toEqual(blocks.filter((x) => x > kept && x <= c).map(String));
-    third.abort();
+    expect(JSON.parse(told[0]!.data)).toEqual({ orphaned: { from: String(from), to: String(b) }, head: String(c) });
+    // A client whose last block is below the first replaced one lost nothing (its blocks held no row of ours on the
+    // replaced branch), at or below the finalized one the revert named or above it: its blocks replay, no reorg.
+    for (const last of [kept, a]) {
+      const plain = await resume(app, last);
+      expect(plain.map((e) => [e.event, e.id])).toEqual(
+        blocks.filter((x) => x > last && x <= c).map((x) => ["stats", String(x)]),
+      );
+    }
+    // Bounded as any catch-up: past STREAM_REPLAY_BLOCKS behind, the reorg then one `reset`.
+    expect(c - from).toBeGreaterThan(2n);
+    const reset = await resume(tight, b);
+    expect(reset.map((e) => [e.event, e.id])).toEqual([
+      ["reorg", String(from - 1n)],
+      ["reset", String(c)],
+    ]);
+    expect(JSON.parse(reset[1]!.data)).toEqual({ reason: "too_far_behind", lastEventId: String(from - 1n) });
   });
 });
