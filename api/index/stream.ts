@@ -55,8 +55,8 @@ export const streamRoute = {
     "(`activity=takeover,unlock`). On open, each topic's answer at the head; " +
     "with `Last-Event-ID` (the header EventSource sends on reconnect, or `?lastEventId=`), instead the blocks missed " +
     "since (at most STREAM_REPLAY_BLOCKS, else one `reset` event: re-read). On a reorg, one `reorg` event names the " +
-    "orphaned blocks, then every topic's answer at the new head; resumed from a block a reorg replaced, the `reorg` " +
-    "(`id:` the block before the first replaced one), then the new branch's blocks replayed from there. " +
+    "orphaned blocks, then every topic's answer at the new head; resumed from a block a reorg may have replaced, the " +
+    "`reorg` (`id:` the finalized block the revert named), then the new branch's blocks replayed from there. " +
     "A comment line (`:`) every 15 s keeps proxies open. " +
     "Limits: streams per client address and per process (429 RATE_LIMITED); a client that leaves events unread is " +
     "disconnected.",
@@ -136,7 +136,8 @@ export const STREAM_PARAMETERS = [
     in: "header",
     description:
       "The last event id seen (a block number): replay the blocks missed since, then continue (when a reorg this " +
-      "replica heard may have replaced that block, a `reorg` first and the replay from its first replaced block).",
+      "replica heard may have replaced that block, a `reorg` first and the replay from the block after the finalized " +
+      "one its revert named).",
     schema: { type: "string", pattern: UINT256_PATTERN },
   },
   {

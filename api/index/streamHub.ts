@@ -411,12 +411,14 @@ export class StreamHub {
     const replaced = lastEventId === null ? null : this.rt.reorgs.covering(lastEventId);
     if (replaced !== null && lastEventId !== null) {
       // A reorg this process heard may have orphaned the client's last block (whose number the new branch repeats):
-      // told, with the id of the block before the first replaced one (what the client holds up to there is true, and
-      // a client reconnecting after this event resumes from there), then the new branch's blocks from the first
-      // replaced one are replayed as any catch-up's, the last with every topic's answer (a topic the orphaned blocks
-      // changed and the new branch did not is told its answer again).
-      const data = { orphaned: { from: replaced.from.toString(), to: lastEventId.toString() }, head: head.toString() };
-      upTo = replaced.from - 1n < head ? replaced.from - 1n : head;
+      // told (from the first replaced block with rows of ours, or the client's own block when that is lower: in doubt
+      // it tells), with the id of the block before the lowest that may differ (what the client holds up to there is
+      // true, and a client reconnecting after this event resumes from there); then the new branch's blocks from that
+      // one are replayed as any catch-up's — rows the new branch holds below the first replaced block too — the last
+      // with every topic's answer (a topic the orphaned blocks changed and the new branch did not is told it again).
+      const orphanedFrom = replaced.from < lastEventId ? replaced.from : lastEventId;
+      const data = { orphaned: { from: orphanedFrom.toString(), to: lastEventId.toString() }, head: head.toString() };
+      upTo = replaced.lo - 1n < head ? replaced.lo - 1n : head;
       if (!(await this.#sendPaced(stream, upTo, [], { event: "reorg", data: JSON.stringify(data) }))) return;
       whole = true;
     } else if (lastEventId === null || lastEventId > head) {

@@ -20,16 +20,22 @@ export class ReorgLog {
   }
 
   /**
-   * The reorgs that replaced `block` as a client was sent it (from ≤ block ≤ to), as one: the lowest first replaced
-   * block, or null when none did. It cannot tell a block sent before the reorg from the same number sent after it on
-   * the new branch: in doubt, the block is taken as replaced. A block below `from` held no row of ours on the replaced
-   * branch, so what a client was sent up to it holds: not replaced (its catch-up replays the new branch's blocks after it).
+   * The reorgs that may have replaced `block` as a client was sent it (lo ≤ block ≤ to), as one: the lowest block that
+   * may differ (`lo`) and the lowest first replaced block with rows of ours (`from`), or null when none may have. A
+   * block between `lo` and `from` held no row of ours on the replaced branch, but the new branch may hold some there
+   * (a transaction included again a block earlier): a resumed stream is replayed from `lo`. It cannot tell a block sent
+   * before the reorg from the same number sent after it on the new branch: in doubt, the block is taken as replaced.
    */
-  covering(block: bigint): { from: bigint } | null {
-    let from: bigint | null = null;
+  covering(block: bigint): { lo: bigint; from: bigint } | null {
+    let found: { lo: bigint; from: bigint } | null = null;
     for (const r of this.#heard) {
-      if (r.from <= block && block <= r.to && (from === null || r.from < from)) from = r.from;
+      if (r.lo <= block && block <= r.to) {
+        found =
+          found === null ? { lo: r.lo, from: r.from } : { lo: min(found.lo, r.lo), from: min(found.from, r.from) };
+      }
     }
-    return from === null ? null : { from };
+    return found;
   }
 }
+
+const min = (a: bigint, b: bigint) => (a < b ? a : b);

@@ -131,30 +131,36 @@ describe("StreamHub: reorgs told by the index signal", () => {
       controller.abort();
       return r.events;
     };
-    // Told with the id of the block before the first replaced one, then the new branch's blocks from that one, each
-    // at its block, as a catch-up replays them.
+    // Told with the id of the finalized block the revert named (every block above it may differ, and the new branch
+    // may hold rows of ours below the first replaced one), then the new branch's blocks from there, each at its block,
+    // as a catch-up replays them.
     const told = await resume(app, b);
-    const replayed = blocks.filter((x) => x >= from && x <= c).map(String);
+    const replayed = blocks.filter((x) => x > kept && x <= c).map(String);
     expect(told.map((e) => [e.event, e.id])).toEqual([
-      ["reorg", String(from - 1n)],
+      ["reorg", String(kept)],
       ...replayed.map((x) => ["stats", x]),
     ]);
     expect(JSON.parse(told[0]!.data)).toEqual({ orphaned: { from: String(from), to: String(b) }, head: String(c) });
-    // A client whose last block is below the first replaced one lost nothing (its blocks held no row of ours on the
-    // replaced branch), at or below the finalized one the revert named or above it: its blocks replay, no reorg.
-    for (const last of [kept, a]) {
-      const plain = await resume(app, last);
-      expect(plain.map((e) => [e.event, e.id])).toEqual(
-        blocks.filter((x) => x > last && x <= c).map((x) => ["stats", String(x)]),
-      );
-    }
+    // A client whose last block is above the finalized one but below the first replaced: told in doubt, from its own
+    // block, and replayed from the finalized one as well.
+    const doubt = await resume(app, a);
+    expect(doubt.map((e) => [e.event, e.id])).toEqual([
+      ["reorg", String(kept)],
+      ...replayed.map((x) => ["stats", x]),
+    ]);
+    expect(JSON.parse(doubt[0]!.data)).toEqual({ orphaned: { from: String(a), to: String(a) }, head: String(c) });
+    // At or below the finalized block the revert named: nothing it was sent may differ; its blocks replay, no reorg.
+    const plain = await resume(app, kept);
+    expect(plain.map((e) => [e.event, e.id])).toEqual(
+      blocks.filter((x) => x > kept && x <= c).map((x) => ["stats", String(x)]),
+    );
     // Bounded as any catch-up: past STREAM_REPLAY_BLOCKS behind, the reorg then one `reset`.
-    expect(c - from).toBeGreaterThan(2n);
+    expect(c - kept).toBeGreaterThan(2n);
     const reset = await resume(tight, b);
     expect(reset.map((e) => [e.event, e.id])).toEqual([
-      ["reorg", String(from - 1n)],
+      ["reorg", String(kept)],
       ["reset", String(c)],
     ]);
-    expect(JSON.parse(reset[1]!.data)).toEqual({ reason: "too_far_behind", lastEventId: String(from - 1n) });
+    expect(JSON.parse(reset[1]!.data)).toEqual({ reason: "too_far_behind", lastEventId: String(kept) });
   });
 });
