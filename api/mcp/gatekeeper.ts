@@ -45,6 +45,7 @@ import {
   ListResourceTemplatesRequestSchema,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { promptNameProblem } from "./prompts";
 import { type JsonPath, scanJson } from "./rawJson";
 
 export const MCP_MAX_BODY_BYTES = 64 * 1024;
@@ -235,9 +236,10 @@ const METHODS = new Set([
 
 /**
  * Argument names the SDKs' own check of `arguments` (a zod record) cannot pass on: `constructor` SDK 1.x refuses with
- * an internal error and its dump, `__proto__` both SDKs drop. No prompt has such a parameter, so either is refused here
- * as a bad param, in both eras. A tool call's arguments never go through that check: each era hands its tool the
- * arguments as parsed from the body, where either is an unknown parameter like any other (the route's BAD_PARAMS).
+ * an internal error and its dump, `__proto__` both SDKs drop. A tool call's arguments never go through that check: each
+ * era hands its tool the arguments as parsed from the body, where either is an unknown parameter like any other (the
+ * route's BAD_PARAMS). A prompt's arguments are judged here by name before either SDK sees them (promptNameProblem),
+ * where either is an argument the prompt does not take like any other.
  */
 const SDK_UNTAKEN_ARGUMENTS = ["constructor", "__proto__"];
 
@@ -284,12 +286,8 @@ function invalidParams(method: string, params: unknown, { modern = false } = {})
       return null;
     case "prompts/get":
       if (typeof p.name !== "string") return "prompts/get needs name (a string).";
-      if (p.arguments === undefined) return null;
-      if (!isObject(p.arguments)) return "arguments must be an object.";
-      if (untakenArgument(p.arguments)) {
-        return `no prompt takes an argument named ${untakenArgument(p.arguments)}.`;
-      }
-      return promptArgumentsProblem(p.arguments);
+      if (p.arguments !== undefined && !isObject(p.arguments)) return "arguments must be an object.";
+      return promptNameProblem(p.name, p.arguments ?? {}) ?? promptArgumentsProblem(p.arguments ?? {});
     default:
       return null;
   }

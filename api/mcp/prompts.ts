@@ -20,7 +20,7 @@ export type PromptDefinition = {
   render(args: Record<string, string>): string;
 };
 
-/** Why prompts/get was refused: an unknown prompt or a missing argument (InvalidParams in both eras). */
+/** Why prompts/get was refused: an unknown prompt or argument, or a missing one (InvalidParams in both eras). */
 export class PromptError extends Error {}
 
 const ADDRESS = {
@@ -128,13 +128,28 @@ export const listedPrompts = () =>
     arguments: p.arguments.map(({ oneOf: _oneOf, ...a }) => ({ ...a })),
   }));
 
+/**
+ * Why prompts/get names no prompt, or an argument its prompt does not take, or null. Every own name of `args` counts,
+ * whatever it is (`toString`, `constructor`, an own `__proto__` as JSON.parse makes it): a misspelt optional argument
+ * (`slippagebps`) would otherwise be dropped and the prompt rendered with its default, as a tool refuses a parameter
+ * its route does not take. The 2025 gatekeeper judges every prompts/get with it before either SDK sees the message
+ * (their record schemas drop `__proto__`, and SDK 1.x fails on `constructor`), so both eras answer alike.
+ */
+export function promptNameProblem(name: string, args: Record<string, unknown>): string | null {
+  const prompt = PROMPTS.find((p) => p.name === name);
+  if (!prompt) return `unknown prompt ${name.slice(0, 64)}.`;
+  const unknown = Object.keys(args).find((arg) => !prompt.arguments.some((a) => a.name === arg));
+  return unknown === undefined ? null : `prompt ${name} takes no argument ${unknown.slice(0, 64)}.`;
+}
+
 /** prompts/get's result: one user message. */
 export function getPrompt(
   name: string,
   args: Record<string, unknown> = {},
 ): { description: string; messages: { role: "user"; content: { type: "text"; text: string } }[] } {
-  const prompt = PROMPTS.find((p) => p.name === name);
-  if (!prompt) throw new PromptError(`Unknown prompt: ${name.slice(0, 64)}`);
+  const problem = promptNameProblem(name, args);
+  if (problem !== null) throw new PromptError(problem);
+  const prompt = PROMPTS.find((p) => p.name === name)!;
   const given: Record<string, string> = {};
   for (const a of prompt.arguments) {
     const v = args[a.name];
