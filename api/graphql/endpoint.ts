@@ -1,7 +1,8 @@
 /**
  * POST /graphql and GET /graphql?query=…: the HTTP face of the GraphQL engine (api/graphql/yoga.ts), behind the same
  * edge as every route (request id, CORS, request log). In order: the `graphql` rate-limit budget; the body (JSON, at
- * most 64 KiB: else 415 / 413 in the API's envelope); the overall deadline and hang-up (api/http/cancellation.ts, which
+ * most 64 KiB: else 415 / 413 in the API's envelope; UTF-8, as a GET's query string once percent-decoded: else 400
+ * BAD_REQUEST in GraphQL's `errors`, the document never run); the overall deadline and hang-up (api/http/cancellation.ts, which
  * cancels the request's index reads); then GraphQL, whose failures are its own `errors` with `extensions.code`; and
  * the answer's size. Statuses follow GraphQL over HTTP as yoga implements it. The process's GraphQL requests share a
  * budget of rows in flight (api/read/admission.ts), and answers of 64 KiB or more are written one per turn of the
@@ -12,7 +13,7 @@ import type { DocumentNode } from "graphql";
 import type { Context, Handler, MiddlewareHandler } from "hono";
 import type { AppDeps } from "../deps";
 import { type AnswerTurns, answerTurns } from "../http/answerTurns";
-import { readBoundedBody } from "../http/boundedBody";
+import { readBoundedBody, utf8Text } from "../http/boundedBody";
 import { deadline, extendDeadline, requestDeadline } from "../http/cancellation";
 import type { AppContext } from "../http/env";
 import { PayloadTooLargeError, ProtocolAnswerError, UnsupportedMediaTypeError } from "../http/errors";
@@ -161,14 +162,20 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
   };
 
   const handler: Handler = async (c) => {
-    const malformed = c.req.method === "GET" ? malformedJsonParam(new URL(c.req.url).searchParams) : null;
-    if (malformed !== null) {
+    if (c.req.method === "GET") {
+      const url = new URL(c.req.url);
+      // Decoded leniently (URLSearchParams, as yoga reads it), an escape that is not UTF-8 became U+FFFD and the
+      // document ran as one its client never wrote.
+      if (!percentDecodesToUtf8(url.search))
+        return badRequest(c, "The query string is not valid UTF-8 once percent-decoded.");
+      const malformed = malformedJsonParam(url.searchParams);
       // yoga's GET parser would throw JSON.parse's SyntaxError as an internal error (and log it with its stack): the
       // client's mistake is answered as yoga answers `variables=5`, 400 BAD_REQUEST.
-      const error = graphqlError("BAD_REQUEST", `The "${malformed}" parameter is not valid JSON.`);
-      return json(c, { errors: [error.toJSON()] }, 400);
+      if (malformed !== null) return badRequest(c, `The "${malformed}" parameter is not valid JSON.`);
     }
-    const { request, key, source } = await forEngine(c);
+    const engineRequest = await forEngine(c);
+    if ("refused" in engineRequest) return badRequest(c, engineRequest.refused);
+    const { request, key, source } = engineRequest;
     const late = afterDeadline(c);
     const res = await Promise.race([answerOf(c, request, key, source), late.promise]).finally(late.cancel);
     if (res === null) return json(c, { data: null, errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }, 200);
@@ -200,6 +207,26 @@ function malformedJsonParam(search: URLSearchParams): "variables" | "extensions"
     }
   }
   return null;
+}
+
+/**
+ * Whether a query string's percent-escapes decode to UTF-8. A `%` not followed by two hex digits is itself, as the URL
+ * standard's percent-decode (and URLSearchParams) read it; decodeURIComponent then refuses only bytes that are not
+ * UTF-8.
+ */
+export function percentDecodesToUtf8(search: string): boolean {
+  if (!search.includes("%")) return true;
+  try {
+    decodeURIComponent(search.replace(/%(?![0-9A-Fa-f]{2})/g, "%25"));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A request that is not well-formed GraphQL over HTTP, refused before GraphQL sees it: 400 BAD_REQUEST to every client. */
+function badRequest(c: Context, message: string) {
+  return json(c, { errors: [graphqlError("BAD_REQUEST", message).toJSON()] }, 400);
 }
 
 /** An answer of the endpoint's own (not yoga's), in the media type yoga would have answered the client with. */
@@ -256,7 +283,9 @@ function documentOf(search: URLSearchParams, body: unknown): string | null {
  * The request yoga reads (a GET as it came; a POST's body read here, bounded, and checked to be JSON), and its key:
  * what decides its answer (method, accept header, query string or body).
  */
-async function forEngine(c: Context): Promise<{ request: Request; key: string; source: string | null }> {
+async function forEngine(
+  c: Context,
+): Promise<{ request: Request; key: string; source: string | null } | { refused: string }> {
   const accept = c.req.header("accept");
   const headers: Record<string, string> = accept ? { accept } : {};
   const url = new URL(c.req.url);
@@ -271,8 +300,11 @@ async function forEngine(c: Context): Promise<{ request: Request; key: string; s
   }
   const type = (c.req.header("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
   if (type !== "application/json") throw new UnsupportedMediaTypeError("application/json");
-  const body = await readBoundedBody(c, GRAPHQL_LIMITS.bodyBytes);
-  if (body === null) throw new PayloadTooLargeError(GRAPHQL_LIMITS.bodyBytes);
+  const bytes = await readBoundedBody(c, GRAPHQL_LIMITS.bodyBytes);
+  if (bytes === null) throw new PayloadTooLargeError(GRAPHQL_LIMITS.bodyBytes);
+  // Decoded leniently, a byte that is not UTF-8 became U+FFFD and the document ran as one its client never wrote.
+  const body = utf8Text(bytes);
+  if (body === null) return { refused: "The request body is not valid UTF-8." };
   // The body is parsed once, here: yoga's POST parser takes it from json() (a failure the same way, its own 400).
   let parsed: Promise<unknown>;
   let source: string | null = null;

@@ -1,19 +1,19 @@
 /**
- * Reading a request body no further than a route's limit (the MCP endpoint, POST /graphql). A body its client abandoned
- * (hung up before its end) is BodyAbandonedError.
+ * Reading a request body no further than a route's limit (the MCP endpoint, POST /graphql), and its bytes as UTF-8 or
+ * nothing. A body its client abandoned (hung up before its end) is BodyAbandonedError.
  */
 import type { AppContext } from "./env";
 import { BodyAbandonedError } from "./errors";
 
 /**
- * The request's body as text, or null when it is larger than `max` bytes (read no further than that). Served by
+ * The request's body (its bytes), or null when it is larger than `max` bytes (read no further than that). Served by
  * @hono/node-server, the body is read from Node's IncomingMessage itself: building the web Request's
  * ReadableStream over it costs more than the rest of a small request's parsing. In process (app.request), from
- * the Request.
+ * the Request. Decode it with utf8Text: decoded leniently, bytes that are not UTF-8 would become U+FFFD.
  */
-export async function readBoundedBody(c: AppContext, max: number): Promise<string | null> {
+export async function readBoundedBody(c: AppContext, max: number): Promise<Buffer | null> {
   const incoming = c.env?.incoming;
-  if (incoming === undefined || incoming.readableDidRead) return readBounded(c.req.raw, max);
+  if (incoming === undefined || incoming.readableDidRead) return readBoundedBytes(c.req.raw, max);
   const declared = Number(incoming.headers["content-length"]);
   if (Number.isFinite(declared) && declared > max) return null;
   const chunks: Buffer[] = [];
@@ -29,18 +29,29 @@ export async function readBoundedBody(c: AppContext, max: number): Promise<strin
     // The stream fails only when its connection does: the client hung up mid-body ("aborted").
     throw new BodyAbandonedError({ cause: error });
   }
-  return Buffer.concat(chunks, size).toString("utf8");
-}
-
-/** The body as text, or null when it is larger than `max` bytes (read no further than that). */
-export async function readBounded(request: Request, max: number): Promise<string | null> {
-  return (await readBoundedBytes(request, max))?.toString("utf8") ?? null;
+  return Buffer.concat(chunks, size);
 }
 
 /**
- * The body's bytes, or null when it is larger than `max` bytes (read no further than that): for a reader that decodes
- * them itself (the MCP endpoint refuses a body that is not UTF-8, where decoding as text would replace its bytes).
+ * UTF-8 as JSON between systems must be (RFC 8259 §8.1), refusing what is not. A BOM is kept, so a body that starts
+ * with one still fails JSON.parse as before.
  */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * A body's bytes as text, or null when they are not UTF-8. Decoded leniently (Buffer#toString), an invalid byte became
+ * U+FFFD and the request went on as something its client never sent: an MCP answer under an id it never used, a
+ * GraphQL document it never wrote.
+ */
+export function utf8Text(bytes: Uint8Array): string | null {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** The body's bytes, or null when it is larger than `max` bytes (read no further than that). */
 export async function readBoundedBytes(request: Request, max: number): Promise<Buffer | null> {
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > max) return null;

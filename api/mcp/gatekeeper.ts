@@ -45,6 +45,7 @@ import {
   ListResourceTemplatesRequestSchema,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { utf8Text } from "../http/boundedBody";
 import { promptNameProblem } from "./prompts";
 import { type JsonPath, scanJson } from "./rawJson";
 
@@ -163,23 +164,15 @@ function vetText(text: string, batch: boolean, messages: unknown[]): Map<number,
   return refused;
 }
 
-/**
- * UTF-8 as JSON between systems must be (RFC 8259 §8.1), refusing what is not: decoded leniently, an invalid byte in an
- * id string became U+FFFD and the answer went out under an id the client never sent. A BOM is kept, so it still fails
- * JSON.parse as before.
- */
-const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
 /** The body (its bytes, null when over the limit) as JSON-RPC: one message or a batch within the limits. */
 export function parseBody(bytes: Uint8Array | null): Parsed {
   if (bytes === null) {
     const message = `Request body larger than ${MCP_MAX_BODY_BYTES} bytes.`;
     return { kind: "error", status: 413, answer: errorAnswer(null, JSON_RPC.INVALID_REQUEST, message) };
   }
-  let text: string;
-  try {
-    text = UTF8.decode(bytes);
-  } catch {
+  // Decoded leniently, an invalid byte in an id string became U+FFFD and the answer went out under an id never sent.
+  const text = utf8Text(bytes);
+  if (text === null) {
     const answer = errorAnswer(null, JSON_RPC.PARSE_ERROR, "Parse error: the body is not valid UTF-8.");
     return { kind: "error", status: 400, answer };
   }

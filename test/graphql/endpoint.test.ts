@@ -431,6 +431,57 @@ describe("answers", () => {
       "BAD_REQUEST",
     );
   });
+
+  it("a body, or a GET's query string once percent-decoded, that is not UTF-8: 400 BAD_REQUEST, the document never run", async () => {
+    const refused = async (res: Response, message: string) => {
+      expect(res.status, message).toBe(400);
+      expect(await res.json(), message).toEqual({ errors: [{ message, extensions: { code: "BAD_REQUEST" } }] });
+    };
+    // A document that runs when its bad bytes (in a comment, a string, a variable) are read as U+FFFD.
+    for (const bad of [[0xff], [0xc3], [0xed, 0xa0, 0x80]]) {
+      const body = Buffer.concat([
+        Buffer.from('{"query":"{ _meta { block } } # '),
+        Buffer.from(bad),
+        Buffer.from('"}'),
+      ]);
+      const res = await app.request("/graphql", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      await refused(res, "The request body is not valid UTF-8.");
+    }
+    const q = encodeURIComponent("{ _meta { block } } #");
+    for (const search of [
+      `query=${q}%FF`,
+      `query=${q}%C3`,
+      `query=${q}&operationName=%FF`,
+      `query=${q}&variables=%7B%22a%22%3A%22%FF%22%7D`,
+    ]) {
+      await refused(
+        await app.request(`/graphql?${search}`),
+        "The query string is not valid UTF-8 once percent-decoded.",
+      );
+    }
+    // UTF-8 is served, escaped or not, and a `%` that is no escape is itself (as URLSearchParams reads it). Each is a
+    // new document: on a busy machine it may find the compile permits taken (COMPILE_QUEUE_FULL), and is asked again.
+    const served = async (path: string, init?: RequestInit) => {
+      for (let tries = 0; ; tries++) {
+        const res = await app.request(path, init);
+        if (res.status !== 503 || tries === 40) return res;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    const utf8 = encodeURIComponent("{ _meta { block } } # é");
+    for (const search of [`query=${q}%C3%A9`, `query=${q}%zz%`, `query=${utf8}`]) {
+      const res = await served(`/graphql?${search}`);
+      expect(res.status, search).toBe(200);
+      expect(((await res.json()) as Gql).data!._meta.block, search).toBe(String(index.head.block));
+    }
+    const body = Buffer.from('{"query":"{ _meta { block } } # é ok"}');
+    const res = await served("/graphql", { method: "POST", headers: { "content-type": "application/json" }, body });
+    expect(res.status).toBe(200);
+  });
 });
 
 describe("identical requests together", () => {
