@@ -88,7 +88,7 @@ type LockEvent {
 
 type PageInfo {
   hasNextPage: Boolean!
-  "Pass as \`after\` for the next page: it is answered at this page's block. Null for an empty page."
+  "Pass as \`after\` for the next page: it is answered at this page's block. Null for an empty page, and on leaderboard's last page (as REST's nextCursor)."
   endCursor: String
 }
 
@@ -294,17 +294,18 @@ type PageArgs = { orderDirection: "asc" | "desc"; limit: number; after?: string 
 
 const address = (param: string, raw: string): Address => parseAddress(param, raw);
 
-/**
- * A page of a list: the first `limit` of `rows` (which hold one more when a next page exists) as `json`, and its
- * pageInfo, whose endCursor is the cursor of its last item (null for an empty page).
- */
 /** A read's answer, its seal told to `keep` (the field's resolver signs its cursors with it). */
 function sealOf<T>(answer: AtBlock<T>, keep: (seal: Seal | null | undefined) => void): AtBlock<T> {
   keep(answer.seal);
   return answer;
 }
 
-function pageOf<R, J>(rows: readonly R[], limit: number, json: (row: R) => J, cursorOf: (last: R) => string) {
+/**
+ * A page of a list: the first `limit` of `rows` (which hold one more when a next page exists) as `json`, and its
+ * pageInfo, whose endCursor is the cursor of its last item (null for an empty page, and on `leaderboard`'s last page:
+ * `cursorOf` answers null).
+ */
+function pageOf<R, J>(rows: readonly R[], limit: number, json: (row: R) => J, cursorOf: (last: R) => string | null) {
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   return {
@@ -404,20 +405,24 @@ export function buildSchema() {
           const start = cursor === undefined ? 0 : ranking.after(cursor.after);
           const end = Math.min(start + args.limit + 1, ranking.accounts);
           const rest = Array.from({ length: Math.max(end - start, 0) }, (_, i) => start + i);
-          // Every page with a row has an endCursor, the last one's too.
+          // As REST's page (api/index/boards.ts, leaderboard.ts): the last page has no next cursor (endCursor null),
+          // so its ranking's seal, read only to sign one, is not read for it.
+          const hasNextPage = rest.length > args.limit;
           const seal = cursor
             ? cursor.seal
-            : rest.length === 0
-              ? null
-              : await scope.bounded(() => rankingSeal(scope.rt, ranking.computed, at.head.finalized));
+            : hasNextPage
+              ? await scope.bounded(() => rankingSeal(scope.rt, ranking.computed, at.head.finalized))
+              : null;
           const page = pageOf(rest, args.limit, ranking.row, (i) =>
-            scope.rt.cursors.encode({
-              kind: "board",
-              list: of.list,
-              block: ranking.block,
-              seal,
-              after: ranking.key(i),
-            }),
+            hasNextPage
+              ? scope.rt.cursors.encode({
+                  kind: "board",
+                  list: of.list,
+                  block: ranking.block,
+                  seal,
+                  after: ranking.key(i),
+                })
+              : null,
           );
           return {
             board: of.board,

@@ -360,6 +360,55 @@ describe("answers", () => {
     }
   });
 
+  it("leaderboard's last page has no endCursor, as REST's has no nextCursor, and reads no seal for one", async () => {
+    // A process of its own, so no ranking's seal is held yet: each seal read (a statement of its own) is counted.
+    const lockIndex = createLockIndex({ db: drizzle(client), schema: SCHEMA });
+    let seals = 0;
+    const sealRead = lockIndex.seal!.bind(lockIndex);
+    lockIndex.seal = (...a) => {
+      seals++;
+      return sealRead(...a);
+    };
+    const fresh = createApp({
+      config: { ...loadConfig({ NETWORK: "base" }), rateLimit: { max: 1e6, windowSec: 60 } },
+      rpc: null,
+      index: { atBlock: lockIndex },
+      logger: silentLogger,
+    });
+    const restOf = async (path: string) =>
+      (await (await fresh.request(`/api/index/v1${path}`)).json()) as { nextCursor: string | null };
+    const page = `query($l: Int!, $a: String) { leaderboard(board: "ve", limit: $l, after: $a) {
+      items { address } pageInfo { hasNextPage endCursor } } }`;
+    // A new document on a busy machine may find the compile permits taken (COMPILE_QUEUE_FULL): asked again.
+    const board = async (variables: Record<string, unknown>) => {
+      for (let tries = 0; ; tries++) {
+        const { body } = await gql(page, variables, fresh);
+        if (!codes(body).includes("COMPILE_QUEUE_FULL") || tries === 40) {
+          expect(body.errors, JSON.stringify(variables)).toBeUndefined();
+          return body.data!.leaderboard;
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    // The ve board (the synthetic index mines nothing, so its duration boards are empty; theirs is the same code).
+    // The whole board on one page: its last.
+    const whole = await board({ l: 1000 });
+    expect(whole.items.length).toBeGreaterThan(2);
+    expect(whole.pageInfo).toEqual({ hasNextPage: false, endCursor: null });
+    expect(seals, "seals read for a last page").toBe(0);
+    expect((await restOf("/leaderboards/ve?limit=1000")).nextCursor).toBeNull();
+    // Paged to its end: every page but the last has a cursor (signed with the ranking's seal, read once), the last none.
+    const n = whole.items.length;
+    const first = await board({ l: n - 1 });
+    expect(first.pageInfo).toEqual({ hasNextPage: true, endCursor: expect.any(String) });
+    expect(seals, "the ranking's seal, read for the first page's cursor").toBe(1);
+    const last = await board({ l: n - 1, a: first.pageInfo.endCursor });
+    expect([last.items, last.pageInfo]).toEqual([whole.items.slice(n - 1), { hasNextPage: false, endCursor: null }]);
+    const restFirst = await restOf(`/leaderboards/ve?limit=${n - 1}`);
+    const restLast = await restOf(`/leaderboards/ve?limit=${n - 1}&cursor=${encodeURIComponent(restFirst.nextCursor!)}`);
+    expect(restLast.nextCursor).toBeNull();
+  });
+
   it("cursors hold their block while the index moves on; a fresh request sees the new head", async () => {
     const busy = mostActive();
     const q = `query($after: String) { _meta { block } lockEvents(where: { account: "${busy}" }, limit: 3, after: $after) {
