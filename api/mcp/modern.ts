@@ -8,6 +8,7 @@ import {
   ProtocolErrorCode,
   ResourceNotFoundError,
   Server,
+  type StandardSchemaV1,
 } from "@modelcontextprotocol/server";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import type { Context } from "hono";
@@ -85,16 +86,19 @@ function mayBeModern(request: Request, body: unknown): boolean {
   });
 }
 
+/** tools/call's params as the handler takes them (the SDK's own schema judged the request just before). */
+type ScreenedCall = { name: string; arguments?: Record<string, unknown> };
+
 /**
- * A tools/call's arguments as parsed from the body, found by its id (the body's messages are what the SDK parsed; the
- * gatekeeper found the arguments an object or absent). SDK v2 hands its handler a copy made by its record schema, which
- * drops an own `__proto__` member (the call went on without it): from the body, it is an unknown parameter like any other.
+ * tools/call's params passed through as they are. Registered with the SDK's spec schema, a call was parsed twice by
+ * SDK v2 (Server's tools/call wrapper, then the handler's registration) after the gatekeeper's own parse (screen:
+ * what prices the call); registered with this one, the wrapper's parse is the SDK's only one. Its refusals are the
+ * same (the wrapper judges first), and the handler is handed the params as parsed from the body: the spec schema's
+ * copy dropped an own `__proto__` argument, which from the body is an unknown parameter like any other.
  */
-function argumentsAsSent(body: unknown, id: unknown): Record<string, unknown> | undefined {
-  type Sent = { id?: unknown; method?: unknown; params?: { arguments?: Record<string, unknown> } } | null;
-  const messages = (Array.isArray(body) ? body : [body]) as Sent[];
-  return messages.find((m) => m?.id === id && m?.method === "tools/call")?.params?.arguments;
-}
+const SCREENED_CALL: StandardSchemaV1<ScreenedCall> = {
+  "~standard": { version: 1, vendor: "asset-protocol", validate: (value) => ({ value: value as ScreenedCall }) },
+};
 
 export type ModernEndpoint = {
   /** Whether the modern era answers this request (the SDK's own classification, after a cheap pre-check). */
@@ -110,12 +114,12 @@ export type ModernEndpoint = {
 export type ModernEndpointOptions = { legacy?: "reject" | "stateless" };
 
 export function modernEndpoint(s: ModernSurface, options: ModernEndpointOptions = {}): ModernEndpoint {
-  /** The Hono context, hang-up and message of each request in flight, for the factory (handed the raw Request). */
-  const inFlight = new WeakMap<Request, { c: Context; hangUp: CancelSource; message: unknown }>();
+  /** The Hono context and hang-up of each request in flight, for the factory (handed the raw Request). */
+  const inFlight = new WeakMap<Request, { c: Context; hangUp: CancelSource }>();
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
   const cacheHints = Object.fromEntries(LISTS.map((m) => [m, LIST_CACHE_HINT]));
 
-  function serverFor(c: Context, hangUp: CancelSource, message: unknown): Server {
+  function serverFor(c: Context, hangUp: CancelSource): Server {
     const server = new Server(
       { name: s.name, title: s.title, version: s.version },
       {
@@ -135,9 +139,9 @@ export function modernEndpoint(s: ModernSurface, options: ModernEndpointOptions 
     discover._ondiscover = () => ({ ...sdkDiscover(), supportedVersions: [...SUPPORTED_VERSIONS] });
 
     server.setRequestHandler("tools/list", () => ({ tools: [...s.tools] as never }));
-    server.setRequestHandler("tools/call", async (request, ctx) => {
-      const result = await s.callTool(c, hangUp, request.params.name, argumentsAsSent(message, ctx.mcpReq.id));
-      if (!result) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    server.setRequestHandler("tools/call", { params: SCREENED_CALL }, async (params) => {
+      const result = await s.callTool(c, hangUp, params.name, params.arguments);
+      if (!result) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
       return result as never;
     });
     server.setRequestHandler("resources/list", () => ({ resources: [...s.resources] }));
@@ -169,7 +173,7 @@ export function modernEndpoint(s: ModernSurface, options: ModernEndpointOptions 
     ({ requestInfo }) => {
       const held = requestInfo && inFlight.get(requestInfo);
       if (!held) throw new Error("modern MCP request without its context");
-      return serverFor(held.c, held.hangUp, held.message);
+      return serverFor(held.c, held.hangUp);
     },
     {
       legacy: options.legacy ?? "reject",
@@ -187,7 +191,7 @@ export function modernEndpoint(s: ModernSurface, options: ModernEndpointOptions 
     async serve(c, body) {
       const hangUp = new CancelSource();
       const stopWatching = onHangUp(c, () => hangUp.abort(HANG_UP));
-      inFlight.set(c.req.raw, { c, hangUp, message: body });
+      inFlight.set(c.req.raw, { c, hangUp });
       try {
         return await handler.fetch(c.req.raw, { parsedBody: body });
       } finally {

@@ -85,3 +85,59 @@ describe("a 2025-era tools/call is schema-parsed once", () => {
     expect(json.error.message).toMatch(/^Invalid params: /);
   });
 });
+
+describe("a 2026-07-28 tools/call is schema-parsed once by SDK v2", () => {
+  it("its arguments are walked by the gatekeeper's parse, SDK v2's tools/call wrapper and the call's path: 3 reads", async () => {
+    // Each schema parse of the call reads every argument once: one argument, a getter, counts them (JSON.parse wrapped
+    // for this request only, so the getter is on the message as the endpoint parsed it).
+    let reads = 0;
+    const parse = JSON.parse;
+    JSON.parse = ((text: string, reviver?: never) => {
+      const value = parse(text, reviver);
+      const args = value?.params?.arguments;
+      if (args && typeof args === "object" && "counted" in args) {
+        delete args.counted;
+        Object.defineProperty(args, "counted", {
+          enumerable: true,
+          get: () => {
+            reads++;
+            return "1";
+          },
+        });
+      }
+      return value;
+    }) as typeof JSON.parse;
+    let json: { id: number; result: { isError: boolean; content: { text: string }[] } };
+    try {
+      const meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+      };
+      const res = await app.request("/api/mcp", {
+        method: "POST",
+        headers: {
+          ...HEADERS,
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/call",
+          "mcp-name": "get_lock_stats",
+        },
+        body: JSON.stringify({
+          ...call(5, { counted: "1" }),
+          params: { ...call(5).params, arguments: { counted: "1" }, _meta: meta },
+        }),
+      });
+      json = await res.json();
+    } finally {
+      JSON.parse = parse;
+    }
+    // It reached its route, which refused the argument as unknown (no counting getter without the call's path).
+    const refused = JSON.parse(json.result.content[0]!.text);
+    expect([json.id, json.result.isError, refused.error, refused.detail.param]).toEqual([
+      5,
+      true,
+      "BAD_PARAMS",
+      "counted",
+    ]);
+    expect(reads).toBe(3);
+  });
+});
