@@ -7,6 +7,7 @@
  */
 import type { Address } from "viem";
 import { BOARD_UNIT, BOARD_WINDOWS } from "../read/contract";
+import type { SealedRanking } from "../read/cursorSeal";
 import { blockAnswer } from "../read/runtime";
 import type { BoardOf } from "./plan";
 import type { RequestScope } from "./scope";
@@ -24,8 +25,8 @@ export type BoardRowJson = {
 /** One block's ranking of a board, as `leaderboard` and `rank` read it. */
 export type Ranking = {
   block: bigint;
-  /** The per-block ranking itself (its block and time), which its cursors' seal is read and kept beside. */
-  computed: { block: bigint; time: bigint };
+  /** The per-block ranking itself (its block, time and sealing), which its cursors' seal comes from. */
+  computed: SealedRanking;
   /** blockTimestamp − the window; null for lifetime and for the ve board. */
   windowStart: bigint | null;
   /** How many accounts are ranked (REST's `accounts`, the ve board's `holders`). */

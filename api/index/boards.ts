@@ -12,7 +12,7 @@ import {
   type Seal,
 } from "../read/contract";
 import { cursorList } from "../read/cursor";
-import { judgeBoardCursor, rankingSeal } from "../read/cursorSeal";
+import { judgeBoardCursor, rankingSeal, warmSeal } from "../read/cursorSeal";
 import type { RankedBoard } from "../read/durationBoards";
 import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
@@ -235,7 +235,7 @@ export function durationBoardHandlers(rt: IndexRuntime): BoardHandlers {
         const memo = rt.durationBoards.memo(board, window);
         rt.ahead?.follow(memo, `0+${limit}`, (next) => {
           pageRows(rt, board, window, next, 0, limit);
-          if (limit < next.rows.length) void rankingSeal(rt, next, at.head.finalized).catch(() => {});
+          if (limit < next.rows.length) warmSeal(rt, next, at.head.finalized);
         });
       }
       return fields;

@@ -3,7 +3,7 @@ import { requestDeadline } from "../http/cancellation";
 import { parseAddressKey, parseQuery } from "../http/params";
 import type { HolderVe, Seal } from "../read/contract";
 import { cursorList } from "../read/cursor";
-import { judgeBoardCursor, rankingSeal } from "../read/cursorSeal";
+import { judgeBoardCursor, rankingSeal, warmSeal } from "../read/cursorSeal";
 import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { VeBoard } from "../read/veBoard";
@@ -170,7 +170,7 @@ export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
       if (!at.pinned && cursor === undefined && fields.length <= KEPT_FIELDS.maxChars) {
         rt.ahead?.follow(rt.boards, `0+${limit}`, (next) => {
           pageRows(rt, next, 0, limit);
-          if (limit < next.rows.length) void rankingSeal(rt, next, next.head.finalized).catch(() => {});
+          if (limit < next.rows.length) warmSeal(rt, next, next.head.finalized);
         });
       }
       return fields;

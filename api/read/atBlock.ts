@@ -20,6 +20,7 @@ import type { IndexQueryObserver } from "../observability/indexDbMetrics";
 import {
   type ActivityRow,
   type AtBlock,
+  type BasisFound,
   type BlockChange,
   BlockTimeUnknownError,
   BOARD_WINDOWS,
@@ -40,6 +41,7 @@ import {
   type SealAsk,
   type VeLock,
 } from "./contract";
+import { CARRIED_COLUMNS } from "./indexSignal";
 import { type LockDb, type PreparedQuery, rowsOf, timedQuery } from "./statements";
 import { textRanking } from "./textRanking";
 
@@ -280,14 +282,18 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
    * index): a range scan of each table's block index, a few dozen blocks' rows, once per statement. The final SELECT
    * joins `seal s`.
    */
-  const sealed = (ev: SQL, t: Tables, p: Param) => {
+  /** The digest of our events in blocks (lo, hi]: both tables' block indexes ranged. */
+  const eventsDigest = (ev: SQL, t: Tables, lo: SQL, hi: SQL) => {
     const side = (table: SQL) =>
-      sql`SELECT e.id, e.block_number, e.log_index FROM ${table} e WHERE e.block_number > x.lo AND e.block_number <= a.at_block`;
+      sql`SELECT e.id, e.block_number, e.log_index FROM ${table} e WHERE e.block_number > ${lo} AND e.block_number <= ${hi}`;
+    return sql`(
+    SELECT md5(coalesce(string_agg(u.block_number::text || ' ' || u.id, ',' ORDER BY u.block_number, u.log_index), ''))
+      FROM (${side(ev)} UNION ALL ${side(t.protocol)}) u)`;
+  };
+  const sealed = (ev: SQL, t: Tables, p: Param) => {
     // MATERIALIZED: inlined, the digest's subquery ran once per row of the page (101 times for a 100-row page).
     return sql`seal AS MATERIALIZED (
-  SELECT x.lo AS seal_from, CASE WHEN x.lo IS NOT NULL THEN (
-    SELECT md5(coalesce(string_agg(u.block_number::text || ' ' || u.id, ',' ORDER BY u.block_number, u.log_index), ''))
-      FROM (${side(ev)} UNION ALL ${side(t.protocol)}) u) END AS seal_digest
+  SELECT x.lo AS seal_from, CASE WHEN x.lo IS NOT NULL THEN ${eventsDigest(ev, t, sql`x.lo`, sql`a.at_block`)} END AS seal_digest
     FROM head h CROSS JOIN at a CROSS JOIN LATERAL (
       SELECT CASE WHEN ${p("sw")}::text IS NULL OR NOT a.in_range THEN NULL::bigint
                   WHEN ${p("sf")}::bigint IS NOT NULL THEN ${p("sf")}::bigint
@@ -380,13 +386,18 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
     ),
     finalizedTime: rows[0]?.finalized_time == null ? null : big(rows[0].finalized_time),
   });
-  /** The ranking of `parts` (account, total, cnt, max rows): folded per account, value-0 rows left out. */
-  const ranked = (p: Param) => sql`ranked AS (
+  /**
+   * The ranking of `parts` (account, total, cnt, max rows): folded per account, value-0 rows left out; with the block's
+   * seal, read with them (contract.ts RankingSealing).
+   */
+  const ranked = (ev: SQL, t: Tables, p: Param) => sql`${sealed(ev, t, p)}, ranked AS (
   SELECT account, CASE ${p("fold")}::text WHEN 'max' THEN max(max) WHEN 'count' THEN sum(cnt) ELSE sum(total) END AS value
     FROM parts GROUP BY account
 )
-SELECT h.*, a.*, r.account, r.value FROM head h CROSS JOIN at a LEFT JOIN ranked r ON r.value > 0
+SELECT h.*, a.*, sl.*, r.account, r.value FROM head h CROSS JOIN at a CROSS JOIN seal sl LEFT JOIN ranked r ON r.value > 0
  ORDER BY r.value DESC, r.account COLLATE "C" ASC`;
+  /** What a ranking's statement asks of its seal: always (none is read at a final block: contract.ts Seal). */
+  const rankingSeal = sealValues({ from: null });
 
   /**
    * Both feeds' rows in one shape (lock_event: the lock's fields; protocol_event: the event's own). A lock's end is
@@ -577,7 +588,12 @@ SELECT h.*, a.*, s.*, p.* FROM head h CROSS JOIN at a CROSS JOIN seal s LEFT JOI
 
     async board(board, window, at) {
       const span = BOARD_WINDOWS[window];
-      const values: Values = { board, fold: BOARD_FOLD[board], w: span === null ? null : span.toString() };
+      const values: Values = {
+        board,
+        fold: BOARD_FOLD[board],
+        w: span === null ? null : span.toString(),
+        ...rankingSeal,
+      };
       if (span !== null) {
         // A window [s, t] (inclusive at its start, as the reference's board SQL: `evt_block_time >= now() − w`): its
         // whole hours [lo, hi) from board_hour (lo the first hour start ≥ s); the partial hours at its edges, [s, lo)
@@ -586,7 +602,7 @@ SELECT h.*, a.*, s.*, p.* FROM head h CROSS JOIN at a CROSS JOIN seal s LEFT JOI
           "board_window",
           at,
           values,
-          (_ev, p, _lock, t) => sql`w AS (
+          (ev, p, _lock, t) => sql`w AS (
   SELECT a.at_time - ${p("w")}::bigint AS s, div(a.at_time - ${p("w")}::bigint + ${H} - 1, ${H}) * ${H} AS lo,
          div(a.at_time, ${H}) * ${H} AS hi
     FROM at a
@@ -599,7 +615,7 @@ SELECT h.*, a.*, s.*, p.* FROM head h CROSS JOIN at a CROSS JOIN seal s LEFT JOI
   UNION ALL
   SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, w, at
    WHERE at.in_range AND e.board = ${p("board")}::text AND e.block_time >= w.hi AND e.block_number <= at.at_block
-), ${ranked(p)}`,
+), ${ranked(ev, t, p)}`,
           true,
         );
         return boardAnswer(rows);
@@ -610,7 +626,7 @@ SELECT h.*, a.*, s.*, p.* FROM head h CROSS JOIN at a CROSS JOIN seal s LEFT JOI
         "board_lifetime",
         at,
         values,
-        (_ev, p, _lock, t) => sql`hi AS (SELECT div(a.at_time, ${H}) * ${H} AS hi FROM at a
+        (ev, p, _lock, t) => sql`hi AS (SELECT div(a.at_time, ${H}) * ${H} AS hi FROM at a
 ), changed AS (
   SELECT x.account FROM ${t.total} x, at
    WHERE at.in_range AND x.board = ${p("board")}::text AND x.last_block > at.at_block
@@ -624,7 +640,7 @@ SELECT h.*, a.*, s.*, p.* FROM head h CROSS JOIN at a CROSS JOIN seal s LEFT JOI
   SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, hi, at
    WHERE e.board = ${p("board")}::text AND e.block_time >= hi.hi AND e.block_number <= at.at_block
      AND e.account IN (SELECT account FROM changed)
-), ${ranked(p)}`,
+), ${ranked(ev, t, p)}`,
         true,
       );
       return boardAnswer(rows);
@@ -638,6 +654,7 @@ SELECT h.*, a.*, s.*, p.* FROM head h CROSS JOIN at a CROSS JOIN seal s LEFT JOI
         w: span === null ? null : span.toString(),
         fb: from.block.toString(),
         ft: from.time.toString(),
+        ...rankingSeal,
       };
       // The accounts whose value can differ between the two blocks: an entry of a block between them, or (a window)
       // an entry whose time lies between the two windows' starts, [earlier start, later start) (a window includes
@@ -657,19 +674,19 @@ SELECT h.*, a.*, s.*, p.* FROM head h CROSS JOIN at a CROSS JOIN seal s LEFT JOI
       // Every changed account with its value at the block (0 when it has none): the same sums as board(), for them.
       // Their buckets are read per account (LATERAL … OFFSET 0 keeps the planner from hashing the window's buckets:
       // it guesses thousands of changed accounts where there are a few).
-      const valued = (p: Param) => sql`ranked AS (
+      const valued = (ev: SQL, t: Tables, p: Param) => sql`${sealed(ev, t, p)}, ranked AS (
   SELECT account, CASE ${p("fold")}::text WHEN 'max' THEN max(max) WHEN 'count' THEN sum(cnt) ELSE sum(total) END AS value
     FROM parts GROUP BY account
 )
-SELECT h.*, a.*, c.account, coalesce(r.value, 0) AS value
-  FROM head h CROSS JOIN at a LEFT JOIN (changed c LEFT JOIN ranked r ON r.account = c.account) ON true`;
+SELECT h.*, a.*, sl.*, c.account, coalesce(r.value, 0) AS value
+  FROM head h CROSS JOIN at a CROSS JOIN seal sl LEFT JOIN (changed c LEFT JOIN ranked r ON r.account = c.account) ON true`;
       const rows =
         span !== null
           ? await run(
               "board_window_delta",
               at,
               values,
-              (_ev, p, _lock, t) => sql`w AS (
+              (ev, p, _lock, t) => sql`w AS (
   SELECT a.at_time - ${p("w")}::bigint AS s, div(a.at_time - ${p("w")}::bigint + ${H} - 1, ${H}) * ${H} AS lo,
          div(a.at_time, ${H}) * ${H} AS hi
     FROM at a
@@ -685,14 +702,14 @@ SELECT h.*, a.*, c.account, coalesce(r.value, 0) AS value
   SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, w, at
    WHERE e.board = ${p("board")}::text AND e.block_time >= w.hi AND e.block_number <= at.at_block
      AND e.account IN (SELECT account FROM changed)
-), ${valued(p)}`,
+), ${valued(ev, t, p)}`,
               false,
             )
           : await run(
               "board_lifetime_delta",
               at,
               values,
-              (_ev, p, _lock, t) => sql`hi AS (SELECT div(a.at_time, ${H}) * ${H} AS hi FROM at a
+              (ev, p, _lock, t) => sql`hi AS (SELECT div(a.at_time, ${H}) * ${H} AS hi FROM at a
 ), ${changed(t, p)}, mine AS (
   SELECT x.* FROM changed c CROSS JOIN LATERAL (
     SELECT t.account, t.total, t.count, t.max, t.last_block FROM ${t.total} t
@@ -709,7 +726,7 @@ SELECT h.*, a.*, c.account, coalesce(r.value, 0) AS value
   SELECT e.account, e.value, 1, e.value FROM ${t.entry} e, hi, at
    WHERE e.board = ${p("board")}::text AND e.block_time >= hi.hi AND e.block_number <= at.at_block
      AND e.account IN (SELECT account FROM later)
-), ${valued(p)}`,
+), ${valued(ev, t, p)}`,
               false,
             );
       return boardAnswer(rows);
@@ -793,15 +810,15 @@ SELECT h.*, a.*, i.* FROM head h CROSS JOIN at a LEFT JOIN item i ON true`;
       const rows = await run(
         "holders",
         at,
-        {},
-        (ev, p, lock) => sql`${liveLocks(ev, lock, p)}, board AS (
+        rankingSeal,
+        (ev, p, lock, t) => sql`${liveLocks(ev, lock, p)}, ${sealed(ev, t, p)}, board AS (
   SELECT owner, sum(ve) AS holder_ve, sum(lock_amount) AS locked, count(*) AS locks
     FROM ve GROUP BY owner HAVING sum(ve) > 0
 )
-SELECT h.*, a.*, (
+SELECT h.*, a.*, sl.*, (
   SELECT string_agg(owner || ' ' || holder_ve || ' ' || locked || ' ' || locks, ' '
                     ORDER BY holder_ve DESC, owner COLLATE "C" ASC) FROM board
-) AS ranked FROM head h CROSS JOIN at a`,
+) AS ranked FROM head h CROSS JOIN at a CROSS JOIN seal sl`,
         true,
       );
       return answer(rows, (rs) => textRanking(rs[0]?.ranked));
@@ -829,10 +846,10 @@ SELECT h.*, a.*, l.token_id, l.owner, l.lock_amount, l.lock_end, l.auto_max
       const rows = await run(
         "ve_lock_delta",
         at,
-        { fb: from.block.toString() },
+        { fb: from.block.toString(), ...rankingSeal },
         // The events' own locks and the locks merged away by them, from one scan of the blocks' events (a second scan
         // by from_token_id was a third of the statement at Base scale).
-        (ev, p) => sql`changed AS (
+        (ev, p, _lock, t) => sql`${sealed(ev, t, p)}, changed AS (
   SELECT DISTINCT t.token_id FROM ${ev} e CROSS JOIN at
    CROSS JOIN LATERAL (VALUES (e.token_id), (e.from_token_id)) t(token_id)
    WHERE at.in_range AND e.block_number > least(${p("fb")}::bigint, at.at_block)
@@ -846,8 +863,8 @@ SELECT h.*, a.*, l.token_id, l.owner, l.lock_amount, l.lock_end, l.auto_max
        WHERE e.token_id = c.token_id AND e.block_number <= at.at_block
        ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1) s ON true
 )
-SELECT h.*, a.*, s.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max, s.live
-  FROM head h CROSS JOIN at a LEFT JOIN state s ON true ORDER BY s.token_id`,
+SELECT h.*, a.*, sl.*, s.token_id, s.owner, s.lock_amount, s.lock_end, s.auto_max, s.live
+  FROM head h CROSS JOIN at a CROSS JOIN seal sl LEFT JOIN state s ON true ORDER BY s.token_id`,
         false,
       );
       return {
@@ -1011,17 +1028,30 @@ SELECT h.*, a.*, f.block_number AS final_block, f.tx_hash AS final_tx FROM head 
       });
     },
 
-    async seal(at, ask, signal) {
+    async seal(at, ask, signal, basis) {
       const rows = await run(
         "seal",
         at,
-        sealValues(ask),
-        (ev, p, _lock, t) => sql`${sealed(ev, t, p)}
-SELECT h.*, a.*, s.* FROM head h CROSS JOIN at a CROSS JOIN seal s`,
+        { ...sealValues(ask), pb: text(basis) },
+        // With a basis block (a ranking carried from its statement: cursorSeal.ts), in the same snapshot: the digest of
+        // the seal's range up to it, and the lock events after it as a notification carries them (indexSignal.ts).
+        (ev, p, _lock, t) => sql`${sealed(ev, t, p)}, basis AS (
+  SELECT CASE WHEN s.seal_from IS NOT NULL THEN ${eventsDigest(ev, t, sql`s.seal_from`, sql`${p("pb")}::bigint`)} END AS basis_digest,
+         (SELECT string_agg(r.line, ';' ORDER BY r.block_number, r.log_index) FROM (
+            SELECT ${sql.raw(CARRIED_COLUMNS)} AS line, e.block_number, e.log_index FROM ${ev} e
+             WHERE e.block_number > ${p("pb")}::bigint AND e.block_number <= a.at_block) r) AS basis_lines
+    FROM seal s CROSS JOIN at a WHERE ${p("pb")}::bigint IS NOT NULL AND a.in_range
+)
+SELECT h.*, a.*, s.*, b.* FROM head h CROSS JOIN at a CROSS JOIN seal s LEFT JOIN basis b ON true`,
         false,
         signal,
       );
-      return answer(rows, () => null);
+      return answer(rows, (rs): BasisFound | null => {
+        const r = rs[0];
+        if (basis === undefined || r === undefined) return null;
+        const digest = r.basis_digest == null ? null : cutDigest(r.basis_digest);
+        return { digest, lines: r.basis_lines == null ? "" : String(r.basis_lines) };
+      });
     },
   };
 }
@@ -1036,6 +1066,8 @@ export const SEAL_STEP = 64n;
 /** A statement's seal columns: null when none was read (a final block); the digest cut to 96 bits. */
 function sealOf(row: Row): Seal | null {
   if (row.seal_digest == null) return null;
-  const digest = Buffer.from(String(row.seal_digest), "hex").subarray(0, 12).toString("base64url");
-  return { from: big(row.seal_from), digest };
+  return { from: big(row.seal_from), digest: cutDigest(row.seal_digest) };
 }
+
+/** An md5 digest (hex) as a seal carries it: 96 bits of base64url. */
+const cutDigest = (md5: unknown): string => Buffer.from(String(md5), "hex").subarray(0, 12).toString("base64url");

@@ -112,8 +112,38 @@ export type VeLock = { tokenId: bigint; owner: Address; amount: bigint; lockEnd:
 /** A lock that changed between two blocks: its state at the block read, null when it is not live there. */
 export type LockChange = { tokenId: bigint; lock: VeLock | null };
 
-/** Live locks, or lock changes, at a block, with the finalized block's time (Ponder's finalized checkpoint). */
-export type VeLocksAnswer<T> = AtBlock<T[]> & { finalizedTime: bigint | null };
+/**
+ * Live locks, or lock changes, at a block, with the finalized block's time (Ponder's finalized checkpoint). `basis`:
+ * changes made without a statement of their block, from an earlier block's (api/read/quietBlocks.ts); what its
+ * rankings' cursors are sealed with then (RankingSealing).
+ */
+export type VeLocksAnswer<T> = AtBlock<T[]> & { finalizedTime: bigint | null; basis?: SealBasis };
+
+/**
+ * Where a ranking's rows came from, for its pages' cursor seals (api/read/cursorSeal.ts). `seal`: the seal read by the
+ * statement that read its rows (same snapshot: it describes those rows), null at a final block or from an index that
+ * reads none. `basis`: rows carried from an earlier block's statement (a quiet block's ve changes), checked by a seal
+ * read of their own.
+ */
+export type RankingSealing = { seal: Seal | null } | { basis: SealBasis };
+
+/** What a ranking made of `answer`'s rows is sealed with (a statement's seal, or its carried rows' basis). */
+export function sealingOf(answer: { seal?: Seal | null; basis?: SealBasis }): RankingSealing {
+  return answer.basis !== undefined ? { basis: answer.basis } : { seal: answer.seal ?? null };
+}
+
+/**
+ * A ranking's rows carried from the statement of block `block` (its seal `seal`, read with those rows) and the lock
+ * events of the blocks after it up to the ranking's, as notifications carried them (`lines`, indexSignal.ts's format,
+ * ";"-joined; "" when none: a quiet block).
+ */
+export type SealBasis = { block: bigint; seal: Seal | null; lines: string };
+
+/**
+ * What a seal statement asked with a basis block found in its snapshot: the digest of its range up to that block (null
+ * without a range), and the lock events after that block up to the block read, in the carried format.
+ */
+export type BasisFound = { digest: string | null; lines: string };
 
 export type LockStats = {
   totalLocked: bigint;
@@ -154,7 +184,10 @@ export interface LockIndex {
     page: { limit: number; after: EventKey | null; seal?: SealAsk },
     signal?: CancelSignal,
   ): Promise<AtBlock<LockEventState[]>>;
-  /** Every holder with ve > 0 at the block: ve descending, then address ascending (byte order). */
+  /**
+   * Every holder with ve > 0 at the block: ve descending, then address ascending (byte order); with the block's seal
+   * read in the same statement (a ranking's rows: RankingSealing), as the boards' statements below.
+   */
   holders(at: ReadAt): Promise<AtBlock<VeRanking>>;
   stats(at: ReadAt): Promise<AtBlock<LockStats>>;
   /**
@@ -182,10 +215,11 @@ export interface LockIndex {
    */
   sourceHead?(): Promise<{ source: string; head: IndexHead } | null>;
   /**
-   * The block's seal alone (a board's page: its ranking is computed apart from any statement of the page). Optional:
-   * an index without it (a test's stand-in) hands out cursors without one.
+   * The block's seal alone (a later board page's judge: api/read/cursorSeal.ts). With `basis` (a block below the one
+   * read), also what its snapshot holds of a ranking's basis (SealBasis): the digest of the seal's range up to it, and
+   * the lock events after it. Optional: an index without it (a test's stand-in) hands out cursors without one.
    */
-  seal?(at: ReadAt, seal: SealAsk, signal?: CancelSignal): Promise<AtBlock<null>>;
+  seal?(at: ReadAt, seal: SealAsk, signal?: CancelSignal, basis?: bigint): Promise<AtBlock<BasisFound | null>>;
 }
 
 /** An event's block and transaction, as the index holds them (the node can be asked for its receipt). */
@@ -334,7 +368,10 @@ export type ActivityRow = {
  * window edges' board_entry rows: docs/design.md, "The official leaderboards").
  */
 export interface BoardIndex {
-  /** Every account with a value above 0 on `board` in `window` at the block: value descending, address ascending. */
+  /**
+   * Every account with a value above 0 on `board` in `window` at the block: value descending, address ascending. This
+   * and the changes below (boardDelta, veLockDelta) say the block's seal too, read with their rows (RankingSealing).
+   */
   board(board: DurationBoard, window: BoardWindow, at: ReadAt): Promise<BoardAnswer>;
   /**
    * What changed on `board` in `window` between block `from` (with its time) and the block read: every account whose

@@ -17,7 +17,15 @@ import type { Address } from "viem";
 import { BlockMemo, requireInRange, SharedBytes } from "./blockMemo";
 import { checksummedAddress } from "./checksum";
 import type { ComputeLane } from "./computeGate";
-import type { BoardAnswer, BoardValue, BoardWindow, DurationBoard } from "./contract";
+import {
+  type BoardAnswer,
+  type BoardValue,
+  type BoardWindow,
+  type DurationBoard,
+  type RankingSealing,
+  type Seal,
+  sealingOf,
+} from "./contract";
 import { BOARD_ROW_BYTES, DERIVE } from "./veBoard";
 
 /** Where an account (lower-case address) is in a ranking's rows: its index (rank − 1), undefined when not ranked. */
@@ -40,6 +48,8 @@ export type RankedBoard = {
   /** Lower-case address → index in rows (rank − 1). */
   readonly position: Position;
   checksummed(i: number): Address;
+  /** What its pages' cursors are sealed with: the seal read by the statement its rows came from (cursorSeal.ts). */
+  sealing: RankingSealing;
 };
 
 /** Board order: value descending, then address ascending (byte order of the lower-case hex). */
@@ -57,6 +67,8 @@ export function firstAfterValue(rows: readonly BoardValue[], key: { value: bigin
 }
 
 type At = { block: bigint; time: bigint };
+/** A ranking's block, with the seal its rows were read with (a statement's answer), if any. */
+type SealedAt = At & { seal?: Seal | null };
 /** Why a ranking is made: a reader asked for its block, or the anchor moves (in the background, no reader waits). */
 export type Purpose = "read" | "anchor";
 
@@ -106,7 +118,7 @@ export const DURATION_BOARDS_KEPT = { capacity: 4, eachBytes: 16 * 1024 * 1024, 
  * A ranking of rows in board order, computed whole: its position map built when first asked for (O(rows), once per
  * ranking), its addresses shown EIP-55.
  */
-export function rankedOf(at: At, rows: readonly BoardValue[]): AnchorBoard {
+export function rankedOf(at: SealedAt, rows: readonly BoardValue[]): AnchorBoard {
   let position: Map<string, number> | undefined;
   const map = () => {
     if (position === undefined) {
@@ -127,6 +139,7 @@ export function rankedOf(at: At, rows: readonly BoardValue[]): AnchorBoard {
     },
     position: { get: (address) => map().get(address) },
     checksummed: (i) => checksummedAddress((rows[i] as BoardValue).address.toLowerCase()),
+    sealing: sealingOf(at),
   };
 }
 
@@ -137,7 +150,7 @@ export function rankedOf(at: At, rows: readonly BoardValue[]): AnchorBoard {
  * a keyset page's start the anchor's binary search corrected by the changes before it, and an account's position its
  * value's page start: O(log rows + log changes) each, O(changes · log rows) to build, whatever the board's size.
  */
-export function derivedOf(at: At, anchor: AnchorBoard, changes: readonly BoardValue[]): RankedBoard {
+export function derivedOf(at: SealedAt, anchor: AnchorBoard, changes: readonly BoardValue[]): RankedBoard {
   const rows = anchor.array;
   const changed = new Map<string, bigint>();
   for (const c of changes) changed.set(c.address.toLowerCase(), c.value);
@@ -238,6 +251,8 @@ export function derivedOf(at: At, anchor: AnchorBoard, changes: readonly BoardVa
       },
     },
     checksummed: (i) => checksummedAddress((get(i) as BoardValue).address.toLowerCase()),
+    // The changes' statement read the block's seal with them; the anchor is final (no seal covers it).
+    sealing: sealingOf(at),
   };
 }
 

@@ -144,8 +144,11 @@ export const CARRIED_ROWS = 48;
 /** The most bytes the carried rows may take in a notification (see CARRIED_ROWS). */
 export const CARRIED_BYTES = 7_600;
 
-/** One carried lock event: the columns veLockDelta reads, in order, `,`-separated (atBlock.ts). */
-const CARRIED_COLUMNS = `concat(token_id, ',', coalesce(owner::text, ''), ',', lock_amount, ',', lock_end, ',',
+/**
+ * One carried lock event: the columns veLockDelta reads, in order, `,`-separated (atBlock.ts; its seal statement reads
+ * the same lines to check a ranking made from carried events: cursorSeal.ts).
+ */
+export const CARRIED_COLUMNS = `concat(token_id, ',', coalesce(owner::text, ''), ',', lock_amount, ',', lock_end, ',',
        CASE WHEN auto_max THEN 't' ELSE 'f' END, ',', CASE WHEN burned THEN 't' ELSE 'f' END, ',',
        coalesce(from_token_id::text, ''), ',', block_number, ',', log_index)`;
 

@@ -36,7 +36,7 @@
  * before. Counted `carried`, and checked by the statement after like a quiet block.
  */
 import type { Address } from "viem";
-import type { LockChange, VeLock, VeLocksAnswer } from "./contract";
+import type { LockChange, SealBasis, VeLock, VeLocksAnswer } from "./contract";
 import { sameChanges } from "./veBoard";
 import { inTokenOrder, madeInTokenOrder } from "./veRanking";
 
@@ -84,8 +84,11 @@ export type CarriedRow = {
   logIndex: bigint;
 };
 
-/** What a notification carried: the rewrites count at its commit, the checkpoint's block it replaced, the rows. */
-export type Carried = { rewrites: string; from: bigint; rows: CarriedRow[] };
+/**
+ * What a notification carried: the rewrites count at its commit, the checkpoint's block it replaced, the rows (and
+ * their text: a ranking made of them is sealed by it, api/read/cursorSeal.ts).
+ */
+export type Carried = { rewrites: string; from: bigint; rows: CarriedRow[]; body: string };
 
 const DIGITS = /^\d+$/;
 const OWNER = /^0x[0-9a-f]{40}$/;
@@ -118,7 +121,7 @@ export function parseCarried(text: string): Carried | undefined {
       logIndex: BigInt(log!),
     });
   }
-  return { rewrites, from: BigInt(from), rows };
+  return { rewrites, from: BigInt(from), rows, body };
 }
 
 /**
@@ -194,10 +197,15 @@ function tokenAt(list: readonly LockChange[], tokenId: bigint): number {
 
 /**
  * Head N's changes (`value`) as an answer of its own: N as notified (its rows readable); the finalized block (and the
- * build) the one P's statement read (it only moves the anchor and sets cache lifetimes: an older one is safe).
+ * build) the one P's statement read (it only moves the anchor and sets cache lifetimes: an older one is safe). No seal
+ * of N was read with them: their basis is the statement they come from (P's, or the one P's came from) and the lock
+ * events carried since (`lines`: none for a quiet block), which a seal read checks (api/read/cursorSeal.ts).
  */
-function atHead(p: VeLocksAnswer<LockChange>, at: At, value: LockChange[]): VeLocksAnswer<LockChange> {
+function atHead(p: VeLocksAnswer<LockChange>, at: At, value: LockChange[], lines = ""): VeLocksAnswer<LockChange> {
+  const from: SealBasis = p.basis ?? { block: p.block, seal: p.seal ?? null, lines: "" };
+  const basis = lines === "" ? from : { ...from, lines: from.lines === "" ? lines : `${from.lines};${lines}` };
   return {
+    basis,
     head: { ...p.head, block: at.block, time: at.time },
     block: at.block,
     time: at.time,
@@ -270,7 +278,7 @@ export class QuietBlocks {
     const n = this.#parse(atN);
     if (n === undefined || p === undefined || n.from !== last.block || n.rewrites !== p.rewrites) return undefined;
     const value = applyCarried(last.answer.value, n.rows, last.block, at.block);
-    return value === undefined ? undefined : atHead(last.answer, at, value);
+    return value === undefined ? undefined : atHead(last.answer, at, value, n.body);
   }
 
   #parse(text: string): Carried | undefined {

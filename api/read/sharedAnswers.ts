@@ -10,14 +10,15 @@ import type { TtlCache } from "../cache/ttlCache";
 import type { AppConfig } from "../config";
 import { v1DeadlineMs } from "../http/cancellation";
 import type { Logger } from "../observability/logger";
-import type { AtBlock, BoardAnswer, BoardValue, LockChange, LockStats, VeLock, VeLocksAnswer } from "./contract";
+import type { AtBlock, BoardAnswer, BoardValue, LockChange, LockStats, Seal, VeLock, VeLocksAnswer } from "./contract";
 
 /** How long a reader waits for another replica's computation before computing it itself: half the route's deadline. */
 export const sharedWaitMs = (rpcTimeoutMs: number) => Math.floor(v1DeadlineMs(rpcTimeoutMs) / 2);
 
 /** How long a block's answer stays in Redis: long enough for every replica and a slow reader's pages. */
 export const SHARED_TTL_MS = 120_000;
-const FORMAT = '{"v":1,';
+/** Version 2: a ranking's rows with the seal read in their statement (api/read/cursorSeal.ts); version 1 had none. */
+const FORMAT = '{"v":2,';
 /** The in-process mirror of the shared answers: at most 64 blocks' answers and 32 Mi code units (64 MB) of them. */
 export const MIRROR_MAX_ENTRIES = 64;
 export const MIRROR_MAX_CHARS = 32 * 1024 * 1024;
@@ -57,6 +58,15 @@ const headJson = (h: Head): HeadJson => ({
   finalized: String(h.finalized),
   ...(h.build === undefined ? {} : { build: h.build }),
 });
+/** A statement's seal as shared: [from, digest], null (none: a final block), or absent (none read). */
+type SealJson = [string, string] | null;
+const sealJson = (a: { seal?: Seal | null }): string =>
+  a.seal === undefined
+    ? ""
+    : `,"seal":${a.seal === null ? "null" : JSON.stringify([String(a.seal.from), a.seal.digest])}`;
+const sealOf = (s: SealJson | undefined): { seal?: Seal | null } =>
+  s === undefined ? {} : { seal: s === null ? null : { from: BigInt(s[0]), digest: s[1] } };
+
 const headOf = (h: HeadJson): Head => ({
   block: BigInt(h.block),
   time: BigInt(h.time),
@@ -67,7 +77,7 @@ const headOf = (h: HeadJson): Head => ({
 /** A duration board's ranking (or a board's changes between two blocks): [address, value] pairs. */
 export const boardCodec = {
   encode: (a: BoardAnswer): string =>
-    `${FORMAT}"head":${JSON.stringify(headJson(a.head))},"block":"${a.block}","time":"${a.time}","inRange":${a.inRange},"finalizedTime":${a.finalizedTime === null ? "null" : `"${a.finalizedTime}"`},"rows":${JSON.stringify(
+    `${FORMAT}"head":${JSON.stringify(headJson(a.head))},"block":"${a.block}","time":"${a.time}","inRange":${a.inRange},"finalizedTime":${a.finalizedTime === null ? "null" : `"${a.finalizedTime}"`}${sealJson(a)},"rows":${JSON.stringify(
       a.value.map((r) => [r.address, String(r.value)]),
     )}}`,
   decode: (text: string): BoardAnswer => {
@@ -77,6 +87,7 @@ export const boardCodec = {
       time: string;
       inRange: boolean;
       finalizedTime?: string | null;
+      seal?: SealJson;
       rows: [string, string][];
     };
     return {
@@ -85,6 +96,7 @@ export const boardCodec = {
       time: BigInt(o.time),
       inRange: o.inRange,
       finalizedTime: o.finalizedTime == null ? null : BigInt(o.finalizedTime),
+      ...sealOf(o.seal),
       value: o.rows.map(([address, value]) => ({ address: address as BoardValue["address"], value: BigInt(value) })),
     };
   },
@@ -105,7 +117,7 @@ const lockOf = ([tokenId, owner, amount, lockEnd, autoMax]: LockJson): VeLock =>
 function veCodec<T, J>(row: (v: T) => J, of: (j: J) => T) {
   return {
     encode: (a: VeLocksAnswer<T>): string =>
-      `${FORMAT}"head":${JSON.stringify(headJson(a.head))},"block":"${a.block}","time":"${a.time}","inRange":${a.inRange},"finalizedTime":${a.finalizedTime === null ? "null" : `"${a.finalizedTime}"`},"rows":${JSON.stringify(
+      `${FORMAT}"head":${JSON.stringify(headJson(a.head))},"block":"${a.block}","time":"${a.time}","inRange":${a.inRange},"finalizedTime":${a.finalizedTime === null ? "null" : `"${a.finalizedTime}"`}${sealJson(a)},"rows":${JSON.stringify(
         a.value.map(row),
       )}}`,
     decode: (text: string): VeLocksAnswer<T> => {
@@ -115,6 +127,7 @@ function veCodec<T, J>(row: (v: T) => J, of: (j: J) => T) {
         time: string;
         inRange: boolean;
         finalizedTime: string | null;
+        seal?: SealJson;
         rows: J[];
       };
       return {
@@ -123,6 +136,7 @@ function veCodec<T, J>(row: (v: T) => J, of: (j: J) => T) {
         time: BigInt(o.time),
         inRange: o.inRange,
         finalizedTime: o.finalizedTime === null ? null : BigInt(o.finalizedTime),
+        ...sealOf(o.seal),
         value: o.rows.map(of),
       };
     },

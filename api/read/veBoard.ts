@@ -10,7 +10,19 @@ import type { Address } from "viem";
 import { BlockMemo, type BlockMemoOptions, requireInRange } from "./blockMemo";
 import { checksummedAddress } from "./checksum";
 import type { ComputeLane } from "./computeGate";
-import type { AtBlock, HolderVe, IndexHead, LockChange, LockStats, VeLock, VeLocksAnswer } from "./contract";
+import {
+  type AtBlock,
+  type HolderVe,
+  type IndexHead,
+  type LockChange,
+  type LockStats,
+  type RankingSealing,
+  type Seal,
+  type SealBasis,
+  sealingOf,
+  type VeLock,
+  type VeLocksAnswer,
+} from "./contract";
 import {
   differingLocks,
   dropPatchAids,
@@ -41,6 +53,11 @@ export type VeBoard = {
   checksummed(i: number): Address;
   /** Its heap where its ranking says (VeRanking.bytes); else estimated by its rows (BOARD_ROW_BYTES). */
   bytes: number | undefined;
+  /**
+   * What its pages' cursors are sealed with (api/read/cursorSeal.ts): the seal read with the rows it was ranked from,
+   * or their basis. Undefined only on a board made ahead until its block takes it.
+   */
+  sealing: RankingSealing | undefined;
   /**
    * A board of the same block whose first `rows` rows are this one's, row for row, with as many rows in all: the
    * board made ahead that this one was patched from (its block's own lock events moved no owner among those rows).
@@ -143,16 +160,17 @@ export function rankingOf(array: readonly HolderVe[]): VeRanking {
 
 /** A board of ranked rows, with where an address is in them and its rows' checksummed addresses. */
 function boardOf(
-  at: { block: bigint; time: bigint; head: IndexHead },
+  at: { block: bigint; time: bigint; head: IndexHead; seal?: Seal | null; basis?: SealBasis },
   ranking: VeRanking,
   stats: (() => LockStats) | null = null,
 ): VeBoard {
+  const sealing = sealingOf(at);
   const rows: VeRows = { length: ranking.length, get: ranking.get, after: ranking.after };
   const position = { get: ranking.indexOf };
   // The process's memo of EIP-55 addresses: the top rows are the same accounts block after block.
   const checksummed = (i: number) => checksummedAddress((rows.get(i) as HolderVe).address);
   const bytes = ranking.bytes;
-  return { block: at.block, time: at.time, head: at.head, rows, position, checksummed, stats, bytes };
+  return { block: at.block, time: at.time, head: at.head, rows, position, checksummed, stats, bytes, sealing };
 }
 
 /** A later turn of the event loop (after its I/O): between the slices of a paced build. */
@@ -314,6 +332,8 @@ export class VeBoards extends BlockMemo<VeBoard> {
       const { made } = ahead;
       if (made.board.block !== delta.block) return boardOf(delta, made.ranking, () => made.stats);
       made.board.head = delta.head;
+      // Its rows are this block's changes' ranking: sealed by them (read with them, or their basis).
+      made.board.sealing = sealingOf(delta);
       return made.board;
     }
     // A past block's order stays its own: the head's next ranking starts from the head's. A block made ahead whose
@@ -378,6 +398,8 @@ export class VeBoards extends BlockMemo<VeBoard> {
       for (let i = 0; i < Math.min(ranking.length, AHEAD_ROWS); i++) ranking.get(i);
       const stats = statsAt(next.time, anchor, head.value, ranking.length, { forPatch: true });
       const board = boardOf({ ...next, head: head.head }, ranking, () => stats);
+      // Not sealed until its block's changes are read and found the same (#rank).
+      board.sealing = undefined;
       this.#ahead = { anchor, time: next.time, changes: head.value, ranking, stats, board };
       this.onMadeAhead?.(board);
     }, delayMs).unref();

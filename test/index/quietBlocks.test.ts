@@ -70,7 +70,12 @@ describe("QuietBlocks", () => {
     // 11 told the count 10 was read with: taken, with 11's block, time and head, the statement run after.
     tell(11n, "5.3");
     const taken = await delta(11n);
-    expect(taken).toEqual({ ...answerAt(11n, changes), head: { block: 11n, time: 22n, finalized: 1n } });
+    // Sealed by its basis: 10's statement (no seal: a stand-in's), no lock event carried since (cursorSeal.ts).
+    expect(taken).toEqual({
+      ...answerAt(11n, changes),
+      head: { block: 11n, time: 22n, finalized: 1n },
+      basis: { block: 10n, seal: null, lines: "" },
+    });
     await new Promise((r) => setTimeout(r, CONFIRM_AFTER_MS / 2));
     expect(reads).toBe(2); // not yet
     await settle();
@@ -251,8 +256,9 @@ describe("carried lock events", () => {
         row(7n, { autoMax: true }),
         row(8n, { owner: "", amount: 0n, lockEnd: 90n, burned: true, fromTokenId: 7n, logIndex: 1n }),
       ],
+      body: `7,${owner},10,100,t,f,,11,0;8,,0,90,f,t,7,11,1`,
     });
-    expect(parseCarried("5.2:10:")).toEqual({ rewrites: "5.2", from: 10n, rows: [] });
+    expect(parseCarried("5.2:10:")).toEqual({ rewrites: "5.2", from: 10n, rows: [], body: "" });
     for (const bad of [
       "5:10:",
       "5.2:x:",

@@ -39,6 +39,8 @@ export type ToldApps = {
   deltaStatements(): number;
   /** The index's own changed-locks statement, uncounted (the plain app's lock index). */
   statementAt: LockIndex["veLockDelta"];
+  /** A statement of the test's own on the index's database (its tables are in schema `synthetic`). */
+  query(text: string, params?: unknown[]): Promise<unknown>;
   /** The head moved to `block` without a notification (a trigger gone, a lost NOTIFY). */
   silently(block: bigint): Promise<unknown>;
   close(): Promise<void>;
@@ -107,6 +109,7 @@ export async function toldApps(seed: number, watch?: (index: LockIndex) => void)
       );
       return `${rewrites}:${from}:${lines.join(";")}`;
     },
+    query,
     silently: (block) =>
       query(`UPDATE ${SCHEMA}._ponder_checkpoint SET latest_checkpoint = $1`, [
         checkpointOf(8453, block, index.blockTimes.get(block)!),
