@@ -405,7 +405,9 @@ describe("answers", () => {
     const last = await board({ l: n - 1, a: first.pageInfo.endCursor });
     expect([last.items, last.pageInfo]).toEqual([whole.items.slice(n - 1), { hasNextPage: false, endCursor: null }]);
     const restFirst = await restOf(`/leaderboards/ve?limit=${n - 1}`);
-    const restLast = await restOf(`/leaderboards/ve?limit=${n - 1}&cursor=${encodeURIComponent(restFirst.nextCursor!)}`);
+    const restLast = await restOf(
+      `/leaderboards/ve?limit=${n - 1}&cursor=${encodeURIComponent(restFirst.nextCursor!)}`,
+    );
     expect(restLast.nextCursor).toBeNull();
   });
 

@@ -136,18 +136,12 @@ describe("StreamHub: reorgs told by the index signal", () => {
     // as a catch-up replays them.
     const told = await resume(app, b);
     const replayed = blocks.filter((x) => x > kept && x <= c).map(String);
-    expect(told.map((e) => [e.event, e.id])).toEqual([
-      ["reorg", String(kept)],
-      ...replayed.map((x) => ["stats", x]),
-    ]);
+    expect(told.map((e) => [e.event, e.id])).toEqual([["reorg", String(kept)], ...replayed.map((x) => ["stats", x])]);
     expect(JSON.parse(told[0]!.data)).toEqual({ orphaned: { from: String(from), to: String(b) }, head: String(c) });
     // A client whose last block is above the finalized one but below the first replaced: told in doubt, from its own
     // block, and replayed from the finalized one as well.
     const doubt = await resume(app, a);
-    expect(doubt.map((e) => [e.event, e.id])).toEqual([
-      ["reorg", String(kept)],
-      ...replayed.map((x) => ["stats", x]),
-    ]);
+    expect(doubt.map((e) => [e.event, e.id])).toEqual([["reorg", String(kept)], ...replayed.map((x) => ["stats", x])]);
     expect(JSON.parse(doubt[0]!.data)).toEqual({ orphaned: { from: String(a), to: String(a) }, head: String(c) });
     // At or below the finalized block the revert named: nothing it was sent may differ; its blocks replay, no reorg.
     const plain = await resume(app, kept);
