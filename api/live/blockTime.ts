@@ -9,6 +9,7 @@ import type { IndexRuntime } from "../read/runtime";
 export async function timeOfBlock(rt: IndexRuntime, block: bigint): Promise<bigint> {
   const cached = rt.clock.cached(block);
   if (cached !== null) return cached;
+  const generation = rt.clock.generation;
   const { head, eventTime } = await rt.index.probe(block);
-  return rt.clock.known(block, head, eventTime) ?? (await rt.clock.fromNode(block, head, rt.rpc));
+  return rt.clock.known(block, head, eventTime, generation) ?? (await rt.clock.fromNode(block, head, rt.rpc));
 }

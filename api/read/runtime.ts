@@ -485,7 +485,8 @@ export function createIndexRuntime({
       ahead.madeAhead(rt.stats, { head, block, time, inRange: true, value: board.stats() });
     };
   }
-  forgetOnReorg(signal, [rt.stats, rt.boards, rt.durationBoards], rt.reorgs, replaced);
+  // The clock too: the heads' times it keeps are by block number (api/read/blockClock.ts).
+  forgetOnReorg(signal, [base.clock, rt.stats, rt.boards, rt.durationBoards], rt.reorgs, replaced);
   // Another build's rows under the same block numbers: nothing kept (or derived from what was kept) is its answer.
   base.clock.onBuildChanged = forgetKept;
   function forgetKept() {
@@ -499,11 +500,13 @@ export function createIndexRuntime({
 
 /**
  * A reorg is told with a head (`reverted`: Ponder's revert heard over NOTIFY, api/read/indexSignal.ts), or shows as
- * the head going back (the watermark; a lost notification). The memos key by block number, so every answer kept
- * above the finalized block the revert names is forgotten: a block between it and the first orphaned one held no row
- * of ours on the old branch, but its answer may differ on the new one. A head going back forgets from itself. Heard
- * from a signal that costs no statement of its own (NOTIFY, the watermark); a PolledSignal runs only while someone
- * waits, and is not kept running for this.
+ * the head going back (the watermark; a lost notification). The memos and the block clock's heads key by block number,
+ * so every answer (and head time) kept above the finalized block the revert names is forgotten, also when the new head
+ * is at or past the old one (a new branch as long or longer repeats the replaced numbers): a block between it and the
+ * first orphaned one held no row of ours on the old branch, but its answer may differ on the new one. A head going
+ * back forgets from itself. Heard from a signal that costs no statement of its own (NOTIFY, the watermark); a
+ * PolledSignal runs only while someone waits, and is not kept running for this (the clock then forgets its heads when
+ * a read finds the head gone back).
  */
 function forgetOnReorg(
   signal: IndexSignalSource,
@@ -695,6 +698,8 @@ export async function readAtBlock<T>(
 ): Promise<Read<T>> {
   // The request's deadline and its client's hang-up cancel the statement (api/http/cancellation.ts).
   const signal = requestDeadline(c);
+  // A reorg heard while this reads: the head it finds may be the replaced branch's (api/read/blockClock.ts).
+  const generation = rt.clock.generation;
   if (block !== null) await checkNamed(rt, block, param, signal);
   const target = atLeastTarget(c, block, param);
   const attempt = async () => {
@@ -715,7 +720,7 @@ export async function readAtBlock<T>(
     answer = await attempt();
     if (answer.head.block < target.block) throw behind(target, answer.head.block, target.waitMs, "index");
   }
-  rt.clock.sawHead(answer.head);
+  rt.clock.sawHead(answer.head, generation);
   if (!answer.inRange) checkRange(rt, answer.head, answer.block, param);
   return { ...answer, pinned: block !== null };
 }
@@ -739,6 +744,7 @@ export async function pinBlock(
   param: "block" | "cursor",
   signal: CancelSignal | undefined = requestDeadline(c),
 ): Promise<Pinned> {
+  const generation = rt.clock.generation;
   if (block !== null) await checkNamed(rt, block, param, signal);
   // A head pinned as notified is read by no statement of guarded's, and GraphQL's `_meta` answers with it alone.
   refuseReplacedBranch(rt);
@@ -769,10 +775,12 @@ export async function pinBlock(
     ({ head, eventTime } = await guarded(rt, () => rt.index.probe(block, signal)));
     if (head.block < target.block) throw behind(target, head.block, target.waitMs, "index");
   }
-  rt.clock.sawHead(head);
+  rt.clock.sawHead(head, generation);
   if (block === null) return { block: head.block, time: head.time, head, pinned: false };
   checkRange(rt, head, block, param);
-  const time = rt.clock.known(block, head, eventTime) ?? (await rt.clock.fromNode(block, head, deadlineRpc(c, rt.rpc)));
+  const time =
+    rt.clock.known(block, head, eventTime, generation) ??
+    (await rt.clock.fromNode(block, head, deadlineRpc(c, rt.rpc)));
   return { block, time, head, pinned: true };
 }
 

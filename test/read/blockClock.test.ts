@@ -83,3 +83,60 @@ describe("BlockClock.onBuildChanged: the index now holds another build's rows", 
     expect(clock.cached(11n)).toBe(102n);
   });
 });
+
+describe("BlockClock across a reorg that does not lower the head", () => {
+  const at = (block: bigint, time: bigint) => ({ block, time, finalized: 100n });
+
+  it("forgetFrom forgets the heads' times from the reorg's first block up, and keeps those below", () => {
+    const clock = new BlockClock();
+    for (const [block, time] of [
+      [187n, 550n],
+      [188n, 556n],
+      [189n, 558n],
+    ] as const) {
+      clock.sawHead(at(block, time));
+    }
+    expect(clock.forgetFrom(188n)).toBe(2);
+    expect(clock.cached(187n)).toBe(550n);
+    expect(clock.cached(188n)).toBeNull();
+    expect(clock.cached(189n)).toBeNull();
+    // The new branch's heads, at the same heights, are kept with their own times.
+    clock.sawHead(at(188n, 554n));
+    clock.sawHead(at(189n, 554n));
+    expect(clock.cached(188n)).toBe(554n);
+    expect(clock.known(188n, at(190n, 556n), null)).toBe(554n);
+  });
+
+  it("a head reported again with another time replaces the time kept (a reorg nothing told)", () => {
+    const clock = new BlockClock();
+    clock.sawHead(at(188n, 556n));
+    clock.sawHead(at(189n, 558n));
+    clock.sawHead(at(189n, 554n));
+    expect(clock.cached(189n)).toBe(554n);
+  });
+
+  it("a read begun before a reorg was heard keeps nothing of the head it found", () => {
+    const clock = new BlockClock();
+    clock.sawHead(at(188n, 554n));
+    const generation = clock.generation;
+    clock.forgetFrom(188n);
+    // The replaced branch's head, found by a statement sent before the reorg was heard.
+    clock.sawHead(at(189n, 558n), generation);
+    expect(clock.cached(189n)).toBeNull();
+    expect(clock.known(189n, at(189n, 558n), null, generation)).toBe(558n);
+    expect(clock.cached(189n)).toBeNull();
+    // One begun after it keeps its head.
+    clock.sawHead(at(189n, 554n), clock.generation);
+    expect(clock.cached(189n)).toBe(554n);
+  });
+
+  it("the index's head going back still forgets every head kept", () => {
+    const clock = new BlockClock();
+    clock.sawHead(at(150n, 500n));
+    clock.sawHead(at(189n, 558n));
+    const generation = clock.generation;
+    clock.sawHead(at(170n, 540n));
+    expect(clock.cached(150n)).toBeNull();
+    expect(clock.generation).not.toBe(generation);
+  });
+});
