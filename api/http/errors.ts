@@ -315,17 +315,28 @@ export class IndexBehindError extends ApiError {
 }
 
 /**
- * The index's whole-index computations (a block's ve ranking or stats not yet in memory) are all busy and this one
- * could not start within its wait (api/read/computeGate.ts): nothing was read; `Retry-After` says when to try again.
- * Answers at the index's head are never refused this way: they have a lane of their own.
+ * The index is loaded, not down: nothing was read; `Retry-After` says when to try again. Either its whole-index
+ * computations (a block's ve ranking or stats not yet in memory) are all busy and this one could not start within its
+ * wait (api/read/computeGate.ts; answers at the index's head are never refused this way: they have a lane of their
+ * own), or (`of: "connections"`) the pool of the per-request statements has more waiting than it serves in time
+ * (api/server/indexPool.ts).
  */
 export class IndexBusyError extends ApiError {
   override name = "IndexBusyError";
   constructor(
     readonly retryAfterSec: number,
     why: "queue full" | "wait expired",
+    of: "computations" | "connections" = "computations",
+    options?: { cause?: unknown },
   ) {
-    super("INDEX_UNAVAILABLE", "The lock index is busy computing other blocks; retry later.", { reason: "busy", why });
+    super(
+      "INDEX_UNAVAILABLE",
+      of === "connections"
+        ? "The lock index is busy answering other requests; retry later."
+        : "The lock index is busy computing other blocks; retry later.",
+      { reason: "busy", why },
+      options,
+    );
   }
 
   override toEnvelope(): ErrorEnvelope {

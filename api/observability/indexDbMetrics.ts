@@ -1,3 +1,4 @@
+import { Counter } from "./counter";
 import { renderFamily } from "./exposition";
 import { Histogram } from "./histogram";
 
@@ -61,6 +62,16 @@ export class IndexDbMetrics {
     QUERY_BUCKETS,
   );
 
+  readonly refused = new Counter(
+    "api_index_db_refused_total",
+    "Statements the index's per-request pool refused before they had a connection (503 INDEX_UNAVAILABLE busy), by " +
+      "why: queue full (more waiting than the pool serves within its wait: refused at once), wait expired.",
+    ["why"],
+  );
+
+  /** Pass as the index database's onRefused (api/server/indexPool.ts). */
+  readonly onRefused = (why: "queue full" | "wait expired"): void => this.refused.inc({ why });
+
   /** Pass as the lock store's onQuery (api/read/store.ts). */
   readonly onQuery: IndexQueryObserver = (statement, seconds, ok) =>
     this.queryDuration.observe({ statement, outcome: ok ? "ok" : "error" }, seconds);
@@ -88,6 +99,7 @@ export class IndexDbMetrics {
       ),
       gauge("api_index_db_pool_max_connections", "The pool's configured maximum of connections.", pool?.max),
       this.queryDuration.render(),
+      this.refused.render(),
     ].join("\n");
   }
 }

@@ -295,6 +295,22 @@ export class BlockTimeUnknownError extends Error {
   }
 }
 
+/**
+ * The statement never had a connection: the index's pool had more statements waiting than it serves within the
+ * checkout's wait (`queue full`, refused at once), or it waited that long (`wait expired`). The database was not
+ * asked anything; a retry after `retryAfterSec` finds the queue drained (api/server/indexPool.ts).
+ */
+export class IndexPoolBusyError extends Error {
+  override name = "IndexPoolBusyError";
+  constructor(
+    readonly why: "queue full" | "wait expired",
+    readonly retryAfterSec: number,
+    cause?: unknown,
+  ) {
+    super(`the index's connections are all taken (${why})`, cause === undefined ? undefined : { cause });
+  }
+}
+
 /** The query was cancelled by its signal; nothing of its result is known. */
 export class QueryCancelledError extends Error {
   override name = "QueryCancelledError";

@@ -16,7 +16,13 @@ import type { TtlCache } from "../cache/ttlCache";
 import type { CancelSignal, RpcClient } from "../chain/rpc";
 import type { AppConfig } from "../config";
 import { deadlineRpc, requestDeadline } from "../http/cancellation";
-import { ApiError, BadParamsError, IndexOfAnotherChainError, IndexUnavailableError } from "../http/errors";
+import {
+  ApiError,
+  BadParamsError,
+  IndexBusyError,
+  IndexOfAnotherChainError,
+  IndexUnavailableError,
+} from "../http/errors";
 import type { Logger } from "../observability/logger";
 import { causeOf, type ThrottledWarn, throttledWarnings } from "../observability/throttle";
 import { type AtLeastTarget, atLeastOf, behind, chainHeadOf, DEFAULT_STALE_SECONDS, waitForHead } from "./atLeast";
@@ -33,6 +39,7 @@ import {
   IndexChainMismatchError,
   type IndexHead,
   IndexNotStartedError,
+  IndexPoolBusyError,
   IndexRecoveringError,
   type LockIndex,
   type LockStats,
@@ -618,6 +625,12 @@ export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Prom
     // The views (or their schema) are not there yet: the database answers, the index is not created (/ready says
     // "index missing") — not the database failing, so not a failed read for /ready's streak, and not logged.
     if (MISSING_CODES.has(pgCodeOf(error) ?? "")) throw new IndexUnavailableError("not started", { cause: error });
+    if (error instanceof IndexPoolBusyError) {
+      // Load, not an outage: the statement found every connection taken for longer than it may wait, and the database
+      // was not asked (so no failed read for /ready's streak either). The statements holding the connections say how
+      // the database answers.
+      throw new IndexBusyError(error.retryAfterSec, error.why, "connections", { cause: error });
+    }
     if (error instanceof AboveIndexHeadError) {
       // Not the database failing: the index is behind the head this process was told (a redeploy's views switch).
       // This request is refused; the next ones probe the index's head until a notification comes again.

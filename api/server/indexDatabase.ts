@@ -18,6 +18,7 @@ import { IndexSignal, type IndexSignalEvent } from "../read/indexSignal";
 import { CONNECTION_CHECK_OPTION, cancellableQuery, timedQuery } from "../read/statements";
 import { createLockStore } from "../read/store";
 import { IndexWatermark } from "../read/watermark";
+import { IndexPool, type IndexPoolOptions } from "./indexPool";
 import { boundedReadiness } from "./readiness";
 
 export const INDEX_DB_TIMEOUTS = { connectMs: 500, statementMs: 2_000, queryMs: 2_500 } as const;
@@ -79,6 +80,8 @@ export function openIndexDatabase(options: {
   onQuery?: IndexQueryObserver;
   /** Called for each query a cancel stopped (api_aborted_work_total{kind="db"}). */
   onCancelled?: () => void;
+  /** Told each statement the per-request pool refused as load, before it had a connection (api/server/indexPool.ts). */
+  onRefused?: IndexPoolOptions["onRefused"];
   /** Where an outage of the database is told (throttled: api/observability/throttle.ts), with its cause. */
   warn?: ThrottledWarn;
   /**
@@ -92,7 +95,11 @@ export function openIndexDatabase(options: {
   onOtherChain?: (chainIds: string[]) => void;
 }): IndexDatabase {
   const max = options.poolSize ?? 10;
-  const pool = new pg.Pool(indexPoolConfig(options.url, "requests", max));
+  // Admitted: a statement whose turn would not come within the checkout's wait is refused at once, as load.
+  const pool = new IndexPool(indexPoolConfig(options.url, "requests", max), {
+    waitMs: INDEX_DB_TIMEOUTS.connectMs,
+    ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+  });
   const wholePool = new pg.Pool(indexPoolConfig(options.url, "wholeIndex"));
   // A dropped idle connection must not crash the process; the next query opens a new one.
   pool.on("error", (error) =>

@@ -72,6 +72,7 @@ const served = await serveProcess({
       schema,
       onQuery: metrics.indexDb.onQuery,
       onCancelled: () => metrics.abortedWork.inc({ kind: "db" }),
+      onRefused: metrics.indexDb.onRefused,
       warn,
       chainId: config.chainId,
       onOtherChain: (chainIds) =>
