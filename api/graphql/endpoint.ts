@@ -21,6 +21,7 @@ import { chargeRateLimit, type RateLimitOptions } from "../http/rateLimit";
 import { type Admission, admission } from "../read/admission";
 import { MAX_WAIT_MS } from "../read/atLeast";
 import type { IndexRuntime } from "../read/runtime";
+import { SingleFlight } from "../read/singleFlight";
 import { CompileQueueFull, compileGate } from "./compileGate";
 import { ByteBoundedCache, DOORKEEPER_ENTRIES, documentCost } from "./documentCache";
 import { graphqlError, timedOut } from "./errors";
@@ -94,7 +95,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
   const rows = o.rows ?? admission(GRAPHQL_LIMITS.rowsInFlight);
   const turns = o.turns ?? answerTurns();
   /** Executions running now, by the request's text (sharing them: see answerOf). */
-  const running = new Map<string, Promise<Encoded>>();
+  const running = new SingleFlight<Encoded>();
 
   const execute = async (c: Context, request: Request, source: string | null): Promise<Encoded> => {
     const scope = new RequestScope(o.runtime, c, rows, turns);
@@ -132,7 +133,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
    * An execution that met an error (a read failed, its own client hung up) is shared with no one.
    */
   const answerOf = async (c: Context, request: Request, key: string, source: string | null): Promise<Encoded> => {
-    const theirsRunning = running.get(key);
+    const theirsRunning = running.running(key);
     // Checked and claimed in one synchronous step: an `await` between (even of nothing) would let every identical
     // request started in the same tick find no execution running and start its own.
     if (theirsRunning) {
@@ -150,15 +151,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
       (c as AppContext).set("waitedForOthersMs", performance.now() - since);
     }
     o.deps.metrics.graphqlAnswers.inc({ made: "own" });
-    const mine = execute(c, request, source);
-    if (!running.has(key)) {
-      running.set(key, mine);
-      const done = () => {
-        if (running.get(key) === mine) running.delete(key);
-      };
-      mine.then(done, done);
-    }
-    return mine;
+    return running.start(key, () => execute(c, request, source));
   };
 
   const handler: Handler = async (c) => {

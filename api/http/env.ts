@@ -50,8 +50,11 @@ export type AppVariables = {
   cancelSignal: CancelSignal;
   /** Pushes the request's deadline out by `ms` (a `minBlock` wait: api/read/headWatch.ts); under deadline() only. */
   extendDeadline: (ms: number) => void;
-  /** The request's `minBlock` and `waitMs` (api/read/runtime.ts AtLeast), set by the feature that parsed them. */
-  atLeast: { minBlock: bigint; waitMs: number; spentMs?: number };
+  /**
+   * The request's `minBlock` and `waitMs` (api/read/runtime.ts AtLeast), set by the feature that parsed them. `shared`: the request as its waiters share their read after the wait (REST: api/read/atLeast.ts sharedRequestKey);
+   * absent, the read after the wait is the request's own (GraphQL shares whole executions instead).
+   */
+  atLeast: { minBlock: bigint; waitMs: number; spentMs?: number; shared?: string };
   /**
    * How long a GraphQL request waited for an identical request's execution that it could not share (an error, such as
    * its INDEX_BEHIND): spent from its own `waitMs` (api/graphql/endpoint.ts answerOf).

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { ownsEdgeHeaders } from "../http/edge";
 import type { AppEnv } from "../http/env";
-import { parseAtLeast } from "../read/atLeast";
+import { parseAtLeast, sharedRequestKey } from "../read/atLeast";
 import type { IndexRuntime } from "../read/runtime";
 import { registerAccountLocksRoute } from "./accountLocks";
 import { registerActivityRoutes } from "./activity";
@@ -25,7 +25,8 @@ export function indexRouter(runtime: IndexRuntime, pages: Pages, streams?: Strea
   const router = new Hono<AppEnv>();
   router.use(async (c, next) => {
     const atLeast = parseAtLeast(c.req.url);
-    if (atLeast) c.set("atLeast", atLeast);
+    // Its waiters released by the same head read once for all: the request they share is its path and parameters.
+    if (atLeast) c.set("atLeast", { ...atLeast, shared: sharedRequestKey(c.req.url) });
     await next();
   });
   registerLockRoute(router, runtime);

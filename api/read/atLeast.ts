@@ -67,6 +67,17 @@ export function parseAtLeast(url: string): AtLeast | undefined {
   return { minBlock: q.minBlock, waitMs: Number(q.waitMs) };
 }
 
+/**
+ * A REST request as the waiters released by the same head share its read (api/read/runtime.ts): its path and its
+ * parameters, sorted, without `waitMs` (which changes how long it waits, not what it reads).
+ */
+export function sharedRequestKey(url: string): string {
+  const parsed = new URL(url, "http://x");
+  parsed.searchParams.delete("waitMs");
+  parsed.searchParams.sort();
+  return `${parsed.pathname}?${parsed.searchParams}`;
+}
+
 /** The request's `minBlock`, if it set one. */
 export function atLeastOf(c: Context): AtLeast | undefined {
   return (c as AppContext).get("atLeast");

@@ -59,6 +59,7 @@ import { ReadHealth } from "./readHealth";
 import { ReorgLog } from "./reorgLog";
 import { ReplacedBlocks } from "./replacedBlocks";
 import { boardCodec, SHARED_TTL_MS, sharedLoad, statsCodec, veDeltaCodec, veLocksCodec } from "./sharedAnswers";
+import { SingleFlight } from "./singleFlight";
 import { VeBoards, type VeDerivation } from "./veBoard";
 import type { IndexWatermarkSource } from "./watermark";
 
@@ -126,6 +127,8 @@ export type IndexRuntime = {
   warn: ThrottledWarn;
   /** How far the index is, and the requests waiting for it to reach a block (`minBlock`: api/read/headWatch.ts). */
   heads: HeadWatch;
+  /** The reads after a `minBlock` wait in flight, shared by the waiters of one request and head (afterWait). */
+  afterWait: SingleFlight<unknown>;
   /** The chain's head (eth_blockNumber, shared for a second), or null when it cannot be read. */
   chainHead: () => Promise<bigint | null>;
   /** An answer whose indexed head is older than this (seconds) says `stale: true` (INDEX_STALE_SECONDS). */
@@ -265,6 +268,7 @@ export function createIndexRuntime({
     logger,
     warn: throttledWarnings(logger),
     heads,
+    afterWait: new SingleFlight<unknown>(),
     chainHead: chainHeadOf(rpc),
     staleSeconds: config.indexStaleSeconds ?? DEFAULT_STALE_SECONDS,
     health: new ReadHealth(),
@@ -715,7 +719,7 @@ export async function readAtBlock<T>(
   const generation = rt.clock.generation;
   if (block !== null) await checkNamed(rt, block, param, signal);
   const target = atLeastTarget(c, block, param);
-  const attempt = async () => {
+  const attempt = async (signal: CancelSignal | undefined) => {
     try {
       return await guarded(rt, () => read(block === null ? null : { block, time: rt.clock.cached(block) }, signal));
     } catch (error) {
@@ -724,14 +728,22 @@ export async function readAtBlock<T>(
       return await guarded(rt, () => read({ block: error.block, time }, signal));
     }
   };
-  let answer = await attempt();
-  rt.chain.sawThis();
-  rt.heads.saw(answer.head.block);
-  // Behind `minBlock`: wait for the index (news from one shared source), then read once more.
-  if (target !== null && answer.head.block < target.block) {
-    await waitForIndex(rt, c, target, answer.head.block);
-    answer = await attempt();
-    if (answer.head.block < target.block) throw behind(target, answer.head.block, target.waitMs, "index");
+  // Known to be below `minBlock`: no read before the wait (waitsFirst).
+  let answer = waitsFirst(rt, target) === null ? await attempt(signal) : null;
+  if (answer !== null) {
+    rt.chain.sawThis();
+    rt.heads.saw(answer.head.block);
+  }
+  // Behind `minBlock`: wait for the index (news from one shared source), then read once more — once for every waiter
+  // of the same request released by the same head (afterWait).
+  if (answer === null || (target !== null && answer.head.block < target.block)) {
+    const wanted = target as AtLeastTarget; // none is read first only with a target (waitsFirst)
+    await waitForIndex(rt, c, wanted, answer?.head.block ?? waitsFirst(rt, wanted) ?? -1n);
+    const shared = atLeastOf(c)?.shared;
+    answer = await afterWait(rt, c, shared === undefined ? null : `read ${shared} ${param} ${block}`, attempt, signal);
+    rt.chain.sawThis();
+    rt.heads.saw(answer.head.block);
+    if (answer.head.block < wanted.block) throw behind(wanted, answer.head.block, wanted.waitMs, "index");
   }
   rt.clock.sawHead(answer.head, generation);
   if (!answer.inRange) checkRange(rt, answer.head, answer.block, param);
@@ -780,14 +792,23 @@ export async function pinBlock(
     }
     rt.onHeadPinned("probed");
   }
-  let { head, eventTime } = await guarded(rt, () => rt.index.probe(block, signal));
-  rt.chain.sawThis();
-  rt.heads.saw(head.block);
-  if (target !== null && head.block < target.block) {
-    await waitForIndex(rt, c, target, head.block);
-    ({ head, eventTime } = await guarded(rt, () => rt.index.probe(block, signal)));
-    if (head.block < target.block) throw behind(target, head.block, target.waitMs, "index");
+  const probe = (signal: CancelSignal | undefined) => guarded(rt, () => rt.index.probe(block, signal));
+  // Known to be below `minBlock`: no probe before the wait (waitsFirst).
+  let probed = waitsFirst(rt, target) === null ? await probe(signal) : null;
+  if (probed !== null) {
+    rt.chain.sawThis();
+    rt.heads.saw(probed.head.block);
   }
+  if (probed === null || (target !== null && probed.head.block < target.block)) {
+    const wanted = target as AtLeastTarget; // none is probed first only with a target (waitsFirst)
+    await waitForIndex(rt, c, wanted, probed?.head.block ?? waitsFirst(rt, wanted) ?? -1n);
+    // The probe names no request: every waiter released by the same head shares it, whatever it asked.
+    probed = await afterWait(rt, c, `probe ${block}`, probe, signal);
+    rt.chain.sawThis();
+    rt.heads.saw(probed.head.block);
+    if (probed.head.block < wanted.block) throw behind(wanted, probed.head.block, wanted.waitMs, "index");
+  }
+  const { head, eventTime } = probed;
   rt.clock.sawHead(head, generation);
   if (block === null) return { block: head.block, time: head.time, head, pinned: false };
   checkRange(rt, head, block, param);
@@ -813,6 +834,45 @@ function atLeastTarget(c: Context, block: bigint | null, param: "block" | "curso
     );
   }
   return { ...want, block: block ?? want.minBlock, param: block === null ? "minBlock" : param };
+}
+
+/**
+ * The head the waiters' news says the index is at, when it is below the request's target: the request waits before it
+ * reads anything, counted among the waiters (at most 1000: past that 409 at once, no read made), and reads once the
+ * head reaches the target. Null — read first — without a target, without news yet, when the news is at or above the
+ * target, or while the index is of another chain (its read is what refuses). A head a moment old only delays the
+ * wait until the next news (the watermark's 250 ms, the index's NOTIFY).
+ */
+function waitsFirst(rt: IndexRuntime, target: AtLeastTarget | null): bigint | null {
+  if (target === null || rt.chain.other !== null) return null;
+  const known = rt.heads.latest;
+  if (known === null || known >= target.block) return null;
+  refuseReplacedBranch(rt);
+  return known;
+}
+
+/** Which read after the wait this is, of its request: identical requests read in the same order. */
+const readsAfterWait = new WeakMap<Context, number>();
+
+/**
+ * The read after a wait. The waiters a head releases go on in the same turn and would each read at once, through the
+ * pool's 10 connections; so those of the same `key` (the request, its route and parameters; a probe of a block) and
+ * the same head share one read, in flight until it settles, made without any one request's cancel signal (bounded by
+ * the statement's own timeouts) — each still answers with its own request id, headers and budget. Null `key`: the
+ * request's own read.
+ */
+function afterWait<T>(
+  rt: IndexRuntime,
+  c: Context,
+  key: string | null,
+  read: (signal: CancelSignal | undefined) => Promise<T>,
+  signal: CancelSignal | undefined,
+): Promise<T> {
+  if (key === null) return read(signal);
+  const nth = (readsAfterWait.get(c) ?? 0) + 1;
+  readsAfterWait.set(c, nth);
+  const flights = rt.afterWait as SingleFlight<T>;
+  return flights.share(`${key} #${nth} @${rt.heads.latest}`, () => read(undefined));
 }
 
 /** The index is below the request's target: wait for it (api/read/atLeast.ts waitForHead), then read again. */
