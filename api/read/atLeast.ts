@@ -111,6 +111,8 @@ export async function waitForHead(o: {
   of: "index" | "node";
 }): Promise<void> {
   const { watch, c, target } = o;
+  // Past the cap: 409 at once, before the chain's head is asked.
+  if (watch.refusesNew()) throw behind(target, watch.latest ?? o.head, 0, o.of);
   const chain = o.of === "node" ? o.head : await o.chainHead();
   if (chain !== null && target.block > chain + MIN_BLOCK_AHEAD) {
     throw new BadParamsError(

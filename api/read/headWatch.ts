@@ -73,6 +73,16 @@ export class HeadWatch {
     for (const w of this.#waiters) if (w.block <= head) w.done("reached");
   }
 
+  /**
+   * Whether a new waiter would be refused now, too many waiting already: then told as a "full" wait, so its caller
+   * answers at once — before it asks anything (the chain's head, the index) for a wait that will not be.
+   */
+  refusesNew(): boolean {
+    if (this.#waiters.size < this.#maxWaiters) return false;
+    this.#onWait?.("full");
+    return true;
+  }
+
   /** Resolves once the head is at `block` or above, or `ms` passed, or `signal` fired, or too many wait already. */
   async wait(block: bigint, ms: number, signal?: CancelSignal): Promise<WaitOutcome> {
     const outcome = await this.#wait(block, ms, signal);

@@ -7,6 +7,7 @@
  * - 400 waiters for the next block (`minBlock`, `waitMs`): all answered 200 at it, true of it, when it comes — the
  *   waiters of one request released by one head read once, and none reads before its wait (far fewer statements than
  *   waiters);
+ * - 1,000 waiting: the 1,001st is answered 409 INDEX_BEHIND at once; the 1,000 are answered when the block comes.
  */
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -189,5 +190,33 @@ describe("herds of index reads (the API process over ponder start on Postgres)",
     // Each waiter read before its wait and after it: 800 at least. Now one read per head, and the process's own
     // (the watermark's 4 a second, the branch check).
     expect(made).toBeLessThan(80);
+  }, 60_000);
+
+  it("1,000 waiting: the 1,001st is answered 409 at once, and the 1,000 when the block comes", async () => {
+    const head = await indexedHead();
+    const path = `${BASE}/stats?minBlock=${head + 1n}&waitMs=10000`;
+    const pending = Array.from({ length: 1000 }, (_, i) => getFrom(path, address(i)));
+    // Every one of them connected, and a moment more for the last to reach its wait.
+    const by = performance.now() + 8_000;
+    while ((await metricSum("api_http_open_connections")) < 1000 && performance.now() < by) await sleep(100);
+    await sleep(1_000);
+    const extra = await getFrom(path, address(1500));
+    console.log(`the 1,001st waiter: ${extra.status} in ${Math.round(extra.ms)} ms`);
+    expect(extra.status, JSON.stringify(extra.body)).toBe(409);
+    expect(extra.body).toMatchObject({ error: "INDEX_BEHIND", detail: { head: String(head), waitedMs: 0 } });
+    expect(extra.retryAfter).toBe("2");
+    expect(extra.ms).toBeLessThan(100);
+    expect(await mine()).toBe(head + 1n);
+    const answers = await Promise.all(pending);
+    const outcome = outcomes(answers);
+    console.log(`1,000 waiters on /stats for block ${head + 1n}: ${JSON.stringify(outcome)}`);
+    expect(outcome["503 unreachable"] ?? 0).toBe(0);
+    for (const a of answers.filter((x) => x.status !== 200)) {
+      expect(a.status, JSON.stringify(a.body)).toBe(503);
+      expectBusy(a);
+    }
+    for (const a of answers.filter((x) => x.status === 200)) {
+      expect(BigInt(a.body.blockNumber)).toBeGreaterThanOrEqual(head + 1n);
+    }
   }, 60_000);
 });
