@@ -839,12 +839,13 @@ function atLeastTarget(c: Context, block: bigint | null, param: "block" | "curso
 /**
  * The head the waiters' news says the index is at, when it is below the request's target: the request waits before it
  * reads anything, counted among the waiters (at most 1000: past that 409 at once, no read made), and reads once the
- * head reaches the target. Null — read first — without a target, without news yet, when the news is at or above the
- * target, or while the index is of another chain (its read is what refuses). A head a moment old only delays the
+ * head reaches the target. Null — read first — without a target or a wait left, without news yet, when the news is at
+ * or above the target, or while the index is of another chain (its read is what refuses). A head a moment old only delays the
  * wait until the next news (the watermark's 250 ms, the index's NOTIFY).
  */
 function waitsFirst(rt: IndexRuntime, target: AtLeastTarget | null): bigint | null {
-  if (target === null || rt.chain.other !== null) return null;
+  // A request that may not wait (waitMs 0, or spent) asks the index itself: news a moment old must not refuse it.
+  if (target === null || rt.chain.other !== null || target.waitMs - (target.spentMs ?? 0) <= 0) return null;
   const known = rt.heads.latest;
   if (known === null || known >= target.block) return null;
   refuseReplacedBranch(rt);
