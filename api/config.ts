@@ -348,7 +348,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         perIp: v.PENDING_RESPONSE_BYTES_PER_IP,
         total: v.PENDING_RESPONSE_BYTES_MAX,
       },
-      /** SEND_TIMEOUT_MS: a connection whose answer makes no progress (or that sends nothing) for this long closes. */
+      /** SEND_TIMEOUT_MS: a connection whose unsent answer makes no progress for this long closes (api/server/sendTimeout.ts). */
       sendTimeoutMs: v.SEND_TIMEOUT_MS,
       /**
        * CONNECTION_PRESSURE_PERCENT: once open connections pass this share of `max`, a new connection from an

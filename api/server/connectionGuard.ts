@@ -12,7 +12,7 @@
  *   cap is closed before its next request is computed. A client that reads stays under every cap: its
  *   answers leave as they are written. An answer still being written (an event stream, which never ends) is
  *   recounted every RECOUNT_MS while it is open, so its unsent bytes count and are shed like any other's.
- * A stalled reader is closed by the server's send timeout (api/server/server.ts), so the caps hold
+ * A stalled reader is closed by the server's send timeout (api/server/sendTimeout.ts), so the caps hold
  * memory only for as long as a reader makes progress.
  * Its registry of open connections is the one the drain reads (which answer each is writing, since when it is
  * idle), so a request pays for one connection lookup, not for a second bookkeeping of its own.

@@ -6,7 +6,8 @@
  *   429, api/server/refusal.ts), the bound on what unread answers may hold (api/server/connectionGuard.ts),
  *   and MCP requests started one per event-loop turn, in turns across clients, so they cannot crowd out cheap
  *   reads (api/server/turnstile.ts); a connection refused twice in a row (429, 503) has its next request held
- *   for the refusal's Retry-After (api/server/refusalHold.ts);
+ *   for the refusal's Retry-After (api/server/refusalHold.ts); an answer whose bytes the client does not take for
+ *   SEND_TIMEOUT_MS closes its connection (api/server/sendTimeout.ts);
  * - the error envelope even for requests Node or the adapter rejects before any route
  *   (api/server/protocolErrors.ts), with CORS and a request id, where HTTP still allows an answer;
  * - a graceful drain: stop accepting, let requests in flight finish within `drainMs`, then close.
@@ -26,6 +27,7 @@ import { limitConnections } from "./connectionLimit";
 import { totalConnectionCap } from "./descriptorLimit";
 import { answerProtocolErrors, refuseRequest, requestFault } from "./protocolErrors";
 import { holdRefused } from "./refusalHold";
+import { closeStalled } from "./sendTimeout";
 import { takeTurns } from "./turnstile";
 
 export const SERVER_LIMITS = {
@@ -144,7 +146,7 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
       const pressure = percent >= 100 ? undefined : Math.ceil((max * percent) / 100);
       limitConnections(server, { max, perIp, refusing, pressure, trusted, metrics, logger: options.logger });
       guard = guardConnections(server, { pendingBytes: limits.pendingBytes, trusted, metrics });
-      closeStalled(server, limits.sendTimeoutMs, metrics);
+      closeStalled(server, guard.connections, limits.sendTimeoutMs, metrics);
     }
     // The accept queue as deep as the kernel allows (net.core.somaxconn caps it): 400 addresses connecting at once
     // while the event loop is busy overflowed Node's default of 511, and a new client's SYN waited for its
@@ -153,21 +155,6 @@ export function startApiServer(app: ApiApp, options: ApiServerOptions): Promise<
       const { port } = server.address() as AddressInfo;
       resolve({ server, port, limits, guard, close: (drainMs) => drain(server, drainMs, guard?.connections) });
     });
-  });
-}
-
-/**
- * The send timeout (nginx's send_timeout): a socket whose answer makes no progress for `ms` — written, but
- * not taken by the client (Node re-arms the timer while the write queue moves) — is closed, so an unread
- * answer holds its bytes for a bounded time. An answer still being computed is left to its route's deadline
- * (the timer re-arms when it is written); an idle connection is closed as Node would, without being counted.
- */
-function closeStalled(server: Server, ms: number, metrics: ConnectionMetrics | undefined): void {
-  server.timeout = ms;
-  server.on("timeout", (socket: Socket) => {
-    if (socket.writableLength > 0) metrics?.shed.inc({ reason: "send_timeout" });
-    else if ((socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage) return;
-    socket.destroy();
   });
 }
 
