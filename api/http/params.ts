@@ -28,6 +28,10 @@ export const PARAM_PATTERNS = {
   kinds: "^[a-z-]{1,32}(,[a-z-]{1,32}){0,15}$",
   /** An event's permalink: `{txHash}-{logIndex}`. */
   eventId: "^0x[0-9a-fA-F]{64}-(0|[1-9][0-9]{0,9})$",
+  /** A webhook's id as registering it answers (`wh_` + base64url: api/webhooks/store.ts). */
+  webhookId: "^wh_[A-Za-z0-9_-]{1,64}$",
+  /** A webhook delivery's state (api/webhooks/store.ts DELIVERY_STATUSES). */
+  deliveryStatus: "^(pending|delivered|dead|cancelled)$",
 } as const;
 const HEX40 = new RegExp(PARAM_PATTERNS.address);
 const DECIMAL = new RegExp(PARAM_PATTERNS.uint256);
@@ -117,7 +121,7 @@ type Parsed<K extends ParamKind> = K extends "address"
   ? Address
   : K extends "uint256"
     ? bigint
-    : K extends "cursor" | "board" | "window" | "kinds" | "eventId"
+    : K extends "cursor" | "board" | "window" | "kinds" | "eventId" | "webhookId" | "deliveryStatus"
       ? string
       : boolean;
 export type ParsedParams<S extends ParamSpec> = {
@@ -130,15 +134,16 @@ export type ParsedParams<S extends ParamSpec> = {
 
 /** One parameter's value judged as its route judges it (a path parameter too: api/mcp/server.ts's tool calls). */
 export function parseParam(name: string, doc: ParamDoc, raw: string): Address | bigint | boolean | string {
-  if (doc.kind === "board" || doc.kind === "window" || doc.kind === "kinds" || doc.kind === "eventId") {
+  if (doc.kind === "address") return parseAddress(name, raw);
+  if (doc.kind === "bool") return parseBool(name, raw);
+  if (doc.kind === "cursor") return parseCursorText(name, raw);
+  if (doc.kind !== "uint256") {
+    // The kinds whose pattern is their whole rule.
     if (!new RegExp(PARAM_PATTERNS[doc.kind]).test(raw)) {
       throw new BadParamsError(`${name} must match ${PARAM_PATTERNS[doc.kind]}.`, { param: name });
     }
     return raw;
   }
-  if (doc.kind === "address") return parseAddress(name, raw);
-  if (doc.kind === "bool") return parseBool(name, raw);
-  if (doc.kind === "cursor") return parseCursorText(name, raw);
   return doc.min !== undefined || doc.max !== undefined
     ? parseUintInRange(name, raw, doc.min ?? 0n, doc.max ?? MAX_UINT256)
     : parseUint256(name, raw);

@@ -1,13 +1,12 @@
 import { buildInfo } from "../buildInfo";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
-import type { ParamDoc } from "../http/params";
 import { limitedPrefix } from "../http/rateLimit";
 import { STREAM_PARAMETERS, STREAM_PATH, streamRoute } from "../index/stream";
 import { loadManifest, type Manifest } from "../manifest";
 import { prepareExample } from "../mcp/v1/prepare/routeDefinitions";
 import { INDEX_BASE } from "../paths";
 import type { JsonSchema } from "../route/jsonSchema";
-import { kindRule, paramSchema } from "../route/jsonSchema";
+import { openApiParameter } from "../route/jsonSchema";
 import { INFRASTRUCTURE_ROUTES, OPERATIONS, openApiPath, type SupplyOperation, type V1Operation } from "../routes";
 import { SUPPLY_ERROR_STATUS } from "../supply/supplyError";
 import { WEBHOOK_DELIVERIES, WEBHOOK_OPERATIONS } from "../webhooks/openapi";
@@ -86,17 +85,6 @@ const supplyAge = (maxAgeSec: number) => ({
 /** The codes whose answers carry Retry-After (and `retryAfterSec`): their statuses' responses name the header. */
 const RETRY_CODES: readonly ErrorCode[] = ["RATE_LIMITED", "INDEX_BEHIND", "UPSTREAM_UNAVAILABLE", "INDEX_UNAVAILABLE"];
 
-function parameter(name: string, where: "path" | "query", doc: ParamDoc, example: string | undefined) {
-  return {
-    name,
-    in: where,
-    required: where === "path" || doc.required === true,
-    description: `${doc.description} ${kindRule(doc.kind)}`,
-    schema: paramSchema(doc),
-    ...(example === undefined ? {} : { example }),
-  };
-}
-
 function v1Operation(op: V1Operation, example: unknown): Operation {
   const r = op.route;
   const prefix = limitedPrefix(op.path);
@@ -148,8 +136,8 @@ function v1Operation(op: V1Operation, example: unknown): Operation {
     "x-mcp-tool": r.operationId,
     ...(prefix ? { "x-rate-limit-bucket": prefix } : {}),
     parameters: [
-      ...Object.entries(r.pathParams ?? {}).map(([n, d]) => parameter(n, "path", d, r.exampleRequest?.[n])),
-      ...Object.entries(r.query).map(([n, d]) => parameter(n, "query", d, r.exampleRequest?.[n])),
+      ...Object.entries(r.pathParams ?? {}).map(([n, d]) => openApiParameter(n, "path", d, r.exampleRequest?.[n])),
+      ...Object.entries(r.query).map(([n, d]) => openApiParameter(n, "query", d, r.exampleRequest?.[n])),
     ],
     responses,
   };

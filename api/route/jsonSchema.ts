@@ -63,6 +63,17 @@ const KIND_SCHEMA: Record<ParamKind, JsonSchema> = {
     pattern: PARAM_PATTERNS.kinds,
     description: "One kind or several, comma-separated.",
   },
+  webhookId: {
+    type: "string",
+    pattern: PARAM_PATTERNS.webhookId,
+    description: "A webhook's id (`wh_…`), as registering it answered.",
+  },
+  deliveryStatus: {
+    type: "string",
+    enum: ["pending", "delivered", "dead", "cancelled"],
+    pattern: PARAM_PATTERNS.deliveryStatus,
+    description: "pending, delivered, dead or cancelled.",
+  },
 };
 
 /**
@@ -92,6 +103,18 @@ export function paramSchema(doc: ParamDoc): JsonSchema {
 /** The one-line form rule of a parameter kind, appended to parameter descriptions. */
 export function kindRule(kind: ParamKind): string {
   return KIND_SCHEMA[kind].description as string;
+}
+
+/** A parameter as an OpenAPI Parameter Object: its description with its kind's rule, its schema, its example. */
+export function openApiParameter(name: string, where: "path" | "query", doc: ParamDoc, example?: string) {
+  return {
+    name,
+    in: where,
+    required: where === "path" || doc.required === true,
+    description: `${doc.description} ${kindRule(doc.kind)}`,
+    schema: paramSchema(doc),
+    ...(example === undefined ? {} : { example }),
+  };
 }
 
 // Small builders so route files state their response shapes in a few readable lines.

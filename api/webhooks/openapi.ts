@@ -3,6 +3,10 @@
  * what a receiver is POSTed, its Standard Webhooks headers, and what it must answer; and the operators' routes that
  * register them (WEBHOOK_OPERATIONS), described in docs/api.md#webhooks.
  */
+
+import { openApiParameter } from "../route/jsonSchema";
+import { DELIVERIES_QUERY } from "./routes";
+
 const HEADERS = {
   "webhook-id": {
     required: true,
@@ -190,7 +194,9 @@ const failures = (...statuses: number[]) =>
       String(s),
       {
         description: {
-          400: "BAD_PARAMS: a bad url, target, topic, body or query (`detail.param` names it).",
+          400:
+            "BAD_PARAMS: a bad url, target, topic or body, or a query parameter the route does not take, given twice " +
+            "or malformed (`detail.param` names it).",
           401: "UNAUTHORIZED: no or a wrong operator token (`WWW-Authenticate: Bearer`).",
           404: "NOT_FOUND: no such webhook.",
           413: "PAYLOAD_TOO_LARGE: a body over 16 KiB.",
@@ -278,7 +284,7 @@ export const WEBHOOK_OPERATIONS = {
           ok: true,
           webhooks: [{ ...EXAMPLE_SUBSCRIPTION, pending: 0, dead: 0, oldestPendingAt: null }],
         }),
-        ...failures(401, 429, 503),
+        ...failures(400, 401, 429, 503),
       },
     }),
   },
@@ -286,11 +292,8 @@ export const WEBHOOK_OPERATIONS = {
     get: operation({
       operationId: "listWebhookDeliveries",
       summary: "Deliveries, newest first: all, or by status (`dead` to see what needs a replay) and webhook.",
-      parameters: [
-        { name: "status", in: "query", schema: { enum: ["pending", "delivered", "dead", "cancelled"] } },
-        { name: "webhook", in: "query", schema: ID },
-        { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 1000, default: 100 } },
-      ],
+      // The query the route parses (api/webhooks/routes.ts), as every route's is documented.
+      parameters: Object.entries(DELIVERIES_QUERY).map(([name, doc]) => openApiParameter(name, "query", doc)),
       responses: {
         "200": json("The deliveries.", ok({ deliveries: { type: "array", items: DELIVERY } }, ["deliveries"]), {
           ok: true,
@@ -324,7 +327,7 @@ export const WEBHOOK_OPERATIONS = {
           ok: true,
           deleted: EXAMPLE_ID,
         }),
-        ...failures(401, 404, 429, 503),
+        ...failures(400, 401, 404, 429, 503),
       },
     }),
   },
@@ -343,7 +346,7 @@ export const WEBHOOK_OPERATIONS = {
             replayed: 3,
           },
         ),
-        ...failures(401, 404, 429, 503),
+        ...failures(400, 401, 404, 429, 503),
       },
     }),
   },

@@ -17,21 +17,31 @@ import {
   UnauthorizedError,
 } from "../http/errors";
 import { metricsAccess } from "../http/metricsAccess";
-import { screenParamName } from "../http/params";
+import { type ParamSpec, parseQuery } from "../http/params";
 import { routeAnswers } from "../live/routeAnswers";
 import type { IndexRuntime } from "../read/runtime";
 import type { Webhooks } from "./service";
 import { newSecret } from "./signature";
-import { DELIVERY_STATUSES, type DeliveryStatus } from "./store";
+import type { DeliveryStatus } from "./store";
 import { checkTarget, parseTargetUrl } from "./target";
 import { parseWebhookTopics } from "./topics";
 
 export const WEBHOOKS_PATH = "/webhooks";
 /** A registration's body: a URL and at most 32 topics fit in far less. */
 export const WEBHOOK_BODY_MAX_BYTES = 16 * 1024;
-const DELIVERIES_MAX = 500;
 const REGISTRATION_MEMBERS = ["url", "topics"];
-const DELIVERIES_PARAMS = ["status", "webhook", "limit"];
+
+/**
+ * Each route's query, judged by parseQuery as every route's (an unknown, repeated or malformed parameter is 400
+ * BAD_PARAMS naming it, never ignored) and stated by the OpenAPI document (api/webhooks/openapi.ts). Only the
+ * deliveries' list takes any: `?status=dead` on the list of webhooks is refused, not a filter silently not applied.
+ */
+export const DELIVERIES_QUERY = {
+  status: { kind: "deliveryStatus", description: "Only the deliveries in this state (`dead`: what needs a replay)." },
+  webhook: { kind: "webhookId", description: "Only this webhook's deliveries." },
+  limit: { kind: "uint256", min: 1n, max: 500n, default: "100", description: "At most this many, newest first." },
+} as const satisfies ParamSpec;
+export const NO_QUERY = {} as const satisfies ParamSpec;
 
 export type WebhookRouteOptions = { webhooks: Webhooks | null; operatorToken: string | null };
 
@@ -43,16 +53,17 @@ export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, op
   if (webhooks && rt.signal) {
     webhooks.attach(rt, routeAnswers(router, "webhook"));
   }
-  /** The operator's token checked, then the store (ready) or 503. */
-  const guard = async (c: Context<AppEnv>): Promise<Webhooks> => {
+  /** The operator's token checked (401), then the route's query (400), then the store (ready) or 503. */
+  const guard = async <S extends ParamSpec>(c: Context<AppEnv>, query: S) => {
     if (!access?.(c.req.header("authorization"))) throw new UnauthorizedError("webhooks", "OPERATOR_TOKEN");
+    const params = parseQuery(c.req.url, query);
     if (!webhooks) throw new IndexUnavailableError("unconfigured");
     await stored(() => webhooks.ready());
-    return webhooks;
+    return { hooks: webhooks, params };
   };
 
   router.post(WEBHOOKS_PATH, async (c) => {
-    const hooks = await guard(c);
+    const { hooks } = await guard(c, NO_QUERY);
     const body = await jsonBody(c);
     const url = parseTargetUrl(body.url);
     const { texts } = parseWebhookTopics(body.topics);
@@ -80,28 +91,16 @@ export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, op
   });
 
   router.get(WEBHOOKS_PATH, async (c) => {
-    const hooks = await guard(c);
+    const { hooks } = await guard(c, NO_QUERY);
     return c.json({ ok: true, webhooks: await stored(() => hooks.store.list()) }, 200, NO_STORE);
   });
 
   router.get(`${WEBHOOKS_PATH}/deliveries`, async (c) => {
-    const hooks = await guard(c);
-    const params = new URL(c.req.url).searchParams;
-    // As every other route: an unknown or repeated parameter is refused, not ignored.
-    const seen = new Set<string>();
-    for (const name of params.keys()) screenParamName(name, seen, DELIVERIES_PARAMS);
-    const status = params.get("status");
-    if (status !== null && !DELIVERY_STATUSES.includes(status as DeliveryStatus)) {
-      throw new BadParamsError(`status must be one of ${DELIVERY_STATUSES.join(", ")}.`, { param: "status" });
-    }
-    const limitText = params.get("limit") ?? "100";
-    if (!/^[1-9]\d{0,3}$/.test(limitText) || Number(limitText) > DELIVERIES_MAX) {
-      throw new BadParamsError(`limit must be an integer from 1 to ${DELIVERIES_MAX}.`, { param: "limit" });
-    }
-    const webhook = params.get("webhook") ?? undefined;
+    const { hooks, params } = await guard(c, DELIVERIES_QUERY);
+    const { status, webhook } = params;
     const deliveries = await stored(() =>
       hooks.store.deliveries({
-        limit: Number(limitText),
+        limit: Number(params.limit),
         ...(status ? { status: status as DeliveryStatus } : {}),
         ...(webhook ? { webhook } : {}),
       }),
@@ -110,14 +109,14 @@ export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, op
   });
 
   router.delete(`${WEBHOOKS_PATH}/:id`, async (c) => {
-    const hooks = await guard(c);
+    const { hooks } = await guard(c, NO_QUERY);
     const id = c.req.param("id");
     if (!(await stored(() => hooks.store.remove(id)))) throw new NotFoundError(`No webhook ${id}.`, { id });
     return c.json({ ok: true, deleted: id }, 200, NO_STORE);
   });
 
   router.post(`${WEBHOOKS_PATH}/:id/replay`, async (c) => {
-    const hooks = await guard(c);
+    const { hooks } = await guard(c, NO_QUERY);
     const id = c.req.param("id");
     if (!(await stored(() => hooks.store.exists(id)))) throw new NotFoundError(`No webhook ${id}.`, { id });
     const replayed = await stored(() => hooks.store.replay(id));
