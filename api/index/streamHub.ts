@@ -180,7 +180,7 @@ export class EventStream {
   /**
    * Resolves when the client has taken what was written down to the sink's high-water mark (true), or the stream has
    * closed (false). A catch-up writes through it, so a reader gets the whole replay at its own pace; a client that
-   * never reads stays behind this until the send timeout (SEND_TIMEOUT_MS, api/server/server.ts) closes its socket.
+   * never reads stays behind this until the send timeout (SEND_TIMEOUT_MS, api/server/sendTimeout.ts) closes its socket.
    */
   async ready(): Promise<boolean> {
     if (this.#closed) return false;
