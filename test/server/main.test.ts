@@ -128,7 +128,13 @@ describe("the API process's metrics of the index database", () => {
       [...text.matchAll(/api_index_db_query_duration_seconds_count\{statement="([^"]+)"/g)].map((m) => m[1]),
     );
     const named = ["lock_ids", "index_mark", "live_locks", "readiness", "index_probe", "index_lock", "index_locks_of"];
-    const alsoNamed = ["index_events_of_lock", "index_events_of_account", "index_holders", "index_stats", "index_source"];
+    const alsoNamed = [
+      "index_events_of_lock",
+      "index_events_of_account",
+      "index_holders",
+      "index_stats",
+      "index_source",
+    ];
     expect([...statements].filter((s) => ![...named, ...alsoNamed].includes(s!))).toEqual([]);
     // The second read of the user used the first's hint, while the watermark was fresh.
     const hints = (t: string, what: string) => sample(t, `api_cache_${what}_total{cache="state_hints"}`) ?? 0;
