@@ -63,7 +63,7 @@ export type IndexDatabase = {
   watermark: IndexWatermark;
   /** One signal per indexed block (LISTEN/NOTIFY, api/read/indexSignal.ts); null without a views schema to listen on. */
   signal: IndexSignal | null;
-  /** /ready: the database answers within READY_PROBE_MS and the index's tables exist in the schema. */
+  /** /ready: the database answers within READY_PROBE_MS (on its own connection) and the index's tables exist. */
   readiness(): Promise<ReadyState>;
   /** The whole-index pool's size: the index runtime keeps one of its slots for the head (api/read/computeGate.ts). */
   wholeIndexConnections: number;
@@ -106,6 +106,11 @@ export function openIndexDatabase(options: {
     options.warn?.("index-connection", "index database connection lost", { cause: causeOf(error) }),
   );
   wholePool.on("error", () => {});
+  // /ready's own connection: a flood that fills the request pool's queue is load, refused as `busy` (indexPool.ts),
+  // and must not turn the replica unready ("database unreachable") nor hold its probe behind the queue.
+  const probePool = new pg.Pool({ ...indexPoolConfig(options.url, "requests", 1), idleTimeoutMillis: 60_000 });
+  probePool.on("error", () => {});
+  const probeDb = drizzle(probePool);
   const db = drizzle(pool);
   // The per-request statement goes prepared straight to the pool (api/read/store.ts: CreateLockStoreOptions).
   const store = createLockStore({
@@ -166,7 +171,7 @@ export function openIndexDatabase(options: {
     wholeIndexConnections: WHOLE_INDEX_DB.connections,
     readiness: boundedReadiness(async () => {
       const res = await timedQuery(options.onQuery, "readiness", () =>
-        db.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present,
+        probeDb.execute(sql`SELECT to_regclass(${`"${options.schema}"."lock"`}) IS NOT NULL AS present,
           to_regclass(${`"${options.schema}"."_ponder_checkpoint"`}) IS NOT NULL AS checkpointed`),
       );
       const row = (res as unknown as { rows: { present: boolean; checkpointed: boolean }[] }).rows[0];
@@ -175,7 +180,9 @@ export function openIndexDatabase(options: {
       // Ponder's checkpoint names the chain it indexes (one row per chain): another chain's index is never served.
       // Checked until it is this deployment's, then no more: the probe must not queue behind a lock on the table.
       const chains = await timedQuery(options.onQuery, "readiness", () =>
-        db.execute(sql`SELECT chain_id::text AS chain_id FROM ${sql.identifier(options.schema)}."_ponder_checkpoint"`),
+        probeDb.execute(
+          sql`SELECT chain_id::text AS chain_id FROM ${sql.identifier(options.schema)}."_ponder_checkpoint"`,
+        ),
       );
       const ids = (chains as unknown as { rows: { chain_id: string }[] }).rows.map((r) => r.chain_id);
       if (ids.length > 0 && ids.every((id) => id === String(options.chainId))) {
@@ -189,7 +196,7 @@ export function openIndexDatabase(options: {
     pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }),
     close: async () => {
       await Promise.all([watermark.stop(), signal?.stop()]);
-      await Promise.all([pool.end(), wholePool.end()]);
+      await Promise.all([pool.end(), wholePool.end(), probePool.end()]);
     },
   };
 }
