@@ -108,8 +108,13 @@ export function openIndexDatabase(options: {
   wholePool.on("error", () => {});
   // /ready's own connection: a flood that fills the request pool's queue is load, refused as `busy` (indexPool.ts),
   // and must not turn the replica unready ("database unreachable") nor hold its probe behind the queue.
-  const probePool = new pg.Pool({ ...indexPoolConfig(options.url, "requests", 1), idleTimeoutMillis: 60_000 });
+  // Opened now and kept (no idle close): the first /ready does not pay a connection's set-up within its 500 ms.
+  const probePool = new pg.Pool({ ...indexPoolConfig(options.url, "requests", 1), idleTimeoutMillis: 0 });
   probePool.on("error", () => {});
+  probePool.connect().then(
+    (client) => client.release(),
+    () => {},
+  );
   const probeDb = drizzle(probePool);
   const db = drizzle(pool);
   // The per-request statement goes prepared straight to the pool (api/read/store.ts: CreateLockStoreOptions).

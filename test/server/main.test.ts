@@ -134,6 +134,7 @@ describe("the API process's metrics of the index database", () => {
       "index_holders",
       "index_stats",
       "index_source",
+      "index_final_event",
     ];
     expect([...statements].filter((s) => ![...named, ...alsoNamed].includes(s!))).toEqual([]);
     // The second read of the user used the first's hint, while the watermark was fresh.
