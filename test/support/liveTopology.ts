@@ -5,6 +5,7 @@
  * starts one more on the same index (another configuration: `env` added to the topology's). `stop` ends them all,
  * drops the database and stops the devnet.
  */
+import { afterAll, beforeAll } from "vitest";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 import type { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { send } from "./devnet";
@@ -70,3 +71,24 @@ export const lockViaFurnace = (chain: SeededChain, who: (typeof DEVNET_ACCOUNTS)
     functionName: "enterWithClaim",
     args: [amount * 10n ** 18n, 0n, 30n * 86_400n, false, 1n],
   });
+
+/**
+ * A test file's live topology with one API process (no Redis, errors logged, Ponder polling every 200 ms): started
+ * before its tests, stopped after them. The getter throws before it has started.
+ */
+export function liveTopologyPerFile(): () => LiveTopology {
+  let topology: LiveTopology | undefined;
+  beforeAll(async () => {
+    topology = await startLiveTopology({
+      apis: 1,
+      env: { REDIS_URL: "", LOG_LEVEL: "error", INDEXER_POLLING_MS: "200" },
+    });
+  }, 240_000);
+  afterAll(async () => {
+    await topology?.stop();
+  });
+  return () => {
+    if (!topology) throw new Error("the live topology has not started");
+    return topology;
+  };
+}

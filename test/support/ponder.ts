@@ -225,7 +225,9 @@ export async function createTestDatabase(baseUrl = process.env.DATABASE_URL): Pr
   }
   // A whole database per run: Ponder's ponder_sync cache is keyed by chain id, and every devnet is 31337 with the
   // same addresses, so a shared database would serve logs of an earlier chain.
-  const name = `ponder_test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
+  // TEST_DATABASE_PREFIX: a run's own prefix (a session sharing the server with others names its databases apart).
+  const prefix = process.env.TEST_DATABASE_PREFIX ?? "ponder_test_";
+  const name = `${prefix}${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
   try {
