@@ -5,7 +5,8 @@
  * changed writes one event whose data is the REST route's answer at that block — fetched once per topic and block
  * however many streams follow it, through the route itself (no second query path). A head told with a revert at or
  * below the last one (or, where no revert is heard, a head below the last one) is a reorg: every stream is told which
- * blocks were orphaned, then gets its topics' answers at the new head, whether below the last one or past it. When a
+ * blocks were orphaned by its own catch-up, which replays the new branch's blocks up to the new head as a resumed
+ * stream's (one still catching up first sends the blocks below them it had not reached). When a
  * stream follows a windowed duration board, the hub also asks which board entries left a window since the last
  * head's timestamp (it keeps that timestamp; else the block clock or the node gives it).
  */
@@ -15,7 +16,9 @@ import { topicAnswer } from "../live/topicAnswer";
 import type { Topic } from "../live/topics";
 import type { StreamMetrics } from "../observability/streamMetrics";
 import { causeOf } from "../observability/throttle";
-import type { BlockChange } from "../read/contract";
+import type { AtBlock, BlockChange } from "../read/contract";
+import type { Reverted } from "../read/indexSignal";
+import { type HeardReorg, replacedFrom } from "../read/reorgLog";
 import type { IndexRuntime } from "../read/runtime";
 import { reconnectDelays, STREAM_RETRY_MS } from "./reconnectSpread";
 
@@ -115,6 +118,11 @@ export class EventStream {
    * loop: the hub's heads pass it by until the loop has caught it up to the hub's last head.
    */
   catchingUp = true;
+  /**
+   * A reorg the stream has not been told yet: its catch-up tells it when it has sent the blocks below the lowest one
+   * the reorg may have replaced (at once when it is past them), then replays the new branch from there.
+   */
+  reorg: StreamReorg | null = null;
   onClose: () => void = () => {};
 
   constructor(
@@ -248,6 +256,10 @@ export class StreamHub {
    * A block's answer changes only if a reorg replaces the block, when this is replaced.
    */
   #answers: AnswerMemo;
+  /** The catch-ups' reads of which blocks changed, by range (#changesShared), the newest CHANGES_KEPT. */
+  #changesRead = new Map<string, Promise<AtBlock<BlockChange[]> | null>>();
+  /** Catch-ups that failed in this turn of the event loop, to be closed together (#loseSoon). */
+  readonly #losing: EventStream[] = [];
 
   constructor(
     readonly rt: IndexRuntime,
@@ -289,21 +301,23 @@ export class StreamHub {
     };
     stream.write(`retry: ${STREAM_RETRY_MS}\n\n`);
     this.#start();
-    this.#catchUp(stream, lastEventId).then(
-      () => {
-        stream.catchingUp = false;
-      },
-      (error: unknown) => {
-        // Closed, not made live: live from the hub's head on, it would pass over the blocks it was never sent (its
-        // ids could not show it). Its client resumes from the last id it was sent.
-        this.rt.warn("index stream", "index stream update failed", {
-          error: (error as Error).name,
-          cause: causeOf(error),
-        });
-        this.#lose([stream]);
-      },
-    );
+    this.#run(stream, this.#catchUp(stream, lastEventId));
     return stream;
+  }
+
+  /**
+   * A stream's catch-up, run outside the hub's turn. When it fails it is closed, not made live: live from the hub's
+   * head on, it would pass over the blocks it was never sent (its ids could not show it). Its client resumes from the
+   * last id it was sent.
+   */
+  #run(stream: EventStream, catchUp: Promise<void>): void {
+    catchUp.catch((error: unknown) => {
+      this.rt.warn("index stream", "index stream update failed", {
+        error: (error as Error).name,
+        cause: causeOf(error),
+      });
+      this.#lose([stream]);
+    });
   }
 
   #start(): void {
@@ -311,7 +325,7 @@ export class StreamHub {
     const signal = this.rt.signal;
     if (signal) {
       this.#unsubscribe = signal.subscribe((block, _time, reverted) =>
-        this.#enqueue(() => this.#advance(block, reverted?.from)),
+        this.#enqueue(() => this.#advance(block, reverted)),
       );
     }
     this.#heartbeat = setInterval(() => {
@@ -322,6 +336,7 @@ export class StreamHub {
 
   #idle(): void {
     this.#answers = new AnswerMemo(this.answerBytes);
+    this.#changesRead = new Map();
     this.#lastTime = null;
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
@@ -398,103 +413,165 @@ export class StreamHub {
   /**
    * The stream's first events, written at its client's pace (EventStream.ready) outside the hub's turn: its topics'
    * answers at the head, or the blocks it missed since `lastEventId`, then the heads that came meanwhile, until it is
-   * up to the hub's last head — then the hub's heads carry it (it is left out of them until then). A reorg the hub
-   * hears meanwhile takes it over (#advance: told as every stream is), and this stops. Its reads take turns with the
-   * heads' (#inTurn); a closed stream's stop at once.
+   * up to the hub's last head (#follow) — then the hub's heads carry it (it is left out of them until then). Its reads
+   * take turns with the heads' (#inTurn); a closed stream's stop at once.
    */
   async #catchUp(stream: EventStream, lastEventId: bigint | null): Promise<void> {
     const head = await this.#inTurn(() => this.#head());
-    if (!stream.catchingUp) return;
-    let upTo: bigint;
-    /** After a resumed reorg: the first replay ends with every topic's answer at its last block. */
-    let whole = false;
+    if (stream.closed) return;
     const replaced = lastEventId === null ? null : this.rt.reorgs.covering(lastEventId);
     if (replaced !== null && lastEventId !== null) {
       // A reorg this process heard may have orphaned the client's last block (whose number the new branch repeats):
       // told (from the first replaced block with rows of ours, or the client's own block when that is lower: in doubt
-      // it tells), with the id of the block before the lowest that may differ (what the client holds up to there is
-      // true, and a client reconnecting after this event resumes from there); then the new branch's blocks from that
-      // one are replayed as any catch-up's — rows the new branch holds below the first replaced block too — the last
-      // with every topic's answer (a topic the orphaned blocks changed and the new branch did not is told it again).
-      const orphanedFrom = replaced.from < lastEventId ? replaced.from : lastEventId;
-      const data = { orphaned: { from: orphanedFrom.toString(), to: lastEventId.toString() }, head: head.toString() };
-      upTo = replaced.lo - 1n < head ? replaced.lo - 1n : head;
-      if (!(await this.#sendPaced(stream, upTo, [], { event: "reorg", data: JSON.stringify(data) }))) return;
-      whole = true;
-    } else if (lastEventId === null || lastEventId > head) {
-      // A new client, or one that saw blocks this process has not (another replica ahead, or orphaned): the head.
-      if (!(await this.#sendPaced(stream, head, stream.topics))) return;
-      upTo = head;
-    } else {
-      upTo = lastEventId;
+      // it tells) as a reorg heard live is, and the new branch replayed from the lowest block that may differ.
+      const from = replaced.from < lastEventId ? replaced.from : lastEventId;
+      stream.reorg = withReorg(stream.reorg, { lo: replaced.lo, from, to: lastEventId, head });
+      return this.#follow(stream, lastEventId);
     }
+    if (lastEventId === null || lastEventId > head) {
+      // A new client, or one that saw blocks this process has not (another replica ahead, or orphaned): the head.
+      if ((await this.#sendPaced(stream, head, stream.topics)) === null) return;
+      return this.#follow(stream, head);
+    }
+    return this.#follow(stream, lastEventId);
+  }
+
+  /**
+   * Sends a catching-up stream, at its pace, the blocks after `upTo` (the last it was sent, or is true up to) until it
+   * is up to the hub's last head, then leaves it to the hub's heads. A reorg heard meanwhile (EventStream.reorg: the
+   * resumed one #catchUp found, or one #advance told it) is told once the stream has been sent the blocks below the
+   * lowest block it may have replaced — at once when it is past them, and no block read before it from there on is
+   * written after it —, with the id of the block before that one (or the head's, when lower: a client reconnecting
+   * after the event resumes from there), and the new branch's blocks are replayed from there as any catch-up's, the
+   * last with every topic's answer (a topic the orphaned blocks changed and the new branch did not is told again).
+   */
+  async #follow(stream: EventStream, upTo: bigint): Promise<void> {
+    /** After a reorg: the replay up to the head ends with every topic's answer. */
+    let whole = false;
+    const bound = BigInt(this.limits.replayBlocks);
     for (;;) {
       // Read and compared in one turn of the event loop: a head told after this reaches the stream through #advance.
       const last = this.#last;
-      if (!stream.catchingUp) return;
+      const reorg = stream.reorg;
+      if (stream.closed) return;
+      if (reorg !== null) {
+        const below = reorg.lo - 1n;
+        const more = last !== null && upTo < last && last - upTo <= bound;
+        // Told once the blocks below it are sent, or when they cannot be (the head below them; too far behind: the
+        // `reset` follows).
+        if (upTo >= below || !more) {
+          stream.reorg = null;
+          const at = min(min(below, upTo), last ?? upTo);
+          const data = {
+            orphaned: { from: reorg.from.toString(), to: reorg.to.toString() },
+            head: reorg.head.toString(),
+          };
+          if ((await this.#sendPaced(stream, at, [], { event: "reorg", data: JSON.stringify(data) })) === null) return;
+          upTo = at;
+          whole = true;
+          continue;
+        }
+      }
       if (last === null || upTo >= last) {
-        // A reorg's new head at or below the block before its first replaced one: the topics' answers there.
-        if (whole && !(await this.#sendPaced(stream, upTo, stream.topics))) return;
+        if (whole) {
+          // A reorg's new head at or below the block before its first replaced one: the topics' answers there.
+          const sent = await this.#sendPaced(stream, upTo, stream.topics);
+          if (sent === null) return;
+          whole = false;
+          continue;
+        }
         stream.catchingUp = false;
         return;
       }
-      if (last - upTo > BigInt(this.limits.replayBlocks)) {
+      if (last - upTo > bound) {
         stream.event(last, "reset", JSON.stringify({ reason: "too_far_behind", lastEventId: upTo.toString() }));
         upTo = last;
         whole = false;
         continue;
       }
+      // Up to the reorg not told yet: the blocks from its lowest are sent after it.
+      const to = reorg !== null && reorg.lo - 1n < last ? reorg.lo - 1n : last;
       const from = upTo + 1n;
-      const read = await this.#inTurn(async () =>
-        stream.catchingUp ? this.#changesOrNull([stream], from, last, null) : undefined,
-      );
-      if (!stream.catchingUp || read === undefined) return;
-      if (read === null) {
-        this.#lose([stream]);
-        return;
-      }
-      if (!(await this.#replayPaced(stream, read.value, whole ? last : null))) return;
-      upTo = last;
-      whole = false;
+      const read = await this.#inTurn(async () => (stream.closed ? undefined : this.#changesShared(stream, from, to)));
+      if (stream.closed || read === undefined) return;
+      if (read === null) return void this.#loseSoon(stream);
+      const reached = await this.#replayPaced(stream, read.value, to, whole && to === last);
+      if (reached === null) return;
+      if (reached === to && to === last) whole = false;
+      upTo = reached;
     }
   }
 
   /**
-   * `changes`' blocks (ascending) written to one catching-up stream at its pace, and every topic's answer at `whole`
-   * (the range's last block) when given; false once it stops catching up.
+   * Which blocks changed in from..to for one catch-up (#changesOrNull), shared by the catch-ups that ask for the same
+   * range until the next reorg: after a reorg every stream reads the new branch from the same block to the same head,
+   * in one statement rather than one a stream. A failed read is not kept.
    */
-  async #replayPaced(stream: EventStream, changes: BlockChange[], whole: bigint | null): Promise<boolean> {
+  #changesShared(stream: EventStream, from: bigint, to: bigint): Promise<AtBlock<BlockChange[]> | null> {
+    const key = `${from}:${to}:${this.#wantsExits([stream])}`;
+    const kept = this.#changesRead.get(key);
+    if (kept) return kept;
+    const read = this.#changesOrNull([stream], from, to, null);
+    const memo = this.#changesRead;
+    memo.set(key, read);
+    if (memo.size > CHANGES_KEPT) memo.delete(memo.keys().next().value!);
+    void read.then((r) => {
+      if (r === null && memo.get(key) === read) memo.delete(key);
+    });
+    return read;
+  }
+
+  /**
+   * `changes`' blocks (ascending, up to `to`) written to one catching-up stream at its pace, and every topic's answer
+   * at `to` when `whole`. The block it is true up to: `to`, or the block before the lowest one a reorg heard meanwhile
+   * may have replaced (what was read from there on is not written); null once the stream is closed.
+   */
+  async #replayPaced(stream: EventStream, changes: BlockChange[], to: bigint, whole: boolean): Promise<bigint | null> {
     const blocks = byBlock(changes);
-    if (whole !== null && !blocks.has(whole)) blocks.set(whole, []);
+    if (whole && !blocks.has(to)) blocks.set(to, []);
     for (const [block, list] of blocks) {
-      const topics = block === whole ? stream.topics : stream.topics.filter((t) => list.some((c) => t.concerns(c)));
-      if (!(await this.#sendPaced(stream, block, topics))) return false;
+      const topics =
+        whole && block === to ? stream.topics : stream.topics.filter((t) => list.some((c) => t.concerns(c)));
+      const sent = await this.#sendPaced(stream, block, topics);
+      if (sent === null) return null;
+      if (!sent) return stream.reorg!.lo - 1n;
     }
-    return true;
+    return to;
   }
 
   /**
    * The topics' answers at `block` (read in the hub's turn), each written once the client has taken the last, after
-   * `first` (a reorg told with them). When one cannot be read, none is written and the stream is closed (#lose).
+   * `first` (a reorg told with them). True when written; false, and nothing written, when a reorg heard since may have
+   * replaced the block (its catch-up tells it, and replays the new branch); null once the stream is closed — when one
+   * answer cannot be read, none is written and the stream is closed (#loseSoon).
    */
-  async #sendPaced(stream: EventStream, block: bigint, topics: readonly Topic[], first?: Told): Promise<boolean> {
-    if ((topics.length === 0 && first === undefined) || !stream.catchingUp) return stream.catchingUp;
-    // Read in turn, unless the client has hung up (or a reorg took the stream over) while it waited for it.
-    const texts = await this.#inTurn(async () =>
-      stream.catchingUp ? this.#answersAt(block, topics, this.#answers) : [],
-    );
-    if (!stream.catchingUp) return false;
-    if (texts === null) return this.#lose([stream]);
+  async #sendPaced(
+    stream: EventStream,
+    block: bigint,
+    topics: readonly Topic[],
+    first?: Told,
+  ): Promise<boolean | null> {
+    const replaced = () => first === undefined && stream.reorg !== null && block >= stream.reorg.lo;
+    if (stream.closed) return null;
+    if (replaced()) return false;
+    if (topics.length === 0 && first === undefined) return true;
+    // Read in turn, unless the client has hung up while it waited for it.
+    const texts = await this.#inTurn(async () => (stream.closed ? [] : this.#answersAt(block, topics, this.#answers)));
+    if (stream.closed) return null;
+    if (texts === null) return this.#loseSoon(stream);
+    // Read before a reorg heard since, or after it for a block of the branch it replaced: not written.
+    if (replaced()) return false;
     const events = first === undefined ? [] : [first];
     for (const [i, t] of topics.entries()) {
       const text = texts[i];
       if (text != null) events.push({ event: t.event, data: text });
     }
+    // A block once begun is written whole (a reorg heard meanwhile is told after it).
     for (const e of events) {
-      if (!(await stream.ready()) || !stream.catchingUp) return false;
+      if (!(await stream.ready())) return null;
       stream.event(block, e.event, e.data);
     }
-    return stream.catchingUp;
+    return stream.closed ? null : true;
   }
 
   /**
@@ -516,8 +593,21 @@ export class StreamHub {
     return false;
   }
 
-  /** A new head; `reverted`: the first block a reorg told with it orphaned. */
-  async #advance(block: bigint, reverted?: bigint): Promise<void> {
+  /**
+   * A catch-up that could not read (#lose), closed with the others that fail in the same turn of the event loop — after
+   * a reorg every stream catches up on the same reads, and one failure is theirs together. Still catching up until
+   * then, so no head writes to it.
+   */
+  #loseSoon(stream: EventStream): null {
+    if (this.#losing.push(stream) === 1) setImmediate(() => this.#lose(this.#losing.splice(0)));
+    return null;
+  }
+
+  /**
+   * A new head; `reverted`: the reorg told with it. A reorg is told to every stream by its own catch-up (#follow): a
+   * stream up to date is made to catch up from its last head, one catching up is told it when it reaches it.
+   */
+  async #advance(block: bigint, reverted?: Reverted): Promise<void> {
     if (this.#streams.size === 0) return;
     const last = this.#last;
     if (last === null) {
@@ -525,28 +615,30 @@ export class StreamHub {
       return;
     }
     // A revert above the last head orphaned nothing the streams were sent; without one, a head going back did.
-    const orphaned = reverted !== undefined ? (reverted <= last ? reverted : null) : block < last ? block : null;
+    const orphaned =
+      reverted !== undefined ? (reverted.from <= last ? reverted.from : null) : block < last ? block : null;
     if (block === last && orphaned === null) return;
-    // A reorg is told to every stream, a catching-up one too (its catch-up stops: it is live from this head on);
-    // a plain head only to the streams caught up (the others' catch-up reads up to it).
-    const streams = [...this.#streams].filter((s) => orphaned !== null || !s.catchingUp);
-    for (const s of streams) s.catchingUp = false;
-    const since = this.#lastTime;
-    if (orphaned !== null) this.#answers = new AnswerMemo(this.answerBytes);
-    const answers = this.#answers;
     if (orphaned !== null) {
-      const data = JSON.stringify({
-        orphaned: { from: orphaned.toString(), to: last.toString() },
-        head: block.toString(),
-      });
       this.#last = block;
       this.#lastTime = null;
-      // The reorg with the head's answers, or neither (#lose): its id is the head's.
-      const reorg = { event: "reorg", data };
-      const sent = await Promise.all(streams.map((s) => this.#send(s, block, s.topics, answers, reorg)));
-      this.#lose(streams.filter((_, i) => !sent[i]));
+      // What was kept of the replaced blocks is forgotten (every block above the finalized one may differ).
+      this.#answers = new AnswerMemo(this.answerBytes);
+      this.#changesRead = new Map();
+      const lo = min(replacedFrom(block, reverted), orphaned);
+      const heard = { lo, from: orphaned, to: last, head: block };
+      for (const s of this.#streams) {
+        s.reorg = withReorg(s.reorg, heard);
+        if (s.catchingUp) continue;
+        // Up to date with the last head: it catches up from there (outside this turn, at its client's pace).
+        s.catchingUp = true;
+        this.#run(s, this.#follow(s, last));
+      }
       return;
     }
+    // A plain head only to the streams caught up (the others' catch-up reads up to it).
+    const streams = [...this.#streams].filter((s) => !s.catchingUp);
+    const since = this.#lastTime;
+    const answers = this.#answers;
     this.#last = block;
     if (block - last > BigInt(this.limits.replayBlocks)) {
       this.#lastTime = null;
@@ -640,6 +732,26 @@ export class StreamHub {
 
 /** An event told before a block's answers, with them or not at all. */
 type Told = { event: string; data: string };
+
+/** A reorg heard (api/read/reorgLog.ts) as a stream is told it: with the head it was heard with. */
+type StreamReorg = HeardReorg & { head: bigint };
+
+/** The catch-ups' reads of which blocks changed kept for other catch-ups of the same range (#changesShared). */
+const CHANGES_KEPT = 8;
+
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
+
+/** A reorg heard added to the one a stream has not been told yet: told as one, to the newer head. */
+function withReorg(pending: StreamReorg | null, heard: StreamReorg): StreamReorg {
+  if (pending === null) return heard;
+  return {
+    lo: min(pending.lo, heard.lo),
+    from: min(pending.from, heard.from),
+    to: max(pending.to, heard.to),
+    head: heard.head,
+  };
+}
 
 /** Changes by block, ascending as given. */
 function byBlock(changes: BlockChange[]): Map<bigint, BlockChange[]> {

@@ -39,3 +39,11 @@ export class ReorgLog {
 }
 
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
+
+/**
+ * The lowest block a reorg told with head `block` may have replaced: the one after the finalized block its revert
+ * named, or, where only the head going back showed it (no revert heard), the new head.
+ */
+export function replacedFrom(block: bigint, reverted: { finalized: bigint } | undefined): bigint {
+  return reverted ? reverted.finalized + 1n : block;
+}

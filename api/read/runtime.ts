@@ -56,7 +56,7 @@ import { SourceWatch } from "./indexSource";
 import { NotifiedHead } from "./notifiedHead";
 import { QuietBlocks, type QuietOutcome } from "./quietBlocks";
 import { ReadHealth } from "./readHealth";
-import { ReorgLog } from "./reorgLog";
+import { ReorgLog, replacedFrom } from "./reorgLog";
 import { ReplacedBlocks } from "./replacedBlocks";
 import { boardCodec, SHARED_TTL_MS, sharedLoad, statsCodec, veDeltaCodec, veLocksCodec } from "./sharedAnswers";
 import { SingleFlight } from "./singleFlight";
@@ -528,7 +528,7 @@ function forgetOnReorg(
   if (signal instanceof PolledSignal) return;
   let last: bigint | null = null;
   signal.subscribe((block, _time, reverted) => {
-    const from = reverted ? reverted.finalized + 1n : last !== null && block < last ? block : null;
+    const from = reverted || (last !== null && block < last) ? replacedFrom(block, reverted) : null;
     // Before the memos forget: a read that refills one must not take the replaced branch's answer from Redis.
     if (from !== null) replaced.add(from, last !== null && last > block ? last : block);
     if (from !== null) for (const memo of memos) memo.forgetFrom(from);

@@ -1,9 +1,9 @@
 /**
  * The stream hub's reorgs as the index signal tells them (api/read/indexSignal.ts: Ponder's revert heard, told with
  * the next head), on the real app over a synthetic index (in-memory PGlite): a head past the stream's last one that
- * carries a revert is announced as a reorg from the revert's first orphaned block, then the topics' answers at that
- * head; the same head told again with a revert is one too; a head past the last without one replays the blocks
- * between. The signal is told by the test, as a NOTIFY would (test/read/indexSignal.test.ts hears Ponder's SQL).
+ * carries a revert is announced as a reorg from the revert's first orphaned block, then the blocks from the finalized
+ * one it named replayed up to that head; the same head told again with a revert is one too; a head past the last
+ * without one replays the blocks between. The signal is told by the test, as a NOTIFY would (test/read/indexSignal.test.ts hears Ponder's SQL).
  */
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
@@ -74,15 +74,15 @@ describe("StreamHub: reorgs told by the index signal", () => {
     const between = blocks.filter((b) => b > h0 && b <= h1).map(String);
     expect(s.events.slice(opened).map((e) => [e.event, e.id])).toEqual(between.map((b) => ["stats", b]));
     // A reorg from a block the stream was sent, whose new branch is committed at h2, past h1, in one step: one reorg
-    // event, then the answer at h2; nothing of the blocks between.
+    // event with the id of the finalized block the revert named, then the new branch's blocks from there to h2, each
+    // at its block, as a resumed stream's catch-up replays them (h2 with every topic's answer).
     const sent = s.events.length;
     const from = between.map(BigInt).at(-3)!;
-    await commit(h2, { from, finalized: from - 10n });
+    const finalized = from - 10n;
+    const replayed = blocks.filter((b) => b > finalized && b <= h2).map((b) => ["stats", String(b)]);
+    await commit(h2, { from, finalized });
     await s.until((e) => e.event === "stats" && e.id === String(h2));
-    expect(s.events.slice(sent).map((e) => [e.event, e.id])).toEqual([
-      ["reorg", String(h2)],
-      ["stats", String(h2)],
-    ]);
+    expect(s.events.slice(sent).map((e) => [e.event, e.id])).toEqual([["reorg", String(finalized)], ...replayed]);
     expect(JSON.parse(s.events[sent]!.data)).toEqual({
       orphaned: { from: String(from), to: String(h1) },
       head: String(h2),
@@ -90,19 +90,17 @@ describe("StreamHub: reorgs told by the index signal", () => {
     const rest = await (await app.request(`${BASE}/stats?block=${h2}`)).json();
     // The lag describes the moment of each answer (api/index/answer.ts): the event's and the REST answer's may be a
     // second apart; everything else is the block's.
-    const { indexLagSeconds: eventLag, ...event } = JSON.parse(s.events[sent + 1]!.data);
+    const { indexLagSeconds: eventLag, ...event } = JSON.parse(s.events.at(-1)!.data);
     const { indexLagSeconds: restLag, ...restBlock } = rest;
     expect(event).toEqual(restBlock);
     expect(restLag - eventLag).toBeGreaterThanOrEqual(0);
     expect(restLag - eventLag).toBeLessThanOrEqual(1);
     // The same head told again with a revert (the new branch committed at the old height): a reorg too.
-    await commit(h2, { from: orphan, finalized: from - 10n });
-    await s.until((e) => e.event === "stats" && s.events.indexOf(e) > sent + 1);
-    expect(s.events.slice(sent + 2).map((e) => [e.event, e.id])).toEqual([
-      ["reorg", String(h2)],
-      ["stats", String(h2)],
-    ]);
-    expect(JSON.parse(s.events[sent + 2]!.data).orphaned).toEqual({ from: String(orphan), to: String(h2) });
+    const again = s.events.length;
+    await commit(h2, { from: orphan, finalized });
+    await s.until((e) => e.event === "stats" && e.id === String(h2) && s.events.indexOf(e) > again);
+    expect(s.events.slice(again).map((e) => [e.event, e.id])).toEqual([["reorg", String(finalized)], ...replayed]);
+    expect(JSON.parse(s.events[again]!.data).orphaned).toEqual({ from: String(orphan), to: String(h2) });
     controller.abort();
   });
 
