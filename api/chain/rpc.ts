@@ -368,8 +368,18 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       // either says — taking one of them served the total supply as the circulating one.
       const byId = new Map<unknown, unknown>();
       const twice = new Set<unknown>();
+      const sent = new Set<unknown>(ids);
       for (const member of res) {
         const id = (member as JsonRpcResponse)?.id;
+        // A member under an id this batch did not send is another request's answer mixed into ours (a proxy or a
+        // desynchronised connection): the whole answer is suspect, so no member of it is taken, whatever it says.
+        if (!sent.has(id)) {
+          const error = new RpcError("invalid", "RPC batch: an answer under an id the batch did not send", {
+            method: "batch",
+          });
+          report(methods, "invalid");
+          throw error;
+        }
         if (byId.has(id)) twice.add(id);
         else byId.set(id, member);
       }

@@ -205,6 +205,12 @@ describe("RpcClient outcomes: a revert is not a node failure, an answer the call
         { jsonrpc: "2.0", id: m.id, result: "0x01" },
         { jsonrpc: "2.0", id: m.id, result: "0x02" },
       ];
+    // Its own answer, and one more under an id the client did not send (another request's, mixed in by a proxy).
+    if (kind === "extra")
+      return [
+        { jsonrpc: "2.0", id: m.id, result: "0x01" },
+        { jsonrpc: "2.0", id: m.id + 1000, result: "0x01" },
+      ];
     if (kind === "twice-same")
       return [
         { jsonrpc: "2.0", id: m.id, result: "0x01" },
@@ -309,6 +315,19 @@ describe("RpcClient outcomes: a revert is not a node failure, an answer the call
       ]);
     }
     expect(outcomes).toEqual(["ok", "invalid", "ok", "invalid"]);
+  });
+
+  it("a batch answer carrying a member under an id the batch did not send is no answer: invalid, for every member", async () => {
+    const { rpc, outcomes } = counted();
+    const error = (await rpc
+      .batch([call("ok"), call("extra")], { decode: [one, one] })
+      .catch((e: unknown) => e)) as RpcError;
+    expect([error instanceof RpcError, error.kind, error.message]).toEqual([
+      true,
+      "invalid",
+      "RPC batch: an answer under an id the batch did not send",
+    ]);
+    expect(outcomes).toEqual(["invalid", "invalid"]);
   });
 
   it("the prepare coalescer keeps each read's decoder: a malformed member fails only its own read", async () => {
