@@ -67,4 +67,6 @@ export type SupplyDeps = {
   rpcTimeoutMs?: number;
   /** How long a failed read is remembered before the figure is read again; default SUPPLY_FAILURE_BACKOFF_MS. */
   failureBackoffMs?: number;
+  /** How often the block of the figures served is checked against the chain; default SUPPLY_BRANCH_CHECK_MS. */
+  branchCheckMs?: number;
 };

@@ -15,7 +15,14 @@
  * In front of Redis sits an in-process mirror (MemoryTtlCache) that keeps a value only for the
  * Redis entry's remaining PTTL, so a hit costs no Redis round trip and still expires with the window; it is
  * bounded by entries and bytes and drops what expired, since a request may choose the key (any past block).
- * Concurrent misses inside one process are coalesced there before they reach Redis.
+ * Concurrent misses inside one process are coalesced there before they reach Redis. With `revalidateMs` the mirror
+ * keeps a value at most that long before it asks Redis again (one read per key per interval for the whole process,
+ * however many requests): replicas whose copies Redis no longer holds (a restart without persistence, an eviction, a
+ * failover) take the entry Redis holds now within that interval instead of each serving its own for the rest of the
+ * window. While Redis is unavailable the value is still served for its whole remaining lifetime (not read again).
+ *
+ * Every value is written with SET NX: two replicas that both loaded (a lock that lapsed under its holder) end up
+ * serving ONE value, the first written; the later one adopts it.
  *
  * Redis is not trusted to hold only our writes (a foreign writer, a restored dump, an operator's SET): a value whose
  * PTTL is longer than the window the caller asked for, or a failure longer than the caller's backoff, was not written
@@ -43,6 +50,7 @@ import { CacheStats } from "../observability/cacheStats";
 import { type Logger, silentLogger } from "../observability/logger";
 import { type ThrottledWarn, throttledWarnings } from "../observability/throttle";
 import { createRedisClient } from "../redis";
+import { BoundedMap } from "./boundedMap";
 import { type Admission, DEFAULT_COOL_DOWN_MS, RedisBreaker } from "./redisBreaker";
 import {
   type Backoff,
@@ -93,7 +101,12 @@ export type RedisTtlCacheOptions = {
    * A shared value this rejects is treated as absent (and replaced): Redis is not trusted to hold only our writes.
    * `pttlMs` is the entry's remaining lifetime in Redis (already no longer than the window asked for).
    */
-  accept?: (value: string, pttlMs: number) => boolean;
+  accept?: (value: string, pttlMs: number) => boolean | number;
+  /**
+   * At most how long the in-process mirror serves a value before asking Redis for it again (default: its whole PTTL).
+   * A value taken is then kept aside for its whole lifetime, and served from there while Redis is unavailable.
+   */
+  revalidateMs?: number;
   /** The in-process mirror's bounds (entries, bytes): a request may choose the keys (a past block). */
   mirror?: Omit<MemoryTtlCacheOptions, "now">;
 };
@@ -122,7 +135,8 @@ const STDERR_LOGGER: Logger = {
   warn: (msg, fields) => console.warn(`[cache] ${msg}`, fields),
 };
 
-const RELEASE_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
+/** Compare-and-delete: releases a lock held under a token, drops a value only while it is still that value. */
+const DELETE_IF_EQUAL = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 const RENEW_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
 const DEFAULT_LEASE_MS = 2_000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 500;
@@ -141,7 +155,10 @@ export class RedisTtlCache implements TtlCache {
   readonly #budgetMs: number;
   readonly #warn: ThrottledWarn;
   readonly #warning: string;
-  readonly #accept: (value: string, pttlMs: number) => boolean;
+  readonly #accept: (value: string, pttlMs: number) => boolean | number;
+  readonly #revalidateMs: number | undefined;
+  /** With revalidateMs: each key's value as last taken or written, until its whole lifetime ends (Redis unavailable). */
+  readonly #held: BoundedMap<string, { value: string; expiresAt: number }>;
   /** Skips Redis for a cool-down after it failed a load (read by tests and metrics). */
   readonly breaker: RedisBreaker;
 
@@ -157,6 +174,8 @@ export class RedisTtlCache implements TtlCache {
     this.#warn = throttledWarnings(options.logger ?? STDERR_LOGGER, WARNING_WINDOW_MS);
     this.#warning = options.warning ?? "cache degraded";
     this.#accept = options.accept ?? (() => true);
+    this.#revalidateMs = options.revalidateMs;
+    this.#held = new BoundedMap(this.mirror.maxEntries, "recency");
     const logger = options.logger ?? STDERR_LOGGER;
     const coolDownMs = options.coolDownMs ?? DEFAULT_COOL_DOWN_MS;
     this.breaker = new RedisBreaker({
@@ -211,7 +230,31 @@ export class RedisTtlCache implements TtlCache {
       const loaded = await load();
       return loaded.ttlMs <= ttlMs ? loaded : { value: loaded.value, ttlMs };
     };
-    return this.mirror.getOrLoadTimed(key, ttlMs, () => this.#loadShared(key, ttlMs, bounded, backoff), backoff);
+    return this.mirror.getOrLoadTimed(key, ttlMs, () => this.#revalidated(key, ttlMs, bounded, backoff), backoff);
+  }
+
+  /** A load for the mirror: kept there at most revalidateMs (then Redis is asked again), held for its whole lifetime. */
+  async #revalidated(key: string, ttlMs: number, load: () => Promise<Timed>, backoff?: Backoff): Promise<Timed> {
+    const timed = await this.#loadShared(key, ttlMs, load, backoff);
+    if (this.#revalidateMs === undefined) return timed;
+    if (timed.ttlMs > 0) this.#held.set(key, { value: timed.value, expiresAt: performance.now() + timed.ttlMs });
+    return { value: timed.value, ttlMs: Math.min(timed.ttlMs, this.#revalidateMs) };
+  }
+
+  /** The value held for `key` (revalidateMs) with what is left of its lifetime, or null: Redis is away, serve it. */
+  #heldCopy(key: string): Timed | null {
+    const held = this.#held.get(key);
+    if (held === undefined) return null;
+    const left = Math.floor(held.expiresAt - performance.now());
+    if (left > 0) return { value: held.value, ttlMs: left };
+    this.#held.delete(key);
+    return null;
+  }
+
+  async invalidate(key: string, value: string): Promise<void> {
+    await this.mirror.invalidate(key, value);
+    if (this.#held.peek(key)?.value === value) this.#held.delete(key);
+    await this.#redisOp(() => this.#redis.eval(DELETE_IF_EQUAL, 1, this.keyPrefix + key, value)).catch(() => {});
   }
 
   /**
@@ -278,10 +321,13 @@ export class RedisTtlCache implements TtlCache {
     const [value, pttl, locked, failCode, failPttl] = (replies ?? []).map((r) => r?.[1]);
     // pttl -2 = gone, -1 = no expiry: neither was written by us. Nor was a value that outlives the window asked for
     // (we write PX ttlMs), nor a failure that outlives the backoff: each is absent, so none is served past its window.
-    const shared =
-      typeof value === "string" && typeof pttl === "number" && pttl > 0 && pttl <= ttlMs && this.#accept(value, pttl)
-        ? { value, ttlMs: pttl }
-        : null;
+    // `accept` may shorten what is kept (a value whose own window ends before its PTTL).
+    const verdict =
+      typeof value === "string" && typeof pttl === "number" && pttl > 0 && pttl <= ttlMs
+        ? this.#accept(value, pttl)
+        : 0;
+    const keepMs = verdict === true ? (pttl as number) : verdict === false ? 0 : Math.min(pttl as number, verdict);
+    const shared = keepMs >= 1 ? { value: value as string, ttlMs: Math.floor(keepMs) } : null;
     const failure =
       backoff !== undefined &&
       typeof failCode === "string" &&
@@ -295,7 +341,7 @@ export class RedisTtlCache implements TtlCache {
 
   async #loadShared(key: string, ttlMs: number, load: () => Promise<Timed>, backoff?: Backoff): Promise<Timed> {
     const admission = this.breaker.admit();
-    if (admission === "skip") return this.#loadHere(load);
+    if (admission === "skip") return this.#heldCopy(key) ?? this.#loadHere(load);
     const loaded: { value: Timed | null } = { value: null };
     const budget: Budget = { spentMs: 0, over: false };
     try {
@@ -311,7 +357,7 @@ export class RedisTtlCache implements TtlCache {
       this.breaker.failed(admission, error.message);
       // The loader's good value is kept even if writing it to Redis failed.
       if (loaded.value) return loaded.value;
-      return this.#loadHere(load);
+      return this.#heldCopy(key) ?? this.#loadHere(load);
     }
   }
 
@@ -426,11 +472,22 @@ export class RedisTtlCache implements TtlCache {
         throw error;
       }
       const value = loaded.value;
-      if (value.ttlMs > 0) await this.#redisOp(() => this.#redis.set(valueKey, value.value, "PX", value.ttlMs), budget);
+      if (value.ttlMs <= 0) return value;
+      const written = await this.#redisOp(
+        () => this.#redis.set(valueKey, value.value, "PX", value.ttlMs, "NX"),
+        budget,
+      );
+      if (written === "OK") return value;
+      // Another replica wrote a value while this one loaded (it took over a lock that lapsed under us, or wrote
+      // without one): every replica serves ONE value, the first written, so this one adopts it. One that is not
+      // acceptable (a foreign writer's) is replaced.
+      const winner = await this.#readShared(valueKey, lockKey, ttlMs, backoff, budget);
+      if (winner.shared) return winner.shared;
+      await this.#redisOp(() => this.#redis.set(valueKey, value.value, "PX", value.ttlMs), budget);
       return value;
     } finally {
       clearInterval(renew);
-      const release = () => this.#redis.eval(RELEASE_LOCK, 1, lockKey, token);
+      const release = () => this.#redis.eval(DELETE_IF_EQUAL, 1, lockKey, token);
       // Within the budget the release is waited for (the next reader finds no lock); past it, only sent: the answer is
       // ready, and a waiter that finds the lock still there finds the value (or the failure) first.
       if (budget.over) this.#redisOp(release).catch(() => {});

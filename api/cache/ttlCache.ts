@@ -31,6 +31,11 @@ export interface TtlCache {
    * from a shared cache): the supply figures keep an entry whose circulating half failed only for the failure backoff.
    */
   getOrLoadTimed(key: string, ttlMs: number, load: () => Promise<Timed>, backoff?: Backoff): Promise<string>;
+  /**
+   * Drops `value` of `key` (found wrong after it was cached: the supply figures of a block reorged away), here and in a
+   * shared cache, unless the key holds another value by now; the next call loads again.
+   */
+  invalidate(key: string, value: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -191,6 +196,10 @@ export class MemoryTtlCache implements TtlCache {
       this.#flights.set(key, flight);
     }
     return flight;
+  }
+
+  async invalidate(key: string, value: string): Promise<void> {
+    if (this.#entries.peek(key)?.value === value) this.#delete(key);
   }
 
   /** Drops every entry (in-flight loads still finish and store). */

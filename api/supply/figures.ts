@@ -4,12 +4,13 @@
  * locked at one block). Read and cached apart, /circulating could come from a later block than /total and exceed it
  * for a whole window after a burn or an unlock.
  *
- * The entry is a string (the cache holds strings, shared through Redis): `<block> <total> <circulating> <readAt>`,
- * e.g. `123 12345678.90 8345678.90 1764605533120`, where circulating is either a figure or the code its half failed
+ * The entry is a string (the cache holds strings, shared through Redis): `<block> <hash> <total> <circulating> <readAt>`,
+ * e.g. `123 0x9f…e2 12345678.90 8345678.90 1764605533120`, where circulating is either a figure or the code its half failed
  * with (SUPPLY_INCONSISTENT: locked ≥ total, or total − locked below 0.01 token, at that block). A total that is itself
  * fine is still answered then: an aggregator listing it gets the chain's figure; only circulating fails closed.
  * `readAt` is when the read began (Unix ms, the reading replica's clock): the figures' `Age` is counted from it, on
- * every replica that serves the entry (api/supply/router.ts).
+ * every replica that serves the entry (api/supply/router.ts). `hash` is the hash of the block read (in the same batch as
+ * the figures): the branch check (api/supply/branchWatch.ts) drops the entry once that block is no longer canonical.
  */
 import { SupplyError, type SupplyErrorCode } from "./supplyError";
 import { formatWei2, SMALLEST_FIGURE_WEI } from "./wei";
@@ -19,11 +20,19 @@ import { formatWei2, SMALLEST_FIGURE_WEI } from "./wei";
  * `readAtMs` is when the read began (Unix ms), before eth_blockNumber: the block read was the latest at some moment
  * after it, so an age counted from it is never below the figures' true age (it exceeds it by the read's round trips).
  */
-export type SupplyRead = { blockNumber: bigint; total: bigint; locked: bigint | null; readAtMs: number };
+export type SupplyRead = {
+  blockNumber: bigint;
+  /** The hash of block `blockNumber` as the node answered it with the figures (a lowercase 0x + 64 hex). */
+  blockHash: string;
+  total: bigint;
+  locked: bigint | null;
+  readAtMs: number;
+};
 
 /** Each route's answer from one entry: a figure, or the code it fails closed with. */
 export type SupplyFigures = {
   blockNumber: bigint;
+  blockHash: string;
   total: string;
   circulating: string | SupplyErrorCode;
   /** When the read began (Unix ms): SupplyRead's. */
@@ -60,18 +69,22 @@ export function figuresOf(read: SupplyRead, failed?: (error: SupplyError) => voi
   if (circulating instanceof SupplyError) failed?.(circulating);
   return {
     blockNumber: read.blockNumber,
+    blockHash: read.blockHash,
     total: formatWei2(read.total),
     circulating: circulating instanceof SupplyError ? circulating.code : formatWei2(circulating),
     readAtMs: read.readAtMs,
   };
 }
 
-export const encodeFigures = (f: SupplyFigures): string => `${f.blockNumber} ${f.total} ${f.circulating} ${f.readAtMs}`;
+export const encodeFigures = (f: SupplyFigures): string =>
+  `${f.blockNumber} ${f.blockHash} ${f.total} ${f.circulating} ${f.readAtMs}`;
 
 /** A figure as formatWei2 writes it, but never "0.00" (a zero figure is never answered). */
 const FIGURE = /^(0|[1-9][0-9]*)\.[0-9]{2}$/;
 const isFigure = (value: string) => FIGURE.test(value) && value !== "0.00";
 const BLOCK = /^(0|[1-9][0-9]*)$/;
+/** A block hash as reads.ts keeps it: lowercase, 32 bytes. */
+export const BLOCK_HASH = /^0x[0-9a-f]{64}$/;
 /** Unix ms, at most 15 digits: a safe integer (year 33658 and before). */
 const READ_AT = /^(0|[1-9][0-9]{0,14})$/;
 /** A figure's wei in hundredths of a token, to compare two figures exactly. */
@@ -84,13 +97,13 @@ const cents = (figure: string) => BigInt(figure.replace(".", ""));
  */
 export function decodeFigures(text: string): SupplyFigures | null {
   const parts = text.split(" ");
-  if (parts.length !== 4) return null;
-  const [block, total, circulating, readAt] = parts as [string, string, string, string];
-  if (!BLOCK.test(block) || !isFigure(total) || !READ_AT.test(readAt)) return null;
+  if (parts.length !== 5) return null;
+  const [block, hash, total, circulating, readAt] = parts as [string, string, string, string, string];
+  if (!BLOCK.test(block) || !BLOCK_HASH.test(hash) || !isFigure(total) || !READ_AT.test(readAt)) return null;
   if (isFigure(circulating)) {
     if (cents(circulating) > cents(total)) return null;
   } else if (!(HALF_FAILURES as readonly string[]).includes(circulating)) return null;
-  return { blockNumber: BigInt(block), total, circulating, readAtMs: Number(readAt) };
+  return { blockNumber: BigInt(block), blockHash: hash, total, circulating, readAtMs: Number(readAt) };
 }
 
 /** The code the entry's circulating half fails with, or null when it is a figure. */

@@ -1,13 +1,15 @@
 /**
  * The supply read (spec §2.2), strict about every byte the node sends back: eth_blockNumber, then ONE JSON-RPC batch
  * of totalSupply() and totalLockedClaim() pinned to that block, so both figures describe the same state (protocol.md
- * §6) — total as well as circulating, which are answered from this one read (api/supply/figures.ts).
+ * §6) — total as well as circulating, which are answered from this one read (api/supply/figures.ts). The same batch
+ * asks for that block's header: its hash is kept with the figures, so a reorg that drops the block is noticed
+ * (api/supply/branchWatch.ts).
  */
 import { type Address, encodeFunctionData, numberToHex } from "viem";
 import { AssetTokenAbi, VeLockNFTAbi } from "../../abis";
 import { decodeView, viewFailure, viewRequest } from "../chain/readView";
 import type { RpcCallOptions, RpcClient } from "../chain/rpc";
-import type { SupplyRead } from "./figures";
+import { BLOCK_HASH, type SupplyRead } from "./figures";
 import { SupplyError, toSupplyError } from "./supplyError";
 import { SMALLEST_FIGURE_WEI } from "./wei";
 
@@ -16,6 +18,23 @@ export const TOTAL_SUPPLY_CALLDATA = encodeFunctionData({ abi: AssetTokenAbi, fu
 export const TOTAL_LOCKED_CLAIM_CALLDATA = encodeFunctionData({ abi: VeLockNFTAbi, functionName: "totalLockedClaim" });
 
 const HEX_QUANTITY = /^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/;
+
+const garbledHeader = (number: bigint): never => {
+  throw new SupplyError("SUPPLY_RPC_INVALID_UINT256", `eth_getBlockByNumber(${number}): not that block's header`);
+};
+
+/**
+ * The hash `eth_getBlockByNumber(number, false)` answered (lowercase), or null: the node has no such block now. Any
+ * other answer (no hash, a short one, another block's header) is garbled: SUPPLY_RPC_INVALID_UINT256.
+ */
+export function blockHashOf(raw: unknown, number: bigint): string | null {
+  if (raw === null) return null;
+  if (typeof raw !== "object" || Array.isArray(raw)) return garbledHeader(number);
+  const header = raw as { number?: unknown; hash?: unknown };
+  const hash = typeof header.hash === "string" ? header.hash.toLowerCase() : "";
+  if (!BLOCK_HASH.test(hash) || header.number !== numberToHex(number)) return garbledHeader(number);
+  return hash;
+}
 
 /** A block number that is not a hex quantity is a garbled answer like any other (same code). */
 function quantity(raw: unknown): bigint {
@@ -42,8 +61,8 @@ const noSupply = (total: bigint, block: bigint) =>
   );
 
 /**
- * Both figures' inputs at one block: eth_blockNumber, then ONE batch of totalSupply() and totalLockedClaim() pinned
- * to it (only totalSupply() without a VeLockNFT). `options.signal` cancels the read's RPC calls (the supply deadline).
+ * Both figures' inputs at one block: eth_blockNumber, then ONE batch of that block's header (for its hash),
+ * totalSupply() and totalLockedClaim() pinned to it (no totalLockedClaim() without a VeLockNFT). `options.signal` cancels the read's RPC calls (the supply deadline).
  * Whether circulating is a figure is api/supply/figures.ts's call; a total below 0.01 token fails the read.
  */
 export async function readSupply(
@@ -58,19 +77,23 @@ export async function readSupply(
     const blockNumber = await rpc.request({ method: "eth_blockNumber", params: [] }, { ...options, decode: quantity });
     const block = numberToHex(blockNumber);
     const totalView = totalSupply(token);
-    const requests = [viewRequest(totalView, block)];
-    // Decoded inside the batch, so a garbled member is counted as that call's failure (api/chain/rpc.ts).
-    const decode = [(raw: unknown): unknown => decodeView(totalView, raw)];
+    const requests = [{ method: "eth_getBlockByNumber", params: [block, false] }, viewRequest(totalView, block)];
+    // Decoded inside the batch, so a garbled member is counted as that call's failure (api/chain/rpc.ts). The block
+    // read is the latest one: the node must know it (a null header is as garbled as a malformed one).
+    const decode = [
+      (raw: unknown): unknown => blockHashOf(raw, blockNumber) ?? garbledHeader(blockNumber),
+      (raw: unknown): unknown => decodeView(totalView, raw),
+    ];
     if (veLock !== null) {
       const lockedView = totalLockedClaim(veLock);
       requests.push(viewRequest(lockedView, block));
       decode.push((raw) => decodeView(lockedView, raw));
     }
-    const [total, locked] = (await rpc.batch(requests, { ...options, decode }).catch((cause: unknown) => {
-      throw viewFailure(totalView, cause);
-    })) as [bigint, bigint?];
+    const [blockHash, total, locked] = (await rpc.batch(requests, { ...options, decode }).catch((cause: unknown) => {
+      throw cause instanceof SupplyError ? cause : viewFailure(totalView, cause);
+    })) as [string, bigint, bigint?];
     if (total < SMALLEST_FIGURE_WEI) throw noSupply(total, blockNumber);
-    return { blockNumber, total, locked: locked ?? null, readAtMs };
+    return { blockNumber, blockHash, total, locked: locked ?? null, readAtMs };
   } catch (error) {
     throw toSupplyError(error);
   }

@@ -22,6 +22,7 @@ import { deployedAddress } from "../manifest";
 import { CacheStats } from "../observability/cacheStats";
 import { throttledWarnings } from "../observability/throttle";
 import { SUPPLY_BASE } from "../paths";
+import { branchWatch } from "./branchWatch";
 import {
   circulatingCode,
   circulatingFailed,
@@ -55,6 +56,19 @@ export const SUPPLY_RPC_TIMEOUT_CAP_MS = 5_000;
  */
 export const SUPPLY_FAILURE_BACKOFF_MS = 2_000;
 
+/**
+ * How often a process asks Redis again for the figures it serves (once per interval for the process, whatever the
+ * request rate; the hot path never waits on Redis): after Redis lost the entry (a restart without persistence, an
+ * eviction, a failover), replicas sharing it serve the same block again within this (docs/api.md "Supply API").
+ */
+export const SUPPLY_REVALIDATE_MS = 1_000;
+
+/**
+ * How far ahead of this clock an entry's read time (taken by the replica that read it) may be and still be served:
+ * NTP keeps replicas within milliseconds; a stamp further ahead is not this code's write and is read again.
+ */
+export const SUPPLY_CLOCK_SKEW_MS = 2_000;
+
 /** Slack for the client's safety-net deadline over the read's: a Redis poll plus a round trip. */
 const CLIENT_GRACE_MS = 250;
 
@@ -70,11 +84,11 @@ type Format = "json" | "bare";
 type Metric = "total" | "circulating";
 
 /** Key of the Redis-shared entry: named after chain and contracts (replicas sharing a Redis with another deployment
- * never mix figures), and `figures-v2` (the entry with its read time), not the `figures` key of the version whose entry
- * had none, nor the `total` / `circulating` keys of the versions that cached them apart (an old replica in a rolling
+ * never mix figures), and `figures-v3` (the entry with its block's hash and its read time), not the `figures-v2` key of
+ * the version whose entry had no hash, nor the `figures` key of the version whose entry had no read time, nor the `total` / `circulating` keys of the versions that cached them apart (an old replica in a rolling
  * upgrade never reads this entry, nor this one its). Change the name if the entry's form changes. */
 export const supplyFiguresKey = (chainId: number, token: string | null, veLock: string | null) =>
-  `supply:${chainId}:${token}:${veLock}:figures-v2`;
+  `supply:${chainId}:${token}:${veLock}:figures-v3`;
 
 /** Hot path: a URL without `?` is the default JSON form, without parsing anything. */
 function formatOf(c: Context): Format | null {
@@ -255,6 +269,25 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   // entry lives), takes a body made already and an Age made at most once a second, so it does no more work than when
   // each figure had its own entry.
   let seen: Served | undefined;
+  // While figures are served, their block is checked against the chain every few seconds (api/supply/branchWatch.ts):
+  // once it is reorged away they are dropped here and in Redis, and the next request reads the canonical chain.
+  const watcher =
+    deps.rpc === null
+      ? null
+      : branchWatch({
+          rpc: deps.rpc,
+          timeoutMs,
+          intervalMs: deps.supply?.branchCheckMs,
+          onOrphan: (read, canonical) => {
+            if (seen?.entry === read.entry) seen = undefined;
+            logger.warn("supply figures dropped: their block was reorged away", {
+              block: String(read.blockNumber),
+              hash: read.blockHash,
+              canonical,
+            });
+            void cache.invalidate(key, read.entry);
+          },
+        });
   const servedFor = (entry: string): Served => {
     if (seen?.entry !== entry) {
       // Every entry was written by encodeFigures or passed decodeFigures (createSupplyCache's accept); one that did not
@@ -264,6 +297,10 @@ export function supplyApi(deps: AppDeps): SupplyApi {
         figures === null
           ? { entry, answers: UNREADABLE, readAtMs: 0, age: "0", ageUntil: 0 }
           : { entry, answers: answersOf(figures), readAtMs: figures.readAtMs, age: "0", ageUntil: 0 };
+      if (figures !== null) {
+        const { blockNumber, blockHash, readAtMs } = figures;
+        watcher?.watch({ entry, blockNumber, blockHash, readAtMs });
+      }
     }
     return seen;
   };
@@ -273,7 +310,9 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     const served = servedFor(entry);
     const a = served.answers[metric];
     if (typeof a === "string") return fail(c, format, a, 502);
-    return respond(c, a[format], 200, figureHeaders(format, CACHE_OK[metric], ageOf(served, Date.now(), windowSec)));
+    const now = Date.now();
+    watcher?.served(now);
+    return respond(c, a[format], 200, figureHeaders(format, CACHE_OK[metric], ageOf(served, now, windowSec)));
   };
 
   async function miss(c: Context, format: Format, metric: Metric): Promise<Response> {
@@ -356,7 +395,9 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     const served = servedFor(entry);
     const a = served.answers[route.metric];
     if (typeof a === "string") return undefined;
-    const age = ageOf(served, Date.now(), windowSec);
+    const now = Date.now();
+    watcher?.served(now);
+    const age = ageOf(served, now, windowSec);
     return { route, body: a[format], headers: figureHeaders(format, CACHE_OK[route.metric], age) };
   };
   const count = (route: HotRoute, started: number) => {

@@ -3,16 +3,30 @@ import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
 import type { AppConfig } from "../config";
 import type { Logger } from "../observability/logger";
 import { circulatingFailed, decodeFigures } from "./figures";
-import { SUPPLY_FAILURE_BACKOFF_MS, supplyRpcTimeoutMs } from "./router";
+import {
+  SUPPLY_CLOCK_SKEW_MS,
+  SUPPLY_FAILURE_BACKOFF_MS,
+  SUPPLY_FIGURES_TTL_MS,
+  SUPPLY_REVALIDATE_MS,
+  supplyRpcTimeoutMs,
+} from "./router";
 
 /**
  * Only an entry this code would write is served from Redis (api/supply/figures.ts: well-formed, no zero figure,
- * circulating never above total), and one whose circulating half failed only for as long as a failure is remembered.
+ * circulating never above total), one whose circulating half failed only for as long as a failure is remembered, and
+ * any only while its window, counted from its read, lasts: `readAt + window` still ahead (what is left of it is how
+ * long it may be kept), and `readAt` not ahead of this clock by more than SUPPLY_CLOCK_SKEW_MS (a stamp from the
+ * future would be served with Age 0 for a whole TTL). Whatever its PTTL says: a foreign or old writer sets that.
  */
-const acceptEntry = (backoffMs: number) => (value: string, pttlMs: number) => {
-  const figures = decodeFigures(value);
-  return figures !== null && (!circulatingFailed(figures) || pttlMs <= backoffMs);
-};
+const acceptEntry =
+  (backoffMs: number, windowMs: number, now: () => number = Date.now) =>
+  (value: string, pttlMs: number): number | false => {
+    const figures = decodeFigures(value);
+    if (figures === null || (circulatingFailed(figures) && pttlMs > backoffMs)) return false;
+    const at = now();
+    if (figures.readAtMs > at + SUPPLY_CLOCK_SKEW_MS) return false;
+    return figures.readAtMs + windowMs - at;
+  };
 
 export type SupplyCacheOptions = {
   /** Namespaces the Redis keys (default "asset-api:"); replicas that must share use the same one. */
@@ -21,6 +35,8 @@ export type SupplyCacheOptions = {
   rpcTimeoutMs?: number;
   /** The failure backoff, when AppDeps.supply.failureBackoffMs overrides the default. */
   failureBackoffMs?: number;
+  /** The figures' window, when AppDeps.supply.ttlMs overrides the default. */
+  ttlMs?: number;
   logger?: Logger;
 };
 
@@ -39,8 +55,10 @@ export async function createSupplyCache(config: AppConfig, options: SupplyCacheO
     leaseMs: 1_500,
     // A replica waiting on another's read (or taking it over) gives up when that read's own deadline would have passed.
     waitMs: deadlineMs,
-    // Only a well-formed entry is served from Redis; anything else is read again from the chain.
-    accept: acceptEntry(options.failureBackoffMs ?? SUPPLY_FAILURE_BACKOFF_MS),
+    // Only a well-formed entry within its window is served from Redis; anything else is read again from the chain.
+    accept: acceptEntry(options.failureBackoffMs ?? SUPPLY_FAILURE_BACKOFF_MS, options.ttlMs ?? SUPPLY_FIGURES_TTL_MS),
+    // A replica's copy is asked of Redis again at least this often: replicas sharing Redis serve one block.
+    revalidateMs: SUPPLY_REVALIDATE_MS,
     ...(logger ? { logger, warning: "supply cache degraded" } : {}),
   });
 }

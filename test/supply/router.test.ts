@@ -101,7 +101,7 @@ describe("figures", () => {
     expect(d.proxy.count()).toBe(0);
   });
 
-  it("both figures are one read: eth_blockNumber then one batch pinned to that block, whichever route asks", async () => {
+  it("both figures are one read: eth_blockNumber then one batch pinned to that block (its header too), whichever route asks", async () => {
     for (const [first, second] of [
       ["total", "circulating"],
       ["circulating", "total"],
@@ -109,26 +109,28 @@ describe("figures", () => {
       const a = app();
       d.proxy.reset();
       await get(a, `/api/supply/${first}`);
-      const [bn, ...batch] = d.proxy.calls;
-      expect(bn?.method).toBe("eth_blockNumber");
+      const [bn, header, ...batch] = d.proxy.calls;
+      expect([bn?.method, header?.method]).toEqual(["eth_blockNumber", "eth_getBlockByNumber"]);
       expect(batch.map((c) => ethCallSelector(c.method, c.params))).toEqual([
         TOTAL_SUPPLY_CALLDATA,
         TOTAL_LOCKED_CLAIM_CALLDATA,
       ]);
       // The other route answers from the same entry: nothing more is read.
       expect((await get(a, `/api/supply/${second}`)).status).toBe(200);
-      expect(d.proxy.count()).toBe(3);
+      expect(d.proxy.count()).toBe(4);
     }
     d.proxy.reset();
     await get(app(), "/api/supply/circulating");
-    const [bn, ...batch] = d.proxy.calls;
+    const [bn, header, ...batch] = d.proxy.calls;
     expect(bn?.method).toBe("eth_blockNumber");
     expect(batch.map((c) => ethCallSelector(c.method, c.params))).toEqual([
       TOTAL_SUPPLY_CALLDATA,
       TOTAL_LOCKED_CLAIM_CALLDATA,
     ]);
-    expect(batch.every((c) => c.batch && c.roundTrip === batch[0]!.roundTrip)).toBe(true);
+    // The block's header (for its hash: the reorg check) rides in the same batch, at the same block.
+    expect([header, ...batch].every((c) => c?.batch && c.roundTrip === batch[0]!.roundTrip)).toBe(true);
     const head = await d.chain.publicClient.getBlockNumber({ cacheTime: 0 });
+    expect(header?.params).toEqual([`0x${head.toString(16)}`, false]);
     expect(batch.map((c) => c.params[1])).toEqual([`0x${head.toString(16)}`, `0x${head.toString(16)}`]);
     expect(d.proxy.roundTrips()).toBe(2);
   });

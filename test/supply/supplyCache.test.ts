@@ -65,10 +65,12 @@ const truth = async () => {
 const figuresKey = () =>
   `${PREFIX}${supplyFiguresKey(d.config.chainId, d.deployment.addresses.AssetToken, d.deployment.addresses.VeLockNFT)}`;
 
-/** The entry of one read of these figures: its read time (Unix ms, when the read began) is the read's own. */
+/** The entry of one read of these figures: its block's hash, and its read time (Unix ms, when the read began). */
 const entryOf = (block: bigint, total: string, circulating: string) =>
-  new RegExp(`^${block} ${total.replace(".", "\\.")} ${circulating.replace(".", "\\.")} [1-9][0-9]*$`);
-const readAtOf = (entry: string | null) => Number(entry?.split(" ")[3]);
+  new RegExp(`^${block} 0x[0-9a-f]{64} ${total.replace(".", "\\.")} ${circulating.replace(".", "\\.")} [1-9][0-9]*$`);
+const readAtOf = (entry: string | null) => Number(entry?.split(" ")[4]);
+/** A block hash for entries planted by hand (well-formed; no block of the devnet has it). */
+const H = `0x${"ab".repeat(32)}`;
 
 async function ourKeys(): Promise<string[]> {
   return admin.keys(`${PREFIX}*`);
@@ -197,7 +199,7 @@ describe("Redis-shared supply cache", () => {
     expect(d.proxy.count("eth_blockNumber")).toBe(1);
     expect(
       (await ourKeys()).map((k) => k.slice(PREFIX.length).replace(/^supply:\d+:0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:/, "")),
-    ).toEqual(["figures-v2:fail"]);
+    ).toEqual(["figures-v3:fail"]);
     d.proxy.setFault(null);
     await new Promise((r) => setTimeout(r, BACKOFF_MS + 50));
     // The holder released its lock on failure, so recovery waits only for the backoff, not the lock.
@@ -226,19 +228,23 @@ describe("Redis-shared supply cache", () => {
       "0x",
       // An older version's lone figure (its keys were named apart; here under ours by hand): not an entry.
       "12345.67",
-      // The previous version's entry, without a read time (its key was named apart too): no Age to count.
+      // The versions' entries before this one, without a read time or without the block's hash (their keys were named
+      // apart too): no Age to count, no block to check.
       "1 100.00 90.00",
-      `1 12.5 10.00 ${now}`,
+      `1 100.00 90.00 ${now}`,
+      `1 0x${"ab".repeat(31)} 100.00 90.00 ${now}`,
+      `1 0x${"AB".repeat(32)} 100.00 90.00 ${now}`,
+      `1 ${H} 12.5 10.00 ${now}`,
       // A zero figure is never answered, so one in Redis (written by another version, or by hand) is not served either.
-      `1 0.00 0.00 ${now}`,
-      `1 100.00 0.00 ${now}`,
+      `1 ${H} 0.00 0.00 ${now}`,
+      `1 ${H} 100.00 0.00 ${now}`,
       // Never true at one block: circulating above total, the very pair this entry exists to rule out.
-      `1 100.00 100.01 ${now}`,
-      `1 100.00 SUPPLY_RPC_UNREACHABLE ${now}`,
-      "1 100.00 90.00 extra",
-      `1 100.00 90.00 ${now}.5`,
-      `1 100.00 90.00 -${now}`,
-      `1 100.00 90.00 ${now} extra`,
+      `1 ${H} 100.00 100.01 ${now}`,
+      `1 ${H} 100.00 SUPPLY_RPC_UNREACHABLE ${now}`,
+      `1 ${H} 100.00 90.00 extra`,
+      `1 ${H} 100.00 90.00 ${now}.5`,
+      `1 ${H} 100.00 90.00 -${now}`,
+      `1 ${H} 100.00 90.00 ${now} extra`,
     ];
     for (const [i, value] of planted.entries()) {
       const app = await replica();
@@ -254,12 +260,12 @@ describe("Redis-shared supply cache", () => {
     const key = figuresKey();
     const t = await truth();
     // Kept longer than the backoff: not a write of this code with these settings, so read again.
-    await admin.set(key, `1 100.00 SUPPLY_INCONSISTENT ${Date.now()}`, "PX", TTL_MS);
+    await admin.set(key, `1 ${H} 100.00 SUPPLY_INCONSISTENT ${Date.now()}`, "PX", TTL_MS);
     const a = await replica();
     expect((await get(a, "/api/supply/circulating?format=bare")).text).toBe(t.circulating);
     expect(reads().totalSupply).toBe(1);
     // Within it: the total of that read is served, circulating fails closed with the entry's code.
-    await admin.set(key, `1 100.00 SUPPLY_INCONSISTENT ${Date.now()}`, "PX", BACKOFF_MS);
+    await admin.set(key, `1 ${H} 100.00 SUPPLY_INCONSISTENT ${Date.now()}`, "PX", BACKOFF_MS);
     const b = await replica();
     expect((await get(b, "/api/supply/total?format=bare")).text).toBe("100.00");
     const circ = await get(b, "/api/supply/circulating?format=bare");
@@ -290,14 +296,17 @@ describe("Redis-shared supply cache", () => {
     expect((await get(b, "/api/supply/circulating?format=bare")).text).toBe(t.circulating);
   });
 
-  it("an old replica's entries (the keys of the versions that cached the figures apart, or without a read time) are never read", async () => {
+  it("an old replica's entries (the keys of the versions that cached the figures apart, without a read time or a hash) are never read", async () => {
     // A rolling upgrade: old replicas keep writing their own keys; a new replica neither reads nor touches them.
     const { AssetToken, VeLockNFT } = d.deployment.addresses;
     const old = {
       total: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:total`,
       circulating: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:${VeLockNFT}:circulating`,
       figures: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:${VeLockNFT}:figures`,
+      v2: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:${VeLockNFT}:figures-v2`,
     };
+    const v2 = `1 99999999.99 99999999.98 ${Date.now()}`;
+    await admin.set(old.v2, v2, "PX", TTL_MS);
     await admin.set(old.total, "99999999.99", "PX", TTL_MS);
     await admin.set(old.circulating, "99999999.98", "PX", TTL_MS);
     await admin.set(old.figures, "1 99999999.99 99999999.98", "PX", TTL_MS);
@@ -305,12 +314,13 @@ describe("Redis-shared supply cache", () => {
     const a = await replica();
     expect((await get(a, "/api/supply/total?format=bare")).text).toBe(t.total);
     expect((await get(a, "/api/supply/circulating?format=bare")).text).toBe(t.circulating);
-    expect(await admin.mget(old.total, old.circulating, old.figures)).toEqual([
+    expect(await admin.mget(old.total, old.circulating, old.figures, old.v2)).toEqual([
       "99999999.99",
       "99999999.98",
       "1 99999999.99 99999999.98",
+      v2,
     ]);
-    expect(figuresKey()).not.toBe(old.figures);
+    expect([old.figures, old.v2]).not.toContain(figuresKey());
   });
 
   it("an entry planted in Redis for longer than the window is not served: read from the chain, replaced, gone when deleted", async () => {
@@ -318,7 +328,7 @@ describe("Redis-shared supply cache", () => {
     const t = await truth();
     const entry = entryOf((await chainSupplyAt(d)).blockNumber, t.total, t.circulating);
     // A well-formed entry with a year's TTL (a foreign writer, an old dump restored): not a write of this window.
-    await admin.set(key, `1 99999999.99 99999999.98 ${Date.now()}`, "PX", 31_536_000_000);
+    await admin.set(key, `1 ${H} 99999999.99 99999999.98 ${Date.now()}`, "PX", 31_536_000_000);
     const [a, b] = [await replica(), await replica()];
     for (const app of [a, b]) {
       const res = await get(app, "/api/supply/total?format=bare");
@@ -331,7 +341,7 @@ describe("Redis-shared supply cache", () => {
     // One planted within the window is served (nothing tells it from ours), but no longer than its own PTTL: deleted
     // from Redis, it is gone from every replica once that lapses.
     await new Promise((r) => setTimeout(r, TTL_MS + 50));
-    await admin.set(key, `1 99999999.99 99999999.98 ${Date.now()}`, "PX", 200);
+    await admin.set(key, `1 ${H} 99999999.99 99999999.98 ${Date.now()}`, "PX", 200);
     const c = await replica();
     expect((await get(c, "/api/supply/total?format=bare")).text).toBe("99999999.99");
     expect((await get(c, "/api/supply/circulating?format=bare")).text).toBe("99999999.98");

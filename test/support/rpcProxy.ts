@@ -27,6 +27,11 @@ export type RpcFault = (
    * own id, or under `id` when given (another request's answer: a desynchronised connection, a mixed-up cache).
    */
   | { kind: "result"; value: unknown; id?: unknown }
+  /**
+   * Matching calls are answered by the node as usual, and the batch answer gets one member more: `result: value`
+   * under `id`, an id the client did not send (another request's answer mixed into this one by a proxy).
+   */
+  | { kind: "extraMember"; value: unknown; id: unknown }
   /** The round trip answers HTTP 200 with this body as it is (an HTML page, a truncated JSON text…). */
   | { kind: "body"; text: string; contentType?: string }
 ) & { match?: RpcCallMatcher };
@@ -157,12 +162,16 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
       if (res.destroyed || req.socket.destroyed) return;
     }
 
-    const passThrough = perMember.filter((p) => !p.fault || p.fault.kind === "delay");
+    const forwarded = (f: RpcFault | null) => !f || f.kind === "delay" || f.kind === "extraMember";
+    const passThrough = perMember.filter((p) => forwarded(p.fault));
+    const extra = perMember.flatMap((p) =>
+      p.fault?.kind === "extraMember" ? [{ jsonrpc: "2.0", id: p.fault.id, result: p.fault.value }] : [],
+    );
     let upstream: unknown[] = [];
     if (passThrough.length > 0) {
       const body = isBatch ? JSON.stringify(passThrough.map((p) => p.m)) : raw;
       const up = await forward(body);
-      if (up.status < 200 || up.status >= 300 || passThrough.length === perMember.length) {
+      if (up.status < 200 || up.status >= 300 || (passThrough.length === perMember.length && extra.length === 0)) {
         // Nothing to merge: hand the node's answer over byte for byte.
         if (!res.destroyed) res.writeHead(up.status, { "content-type": up.contentType }).end(up.text);
         return;
@@ -171,9 +180,10 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
       upstream = Array.isArray(answer) ? answer : [answer];
     }
     const byId = new Map(upstream.map((r) => [(r as { id?: unknown })?.id, r]));
-    const out = perMember.map((p) =>
-      p.fault && p.fault.kind !== "delay" ? replacement(p.fault, p.m?.id) : byId.get(p.m?.id),
-    );
+    const out = [
+      ...perMember.map((p) => (forwarded(p.fault) ? byId.get(p.m?.id) : replacement(p.fault as RpcFault, p.m?.id))),
+      ...extra,
+    ];
     if (!res.destroyed) {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(isBatch ? out : out[0]));
     }

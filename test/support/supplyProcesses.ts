@@ -1,0 +1,92 @@
+/**
+ * API processes as operators run them (`npm run serve:api`, dist/server/main.js, no index) over one seeded devnet
+ * behind the fault proxy, for a supply test file: registers the file's hooks (devnet and Redis admin once; a fresh key
+ * prefix, no fault and clear counters before each test; every process killed after it; the prefix's keys deleted at
+ * the end). TEST_REDIS_URL picks the Redis (default db 0 on 127.0.0.1:6379).
+ */
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import { supplyFiguresKey } from "../../api/supply/router";
+import { writeManifest } from "./ponder";
+import { type ReadsDevnet, startReadsDevnet } from "./readsDevnet";
+import { type ServiceChild, spawnService } from "./replica";
+
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+export type SupplyProcesses = {
+  readonly d: ReadsDevnet;
+  readonly admin: Redis;
+  /** This test's key prefix (REDIS_KEY_PREFIX of the processes it starts): no entry of one test is served in the next. */
+  prefix: string;
+  /** A new prefix for the processes started from now on (within one test). */
+  newPrefix(): string;
+  /** An API process over the devnet's fault proxy; `redisUrl` "" caches in-process. */
+  api(redisUrl?: string): Promise<ServiceChild>;
+  /** The shared entry's key, as the API process names it (api/server/process.ts: the supply cache's own prefix). */
+  figuresKey(): string;
+};
+
+export function supplyProcesses(name: string): SupplyProcesses {
+  const base = `${name}:${process.pid}:${randomUUID().slice(0, 8)}:`;
+  const apis: ServiceChild[] = [];
+  let d: ReadsDevnet | undefined;
+  let admin: Redis | undefined;
+  let manifestFile = "";
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("supplyProcesses: used before beforeAll ran");
+    return value;
+  };
+  const self: SupplyProcesses = {
+    get d() {
+      return started(d);
+    },
+    get admin() {
+      return started(admin);
+    },
+    prefix: base,
+    newPrefix() {
+      self.prefix = `${base}${randomUUID().slice(0, 8)}:`;
+      return self.prefix;
+    },
+    async api(redisUrl = TEST_REDIS_URL) {
+      const p = await spawnService({
+        command: "api",
+        rpcUrl: self.d.proxy.url,
+        manifestFile,
+        schema: "asset_v1",
+        env: { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: self.prefix, LOG_LEVEL: "warn" },
+      });
+      apis.push(p);
+      await p.waitFor200("/health", 30_000);
+      return p;
+    },
+    figuresKey() {
+      const { chainId } = self.d.config;
+      const { AssetToken, VeLockNFT } = self.d.deployment.addresses;
+      return `${self.prefix}supply:${supplyFiguresKey(chainId, AssetToken, VeLockNFT)}`;
+    },
+  };
+  beforeAll(async () => {
+    admin = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
+    d = await startReadsDevnet();
+    manifestFile = writeManifest(d.deployment.manifest);
+  });
+  beforeEach(() => {
+    self.newPrefix();
+    self.d.proxy.setFault(null);
+    self.d.proxy.reset();
+  });
+  afterEach(async () => {
+    await Promise.all(apis.splice(0).map((p) => p.stop("SIGKILL")));
+  });
+  afterAll(async () => {
+    if (admin) {
+      const keys = await admin.keys(`${base}*`);
+      if (keys.length > 0) await admin.del(...keys);
+      admin.disconnect();
+    }
+    await d?.stop();
+  });
+  return self;
+}
