@@ -200,6 +200,25 @@ const hasHost = (value: string) => {
   }
 };
 
+/** Redis's largest database index (its `databases` setting is a C int); which exist is the server's to say. */
+const MAX_REDIS_DB = 2_147_483_647;
+
+/**
+ * What is wrong with a redis:// or rediss:// URL, or null. ioredis takes a URL apart only when it connects: a
+ * database path that is not a number became `SELECT NaN`, an uncaught reply error after start naming no variable.
+ */
+function redisUrlProblem(value: string): string | null {
+  const u = new URL(value);
+  if (u.hostname === "") return "must name a host";
+  if (u.port === "0") return "its port must be between 1 and 65535";
+  // The database: the path (redis://host:6379/2), else ioredis's `db` query parameter.
+  const db = u.pathname.replace(/^\//, "") || (u.searchParams.get("db") ?? "");
+  if (db !== "" && !(/^[0-9]{1,10}$/.test(db) && Number(db) <= MAX_REDIS_DB)) {
+    return `its path must be a database number, 0-${MAX_REDIS_DB} (redis://host:6379/0)`;
+  }
+  return null;
+}
+
 /** The value of `--schema X` / `--schema=X` in a Ponder command line, if any. */
 export function cliSchemaFrom(argv: readonly string[] = process.argv): string | undefined {
   for (let i = 0; i < argv.length; i++) {
@@ -228,8 +247,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // Read NETWORK on its own, so the production requirements are reported even when another variable failed.
   const network = bad.has("NETWORK") ? undefined : ((cleaned.NETWORK ?? "local") as Network);
 
-  // URL forms zod's refine cannot see: a redis URL must name a host ("redis://" alone parses).
-  if (e.REDIS_URL !== undefined && !hasHost(e.REDIS_URL)) problems.push("REDIS_URL: must name a host");
+  // URL forms zod's refine cannot see: a redis URL must name a host ("redis://" alone parses), a port, a database.
+  const redisProblem = e.REDIS_URL === undefined ? null : redisUrlProblem(e.REDIS_URL);
+  if (redisProblem !== null) problems.push(`REDIS_URL: ${redisProblem}`);
   for (const name of ["DATABASE_URL", "DATABASE_PRIVATE_URL"] as const) {
     const v = e[name];
     if (v !== undefined && !hasHost(v)) problems.push(`${name}: must name a host`);

@@ -185,6 +185,14 @@ describe("loadConfig for a deployment", () => {
     ["TRUSTED_PROXIES", "10.0.0.0/33", /TRUSTED_PROXIES: "10.0.0.0\/33" is not an IP address/],
     ["REDIS_URL", `http://:${PASSWORD}@redis.internal:6379`, /REDIS_URL: must be a URL \(redis: or rediss:\)/],
     ["REDIS_URL", "redis://", /REDIS_URL: must name a host/],
+    // ioredis read these only when connecting: `SELECT NaN`, an uncaught reply error naming no variable.
+    ["REDIS_URL", `redis://:${PASSWORD}@redis.internal:6379/abc`, /REDIS_URL: its path must be a database number/],
+    ["REDIS_URL", "redis://redis.internal:6379/-1", /REDIS_URL: its path must be a database number/],
+    ["REDIS_URL", "redis://redis.internal:6379/0/1", /REDIS_URL: its path must be a database number/],
+    ["REDIS_URL", "redis://redis.internal:6379/2147483648", /REDIS_URL: its path must be a database number/],
+    ["REDIS_URL", "redis://redis.internal:6379?db=abc", /REDIS_URL: its path must be a database number/],
+    ["REDIS_URL", "redis://redis.internal:0/0", /REDIS_URL: its port must be between 1 and 65535/],
+    ["REDIS_URL", "redis://redis.internal:99999/0", /REDIS_URL: must be a URL \(redis: or rediss:\)/],
     ["REDIS_KEY_PREFIX", "asset prod", /REDIS_KEY_PREFIX: must be 1-64 characters/],
     ["SHUTDOWN_DRAIN_MS", "600000", /SHUTDOWN_DRAIN_MS: must be between 0 and 60000/],
     ["LOG_LEVEL", "verbose", /LOG_LEVEL: must be one of debug, info, warn, error/],
@@ -213,6 +221,19 @@ describe("loadConfig for a deployment", () => {
       const message = failure({ ...GOOD, NETWORK: value });
       expect(message).toBe("invalid configuration: NETWORK: must be one of local, base, base-sepolia");
       expect(message).not.toContain(value);
+    }
+  });
+
+  it("takes every REDIS_URL form ioredis connects with: no path, /, a database number, rediss, IPv6", () => {
+    for (const value of [
+      "redis://redis.internal",
+      "redis://redis.internal:6379/",
+      "redis://redis.internal:6379/15",
+      `rediss://app:${PASSWORD}@redis.internal:6380/2147483647`,
+      "redis://[::1]:6379/3",
+      "redis://redis.internal:6379?db=2",
+    ]) {
+      expect(loadConfig({ ...GOOD, REDIS_URL: value }, deployment).redisUrl).toBe(value);
     }
   });
 
