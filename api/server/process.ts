@@ -18,6 +18,7 @@ import { createRateLimiter } from "../ratelimit/createRateLimiter";
 import type { IndexSource } from "../read/runtime";
 import { createSharedAnswers } from "../read/sharedAnswers";
 import { checkMulticall3 } from "../startup/multicall3";
+import { checkRedis } from "../startup/redisCheck";
 import { createSupplyCache } from "../supply/supplyCache";
 import { Webhooks } from "../webhooks/service";
 import type { Sql } from "../webhooks/sql";
@@ -63,6 +64,8 @@ export async function createServiceDeps(options: {
   if (config.redisUrl === null && PRODUCTION_NETWORKS.includes(config.network)) {
     logger.warn("REDIS_URL is not set: rate limits and the supply cache are per process, not shared by replicas");
   }
+  // A Redis that refuses the URL (its database, user or password) stops the process; an unreachable one does not.
+  if (config.redisUrl !== null) await checkRedis(config.redisUrl);
   if (config.cursorSecret === null && PRODUCTION_NETWORKS.includes(config.network)) {
     logger.warn("CURSOR_SECRET is not set: page cursors are signed with a key derived from the database URL");
   }
