@@ -97,6 +97,13 @@ export const WEBHOOK_DEFAULTS = {
   max: 1_000,
 } as const;
 
+/**
+ * One retry's wait, in seconds: not 0 (a failing receiver retried at once, 30 times in a row), at most 7 days (a
+ * delivery's next attempt is a Postgres timestamp; 99999999999999 s is past its year 294276, so the failed attempt
+ * could not be recorded and the delivery was retried every lease for ever). 0.1 s lets tests run a schedule quickly.
+ */
+export const RETRY_WAIT_SECONDS = { min: 0.1, max: 7 * 86_400 } as const;
+
 const envSchema = z.object({
   // A message of its own: zod's default one echoes the value ("received 'mainnet'"), and no value is ever echoed.
   NETWORK: z
@@ -183,6 +190,15 @@ const envSchema = z.object({
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?){0,29}$/, "must be 1-30 comma-separated waits in seconds (5,30,120)")
+    // Piped: the bounds are checked only on a well-formed list, so a bad one is told once.
+    .pipe(
+      z
+        .string()
+        .refine(
+          (v) => v.split(",").every((s) => Number(s) >= RETRY_WAIT_SECONDS.min && Number(s) <= RETRY_WAIT_SECONDS.max),
+          `each wait must be between ${RETRY_WAIT_SECONDS.min} and ${RETRY_WAIT_SECONDS.max} seconds (7 days)`,
+        ),
+    )
     .default(WEBHOOK_DEFAULTS.retrySchedule),
   WEBHOOK_TIMEOUT_MS: intIn(100, 60_000).default(String(WEBHOOK_DEFAULTS.timeoutMs)),
   WEBHOOK_MAX: intIn(0, 100_000).default(String(WEBHOOK_DEFAULTS.max)),

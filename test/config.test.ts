@@ -208,6 +208,12 @@ describe("loadConfig for a deployment", () => {
     ["PENDING_RESPONSE_BYTES_PER_IP", "8M", /PENDING_RESPONSE_BYTES_PER_IP: must be a whole number/],
     ["PENDING_RESPONSE_BYTES_MAX", "0", /PENDING_RESPONSE_BYTES_MAX: must be between/],
     ["SEND_TIMEOUT_MS", "10", /SEND_TIMEOUT_MS: must be between 1000 and/],
+    // Past Postgres's timestamps ("timestamp out of range": the delivery retried every lease, never dead), or at once.
+    ["WEBHOOK_RETRY_SCHEDULE", "99999999999999", /WEBHOOK_RETRY_SCHEDULE: each wait must be between 0.1 and 604800/],
+    ["WEBHOOK_RETRY_SCHEDULE", "5,604801", /WEBHOOK_RETRY_SCHEDULE: each wait must be between 0.1 and 604800/],
+    ["WEBHOOK_RETRY_SCHEDULE", "0", /WEBHOOK_RETRY_SCHEDULE: each wait must be between 0.1 and 604800/],
+    ["WEBHOOK_RETRY_SCHEDULE", "5,0.05,30", /WEBHOOK_RETRY_SCHEDULE: each wait must be between 0.1 and 604800/],
+    ["WEBHOOK_RETRY_SCHEDULE", "5,,30", /WEBHOOK_RETRY_SCHEDULE: must be 1-30 comma-separated waits/],
   ];
   it.each(table)("%s=%s is named and its value not echoed", (name, value, expected) => {
     const message = failure({ ...GOOD, [name]: value });
@@ -235,6 +241,13 @@ describe("loadConfig for a deployment", () => {
     ]) {
       expect(loadConfig({ ...GOOD, REDIS_URL: value }, deployment).redisUrl).toBe(value);
     }
+  });
+
+  it("WEBHOOK_RETRY_SCHEDULE: waits from 0.1 s to 7 days, in milliseconds", () => {
+    const schedule = (v: string) =>
+      loadConfig({ ...GOOD, WEBHOOK_RETRY_SCHEDULE: v }, deployment).webhooks.retryScheduleMs;
+    expect(schedule("0.1,604800")).toEqual([100, 604_800_000]);
+    expect(schedule("0.3,0.5,1")).toEqual([300, 500, 1_000]);
   });
 
   it("reports several bad variables in one message", () => {
