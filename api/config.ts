@@ -403,7 +403,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     /**
      * CURSOR_SECRET: the key the page cursors are signed with (api/read/cursor.ts); a secret, never logged. null:
-     * derived from the chain, the database URL and the schema, the same in every replica of one deployment.
+     * derived from the chain, the schema and the database URL's name and password (api/read/cursor.ts cursorKey), the
+     * same in every replica of one deployment.
      */
     cursorSecret: v.CURSOR_SECRET ?? null,
     /** READY_INDEX_FAILURE_MS: index reads failing this long with no success between → /ready 503 "index reads failing". */

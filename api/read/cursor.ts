@@ -89,15 +89,44 @@ const listDigest = (list: string) =>
   createHash("sha256").update(list).digest().subarray(0, LIST_DIGEST_BYTES).toString("base64url");
 
 /**
- * The deployment's cursor key: CURSOR_SECRET when set; else derived from what every replica of one deployment
- * shares (the chain, the database URL and the index's schema), so replicas agree on each other's cursors without
- * a setting. The derived key is only as secret as the database URL (its password): docs/operations.md asks for
- * CURSOR_SECRET on a public deployment, and the API process warns without it on base and base-sepolia.
+ * The deployment's cursor key: CURSOR_SECRET when set; else derived from what every replica of one deployment shares,
+ * so replicas agree on each other's cursors without a setting: the chain id, the index's schema, and of the database
+ * URL only its database name and password (derivedCursorSeed). Not the URL's text: replicas reach one database as
+ * `postgres://` or `postgresql://`, through a host alias or a pooler of their own, on another port, with their own
+ * `application_name` or `sslmode`, and each such difference made a replica refuse the others' cursors (400 on page 2
+ * behind a load balancer). The password is the one secret in it: without it anyone who guesses the database's and the
+ * schema's names could sign cursors; with it, a password changed one replica at a time splits them until all have it.
+ * docs/configuration.md asks for CURSOR_SECRET in production, and the API process warns without it on base and
+ * base-sepolia.
  */
 export function cursorKey(config: Pick<AppConfig, "cursorSecret" | "chainId" | "database">): Buffer {
-  const { url, schema, viewsSchema } = config.database;
-  const seed = config.cursorSecret ?? ["derived", config.chainId, url ?? "", viewsSchema ?? schema ?? ""].join("\n");
+  const seed = config.cursorSecret ?? derivedCursorSeed(config);
   return createHash("sha256").update(`index cursor key v1\n${seed}`).digest();
+}
+
+/**
+ * What the derived key depends on, one per line: the chain id, the database name (the URL's path, or libpq's default,
+ * the user's name), the schema read (the views schema when set), and the URL's password (none: empty).
+ */
+function derivedCursorSeed(config: Pick<AppConfig, "chainId" | "database">): string {
+  const { url, schema, viewsSchema } = config.database;
+  let database = "";
+  let password = "";
+  if (url !== null) {
+    const u = new URL(url);
+    database = decoded(u.pathname.slice(1)) || decoded(u.username);
+    password = decoded(u.password);
+  }
+  return ["derived v2", config.chainId, database, viewsSchema ?? schema ?? "", password].join("\n");
+}
+
+/** A URL part as its percent-escapes spell it (as pg reads it); as written when they are malformed. */
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }
 
 /** Cursors signed and checked with one deployment's key (api/read/runtime.ts holds the app's). */

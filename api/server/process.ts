@@ -67,7 +67,9 @@ export async function createServiceDeps(options: {
   // A Redis that refuses the URL (its database, user or password) stops the process; an unreachable one does not.
   if (config.redisUrl !== null) await checkRedis(config.redisUrl);
   if (config.cursorSecret === null && PRODUCTION_NETWORKS.includes(config.network)) {
-    logger.warn("CURSOR_SECRET is not set: page cursors are signed with a key derived from the database URL");
+    logger.warn(
+      "CURSOR_SECRET is not set: page cursors are signed with a key derived from the database name and password",
+    );
   }
   // One prefix for the deployment, one sub-space per use, so two deployments (or test runs) never share keys.
   const cache = await createSupplyCache(config, { logger, keyPrefix: `${config.redisKeyPrefix}supply:` });
