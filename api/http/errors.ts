@@ -213,7 +213,14 @@ export class ChainUnreadyError extends ApiError {
 export class IndexUnavailableError extends ApiError {
   override name = "IndexUnavailableError";
   constructor(
-    reason: "unconfigured" | "not started" | "not ready" | "unreachable" | "replaced branch" | "another chain",
+    reason:
+      | "unconfigured"
+      | "not started"
+      | "not ready"
+      | "unreachable"
+      | "not permitted"
+      | "replaced branch"
+      | "another chain",
     options?: { cause?: unknown },
     /** What a reason has to say beyond it (IndexOfAnotherChainError: both chains). */
     said?: { message: string; detail: Record<string, number> },

@@ -174,7 +174,7 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
   INDEX_UNAVAILABLE: {
     meaning:
       "The lock index cannot answer: not configured on this deployment, not started yet, its database is not " +
-      "answering, built for another chain than this API serves (`another chain`, with `detail.indexChainId` and " +
+      "answering (the webhooks' routes: `not permitted` when it refuses this API's database user), built for another chain than this API serves (`another chain`, with `detail.indexChainId` and " +
       "`detail.chainId`), or (`busy`) its computations of past blocks' rankings and stats are all taken, with " +
       "`Retry-After` and `retryAfterSec`; `detail.reason` says which. Retry later; nothing was read.",
     example: new IndexUnavailableError("unreachable").toEnvelope(),

@@ -201,7 +201,9 @@ const failures = (...statuses: number[]) =>
           404: "NOT_FOUND: no such webhook.",
           413: "PAYLOAD_TOO_LARGE: a body over 16 KiB.",
           429: "RATE_LIMITED: the client's `index` budget is spent (`Retry-After`).",
-          503: "INDEX_UNAVAILABLE: no database for the deliveries (unconfigured or unreachable).",
+          503:
+            "INDEX_UNAVAILABLE: no database for the deliveries (`detail.reason`: unconfigured, unreachable, or not " +
+            "permitted: the API's database user lacks the rights on the webhooks' schema).",
         }[s],
         headers: {
           ...ANSWER_HEADERS,

@@ -19,7 +19,7 @@ import {
 import { metricsAccess } from "../http/metricsAccess";
 import { type ParamSpec, parseQuery } from "../http/params";
 import { routeAnswers } from "../live/routeAnswers";
-import type { IndexRuntime } from "../read/runtime";
+import { type IndexRuntime, pgCodeOf } from "../read/runtime";
 import type { Webhooks } from "./service";
 import { newSecret } from "./signature";
 import type { DeliveryStatus } from "./store";
@@ -125,15 +125,27 @@ export function registerWebhookRoutes(router: Hono<AppEnv>, rt: IndexRuntime, op
   });
 }
 
-/** A store operation; the database's failure is a 503, never a 500. */
+/**
+ * A store operation; the database's failure is a 503, never a 500. A refusal of the API's database user (SQLSTATE
+ * 42501: no CREATE for the schema, no rights on its tables) is the database answering, not failing to: "not
+ * permitted", a grant to make (docs/operations.md, Topology), not an outage to wait out.
+ */
 async function stored<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (error instanceof ApiError) throw error;
+    if (pgCodeOf(error) === INSUFFICIENT_PRIVILEGE) {
+      throw new IndexUnavailableError("not permitted", { cause: error }, { message: NOT_PERMITTED, detail: {} });
+    }
     throw new IndexUnavailableError("unreachable", { cause: error });
   }
 }
+
+const INSUFFICIENT_PRIVILEGE = "42501";
+const NOT_PERMITTED =
+  "The webhooks' tables are not open to this API's database user (it needs CREATE on the database, or their " +
+  "schema made for it, and the rights on their tables).";
 
 async function jsonBody(c: Context<AppEnv>): Promise<Record<string, unknown>> {
   const text = await c.req.text();
