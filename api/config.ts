@@ -235,6 +235,13 @@ function redisUrlProblem(value: string): string | null {
   return null;
 }
 
+/** The pending-bytes caps, each within the one after it: [inner, outer]. */
+const PENDING_CAPS_NESTED = [
+  ["PENDING_RESPONSE_BYTES_PER_CONNECTION", "PENDING_RESPONSE_BYTES_PER_IP"],
+  ["PENDING_RESPONSE_BYTES_PER_IP", "PENDING_RESPONSE_BYTES_MAX"],
+  ["PENDING_RESPONSE_BYTES_PER_CONNECTION", "PENDING_RESPONSE_BYTES_MAX"],
+] as const;
+
 /** The value of `--schema X` / `--schema=X` in a Ponder command line, if any. */
 export function cliSchemaFrom(argv: readonly string[] = process.argv): string | undefined {
   for (let i = 0; i < argv.length; i++) {
@@ -285,6 +292,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const schema = e.DATABASE_SCHEMA ?? options.cliSchema ?? null;
   if (e.DATABASE_VIEWS_SCHEMA !== undefined && e.DATABASE_VIEWS_SCHEMA === schema) {
     problems.push("DATABASE_VIEWS_SCHEMA: must differ from DATABASE_SCHEMA");
+  }
+  // Each pending-bytes cap lies within the next; a default is left alone (setting only the total lower is fine: it
+  // then bounds the others), but two caps set the wrong way round are a mistake to name.
+  for (const [inner, outer] of PENDING_CAPS_NESTED) {
+    const [a, b] = [e[inner], e[outer]];
+    if (cleaned[inner] !== undefined && cleaned[outer] !== undefined && a !== undefined && b !== undefined && a > b) {
+      problems.push(`${inner}: must not exceed ${outer}`);
+    }
   }
   if (cleaned.METRICS_HOST !== undefined && e.METRICS_PORT === undefined) {
     problems.push("METRICS_HOST: needs METRICS_PORT (the metrics listener it places)");

@@ -149,6 +149,28 @@ describe("loadConfig for a deployment", () => {
     });
   });
 
+  it("pending-bytes caps set the wrong way round (per connection > per IP > total) are named; a lower total alone is not", () => {
+    const MIB = 2 ** 20;
+    const pending = (perConnection?: number, perIp?: number, total?: number) => ({
+      ...GOOD,
+      ...(perConnection ? { PENDING_RESPONSE_BYTES_PER_CONNECTION: String(perConnection * MIB) } : {}),
+      ...(perIp ? { PENDING_RESPONSE_BYTES_PER_IP: String(perIp * MIB) } : {}),
+      ...(total ? { PENDING_RESPONSE_BYTES_MAX: String(total * MIB) } : {}),
+    });
+    expect(failure(pending(64, 32))).toBe(
+      "invalid configuration: PENDING_RESPONSE_BYTES_PER_CONNECTION: must not exceed PENDING_RESPONSE_BYTES_PER_IP",
+    );
+    expect(failure(pending(undefined, 256, 128))).toBe(
+      "invalid configuration: PENDING_RESPONSE_BYTES_PER_IP: must not exceed PENDING_RESPONSE_BYTES_MAX",
+    );
+    expect(failure(pending(16, undefined, 8))).toBe(
+      "invalid configuration: PENDING_RESPONSE_BYTES_PER_CONNECTION: must not exceed PENDING_RESPONSE_BYTES_MAX",
+    );
+    // One cap set below a default: the defaults are not held against it (the smallest cap is the one in effect).
+    expect(loadConfig(pending(undefined, undefined, 1), deployment).connections.pendingBytes.total).toBe(MIB);
+    expect(loadConfig(pending(8, 8, 8), deployment).connections.pendingBytes.perIp).toBe(8 * MIB);
+  });
+
   it("GraphQL documents: documented defaults, each overridable", () => {
     expect(loadConfig({ NETWORK: "local" }).graphqlDocuments).toEqual({
       cacheBytes: 50 * 2 ** 20,
