@@ -85,3 +85,16 @@ describe.each([
     ).toEqual([]);
   });
 });
+
+describe("the files the processes load", () => {
+  it("Ponder's command line loads .env.local (and no other file), as configuration.md says; the API process none", () => {
+    const bin = read("node_modules/ponder/dist/esm/bin/ponder.js");
+    expect(bin.match(/dotenv\.config\([^)]*\)/g)).toEqual(['dotenv.config({ path: ".env.local" })']);
+    const doc = read("docs/configuration.md");
+    expect(doc).toContain("The API process\nloads no file");
+    expect(doc).toContain("`ponder start` (the indexer, `npm run serve:indexer`, and `npm start`) reads\n`.env.local`");
+    for (const file of ["api/server/main.ts", "api/server/process.ts", "api/config.ts"]) {
+      expect(read(file), file).not.toMatch(/dotenv|loadEnvFile/);
+    }
+  });
+});
