@@ -202,6 +202,14 @@ describe("compose.yaml resolved with a .env", () => {
     }
   });
 
+  it("the indexer's health is its liveness (/health: Ponder's /ready is 503 for the whole backfill); the APIs' the image's /ready", () => {
+    const compose = parse(readFileSync(path.join(REPO_ROOT, "compose.yaml"), "utf8"), { merge: true }) as {
+      services: Record<string, { healthcheck?: { test?: string[] } }>;
+    };
+    expect(compose.services.indexer!.healthcheck?.test).toEqual(["CMD", "node", "scripts/healthcheck.mjs", "/health"]);
+    for (const api of ["api-1", "api-2"]) expect(compose.services[api]!.healthcheck).toBeUndefined();
+  });
+
   it("the resolver: interpolation forms and .env syntax as compose reads them", () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's syntax, not a template
     expect(interpolate("a${X}b${Y:-d}${Z-e}$$x$X", { X: "1", Z: "" })).toBe("a1bd$x1");

@@ -20,9 +20,9 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 /** The script's exit status (spawned asynchronously: the server answering it runs in this process). */
-const check = (env: Record<string, string>) => {
+const check = (env: Record<string, string>, args: string[] = []) => {
   const { HEALTHCHECK_PORT: _h, PORT: _p, ...rest } = process.env;
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, "scripts", "healthcheck.mjs")], {
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, "scripts", "healthcheck.mjs"), ...args], {
     env: { ...rest, ...env },
     stdio: "ignore",
   });
@@ -43,5 +43,18 @@ describe("scripts/healthcheck.mjs", () => {
     const otherPort = (other.address() as AddressInfo).port;
     expect(await check({ HEALTHCHECK_PORT: String(otherPort), PORT: String(port) })).toBe(1);
     await new Promise<void>((r) => other.close(() => r()));
+  });
+
+  it("`/health` (compose's indexer): healthy while /ready is 503, as Ponder's is for the whole backfill", async () => {
+    const backfilling = createServer((req, res) => res.writeHead(req.url === "/health" ? 200 : 503).end());
+    await new Promise<void>((r) => backfilling.listen(0, "127.0.0.1", r));
+    const at = { HEALTHCHECK_PORT: String((backfilling.address() as AddressInfo).port) };
+    try {
+      expect(await check(at)).toBe(1);
+      expect(await check(at, ["/health"])).toBe(0);
+      expect(await check(at, ["/status"])).toBe(2);
+    } finally {
+      await new Promise<void>((r) => backfilling.close(() => r()));
+    }
   });
 });
