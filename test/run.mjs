@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The README's test command (`npm test`). Runs the whole vitest suite once (the indexer on PGlite),
-// then the indexer suite again on Postgres, and prints one plain `N passed, N failed` line with
+// then the indexer suite again on Postgres, and prints one plain `N passed, N failed, N skipped` line with
 // the real counts from vitest's JSON reporter (CI reads that line).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -40,7 +40,7 @@ if (!(await reachable(redisUrl)))
   missing.push(`Redis at ${redactUrl(redisUrl)} (set TEST_REDIS_URL, or start redis-server on 127.0.0.1:6379)`);
 if (missing.length > 0) {
   console.error(`Tests need services that are not reachable:\n${missing.map((m) => `  - ${m}`).join("\n")}`);
-  console.error("0 passed, 1 failed");
+  console.error("0 passed, 1 failed, 0 skipped");
   process.exit(1);
 }
 const out = mkdtempSync(path.join(tmpdir(), "vitest-json-"));
