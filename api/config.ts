@@ -230,7 +230,8 @@ function redisUrlProblem(value: string): string | null {
   // The database: the path (redis://host:6379/2), else ioredis's `db` query parameter.
   const db = u.pathname.replace(/^\//, "") || (u.searchParams.get("db") ?? "");
   if (db !== "" && !(/^[0-9]{1,10}$/.test(db) && Number(db) <= MAX_REDIS_DB)) {
-    return `its path must be a database number, 0-${MAX_REDIS_DB} (redis://host:6379/0)`;
+    // No example URL here: the process's output filter would mask it (api/startup/redactOutput.ts).
+    return `its path must be a database number, 0-${MAX_REDIS_DB}, or none (database 0)`;
   }
   return null;
 }
