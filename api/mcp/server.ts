@@ -149,6 +149,14 @@ function argumentText(name: string, value: unknown): string {
   if (value instanceof RefusedArgument) throw new BadParamsError(value.message, { param: name });
   if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
   if (typeof value === "boolean") return String(value);
+  // null is not "not given": an omitted optional takes its default, and several defaults move money or drop a safety
+  // gate (requireSimulationOk null would hand out a batch the caller asked to have simulated first, targetTokenId null
+  // would be a new lock instead of a top-up, compound null a plain harvest). The inputSchema declares no null.
+  if (value === null) {
+    throw new BadParamsError(`${name} is null; omit the argument to use its default, or give a value.`, {
+      param: name,
+    });
+  }
   throw new BadParamsError(
     `${name} must be a string (decimal for amounts, exactly true or false for flags), or a safe integer.`,
     { param: name },
@@ -156,15 +164,15 @@ function argumentText(name: string, value: unknown): string {
 }
 
 /**
- * The REST path of a tool call (argument by argument: argumentText). `null` means "not given", as JSON
- * clients use it for an omitted optional.
+ * The REST path of a tool call (argument by argument: argumentText). An argument given as `null` is BAD_PARAMS, as
+ * any other type the inputSchema does not declare: only an omitted argument takes its default.
  */
 export function toolCallPath(operation: ToolOperation, args: Record<string, unknown> = {}): string {
   const pathParams = operation.route.pathParams ?? {};
   const query = new URLSearchParams();
   const given: Record<string, string> = {};
   for (const [name, value] of Object.entries(args)) {
-    if (value === undefined || value === null) continue;
+    if (value === undefined) continue;
     const text = argumentText(name, value);
     // Own names only: `toString` or `__proto__` is not a path parameter (the route refuses it as unknown).
     if (Object.hasOwn(pathParams, name)) given[name] = text;
