@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { memoizeSuccess } from "./cache/memo";
 import { RpcBackoff } from "./chain/backoff";
+import { simulationSupported } from "./chain/simulate";
 import type { AppDeps, AppDepsInput } from "./deps";
 import { GRAPHQL_METHODS, graphqlEndpoint } from "./graphql/endpoint";
 import { GRAPHQL_LIMITS } from "./graphql/limits";
@@ -102,6 +103,9 @@ export function createApp(input: AppDepsInput): ApiApp {
       operatorPrefixes: [INDEX_BASE + WEBHOOKS_PATH],
     }),
   );
+  // What the node last said of eth_simulateV1 (a -32601 is believed a minute, then asked again: api/chain/simulate.ts).
+  const rpc = deps.rpc;
+  if (rpc) metrics.simulationSupported.sample(() => simulationSupported(rpc));
   const overall = deadline({ ms: v1DeadlineMs(config.rpcTimeoutMs), timeoutError: v1TimeoutError });
   for (const base of [V1_BASE, INDEX_BASE]) app.use(`${base}/*`, rateLimit(rateLimitOptions), overall);
   // The features' runtime of the read model first: /ready asks it how the index's reads are going.

@@ -6,8 +6,10 @@ import { originOf, type RpcClient, RpcError, type RpcFailureKind } from "./rpc";
  * Runs a batch of calls from one sender with `eth_simulateV1` (one round trip): state carries from call
  * to call, so an approve is seen by the call after it. `validation: false` runs the calls without
  * nonce, fee or balance checks (all calls here carry no value), which is what "would this revert?"
- * asks. A node without the method is detected once and remembered for the life of the process, so
- * such a node costs one probe in total, not one per request.
+ * asks. A node that answers without the method is remembered for SIMULATION_REPROBE_MS, so such a node
+ * costs one probe a minute, not one per request; then it is asked again (a load-balanced fleet with one
+ * node lacking the method, or a provider answering -32601 for a plan limit, does not turn simulation off
+ * for the life of the process).
  */
 
 export type SimulatedCall = { to: Address; data: Hex };
@@ -35,12 +37,41 @@ export const SIMULATION_TIMEOUT_MS = 5_000;
 /** JSON-RPC "method not found" and EIP-1474 "method not supported": the node lacks eth_simulateV1. */
 const UNSUPPORTED_CODES = new Set([-32601, -32004]);
 
-/** Kept by the client a view was made of (originOf): a route reads through a per-request view of it. */
-const unsupportedNodes = new WeakMap<RpcClient, true>();
+/**
+ * How long a node's "method not found" for eth_simulateV1 is believed before it is asked again: 60 s (the RPC
+ * back-off's windows are 2–4 s for an outage; an answer saying the method is missing is a slower fact, so a minute).
+ */
+export const SIMULATION_REPROBE_MS = 60_000;
 
-/** Whether this client's node is already known to lack eth_simulateV1 (tests and benches read it). */
-export function knownUnsupported(rpc: RpcClient): boolean {
-  return unsupportedNodes.has(originOf(rpc));
+/**
+ * What the node last said of eth_simulateV1, kept by the client a view was made of (originOf: a route reads through a
+ * per-request view of it): `unsupportedAt` is when it answered without the method (or when that was last re-asked,
+ * so concurrent requests after the interval send one probe, not one each).
+ */
+const support = new WeakMap<RpcClient, { supported: true } | { supported: false; unsupportedAt: number }>();
+
+/** Whether this client's node is known, as of now, to lack eth_simulateV1 (within SIMULATION_REPROBE_MS of it saying so). */
+export function knownUnsupported(rpc: RpcClient, now = Date.now()): boolean {
+  const known = support.get(originOf(rpc));
+  return known !== undefined && !known.supported && now - known.unsupportedAt < SIMULATION_REPROBE_MS;
+}
+
+/**
+ * The api_simulation_supported gauge's value: 1 when the node's last answer to eth_simulateV1 was a simulation, 0 when
+ * it was "method not found" (until a probe after SIMULATION_REPROBE_MS is answered with a simulation; a probe that
+ * times out or errors otherwise changes nothing), undefined before the node ever answered one.
+ */
+export function simulationSupported(rpc: RpcClient): 0 | 1 | undefined {
+  const known = support.get(originOf(rpc));
+  if (known === undefined) return undefined;
+  return known.supported ? 1 : 0;
+}
+
+/** Seconds until a node believed to lack eth_simulateV1 is asked again (0: it will be on the next request). */
+export function reprobeInSec(rpc: RpcClient, now = Date.now()): number {
+  const known = support.get(originOf(rpc));
+  if (known === undefined || known.supported) return 0;
+  return Math.max(0, Math.ceil((known.unsupportedAt + SIMULATION_REPROBE_MS - now) / 1000));
 }
 
 const HEX_QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
@@ -87,7 +118,11 @@ export async function simulateCalls(
   calls: readonly SimulatedCall[],
   timeoutMs = SIMULATION_TIMEOUT_MS,
 ): Promise<SimulationOutcome> {
-  if (unsupportedNodes.has(originOf(rpc))) return { kind: "unsupported" };
+  const origin = originOf(rpc);
+  if (knownUnsupported(rpc)) return { kind: "unsupported" };
+  const known = support.get(origin);
+  // The interval passed: this request asks again, and the others wait for its answer's verdict another interval.
+  if (known !== undefined && !known.supported) support.set(origin, { supported: false, unsupportedAt: Date.now() });
   const payload = {
     blockStateCalls: [{ calls: calls.map((c) => ({ from, to: c.to, data: c.data })) }],
     validation: false,
@@ -108,12 +143,13 @@ export async function simulateCalls(
     );
   } catch (error) {
     if (error instanceof RpcError && isUnsupported(error)) {
-      unsupportedNodes.set(originOf(rpc), true);
+      support.set(origin, { supported: false, unsupportedAt: Date.now() });
       return { kind: "unsupported" };
     }
     const kind = error instanceof RpcError ? error.kind : "unreachable";
     // Our own deadline surfaces as a cancellation; to the caller it is the node being too slow.
     return { kind: "failed", reason: kind === "aborted" ? "timeout" : kind };
   }
+  support.set(origin, { supported: true });
   return { kind: "ran", ...answer };
 }

@@ -284,14 +284,17 @@ export class SimulationRevertedError extends ApiError {
 export class SimulationUnavailableError extends ApiError {
   override name = "SimulationUnavailableError";
   constructor(detail: { skipped: "unsupported" | "node-failed"; reason?: string }) {
+    // The node's "method not found" is believed for a minute (api/chain/simulate.ts SIMULATION_REPROBE_MS): a retry
+    // within it gets this answer again without the node being asked; a failure is tried again on the next request.
     const why =
       detail.skipped === "unsupported"
-        ? "the node does not support eth_simulateV1"
-        : `the node did not answer the simulation${detail.reason ? ` (${detail.reason})` : ""}`;
+        ? "the node answered that it does not support eth_simulateV1. That answer is kept for 60 s before the node " +
+          "is asked again, so retry after a minute at the earliest"
+        : `the node did not answer the simulation${detail.reason ? ` (${detail.reason})` : ""}. Retry later`;
     super(
       "SIMULATION_UNAVAILABLE",
-      `The batch could not be simulated: ${why}. requireSimulationOk=true withholds an unsimulated batch; ` +
-        "retry later, or ask without requireSimulationOk to get the batch with simulation skipped.",
+      `The batch could not be simulated: ${why}, or ask without requireSimulationOk to get the batch with simulation ` +
+        "skipped. requireSimulationOk=true withholds an unsimulated batch.",
       detail,
     );
   }

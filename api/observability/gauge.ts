@@ -3,6 +3,7 @@ import { escapeHelp } from "./exposition";
 /** A single-series gauge in the Prometheus text format: a value that goes up and down, absent until first set. */
 export class Gauge {
   #value: number | undefined;
+  #read: (() => number | undefined) | undefined;
   constructor(
     readonly name: string,
     readonly help: string,
@@ -12,14 +13,20 @@ export class Gauge {
     this.#value = Number(value);
   }
 
+  /** Reads its value from `read` whenever it is read or rendered (a state kept elsewhere), instead of set(). */
+  sample(read: () => number | undefined): void {
+    this.#read = read;
+  }
+
   get(): number | undefined {
-    return this.#value;
+    return this.#read ? this.#read() : this.#value;
   }
 
   render(): string {
     const lines = [`# HELP ${this.name} ${escapeHelp(this.help)}`];
     lines.push(`# TYPE ${this.name} gauge`);
-    if (this.#value !== undefined) lines.push(`${this.name} ${this.#value}`);
+    const value = this.get();
+    if (value !== undefined) lines.push(`${this.name} ${value}`);
     return lines.join("\n");
   }
 }

@@ -51,6 +51,8 @@ export type Metrics = {
   indexReplacedBranch: Gauge;
   /** 1 while the index's checkpoint names another chain than NETWORK's (api/read/indexChain.ts), else 0. */
   indexOtherChain: Gauge;
+  /** Whether the node answers eth_simulateV1 (api/chain/simulate.ts simulationSupported; the app samples it). */
+  simulationSupported: Gauge;
   /** What the API server's connection limits do (createConnectionMetrics). */
   connections: ConnectionMetrics;
   /** ve rankings computed (at most one per indexed block per process: api/read/veBoard.ts). */
@@ -142,6 +144,12 @@ export function createMetrics(): Metrics {
       'every index answer is refused 503 INDEX_UNAVAILABLE "another chain" and /ready is 503; else 0.',
   );
   indexOtherChain.set(0);
+  const simulationSupported = new Gauge(
+    "api_simulation_supported",
+    "1 when the node's last answer to eth_simulateV1 was a simulation; 0 after it answered -32601/-32004 (method not " +
+      "found): prepares are answered unsimulated and requireSimulationOk is 503 until a probe, at most one a minute, " +
+      "finds it; absent before the node answered a simulation.",
+  );
   const veBoardComputations = new Counter(
     "api_index_ve_board_computations_total",
     "ve rankings this process computed whole from the index (the statement over every lock: a block far from the " +
@@ -285,6 +293,7 @@ export function createMetrics(): Metrics {
     indexLag.observedAt,
     indexReplacedBranch,
     indexOtherChain,
+    simulationSupported,
   ];
   const caches = new CacheMetrics();
   const indexDb = new IndexDbMetrics();
@@ -293,6 +302,7 @@ export function createMetrics(): Metrics {
     indexLag,
     indexReplacedBranch,
     indexOtherChain,
+    simulationSupported,
     minBlockWaits,
     veBoardComputations,
     veBoardDerivations,

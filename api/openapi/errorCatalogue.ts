@@ -168,7 +168,8 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
     meaning:
       "Prepare routes with `requireSimulationOk=true` only: the batch could not be simulated (`detail.skipped`: " +
       "`unsupported`, the node lacks eth_simulateV1; `node-failed`, it timed out or errored, `detail.reason` says " +
-      "how), and an unsimulated batch is not handed out. Retry later, or ask without the flag.",
+      "how), and an unsimulated batch is not handed out. Retry later (after `unsupported`, a minute at the earliest: " +
+      "the node's answer is kept 60 s), or ask without the flag.",
     example: new SimulationUnavailableError({ skipped: "node-failed", reason: "timeout" }).toEnvelope(),
   },
   INDEX_UNAVAILABLE: {

@@ -142,7 +142,8 @@ export async function simulateBatch(
       simulation: {
         ok: null,
         skipped: "unsupported",
-        message: "Not simulated: the node does not support eth_simulateV1.",
+        message:
+          "Not simulated: the node answered that it does not support eth_simulateV1 (asked again at most once a minute).",
       },
       gas: null,
     };

@@ -6,7 +6,9 @@
  */
 import type { Server } from "node:http";
 import { serve } from "@hono/node-server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { createRpcClient } from "../../../../api/chain/rpc";
+import { createMetrics } from "../../../../api/observability/metrics";
 import { DEVNET_ACCOUNTS } from "../../../../devnet/seed";
 import { type ReadsDevnet, startReadsDevnet } from "../../../support/readsDevnet";
 
@@ -22,28 +24,34 @@ const alice = DEVNET_ACCOUNTS.alice.address;
 
 let d: ReadsDevnet;
 let base: string;
-let server: Server;
+const servers: Server[] = [];
+
+/** An app of the devnet served over HTTP on 127.0.0.1; its base URL. */
+function listen(app: ReturnType<ReadsDevnet["app"]>): Promise<string> {
+  return new Promise((resolve) => {
+    const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => {
+      resolve(`http://127.0.0.1:${info.port}`);
+    }) as Server;
+    servers.push(server);
+  });
+}
 
 beforeAll(async () => {
   d = await startReadsDevnet();
-  const app = d.app();
-  await new Promise<void>((resolve) => {
-    server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => {
-      base = `http://127.0.0.1:${info.port}`;
-      resolve();
-    }) as Server;
-  });
+  base = await listen(d.app());
 }, 180_000);
 afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise((done) => server?.close(done));
+  for (const server of servers) {
+    server.closeAllConnections();
+    await new Promise((done) => server.close(done));
+  }
   await d?.stop();
 });
 
 type Envelope = { ok: boolean; error?: string; message?: string; detail?: { param?: string }; [k: string]: unknown };
 
 /** One tools/call POSTed raw in an era; the tool's envelope (or the JSON-RPC error). */
-export async function callIn(era: Era, name: string, args: Record<string, unknown>) {
+async function callIn(era: Era, name: string, args: Record<string, unknown>, at = base) {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
@@ -53,7 +61,7 @@ export async function callIn(era: Era, name: string, args: Record<string, unknow
     Object.assign(headers, { "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": name });
     params._meta = { [PV]: MODERN, [CAPS]: {} };
   }
-  const res = await fetch(`${base}/api/mcp`, {
+  const res = await fetch(`${at}/api/mcp`, {
     method: "POST",
     headers,
     body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params }),
@@ -107,5 +115,48 @@ describe("null is no argument's default (docs/api.md: other types are BAD_PARAMS
     expect(r.body).toMatchObject({ ok: true });
     const gated = await callIn("2026", "prepare_lock_via_furnace", { ...lockViaFurnace, requireSimulationOk: "true" });
     expect(gated.body).toMatchObject({ ok: false, error: "SIMULATION_REVERTED" });
+  });
+});
+
+describe("a node's 'method not found' for eth_simulateV1 is believed a minute, then asked again", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    d.proxy.setFault(null);
+  });
+
+  it("the gate refuses saying when to retry, the gauge says 0; after 60 s a probe finds the method and the gate passes", async () => {
+    const metrics = createMetrics();
+    const rpc = createRpcClient({ url: d.proxy.url, timeoutMs: 5_000 });
+    const at = await listen(d.app({ rpc, metrics }));
+    const gauge = async () => (await metrics.render()).match(/^api_simulation_supported (\d)$/m)?.[1];
+    const gated = { ...lockViaFurnace, user: DEVNET_ACCOUNTS.fresh.address, requireSimulationOk: "true" };
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });
+    expect(await gauge()).toBeUndefined();
+    // One answer "method not found" (a provider's plan limit, one node of a fleet), then the node answers normally.
+    let answered = 0;
+    d.proxy.setFault({
+      kind: "rpcError",
+      code: -32601,
+      message: "rate limited, try later",
+      match: (method) => method === "eth_simulateV1" && answered++ === 0,
+    });
+    const refused = await callIn("2025", "prepare_lock_via_furnace", gated, at);
+    expect(refused.body).toMatchObject({ error: "SIMULATION_UNAVAILABLE", detail: { skipped: "unsupported" } });
+    expect(refused.body!.message).toMatch(/kept for 60 s/);
+    expect(await gauge()).toBe("0");
+    // Within the minute: the same answer, without asking the node.
+    d.proxy.reset();
+    vi.setSystemTime(Date.now() + 59_000);
+    const again = await callIn("2026", "prepare_lock_via_furnace", gated, at);
+    expect(again.body).toMatchObject({ error: "SIMULATION_UNAVAILABLE", detail: { skipped: "unsupported" } });
+    expect(d.proxy.count("eth_simulateV1")).toBe(0);
+    // A minute on: the node is asked again, simulates, and the gate hands out the batch.
+    vi.setSystemTime(Date.now() + 2_000);
+    for (const era of ERAS) {
+      const passed = await callIn(era, "prepare_lock_via_furnace", gated, at);
+      expect(passed.body).toMatchObject({ ok: true, simulation: { ok: true } });
+    }
+    expect(d.proxy.count("eth_simulateV1")).toBe(2);
+    expect(await gauge()).toBe("1");
   });
 });
