@@ -7,7 +7,7 @@ import { MAX_LOCK_DURATION, MIN_LOCK_AMOUNT, MIN_LOCK_DURATION, MIN_TOPUP_AMOUNT
 import { readAllowance, withApproval } from "./approval";
 import { requireAtLeast, requireLockDuration } from "./lockTerms";
 import { defineAction, type PrepareDeps } from "./pipeline";
-import { type HintFor, prepareHref } from "./simulation";
+import { type HintFor, prepareHref, type SimulationHint } from "./simulation";
 
 /**
  * Plain locks on VeLockNFT: lock (Lock), topup (Top up), extend (Extend). The NFT pulls the token from
@@ -38,22 +38,46 @@ export const LOCK_PARAMS = {
 } as const satisfies Record<string, ParamDoc>;
 
 /**
- * On the published contracts createLockFor / addToLockFor / extendLockToFor accept only the Furnace
- * (protocol.md §7), so a wallet's call reverts NotAuthorized: the hint is the Furnace entry that does
- * the same for the wallet, with its parameters.
+ * On the published contracts (and the devnet) createLockFor / addToLockFor / extendLockToFor accept only the Furnace
+ * (protocol.md §7), so a wallet's call reverts NotAuthorized (docs/limitations.md). Said in each tool's description,
+ * and in every answer whose simulation did not run or did not pass, as `warning` (pipeline.ts).
  */
+const FURNACE_ONLY =
+  "On the published contracts (and the devnet) only the Furnace may call this function: sent from a wallet, this " +
+  "batch reverts NotAuthorized.";
+
+/** The description's first sentence after the verb's: what the guide and tools/list show first. */
+const FURNACE_ONLY_DESCRIPTION =
+  "On the published contracts (and the devnet) only the Furnace may call it: a wallet's batch reverts " +
+  "NotAuthorized, so do not hand it to the wallet unless its simulation passed.";
+
+/** The warning of a lock or top-up: the Furnace entry that does the same for the wallet, with its parameters. */
+const furnaceWarning = (params: Record<string, string>): SimulationHint => ({
+  message: `${FURNACE_ONLY} Do not hand it to the wallet: lock-via-furnace does the same for the wallet.`,
+  action: "lock-via-furnace",
+  params,
+  path: prepareHref("lock-via-furnace", params),
+});
+
+/** A failed simulation's hint (NotAuthorized on the step) is the same advice. */
 const furnaceHint =
   (step: "lock" | "topup", params: Record<string, string>): HintFor =>
   (error, failedStep) => {
     if (error.name !== "NotAuthorized" || failedStep !== step) return undefined;
     return {
+      ...furnaceWarning(params),
       message:
         "This function accepts only the Furnace on this deployment: lock-via-furnace does the same for the wallet.",
-      action: "lock-via-furnace",
-      params,
-      path: prepareHref("lock-via-furnace", params),
     };
   };
+
+const lockHintParams = (input: LockInput) => ({
+  user: input.user,
+  claimAmountWei: input.amountWei.toString(),
+  targetTokenId: "0",
+  durationSeconds: input.durationSecs.toString(),
+  createAutoMax: String(input.autoMax),
+});
 
 export type LockInput = { user: Address; amountWei: bigint; durationSecs: bigint; autoMax: boolean };
 
@@ -89,6 +113,7 @@ export const lock = defineAction({
   params: LOCK_PARAMS,
   description:
     "Lock: locks tokens from the wallet into a new vote-escrow lock for a chosen duration (no Furnace bonus). " +
+    `${FURNACE_ONLY_DESCRIPTION} Use prepare_lock_via_furnace for a wallet's new lock. ` +
     "An approve step for the exact amount comes first when the allowance is short.",
   parse(url): LockInput {
     const q = parseQuery(url, LOCK_PARAMS);
@@ -98,14 +123,8 @@ export const lock = defineAction({
     return { user: q.user, amountWei, durationSecs: q.durationSecs, autoMax };
   },
   read: readAssetAllowance,
-  hint: (input: LockInput) =>
-    furnaceHint("lock", {
-      user: input.user,
-      claimAmountWei: input.amountWei.toString(),
-      targetTokenId: "0",
-      durationSeconds: input.durationSecs.toString(),
-      createAutoMax: String(input.autoMax),
-    }),
+  hint: (input: LockInput) => furnaceHint("lock", lockHintParams(input)),
+  warning: (input: LockInput) => furnaceWarning(lockHintParams(input)),
   encode: (contracts, input, allowance: bigint) => ({
     calls: withApproval(assetApproval(contracts, input.amountWei, allowance), {
       step: "lock",
@@ -127,6 +146,15 @@ export const TOPUP_PARAMS = {
 
 export type TopupInput = { user: Address; tokenId: bigint; amountWei: bigint };
 
+const topupHintParams = (input: TopupInput) => ({
+  user: input.user,
+  claimAmountWei: input.amountWei.toString(),
+  targetTokenId: input.tokenId.toString(),
+  // The published Furnace tops up an AutoMax lock only with 365 days, and a plain lock's top-up keeps its end
+  // (the value is not used): with it, the hint's call works for either, without reading the lock.
+  durationSeconds: String(MAX_LOCK_DURATION),
+});
+
 export const topup = defineAction({
   action: "topup",
   verb: "Top up",
@@ -137,6 +165,7 @@ export const topup = defineAction({
   params: TOPUP_PARAMS,
   description:
     "Top up: adds tokens from the wallet to an existing, unexpired lock it owns (an AutoMax lock also restarts its 365 days). " +
+    `${FURNACE_ONLY_DESCRIPTION} Use prepare_lock_via_furnace with targetTokenId for a wallet's top-up. ` +
     "An approve step for the exact amount comes first when the allowance is short.",
   parse(url): TopupInput {
     const q = parseQuery(url, TOPUP_PARAMS);
@@ -147,15 +176,8 @@ export const topup = defineAction({
     };
   },
   read: readAssetAllowance,
-  hint: (input: TopupInput) =>
-    furnaceHint("topup", {
-      user: input.user,
-      claimAmountWei: input.amountWei.toString(),
-      targetTokenId: input.tokenId.toString(),
-      // The published Furnace tops up an AutoMax lock only with 365 days, and a plain lock's top-up keeps its end
-      // (the value is not used): with it, the hint's call works for either, without reading the lock.
-      durationSeconds: String(MAX_LOCK_DURATION),
-    }),
+  hint: (input: TopupInput) => furnaceHint("topup", topupHintParams(input)),
+  warning: (input: TopupInput) => furnaceWarning(topupHintParams(input)),
   encode: (contracts, input, allowance: bigint) => ({
     calls: withApproval(assetApproval(contracts, input.amountWei, allowance), {
       step: "topup",
@@ -182,19 +204,19 @@ export type ExtendInput = { user: Address; tokenId: bigint; newEnd: bigint };
  * (published Furnace.extendWithBonus, through FurnaceExtendHelper, and VeClaimNFT.setAutoMax by the owner), so the
  * hint names them rather than saying the end cannot move: a user told so lets the lock expire.
  */
+const extendAlternatives = (tokenId: bigint) =>
+  "The wallet can move a plain lock's end " +
+  `itself: Furnace.extendWithBonus(${tokenId}, durationSeconds, minBonusOut) sets it to now + ` +
+  "durationSeconds (at most 365 days) and adds a bonus (quote it with " +
+  `FurnaceQuoter.quoteExtendWithBonus), or VeLockNFT.setAutoMax(${tokenId}, true) keeps it at now + 365 ` +
+  "days. This API encodes neither.";
+
 const extendHint =
   (tokenId: bigint): HintFor =>
   (error, failedStep) =>
     error.name !== "NotAuthorized" || failedStep !== "extend"
       ? undefined
-      : {
-          message:
-            "extendLockToFor accepts only the Furnace on this deployment. The wallet can move a plain lock's end " +
-            `itself: Furnace.extendWithBonus(${tokenId}, durationSeconds, minBonusOut) sets it to now + ` +
-            "durationSeconds (at most 365 days) and adds a bonus (quote it with " +
-            `FurnaceQuoter.quoteExtendWithBonus), or VeLockNFT.setAutoMax(${tokenId}, true) keeps it at now + 365 ` +
-            "days. This API encodes neither.",
-        };
+      : { message: `extendLockToFor accepts only the Furnace on this deployment. ${extendAlternatives(tokenId)}` };
 
 export const extend = defineAction({
   action: "extend",
@@ -206,7 +228,7 @@ export const extend = defineAction({
   params: EXTEND_PARAMS,
   description:
     "Extend: moves the end of an existing, unexpired lock the wallet owns to a later time (an AutoMax lock " +
-    "is simply renewed to 365 days from now).",
+    `is simply renewed to 365 days from now). ${FURNACE_ONLY_DESCRIPTION}`,
   parse(url): ExtendInput {
     const q = parseQuery(url, EXTEND_PARAMS);
     return {
@@ -216,6 +238,9 @@ export const extend = defineAction({
     };
   },
   hint: (input: ExtendInput) => extendHint(input.tokenId),
+  warning: (input: ExtendInput) => ({
+    message: `${FURNACE_ONLY} Do not hand it to the wallet. ${extendAlternatives(input.tokenId)}`,
+  }),
   encode: (contracts, input: ExtendInput) => ({
     calls: [
       {

@@ -4,7 +4,13 @@ import { ApiError, BadParamsError, ChainUnreadyError, type NeededOnlyWhen } from
 import { type ParamDoc, parseAddress, parseBool } from "../../../http/params";
 import type { Gate } from "../../../launchPreflight";
 import { type DeployableName, deployedAddress, type Manifest } from "../../../manifest";
-import { type HintFor, requireSimulationOk, type SimulationJson, simulateBatch } from "./simulation";
+import {
+  type HintFor,
+  requireSimulationOk,
+  type SimulationHint,
+  type SimulationJson,
+  simulateBatch,
+} from "./simulation";
 
 /**
  * The one pipeline every prepare action runs through, in the order of spec §4.3 and design.md:
@@ -77,6 +83,11 @@ export type ActionDefinition<I, R, N extends DeployableName> = ActionMeta & {
   hint?: (input: I) => HintFor;
   /** What to say when the batch would succeed and its last step emit no log: it would move nothing. */
   idle?: string;
+  /**
+   * An action whose batch reverts on the published contracts (a Furnace-only function): the envelope's `warning`,
+   * in every answer whose simulation did not run or did not pass (a passing one shows this deployment allows it).
+   */
+  warning?: (input: I) => SimulationHint;
 };
 
 /** Accepted by every action (the pipeline parses them; an action's own table documents its own). */
@@ -243,6 +254,7 @@ export function defineAction<I, R, const N extends DeployableName>(
           ...(gas ? { gas: `0x${gas[i]!.toString(16)}` as Hex } : {}),
         })),
         ...extra,
+        ...(def.warning && simulation.ok !== true ? { warning: def.warning(input) } : {}),
         simulation,
       };
     },

@@ -75,6 +75,14 @@ const REWARD_QUOTE = pendingQuote(
   "compound=true",
 );
 
+/** lock, topup, extend: Furnace-only functions on the published contracts (lock.ts), said in every unproven answer. */
+const warningSchema = (): JsonSchema =>
+  suggestionSchema(
+    "Why the batch will revert from a wallet, and what to do instead.",
+    "Present when the simulation did not run or did not pass: on the published contracts only the Furnace may " +
+      "call this function, so a wallet's batch reverts NotAuthorized. Do not hand the batch to the wallet.",
+  );
+
 const EXTRA_FIELDS: Readonly<Record<string, Record<string, JsonSchema>>> = {
   "collect-all": { quote: ROYALTY_QUOTE },
   "collect-royalties": { quote: ROYALTY_QUOTE },
@@ -92,13 +100,22 @@ const EXTRA_FIELDS: Readonly<Record<string, Record<string, JsonSchema>>> = {
       { description: "The quote the entry was protected with (the same numbers /quote/lock-via-furnace shows)." },
     ),
   },
+  lock: { warning: warningSchema() },
+  topup: { warning: warningSchema() },
+  extend: { warning: warningSchema() },
 };
 
-/** Extra fields an action adds only for some requests (the quote of a pending entry: without minVeOutWei). */
+/**
+ * Extra fields an action adds only for some requests (the quote of a pending entry: without minVeOutWei; the warning
+ * of a Furnace-only function: when the simulation did not run or did not pass).
+ */
 const OPTIONAL_EXTRA_FIELDS: Readonly<Record<string, readonly string[]>> = {
   "collect-all": ["quote"],
   "collect-royalties": ["quote"],
   "harvest-rewards": ["quote"],
+  lock: ["warning"],
+  topup: ["warning"],
+  extend: ["warning"],
 };
 
 function transactionSchema(step: string): JsonSchema {
@@ -136,18 +153,26 @@ const revertSchema = object(
   { description: "Why the step reverted." },
 );
 
-const hintSchema = object(
-  {
-    message: { type: "string", description: "What the wallet can do instead." },
-    action: { type: "string", description: "A prepare action that does what the failing call meant to do." },
-    params: {
-      type: "object",
-      additionalProperties: { type: "string" },
-      description: "Its parameters.",
+/** simulation.hint and a Furnace-only action's warning: a message, and where one exists the action to use instead. */
+function suggestionSchema(message: string, description: string): JsonSchema {
+  return object(
+    {
+      message: { type: "string", description: message },
+      action: { type: "string", description: "A prepare action that does what the failing call meant to do." },
+      params: {
+        type: "object",
+        additionalProperties: { type: "string" },
+        description: "Its parameters.",
+      },
+      path: { type: "string", description: "The same as a path to GET." },
     },
-    path: { type: "string", description: "The same as a path to GET." },
-  },
-  { optional: ["action", "params", "path"], description: "A short suggestion for the first failing step." },
+    { optional: ["action", "params", "path"], description },
+  );
+}
+
+const hintSchema = suggestionSchema(
+  "What the wallet can do instead.",
+  "A short suggestion for the first failing step.",
 );
 
 /** `simulation`: the batch run as `user` (eth_simulateV1), or why it was not run (simulation.ts). */

@@ -94,8 +94,16 @@ describe("null is no argument's default (docs/api.md: other types are BAD_PARAMS
     // a lock would become an ETH payout, a compound a plain harvest, an AutoMax lock a plain one
     ["prepare_collect_all", { user: alice, mode: null }, "mode"],
     ["prepare_harvest_rewards", { user: alice, compound: null }, "compound"],
-    ["prepare_lock", { user: alice, amountWei: String(2000n * E18), durationSecs: "31536000", autoMax: null }, "autoMax"],
-    ["quote_lock_via_furnace", { user: alice, claimAmountWei: String(2000n * E18), targetTokenId: null }, "targetTokenId"],
+    [
+      "prepare_lock",
+      { user: alice, amountWei: String(2000n * E18), durationSecs: "31536000", autoMax: null },
+      "autoMax",
+    ],
+    [
+      "quote_lock_via_furnace",
+      { user: alice, claimAmountWei: String(2000n * E18), targetTokenId: null },
+      "targetTokenId",
+    ],
     // reads too: one rule for every argument
     ["get_state", { address: alice, minBlock: null }, "minBlock"],
   ];
@@ -159,4 +167,88 @@ describe("a node's 'method not found' for eth_simulateV1 is believed a minute, t
     expect(d.proxy.count("eth_simulateV1")).toBe(2);
     expect(await gauge()).toBe("1");
   });
+});
+
+/** One raw JSON-RPC request of an era (no tool call): its result. */
+async function requestIn(era: Era, method: string, params: Record<string, unknown>, name?: string) {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  const p: Record<string, unknown> = { ...params };
+  if (era === "2026") {
+    Object.assign(headers, { "mcp-protocol-version": MODERN, "mcp-method": method });
+    if (name !== undefined) headers["mcp-name"] = name;
+    p._meta = { [PV]: MODERN, [CAPS]: {} };
+  }
+  const res = await fetch(`${base}/api/mcp`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 4, method, params: p }),
+  });
+  return ((await res.json()) as { result: Record<string, unknown> }).result;
+}
+
+describe("lock, topup and extend say they are Furnace-only (docs/limitations.md)", () => {
+  const furnaceOnly = /only the Furnace may call/;
+  const tokenId = () => String(d.seed.tokenIds.alicePlain);
+  const furnaceOnlyCalls = (): [string, Record<string, unknown>][] => [
+    ["prepare_lock", { user: alice, amountWei: String(2000n * E18), durationSecs: "604800" }],
+    ["prepare_topup", { user: alice, tokenId: tokenId(), amountWei: String(10n * E18) }],
+    ["prepare_extend", { user: alice, tokenId: tokenId(), newEnd: "9999999999" }],
+  ];
+
+  it("in tools/list (both eras), the guide resource and the OpenAPI document", async () => {
+    for (const era of ERAS) {
+      const { tools } = (await requestIn(era, "tools/list", {})) as { tools: { name: string; description: string }[] };
+      for (const name of ["prepare_lock", "prepare_topup", "prepare_extend"]) {
+        expect(tools.find((t) => t.name === name)!.description, `${era} ${name}`).toMatch(furnaceOnly);
+      }
+      expect(tools.find((t) => t.name === "prepare_lock_via_furnace")!.description).not.toMatch(furnaceOnly);
+      const read = (await requestIn(era, "resources/read", { uri: "asset://guide" }, "asset://guide")) as {
+        contents: { text: string }[];
+      };
+      const guide = JSON.parse(read.contents[0]!.text) as { tools: { name: string; description: string }[] };
+      for (const name of ["prepare_lock", "prepare_topup", "prepare_extend"]) {
+        expect(guide.tools.find((t) => t.name === name)!.description, `${era} guide ${name}`).toMatch(furnaceOnly);
+      }
+    }
+    const openapi = (await (await fetch(`${base}/api/mcp/v1/openapi.json`)).json()) as {
+      paths: Record<string, { get: { description: string } }>;
+    };
+    for (const action of ["lock", "topup", "extend"]) {
+      expect(openapi.paths[`/api/mcp/v1/prepare/${action}`]!.get.description).toMatch(furnaceOnly);
+    }
+  });
+
+  for (const era of ERAS) {
+    it(`${era}: every answer whose simulation did not run or did not pass carries the warning`, async () => {
+      for (const [name, args] of furnaceOnlyCalls()) {
+        for (const simulate of ["false", "true"]) {
+          const r = await callIn(era, name, { ...args, simulate });
+          expect(r.body, `${name} simulate=${simulate}`).toMatchObject({ ok: true });
+          // On the devnet, as on the published contracts, the wallet's call reverts: simulated, it did not pass.
+          expect(r.body!.simulation).toMatchObject(
+            simulate === "false" ? { ok: null, skipped: "disabled" } : { ok: false },
+          );
+          const warning = r.body!.warning as { message: string; action?: string; path?: string };
+          expect(warning.message, name).toMatch(/only the Furnace may call this function.*reverts NotAuthorized/);
+          if (name === "prepare_extend") expect(warning.message).toMatch(/extendWithBonus/);
+          else
+            expect(warning).toMatchObject({
+              action: "lock-via-furnace",
+              path: expect.stringContaining("/prepare/lock-via-furnace?"),
+            });
+        }
+      }
+      // A Furnace entry is a wallet's own action: no warning.
+      const entry = await callIn(era, "prepare_lock_via_furnace", {
+        ...lockViaFurnace,
+        user: alice,
+        simulate: "false",
+      });
+      expect(entry.body).toMatchObject({ ok: true });
+      expect(entry.body).not.toHaveProperty("warning");
+    });
+  }
 });
