@@ -66,15 +66,22 @@ export const PROMPTS: readonly PromptDefinition[] = [
       },
     ],
     render: (a) => {
+      // A new lock without a duration is refused by the prepare (the quote clamps it): the assistant asks for one first.
+      const askDuration = !a.durationSeconds && (!a.targetTokenId || a.targetTokenId === "0");
       const args = [
         `user=${a.address}`,
         `claimAmountWei=${a.amountWei}`,
         ...(a.targetTokenId ? [`targetTokenId=${a.targetTokenId}`] : []),
         ...(a.durationSeconds ? [`durationSeconds=${a.durationSeconds}`] : []),
+        ...(askDuration ? ["durationSeconds=<the duration the user chose>"] : []),
         `slippageBps=${a.slippageBps || "50"}`,
       ].join(", ");
       return (
         `Lock via Furnace for ${a.address}.\n` +
+        (askDuration
+          ? "0. A new lock needs its duration: ask the user how long to lock, 604800 (7 days) to 31536000 (365 " +
+            "days) seconds, and pass it as durationSeconds to both calls below.\n"
+          : "") +
         `1. Call quote_lock_via_furnace with ${args}. Show the user the quoted voting power and the minimum they accept ` +
         "under the slippage bound; stop if the quote is refused.\n" +
         `2. When the user agrees, call prepare_lock_via_furnace with the same arguments (${args}); the service quotes ` +

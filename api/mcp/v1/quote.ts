@@ -132,10 +132,23 @@ function whatItNeeds(revert: string, targetTokenId: bigint): string {
         "least 7 days left.";
 }
 
+/**
+ * The largest amount an entry may name: 2^128 − 1 wei (3.4e20 tokens or ETH; ETH's supply is ~1.2e8). No wallet holds
+ * more, and far larger ones (2^256 − 1, 1e73) overflow the quoter's arithmetic (Panic 17), which came back as a 502
+ * QUOTE_FAILED inviting retries: refused as BAD_PARAMS before any RPC, as every bad input is (spec §7.2).
+ */
+export const MAX_ENTRY_AMOUNT_WEI = 2n ** 128n - 1n;
+const AT_MOST = "At most 2^128 − 1 (no wallet holds more).";
+
 /** Also the parameters of prepare/lock-via-furnace, which quotes the same entry before encoding it. */
 export const QUOTE_PARAMS = {
   user: { kind: "address", required: true, description: "The wallet that would lock." },
-  claimAmountWei: { kind: "uint256", required: true, description: "Token amount in wei to lock." },
+  claimAmountWei: {
+    kind: "uint256",
+    required: true,
+    max: MAX_ENTRY_AMOUNT_WEI,
+    description: `Token amount in wei to lock. ${AT_MOST}`,
+  },
   targetTokenId: { kind: "uint256", default: "0", description: "The lock to add to, or 0 to create a new lock." },
   durationSeconds: {
     kind: "uint256",
@@ -168,14 +181,16 @@ const QUOTE_ROUTE_PARAMS = {
   ...QUOTE_PARAMS,
   claimAmountWei: {
     kind: "uint256",
-    description: "Token amount in wei to lock. Exactly one of claimAmountWei and ethAmountWei is required.",
+    max: MAX_ENTRY_AMOUNT_WEI,
+    description: `Token amount in wei to lock. Exactly one of claimAmountWei and ethAmountWei is required. ${AT_MOST}`,
   },
   ethAmountWei: {
     kind: "uint256",
+    max: MAX_ENTRY_AMOUNT_WEI,
     description:
       "Instead of claimAmountWei: an amount of ETH (wei) the Furnace swaps into the token and locks " +
       "(FurnaceQuoter.quoteEnterWithEth), e.g. the wallet's pendingRoyaltiesEthWei, as collect mode 1 locks " +
-      "it. Its minVeOutWei is the only slippage guard of that swap.",
+      `it. Its minVeOutWei is the only slippage guard of that swap. ${AT_MOST}`,
   },
 } as const satisfies Record<string, ParamDoc>;
 

@@ -20,7 +20,10 @@ import { defineAction } from "./pipeline";
 export const FURNACE_PARAMS = {
   ...QUOTE_PARAMS,
   user: { kind: "address", required: true, description: "The wallet that locks (it signs both steps)." },
-  claimAmountWei: { kind: "uint256", required: true, description: "Token amount in wei to lock (> 0)." },
+  claimAmountWei: {
+    ...QUOTE_PARAMS.claimAmountWei,
+    description: "Token amount in wei to lock (> 0, at most 2^128 − 1: no wallet holds more).",
+  },
 } as const satisfies Record<string, ParamDoc>;
 
 export type FurnaceInput = LockTerms & { user: Address; claimAmountWei: bigint; slippageBps: bigint };

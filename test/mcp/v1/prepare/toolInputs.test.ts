@@ -252,3 +252,50 @@ describe("lock, topup and extend say they are Furnace-only (docs/limitations.md)
     });
   }
 });
+
+describe("quote_lock_via_furnace keeps the reference's defaults; the prompt asks for a new lock's duration", () => {
+  const entry = { user: DEVNET_ACCOUNTS.fresh.address, claimAmountWei: String(2000n * E18), slippageBps: "50" };
+  const DAY = 86_400n;
+  it("a quote without durationSeconds answers (protocol.md §5: default 0, the quoter clamps); the prompt asks first", async () => {
+    for (const era of ERAS) {
+      const quote = await callIn(era, "quote_lock_via_furnace", entry);
+      expect(quote.body, era).toMatchObject({ ok: true });
+      const terms = { ...entry, durationSeconds: String(7n * DAY) };
+      const prepare = await callIn(era, "prepare_lock_via_furnace", { ...terms, simulate: "false" });
+      expect(prepare.body).toMatchObject({ ok: true });
+      const prompt = (await requestIn(
+        era,
+        "prompts/get",
+        { name: "lock_via_furnace", arguments: { address: entry.user, amountWei: entry.claimAmountWei } },
+        "lock_via_furnace",
+      )) as { messages: { content: { text: string } }[] };
+      const text = prompt.messages[0]!.content.text;
+      expect(text, era).toMatch(/ask the user how long to lock/);
+      expect(text).toContain("durationSeconds=<the duration the user chose>");
+    }
+  });
+});
+
+describe("an amount no wallet holds is BAD_PARAMS before any RPC (it overflowed the quoter: 502 Panic 17)", () => {
+  const huge = [String(2n ** 256n - 1n), `1${"0".repeat(73)}`, String(2n ** 128n)];
+  for (const era of ERAS) {
+    it(`${era}: quote (tokens or ETH) and prepare_lock_via_furnace`, async () => {
+      const terms = { user: alice, durationSeconds: "604800" };
+      // The genesis gate reads the preflight once (spec §4.3 step 1), then keeps it: read it before counting.
+      await callIn(era, "prepare_lock_via_furnace", { ...terms, claimAmountWei: huge[0] });
+      for (const amount of huge) {
+        d.proxy.reset();
+        const calls: [string, Record<string, unknown>, string][] = [
+          ["quote_lock_via_furnace", { ...terms, claimAmountWei: amount }, "claimAmountWei"],
+          ["quote_lock_via_furnace", { ...terms, ethAmountWei: amount }, "ethAmountWei"],
+          ["prepare_lock_via_furnace", { ...terms, claimAmountWei: amount }, "claimAmountWei"],
+        ];
+        for (const [name, args, param] of calls) {
+          const r = await callIn(era, name, args);
+          expect(r.body, `${name} ${amount}`).toMatchObject({ ok: false, error: "BAD_PARAMS", detail: { param } });
+        }
+        expect(d.proxy.count()).toBe(0);
+      }
+    });
+  }
+});
