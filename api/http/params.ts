@@ -48,6 +48,17 @@ export function parseAddress(param: string, raw: string): Address {
 }
 
 /**
+ * A wallet that signs (prepare's and the quote's `user`): the zero address is no wallet — an assistant's placeholder for
+ * an unresolved one — and a batch "as" it is plausible calldata for nobody: BAD_PARAMS. Reads may name it.
+ */
+export function refuseZeroAddress(param: string, address: Address): Address {
+  if (/^0x0{40}$/.test(address)) {
+    throw new BadParamsError(`${param} is the zero address: give the wallet that signs.`, { param });
+  }
+  return address;
+}
+
+/**
  * parseAddress's checks, answered lower-case: the key a rank lookup finds its account by. The EIP-55 checksum
  * (keccak-256, or viem's cache of it) is computed only for a mixed-case address, which must carry it; an all-lower or
  * all-upper one has nothing to check and was checksummed only to be lower-cased again (issue 33).

@@ -9,7 +9,7 @@ import { deadlineRpc } from "../../http/cancellation";
 import type { AppEnv } from "../../http/env";
 import { BadParamsError, ChainUnreadyError, QuoteFailedError } from "../../http/errors";
 import type { ParamDoc } from "../../http/params";
-import { parseQuery } from "../../http/params";
+import { parseQuery, refuseZeroAddress } from "../../http/params";
 import { deployedAddress, type Manifest } from "../../manifest";
 import { applyMinVeOutClamp, BPS, bonusBpsVsPrincipalClaim, DEFAULT_SLIPPAGE_BPS } from "../../math";
 import type { RouteDefinition } from "../../route/definition";
@@ -142,7 +142,7 @@ const AT_MOST = "At most 2^128 − 1 (no wallet holds more).";
 
 /** Also the parameters of prepare/lock-via-furnace, which quotes the same entry before encoding it. */
 export const QUOTE_PARAMS = {
-  user: { kind: "address", required: true, description: "The wallet that would lock." },
+  user: { kind: "address", required: true, description: "The wallet that would lock (not the zero address)." },
   claimAmountWei: {
     kind: "uint256",
     required: true,
@@ -208,7 +208,7 @@ function entryAmount(claimAmountWei: bigint | undefined, ethAmountWei: bigint | 
 export function parseQuoteQuery(url: string): LockViaFurnaceQuoteParameters {
   const q = parseQuery(url, QUOTE_ROUTE_PARAMS);
   return {
-    user: q.user,
+    user: refuseZeroAddress("user", q.user),
     ...entryAmount(q.claimAmountWei, q.ethAmountWei),
     targetTokenId: q.targetTokenId,
     durationSeconds: q.durationSeconds,

@@ -19,7 +19,11 @@ import { defineAction } from "./pipeline";
 
 export const FURNACE_PARAMS = {
   ...QUOTE_PARAMS,
-  user: { kind: "address", required: true, description: "The wallet that locks (it signs both steps)." },
+  user: {
+    kind: "address",
+    required: true,
+    description: "The wallet that locks (it signs both steps; not the zero address).",
+  },
   claimAmountWei: {
     ...QUOTE_PARAMS.claimAmountWei,
     description: "Token amount in wei to lock (> 0, at most 2^128 − 1: no wallet holds more).",

@@ -15,7 +15,11 @@ import { type HintFor, prepareHref, type SimulationHint } from "./simulation";
  * (protocol.md §7: on the published contracts these functions accept only the Furnace as caller.)
  */
 
-const user = { kind: "address", required: true, description: "The wallet that owns the lock and signs." } as const;
+const user = {
+  kind: "address",
+  required: true,
+  description: "The wallet that owns the lock and signs (not the zero address).",
+} as const;
 const tokenId = { kind: "uint256", required: true, description: "The lock's token id (≥ 1)." } as const;
 
 export const LOCK_PARAMS = {

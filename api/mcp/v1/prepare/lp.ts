@@ -16,7 +16,11 @@ import { defineAction } from "./pipeline";
 export const MIN_STAKE_WEI = 10n ** 15n;
 
 export const STAKE_PARAMS = {
-  user: { kind: "address", required: true, description: "The wallet that stakes (it signs both steps)." },
+  user: {
+    kind: "address",
+    required: true,
+    description: "The wallet that stakes (it signs both steps; not the zero address).",
+  },
   amountWei: {
     kind: "uint256",
     required: true,

@@ -1,7 +1,7 @@
 import type { Address, Hex } from "viem";
 import type { RpcClient } from "../../../chain/rpc";
 import { ApiError, BadParamsError, ChainUnreadyError, type NeededOnlyWhen } from "../../../http/errors";
-import { type ParamDoc, parseAddress, parseBool } from "../../../http/params";
+import { type ParamDoc, parseAddress, parseBool, refuseZeroAddress } from "../../../http/params";
 import type { Gate } from "../../../launchPreflight";
 import { type DeployableName, deployedAddress, type Manifest } from "../../../manifest";
 import {
@@ -111,8 +111,8 @@ const REQUIRE_SIMULATION_OK_PARAM = {
 const USER_PARAM = {
   kind: "address",
   description:
-    "The wallet that will sign. Optional for this action: only used to simulate the batch as that wallet " +
-    "(without it, simulation says skipped: no-user).",
+    "The wallet that will sign (not the zero address). Optional for this action: only used to simulate the batch " +
+    "as that wallet (without it, simulation says skipped: no-user).",
 } as const satisfies ParamDoc;
 
 /**
@@ -228,6 +228,7 @@ export function defineAction<I, R, const N extends DeployableName>(
       // An action that owns `user` has just validated it: read back its checksummed form for simulation.
       const rawUser = ownsUser ? new URL(url, "http://x").searchParams.get("user") : null;
       const user = rawUser === null ? common.user : parseAddress("user", rawUser);
+      if (user !== undefined) refuseZeroAddress("user", user);
       checkGateCanRun(common, user);
       const reads = def.read ? await def.read(deps, contracts, input) : (undefined as R);
       const { calls, extra } = def.encode(contracts, input, reads);

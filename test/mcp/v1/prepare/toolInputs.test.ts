@@ -299,3 +299,24 @@ describe("an amount no wallet holds is BAD_PARAMS before any RPC (it overflowed 
     });
   }
 });
+
+describe("the zero address is no signing wallet (prepares and the quote); reads may name it", () => {
+  const zero = `0x${"0".repeat(40)}`;
+  for (const era of ERAS) {
+    it(`${era}: BAD_PARAMS naming user`, async () => {
+      const calls: [string, Record<string, unknown>][] = [
+        ["prepare_lock_via_furnace", { ...lockViaFurnace, user: zero, simulate: "false" }],
+        ["quote_lock_via_furnace", { ...lockViaFurnace, user: zero }],
+        ["prepare_lock", { user: zero, amountWei: String(2000n * E18), durationSecs: "604800", simulate: "false" }],
+        ["prepare_collect_all", { user: zero }],
+        ["prepare_stake_lp", { user: zero, amountWei: String(E18) }],
+      ];
+      for (const [name, args] of calls) {
+        const r = await callIn(era, name, args);
+        expect(r.body, name).toMatchObject({ ok: false, error: "BAD_PARAMS", detail: { param: "user" } });
+      }
+      const state = await callIn(era, "get_state", { address: zero });
+      expect(state.body).toMatchObject({ ok: true });
+    });
+  }
+});
