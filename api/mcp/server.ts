@@ -224,6 +224,19 @@ const JSON_TYPE = { "content-type": "application/json" } as const;
  */
 const SCREENED_TOOL_CALL = z.object({ method: z.literal("tools/call") }).passthrough();
 
+/**
+ * A tools/call without its `task` (2025-11-25 task augmentation). This server declares no `tasks` capability, and the
+ * tasks utility says a receiver that does not declare it for a request type MUST process such requests normally,
+ * ignoring the task metadata; SDK 1.x instead answered -32603 "Server does not support task creation".
+ */
+function withoutTask(message: unknown): unknown {
+  const m = message as { method?: unknown; params?: unknown };
+  if (m.method !== "tools/call" || typeof m.params !== "object" || m.params === null) return message;
+  if (!Object.hasOwn(m.params, "task")) return message;
+  const { task: _task, ...params } = m.params as Record<string, unknown>;
+  return { ...m, params };
+}
+
 /** The revisions this path answers (2026-07-28 is api/mcp/modern.ts's). */
 const LEGACY_VERSIONS: readonly string[] = SUPPORTED_VERSIONS.filter((v) => v < "2026");
 
@@ -457,7 +470,7 @@ export function mcpEndpoint(o: McpEndpointOptions): Handler {
     const { answers, forward } = parsed;
     let sdkAnswers: Record<string, unknown>[] = [];
     if (forward.length > 0) {
-      const forwarded = forward.map((f) => f.message);
+      const forwarded = forward.map((f) => withoutTask(f.message));
       const res = await viaSdk(c, parsed.batch ? forwarded : forwarded[0]);
       // An HTTP-level refusal of the transport (protocol version, one initialize per request…) is the answer.
       if (res.status !== 200 && res.status !== 202) {

@@ -320,3 +320,35 @@ describe("the zero address is no signing wallet (prepares and the quote); reads 
     });
   }
 });
+
+describe("a tools/call with a 2025-11-25 task is processed normally (no tasks capability is declared)", () => {
+  for (const era of ERAS) {
+    it(`${era}: the tool's answer, as without the task`, async () => {
+      const headers: Record<string, string> = {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      };
+      const params: Record<string, unknown> = {
+        name: "get_preflight",
+        arguments: {},
+        task: { ttl: 1000 },
+      };
+      if (era === "2026") {
+        Object.assign(headers, {
+          "mcp-protocol-version": MODERN,
+          "mcp-method": "tools/call",
+          "mcp-name": "get_preflight",
+        });
+        params._meta = { [PV]: MODERN, [CAPS]: {} };
+      }
+      const res = await fetch(`${base}/api/mcp`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call", params }),
+      });
+      const answer = (await res.json()) as { result?: { content: { text: string }[] }; error?: unknown };
+      expect(answer.error, era).toBeUndefined();
+      expect(JSON.parse(answer.result!.content[0]!.text)).toMatchObject({ ok: true, finalized: true });
+    });
+  }
+});
