@@ -19,13 +19,30 @@ export const EXAMPLE_QUOTE = {
 const ALLOWANCE = toFunctionSelector("allowance(address,address)");
 const QUOTE = toFunctionSelector("quoteEnterWithClaim(address,uint256,uint256,uint256,bool)");
 
-/** Every example batch simulates cleanly: each call succeeds with a typical gas figure. */
+/**
+ * The functions only the Furnace may call on the published contracts (protocol.md §1, limitations.md): a wallet's call
+ * reverts NotAuthorized, so their examples show that revert, its hint and the answer's `warning`, as a live answer does.
+ */
+const FURNACE_ONLY = new Set(
+  [
+    "createLockFor(address,uint256,uint256,bool)",
+    "addToLockFor(address,uint256,uint256)",
+    "extendLockToFor(address,uint256,uint256)",
+  ].map((signature) => toFunctionSelector(signature)),
+);
+const NOT_AUTHORIZED = toFunctionSelector("NotAuthorized()");
+
+/** Every other example batch simulates cleanly: each call succeeds with a typical gas figure. */
 function simulated(req: RpcRequest) {
-  const calls = (req.params[0] as { blockStateCalls: { calls: unknown[] }[] }).blockStateCalls[0]!.calls;
+  const calls = (req.params[0] as { blockStateCalls: { calls: { data: string }[] }[] }).blockStateCalls[0]!.calls;
   return [
     {
       number: "0x1a2b3c4",
-      calls: calls.map(() => ({ status: "0x1", gasUsed: "0x249f0", returnData: "0x", logs: [] })),
+      calls: calls.map((call) =>
+        FURNACE_ONLY.has(call.data.slice(0, 10) as `0x${string}`)
+          ? { status: "0x0", gasUsed: "0x5dc0", returnData: NOT_AUTHORIZED, logs: [] }
+          : { status: "0x1", gasUsed: "0x249f0", returnData: "0x", logs: [] },
+      ),
     },
   ];
 }
