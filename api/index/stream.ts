@@ -55,8 +55,8 @@ export const streamRoute = {
     "(`activity=takeover,unlock`). On open, each topic's answer at the head; " +
     "with `Last-Event-ID` (the header EventSource sends on reconnect, or `?lastEventId=`), instead the blocks missed " +
     "since (at most STREAM_REPLAY_BLOCKS, else one `reset` event: re-read). On a reorg, one `reorg` event names the " +
-    "orphaned blocks (`id:` the finalized block the revert named), then the new branch's blocks are replayed from " +
-    "there as any catch-up, with every topic's answer at the new head; a stream still catching up is first sent the " +
+    "orphaned blocks (`id:` the finalized block the revert named), then the new branch's blocks are replayed " +
+    "from there as any catch-up, with every topic's answer at the new head; a stream still catching up is first sent the " +
     "blocks below it that it had not reached, and one resumed from a block a reorg may have replaced is told the same. " +
     "A comment line (`:`) every 15 s keeps proxies open. " +
     "Limits: streams per client address and per process (429 RATE_LIMITED); a client that leaves events unread is " +
