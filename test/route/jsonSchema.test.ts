@@ -81,8 +81,12 @@ describe("MCP tool calls become the REST request", () => {
     for (const bad of ["0xAbC/..?x", "..", ".", ""]) {
       expect(() => toolCallPath(tool("get_state"), { address: bad }), bad).toThrow(/address must be a 0x-prefixed/);
     }
-    expect(toolCallPath(tool("prepare_lock"), { user: "0x1", amountWei: "1e3", extra: "y", durationSecs: null })).toBe(
+    expect(toolCallPath(tool("prepare_lock"), { user: "0x1", amountWei: "1e3", extra: "y" })).toBe(
       "/api/mcp/v1/prepare/lock?user=0x1&amountWei=1e3&extra=y",
+    );
+    // null is not "omitted": refused naming the argument (it would silently take the default; red team mcp F1).
+    expect(() => toolCallPath(tool("prepare_lock"), { user: "0x1", amountWei: "1e3", durationSecs: null })).toThrow(
+      /durationSecs is null/,
     );
     expect(toolCallPath(tool("prepare_withdraw_lp"), {})).toBe("/api/mcp/v1/prepare/withdraw-lp");
   });
