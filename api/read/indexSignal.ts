@@ -304,6 +304,8 @@ export class IndexSignal implements IndexSignalSource {
   #backoff: number;
   #timers = new Set<NodeJS.Timeout>();
   #lastPollAt = 0;
+  /** Counts the notifications heard: a poll that read the head before one is older than it, and says nothing. */
+  #notified = 0;
 
   constructor(options: IndexSignalOptions) {
     this.#o = { ...SIGNAL_DEFAULTS, ...options };
@@ -399,6 +401,7 @@ export class IndexSignal implements IndexSignalSource {
         if (message.payload === undefined) return;
         if (message.channel === reverts) this.#heardRevert(message.payload);
         else if (message.channel === channel) {
+          this.#notified++;
           const { checkpoint, writes, carried } = notifiedCheckpoint(message.payload);
           const block = checkpointBlock(checkpoint);
           const time = checkpointTime(checkpoint);
@@ -464,6 +467,7 @@ export class IndexSignal implements IndexSignalSource {
   /** One read of the head; `audit`: a head that moved while listening was missed (its trigger is reinstalled). */
   async #poll(audit: boolean): Promise<void> {
     this.#lastPollAt = performance.now();
+    const notified = this.#notified;
     let block: bigint | null;
     try {
       block = await this.#o.head();
@@ -471,6 +475,9 @@ export class IndexSignal implements IndexSignalSource {
       this.#o.onFailure?.(error);
       return;
     }
+    // A notification heard while the poll read is as new as the poll or newer: the poll's head may be the one before
+    // it, and told after it would read as a head below the last (a reorg) that never happened.
+    if (notified !== this.#notified) return;
     if (block === null || block === this.#head) return;
     if (audit && this.#listening) {
       this.#o.onEvent?.("missed");
