@@ -46,7 +46,7 @@ import {
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { utf8Text } from "../http/boundedBody";
-import { promptNameProblem } from "./prompts";
+import { promptNameProblem, promptValuesProblem } from "./prompts";
 import { type JsonPath, scanJson } from "./rawJson";
 
 export const MCP_MAX_BODY_BYTES = 64 * 1024;
@@ -280,7 +280,11 @@ function invalidParams(method: string, params: unknown, { modern = false } = {})
     case "prompts/get":
       if (typeof p.name !== "string") return "prompts/get needs name (a string).";
       if (p.arguments !== undefined && !isObject(p.arguments)) return "arguments must be an object.";
-      return promptNameProblem(p.name, p.arguments ?? {}) ?? promptArgumentsProblem(p.arguments ?? {});
+      return (
+        promptNameProblem(p.name, p.arguments ?? {}) ??
+        promptArgumentsProblem(p.arguments ?? {}) ??
+        promptValuesProblem(p.name, p.arguments ?? {})
+      );
     default:
       return null;
   }

@@ -5,12 +5,22 @@
  * and the same for everyone.
  */
 
+import { BadParamsError } from "../http/errors";
+import { parseAddress, parseUint256, parseUintInRange, refuseZeroAddress } from "../http/params";
+import { MAX_LOCK_DURATION, MIN_LOCK_DURATION } from "../math";
+import { MAX_ENTRY_AMOUNT_WEI } from "./v1/quote";
+
 export type PromptArgument = {
   name: string;
   description: string;
   required: boolean;
   /** The only values it takes, where there are few (another is refused, never read as the default). */
   oneOf?: readonly string[];
+  /**
+   * The form the tool the prompt calls with it takes (throws BadParamsError): a prompt that renders a value the tool
+   * refuses hands the assistant a plan that fails at its first call, or reads as something else (`amountWei=1e18`).
+   */
+  check?: (param: string, raw: string) => void;
 };
 export type PromptDefinition = {
   name: string;
@@ -23,10 +33,12 @@ export type PromptDefinition = {
 /** Why prompts/get was refused: an unknown prompt or argument, or a missing one (InvalidParams in both eras). */
 export class PromptError extends Error {}
 
-const ADDRESS = {
+const ADDRESS: PromptArgument = {
   name: "address",
   description: "The wallet (0x address) whose locks and rewards to use.",
   required: true,
+  // The wallet that signs the prepared batch: the tools refuse the zero address as `user`.
+  check: (param, raw) => void refuseZeroAddress(param, parseAddress(param, raw)),
 };
 
 export const PROMPTS: readonly PromptDefinition[] = [
@@ -51,18 +63,30 @@ export const PROMPTS: readonly PromptDefinition[] = [
       "Lock tokens via the Furnace with a quote first and a slippage bound, then prepare the batch for the wallet.",
     arguments: [
       ADDRESS,
-      { name: "amountWei", description: "Token amount to lock, a decimal string in wei.", required: true },
+      {
+        name: "amountWei",
+        description: "Token amount to lock, a decimal string in wei.",
+        required: true,
+        check: (param, raw) => void parseUintInRange(param, raw, 1n, MAX_ENTRY_AMOUNT_WEI),
+      },
       {
         name: "durationSeconds",
         description:
           "New lock: duration in seconds, 604800 (7 days) to 31536000 (365 days). Omit for an existing lock.",
         required: false,
+        check: (param, raw) => void parseUintInRange(param, raw, MIN_LOCK_DURATION, MAX_LOCK_DURATION),
       },
-      { name: "targetTokenId", description: "The lock to add to; omit (or 0) to create a new lock.", required: false },
+      {
+        name: "targetTokenId",
+        description: "The lock to add to; omit (or 0) to create a new lock.",
+        required: false,
+        check: (param, raw) => void parseUint256(param, raw),
+      },
       {
         name: "slippageBps",
         description: "Tolerated shortfall of voting power against the quote, in basis points (default 50).",
         required: false,
+        check: (param, raw) => void parseUintInRange(param, raw, 0n, 10_000n),
       },
     ],
     render: (a) => {
@@ -132,7 +156,7 @@ export const listedPrompts = () =>
   PROMPTS.map(({ render: _render, ...p }) => ({
     ...p,
     // MCP's PromptArgument: name, description, required (the values it takes are in its description).
-    arguments: p.arguments.map(({ oneOf: _oneOf, ...a }) => ({ ...a })),
+    arguments: p.arguments.map(({ oneOf: _oneOf, check: _check, ...a }) => ({ ...a })),
   }));
 
 /**
@@ -149,26 +173,46 @@ export function promptNameProblem(name: string, args: Record<string, unknown>): 
   return unknown === undefined ? null : `prompt ${name} takes no argument ${unknown.slice(0, 64)}.`;
 }
 
+/**
+ * Why the arguments' values do not fit the prompt promptNameProblem found (missing, not a plain one-line value, not one
+ * of its few, not in the form the tool it is handed to takes), or null. Judged by the gatekeeper with the names, so both
+ * eras answer alike, and again by getPrompt.
+ */
+export function promptValuesProblem(name: string, args: Record<string, unknown>): string | null {
+  const prompt = PROMPTS.find((p) => p.name === name);
+  if (!prompt) return null;
+  for (const a of prompt.arguments) {
+    const v = args[a.name];
+    if (v === undefined || v === null || v === "") {
+      if (a.required) return `Missing required argument ${a.name} for prompt ${name}.`;
+      continue;
+    }
+    if (typeof v !== "string") return `Argument ${a.name} must be a string.`;
+    // Rendered into text an assistant follows: one line of a plain value, nothing that could restyle the message.
+    if (!/^[A-Za-z0-9_.:-]{1,100}$/.test(v)) return `Argument ${a.name} is not a plain value.`;
+    if (a.oneOf && !a.oneOf.includes(v)) return `Argument ${a.name} must be ${a.oneOf.join(" or ")}.`;
+    try {
+      a.check?.(a.name, v);
+    } catch (error) {
+      if (error instanceof BadParamsError) return `Argument ${error.message}`;
+      throw error;
+    }
+  }
+  return null;
+}
+
 /** prompts/get's result: one user message. */
 export function getPrompt(
   name: string,
   args: Record<string, unknown> = {},
 ): { description: string; messages: { role: "user"; content: { type: "text"; text: string } }[] } {
-  const problem = promptNameProblem(name, args);
+  const problem = promptNameProblem(name, args) ?? promptValuesProblem(name, args);
   if (problem !== null) throw new PromptError(problem);
   const prompt = PROMPTS.find((p) => p.name === name)!;
   const given: Record<string, string> = {};
   for (const a of prompt.arguments) {
     const v = args[a.name];
-    if (v === undefined || v === null || v === "") {
-      if (a.required) throw new PromptError(`Missing required argument ${a.name} for prompt ${name}.`);
-      continue;
-    }
-    if (typeof v !== "string") throw new PromptError(`Argument ${a.name} must be a string.`);
-    // Rendered into text an assistant follows: one line of a plain value, nothing that could restyle the message.
-    if (!/^[A-Za-z0-9_.:-]{1,100}$/.test(v)) throw new PromptError(`Argument ${a.name} is not a plain value.`);
-    if (a.oneOf && !a.oneOf.includes(v)) throw new PromptError(`Argument ${a.name} must be ${a.oneOf.join(" or ")}.`);
-    given[a.name] = v;
+    if (typeof v === "string" && v !== "") given[a.name] = v;
   }
   return {
     description: prompt.description,

@@ -69,3 +69,74 @@ describe("prompts/get: an argument the prompt does not take", () => {
     }
   });
 });
+
+describe("prompts/get: each argument in the form the tool it is handed to takes", () => {
+  it("a value the tool would refuse is -32602 naming the argument, alike in both eras; a good one renders", async () => {
+    const zero = '"0x0000000000000000000000000000000000000000"';
+    const cases: [string, string, string][] = [
+      ["review_my_locks", `{"address":"0xabc"}`, "Argument address must be a 0x-prefixed 20-byte hex address."],
+      ["review_my_locks", `{"address":"alice.eth"}`, "Argument address must be a 0x-prefixed 20-byte hex address."],
+      ["collect_everything", `{"address":${ADDRESS},"mode":"1"}`, ""],
+      [
+        "review_my_locks",
+        `{"address":"0xAbcdef0000000000000000000000000000000000"}`,
+        "Argument address has an invalid EIP-55 checksum.",
+      ],
+      [
+        "lock_via_furnace",
+        `{"address":${zero},"amountWei":"1"}`,
+        "Argument address is the zero address: give the wallet that signs.",
+      ],
+      [
+        "lock_via_furnace",
+        `{"address":${ADDRESS},"amountWei":"1e18"}`,
+        "Argument amountWei must be a non-negative integer in canonical decimal form.",
+      ],
+      [
+        "lock_via_furnace",
+        `{"address":${ADDRESS},"amountWei":"0"}`,
+        "Argument amountWei must be between 1 and 340282366920938463463374607431768211455.",
+      ],
+      [
+        "lock_via_furnace",
+        `{"address":${ADDRESS},"amountWei":"340282366920938463463374607431768211456"}`,
+        "Argument amountWei must be between 1 and 340282366920938463463374607431768211455.",
+      ],
+      [
+        "lock_via_furnace",
+        `{"address":${ADDRESS},"amountWei":"1","durationSeconds":"86400"}`,
+        "Argument durationSeconds must be between 604800 and 31536000.",
+      ],
+      [
+        "lock_via_furnace",
+        `{"address":${ADDRESS},"amountWei":"1","targetTokenId":"-1"}`,
+        "Argument targetTokenId must be a non-negative integer in canonical decimal form.",
+      ],
+      [
+        "lock_via_furnace",
+        `{"address":${ADDRESS},"amountWei":"1","slippageBps":"10001"}`,
+        "Argument slippageBps must be between 0 and 10000.",
+      ],
+    ];
+    for (const era of ["2025", "2026"] as const) {
+      for (const [name, args, message] of cases) {
+        const { status, json } = await getPrompt(era, name, args);
+        expect(status).toBe(200);
+        if (message === "") {
+          expect(json.error, `${era} ${args}`).toBeUndefined();
+          continue;
+        }
+        expect(json.error, `${era} ${name} ${args}`).toEqual({ code: -32602, message: `Invalid params: ${message}` });
+      }
+      const ok = await getPrompt(
+        era,
+        "lock_via_furnace",
+        `{"address":${ADDRESS},"amountWei":"340282366920938463463374607431768211455","durationSeconds":"604800","targetTokenId":"0","slippageBps":"0"}`,
+      );
+      const text = JSON.stringify(ok.json.result);
+      expect(text, era).toContain("claimAmountWei=340282366920938463463374607431768211455");
+      expect(text, era).toContain("durationSeconds=604800");
+      expect(text, era).toContain("slippageBps=0");
+    }
+  });
+});
