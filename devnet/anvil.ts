@@ -12,6 +12,9 @@ export interface AnvilOptions {
   genesisTimestamp?: number;
   /** With `blockTime`: a transaction is still mined at once, and a block comes every `blockTime` seconds besides. */
   mixedMining?: boolean;
+  /** A fork of the node at this URL (tests: a second node that lags behind the first), at `forkBlockNumber`. */
+  forkUrl?: string;
+  forkBlockNumber?: bigint;
 }
 export interface AnvilHandle {
   rpcUrl: string;
@@ -72,6 +75,8 @@ function launch(port: number, chainId: number, opts: AnvilOptions): Promise<Anvi
   if (opts.blockTime !== undefined) args.push("--block-time", String(opts.blockTime));
   if (opts.genesisTimestamp !== undefined) args.push("--timestamp", String(opts.genesisTimestamp));
   if (opts.mixedMining) args.push("--mixed-mining");
+  if (opts.forkUrl !== undefined) args.push("--fork-url", opts.forkUrl);
+  if (opts.forkBlockNumber !== undefined) args.push("--fork-block-number", String(opts.forkBlockNumber));
   const child = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
   live.add(child);
   installExitHook();

@@ -58,6 +58,8 @@ export type RpcProxy = {
   abandoned(): number;
   /** Every call received, in order. */
   readonly calls: readonly RpcProxyCall[];
+  /** Forwards to another node from now on (a load balancer switching nodes); null: back to the first. */
+  setUpstream(url: string | null): void;
   /** Clears the log and counters (not the fault). */
   reset(): void;
   stop(): Promise<void>;
@@ -94,8 +96,9 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
       timers.add(t);
     });
 
+  let upstream = options.upstream;
   async function forward(body: string): Promise<{ status: number; text: string; contentType: string }> {
-    const res = await fetch(options.upstream, {
+    const res = await fetch(upstream, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body,
@@ -230,6 +233,9 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
     roundTrips: () => trips,
     calls,
     abandoned: () => abandoned,
+    setUpstream(url) {
+      upstream = url ?? options.upstream;
+    },
     reset() {
       calls.length = 0;
       trips = 0;

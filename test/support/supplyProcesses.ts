@@ -21,8 +21,8 @@ export type SupplyProcesses = {
   prefix: string;
   /** A new prefix for the processes started from now on (within one test). */
   newPrefix(): string;
-  /** An API process over the devnet's fault proxy; `redisUrl` "" caches in-process. */
-  api(redisUrl?: string): Promise<ServiceChild>;
+  /** An API process over the devnet's fault proxy; `redisUrl` "" caches in-process; `env` adds to its environment. */
+  api(redisUrl?: string, env?: Record<string, string>): Promise<ServiceChild>;
   /** The shared entry's key, as the API process names it (api/server/process.ts: the supply cache's own prefix). */
   figuresKey(): string;
 };
@@ -49,13 +49,13 @@ export function supplyProcesses(name: string): SupplyProcesses {
       self.prefix = `${base}${randomUUID().slice(0, 8)}:`;
       return self.prefix;
     },
-    async api(redisUrl = TEST_REDIS_URL) {
+    async api(redisUrl = TEST_REDIS_URL, env = {}) {
       const p = await spawnService({
         command: "api",
         rpcUrl: self.d.proxy.url,
         manifestFile,
         schema: "asset_v1",
-        env: { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: self.prefix, LOG_LEVEL: "warn" },
+        env: { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: self.prefix, LOG_LEVEL: "warn", ...env },
       });
       apis.push(p);
       await p.waitFor200("/health", 30_000);
@@ -75,6 +75,7 @@ export function supplyProcesses(name: string): SupplyProcesses {
   beforeEach(() => {
     self.newPrefix();
     self.d.proxy.setFault(null);
+    self.d.proxy.setUpstream(null);
     self.d.proxy.reset();
   });
   afterEach(async () => {
