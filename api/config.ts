@@ -84,6 +84,8 @@ export const DEFAULT_SHUTDOWN_DRAIN_MS = 10_000;
 
 /** How long every index read may fail, with no success between, before /ready answers 503 (docs/operations.md). */
 export const DEFAULT_READY_INDEX_FAILURE_MS = 30_000;
+/** SUPPLY_MAX_HEAD_AGE_SECONDS on Base: the supply figures' window (a head older is older than any figure served). */
+export const DEFAULT_SUPPLY_MAX_HEAD_AGE_SECONDS = 300;
 /** The streams' defaults: 10,000 idle streams cost well under 200 MB (bench/stream-idle.ts); a browser opens one. */
 export const STREAM_DEFAULTS = { max: 10_000, perIp: 16, heartbeatMs: 15_000, replayBlocks: 1_000 } as const;
 
@@ -165,6 +167,11 @@ const envSchema = z.object({
   SEND_TIMEOUT_MS: intIn(1_000, 3_600_000).default(String(CONNECTION_DEFAULTS.sendTimeoutMs)),
   /** An index answer whose indexed head is older than this many seconds says `stale: true` (the reference's 180). */
   INDEX_STALE_SECONDS: intIn(1, 86_400).default("180"),
+  /**
+   * A supply read whose head block is older than this many seconds (by the wall clock) came from a lagging node: its
+   * figures are never served (api/supply/router.ts). 0 turns the check off; unset: 300 on Base, 0 on the local devnet.
+   */
+  SUPPLY_MAX_HEAD_AGE_SECONDS: intIn(0, 86_400).optional(),
   // The key of the page cursors' MAC (api/read/cursor.ts): a secret, long enough not to be guessed.
   CURSOR_SECRET: z
     .string()
@@ -375,6 +382,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     multicall3: multicall3Setting(v.MULTICALL3),
     /** INDEX_STALE_SECONDS: an index answer lagging the wall clock by more says `stale: true` (api/index/answer.ts). */
     indexStaleSeconds: v.INDEX_STALE_SECONDS,
+    /**
+     * SUPPLY_MAX_HEAD_AGE_SECONDS: a supply read whose head is older than this (wall clock) is a lagging node's, never
+     * served; 0: no such check. Default 300 s (the figures' window) on Base, 0 on the local devnet, whose anvil
+     * (`npm run devnet:up`) mines only on demand, so its head is as old as its last transaction.
+     */
+    supplyMaxHeadAgeSeconds:
+      v.SUPPLY_MAX_HEAD_AGE_SECONDS ?? (network === "local" ? 0 : DEFAULT_SUPPLY_MAX_HEAD_AGE_SECONDS),
     /** The indexer's own settings (indexer/config.ts turns them into Ponder's); null = the network's default. */
     indexer: {
       pgliteDir: v.PGLITE_DIR ?? null,

@@ -89,6 +89,16 @@ describe("loadConfig for a deployment", () => {
     expect(config.database.url).toBe(GOOD.DATABASE_URL);
   });
 
+  it("SUPPLY_MAX_HEAD_AGE_SECONDS: 300 on Base, 0 (off) on the local devnet that mines on demand; 0-86400, whole", () => {
+    expect(loadConfig(GOOD, deployment).supplyMaxHeadAgeSeconds).toBe(300);
+    expect(loadConfig({ NETWORK: "local" }).supplyMaxHeadAgeSeconds).toBe(0);
+    expect(loadConfig({ ...GOOD, SUPPLY_MAX_HEAD_AGE_SECONDS: "0" }, deployment).supplyMaxHeadAgeSeconds).toBe(0);
+    expect(loadConfig({ NETWORK: "local", SUPPLY_MAX_HEAD_AGE_SECONDS: "60" }).supplyMaxHeadAgeSeconds).toBe(60);
+    for (const bad of ["-1", "86401", "1.5", "five"]) {
+      expect(failure({ ...GOOD, SUPPLY_MAX_HEAD_AGE_SECONDS: bad })).toContain("SUPPLY_MAX_HEAD_AGE_SECONDS");
+    }
+  });
+
   it("keeps the bare app (tests, local) free of the production requirements", () => {
     expect(loadConfig({ NETWORK: "base" }).rpcUrl).toBeNull();
     const local = loadConfig({ NETWORK: "local" }, deployment);

@@ -45,6 +45,8 @@ export type Metrics = {
   rateLimited: Counter;
   /** Requests decided by the in-process limiter because the shared (Redis) store failed. */
   rateLimitStoreFallbacks: Counter;
+  /** Supply reads that found the node's head behind (api/supply/router.ts), by reason: `behind`, `head_age`. */
+  supplyNodeLagging: Counter;
   /** Index lag gauges, set by state reads. */
   indexLag: IndexLagGauges;
   /** 1 while the index's rows are on a branch the chain replaced (api/read/branchCheck.ts), else 0. */
@@ -129,6 +131,12 @@ export function createMetrics(): Metrics {
   const rateLimitStoreFallbacks = new Counter(
     "api_rate_limit_store_fallback_total",
     "Rate-limit decisions taken by the in-process limiter because the shared store (Redis) failed.",
+    ["reason"],
+  );
+  const supplyNodeLagging = new Counter(
+    "api_supply_node_lagging_total",
+    "Times the supply figures' node was found lagging, by reason: behind (its head below the block of the figures " +
+      "served: never published) or head_age (its head older than SUPPLY_MAX_HEAD_AGE_SECONDS).",
     ["reason"],
   );
   const indexLag = createIndexLagGauges();
@@ -287,6 +295,7 @@ export function createMetrics(): Metrics {
     abortedWork,
     rateLimited,
     rateLimitStoreFallbacks,
+    supplyNodeLagging,
     indexLag.indexedBlock,
     indexLag.chainHead,
     indexLag.lagBlocks,
@@ -324,6 +333,7 @@ export function createMetrics(): Metrics {
     rpcCalls,
     rateLimited,
     rateLimitStoreFallbacks,
+    supplyNodeLagging,
     caches,
     indexDb,
     openConnections,

@@ -199,6 +199,9 @@ export const SUPPLY_ERROR_MEANINGS: Record<SupplyErrorCode, string> = {
   SUPPLY_INCONSISTENT:
     "totalSupply() is below 0.01 token (0 included), or total − locked at one block is: a figure of 0.00 or a " +
     "negative one is never answered.",
+  SUPPLY_RPC_LAGGING:
+    "The node's head is behind (below the block of the figures already served, or older than " +
+    "SUPPLY_MAX_HEAD_AGE_SECONDS) and no newer figure is held: its older figure is never answered. Retry later.",
   SUPPLY_BAD_FORMAT: "`format` is neither json nor bare, or is given more than once.",
 };
 

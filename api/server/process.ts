@@ -19,6 +19,7 @@ import type { IndexSource } from "../read/runtime";
 import { createSharedAnswers } from "../read/sharedAnswers";
 import { checkMulticall3 } from "../startup/multicall3";
 import { checkRedis } from "../startup/redisCheck";
+import { SupplyFloor } from "../supply/figures";
 import { createSupplyCache } from "../supply/supplyCache";
 import { Webhooks } from "../webhooks/service";
 import type { Sql } from "../webhooks/sql";
@@ -72,7 +73,9 @@ export async function createServiceDeps(options: {
     );
   }
   // One prefix for the deployment, one sub-space per use, so two deployments (or test runs) never share keys.
-  const cache = await createSupplyCache(config, { logger, keyPrefix: `${config.redisKeyPrefix}supply:` });
+  // The block of the figures served: the shared cache never takes a lower block's entry from Redis (a lagging node's).
+  const floor = new SupplyFloor();
+  const cache = await createSupplyCache(config, { logger, keyPrefix: `${config.redisKeyPrefix}supply:`, floor });
   const limiter = createRateLimiter({ config, logger, metrics, keyPrefix: `${config.redisKeyPrefix}ratelimit:` });
   // Each block's ve ranking and stats, computed by one replica for all (api/read/sharedAnswers.ts).
   const shared = await createSharedAnswers(config, { logger, keyPrefix: `${config.redisKeyPrefix}index:` });
@@ -82,7 +85,7 @@ export async function createServiceDeps(options: {
     rpc,
     ...(multicall ? { multicall } : {}),
     index: { locks: null, atBlock: null, shared },
-    supply: { cache },
+    supply: { cache, floor },
     limiter,
     metrics,
     logger,

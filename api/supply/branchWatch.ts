@@ -9,10 +9,17 @@
  *
  * A check the node does not answer (or answers garbled) decides nothing: the figures stay, the next due request asks
  * again.
+ *
+ * A node that has NO block at that height is behind (a lagging node behind a load balancer, one restarted from an old
+ * snapshot) or on a shorter chain: from one node the two look alike at first. It is taken for a reorg only when the
+ * node's head, below that height, is younger than the block read (its timestamp later: no ancestor of that block can
+ * be, timestamps grow along a chain); otherwise the figures stay (`onBehind`: the node lags) and their block is asked
+ * for again at the next check, so a shorter chain is followed once it has a block at that height (a different hash) or
+ * a head younger than the block read. Until then the newer figure is served, never the lagging node's older one.
  */
 import { numberToHex } from "viem";
 import type { RpcClient } from "../chain/rpc";
-import { blockHashOf } from "./reads";
+import { type BlockHeader, blockHeaderOf } from "./reads";
 
 /**
  * The check's interval: two Base blocks (2 s each), so a reorged-away figure is dropped within about two blocks of
@@ -21,8 +28,17 @@ import { blockHashOf } from "./reads";
  */
 export const SUPPLY_BRANCH_CHECK_MS = 4_000;
 
-/** The figures a process serves: the block they were read at, and when (Unix ms) that read began. */
-export type WatchedRead = { entry: string; blockNumber: bigint; blockHash: string; readAtMs: number };
+/**
+ * The figures a process serves: the block they were read at, and when (Unix ms) that read began; the block's timestamp
+ * (Unix seconds) once known (from this process's read, or from a check that found the block).
+ */
+export type WatchedRead = {
+  entry: string;
+  blockNumber: bigint;
+  blockHash: string;
+  readAtMs: number;
+  timestampSec?: number;
+};
 
 export type BranchWatchOptions = {
   rpc: RpcClient;
@@ -31,7 +47,21 @@ export type BranchWatchOptions = {
   timeoutMs: number;
   /** The chain no longer holds the block `read` was made at: drop its figures. */
   onOrphan: (read: WatchedRead, canonicalHash: string | null) => void;
+  /** The node has no block at the watched height and nothing says it was reorged away: it lags (`head`: its head). */
+  onBehind?: (read: WatchedRead, head: (BlockHeader & { number: bigint }) | null) => void;
 };
+
+const HEX_QUANTITY = /^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/;
+
+/** The node's head block (eth_getBlockByNumber("latest")): its number, hash and timestamp; garbled: throws. */
+function headOf(raw: unknown): BlockHeader & { number: bigint } {
+  const n = (raw as { number?: unknown } | null)?.number;
+  if (typeof n !== "string" || !HEX_QUANTITY.test(n)) throw new Error("eth_getBlockByNumber(latest): no number");
+  const number = BigInt(n);
+  const header = blockHeaderOf(raw, number);
+  if (header === null) throw new Error("eth_getBlockByNumber(latest): no block");
+  return { ...header, number };
+}
 
 export type BranchWatch = {
   /** The figures this process serves from now on (a new entry replaces the one watched). */
@@ -52,10 +82,31 @@ export function branchWatch(options: BranchWatchOptions): BranchWatch {
         { method: "eth_getBlockByNumber", params: [numberToHex(read.blockNumber), false] },
         { signal: AbortSignal.timeout(options.timeoutMs) },
       );
-      const hash = blockHashOf(raw, read.blockNumber);
-      if (hash === read.blockHash) return;
+      const header = blockHeaderOf(raw, read.blockNumber);
+      if (header?.hash === read.blockHash) {
+        read.timestampSec = header.timestampSec;
+        return;
+      }
+      if (header === null) {
+        // No block at that height: behind, or a shorter chain. Only a head below it and younger than the block read is
+        // on another chain (a head at or above it came meanwhile: asked again at the next check).
+        const known = read.timestampSec;
+        const head =
+          known === undefined
+            ? null
+            : headOf(
+                await options.rpc.request(
+                  { method: "eth_getBlockByNumber", params: ["latest", false] },
+                  { signal: AbortSignal.timeout(options.timeoutMs) },
+                ),
+              );
+        if (head === null || known === undefined || head.number >= read.blockNumber || head.timestampSec <= known) {
+          options.onBehind?.(read, head);
+          return;
+        }
+      }
       if (current === read) current = null;
-      options.onOrphan(read, hash);
+      options.onOrphan(read, header?.hash ?? null);
     } catch {
       // Unanswered or garbled: nothing is known, the figures stay; the next due request asks again.
     } finally {

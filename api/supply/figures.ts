@@ -24,10 +24,21 @@ export type SupplyRead = {
   blockNumber: bigint;
   /** The hash of block `blockNumber` as the node answered it with the figures (a lowercase 0x + 64 hex). */
   blockHash: string;
+  /** That block's timestamp (Unix seconds): how far the node's head is behind the wall clock (a lagging node). */
+  blockTimestampSec: number;
   total: bigint;
   locked: bigint | null;
   readAtMs: number;
 };
+
+/**
+ * The block of the newest figures a process serves (api/supply/router.ts keeps it), shared with its Redis cache
+ * (api/supply/supplyCache.ts): an entry of a lower block is never taken from Redis while it holds this one (a replica
+ * that read a lagging node wrote it), only replaced. null: none held, or its block was reorged away.
+ */
+export class SupplyFloor {
+  blockNumber: bigint | null = null;
+}
 
 /** Each route's answer from one entry: a figure, or the code it fails closed with. */
 export type SupplyFigures = {

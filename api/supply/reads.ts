@@ -3,7 +3,7 @@
  * of totalSupply() and totalLockedClaim() pinned to that block, so both figures describe the same state (protocol.md
  * §6) — total as well as circulating, which are answered from this one read (api/supply/figures.ts). The same batch
  * asks for that block's header: its hash is kept with the figures, so a reorg that drops the block is noticed
- * (api/supply/branchWatch.ts).
+ * (api/supply/branchWatch.ts), and its timestamp tells a node whose head is far behind the wall clock (a lagging node).
  */
 import { type Address, encodeFunctionData, numberToHex } from "viem";
 import { AssetTokenAbi, VeLockNFTAbi } from "../../abis";
@@ -23,18 +23,25 @@ const garbledHeader = (number: bigint): never => {
   throw new SupplyError("SUPPLY_RPC_INVALID_UINT256", `eth_getBlockByNumber(${number}): not that block's header`);
 };
 
+/** A block's header as the supply reads keep it: its hash (lowercase) and its timestamp (Unix seconds). */
+export type BlockHeader = { hash: string; timestampSec: number };
+
 /**
- * The hash `eth_getBlockByNumber(number, false)` answered (lowercase), or null: the node has no such block now. Any
- * other answer (no hash, a short one, another block's header) is garbled: SUPPLY_RPC_INVALID_UINT256.
+ * The header `eth_getBlockByNumber(number, false)` answered, or null: the node has no such block now. Any other answer
+ * (no hash, a short one, another block's header, no timestamp) is garbled: SUPPLY_RPC_INVALID_UINT256.
  */
-export function blockHashOf(raw: unknown, number: bigint): string | null {
+export function blockHeaderOf(raw: unknown, number: bigint): BlockHeader | null {
   if (raw === null) return null;
   if (typeof raw !== "object" || Array.isArray(raw)) return garbledHeader(number);
-  const header = raw as { number?: unknown; hash?: unknown };
+  const header = raw as { number?: unknown; hash?: unknown; timestamp?: unknown };
   const hash = typeof header.hash === "string" ? header.hash.toLowerCase() : "";
   if (!BLOCK_HASH.test(hash) || header.number !== numberToHex(number)) return garbledHeader(number);
-  return hash;
+  if (typeof header.timestamp !== "string" || !HEX_QUANTITY.test(header.timestamp)) return garbledHeader(number);
+  return { hash, timestampSec: Number(BigInt(header.timestamp)) };
 }
+
+/** The hash of blockHeaderOf's header, or null. */
+export const blockHashOf = (raw: unknown, number: bigint): string | null => blockHeaderOf(raw, number)?.hash ?? null;
 
 /** A block number that is not a hex quantity is a garbled answer like any other (same code). */
 function quantity(raw: unknown): bigint {
@@ -81,7 +88,7 @@ export async function readSupply(
     // Decoded inside the batch, so a garbled member is counted as that call's failure (api/chain/rpc.ts). The block
     // read is the latest one: the node must know it (a null header is as garbled as a malformed one).
     const decode = [
-      (raw: unknown): unknown => blockHashOf(raw, blockNumber) ?? garbledHeader(blockNumber),
+      (raw: unknown): unknown => blockHeaderOf(raw, blockNumber) ?? garbledHeader(blockNumber),
       (raw: unknown): unknown => decodeView(totalView, raw),
     ];
     if (veLock !== null) {
@@ -89,11 +96,18 @@ export async function readSupply(
       requests.push(viewRequest(lockedView, block));
       decode.push((raw) => decodeView(lockedView, raw));
     }
-    const [blockHash, total, locked] = (await rpc.batch(requests, { ...options, decode }).catch((cause: unknown) => {
+    const [header, total, locked] = (await rpc.batch(requests, { ...options, decode }).catch((cause: unknown) => {
       throw cause instanceof SupplyError ? cause : viewFailure(totalView, cause);
-    })) as [string, bigint, bigint?];
+    })) as [BlockHeader, bigint, bigint?];
     if (total < SMALLEST_FIGURE_WEI) throw noSupply(total, blockNumber);
-    return { blockNumber, blockHash, total, locked: locked ?? null, readAtMs };
+    return {
+      blockNumber,
+      blockHash: header.hash,
+      blockTimestampSec: header.timestampSec,
+      total,
+      locked: locked ?? null,
+      readAtMs,
+    };
   } catch (error) {
     throw toSupplyError(error);
   }

@@ -11,7 +11,7 @@
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
+import { MemoryTtlCache, type Timed, type TtlCache } from "../cache/ttlCache";
 import type { AppDeps } from "../deps";
 import { raceDeadline } from "../http/cancellation";
 import { edgeResponse, ownsEdgeHeaders, respond, writeEdgeResponse } from "../http/edge";
@@ -30,6 +30,7 @@ import {
   encodeFigures,
   figuresOf,
   type SupplyFigures,
+  SupplyFloor,
 } from "./figures";
 import { readSupply } from "./reads";
 import { SupplyError, type SupplyErrorCode, type SupplyRouteDefinition, toSupplyError } from "./supplyError";
@@ -131,7 +132,16 @@ const UNREADABLE: Answers = { total: "SUPPLY_RPC_INVALID_UINT256", circulating: 
  * since its read began (readAtMs), made again only once the second turns (`ageUntil`), so a hit compares a number.
  * Never above `windowSec` (the window counts from the read: only a clock ahead of the reading replica's would get there).
  */
-type Served = { entry: string; answers: Answers; readAtMs: number; age: string; ageUntil: number };
+type Served = {
+  entry: string;
+  answers: Answers;
+  readAtMs: number;
+  age: string;
+  ageUntil: number;
+  /** The block read (null: an entry that is not one this code writes, failing closed). */
+  blockNumber: bigint | null;
+  circulatingFailed: boolean;
+};
 
 function ok(c: Context, format: Format, body: string, cacheControl: string): Response {
   return respond(c, body, 200, okHeaders(format, cacheControl));
@@ -146,7 +156,7 @@ function ageOf(served: Served, nowMs: number, windowSec: number): string {
   return served.age;
 }
 
-function fail(c: Context, format: Format, code: SupplyErrorCode, status: 400 | 502): Response {
+function fail(c: Context, format: Format, code: SupplyErrorCode, status: 400 | 502 | 503): Response {
   const headers = {
     "content-type": format === "bare" ? TEXT_TYPE : JSON_TYPE,
     "cache-control": "no-store",
@@ -170,6 +180,7 @@ const READ_FAILURES = [
   "SUPPLY_RPC_UNREACHABLE",
   "SUPPLY_RPC_INVALID_UINT256",
   "SUPPLY_NOT_DEPLOYED",
+  "SUPPLY_RPC_LAGGING",
 ] as const;
 
 /** The documented face of the three routes (api/openapi); the router below registers these paths. */
@@ -269,6 +280,21 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   // entry lives), takes a body made already and an Age made at most once a second, so it does no more work than when
   // each figure had its own entry.
   let seen: Served | undefined;
+  // The newest figures served (their block is `floor`, which the shared cache also reads): an entry of a lower block,
+  // from a node that lags (behind a load balancer, restarted from an old snapshot) or from a replica that read one, is
+  // never served over them (`refused`: the last such entry, so a hit on it is one more compare), nor a read of one
+  // (load below); only a reorg that drops their block lets a lower one in.
+  let held: Served | undefined;
+  let refused: string | undefined;
+  const floor = deps.supply?.floor ?? new SupplyFloor();
+  // The head's timestamp of this process's last read, for the branch check of the entry it wrote.
+  let lastRead: { entry: string; timestampSec: number } | undefined;
+  const maxHeadAgeMs = config.supplyMaxHeadAgeSeconds * 1000;
+  // One line per reason per minute, with a count; and a counter (api_supply_node_lagging_total).
+  const lagging = (reason: "behind" | "head_age", fields: Record<string, string | number>) => {
+    metrics.supplyNodeLagging.inc({ reason });
+    warn(`lagging:${reason}`, "supply node lags: its figures are not served", { reason, ...fields });
+  };
   // While figures are served, their block is checked against the chain every few seconds (api/supply/branchWatch.ts):
   // once it is reorged away they are dropped here and in Redis, and the next request reads the canonical chain.
   const watcher =
@@ -280,6 +306,11 @@ export function supplyApi(deps: AppDeps): SupplyApi {
           intervalMs: deps.supply?.branchCheckMs,
           onOrphan: (read, canonical) => {
             if (seen?.entry === read.entry) seen = undefined;
+            if (held?.entry === read.entry) {
+              held = undefined;
+              refused = undefined;
+              floor.blockNumber = null;
+            }
             logger.warn("supply figures dropped: their block was reorged away", {
               block: String(read.blockNumber),
               hash: read.blockHash,
@@ -287,32 +318,100 @@ export function supplyApi(deps: AppDeps): SupplyApi {
             });
             void cache.invalidate(key, read.entry);
           },
+          onBehind: (read, head) =>
+            lagging("behind", {
+              block: String(read.blockNumber),
+              head: head === null ? "no block at that height" : String(head.number),
+            }),
         });
   const servedFor = (entry: string): Served => {
-    if (seen?.entry !== entry) {
-      // Every entry was written by encodeFigures or passed decodeFigures (createSupplyCache's accept); one that did not
-      // (a shared cache made without that check) fails closed, never served as a figure.
-      const figures = decodeFigures(entry);
-      seen =
-        figures === null
-          ? { entry, answers: UNREADABLE, readAtMs: 0, age: "0", ageUntil: 0 }
-          : { entry, answers: answersOf(figures), readAtMs: figures.readAtMs, age: "0", ageUntil: 0 };
-      if (figures !== null) {
-        const { blockNumber, blockHash, readAtMs } = figures;
-        watcher?.watch({ entry, blockNumber, blockHash, readAtMs });
-      }
+    if (seen?.entry === entry) return seen;
+    if (entry === refused && held !== undefined) return held;
+    // Every entry was written by encodeFigures or passed decodeFigures (createSupplyCache's accept); one that did not
+    // (a shared cache made without that check) fails closed, never served as a figure.
+    const figures = decodeFigures(entry);
+    if (figures === null) {
+      seen = {
+        entry,
+        answers: UNREADABLE,
+        readAtMs: 0,
+        age: "0",
+        ageUntil: 0,
+        blockNumber: null,
+        circulatingFailed: false,
+      };
+      return seen;
     }
+    const { blockNumber, blockHash, readAtMs } = figures;
+    if (held !== undefined && held.blockNumber !== null && blockNumber < held.blockNumber) {
+      refused = entry;
+      lagging("behind", { block: String(held.blockNumber), read: String(blockNumber) });
+      seen = held;
+      return held;
+    }
+    seen = held = {
+      entry,
+      answers: answersOf(figures),
+      readAtMs,
+      age: "0",
+      ageUntil: 0,
+      blockNumber,
+      circulatingFailed: circulatingFailed(figures),
+    };
+    refused = undefined;
+    floor.blockNumber = blockNumber;
+    const timestampSec = lastRead?.entry === entry ? lastRead.timestampSec : undefined;
+    watcher?.watch({
+      entry,
+      blockNumber,
+      blockHash,
+      readAtMs,
+      ...(timestampSec === undefined ? {} : { timestampSec }),
+    });
     return seen;
   };
   // Age never passes the server's window (an entry is kept one window from its read: miss below).
   const windowSec = Math.floor(ttlMs / 1000);
-  const answer = (c: Context, format: Format, metric: Metric, entry: string): Response => {
-    const served = servedFor(entry);
+  const answer = (c: Context, format: Format, metric: Metric, entry: string): Response =>
+    answerServed(c, format, metric, servedFor(entry));
+  const answerServed = (c: Context, format: Format, metric: Metric, served: Served): Response => {
     const a = served.answers[metric];
     if (typeof a === "string") return fail(c, format, a, 502);
     const now = Date.now();
     watcher?.served(now);
     return respond(c, a[format], 200, figureHeaders(format, CACHE_OK[metric], ageOf(served, now, windowSec)));
+  };
+
+  /**
+   * null when a read at `blockNumber`, whose block's timestamp is `timestampSec`, may be served; else the node lags
+   * (its head below the figures held, or older than SUPPLY_MAX_HEAD_AGE_SECONDS): the figures held (the last served)
+   * are written back in its place while their window lasts (Redis lost them, or holds a lagging replica's older ones),
+   * else the read fails SUPPLY_RPC_LAGGING (remembered the backoff, so the node is asked once per backoff) and miss()
+   * answers the held figures, their Age capped at the window, or 503 when none are held.
+   */
+  const lag = (blockNumber: bigint, timestampSec: number): Timed | null => {
+    const nowMs = Date.now();
+    const headAgeMs = nowMs - timestampSec * 1000;
+    const old = maxHeadAgeMs > 0 && headAgeMs > maxHeadAgeMs;
+    const below = held?.blockNumber != null && blockNumber < held.blockNumber;
+    if (!old && !below) return null;
+    lagging(below ? "behind" : "head_age", {
+      read: String(blockNumber),
+      headAgeSec: Math.floor(headAgeMs / 1000),
+      ...(held?.blockNumber != null ? { block: String(held.blockNumber) } : {}),
+    });
+    // Never the older block (the published figures never go back in block), nor a figure of an old head as a fresh one:
+    // the figures last served stay, with their own read time.
+    if (held?.blockNumber != null) {
+      const left = Math.floor(held.readAtMs + ttlMs - nowMs);
+      const keepMs = held.circulatingFailed ? Math.min(left, backoff.ms) : left;
+      if (keepMs >= 1) return { value: held.entry, ttlMs: keepMs };
+    }
+    const headAge = old ? `its head is ${Math.floor(headAgeMs / 1000)} s old` : "";
+    throw new SupplyError(
+      "SUPPLY_RPC_LAGGING",
+      `the node lags at block ${blockNumber}: ${below ? `below the figures' block ${held?.blockNumber}` : headAge}`,
+    );
   };
 
   async function miss(c: Context, format: Format, metric: Metric): Promise<Response> {
@@ -330,8 +429,11 @@ export function supplyApi(deps: AppDeps): SupplyApi {
         withDeadline(async (signal) => {
           const started = performance.now();
           const read = await readSupply(rpc, token, veLock, { signal });
+          const behind = lag(read.blockNumber, read.blockTimestampSec);
+          if (behind !== null) return behind;
           const figures = figuresOf(read, (error) => logUpstreamFailure("circulating", error));
           const value = encodeFigures(figures);
+          lastRead = { entry: value, timestampSec: read.blockTimestampSec };
           // An entry whose half failed is a failure remembered: kept the backoff from now, as a failed read is (its
           // Age still counts from the read). A figure's window counts from the read, not from this write: no replica
           // serves it past the window, so none answers an Age above the max-age.
@@ -339,7 +441,9 @@ export function supplyApi(deps: AppDeps): SupplyApi {
           // Whole ms, as Redis takes PX; rounded down, so the entry never outlives the window.
           return { value, ttlMs: Math.floor(ttlMs - (performance.now() - started)) };
         }, timeoutMs).catch((error: unknown) => {
-          logUpstreamFailure("figures", toSupplyError(error));
+          const failure = toSupplyError(error);
+          // A lagging node is told by lag() (its own line and counter), not as a failed read.
+          if (failure.code !== "SUPPLY_RPC_LAGGING") logUpstreamFailure("figures", failure);
           throw error;
         });
       const entry = await withDeadline(
@@ -348,7 +452,11 @@ export function supplyApi(deps: AppDeps): SupplyApi {
       );
       return answer(c, format, metric, entry);
     } catch (error) {
-      return fail(c, format, toSupplyError(error).code, 502);
+      const failure = toSupplyError(error);
+      // The node lags: the newer figures held are answered, their Age counting from their own read (capped at the
+      // window: stale to any cache downstream), never the lagging node's.
+      if (failure.code === "SUPPLY_RPC_LAGGING" && held !== undefined) return answerServed(c, format, metric, held);
+      return fail(c, format, failure.code, failure.status);
     }
   }
 

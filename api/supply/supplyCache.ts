@@ -2,7 +2,7 @@ import { RedisTtlCache } from "../cache/redisTtlCache";
 import { MemoryTtlCache, type TtlCache } from "../cache/ttlCache";
 import type { AppConfig } from "../config";
 import type { Logger } from "../observability/logger";
-import { circulatingFailed, decodeFigures } from "./figures";
+import { circulatingFailed, decodeFigures, type SupplyFloor } from "./figures";
 import {
   SUPPLY_CLOCK_SKEW_MS,
   SUPPLY_FAILURE_BACKOFF_MS,
@@ -16,13 +16,17 @@ import {
  * circulating never above total), one whose circulating half failed only for as long as a failure is remembered, and
  * any only while its window, counted from its read, lasts: `readAt + window` still ahead (what is left of it is how
  * long it may be kept), and `readAt` not ahead of this clock by more than SUPPLY_CLOCK_SKEW_MS (a stamp from the
- * future would be served with Age 0 for a whole TTL). Whatever its PTTL says: a foreign or old writer sets that.
+ * future would be served with Age 0 for a whole TTL). Whatever its PTTL says: a foreign or old writer sets that. Nor is
+ * an entry of a block below the one this process serves (`floor`): a replica that read a lagging node wrote it; this
+ * one reads again, and writes back its newer figures while their window lasts (api/supply/router.ts).
  */
 const acceptEntry =
-  (backoffMs: number, windowMs: number, now: () => number = Date.now) =>
+  (backoffMs: number, windowMs: number, floor: SupplyFloor | undefined, now: () => number = Date.now) =>
   (value: string, pttlMs: number): number | false => {
     const figures = decodeFigures(value);
     if (figures === null || (circulatingFailed(figures) && pttlMs > backoffMs)) return false;
+    // A lower block than the one this process serves: a lagging node's figures, read again here and replaced.
+    if (floor?.blockNumber != null && figures.blockNumber < floor.blockNumber) return false;
     const at = now();
     if (figures.readAtMs > at + SUPPLY_CLOCK_SKEW_MS) return false;
     return figures.readAtMs + windowMs - at;
@@ -38,6 +42,8 @@ export type SupplyCacheOptions = {
   /** The figures' window, when AppDeps.supply.ttlMs overrides the default. */
   ttlMs?: number;
   logger?: Logger;
+  /** The block of the figures this process serves (pass the same to the router as AppDeps.supply.floor). */
+  floor?: SupplyFloor;
 };
 
 /**
@@ -56,7 +62,11 @@ export async function createSupplyCache(config: AppConfig, options: SupplyCacheO
     // A replica waiting on another's read (or taking it over) gives up when that read's own deadline would have passed.
     waitMs: deadlineMs,
     // Only a well-formed entry within its window is served from Redis; anything else is read again from the chain.
-    accept: acceptEntry(options.failureBackoffMs ?? SUPPLY_FAILURE_BACKOFF_MS, options.ttlMs ?? SUPPLY_FIGURES_TTL_MS),
+    accept: acceptEntry(
+      options.failureBackoffMs ?? SUPPLY_FAILURE_BACKOFF_MS,
+      options.ttlMs ?? SUPPLY_FIGURES_TTL_MS,
+      options.floor,
+    ),
     // A replica's copy is asked of Redis again at least this often: replicas sharing Redis serve one block.
     revalidateMs: SUPPLY_REVALIDATE_MS,
     ...(logger ? { logger, warning: "supply cache degraded" } : {}),

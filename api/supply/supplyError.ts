@@ -23,6 +23,12 @@ export const SUPPLY_ERROR_STATUS = {
    * answer a figure of 0.00 or a negative one (design.md).
    */
   SUPPLY_INCONSISTENT: 502,
+  /**
+   * The node's head is behind: below the block of the figures already served (a node behind a load balancer, one
+   * restarted from an old snapshot), or its timestamp more than SUPPLY_MAX_HEAD_AGE_SECONDS behind the wall clock,
+   * and no newer figure is held to answer instead (docs/api.md "Supply API"). Temporary: ask again.
+   */
+  SUPPLY_RPC_LAGGING: 503,
   /** `format` is neither `json` nor `bare`, or is given more than once (README). */
   SUPPLY_BAD_FORMAT: 400,
 } as const;
