@@ -9,8 +9,10 @@
  *   make the others serve its older block: they write theirs back and it adopts it within two re-validations;
  * - a head older than SUPPLY_MAX_HEAD_AGE_SECONDS is a lagging node: nothing held → 503 SUPPLY_RPC_LAGGING in the
  *   supply envelope (no-store); held → those figures, their Age counting from their own read; told in the log;
+ * - a reorg to a shorter chain is still followed (a head below the figures' block and younger than it; a reorg at the
+ *   same height: test/supply/sharedFreshness.test.ts);
  * - past the figures' window (in process, a window of 2 s), the held figures are still answered, Age capped at the
- *   window, while the node stays behind; a reorg is still followed (test/supply/sharedFreshness.test.ts).
+ *   window, while the node stays behind.
  */
 import { numberToHex } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
@@ -137,6 +139,33 @@ describe("a node behind the figures served", () => {
       last = await figures(a);
     }
     expect(last).toEqual(caughtUp);
+  });
+});
+
+describe("a reorg to a shorter chain", () => {
+  it("is still followed: a head below the figures' block and younger than it drops them, and the lower block is served", async () => {
+    const a = await s.api();
+    const snapshot = await rpc(s.d.anvil.rpcUrl, "evm_snapshot");
+    await mint(1_000_000n * TOKENS);
+    await mint(1_000_000n * TOKENS);
+    const orphan = await truth();
+    expect(await figures(a)).toEqual(orphan);
+    const dropped = await s.d.chain.publicClient.getBlock({ blockTag: "latest" });
+    expect(await rpc(s.d.anvil.rpcUrl, "evm_revert", [snapshot])).toBe(true);
+    // One block on the new branch, younger than the dropped one: the chain is now one block shorter.
+    await rpc(s.d.anvil.rpcUrl, "evm_setNextBlockTimestamp", [numberToHex(dropped.timestamp + 10n)]);
+    await rpc(s.d.anvil.rpcUrl, "evm_mine");
+    expect(await s.d.chain.publicClient.getBlockNumber({ cacheTime: 0 })).toBe(dropped.number - 1n);
+    const canonical = await truth();
+    expect(canonical).not.toEqual(orphan);
+    const until = Date.now() + BRANCH_CHECK_MS + 2_500;
+    let last = await figures(a);
+    while (Date.now() < until && last.total !== canonical.total) {
+      await sleep(100);
+      last = await figures(a);
+    }
+    expect(last).toEqual(canonical);
+    expect(await storedBlock()).toBe(String(dropped.number - 1n));
   });
 });
 
