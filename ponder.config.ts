@@ -46,6 +46,7 @@ const checkNode = async () => {
     await checkRpcChainId({
       rpc: createRpcClient({ url: settings.rpcUrl, timeoutMs: settings.rpcTimeoutMs }),
       expected: settings.chainId,
+      variable: settings.rpcUrlVariable,
     });
   } catch (error) {
     const name = (error as Error).name;

@@ -318,7 +318,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (options.deployment && network !== undefined && PRODUCTION_NETWORKS.includes(network)) {
     const missing = (name: string) => problems.push(`${name}: required for NETWORK=${network}`);
-    if (cleaned.RPC_URL === undefined) missing("RPC_URL");
+    // Ponder's own name for the chain's RPC stands in for RPC_URL, as it does for the indexer (indexer/config.ts): a
+    // deployment that sets only PONDER_RPC_URL_8453 runs both processes, not just the indexer.
+    const perChain = perChainRpcVariable(NETWORKS[network]);
+    if (cleaned.RPC_URL === undefined && cleaned[perChain] === undefined) {
+      problems.push(`RPC_URL: required for NETWORK=${network} (or set ${perChain})`);
+    }
     if (cleaned.DATABASE_URL === undefined && cleaned.DATABASE_PRIVATE_URL === undefined) missing("DATABASE_URL");
     if (cleaned.DATABASE_SCHEMA === undefined && options.cliSchema === undefined) missing("DATABASE_SCHEMA");
   }
@@ -340,6 +345,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     /** null → the supply routes answer SUPPLY_NO_RPC_URL, reads fail upstream; /max still answers. The local devnet's
      *  anvil is the one default; every other network must name its node. */
     rpcUrl: v.RPC_URL ?? perChainUrl ?? (network === "local" ? LOCAL_RPC_URL : null),
+    /** The variable `rpcUrl` came from, for messages about the node (RPC_URL when it is the local default or none). */
+    rpcUrlVariable: v.RPC_URL === undefined && perChainUrl !== undefined ? perChain : "RPC_URL",
     rpcTimeoutMs: v.RPC_TIMEOUT_MS,
     redisUrl: v.REDIS_URL ?? null,
     /** Peers whose X-Forwarded-For is believed (exact IPs). */

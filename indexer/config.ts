@@ -14,6 +14,8 @@ export type IndexerSettings = {
   /** Ponder chain name (the key of /status): the network name. */
   chainName: Network;
   rpcUrl: string;
+  /** The variable rpcUrl came from (RPC_URL, else PONDER_RPC_URL_<chainId>), named by the start-up check's messages. */
+  rpcUrlVariable: string;
   /** RPC_TIMEOUT_MS: one try of the start-up chain-id check (ponder.config.ts), as in the API process. */
   rpcTimeoutMs: number;
   /** How often realtime sync polls the node for new blocks. */
@@ -68,6 +70,7 @@ export function indexerSettings(env: Record<string, string | undefined> = proces
     chainId: manifest.chainId,
     chainName: network,
     rpcUrl: config.rpcUrl,
+    rpcUrlVariable: config.rpcUrlVariable,
     rpcTimeoutMs: config.rpcTimeoutMs,
     pollingIntervalMs: pollingIntervalMs ?? (network === "local" ? 250 : 1000),
     disableCache: disableCache ?? network === "local",

@@ -99,6 +99,19 @@ describe("loadConfig for a deployment", () => {
     }
   });
 
+  it("accepts Ponder's PONDER_RPC_URL_<chainId> for RPC_URL, as the indexer does (F10); RPC_URL wins", () => {
+    // Before: the indexer ran on PONDER_RPC_URL_8453 alone while the API process refused "RPC_URL: required".
+    const perChain = loadConfig({ ...GOOD, RPC_URL: undefined, PONDER_RPC_URL_8453: GOOD.RPC_URL }, deployment);
+    expect([perChain.rpcUrl, perChain.rpcUrlVariable]).toEqual([GOOD.RPC_URL, "PONDER_RPC_URL_8453"]);
+    const both = loadConfig({ ...GOOD, PONDER_RPC_URL_8453: "https://other.example" }, deployment);
+    expect([both.rpcUrl, both.rpcUrlVariable]).toEqual([GOOD.RPC_URL, "RPC_URL"]);
+    // Another chain's variable is not this network's: still missing, and the message names both.
+    expect(failure({ ...GOOD, RPC_URL: undefined, PONDER_RPC_URL_84532: GOOD.RPC_URL })).toBe(
+      "invalid configuration: RPC_URL: required for NETWORK=base (or set PONDER_RPC_URL_8453)",
+    );
+    expect(loadConfig({ NETWORK: "local" }).rpcUrlVariable).toBe("RPC_URL");
+  });
+
   it("keeps the bare app (tests, local) free of the production requirements", () => {
     expect(loadConfig({ NETWORK: "base" }).rpcUrl).toBeNull();
     const local = loadConfig({ NETWORK: "local" }, deployment);
@@ -414,4 +427,47 @@ describe("ponder start on a node of another chain", () => {
     // It never served: no request reached the API.
     expect(await fetch(`${ponder.url}/health`).catch(() => null)).toBeNull();
   }, 90_000);
+});
+
+describe("the API process on PONDER_RPC_URL_<chainId> alone (F10)", () => {
+  let anvil: AnvilHandle;
+  let proxy: RpcProxy;
+
+  beforeAll(async () => {
+    anvil = await startAnvil();
+    proxy = await startRpcProxy({ upstream: anvil.rpcUrl });
+  });
+  afterAll(async () => {
+    await proxy?.stop();
+    await anvil?.stop();
+  });
+
+  it("takes it as the indexer does: past the configuration to the node's check, which names that variable", async () => {
+    // NETWORK=base with Base's variable only (this anvil is chain 31337, so the check refuses: nothing is served).
+    // Before: "RPC_URL: required for NETWORK=base" while the indexer ran on the same environment.
+    const api = await spawnService({
+      command: "api",
+      rpcUrl: "",
+      manifestFile: "",
+      // Never reached: the node is checked first.
+      databaseUrl: `postgresql://app:${PASSWORD}@127.0.0.1:1/configcheck_none`,
+      schema: "configcheck_f10",
+      env: {
+        NETWORK: "base",
+        MANIFEST_FILE: undefined,
+        RPC_URL: undefined,
+        PONDER_RPC_URL_8453: `${proxy.url}/v1/${SECRET}`,
+        REDIS_URL: undefined,
+      },
+    });
+    const exit = await Promise.race([api.exited, new Promise<null>((r) => setTimeout(() => r(null), 30_000))]);
+    if (exit === null) await api.stop("SIGKILL");
+    const log = api.log();
+    expect(exit?.code, log).toBe(1);
+    expect(log).not.toContain("required");
+    expect(log).toMatch(
+      /PONDER_RPC_URL_8453 at http:\/\/127\.0\.0\.1:\d+\/\*\*\* serves chain id 31337, but the manifest is for chain id 8453/,
+    );
+    expect(log).not.toContain(SECRET);
+  }, 60_000);
 });

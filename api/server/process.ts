@@ -58,7 +58,7 @@ export async function createServiceDeps(options: {
   // The node is checked first: its chain id, then how it offers Multicall3 (MULTICALL3, api/startup/multicall3.ts).
   const multicall =
     options.checkChainId && rpc
-      ? await checkRpcChainId({ rpc, expected: config.chainId }).then(() =>
+      ? await checkRpcChainId({ rpc, expected: config.chainId, variable: config.rpcUrlVariable }).then(() =>
           checkMulticall3({ rpc, setting: config.multicall3, logger }),
         )
       : undefined;

@@ -34,7 +34,7 @@ if (config.apiPort === null) {
   // The production indexer: the configuration and the RPC's chain id checked, nothing served.
   if (config.rpcUrl) {
     const rpc = createRpcClient({ url: config.rpcUrl, timeoutMs: config.rpcTimeoutMs });
-    await checkRpcChainId({ rpc, expected: config.chainId });
+    await checkRpcChainId({ rpc, expected: config.chainId, variable: config.rpcUrlVariable });
   }
 } else {
   // npm start: the API on our own server, as the API process serves it. Ponder's pool is its own (its /metrics

@@ -27,6 +27,7 @@ describe("indexerSettings", () => {
       chainId: 31337,
       chainName: "local",
       rpcUrl: LOCAL_RPC_URL,
+      rpcUrlVariable: "RPC_URL",
       rpcTimeoutMs: 15_000,
       pollingIntervalMs: 250,
       disableCache: true,
@@ -62,9 +63,9 @@ describe("indexerSettings", () => {
   });
 
   it("accepts Ponder's PONDER_RPC_URL_<chainId>; RPC_URL wins over it", () => {
-    expect(indexerSettings({ NETWORK: "base-sepolia", PONDER_RPC_URL_84532: "http://a.example" }).rpcUrl).toBe(
-      "http://a.example",
-    );
+    const perChain = indexerSettings({ NETWORK: "base-sepolia", PONDER_RPC_URL_84532: "http://a.example" });
+    // The start-up check's messages name the variable the URL came from.
+    expect([perChain.rpcUrl, perChain.rpcUrlVariable]).toEqual(["http://a.example", "PONDER_RPC_URL_84532"]);
     expect(
       indexerSettings({
         NETWORK: "base-sepolia",
