@@ -243,11 +243,18 @@ function redisUrlProblem(value: string): string | null {
   return null;
 }
 
-/** The pending-bytes caps, each within the one after it: [inner, outer]. */
-const PENDING_CAPS_NESTED = [
+/**
+ * Caps that lie within another: [inner, outer]. The pending-bytes caps nest; a per-address cap lies within its total
+ * (connections, streams); and each stream holds one of the API server's connections, so STREAM_MAX above
+ * MAX_CONNECTIONS could never be reached.
+ */
+const CAPS_NESTED = [
   ["PENDING_RESPONSE_BYTES_PER_CONNECTION", "PENDING_RESPONSE_BYTES_PER_IP"],
   ["PENDING_RESPONSE_BYTES_PER_IP", "PENDING_RESPONSE_BYTES_MAX"],
   ["PENDING_RESPONSE_BYTES_PER_CONNECTION", "PENDING_RESPONSE_BYTES_MAX"],
+  ["MAX_CONNECTIONS_PER_IP", "MAX_CONNECTIONS"],
+  ["STREAM_MAX_PER_IP", "STREAM_MAX"],
+  ["STREAM_MAX", "MAX_CONNECTIONS"],
 ] as const;
 
 /** The value of `--schema X` / `--schema=X` in a Ponder command line, if any. */
@@ -301,11 +308,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.DATABASE_VIEWS_SCHEMA !== undefined && e.DATABASE_VIEWS_SCHEMA === schema) {
     problems.push("DATABASE_VIEWS_SCHEMA: must differ from DATABASE_SCHEMA");
   }
-  // Each pending-bytes cap lies within the next; a default is left alone (setting only the total lower is fine: it
-  // then bounds the others), but two caps set the wrong way round are a mistake to name.
-  for (const [inner, outer] of PENDING_CAPS_NESTED) {
+  // Each nested cap lies within its outer one; a default is left alone (setting only the total lower is fine: it then
+  // bounds the others), but two caps set the wrong way round are a mistake to name. An outer 0 (STREAM_MAX: streams
+  // off) contains nothing to compare.
+  for (const [inner, outer] of CAPS_NESTED) {
     const [a, b] = [e[inner], e[outer]];
-    if (cleaned[inner] !== undefined && cleaned[outer] !== undefined && a !== undefined && b !== undefined && a > b) {
+    const bothSet = cleaned[inner] !== undefined && cleaned[outer] !== undefined;
+    if (bothSet && a !== undefined && b !== undefined && b !== 0 && a > b) {
       problems.push(`${inner}: must not exceed ${outer}`);
     }
   }
