@@ -36,7 +36,8 @@ export type IndexStatement =
   | "index_final_event"
   // The webhooks' feeder's source and build, twice per head it feeds (api/webhooks/engine.ts).
   | "index_source"
-  // A board page's cursor seal at a block not yet final (api/read/cursorSeal.ts): once per ranking, once per page after.
+  // A later board page's cursor judged at a block not yet final, once per page; a ve ranking carried from an earlier
+  // block's statement, once per ranking (api/read/cursorSeal.ts: other rankings read their seal with their rows).
   | "index_seal";
 
 /** Observes one statement: how long it took, and whether it answered. */
