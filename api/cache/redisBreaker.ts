@@ -10,6 +10,12 @@
  *
  * Told once per outage: `onOpen` when it opens from closed, `onClose` when a probe closes it; a probe that fails
  * re-opens it silently. Checking it is one comparison while closed, so a load pays nothing for it.
+ *
+ * With `probe` (a cheap command of its own, bounded by its caller), an open breaker is also probed in the background,
+ * so it closes when Redis answers again even if no load comes to probe it (the metrics' gauge said "open" until the
+ * next load that touched Redis, F9): first at the end of the cool-down, then each wait twice the last, at most
+ * `maxProbeIntervalMs`, one probe at a time; and at once when `poke` says the connection is ready again (a
+ * reconnect). A background probe that fails changes nothing the loads see; one that answers closes the breaker.
  */
 
 /** How a load may use Redis: as ever (`shared`), as the breaker's probe, or not at all (`skip`: in-process). */
@@ -22,7 +28,14 @@ export type RedisBreakerOptions = {
   onOpen?: (reason: string) => void;
   /** Told when a probe closes it: Redis answers again. */
   onClose?: () => void;
+  /** A background probe of Redis (resolves when Redis answered, within its own bound); none: only loads probe. */
+  probe?: () => Promise<void>;
+  /** The longest wait between two background probes (default MAX_PROBE_INTERVAL_MS). */
+  maxProbeIntervalMs?: number;
 };
+
+/** A Redis down for long is still probed at least this often: its return shows within this, with no load. */
+export const MAX_PROBE_INTERVAL_MS = 30_000;
 
 /** Five seconds: a hung Redis costs one load's budget per cool-down per cache, not one per new key. */
 export const DEFAULT_COOL_DOWN_MS = 5_000;
@@ -31,14 +44,24 @@ export class RedisBreaker {
   readonly #coolDownMs: number;
   readonly #onOpen: (reason: string) => void;
   readonly #onClose: () => void;
+  readonly #probe: (() => Promise<void>) | undefined;
+  readonly #maxProbeIntervalMs: number;
   /** 0 while closed; else when the cool-down ends (performance.now()). */
   #openUntil = 0;
   #probing = false;
+  /** The background probe: its timer, whether one is under way, the wait before the next, and whether stopped. */
+  #timer: NodeJS.Timeout | undefined;
+  #backgroundProbing = false;
+  #probeWaitMs: number;
+  #stopped = false;
 
   constructor(options: RedisBreakerOptions) {
     this.#coolDownMs = options.coolDownMs;
     this.#onOpen = options.onOpen ?? (() => {});
     this.#onClose = options.onClose ?? (() => {});
+    this.#probe = options.probe;
+    this.#maxProbeIntervalMs = Math.max(options.maxProbeIntervalMs ?? MAX_PROBE_INTERVAL_MS, options.coolDownMs);
+    this.#probeWaitMs = options.coolDownMs;
   }
 
   /** Whether Redis is skipped now (the metrics' gauge): open, its cool-down running or its probe under way. */
@@ -57,8 +80,8 @@ export class RedisBreaker {
   succeeded(admission: Admission): void {
     if (admission !== "probe") return;
     this.#probing = false;
-    this.#openUntil = 0;
-    this.#onClose();
+    // The background probe may have closed it while this load probed.
+    if (this.#openUntil !== 0) this.#close();
   }
 
   /** A load that used Redis was failed by it: skip Redis for a cool-down. */
@@ -68,6 +91,49 @@ export class RedisBreaker {
     // A load admitted before the breaker opened may fail after the probe started: the probe decides, not it.
     else if (!wasClosed) return;
     this.#openUntil = performance.now() + this.#coolDownMs;
-    if (wasClosed) this.#onOpen(reason);
+    if (wasClosed) {
+      this.#onOpen(reason);
+      this.#probeWaitMs = this.#coolDownMs;
+      this.#schedule(this.#coolDownMs);
+    }
+  }
+
+  /** The connection is ready again (a reconnect): an open breaker is probed now rather than at its next wait. */
+  poke(): void {
+    if (this.#openUntil !== 0 && !this.#backgroundProbing) this.#schedule(0);
+  }
+
+  /** No more background probes (the cache is closed). */
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+  }
+
+  #close(): void {
+    this.#openUntil = 0;
+    clearTimeout(this.#timer);
+    this.#onClose();
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#probe === undefined || this.#stopped) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#probeInBackground(), delayMs);
+    // A probe never keeps the process alive.
+    this.#timer.unref();
+  }
+
+  async #probeInBackground(): Promise<void> {
+    if (this.#openUntil === 0 || this.#backgroundProbing || this.#stopped) return;
+    this.#backgroundProbing = true;
+    const answered = await this.#probe!().then(
+      () => true,
+      () => false,
+    );
+    this.#backgroundProbing = false;
+    if (this.#openUntil === 0 || this.#stopped) return;
+    if (answered) return this.#close();
+    this.#probeWaitMs = Math.min(this.#probeWaitMs * 2, this.#maxProbeIntervalMs);
+    this.#schedule(this.#probeWaitMs);
   }
 }

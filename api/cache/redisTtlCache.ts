@@ -42,7 +42,8 @@
  * API stays up and its figures stay exact; only the sharing between replicas is lost. A load that Redis failed (no
  * reply within its budget, or no connection) opens the cache's breaker (api/cache/redisBreaker.ts): for a cool-down
  * every load skips Redis at once, then one load probes it, so a hung Redis costs one budget per cool-down, not one per
- * new key.
+ * new key. A PING probes it in the background too (backing off to 30 s, and at once on a reconnect), so the breaker
+ * and its gauge close when Redis answers again even with no load.
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
@@ -185,6 +186,10 @@ export class RedisTtlCache implements TtlCache {
           reason: `redis unavailable, caching in-process: ${reason}`,
         }),
       onClose: () => logger.info("redis answers again: sharing resumed", { cache: this.keyPrefix }),
+      // One PING within a load's budget: the breaker (and its gauge) closes when Redis answers, with no load.
+      probe: async () => {
+        await this.#redisOp(() => this.#redis.ping(), { spentMs: 0, over: false });
+      },
     });
   }
 
@@ -198,6 +203,8 @@ export class RedisTtlCache implements TtlCache {
     });
     const cache = new RedisTtlCache(redis, options);
     redis.on("error", (error: Error) => cache.#warnThrottled(`redis: ${error.message}`));
+    // Reconnected: an open breaker is probed now.
+    redis.on("ready", () => cache.breaker.poke());
     try {
       await redis.connect();
     } catch (error) {
@@ -496,6 +503,7 @@ export class RedisTtlCache implements TtlCache {
   }
 
   async close(): Promise<void> {
+    this.breaker.stop();
     await this.mirror.close();
     this.#redis.disconnect();
   }
