@@ -208,17 +208,22 @@ describe("loadConfig for a deployment", () => {
     );
     // Every one at once, on one line each named.
     expect(
-      failure(with_({ MAX_CONNECTIONS: "10", MAX_CONNECTIONS_PER_IP: "20", STREAM_MAX: "15", STREAM_MAX_PER_IP: "16" })),
+      failure(
+        with_({ MAX_CONNECTIONS: "10", MAX_CONNECTIONS_PER_IP: "20", STREAM_MAX: "15", STREAM_MAX_PER_IP: "16" }),
+      ),
     ).toBe(
       "invalid configuration: MAX_CONNECTIONS_PER_IP: must not exceed MAX_CONNECTIONS; " +
         "STREAM_MAX_PER_IP: must not exceed STREAM_MAX; STREAM_MAX: must not exceed MAX_CONNECTIONS",
     );
     // Equal is fine; a total set alone below a default it contains bounds it (as the pending-bytes caps);
     // STREAM_MAX=0 turns streams off whatever STREAM_MAX_PER_IP says.
-    expect(loadConfig(with_({ MAX_CONNECTIONS: "64", MAX_CONNECTIONS_PER_IP: "64" }), deployment).connections.perIp).toBe(
-      64,
-    );
-    expect(loadConfig(with_({ MAX_CONNECTIONS: "100" }), deployment).connections).toMatchObject({ max: 100, perIp: 256 });
+    expect(
+      loadConfig(with_({ MAX_CONNECTIONS: "64", MAX_CONNECTIONS_PER_IP: "64" }), deployment).connections.perIp,
+    ).toBe(64);
+    expect(loadConfig(with_({ MAX_CONNECTIONS: "100" }), deployment).connections).toMatchObject({
+      max: 100,
+      perIp: 256,
+    });
     expect(loadConfig(with_({ STREAM_MAX: "8" }), deployment).streams).toMatchObject({ max: 8, perIp: 16 });
     expect(loadConfig(with_({ STREAM_MAX: "0", STREAM_MAX_PER_IP: "4" }), deployment).streams.max).toBe(0);
   });
