@@ -5,7 +5,11 @@
  * from 145 MB to 1.8 GB). Here:
  * - a connection's requests are answered one at a time: the next is handed to the app only once the
  *   previous answer has gone to the kernel, and while one waits the socket is not read (back-pressure), so
- *   an unread connection costs one answer however much it sends; more than `maxQueued` waiting closes it;
+ *   an unread connection costs one answer however much it sends; more than `maxQueued` outstanding closes it,
+ *   and ends the parse of what it sent: Node parses a whole read (64 kB, ~1,500 short GETs) and hands every
+ *   request in it on even after its socket is closed, which held the event loop for seconds under 50 clients
+ *   pipelining thousands of GETs (red team supply F4). A connection closed here costs at most `maxQueued` + 2
+ *   requests parsed, whatever it sent;
  * - the bytes of answers written but not yet taken by the client are counted per connection, per peer
  *   address and in total; an answer that leaves its connection, its address or the process over its cap
  *   closes that connection (the memory is freed), and a connection whose address is already over its
@@ -23,8 +27,22 @@ import { normalizeIp, type TrustedProxies } from "../net/ip";
 import type { ConnectionMetrics } from "../observability/metrics";
 import { peerKey } from "./connectionLimit";
 
-/** Requests one connection may have outstanding (one being answered, the rest waiting). Browsers do not pipeline. */
-export const MAX_QUEUED_PER_CONNECTION = 4;
+/**
+ * Requests one connection may have outstanding (one being answered, the rest waiting): a client that pipelines
+ * up to this many and reads its answers is served in order. Browsers do not pipeline; a waiting request holds
+ * ~2 KB (its request and response objects), so a connection holds at most ~32 KB of them.
+ */
+export const MAX_QUEUED_PER_CONNECTION = 16;
+
+/**
+ * llhttp's HPE_PAUSED. Returned where Node's parser asks what to do with a request whose headers it has read
+ * (`parser.onIncoming`, called from llhttp's on_headers_complete), it ends the parse of the read in progress there;
+ * Node reports it as a client error on a socket that is already closed, which needs nothing more. `parser.pause()`
+ * does not: llhttp only looks at it once the read is parsed.
+ */
+const HPE_PAUSED = 21;
+const endParse = () => HPE_PAUSED;
+type HttpParser = { onIncoming: unknown };
 
 /**
  * How often the answers in flight are recounted: a stream's bytes are written over its whole life, with no end
@@ -90,6 +108,9 @@ export function guardConnections(server: Server, o: ConnectionGuardOptions): Con
   };
   const shed = (socket: Socket, reason: ShedReason) => {
     o.metrics?.shed.inc({ reason });
+    // The rest of the read being parsed (if one is) is not handed on: the parse ends at the next request's headers.
+    const parser = (socket as Socket & { parser?: HttpParser | null }).parser;
+    if (parser) parser.onIncoming = endParse;
     socket.destroy();
   };
 
@@ -169,7 +190,7 @@ export function guardConnections(server: Server, o: ConnectionGuardOptions): Con
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     const conn = connections.get(socket);
-    // The rest of a TCP read already parsed after the connection was closed: Node aborts it.
+    // Parsed after the connection was closed (closed elsewhere, mid-read): Node aborts it.
     if (conn === undefined || socket.destroyed) return;
     if (conn.answering === undefined) {
       dispatch(conn, socket, req, res);
