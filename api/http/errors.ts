@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   /** requireSimulationOk=true and the prepared batch reverts in simulation: the batch is withheld. */
   SIMULATION_REVERTED: 409,
+  /** A new lock asked for a wallet that already holds the most locks one wallet may (32): it would revert. */
+  LOCK_LIMIT_REACHED: 409,
   /** A request body above the route's limit (POST /graphql: 64 KiB). */
   PAYLOAD_TOO_LARGE: 413,
   /** A request body in a media type the route does not read (POST /graphql: application/json only). */
@@ -246,6 +248,24 @@ export class IndexOfAnotherChainError extends IndexUnavailableError {
       message: `The lock index is of chain ${indexChainId}; this API serves chain ${chainId}.`,
       detail: { indexChainId, chainId },
     });
+  }
+}
+
+/**
+ * A new lock (a prepare or a quote with targetTokenId 0, prepare/lock) for a wallet that already holds MAX_LOCKS_PER_USER
+ * live locks: the published VeLockNFT refuses the next one (TooManyVeNFTs; through the Furnace, InvariantViolation), so
+ * the batch would certainly revert and the wallet pay gas for nothing. Refused, as the devnet and Base both would, with
+ * what to do instead (`instead`: top up one of the wallet's locks, in the words of the request's action).
+ */
+export class LockLimitReachedError extends ApiError {
+  override name = "LockLimitReachedError";
+  constructor(detail: { user: string; locks: number; maxLocks: number }, instead: string) {
+    super(
+      "LOCK_LIMIT_REACHED",
+      `The wallet already holds ${detail.locks} locks, the most one wallet may hold (${detail.maxLocks}): a new lock ` +
+        `would revert (VeLockNFT: TooManyVeNFTs), so no batch was made. ${instead}`,
+      detail,
+    );
   }
 }
 

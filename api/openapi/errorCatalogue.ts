@@ -8,6 +8,7 @@ import {
   IndexBehindError,
   IndexUnavailableError,
   InternalError,
+  LockLimitReachedError,
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
@@ -22,6 +23,7 @@ import {
   UpstreamUnavailableError,
 } from "../http/errors";
 import { READY_TO_FINALIZE_BITS } from "../launchPreflight";
+import { TOP_UP_INSTEAD } from "../mcp/v1/lockLimit";
 import { type JsonSchema, object } from "../route/jsonSchema";
 import { SUPPLY_ERROR_STATUS, type SupplyErrorCode } from "../supply/supplyError";
 
@@ -163,6 +165,18 @@ export const ERROR_DOCS: Record<ErrorCode, { meaning: string; example: ErrorEnve
           "claimAmountWei=500000000000000000000&targetTokenId=1",
       },
     }).toEnvelope(),
+  },
+  LOCK_LIMIT_REACHED: {
+    meaning:
+      "A new lock (prepare/lock; lock-via-furnace, collect mode 1, harvest compound=true and the quote with " +
+      "targetTokenId=0) for a wallet that already holds 32 live locks, the most one wallet may hold: VeLockNFT " +
+      "refuses the next (TooManyVeNFTs; through the Furnace, InvariantViolation), so no batch is made, whatever " +
+      "`simulate` says. `detail.user`, `detail.locks` (its count, read from VeLockNFT.balanceOf) and " +
+      "`detail.maxLocks`; the message says what to do instead (top up one of its locks with targetTokenId).",
+    example: new LockLimitReachedError(
+      { user: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", locks: 32, maxLocks: 32 },
+      TOP_UP_INSTEAD,
+    ).toEnvelope(),
   },
   SIMULATION_UNAVAILABLE: {
     meaning:

@@ -259,6 +259,7 @@ describe("the document", () => {
         "CHAIN_UNREADY",
         "GENESIS_NOT_FINALIZED",
         "INTERNAL_ERROR",
+        "LOCK_LIMIT_REACHED",
         "PREFLIGHT_READ_FAILED",
         "QUOTE_FAILED",
         "RATE_LIMITED",

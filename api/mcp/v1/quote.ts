@@ -14,6 +14,8 @@ import { deployedAddress, type Manifest } from "../../manifest";
 import { applyMinVeOutClamp, BPS, bonusBpsVsPrincipalClaim, DEFAULT_SLIPPAGE_BPS } from "../../math";
 import type { RouteDefinition } from "../../route/definition";
 import { constant, integer, object, uintString } from "../../route/jsonSchema";
+import { lockCountCall, lockNftAddress, NEW_LOCK_LIMIT, refuseAtLockLimit } from "./lockLimit";
+import { coalesceRequests } from "./prepare/coalesce";
 
 /**
  * GET /quote/lock-via-furnace (spec §4.2, protocol.md §5): one FurnaceQuoter.quoteEnterWithClaim eth_call (or
@@ -55,7 +57,9 @@ export type LockViaFurnaceQuote = {
 /**
  * Quotes a Furnace entry (slippageBps already within [0, 10000]: QUOTE_PARAMS declares the range and
  * parseQuery enforces it). Throws ChainUnreadyError (no FurnaceQuoter in the manifest) or QuoteFailedError with `detail.reason` = the decoded custom error name on
- * a quoter revert (e.g. "MinLockAmountNotMet"), null on a transport failure.
+ * a quoter revert (e.g. "MinLockAmountNotMet"), null on a transport failure. A new lock (targetTokenId 0) also reads the
+ * wallet's lock count, in the same tick as the quoter call (one batch on a coalescing client): LockLimitReachedError at
+ * the limit (lockLimit.ts), which the quoter does not check.
  */
 export async function quoteLockViaFurnace(
   deps: QuoteDeps,
@@ -69,6 +73,10 @@ export async function quoteLockViaFurnace(
 
   const functionName = p.ethAmountWei === undefined ? "quoteEnterWithClaim" : "quoteEnterWithEth";
   const amount = p.ethAmountWei ?? p.claimAmountWei;
+  // A new lock: the wallet's lock count too, sent in the same tick (one JSON-RPC batch on a coalescing client).
+  const counted = (p.targetTokenId ?? 0n) === 0n ? readLockCount(deps.rpc, deps.config.manifest, p.user) : null;
+  // Settled at once: a quoter failure reported below leaves no unhandled rejection behind.
+  const settledCount = counted && Promise.allSettled([counted]).then(([r]) => r!);
   let quote: readonly [bigint, bigint, bigint, bigint];
   try {
     quote = await readView(deps.rpc, {
@@ -107,6 +115,12 @@ export async function quoteLockViaFurnace(
       { cause: failure },
     );
   }
+  // The quoter does not count locks (as published): the quote of a 33rd lock is a number the Furnace cannot mint.
+  if (settledCount) {
+    const count = await settledCount;
+    if (count.status === "rejected") throw count.reason;
+    refuseAtLockLimit(p.user, count.value);
+  }
   const [principalClaimWei, bonusClaimWei, veOutWei, routeTokenId] = quote;
   return {
     principalClaimWei,
@@ -117,6 +131,27 @@ export async function quoteLockViaFurnace(
     slippageBps,
     bonusBpsVsPrincipalClaim: bonusBpsVsPrincipalClaim(bonusClaimWei, principalClaimWei),
   };
+}
+
+/**
+ * The wallet's live lock count, for a quote of a new lock. VeLockNFT missing from the manifest is CHAIN_UNREADY; a failed
+ * read is the quote's own failure (502 QUOTE_FAILED, `detail.read: "balanceOf"`), as the quoter call's would be.
+ */
+async function readLockCount(rpc: RpcClient, manifest: Manifest, user: Address): Promise<bigint> {
+  const call = lockCountCall(lockNftAddress(manifest), user);
+  try {
+    return await readView(rpc, call);
+  } catch (error) {
+    const failure = viewFailure({ functionName: call.functionName }, error);
+    const upstream = failure.kind === "malformed" ? "invalid" : failure.kind;
+    throw new QuoteFailedError(
+      failure.kind === "malformed"
+        ? "The wallet's lock count answer is malformed."
+        : `The wallet's lock count could not be read (${failure.kind}).`,
+      { reason: null, upstream, read: call.functionName },
+      { cause: failure },
+    );
+  }
 }
 
 /**
@@ -149,7 +184,11 @@ export const QUOTE_PARAMS = {
     max: MAX_ENTRY_AMOUNT_WEI,
     description: `Token amount in wei to lock. ${AT_MOST}`,
   },
-  targetTokenId: { kind: "uint256", default: "0", description: "The lock to add to, or 0 to create a new lock." },
+  targetTokenId: {
+    kind: "uint256",
+    default: "0",
+    description: `The lock to add to, or 0 to create a new lock${NEW_LOCK_LIMIT}.`,
+  },
   durationSeconds: {
     kind: "uint256",
     default: "0",
@@ -228,9 +267,11 @@ export const quoteRoute = {
     "(minVeOutWei = veOut less slippageBps, at least 1 when veOut > 0). Harvest with compound=true locks the " +
     "pending LP rewards (quote them with claimAmountWei), collect mode=1 the pending royalties in ETH (quote them " +
     "with ethAmountWei); or give either `user` and no minVeOutWei and it quotes by itself, as lock-via-furnace does. " +
-    "A quoter revert is 502 QUOTE_FAILED with `detail.reason` naming it.",
+    "A quoter revert is 502 QUOTE_FAILED with `detail.reason` naming it. A new lock (targetTokenId=0) for a wallet " +
+    "that already holds 32 locks, the most one wallet may hold, is 409 LOCK_LIMIT_REACHED (the quoter does not count " +
+    "them; the Furnace would revert).",
   query: QUOTE_ROUTE_PARAMS,
-  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "QUOTE_FAILED", "UPSTREAM_UNAVAILABLE"],
+  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "LOCK_LIMIT_REACHED", "QUOTE_FAILED", "UPSTREAM_UNAVAILABLE"],
   exampleRequest: {
     user: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
     claimAmountWei: "5000000000000000000000",
@@ -267,7 +308,9 @@ export const quoteRoute = {
 export function registerQuoteRoutes(v1: Hono<AppEnv>, deps: AppDeps): void {
   v1.get(quoteRoute.path, async (c) => {
     const params = parseQuoteQuery(c.req.url);
-    const q = await quoteLockViaFurnace({ ...deps, rpc: deadlineRpc(c, deps.rpc) }, params);
+    // A new lock's quote also reads the wallet's lock count: both in one JSON-RPC batch (one round trip).
+    const rpc = deadlineRpc(c, deps.rpc);
+    const q = await quoteLockViaFurnace({ ...deps, rpc: rpc && coalesceRequests(rpc) }, params);
     c.header("cache-control", "no-store");
     return c.json({
       ok: true,

@@ -1,4 +1,4 @@
-import { encodeErrorResult, encodeFunctionResult, parseAbi } from "viem";
+import { encodeErrorResult, encodeFunctionResult, parseAbi, toFunctionSelector } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createRpcClient } from "../../../api/chain/rpc";
 import { ChainUnreadyError, QuoteFailedError } from "../../../api/http/errors";
@@ -7,6 +7,9 @@ import { quoteLockViaFurnace } from "../../../api/mcp/v1/quote";
 import { DEVNET_ABIS } from "../../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../../devnet/seed";
 import { type ReadsDevnet, startReadsDevnet } from "../../support/readsDevnet";
+import { ethCallSelector } from "../../support/rpcProxy";
+
+const QUOTE_SELECTOR = toFunctionSelector("quoteEnterWithClaim(address,uint256,uint256,uint256,bool)");
 
 let d: ReadsDevnet;
 beforeAll(async () => {
@@ -115,15 +118,6 @@ describe("GET /quote/lock-via-furnace against on-chain truth", () => {
       duration: 366n * DAY,
       autoMax: false,
     },
-    {
-      // The published quoter counts no locks: the 33rd lock quotes (the entry reverts InvariantViolation)
-      name: "capped, a 33rd lock",
-      user: capped.address,
-      amount: 2_000n * E18,
-      target: 0n,
-      duration: 30n * DAY,
-      autoMax: false,
-    },
   ];
 
   it("every case matches the quoter and the shared math", async () => {
@@ -149,10 +143,33 @@ describe("GET /quote/lock-via-furnace against on-chain truth", () => {
           slippageBps: Number(s),
           bonusBpsVsPrincipalClaim: String(bonusBpsVsPrincipalClaim(t.bonus, t.principal)),
         });
-        expect(d.proxy.count(), c.name).toBe(1); // one eth_call per quote
+        // One round trip: the quote, and for a new lock the wallet's lock count beside it (lockLimit.ts).
+        expect([d.proxy.roundTrips(), d.proxy.count()], c.name).toEqual([1, c.target === 0n ? 2 : 1]);
         expect(t.veOut).toBeGreaterThan(0n);
       }
     }
+  });
+
+  it("the 33rd lock: the published quoter counts no locks and quotes it, the route refuses it (LOCK_LIMIT_REACHED)", async () => {
+    const entry = { user: capped.address, amount: 2_000n * E18, target: 0n, duration: 30n * DAY, autoMax: false };
+    const t = await chainQuote(entry.user, entry.amount, entry.target, entry.duration, entry.autoMax);
+    expect(t.veOut).toBeGreaterThan(0n); // a number the Furnace cannot mint: the entry reverts InvariantViolation
+    const entries: Record<string, bigint | string>[] = [
+      { user: entry.user, claimAmountWei: entry.amount, durationSeconds: entry.duration },
+      { user: entry.user, ethAmountWei: 10n ** 17n, durationSeconds: entry.duration },
+    ];
+    for (const q of entries) {
+      const { status, body } = await d.get(d.app(), quotePath(q));
+      expect(status).toBe(409);
+      expect(body).toMatchObject({
+        ok: false,
+        error: "LOCK_LIMIT_REACHED",
+        detail: { user: capped.address, locks: 32, maxLocks: 32 },
+      });
+    }
+    // A top-up of one of its locks is no new lock: quoted as before.
+    const top = { user: entry.user, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.capped[1]! };
+    expect((await d.get(d.app(), quotePath(top))).status).toBe(200);
   });
 
   it("the quoter's veOut is the shared furnaceVeOut of its principal and bonus", async () => {
@@ -213,7 +230,7 @@ describe("GET /quote/lock-via-furnace with ethAmountWei (FurnaceQuoter.quoteEnte
       if (c.autoMax) q.createAutoMax = true;
       const { status, body } = await d.get(d.app(), quotePath(q));
       expect(status, JSON.stringify(body)).toBe(200);
-      expect(d.proxy.count()).toBe(1);
+      expect([d.proxy.roundTrips(), d.proxy.count()]).toEqual([1, c.target === 0n ? 2 : 1]); // + a new lock's count
       const [principal, bonus, veOut] = await ethQuote(c.user, c.eth, c.target, c.duration, c.autoMax);
       expect(body).toMatchObject({
         principalClaimWei: String(principal),
@@ -300,7 +317,9 @@ describe("quoter reverts → 502 QUOTE_FAILED with the decoded custom error", ()
             : "A new AutoMax lock needs durationSeconds",
         );
       }
-      expect(d.proxy.count()).toBe(1);
+      // A new lock's count rode in the quote's batch; a member's revert has each read asked again alone (coalesce.ts).
+      const newLock = !("targetTokenId" in q);
+      expect(d.proxy.count("eth_call")).toBe(newLock ? 4 : 1);
       const thrown = await quoteLockViaFurnace(d, q).catch((e: unknown) => e);
       expect(thrown).toBeInstanceOf(QuoteFailedError);
       expect((thrown as QuoteFailedError).detail).toEqual({ reason });
@@ -318,7 +337,8 @@ describe("quote failures through the fault proxy", () => {
   });
 
   it("a forged well-formed answer flows through the math (the harness reaches the decoder)", async () => {
-    d.proxy.setFault({ kind: "result", value: forged });
+    // The quoter's answer only (a new lock's count, read beside it, is answered by the node).
+    d.proxy.setFault({ kind: "result", value: forged, match: (m, p) => ethCallSelector(m, p) === QUOTE_SELECTOR });
     const { status, body } = await d.get(d.app(), quotePath(q));
     expect(status).toBe(200);
     expect(body).toMatchObject({ veOutWei: "199", minVeOutWei: "198", bonusBpsVsPrincipalClaim: "100" });
@@ -414,7 +434,7 @@ describe("quote failures through the fault proxy", () => {
       d.proxy.reset();
       const { status } = await d.get(gateSeesClosed, quotePath(q));
       expect(status).toBe(200);
-      expect(d.proxy.count()).toBe(1); // the quote only: no preflight read
+      expect(d.proxy.count()).toBe(2); // the quote and the new lock's count only: no preflight read
     } finally {
       await d.setStatusBitmask(0x7fen);
     }

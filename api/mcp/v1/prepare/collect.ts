@@ -2,6 +2,7 @@ import { ClaimAllHelperAbi, ShareholderRoyaltiesAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
 import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
+import { NEW_LOCK_LIMIT } from "../lockLimit";
 import { type LockTerms, requireLockTerms } from "./lockTerms";
 import {
   type EntryProtection,
@@ -68,7 +69,8 @@ export const COLLECT_PARAMS = {
     kind: "uint256",
     default: "0",
     description:
-      "Mode 1: the lock to add to, or 0 to create a new lock. Refused with mode 0, as the other lock parameters.",
+      `Mode 1: the lock to add to, or 0 to create a new lock${NEW_LOCK_LIMIT}. Refused with mode 0, as the other ` +
+      "lock parameters.",
   },
   durationSeconds: {
     kind: "uint256",

@@ -3,9 +3,9 @@ import { decodeWith, type RpcClient, type RpcRequest } from "../../../chain/rpc"
 
 /**
  * A fixed chain state the documentation's prepare examples are computed against: every allowance is 0
- * (so the approve step shows) and every Furnace quote is the one below. The examples then come out of
- * the very pipeline that serves the routes (gate → manifest → parse → reads → encode) instead of being
- * hand-written calldata that could drift from it. Used for documentation only, never to serve a request.
+ * (so the approve step shows), the wallet holds 3 locks (room for a new one) and every Furnace quote is the
+ * one below. The examples then come out of the very pipeline that serves the routes (gate → manifest →
+ * parse → reads → encode) instead of hand-written calldata that could drift from it. Used for documentation only, never to serve a request.
  */
 
 /** The quote every example entry gets: 5,000 tokens in, 25 % bonus, a full-length lock. */
@@ -17,6 +17,9 @@ export const EXAMPLE_QUOTE = {
 } as const;
 
 const ALLOWANCE = toFunctionSelector("allowance(address,address)");
+/** VeLockNFT.balanceOf: the example wallet's lock count, read before a new lock (well below the limit of 32). */
+const BALANCE_OF = toFunctionSelector("balanceOf(address)");
+const EXAMPLE_LOCK_COUNT = 3n;
 const QUOTE = toFunctionSelector("quoteEnterWithClaim(address,uint256,uint256,uint256,bool)");
 
 /**
@@ -52,6 +55,7 @@ function answer(req: RpcRequest): unknown {
   const call = req.params[0] as { data?: string } | undefined;
   const selector = req.method === "eth_call" ? call?.data?.slice(0, 10) : undefined;
   if (selector === ALLOWANCE) return encodeAbiParameters([{ type: "uint256" }], [0n]);
+  if (selector === BALANCE_OF) return encodeAbiParameters([{ type: "uint256" }], [EXAMPLE_LOCK_COUNT]);
   if (selector === QUOTE) {
     const q = EXAMPLE_QUOTE;
     return encodeAbiParameters(

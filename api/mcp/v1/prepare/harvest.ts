@@ -2,6 +2,7 @@ import { LpStakingVault7DAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
 import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
+import { NEW_LOCK_LIMIT } from "../lockLimit";
 import { type LockTerms, requireLockDuration, requireLockTerms } from "./lockTerms";
 import {
   type EntryProtection,
@@ -64,7 +65,7 @@ export const HARVEST_PARAMS = {
   targetTokenId: {
     kind: "uint256",
     default: "0",
-    description: "compound=true: the lock to add to, or 0 to create a new lock.",
+    description: `compound=true: the lock to add to, or 0 to create a new lock${NEW_LOCK_LIMIT}.`,
   },
   durationSeconds: {
     kind: "uint256",

@@ -1,13 +1,16 @@
 import type { Address } from "viem";
 import { VeLockNFTAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
+import { LockLimitReachedError } from "../../../http/errors";
 import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
 import { MAX_LOCK_DURATION, MIN_LOCK_AMOUNT, MIN_LOCK_DURATION, MIN_TOPUP_AMOUNT } from "../../../math";
 import { readAllowance, withApproval } from "./approval";
+import { coalesceRequests } from "./coalesce";
 import { requireAtLeast, requireLockDuration } from "./lockTerms";
 import { defineAction, type PrepareDeps } from "./pipeline";
 import { type HintFor, prepareHref, type SimulationHint } from "./simulation";
+import { refuseNewLockAtLimit } from "./stateRead";
 
 /**
  * Plain locks on VeLockNFT: lock (Lock), topup (Top up), extend (Extend). The NFT pulls the token from
@@ -83,6 +86,11 @@ const lockHintParams = (input: LockInput) => ({
   createAutoMax: String(input.autoMax),
 });
 
+/** What a wallet at the lock limit can do instead of prepare/lock's new lock. */
+const LOCK_INSTEAD =
+  "Top up one of its locks instead (lock-via-furnace with targetTokenId: one of get_state's veLocks), or first " +
+  "unlock an expired one (VeLockNFT.unlock, which this API does not encode).";
+
 export type LockInput = { user: Address; amountWei: bigint; durationSecs: bigint; autoMax: boolean };
 
 /** lock and topup: VeLockNFT pulls AssetToken from the user's wallet, so its allowance decides the approve. */
@@ -118,7 +126,8 @@ export const lock = defineAction({
   description:
     "Lock: locks tokens from the wallet into a new vote-escrow lock for a chosen duration (no Furnace bonus). " +
     `${FURNACE_ONLY_DESCRIPTION} Use prepare_lock_via_furnace for a wallet's new lock. ` +
-    "An approve step for the exact amount comes first when the allowance is short.",
+    "An approve step for the exact amount comes first when the allowance is short. A wallet that already holds 32 " +
+    "locks, the most one may hold, is refused (LOCK_LIMIT_REACHED).",
   parse(url): LockInput {
     const q = parseQuery(url, LOCK_PARAMS);
     const amountWei = requireAtLeast("amountWei", q.amountWei, MIN_LOCK_AMOUNT, "the minimum lock is 1000 tokens");
@@ -126,7 +135,19 @@ export const lock = defineAction({
     requireLockDuration("durationSecs", q.durationSecs, "autoMax", autoMax);
     return { user: q.user, amountWei, durationSecs: q.durationSecs, autoMax };
   },
-  read: readAssetAllowance,
+  // The allowance, and the wallet's room for a new lock (LOCK_LIMIT_REACHED at 32): one JSON-RPC batch.
+  async read(deps, contracts, input): Promise<bigint> {
+    const io = { ...deps, rpc: deps.rpc && coalesceRequests(deps.rpc) };
+    const [allowance, room] = await Promise.allSettled([
+      readAssetAllowance(io, contracts, input),
+      refuseNewLockAtLimit(io, input.user, LOCK_INSTEAD),
+    ]);
+    // The refusal first (certain whatever the allowance), then a failed read, the allowance's before the count's.
+    if (room.status === "rejected" && room.reason instanceof LockLimitReachedError) throw room.reason;
+    if (allowance.status === "rejected") throw allowance.reason;
+    if (room.status === "rejected") throw room.reason;
+    return allowance.value;
+  },
   hint: (input: LockInput) => furnaceHint("lock", lockHintParams(input)),
   warning: (input: LockInput) => furnaceWarning(lockHintParams(input)),
   encode: (contracts, input, allowance: bigint) => ({

@@ -4,9 +4,11 @@ import type { ParamDoc } from "../../../http/params";
 import type { DeployableName } from "../../../manifest";
 import { BPS, DEFAULT_SLIPPAGE_BPS } from "../../../math";
 import { type LockViaFurnaceQuote, quoteLockViaFurnace } from "../quote";
+import { coalesceRequests } from "./coalesce";
 import { refuseTopUpBelowMinimum } from "./furnace";
 import { type LockTerms, refuseLockParams, requireMinVeOut } from "./lockTerms";
 import { type NeedsWhen, type PrepareDeps, resolveContracts } from "./pipeline";
+import { refuseNewLockAtLimit } from "./stateRead";
 
 /**
  * A Furnace entry of what the wallet has pending, made by the contract in the wallet's transaction: collect mode 1
@@ -124,13 +126,19 @@ export async function readPendingEntry<M extends DeployableName>(
   e: PendingEntry<M>,
   input: LockTerms & EntryProtection,
 ): Promise<PendingEntryReads> {
-  if (input.minVeOutWei !== undefined) return { minVeOutWei: input.minVeOutWei };
+  if (input.minVeOutWei !== undefined) {
+    // Not quoted, but a new lock all the same: with the signing wallet known, its room is read (one eth_call).
+    if (input.targetTokenId === 0n && input.user !== undefined) await refuseNewLockAtLimit(deps, input.user);
+    return { minVeOutWei: input.minVeOutWei };
+  }
   const user = input.user!; // parseEntryProtection refuses a quoted entry without user
   const quoted = resolveContracts(deps.config.manifest, e.needsWhen.contracts, e.needsWhen);
   const amountWei = await e.readPending(deps, quoted, user);
   if (amountWei === 0n) throw new QuoteFailedError(e.nothingPending, { reason: "AmountZero" });
   const amount = e.amount === "ethAmountWei" ? { ethAmountWei: amountWei } : { claimAmountWei: amountWei };
-  const quote = await quoteLockViaFurnace(deps, { ...input, user, ...amount });
+  // A new lock's quote reads the wallet's lock count too (LOCK_LIMIT_REACHED at the limit): both in one batch.
+  const io = { ...deps, rpc: deps.rpc && coalesceRequests(deps.rpc) };
+  const quote = await quoteLockViaFurnace(io, { ...input, user, ...amount });
   if (quote.minVeOutWei === 0n) {
     // The Furnace reverts MinVeOutRequired on 0; an entry worth no voting power is not worth signing.
     throw new QuoteFailedError("The quote gives no voting power for this entry.", { reason: "ZeroVeOut" });

@@ -262,6 +262,9 @@ export function prepareErrors(action: PrepareAction): ErrorCode[] {
   const quotes = [...action.needs, ...(action.needsWhen?.contracts ?? [])].includes("FurnaceQuoter");
   if (action.steps.includes("approve") || quotes) codes.push("STATE_READ_FAILED");
   if (quotes) codes.push("QUOTE_FAILED");
+  // Every action that can make a new lock reads the wallet's lock count first (lockLimit.ts): the Furnace entries
+  // (targetTokenId=0) and prepare/lock.
+  if (quotes || action.function === "createLockFor") codes.push("LOCK_LIMIT_REACHED");
   // Only with requireSimulationOk=true (pipeline.ts): the simulation as a gate.
   codes.push("SIMULATION_REVERTED", "SIMULATION_UNAVAILABLE");
   return codes;

@@ -1,6 +1,7 @@
-import type { Abi, ContractFunctionName } from "viem";
+import type { Abi, Address, ContractFunctionName } from "viem";
 import { readView, type ViewCall, type ViewResult, viewFailure } from "../../../chain/readView";
 import { StateReadFailedError } from "../../../http/errors";
+import { lockCountCall, lockNftAddress, refuseAtLockLimit, TOP_UP_INSTEAD } from "../lockLimit";
 import type { PrepareDeps } from "./pipeline";
 
 /**
@@ -31,4 +32,17 @@ export async function readStateView<TAbi extends Abi, TName extends ContractFunc
       { cause: failure },
     );
   }
+}
+
+/**
+ * A new lock's room (lockLimit.ts): the wallet's live lock count (VeLockNFT.balanceOf; a failed read is
+ * STATE_READ_FAILED naming `balanceOf`), refused as LOCK_LIMIT_REACHED at the limit with `instead` said.
+ */
+export async function refuseNewLockAtLimit(
+  deps: Pick<PrepareDeps, "rpc" | "config">,
+  user: Address,
+  instead: string = TOP_UP_INSTEAD,
+): Promise<void> {
+  const call = lockCountCall(lockNftAddress(deps.config.manifest), user);
+  refuseAtLockLimit(user, await readStateView(deps, "The wallet's lock count", call), instead);
 }

@@ -185,7 +185,7 @@ describe("(3) strict parse: once finalized, BAD_PARAMS costs no RPC at all", () 
 });
 
 describe("(4) reads", () => {
-  it("round trips per prepare: 0 without reads, 1 with an allowance and/or quote read (quote + allowance: one batch)", async () => {
+  it("round trips per prepare: 0 without reads, 1 with an allowance, quote and/or lock count read (one batch)", async () => {
     const app = d.app();
     await d.get(app, "/api/mcp/v1/preflight"); // warm the shared gate
     const expected: Record<string, number> = {
@@ -200,8 +200,10 @@ describe("(4) reads", () => {
       expect(status, JSON.stringify(body)).toBe(200);
       expect(body.simulation.skipped).toBe("disabled");
       expect(d.proxy.roundTrips(), a.action).toBe(expected[a.action] ?? 0);
-      // lock-via-furnace: two eth_calls (quote, allowance) in that one round trip.
-      expect(d.proxy.count(), a.action).toBe(a.action === "lock-via-furnace" ? 2 : (expected[a.action] ?? 0));
+      // In that one round trip: lock-via-furnace's quote, allowance and (a new lock) the wallet's lock count; lock's
+      // allowance and lock count (lockLimit.ts).
+      const calls: Record<string, number> = { "lock-via-furnace": 3, lock: 2 };
+      expect(d.proxy.count(), a.action).toBe(calls[a.action] ?? expected[a.action] ?? 0);
       expect(d.proxy.count("eth_simulateV1"), a.action).toBe(0);
     }
   });

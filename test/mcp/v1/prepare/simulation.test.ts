@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createRpcClient } from "../../../../api/chain/rpc";
 import { knownUnsupported } from "../../../../api/chain/simulate";
 import { ACTIONS } from "../../../../api/mcp/v1/prepare";
+import { lockViaFurnace } from "../../../../api/mcp/v1/prepare/furnace";
 import { gasWithHeadroom } from "../../../../api/mcp/v1/prepare/simulation";
 import { DEVNET_ACCOUNTS } from "../../../../devnet/seed";
 import { preparePath } from "../../../support/execution";
@@ -83,22 +84,24 @@ describe("simulation on a node that has eth_simulateV1", () => {
     expect(JSON.stringify(body.simulation.hint)).toContain("/api/mcp/v1/prepare/lock-via-furnace?");
   });
 
-  it("the 33rd lock of a wallet: the quote counts no locks (as published), the Furnace entry simulates InvariantViolation; prepare/lock's simulation says NotAuthorized first", async () => {
+  it("the 33rd lock of a wallet is refused before any batch (LOCK_LIMIT_REACHED: the Furnace would revert InvariantViolation); the hint still names the limit", async () => {
     const capped = DEVNET_ACCOUNTS.capped.address;
-    const viaFurnace = await d.get(d.app(), lockPath({ user: capped }));
-    expect(viaFurnace.status).toBe(200);
-    expect(viaFurnace.body.simulation.ok).toBe(false);
-    const lockStep = viaFurnace.body.simulation.steps.find((s: { ok: boolean }) => !s.ok);
-    // Published Furnace._createNewLock replaces the NFT's TooManyVeNFTs with InvariantViolation.
-    expect(lockStep.error).toEqual({ name: "InvariantViolation", args: [], selector: "0x302e29cb" });
-    // A name that says nothing by itself: the hint says what it most likely is, and what to do.
-    expect(viaFurnace.body.simulation.hint.message).toMatch(/maximum of 32 locks\. Top up one of them/);
-    const direct = await d.get(
-      d.app(),
+    for (const path of [
+      lockPath({ user: capped }),
       preparePath("lock", { user: capped, amountWei: 1000n * E18, durationSecs: 604_800n }),
+    ]) {
+      const { status, body } = await d.get(d.app(), path);
+      expect(status, path).toBe(409);
+      expect(body).toMatchObject({ ok: false, error: "LOCK_LIMIT_REACHED", detail: { locks: 32, maxLocks: 32 } });
+      expect(body.transactions).toBeUndefined();
+    }
+    // A 32nd lock made between the prepare and the wallet's transaction still reverts: the simulation's hint says what
+    // the Furnace's InvariantViolation most likely is (published Furnace._createNewLock replaces TooManyVeNFTs).
+    const hint = lockViaFurnace.hint!({ user: capped, targetTokenId: 0n } as never)(
+      { name: "InvariantViolation", args: [], selector: "0x302e29cb" },
+      "lock",
     );
-    const failed = direct.body.simulation.steps.find((s: { ok: boolean }) => !s.ok);
-    expect(failed.error.name).toBe("NotAuthorized");
+    expect(hint!.message).toMatch(/maximum of 32 locks\. Top up one of them/);
   });
 
   it("a top-up whose principal + bonus is under 1 token is refused before the approve (502 QUOTE_FAILED, like a quoter revert)", async () => {

@@ -80,7 +80,7 @@ const lockViaFurnace = { user: capped, claimAmountWei: String(2000n * E18), dura
 
 describe("null is no argument's default (docs/api.md: other types are BAD_PARAMS)", () => {
   const cases: [string, Record<string, unknown>, string][] = [
-    // the safety gate: null would hand out the 33rd lock's batch, which reverts, without the simulation asked for
+    // the safety gate: null would hand out a batch without the simulation asked for
     ["prepare_lock_via_furnace", { ...lockViaFurnace, requireSimulationOk: null }, "requireSimulationOk"],
     // an unresolved top-up target: null would be a new 7-day lock (enterWithClaim(…, 0, …))
     [
@@ -121,7 +121,12 @@ describe("null is no argument's default (docs/api.md: other types are BAD_PARAMS
     const { requireSimulationOk: _, ...rest } = { ...lockViaFurnace, requireSimulationOk: null };
     const r = await callIn("2025", "prepare_lock_via_furnace", { ...rest, user: alice });
     expect(r.body).toMatchObject({ ok: true });
-    const gated = await callIn("2026", "prepare_lock_via_furnace", { ...lockViaFurnace, requireSimulationOk: "true" });
+    // The 33rd lock is refused before any batch (LOCK_LIMIT_REACHED, lockLimit.test.ts), with or without the gate;
+    // the gate's own refusal is of a batch that reaches the simulation and reverts there (Furnace-only createLockFor).
+    const capped = await callIn("2026", "prepare_lock_via_furnace", { ...lockViaFurnace, requireSimulationOk: "true" });
+    expect(capped.body).toMatchObject({ ok: false, error: "LOCK_LIMIT_REACHED" });
+    const lock = { user: alice, amountWei: String(2000n * E18), durationSecs: "604800" };
+    const gated = await callIn("2026", "prepare_lock", { ...lock, requireSimulationOk: "true" });
     expect(gated.body).toMatchObject({ ok: false, error: "SIMULATION_REVERTED" });
   });
 });
