@@ -37,3 +37,8 @@ export function refuseAtLockLimit(user: Address, locks: bigint, instead: string 
   if (locks < BigInt(MAX_LOCKS_PER_USER)) return;
   throw new LockLimitReachedError({ user, locks: Number(locks), maxLocks: MAX_LOCKS_PER_USER }, instead);
 }
+
+/** The quote's `warning` for a new lock the wallet has no room for (the quote route answers it; prepare refuses). */
+export const lockLimitWarning = (locks: bigint) =>
+  `LOCK_LIMIT_REACHED: this wallet already holds ${locks} locks, the most one wallet may hold (${MAX_LOCKS_PER_USER}); ` +
+  `the Furnace reverts a new lock, and prepare refuses it. ${TOP_UP_INSTEAD}`;

@@ -11,10 +11,16 @@ import { BadParamsError, ChainUnreadyError, QuoteFailedError } from "../../http/
 import type { ParamDoc } from "../../http/params";
 import { parseQuery, refuseZeroAddress } from "../../http/params";
 import { deployedAddress, type Manifest } from "../../manifest";
-import { applyMinVeOutClamp, BPS, bonusBpsVsPrincipalClaim, DEFAULT_SLIPPAGE_BPS } from "../../math";
+import {
+  applyMinVeOutClamp,
+  BPS,
+  bonusBpsVsPrincipalClaim,
+  DEFAULT_SLIPPAGE_BPS,
+  MAX_LOCKS_PER_USER,
+} from "../../math";
 import type { RouteDefinition } from "../../route/definition";
 import { constant, integer, object, uintString } from "../../route/jsonSchema";
-import { lockCountCall, lockNftAddress, NEW_LOCK_LIMIT, refuseAtLockLimit } from "./lockLimit";
+import { lockCountCall, lockLimitWarning, lockNftAddress, NEW_LOCK_LIMIT, refuseAtLockLimit } from "./lockLimit";
 import { coalesceRequests } from "./prepare/coalesce";
 
 /**
@@ -52,6 +58,8 @@ export type LockViaFurnaceQuote = {
   routeTokenId: bigint;
   slippageBps: bigint;
   bonusBpsVsPrincipalClaim: bigint;
+  /** `atLockLimit: "warn"` only: the wallet already holds the most locks, so the new lock quoted cannot be made. */
+  lockLimit?: { locks: bigint };
 };
 
 /**
@@ -64,6 +72,12 @@ export type LockViaFurnaceQuote = {
 export async function quoteLockViaFurnace(
   deps: QuoteDeps,
   p: LockViaFurnaceQuoteParameters,
+  /**
+   * `refuse` (a prepare: its batch would revert) throws LockLimitReachedError at the limit, and a failed count read
+   * fails the quote; `warn` (the quote route: the reference service quotes a 33rd lock, spec §9) returns `lockLimit`,
+   * and a count it could not read says nothing.
+   */
+  atLockLimit: "refuse" | "warn" = "refuse",
 ): Promise<LockViaFurnaceQuote> {
   const slippageBps = p.slippageBps ?? DEFAULT_SLIPPAGE_BPS;
   const quoter = deployedAddress(deps.config.manifest, "FurnaceQuoter");
@@ -116,10 +130,15 @@ export async function quoteLockViaFurnace(
     );
   }
   // The quoter does not count locks (as published): the quote of a 33rd lock is a number the Furnace cannot mint.
+  let lockLimit: { locks: bigint } | undefined;
   if (settledCount) {
     const count = await settledCount;
-    if (count.status === "rejected") throw count.reason;
-    refuseAtLockLimit(p.user, count.value);
+    if (atLockLimit === "refuse") {
+      if (count.status === "rejected") throw count.reason;
+      refuseAtLockLimit(p.user, count.value);
+    } else if (count.status === "fulfilled" && count.value >= BigInt(MAX_LOCKS_PER_USER)) {
+      lockLimit = { locks: count.value };
+    }
   }
   const [principalClaimWei, bonusClaimWei, veOutWei, routeTokenId] = quote;
   return {
@@ -130,6 +149,7 @@ export async function quoteLockViaFurnace(
     routeTokenId,
     slippageBps,
     bonusBpsVsPrincipalClaim: bonusBpsVsPrincipalClaim(bonusClaimWei, principalClaimWei),
+    ...(lockLimit ? { lockLimit } : {}),
   };
 }
 
@@ -268,10 +288,10 @@ export const quoteRoute = {
     "pending LP rewards (quote them with claimAmountWei), collect mode=1 the pending royalties in ETH (quote them " +
     "with ethAmountWei); or give either `user` and no minVeOutWei and it quotes by itself, as lock-via-furnace does. " +
     "A quoter revert is 502 QUOTE_FAILED with `detail.reason` naming it. A new lock (targetTokenId=0) for a wallet " +
-    "that already holds 32 locks, the most one wallet may hold, is 409 LOCK_LIMIT_REACHED (the quoter does not count " +
-    "them; the Furnace would revert).",
+    "that already holds 32 locks, the most one wallet may hold, is quoted as the reference quotes it (the quoter does " +
+    "not count locks) with a `warning` that the Furnace would revert; its prepare is 409 LOCK_LIMIT_REACHED.",
   query: QUOTE_ROUTE_PARAMS,
-  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "LOCK_LIMIT_REACHED", "QUOTE_FAILED", "UPSTREAM_UNAVAILABLE"],
+  errors: ["BAD_PARAMS", "CHAIN_UNREADY", "QUOTE_FAILED", "UPSTREAM_UNAVAILABLE"],
   exampleRequest: {
     user: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
     claimAmountWei: "5000000000000000000000",
@@ -279,19 +299,28 @@ export const quoteRoute = {
     createAutoMax: "true",
   },
   response: {
-    schema: object({
-      ok: constant(true),
-      principalClaimWei: uintString("Tokens the entry locks: from the wallet, or what ethAmountWei buys (wei)."),
-      bonusClaimWei: uintString("Tokens the Furnace adds as bonus (wei)."),
-      veOutWei: uintString("Voting power the entry would mint (wei)."),
-      minVeOutWei: uintString("veOutWei less slippageBps, at least 1 when veOutWei > 0: the least to accept."),
-      routeTokenId: uintString("The lock the entry goes to (0 = a new lock)."),
-      slippageBps: integer("The slippage applied, in basis points (a JSON number, as the reference sends it).", {
-        minimum: 0,
-        maximum: 10_000,
-      }),
-      bonusBpsVsPrincipalClaim: uintString("The bonus as basis points of the principal."),
-    }),
+    schema: object(
+      {
+        ok: constant(true),
+        principalClaimWei: uintString("Tokens the entry locks: from the wallet, or what ethAmountWei buys (wei)."),
+        bonusClaimWei: uintString("Tokens the Furnace adds as bonus (wei)."),
+        veOutWei: uintString("Voting power the entry would mint (wei)."),
+        minVeOutWei: uintString("veOutWei less slippageBps, at least 1 when veOutWei > 0: the least to accept."),
+        routeTokenId: uintString("The lock the entry goes to (0 = a new lock)."),
+        slippageBps: integer("The slippage applied, in basis points (a JSON number, as the reference sends it).", {
+          minimum: 0,
+          maximum: 10_000,
+        }),
+        bonusBpsVsPrincipalClaim: uintString("The bonus as basis points of the principal."),
+        warning: {
+          type: "string",
+          description:
+            "Present when the quoted entry cannot be made: a new lock for a wallet that already holds 32 locks " +
+            "(LOCK_LIMIT_REACHED; the Furnace reverts it, and the prepare refuses it). Top up one of its locks instead.",
+        },
+      },
+      { optional: ["warning"] },
+    ),
     example: {
       ok: true,
       principalClaimWei: "5000000000000000000000",
@@ -310,7 +339,7 @@ export function registerQuoteRoutes(v1: Hono<AppEnv>, deps: AppDeps): void {
     const params = parseQuoteQuery(c.req.url);
     // A new lock's quote also reads the wallet's lock count: both in one JSON-RPC batch (one round trip).
     const rpc = deadlineRpc(c, deps.rpc);
-    const q = await quoteLockViaFurnace({ ...deps, rpc: rpc && coalesceRequests(rpc) }, params);
+    const q = await quoteLockViaFurnace({ ...deps, rpc: rpc && coalesceRequests(rpc) }, params, "warn");
     c.header("cache-control", "no-store");
     return c.json({
       ok: true,
@@ -322,6 +351,9 @@ export function registerQuoteRoutes(v1: Hono<AppEnv>, deps: AppDeps): void {
       // A JSON number, as the reference's client types have it (protocol.md §5); it is at most 10000.
       slippageBps: Number(q.slippageBps),
       bonusBpsVsPrincipalClaim: q.bonusBpsVsPrincipalClaim.toString(),
+      // The reference quotes a 33rd lock as any other (spec §9: no incompatible change in v1); the answer says why the
+      // entry it quotes cannot be made, and the prepare refuses it (409 LOCK_LIMIT_REACHED).
+      ...(q.lockLimit ? { warning: lockLimitWarning(q.lockLimit.locks) } : {}),
     });
   });
 }

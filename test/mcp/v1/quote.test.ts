@@ -150,7 +150,7 @@ describe("GET /quote/lock-via-furnace against on-chain truth", () => {
     }
   });
 
-  it("the 33rd lock: the published quoter counts no locks and quotes it, the route refuses it (LOCK_LIMIT_REACHED)", async () => {
+  it("the 33rd lock: the published quoter counts no locks and quotes it; the route quotes it as the reference does, with a warning naming LOCK_LIMIT_REACHED", async () => {
     const entry = { user: capped.address, amount: 2_000n * E18, target: 0n, duration: 30n * DAY, autoMax: false };
     const t = await chainQuote(entry.user, entry.amount, entry.target, entry.duration, entry.autoMax);
     expect(t.veOut).toBeGreaterThan(0n); // a number the Furnace cannot mint: the entry reverts InvariantViolation
@@ -160,16 +160,18 @@ describe("GET /quote/lock-via-furnace against on-chain truth", () => {
     ];
     for (const q of entries) {
       const { status, body } = await d.get(d.app(), quotePath(q));
-      expect(status).toBe(409);
-      expect(body).toMatchObject({
-        ok: false,
-        error: "LOCK_LIMIT_REACHED",
-        detail: { user: capped.address, locks: 32, maxLocks: 32 },
-      });
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ ok: true, routeTokenId: "0" });
+      expect((body as { warning?: string }).warning).toMatch(/^LOCK_LIMIT_REACHED: this wallet already holds 32 locks/);
     }
+    // The quoter's figures are the chain's, as for any wallet.
+    const claim = await d.get(d.app(), quotePath(entries[0]!));
+    expect((claim.body as { veOutWei: string }).veOutWei).toBe(String(t.veOut));
     // A top-up of one of its locks is no new lock: quoted as before.
     const top = { user: entry.user, claimAmountWei: 10n * E18, targetTokenId: d.seed.tokenIds.capped[1]! };
-    expect((await d.get(d.app(), quotePath(top))).status).toBe(200);
+    const topped = await d.get(d.app(), quotePath(top));
+    expect(topped.status).toBe(200);
+    expect(topped.body).not.toHaveProperty("warning");
   });
 
   it("the quoter's veOut is the shared furnaceVeOut of its principal and bonus", async () => {

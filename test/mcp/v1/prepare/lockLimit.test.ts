@@ -121,7 +121,7 @@ describe("a new lock for a wallet that holds 32 locks is refused (LOCK_LIMIT_REA
   });
 
   for (const era of ERAS) {
-    it(`${era}: every prepare of a new lock with simulate=false, and the quote, answer LOCK_LIMIT_REACHED`, async () => {
+    it(`${era}: every prepare of a new lock with simulate=false answers LOCK_LIMIT_REACHED; the quote warns of it`, async () => {
       for (const [name, args] of newLockCalls()) {
         for (const simulate of ["false", "true"]) {
           const r = await callIn(era, name, { ...args, simulate });
@@ -140,7 +140,10 @@ describe("a new lock for a wallet that holds 32 locks is refused (LOCK_LIMIT_REA
         claimAmountWei: String(1000n * E18),
         durationSeconds: "2592000",
       });
-      expect(quote.body).toMatchObject({ ok: false, error: "LOCK_LIMIT_REACHED", detail: { locks: 32 } });
+      // The reference quotes a 33rd lock (its quoter counts no locks; spec §9): quoted, with the reason it cannot be made.
+      expect(quote.isError).toBeFalsy();
+      expect(quote.body).toMatchObject({ ok: true, routeTokenId: "0" });
+      expect(quote.body.warning).toMatch(/^LOCK_LIMIT_REACHED: this wallet already holds 32 locks/);
     });
 
     it(`${era}: a top-up of one of its locks is no new lock: the batch is handed out`, async () => {
@@ -158,6 +161,7 @@ describe("a new lock for a wallet that holds 32 locks is refused (LOCK_LIMIT_REA
         targetTokenId: target,
       });
       expect(quote.body).toMatchObject({ ok: true, routeTokenId: target });
+      expect(quote.body.warning).toBeUndefined();
     });
   }
 
