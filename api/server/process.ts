@@ -59,7 +59,7 @@ export async function createServiceDeps(options: {
   const multicall =
     options.checkChainId && rpc
       ? await checkRpcChainId({ rpc, expected: config.chainId, variable: config.rpcUrlVariable }).then(() =>
-          checkMulticall3({ rpc, setting: config.multicall3, logger }),
+          checkMulticall3({ rpc, setting: config.multicall3, logger, variable: config.rpcUrlVariable }),
         )
       : undefined;
   if (config.redisUrl === null && PRODUCTION_NETWORKS.includes(config.network)) {

@@ -73,6 +73,8 @@ export type CheckMulticall3Parameters = {
   /** Tries before giving up on an unreadable node (the chain id check before it already waited for the node). */
   attempts?: number;
   retryDelayMs?: number;
+  /** The variable the node's URL came from (RPC_URL, or PONDER_RPC_URL_<chainId>), named in the refusal. */
+  variable?: string;
 };
 
 /** The way the process reaches Multicall3; throws ConfigError (naming MULTICALL3) when the setting cannot hold. */
@@ -82,6 +84,7 @@ export async function checkMulticall3({
   logger,
   attempts = 3,
   retryDelayMs = 500,
+  variable = "RPC_URL",
 }: CheckMulticall3Parameters): Promise<MulticallVia> {
   if (setting === "deployless") {
     logger.info("multicall3: deployless (MULTICALL3=deployless)");
@@ -106,7 +109,7 @@ export async function checkMulticall3({
   const why = finding ? finding.why : `its code could not be read (${failure})`;
   if (setting !== "auto") {
     throw new ConfigError(
-      `invalid configuration: ${MULTICALL3_VARIABLE}=${setting} requires Multicall3 at ${address} on RPC_URL at ` +
+      `invalid configuration: ${MULTICALL3_VARIABLE}=${setting} requires Multicall3 at ${address} on ${variable} at ` +
         `${rpc.redactedUrl}, but ${why}; set ${MULTICALL3_VARIABLE}=auto (deployless when absent) or deployless`,
     );
   }

@@ -91,6 +91,11 @@ describe("checkMulticall3", () => {
           "(deployless when absent) or deployless",
       ),
     );
+    // A URL from Ponder's per-chain variable is named by it (config.rpcUrlVariable).
+    const variable = "PONDER_RPC_URL_8453";
+    await expect(checkMulticall3({ rpc: rpc(), setting: "canonical", logger, variable })).rejects.toThrow(
+      `requires Multicall3 at ${MULTICALL3_ADDRESS} on PONDER_RPC_URL_8453 at ${new URL(proxy.url).origin}`,
+    );
   });
 
   it("a contract that is not Multicall3 at MULTICALL3's address: refused", async () => {
