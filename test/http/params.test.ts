@@ -110,7 +110,9 @@ async function expectAccepted(path: string) {
   const { status, body } = await d.get(d.app(), path);
   expect(status, `${path} → ${JSON.stringify(body)}`).not.toBe(400);
   expect([200, 502]).toContain(status);
-  expect(d.proxy.count(), path).toBe(1);
+  // Accepted: the request reached the node (a new lock's quote reads the lock count beside the quote, MCP F7, and a
+  // quoter revert has each read of the batch asked again alone).
+  expect(d.proxy.count(), path).toBeGreaterThanOrEqual(1);
   return { status, body };
 }
 
