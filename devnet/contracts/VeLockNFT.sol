@@ -190,6 +190,8 @@ contract VeLockNFT {
         if (msg.sender != market) revert Errors.OnlyMineMarket();
         if (to != furnace) revert Errors.MarketMustTransferToFurnace();
         if (_owners[tokenId] != from || from == address(0)) revert Errors.NotAuthorized();
+        // As published: the 32-lock cap holds on every receive path, the Furnace's custody of sold locks included.
+        if (_owned[to].length >= LockMath.MAX_LOCKS_PER_USER) revert Errors.TooManyVeNFTs();
         _locks[tokenId].listed = false;
         _removeFromOwner(from, tokenId);
         _addToOwner(to, tokenId);

@@ -236,6 +236,29 @@ describe("VeLockNFT rules (protocol.md §1–2, §8)", () => {
         ["LockUnlocked", { user: furnace, tokenId: id, amountReturned: amount }],
       ]);
     });
+
+    it("the Furnace holds at most 32 locks too: a 33rd sell-back reverts TooManyVeNFTs until one is burned", async () => {
+      const snapshot = await devnet.clients.testClient.snapshot();
+      try {
+        const held = async () => read<bigint>("balanceOf", [furnace]);
+        const moved: bigint[] = [];
+        while ((await held()) < 32n) {
+          const { id } = await create(30n);
+          await send(devnet, market.privateKey, ve("transferFrom", [fresh.address, furnace, id]));
+          moved.push(id);
+        }
+        const { id } = await create(30n);
+        expect(await revertName(devnet, market.privateKey, ve("transferFrom", [fresh.address, furnace, id]))).toBe(
+          "TooManyVeNFTs",
+        );
+        expect(await read<Address>("ownerOf", [id])).toBe(fresh.address);
+        await send(devnet, deployer.privateKey, viaFurnace("settleSellBack", [moved[0]]));
+        await send(devnet, market.privateKey, ve("transferFrom", [fresh.address, furnace, id]));
+        expect(await read<Address>("ownerOf", [id])).toBe(furnace);
+      } finally {
+        await devnet.clients.testClient.revert({ id: snapshot });
+      }
+    });
   });
 
   describe("top-up, extend, unlock, merge reverts", () => {
