@@ -15,6 +15,7 @@ import { loadConfig } from "../../api/config";
 import { silentLogger } from "../../api/observability/logger";
 import { createMetrics, type Metrics } from "../../api/observability/metrics";
 import { createLockIndex } from "../../api/read/atBlock";
+import { toolCallInit } from "../support/mcpToolCall";
 import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
 
 const BASE = "/api/index/v1";
@@ -107,32 +108,9 @@ async function graphql(app: ReturnType<typeof appWith>["app"], query: string): P
   }
 }
 
-const MCP_VERSION = "2026-07-28";
 /** One stateless MCP tool call (the 2026-07-28 wire), its JSON-RPC answer. */
 async function mcpCall(app: ReturnType<typeof appWith>["app"], name: string, args: Record<string, unknown>) {
-  const res = await app.request("/api/mcp", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": MCP_VERSION,
-      "mcp-method": "tools/call",
-      "mcp-name": name,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: {
-        name,
-        arguments: args,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": MCP_VERSION,
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  });
+  const res = await app.request("/api/mcp", toolCallInit("2026", name, args));
   return (await res.json()) as { result?: { isError?: boolean; content: { text: string }[] } };
 }
 

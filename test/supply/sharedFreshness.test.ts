@@ -18,7 +18,7 @@ import { DEVNET_ABIS, sendTx } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { chainSupplyAt } from "../support/chainTruth";
 import type { ServiceChild } from "../support/replica";
-import { supplyProcesses } from "../support/supplyProcesses";
+import { chainFigures, mintSupply, servedFigures, supplyProcesses } from "../support/supplyProcesses";
 
 /** docs/api.md: an in-process copy is re-validated against Redis at least this often. */
 const REVALIDATE_MS = 1_000;
@@ -35,27 +35,10 @@ async function get(p: ServiceChild, path: string): Promise<Got> {
   const body = JSON.parse(await res.text()) as { result: string | null; error?: string };
   return { status: res.status, result: body.result, error: body.error ?? null, age: res.headers.get("age") };
 }
-/** Both figures one process answers now. */
-async function figures(p: ServiceChild): Promise<{ total: string | null; circulating: string | null }> {
-  return {
-    total: (await get(p, "/api/supply/total")).result,
-    circulating: (await get(p, "/api/supply/circulating")).result,
-  };
-}
-const truth = async () => {
-  const t = await chainSupplyAt(s.d);
-  return { total: formatWei2(t.total), circulating: formatWei2(t.circulating) };
-};
+const truth = () => chainFigures(s.d);
+const figures = servedFigures;
 
-async function mint(amount: bigint): Promise<void> {
-  const { deployer } = DEVNET_ACCOUNTS;
-  await sendTx(s.d.chain, deployer.privateKey, {
-    address: s.d.deployment.addresses.AssetToken,
-    abi: DEVNET_ABIS.AssetToken,
-    functionName: "mint",
-    args: [deployer.address, amount],
-  });
-}
+const mint = (amount: bigint) => mintSupply(s.d, amount);
 async function anvil(method: string, params: unknown[] = []): Promise<unknown> {
   const res = await fetch(s.d.anvil.rpcUrl, {
     method: "POST",

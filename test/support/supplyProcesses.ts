@@ -8,6 +8,10 @@ import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { supplyFiguresKey } from "../../api/supply/router";
+import { formatWei2 } from "../../api/supply/wei";
+import { DEVNET_ABIS, sendTx } from "../../devnet/deploy";
+import { DEVNET_ACCOUNTS } from "../../devnet/seed";
+import { chainSupplyAt } from "./chainTruth";
 import { writeManifest } from "./ponder";
 import { type ReadsDevnet, startReadsDevnet } from "./readsDevnet";
 import { type ServiceChild, spawnService } from "./replica";
@@ -90,4 +94,30 @@ export function supplyProcesses(name: string): SupplyProcesses {
     await d?.stop();
   });
   return self;
+}
+
+/** Both figures one process answers now (`result` of each; null where it answers an error). */
+export async function servedFigures(p: ServiceChild): Promise<{ total: string | null; circulating: string | null }> {
+  const result = async (path: string) => {
+    const res = await fetch(`${p.url}${path}`, { signal: AbortSignal.timeout(15_000) });
+    return ((await res.json()) as { result: string | null }).result;
+  };
+  return { total: await result("/api/supply/total"), circulating: await result("/api/supply/circulating") };
+}
+
+/** The chain's figures at its head, formatted as the API formats them. */
+export async function chainFigures(d: ReadsDevnet): Promise<{ total: string; circulating: string }> {
+  const t = await chainSupplyAt(d);
+  return { total: formatWei2(t.total), circulating: formatWei2(t.circulating) };
+}
+
+/** Mints `amount` (wei) of the token to the deployer: both figures grow by it. */
+export async function mintSupply(d: ReadsDevnet, amount: bigint): Promise<void> {
+  const { deployer } = DEVNET_ACCOUNTS;
+  await sendTx(d.chain, deployer.privateKey, {
+    address: d.deployment.addresses.AssetToken,
+    abi: DEVNET_ABIS.AssetToken,
+    functionName: "mint",
+    args: [deployer.address, amount],
+  });
 }

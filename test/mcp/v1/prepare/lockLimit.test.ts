@@ -12,13 +12,11 @@ import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEVNET_ABIS, sendTx } from "../../../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../../../devnet/seed";
+import { MCP_ERAS, type McpEra, toolCallInit } from "../../../support/mcpToolCall";
 import { type ReadsDevnet, startReadsDevnet } from "../../../support/readsDevnet";
 
-const MODERN = "2026-07-28";
-const PV = "io.modelcontextprotocol/protocolVersion";
-const CAPS = "io.modelcontextprotocol/clientCapabilities";
-const ERAS = ["2025", "2026"] as const;
-type Era = (typeof ERAS)[number];
+const ERAS = MCP_ERAS;
+type Era = McpEra;
 
 const E18 = 10n ** 18n;
 const capped = DEVNET_ACCOUNTS.capped;
@@ -54,19 +52,8 @@ type Envelope = {
 
 /** One tools/call POSTed raw in an era: the tool's envelope and whether the result is an error. */
 async function callIn(era: Era, name: string, args: Record<string, unknown>) {
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-  };
-  const params: Record<string, unknown> = { name, arguments: args };
-  if (era === "2026") {
-    Object.assign(headers, { "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": name });
-    params._meta = { [PV]: MODERN, [CAPS]: {} };
-  }
   const res = await fetch(`${base}/api/mcp`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params }),
+    ...toolCallInit(era, name, args, 7),
     signal: AbortSignal.timeout(30_000),
   });
   expect(res.status).toBe(200);

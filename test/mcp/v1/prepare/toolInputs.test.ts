@@ -10,13 +10,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { createRpcClient } from "../../../../api/chain/rpc";
 import { createMetrics } from "../../../../api/observability/metrics";
 import { DEVNET_ACCOUNTS } from "../../../../devnet/seed";
+import { MCP_ERAS, type McpEra, mcpRequestInit, toolCallInit } from "../../../support/mcpToolCall";
 import { type ReadsDevnet, startReadsDevnet } from "../../../support/readsDevnet";
 
-const MODERN = "2026-07-28";
-const PV = "io.modelcontextprotocol/protocolVersion";
-const CAPS = "io.modelcontextprotocol/clientCapabilities";
-const ERAS = ["2025", "2026"] as const;
-type Era = (typeof ERAS)[number];
+const ERAS = MCP_ERAS;
+type Era = McpEra;
 
 const E18 = 10n ** 18n;
 const capped = DEVNET_ACCOUNTS.capped.address;
@@ -52,19 +50,8 @@ type Envelope = { ok: boolean; error?: string; message?: string; detail?: { para
 
 /** One tools/call POSTed raw in an era; the tool's envelope (or the JSON-RPC error). */
 async function callIn(era: Era, name: string, args: Record<string, unknown>, at = base) {
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-  };
-  const params: Record<string, unknown> = { name, arguments: args };
-  if (era === "2026") {
-    Object.assign(headers, { "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": name });
-    params._meta = { [PV]: MODERN, [CAPS]: {} };
-  }
   const res = await fetch(`${at}/api/mcp`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params }),
+    ...toolCallInit(era, name, args, 3),
     signal: AbortSignal.timeout(30_000),
   });
   const answer = (await res.json()) as {
@@ -176,21 +163,7 @@ describe("a node's 'method not found' for eth_simulateV1 is believed a minute, t
 
 /** One raw JSON-RPC request of an era (no tool call): its result. */
 async function requestIn(era: Era, method: string, params: Record<string, unknown>, name?: string) {
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-  };
-  const p: Record<string, unknown> = { ...params };
-  if (era === "2026") {
-    Object.assign(headers, { "mcp-protocol-version": MODERN, "mcp-method": method });
-    if (name !== undefined) headers["mcp-name"] = name;
-    p._meta = { [PV]: MODERN, [CAPS]: {} };
-  }
-  const res = await fetch(`${base}/api/mcp`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({ jsonrpc: "2.0", id: 4, method, params: p }),
-  });
+  const res = await fetch(`${base}/api/mcp`, mcpRequestInit(era, method, params, 4, name));
   return ((await res.json()) as { result: Record<string, unknown> }).result;
 }
 
@@ -329,28 +302,7 @@ describe("the zero address is no signing wallet (prepares and the quote); reads 
 describe("a tools/call with a 2025-11-25 task is processed normally (no tasks capability is declared)", () => {
   for (const era of ERAS) {
     it(`${era}: the tool's answer, as without the task`, async () => {
-      const headers: Record<string, string> = {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      };
-      const params: Record<string, unknown> = {
-        name: "get_preflight",
-        arguments: {},
-        task: { ttl: 1000 },
-      };
-      if (era === "2026") {
-        Object.assign(headers, {
-          "mcp-protocol-version": MODERN,
-          "mcp-method": "tools/call",
-          "mcp-name": "get_preflight",
-        });
-        params._meta = { [PV]: MODERN, [CAPS]: {} };
-      }
-      const res = await fetch(`${base}/api/mcp`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call", params }),
-      });
+      const res = await fetch(`${base}/api/mcp`, toolCallInit(era, "get_preflight", {}, 8, { task: { ttl: 1000 } }));
       const answer = (await res.json()) as { result?: { content: { text: string }[] }; error?: unknown };
       expect(answer.error, era).toBeUndefined();
       expect(JSON.parse(answer.result!.content[0]!.text)).toMatchObject({ ok: true, finalized: true });
