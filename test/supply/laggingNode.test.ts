@@ -16,11 +16,7 @@
  */
 import { numberToHex } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
-import { formatWei2 } from "../../api/supply/wei";
 import { type AnvilHandle, startAnvil } from "../../devnet/anvil";
-import { DEVNET_ABIS, sendTx } from "../../devnet/deploy";
-import { DEVNET_ACCOUNTS } from "../../devnet/seed";
-import { chainSupplyAt } from "../support/chainTruth";
 import type { ServiceChild } from "../support/replica";
 import { chainFigures, mintSupply, servedFigures, supplyProcesses } from "../support/supplyProcesses";
 

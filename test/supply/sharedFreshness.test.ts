@@ -13,9 +13,6 @@
  */
 import { describe, expect, it } from "vitest";
 import { encodeFigures } from "../../api/supply/figures";
-import { formatWei2 } from "../../api/supply/wei";
-import { DEVNET_ABIS, sendTx } from "../../devnet/deploy";
-import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { chainSupplyAt } from "../support/chainTruth";
 import type { ServiceChild } from "../support/replica";
 import { chainFigures, mintSupply, servedFigures, supplyProcesses } from "../support/supplyProcesses";
