@@ -18,6 +18,15 @@ export function answerError(logger: Logger): ErrorHandler<AppEnv> {
       c.header("cache-control", "no-store");
       return c.body(error.body, error.status, { "content-type": error.contentType });
     }
+    // A read its request's own signal cancelled (an index statement at the deadline, or after a hang-up) rejects with its
+    // cancellation: the route's documented error for a passed deadline, not a 500 (nobody reads it after a hang-up).
+    const timedOut = c.get("deadlineError");
+    if (timedOut && !(error instanceof ApiError) && c.get("cancelSignal")?.aborted === true) {
+      logger.debug("request cancelled", { requestId: edgeRequestId(c), cause: causeOf(error) });
+      const answer = timedOut();
+      if (answer instanceof ProtocolAnswerError) return answerError(logger)(answer, c);
+      error = answer;
+    }
     const apiError = error instanceof ApiError ? error : new InternalError();
     if (!(error instanceof ApiError))
       logger.error("unhandled error", { requestId: edgeRequestId(c), error, stack: error.stack });

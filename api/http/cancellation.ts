@@ -15,6 +15,7 @@ import { boundToDeadline, type CancelSignal, HANG_UP, type RpcClient } from "../
 import { type AppContext, type AppEnv, PARENT_HANG_UP } from "./env";
 import {
   type ApiError,
+  IndexUnavailableError,
   PreflightReadFailedError,
   type ProtocolAnswerError,
   QuoteFailedError,
@@ -130,6 +131,13 @@ export function v1TimeoutError(c: AppContext, ms: number): ApiError {
       return new PreflightReadFailedError(`${message} The gate stays closed.`);
     case "quote":
       return new QuoteFailedError(message, { upstream: "timeout" });
+    case "index":
+      // An index read its deadline cancelled (RPC_TIMEOUT_MS below the index's own statement timeout): the database
+      // did not answer in time, as the statement timeout says it (503, not a 500 and not an upstream RPC's 502).
+      return new IndexUnavailableError("unreachable", undefined, {
+        message: `The lock index did not answer within ${ms} ms.`,
+        detail: { deadlineMs: ms },
+      });
     default:
       return new StateReadFailedError(message, { upstream: "timeout" });
   }
@@ -188,6 +196,7 @@ export function deadline(o: DeadlineOptions): MiddlewareHandler<AppEnv> {
       c.set("extendDeadline", (ms) => {
         extraMs += ms;
       });
+      c.set("deadlineError", () => o.timeoutError(c, o.ms));
       await raceDeadline(next(), {
         ms: o.ms,
         extraMs: () => extraMs,

@@ -6,6 +6,7 @@
 import type { HttpBindings } from "@hono/node-server";
 import type { Context } from "hono";
 import type { CancelSignal } from "../chain/rpc";
+import type { ApiError, ProtocolAnswerError } from "./errors";
 
 /** Env key of an in-process request: fires when the client of the served request it is made for hangs up. */
 export const PARENT_HANG_UP = Symbol("hang-up of the served request an in-process request is made for");
@@ -50,6 +51,8 @@ export type AppVariables = {
   cancelSignal: CancelSignal;
   /** Pushes the request's deadline out by `ms` (a `minBlock` wait: api/read/headWatch.ts); under deadline() only. */
   extendDeadline: (ms: number) => void;
+  /** The route's documented error for its passed deadline (api/http/cancellation.ts); under deadline() only. */
+  deadlineError: () => ApiError | ProtocolAnswerError;
   /**
    * The request's `minBlock` and `waitMs` (api/read/runtime.ts AtLeast), set by the feature that parsed them. `shared`: the request as its waiters share their read after the wait (REST: api/read/atLeast.ts sharedRequestKey);
    * absent, the read after the wait is the request's own (GraphQL shares whole executions instead).
