@@ -69,6 +69,9 @@ export type SupplyDeps = {
   failureBackoffMs?: number;
   /** How often the block of the figures served is checked against the chain; default SUPPLY_BRANCH_CHECK_MS. */
   branchCheckMs?: number;
-  /** The block of the figures served, shared with `cache` (pass the one given to createSupplyCache); default: own. */
-  floor?: { blockNumber: bigint | null };
+  /**
+   * The block of the figures served and the blocks seen reorged away (api/supply/figures.ts SupplyFloor), shared with
+   * `cache` (pass the one given to createSupplyCache); default: own.
+   */
+  floor?: { blockNumber: bigint | null; orphan(hash: string): void; isOrphaned(hash: string): boolean };
 };

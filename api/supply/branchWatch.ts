@@ -16,6 +16,9 @@
  * be, timestamps grow along a chain); otherwise the figures stay (`onBehind`: the node lags) and their block is asked
  * for again at the next check, so a shorter chain is followed once it has a block at that height (a different hash) or
  * a head younger than the block read. Until then the newer figure is served, never the lagging node's older one.
+ * The block's timestamp travels with the figures (the shared entry carries it, api/supply/figures.ts), so every replica
+ * judges alike, also one that took the entry from Redis: without it such a replica took every shorter chain for a
+ * lagging node, for as long as that chain stayed below the block.
  */
 import { numberToHex } from "viem";
 import type { RpcClient } from "../chain/rpc";
@@ -29,15 +32,15 @@ import { type BlockHeader, blockHeaderOf } from "./reads";
 export const SUPPLY_BRANCH_CHECK_MS = 4_000;
 
 /**
- * The figures a process serves: the block they were read at, and when (Unix ms) that read began; the block's timestamp
- * (Unix seconds) once known (from this process's read, or from a check that found the block).
+ * The figures a process serves: the block they were read at (its number, hash and timestamp in Unix seconds), and when
+ * (Unix ms) that read began.
  */
 export type WatchedRead = {
   entry: string;
   blockNumber: bigint;
   blockHash: string;
+  timestampSec: number;
   readAtMs: number;
-  timestampSec?: number;
 };
 
 export type BranchWatchOptions = {
@@ -48,7 +51,7 @@ export type BranchWatchOptions = {
   /** The chain no longer holds the block `read` was made at: drop its figures. */
   onOrphan: (read: WatchedRead, canonicalHash: string | null) => void;
   /** The node has no block at the watched height and nothing says it was reorged away: it lags (`head`: its head). */
-  onBehind?: (read: WatchedRead, head: (BlockHeader & { number: bigint }) | null) => void;
+  onBehind?: (read: WatchedRead, head: BlockHeader & { number: bigint }) => void;
 };
 
 const HEX_QUANTITY = /^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/;
@@ -83,24 +86,17 @@ export function branchWatch(options: BranchWatchOptions): BranchWatch {
         { signal: AbortSignal.timeout(options.timeoutMs) },
       );
       const header = blockHeaderOf(raw, read.blockNumber);
-      if (header?.hash === read.blockHash) {
-        read.timestampSec = header.timestampSec;
-        return;
-      }
+      if (header?.hash === read.blockHash) return;
       if (header === null) {
         // No block at that height: behind, or a shorter chain. Only a head below it and younger than the block read is
         // on another chain (a head at or above it came meanwhile: asked again at the next check).
-        const known = read.timestampSec;
-        const head =
-          known === undefined
-            ? null
-            : headOf(
-                await options.rpc.request(
-                  { method: "eth_getBlockByNumber", params: ["latest", false] },
-                  { signal: AbortSignal.timeout(options.timeoutMs) },
-                ),
-              );
-        if (head === null || known === undefined || head.number >= read.blockNumber || head.timestampSec <= known) {
+        const head = headOf(
+          await options.rpc.request(
+            { method: "eth_getBlockByNumber", params: ["latest", false] },
+            { signal: AbortSignal.timeout(options.timeoutMs) },
+          ),
+        );
+        if (head.number >= read.blockNumber || head.timestampSec <= read.timestampSec) {
           options.onBehind?.(read, head);
           return;
         }

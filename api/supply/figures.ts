@@ -4,14 +4,19 @@
  * locked at one block). Read and cached apart, /circulating could come from a later block than /total and exceed it
  * for a whole window after a burn or an unlock.
  *
- * The entry is a string (the cache holds strings, shared through Redis): `<block> <hash> <total> <circulating> <readAt>`,
- * e.g. `123 0x9f…e2 12345678.90 8345678.90 1764605533120`, where circulating is either a figure or the code its half failed
- * with (SUPPLY_INCONSISTENT: locked ≥ total, or total − locked below 0.01 token, at that block). A total that is itself
- * fine is still answered then: an aggregator listing it gets the chain's figure; only circulating fails closed.
- * `readAt` is when the read began (Unix ms, the reading replica's clock): the figures' `Age` is counted from it, on
- * every replica that serves the entry (api/supply/router.ts). `hash` is the hash of the block read (in the same batch as
- * the figures): the branch check (api/supply/branchWatch.ts) drops the entry once that block is no longer canonical.
+ * The entry is a string (the cache holds strings, shared through Redis):
+ * `<block> <hash> <total> <circulating> <readAt> <blockTime>`, e.g.
+ * `123 0x9f…e2 12345678.90 8345678.90 1764605533120 1764605532`, where circulating is either a figure or the code its
+ * half failed with (SUPPLY_INCONSISTENT: locked ≥ total, or total − locked below 0.01 token, at that block). A total
+ * that is itself fine is still answered then: an aggregator listing it gets the chain's figure; only circulating fails
+ * closed. `readAt` is when the read began (Unix ms, the reading replica's clock): the figures' `Age` is counted from it,
+ * on every replica that serves the entry (api/supply/router.ts). `hash` and `blockTime` (Unix seconds) are the hash and
+ * timestamp of the block read (in the same batch as the figures): the branch check (api/supply/branchWatch.ts) drops
+ * the entry once that block is no longer canonical, and needs the block's time to tell a reorg to a shorter chain (a
+ * head below the block and younger than it) from a node that lags, on every replica, also one that took the entry from
+ * Redis (without it, such a replica took every shorter chain for a lagging node).
  */
+import { BoundedMap } from "../cache/boundedMap";
 import { SupplyError, type SupplyErrorCode } from "./supplyError";
 import { formatWei2, SMALLEST_FIGURE_WEI } from "./wei";
 
@@ -31,19 +36,37 @@ export type SupplyRead = {
   readAtMs: number;
 };
 
+/** How many blocks a process remembers as reorged away: a reorg orphans a block or two, and a Base reorg is rare. */
+export const ORPHANS_REMEMBERED = 64;
+
 /**
- * The block of the newest figures a process serves (api/supply/router.ts keeps it), shared with its Redis cache
- * (api/supply/supplyCache.ts): an entry of a lower block is never taken from Redis while it holds this one (a replica
- * that read a lagging node wrote it), only replaced. null: none held, or its block was reorged away.
+ * What a process knows of the blocks behind the figures (api/supply/router.ts keeps it), shared with its Redis cache
+ * (api/supply/supplyCache.ts): `blockNumber`, the block of the newest figures it serves: an entry of a lower block is
+ * never taken from Redis while it holds this one (a replica that read a lagging node wrote it), only replaced; null:
+ * none held, or its block was reorged away. And the hashes of the last ORPHANS_REMEMBERED blocks it saw reorged away:
+ * figures of those blocks are never taken from Redis (another replica, not yet aware, may write them back), read,
+ * served or written back by it again.
  */
 export class SupplyFloor {
   blockNumber: bigint | null = null;
+  readonly #orphaned = new BoundedMap<string, true>(ORPHANS_REMEMBERED);
+
+  /** The block `hash` was reorged away: its figures are never taken again. */
+  orphan(hash: string): void {
+    this.#orphaned.set(hash, true);
+  }
+
+  isOrphaned(hash: string): boolean {
+    return this.#orphaned.has(hash);
+  }
 }
 
 /** Each route's answer from one entry: a figure, or the code it fails closed with. */
 export type SupplyFigures = {
   blockNumber: bigint;
   blockHash: string;
+  /** The block's timestamp (Unix seconds): SupplyRead's. */
+  blockTimestampSec: number;
   total: string;
   circulating: string | SupplyErrorCode;
   /** When the read began (Unix ms): SupplyRead's. */
@@ -81,6 +104,7 @@ export function figuresOf(read: SupplyRead, failed?: (error: SupplyError) => voi
   return {
     blockNumber: read.blockNumber,
     blockHash: read.blockHash,
+    blockTimestampSec: read.blockTimestampSec,
     total: formatWei2(read.total),
     circulating: circulating instanceof SupplyError ? circulating.code : formatWei2(circulating),
     readAtMs: read.readAtMs,
@@ -88,7 +112,7 @@ export function figuresOf(read: SupplyRead, failed?: (error: SupplyError) => voi
 }
 
 export const encodeFigures = (f: SupplyFigures): string =>
-  `${f.blockNumber} ${f.blockHash} ${f.total} ${f.circulating} ${f.readAtMs}`;
+  `${f.blockNumber} ${f.blockHash} ${f.total} ${f.circulating} ${f.readAtMs} ${f.blockTimestampSec}`;
 
 /** A figure as formatWei2 writes it, but never "0.00" (a zero figure is never answered). */
 const FIGURE = /^(0|[1-9][0-9]*)\.[0-9]{2}$/;
@@ -98,6 +122,8 @@ const BLOCK = /^(0|[1-9][0-9]*)$/;
 export const BLOCK_HASH = /^0x[0-9a-f]{64}$/;
 /** Unix ms, at most 15 digits: a safe integer (year 33658 and before). */
 const READ_AT = /^(0|[1-9][0-9]{0,14})$/;
+/** Unix seconds, at most 12 digits: a safe integer, in ms too. */
+const BLOCK_TIME = /^(0|[1-9][0-9]{0,11})$/;
 /** A figure's wei in hundredths of a token, to compare two figures exactly. */
 const cents = (figure: string) => BigInt(figure.replace(".", ""));
 
@@ -108,13 +134,21 @@ const cents = (figure: string) => BigInt(figure.replace(".", ""));
  */
 export function decodeFigures(text: string): SupplyFigures | null {
   const parts = text.split(" ");
-  if (parts.length !== 5) return null;
-  const [block, hash, total, circulating, readAt] = parts as [string, string, string, string, string];
+  if (parts.length !== 6) return null;
+  const [block, hash, total, circulating, readAt, time] = parts as [string, string, string, string, string, string];
   if (!BLOCK.test(block) || !BLOCK_HASH.test(hash) || !isFigure(total) || !READ_AT.test(readAt)) return null;
+  if (!BLOCK_TIME.test(time)) return null;
   if (isFigure(circulating)) {
     if (cents(circulating) > cents(total)) return null;
   } else if (!(HALF_FAILURES as readonly string[]).includes(circulating)) return null;
-  return { blockNumber: BigInt(block), blockHash: hash, total, circulating, readAtMs: Number(readAt) };
+  return {
+    blockNumber: BigInt(block),
+    blockHash: hash,
+    blockTimestampSec: Number(time),
+    total,
+    circulating,
+    readAtMs: Number(readAt),
+  };
 }
 
 /** The code the entry's circulating half fails with, or null when it is a figure. */

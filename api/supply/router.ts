@@ -31,6 +31,7 @@ import {
   figuresOf,
   type SupplyFigures,
   SupplyFloor,
+  type SupplyRead,
 } from "./figures";
 import { readSupply } from "./reads";
 import { SupplyError, type SupplyErrorCode, type SupplyRouteDefinition, toSupplyError } from "./supplyError";
@@ -85,11 +86,13 @@ type Format = "json" | "bare";
 type Metric = "total" | "circulating";
 
 /** Key of the Redis-shared entry: named after chain and contracts (replicas sharing a Redis with another deployment
- * never mix figures), and `figures-v3` (the entry with its block's hash and its read time), not the `figures-v2` key of
- * the version whose entry had no hash, nor the `figures` key of the version whose entry had no read time, nor the `total` / `circulating` keys of the versions that cached them apart (an old replica in a rolling
- * upgrade never reads this entry, nor this one its). Change the name if the entry's form changes. */
+ * never mix figures), and `figures-v4` (the entry with its block's hash, its read time and its block's timestamp), not
+ * the `figures-v3` key of the version whose entry had no block timestamp, nor the `figures-v2` key of the version whose
+ * entry had no hash, nor the `figures` key of the version whose entry had no read time, nor the `total` /
+ * `circulating` keys of the versions that cached them apart (an old replica in a rolling upgrade never reads this
+ * entry, nor this one its). Change the name if the entry's form changes. */
 export const supplyFiguresKey = (chainId: number, token: string | null, veLock: string | null) =>
-  `supply:${chainId}:${token}:${veLock}:figures-v3`;
+  `supply:${chainId}:${token}:${veLock}:figures-v4`;
 
 /** Hot path: a URL without `?` is the default JSON form, without parsing anything. */
 function formatOf(c: Context): Format | null {
@@ -138,8 +141,10 @@ type Served = {
   readAtMs: number;
   age: string;
   ageUntil: number;
-  /** The block read (null: an entry that is not one this code writes, failing closed). */
+  /** The block read: its number, hash and timestamp (null, null, 0: an entry that is not one this code writes). */
   blockNumber: bigint | null;
+  blockHash: string | null;
+  blockTimestampSec: number;
   circulatingFailed: boolean;
 };
 
@@ -283,17 +288,39 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   // The newest figures served (their block is `floor`, which the shared cache also reads): an entry of a lower block,
   // from a node that lags (behind a load balancer, restarted from an old snapshot) or from a replica that read one, is
   // never served over them (`refused`: the last such entry, so a hit on it is one more compare), nor a read of one
-  // (load below); only a reorg that drops their block lets a lower one in.
+  // (load below); only a reorg that drops their block lets a lower one in. The blocks seen reorged away are remembered
+  // there too (`floor.orphan`): their figures are never served, taken from Redis or written back again.
   let held: Served | undefined;
   let refused: string | undefined;
   const floor = deps.supply?.floor ?? new SupplyFloor();
-  // The head's timestamp of this process's last read, for the branch check of the entry it wrote.
-  let lastRead: { entry: string; timestampSec: number } | undefined;
   const maxHeadAgeMs = config.supplyMaxHeadAgeSeconds * 1000;
   // One line per reason per minute, with a count; and a counter (api_supply_node_lagging_total).
   const lagging = (reason: "behind" | "head_age", fields: Record<string, string | number>) => {
     metrics.supplyNodeLagging.inc({ reason });
     warn(`lagging:${reason}`, "supply node lags: its figures are not served", { reason, ...fields });
+  };
+  /**
+   * The block `hash` (number `block`) is no longer on the chain: its figures (`entry`, as served or held) are dropped here
+   * and in Redis, and never taken again by this process (the next request reads the canonical chain). A replica that
+   * has not seen the reorg yet may still write them back to Redis for a while: this one refuses them (supplyCache.ts).
+   */
+  const dropOrphan = (block: bigint, hash: string, entry: string, canonical: string | null) => {
+    const known = floor.isOrphaned(hash);
+    floor.orphan(hash);
+    if (seen?.blockHash === hash) seen = undefined;
+    if (held?.blockHash === hash) {
+      held = undefined;
+      refused = undefined;
+      floor.blockNumber = null;
+    }
+    if (!known) {
+      logger.warn("supply figures dropped: their block was reorged away", {
+        block: String(block),
+        hash,
+        canonical,
+      });
+    }
+    void cache.invalidate(key, entry);
   };
   // While figures are served, their block is checked against the chain every few seconds (api/supply/branchWatch.ts):
   // once it is reorged away they are dropped here and in Redis, and the next request reads the canonical chain.
@@ -304,27 +331,11 @@ export function supplyApi(deps: AppDeps): SupplyApi {
           rpc: deps.rpc,
           timeoutMs,
           intervalMs: deps.supply?.branchCheckMs,
-          onOrphan: (read, canonical) => {
-            if (seen?.entry === read.entry) seen = undefined;
-            if (held?.entry === read.entry) {
-              held = undefined;
-              refused = undefined;
-              floor.blockNumber = null;
-            }
-            logger.warn("supply figures dropped: their block was reorged away", {
-              block: String(read.blockNumber),
-              hash: read.blockHash,
-              canonical,
-            });
-            void cache.invalidate(key, read.entry);
-          },
-          onBehind: (read, head) =>
-            lagging("behind", {
-              block: String(read.blockNumber),
-              head: head === null ? "no block at that height" : String(head.number),
-            }),
+          onOrphan: (read, canonical) => dropOrphan(read.blockNumber, read.blockHash, read.entry, canonical),
+          onBehind: (read, head) => lagging("behind", { block: String(read.blockNumber), head: String(head.number) }),
         });
-  const servedFor = (entry: string): Served => {
+  /** The entry as served; undefined for one of a block this process saw reorged away (dropped: read again). */
+  const servedFor = (entry: string): Served | undefined => {
     if (seen?.entry === entry) return seen;
     if (entry === refused && held !== undefined) return held;
     // Every entry was written by encodeFigures or passed decodeFigures (createSupplyCache's accept); one that did not
@@ -338,11 +349,18 @@ export function supplyApi(deps: AppDeps): SupplyApi {
         age: "0",
         ageUntil: 0,
         blockNumber: null,
+        blockHash: null,
+        blockTimestampSec: 0,
         circulatingFailed: false,
       };
       return seen;
     }
-    const { blockNumber, blockHash, readAtMs } = figures;
+    const { blockNumber, blockHash, blockTimestampSec, readAtMs } = figures;
+    if (floor.isOrphaned(blockHash)) {
+      // Taken or read just before its block was found reorged away (a load that ended meanwhile): never served.
+      void cache.invalidate(key, entry);
+      return undefined;
+    }
     if (held !== undefined && held.blockNumber !== null && blockNumber < held.blockNumber) {
       refused = entry;
       lagging("behind", { block: String(held.blockNumber), read: String(blockNumber) });
@@ -356,24 +374,17 @@ export function supplyApi(deps: AppDeps): SupplyApi {
       age: "0",
       ageUntil: 0,
       blockNumber,
+      blockHash,
+      blockTimestampSec,
       circulatingFailed: circulatingFailed(figures),
     };
     refused = undefined;
     floor.blockNumber = blockNumber;
-    const timestampSec = lastRead?.entry === entry ? lastRead.timestampSec : undefined;
-    watcher?.watch({
-      entry,
-      blockNumber,
-      blockHash,
-      readAtMs,
-      ...(timestampSec === undefined ? {} : { timestampSec }),
-    });
+    watcher?.watch({ entry, blockNumber, blockHash, timestampSec: blockTimestampSec, readAtMs });
     return seen;
   };
   // Age never passes the server's window (an entry is kept one window from its read: miss below).
   const windowSec = Math.floor(ttlMs / 1000);
-  const answer = (c: Context, format: Format, metric: Metric, entry: string): Response =>
-    answerServed(c, format, metric, servedFor(entry));
   const answerServed = (c: Context, format: Format, metric: Metric, served: Served): Response => {
     const a = served.answers[metric];
     if (typeof a === "string") return fail(c, format, a, 502);
@@ -383,22 +394,36 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   };
 
   /**
-   * null when a read at `blockNumber`, whose block's timestamp is `timestampSec`, may be served; else the node lags
-   * (its head below the figures held, or older than SUPPLY_MAX_HEAD_AGE_SECONDS): the figures held (the last served)
-   * are written back in its place while their window lasts (Redis lost them, or holds a lagging replica's older ones),
-   * else the read fails SUPPLY_RPC_LAGGING (remembered the backoff, so the node is asked once per backoff) and miss()
-   * answers the held figures, their Age capped at the window, or 503 when none are held.
+   * null when a read (of the node's head) may be served; else the node lags (its head below the figures held, on a
+   * block this process saw reorged away, or older than SUPPLY_MAX_HEAD_AGE_SECONDS): the figures held (the last
+   * served) are written back in its place while their window lasts (Redis lost them, or holds a lagging replica's older
+   * ones), else the read fails SUPPLY_RPC_LAGGING (remembered the backoff, so the node is asked once per backoff) and
+   * miss() answers the held figures, their Age capped at the window, or 503 when none are held. A head below the held
+   * figures' block and younger than it is the branch check's proof of a reorg to a shorter chain (branchWatch.ts): their
+   * block is dropped as the check drops it, and the read is served.
    */
-  const lag = (blockNumber: bigint, timestampSec: number): Timed | null => {
+  const lag = (read: SupplyRead): Timed | null => {
+    const { blockNumber, blockHash } = read;
+    if (
+      held?.blockNumber != null &&
+      held.blockHash !== null &&
+      blockNumber < held.blockNumber &&
+      read.blockTimestampSec > held.blockTimestampSec
+    ) {
+      dropOrphan(held.blockNumber, held.blockHash, held.entry, null);
+    }
     const nowMs = Date.now();
-    const headAgeMs = nowMs - timestampSec * 1000;
+    const headAgeMs = nowMs - read.blockTimestampSec * 1000;
     const old = maxHeadAgeMs > 0 && headAgeMs > maxHeadAgeMs;
     const below = held?.blockNumber != null && blockNumber < held.blockNumber;
-    if (!old && !below) return null;
-    lagging(below ? "behind" : "head_age", {
+    // A node that still answers a block seen reorged away is behind the chain (one behind a load balancer).
+    const orphaned = floor.isOrphaned(blockHash);
+    if (!old && !below && !orphaned) return null;
+    lagging(below || orphaned ? "behind" : "head_age", {
       read: String(blockNumber),
       headAgeSec: Math.floor(headAgeMs / 1000),
       ...(held?.blockNumber != null ? { block: String(held.blockNumber) } : {}),
+      ...(orphaned ? { reorgedAway: blockHash } : {}),
     });
     // Never the older block (the published figures never go back in block), nor a figure of an old head as a fresh one:
     // the figures last served stay, with their own read time.
@@ -407,11 +432,12 @@ export function supplyApi(deps: AppDeps): SupplyApi {
       const keepMs = held.circulatingFailed ? Math.min(left, backoff.ms) : left;
       if (keepMs >= 1) return { value: held.entry, ttlMs: keepMs };
     }
-    const headAge = old ? `its head is ${Math.floor(headAgeMs / 1000)} s old` : "";
-    throw new SupplyError(
-      "SUPPLY_RPC_LAGGING",
-      `the node lags at block ${blockNumber}: ${below ? `below the figures' block ${held?.blockNumber}` : headAge}`,
-    );
+    const why = below
+      ? `below the figures' block ${held?.blockNumber}`
+      : orphaned
+        ? `its block ${blockHash} was reorged away`
+        : `its head is ${Math.floor(headAgeMs / 1000)} s old`;
+    throw new SupplyError("SUPPLY_RPC_LAGGING", `the node lags at block ${blockNumber}: ${why}`);
   };
 
   async function miss(c: Context, format: Format, metric: Metric): Promise<Response> {
@@ -429,11 +455,10 @@ export function supplyApi(deps: AppDeps): SupplyApi {
         withDeadline(async (signal) => {
           const started = performance.now();
           const read = await readSupply(rpc, token, veLock, { signal });
-          const behind = lag(read.blockNumber, read.blockTimestampSec);
+          const behind = lag(read);
           if (behind !== null) return behind;
           const figures = figuresOf(read, (error) => logUpstreamFailure("circulating", error));
           const value = encodeFigures(figures);
-          lastRead = { entry: value, timestampSec: read.blockTimestampSec };
           // An entry whose half failed is a failure remembered: kept the backoff from now, as a failed read is (its
           // Age still counts from the read). A figure's window counts from the read, not from this write: no replica
           // serves it past the window, so none answers an Age above the max-age.
@@ -446,11 +471,12 @@ export function supplyApi(deps: AppDeps): SupplyApi {
           if (failure.code !== "SUPPLY_RPC_LAGGING") logUpstreamFailure("figures", failure);
           throw error;
         });
-      const entry = await withDeadline(
-        () => cache.getOrLoadTimed(key, ttlMs, load, backoff),
-        timeoutMs + CLIENT_GRACE_MS,
-      );
-      return answer(c, format, metric, entry);
+      const loaded = () =>
+        withDeadline(() => cache.getOrLoadTimed(key, ttlMs, load, backoff), timeoutMs + CLIENT_GRACE_MS);
+      // An entry whose block was found reorged away while it was loaded is dropped (servedFor): loaded once more.
+      const served = servedFor(await loaded()) ?? servedFor(await loaded());
+      if (served === undefined) throw new SupplyError("SUPPLY_RPC_LAGGING", "the figures read were reorged away");
+      return answerServed(c, format, metric, served);
     } catch (error) {
       const failure = toSupplyError(error);
       // The node lags: the newer figures held are answered, their Age counting from their own read (capped at the
@@ -464,9 +490,10 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     const format = formatOf(c);
     if (format === null) return fail(c, "json", "SUPPLY_BAD_FORMAT", 400);
     const hit = cache.peek(key);
-    if (hit !== undefined) {
+    const served = hit === undefined ? undefined : servedFor(hit);
+    if (served !== undefined) {
       stats.hits++;
-      return answer(c, format, metric, hit);
+      return answerServed(c, format, metric, served);
     }
     stats.misses++;
     return miss(c, format, metric);
@@ -501,6 +528,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     if (entry === undefined) return undefined;
     // A failed half (or a circulating without a VeLockNFT) is routed: the hot path answers figures only.
     const served = servedFor(entry);
+    if (served === undefined) return undefined;
     const a = served.answers[route.metric];
     if (typeof a === "string") return undefined;
     const now = Date.now();

@@ -18,7 +18,9 @@ import {
  * long it may be kept), and `readAt` not ahead of this clock by more than SUPPLY_CLOCK_SKEW_MS (a stamp from the
  * future would be served with Age 0 for a whole TTL). Whatever its PTTL says: a foreign or old writer sets that. Nor is
  * an entry of a block below the one this process serves (`floor`): a replica that read a lagging node wrote it; this
- * one reads again, and writes back its newer figures while their window lasts (api/supply/router.ts).
+ * one reads again, and writes back its newer figures while their window lasts (api/supply/router.ts). Nor one of a block
+ * this process saw reorged away (`floor`'s orphans): a replica that has not seen the reorg yet may still write it back;
+ * this one reads the chain again and replaces it.
  */
 const acceptEntry =
   (backoffMs: number, windowMs: number, floor: SupplyFloor | undefined, now: () => number = Date.now) =>
@@ -27,6 +29,7 @@ const acceptEntry =
     if (figures === null || (circulatingFailed(figures) && pttlMs > backoffMs)) return false;
     // A lower block than the one this process serves: a lagging node's figures, read again here and replaced.
     if (floor?.blockNumber != null && figures.blockNumber < floor.blockNumber) return false;
+    if (floor?.isOrphaned(figures.blockHash)) return false;
     const at = now();
     if (figures.readAtMs > at + SUPPLY_CLOCK_SKEW_MS) return false;
     return figures.readAtMs + windowMs - at;

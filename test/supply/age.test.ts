@@ -120,9 +120,9 @@ describe("Age of the supply figures", () => {
 
   it("never above the window: an entry read 299.1 s ago answers Age 299; one read more than a window ago is not served", async () => {
     const { blockNumber, total, circulating } = await chainSupplyAt(s.d);
-    const { hash } = await s.d.chain.publicClient.getBlock({ blockNumber });
+    const { hash, timestamp } = await s.d.chain.publicClient.getBlock({ blockNumber });
     const entry = (readAt: number) =>
-      `${blockNumber} ${hash} ${formatWei2(total)} ${formatWei2(circulating)} ${readAt}`;
+      `${blockNumber} ${hash} ${formatWei2(total)} ${formatWei2(circulating)} ${readAt} ${timestamp}`;
     const c = await api(REDIS_URL);
     // What a replica that read the figures 299.1 s ago left in Redis: 0.9 s of its window still to go.
     await s.admin.set(figuresKey(), entry(Date.now() - 299_100), "PX", 900);

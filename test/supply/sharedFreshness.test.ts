@@ -108,10 +108,11 @@ describe("an entry in Redis is served only within its window, counted from its r
       encodeFigures({
         blockNumber: head.number,
         blockHash: head.hash,
+        blockTimestampSec: Number(head.timestamp),
         total: "1234567.89",
         circulating: "1000000.00",
         readAtMs,
-      } as Parameters<typeof encodeFigures>[0]);
+      });
     for (const readAt of [Date.now() - 600_000, Date.now() + 3_600_000]) {
       s.newPrefix();
       await s.admin.set(figuresKey(), stale(readAt), "PX", 300_000);

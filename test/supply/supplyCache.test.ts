@@ -67,10 +67,13 @@ const figuresKey = () =>
 
 /** The entry of one read of these figures: its block's hash, and its read time (Unix ms, when the read began). */
 const entryOf = (block: bigint, total: string, circulating: string) =>
-  new RegExp(`^${block} 0x[0-9a-f]{64} ${total.replace(".", "\\.")} ${circulating.replace(".", "\\.")} [1-9][0-9]*$`);
+  new RegExp(
+    `^${block} 0x[0-9a-f]{64} ${total.replace(".", "\\.")} ${circulating.replace(".", "\\.")} [1-9][0-9]* [1-9][0-9]*$`,
+  );
 const readAtOf = (entry: string | null) => Number(entry?.split(" ")[4]);
-/** A block hash for entries planted by hand (well-formed; no block of the devnet has it). */
+/** A block hash for entries planted by hand (well-formed; no block of the devnet has it), and a block timestamp. */
 const H = `0x${"ab".repeat(32)}`;
+const T = Math.floor(Date.now() / 1000);
 
 async function ourKeys(): Promise<string[]> {
   return admin.keys(`${PREFIX}*`);
@@ -199,7 +202,7 @@ describe("Redis-shared supply cache", () => {
     expect(d.proxy.count("eth_blockNumber")).toBe(1);
     expect(
       (await ourKeys()).map((k) => k.slice(PREFIX.length).replace(/^supply:\d+:0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:/, "")),
-    ).toEqual(["figures-v3:fail"]);
+    ).toEqual(["figures-v4:fail"]);
     d.proxy.setFault(null);
     await new Promise((r) => setTimeout(r, BACKOFF_MS + 50));
     // The holder released its lock on failure, so recovery waits only for the backoff, not the lock.
@@ -228,23 +231,26 @@ describe("Redis-shared supply cache", () => {
       "0x",
       // An older version's lone figure (its keys were named apart; here under ours by hand): not an entry.
       "12345.67",
-      // The versions' entries before this one, without a read time or without the block's hash (their keys were named
-      // apart too): no Age to count, no block to check.
+      // The versions' entries before this one, without a read time, without the block's hash, or without the block's
+      // timestamp (their keys were named apart too): no Age to count, no block to check, no reorg to tell from a lag.
       "1 100.00 90.00",
       `1 100.00 90.00 ${now}`,
-      `1 0x${"ab".repeat(31)} 100.00 90.00 ${now}`,
-      `1 0x${"AB".repeat(32)} 100.00 90.00 ${now}`,
-      `1 ${H} 12.5 10.00 ${now}`,
+      `1 ${H} 100.00 90.00 ${now}`,
+      `1 0x${"ab".repeat(31)} 100.00 90.00 ${now} ${T}`,
+      `1 0x${"AB".repeat(32)} 100.00 90.00 ${now} ${T}`,
+      `1 ${H} 12.5 10.00 ${now} ${T}`,
       // A zero figure is never answered, so one in Redis (written by another version, or by hand) is not served either.
-      `1 ${H} 0.00 0.00 ${now}`,
-      `1 ${H} 100.00 0.00 ${now}`,
+      `1 ${H} 0.00 0.00 ${now} ${T}`,
+      `1 ${H} 100.00 0.00 ${now} ${T}`,
       // Never true at one block: circulating above total, the very pair this entry exists to rule out.
-      `1 ${H} 100.00 100.01 ${now}`,
-      `1 ${H} 100.00 SUPPLY_RPC_UNREACHABLE ${now}`,
-      `1 ${H} 100.00 90.00 extra`,
-      `1 ${H} 100.00 90.00 ${now}.5`,
-      `1 ${H} 100.00 90.00 -${now}`,
-      `1 ${H} 100.00 90.00 ${now} extra`,
+      `1 ${H} 100.00 100.01 ${now} ${T}`,
+      `1 ${H} 100.00 SUPPLY_RPC_UNREACHABLE ${now} ${T}`,
+      `1 ${H} 100.00 90.00 extra ${T}`,
+      `1 ${H} 100.00 90.00 ${now}.5 ${T}`,
+      `1 ${H} 100.00 90.00 -${now} ${T}`,
+      `1 ${H} 100.00 90.00 ${now} ${T}.5`,
+      `1 ${H} 100.00 90.00 ${now} -${T}`,
+      `1 ${H} 100.00 90.00 ${now} ${T} extra`,
     ];
     for (const [i, value] of planted.entries()) {
       const app = await replica();
@@ -260,12 +266,12 @@ describe("Redis-shared supply cache", () => {
     const key = figuresKey();
     const t = await truth();
     // Kept longer than the backoff: not a write of this code with these settings, so read again.
-    await admin.set(key, `1 ${H} 100.00 SUPPLY_INCONSISTENT ${Date.now()}`, "PX", TTL_MS);
+    await admin.set(key, `1 ${H} 100.00 SUPPLY_INCONSISTENT ${Date.now()} ${T}`, "PX", TTL_MS);
     const a = await replica();
     expect((await get(a, "/api/supply/circulating?format=bare")).text).toBe(t.circulating);
     expect(reads().totalSupply).toBe(1);
     // Within it: the total of that read is served, circulating fails closed with the entry's code.
-    await admin.set(key, `1 ${H} 100.00 SUPPLY_INCONSISTENT ${Date.now()}`, "PX", BACKOFF_MS);
+    await admin.set(key, `1 ${H} 100.00 SUPPLY_INCONSISTENT ${Date.now()} ${T}`, "PX", BACKOFF_MS);
     const b = await replica();
     expect((await get(b, "/api/supply/total?format=bare")).text).toBe("100.00");
     const circ = await get(b, "/api/supply/circulating?format=bare");
@@ -284,7 +290,7 @@ describe("Redis-shared supply cache", () => {
     const circ = await get(a, "/api/supply/circulating?format=bare");
     expect([circ.status, circ.headers.get("x-supply-error")]).toEqual([502, "SUPPLY_INCONSISTENT"]);
     expect(await admin.get(figuresKey())).toMatch(
-      new RegExp(` ${t.total.replace(".", "\\.")} SUPPLY_INCONSISTENT [0-9]+$`),
+      new RegExp(` ${t.total.replace(".", "\\.")} SUPPLY_INCONSISTENT [0-9]+ [0-9]+$`),
     );
     expect(await admin.pttl(figuresKey())).toBeLessThanOrEqual(BACKOFF_MS);
     // The other replica answers both from that entry, reading nothing.
@@ -296,7 +302,7 @@ describe("Redis-shared supply cache", () => {
     expect((await get(b, "/api/supply/circulating?format=bare")).text).toBe(t.circulating);
   });
 
-  it("an old replica's entries (the keys of the versions that cached the figures apart, without a read time or a hash) are never read", async () => {
+  it("an old replica's entries (the keys of the versions that cached the figures apart, without a read time, a hash or a block timestamp) are never read", async () => {
     // A rolling upgrade: old replicas keep writing their own keys; a new replica neither reads nor touches them.
     const { AssetToken, VeLockNFT } = d.deployment.addresses;
     const old = {
@@ -304,9 +310,12 @@ describe("Redis-shared supply cache", () => {
       circulating: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:${VeLockNFT}:circulating`,
       figures: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:${VeLockNFT}:figures`,
       v2: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:${VeLockNFT}:figures-v2`,
+      v3: `${PREFIX}supply:${d.config.chainId}:${AssetToken}:${VeLockNFT}:figures-v3`,
     };
     const v2 = `1 99999999.99 99999999.98 ${Date.now()}`;
+    const v3 = `1 ${H} 99999999.99 99999999.98 ${Date.now()}`;
     await admin.set(old.v2, v2, "PX", TTL_MS);
+    await admin.set(old.v3, v3, "PX", TTL_MS);
     await admin.set(old.total, "99999999.99", "PX", TTL_MS);
     await admin.set(old.circulating, "99999999.98", "PX", TTL_MS);
     await admin.set(old.figures, "1 99999999.99 99999999.98", "PX", TTL_MS);
@@ -314,13 +323,14 @@ describe("Redis-shared supply cache", () => {
     const a = await replica();
     expect((await get(a, "/api/supply/total?format=bare")).text).toBe(t.total);
     expect((await get(a, "/api/supply/circulating?format=bare")).text).toBe(t.circulating);
-    expect(await admin.mget(old.total, old.circulating, old.figures, old.v2)).toEqual([
+    expect(await admin.mget(old.total, old.circulating, old.figures, old.v2, old.v3)).toEqual([
       "99999999.99",
       "99999999.98",
       "1 99999999.99 99999999.98",
       v2,
+      v3,
     ]);
-    expect([old.figures, old.v2]).not.toContain(figuresKey());
+    expect([old.figures, old.v2, old.v3]).not.toContain(figuresKey());
   });
 
   it("an entry planted in Redis for longer than the window is not served: read from the chain, replaced, gone when deleted", async () => {
@@ -328,7 +338,7 @@ describe("Redis-shared supply cache", () => {
     const t = await truth();
     const entry = entryOf((await chainSupplyAt(d)).blockNumber, t.total, t.circulating);
     // A well-formed entry with a year's TTL (a foreign writer, an old dump restored): not a write of this window.
-    await admin.set(key, `1 ${H} 99999999.99 99999999.98 ${Date.now()}`, "PX", 31_536_000_000);
+    await admin.set(key, `1 ${H} 99999999.99 99999999.98 ${Date.now()} ${T}`, "PX", 31_536_000_000);
     const [a, b] = [await replica(), await replica()];
     for (const app of [a, b]) {
       const res = await get(app, "/api/supply/total?format=bare");
@@ -341,7 +351,7 @@ describe("Redis-shared supply cache", () => {
     // One planted within the window is served (nothing tells it from ours), but no longer than its own PTTL: deleted
     // from Redis, it is gone from every replica once that lapses.
     await new Promise((r) => setTimeout(r, TTL_MS + 50));
-    await admin.set(key, `1 ${H} 99999999.99 99999999.98 ${Date.now()}`, "PX", 200);
+    await admin.set(key, `1 ${H} 99999999.99 99999999.98 ${Date.now()} ${T}`, "PX", 200);
     const c = await replica();
     expect((await get(c, "/api/supply/total?format=bare")).text).toBe("99999999.99");
     expect((await get(c, "/api/supply/circulating?format=bare")).text).toBe("99999999.98");
