@@ -23,6 +23,22 @@ const garbledHeader = (number: bigint): never => {
   throw new SupplyError("SUPPLY_RPC_INVALID_UINT256", `eth_getBlockByNumber(${number}): not that block's header`);
 };
 
+/**
+ * No block at the height eth_blockNumber just named: not a malformed answer but a backend behind the one that named
+ * it (a load balancer over nodes a block or two apart sends the batch elsewhere), a lagging node.
+ */
+export class MissingBlockError extends SupplyError {
+  constructor(readonly blockNumber: bigint) {
+    super(
+      "SUPPLY_RPC_LAGGING",
+      `eth_getBlockByNumber(${blockNumber}): no such block, though eth_blockNumber just named it (a backend behind)`,
+    );
+  }
+}
+const missingBlock = (number: bigint): never => {
+  throw new MissingBlockError(number);
+};
+
 /** A block's header as the supply reads keep it: its hash (lowercase) and its timestamp (Unix seconds). */
 export type BlockHeader = { hash: string; timestampSec: number };
 
@@ -68,9 +84,24 @@ const noSupply = (total: bigint, block: bigint) =>
   );
 
 /**
+ * A total above this is no figure of this token: 2^128 wei, 3.4 × 10^20 tokens. The token has no hard-coded maximum
+ * (spec §2.2: max is null), so this is no cap of the token's own but a bound no supply minted from 0 on a decaying
+ * schedule comes near, while a garbled word that is still 0x + 64 hex (all ones, another call's answer, random bytes)
+ * lands above it in all but 2^-128 of cases. Such a word would be published as is for a whole window: it fails closed.
+ */
+export const SUPPLY_TOTAL_CEILING_WEI = 2n ** 128n;
+
+const beyondCeiling = (total: bigint, block: bigint) =>
+  new SupplyError(
+    "SUPPLY_INCONSISTENT",
+    `totalSupply() is ${total} wei at block ${block}: above ${SUPPLY_TOTAL_CEILING_WEI}, not this token's supply`,
+  );
+
+/**
  * Both figures' inputs at one block: eth_blockNumber, then ONE batch of that block's header (for its hash),
  * totalSupply() and totalLockedClaim() pinned to it (no totalLockedClaim() without a VeLockNFT). `options.signal` cancels the read's RPC calls (the supply deadline).
- * Whether circulating is a figure is api/supply/figures.ts's call; a total below 0.01 token fails the read.
+ * Whether circulating is a figure is api/supply/figures.ts's call; a total below 0.01 token or above
+ * SUPPLY_TOTAL_CEILING_WEI fails the read.
  */
 export async function readSupply(
   rpc: RpcClient,
@@ -86,9 +117,9 @@ export async function readSupply(
     const totalView = totalSupply(token);
     const requests = [{ method: "eth_getBlockByNumber", params: [block, false] }, viewRequest(totalView, block)];
     // Decoded inside the batch, so a garbled member is counted as that call's failure (api/chain/rpc.ts). The block
-    // read is the latest one: the node must know it (a null header is as garbled as a malformed one).
+    // read is the latest one: a null header is a backend behind the one that named it (MissingBlockError).
     const decode = [
-      (raw: unknown): unknown => blockHeaderOf(raw, blockNumber) ?? garbledHeader(blockNumber),
+      (raw: unknown): unknown => blockHeaderOf(raw, blockNumber) ?? missingBlock(blockNumber),
       (raw: unknown): unknown => decodeView(totalView, raw),
     ];
     if (veLock !== null) {
@@ -96,10 +127,17 @@ export async function readSupply(
       requests.push(viewRequest(lockedView, block));
       decode.push((raw) => decodeView(lockedView, raw));
     }
-    const [header, total, locked] = (await rpc.batch(requests, { ...options, decode }).catch((cause: unknown) => {
-      throw cause instanceof SupplyError ? cause : viewFailure(totalView, cause);
+    const batch = () =>
+      rpc.batch(requests, { ...options, decode }).catch((cause: unknown) => {
+        throw cause instanceof SupplyError ? cause : viewFailure(totalView, cause);
+      });
+    // A backend without the block is asked again once, at once: a load balancer may send the batch to one that has it.
+    const [header, total, locked] = (await batch().catch((error: unknown) => {
+      if (error instanceof MissingBlockError) return batch();
+      throw error;
     })) as [BlockHeader, bigint, bigint?];
     if (total < SMALLEST_FIGURE_WEI) throw noSupply(total, blockNumber);
+    if (total > SUPPLY_TOTAL_CEILING_WEI) throw beyondCeiling(total, blockNumber);
     return {
       blockNumber,
       blockHash: header.hash,

@@ -33,7 +33,7 @@ import {
   SupplyFloor,
   type SupplyRead,
 } from "./figures";
-import { readSupply } from "./reads";
+import { MissingBlockError, readSupply } from "./reads";
 import { SupplyError, type SupplyErrorCode, type SupplyRouteDefinition, toSupplyError } from "./supplyError";
 
 /** spec §8: 5 minutes for total and circulating (one entry holds both), 24 hours for max. */
@@ -467,8 +467,11 @@ export function supplyApi(deps: AppDeps): SupplyApi {
           return { value, ttlMs: Math.floor(ttlMs - (performance.now() - started)) };
         }, timeoutMs).catch((error: unknown) => {
           const failure = toSupplyError(error);
-          // A lagging node is told by lag() (its own line and counter), not as a failed read.
-          if (failure.code !== "SUPPLY_RPC_LAGGING") logUpstreamFailure("figures", failure);
+          // A lagging node is told by lag() (its own line and counter), not as a failed read; so is a backend that
+          // had no block at the height just named, asked twice (api/supply/reads.ts).
+          if (error instanceof MissingBlockError)
+            lagging("behind", { read: String(error.blockNumber), head: "no block at that height" });
+          else if (failure.code !== "SUPPLY_RPC_LAGGING") logUpstreamFailure("figures", failure);
           throw error;
         });
       const loaded = () =>
@@ -480,8 +483,12 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     } catch (error) {
       const failure = toSupplyError(error);
       // The node lags: the newer figures held are answered, their Age counting from their own read (capped at the
-      // window: stale to any cache downstream), never the lagging node's.
-      if (failure.code === "SUPPLY_RPC_LAGGING" && held !== undefined) return answerServed(c, format, metric, held);
+      // window: stale to any cache downstream), never the lagging node's. Any other failed re-read (the node down,
+      // hung or garbled, remembered or not, here or by another replica) while the figures held are within their
+      // window answers them too, with their Age: a process that lost its Redis entry serves what it would have served
+      // without Redis. Past the window, or with nothing held, the failure's code.
+      if (held !== undefined && (failure.code === "SUPPLY_RPC_LAGGING" || Date.now() < held.readAtMs + ttlMs))
+        return answerServed(c, format, metric, held);
       return fail(c, format, failure.code, failure.status);
     }
   }

@@ -20,13 +20,15 @@ export const SUPPLY_ERROR_STATUS = {
   SUPPLY_NOT_DEPLOYED: 502,
   /**
    * A total, or total − locked at one block, below 0.01 token (0, locked ≥ total included): fail closed rather than
-   * answer a figure of 0.00 or a negative one (design.md).
+   * answer a figure of 0.00 or a negative one (design.md); or a total above SUPPLY_TOTAL_CEILING_WEI
+   * (api/supply/reads.ts): a garbled word, not a supply.
    */
   SUPPLY_INCONSISTENT: 502,
   /**
    * The node's head is behind: below the block of the figures already served (a node behind a load balancer, one
-   * restarted from an old snapshot), or its timestamp more than SUPPLY_MAX_HEAD_AGE_SECONDS behind the wall clock,
-   * and no newer figure is held to answer instead (docs/api.md "Supply API"). Temporary: ask again.
+   * restarted from an old snapshot), or its timestamp more than SUPPLY_MAX_HEAD_AGE_SECONDS behind the wall clock, or
+   * no block at the height eth_blockNumber just named (twice: the batch went to a backend behind the one that named
+   * it), and no figure is held to answer instead (docs/api.md "Supply API"). Temporary: ask again.
    */
   SUPPLY_RPC_LAGGING: 503,
   /** `format` is neither `json` nor `bare`, or is given more than once (README). */
