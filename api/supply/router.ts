@@ -161,7 +161,7 @@ function ageOf(served: Served, nowMs: number, windowSec: number): string {
   return served.age;
 }
 
-function fail(c: Context, format: Format, code: SupplyErrorCode, status: 400 | 502 | 503): Response {
+function fail(c: Context, format: Format, code: SupplyErrorCode, status: 400 | 502): Response {
   const headers = {
     "content-type": format === "bare" ? TEXT_TYPE : JSON_TYPE,
     "cache-control": "no-store",
@@ -398,7 +398,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
    * block this process saw reorged away, or older than SUPPLY_MAX_HEAD_AGE_SECONDS): the figures held (the last
    * served) are written back in its place while their window lasts (Redis lost them, or holds a lagging replica's older
    * ones), else the read fails SUPPLY_RPC_LAGGING (remembered the backoff, so the node is asked once per backoff) and
-   * miss() answers the held figures, their Age capped at the window, or 503 when none are held. A head below the held
+   * miss() answers the held figures, their Age capped at the window, or 502 when none are held. A head below the held
    * figures' block and younger than it is the branch check's proof of a reorg to a shorter chain (branchWatch.ts): their
    * block is dropped as the check drops it, and the read is served.
    */

@@ -30,7 +30,7 @@ export const SUPPLY_ERROR_STATUS = {
    * no block at the height eth_blockNumber just named (twice: the batch went to a backend behind the one that named
    * it), and no figure is held to answer instead (docs/api.md "Supply API"). Temporary: ask again.
    */
-  SUPPLY_RPC_LAGGING: 503,
+  SUPPLY_RPC_LAGGING: 502,
   /** `format` is neither `json` nor `bare`, or is given more than once (README). */
   SUPPLY_BAD_FORMAT: 400,
 } as const;

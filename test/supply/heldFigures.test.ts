@@ -8,7 +8,7 @@
  * - a node one block behind in a load-balanced pool (a second anvil, forked one block behind, and a per-request
  *   alternating balancer in front of both): the block eth_blockNumber just named is missing on the backend of the
  *   batch; no 502 SUPPLY_RPC_INVALID_UINT256, never an older block. With nothing held, that batch is asked again at
- *   once (200 when the retry finds the block), else 503 SUPPLY_RPC_LAGGING, not a malformed uint256;
+ *   once (200 when the retry finds the block), else 502 SUPPLY_RPC_LAGGING, not a malformed uint256;
  * - a total above SUPPLY_TOTAL_CEILING_WEI (the all-ones word) fails closed with SUPPLY_INCONSISTENT and is never
  *   written to Redis (before: published for the whole window).
  */
@@ -165,7 +165,7 @@ describe("a node one block behind in a load-balanced pool", () => {
     expect(s.d.proxy.count("eth_blockNumber")).toBeGreaterThanOrEqual(4);
   });
 
-  it("nothing held: the batch is asked again at once; found → 200, missing again → 503 SUPPLY_RPC_LAGGING, not a malformed uint256", async () => {
+  it("nothing held: the batch is asked again at once; found → 200, missing again → 502 SUPPLY_RPC_LAGGING, not a malformed uint256", async () => {
     const head = await s.d.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     const truth = await chainFigures(s.d);
     let misses = 0;
@@ -182,14 +182,14 @@ describe("a node one block behind in a load-balanced pool", () => {
     expect(s.d.proxy.count("eth_blockNumber")).toBe(1);
     expect(s.d.proxy.calls.filter((c) => c.method === "eth_getBlockByNumber" && c.batch).length).toBe(2);
 
-    // Missing on every backend: 503 SUPPLY_RPC_LAGGING in the supply envelope (no-store), after two batches.
+    // Missing on every backend: 502 SUPPLY_RPC_LAGGING (spec §7.1: every supply failure is a 502) in the supply envelope (no-store), after two batches.
     s.newPrefix();
     s.d.proxy.setFault({ kind: "result", value: null, match: (m) => m === "eth_getBlockByNumber" });
     const b = await s.api();
     s.d.proxy.reset();
     for (const path of ["/api/supply/total", "/api/supply/circulating"]) {
       const r = await get(b, path);
-      expect([path, r.status, r.result, r.error, r.cache]).toEqual([path, 503, null, "SUPPLY_RPC_LAGGING", "no-store"]);
+      expect([path, r.status, r.result, r.error, r.cache]).toEqual([path, 502, null, "SUPPLY_RPC_LAGGING", "no-store"]);
     }
     expect(s.d.proxy.count("eth_blockNumber")).toBe(1);
     expect(s.d.proxy.count("eth_getBlockByNumber")).toBe(2);

@@ -7,7 +7,7 @@
  * - the figures of block N stay served when the node answers block N - 1: the branch check, which finds no block N
  *   there, does not take that for a reorg; a replica that reads the lagging node after Redis lost the entry does not
  *   make the others serve its older block: they write theirs back and it adopts it within two re-validations;
- * - a head older than SUPPLY_MAX_HEAD_AGE_SECONDS is a lagging node: nothing held → 503 SUPPLY_RPC_LAGGING in the
+ * - a head older than SUPPLY_MAX_HEAD_AGE_SECONDS is a lagging node: nothing held → 502 SUPPLY_RPC_LAGGING in the
  *   supply envelope (no-store); held → those figures, their Age counting from their own read; told in the log;
  * - a reorg to a shorter chain is still followed (a head below the figures' block and younger than it; a reorg at the
  *   same height: test/supply/sharedFreshness.test.ts);
@@ -161,7 +161,7 @@ describe("a head older than SUPPLY_MAX_HEAD_AGE_SECONDS", () => {
     });
   }
 
-  it("nothing held: 503 SUPPLY_RPC_LAGGING in the supply envelope; held: those figures with their own Age, not the old head's", async () => {
+  it("nothing held: 502 SUPPLY_RPC_LAGGING in the supply envelope; held: those figures with their own Age, not the old head's", async () => {
     const p = await s.api(undefined, { SUPPLY_MAX_HEAD_AGE_SECONDS: "60" });
     const head = await s.d.chain.publicClient.getBlockNumber({ cacheTime: 0 });
     await hourOldHeader(head);
@@ -169,13 +169,13 @@ describe("a head older than SUPPLY_MAX_HEAD_AGE_SECONDS", () => {
       const r = await get(p, path);
       expect([path, r.status, JSON.parse(r.text), r.headers.get("cache-control")]).toEqual([
         path,
-        503,
+        502, // spec §7.1: every supply failure is a 502
         { result: null, error: "SUPPLY_RPC_LAGGING" },
         "no-store",
       ]);
     }
     const bare = await get(p, "/api/supply/total?format=bare");
-    expect([bare.status, bare.text, bare.headers.get("x-supply-error")]).toEqual([503, "", "SUPPLY_RPC_LAGGING"]);
+    expect([bare.status, bare.text, bare.headers.get("x-supply-error")]).toEqual([502, "", "SUPPLY_RPC_LAGGING"]);
     expect(p.log()).toContain("head_age");
 
     // The node's head is fresh again: its figures are served.
