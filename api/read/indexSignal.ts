@@ -41,6 +41,13 @@
  * the views at a new Ponder schema): a slow poll of the head (one statement per process every `auditMs`, `pollMs`
  * while not listening) catches both; a head that moved without a notification counts as `missed`, and the triggers
  * are installed again.
+ *
+ * A redeploy points the views at a new Ponder schema while the old indexer may keep committing to its own, whose
+ * triggers would go on announcing heads the views do not have. So every notification names the schema of the table
+ * whose trigger fired (its last word, `@<schema>`), and only those of the schema behind the views (as last read) are
+ * told. That schema is read again (`recheck`) when a notification of another arrives, when a reader finds the index
+ * below the head told, and when the index's source changes (api/read/runtime.ts); once it moved, the triggers are
+ * installed on the new one and dropped from every other schema's tables.
  */
 
 import type { IndexMark } from "./contract";
@@ -102,6 +109,11 @@ export type IndexSignalSource = {
   readonly head: bigint | null;
   /** True while the LISTEN connection is up. */
   readonly listening: boolean;
+  /**
+   * The index was found below the head told (a read pinned to it was above the index's head): the views may have moved
+   * to another schema. Where the signal follows the views' schema, it reads it again now (at most once per poll).
+   */
+  recheck?(): void;
 };
 
 export const SIGNAL_DEFAULTS = { pollMs: 1_000, auditMs: 10_000, reconnectMinMs: 250, reconnectMaxMs: 30_000 };
@@ -136,8 +148,8 @@ const COUNTED_TABLE_SQL = `SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tab
  * The most lock events a notification carries: a block (or the blocks since the last checkpoint) with more is read by
  * its statement. A row is ~110 bytes on Base (a small token id, an address, an amount of ~22 digits) and at most ~330
  * (every number at uint256's width), and NOTIFY's payload is at most 8,000 bytes, of which the checkpoint and the
- * counts take under 150: so the rows also stay within CARRIED_BYTES, else none are carried — pg_notify would fail
- * Ponder's commit past 8,000.
+ * counts take under 150 and the schema's name under 70: so the rows also stay within CARRIED_BYTES, else none are
+ * carried — pg_notify would fail Ponder's commit past 8,000.
  */
 export const CARRIED_ROWS = 48;
 
@@ -159,6 +171,20 @@ export const CARRIED_COLUMNS = `concat(token_id, ',', coalesce(owner::text, ''),
 const writesSequence = (viewsSchema: string) => `${quote(viewsSchema)}.lock_index_writes`;
 const rewritesSequence = (viewsSchema: string) => `${quote(viewsSchema)}.lock_index_rewrites`;
 const writesTrigger = (viewsSchema: string) => `${viewsSchema}_writes_count`.slice(0, 63);
+
+/** The names of the signal's triggers (triggerSql), whichever schema's tables carry them. */
+const triggerNames = (viewsSchema: string) => [
+  `${viewsSchema}_block_notify`.slice(0, 63),
+  `${viewsSchema}_revert_notify`.slice(0, 63),
+  writesTrigger(viewsSchema),
+];
+
+/** The signal's triggers on the tables of any schema but the one behind the views (one the views left). */
+const STALE_TRIGGERS_SQL = `SELECT n.nspname AS schema, c.relname AS table, t.tgname AS trigger
+  FROM pg_trigger t
+  JOIN pg_class c ON c.oid = t.tgrelid
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE t.tgname = ANY($1::text[]) AND NOT t.tgisinternal AND n.nspname <> $2`;
 
 /**
  * The functions (in the views schema, which the API owns) and the triggers on Ponder's tables: the checkpoint's, and
@@ -231,7 +257,8 @@ BEGIN
       END;
     END IF;
   END IF;
-  PERFORM pg_notify('${channel}', NEW.latest_checkpoint || coalesce(' ' || writes, '') || coalesce(' ' || carried, ''));
+  PERFORM pg_notify('${channel}',
+    NEW.latest_checkpoint || coalesce(' ' || writes, '') || coalesce(' ' || carried, '') || ' @' || TG_TABLE_SCHEMA);
   RETURN NULL;
 END;
 $$;
@@ -247,7 +274,7 @@ BEGIN
   EXECUTE format('SELECT finalized_checkpoint FROM %I._ponder_checkpoint WHERE chain_id = $1', TG_TABLE_SCHEMA)
     INTO finalized USING substring(first FROM 11 FOR 16)::numeric;
   IF first > finalized THEN
-    PERFORM pg_notify('${reverts}', first || ' ' || finalized);
+    PERFORM pg_notify('${reverts}', first || ' ' || finalized || ' @' || TG_TABLE_SCHEMA);
   END IF;
   RETURN NULL;
 END;
@@ -269,15 +296,35 @@ CREATE OR REPLACE TRIGGER ${quote(writesTrigger(viewsSchema))}
 }
 
 /**
- * A checkpoint notification's payload: the checkpoint, then the write count when the trigger had it, then the lock
- * events carried with it ("<rewrites>:<old block>:<rows>", parsed where used: api/read/quietBlocks.ts).
+ * The schema a notification came from (its last word, "@<schema>": the table's whose trigger fired), and the words
+ * before it; undefined where the payload names none (a function installed by an API process before it did). Last, so
+ * that a process that reads only the words before ignores it.
  */
-export function notifiedCheckpoint(payload: string): { checkpoint: string; writes?: string; carried?: string } {
-  const [checkpoint = "", writes, carried] = payload.split(" ");
-  if (writes === undefined || !/^\d+\.\d+$/.test(writes)) return { checkpoint };
+export function notifiedSchema(payload: string): { words: string[]; schema?: string } {
+  const words = payload.split(" ");
+  const last = words.at(-1);
+  if (words.length < 2 || last === undefined || !last.startsWith("@")) return { words };
+  return { words: words.slice(0, -1), schema: last.slice(1) };
+}
+
+/**
+ * A checkpoint notification's payload: the checkpoint, then the write count when the trigger had it, then the lock
+ * events carried with it ("<rewrites>:<old block>:<rows>", parsed where used: api/read/quietBlocks.ts), then the
+ * schema of the table whose trigger fired (notifiedSchema).
+ */
+export function notifiedCheckpoint(payload: string): {
+  checkpoint: string;
+  writes?: string;
+  carried?: string;
+  schema?: string;
+} {
+  const { words, schema } = notifiedSchema(payload);
+  const from = schema === undefined ? {} : { schema };
+  const [checkpoint = "", writes, carried] = words;
+  if (writes === undefined || !/^\d+\.\d+$/.test(writes)) return { checkpoint, ...from };
   return carried !== undefined && /^\d+\.\d+:\d+:/.test(carried)
-    ? { checkpoint, writes, carried }
-    : { checkpoint, writes };
+    ? { checkpoint, writes, carried, ...from }
+    : { checkpoint, writes, ...from };
 }
 
 /** The block of a Ponder checkpoint: 10 digits of timestamp, 16 of chain id, 16 of block (utils/checkpoint.js). */
@@ -290,6 +337,20 @@ export function checkpointBlock(checkpoint: string): bigint | null {
 export function checkpointTime(checkpoint: string): bigint | null {
   const digits = checkpoint.slice(0, 10);
   return /^\d{10}$/.test(digits) ? BigInt(digits) : null;
+}
+
+/**
+ * The signal's trigger on a schema the views left could not be dropped (no right to, its table locked past a second):
+ * the signal still listens, and that schema's notifications are not told (the payload names its schema).
+ */
+export class StaleTriggerError extends Error {
+  override name = "StaleTriggerError";
+  constructor(
+    readonly table: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`index signal: its trigger on ${table} (a schema the views left) was not dropped`, options);
+  }
 }
 
 export class IndexSignal implements IndexSignalSource {
@@ -306,6 +367,15 @@ export class IndexSignal implements IndexSignalSource {
   #lastPollAt = 0;
   /** Counts the notifications heard: a poll that read the head before one is older than it, and says nothing. */
   #notified = 0;
+  /**
+   * The schema behind the views as last read (install): a notification from another one's trigger is a schema the
+   * views left (a redeploy's old indexer, still committing) or one they moved to since (another process installed
+   * its triggers first), and is not told; it has the views' schema read again (recheck).
+   */
+  #base: string | undefined;
+  #rechecking = false;
+  #installing: Promise<void> = Promise.resolve();
+  #lastRecheckAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: IndexSignalOptions) {
     this.#o = { ...SIGNAL_DEFAULTS, ...options };
@@ -362,9 +432,18 @@ export class IndexSignal implements IndexSignalSource {
     for (const listener of this.#listeners) listener(block, time, reverted ?? undefined, writes, carried);
   }
 
+  /** Whether a notification is of the schema behind the views (one naming none is taken: an older function's). */
+  #ours(schema: string | undefined): boolean {
+    if (schema === undefined || this.#base === undefined || schema === this.#base) return true;
+    this.recheck();
+    return false;
+  }
+
   /** A revert's notification: one per journal table it deleted from, all before the next head's. */
   #heardRevert(payload: string): void {
-    const [first = "", finalized = ""] = payload.split(" ");
+    const { words, schema } = notifiedSchema(payload);
+    if (!this.#ours(schema)) return;
+    const [first = "", finalized = ""] = words;
     const from = checkpointBlock(first);
     const final = checkpointBlock(finalized);
     if (from === null || final === null) return;
@@ -401,8 +480,9 @@ export class IndexSignal implements IndexSignalSource {
         if (message.payload === undefined) return;
         if (message.channel === reverts) this.#heardRevert(message.payload);
         else if (message.channel === channel) {
+          const { checkpoint, writes, carried, schema } = notifiedCheckpoint(message.payload);
+          if (!this.#ours(schema)) return;
           this.#notified++;
-          const { checkpoint, writes, carried } = notifiedCheckpoint(message.payload);
           const block = checkpointBlock(checkpoint);
           const time = checkpointTime(checkpoint);
           if (block !== null) this.#saw(block, "notified", time ?? undefined, writes, carried);
@@ -434,13 +514,55 @@ export class IndexSignal implements IndexSignalSource {
     this.#later(wait, () => void this.#connect());
   }
 
-  /** The triggers, installed under a transaction-scoped advisory lock so replicas starting together do not race. */
-  async #install(connection: ListenConnection): Promise<void> {
+  /** The schema behind the views now. */
+  async #readBase(connection: ListenConnection): Promise<string> {
     const { rows } = await connection.query(BASE_SCHEMA_SQL, [this.#o.viewsSchema]);
     const base = rows[0]?.schema;
     if (typeof base !== "string") {
       throw new Error(`index signal: ${this.#o.viewsSchema}._ponder_checkpoint is not a view of Ponder's table`);
     }
+    return base;
+  }
+
+  /**
+   * Reads the schema behind the views again (joined while one runs, at most once per `pollMs`); when it moved, the
+   * triggers are installed on the new one and dropped from the old, and the head is polled (the last one told was
+   * the old schema's: notified heads are not used until the new one's first notification).
+   */
+  recheck(): void {
+    const connection = this.#connection;
+    if (this.#rechecking || connection === undefined || performance.now() - this.#lastRecheckAt < this.#o.pollMs) {
+      return;
+    }
+    this.#rechecking = true;
+    this.#lastRecheckAt = performance.now();
+    void (async () => {
+      try {
+        if ((await this.#readBase(connection)) === this.#base) return;
+        await this.#install(connection);
+        await this.#poll(false);
+      } catch (error) {
+        this.#o.onFailure?.(error);
+      } finally {
+        this.#rechecking = false;
+      }
+    })();
+  }
+
+  /**
+   * The triggers, installed under a transaction-scoped advisory lock so replicas starting together do not race; then
+   * dropped from any schema the views left (an old indexer still running would announce heads the views do not
+   * have), each in a transaction of its own that waits at most a second for its table.
+   */
+  #install(connection: ListenConnection): Promise<void> {
+    // One at a time on the connection (the audit's and a recheck's would interleave their transactions).
+    const installing = this.#installing.then(() => this.#installOnce(connection));
+    this.#installing = installing.catch(() => {});
+    return installing;
+  }
+
+  async #installOnce(connection: ListenConnection): Promise<void> {
+    const base = await this.#readBase(connection);
     await connection.query("BEGIN");
     try {
       await connection.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
@@ -454,6 +576,26 @@ export class IndexSignal implements IndexSignalSource {
     } catch (error) {
       await connection.query("ROLLBACK").catch(() => {});
       throw error;
+    }
+    this.#base = base;
+    await this.#dropStale(connection, base);
+  }
+
+  /** The signal's triggers on another schema's tables, dropped; one that cannot be (no right, a lock held) stays. */
+  async #dropStale(connection: ListenConnection, base: string): Promise<void> {
+    const { rows } = await connection.query(STALE_TRIGGERS_SQL, [triggerNames(this.#o.viewsSchema), base]);
+    for (const row of rows) {
+      await connection.query("BEGIN");
+      try {
+        await connection.query("SET LOCAL lock_timeout = '1s'");
+        await connection.query(
+          `DROP TRIGGER IF EXISTS ${quote(String(row.trigger))} ON ${quote(String(row.schema))}.${quote(String(row.table))}`,
+        );
+        await connection.query("COMMIT");
+      } catch (error) {
+        await connection.query("ROLLBACK").catch(() => {});
+        this.#o.onFailure?.(new StaleTriggerError(`${row.schema}.${row.table}`, { cause: error }));
+      }
     }
   }
 

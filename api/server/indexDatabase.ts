@@ -14,7 +14,7 @@ import type { IndexQueryObserver, PoolReading } from "../observability/indexDbMe
 import { causeOf, type ThrottledWarn } from "../observability/throttle";
 import { createLockIndex } from "../read/atBlock";
 import { IndexChainMismatchError, type LockIndex, type LockStore } from "../read/contract";
-import { IndexSignal, type IndexSignalEvent } from "../read/indexSignal";
+import { IndexSignal, type IndexSignalEvent, StaleTriggerError } from "../read/indexSignal";
 import { CONNECTION_CHECK_OPTION, cancellableQuery, timedQuery } from "../read/statements";
 import { createLockStore } from "../read/store";
 import { IndexWatermark } from "../read/watermark";
@@ -159,6 +159,13 @@ export function openIndexDatabase(options: {
         onFailure: (error) => {
           // Another chain's index is the chain check's to say (api/read/indexChain.ts); the signal itself listens.
           if (error instanceof IndexChainMismatchError) return;
+          if (error instanceof StaleTriggerError) {
+            options.warn?.("index-signal-stale", "index signal: a trigger on a schema the views left stays", {
+              table: error.table,
+              cause: causeOf(error.cause),
+            });
+            return;
+          }
           options.warn?.("index-signal", "index signal not listening; streams fall back to polls", {
             cause: causeOf(error),
           });

@@ -9,7 +9,13 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CARRIED_ROWS, IndexSignal, type IndexSignalEvent, type Reverted } from "../../api/read/indexSignal";
+import {
+  CARRIED_ROWS,
+  IndexSignal,
+  type IndexSignalEvent,
+  type Reverted,
+  triggerSql,
+} from "../../api/read/indexSignal";
 import { createTestDatabase, type TestDatabase } from "../support/ponder";
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -105,10 +111,10 @@ function signal(
   });
 }
 
-async function until<T>(read: () => T | undefined, ms = 10_000): Promise<T> {
+async function until<T>(read: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
-    const v = read();
+    const v = await read();
     if (v !== undefined) return v;
     if (Date.now() > end) throw new Error("timed out");
     await new Promise((r) => setTimeout(r, 20));
@@ -499,6 +505,108 @@ describe("IndexSignal on Postgres", () => {
       await setBlock(301);
       await until(() => (seen.includes(301n) ? true : undefined));
       expect(events.at(-1)).toBe("notified");
+    } finally {
+      await s.stop();
+    }
+  });
+
+  // Last: the views end on base_v2. A redeploy's views switch (docs/operations.md) while the old indexer keeps
+  // committing to base_v1: its heads are not the views' and must not be told (the red team's F1: head reads pinned
+  // to them were 503 "unreachable" for as long as both indexers ran).
+  it("after the views move to another schema, the old schema's commits and reverts are not told and its triggers go", async () => {
+    const events: IndexSignalEvent[] = [];
+    const s = signal(events, { auditMs: 60_000, pollMs: 100 }).start();
+    const triggersOn = async (schema: string) =>
+      (
+        await admin.query(
+          `SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1 AND NOT t.tgisinternal AND t.tgname LIKE 'views\\_%' ORDER BY 1`,
+          [schema],
+        )
+      ).rows.map((r) => String(r.tgname));
+    const setV2 = (block: number) =>
+      admin.query(`UPDATE base_v2._ponder_checkpoint SET latest_checkpoint = $1`, [checkpoint(block)]);
+    try {
+      await until(() => (s.listening ? true : undefined));
+      const seen: bigint[] = [];
+      const reverts: Reverted[] = [];
+      s.subscribe((block, _time, reverted) => {
+        seen.push(block);
+        if (reverted) reverts.push(reverted);
+      });
+      await setBlock(800);
+      await until(() => (seen.includes(800n) ? true : undefined));
+      expect(await triggersOn("base_v1")).toContain("views_block_notify");
+
+      // The new deployment (its tables as Ponder makes them), and the views moved to it, as Ponder's createViews does.
+      await admin.query(`CREATE SCHEMA base_v2;
+        CREATE TABLE base_v2._ponder_checkpoint (LIKE base_v1._ponder_checkpoint INCLUDING ALL);
+        CREATE TABLE base_v2.lock_event (LIKE base_v1.lock_event INCLUDING ALL);
+        CREATE SEQUENCE base_v2.operation_id AS integer INCREMENT BY 1;
+        ${JOURNALS.map(
+          (t) => `CREATE TABLE base_v2.${t} (LIKE base_v1.${t} INCLUDING ALL);
+        CREATE TABLE base_v2._reorg__${t} (LIKE base_v1._reorg__${t} INCLUDING ALL);
+        ALTER TABLE base_v2._reorg__${t} ALTER COLUMN operation_id SET DEFAULT nextval('base_v2.operation_id');`,
+        ).join("\n")}`);
+      await admin.query(`INSERT INTO base_v2._ponder_checkpoint VALUES ('devnet', 31337, $1, $1, $1)`, [
+        checkpoint(790),
+      ]);
+      await admin.query("CREATE OR REPLACE VIEW views._ponder_checkpoint AS SELECT * FROM base_v2._ponder_checkpoint");
+
+      // Another API process learnt it first and installed the triggers on base_v2: its commit, from a schema this one
+      // does not know the views at, is not told, and has it read the views' schema: base_v2's head, polled; the
+      // triggers on base_v1, which the views left, dropped.
+      await admin.query(
+        triggerSql(
+          "views",
+          "base_v2",
+          JOURNALS.map((t) => `_reorg__${t}`),
+          true,
+        ),
+      );
+      await setV2(791);
+      await until(async () => ((await triggersOn("base_v1")).length === 0 ? true : undefined));
+      await until(() => (seen.includes(791n) ? true : undefined));
+      expect(seen).toEqual([800n, 791n]);
+      expect(events.at(-1)).toBe("polled");
+      expect(await triggersOn("base_v2")).toEqual([
+        "views_block_notify",
+        "views_revert_notify",
+        "views_revert_notify",
+        "views_writes_count",
+      ]);
+
+      // The old indexer keeps committing, and reverting (its triggers back, as a process of an older release puts
+      // them): none of it is told; base_v2's commits are, as notified.
+      await admin.query(
+        triggerSql(
+          "views",
+          "base_v1",
+          JOURNALS.map((t) => `_reorg__${t}`),
+          true,
+        ),
+      );
+      await write("x", "h", 801);
+      await setBlock(801);
+      await revert(800);
+      await setBlock(802);
+      await setV2(792);
+      await until(() => (seen.includes(792n) ? true : undefined));
+      await setV2(793);
+      await until(() => (seen.includes(793n) ? true : undefined));
+      expect(seen).toEqual([800n, 791n, 792n, 793n]);
+      expect(reverts).toEqual([]);
+      expect(events.at(-1)).toBe("notified");
+
+      // A reorg of base_v2 is still told with its next head.
+      await admin.query(`UPDATE base_v2._ponder_checkpoint SET finalized_checkpoint = $1`, [checkpoint(700)]);
+      await admin.query(`INSERT INTO base_v2._reorg__x (id, v, operation, checkpoint) VALUES ('i', 794, 0, $1)`, [
+        checkpoint(794),
+      ]);
+      await admin.query("DELETE FROM base_v2._reorg__x WHERE id = 'i'");
+      await setV2(795);
+      await until(() => (seen.includes(795n) ? true : undefined));
+      expect(reverts).toEqual([{ from: 794n, finalized: 700n }]);
     } finally {
       await s.stop();
     }
