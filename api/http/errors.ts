@@ -220,6 +220,7 @@ export class IndexUnavailableError extends ApiError {
       | "not started"
       | "not ready"
       | "unreachable"
+      | "head went back"
       | "not permitted"
       | "replaced branch"
       | "another chain",

@@ -2,7 +2,15 @@ import type { Hono } from "hono";
 import type { AppEnv } from "../http/env";
 import { parseAddress, parseQuery } from "../http/params";
 import { BOARD_UNIT, DURATION_BOARDS } from "../read/contract";
-import { admitComputation, blockAnswer, blockAnswers, guarded, type IndexRuntime, pinBlock } from "../read/runtime";
+import {
+  admitComputation,
+  atIndexHead,
+  blockAnswer,
+  blockAnswers,
+  guarded,
+  type IndexRuntime,
+  pinBlock,
+} from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { addressString, integer, type JsonSchema, object, uintString } from "../route/jsonSchema";
@@ -83,18 +91,20 @@ export function registerProfileRoute(router: Hono<AppEnv>, rt: IndexRuntime): vo
     const who = account.toLowerCase();
     // Each of the eight rankings the block's memos do not hold is one computation: admitted and charged (past), or
     // in the head's lane, like a board route's.
-    const { at, ranked, ve, span } = await admitComputation(rt, c, [...lifetime, rt.boards], block, async () => {
-      const at = await pinBlock(rt, c, block, "block");
-      const rankings = async () => ({
-        ranked: await blockAnswers(rt, lifetime, at),
-        ve: await blockAnswer(rt, rt.boards, at),
-      });
-      const [{ ranked, ve }, span] = await Promise.all([
-        rankings(),
-        guarded(rt, () => rt.protocol.activitySpan(account, { block: at.block, time: at.time })),
-      ]);
-      return { at, ranked, ve, span };
-    });
+    const { at, ranked, ve, span } = await admitComputation(rt, c, [...lifetime, rt.boards], block, () =>
+      atIndexHead(c, block, async () => {
+        const at = await pinBlock(rt, c, block, "block");
+        const rankings = async () => ({
+          ranked: await blockAnswers(rt, lifetime, at),
+          ve: await blockAnswer(rt, rt.boards, at),
+        });
+        const [{ ranked, ve }, span] = await Promise.all([
+          rankings(),
+          guarded(rt, () => rt.protocol.activitySpan(account, { block: at.block, time: at.time })),
+        ]);
+        return { at, ranked, ve, span };
+      }),
+    );
     const boards: Record<string, { value: string; rank: number | null; unit: string }> = {};
     DURATION_BOARDS.forEach((b, j) => {
       const board = ranked[j]!;

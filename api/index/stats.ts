@@ -4,7 +4,7 @@ import { parseQuery } from "../http/params";
 import { MAX_LOCK_DURATION } from "../math";
 import { WEEK } from "../read/atBlock";
 import type { AtBlock, LockStats } from "../read/contract";
-import { admitComputation, blockAnswer, type IndexRuntime, keptAnswer, pinBlock } from "../read/runtime";
+import { admitComputation, atIndexHead, blockAnswer, type IndexRuntime, keptAnswer, pinBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object, uintString } from "../route/jsonSchema";
@@ -103,10 +103,12 @@ export function registerStatsRoute(router: Hono<AppEnv>, rt: IndexRuntime): void
     const block = q.block ?? null;
     const { at, value: read } =
       (await keptAnswer(rt, c, rt.stats, block)) ??
-      (await admitComputation(rt, c, rt.stats, block, async () => {
-        const pinned = await pinBlock(rt, c, block, "block");
-        return { at: pinned, value: await blockAnswer(rt, rt.stats, pinned) };
-      }));
+      (await admitComputation(rt, c, rt.stats, block, () =>
+        atIndexHead(c, block, async () => {
+          const pinned = await pinBlock(rt, c, block, "block");
+          return { at: pinned, value: await blockAnswer(rt, rt.stats, pinned) };
+        }),
+      ));
     // The head's stats: made into text for each next head as soon as they are computed (ComputeAhead.follow).
     if (!at.pinned) rt.ahead?.follow(rt.stats, "", (next) => statsFields(rt, next));
     return answerFields(c, rt, at, () => statsFields(rt, read));

@@ -316,6 +316,8 @@ export function createIndexRuntime({
   const sources = new SourceWatch(index.source?.bind(index) ?? null, (from, to) => {
     logger.info("the index moved to another schema: every answer kept by block forgotten", { from, to });
     forgetKept();
+    // The signal hears only the schema behind the views: it reads which that is now.
+    source.signal?.recheck?.();
   });
   // The build and the schema too: replicas on either side of a views switch hold different rows under the same block.
   const key = async (what: string, at: { block: bigint; time: bigint }) =>
@@ -637,9 +639,12 @@ export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Prom
     }
     if (error instanceof AboveIndexHeadError) {
       // Not the database failing: the index is behind the head this process was told (a redeploy's views switch).
-      // This request is refused; the next ones probe the index's head until a notification comes again.
+      // The next head reads probe the index's head until a notification comes again, and the signal reads which
+      // schema the views name (it hears only that schema's commits). A head read is read again at the index's head
+      // (atIndexHead); what still meets it is refused saying so, not as a database that does not answer.
       rt.notified?.distrust();
-      throw new IndexUnavailableError("unreachable", { cause: error });
+      rt.signal?.recheck?.();
+      throw new IndexUnavailableError("head went back", { cause: error });
     }
     rt.health.failed();
     rt.warn("index read failed", "lock index read failed", { error: (error as Error).name, cause: causeOf(error) });
@@ -750,6 +755,26 @@ export async function readAtBlock<T>(
   return { ...answer, pinned: block !== null };
 }
 
+/** The requests whose head is probed, not taken as notified: read again after their notified head was above the index. */
+const probeHead = new WeakSet<Context>();
+
+/**
+ * `read` (pin the request's block, read its answers), and for a head read (`block` null) whose pinned head the index
+ * turned out to be below (a redeploy's views switch: the head told was the old schema's), once more pinned to the
+ * index's head as a probe reads it — answered there, not refused.
+ */
+export async function atIndexHead<R>(c: Context, block: bigint | null, read: () => Promise<R>): Promise<R> {
+  try {
+    return await read();
+  } catch (error) {
+    if (block !== null || !(error instanceof IndexUnavailableError) || !(error.cause instanceof AboveIndexHeadError)) {
+      throw error;
+    }
+    probeHead.add(c);
+    return read();
+  }
+}
+
 /** How a request naming no block learnt the head it is pinned to: the commit's notification, or a probe. */
 export type HeadPinnedBy = "notified" | "probed";
 
@@ -778,7 +803,7 @@ export async function pinBlock(
     // The head as its commit was notified, when fresh (and at or above minBlock): no statement to learn it — once a
     // statement has found the index of this chain (api/read/indexChain.ts); until then, and while it is another
     // chain's, the head is probed (and the probe refused).
-    const notified = rt.chain.confirmed ? rt.notified?.fresh() : undefined;
+    const notified = rt.chain.confirmed && !probeHead.has(c) ? rt.notified?.fresh() : undefined;
     if (notified !== undefined && (target === null || notified.block >= target.block)) {
       // The finalized block is the last one a statement read (a NOTIFY carries the head's checkpoint alone); it only
       // judges whether a pinned answer is final, and a lower one is safe (a shorter cache lifetime). The build, too.
@@ -963,10 +988,12 @@ export async function answerAt<T extends { block: bigint; time: bigint }>(
 ): Promise<{ value: T; at: Pinned }> {
   const kept = await keptAnswer(rt, c, memo, block);
   if (kept) return kept;
-  return admitComputation(rt, c, memo, block, async () => {
-    const at = await pinBlock(rt, c, block, param);
-    return { value: await blockAnswer(rt, memo, at), at };
-  });
+  return admitComputation(rt, c, memo, block, () =>
+    atIndexHead(c, block, async () => {
+      const at = await pinBlock(rt, c, block, param);
+      return { value: await blockAnswer(rt, memo, at), at };
+    }),
+  );
 }
 
 /**
