@@ -19,7 +19,7 @@ import { TOTAL_SUPPLY_CALLDATA } from "../../api/supply/reads";
 import { type AnvilHandle, startAnvil } from "../../devnet/anvil";
 import type { ServiceChild } from "../support/replica";
 import { ethCallSelector, type RpcFault } from "../support/rpcProxy";
-import { chainFigures, mintSupply, servedFigures, supplyProcesses } from "../support/supplyProcesses";
+import { chainFigures, mintSupply, rpcResult, servedFigures, supplyProcesses } from "../support/supplyProcesses";
 
 /** docs/api.md: an in-process copy is re-validated against Redis at least this often. */
 const REVALIDATE_MS = 1_000;
@@ -54,14 +54,7 @@ const tally = (answers: readonly Got[]) =>
     return t;
   }, {});
 
-async function rpc(url: string, method: string, params: unknown[] = []): Promise<unknown> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return ((await res.json()) as { result: unknown }).result;
-}
+const rpc = rpcResult;
 
 describe("Redis loses the entry and the node fails: replicas holding figures keep answering them", () => {
   const faults: [string, RpcFault][] = [

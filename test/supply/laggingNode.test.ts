@@ -18,7 +18,7 @@ import { numberToHex } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { type AnvilHandle, startAnvil } from "../../devnet/anvil";
 import type { ServiceChild } from "../support/replica";
-import { chainFigures, mintSupply, servedFigures, supplyProcesses } from "../support/supplyProcesses";
+import { chainFigures, mintSupply, rpcResult, servedFigures, supplyProcesses } from "../support/supplyProcesses";
 
 /** docs/api.md: an in-process copy is re-validated against Redis at least this often. */
 const REVALIDATE_MS = 1_000;
@@ -43,14 +43,7 @@ const figures = servedFigures;
 const storedBlock = async () => (await s.admin.get(figuresKey()))?.split(" ")[0];
 
 const mint = (amount: bigint) => mintSupply(s.d, amount);
-async function rpc(url: string, method: string, params: unknown[] = []): Promise<unknown> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return ((await res.json()) as { result: unknown }).result;
-}
+const rpc = rpcResult;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TOKENS = 10n ** 18n;

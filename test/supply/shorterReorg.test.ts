@@ -14,7 +14,7 @@ import { numberToHex } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { type AnvilHandle, startAnvil } from "../../devnet/anvil";
 import type { ServiceChild } from "../support/replica";
-import { chainFigures, mintSupply, servedFigures, supplyProcesses } from "../support/supplyProcesses";
+import { chainFigures, mintSupply, rpcResult, servedFigures, supplyProcesses } from "../support/supplyProcesses";
 
 /** docs/api.md: the block of the figures' read is checked against the chain this often. */
 const BRANCH_CHECK_MS = 4_000;
@@ -28,14 +28,7 @@ const TOKENS = 10n ** 18n;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const truth = () => chainFigures(s.d);
 
-async function rpc(url: string, method: string, params: unknown[] = []): Promise<unknown> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return ((await res.json()) as { result: unknown }).result;
-}
+const rpc = rpcResult;
 const anvil = (method: string, params: unknown[] = []) => rpc(s.d.anvil.rpcUrl, method, params);
 
 async function bareTotal(p: ServiceChild): Promise<string> {

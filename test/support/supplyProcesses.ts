@@ -121,3 +121,13 @@ export async function mintSupply(d: ReadsDevnet, amount: bigint): Promise<void> 
     args: [deployer.address, amount],
   });
 }
+
+/** One JSON-RPC call to `url` (a node, anvil's own methods included): its `result`. */
+export async function rpcResult(url: string, method: string, params: unknown[] = []): Promise<unknown> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return ((await res.json()) as { result: unknown }).result;
+}
