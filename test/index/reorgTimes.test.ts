@@ -52,11 +52,21 @@ async function indexWhere(tokenId: bigint, done: (head: bigint, hasLock: boolean
   await db.connect();
   try {
     for (let i = 0; i < 600; i++) {
-      const { rows } = await db.query(
-        `SELECT (SELECT substring(latest_checkpoint FROM 27 FOR 16)::bigint::text FROM s._ponder_checkpoint LIMIT 1) AS head,
+      // This observer's statement may be Postgres's deadlock victim while Ponder reverts (seen once in a loaded run,
+      // 40P01): asked again at the next turn, as the API's own reads are (api/read/runtime.ts guarded).
+      const rows = await db
+        .query(
+          `SELECT (SELECT substring(latest_checkpoint FROM 27 FOR 16)::bigint::text FROM s._ponder_checkpoint LIMIT 1) AS head,
                 EXISTS (SELECT 1 FROM s.lock WHERE token_id = $1) AS has_lock`,
-        [tokenId.toString()],
-      );
+          [tokenId.toString()],
+        )
+        .then(
+          (r) => r.rows,
+          (error: { code?: string }) => {
+            if (error.code !== "40P01") throw error;
+            return [];
+          },
+        );
       if (rows[0]?.head != null && done(BigInt(rows[0].head), rows[0].has_lock)) return;
       await new Promise((r) => setTimeout(r, 100));
     }
