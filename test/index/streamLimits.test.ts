@@ -98,20 +98,30 @@ describe("what streams may hold of the server", () => {
   it("never-reading streams count toward PENDING_RESPONSE_BYTES_MAX and are shed past it", async () => {
     const shedTotal = 'api_connections_shed_total{reason="pending_total"}';
     const sockets = Array.from({ length: NON_READERS }, nonReader);
-    for (let i = 0; i < 50 && (await metric("api_streams_open")) < NON_READERS; i++) await sleep(100);
-    expect(await metric("api_streams_open")).toBe(NON_READERS);
-    // Block by block, as the indexer would: each head writes its answers to every stream, none of them read.
-    let held = 0;
-    for (const block of blocks().slice(1)) {
-      await commit(block);
-      await sleep(20);
-      held = Math.max(held, await metric("api_pending_response_bytes"));
-      if ((await metric(shedTotal)) > 0) break;
+    try {
+      for (let i = 0; i < 50 && (await metric("api_streams_open")) < NON_READERS; i++) await sleep(100);
+      expect(await metric("api_streams_open")).toBe(NON_READERS);
+      // Block by block, as the indexer would: each head writes its answers to every stream, none of them read.
+      let held = 0;
+      for (const block of blocks().slice(1)) {
+        await commit(block);
+        await sleep(20);
+        held = Math.max(held, await metric("api_pending_response_bytes"));
+        if ((await metric(shedTotal)) > 0) break;
+      }
+      // On a loaded machine the last heads' answers may still be on their way to the streams when the blocks run out
+      // (a CI run saw neither bytes held nor a stream shed 20 ms after each head): they are watched a while longer.
+      for (let i = 0; i < 100 && (await metric(shedTotal)) === 0; i++) {
+        held = Math.max(held, await metric("api_pending_response_bytes"));
+        await sleep(50);
+      }
+      expect(held).toBeGreaterThan(0);
+      expect(await metric(shedTotal)).toBeGreaterThan(0);
+    } finally {
+      // Whatever failed above, the sockets go: the next tests count the address's open streams.
+      for (const s of sockets) s.destroy();
+      for (let i = 0; i < 50 && (await metric("api_streams_open")) > 0; i++) await sleep(100);
     }
-    expect(held).toBeGreaterThan(0);
-    expect(await metric(shedTotal)).toBeGreaterThan(0);
-    for (const s of sockets) s.destroy();
-    for (let i = 0; i < 50 && (await metric("api_streams_open")) > 0; i++) await sleep(100);
   }, 120_000);
 
   it("STREAM_MAX_PER_IP counts an IPv6 client by its /64, as the rate limiter does", async () => {
