@@ -223,8 +223,8 @@ function supplyOperation(op: SupplyOperation): Operation {
         in: "query",
         required: false,
         description:
-          "`bare` answers text/plain with only the number (failures: empty body, the code in X-Supply-Error). " +
-          "Other query parameters are ignored (cache-busters).",
+          "`bare` answers text/plain with only the number (failures: empty body, the code in X-Supply-Error); " +
+          "any other value, or none, the JSON shape (spec §4.1). Other query parameters are ignored (cache-busters).",
         schema: { type: "string", enum: ["json", "bare"], default: "json" },
       },
     ],

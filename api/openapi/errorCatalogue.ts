@@ -216,7 +216,6 @@ export const SUPPLY_ERROR_MEANINGS: Record<SupplyErrorCode, string> = {
   SUPPLY_RPC_LAGGING:
     "The node's head is behind (below the block of the figures already served, or older than " +
     "SUPPLY_MAX_HEAD_AGE_SECONDS) and no newer figure is held: its older figure is never answered. Retry later.",
-  SUPPLY_BAD_FORMAT: "`format` is neither json nor bare, or is given more than once.",
 };
 
 /** The envelope of spec §2.5, closed: the live test rejects any field the documentation does not name. */

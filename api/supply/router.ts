@@ -5,8 +5,9 @@
  *   GET /max          always null, no RPC needed (answers even without RPC_URL)
  * total and circulating are answered from ONE cache entry filled by ONE read at ONE block (api/supply/figures.ts),
  * so the two figures served at any moment always describe the same block.
- * `?format=bare` answers text/plain; `?format=json` or no format answers `{ "result": … }`; any other
- * value, or `format` given twice, is 400 SUPPLY_BAD_FORMAT (JSON). Other query parameters are ignored,
+ * `?format=bare` answers text/plain; without it (no format, `?format=json`, any other value) the JSON shape
+ * `{ "result": … }` is answered, as spec §4.1 says ("Without format=bare the JSON shape of 2.1 is returned"); `format`
+ * given more than once is bare only if every value is `bare`. Other query parameters are ignored,
  * since aggregators append cache-busters. Never rate-limited (spec §8: safe at any frequency).
  */
 import type { Context } from "hono";
@@ -94,13 +95,15 @@ type Metric = "total" | "circulating";
 export const supplyFiguresKey = (chainId: number, token: string | null, veLock: string | null) =>
   `supply:${chainId}:${token}:${veLock}:figures-v4`;
 
-/** Hot path: a URL without `?` is the default JSON form, without parsing anything. */
-function formatOf(c: Context): Format | null {
+/**
+ * `bare` when every `format` given is `bare` (spec §4.1: "Value bare switches to a plain-text response … Without
+ * format=bare the JSON shape of 2.1 is returned"), else JSON: `json`, a typo such as `BARE`, an empty value or none.
+ * A URL without `?` is the default JSON form, without parsing anything.
+ */
+function formatOf(c: Context): Format {
   if (!c.req.url.includes("?")) return "json";
   const values = c.req.queries("format");
-  if (values === undefined) return "json";
-  if (values.length !== 1) return null;
-  return values[0] === "bare" ? "bare" : values[0] === "json" ? "json" : null;
+  return values !== undefined && values.every((v) => v === "bare") ? "bare" : "json";
 }
 
 // Every supply response is built by respond() or, before routing, edgeResponse() / writeEdgeResponse()
@@ -199,7 +202,7 @@ export const SUPPLY_ROUTES = {
       "burned, 2 decimals, truncated. " +
       "Never zero: a node answering less than 0.01 token (0 included) fails closed with SUPPLY_INCONSISTENT.",
     example: "12345678.90",
-    errors: ["SUPPLY_BAD_FORMAT", ...READ_FAILURES, "SUPPLY_INCONSISTENT"],
+    errors: [...READ_FAILURES, "SUPPLY_INCONSISTENT"],
     maxAgeSec: SUPPLY_TTL_MS.total / 1000,
   },
   circulating: {
@@ -211,7 +214,7 @@ export const SUPPLY_ROUTES = {
       "2 decimals, truncated. Never negative or zero: total − locked below 0.01 token (locked ≥ total included) fails " +
       "closed with SUPPLY_INCONSISTENT.",
     example: "8345678.90",
-    errors: ["SUPPLY_BAD_FORMAT", ...READ_FAILURES, "SUPPLY_INCONSISTENT"],
+    errors: [...READ_FAILURES, "SUPPLY_INCONSISTENT"],
     maxAgeSec: SUPPLY_TTL_MS.circulating / 1000,
   },
   max: {
@@ -220,7 +223,7 @@ export const SUPPLY_ROUTES = {
     summary: "Max supply",
     description: "Always null: the token has no hard-coded maximum (supply is minted on a decaying schedule).",
     example: null,
-    errors: ["SUPPLY_BAD_FORMAT"],
+    errors: [],
     maxAgeSec: SUPPLY_TTL_MS.max / 1000,
   },
 } as const satisfies Record<Metric | "max", SupplyRouteDefinition>;
@@ -495,7 +498,6 @@ export function supplyApi(deps: AppDeps): SupplyApi {
 
   const route = (metric: Metric) => (c: Context) => {
     const format = formatOf(c);
-    if (format === null) return fail(c, "json", "SUPPLY_BAD_FORMAT", 400);
     const hit = cache.peek(key);
     const served = hit === undefined ? undefined : servedFor(hit);
     if (served !== undefined) {
@@ -578,7 +580,6 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     SUPPLY_ROUTES.max.path,
     ownsEdgeHeaders((c: Context) => {
       const format = formatOf(c);
-      if (format === null) return fail(c, "json", "SUPPLY_BAD_FORMAT", 400);
       return ok(c, format, okBody(format, null), CACHE_OK.max);
     }),
   );

@@ -31,8 +31,6 @@ export const SUPPLY_ERROR_STATUS = {
    * it), and no figure is held to answer instead (docs/api.md "Supply API"). Temporary: ask again.
    */
   SUPPLY_RPC_LAGGING: 502,
-  /** `format` is neither `json` nor `bare`, or is given more than once (README). */
-  SUPPLY_BAD_FORMAT: 400,
 } as const;
 
 export type SupplyErrorCode = keyof typeof SUPPLY_ERROR_STATUS;

@@ -43,7 +43,7 @@ const KINDS: [string, string, number][] = [
   ["HEAD", "/api/supply/max", 200],
   ["GET", "/api/supply/circulating", 502],
   ["GET", "/api/supply/total?format=bare", 502],
-  ["GET", "/api/supply/max?format=xml", 400],
+  ["GET", "/api/supply/max?format=xml", 200],
   ["GET", "/api/mcp/v1/state/0xbad", 400],
   ["GET", "/no/such/path", 404],
   ["DELETE", "/api/supply/max", 405],

@@ -291,8 +291,9 @@ describe("the document", () => {
       const names = (op.parameters ?? []).map((p: { name: string }) => p.name);
       expect(names, path).toEqual(expect.arrayContaining(["block", "minBlock", "waitMs"]));
     }
-    // Supply is never rate-limited (spec §8) and has its own codes.
-    expect(codesOf("/api/supply/max")).toEqual(["SUPPLY_BAD_FORMAT"]);
+    // Supply is never rate-limited (spec §8) and has its own codes; max reads nothing and has none (any format is an
+    // answer: spec §4.1).
+    expect(codesOf("/api/supply/max")).toEqual([]);
     expect(codesOf("/api/supply/circulating")).toContain("SUPPLY_INCONSISTENT");
     for (const [path, op] of ops()) {
       for (const [status, response] of Object.entries(op.responses)) {
