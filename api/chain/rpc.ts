@@ -137,6 +137,9 @@ export function decodeWith<T>(result: unknown, decode: ((result: unknown) => T) 
 /** The reason a request's deadline signal carries when it fired because the client closed the connection. */
 export const HANG_UP = "hang-up";
 
+/** The reason a request's deadline signal carries when its deadline passed (api/http/cancellation.ts deadline()). */
+export const DEADLINE_REASON = "deadline";
+
 /** What can cancel a call besides its own signal: an AbortSignal, or the request's deadline (api/http/cancellation.ts). */
 export interface CancelSignal {
   readonly aborted: boolean;

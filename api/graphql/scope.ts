@@ -155,12 +155,12 @@ export class RequestScope {
   async bounded<T>(work: () => Promise<T>): Promise<T> {
     const signal = this.signal;
     try {
-      if (signal?.aborted) throw new QueryCancelledError();
+      if (signal?.aborted) throw new QueryCancelledError(signal.reason);
       if (!signal) return await work();
       let stop = () => {};
       const aborted = new Promise<never>((_, reject) => {
         stop = () => signal.removeEventListener("abort", onAbort);
-        const onAbort = () => reject(new QueryCancelledError());
+        const onAbort = () => reject(new QueryCancelledError(signal.reason));
         signal.addEventListener("abort", onAbort, { once: true });
       });
       try {

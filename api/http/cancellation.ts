@@ -11,7 +11,7 @@
  * calls a batch makes.
  */
 import type { MiddlewareHandler } from "hono";
-import { boundToDeadline, type CancelSignal, HANG_UP, type RpcClient } from "../chain/rpc";
+import { boundToDeadline, type CancelSignal, DEADLINE_REASON, HANG_UP, type RpcClient } from "../chain/rpc";
 import { type AppContext, type AppEnv, PARENT_HANG_UP } from "./env";
 import {
   type ApiError,
@@ -201,7 +201,7 @@ export function deadline(o: DeadlineOptions): MiddlewareHandler<AppEnv> {
         ms: o.ms,
         extraMs: () => extraMs,
         graceMs,
-        cancel: () => signal.abort("deadline"),
+        cancel: () => signal.abort(DEADLINE_REASON),
         // The route ends on its own (its reads are cancelled); its result is not wanted.
         timeoutError: () => o.timeoutError(c, o.ms),
       });

@@ -6,7 +6,7 @@
  */
 import type { Address, Hex } from "viem";
 import type { DurationBoard } from "../../indexer/boards";
-import type { CancelSignal } from "../chain/rpc";
+import { type CancelSignal, DEADLINE_REASON } from "../chain/rpc";
 
 export { BOARD_UNIT, DURATION_BOARDS, type DurationBoard } from "../../indexer/boards";
 
@@ -314,8 +314,14 @@ export class IndexPoolBusyError extends Error {
 /** The query was cancelled by its signal; nothing of its result is known. */
 export class QueryCancelledError extends Error {
   override name = "QueryCancelledError";
-  constructor() {
+  /**
+   * Its request's deadline passed (the signal's reason "deadline", api/http/cancellation.ts), rather than its client
+   * hanging up: the index did not answer within the request's time, which /ready's failure streak counts.
+   */
+  readonly byDeadline: boolean;
+  constructor(reason?: unknown) {
     super("index query cancelled: its request was abandoned");
+    this.byDeadline = reason === DEADLINE_REASON;
   }
 }
 

@@ -617,10 +617,14 @@ export async function guarded<T>(rt: IndexRuntime, read: () => Promise<T>): Prom
     rt.health.succeeded();
     return value;
   } catch (error) {
-    // A cancelled read (its request's deadline or hang-up) is its caller's to report, not the index's failure.
-    if (error instanceof ApiError || error instanceof BlockTimeUnknownError || error instanceof QueryCancelledError) {
+    // A cancelled read (its request's deadline or hang-up) is its caller's to report. One its deadline cancelled is
+    // also a read the index did not answer in time, so /ready's streak counts it (RPC_TIMEOUT_MS below the statement
+    // timeout: every read behind a table lock ends so, and /ready must still say the reads fail); a hang-up is not.
+    if (error instanceof QueryCancelledError) {
+      if (error.byDeadline) rt.health.failed();
       throw error;
     }
+    if (error instanceof ApiError || error instanceof BlockTimeUnknownError) throw error;
     if (error instanceof IndexChainMismatchError) {
       // Not the database failing (no failed read for /ready's streak): the index is there, of another chain.
       foundOtherChain(rt, error);

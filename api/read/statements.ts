@@ -51,7 +51,7 @@ export function cancellableQuery(
   if (!signal) return pool.query(statement);
   if (signal.aborted) {
     onCancelled();
-    return Promise.reject(new QueryCancelledError());
+    return Promise.reject(new QueryCancelledError(signal.reason));
   }
   return new Promise((resolve, reject) => {
     let client: pg.PoolClient | undefined;
@@ -65,8 +65,8 @@ export function cancellableQuery(
       settle();
       onCancelled();
       // Destroyed, not returned: the backend sees the socket close (client_connection_check_interval) and stops.
-      client?.release(new QueryCancelledError());
-      reject(new QueryCancelledError());
+      client?.release(new QueryCancelledError(signal?.reason));
+      reject(new QueryCancelledError(signal?.reason));
     }
     signal.addEventListener("abort", cancel, { once: true });
     pool.connect().then(
