@@ -64,7 +64,10 @@ describe("an index read past RPC_TIMEOUT_MS's deadline (API process, Postgres)",
       // reads the index itself and says so (it answered 200 while every index route was 503: a cancelled read was
       // not counted).
       const ready = await fetch(`${served.api.url}/ready`, { signal: AbortSignal.timeout(5_000) });
-      expect([ready.status, ((await ready.json()) as { reason?: string }).reason]).toEqual([503, "index reads failing"]);
+      expect([ready.status, ((await ready.json()) as { reason?: string }).reason]).toEqual([
+        503,
+        "index reads failing",
+      ]);
       // A client that hangs up while its read waits behind the lock.
       await fetch(`${served.api.url}/api/index/v1/stats?block=${block - 5n}`, {
         signal: AbortSignal.timeout(300),
