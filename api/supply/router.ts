@@ -103,7 +103,7 @@ export const supplyFiguresKey = (chainId: number, token: string | null, veLock: 
 function formatOf(c: Context): Format {
   if (!c.req.url.includes("?")) return "json";
   const values = c.req.queries("format");
-  return values !== undefined && values.every((v) => v === "bare") ? "bare" : "json";
+  return values?.every((v) => v === "bare") ? "bare" : "json";
 }
 
 // Every supply response is built by respond() or, before routing, edgeResponse() / writeEdgeResponse()
