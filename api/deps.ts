@@ -43,7 +43,7 @@ export type AppDeps = {
   peerAddress?: PeerAddressSource;
   /** The docs UI's built assets (dist/static); default: loaded once per process; null: /docs without the UI. */
   staticAssets: StaticAssets | null;
-  /** What GET /ready reports (bounded; never hangs); default: always ready (no index to wait for). */
+  /** What GET /ready reports (bounded; never hangs); default: ready, and with no index `index: "unconfigured"`. */
   readiness?: () => Promise<ReadyState>;
   /** The webhooks' store and settings (api/webhooks/service.ts); absent or null: their routes answer 503 (after 401). */
   webhooks?: Webhooks | null;

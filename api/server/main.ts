@@ -5,7 +5,8 @@
  * every serving process is (api/server/process.ts).
  *
  * Environment: the one configuration (api/config.ts). DATABASE_URL + DATABASE_VIEWS_SCHEMA (or
- * DATABASE_SCHEMA) select the index; without DATABASE_URL state answers say `source: "rpc"`. PORT (default
+ * DATABASE_SCHEMA) select the index; without DATABASE_URL (local only) state answers say `source: "rpc"`, the index
+ * routes and GraphQL answer 503 "unconfigured" and /ready 200 with `index: "unconfigured"`. PORT (default
  * 42069) and HOST (default 0.0.0.0) pick the socket; METRICS_PORT / METRICS_HOST a listener of the metrics'
  * own (api/server/metricsServer.ts). Once it serves it logs one line `"msg":"listening"` with `listening: {port,host}`
  * (and `metrics: {port,host}` when the metrics have their own listener), whatever LOG_LEVEL says: supervisors and

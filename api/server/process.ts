@@ -125,7 +125,10 @@ export async function serveProcess(options: ServeProcessOptions): Promise<Servin
   const deps = await createServiceDeps({ config, checkChainId: true, metrics: options.metrics });
   const { logger, metrics } = deps;
   const opened = options.openIndex({ config, metrics, logger });
-  if (!opened) logger.warn("no index database configured (DATABASE_URL and a schema): state answers source rpc");
+  if (!opened)
+    logger.warn(
+      "no index database configured (DATABASE_URL and a schema): state answers source rpc, the index routes and GraphQL 503 INDEX_UNAVAILABLE unconfigured, /ready says index unconfigured",
+    );
   const { readiness, close: closeIndex, ...source } = opened ?? { locks: null, atBlock: null };
   const webhookSql = (await options.openWebhookSql?.(config)) ?? null;
   const webhooks = webhookSql
