@@ -140,6 +140,14 @@ export const HANG_UP = "hang-up";
 /** The reason a request's deadline signal carries when its deadline passed (api/http/cancellation.ts deadline()). */
 export const DEADLINE_REASON = "deadline";
 
+/**
+ * What work rejects with when a CancelSignal it took fired: the cancellation itself, not a failure (an index query's
+ * QueryCancelledError). The one error handler tells it from an error that only came after the signal fired.
+ */
+export class CancelledError extends Error {
+  override name = "CancelledError";
+}
+
 /** What can cancel a call besides its own signal: an AbortSignal, or the request's deadline (api/http/cancellation.ts). */
 export interface CancelSignal {
   readonly aborted: boolean;

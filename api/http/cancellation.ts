@@ -11,7 +11,15 @@
  * calls a batch makes.
  */
 import type { MiddlewareHandler } from "hono";
-import { boundToDeadline, type CancelSignal, DEADLINE_REASON, HANG_UP, type RpcClient } from "../chain/rpc";
+import {
+  boundToDeadline,
+  CancelledError,
+  type CancelSignal,
+  DEADLINE_REASON,
+  HANG_UP,
+  type RpcClient,
+  RpcError,
+} from "../chain/rpc";
 import { type AppContext, type AppEnv, PARENT_HANG_UP } from "./env";
 import {
   type ApiError,
@@ -107,6 +115,21 @@ export function onHangUp(c: AppContext, listener: () => void): () => void {
   if (!parent) return () => {};
   parent.addEventListener("abort", listener);
   return () => parent.removeEventListener("abort", listener);
+}
+
+/**
+ * Whether `error` is the cancellation of a request whose `signal` fired — what its cancelled work rejects with: a
+ * CancelledError (an index query's QueryCancelledError), an RPC call the signal stopped ("aborted" at a hang-up,
+ * "timeout" at the deadline), or the signal's own reason — rather than a failure that only came after it fired (a bug
+ * meeting a hang-up or a deadline stays a 500 with its error line).
+ */
+export function isCancellation(error: unknown, signal: CancelSignal | undefined): boolean {
+  if (signal?.aborted !== true) return false;
+  return (
+    error === signal.reason ||
+    error instanceof CancelledError ||
+    (error instanceof RpcError && (error.kind === "aborted" || error.kind === "timeout"))
+  );
 }
 
 /** Whether the request's client has gone before its answer was written. */

@@ -6,7 +6,7 @@
  */
 import type { Address, Hex } from "viem";
 import type { DurationBoard } from "../../indexer/boards";
-import { type CancelSignal, DEADLINE_REASON } from "../chain/rpc";
+import { CancelledError, type CancelSignal, DEADLINE_REASON } from "../chain/rpc";
 
 export { BOARD_UNIT, DURATION_BOARDS, type DurationBoard } from "../../indexer/boards";
 
@@ -312,7 +312,7 @@ export class IndexPoolBusyError extends Error {
 }
 
 /** The query was cancelled by its signal; nothing of its result is known. */
-export class QueryCancelledError extends Error {
+export class QueryCancelledError extends CancelledError {
   override name = "QueryCancelledError";
   /**
    * Its request's deadline passed (the signal's reason "deadline", api/http/cancellation.ts), rather than its client
