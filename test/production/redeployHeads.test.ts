@@ -13,36 +13,17 @@
  * (the red team's 14 of 22 polls in 20 s; here on ddacac8: 28 /stats and 11 GraphQL of 844 polls, all
  * `unreachable`, in the 11 s after the new indexer's /ready).
  */
-import { Redis } from "ioredis";
-import pg from "pg";
 import type { Address } from "viem";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
-import { type LiveTopology, lockViaFurnace, startLiveTopology } from "../support/liveTopology";
-import { type ServiceChild, spawnService } from "../support/replica";
+import { liveTopologyPerFile, lockViaFurnace } from "../support/liveTopology";
+import type { ServiceChild } from "../support/replica";
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
-const PREFIX = `redeployheadstest:${process.pid}:${Date.now()}:`;
-const ENV = { REDIS_URL, REDIS_KEY_PREFIX: PREFIX, RATE_LIMIT_MAX: "1000000", INDEXER_POLLING_MS: "200" };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ACTORS = [DEVNET_ACCOUNTS.alice, DEVNET_ACCOUNTS.bob, DEVNET_ACCOUNTS.carol, DEVNET_ACCOUNTS.fresh];
 
-let topology: LiveTopology;
-let v2: ServiceChild | undefined;
-
-beforeAll(async () => {
-  topology = await startLiveTopology({ apis: 1, env: ENV });
-}, 300_000);
-
-afterAll(async () => {
-  await v2?.stop();
-  await topology?.stop();
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${PREFIX}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  redis.disconnect();
-}, 60_000);
+const live = liveTopologyPerFile({ redisPrefix: "redeployheadstest" });
 
 type Polled = {
   at: number;
@@ -111,19 +92,6 @@ async function pollGraphql(api: ServiceChild): Promise<Polled> {
   }
 }
 
-async function viewsTarget(): Promise<string> {
-  const client = new pg.Client({ connectionString: topology.databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query(
-      "SELECT definition FROM pg_views WHERE schemaname = 's' AND viewname = '_ponder_checkpoint'",
-    );
-    return String(rows[0]?.definition ?? "");
-  } finally {
-    await client.end();
-  }
-}
-
 async function indexedBlock(indexer: ServiceChild): Promise<bigint | null> {
   try {
     const res = await fetch(`${indexer.url}/status`);
@@ -137,7 +105,8 @@ async function indexedBlock(indexer: ServiceChild): Promise<bigint | null> {
 
 describe("zero-downtime redeploy, both indexers running: head answers", () => {
   it("are answered throughout (at most one 503, never 'unreachable'), each true of the block it names", async () => {
-    const { chain, databaseUrl, apis } = topology;
+    const topology = live();
+    const { chain, apis } = topology;
     const api = apis[0]!;
     const devnet = chain.devnet;
     const publicClient = devnet.clients.publicClient;
@@ -173,21 +142,12 @@ describe("zero-downtime redeploy, both indexers running: head answers", () => {
     try {
       await sleep(3_000);
       // Step 1: the new indexer, a new schema, the same views schema, a port of its own; the old one keeps running.
-      v2 = await spawnService({
-        rpcUrl: devnet.rpcUrl,
-        manifestFile: chain.manifestFile,
-        databaseUrl,
-        command: "start",
-        schema: "s_v2",
-        viewsSchema: "s",
-        logLevel: "info",
-        env: ENV,
-      });
+      const v2 = await topology.spawnIndexer("s_v2", "info");
       // Step 2: its /ready, and the views name its schema.
       await v2.waitFor200("/ready", 120_000);
       readyAt = performance.now();
       expect(v2.log()).toContain("Created database views");
-      expect(await viewsTarget()).toContain("s_v2");
+      expect(await topology.viewsTarget()).toContain("s_v2");
       // Both at the chain's head, both committing every block: the state steps 1–2 leave until step 3.
       for (let deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(200)) {
         const head = await publicClient.getBlockNumber({ cacheTime: 0 });

@@ -9,37 +9,18 @@
  * totalLockedClaim and each holder's veBalanceOf. Before api/read/indexSource.ts both answered alice's branch's /stats
  * (79899eb: totalLockedWei with her 3,000 tokens), the running one from memory, the new one from Redis.
  */
-import { Redis } from "ioredis";
-import pg from "pg";
 import type { Address } from "viem";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BRANCH_CHECK_MS } from "../../api/read/branchCheck";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
-import { type LiveTopology, lockViaFurnace, startLiveTopology } from "../support/liveTopology";
-import { type ServiceChild, spawnService } from "../support/replica";
+import { liveTopologyPerFile, lockViaFurnace } from "../support/liveTopology";
+import type { ServiceChild } from "../support/replica";
 
 const BASE = "/api/index/v1";
-const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
-const PREFIX = `sourceswitchtest:${process.pid}:${Date.now()}:`;
-const ENV = { REDIS_URL, REDIS_KEY_PREFIX: PREFIX, RATE_LIMIT_MAX: "1000000", INDEXER_POLLING_MS: "200" };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-let topology: LiveTopology;
-let next: ServiceChild | undefined;
-
-beforeAll(async () => {
-  topology = await startLiveTopology({ apis: 1, env: ENV });
-}, 300_000);
-
-afterAll(async () => {
-  await next?.stop();
-  await topology?.stop();
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${PREFIX}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  redis.disconnect();
-});
+const live = liveTopologyPerFile({ redisPrefix: "sourceswitchtest" });
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field, each checked by the test.
 type Json = Record<string, any>;
@@ -48,22 +29,9 @@ async function get(api: ServiceChild, path: string): Promise<{ status: number; b
   return { status: res.status, body: (await res.json()) as Json };
 }
 
-/** The schema the views schema's checkpoint view reads. */
-async function viewsTarget(): Promise<string> {
-  const client = new pg.Client({ connectionString: topology.databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query(
-      "SELECT definition FROM pg_views WHERE schemaname = 's' AND viewname = '_ponder_checkpoint'",
-    );
-    return String(rows[0]?.definition ?? "");
-  } finally {
-    await client.end();
-  }
-}
-
 describe("a views switch to another schema of the same build", () => {
   it("forgets the old schema's answers at a past block: /stats and the ve board at X are the chain's", async () => {
+    const topology = live();
     const { chain } = topology;
     const test = chain.devnet.clients.testClient;
     const publicClient = chain.devnet.clients.publicClient;
@@ -131,18 +99,10 @@ describe("a views switch to another schema of the same build", () => {
     expect(now).not.toEqual(old);
 
     // The runbook's re-index: a new schema, the same views schema, the same build.
-    next = await spawnService({
-      command: "start",
-      rpcUrl: chain.devnet.rpcUrl,
-      manifestFile: chain.manifestFile,
-      databaseUrl: topology.databaseUrl,
-      schema: "s_v2",
-      viewsSchema: "s",
-      env: ENV,
-    });
+    const next = await topology.spawnIndexer("s_v2");
     await next.waitFor200("/ready", 120_000);
-    for (let i = 0; i < 60 && !(await viewsTarget()).includes("s_v2"); i++) await sleep(500);
-    expect(await viewsTarget()).toContain("s_v2");
+    for (let i = 0; i < 60 && !(await topology.viewsTarget()).includes("s_v2"); i++) await sleep(500);
+    expect(await topology.viewsTarget()).toContain("s_v2");
     // Within one check of the index's source (every BRANCH_CHECK_MS) every process knows.
     await sleep(BRANCH_CHECK_MS + 2_000);
 
