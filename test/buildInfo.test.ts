@@ -14,9 +14,8 @@ import { buildInfo } from "../api/buildInfo";
 import { loadConfig } from "../api/config";
 import { silentLogger } from "../api/observability/logger";
 import { checkoutCommit, packageVersion, sourceStamp } from "../api/sourceStamp.mjs";
-import { startDevnet, type TestDevnet } from "./support/devnet";
-import { REPO_ROOT, writeManifest } from "./support/ponder";
-import { type ServiceChild, spawnService } from "./support/replica";
+import { indexlessApiPerFile } from "./support/indexlessApi";
+import { REPO_ROOT } from "./support/ponder";
 
 const VERSION = (JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: string }).version;
 
@@ -110,26 +109,10 @@ describe("in process (the sources)", () => {
 });
 
 describe("the API process (the bundle npm run build stamped)", () => {
-  let devnet: TestDevnet;
-  let api: ServiceChild;
-  beforeAll(async () => {
-    devnet = await startDevnet();
-    api = await spawnService({
-      command: "api",
-      rpcUrl: devnet.rpcUrl,
-      manifestFile: writeManifest(devnet.deployment.manifest),
-      schema: "none",
-      env: { LOG_LEVEL: "error", REDIS_URL: "" },
-    });
-    await api.waitFor200("/health", 30_000);
-  }, 120_000);
-  afterAll(async () => {
-    await api?.stop("SIGKILL");
-    await devnet?.stop();
-  });
+  const api = indexlessApiPerFile();
 
   it("says the same version everywhere, and the commit this checkout is at (the build ran on it, globalSetup)", async () => {
-    const said = await whatItSays((p, init) => fetch(`${api.url}${p}`, init));
+    const said = await whatItSays((p, init) => fetch(`${api().url}${p}`, init));
     expect(said).toEqual({
       health: VERSION,
       gauge: [gaugeLine(checkoutCommit(REPO_ROOT))],

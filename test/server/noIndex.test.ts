@@ -6,39 +6,14 @@
  * every index route and GraphQL answer 503 INDEX_UNAVAILABLE "unconfigured". Before: /ready answered
  * `{"ok":true,"status":"ready"}`, the same body as a replica over its index (red team rtops F3).
  */
-import { rmSync } from "node:fs";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDevnet, type TestDevnet } from "../support/devnet";
-import { writeManifest } from "../support/ponder";
-import { type ServiceChild, spawnService } from "../support/replica";
+import { describe, expect, it } from "vitest";
+import { indexlessApiPerFile } from "../support/indexlessApi";
 
-let devnet: TestDevnet;
-let manifestFile: string;
-let api: ServiceChild;
-
-beforeAll(async () => {
-  devnet = await startDevnet();
-  manifestFile = writeManifest(devnet.deployment.manifest);
-  api = await spawnService({
-    command: "api",
-    rpcUrl: devnet.rpcUrl,
-    manifestFile,
-    databaseUrl: undefined,
-    schema: "noindex",
-    env: { REDIS_URL: "", LOG_LEVEL: "warn" },
-  });
-  await api.waitFor200("/health", 60_000);
-}, 120_000);
-
-afterAll(async () => {
-  await api?.stop("SIGKILL");
-  await devnet?.stop();
-  if (manifestFile) rmSync(path.dirname(manifestFile), { recursive: true, force: true });
-});
+const served = indexlessApiPerFile({ LOG_LEVEL: "warn" });
 
 describe("the API process without DATABASE_URL", () => {
   it("/ready is 200 saying the index is unconfigured; the index routes and GraphQL 503 'unconfigured'", async () => {
+    const api = served();
     const ready = await fetch(`${api.url}/ready`);
     expect([ready.status, await ready.json(), ready.headers.get("cache-control")]).toEqual([
       200,

@@ -13,10 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiApp } from "../../api/app";
 import type { AppEnv } from "../../api/http/env";
 import { type ApiServer, acceptQueue, SERVER_LIMITS, startApiServer } from "../../api/server/server";
-import { startDevnet, type TestDevnet } from "../support/devnet";
+import { indexlessApiPerFile } from "../support/indexlessApi";
 import { platformApp } from "../support/platformApp";
-import { writeManifest } from "../support/ponder";
-import { type ServiceChild, spawnService } from "../support/replica";
 
 let api: ApiServer;
 
@@ -96,28 +94,7 @@ describe("the server's timeouts", () => {
  * Each must fire at its value and within 1 s after it (issue 30, 6). Run side by side: one wait of ~66 s.
  */
 describe("the timeouts on the API process", () => {
-  let devnet: TestDevnet;
-  let served: ServiceChild;
-  let manifestFile: string;
-
-  beforeAll(async () => {
-    devnet = await startDevnet();
-    manifestFile = writeManifest(devnet.deployment.manifest);
-    served = await spawnService({
-      command: "api",
-      rpcUrl: devnet.rpcUrl,
-      manifestFile,
-      schema: "unused",
-      env: { LOG_LEVEL: "error", REDIS_URL: "" },
-    });
-    await served.waitFor200("/health", 60_000);
-  }, 120_000);
-
-  afterAll(async () => {
-    await served?.stop("SIGKILL");
-    await devnet?.stop();
-    if (manifestFile) rmSync(path.dirname(manifestFile), { recursive: true, force: true });
-  });
+  const served = indexlessApiPerFile();
 
   /**
    * A POST to /api/mcp whose 64-byte body arrives one byte a second: closed when the whole request's time is up.
@@ -129,7 +106,7 @@ describe("the timeouts on the API process", () => {
       let answer = "";
       let sent = 0;
       let drip: NodeJS.Timeout | undefined;
-      const socket = connect(served.port, "127.0.0.1", () => {
+      const socket = connect(served().port, "127.0.0.1", () => {
         socket.write(
           "POST /api/mcp HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: 64\r\n\r\n{",
         );
@@ -158,7 +135,7 @@ describe("the timeouts on the API process", () => {
     return new Promise((resolve, reject) => {
       let answeredAt = 0;
       let answer = "";
-      const socket = connect(served.port, "127.0.0.1", () => {
+      const socket = connect(served().port, "127.0.0.1", () => {
         socket.write("GET /health HTTP/1.1\r\nhost: x\r\n\r\n");
       });
       socket.setEncoding("utf8");
@@ -173,8 +150,8 @@ describe("the timeouts on the API process", () => {
 
   it("headers 10 s, the whole request 30 s, keep-alive idle 65 s: each fires at its value, within 1 s after it", async () => {
     const [half, nothing, body, idle] = await Promise.all([
-      untilClosed("GET /health HTTP/1.1\r\nhost: x\r\nx-slow:", served.port),
-      untilClosed("", served.port),
+      untilClosed("GET /health HTTP/1.1\r\nhost: x\r\nx-slow:", served().port),
+      untilClosed("", served().port),
       slowBody(),
       idleAfterAnswer(),
     ]);
