@@ -18,7 +18,7 @@
  * past it). A request arriving while the rest owed is longer than `waitMs` is refused at once, its `Retry-After`
  * the seconds until the next permit. Cached documents never wait here.
  */
-import type { CancelSignal } from "../chain/rpc";
+import { CancelledError, type CancelSignal } from "../chain/rpc";
 import { admission } from "../read/admission";
 
 export type CompileGateOptions = {
@@ -90,7 +90,9 @@ export function compileGate(o: CompileGateOptions): CompileGate {
       if (owed >= o.waitMs) throw new CompileQueueFull(Math.max(retryAfterSec, Math.ceil(owed / 1000)));
       const waited = new AbortController();
       const timer = setTimeout(() => waited.abort(new CompileQueueFull(retryAfterSec)), o.waitMs);
-      const onAbort = () => waited.abort(signal?.reason);
+      // An Error, not the signal's reason (a string, "hang-up" or "deadline"): Hono's handler takes only Errors, and
+      // rethrew a string past it to @hono/node-server's own bare 500.
+      const onAbort = () => waited.abort(new CancelledError("cancelled while waiting for a compile permit"));
       signal?.addEventListener("abort", onAbort, { once: true });
       if (signal?.aborted) onAbort();
       try {

@@ -6,9 +6,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../api/app";
+import { CancelledError, HANG_UP } from "../../api/chain/rpc";
 import { loadConfig } from "../../api/config";
 import { CompileQueueFull, compileGate } from "../../api/graphql/compileGate";
 import { ByteBoundedCache, documentCost } from "../../api/graphql/documentCache";
+import { CancelSource } from "../../api/http/cancellation";
 import { silentLogger } from "../../api/observability/logger";
 import type { LockIndex } from "../../api/read/contract";
 import { heapAfterCollection } from "../support/heap";
@@ -216,6 +218,23 @@ describe("compileGate", () => {
     expect(refused).toBeInstanceOf(CompileQueueFull);
     expect((refused as CompileQueueFull).retryAfterSec).toBeGreaterThanOrEqual(3);
     expect(gate.waiting()).toBe(0);
+  });
+
+  it("a waiter whose request is cancelled (hang-up) rejects with a CancelledError, an Error the app's handler takes", async () => {
+    // The signal's reason is a string ("hang-up", "deadline"): rejected with it, Hono rethrew it past onError and
+    // @hono/node-server answered its own bare 500.
+    const gate = compileGate({ inFlight: 1, queue: 4, waitMs: 1_000, share: 1 });
+    const first = await gate.enter();
+    const signal = new CancelSource();
+    const waiting = gate.enter(signal).catch((error: unknown) => error);
+    signal.abort(HANG_UP);
+    const error = await waiting;
+    expect(error).toBeInstanceOf(CancelledError);
+    expect(gate.waiting()).toBe(0);
+    const gone = new CancelSource();
+    gone.abort("deadline");
+    expect(await gate.enter(gone).catch((e: unknown) => e)).toBeInstanceOf(CancelledError);
+    first();
   });
 
   it("rests after each permit so compilations take at most their share of the time", async () => {
