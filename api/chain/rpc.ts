@@ -127,8 +127,15 @@ export type RpcCallOptions = {
  */
 export type RpcRequestOptions<T> = RpcCallOptions & { decode?: (result: unknown) => T };
 
-/** A batch's options: one decoder per member (or none), applied as RpcRequestOptions.decode is. */
-export type RpcBatchOptions = RpcCallOptions & { decode?: readonly (((result: unknown) => unknown) | undefined)[] };
+/**
+ * A batch's options: one decoder per member (or none), applied as RpcRequestOptions.decode is. `settle` marks the
+ * members whose failure (an error object, a decoder that throws) does not fail the batch: such a member's result is
+ * its error, counted as that call's failure (the supply read: totalLockedClaim() failing leaves totalSupply() a figure).
+ */
+export type RpcBatchOptions = RpcCallOptions & {
+  decode?: readonly (((result: unknown) => unknown) | undefined)[];
+  settle?: readonly boolean[];
+};
 
 /** `result` through `decode`, if any: for RpcClient implementations (a fake chain, a coalescing view). */
 export function decodeWith<T>(result: unknown, decode: ((result: unknown) => T) | undefined): T {
@@ -160,7 +167,10 @@ export interface CancelSignal {
 export interface RpcClient {
   /** One JSON-RPC call; resolves with `result` exactly as the node sent it (never coerced), or as `decode` made it. */
   request<T = unknown>(req: RpcRequest, options?: RpcRequestOptions<T>): Promise<T>;
-  /** Several calls in one HTTP round trip; results in request order. Any member's error fails the batch. */
+  /**
+   * Several calls in one HTTP round trip; results in request order. Any member's error fails the batch, but one that
+   * `options.settle` marks (its result is then the error).
+   */
   batch(reqs: readonly RpcRequest[], options?: RpcBatchOptions): Promise<unknown[]>;
   /** The URL with credentials, path and query removed — the only form that may be logged or shown. */
   readonly redactedUrl: string;
@@ -396,6 +406,9 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       }
       let failure: { error: unknown } | undefined;
       const results = reqs.map((r, i) => {
+        // A settled member's own answer (its error object, or what its decoder refused) is its result; a batch answer
+        // that lost or doubled a member is malformed as a whole, whichever member it is.
+        let settles = false;
         try {
           const member = byId.get(ids[i]);
           if (member === undefined)
@@ -404,11 +417,13 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
             throw new RpcError("invalid", `RPC ${r.method}: answered twice in the batch response`, {
               method: r.method,
             });
+          settles = callOptions?.settle?.[i] === true;
           const result = decodeWith(unwrap(member, r.method), callOptions?.decode?.[i]);
           report([r.method], "ok");
           return result;
         } catch (error) {
           report([r.method], outcomeOf(error));
+          if (settles) return error;
           failure ??= { error };
           return undefined;
         }

@@ -7,9 +7,10 @@
  * The entry is a string (the cache holds strings, shared through Redis):
  * `<block> <hash> <total> <circulating> <readAt> <blockTime>`, e.g.
  * `123 0x9f…e2 12345678.90 8345678.90 1764605533120 1764605532`, where circulating is either a figure or the code its
- * half failed with (SUPPLY_INCONSISTENT: locked ≥ total, or total − locked below 0.01 token, at that block). A total
- * that is itself fine is still answered then: an aggregator listing it gets the chain's figure; only circulating fails
- * closed. `readAt` is when the read began (Unix ms, the reading replica's clock): the figures' `Age` is counted from it,
+ * half failed with (SUPPLY_INCONSISTENT: locked ≥ total, or total − locked below 0.01 token, at that block;
+ * SUPPLY_RPC_INVALID_UINT256: totalLockedClaim() reverted or did not answer exactly 0x + 64 hex). A total that is itself
+ * fine is still answered then (spec §4.1: total is totalSupply() alone): an aggregator listing it gets the chain's
+ * figure; only circulating fails closed. `readAt` is when the read began (Unix ms, the reading replica's clock): the figures' `Age` is counted from it,
  * on every replica that serves the entry (api/supply/router.ts). `hash` and `blockTime` (Unix seconds) are the hash and
  * timestamp of the block read (in the same batch as the figures): the branch check (api/supply/branchWatch.ts) drops
  * the entry once that block is no longer canonical, and needs the block's time to tell a reorg to a shorter chain (a
@@ -21,7 +22,8 @@ import { SupplyError, type SupplyErrorCode } from "./supplyError";
 import { formatWei2, SMALLEST_FIGURE_WEI } from "./wei";
 
 /**
- * What one read at one block found: `locked` is null without a VeLockNFT in the manifest (circulating is not served).
+ * What one read at one block found: `locked` is null without a VeLockNFT in the manifest (circulating is not served),
+ * or the SupplyError its totalLockedClaim() failed with (a revert, `0x`, a garbled word: circulating fails, total stands).
  * `readAtMs` is when the read began (Unix ms), before eth_blockNumber: the block read was the latest at some moment
  * after it, so an age counted from it is never below the figures' true age (it exceeds it by the read's round trips).
  */
@@ -32,7 +34,7 @@ export type SupplyRead = {
   /** That block's timestamp (Unix seconds): how far the node's head is behind the wall clock (a lagging node). */
   blockTimestampSec: number;
   total: bigint;
-  locked: bigint | null;
+  locked: bigint | SupplyError | null;
   readAtMs: number;
 };
 
@@ -73,13 +75,21 @@ export type SupplyFigures = {
   readAtMs: number;
 };
 
-/** The codes the circulating half of an entry may hold: both describe the block read, not a failed read. */
-const HALF_FAILURES = ["SUPPLY_INCONSISTENT", "SUPPLY_NOT_DEPLOYED"] as const satisfies readonly SupplyErrorCode[];
+/**
+ * The codes the circulating half of an entry may hold, its total being a figure of the block read: locked ≥ total there,
+ * no VeLockNFT, or a totalLockedClaim() the node answered with a revert or not with exactly 0x + 64 hex.
+ */
+const HALF_FAILURES = [
+  "SUPPLY_INCONSISTENT",
+  "SUPPLY_NOT_DEPLOYED",
+  "SUPPLY_RPC_INVALID_UINT256",
+] as const satisfies readonly SupplyErrorCode[];
 
 /** total − locked, or why it is not a figure (never negative, never a "0.00"). Total is already ≥ 0.01 token. */
 export function circulatingOf(read: SupplyRead): bigint | SupplyError {
   const { blockNumber, total, locked } = read;
   if (locked === null) return new SupplyError("SUPPLY_NOT_DEPLOYED", "VeLockNFT is not in the manifest");
+  if (locked instanceof SupplyError) return locked;
   // Everything locked would answer a zero circulating supply: never a real figure, so never answered; nor is a
   // remainder below 0.01 token, which would be published as "0.00".
   if (locked >= total) {
@@ -159,4 +169,5 @@ export const circulatingCode = (f: SupplyFigures): SupplyErrorCode | null =>
  * Whether the entry's circulating half failed at its block (not for want of a VeLockNFT, a configuration that does
  * not change): such an entry is kept only as long as a failure is remembered (the backoff), then read again.
  */
-export const circulatingFailed = (f: SupplyFigures): boolean => f.circulating === "SUPPLY_INCONSISTENT";
+export const circulatingFailed = (f: SupplyFigures): boolean =>
+  f.circulating === "SUPPLY_INCONSISTENT" || f.circulating === "SUPPLY_RPC_INVALID_UINT256";

@@ -100,8 +100,9 @@ const beyondCeiling = (total: bigint, block: bigint) =>
 /**
  * Both figures' inputs at one block: eth_blockNumber, then ONE batch of that block's header (for its hash),
  * totalSupply() and totalLockedClaim() pinned to it (no totalLockedClaim() without a VeLockNFT). `options.signal` cancels the read's RPC calls (the supply deadline).
- * Whether circulating is a figure is api/supply/figures.ts's call; a total below 0.01 token or above
- * SUPPLY_TOTAL_CEILING_WEI fails the read.
+ * Whether circulating is a figure is api/supply/figures.ts's call (a totalLockedClaim() that failed is kept as its
+ * SupplyError); a failed header or totalSupply(), or a total below 0.01 token or above SUPPLY_TOTAL_CEILING_WEI, fails
+ * the read.
  */
 export async function readSupply(
   rpc: RpcClient,
@@ -122,20 +123,25 @@ export async function readSupply(
       (raw: unknown): unknown => blockHeaderOf(raw, blockNumber) ?? missingBlock(blockNumber),
       (raw: unknown): unknown => decodeView(totalView, raw),
     ];
+    // totalLockedClaim() is settled: its failure (a revert, `0x`, a garbled word) is circulating's alone, and total,
+    // which spec §4.1 defines as totalSupply() alone, is still the figure of the block read (figures.ts).
+    const settle = [false, false, true];
+    let lockedFailure: (cause: unknown) => SupplyError = toSupplyError;
     if (veLock !== null) {
       const lockedView = totalLockedClaim(veLock);
       requests.push(viewRequest(lockedView, block));
       decode.push((raw) => decodeView(lockedView, raw));
+      lockedFailure = (cause) => toSupplyError(viewFailure(lockedView, cause));
     }
     const batch = () =>
-      rpc.batch(requests, { ...options, decode }).catch((cause: unknown) => {
+      rpc.batch(requests, { ...options, decode, settle }).catch((cause: unknown) => {
         throw cause instanceof SupplyError ? cause : viewFailure(totalView, cause);
       });
     // A backend without the block is asked again once, at once: a load balancer may send the batch to one that has it.
     const [header, total, locked] = (await batch().catch((error: unknown) => {
       if (error instanceof MissingBlockError) return batch();
       throw error;
-    })) as [BlockHeader, bigint, bigint?];
+    })) as [BlockHeader, bigint, unknown];
     if (total < SMALLEST_FIGURE_WEI) throw noSupply(total, blockNumber);
     if (total > SUPPLY_TOTAL_CEILING_WEI) throw beyondCeiling(total, blockNumber);
     return {
@@ -143,7 +149,7 @@ export async function readSupply(
       blockHash: header.hash,
       blockTimestampSec: header.timestampSec,
       total,
-      locked: locked ?? null,
+      locked: veLock === null ? null : typeof locked === "bigint" ? locked : lockedFailure(locked),
       readAtMs,
     };
   } catch (error) {

@@ -87,13 +87,14 @@ type Format = "json" | "bare";
 type Metric = "total" | "circulating";
 
 /** Key of the Redis-shared entry: named after chain and contracts (replicas sharing a Redis with another deployment
- * never mix figures), and `figures-v4` (the entry with its block's hash, its read time and its block's timestamp), not
- * the `figures-v3` key of the version whose entry had no block timestamp, nor the `figures-v2` key of the version whose
- * entry had no hash, nor the `figures` key of the version whose entry had no read time, nor the `total` /
- * `circulating` keys of the versions that cached them apart (an old replica in a rolling upgrade never reads this
- * entry, nor this one its). Change the name if the entry's form changes. */
+ * never mix figures), and `figures-v5` (the entry whose circulating half may also hold SUPPLY_RPC_INVALID_UINT256, its
+ * totalLockedClaim() having failed beside a good total), not the `figures-v4` key of the version that failed both
+ * figures then, nor the `figures-v3` key of the version whose entry had no block timestamp, nor the `figures-v2` key of
+ * the version whose entry had no hash, nor the `figures` key of the version whose entry had no read time, nor the
+ * `total` / `circulating` keys of the versions that cached them apart (an old replica in a rolling upgrade never reads
+ * this entry, nor this one its). Change the name if the entry's form changes. */
 export const supplyFiguresKey = (chainId: number, token: string | null, veLock: string | null) =>
-  `supply:${chainId}:${token}:${veLock}:figures-v4`;
+  `supply:${chainId}:${token}:${veLock}:figures-v5`;
 
 /**
  * `bare` when every `format` given is `bare` (spec §4.1: "Value bare switches to a plain-text response … Without
@@ -397,6 +398,18 @@ export function supplyApi(deps: AppDeps): SupplyApi {
   };
 
   /**
+   * The figures held (the last served), to be written in the place of a read that is not served, kept what is left of
+   * their window (counted from their read), at most `maxMs`, and at most the backoff for an entry whose circulating half
+   * failed; null when none are held or their window is over.
+   */
+  const heldBack = (maxMs = Number.POSITIVE_INFINITY): Timed | null => {
+    if (held?.blockNumber == null) return null;
+    const left = Math.floor(held.readAtMs + ttlMs - Date.now());
+    const keepMs = Math.min(left, maxMs, held.circulatingFailed ? backoff.ms : left);
+    return keepMs >= 1 ? { value: held.entry, ttlMs: keepMs } : null;
+  };
+
+  /**
    * null when a read (of the node's head) may be served; else the node lags (its head below the figures held, on a
    * block this process saw reorged away, or older than SUPPLY_MAX_HEAD_AGE_SECONDS): the figures held (the last
    * served) are written back in its place while their window lasts (Redis lost them, or holds a lagging replica's older
@@ -430,11 +443,8 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     });
     // Never the older block (the published figures never go back in block), nor a figure of an old head as a fresh one:
     // the figures last served stay, with their own read time.
-    if (held?.blockNumber != null) {
-      const left = Math.floor(held.readAtMs + ttlMs - nowMs);
-      const keepMs = held.circulatingFailed ? Math.min(left, backoff.ms) : left;
-      if (keepMs >= 1) return { value: held.entry, ttlMs: keepMs };
-    }
+    const back = heldBack();
+    if (back !== null) return back;
     const why = below
       ? `below the figures' block ${held?.blockNumber}`
       : orphaned
@@ -449,8 +459,9 @@ export function supplyApi(deps: AppDeps): SupplyApi {
       const rpc = deps.rpc;
       if (rpc === null || config.rpcUrl === null) throw new SupplyError("SUPPLY_NO_RPC_URL");
       if (token === null || (metric === "circulating" && veLock === null)) throw new SupplyError("SUPPLY_NOT_DEPLOYED");
-      // One read for both figures. An entry whose circulating half failed (locked ≥ total at its block) still
-      // answers its total, but is kept only as long as a failure would be remembered: read again after the backoff.
+      // One read for both figures. An entry whose circulating half failed (locked ≥ total at its block, or its
+      // totalLockedClaim() reverted or garbled) still answers its total (spec §4.1: totalSupply() alone), but is kept
+      // only as long as a failure would be remembered: read again after the backoff.
       // The read's deadline ends the single flight, so every client sharing it is answered by then; a
       // replica waiting on another's Redis lock gives up at the same deadline (createSupplyCache). The
       // client's own deadline, a poll later, is only a safety net.
@@ -461,6 +472,13 @@ export function supplyApi(deps: AppDeps): SupplyApi {
           const behind = lag(read);
           if (behind !== null) return behind;
           const figures = figuresOf(read, (error) => logUpstreamFailure("circulating", error));
+          // totalLockedClaim() failed (the node's answer, not a fact of the block, as locked ≥ total is): to a process
+          // holding figures within their window this is a failed re-read (docs/api.md "Supply API"): those are
+          // written back for the backoff, both figures of their block, and the node is asked again after it.
+          if (figures.circulating === "SUPPLY_RPC_INVALID_UINT256" && held?.circulatingFailed === false) {
+            const back = heldBack(backoff.ms);
+            if (back !== null) return back;
+          }
           const value = encodeFigures(figures);
           // An entry whose half failed is a failure remembered: kept the backoff from now, as a failed read is (its
           // Age still counts from the read). A figure's window counts from the read, not from this write: no replica

@@ -301,6 +301,26 @@ describe("RpcClient outcomes: a revert is not a node failure, an answer the call
     expect(await rpc.batch([call("ok"), call("bad")], { decode: [one] })).toEqual([1n, "0xzz"]);
   });
 
+  it("a settled member's own failure is its result and fails no batch; a settled member answered twice still fails it", async () => {
+    const { rpc, outcomes } = counted();
+    const settle = [false, true, true, false];
+    const results = await rpc.batch(["ok", "revert", "bad", "ok"].map(call), { decode: [one, one, one, one], settle });
+    expect(results.map((r) => (r instanceof Error ? ((r as RpcError).kind ?? r.name) : r))).toEqual([
+      1n,
+      "rpc",
+      "Error",
+      1n,
+    ]);
+    expect(outcomes).toEqual(["ok", "revert", "invalid", "ok"]);
+    const twice = (await rpc
+      .batch([call("ok"), call("twice")], { decode: [one, one], settle: [false, true] })
+      .catch((e: unknown) => e)) as RpcError;
+    expect([twice instanceof RpcError, twice.message]).toEqual([
+      true,
+      "RPC eth_call: answered twice in the batch response",
+    ]);
+  });
+
   it("a batch member answered twice under its id is no answer: invalid, whichever answer came last", async () => {
     const { rpc, outcomes } = counted();
     for (const kind of ["twice", "twice-same"]) {

@@ -202,7 +202,7 @@ describe("Redis-shared supply cache", () => {
     expect(d.proxy.count("eth_blockNumber")).toBe(1);
     expect(
       (await ourKeys()).map((k) => k.slice(PREFIX.length).replace(/^supply:\d+:0x[0-9a-fA-F]+:0x[0-9a-fA-F]+:/, "")),
-    ).toEqual(["figures-v4:fail"]);
+    ).toEqual(["figures-v5:fail"]);
     d.proxy.setFault(null);
     await new Promise((r) => setTimeout(r, BACKOFF_MS + 50));
     // The holder released its lock on failure, so recovery waits only for the backoff, not the lock.
