@@ -22,8 +22,9 @@ export interface TtlCache {
   readonly breaker?: { readonly open: boolean };
   /**
    * The fresh value, else the result of one shared `load()` kept for `ttlMs`. Rejects with load's error.
-   * With `backoff`, a failed load is remembered for `backoff.ms` under its code: until then every call
-   * rejects at once with RecentFailureError (no load), so a failing upstream is asked about once per interval.
+   * With `backoff`, a failed load is remembered for `backoff.ms` under its code: until then every call with a backoff
+   * rejects at once with RecentFailureError (no load), so a failing upstream is asked about once per interval; a call
+   * without one neither looks at nor remembers a failure.
    */
   getOrLoad(key: string, ttlMs: number, load: () => Promise<string>, backoff?: Backoff): Promise<string>;
   /**
@@ -167,7 +168,9 @@ export class MemoryTtlCache implements TtlCache {
   getOrLoadTimed(key: string, ttlMs: number, load: () => Promise<Timed>, backoff?: Backoff): Promise<string> {
     const hit = this.peek(key);
     if (hit !== undefined) return Promise.resolve(hit);
-    const failed = this.#failures.get(key);
+    // Only a load with a backoff is held back by a failure remembered, as in a shared cache (redisTtlCache.ts): one
+    // without asks no upstream that failed (the supply figures a process holds, written back: api/supply/router.ts).
+    const failed = backoff === undefined ? undefined : this.#failures.get(key);
     if (failed !== undefined) {
       const left = failed.until - this.#now();
       if (left > 0) return Promise.reject(new RecentFailureError(failed.code, left));

@@ -453,6 +453,19 @@ export function supplyApi(deps: AppDeps): SupplyApi {
     throw new SupplyError("SUPPLY_RPC_LAGGING", `the node lags at block ${blockNumber}: ${why}`);
   };
 
+  /**
+   * The node lags, and this process learnt it from a failure remembered (here, or in Redis by a replica that holds no
+   * figures and so had none to write back), not from a read of its own: the figures held are written back as its own
+   * read would have written them (lag()), without asking the node, so a replica that holds none takes them from Redis
+   * instead of answering 502 SUPPLY_RPC_LAGGING until their window ends (red team supply F5). A load without the backoff:
+   * the remembered failure says "do not ask the node", which this load does not. In the background: the request is
+   * answered at once.
+   */
+  const writeBack = () => {
+    const back = heldBack();
+    if (back !== null) void cache.getOrLoadTimed(key, ttlMs, async () => back).catch(() => {});
+  };
+
   async function miss(c: Context, format: Format, metric: Metric): Promise<Response> {
     try {
       // Configuration problems are answered without touching the cache: there is nothing to share.
@@ -508,8 +521,10 @@ export function supplyApi(deps: AppDeps): SupplyApi {
       // hung or garbled, remembered or not, here or by another replica) while the figures held are within their
       // window answers them too, with their Age: a process that lost its Redis entry serves what it would have served
       // without Redis. Past the window, or with nothing held, the failure's code.
-      if (held !== undefined && (failure.code === "SUPPLY_RPC_LAGGING" || Date.now() < held.readAtMs + ttlMs))
+      if (held !== undefined && (failure.code === "SUPPLY_RPC_LAGGING" || Date.now() < held.readAtMs + ttlMs)) {
+        if (failure.code === "SUPPLY_RPC_LAGGING") writeBack();
         return answerServed(c, format, metric, held);
+      }
       return fail(c, format, failure.code, failure.status);
     }
   }

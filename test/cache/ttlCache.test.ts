@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemoryTtlCache } from "../../api/cache/ttlCache";
+import { MemoryTtlCache, RecentFailureError } from "../../api/cache/ttlCache";
 
 function deferred<T>() {
   let resolve!: (v: T) => void;
@@ -54,6 +54,18 @@ describe("MemoryTtlCache", () => {
     expect(cache.peek("k")).toBeUndefined();
     expect(await cache.getOrLoad("k", 1000, async () => "ok")).toBe("ok");
     expect(cache.peek("k")).toBe("ok");
+  });
+
+  it("a failure remembered holds back loads with a backoff only: one without (asking no upstream) still loads", async () => {
+    let now = 0;
+    const cache = new MemoryTtlCache(() => now);
+    const backoff = { ms: 2_000, codeOf: () => "DOWN" };
+    await expect(cache.getOrLoad("k", 1000, () => Promise.reject(new Error("down")), backoff)).rejects.toThrow("down");
+    await expect(cache.getOrLoad("k", 1000, async () => "never", backoff)).rejects.toBeInstanceOf(RecentFailureError);
+    expect(await cache.getOrLoad("k", 1000, async () => "held")).toBe("held");
+    expect(await cache.getOrLoad("k", 1000, async () => "never", backoff)).toBe("held");
+    now = 1000;
+    await expect(cache.getOrLoad("k", 1000, async () => "never", backoff)).rejects.toBeInstanceOf(RecentFailureError);
   });
 
   it("keeps keys apart and treats a synchronous throw like a failed load", async () => {
