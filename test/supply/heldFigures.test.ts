@@ -13,6 +13,7 @@
  *   written to Redis (before: published for the whole window).
  */
 import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { numberToHex } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { TOTAL_SUPPLY_CALLDATA } from "../../api/supply/reads";
@@ -23,9 +24,6 @@ import { chainFigures, mintSupply, rpcResult, servedFigures, supplyProcesses } f
 
 /** docs/api.md: an in-process copy is re-validated against Redis at least this often. */
 const REVALIDATE_MS = 1_000;
-/** This helper's port range (45500–45699): the balancer and the lagging node. */
-const BALANCER_PORT = 45_610;
-const LAGGING_PORT = 45_611;
 
 const s = supplyProcesses("supplyheld");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -116,7 +114,7 @@ describe("a node one block behind in a load-balanced pool", () => {
 
   it("entry lost again and again: the figures held (or the fresh block's), no 502 SUPPLY_RPC_INVALID_UINT256, never an older block", async () => {
     const head = await s.d.chain.publicClient.getBlockNumber({ cacheTime: 0 });
-    lagging = await startAnvil({ port: LAGGING_PORT, forkUrl: s.d.anvil.rpcUrl, forkBlockNumber: head });
+    lagging = await startAnvil({ forkUrl: s.d.anvil.rpcUrl, forkBlockNumber: head });
     const older = await chainFigures(s.d);
     await mintSupply(s.d, 1_000n * TOKENS);
     const newer = await chainFigures(s.d);
@@ -135,11 +133,13 @@ describe("a node one block behind in a load-balanced pool", () => {
       });
       res.writeHead(up.status, { "content-type": "application/json" }).end(await up.text());
     });
-    await new Promise<void>((r) => balancer!.listen(BALANCER_PORT, "127.0.0.1", () => r()));
+    // A free port, like the nodes': test files running side by side never collide.
+    await new Promise<void>((r) => balancer!.listen(0, "127.0.0.1", () => r()));
+    const balancerUrl = `http://127.0.0.1:${(balancer.address() as AddressInfo).port}`;
 
     const a = await s.api();
     expect(await servedFigures(a)).toEqual(newer);
-    s.d.proxy.setUpstream(`http://127.0.0.1:${BALANCER_PORT}`);
+    s.d.proxy.setUpstream(balancerUrl);
     s.d.proxy.reset();
     const seen: Got[] = [];
     const until = Date.now() + 12_000;

@@ -17,7 +17,7 @@ import { chainSupplyAt } from "../support/chainTruth";
 import { type ReadsDevnet, startReadsDevnet } from "../support/readsDevnet";
 import { ethCallSelector } from "../support/rpcProxy";
 
-const REDIS_URL = "redis://127.0.0.1:6379";
+const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 const PREFIX = `test-supply-${process.pid}-${randomUUID().slice(0, 8)}:`;
 const TTL_MS = 600;
 const DEADLINE_MS = 1_000;
