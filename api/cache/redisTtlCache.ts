@@ -205,12 +205,23 @@ export class RedisTtlCache implements TtlCache {
     redis.on("error", (error: Error) => cache.#warnThrottled(`redis: ${error.message}`));
     // Reconnected: an open breaker is probed now.
     redis.on("ready", () => cache.breaker.poke());
-    try {
-      await redis.connect();
-    } catch (error) {
-      cache.#warnThrottled(
-        `redis unavailable at start, caching in-process until it returns: ${(error as Error).message}`,
-      );
+    // Bounded as the connect is: a Redis that takes the connection and never answers its handshake (hung, a silent
+    // proxy) held the process's start until it answered. Past the bound it is an outage: the connection goes on
+    // trying in the background, and the breaker decides per command.
+    const connectMs = options.connectTimeoutMs ?? 2_000;
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      redis.connect().then(
+        () => null,
+        (error: unknown) => (error as Error).message,
+      ),
+      new Promise<string>((resolve) => {
+        timer = setTimeout(() => resolve(`no answer within ${connectMs} ms`), connectMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (outcome !== null) {
+      cache.#warnThrottled(`redis unavailable at start, caching in-process until it returns: ${outcome}`);
     }
     return cache;
   }

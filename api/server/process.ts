@@ -75,10 +75,13 @@ export async function createServiceDeps(options: {
   // One prefix for the deployment, one sub-space per use, so two deployments (or test runs) never share keys.
   // The block of the figures served: the shared cache never takes a lower block's entry from Redis (a lagging node's).
   const floor = new SupplyFloor();
-  const cache = await createSupplyCache(config, { logger, keyPrefix: `${config.redisKeyPrefix}supply:`, floor });
+  // The supply cache, and each block's ve ranking and stats computed by one replica for all
+  // (api/read/sharedAnswers.ts): their connections opened together, so a silent Redis costs the start one bound, not two.
+  const [cache, shared] = await Promise.all([
+    createSupplyCache(config, { logger, keyPrefix: `${config.redisKeyPrefix}supply:`, floor }),
+    createSharedAnswers(config, { logger, keyPrefix: `${config.redisKeyPrefix}index:` }),
+  ]);
   const limiter = createRateLimiter({ config, logger, metrics, keyPrefix: `${config.redisKeyPrefix}ratelimit:` });
-  // Each block's ve ranking and stats, computed by one replica for all (api/read/sharedAnswers.ts).
-  const shared = await createSharedAnswers(config, { logger, keyPrefix: `${config.redisKeyPrefix}index:` });
   logger.info("api configured", { config: describeConfig(config) });
   return {
     config,

@@ -18,8 +18,8 @@ const PERMANENT = /^(WRONGPASS|NOAUTH|NOPERM)\b|invalid (username-)?password|DB 
 
 /**
  * Opens one connection as the service's clients do (the same URL: TLS, user, password, database), sends PING and
- * closes it. Throws ConfigError when Redis answers with a permanent refusal; anything else (unreachable, slow) is
- * left to the caches, which start degraded and warn.
+ * closes it, all within `connectTimeoutMs` (2 s). Throws ConfigError when Redis answers with a permanent refusal;
+ * anything else (unreachable, silent, slow) is left to the caches, which start degraded and warn.
  */
 export async function checkRedis(url: string, options: { connectTimeoutMs?: number } = {}): Promise<void> {
   const probe = new Redis(url, {
@@ -33,12 +33,25 @@ export async function checkRedis(url: string, options: { connectTimeoutMs?: numb
   // The handshake's refusals (AUTH, SELECT) arrive as error events, not as the connect's rejection.
   const errors: Error[] = [];
   probe.on("error", (error: Error) => errors.push(error));
+  // The whole check is bounded, not only the TCP connect: a Redis that takes the connection and never answers (hung,
+  // SIGSTOPped, a silent proxy) left the handshake and PING waiting, and the process did not listen until it answered.
+  // Past the bound it is an outage like an unreachable one: the caches start degraded and retry.
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, options.connectTimeoutMs ?? 2_000);
+  });
   try {
-    await probe.connect();
-    await probe.ping();
-  } catch (error) {
-    errors.push(error as Error);
+    await Promise.race([
+      (async () => {
+        await probe.connect();
+        await probe.ping();
+      })().catch((error: unknown) => {
+        errors.push(error as Error);
+      }),
+      silent,
+    ]);
   } finally {
+    clearTimeout(timer);
     probe.disconnect();
   }
   const refusal = errors.find((e) => PERMANENT.test(e.message));

@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
+import { createServer, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AnvilHandle, freePort, startAnvil } from "../../devnet/anvil";
 import { startApiChild } from "../support/apiProcess";
@@ -109,6 +110,27 @@ describe("REDIS_URL that Redis accepts, or an unreachable Redis: the API process
     expect(output).not.toMatch(/degraded|redis unavailable/i);
     expect(output).not.toContain(PASSWORD);
   });
+
+  it("a Redis that takes the connection and never answers: starts degraded within seconds, not when it answers", async () => {
+    // A hung Redis (SIGSTOPped, a silent proxy): the TCP connect succeeds, nothing ever comes back. The check's PING
+    // had no bound, and the process did not listen until Redis answered (never, here).
+    const held: Socket[] = [];
+    const silent = createServer((socket) => {
+      held.push(socket);
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const { port } = silent.address() as { port: number };
+    try {
+      const t0 = performance.now();
+      const output = await serves(`redis://127.0.0.1:${port}/10`);
+      expect(performance.now() - t0).toBeLessThan(10_000);
+      expect(output).toContain("supply cache degraded");
+    } finally {
+      for (const socket of held) socket.destroy();
+      silent.close();
+    }
+  }, 30_000);
 
   it("nothing listening at the URL: starts degraded, as documented (Redis may come up later)", async () => {
     const output = await serves(`redis://127.0.0.1:${await freePort()}/10`);
