@@ -89,13 +89,22 @@ const FEED_STEP_BLOCKS = 500n;
  *   goes to the next due delivery at once;
  * - BACKOFF_SLOTS for the retries of the webhooks backing off (their last attempt failed: a receiver down, erring or
  *   timing out), which never take a shared slot;
- * - MAX_IN_FLIGHT in all, the slow ones included: an attempt is a socket and a timer.
+ * - in all, the slow ones included, SHARED_SLOTS + BACKOFF_SLOTS + WEBHOOK_MAX (maxInFlight): an attempt is a socket
+ *   and a timer, and a webhook has at most one in flight, so the slow ones (one per hanging receiver) never fill it.
+ *   A fixed 128 did: 160 new receivers that never answer held every slot, slow, and a healthy receiver's deliveries
+ *   waited for their timeouts (6–10 s, red team rthook 4).
  * So a healthy receiver's delivery waits for a shared slot at most `slowAfterMs`, and only while SHARED_SLOTS new
  * receivers hang at once (each once: then it is backing off); however many receivers hang, they hold back-off slots.
  */
 const SHARED_SLOTS = 32;
 const BACKOFF_SLOTS = 32;
-const MAX_IN_FLIGHT = 128;
+/**
+ * The attempts a worker holds in flight at most: room for every webhook's one besides the shared and back-off slots,
+ * up to MAX_IN_FLIGHT descriptors (a WEBHOOK_MAX above ~4,000 whose receivers all hang at once meets it).
+ */
+export const maxInFlight = (settings: Pick<WebhookSettings, "maxSubscriptions">): number =>
+  Math.min(SHARED_SLOTS + BACKOFF_SLOTS + settings.maxSubscriptions, MAX_IN_FLIGHT);
+const MAX_IN_FLIGHT = 4_096;
 
 /** Which count an attempt in flight is in (see SHARED_SLOTS). */
 type Lane = "shared" | "slow" | "backoff";
@@ -459,7 +468,7 @@ export class WebhookEngine {
       if (this.#stopped) return;
       const held = { shared: 0, slow: 0, backoff: 0 };
       for (const { lane } of this.#inFlight.values()) held[lane]++;
-      const room = MAX_IN_FLIGHT - this.#inFlight.size;
+      const room = maxInFlight(this.settings) - this.#inFlight.size;
       const first = Math.max(0, Math.min(SHARED_SLOTS - held.shared, room));
       const retries = Math.max(0, Math.min(BACKOFF_SLOTS - held.backoff, room - first));
       if (first === 0 && retries === 0) return;

@@ -306,6 +306,37 @@ describe("the webhook worker's pool, on Postgres", () => {
     expect(Math.max(...hanging.map((h) => h.mostOpen))).toBeLessThanOrEqual(5);
   }, 60_000);
 
+  it("160 receivers that never answer (more than a fixed cap of 128 held) do not delay a healthy one either", async () => {
+    // Their first attempts go slow after 250 ms and stay in flight to their timeout: with a fixed cap of 128 in all,
+    // 160 of them held every slot and the healthy receiver waited for their timeouts (red team rthook 4).
+    const settings = { ...SETTINGS, timeoutMs: 4_000, retryScheduleMs: Array(40).fill(500), maxSubscriptions: 200 };
+    const webhooks = await startOnPostgres(schemaNamed("many"), settings);
+    const healthy = await receiver(RECEIVER_PORT);
+    const hanging = await Promise.all(HANGING_PORTS.map((port) => hangingServer(port)));
+    const hooks: string[] = [];
+    for (const h of hanging) {
+      for (let i = 0; i < 20; i++) {
+        hooks.push((await webhooks.store.create(`${h.url}/${i}`, ["stats"], "whsec_AAAA", 200))!.id);
+      }
+    }
+    const healthyHook = (await webhooks.store.create(healthy.url, ["stats"], "whsec_AAAA", 200))!;
+    const made = new Map<number, number>();
+    const BLOCKS = 12;
+    for (let block = 1; block <= BLOCKS; block++) {
+      await enqueueAll(webhooks, [...hooks, healthyHook.id], BigInt(block));
+      made.set(block, Date.now());
+      webhooks.wake();
+      await sleep(250);
+    }
+    await healthy.until((acked) => acked.length >= BLOCKS, 30_000);
+    const byBlock = healthy.acked().map((r) => r.at - made.get(Number(JSON.parse(r.body).block))!);
+    expect(Math.max(...byBlock), `waits (ms) by block: ${byBlock.join(" ")}`).toBeLessThan(1_500);
+    expect(blocksOf(healthy.received)).toEqual(Array.from({ length: BLOCKS }, (_, i) => i + 1));
+    // Every hanging webhook was attempted, one at a time.
+    expect(hanging.reduce((n, h) => n + h.requests, 0)).toBeGreaterThanOrEqual(160);
+    expect(Math.max(...hanging.map((h) => h.mostOpen))).toBeLessThanOrEqual(20);
+  }, 60_000);
+
   it("two processes on one outbox: every webhook's blocks arrive in order, each once, slow receivers or not", async () => {
     const schema = schemaNamed("two");
     const [a, b] = [await startOnPostgres(schema), await startOnPostgres(schema)];
