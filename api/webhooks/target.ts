@@ -42,7 +42,11 @@ for (const [net, bits] of [
   ["::", 96],
   // IPv4-translated (SIIT, RFC 2765): embeds an IPv4 address, as IPv4-mapped does (those are judged as IPv4).
   ["::ffff:0:0:0", 96],
+  // NAT64 (RFC 6052, RFC 8215): the well-known prefix and the local-use one (where in its /48 the IPv4 address sits is
+  // the network's choice). A gateway reaches the IPv4 address embedded, 169.254.169.254 as well as a public one, so
+  // both are refused whole, as 2002::/16 is.
   ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
   ["100::", 64],
   // IETF protocol assignments (RFC 2928): Teredo (2001::/32, embeds an IPv4 address), benchmarking, ORCHID, AMT,
   // AS112 — special-purpose, never a receiver's host.
@@ -75,7 +79,7 @@ export function allowedAddress(address: string, allow: PrivateTargets): boolean 
   return kind === "public" || allow === "all" || (kind === "loopback" && allow === "loopback");
 }
 
-/** A target URL's form: http or https, a host, no credentials; the text at most 2,000 characters. */
+/** A target URL's form: http or https, a host, a port other than 0, no credentials; at most 2,000 characters. */
 export function parseTargetUrl(value: unknown): URL {
   const fail = (message: string): never => {
     throw new BadParamsError(message, { param: "url" });
@@ -92,6 +96,8 @@ export function parseTargetUrl(value: unknown): URL {
   if (url.protocol !== "http:" && url.protocol !== "https:") fail("url must be http: or https:.");
   if (url.username || url.password) fail("url must not carry credentials; the signature authenticates the sender.");
   if (url.hostname === "") fail("url has no host.");
+  // Port 0 is no port a receiver listens on: such a webhook could never be delivered.
+  if (url.port === "0") fail("url's port must be 1 to 65535.");
   return url;
 }
 

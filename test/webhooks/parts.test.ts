@@ -114,6 +114,13 @@ describe("targets", () => {
       ["2001::/23 IETF protocol assignments", ["2001:2::1", "2001:3::1", "2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff"]],
       ["3fff::/20 documentation", ["3fff::1", "3fff:fff::1"]],
       ["5f00::/16 SRv6 SIDs", ["5f00::1"]],
+      // NAT64 (RFC 6052, RFC 8215): the well-known prefix and the local-use one, through which a gateway reaches the
+      // IPv4 address embedded (169.254.169.254 here) — both refused whole, as they carry no host of their own.
+      ["64:ff9b::/96 NAT64 well-known", ["64:ff9b::", "64:ff9b::a9fe:a9fe", "64:ff9b::101:101"]],
+      [
+        "64:ff9b:1::/48 NAT64 local-use",
+        ["64:ff9b:1::", "64:ff9b:1::a9fe:a9fe", "64:ff9b:1:a9fe:a9fe::", "64:ff9b:1:ffff:ffff:ffff:ffff:ffff"],
+      ],
     ];
     for (const [range, addresses] of special) {
       for (const ip of addresses) {
@@ -131,6 +138,8 @@ describe("targets", () => {
       "3ffe:ffff::1",
       "4000::1",
       "5f01::1",
+      "64:ff9b:0:0:1::",
+      "64:ff9b:2::1",
     ])
       expect(addressClass(ip), ip).toBe("public");
     for (const ip of [
@@ -156,6 +165,9 @@ describe("targets", () => {
       "javascript:alert(1)",
       1,
       "x".repeat(2001),
+      // Port 0 is no port a receiver listens on: never deliverable.
+      "http://1.1.1.1:0/",
+      "https://x.example:00/",
     ]) {
       expect(
         param(() => parseTargetUrl(bad)),
