@@ -16,9 +16,11 @@ const MASK = "***";
 export function secretParts(url: string): string[] {
   try {
     const u = new URL(url);
-    const parts = [u.password, u.pathname !== "/" ? u.pathname : "", u.search, ...u.pathname.split("/")];
+    // A redis:, rediss: or postgres: URL without a path has the path "" (not "/" as http: has): no path either.
+    const path = u.pathname === "/" ? "" : u.pathname;
+    const parts = [u.password, path, u.search, ...path.split("/")];
     // A URL with nothing secret in it (scheme, host, port) is shown as redactUrl shows it, not masked whole.
-    const secret = u.password !== "" || u.pathname !== "/" || u.search !== "";
+    const secret = u.password !== "" || path !== "" || u.search !== "";
     return (secret ? [url, ...parts] : parts).filter((p) => p.length >= 6);
   } catch {
     return url.length >= 6 ? [url] : [];

@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 /** The API process on views schema `asset` over DATABASE_SCHEMA `asset_v3`; its stdout lines once it listens. */
-async function startupLines(logLevel: string): Promise<Record<string, unknown>[]> {
+async function startupLines(logLevel: string, redisUrl = ""): Promise<Record<string, unknown>[]> {
   const api = await spawnService({
     command: "api",
     rpcUrl: devnet.rpcUrl,
@@ -40,7 +40,7 @@ async function startupLines(logLevel: string): Promise<Record<string, unknown>[]
     databaseUrl: (database.forPonder("asset_v3") as { url: string }).url,
     schema: "asset_v3",
     viewsSchema: "asset",
-    env: { LOG_LEVEL: logLevel, REDIS_URL: "", REDIS_KEY_PREFIX: `startuplog:${randomUUID().slice(0, 8)}:` },
+    env: { LOG_LEVEL: logLevel, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `startuplog:${randomUUID().slice(0, 8)}:` },
   });
   started.push(api);
   await api.waitFor200("/health", 60_000);
@@ -64,6 +64,19 @@ describe("the API process's start-up log", () => {
     expect(listening).toMatchObject({ level: "info", listening: { port: expect.any(Number), host: "127.0.0.1" } });
     for (const line of lines) {
       expect(line, JSON.stringify(line)).toMatchObject({ time: expect.any(String), level: expect.any(String) });
+    }
+  });
+
+  it("`api configured` shows REDIS_URL's scheme, host and port, with or without a password (never the password)", async () => {
+    // A port nothing listens on (this file's own): Redis refused is an outage, the process starts degraded.
+    for (const [url, shown] of [
+      ["redis://127.0.0.1:46300", "redis=redis://127.0.0.1:46300 "],
+      ["redis://:hunter22pw@127.0.0.1:46300", "redis=redis://127.0.0.1:46300/*** "],
+    ] as const) {
+      const lines = await startupLines("info", url);
+      const configured = lines.find((l) => l.msg === "api configured");
+      expect(configured?.config, url).toEqual(expect.stringContaining(shown));
+      expect(JSON.stringify(lines)).not.toContain("hunter22pw");
     }
   });
 

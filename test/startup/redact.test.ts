@@ -26,9 +26,15 @@ describe("redacting URLs in printed text", () => {
     );
     expect(secretParts("http://127.0.0.1:8545")).toEqual([]);
     expect(secretParts("redis://127.0.0.1:6379/")).toEqual([]);
+    // No path at all: a redis: URL's path is then "" (not "/"), and the whole URL was masked (red team rtredis F2).
+    expect(secretParts("redis://127.0.0.1:6379")).toEqual([]);
+    expect(secretParts("rediss://redis.internal:6380")).toEqual([]);
     expect(redactText("api configured rpc=http://127.0.0.1:8545 redis=redis://127.0.0.1:6379", [])).toBe(
       "api configured rpc=http://127.0.0.1:8545 redis=redis://127.0.0.1:6379",
     );
     expect(secretParts("redis://:hunter22@10.0.0.5:6379")).toContain("hunter22");
+    expect(redactText("redis=redis://10.0.0.5:6379", secretParts("redis://:hunter22@10.0.0.5:6379"))).toBe(
+      "redis=redis://10.0.0.5:6379",
+    );
   });
 });
