@@ -113,14 +113,20 @@ export class WebhookStore {
     await this.sql.query(`UPDATE ${this.#s}.cursor SET block = $1 WHERE id = 1 AND block IS NULL`, [head.toString()]);
   }
 
+  /** Null when the store already holds `max` webhooks (WEBHOOK_MAX, the deployment's: every replica's). */
   async create(url: string, topics: string[], secret: string, max: number): Promise<Subscription | null> {
     const id = newId("wh");
-    const rows = await this.sql.query<{ created_at: string }>(
-      `INSERT INTO ${this.#s}.subscription (id, url, topics, secret)
-       SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM ${this.#s}.subscription) < $5
-       RETURNING created_at`,
-      [id, url, topics, secret, max],
-    );
+    const rows = await this.sql.transaction(async (tx) => {
+      // One registration at a time per store, every replica's: under READ COMMITTED concurrent ones each counted
+      // the rows before any of theirs and all inserted (40 at once past a max of 5 stored 7 to 17).
+      await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`webhooks-create:${this.#s}`]);
+      return tx.query<{ created_at: string }>(
+        `INSERT INTO ${this.#s}.subscription (id, url, topics, secret)
+         SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM ${this.#s}.subscription) < $5
+         RETURNING created_at`,
+        [id, url, topics, secret, max],
+      );
+    });
     if (rows.length === 0) return null;
     return { id, url, topics, secret, createdAt: iso(rows[0]!.created_at)! };
   }

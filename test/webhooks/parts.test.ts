@@ -357,3 +357,43 @@ describe("the outbox on Postgres", () => {
     expect(await store.deliveries({ webhook: hook.id, limit: 10 })).toEqual([]);
   });
 });
+
+describe("WEBHOOK_MAX on Postgres", () => {
+  const schema = `wh_max_test_${process.pid}_${Date.now()}`;
+  let sql: Sql;
+
+  beforeAll(async () => {
+    sql = pgSql(PG_URL, 10);
+    await new WebhookStore(sql, schema).migrate();
+  });
+
+  afterAll(async () => {
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await c.end();
+    await sql.close();
+  });
+
+  it("holds under concurrent registrations: 40 at once on 10 connections (two replicas' stores) store exactly the max", async () => {
+    // Two stores on one schema, as two API processes are.
+    const stores = [new WebhookStore(sql, schema), new WebhookStore(pgSql(PG_URL, 10), schema)];
+    try {
+      const created = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => stores[i % 2]!.create(`http://127.0.0.1:9/${i}`, ["stats"], "s", 5)),
+      );
+      expect(created.filter((c) => c !== null)).toHaveLength(5);
+      expect(await stores[0]!.list()).toHaveLength(5);
+      // Full stays full; one removed makes room for one.
+      expect(await stores[1]!.create("http://127.0.0.1:9/late", ["stats"], "s", 5)).toBeNull();
+      expect(await stores[0]!.remove(created.find((c) => c !== null)!.id)).toBe(true);
+      const again = await Promise.all(
+        [0, 1, 2].map((i) => stores[i % 2]!.create(`http://127.0.0.1:9/r${i}`, ["stats"], "s", 5)),
+      );
+      expect(again.filter((c) => c !== null)).toHaveLength(1);
+      expect(await stores[1]!.list()).toHaveLength(5);
+    } finally {
+      await stores[1]!.sql.close();
+    }
+  });
+});
