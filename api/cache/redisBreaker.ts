@@ -16,6 +16,12 @@
  * next load that touched Redis, F9): first at the end of the cool-down, then each wait twice the last, at most
  * `maxProbeIntervalMs`, one probe at a time; and at once when `poke` says the connection is ready again (a
  * reconnect). A background probe that fails changes nothing the loads see; one that answers closes the breaker.
+ *
+ * The probe must prove what the loads need, a write as well as a read: a Redis at maxmemory under noeviction (or one
+ * refusing writes: a replica, min-replicas-to-write, a failed save) still answers PING and reads. A probe that only
+ * read closed the breaker, the next load's write failed and opened it again: one outage told as a warning and an info
+ * line per cool-down, and the gauge back at 0 between them (red team rtredis F1). So the background probe writes, and
+ * a load that probed by reading alone (a value found, no write) is `inconclusive`: the background probe decides, now.
  */
 
 /** How a load may use Redis: as ever (`shared`), as the breaker's probe, or not at all (`skip`: in-process). */
@@ -28,7 +34,10 @@ export type RedisBreakerOptions = {
   onOpen?: (reason: string) => void;
   /** Told when a probe closes it: Redis answers again. */
   onClose?: () => void;
-  /** A background probe of Redis (resolves when Redis answered, within its own bound); none: only loads probe. */
+  /**
+   * A background probe of Redis (resolves when Redis answered, within its own bound); none: only loads probe. It
+   * should write, as loads do: a Redis that answers reads but refuses writes is still an outage.
+   */
   probe?: () => Promise<void>;
   /** The longest wait between two background probes (default MAX_PROBE_INTERVAL_MS). */
   maxProbeIntervalMs?: number;
@@ -82,6 +91,23 @@ export class RedisBreaker {
     this.#probing = false;
     // The background probe may have closed it while this load probed.
     if (this.#openUntil !== 0) this.#close();
+  }
+
+  /**
+   * The probe's load was answered without writing (it found a value): reads answer, writes are unproven. The breaker
+   * stays open for another cool-down, silently, and the background probe (a write) decides at once; without one, the
+   * load's answer closes it as `succeeded` does.
+   */
+  inconclusive(admission: Admission): void {
+    if (admission !== "probe") return;
+    if (this.#probe === undefined) {
+      this.succeeded(admission);
+      return;
+    }
+    this.#probing = false;
+    if (this.#openUntil === 0) return;
+    this.#openUntil = performance.now() + this.#coolDownMs;
+    if (!this.#backgroundProbing) this.#schedule(0);
   }
 
   /** A load that used Redis was failed by it: skip Redis for a cool-down. */

@@ -42,8 +42,10 @@
  * API stays up and its figures stay exact; only the sharing between replicas is lost. A load that Redis failed (no
  * reply within its budget, or no connection) opens the cache's breaker (api/cache/redisBreaker.ts): for a cool-down
  * every load skips Redis at once, then one load probes it, so a hung Redis costs one budget per cool-down, not one per
- * new key. A PING probes it in the background too (backing off to 30 s, and at once on a reconnect), so the breaker
- * and its gauge close when Redis answers again even with no load.
+ * new key. A write probes it in the background too (`<prefix>breaker-probe`, PX the cool-down; backing off to 30 s,
+ * and at once on a reconnect), so the breaker and its gauge close when Redis answers again even with no load, and not
+ * while it answers reads but refuses writes (maxmemory under noeviction): a probing load that only read leaves the
+ * verdict to that write.
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
@@ -118,7 +120,7 @@ type Shared = { shared: Timed | null; locked: boolean; failure: RecentFailureErr
  * One load's share of Redis: the time it has spent waiting on replies, whether Redis is done for it, and the failure
  * that ended it (a command that failed or ran out the budget, also one whose failure the load did not wait to answer).
  */
-type Budget = { spentMs: number; over: boolean; failure?: string };
+type Budget = { spentMs: number; over: boolean; failure?: string; wrote?: boolean };
 
 export class CacheWaitTimeoutError extends Error {
   override name = "CacheWaitTimeoutError";
@@ -186,9 +188,13 @@ export class RedisTtlCache implements TtlCache {
           reason: `redis unavailable, caching in-process: ${reason}`,
         }),
       onClose: () => logger.info("redis answers again: sharing resumed", { cache: this.keyPrefix }),
-      // One PING within a load's budget: the breaker (and its gauge) closes when Redis answers, with no load.
+      // One write within a load's budget: the breaker (and its gauge) closes when Redis takes writes again, with no
+      // load. A PING or a read is answered by a Redis that refuses every write (OOM under noeviction).
       probe: async () => {
-        await this.#redisOp(() => this.#redis.ping(), { spentMs: 0, over: false });
+        await this.#redisOp(() => this.#redis.set(`${this.keyPrefix}breaker-probe`, "1", "PX", coolDownMs), {
+          spentMs: 0,
+          over: false,
+        });
       },
     });
   }
@@ -379,10 +385,11 @@ export class RedisTtlCache implements TtlCache {
     }
   }
 
-  /** Tells the breaker how Redis served a load that used it. */
+  /** Tells the breaker how Redis served a load that used it: a probe that wrote nothing proved only reads. */
   #settle(admission: Admission, budget: Budget): void {
-    if (budget.failure === undefined) this.breaker.succeeded(admission);
-    else this.breaker.failed(admission, budget.failure);
+    if (budget.failure !== undefined) this.breaker.failed(admission, budget.failure);
+    else if (budget.wrote) this.breaker.succeeded(admission);
+    else this.breaker.inconclusive(admission);
   }
 
   /** A load served without Redis: this process reads it, a shared miss. */
@@ -415,6 +422,8 @@ export class RedisTtlCache implements TtlCache {
       if (!now.locked) {
         const token = randomUUID();
         const acquired = await this.#redisOp(() => this.#redis.set(lockKey, token, "PX", this.#leaseMs, "NX"), budget);
+        // Answered, taken or not: Redis takes writes (one at maxmemory under noeviction refuses SET NX either way).
+        budget.wrote = true;
         if (acquired === "OK") {
           return await this.#holdAndLoad(valueKey, lockKey, token, ttlMs, load, backoff, loaded, budget);
         }
