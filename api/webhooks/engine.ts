@@ -7,7 +7,12 @@
  * delivery whose data is the topic's REST answer at that block (fetched through the route itself). A head told with a
  * revert at or below the cursor (or, where no revert is heard, a head below it) is a reorg: an `index.reverted`
  * delivery for each delivery of an orphaned block a subscriber may have received, the undelivered ones cancelled,
- * then every topic's answer at the new head, below the cursor or past it. The index moving to another schema (a
+ * then every topic's answer at the new head, below the cursor or past it. The cursor keeps the index's seal of what
+ * was fed (FedSeal: the digest of the index's events up to the cursor block), read again on every feed: a revert is
+ * handled when the cursor's last reorg landed on its head and the seal holds (another process fed it: a second reorg
+ * on the same height replaced what the first fed, and the seal says so), and a seal that no longer holds
+ * is a reorg no signal told (every process down, or the one LISTEN connection dropped, as it happened), reverted
+ * from the lowest fed block whose answer differs now. The index moving to another schema (a
  * redeploy, a re-index after a reorg Ponder could not revert) is heard as no revert: the cursor names the schema it
  * was fed from, and on a change what was fed is answered again at its block, the lowest that differs fed as a reorg
  * from it. Each delivery is reverted once at most. Whichever process holds the cursor feeds;
@@ -33,7 +38,7 @@ import type { BlockChange } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
 import { postWebhook } from "./send";
 import { signedHeaders } from "./signature";
-import type { Claimed, NewDelivery, WebhookStore } from "./store";
+import type { Claimed, FedSeal, NewDelivery, WebhookStore } from "./store";
 import type { PrivateTargets } from "./target";
 import { parseWebhookTopic } from "./topics";
 
@@ -257,12 +262,20 @@ export class WebhookEngine {
     for (;;) {
       let reached = head;
       let subscribed = false;
-      const added = await this.store.feed(async (cursor, lastReorgTo, tx, fedFrom) => {
+      const added = await this.store.feed(async (cursor, lastReorgTo, tx, fedFrom, sealed) => {
         const source = () => this.#source();
         // The first feed of a deployment starts at the head: webhooks announce what is indexed from now on.
-        if (cursor === null) return { to: head, rows: [], source: await source() };
-        const signalled = orphaned !== null && orphaned <= cursor && lastReorgTo !== head ? orphaned : null;
-        if (head <= cursor && signalled === null) return null;
+        // Nothing fed yet, nothing to check later: no seal.
+        if (cursor === null) return { to: head, rows: [], source: await source(), seal: null };
+        // Whether the index still holds what was fed up to the cursor (null: no seal to tell, or the index below it).
+        const holds = sealed === null ? null : await this.#holds(cursor, sealed);
+        // A revert is handled when the cursor's last reorg landed on its head (another process saw it first) and the
+        // seal fed then still holds: a second reorg landing on the same height replaced what that one fed.
+        const pending = lastReorgTo !== head || holds === false;
+        const signalled = orphaned !== null && orphaned <= cursor && pending ? orphaned : null;
+        // A head below the cursor with no revert is this process behind another; a seal found not to hold is fed as a
+        // reorg at a head at or past the cursor (the index has it: the seal was read there).
+        if (signalled === null && (head < cursor || (head === cursor && holds !== false))) return null;
         const from = await source();
         const subscriptions = (await this.store.subscriptions(tx)).map((s) => ({
           id: s.id,
@@ -283,14 +296,33 @@ export class WebhookEngine {
         // otherwise (a field added or renamed), and every delivery fed would differ — reverted, however old.
         const recheck = switched && sameBuild(from, fedFrom);
         const replaced = recheck ? await this.#replaced(tx, cursor) : null;
-        const reorg = replaced === null ? signalled : signalled === null || replaced < signalled ? replaced : signalled;
+        // The seal no longer holds and no signal told why: a reorg replaced events fed (while no process listened).
+        // What was fed since the seal's range began is answered again; the lowest block that differs is reverted from,
+        // and, none differing, every topic's answer at the head is sent (what the new branch changed elsewhere).
+        let unheard: bigint | null = null;
+        if (holds === false && signalled === null && !switched && sealed !== null) {
+          for (const memo of [this.rt.stats, this.rt.boards, this.rt.durationBoards]) memo.forgetAll();
+          unheard = (await this.#replaced(tx, cursor, sealed.from)) ?? cursor + 1n;
+          this.logger.warn("webhook feed found a reorg no signal told", {
+            cursor: String(cursor),
+            from: String(unheard),
+          });
+        }
+        const reorg = [signalled, replaced, unheard].reduce<bigint | null>(
+          (low, b) => (b === null ? low : low === null || b < low ? b : low),
+          null,
+        );
         if (reorg !== null) {
+          const seal = await this.#seal(head);
           const rows = await this.#reorg(tx, reorg, head, subscriptions);
           await this.#sameSource(from);
-          return { to: head, rows, reorgTo: head, source: from };
+          return { to: head, rows, reorgTo: head, source: from, seal };
         }
         reached = head - cursor > FEED_STEP_BLOCKS ? cursor + FEED_STEP_BLOCKS : head;
-        if (subscriptions.length === 0) return { to: reached, rows: [], source: from };
+        // With no subscription nothing is fed, so nothing can be replaced: no seal to keep.
+        if (subscriptions.length === 0) return { to: reached, rows: [], source: from, seal: null };
+        // Read before the answers: a reorg between the two leaves a seal of the older branch, found not to hold.
+        const seal = await this.#seal(reached);
         // A windowed board's entries leave it as time passes: their exits since the cursor block's time (a time
         // that cannot be had, the node down, costs the range's exits, not its events).
         const exits = subscriptions.some((sub) => sub.topics.some((t) => t.exits));
@@ -298,7 +330,7 @@ export class WebhookEngine {
         const changes = (await this.rt.index.changes(cursor + 1n, reached, since)).value;
         const rows = await this.#blocks(changes, subscriptions);
         await this.#sameSource(from);
-        return { to: reached, rows, source: from };
+        return { to: reached, rows, source: from, seal };
       });
       // Steps after the first read the new branch: what they feed is not the reorg's to revert.
       orphaned = null;
@@ -337,6 +369,25 @@ export class WebhookEngine {
   }
 
   /**
+   * The index's seal at `block` (FedSeal), from its finalized block down to a multiple of 64 (atBlock.ts SEAL_STEP);
+   * null when the block is final (never rewritten), not indexed, or the index reads no seal (a stand-in).
+   */
+  async #seal(block: bigint): Promise<FedSeal | null> {
+    if (!this.rt.index.seal) return null;
+    // The seal does not depend on the block's time: any is given, so no time is looked up.
+    const read = await this.rt.index.seal({ block, time: 0n }, { from: null });
+    return read.inRange && read.seal ? { from: read.seal.from, digest: read.seal.digest } : null;
+  }
+
+  /** Whether the index's events up to the cursor block are still those fed (`sealed`); null: it cannot tell now. */
+  async #holds(cursor: bigint, sealed: FedSeal): Promise<boolean | null> {
+    if (!this.rt.index.seal) return null;
+    const read = await this.rt.index.seal({ block: cursor, time: 0n }, { from: sealed.from });
+    if (!read.inRange || !read.seal) return null;
+    return read.seal.digest === sealed.digest;
+  }
+
+  /**
    * The views moved to another schema while this feed read: what it read may be either's, so nothing of it is kept
    * (the transaction rolls back) and the next head feeds again, from the new one.
    */
@@ -347,19 +398,26 @@ export class WebhookEngine {
   }
 
   /**
-   * After the index switched schemas, the lowest block at which a delivery fed (sent or not, not reverted) is not
+   * After the index switched schemas (or its seal no longer holds: above `floor` only), the lowest block at which a
+   * delivery fed (sent or not, not reverted) is not
    * what the index now answers for its topic there — the new rows lack its event, or hold another —, or null. Walks
    * the fed blocks down from the cursor, and stops after RECHECK_RUN blocks in a row that all still hold below the
    * lowest one that does not (a reorg's two branches share every block below the fork; the sync cache's rewind uses
    * the same run): a redeploy that rewrites only older blocks is not told.
    */
-  async #replaced(tx: Parameters<WebhookStore["orphan"]>[0], cursor: bigint): Promise<bigint | null> {
+  async #replaced(
+    tx: Parameters<WebhookStore["orphan"]>[0],
+    cursor: bigint,
+    floor: bigint | null = null,
+  ): Promise<bigint | null> {
     const answers = new Map<string, Promise<string | null>>();
     let lowest: bigint | null = null;
     let run = 0;
     let below: bigint | null = cursor + 1n;
     while (run < RECHECK_RUN) {
-      const fed = await this.store.unreverted(tx, below, RECHECK_PAGE_BLOCKS);
+      const page = await this.store.unreverted(tx, below, RECHECK_PAGE_BLOCKS);
+      // Only the blocks above `floor` (a seal's range: nothing at or below it was replaced).
+      const fed = floor === null ? page : page.filter((d) => d.block > floor);
       if (fed.length === 0) break;
       let block: bigint | null = null;
       let holds = true;
@@ -389,6 +447,7 @@ export class WebhookEngine {
         if (!sameAnswer((JSON.parse(d.payload) as { data: { answer: unknown } }).data.answer, await now)) holds = false;
       }
       below = fed.at(-1)!.block;
+      if (fed.length < page.length) break;
     }
     return lowest;
   }

@@ -42,12 +42,22 @@ export type Delivery = {
 /** A delivery a worker holds: what to send, where, signed with which secret. */
 export type Claimed = { seq: string; id: string; url: string; secret: string; payload: string; attempts: number };
 
+/**
+ * What the index held of the blocks fed, as the feed read it at the cursor block: the digest of the index's own events
+ * in blocks `from` + 1 to the cursor block (contract.ts Seal: each event named by its block, transaction hash and log
+ * index). A reorg that replaced any of them reads another digest there.
+ */
+export type FedSeal = { from: bigint; digest: string };
+
 /** One row the feeder adds to the outbox. */
 export type NewDelivery = { subscription: string; block: bigint; topic: string; type: string; payload: string };
 
 type Query = Pick<Sql, "query">;
 
 export const newId = (prefix: string) => `${prefix}_${randomBytes(16).toString("base64url")}`;
+
+/** A delivery's attempt is in flight: claimed, its outcome not recorded, its lease not over. */
+const IN_FLIGHT = "(status = 'pending' AND leased AND next_attempt_at > now())";
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string | Date).toISOString());
@@ -105,6 +115,16 @@ export class WebhookStore {
       await tx.query(`INSERT INTO ${s}.cursor (id, block) VALUES (1, NULL) ON CONFLICT (id) DO NOTHING`);
       // The index's rows the feed was fed from (LockIndex.source); null: not known yet (a store made before it).
       await tx.query(`ALTER TABLE ${s}.cursor ADD COLUMN IF NOT EXISTS source text`);
+      // The index's seal of the cursor block as fed (FedSeal): a reorg no signal told is found by it.
+      await tx.query(`ALTER TABLE ${s}.cursor ADD COLUMN IF NOT EXISTS seal_from bigint`);
+      await tx.query(`ALTER TABLE ${s}.cursor ADD COLUMN IF NOT EXISTS seal_digest text`);
+      // An attempt in flight (claimed, its outcome not recorded; a worker that died lets it go with its lease), and
+      // one whose block a reorg orphaned meanwhile: it ends as delivered or cancelled, never retried (orphan()).
+      await tx.query(`ALTER TABLE ${s}.delivery ADD COLUMN IF NOT EXISTS leased boolean NOT NULL DEFAULT false`);
+      await tx.query(`ALTER TABLE ${s}.delivery ADD COLUMN IF NOT EXISTS orphaned boolean NOT NULL DEFAULT false`);
+      await tx.query(
+        `CREATE INDEX IF NOT EXISTS delivery_orphaned ON ${s}.delivery (seq) WHERE orphaned AND status = 'pending'`,
+      );
     });
   }
 
@@ -210,9 +230,10 @@ export class WebhookStore {
 
   /**
    * Runs `feed` holding the cursor (SELECT … FOR UPDATE): the one feeder of its blocks. `feed` is given the last block
-   * fed (null before the first), the head the last reorg went down to and the index's rows it was fed from
-   * (LockIndex.source; null: not known), and returns the block it fed up to (the cursor's new value), the rows to insert, for a
-   * reorg the head it went down to, and the source it read — all committed together, or nothing when it throws.
+   * fed (null before the first), the head the last reorg went down to, the index's rows it was fed from
+   * (LockIndex.source; null: not known) and their seal at the cursor block (null: none read), and returns the block it
+   * fed up to (the cursor's new value), the rows to insert, for a reorg the head it went down to, the source it read
+   * and the seal at the new cursor block — all committed together, or nothing when it throws.
    */
   async feed(
     feed: (
@@ -220,14 +241,39 @@ export class WebhookStore {
       lastReorgTo: bigint | null,
       tx: Query,
       fedFrom: string | null,
-    ) => Promise<{ to: bigint; rows: NewDelivery[]; reorgTo?: bigint; source?: string | null } | null>,
+      sealed: FedSeal | null,
+    ) => Promise<{
+      to: bigint;
+      rows: NewDelivery[];
+      reorgTo?: bigint;
+      source?: string | null;
+      /** Absent or null: none kept (the next feed checks nothing). */
+      seal?: FedSeal | null;
+    } | null>,
   ): Promise<number> {
     return this.sql.transaction(async (tx) => {
-      const [row] = await tx.query<{ block: string | null; reorg_to: string | null; source: string | null }>(
-        `SELECT block::text AS block, reorg_to::text AS reorg_to, source FROM ${this.#s}.cursor WHERE id = 1 FOR UPDATE`,
+      const [row] = await tx.query<{
+        block: string | null;
+        reorg_to: string | null;
+        source: string | null;
+        seal_from: string | null;
+        seal_digest: string | null;
+      }>(
+        `SELECT block::text AS block, reorg_to::text AS reorg_to, source, seal_from::text AS seal_from, seal_digest
+           FROM ${this.#s}.cursor WHERE id = 1 FOR UPDATE`,
       );
       const cursor = row?.block == null ? null : BigInt(row.block);
-      const fed = await feed(cursor, row?.reorg_to == null ? null : BigInt(row.reorg_to), tx, row?.source ?? null);
+      const sealed =
+        row?.seal_from == null || row.seal_digest == null
+          ? null
+          : { from: BigInt(row.seal_from), digest: row.seal_digest };
+      const fed = await feed(
+        cursor,
+        row?.reorg_to == null ? null : BigInt(row.reorg_to),
+        tx,
+        row?.source ?? null,
+        sealed,
+      );
       if (!fed) return 0;
       for (const d of fed.rows) {
         await tx.query(
@@ -243,9 +289,16 @@ export class WebhookStore {
         );
       }
       await tx.query(
-        `UPDATE ${this.#s}.cursor SET block = $1, reorg_to = coalesce($2, reorg_to), source = coalesce($3, source)
+        `UPDATE ${this.#s}.cursor SET block = $1, reorg_to = coalesce($2, reorg_to), source = coalesce($3, source),
+                seal_from = $4, seal_digest = $5
           WHERE id = 1`,
-        [fed.to.toString(), fed.reorgTo?.toString() ?? null, fed.source ?? null],
+        [
+          fed.to.toString(),
+          fed.reorgTo?.toString() ?? null,
+          fed.source ?? null,
+          fed.seal?.from.toString() ?? null,
+          fed.seal?.digest ?? null,
+        ],
       );
       return fed.rows.length;
     });
@@ -253,8 +306,10 @@ export class WebhookStore {
 
   /**
    * A reorg that orphaned the blocks from `from` up: their deliveries that a subscriber may have received (delivered,
-   * or attempted at least once) for the feeder to revert, oldest first; and every undelivered one of them cancelled.
-   * In the feeder's transaction.
+   * or attempted at least once) for the feeder to revert, oldest first; and every undelivered one of them cancelled —
+   * but one in flight, which stays its webhook's oldest undelivered until its attempt ends (delivered when
+   * acknowledged, else cancelled: orphaned, never retried), so the revert fed behind it is sent after it, one at a
+   * time as every delivery. In the feeder's transaction.
    */
   async orphan(tx: Query, from: bigint): Promise<{ id: string; subscription: string; block: bigint; topic: string }[]> {
     // Each is marked reverted as it is selected: told once, whichever reorg or switch comes next.
@@ -267,7 +322,10 @@ export class WebhookStore {
       [from.toString()],
     );
     await tx.query(
-      `UPDATE ${this.#s}.delivery SET status = 'cancelled', last_error = 'orphaned by a reorg'
+      `UPDATE ${this.#s}.delivery
+          SET status = CASE WHEN ${IN_FLIGHT} THEN status ELSE 'cancelled' END,
+              orphaned = ${IN_FLIGHT},
+              last_error = CASE WHEN ${IN_FLIGHT} THEN last_error ELSE 'orphaned by a reorg' END
         WHERE block >= $1 AND type <> 'index.reverted' AND status IN ('pending', 'dead')`,
       [from.toString()],
     );
@@ -315,21 +373,25 @@ export class WebhookStore {
       payload: string;
       attempts: number;
     }>(
-      `WITH heads AS (
+      `WITH let_go AS (
+         UPDATE ${s}.delivery SET status = 'cancelled', leased = false, last_error = 'orphaned by a reorg'
+          WHERE status = 'pending' AND orphaned AND next_attempt_at <= now()),
+       heads AS (
          SELECT DISTINCT ON (subscription_id) seq FROM ${s}.delivery
-          WHERE status IN ('pending', 'dead') ORDER BY subscription_id, seq),
+          WHERE status IN ('pending', 'dead') AND NOT (orphaned AND next_attempt_at <= now())
+          ORDER BY subscription_id, seq),
        first AS (
          SELECT d.seq FROM ${s}.delivery d JOIN heads h ON h.seq = d.seq
-          WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND d.attempts = 0
+          WHERE d.status = 'pending' AND NOT d.orphaned AND d.next_attempt_at <= now() AND d.attempts = 0
           ORDER BY d.next_attempt_at, d.seq LIMIT $1
           FOR UPDATE OF d SKIP LOCKED),
        retries AS (
          SELECT d.seq FROM ${s}.delivery d JOIN heads h ON h.seq = d.seq
-          WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND d.attempts > 0
+          WHERE d.status = 'pending' AND NOT d.orphaned AND d.next_attempt_at <= now() AND d.attempts > 0
           ORDER BY d.next_attempt_at, d.seq LIMIT $3
           FOR UPDATE OF d SKIP LOCKED),
        due AS (SELECT seq FROM first UNION ALL SELECT seq FROM retries)
-       UPDATE ${s}.delivery d SET attempts = d.attempts + 1,
+       UPDATE ${s}.delivery d SET attempts = d.attempts + 1, leased = true,
               next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
          FROM due, ${s}.subscription sub
         WHERE d.seq = due.seq AND sub.id = d.subscription_id
@@ -342,7 +404,7 @@ export class WebhookStore {
   /** The attempt `attempts` of `seq` succeeded; false when the delivery was no longer this attempt's. */
   async delivered(seq: string, attempts: number): Promise<boolean> {
     const rows = await this.sql.query(
-      `UPDATE ${this.#s}.delivery SET status = 'delivered', delivered_at = now(), last_error = NULL
+      `UPDATE ${this.#s}.delivery SET status = 'delivered', delivered_at = now(), last_error = NULL, leased = false
         WHERE seq = $1 AND attempts = $2 AND status = 'pending' RETURNING seq`,
       [seq, attempts],
     );
@@ -355,9 +417,16 @@ export class WebhookStore {
    */
   async failed(seq: string, attempts: number, error: string, retryMs: number | null): Promise<void> {
     const s = this.#s;
+    // Orphaned while in flight: reverted already (its revert waits behind it), so never retried.
+    const ended = await this.sql.query(
+      `UPDATE ${s}.delivery SET status = 'cancelled', leased = false, last_error = $3
+        WHERE seq = $1 AND attempts = $2 AND status = 'pending' AND orphaned RETURNING seq`,
+      [seq, attempts, `orphaned by a reorg while in flight; ${error}`.slice(0, 500)],
+    );
+    if (ended.length > 0) return;
     if (retryMs !== null) {
       await this.sql.query(
-        `UPDATE ${s}.delivery SET last_error = $3, next_attempt_at = now() + make_interval(secs => $4::double precision / 1000)
+        `UPDATE ${s}.delivery SET leased = false, last_error = $3, next_attempt_at = now() + make_interval(secs => $4::double precision / 1000)
           WHERE seq = $1 AND attempts = $2 AND status = 'pending'`,
         [seq, attempts, error.slice(0, 500), retryMs],
       );
@@ -365,7 +434,7 @@ export class WebhookStore {
     }
     await this.sql.transaction(async (tx) => {
       const rows = await tx.query<{ subscription_id: string }>(
-        `UPDATE ${s}.delivery SET status = 'dead', last_error = $3
+        `UPDATE ${s}.delivery SET status = 'dead', leased = false, last_error = $3
           WHERE seq = $1 AND attempts = $2 AND status = 'pending' RETURNING subscription_id`,
         [seq, attempts, error.slice(0, 500)],
       );
