@@ -285,6 +285,63 @@ describe("the outbox on Postgres", () => {
     }
   });
 
+  it("a delivery orphaned in flight holds its webhook until the attempt ends, or its lease; one backing off goes at once", async () => {
+    /** A reorg from `from`, as the feeder feeds one: the orphans' reverts. */
+    const reorgFrom = (from: bigint) =>
+      store.feed(async (cursor, _reorgTo, tx) => {
+        const orphans = await store.orphan(tx, from);
+        const rows = orphans.map((o) => ({
+          subscription: o.subscription,
+          block: o.block,
+          topic: o.topic,
+          type: "index.reverted",
+          payload: `{"reverts":"${o.id}"}`,
+        }));
+        return { to: cursor!, rows };
+      });
+    const claimOf = async (url: string, leaseMs = 60_000) =>
+      (await store.claim({ first: 100, retries: 100 }, leaseMs)).filter((x) => x.url === url);
+    const statuses = async (hook: string) =>
+      (await store.deliveries({ webhook: hook, limit: 10 })).map((d) => `${d.type}:${d.status}`).reverse();
+
+    // In flight, then acknowledged: the revert waits for it, and it is listed delivered.
+    const acked = (await store.create("http://127.0.0.1:9/inflight", ["stats"], "s", 10))!;
+    await feedTwoBlocks(acked.id);
+    const [c] = await claimOf(acked.url);
+    const from = BigInt((await store.deliveries({ webhook: acked.id, limit: 10 })).at(-1)!.blockNumber);
+    await reorgFrom(from);
+    expect(await claimOf(acked.url)).toEqual([]);
+    expect(await store.delivered(c!.seq, c!.attempts)).toBe(true);
+    expect(await statuses(acked.id)).toEqual([
+      "index.stats:delivered",
+      "index.stats:cancelled",
+      "index.reverted:pending",
+    ]);
+    expect((await claimOf(acked.url)).map((x) => x.payload)).toEqual([`{"reverts":"${c!.id}"}`]);
+
+    // In flight on a worker that died: let go (cancelled, never retried) when its lease ends.
+    const died = (await store.create("http://127.0.0.1:9/died", ["stats"], "s", 10))!;
+    await feedTwoBlocks(died.id);
+    const [d] = await claimOf(died.url, 300);
+    await reorgFrom(BigInt((await store.deliveries({ webhook: died.id, limit: 10 })).at(-1)!.blockNumber));
+    expect(await claimOf(died.url)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await claimOf(died.url)).map((x) => x.payload)).toEqual([`{"reverts":"${d!.id}"}`]);
+    expect(await statuses(died.id)).toEqual([
+      "index.stats:cancelled",
+      "index.stats:cancelled",
+      "index.reverted:pending",
+    ]);
+
+    // Backing off (its attempt over): cancelled at once, its revert claimed at once.
+    const waiting = (await store.create("http://127.0.0.1:9/waiting", ["stats"], "s", 10))!;
+    await feedTwoBlocks(waiting.id);
+    const [w] = await claimOf(waiting.url);
+    await store.failed(w!.seq, w!.attempts, "HTTP 500", 60_000);
+    await reorgFrom(BigInt((await store.deliveries({ webhook: waiting.id, limit: 10 })).at(-1)!.blockNumber));
+    expect((await claimOf(waiting.url)).map((x) => x.payload)).toEqual([`{"reverts":"${w!.id}"}`]);
+  });
+
   it("a failure past the schedule kills the delivery and those behind it; a replay brings them back in order", async () => {
     const hook = (await store.create("http://127.0.0.1:9/dead", ["stats"], "s", 10))!;
     await feedTwoBlocks(hook.id);
