@@ -95,6 +95,39 @@ afterAll(async () => {
   await topology?.stop();
 });
 
+/**
+ * A receiver subscribed to bob's and carol's accounts (and the stats), a snapshot taken, then bob's lock on that fork,
+ * its delivery awaited: the branch the tests replace.
+ */
+async function bobLockedOnAFork(amount: bigint) {
+  const { testClient } = chain.devnet.clients;
+  const r = await receiver();
+  const [bob, carol] = [who("bob"), who("carol")];
+  const hook = await registerWebhook(api, r, ["stats", `account:${bob}`, `account:${carol}`]);
+  await testClient.mine({ blocks: 1 });
+  await sleep(1_000);
+  const snapshot = await testClient.snapshot();
+  await lockViaFurnace(chain, DEVNET_ACCOUNTS.bob, amount);
+  const height = (await headBlock(chain.devnet)).toString();
+  const bobs = await r.until((acked) =>
+    acked.find((x) => parsed(x).data.topic === `account:${bob}` && parsed(x).data.blockNumber === height),
+  );
+  return { r, bob, carol, hook, snapshot, bobs };
+}
+
+/**
+ * The delivery `revertedId` was reverted, an account answer for each of `owners` followed, and each owner's last
+ * standing answer equals the chain's locks at its block.
+ */
+async function expectToldReverted(r: WebhookReceiver, revertedId: string, owners: Address[]): Promise<void> {
+  await r.until((acked) => acked.find((x) => parsed(x).data.revertedId === revertedId), 30_000);
+  await r.until((acked) => {
+    const at = acked.findIndex((x) => parsed(x).data.revertedId === revertedId);
+    return acked.slice(at).filter((x) => parsed(x).type === "index.account").length >= owners.length;
+  });
+  for (const owner of owners) await expectLastWordIsChain(r, owner);
+}
+
 describe("webhooks: every reorg is told", () => {
   it("a delivery in flight when its block is orphaned ends before its index.reverted is sent, and is listed delivered", async () => {
     const { testClient } = chain.devnet.clients;
@@ -152,28 +185,13 @@ describe("webhooks: every reorg is told", () => {
     expect((await headBlock(chain.devnet)).toString()).toBe(height);
     await testClient.mine({ blocks: 3 });
     // Bob's answer of the second branch is reverted, and the new head's answers follow.
-    await r.until((acked) => acked.find((x) => parsed(x).data.revertedId === bobs.id), 30_000);
-    await r.until((acked) => {
-      const at = acked.findIndex((x) => parsed(x).data.revertedId === bobs.id);
-      return acked.slice(at).filter((x) => parsed(x).type === "index.account").length >= 3;
-    });
-    for (const owner of [alice, bob, carol]) await expectLastWordIsChain(r, owner);
+    await expectToldReverted(r, bobs.id, [alice, bob, carol]);
     await operator("DELETE", `/webhooks/${hook.id}`);
   }, 120_000);
 
   it("a reorg while the API's LISTEN connection is down is told", async () => {
     const { testClient } = chain.devnet.clients;
-    const r = await receiver();
-    const [bob, carol] = [who("bob"), who("carol")];
-    const hook = await registerWebhook(api, r, ["stats", `account:${bob}`, `account:${carol}`]);
-    await testClient.mine({ blocks: 1 });
-    await sleep(1_000);
-    const snapshot = await testClient.snapshot();
-    await lockViaFurnace(chain, DEVNET_ACCOUNTS.bob, 1_400n);
-    const height = (await headBlock(chain.devnet)).toString();
-    const bobs = await r.until((acked) =>
-      acked.find((x) => parsed(x).data.topic === `account:${bob}` && parsed(x).data.blockNumber === height),
-    );
+    const { r, bob, carol, hook, snapshot, bobs } = await bobLockedOnAFork(1_400n);
     const admin = new pg.Client({ connectionString: topology.databaseUrl });
     await admin.connect();
     try {
@@ -187,28 +205,13 @@ describe("webhooks: every reorg is told", () => {
     await testClient.revert({ id: snapshot });
     await lockViaFurnace(chain, DEVNET_ACCOUNTS.carol, 1_500n);
     await testClient.mine({ blocks: 3 });
-    await r.until((acked) => acked.find((x) => parsed(x).data.revertedId === bobs.id), 30_000);
-    await r.until((acked) => {
-      const at = acked.findIndex((x) => parsed(x).data.revertedId === bobs.id);
-      return acked.slice(at).filter((x) => parsed(x).type === "index.account").length >= 2;
-    });
-    for (const owner of [bob, carol]) await expectLastWordIsChain(r, owner);
+    await expectToldReverted(r, bobs.id, [bob, carol]);
     await operator("DELETE", `/webhooks/${hook.id}`);
   }, 120_000);
 
   it("a reorg while no API process runs is told by the next one to start", async () => {
     const { testClient } = chain.devnet.clients;
-    const r = await receiver();
-    const [bob, carol] = [who("bob"), who("carol")];
-    const hook = await registerWebhook(api, r, ["stats", `account:${bob}`, `account:${carol}`]);
-    await testClient.mine({ blocks: 1 });
-    await sleep(1_000);
-    const snapshot = await testClient.snapshot();
-    await lockViaFurnace(chain, DEVNET_ACCOUNTS.bob, 1_600n);
-    const height = (await headBlock(chain.devnet)).toString();
-    const bobs = await r.until((acked) =>
-      acked.find((x) => parsed(x).data.topic === `account:${bob}` && parsed(x).data.blockNumber === height),
-    );
+    const { r, bob, carol, hook, snapshot, bobs } = await bobLockedOnAFork(1_600n);
     await api.stop();
     await testClient.revert({ id: snapshot });
     await lockViaFurnace(chain, DEVNET_ACCOUNTS.carol, 1_700n);
@@ -218,12 +221,7 @@ describe("webhooks: every reorg is told", () => {
     expect(await indexHead()).toBe(head);
     api = await topology.spawnApi();
     await api.waitFor200("/ready", 60_000);
-    await r.until((acked) => acked.find((x) => parsed(x).data.revertedId === bobs.id), 30_000);
-    await r.until((acked) => {
-      const at = acked.findIndex((x) => parsed(x).data.revertedId === bobs.id);
-      return acked.slice(at).filter((x) => parsed(x).type === "index.account").length >= 2;
-    });
-    for (const owner of [bob, carol]) await expectLastWordIsChain(r, owner);
+    await expectToldReverted(r, bobs.id, [bob, carol]);
     await operator("DELETE", `/webhooks/${hook.id}`);
   }, 120_000);
 });
