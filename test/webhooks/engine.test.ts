@@ -104,17 +104,18 @@ async function receiver(port = 0): Promise<WebhookReceiver> {
   return r;
 }
 
-/** This test file's ports (the receivers of the fairness case): one healthy receiver, 8 servers that never answer. */
-const RECEIVER_PORT = 43640;
-const HANGING_PORTS = [43641, 43642, 43643, 43644, 43645, 43646, 43647, 43648];
+/** How many servers that never answer the fairness cases run (each under several webhook paths). */
+const HANGING_SERVERS = 8;
 
 /**
  * A receiver that accepts the connection and reads the request, then never answers (a hung endpoint): it counts the
- * requests, the blocks they carried and the most it held open at once.
+ * requests, the blocks they carried and the most it held open at once. On a port the OS picks: a fixed port in the
+ * ephemeral range was taken by another test file's outgoing connections in a loaded CI run (EADDRINUSE, and the
+ * listen never called back: the case timed out).
  */
-async function hangingServer(port: number) {
+async function hangingServer() {
   const sockets = new Set<Socket>();
-  const state = { url: `http://127.0.0.1:${port}/hook`, requests: 0, blocks: [] as number[], mostOpen: 0, open: 0 };
+  const state = { url: "", requests: 0, blocks: [] as number[], mostOpen: 0, open: 0 };
   const server = createServer((req) => {
     state.requests++;
     state.open++;
@@ -128,7 +129,11 @@ async function hangingServer(port: number) {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  state.url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
   opened.push({
     close: async () => {
       for (const s of sockets) s.destroy();
@@ -272,9 +277,9 @@ describe("the webhook worker's pool, on Postgres", () => {
     // Each attempt of a hanging receiver lasts the whole timeout; retried 0.5 s after each, for longer than the test.
     const settings = { ...SETTINGS, timeoutMs: 3_000, retryScheduleMs: Array(40).fill(500), maxSubscriptions: 100 };
     const webhooks = await startOnPostgres(schemaNamed("fair"), settings);
-    const healthy = await receiver(RECEIVER_PORT);
+    const healthy = await receiver();
     // 40 webhooks on 8 servers (5 paths each) that accept the connection and read the request, then never answer.
-    const hanging = await Promise.all(HANGING_PORTS.map((port) => hangingServer(port)));
+    const hanging = await Promise.all(Array.from({ length: HANGING_SERVERS }, () => hangingServer()));
     const hooks: string[] = [];
     for (const h of hanging) {
       for (let i = 0; i < 5; i++) {
@@ -311,8 +316,8 @@ describe("the webhook worker's pool, on Postgres", () => {
     // 160 of them held every slot and the healthy receiver waited for their timeouts (red team rthook 4).
     const settings = { ...SETTINGS, timeoutMs: 4_000, retryScheduleMs: Array(40).fill(500), maxSubscriptions: 200 };
     const webhooks = await startOnPostgres(schemaNamed("many"), settings);
-    const healthy = await receiver(RECEIVER_PORT);
-    const hanging = await Promise.all(HANGING_PORTS.map((port) => hangingServer(port)));
+    const healthy = await receiver();
+    const hanging = await Promise.all(Array.from({ length: HANGING_SERVERS }, () => hangingServer()));
     const hooks: string[] = [];
     for (const h of hanging) {
       for (let i = 0; i < 20; i++) {
