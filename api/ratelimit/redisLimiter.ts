@@ -3,7 +3,8 @@
  * count is atomic in Redis and the limit holds across every replica that shares the server.
  *
  * When Redis fails (refused, reset, slow), this replica FAILS OPEN TO ITS OWN IN-PROCESS LIMITER: the
- * request is decided by a MemoryRateLimiter with the same policy, a warning is logged once per outage
+ * request is decided by a MemoryRateLimiter with the same policy, a warning is logged when an outage begins (a
+ * Redis that keeps failing and recovering writes at most one more line a minute, with a count: throttledWarnings)
  * and `api_rate_limit_store_fallback_total` counts every such decision. A replica therefore never
  * answers 500 or hangs because of Redis, and a client still meets a limit (per replica, so at most
  * replicas × max during the outage). After a failure Redis is left alone for `retryAfterMs`, so an
@@ -13,6 +14,7 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "../observability/logger";
 import type { Metrics } from "../observability/metrics";
+import { type ThrottledWarn, throttledWarnings, WARNING_WINDOW_MS } from "../observability/throttle";
 import { decide, MemoryRateLimiter, type RateLimitDecision, type RateLimiter, type RateLimitPolicy } from "./limiter";
 
 // Returns { count, ttlMs }. A key without a TTL (never expected) gets one, so no key can live forever.
@@ -54,6 +56,11 @@ export type RedisRateLimiterOptions = RateLimitPolicy & {
   bootGraceMs?: number;
   /** After a failure, decide locally for this long before trying Redis again. Default 1000. */
   retryAfterMs?: number;
+  /**
+   * Outages begun within this long of the last warning are counted into one line at its end, and "recovered" is
+   * logged at most once per this long: a flapping Redis is not a line per flap. Default WARNING_WINDOW_MS (60 s).
+   */
+  warningWindowMs?: number;
   logger: Logger;
   metrics: Metrics;
 };
@@ -68,11 +75,14 @@ export class RedisRateLimiter implements RateLimiter {
   #droppedAt = Number.NEGATIVE_INFINITY;
   #everAnswered = false;
   readonly #createdAt = performance.now();
+  readonly #warn: ThrottledWarn & { flush(): void };
+  #recoveredLoggedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: RedisRateLimiterOptions) {
     this.#o = options;
     this.#prefix = options.keyPrefix ?? "ratelimit:";
     this.#fallback = new MemoryRateLimiter({ max: options.max, windowSec: options.windowSec });
+    this.#warn = throttledWarnings(options.logger, this.#window);
     options.redis.defineCommand("rateLimitHit", { numberOfKeys: 1, lua: HIT_SCRIPT });
   }
 
@@ -83,7 +93,11 @@ export class RedisRateLimiter implements RateLimiter {
       this.#everAnswered = true;
       if (!this.#healthy) {
         this.#healthy = true;
-        this.#o.logger.info("rate-limit store recovered; limits are shared again");
+        const now = performance.now();
+        if (now - this.#recoveredLoggedAt >= this.#window) {
+          this.#recoveredLoggedAt = now;
+          this.#o.logger.info("rate-limit store recovered; limits are shared again");
+        }
       }
       return decide(Number(count), Number(ttlMs), this.#o, "redis");
     } catch (error) {
@@ -95,7 +109,7 @@ export class RedisRateLimiter implements RateLimiter {
       const reason = error instanceof StoreTimeoutError ? "timeout" : "error";
       if (this.#healthy) {
         this.#healthy = false;
-        this.#o.logger.warn("rate-limit store unavailable; this replica falls back to in-process limits", {
+        this.#warn("rate-limit-store", "rate-limit store unavailable; this replica falls back to in-process limits", {
           reason,
           error,
         });
@@ -157,7 +171,12 @@ export class RedisRateLimiter implements RateLimiter {
     return this.#fallback.hitNow(key, cost);
   }
 
+  get #window(): number {
+    return this.#o.warningWindowMs ?? WARNING_WINDOW_MS;
+  }
+
   async close(): Promise<void> {
+    this.#warn.flush();
     if (this.#o.ownsClient) this.#o.redis.disconnect();
   }
 }

@@ -227,6 +227,51 @@ describe("rate limit when Redis fails", () => {
     expect(metrics.rateLimitStoreFallbacks.get({ reason: "timeout" })).toBe(1);
   });
 
+  it("a flapping Redis: one warning when it first fails, then one line with a count per window, not one per flap", async () => {
+    const proxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(REDIS_URL).port || 6379) });
+    cleanups.push(() => proxy.stop());
+    const redis = createRedisClient(proxy.url);
+    cleanups.push(async () => redis.disconnect());
+    await ready(redis);
+    const warnings: { msg: string; fields?: Record<string, unknown> }[] = [];
+    const infos: string[] = [];
+    const limiter = new RedisRateLimiter({
+      max: 300,
+      windowSec: 60,
+      redis,
+      keyPrefix: `${RUN}flap:`,
+      logger: {
+        debug() {},
+        info: (m) => infos.push(m),
+        warn: (msg, fields) => warnings.push({ msg, fields }),
+        error() {},
+      },
+      metrics: createMetrics(),
+      bootGraceMs: 0,
+      retryAfterMs: 20,
+      warningWindowMs: 1_500,
+    });
+    const started = performance.now();
+    for (let flap = 0; flap < 5; flap++) {
+      proxy.setMode("refuse");
+      proxy.dropConnections();
+      expect((await limiter.hit("k")).store).toBe("memory");
+      proxy.setMode("pass");
+      await ready(redis);
+      await new Promise((r) => setTimeout(r, 30)); // past retryAfterMs
+      expect((await limiter.hit("k")).store).toBe("redis");
+    }
+    // Five outages inside the window: the first warned at once, the other four held for one line; recovered once.
+    expect(performance.now() - started).toBeLessThan(1_500);
+    expect(warnings.map((w) => w.msg)).toEqual([
+      "rate-limit store unavailable; this replica falls back to in-process limits",
+    ]);
+    expect(infos.filter((m) => m.includes("recovered"))).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 1_600));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[1]!.fields).toMatchObject({ repeated: 4, windowSec: 2 });
+  });
+
   it("connection killed mid-run: local limits during the outage, shared counts again after reconnecting", async () => {
     const proxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(REDIS_URL).port || 6379) });
     cleanups.push(() => proxy.stop());
