@@ -163,6 +163,7 @@ try {
   // milliseconds, so a 1.4 ms answer against a 0.6 ms one read as 2× or 1× by where they fell.
   const run = async (url: string, paths: string[], connections: number, duration = DURATION_S) => {
     const ms: number[] = [];
+    const odd: Record<number, number> = {};
     // Without a callback autocannon answers its instance, an emitter that is also the promise of its result.
     const instance = autocannon({
       url,
@@ -170,13 +171,14 @@ try {
       duration,
       requests: paths.map((p) => ({ method: "GET", path: p })),
     }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
-    instance.on("response", (_client: unknown, _status: number, _bytes: number, responseMs: number) =>
-      ms.push(responseMs),
-    );
+    instance.on("response", (_client: unknown, status: number, _bytes: number, responseMs: number) => {
+      ms.push(responseMs);
+      if (status < 200 || status > 299) odd[status] = (odd[status] ?? 0) + 1;
+    });
     const result = await instance;
     ms.sort((x, y) => x - y);
     const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(ms.length * q))] ?? Number.NaN;
-    return Object.assign(result, { exact: { p50: at(0.5), p99: at(0.99) } });
+    return Object.assign(result, { exact: { p50: at(0.5), p99: at(0.99) }, odd });
   };
   for (const paths of Object.values(routes)) {
     await run(api.url, paths, 10, 1);
@@ -196,6 +198,7 @@ try {
       const rps: number[] = [];
       const absolute: string[] = [];
       let refused = 0;
+      const refusedBy: Record<number, number> = {};
       const p50: number[] = [];
       const p99: number[] = [];
       const cpu = { api: [] as number[], bare: [] as number[] };
@@ -216,6 +219,8 @@ try {
         // Refusals are the API's own (a page's row admission, 503 busy): counted and shown, not thrown.
         if (b.non2xx > 0 || a.errors > 0 || b.errors > 0) throw new Error(`${route}: bare non-2xx ${b.non2xx}`);
         refused += a.non2xx;
+        for (const [status, n] of Object.entries(a.odd))
+          refusedBy[Number(status)] = (refusedBy[Number(status)] ?? 0) + n;
         rps.push(a.requests.average / b.requests.average);
         absolute.push(`${Math.round(a.requests.average)}/${Math.round(b.requests.average)}`);
         p50.push(a.exact.p50 / b.exact.p50);
@@ -229,7 +234,7 @@ try {
         `${route.padEnd(15)} ${String(connections).padStart(2)} conns: req/s ${m.rps.toFixed(2)}× bare, p50 ` +
           `${m.p50.toFixed(2)}×, p99 ${m.p99.toFixed(2)}×; CPU a request ${median(cpu.api).toFixed(0)} / ${median(cpu.bare).toFixed(0)} µs, ` +
           `read/write calls ${median(calls.api).toFixed(1)} / ${median(calls.bare).toFixed(1)} ` +
-          `(req/s API/bare by round ${absolute.join(" ")}; API non-2xx ${refused}; load ${load()})`,
+          `(req/s API/bare by round ${absolute.join(" ")}; API non-2xx ${refused}${refused ? ` ${JSON.stringify(refusedBy)}` : ""}; load ${load()})`,
       );
       console.log(lines.at(-1));
     }
