@@ -23,6 +23,8 @@ export const GRAPHQL_CODES = [
   "TOKEN_LIMIT_EXCEEDED",
   "DEPTH_LIMIT_EXCEEDED",
   "ALIAS_LIMIT_EXCEEDED",
+  /** More than GRAPHQL_LIMITS.fields fields once the fragments are expanded (api/graphql/fieldCount.ts). */
+  "FIELD_LIMIT_EXCEEDED",
   "ROW_LIMIT_EXCEEDED",
   "RESPONSE_TOO_LARGE",
   "EXECUTION_TIMEOUT",

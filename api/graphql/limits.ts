@@ -10,6 +10,12 @@ export const GRAPHQL_LIMITS = {
   tokens: 1000,
   /** Nested selections, the root field counting 1 (@escape.tech/graphql-armor-max-depth). */
   depth: 8,
+  /**
+   * Fields once the document's fragments are expanded where they are spread, introspection included
+   * (api/graphql/fieldCount.ts): what graphql-jit compiles and an executor visits. The standard introspection query
+   * is 217-226; 30 aliased event pages asking every field 600. An 813-byte document of nested fragments was 9,840 (graphql-jit: 5 s to compile).
+   */
+  fields: 1000,
   /** Aliased fields (@escape.tech/graphql-armor-max-aliases). */
   aliases: 30,
   /** A list's `limit`: 1 to this; default `defaultLimit`. */

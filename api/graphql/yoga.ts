@@ -20,6 +20,7 @@ import { createYoga, type Plugin } from "graphql-yoga";
 import type { Logger } from "../observability/logger";
 import type { ByteBoundedCache } from "./documentCache";
 import { answeredCode, type GraphqlCode, graphqlError, toGraphqlError } from "./errors";
+import { asksIntrospection, maxExpandedFieldsRule } from "./fieldCount";
 import { GRAPHQL_LIMITS } from "./limits";
 import { planOf, VariablesRefused } from "./plan";
 import { buildSchema, type GraphqlContext } from "./schema";
@@ -138,6 +139,7 @@ const limits: Plugin = {
         onReject: [refuse("DEPTH_LIMIT_EXCEEDED")],
       }),
     );
+    addValidationRule(maxExpandedFieldsRule(GRAPHQL_LIMITS.fields, refuse("FIELD_LIMIT_EXCEEDED")));
     addValidationRule(
       maxAliasesRule({
         n: GRAPHQL_LIMITS.aliases,
@@ -191,10 +193,15 @@ export function createGraphqlEngine(logger: Logger, caches: DocumentCaches) {
       // Queries run as code compiled once per document (graphql-jit keeps it weakly on the parsed document, which
       // the bounded document cache holds):
       // a page's hundreds of fields cost a third of graphql-js's executor. Anything else (a mutation, which the
-      // schema has none of) is left to graphql-js, which refuses it in GraphQL's terms.
+      // schema has none of) is left to graphql-js, which refuses it in GraphQL's terms; so is a document that reads
+      // the schema (its answer is small and static, while compiling nested `__Type` fragments took seconds).
       useGraphQlJit(
         {},
-        { enableIf: (args) => getOperationAST(args.document, args.operationName)?.operation === "query" },
+        {
+          enableIf: (args) =>
+            getOperationAST(args.document, args.operationName)?.operation === "query" &&
+            !asksIntrospection(args.document),
+        },
       ),
     ],
     maskedErrors: {

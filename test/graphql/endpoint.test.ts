@@ -7,12 +7,13 @@
  */
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
-import { getIntrospectionQuery } from "graphql";
+import { execute, getIntrospectionQuery, parse } from "graphql";
 import { getAddress } from "viem";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app";
 import { loadConfig } from "../../api/config";
 import { GRAPHQL_LIMITS } from "../../api/graphql/limits";
+import { buildSchema } from "../../api/graphql/schema";
 import { silentLogger } from "../../api/observability/logger";
 import { createMetrics } from "../../api/observability/metrics";
 import { createLockIndex } from "../../api/read/atBlock";
@@ -456,6 +457,29 @@ describe("answers", () => {
     expect(status).toBe(200);
     const names = (body.data!.__schema.types as { name: string }[]).map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(["Lock", "LockEvent", "Meta", "BigInt", "PageInfo"]));
+  });
+
+  it("a document of nested __Type fragments: refused past 1,000 expanded fields, answered as graphql-js answers below", async () => {
+    // Each fragment spreads the next three times: 3^k paths in under a kilobyte. graphql-jit took ~5 s (and +270 MB)
+    // to compile k = 8, blocking every other request; the depth limit leaves __schema out, the tokens bound nothing.
+    const nestedTypes = (k: number) => {
+      let fragments = `fragment F${k} on __Type { name }\n`;
+      for (let i = k - 1; i >= 1; i--)
+        fragments += `fragment F${i} on __Type { name fields { name type { ...F${i + 1} ofType { ...F${i + 1} ofType { ofType { ...F${i + 1} } } } } } }\n`;
+      return `{ __schema { types { ...F1 } } }\n${fragments}`;
+    };
+    const started = performance.now();
+    const refused = await gql(nestedTypes(8));
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(codes(refused.body)).toEqual(["FIELD_LIMIT_EXCEEDED"]);
+    expect("data" in refused.body).toBe(false);
+    const strict = await gql(nestedTypes(8), undefined, app, { accept: "application/graphql-response+json" });
+    expect(strict.status).toBe(400);
+    // k = 5 is 363 fields: answered, and exactly what graphql-js's own executor answers over the schema.
+    const served = await gql(nestedTypes(5));
+    expect(served.body.errors).toBeUndefined();
+    const own = await execute({ schema: buildSchema(), document: parse(nestedTypes(5)) });
+    expect(served.body.data).toEqual(JSON.parse(JSON.stringify(own.data)));
   });
 
   it("GET answers queries; GraphiQL is off", async () => {
