@@ -1,13 +1,14 @@
 import { type Abi, decodeErrorResult, type Hex } from "viem";
-import { ErrorsAbi, LocalErrorsAbi } from "../../abis/Errors";
+import { ErrorsAbi, LocalErrorsAbi, TokenErrorsAbi } from "../../abis/Errors";
 
 /**
  * The published contracts declare every custom error once, in one Errors library, with no arguments
  * (protocol.md §8); a call can bubble up an error from a contract it calls, so one list decodes them all,
- * with the few a contract declares itself (LpStakingVault7D's `LockCooldown`).
- * viem adds `Error(string)` and `Panic(uint256)`.
+ * with the few a contract declares itself (LpStakingVault7D's `LockCooldown`) and the token's own OpenZeppelin v5
+ * errors, with arguments, which a Furnace entry bubbles up when the wallet's allowance or balance is short.
+ * viem adds `Error(string)` and `Panic(uint256)` (the LP token's OpenZeppelin 4.x reasons are `Error(string)`).
  */
-export const PROTOCOL_ERRORS_ABI: Abi = [...ErrorsAbi, ...LocalErrorsAbi];
+export const PROTOCOL_ERRORS_ABI: Abi = [...ErrorsAbi, ...LocalErrorsAbi, ...TokenErrorsAbi];
 
 export type DecodedRevert = {
   /** The custom error name, `Error` for `require(…, "reason")`, `Panic` for a panic code. */

@@ -1,7 +1,7 @@
 import { type Abi, type AbiEvent, type AbiFunction, toEventSelector, toFunctionSelector } from "viem";
 import { describe, expect, it } from "vitest";
 import * as abis from "../../abis";
-import { ErrorsAbi, LocalErrorsAbi } from "../../abis/Errors";
+import { ErrorsAbi, LocalErrorsAbi, TokenErrorsAbi } from "../../abis/Errors";
 
 // Literal values copied from protocol.md §1–2; the ABIs must reproduce every one of them.
 const SELECTORS: Record<string, Record<string, string>> = {
@@ -172,6 +172,18 @@ describe("ABIs pin protocol.md selectors", () => {
     // LpStakingVault7D declares one error of its own (not in the Errors library): LockCooldown()
     expect(LocalErrorsAbi.map((e) => [e.name, toFunctionSelector(`${e.name}()`), e.inputs.length])).toEqual([
       ["LockCooldown", "0x39be4a63", 0],
+    ]);
+  });
+
+  it("abis/Errors.ts declares the token's OpenZeppelin v5 errors with their arguments and ERC-6093 selectors", () => {
+    expect(
+      TokenErrorsAbi.map((e) => [
+        `${e.name}(${e.inputs.map((i) => `${i.type} ${i.name}`).join(", ")})`,
+        toFunctionSelector(`${e.name}(${e.inputs.map((i) => i.type).join(",")})`),
+      ]),
+    ).toEqual([
+      ["ERC20InsufficientBalance(address sender, uint256 balance, uint256 needed)", "0xe450d38c"],
+      ["ERC20InsufficientAllowance(address spender, uint256 allowance, uint256 needed)", "0xfb8f41b2"],
     ]);
   });
 

@@ -60,6 +60,10 @@ export function gasWithHeadroom(gasUsed: bigint): bigint {
 export type HintFor = (error: SimulatedError, step: string) => SimulationHint | undefined;
 
 const ONCE_A_DAY = "Compounding is allowed at most once a day: try again later or harvest without compound.";
+const SHORT_BALANCE = "The wallet does not hold enough of the token for this amount.";
+const SHORT_ALLOWANCE =
+  "The wallet has not approved the contract to pull the token for this amount: send the batch's approve step " +
+  "first (prepare again if the allowance changed since).";
 
 /** Hints any action can use: what a person can do about the commonest reverts. */
 const GENERIC_HINTS: Record<string, string> = {
@@ -67,12 +71,31 @@ const GENERIC_HINTS: Record<string, string> = {
   LockExpired: "The lock has expired: it can only be unlocked now, not topped up or extended.",
   LockListedOrFrozen: "The lock is listed on the market (or frozen): it cannot be changed until it is delisted.",
   MinVeOutNotMet: "The voting power moved below the quoted minimum: prepare again for a fresh quote.",
-  InsufficientTokenBalance: "The wallet does not hold enough of the token for this amount.",
+  InsufficientTokenBalance: SHORT_BALANCE,
+  InsufficientTokenAllowance: SHORT_ALLOWANCE,
+  // What a wallet meets on Base when a Furnace entry pulls the token (OpenZeppelin v5 ERC20, ERC-6093).
+  ERC20InsufficientBalance: SHORT_BALANCE,
+  ERC20InsufficientAllowance: SHORT_ALLOWANCE,
   InsufficientStake: "The wallet has less staked LP than this amount.",
   CadenceNotMet: ONCE_A_DAY,
   // The published LpStakingVault7D's own name for the same once-a-day rule (claimRewardsAndLock).
   LockCooldown: ONCE_A_DAY,
 };
+
+/**
+ * `Error(reason)` reverts with a hint: the LP token on Base is the Aerodrome pool, an OpenZeppelin 4.x ERC20, whose
+ * short allowance or balance reverts these reason strings (stake-lp).
+ */
+const REASON_HINTS = new Map<string, string>([
+  ["ERC20: transfer amount exceeds balance", SHORT_BALANCE],
+  ["ERC20: insufficient allowance", SHORT_ALLOWANCE],
+]);
+
+function genericHint(error: SimulatedError): string | undefined {
+  // A reason is any text a contract chose: looked up in a Map, never as an object key ("constructor").
+  if (error.name === "Error") return error.args[0] === undefined ? undefined : REASON_HINTS.get(error.args[0]);
+  return error.name ? GENERIC_HINTS[error.name] : undefined;
+}
 
 export const prepareHref = (action: string, params: Record<string, string>) =>
   `/api/mcp/v1/prepare/${action}?${new URLSearchParams(params).toString()}`;
@@ -84,7 +107,7 @@ function hintFor(outcome: Extract<SimulationOutcome, { kind: "ran" }>, calls: re
   const step = calls[index]!.step;
   const specific = own?.(failed.error, step);
   if (specific) return specific;
-  const message = failed.error.name ? GENERIC_HINTS[failed.error.name] : undefined;
+  const message = genericHint(failed.error);
   return message ? { message } : undefined;
 }
 

@@ -4,6 +4,7 @@ import { decodeWith, type RpcClient, type RpcRequest } from "../../../../api/cha
 import { loadConfig } from "../../../../api/config";
 import { SimulationRevertedError } from "../../../../api/http/errors";
 import { extend, lock, topup } from "../../../../api/mcp/v1/prepare/lock";
+import { stakeLp } from "../../../../api/mcp/v1/prepare/lp";
 import type { PrepareAction } from "../../../../api/mcp/v1/prepare/pipeline";
 import { gasWithHeadroom } from "../../../../api/mcp/v1/prepare/simulation";
 
@@ -105,6 +106,73 @@ describe("simulation answers → simulation and gas", () => {
     expect(eh?.message).toContain("Furnace.extendWithBonus(7, durationSeconds, minBonusOut)");
     expect(eh?.message).toContain("VeLockNFT.setAutoMax(7, true)");
     expect(eh?.message).not.toMatch(/no wallet call/);
+  });
+
+  it("stake-lp on Base: the LP token (Aerodrome pool, OpenZeppelin 4.x) reverts reason strings; both carry a hint", async () => {
+    const reason = (text: string) =>
+      encodeErrorResult({
+        abi: [{ type: "error", name: "Error", inputs: [{ type: "string", name: "message" }] }],
+        errorName: "Error",
+        args: [text],
+      });
+    const stake = async (text: string) => {
+      const env = await run(stakeLp, `user=${WALLET}&amountWei=1000000000000000000`, node(reason(text)));
+      return env.simulation as { steps: { step: string; error?: unknown }[]; hint?: { message: string } };
+    };
+    const balance = await stake("ERC20: transfer amount exceeds balance");
+    expect(balance.steps[1]).toMatchObject({
+      step: "stake",
+      error: { name: "Error", args: ["ERC20: transfer amount exceeds balance"], selector: "0x08c379a0" },
+    });
+    expect(balance.hint).toEqual({ message: "The wallet does not hold enough of the token for this amount." });
+    const allowance = await stake("ERC20: insufficient allowance");
+    expect(allowance.hint?.message).toMatch(/^The wallet has not approved .* for this amount/);
+    // any other reason string gets no hint
+    expect((await stake("ERC20: something else")).hint).toBeUndefined();
+  });
+
+  it("the token's OpenZeppelin v5 errors (published token, every Furnace entry) carry the same hints as the protocol's names", async () => {
+    const oz = [
+      {
+        type: "error",
+        name: "ERC20InsufficientBalance",
+        inputs: [
+          { type: "address", name: "sender" },
+          { type: "uint256", name: "balance" },
+          { type: "uint256", name: "needed" },
+        ],
+      },
+      {
+        type: "error",
+        name: "ERC20InsufficientAllowance",
+        inputs: [
+          { type: "address", name: "spender" },
+          { type: "uint256", name: "allowance" },
+          { type: "uint256", name: "needed" },
+        ],
+      },
+    ] as const;
+    const hintOf = async (revert: Hex) => {
+      const env = await run(stakeLp, `user=${WALLET}&amountWei=1000000000000000000`, node(revert));
+      return env.simulation as { steps: { error?: unknown }[]; hint?: { message: string } };
+    };
+    const balance = await hintOf(
+      encodeErrorResult({ abi: oz, errorName: "ERC20InsufficientBalance", args: [WALLET, 0n, 10n ** 18n] }),
+    );
+    expect(balance.steps[1]!.error).toEqual({
+      name: "ERC20InsufficientBalance",
+      args: [WALLET, "0", "1000000000000000000"],
+      selector: "0xe450d38c",
+    });
+    const protocolBalance = await hintOf(toFunctionSelector("error InsufficientTokenBalance()") as Hex);
+    expect(balance.hint).toEqual(protocolBalance.hint);
+    expect(balance.hint).toEqual({ message: "The wallet does not hold enough of the token for this amount." });
+    const allowance = await hintOf(
+      encodeErrorResult({ abi: oz, errorName: "ERC20InsufficientAllowance", args: [WALLET, 0n, 10n ** 18n] }),
+    );
+    const protocolAllowance = await hintOf(toFunctionSelector("error InsufficientTokenAllowance()") as Hex);
+    expect(allowance.hint).toEqual(protocolAllowance.hint);
+    expect(allowance.hint?.message).toMatch(/^The wallet has not approved .* for this amount/);
   });
 
   it("an unknown selector keeps the selector with name null; a revert without data has neither", async () => {
