@@ -5,6 +5,9 @@ import {Errors} from "./Errors.sol";
 
 /// @notice Minimal ERC-20 for the devnet: 18 decimals, an owner who can mint, and minters the owner names
 /// (the Furnace mints the lock bonus, royalties/vault mint the tokens they pay out). Holders can burn.
+/// A short allowance or balance reverts as OpenZeppelin v5's ERC20 does (the published token is one): the
+/// ERC-6093 errors below with their arguments, the allowance checked first in transferFrom. A token standing
+/// in for a contract built on another ERC20 overrides the two hooks (LpToken: OpenZeppelin 4.x reason strings).
 abstract contract DevERC20 {
     string public name;
     string public symbol;
@@ -18,6 +21,10 @@ abstract contract DevERC20 {
 
     event Transfer(address indexed from, address indexed to, uint256 value);
     event Approval(address indexed owner, address indexed spender, uint256 value);
+
+    /// OpenZeppelin v5 (IERC20Errors, ERC-6093): the names and arguments a wallet meets on Base.
+    error ERC20InsufficientBalance(address sender, uint256 balance, uint256 needed);
+    error ERC20InsufficientAllowance(address spender, uint256 allowance, uint256 needed);
 
 
     constructor(string memory name_, string memory symbol_, address holder, uint256 initialSupply, address[] memory minters) {
@@ -44,7 +51,7 @@ abstract contract DevERC20 {
     function transferFrom(address from, address to, uint256 amount) external returns (bool) {
         uint256 allowed = allowance[from][msg.sender];
         if (allowed != type(uint256).max) {
-            if (allowed < amount) revert Errors.InsufficientTokenAllowance();
+            if (allowed < amount) _revertInsufficientAllowance(msg.sender, allowed, amount);
             allowance[from][msg.sender] = allowed - amount;
         }
         _transfer(from, to, amount);
@@ -66,7 +73,7 @@ abstract contract DevERC20 {
     /// @notice Devnet only: any holder burns its own tokens (the Furnace burns sold-back principal).
     function burn(uint256 amount) external {
         uint256 bal = balanceOf[msg.sender];
-        if (bal < amount) revert Errors.InsufficientTokenBalance();
+        if (bal < amount) _revertInsufficientBalance(msg.sender, bal, amount);
         balanceOf[msg.sender] = bal - amount;
         totalSupply -= amount;
         emit Transfer(msg.sender, address(0), amount);
@@ -74,10 +81,20 @@ abstract contract DevERC20 {
 
     function _transfer(address from, address to, uint256 amount) internal {
         uint256 bal = balanceOf[from];
-        if (bal < amount) revert Errors.InsufficientTokenBalance();
+        if (bal < amount) _revertInsufficientBalance(from, bal, amount);
         balanceOf[from] = bal - amount;
         balanceOf[to] += amount;
         emit Transfer(from, to, amount);
+    }
+
+    /// @dev Reverts a transferFrom whose allowance is short (an unlimited allowance is never spent).
+    function _revertInsufficientAllowance(address spender, uint256 allowed, uint256 needed) internal pure virtual {
+        revert ERC20InsufficientAllowance(spender, allowed, needed);
+    }
+
+    /// @dev Reverts a transfer or burn larger than the holder's balance.
+    function _revertInsufficientBalance(address holder, uint256 balance, uint256 needed) internal pure virtual {
+        revert ERC20InsufficientBalance(holder, balance, needed);
     }
 
     function _mint(address to, uint256 amount) internal {

@@ -129,13 +129,15 @@ contract Furnace {
         uint256 minVeOut
     ) internal returns (uint256 tokenIdUsed) {
         if (claimAmount == 0) revert Errors.AmountZero();
+        // The tokens are pulled first, as published (enterWithClaim: AmountZero, config, pull, then
+        // _enterAfterPrincipal's MinVeOutRequired and destination checks): a wallet short of allowance or
+        // balance meets the token's own error whatever else is wrong with the entry.
+        if (payer != address(this)) token.transferFrom(payer, address(this), claimAmount);
         if (minVeOut == 0) revert Errors.MinVeOutRequired();
         // The quoter applies the published destination rules (its reverts bubble up, as the published
-        // FurnaceGuardHelper's do); a new lock gets the clamped duration.
+        // FurnaceGuardHelper's do); a new lock gets the clamped duration. The principal is claimAmount.
         (uint256 principal, uint256 bonus, uint256 veOut,) =
             quoter.quoteEnterWithClaim(user, claimAmount, targetTokenId, durationSeconds, createAutoMax);
-
-        if (payer != address(this)) token.transferFrom(payer, address(this), principal);
         if (bonus > 0) token.mint(address(this), bonus);
         // As published, a failure of the NFT itself (TooManyVeNFTs at create, below 1e18 at a top-up) surfaces
         // as InvariantViolation: the published Furnace reaches the NFT through a helper's delegatecall and

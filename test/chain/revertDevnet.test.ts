@@ -5,8 +5,8 @@
  */
 import { type Address, encodeFunctionData, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PUBLISHED_ERROR_NAMES, PUBLISHED_LOCAL_ERROR_NAMES } from "../../abis/Errors";
-import { decodeRevert } from "../../api/chain/revert";
+import { PUBLISHED_ERROR_NAMES, PUBLISHED_LOCAL_ERROR_NAMES, PUBLISHED_TOKEN_ERROR_NAMES } from "../../abis/Errors";
+import { type DecodedRevert, decodeRevert } from "../../api/chain/revert";
 import { DEVNET_ABIS, sendTx } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { preparePath } from "../support/execution";
@@ -21,6 +21,10 @@ const { alice, bob, carol, dave, capped, fresh, market, deployer } = DEVNET_ACCO
  * TooManyVeNFTs: as on Base, the quoter does not count locks and the Furnace turns the NFT's refusal of a 33rd
  * lock into InvariantViolation, so a user meets it only from VeLockNFT.createLockFor, which is Furnace-only.
  * CadenceNotMet: the published vault's once-a-day rule is its own LockCooldown.
+ * InsufficientTokenBalance / InsufficientTokenAllowance: on this API's paths the published contracts pull tokens
+ * with SafeERC20 (Furnace entries, LpStakingVault7D.stake), so what a wallet meets is the token's own revert: the
+ * OpenZeppelin v5 ERC20InsufficientAllowance / ERC20InsufficientBalance of the token (PUBLISHED_TOKEN_ERROR_NAMES),
+ * the OpenZeppelin 4.x reason strings of the LP token (the Aerodrome pool).
  */
 const UNREACHABLE_ON_DEVNET = [
   "TooManyVeNFTs",
@@ -33,6 +37,8 @@ const UNREACHABLE_ON_DEVNET = [
   "VeCheckpointStale",
   "WiringMismatch",
   "ShareholderRoyaltiesNotSet",
+  "InsufficientTokenBalance",
+  "InsufficientTokenAllowance",
   "InsufficientEthBalance",
   "EthTransferFailed",
   "PriceExceeded",
@@ -62,6 +68,7 @@ const call = (abi: readonly unknown[], functionName: string, args: readonly unkn
   // biome-ignore lint/suspicious/noExplicitAny: names and args are checked by viem at runtime against the ABI
   encodeFunctionData({ abi, functionName, args } as any);
 const named = async (from: Address, to: Address, data: Hex) => decodeRevert(await revertData(from, to, data))?.name;
+const decoded = async (from: Address, to: Address, data: Hex) => decodeRevert(await revertData(from, to, data));
 
 /** A prepared batch's step, as the route answers it. */
 async function preparedStep(action: string, params: Record<string, string | bigint | boolean>, step: string) {
@@ -92,6 +99,10 @@ describe("published errors provoked on the devnet, named by api/chain/revert.ts"
   const expectNamed = (actual: string | undefined, expected: string) => {
     expect(actual).toBe(expected);
     seen.add(expected);
+  };
+  const expectDecoded = (actual: DecodedRevert | null, name: string, args: readonly string[]) => {
+    expect(actual).toEqual({ name, args });
+    seen.add(name);
   };
   const nft = (fn: string, args: readonly unknown[]) => call(DEVNET_ABIS.VeLockNFT, fn, args);
   const furnace = (args: readonly unknown[]) => call(DEVNET_ABIS.Furnace, "enterWithClaim", args);
@@ -170,7 +181,7 @@ describe("published errors provoked on the devnet, named by api/chain/revert.ts"
     expectNamed(await named(alice.address, A.VeLockNFT, nft("approve", [bob.address, id])), "TransfersRestricted");
   });
 
-  it("Furnace entries: AmountZero, MinLockAmountNotMet, MinVeOutRequired, MinVeOutNotMet, token balance and allowance", async () => {
+  it("Furnace entries: AmountZero, MinLockAmountNotMet, MinVeOutRequired, MinVeOutNotMet; the token's own balance and allowance errors", async () => {
     expectNamed(
       await quoteReason({ user: fresh.address, claimAmountWei: 0n, durationSeconds: 30n * DAY }),
       "AmountZero",
@@ -187,17 +198,55 @@ describe("published errors provoked on the devnet, named by api/chain/revert.ts"
       await named(alice.address, A.Furnace, furnace([1000n * E18, 0n, 30n * DAY, false, 10n ** 30n])),
       "MinVeOutNotMet",
     );
-    // prepare/lock-via-furnace's lock step sent without its approve step
+    // prepare/lock-via-furnace's lock step sent without its approve step: the token's OpenZeppelin v5 error
     const step = await preparedStep(
       "lock-via-furnace",
       { user: fresh.address, claimAmountWei: 1000n * E18, durationSeconds: 30n * DAY },
       "lock",
     );
-    expectNamed(await named(fresh.address, step.to, step.data), "InsufficientTokenAllowance");
+    expectDecoded(await decoded(fresh.address, step.to, step.data), "ERC20InsufficientAllowance", [
+      A.Furnace,
+      "0",
+      String(1000n * E18),
+    ]);
     // alice approved the Furnace without limit in the seed, but holds far less than this
+    const aliceBalance = await d.chain.publicClient.readContract({
+      address: A.AssetToken,
+      abi: DEVNET_ABIS.AssetToken,
+      functionName: "balanceOf",
+      args: [alice.address],
+    });
+    expectDecoded(
+      await decoded(alice.address, A.Furnace, furnace([10n ** 9n * E18, 0n, 30n * DAY, false, 1n])),
+      "ERC20InsufficientBalance",
+      [alice.address, String(aliceBalance), String(10n ** 9n * E18)],
+    );
+  });
+
+  it("enterWithClaim pulls the token before MinVeOutRequired and the destination checks (published order)", async () => {
+    // published Furnace.enterWithClaim: AmountZero → registry/router config → pull → MinVeOutRequired → destination
+    const t = d.seed.tokenIds;
+    const noAllowance = ["ERC20InsufficientAllowance", [A.Furnace, "0", String(1000n * E18)]] as const;
+    // fresh holds tokens but approved nothing: minVeOut 0, an AutoMax of 30 days, a target that does not exist,
+    // a lock it does not own: all the allowance error
+    for (const args of [
+      [1000n * E18, 0n, 30n * DAY, false, 0n],
+      [1000n * E18, 0n, 30n * DAY, true, 1n],
+      [1000n * E18, 999n, 30n * DAY, false, 1n],
+      [1000n * E18, t.alicePlain, 30n * DAY, false, 0n],
+    ]) {
+      expectDecoded(await decoded(fresh.address, A.Furnace, furnace(args)), ...noAllowance);
+    }
+    // AmountZero still comes first
+    expectNamed(await named(fresh.address, A.Furnace, furnace([0n, 0n, 30n * DAY, false, 0n])), "AmountZero");
+    // with the tokens pulled, MinVeOutRequired and the destination rules as before (alice approved in the seed)
     expectNamed(
-      await named(alice.address, A.Furnace, furnace([10n ** 9n * E18, 0n, 30n * DAY, false, 1n])),
-      "InsufficientTokenBalance",
+      await named(alice.address, A.Furnace, furnace([1000n * E18, 999n, 30n * DAY, false, 0n])),
+      "MinVeOutRequired",
+    );
+    expectNamed(
+      await named(alice.address, A.Furnace, furnace([1000n * E18, 999n, 30n * DAY, false, 1n])),
+      "InvalidToken",
     );
   });
 
@@ -212,6 +261,16 @@ describe("published errors provoked on the devnet, named by api/chain/revert.ts"
     );
     // (prepare/stake-lp refuses this amount as BAD_PARAMS before any read; the vault names it too)
     expectNamed(await named(dave.address, A.LpStakingVault7D, vault("stake", [10n ** 15n - 1n])), "AmountTooSmall");
+    // the LP token reverts OpenZeppelin 4.x reason strings, as the Aerodrome pool does on Base: allowance first
+    // (fresh holds LP but approved nothing), then the balance (dave approved the vault in the seed)
+    expect(await decoded(fresh.address, A.LpStakingVault7D, vault("stake", [10n ** 30n]))).toEqual({
+      name: "Error",
+      args: ["ERC20: insufficient allowance"],
+    });
+    expect(await decoded(dave.address, A.LpStakingVault7D, vault("stake", [10n ** 30n]))).toEqual({
+      name: "Error",
+      args: ["ERC20: transfer amount exceeds balance"],
+    });
     const unbond = await preparedStep("unbond-lp", { amountWei: 10n ** 24n }, "unbond");
     expectNamed(await named(dave.address, unbond.to, unbond.data), "InsufficientStake");
     // withdraw-lp with nothing matured does not revert (the published vault returns without a transfer)
@@ -271,6 +330,7 @@ describe("published errors provoked on the devnet, named by api/chain/revert.ts"
       [
         ...PUBLISHED_ERROR_NAMES.filter((n) => !UNREACHABLE_ON_DEVNET.includes(n)),
         ...PUBLISHED_LOCAL_ERROR_NAMES,
+        ...PUBLISHED_TOKEN_ERROR_NAMES,
       ].sort(),
     );
   });

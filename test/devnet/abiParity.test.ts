@@ -1,7 +1,7 @@
 import { type Abi, type AbiEvent, type AbiFunction, toEventSelector, toFunctionSelector } from "viem";
 import { describe, expect, it } from "vitest";
 import * as published from "../../abis";
-import { PUBLISHED_ERROR_NAMES, PUBLISHED_LOCAL_ERROR_NAMES } from "../../abis/Errors";
+import { PUBLISHED_ERROR_NAMES, PUBLISHED_LOCAL_ERROR_NAMES, TokenErrorsAbi } from "../../abis/Errors";
 import { compileDevnet, type DevnetContractName } from "../../devnet/compile";
 import { DEVNET_ABIS } from "../../devnet/deploy";
 
@@ -100,6 +100,13 @@ describe("compiled devnet ABIs cover the published ABIs", () => {
         // The exceptions: ownerOf of a burned id, which EIP-721 requires to throw (OpenZeppelin's name), and the
         // published vault's own LockCooldown (declared in LpStakingVault7D, not in the Errors library).
         if (name === "VeLockNFT" && e.name === "ERC721NonexistentToken") continue;
+        // The token's OpenZeppelin v5 errors (the published token is an OpenZeppelin v5 ERC20): the signatures
+        // abis/Errors.ts declares, arguments included.
+        const tokenError = TokenErrorsAbi.find((t) => t.name === e.name);
+        if (tokenError && (name === "AssetToken" || name === "LpToken")) {
+          expect(errorSelector(e), `${name}: ${e.name}`).toBe(errorSelector(tokenError as AbiError));
+          continue;
+        }
         if (name === "LpStakingVault7D" && (PUBLISHED_LOCAL_ERROR_NAMES as readonly string[]).includes(e.name)) {
           expect(e.inputs).toHaveLength(0);
           continue;
@@ -107,6 +114,9 @@ describe("compiled devnet ABIs cover the published ABIs", () => {
         expect(published.has(e.name) && e.inputs.length === 0, `${name}: ${e.name}`).toBe(true);
       }
     }
+    // The token reverts them (LpToken declares them too, inherited, but reverts reason strings as the pool does).
+    const tokenErrors = artifacts.AssetToken.abi.filter((i) => i.type === "error").map((i) => (i as AbiError).name);
+    expect(tokenErrors.sort()).toEqual(["ERC20InsufficientAllowance", "ERC20InsufficientBalance", "NotAuthorized"]);
     // The lock flows reach the names users meet on Base.
     const veErrors = artifacts.VeLockNFT.abi.filter((i) => i.type === "error").map((i) => (i as AbiError).name);
     for (const n of ["NotAuthorized", "LockListedOrFrozen", "OnlyMineMarket", "MarketMustTransferToFurnace"]) {

@@ -66,8 +66,31 @@ describe("simulation on a node that has eth_simulateV1", () => {
     expect(body.simulation.ok).toBe(false);
     const failed = body.simulation.steps.find((s: { ok: boolean }) => !s.ok);
     expect(failed.step).toBe("lock");
-    expect(failed.error.selector).toMatch(/^0x[0-9a-f]{8}$/);
-    expect(Array.isArray(failed.error.args)).toBe(true);
+    // As on Base (published ClaimToken: OpenZeppelin v5 ERC20), after the batch's own approve: the token's
+    // ERC20InsufficientBalance(sender, balance, needed), decoded with its arguments, and the balance hint.
+    expect(failed.error).toEqual({
+      name: "ERC20InsufficientBalance",
+      args: [idle, "0", String(1000n * E18)],
+      selector: "0xe450d38c",
+    });
+    expect(body.simulation.hint).toEqual({ message: "The wallet does not hold enough of the token for this amount." });
+  });
+
+  it("stake-lp from a wallet without LP: the LP token's OpenZeppelin 4.x reason (as the Aerodrome pool on Base), with the hint", async () => {
+    const idle = DEVNET_ACCOUNTS.idle.address;
+    const { status, body } = await d.get(d.app(), preparePath("stake-lp", { user: idle, amountWei: E18 }));
+    expect(status).toBe(200);
+    expect(body.simulation.ok).toBe(false);
+    expect(body.simulation.steps.map((s: { step: string; ok: boolean }) => [s.step, s.ok])).toEqual([
+      ["approve", true],
+      ["stake", false],
+    ]);
+    expect(body.simulation.steps[1].error).toEqual({
+      name: "Error",
+      args: ["ERC20: transfer amount exceeds balance"],
+      selector: "0x08c379a0",
+    });
+    expect(body.simulation.hint).toEqual({ message: "The wallet does not hold enough of the token for this amount." });
   });
 
   it("prepare/lock from a wallet reverts NotAuthorized in the simulation (Furnace-only, as on Base), hinting lock-via-furnace", async () => {
