@@ -11,6 +11,7 @@ import {
   PROTOCOL_EVENT_KINDS,
   totalId,
 } from "../indexer/boards";
+import { listedFlag } from "../indexer/lockInfo";
 import {
   autoMaxSet,
   type EventOrigin,
@@ -131,13 +132,17 @@ ponder.on("VeLockNFT:MetadataUpdate", async ({ event, context }) => {
   const current = await context.db.find(lock, { tokenId });
   if (!current || current.burned) return;
   // The event carries no flag (and an AutoMax switch emits it too): getLockInfo's fourth value at the event's
-  // block is the truth (Ponder's client reads at the event's block by default).
-  const [, , , listed] = await context.client.readContract({
-    abi: context.contracts.VeLockNFT.abi,
-    address: context.contracts.VeLockNFT.address,
-    functionName: "getLockInfo",
-    args: [tokenId],
-  });
+  // block is the truth (Ponder's client reads at the event's block by default, i.e. the END of that block: a
+  // sale's unlist → transfer → burn in one transaction reads the burned lock). A reverted read is "not listed",
+  // never an error that stops the indexer (indexer/lockInfo.ts).
+  const { listed } = await listedFlag(() =>
+    context.client.readContract({
+      abi: context.contracts.VeLockNFT.abi,
+      address: context.contracts.VeLockNFT.address,
+      functionName: "getLockInfo",
+      args: [tokenId],
+    }),
+  );
   const row = listingSet(current, listed, at.block);
   if (row === null) return;
   await context.db.update(lock, { tokenId }).set(row);
