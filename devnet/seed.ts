@@ -101,6 +101,7 @@ export type SeedAction =
   | "merge"
   | "listed"
   | "delisted"
+  | "sellBackUnlist"
   | "sellBackTransfer"
   | "sellBackBurn"
   | "autoMaxOn"
@@ -375,6 +376,8 @@ export async function seedDevnet(opts: { rpcUrl: string; manifest: Manifest }): 
   record("merge", await furnace(bob, "mergeLocks", [bobFrom.id, bobInto.id]));
   const bobSold = await createLock(bob, 1_500n * E18, 14);
   record("listed", await ve(market, "setListed", [bobSold.id, true]));
+  // As the published market sells (MarketRouter): the listing is cleared first; a listed lock does not move.
+  record("sellBackUnlist", await ve(market, "setListed", [bobSold.id, false]));
   record("sellBackTransfer", await ve(market, "transferFrom", [bob.address, c.furnace, bobSold.id]));
   record("autoMaxOn", await ve(bob, "setAutoMax", [bobInto.id, true]));
 

@@ -185,14 +185,15 @@ contract VeLockNFT {
         emit MetadataUpdate(tokenId);
     }
 
-    /// @dev The only transfer: the market moves a sold lock from its owner to the Furnace (sell-back).
+    /// @dev The only transfer: the market moves a sold lock from its owner to the Furnace (sell-back). As published,
+    /// a listed lock does not move (LockListedOrFrozen): the market delists it first (setListed false: MetadataUpdate).
     function transferFrom(address from, address to, uint256 tokenId) public {
         if (msg.sender != market) revert Errors.OnlyMineMarket();
         if (to != furnace) revert Errors.MarketMustTransferToFurnace();
         if (_owners[tokenId] != from || from == address(0)) revert Errors.NotAuthorized();
+        if (_locks[tokenId].listed) revert Errors.LockListedOrFrozen();
         // As published: the 32-lock cap holds on every receive path, the Furnace's custody of sold locks included.
         if (_owned[to].length >= LockMath.MAX_LOCKS_PER_USER) revert Errors.TooManyVeNFTs();
-        _locks[tokenId].listed = false;
         _removeFromOwner(from, tokenId);
         _addToOwner(to, tokenId);
         emit Transfer(from, to, tokenId);

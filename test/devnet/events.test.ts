@@ -146,10 +146,14 @@ describe("VeLockNFT events of each lifecycle action, in protocol.md §2 order", 
     ]);
   });
 
-  it("sell-back: listed (MetadataUpdate), Transfer(user → Furnace) by the market; later Transfer(Furnace → 0) then LockUnlocked(Furnace, id, amount)", async () => {
+  it("sell-back: listed (MetadataUpdate), delisted (MetadataUpdate) then Transfer(user → Furnace) by the market; later Transfer(Furnace → 0) then LockUnlocked(Furnace, id, amount)", async () => {
     const id = seed.tokenIds.bobSoldBack;
     const furnace: Address = devnet.addresses.Furnace;
     expect((await emitted("listed")).events).toEqual([{ name: "MetadataUpdate", args: { _tokenId: id }, topics: 1 }]);
+    // As the published market sells: the listing is cleared (setListed false) before the transfer.
+    expect((await emitted("sellBackUnlist")).events).toEqual([
+      { name: "MetadataUpdate", args: { _tokenId: id }, topics: 1 },
+    ]);
     const sold = await emitted("sellBackTransfer");
     const burned = await emitted("sellBackBurn");
     expect(sold.events).toEqual([

@@ -237,6 +237,20 @@ describe("VeLockNFT rules (protocol.md §1–2, §8)", () => {
       ]);
     });
 
+    it("a listed lock cannot move: the market's transferFrom reverts LockListedOrFrozen until it delists (as published)", async () => {
+      const { id } = await create(30n);
+      await send(devnet, market.privateKey, ve("setListed", [id, true]));
+      expect(await revertName(devnet, market.privateKey, ve("transferFrom", [fresh.address, furnace, id]))).toBe(
+        "LockListedOrFrozen",
+      );
+      // The published market's sale: delist (MetadataUpdate), then the transfer to the Furnace.
+      const delisted = await send(devnet, market.privateKey, ve("setListed", [id, false]));
+      expect(eventNames(delisted)).toEqual(["MetadataUpdate"]);
+      const moved = await send(devnet, market.privateKey, ve("transferFrom", [fresh.address, furnace, id]));
+      expect(eventNames(moved)).toEqual(["Transfer"]);
+      await send(devnet, deployer.privateKey, viaFurnace("settleSellBack", [id]));
+    });
+
     it("the Furnace holds at most 32 locks too: a 33rd sell-back reverts TooManyVeNFTs until one is burned", async () => {
       const snapshot = await devnet.clients.testClient.snapshot();
       try {

@@ -417,7 +417,10 @@ export async function applyLockOps(devnet: TestDevnet, ops: LockOp[]): Promise<n
       case "sellBack":
         // The published cap holds on the Furnace's receive path too (TooManyVeNFTs at 32 held).
         if (locks.filter((l) => l.owner === devnet.addresses.Furnace).length >= 32) break;
-        if (target) await veTx(market, "transferFrom", [who.address, devnet.addresses.Furnace, target.tokenId]);
+        if (!target) break;
+        // As the published market sells: a listed lock is delisted first (it does not move while listed).
+        if (listed.has(target.tokenId)) await veTx(market, "setListed", [target.tokenId, false]);
+        await veTx(market, "transferFrom", [who.address, devnet.addresses.Furnace, target.tokenId]);
         break;
     }
   }

@@ -176,8 +176,11 @@ export function generateSyntheticIndex(o: SyntheticOptions): SyntheticIndex {
       locks.set(id, next);
       emit(next.listed ? "list" : "unlist", next, { account: owner });
     } else if (op < 0.95 && row.listed) {
-      // A sale: the market moves the listed lock to the Furnace (sell-back), which later burns it.
-      const next = lockTransferred(row, { from: owner, to: furnace }, block)!;
+      // A sale as the published market runs it: delist (MetadataUpdate → unlist), then move the lock to the
+      // Furnace (sell-back), which later burns it.
+      const unlisted = listingSet(row, false, block)!;
+      emit("unlist", unlisted, { account: owner });
+      const next = lockTransferred(unlisted, { from: owner, to: furnace }, block)!;
       locks.set(id, next);
       dropLive(id, owner);
       addLive(next);
