@@ -17,6 +17,8 @@ contract ShareholderRoyalties {
     address public immutable owner;
 
     mapping(address => uint256) public claimableEth;
+    /// The gas forwarded with an ETH payment (mode 0): the published default (`ethPushGasCap`, settable there).
+    uint256 public constant ethPushGasCap = 200_000;
 
     event RoyaltiesAccrued(address indexed user, uint256 amountEth);
     /// The published event (protocol.md §9): mode 0 paid in ETH, 1 locked through the Furnace.
@@ -74,8 +76,14 @@ contract ShareholderRoyalties {
         return tokens;
     }
 
+    /// @dev As published (ShareholderRoyalties._callWithValueNoReturndata): at most `ethPushGasCap` gas goes with the
+    /// ETH and no return data is copied, so a wallet whose receive() needs more fails (EthTransferFailed).
     function _sendEth(address to, uint256 amount) internal {
-        (bool ok,) = to.call{value: amount}("");
+        uint256 cap = ethPushGasCap;
+        bool ok;
+        assembly {
+            ok := call(cap, to, amount, 0, 0, 0, 0)
+        }
         if (!ok) revert Errors.EthTransferFailed();
     }
 }

@@ -2,7 +2,15 @@ import { type Address, parseEther, parseEventLogs, type TransactionReceipt } fro
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEPLOYER_PRIVATE_KEY, DEVNET_ABIS } from "../../devnet/deploy";
 import { DEVNET_ACCOUNTS, type SeedResult } from "../../devnet/seed";
-import { type DevCall, revertName, send, startDevnet, type TestDevnet } from "../support/devnet";
+import {
+  type DevCall,
+  revertName,
+  revertNameFrom,
+  send,
+  sendAs,
+  startDevnet,
+  type TestDevnet,
+} from "../support/devnet";
 
 const E18 = 10n ** 18n;
 const DAY = 86_400n;
@@ -109,6 +117,24 @@ describe("royalties, LP vault and ClaimAllHelper", () => {
       ethBefore + parseEther("0.3") - gasCost(receipt),
     );
     expect((await tokenBalance(at.AssetToken, dave.address)) - tokensBefore).toBe(25n * E18);
+  });
+
+  it("mode 0 forwards at most 200,000 gas with the ETH (published ethPushGasCap): a heavy receive() fails", async () => {
+    // Contract wallets whose receive() writes n fresh slots (22,100 gas each): 12 need ~265k, 6 ~133k.
+    const wallet = async (address: Address, slots: number) => {
+      let code = "0x";
+      for (let i = 1; i <= slots; i++) code += `600160${i.toString(16).padStart(2, "0")}55`;
+      await devnet.clients.testClient.setCode({ address, bytecode: `${code}00` as `0x${string}` });
+      await send(devnet, DEPLOYER_PRIVATE_KEY, royalties("accrue", [address], parseEther("0.01")));
+    };
+    const heavy: Address = "0x00000000000000000000000000000000000C0111";
+    const light: Address = "0x00000000000000000000000000000000000C0112";
+    await wallet(heavy, 12);
+    await wallet(light, 6);
+    const collect = royalties("claimShareholder", [0, 0n, 0n, false, 0n]);
+    expect(await revertNameFrom(devnet, heavy, collect)).toBe("EthTransferFailed");
+    await sendAs(devnet, light, collect);
+    expect(await read<bigint>(royalties("claimableEth", [light]))).toBe(0n);
   });
 
   it("nothing to collect is a no-op in both modes", async () => {
