@@ -99,7 +99,7 @@ const DEVNET_ABIS_WITHOUT_ERRORS = {
       "function furnace() view returns (address)",
       "function market() view returns (address)",
       "event MetadataUpdate(uint256 _tokenId)",
-      "event DelegationSessionUsed(address indexed user, address indexed delegate, uint256 indexed tokenId)",
+      "event DelegationSessionUsed(address indexed user, address indexed delegate, uint8 indexed actionType, uint256 permsUsed, uint256 refId, uint256 timestamp)",
     ]),
   ],
   FurnaceQuoter: [

@@ -51,7 +51,18 @@ contract VeLockNFT {
     event AutoMaxSet(address indexed user, uint256 indexed tokenId, bool autoMax);
     /// ERC-4906.
     event MetadataUpdate(uint256 _tokenId);
-    event DelegationSessionUsed(address indexed user, address indexed delegate, uint256 indexed tokenId);
+    /// As published (Events.sol); actionType 32 = VE_UNLOCK_EXPIRED_FOR, permsUsed 1 << 14 = P_VE_UNLOCK_EXPIRED_FOR.
+    event DelegationSessionUsed(
+        address indexed user,
+        address indexed delegate,
+        uint8 indexed actionType,
+        uint256 permsUsed,
+        uint256 refId,
+        uint256 timestamp
+    );
+
+    uint8 internal constant VE_UNLOCK_EXPIRED_FOR = 32;
+    uint256 internal constant P_VE_UNLOCK_EXPIRED_FOR = 1 << 14;
 
     /// ERC-721's "nonexistent token" (OpenZeppelin's name): EIP-721 requires ownerOf to throw for a burned id.
     error ERC721NonexistentToken(uint256 tokenId);
@@ -157,7 +168,9 @@ contract VeLockNFT {
     function unlockExpiredForUser(address user, uint256 tokenId) external {
         if (delegationSessionEnd[user][msg.sender] < block.timestamp) revert Errors.NotAuthorized();
         _unlockExpired(user, tokenId);
-        emit DelegationSessionUsed(user, msg.sender, tokenId);
+        emit DelegationSessionUsed(
+            user, msg.sender, VE_UNLOCK_EXPIRED_FOR, P_VE_UNLOCK_EXPIRED_FOR, tokenId, block.timestamp
+        );
     }
 
     /// @notice Devnet stand-in for the published delegation session set-up: `delegate` may act until `end`.

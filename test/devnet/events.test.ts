@@ -20,7 +20,9 @@ const TOPIC = {
   AutoMaxSet: "0x3c127c07e0311e24c89bf90ee72e70c354a009a75a989c7b1daf61d375902468",
   // ERC-4906 (the indexer reads listed at its block) and the delegation session's (ignored), protocol.md §8.
   MetadataUpdate: "0xf8e1a15aba9398e019f0b49df1a4fde98ee17ae345cb5f6b5e2c27f5033e8ce7",
-  DelegationSessionUsed: "0xdb4bcf91b49247c6518b3c047c6710a18fe2a2c2947b674c250b570b27f77c4e",
+  // Published src/lib/Events.sol: DelegationSessionUsed(address indexed user, address indexed delegate,
+  // uint8 indexed actionType, uint256 permsUsed, uint256 refId, uint256 timestamp).
+  DelegationSessionUsed: "0x83ceff143ad4e2ae1ae6bf3b78fe2ce43d6807db4596779f3834741c795375af",
 } as const;
 const { alice, bob, carol, dave, deployer } = DEVNET_ACCOUNTS;
 
@@ -191,14 +193,23 @@ describe("VeLockNFT events of each lifecycle action, in protocol.md §2 order", 
     expect((await emitted("autoMaxNoop")).events).toEqual([]);
   });
 
-  it("delegated unlock: Transfer(user → 0), LockUnlocked(user, …), DelegationSessionUsed", async () => {
+  it("delegated unlock: Transfer(user → 0), LockUnlocked(user, …), DelegationSessionUsed as published", async () => {
     const id = seed.tokenIds.daveDelegatedUnlock;
-    expect((await emitted("delegatedUnlock")).events).toEqual([
+    const { events, timestamp } = await emitted("delegatedUnlock");
+    expect(events).toEqual([
       { name: "Transfer", args: { from: dave.address, to: zeroAddress, tokenId: id }, topics: 4 },
       { name: "LockUnlocked", args: { user: dave.address, tokenId: id, amountReturned: 1_200n * E18 }, topics: 3 },
       {
         name: "DelegationSessionUsed",
-        args: { user: dave.address, delegate: deployer.address, tokenId: id },
+        // VE_UNLOCK_EXPIRED_FOR = 32, P_VE_UNLOCK_EXPIRED_FOR = 1 << 14 (DelegationActionTypes / DelegationPermissions)
+        args: {
+          user: dave.address,
+          delegate: deployer.address,
+          actionType: 32,
+          permsUsed: 1n << 14n,
+          refId: id,
+          timestamp,
+        },
         topics: 4,
       },
     ]);
