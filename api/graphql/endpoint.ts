@@ -87,7 +87,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
       new ProtocolAnswerError(
         JSON.stringify({ data: null, errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }),
         200,
-        answerType(c.req.header("accept")),
+        typeOf(c),
       ),
     graceMs: 1000,
   });
@@ -109,8 +109,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
           o.deps.metrics.graphqlCompilesRefused.inc();
           const body = JSON.stringify({ errors: [graphqlError("COMPILE_QUEUE_FULL", error.message).toJSON()] });
           const bytes = new TextEncoder().encode(body);
-          const type = answerType(c.req.header("accept"));
-          return { status: 503, type, bytes, shareable: false, retryAfterSec: error.retryAfterSec };
+          return { status: 503, type: typeOf(c), bytes, shareable: false, retryAfterSec: error.retryAfterSec };
         }
       }
       const res = await engine().fetch(request, { scope });
@@ -126,7 +125,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
   };
 
   /**
-   * The answer to `request`: that of an identical request (same method, accept header and text) already executing,
+   * The answer to `request`: that of an identical request (same method, answer type and text) already executing,
    * if it succeeds — it is of the block it names, read after this request arrived or just before — else its own.
    * Identical requests arriving together (many clients polling one query, or one client's flood) cost one
    * execution and share one copy of its bytes, as graph-node shares a query's result between concurrent callers.
@@ -155,6 +154,12 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
   };
 
   const handler: Handler = async (c) => {
+    // Neither JSON type acceptable: refused before the body is read or anything runs (GraphQL over HTTP lets a server
+    // refuse then; yoga chose the type after executing, so a careless client's every query ran in full for nothing).
+    if (answerType(c.req.header("accept")) === null) {
+      c.header("cache-control", "no-store");
+      return c.body(null, 406);
+    }
     if (c.req.method === "GET") {
       const url = new URL(c.req.url);
       // Decoded leniently (URLSearchParams, as yoga reads it), an escape that is not UTF-8 became U+FFFD and the
@@ -225,25 +230,49 @@ function badRequest(c: Context, message: string) {
 /** An answer of the endpoint's own (not yoga's), in the media type yoga would have answered the client with. */
 function json(c: Context, body: unknown, status: 200 | 400) {
   c.header("cache-control", "no-store");
-  return c.body(JSON.stringify(body), status, { "content-type": answerType(c.req.header("accept")) });
+  return c.body(JSON.stringify(body), status, { "content-type": typeOf(c) });
 }
 
+const JSON_TYPE = "application/json";
+const SPEC_TYPE = "application/graphql-response+json";
+
 /**
- * The media type yoga answers a client with (graphql-yoga's result processors): the first type of its Accept header
- * (any parameters but a charset other than utf-8 ignored, as yoga does, q included) that is application/json or
- * application/graphql-response+json, application/json when a wildcard covers both; application/json with none.
+ * The media type a client is answered in (with `; charset=utf-8`), by its Accept header's q-values (RFC 9110
+ * §12.5.1): each of application/json and application/graphql-response+json takes the q of the most specific range
+ * that matches it (the type itself, then application's wildcard, then the wildcard of all; a range with a charset
+ * other than utf-8 matches neither, other parameters are ignored, as yoga ignores them); q=0 is "not acceptable".
+ * The higher q wins; on a tie, the type whose range comes first, and application/json when one wildcard covers both
+ * (or there is no Accept). Null when neither is acceptable (`text/html`, `text/event-stream`, `multipart/mixed`
+ * alone: nothing here streams): answered 406 before anything runs.
  */
-export function answerType(accept: string | undefined): string {
-  for (const entry of (accept || "*/*").replace(/\s/g, "").toLowerCase().split(",")) {
-    const [type, ...params] = entry.split(";");
-    const charset = params.find((p) => p.includes("charset=")) ?? "charset=utf-8";
-    if (charset !== "charset=utf-8") continue;
-    if (type === "*/*" || type === "application/*" || type === "application/json")
-      return "application/json; charset=utf-8";
-    if (type === "application/graphql-response+json") return "application/graphql-response+json; charset=utf-8";
+export function answerType(accept: string | undefined): string | null {
+  const ranges: { type: string; q: number }[] = [];
+  for (const entry of (accept?.trim() ? accept : "*/*").replace(/\s/g, "").toLowerCase().split(",")) {
+    if (entry === "") continue;
+    const [type = "", ...params] = entry.split(";");
+    const charset = params.find((p) => p.startsWith("charset="));
+    if (charset !== undefined && charset !== "charset=utf-8") continue;
+    const q = params.find((p) => p.startsWith("q="))?.slice(2);
+    // RFC 9110's qvalue: 0 to 1, at most three decimals; a range with another is malformed, and left out.
+    if (q !== undefined && !/^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(q)) continue;
+    ranges.push({ type, q: q === undefined ? 1 : Number(q) });
   }
-  return "application/json; charset=utf-8";
+  const best = (media: string) => {
+    for (const type of [media, "application/*", "*/*"]) {
+      const at = ranges.findIndex((r) => r.type === type);
+      if (at >= 0) return { q: ranges[at]!.q, at };
+    }
+    return { q: 0, at: ranges.length };
+  };
+  const json = best(JSON_TYPE);
+  const spec = best(SPEC_TYPE);
+  if (json.q === 0 && spec.q === 0) return null;
+  const isSpec = spec.q > json.q || (spec.q === json.q && spec.at < json.at);
+  return `${isSpec ? SPEC_TYPE : JSON_TYPE}; charset=utf-8`;
 }
+
+/** The type a client is answered in, for the endpoint's own answers (a 406 was answered before they are made). */
+const typeOf = (c: Context) => answerType(c.req.header("accept")) ?? `${JSON_TYPE}; charset=utf-8`;
 
 /** An execution's answer, encoded, and whether an identical request may take it as its own. */
 type Encoded = {
@@ -279,15 +308,17 @@ function documentOf(search: URLSearchParams, body: unknown): string | null {
 async function forEngine(
   c: Context,
 ): Promise<{ request: Request; key: string; source: string | null } | { refused: string }> {
-  const accept = c.req.header("accept");
-  const headers: Record<string, string> = accept ? { accept } : {};
+  // yoga is told only the type chosen here (answerType): it neither reads q-values nor refuses its own event-stream
+  // and multipart answers, and identical requests in other words share one execution.
+  const accept = (answerType(c.req.header("accept")) ?? JSON_TYPE).split(";", 1)[0]!;
+  const headers: Record<string, string> = { accept };
   const url = new URL(c.req.url);
   const search = url.search;
   if (c.req.method !== "POST") {
     const request = new Request(c.req.url, { method: c.req.method, headers });
     return {
       request,
-      key: `${c.req.method}\n${accept ?? ""}\n${search}`,
+      key: `${c.req.method}\n${accept}\n${search}`,
       source: documentOf(url.searchParams, undefined),
     };
   }
@@ -298,23 +329,22 @@ async function forEngine(
   // Decoded leniently, a byte that is not UTF-8 became U+FFFD and the document ran as one its client never wrote.
   const body = utf8Text(bytes);
   if (body === null) return { refused: "The request body is not valid UTF-8." };
-  // The body is parsed once, here: yoga's POST parser takes it from json() (a failure the same way, its own 400).
-  let parsed: Promise<unknown>;
-  let source: string | null = null;
+  // The body is parsed once, here: yoga's POST parser takes it from json(). One that is not JSON is refused here, as
+  // yoga would refuse it but without its `extensions.originalError` (the parser's own message: an internal).
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(body);
-    source = documentOf(url.searchParams, value);
-    parsed = Promise.resolve(value);
-  } catch (error) {
-    parsed = Promise.reject(error);
-    parsed.catch(() => {});
+    value = JSON.parse(body);
+  } catch {
+    return { refused: "The request body is not JSON." };
   }
+  const source = documentOf(url.searchParams, value);
+  const parsed = Promise.resolve(value);
   const request = new Request(c.req.url, {
     method: "POST",
     headers: { ...headers, "content-type": "application/json" },
   });
   Object.defineProperty(request, "json", { value: () => parsed });
-  return { request, key: `POST\n${accept ?? ""}\n${search}\n${body}`, source };
+  return { request, key: `POST\n${accept}\n${search}\n${body}`, source };
 }
 
 /** Resolves null GRACE_MS after the request's deadline signal fires (never, without one). */

@@ -2,8 +2,11 @@
  * What a request asks of the index, judged before any resolver runs: the one block it is answered at and the rows it
  * may read. Every root field that names a block — its `block` argument, or the block its `after` cursor carries —
  * must name the same one, at or above every `number_gte` (else BAD_USER_INPUT); with none named, the request is
- * answered at the index's head, read once. The rows are the sum of the lists' `limit`s, one per `lock` and `rank`, 8 per `profile` (a row per board), at
- * most GRAPHQL_LIMITS.rows. A root field that `@skip` / `@include` leaves out is not run, so it names and costs nothing.
+ * answered at the index's head, read once. The rows are the sum of the lists' `limit`s, one per `lock` and `rank`, 8
+ * per `profile` (a row per board), at most GRAPHQL_LIMITS.rows. A root field that `@skip` / `@include` leaves out is
+ * not run, so it names and costs nothing. The arguments a resolver would refuse are refused here too (a board, a
+ * window, an address, activity's kinds, a cursor of another list or of `locks`' other direction): a client's mistake
+ * is a request error, 400 to a graphql-response+json client, never a field's.
  */
 import {
   type ExecutionArgs,
@@ -22,17 +25,16 @@ import {
   Kind,
   type SelectionSetNode,
 } from "graphql";
-import { PARAM_PATTERNS } from "../http/params";
+import { BadParamsError } from "../http/errors";
+import { PARAM_PATTERNS, parseAddress } from "../http/params";
 import type { BoardWindow, DurationBoard } from "../read/contract";
 import { type Cursor, type CursorCodec, cursorList } from "../read/cursor";
+import { ACTIVITY_KINDS } from "../read/shapes";
+import { type BlockArg, blockOfLiteral } from "./blockArg";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
 
-/**
- * A Block argument's value as the schema's scalar parses it (api/graphql/schema.ts): an exact block as a canonical
- * decimal string, or `{ number_gte, waitMs }` for "this block or later" — plain JSON, for graphql-jit.
- */
-export type BlockArg = string | { number_gte: string; waitMs: number };
+export type { BlockArg } from "./blockArg";
 
 /** The block a request names (and which argument named it), and the rows it asks for. */
 export type Plan = {
@@ -104,8 +106,12 @@ export function planOf(
   for (const field of rootFields(operation.selectionSet, fragments, coerced.coerced)) {
     const def = queryFields(args.schema)[field.name.value];
     if (def === undefined) continue; // __typename, __schema, __type
+    // A literal holding variables (`{ number: $n }`): its values judged first, with their own messages (the scalar
+    // takes a null one on trust, and graphql-js's getArgumentValues would name none of them).
+    const literal = field.arguments?.find((a) => a.name.value === "block")?.value;
+    const judged = literal?.kind === Kind.OBJECT ? blockOfLiteral(literal, coerced.coerced) : undefined;
     const values = getArgumentValues(def, field, coerced.coerced);
-    const at = values.block as BlockArg | undefined;
+    const at = judged ?? (values.block as BlockArg | null | undefined);
     if (typeof at === "string")
       name(BigInt(at), "block"); // api/graphql/schema.ts Decimal
     else if (at !== undefined && at !== null) {
@@ -121,6 +127,8 @@ export function planOf(
     if (field.name.value === "leaderboard" || field.name.value === "rank") {
       boardOf(values as { board: string; window?: string | null });
     }
+    judgeAddresses(field.name.value, values);
+    if (field.name.value === "activity") judgeKinds(values.kinds as readonly string[] | null | undefined);
     if (field.name.value === "lockEvents") {
       const where = values.where as { tokenId?: string | null; account?: string | null };
       if ((where.tokenId == null) === (where.account == null)) {
@@ -143,7 +151,12 @@ export function planOf(
       }
       rows += limit;
       if (typeof values.after === "string") {
-        name(cursorBlock(cursors, values.after, paged.kind, paged.list(values as never)), "cursor");
+        const cursor = cursorOf(cursors, values.after, paged.kind, paged.list(values as never));
+        // A `locks` cursor pages one direction: the other's would skip rows or repeat them.
+        if (cursor.kind === "locks" && cursor.after.descending !== (values.orderDirection === "desc")) {
+          throw graphqlError("BAD_USER_INPUT", "after is a cursor of the other orderDirection.", { param: "after" });
+        }
+        name(cursor.block, "cursor");
       }
     } else if (field.name.value === "lock" || field.name.value === "rank") {
       rows += 1;
@@ -173,9 +186,9 @@ export function planOf(
   return { block, minBlock, rows };
 }
 
-function cursorBlock(cursors: CursorCodec, raw: string, kind: Cursor["kind"], list: string): bigint {
+function cursorOf(cursors: CursorCodec, raw: string, kind: Cursor["kind"], list: string): Cursor {
   try {
-    return cursors.decode(raw, kind, list).block;
+    return cursors.decode(raw, kind, list);
   } catch {
     throw graphqlError("BAD_USER_INPUT", "after is not a cursor this API handed out for this list.", {
       param: "after",
@@ -243,4 +256,38 @@ export function boardOf(args: { board: string; window?: string | null }): BoardO
     throw graphqlError("BAD_USER_INPUT", "window must be 24h, 7d, 30d or lifetime.", { param: "window" });
   }
   return { board: args.board as DurationBoard, window: window as BoardWindow, list };
+}
+
+/** Each root field's address arguments: the argument's path in `values`, and the name its error gives it. */
+const ADDRESSES: Readonly<Record<string, readonly (readonly [string, string | null, string])[]>> = {
+  locks: [["where", "owner", "where.owner"]],
+  lockEvents: [["where", "account", "where.account"]],
+  rank: [["address", null, "address"]],
+  profile: [["address", null, "address"]],
+  activity: [["account", null, "account"]],
+};
+
+/** A field's addresses, judged as its resolver would (0x and 40 hex digits; a mixed-case one its EIP-55 checksum). */
+function judgeAddresses(field: string, values: Record<string, unknown>): void {
+  for (const [arg, key, param] of ADDRESSES[field] ?? []) {
+    const outer = values[arg];
+    const raw = key === null ? outer : (outer as Record<string, unknown> | null | undefined)?.[key];
+    if (typeof raw !== "string") continue;
+    try {
+      parseAddress(param, raw);
+    } catch (error) {
+      if (error instanceof BadParamsError) throw graphqlError("BAD_USER_INPUT", error.message, { param });
+      throw error;
+    }
+  }
+}
+
+/** activity's kinds, as REST's `kind=`: none at all is not "every kind" (nor an empty feed), an unknown one refused. */
+function judgeKinds(kinds: readonly string[] | null | undefined): void {
+  if (kinds == null) return;
+  if (kinds.length === 0)
+    throw graphqlError("BAD_USER_INPUT", "kinds names no kind: omit it for every kind.", { param: "kinds" });
+  const unknown = kinds.find((k) => !(ACTIVITY_KINDS as readonly string[]).includes(k));
+  if (unknown !== undefined)
+    throw graphqlError("BAD_USER_INPUT", `kind ${unknown.slice(0, 40)} is not an activity kind.`, { param: "kinds" });
 }

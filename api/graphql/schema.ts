@@ -5,7 +5,7 @@
  * at the request's one block (api/graphql/scope.ts). Only the filters the read model serves from an index are
  * offered: a lock by id, an owner's live locks, a lock's or an account's events, newest first.
  */
-import { GraphQLScalarType, Kind, type ValueNode } from "graphql";
+import { GraphQLScalarType, Kind } from "graphql";
 import { createSchema } from "graphql-yoga";
 import type { Address } from "viem";
 import { LOCK_EVENT_KINDS } from "../../indexer/rules";
@@ -14,11 +14,12 @@ import { type AtBlock, BOARD_UNIT, DURATION_BOARDS, type EventsOf, type Seal } f
 import { checkSeal, sealAsk } from "../read/cursor";
 import { judgeBoardCursor, rankingSeal } from "../read/cursorSeal";
 import { blockAnswer, blockAnswers, guarded } from "../read/runtime";
-import { ACTIVITY_KINDS, activityJson, eventJson, freshness, lockJson } from "../read/shapes";
+import { activityJson, eventJson, freshness, lockJson } from "../read/shapes";
+import { type Decimal, parseBlockLiteral, toBig, toBlock } from "./blockArg";
 import { rankingAt } from "./boards";
 import { graphqlError } from "./errors";
 import { GRAPHQL_LIMITS } from "./limits";
-import { type BlockArg, boardOf, PAGED } from "./plan";
+import { boardOf, PAGED } from "./plan";
 import type { RequestScope } from "./scope";
 
 export type GraphqlContext = { scope: RequestScope };
@@ -35,7 +36,7 @@ Which block a field is answered at. A BigInt (\`block: "123"\`, or \`{ number: "
 The Graph: \`{ number_gte: "123" }\`, that block or later — the index's head, once it has reached 123; if it has
 not, the request waits up to \`waitMs\` (\`{ number_gte: "123", waitMs: 2000 }\`, default 0, at most 10000) and then
 fails with INDEX_BEHIND (\`extensions.head\`, \`extensions.retryAfterSec\`). More than 5 blocks beyond the chain's
-head is BAD_USER_INPUT.
+head is BAD_USER_INPUT. A variable inside the object (\`{ number: $n }\`) is declared BigInt or Int (\`waitMs\`: Int).
 """
 scalar Block
 
@@ -220,63 +221,12 @@ type Query {
 }
 `;
 
-const DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
-const MAX_UINT256 = 2n ** 256n - 1n;
-
-/**
- * A BigInt argument's value as the resolvers get it: its canonical decimal string (not a JS bigint: graphql-jit
- * writes a document's literal arguments into the code it compiles, as JSON).
- */
-export type Decimal = string;
-
-function toBig(value: unknown): Decimal {
-  if (typeof value === "string" && DECIMAL.test(value) && BigInt(value) <= MAX_UINT256) return value;
-  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return String(value);
-  throw graphqlError(
-    "BAD_USER_INPUT",
-    "A BigInt is a non-negative integer in canonical decimal form, up to 2^256 - 1.",
-  );
-}
-
-const MAX_WAIT_MS = 10_000;
-
-function toBlock(value: unknown): BlockArg {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return toBig(value);
-  const o = value as Record<string, unknown>;
-  const keys = Object.keys(o);
-  const bad = (message: string) => graphqlError("BAD_USER_INPUT", message, { param: "block" });
-  if (keys.some((k) => !["number", "number_gte", "waitMs"].includes(k))) {
-    throw bad("block takes { number } or { number_gte, waitMs }.");
-  }
-  if ((o.number === undefined) === (o.number_gte === undefined)) {
-    throw bad("block takes exactly one of number or number_gte.");
-  }
-  if (o.number !== undefined) {
-    if (o.waitMs !== undefined) throw bad("waitMs is only taken with number_gte.");
-    return toBig(o.number);
-  }
-  const waitMs = o.waitMs ?? 0;
-  if (typeof waitMs !== "number" || !Number.isInteger(waitMs) || waitMs < 0 || waitMs > MAX_WAIT_MS) {
-    throw bad(`waitMs must be an integer from 0 to ${MAX_WAIT_MS}.`);
-  }
-  return { number_gte: toBig(o.number_gte), waitMs };
-}
-
-/** A literal as plain JSON (objects, strings, integers), for toBlock. */
-function literal(ast: ValueNode): unknown {
-  if (ast.kind === Kind.OBJECT) return Object.fromEntries(ast.fields.map((f) => [f.name.value, literal(f.value)]));
-  if (ast.kind === Kind.INT) return Number(ast.value);
-  if (ast.kind === Kind.STRING) return ast.value;
-  throw graphqlError("BAD_USER_INPUT", "block is a BigInt or { number } or { number_gte, waitMs }.", {
-    param: "block",
-  });
-}
-
 const BlockScalar = new GraphQLScalarType({
   name: "Block",
   serialize: (value) => value,
   parseValue: toBlock,
-  parseLiteral: (ast) => toBlock(literal(ast)),
+  // A variable inside its literal (`{ number: $n }`): api/graphql/blockArg.ts.
+  parseLiteral: parseBlockLiteral,
 });
 
 const BigIntScalar = new GraphQLScalarType({
@@ -330,10 +280,8 @@ export function buildSchema() {
           const owner = await scope.bounded(async () => address("where.owner", args.where.owner));
           const descending = args.orderDirection === "desc";
           const list = PAGED.locks.list(args);
+          // Of this direction: the plan refused the other's before execution (plan.ts).
           const cursor = args.after ? scope.rt.cursors.decode(args.after, "locks", list) : undefined;
-          if (cursor && cursor.after.descending !== descending) {
-            throw graphqlError("BAD_USER_INPUT", "after is a cursor of the other orderDirection.", { param: "after" });
-          }
           let seal: Seal | null | undefined;
           const all = await scope.read(async (at, signal) =>
             sealOf(await scope.rt.index.locksOf(owner, at, signal, sealAsk(cursor)), (s) => (seal = s)),
@@ -457,13 +405,8 @@ export function buildSchema() {
           args: { kinds?: string[] | null; account?: string | null; limit: number; after?: string | null },
           { scope }: GraphqlContext,
         ) => {
+          // Named and known, or none given: the plan refused anything else before execution (plan.ts).
           const kinds = args.kinds ?? null;
-          // As REST's `kind=` (which refuses an empty value): no kind at all is not "every kind", nor an empty feed.
-          if (kinds !== null && kinds.length === 0)
-            throw graphqlError("BAD_USER_INPUT", "kinds names no kind: omit it for every kind.", { param: "kinds" });
-          const unknown = kinds?.find((k) => !(ACTIVITY_KINDS as readonly string[]).includes(k));
-          if (unknown !== undefined)
-            throw graphqlError("BAD_USER_INPUT", `kind ${unknown} is not an activity kind.`, { param: "kinds" });
           const account =
             args.account == null ? null : await scope.bounded(async () => address("account", args.account!));
           const list = PAGED.activity.list({ kinds, account });

@@ -18,6 +18,7 @@ import {
 } from "graphql";
 import { createYoga, type Plugin } from "graphql-yoga";
 import type { Logger } from "../observability/logger";
+import { blockVariablesTyped } from "./blockArg";
 import type { ByteBoundedCache } from "./documentCache";
 import { answeredCode, type GraphqlCode, graphqlError, toGraphqlError } from "./errors";
 import { asksIntrospection, maxExpandedFieldsRule } from "./fieldCount";
@@ -132,6 +133,7 @@ const limits: Plugin = {
   },
   onValidate({ addValidationRule }) {
     addValidationRule(operationTypeExists);
+    addValidationRule(blockVariablesTyped);
     addValidationRule(
       maxDepthRule({
         n: GRAPHQL_LIMITS.depth,
@@ -159,7 +161,11 @@ const limits: Plugin = {
       const refused =
         error instanceof VariablesRefused
           ? error.errors.map((e) => withCode(e, "BAD_USER_INPUT"))
-          : [isGraphqlError(error) ? error : graphqlError("BAD_USER_INPUT", "Bad arguments.")];
+          : [
+              isGraphqlError(error)
+                ? withCode(error, "BAD_USER_INPUT")
+                : graphqlError("BAD_USER_INPUT", "Bad arguments."),
+            ];
       setResultAndStopExecution({ errors: refused.map(beforeExecution) });
     }
     return {

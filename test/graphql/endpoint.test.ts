@@ -121,6 +121,85 @@ describe("answers", () => {
     expect(body.data!.locks.items).toEqual((await rest(`/accounts/${owner}/locks?block=${block}`)).locks);
   });
 
+  it("a variable inside the block object, as The Graph's clients write it: `{ number: $n }`, `{ number_gte: $g, waitMs: $w }`", async () => {
+    const owner = getAddress(index.events[700]!.account);
+    const fields = `lockEvents(where: { account: "${owner}" }, block: { number: $n }) { items { ${EVENT_FIELDS} } }`;
+    for (const i of [700, 900, 700]) {
+      const block = eventBlock(i);
+      const byBlock = await gql(
+        `query($b: Block) { _meta(block: $b) { block } lockEvents(where: { account: "${owner}" }, block: $b) { items { ${EVENT_FIELDS} } } }`,
+        { b: String(block) },
+      );
+      expect(byBlock.body.errors).toBeUndefined();
+      // The same document text twice with other values (held and compiled once): each answers at its own block.
+      for (const [type, n] of [
+        ["BigInt!", String(block)],
+        ["Int!", Number(block)],
+        ["BigInt", Number(block)],
+      ] as const) {
+        const { status, body } = await gql(`query($n: ${type}) { _meta(block: { number: $n }) { block } ${fields} }`, {
+          n,
+        });
+        expect([type, status, body], JSON.stringify(body)).toEqual([type, 200, byBlock.body]);
+      }
+    }
+    const gte = await gql(
+      "query($g: BigInt!, $w: Int) { _meta(block: { number_gte: $g, waitMs: $w }) { block head } }",
+      {
+        g: String(eventBlock(10)),
+        w: 0,
+      },
+    );
+    expect(gte.body.errors).toBeUndefined();
+    expect(gte.body.data!._meta.block).toBe(String(index.head.block));
+    const behind = await gql("query($g: Int!, $w: Int!) { _meta(block: { number_gte: $g, waitMs: $w }) { block } }", {
+      g: Number(index.head.block + 1n),
+      w: 0,
+    });
+    expect(codes(behind.body)).toEqual(["INDEX_BEHIND"]);
+    // Two variables naming two blocks: judged as two literal blocks are.
+    const two = await gql(
+      `query($a: BigInt!, $b: BigInt!) { _meta(block: { number: $a }) { block } lock(tokenId: "1", block: { number: $b }) { tokenId } }`,
+      { a: String(eventBlock(10)), b: String(eventBlock(20)) },
+      app,
+      { accept: "application/graphql-response+json" },
+    );
+    expect([two.status, codes(two.body)]).toEqual([400, ["BAD_USER_INPUT"]]);
+  });
+
+  it.each([
+    ["a String variable as number", "query($n: String!) { _meta(block: { number: $n }) { block } }", { n: "1" }],
+    ["a Block variable inside the object", "query($n: Block) { _meta(block: { number: $n }) { block } }", { n: "1" }],
+    [
+      "a Boolean variable as number_gte",
+      "query($n: Boolean!) { _meta(block: { number_gte: $n }) { block } }",
+      { n: true },
+    ],
+    [
+      "a BigInt variable as waitMs",
+      `query($w: BigInt!) { _meta(block: { number_gte: "1", waitMs: $w }) { block } }`,
+      { w: "5" },
+    ],
+    ["a variable as an unknown key", "query($n: BigInt!) { _meta(block: { num: $n }) { block } }", { n: "1" }],
+    [
+      "a variable beside number",
+      "query($n: BigInt!) { _meta(block: { number: $n, number_gte: $n }) { block } }",
+      { n: "1" },
+    ],
+    ["a null number", "query($n: BigInt) { _meta(block: { number: $n }) { block } }", { n: null }],
+    ["an absent number", "query($n: BigInt) { _meta(block: { number: $n }) { block } }", {}],
+    ["waitMs over 10000", `query($w: Int!) { _meta(block: { number_gte: "1", waitMs: $w }) { block } }`, { w: 10_001 }],
+    ["a negative Int block", 'query($n: Int!) { lock(tokenId: "1", block: { number: $n }) { tokenId } }', { n: -1 }],
+  ])("a variable inside the block object: %s is BAD_USER_INPUT before execution", async (_, query, variables) => {
+    for (const [accept, status] of [
+      ["application/json", 200],
+      ["application/graphql-response+json", 400],
+    ] as const) {
+      const { status: got, body } = await gql(query, variables, app, { accept });
+      expect([got, "data" in body, codes(body)], JSON.stringify(body)).toEqual([status, false, ["BAD_USER_INPUT"]]);
+    }
+  });
+
   it("pages: every row once, in order, each page at the first page's block; both directions for locks", async () => {
     const owner = mostActive();
     const walk = async (field: "locks" | "lockEvents", extra = "") => {
@@ -487,8 +566,9 @@ describe("answers", () => {
     const res = await app.request(`/graphql?query=${q}`);
     expect(res.status).toBe(200);
     expect(((await res.json()) as Gql).data!._meta.block).toBe(String(index.head.block));
+    // A browser's page request: 406, no page (GraphiQL would be an HTML answer to it).
     const page = await app.request("/graphql", { headers: { accept: "text/html" } });
-    expect(page.headers.get("content-type")).not.toMatch(/html/);
+    expect([page.status, page.headers.get("content-type"), await page.text()]).toEqual([406, null, ""]);
   });
 
   it("GET with variables or extensions that are not JSON: 400 BAD_REQUEST naming the parameter, not an internal error", async () => {

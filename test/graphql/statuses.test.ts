@@ -13,7 +13,7 @@ import { loadConfig } from "../../api/config";
 import { GRAPHQL_LIMITS } from "../../api/graphql/limits";
 import { silentLogger } from "../../api/observability/logger";
 import { createLockIndex } from "../../api/read/atBlock";
-import { generateSyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
+import { generateSyntheticIndex, syntheticOwner, writeSyntheticIndex } from "../support/syntheticIndex";
 
 let app: ReturnType<typeof createApp>;
 let head: bigint;
@@ -31,6 +31,8 @@ beforeAll(async () => {
   });
 }, 60_000);
 
+/** An EIP-55 address with one letter's case flipped. */
+const BAD_CHECKSUM = "0x70997970C51812dc3A010C7d01b50e0d17dc79c8";
 const JSON_TYPE = "application/json; charset=utf-8";
 const SPEC_TYPE = "application/graphql-response+json; charset=utf-8";
 const q = (query: string) => JSON.stringify({ query });
@@ -224,6 +226,64 @@ const ROWS: Row[] = [
     400,
     "BAD_USER_INPUT",
   ],
+  // Addresses and activity kinds, judged before any read too (they were field errors: 200 to every client).
+  [
+    "a malformed owner",
+    "POST",
+    q(`{ locks(where: { owner: "0x12" }) { items { tokenId } } }`),
+    200,
+    400,
+    "BAD_USER_INPUT",
+  ],
+  [
+    "an owner with a bad EIP-55 checksum",
+    "POST",
+    q(`{ locks(where: { owner: "${BAD_CHECKSUM}" }) { items { tokenId } } }`),
+    200,
+    400,
+    "BAD_USER_INPUT",
+  ],
+  [
+    "a malformed lockEvents account",
+    "POST",
+    q(`{ lockEvents(where: { account: "nope" }) { items { kind } } }`),
+    200,
+    400,
+    "BAD_USER_INPUT",
+  ],
+  [
+    "a malformed rank address",
+    "POST",
+    q(`{ rank(board: "ve", address: "0x1") { row { rank } } }`),
+    200,
+    400,
+    "BAD_USER_INPUT",
+  ],
+  [
+    "a profile address with a bad checksum",
+    "POST",
+    q(`{ profile(address: "${BAD_CHECKSUM}") { address } }`),
+    200,
+    400,
+    "BAD_USER_INPUT",
+  ],
+  [
+    "a malformed activity account",
+    "POST",
+    q(`{ activity(account: "0x1") { items { id } } }`),
+    200,
+    400,
+    "BAD_USER_INPUT",
+  ],
+  ["activity naming no kind", "POST", q(`{ activity(kinds: []) { items { id } } }`), 200, 400, "BAD_USER_INPUT"],
+  [
+    "activity naming an unknown kind",
+    "POST",
+    q(`{ activity(kinds: ["nope"]) { items { id } } }`),
+    200,
+    400,
+    "BAD_USER_INPUT",
+  ],
   // A mutation over GET: 405 to both, with GraphQL's errors and `Allow: POST` (RFC 9110 §15.5.6: every 405 names them).
   ["a mutation over GET", "GET", GET("mutation { x }"), 405, 405, "BAD_REQUEST"],
 ];
@@ -272,7 +332,7 @@ describe("refusals: status, media type and code as docs/api.md's Statuses table 
       });
       // Refused before execution: no `data` at all (GraphQL over HTTP: then a 4xx to a graphql-response+json client).
       expect(answer.body, accept).not.toHaveProperty("data");
-      expect(JSON.stringify(answer.body)).not.toMatch(/\n\s+at |stack|node_modules|"http"/);
+      expect(JSON.stringify(answer.body)).not.toMatch(/\n\s+at |stack|node_modules|"http"|originalError/);
     }
   });
 
@@ -310,5 +370,104 @@ describe("refusals: status, media type and code as docs/api.md's Statuses table 
     // A browser opening a query link (text/html only): 406, empty.
     const html = await app.request(`/graphql${GET("{ _meta { block } }")}`, { headers: { accept: "text/html" } });
     expect([html.status, await html.text()]).toEqual([406, ""]);
+  });
+});
+
+describe("judged before any read: a cursor of the other orderDirection", () => {
+  it("a `locks` cursor handed out ascending, sent with orderDirection: desc (and back): 200 / 400", async () => {
+    const page = (owner: string, dir: string, after?: string) =>
+      q(
+        `{ locks(where: { owner: "${owner}" }, orderDirection: ${dir}, limit: 1${after ? `, after: "${after}"` : ""}) { pageInfo { hasNextPage endCursor } } }`,
+      );
+    let cursors: { asc: string; desc: string } | undefined;
+    for (let i = 0; i < 10 && cursors === undefined; i++) {
+      const owner = syntheticOwner(i);
+      const asc = await settled("POST", page(owner, "asc"));
+      const desc = await settled("POST", page(owner, "desc"));
+      const info = (a: typeof asc) => a.body.data.locks.pageInfo as { hasNextPage: boolean; endCursor: string };
+      if (info(asc).hasNextPage) cursors = { asc: info(asc).endCursor, desc: info(desc).endCursor };
+      if (cursors === undefined) continue;
+      for (const [dir, after] of [
+        ["desc", cursors.asc],
+        ["asc", cursors.desc],
+      ] as const) {
+        for (const [accept, status] of [
+          ["application/json", 200],
+          ["application/graphql-response+json", 400],
+        ] as const) {
+          const answer = await settled("POST", page(owner, dir, after), accept);
+          expect({
+            dir,
+            accept,
+            status: answer.status,
+            data: "data" in answer.body,
+            error: answer.body.errors?.[0],
+          }).toEqual({
+            dir,
+            accept,
+            status,
+            data: false,
+            error: expect.objectContaining({ extensions: { code: "BAD_USER_INPUT", param: "after" } }),
+          });
+        }
+      }
+    }
+    expect(cursors, "an owner with two locks").toBeDefined();
+  });
+});
+
+describe("Accept: the answer's media type by RFC 9110's q-values, 406 before anything runs", () => {
+  const refused = q("{ nope }"); // a validation error: 200 as application/json, 400 as graphql-response+json
+  it.each([
+    ["application/graphql-response+json;q=0, application/json", 200, JSON_TYPE],
+    ["application/json;q=0, application/graphql-response+json", 400, SPEC_TYPE],
+    ["application/graphql-response+json;q=0.5, application/json;q=0.9", 200, JSON_TYPE],
+    ["application/json;q=0.5, application/graphql-response+json", 400, SPEC_TYPE],
+    ["application/graphql-response+json, application/json;q=0.9", 400, SPEC_TYPE],
+    ["application/json, application/graphql-response+json", 200, JSON_TYPE],
+    ["*/*;q=0.8, application/graphql-response+json", 400, SPEC_TYPE],
+    ["application/json;q=0, */*", 400, SPEC_TYPE],
+    ["text/event-stream, application/json", 200, JSON_TYPE],
+    ["multipart/mixed;q=1, application/graphql-response+json;q=0.1", 400, SPEC_TYPE],
+    ["", 200, JSON_TYPE],
+  ] as const)("%s: %i %s", async (accept, status, type) => {
+    const answer = await ask("POST", refused, accept || undefined);
+    expect([answer.status, answer.type, answer.body.errors[0].extensions.code]).toEqual([
+      status,
+      type,
+      "GRAPHQL_VALIDATION_FAILED",
+    ]);
+  });
+
+  it.each([
+    "text/event-stream",
+    "multipart/mixed",
+    "multipart/mixed; deferSpec=20220824, text/event-stream",
+    "text/html",
+    "application/graphql-response+json;q=0",
+    "application/json;q=0, application/graphql-response+json;q=0",
+    "*/*;q=0",
+    "application/json; charset=latin1",
+  ])("%s: 406, empty (no stream), POST and GET", async (accept) => {
+    const post = await app.request("/graphql", {
+      method: "POST",
+      headers: { accept, "content-type": "application/json" },
+      body: q("{ _meta { block } }"),
+    });
+    const get = await app.request(`/graphql${GET("{ _meta { block } }")}`, { headers: { accept } });
+    for (const res of [post, get]) {
+      expect([res.status, res.headers.get("content-type"), await res.text()]).toEqual([406, null, ""]);
+    }
+  });
+
+  it("the 406 comes before the query runs: a `number_gte` wait of 2 s is not waited", async () => {
+    const started = performance.now();
+    const res = await app.request("/graphql", {
+      method: "POST",
+      headers: { accept: "text/html", "content-type": "application/json" },
+      body: q(`{ _meta(block: { number_gte: "${head + 1n}", waitMs: 2000 }) { block } }`),
+    });
+    expect(res.status).toBe(406);
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 });
