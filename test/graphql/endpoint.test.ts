@@ -40,12 +40,19 @@ async function gql(
   a = app,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: Gql; headers: Headers }> {
-  const res = await a.request("/graphql", {
-    method: "POST",
-    headers: { "content-type": "application/json", ...headers },
-    body: JSON.stringify({ query, variables }),
-  });
-  return { status: res.status, body: (await res.json()) as Gql, headers: res.headers };
+  // A new document on a busy machine (files run in parallel) may find the compile permits taken: 503
+  // COMPILE_QUEUE_FULL, the gate's documented refusal, which no case here is about — asked again after a rest.
+  for (let tries = 0; ; tries++) {
+    const res = await a.request("/graphql", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await res.json()) as Gql;
+    const refused = res.status === 503 && (body.errors ?? []).some((e) => e.extensions?.code === "COMPILE_QUEUE_FULL");
+    if (!refused || tries === 40) return { status: res.status, body, headers: res.headers };
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 const codes = (b: Gql) => (b.errors ?? []).map((e) => e.extensions.code);
 async function rest(path: string) {
