@@ -8,7 +8,6 @@
  *   line each with its cause, not one per request or poll.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../devnet/anvil";
 import { DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { startDevnet, type TestDevnet } from "../support/devnet";
 import { writeManifest } from "../support/ponder";
@@ -23,8 +22,10 @@ beforeAll(async () => {
     command: "api",
     rpcUrl: devnet.rpcUrl,
     manifestFile: writeManifest(devnet.deployment.manifest),
-    // Nothing listens there: every index query fails at once (connection refused).
-    databaseUrl: `postgresql://postgres@127.0.0.1:${await freePort()}/none`,
+    // Nothing listens there: every index query fails at once (connection refused). Port 1, not a free port picked
+    // now: nothing holds a picked port, and a CI run once saw a process started after the pick listening on it (the
+    // first cause "Connection terminated unexpectedly" instead of ECONNREFUSED); nothing here binds port 1.
+    databaseUrl: "postgresql://postgres@127.0.0.1:1/none",
     schema: "none",
     env: { TRUSTED_PROXIES: "127.0.0.1", RATE_LIMIT_MAX: "3", LOG_LEVEL: "warn", REDIS_URL: "" },
   });
