@@ -414,7 +414,7 @@ export function supplyApi(deps: AppDeps): SupplyApi {
    * block this process saw reorged away, or older than SUPPLY_MAX_HEAD_AGE_SECONDS): the figures held (the last
    * served) are written back in its place while their window lasts (Redis lost them, or holds a lagging replica's older
    * ones), else the read fails SUPPLY_RPC_LAGGING (remembered the backoff, so the node is asked once per backoff) and
-   * miss() answers the held figures, their Age capped at the window, or 502 when none are held. A head below the held
+   * miss() answers 502: their window is over, or none are held. A head below the held
    * figures' block and younger than it is the branch check's proof of a reorg to a shorter chain (branchWatch.ts): their
    * block is dropped as the check drops it, and the read is served.
    */
@@ -516,12 +516,12 @@ export function supplyApi(deps: AppDeps): SupplyApi {
       return answerServed(c, format, metric, served);
     } catch (error) {
       const failure = toSupplyError(error);
-      // The node lags: the newer figures held are answered, their Age counting from their own read (capped at the
-      // window: stale to any cache downstream), never the lagging node's. Any other failed re-read (the node down,
-      // hung or garbled, remembered or not, here or by another replica) while the figures held are within their
-      // window answers them too, with their Age: a process that lost its Redis entry serves what it would have served
-      // without Redis. Past the window, or with nothing held, the failure's code.
-      if (held !== undefined && (failure.code === "SUPPLY_RPC_LAGGING" || Date.now() < held.readAtMs + ttlMs)) {
+      // A failed re-read (the node lagging, down, hung or garbled, remembered or not, here or by another replica)
+      // while the figures held are within their window answers them, with their Age counting from their own read:
+      // never the lagging node's, and a process that lost its Redis entry serves what it would have served without
+      // Redis. Past the window (spec §8: 5 minutes), or with nothing held, the failure's code (spec §7.1: 502) — a
+      // node stuck for an hour does not make an hour-old figure a 200, whatever the failure.
+      if (held !== undefined && Date.now() < held.readAtMs + ttlMs) {
         if (failure.code === "SUPPLY_RPC_LAGGING") writeBack();
         return answerServed(c, format, metric, held);
       }
