@@ -167,6 +167,8 @@ const envSchema = z.object({
   SEND_TIMEOUT_MS: intIn(1_000, 3_600_000).default(String(CONNECTION_DEFAULTS.sendTimeoutMs)),
   /** An index answer whose indexed head is older than this many seconds says `stale: true` (the reference's 180). */
   INDEX_STALE_SECONDS: intIn(1, 86_400).default("180"),
+  /** The same for a leaderboard's answer (the ve board, the duration boards, their rank lookups): the reference's 15 min. */
+  INDEX_BOARD_STALE_SECONDS: intIn(1, 86_400).default("900"),
   /**
    * A supply read whose head block is older than this many seconds (by the wall clock) came from a lagging node: its
    * figures are never served (api/supply/router.ts). 0 turns the check off; unset: 300 on Base, 0 on the local devnet.
@@ -398,6 +400,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     multicall3: multicall3Setting(v.MULTICALL3),
     /** INDEX_STALE_SECONDS: an index answer lagging the wall clock by more says `stale: true` (api/index/answer.ts). */
     indexStaleSeconds: v.INDEX_STALE_SECONDS,
+    /** INDEX_BOARD_STALE_SECONDS: `stale: true` on a leaderboard's answer past this lag (api/index/answer.ts boardAnswers). */
+    indexBoardStaleSeconds: v.INDEX_BOARD_STALE_SECONDS,
     /**
      * SUPPLY_MAX_HEAD_AGE_SECONDS: a supply read whose head is older than this (wall clock) is a lagging node's, never
      * served; 0: no such check. Default 300 s (the figures' window) on Base, 0 on the local devnet, whose anvil

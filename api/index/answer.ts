@@ -30,6 +30,17 @@ import type { IndexRuntime } from "../read/runtime";
 import { type Envelope, freshness } from "../read/shapes";
 
 /**
+ * The runtime as a leaderboard's answers read it (the ve board, the duration boards, their rank lookups): `stale` past
+ * `boardStaleSeconds` (INDEX_BOARD_STALE_SECONDS, default 900), as the reference labels a board stale past 15 minutes
+ * and any other answer past 180 s (protocol.md §9). Made once, where a board's handlers are.
+ */
+export function boardAnswers(
+  rt: Pick<IndexRuntime, "chainId" | "staleSeconds" | "boardStaleSeconds" | "finality">,
+): Pick<IndexRuntime, "chainId" | "staleSeconds" | "finality"> {
+  return { chainId: rt.chainId, staleSeconds: rt.boardStaleSeconds, finality: rt.finality };
+}
+
+/**
  * Built with respond() (api/http/edge.ts): its headers, the edge's and the RateLimit fields go out as one plain
  * object, never a WHATWG Headers (the index routes are registered as owning their edge headers: api/index/router.ts).
  * The body's members follow the envelope's (no route's body names an envelope field).

@@ -18,7 +18,7 @@ import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { RouteDefinition } from "../route/definition";
 import { addressString, array, integer, type JsonSchema, object, uintString } from "../route/jsonSchema";
-import { answer, answerFields, KEPT_FIELDS, keptFields, withNextCursor } from "./answer";
+import { answer, answerFields, boardAnswers, KEPT_FIELDS, keptFields, withNextCursor } from "./answer";
 import { AT_PARAMS, PAGE_PARAMS } from "./query";
 
 /**
@@ -210,6 +210,7 @@ export type BoardHandlers = {
 
 /** The duration boards' page and rank lookup (api/index/router.ts mounts them beside the ve board's). */
 export function durationBoardHandlers(rt: IndexRuntime): BoardHandlers {
+  const shown = boardAnswers(rt);
   const page: BoardHandlers["board"] = async (c) => {
     const board = boardOf(c.req.param("board"));
     const q = parseQuery(c.req.url, durationBoardRoute.query);
@@ -227,7 +228,7 @@ export function durationBoardHandlers(rt: IndexRuntime): BoardHandlers {
       : start + limit < ranked.rows.length
         ? await rankingSeal(rt, ranked, at.head.finalized)
         : null;
-    return answerFields(c, rt, at, () => {
+    return answerFields(c, shown, at, () => {
       const fields = pageFields(rt, board, window, ranked, start, limit, seal);
       // The head's first page, when kept as text: made for each next head as soon as its ranking is (the ve board's),
       // its seal read then too (the finalized block this pin saw: a lower one than the next head's is safe).
@@ -249,7 +250,7 @@ export function durationBoardHandlers(rt: IndexRuntime): BoardHandlers {
     const window = q.window as BoardWindow;
     const { ranked, at } = await resolve(rt, c, board, window, q.block ?? null, "block");
     const i = ranked.position.get(account);
-    return answer(c, rt, at, {
+    return answer(c, shown, at, {
       ...windowFields(board, window, ranked),
       row: i === undefined ? null : rowJson(board, ranked, i),
       above: i === undefined || i === 0 ? null : rowJson(board, ranked, i - 1),

@@ -9,7 +9,7 @@ import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA
 import type { VeBoard } from "../read/veBoard";
 import type { RouteDefinition } from "../route/definition";
 import { array, integer, object } from "../route/jsonSchema";
-import { answer, answerFields, KEPT_FIELDS, keptFields, withNextCursor } from "./answer";
+import { answer, answerFields, boardAnswers, KEPT_FIELDS, keptFields, withNextCursor } from "./answer";
 import type { BoardHandlers } from "./boards";
 import { AT_PARAMS, PAGE_PARAMS } from "./query";
 
@@ -150,6 +150,7 @@ function pageFields(rt: IndexRuntime, board: VeBoard, start: number, limit: numb
 
 /** The ve board's page and rank lookup (api/index/router.ts mounts them beside the duration boards'). */
 export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
+  const shown = boardAnswers(rt);
   const board: BoardHandlers["board"] = async (c) => {
     const q = parseQuery(c.req.url, veBoardRoute.query);
     const cursor = q.cursor === undefined ? undefined : rt.cursors.decode(q.cursor, "board", cursorList.ve);
@@ -163,7 +164,7 @@ export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
       : start + limit < board.rows.length
         ? await rankingSeal(rt, board, at.head.finalized)
         : null;
-    return answerFields(c, rt, at, () => {
+    return answerFields(c, shown, at, () => {
       const fields = pageFields(rt, board, start, limit, seal);
       // The head's first page, when it is kept as text: made for each next head as soon as its board is (its first
       // reader answered from text), its seal read then too. A page too large to keep is made per request, never ahead.
@@ -182,7 +183,7 @@ export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
     const q = parseQuery(c.req.url, veRankRoute.query);
     const { board, at } = await resolveBoard(rt, c, q.block ?? null, "block");
     const i = board.position.get(holder);
-    return answer(c, rt, at, {
+    return answer(c, shown, at, {
       holders: board.rows.length,
       row: i === undefined ? null : rowJson(board, i),
       above: i === undefined || i === 0 ? null : rowJson(board, i - 1),

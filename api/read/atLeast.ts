@@ -29,6 +29,8 @@ export const MIN_BLOCK_AHEAD = 5n;
 const BLOCK_SECONDS = 2n;
 /** INDEX_STALE_SECONDS's default: the reference front end's warning threshold. */
 export const DEFAULT_STALE_SECONDS = 180;
+/** INDEX_BOARD_STALE_SECONDS's default: the reference labels a leaderboard stale past 15 minutes (protocol.md §9). */
+export const DEFAULT_BOARD_STALE_SECONDS = 900;
 
 export const MIN_BLOCK_PARAM = {
   kind: "uint256",

@@ -25,7 +25,15 @@ import {
 } from "../http/errors";
 import type { Logger } from "../observability/logger";
 import { causeOf, type ThrottledWarn, throttledWarnings } from "../observability/throttle";
-import { type AtLeastTarget, atLeastOf, behind, chainHeadOf, DEFAULT_STALE_SECONDS, waitForHead } from "./atLeast";
+import {
+  type AtLeastTarget,
+  atLeastOf,
+  behind,
+  chainHeadOf,
+  DEFAULT_BOARD_STALE_SECONDS,
+  DEFAULT_STALE_SECONDS,
+  waitForHead,
+} from "./atLeast";
 import { BlockClock } from "./blockClock";
 import { AboveIndexHeadError, BlockMemo, requireInRange } from "./blockMemo";
 import { BranchCheck, type Orphaned } from "./branchCheck";
@@ -133,6 +141,8 @@ export type IndexRuntime = {
   chainHead: () => Promise<bigint | null>;
   /** An answer whose indexed head is older than this (seconds) says `stale: true` (INDEX_STALE_SECONDS). */
   staleSeconds: number;
+  /** The same for a leaderboard's answer (INDEX_BOARD_STALE_SECONDS; the reference's 15 minutes). */
+  boardStaleSeconds: number;
   /** The streak of failed reads since the last success (/ready: api/read/readHealth.ts). */
   health: ReadHealth;
   /** The page cursors, signed with the deployment's key (api/read/cursor.ts). */
@@ -159,7 +169,7 @@ export type IndexRuntime = {
 export type CreateIndexRuntimeOptions = {
   source: IndexSource;
   config: Pick<AppConfig, "chainId" | "manifest" | "cursorSecret" | "database"> &
-    Partial<Pick<AppConfig, "indexStaleSeconds" | "indexCompute">>;
+    Partial<Pick<AppConfig, "indexStaleSeconds" | "indexBoardStaleSeconds" | "indexCompute">>;
   rpc: RpcClient | null;
   logger: Logger;
   /**
@@ -271,6 +281,7 @@ export function createIndexRuntime({
     afterWait: new SingleFlight<unknown>(),
     chainHead: chainHeadOf(rpc),
     staleSeconds: config.indexStaleSeconds ?? DEFAULT_STALE_SECONDS,
+    boardStaleSeconds: config.indexBoardStaleSeconds ?? DEFAULT_BOARD_STALE_SECONDS,
     health: new ReadHealth(),
     cursors: new CursorCodec(cursorKey(config)),
     reorgs: new ReorgLog(),

@@ -29,7 +29,10 @@ export const ENVELOPE_SCHEMA = {
       "pinned to a past block.",
     { minimum: 0 },
   ),
-  stale: boolean("`indexLagSeconds` is above the server's INDEX_STALE_SECONDS (default 180): label what you show."),
+  stale: boolean(
+    "`indexLagSeconds` is above the server's INDEX_STALE_SECONDS (default 180; on a leaderboard's answer and its rank " +
+      "lookups INDEX_BOARD_STALE_SECONDS, default 900, the reference's 15 minutes): label what you show.",
+  ),
 } as const;
 
 export type Envelope = {
