@@ -21,6 +21,7 @@ import {
 import type { RouteDefinition } from "../../route/definition";
 import { constant, integer, object, uintString } from "../../route/jsonSchema";
 import { lockCountCall, lockLimitWarning, lockNftAddress, NEW_LOCK_LIMIT, refuseAtLockLimit } from "./lockLimit";
+import { AT_MOST_AMOUNT, MAX_AMOUNT_WEI } from "./prepare/approval";
 import { coalesceRequests } from "./prepare/coalesce";
 
 /**
@@ -192,8 +193,8 @@ function whatItNeeds(revert: string, targetTokenId: bigint): string {
  * more, and far larger ones (2^256 − 1, 1e73) overflow the quoter's arithmetic (Panic 17), which came back as a 502
  * QUOTE_FAILED inviting retries: refused as BAD_PARAMS before any RPC, as every bad input is (spec §7.2).
  */
-export const MAX_ENTRY_AMOUNT_WEI = 2n ** 128n - 1n;
-const AT_MOST = "At most 2^128 − 1 (no wallet holds more).";
+export const MAX_ENTRY_AMOUNT_WEI = MAX_AMOUNT_WEI;
+const AT_MOST = AT_MOST_AMOUNT;
 
 /** Also the parameters of prepare/lock-via-furnace, which quotes the same entry before encoding it. */
 export const QUOTE_PARAMS = {

@@ -10,6 +10,16 @@ import { readStateView } from "./stateRead";
  * action pulls and nothing more.
  */
 
+/**
+ * The largest amount an action that approves may name: 2^128 − 1 wei (3.4e20 tokens; no wallet holds more). A larger
+ * one (up to 2^256 − 1) would make its approve step an effectively unlimited approval, left standing when a wallet
+ * sends the batch's calls one by one and the main call reverts (as it must: no wallet holds that much). Refused as
+ * BAD_PARAMS before any RPC, as every bad input is (spec §7.2).
+ */
+export const MAX_AMOUNT_WEI = 2n ** 128n - 1n;
+/** The sentence the parameters' descriptions end with. */
+export const AT_MOST_AMOUNT = "At most 2^128 − 1 (no wallet holds more).";
+
 /** Which ERC-20 is approved; both share the standard surface, each keeps its own ABI from abis/. */
 export type ApprovalToken = "AssetToken" | "LpToken";
 

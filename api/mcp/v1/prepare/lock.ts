@@ -5,7 +5,7 @@ import { LockLimitReachedError } from "../../../http/errors";
 import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
 import { MAX_LOCK_DURATION, MIN_LOCK_AMOUNT, MIN_LOCK_DURATION, MIN_TOPUP_AMOUNT } from "../../../math";
-import { readAllowance, withApproval } from "./approval";
+import { AT_MOST_AMOUNT, MAX_AMOUNT_WEI, readAllowance, withApproval } from "./approval";
 import { coalesceRequests } from "./coalesce";
 import { requireAtLeast, requireLockDuration } from "./lockTerms";
 import { defineAction, type PrepareDeps } from "./pipeline";
@@ -30,7 +30,8 @@ export const LOCK_PARAMS = {
   amountWei: {
     kind: "uint256",
     required: true,
-    description: `Token amount in wei, at least ${MIN_LOCK_AMOUNT} (1000 tokens).`,
+    max: MAX_AMOUNT_WEI,
+    description: `Token amount in wei, at least ${MIN_LOCK_AMOUNT} (1000 tokens). ${AT_MOST_AMOUNT}`,
   },
   durationSecs: {
     kind: "uint256",
@@ -165,7 +166,8 @@ export const TOPUP_PARAMS = {
   amountWei: {
     kind: "uint256",
     required: true,
-    description: `Token amount in wei to add, at least ${MIN_TOPUP_AMOUNT} (1 token).`,
+    max: MAX_AMOUNT_WEI,
+    description: `Token amount in wei to add, at least ${MIN_TOPUP_AMOUNT} (1 token). ${AT_MOST_AMOUNT}`,
   },
 } as const satisfies Record<string, ParamDoc>;
 

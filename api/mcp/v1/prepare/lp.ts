@@ -3,7 +3,7 @@ import { LpStakingVault7DAbi } from "../../../../abis";
 import { encodeCall } from "../../../chain/encode";
 import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
-import { readAllowance, withApproval } from "./approval";
+import { AT_MOST_AMOUNT, MAX_AMOUNT_WEI, readAllowance, withApproval } from "./approval";
 import { requireAtLeast } from "./lockTerms";
 import { defineAction } from "./pipeline";
 
@@ -24,7 +24,8 @@ export const STAKE_PARAMS = {
   amountWei: {
     kind: "uint256",
     required: true,
-    description: `LP token amount in wei, at least ${MIN_STAKE_WEI} (0.001 LP).`,
+    max: MAX_AMOUNT_WEI,
+    description: `LP token amount in wei, at least ${MIN_STAKE_WEI} (0.001 LP). ${AT_MOST_AMOUNT}`,
   },
 } as const satisfies Record<string, ParamDoc>;
 

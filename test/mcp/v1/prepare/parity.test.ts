@@ -137,7 +137,7 @@ const addressParamArb = fc.tuple(addressArb, fc.constantFrom("checksum", "lower"
   raw: style === "checksum" ? a : style === "lower" ? a.toLowerCase() : `0x${a.slice(2).toUpperCase()}`,
 }));
 const uint = (min = 0n, max = MAX) => fc.bigInt({ min, max });
-/** The largest entry amount the quote and lock-via-furnace take (above it: BAD_PARAMS, no wallet holds it). */
+/** The largest amount the quote and every action that approves take (above it: BAD_PARAMS, no wallet holds it). */
 const ENTRY_MAX = 2n ** 128n - 1n;
 
 const contractsArb = fc.record({
@@ -365,7 +365,7 @@ describe("calldata parity with ox, viem and a hand encoder (fast-check)", () => 
 
   it("stake-lp: LP approve to the vault exactly when short", () => {
     const caseArb = fc
-      .record({ user: addressParamArb, amount: uint(10n ** 15n) })
+      .record({ user: addressParamArb, amount: uint(10n ** 15n, ENTRY_MAX) })
       .chain((i) =>
         fc.tuple(
           fc.constant(i),
@@ -407,7 +407,7 @@ describe("calldata parity with ox, viem and a hand encoder (fast-check)", () => 
     const caseArb = fc
       .record({
         user: addressParamArb,
-        amount: uint(1000n * E18),
+        amount: uint(1000n * E18, ENTRY_MAX),
         terms: fc.oneof(
           fc.record({ d: uint(MIN_D, MAX_D), autoMax: fc.constant(false) }),
           fc.record({ d: fc.constant(MAX_D), autoMax: fc.boolean() }),
@@ -448,7 +448,7 @@ describe("calldata parity with ox, viem and a hand encoder (fast-check)", () => 
   });
 
   it("topup: approve to VeLockNFT exactly when short", () => {
-    const caseArb = fc.record({ user: addressParamArb, tokenId: uint(1n), amount: uint(E18) }).chain((i) =>
+    const caseArb = fc.record({ user: addressParamArb, tokenId: uint(1n), amount: uint(E18, ENTRY_MAX) }).chain((i) =>
       fc.tuple(
         fc.constant(i),
         queryArb({

@@ -275,6 +275,35 @@ describe("an amount no wallet holds is BAD_PARAMS before any RPC (it overflowed 
         expect(d.proxy.count()).toBe(0);
       }
     });
+
+    // The actions that approve: an amount no wallet holds would be an effectively unlimited approve step, left
+    // standing when a wallet sends the calls one by one and the main call reverts (review rvmcp F1).
+    it(`${era}: prepare_lock, prepare_topup and prepare_stake_lp (no unlimited approve step)`, async () => {
+      for (const amount of huge) {
+        d.proxy.reset();
+        const calls: [string, Record<string, unknown>][] = [
+          ["prepare_lock", { user: alice, amountWei: amount, durationSecs: "604800", simulate: "false" }],
+          ["prepare_topup", { user: alice, tokenId: "1", amountWei: amount, simulate: "false" }],
+          ["prepare_stake_lp", { user: alice, amountWei: amount, simulate: "false" }],
+        ];
+        for (const [name, args] of calls) {
+          const r = await callIn(era, name, args);
+          expect(r.body, `${name} ${amount}`).toMatchObject({
+            ok: false,
+            error: "BAD_PARAMS",
+            detail: { param: "amountWei", max: String(2n ** 128n - 1n) },
+          });
+        }
+        expect(d.proxy.count()).toBe(0);
+      }
+      // The largest amount still prepares (an approve step of it first, as the allowance is short).
+      const r = await callIn(era, "prepare_stake_lp", {
+        user: alice,
+        amountWei: String(2n ** 128n - 1n),
+        simulate: "false",
+      });
+      expect(r.body, JSON.stringify(r.body)).toMatchObject({ ok: true });
+    });
   }
 });
 
