@@ -17,13 +17,23 @@ export type LockTerms = {
 /** The parameters of a Furnace entry a request may add to a payout (collect mode 1, harvest with compound=true). */
 export const LOCK_PARAMS = ["targetTokenId", "durationSeconds", "createAutoMax", "minVeOutWei"] as const;
 
+/** Each lock parameter's value that asks for no lock: its default (protocol.md §5: "all default 0/false"). */
+const NO_LOCK: Record<(typeof LOCK_PARAMS)[number], string> = {
+  targetTokenId: "0",
+  durationSeconds: "0",
+  createAutoMax: "false",
+  minVeOutWei: "0",
+};
+
 /**
- * Lock parameters given (not defaulted: parseQuery fills in the documented defaults) to a request that pays out
- * instead of locking are refused, never dropped: the user asked for a lock the batch would not make.
+ * Lock parameters given to a request that pays out instead of locking are refused, never dropped: the user asked for
+ * a lock the batch would not make. A parameter given at its default (`targetTokenId=0`, `createAutoMax=false`: what a
+ * client that always sends every field sends) asks for nothing and is taken, as its absence is. Called after
+ * parseQuery, so a value given is canonical.
  */
 export function refuseLockParams(url: string, onlyWith: string): void {
   const search = new URL(url, "http://x").searchParams;
-  const given = LOCK_PARAMS.find((p) => search.has(p));
+  const given = LOCK_PARAMS.find((p) => search.has(p) && search.get(p) !== NO_LOCK[p]);
   if (given) throw new BadParamsError(`${given} only applies with ${onlyWith}.`, { param: given });
 }
 

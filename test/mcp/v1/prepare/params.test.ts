@@ -39,12 +39,13 @@ describe("prepare parameters", () => {
     ["collect-all", "mode=1&minVeOutWei=1&targetTokenId=3&createAutoMax=true", "createAutoMax"],
     ["collect-all", "mode=01", "mode"],
     ["collect-all", "mode=0&mode=0", "mode"],
-    // collect mode 0 pays out: lock parameters given with it are refused, not dropped (as harvest without compound)
+    // collect mode 0 pays out: lock parameters given with it are refused, not dropped (as harvest without compound);
+    // at their defaults (0, false) they ask for nothing and are taken (pendingEntry.test.ts)
     ["collect-all", "mode=0&durationSeconds=5&createAutoMax=true", "durationSeconds"],
     ["collect-all", "durationSeconds=31536000&createAutoMax=true&minVeOutWei=9", "durationSeconds"],
     ["collect-royalties", "mode=0&targetTokenId=4", "targetTokenId"],
     ["collect-royalties", "minVeOutWei=1", "minVeOutWei"],
-    ["collect-all", "createAutoMax=false", "createAutoMax"],
+    ["collect-all", "createAutoMax=true", "createAutoMax"],
     // collect mode 1: slippageBps applies only where the service quotes minVeOut (user given, minVeOutWei omitted)
     ["collect-all", `mode=1&durationSeconds=604800&minVeOutWei=5&user=${U}&slippageBps=10`, "slippageBps"],
     ["collect-royalties", "slippageBps=10", "slippageBps"],
@@ -53,8 +54,8 @@ describe("prepare parameters", () => {
     // harvest: lock parameters only with compound=true, and then minVeOut > 0
     ["harvest-rewards", "durationSeconds=604800", "durationSeconds"],
     ["harvest-rewards", "compound=false&minVeOutWei=5", "minVeOutWei"],
-    ["harvest-rewards", "compound=false&targetTokenId=0", "targetTokenId"],
-    ["harvest-rewards", "compound=false&createAutoMax=false", "createAutoMax"],
+    ["harvest-rewards", "compound=false&targetTokenId=3", "targetTokenId"],
+    ["harvest-rewards", "compound=false&createAutoMax=true", "createAutoMax"],
     ["harvest-rewards", "compound=true&durationSeconds=604800", "minVeOutWei"],
     ["harvest-rewards", "compound=true&durationSeconds=604800&minVeOutWei=0", "minVeOutWei"],
     ["harvest-rewards", "compound=true&minVeOutWei=1", "durationSeconds"],

@@ -328,6 +328,34 @@ describe("harvest-rewards compound=true, quoted by the service", () => {
     }
   });
 
+  it("a payout with every lock parameter given at its default (a client sending all fields): the payout's call; any other value refused", async () => {
+    const defaults = { targetTokenId: 0n, durationSeconds: 0n, createAutoMax: false, minVeOutWei: 0n };
+    for (const [action, payout, fn] of [
+      ["collect-all", { mode: 0n }, "claimAll"],
+      ["collect-royalties", { mode: 0n }, "claimShareholder"],
+      ["harvest-rewards", { compound: false }, "claimRewards"],
+    ] as const) {
+      const env = await prepare(full, action, { ...payout, ...defaults, simulate: false });
+      const bare = await prepare(full, action, { ...payout, simulate: false });
+      expect(env.transactions, action).toEqual(bare.transactions);
+      expect(env.transactions[0]!.data).toBe(
+        fn === "claimRewards"
+          ? encodeFunctionData({ abi: PUBLISHED, functionName: fn })
+          : encodeFunctionData({ abi: PUBLISHED, functionName: fn, args: [0, 0n, 0n, false, 0n] }),
+      );
+      for (const [param, value] of [
+        ["targetTokenId", 5n],
+        ["durationSeconds", 30n * DAY],
+        ["createAutoMax", true],
+        ["minVeOutWei", 1n],
+      ] as const) {
+        const { status, body } = await get(full, preparePath(action, { ...payout, ...defaults, [param]: value }));
+        expect([action, status, body.error, body.detail?.param]).toEqual([action, 400, "BAD_PARAMS", param]);
+        expect(body.message).toMatch(/only applies with/);
+      }
+    }
+  });
+
   it("the MCP tool prepare_harvest_rewards answers the same batch and quote", async () => {
     await nextDay();
     await accrueRewards(2000n * E18);
