@@ -83,13 +83,21 @@ export async function quoteLockViaFurnace(
   const slippageBps = p.slippageBps ?? DEFAULT_SLIPPAGE_BPS;
   const quoter = deployedAddress(deps.config.manifest, "FurnaceQuoter");
   if (!quoter) throw new ChainUnreadyError("FurnaceQuoter", deps.config.manifest.chain);
+  // A new lock's count is read from VeLockNFT: a prepare (refuse) cannot do without it, so its absence is
+  // CHAIN_UNREADY here, before any read; the quote route (warn) answers without the count.
+  const newLock = (p.targetTokenId ?? 0n) === 0n;
+  const lockNft = !newLock
+    ? undefined
+    : atLockLimit === "refuse"
+      ? lockNftAddress(deps.config.manifest)
+      : deployedAddress(deps.config.manifest, "VeLockNFT");
   if (!deps.rpc)
     throw new QuoteFailedError("No RPC endpoint is configured.", { reason: null, upstream: "unconfigured" });
 
   const functionName = p.ethAmountWei === undefined ? "quoteEnterWithClaim" : "quoteEnterWithEth";
   const amount = p.ethAmountWei ?? p.claimAmountWei;
   // A new lock: the wallet's lock count too, sent in the same tick (one JSON-RPC batch on a coalescing client).
-  const counted = (p.targetTokenId ?? 0n) === 0n ? readLockCount(deps.rpc, deps.config.manifest, p.user) : null;
+  const counted = lockNft ? readLockCount(deps.rpc, lockNft, p.user) : null;
   // Settled at once: a quoter failure reported below leaves no unhandled rejection behind.
   const settledCount = counted && Promise.allSettled([counted]).then(([r]) => r!);
   let quote: readonly [bigint, bigint, bigint, bigint];
@@ -155,11 +163,11 @@ export async function quoteLockViaFurnace(
 }
 
 /**
- * The wallet's live lock count, for a quote of a new lock. VeLockNFT missing from the manifest is CHAIN_UNREADY; a failed
- * read is the quote's own failure (502 QUOTE_FAILED, `detail.read: "balanceOf"`), as the quoter call's would be.
+ * The wallet's live lock count, for a quote of a new lock. A failed read is the quote's own failure (502 QUOTE_FAILED,
+ * `detail.read: "balanceOf"`), as the quoter call's would be.
  */
-async function readLockCount(rpc: RpcClient, manifest: Manifest, user: Address): Promise<bigint> {
-  const call = lockCountCall(lockNftAddress(manifest), user);
+async function readLockCount(rpc: RpcClient, veLockNFT: Address, user: Address): Promise<bigint> {
+  const call = lockCountCall(veLockNFT, user);
   try {
     return await readView(rpc, call);
   } catch (error) {

@@ -5,6 +5,7 @@ import { BadParamsError, QuoteFailedError } from "../../../http/errors";
 import type { ParamDoc } from "../../../http/params";
 import { parseQuery } from "../../../http/params";
 import { BPS, DEFAULT_SLIPPAGE_BPS, MIN_TOPUP_AMOUNT } from "../../../math";
+import { lockNftAddress } from "../lockLimit";
 import { type LockViaFurnaceQuote, QUOTE_PARAMS, quoteLockViaFurnace } from "../quote";
 import { readAllowance, withApproval } from "./approval";
 import { coalesceRequests } from "./coalesce";
@@ -101,6 +102,8 @@ export const lockViaFurnace = defineAction({
         }
       : undefined,
   async read(deps, contracts, input): Promise<FurnaceReads> {
+    // A new lock's count is read with the quote: without VeLockNFT, CHAIN_UNREADY before any read.
+    if (input.targetTokenId === 0n) lockNftAddress(deps.config.manifest);
     // Independent reads, in one JSON-RPC batch (one round trip); the quote's failure is reported first.
     const io = { ...deps, rpc: deps.rpc && coalesceRequests(deps.rpc) };
     const [quote, allowance] = await Promise.allSettled([

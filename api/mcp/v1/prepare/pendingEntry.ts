@@ -3,6 +3,7 @@ import { BadParamsError, QuoteFailedError } from "../../../http/errors";
 import type { ParamDoc } from "../../../http/params";
 import type { DeployableName } from "../../../manifest";
 import { BPS, DEFAULT_SLIPPAGE_BPS } from "../../../math";
+import { lockNftAddress } from "../lockLimit";
 import { type LockViaFurnaceQuote, quoteLockViaFurnace } from "../quote";
 import { coalesceRequests } from "./coalesce";
 import { refuseTopUpBelowMinimum } from "./furnace";
@@ -133,6 +134,8 @@ export async function readPendingEntry<M extends DeployableName>(
   }
   const user = input.user!; // parseEntryProtection refuses a quoted entry without user
   const quoted = resolveContracts(deps.config.manifest, e.needsWhen.contracts, e.needsWhen);
+  // A new lock's count (read with the quote) needs VeLockNFT: CHAIN_UNREADY before the pending amount is read.
+  if (input.targetTokenId === 0n) lockNftAddress(deps.config.manifest);
   const amountWei = await e.readPending(deps, quoted, user);
   if (amountWei === 0n) throw new QuoteFailedError(e.nothingPending, { reason: "AmountZero" });
   const amount = e.amount === "ethAmountWei" ? { ethAmountWei: amountWei } : { claimAmountWei: amountWei };

@@ -5,6 +5,8 @@
  * - The quote needs FurnaceQuoter only where it is used: on a manifest without it, collect mode 0 (and mode 1 or a
  *   compound with a given minVeOutWei) is answered and executes; a request that would quote is 503 CHAIN_UNREADY
  *   naming the quoter and saying to give minVeOutWei, before any read of the action.
+ * - Without VeLockNFT, a request that makes a new lock (whose count it reads) is 503 CHAIN_UNREADY naming it before any
+ *   read (it used to read the pending amount, the quote and the allowance first); the others are answered.
  * - harvest-rewards compound=true with user and no minVeOutWei quotes the wallet's pending LP rewards
  *   (quoteEnterWithClaim of earned), encodes the quote less slippageBps, shows it as `quote`, and the batch executed
  *   as the user makes a lock whose voting power meets it. The calldata is compared byte for byte with viem's
@@ -48,6 +50,8 @@ let children: ChildProcess[] = [];
 /** The API process over the devnet's manifest, and one over the same manifest without FurnaceQuoter. */
 let full: string;
 let noQuoter: string;
+/** And one without VeLockNFT, which only a new lock's count reads. */
+let noLockNft: string;
 
 async function serve(manifest: unknown): Promise<string> {
   const dir = mkdtempSync(path.join(tmpdir(), "pending-entry-"));
@@ -64,6 +68,9 @@ beforeAll(async () => {
   const edited = structuredClone(d.deployment.manifest);
   delete edited.contracts.FurnaceQuoter;
   noQuoter = await serve(edited);
+  const withoutNft = structuredClone(d.deployment.manifest);
+  delete withoutNft.contracts.VeLockNFT;
+  noLockNft = await serve(withoutNft);
 }, 180_000);
 afterAll(async () => {
   for (const child of children) child.kill("SIGTERM");
@@ -181,6 +188,55 @@ describe("a manifest without FurnaceQuoter: only the requests that quote need it
     }
     // Neither the pending amounts nor anything else of the actions was read: at most the gate's preflight.
     expect(selectorsRead().every((s) => s === PREFLIGHT)).toBe(true);
+    // Paid out, so that the tests below start with nothing pending.
+    await execute(d, user.privateKey, await prepare(full, "collect-royalties"));
+    await execute(d, user.privateKey, await prepare(full, "harvest-rewards"));
+  });
+});
+
+describe("a manifest without VeLockNFT: a new lock's count needs it, the other requests do not", () => {
+  it("a Furnace entry into a new lock: 503 CHAIN_UNREADY naming VeLockNFT, before any read of the action", async () => {
+    await accrueRoyalties(parseEther("0.1"));
+    await accrueRewards(10n * E18);
+    d.proxy.reset();
+    const newLocks: [string, Record<string, string | bigint | boolean>][] = [
+      // Quoted (the count is read with the quote), and with a given minVeOutWei (the count alone).
+      ["collect-all", { mode: 1n, durationSeconds: 30n * DAY, user: user.address }],
+      ["collect-royalties", { mode: 1n, durationSeconds: 30n * DAY, user: user.address, minVeOutWei: 7n }],
+      ["harvest-rewards", { compound: true, durationSeconds: 30n * DAY, user: user.address }],
+      ["lock-via-furnace", { claimAmountWei: 2000n * E18, durationSeconds: 30n * DAY, user: user.address }],
+    ];
+    for (const [action, params] of newLocks) {
+      const { status, body } = await get(noLockNft, preparePath(action, params));
+      expect(status, action).toBe(503);
+      expect(body, action).toMatchObject({
+        ok: false,
+        error: "CHAIN_UNREADY",
+        detail: { contract: "VeLockNFT", chain: "local" },
+      });
+    }
+    // Neither a pending amount, a quote, an allowance nor a count was read: at most the gate's preflight.
+    expect(selectorsRead().every((s) => s === PREFLIGHT)).toBe(true);
+  });
+
+  it("requests that make no new lock are answered as on the full manifest", async () => {
+    for (const [action, params] of [
+      ["collect-royalties", { mode: 0n, user: user.address }],
+      ["harvest-rewards", { compound: false }],
+    ] as const) {
+      const bare = await prepare(noLockNft, action, params);
+      const whole = await prepare(full, action, params);
+      expect(bare.transactions, action).toEqual(whole.transactions);
+    }
+    // The quote route answers a new lock without the count (it warns at the limit; here it cannot count).
+    const q = new URLSearchParams({
+      user: user.address,
+      claimAmountWei: String(2000n * E18),
+      durationSeconds: "2592000",
+    });
+    const { status, body } = await get(noLockNft, `/api/mcp/v1/quote/lock-via-furnace?${q}`);
+    expect(status, JSON.stringify(body)).toBe(200);
+    expect(body).not.toHaveProperty("lockLimit");
     // Paid out, so that the tests below start with nothing pending.
     await execute(d, user.privateKey, await prepare(full, "collect-royalties"));
     await execute(d, user.privateKey, await prepare(full, "harvest-rewards"));
