@@ -87,7 +87,7 @@ function launch(port: number, chainId: number, opts: AnvilOptions): Promise<Anvi
   if (opts.forkUrl !== undefined) args.push("--fork-url", opts.forkUrl);
   if (opts.forkBlockNumber !== undefined) args.push("--fork-block-number", String(opts.forkBlockNumber));
   // anvil keeps the last few hundred blocks' states in memory and moves older ones to disk (up to 3,600 of them, about
-  // 1.3 MB each, so historical reads reach ~4,000 blocks back as on an archive node), by default under
+  // 1.3 MB each, so historical reads reach ~3,900 blocks back as on an archive node), by default under
   // ~/.foundry/anvil/tmp, which it never removes — not on SIGTERM, not on SIGINT: one run of 10,000 blocks left 4.6 GB
   // there, the local stack (a block every 2 s) its ~4.7 GB for good. A folder of our own, removed once it exits.
   const statesDir = mkdtempSync(path.join(os.tmpdir(), "anvil-states-"));

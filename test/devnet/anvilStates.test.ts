@@ -31,16 +31,19 @@ describe("anvil's states on disk", () => {
   it("are kept in the anvil's own folder, read back for old blocks, and removed on stop()", async () => {
     const before = foundryFolders();
     const anvil = await startAnvil();
-    expect(anvil.statesDir.startsWith(os.tmpdir())).toBe(true);
-    for (let i = 0; i < 7; i++) await rpc(anvil.rpcUrl, "anvil_mine", ["0x64"]);
-    // 700 blocks: the oldest states are on disk now, in this anvil's folder and nowhere else.
-    expect(filesUnder(anvil.statesDir)).toBeGreaterThan(0);
-    expect(foundryFolders()).toEqual(before);
-    // A state moved to disk still answers (historical reads as on an archive node, ~4,000 blocks back).
-    const old = await rpc(anvil.rpcUrl, "eth_getBalance", ["0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", "0x5"]);
-    expect(old.error).toBeUndefined();
-    expect(BigInt(old.result as string)).toBe(10_000n * 10n ** 18n);
-    await anvil.stop();
+    try {
+      expect(anvil.statesDir.startsWith(os.tmpdir())).toBe(true);
+      for (let i = 0; i < 7; i++) await rpc(anvil.rpcUrl, "anvil_mine", ["0x64"]);
+      // 700 blocks: the oldest states are on disk now, in this anvil's folder and nowhere else.
+      expect(filesUnder(anvil.statesDir)).toBeGreaterThan(0);
+      expect(foundryFolders()).toEqual(before);
+      // A state moved to disk still answers (historical reads as on an archive node, ~3,900 blocks back).
+      const old = await rpc(anvil.rpcUrl, "eth_getBalance", ["0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", "0x5"]);
+      expect(old.error).toBeUndefined();
+      expect(BigInt(old.result as string)).toBe(10_000n * 10n ** 18n);
+    } finally {
+      await anvil.stop();
+    }
     expect(existsSync(anvil.statesDir)).toBe(false);
   }, 60_000);
 
