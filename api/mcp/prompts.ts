@@ -8,7 +8,7 @@
 import { BadParamsError } from "../http/errors";
 import { parseAddress, parseUint256, parseUintInRange, refuseZeroAddress } from "../http/params";
 import { MAX_LOCK_DURATION, MIN_LOCK_DURATION } from "../math";
-import { MAX_ENTRY_AMOUNT_WEI } from "./v1/quote";
+import { MAX_AMOUNT_WEI } from "./v1/prepare/approval";
 
 export type PromptArgument = {
   name: string;
@@ -67,7 +67,7 @@ export const PROMPTS: readonly PromptDefinition[] = [
         name: "amountWei",
         description: "Token amount to lock, a decimal string in wei.",
         required: true,
-        check: (param, raw) => void parseUintInRange(param, raw, 1n, MAX_ENTRY_AMOUNT_WEI),
+        check: (param, raw) => void parseUintInRange(param, raw, 1n, MAX_AMOUNT_WEI),
       },
       {
         name: "durationSeconds",

@@ -196,22 +196,14 @@ function whatItNeeds(revert: string, targetTokenId: bigint): string {
         "least 7 days left.";
 }
 
-/**
- * The largest amount an entry may name: 2^128 − 1 wei (3.4e20 tokens or ETH; ETH's supply is ~1.2e8). No wallet holds
- * more, and far larger ones (2^256 − 1, 1e73) overflow the quoter's arithmetic (Panic 17), which came back as a 502
- * QUOTE_FAILED inviting retries: refused as BAD_PARAMS before any RPC, as every bad input is (spec §7.2).
- */
-export const MAX_ENTRY_AMOUNT_WEI = MAX_AMOUNT_WEI;
-const AT_MOST = AT_MOST_AMOUNT;
-
 /** Also the parameters of prepare/lock-via-furnace, which quotes the same entry before encoding it. */
 export const QUOTE_PARAMS = {
   user: { kind: "address", required: true, description: "The wallet that would lock (not the zero address)." },
   claimAmountWei: {
     kind: "uint256",
     required: true,
-    max: MAX_ENTRY_AMOUNT_WEI,
-    description: `Token amount in wei to lock. ${AT_MOST}`,
+    max: MAX_AMOUNT_WEI,
+    description: `Token amount in wei to lock. ${AT_MOST_AMOUNT}`,
   },
   targetTokenId: {
     kind: "uint256",
@@ -249,16 +241,16 @@ const QUOTE_ROUTE_PARAMS = {
   ...QUOTE_PARAMS,
   claimAmountWei: {
     kind: "uint256",
-    max: MAX_ENTRY_AMOUNT_WEI,
-    description: `Token amount in wei to lock. Exactly one of claimAmountWei and ethAmountWei is required. ${AT_MOST}`,
+    max: MAX_AMOUNT_WEI,
+    description: `Token amount in wei to lock. Exactly one of claimAmountWei and ethAmountWei is required. ${AT_MOST_AMOUNT}`,
   },
   ethAmountWei: {
     kind: "uint256",
-    max: MAX_ENTRY_AMOUNT_WEI,
+    max: MAX_AMOUNT_WEI,
     description:
       "Instead of claimAmountWei: an amount of ETH (wei) the Furnace swaps into the token and locks " +
       "(FurnaceQuoter.quoteEnterWithEth), e.g. the wallet's pendingRoyaltiesEthWei, as collect mode 1 locks " +
-      `it. Its minVeOutWei is the only slippage guard of that swap. ${AT_MOST}`,
+      `it. Its minVeOutWei is the only slippage guard of that swap. ${AT_MOST_AMOUNT}`,
   },
 } as const satisfies Record<string, ParamDoc>;
 

@@ -14,7 +14,9 @@ import { readStateView } from "./stateRead";
  * The largest amount an action that approves may name: 2^128 − 1 wei (3.4e20 tokens; no wallet holds more). A larger
  * one (up to 2^256 − 1) would make its approve step an effectively unlimited approval, left standing when a wallet
  * sends the batch's calls one by one and the main call reverts (as it must: no wallet holds that much). Refused as
- * BAD_PARAMS before any RPC, as every bad input is (spec §7.2).
+ * BAD_PARAMS before any RPC, as every bad input is (spec §7.2). The Furnace entries and their quote (quote.ts) take the
+ * same bound: far larger amounts (2^256 − 1, 1e73) overflow the quoter's arithmetic (Panic 17), which came back as a
+ * 502 QUOTE_FAILED inviting retries.
  */
 export const MAX_AMOUNT_WEI = 2n ** 128n - 1n;
 /** The sentence the parameters' descriptions end with. */
