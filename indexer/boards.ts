@@ -54,13 +54,19 @@ export type BoardEvent =
   | { name: "ShareholderClaim"; args: { user: Address; amountEth: bigint } };
 
 /**
- * What one event adds to the boards. A value of 0 adds nothing to a sum or a maximum of values ≥ 0, so it is not
- * stored (a count always stores its 1): a board leaves value-0 rows out.
+ * What one event adds to the boards, as the reference's board SQL counts it (analytics/dune/leaderboards/01–08): every
+ * Takeover, ReignFinalized and ShareholderClaim, whatever its value — a king dethroned in the block of their own
+ * takeover is ranked at 0 on the mined-token and longest-reign boards (a reign of 0 seconds, mined nothing) — and a
+ * FurnaceEnter only where its value is above 0 (the Furnace boards' SQL keeps `principalClaim > 0`, `ethIn > 0`).
+ * An account is ranked when it has an entry in the window, at value 0 too.
  */
 export function boardEntries(event: BoardEvent): BoardEntry[] {
   const out: BoardEntry[] = [];
   const add = (board: DurationBoard, account: Address, value: bigint) => {
-    if (value > 0n) out.push({ board, account: lower(account), value });
+    out.push({ board, account: lower(account), value });
+  };
+  const addPositive = (board: DurationBoard, account: Address, value: bigint) => {
+    if (value > 0n) add(board, account, value);
   };
   switch (event.name) {
     case "Takeover":
@@ -77,8 +83,8 @@ export function boardEntries(event: BoardEvent): BoardEntry[] {
       );
       break;
     case "FurnaceEnter":
-      add("furnace-claim", event.args.user, event.args.principalClaim);
-      if (ETH_MODES.has(event.args.mode)) add("furnace-eth", event.args.user, event.args.ethIn);
+      addPositive("furnace-claim", event.args.user, event.args.principalClaim);
+      if (ETH_MODES.has(event.args.mode)) addPositive("furnace-eth", event.args.user, event.args.ethIn);
       break;
     case "ShareholderClaim":
       add("royalties", event.args.user, event.args.amountEth);

@@ -32,7 +32,8 @@ const ORDER =
   "An event counts when its block is at or below the answer's block and its block timestamp is at or after " +
   "`windowStart` (blockTimestamp − the window: the window includes its start, as the reference's board SQL; " +
   "lifetime: every event). Rows: value descending, then address ascending (byte order of the lower-case hex); " +
-  "accounts with value 0 are not ranked.";
+  "every account with an event counted in the window is ranked, at value 0 too (a reign of 0 seconds), as the " +
+  "reference's board SQL; the Furnace boards count only entries above 0.";
 
 const nullable = (schema: JsonSchema, description: string): JsonSchema => ({
   anyOf: [schema, { type: "null" }],

@@ -36,6 +36,7 @@ import {
   type LockEventState,
   type LockIndex,
   type LockState,
+  NOT_RANKED,
   type ReadAt,
   type Seal,
   type SealAsk,
@@ -387,14 +388,15 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
     finalizedTime: rows[0]?.finalized_time == null ? null : big(rows[0].finalized_time),
   });
   /**
-   * The ranking of `parts` (account, total, cnt, max rows): folded per account, value-0 rows left out; with the block's
+   * The ranking of `parts` (account, total, cnt, max rows): folded per account, every account with a part ranked (value
+   * 0 too: the indexer stores an entry only where the board counts the event, protocol.md §9); with the block's
    * seal, read with them (contract.ts RankingSealing).
    */
   const ranked = (ev: SQL, t: Tables, p: Param) => sql`${sealed(ev, t, p)}, ranked AS (
   SELECT account, CASE ${p("fold")}::text WHEN 'max' THEN max(max) WHEN 'count' THEN sum(cnt) ELSE sum(total) END AS value
     FROM parts GROUP BY account
 )
-SELECT h.*, a.*, sl.*, r.account, r.value FROM head h CROSS JOIN at a CROSS JOIN seal sl LEFT JOIN ranked r ON r.value > 0
+SELECT h.*, a.*, sl.*, r.account, r.value FROM head h CROSS JOIN at a CROSS JOIN seal sl LEFT JOIN ranked r ON true
  ORDER BY r.value DESC, r.account COLLATE "C" ASC`;
   /** What a ranking's statement asks of its seal: always (none is read at a final block: contract.ts Seal). */
   const rankingSeal = sealValues({ from: null });
@@ -671,14 +673,15 @@ SELECT h.*, a.*, s.*, p.* FROM head h CROSS JOIN at a CROSS JOIN seal s LEFT JOI
      AND e.block_time >= least(${p("ft")}::bigint, at.at_time) - ${p("w")}::bigint
      AND e.block_time < greatest(${p("ft")}::bigint, at.at_time) - ${p("w")}::bigint
 )`;
-      // Every changed account with its value at the block (0 when it has none): the same sums as board(), for them.
+      // Every changed account with its value at the block (NOT_RANKED when it has no entry in the window): the same
+      // sums as board(), for them.
       // Their buckets are read per account (LATERAL … OFFSET 0 keeps the planner from hashing the window's buckets:
       // it guesses thousands of changed accounts where there are a few).
       const valued = (ev: SQL, t: Tables, p: Param) => sql`${sealed(ev, t, p)}, ranked AS (
   SELECT account, CASE ${p("fold")}::text WHEN 'max' THEN max(max) WHEN 'count' THEN sum(cnt) ELSE sum(total) END AS value
     FROM parts GROUP BY account
 )
-SELECT h.*, a.*, sl.*, c.account, coalesce(r.value, 0) AS value
+SELECT h.*, a.*, sl.*, c.account, coalesce(r.value, ${sql.raw(NOT_RANKED.toString())}) AS value
   FROM head h CROSS JOIN at a CROSS JOIN seal sl LEFT JOIN (changed c LEFT JOIN ranked r ON r.account = c.account) ON true`;
       const rows =
         span !== null

@@ -368,6 +368,11 @@ export type BoardWindow = keyof typeof BOARD_WINDOWS;
 
 /** One account's figure on a duration board (lower-case address); only values above 0 are ranked. */
 export type BoardValue = { address: Address; value: bigint };
+/**
+ * A board change's value for an account that is off the board at the block (no event of its in the window). Not 0: an
+ * account with an event in the window is ranked even at value 0, as the reference's board SQL ranks it (protocol.md §9).
+ */
+export const NOT_RANKED = -1n;
 
 /**
  * One item of the activity feed: a VeLockNFT lifecycle event (lock_event) or an event of MineCore, Furnace or
@@ -391,13 +396,13 @@ export type ActivityRow = {
  */
 export interface BoardIndex {
   /**
-   * Every account with a value above 0 on `board` in `window` at the block: value descending, address ascending. This
+   * Every account with an entry on `board` in `window` at the block (value 0 too): value descending, address ascending. This
    * and the changes below (boardDelta, veLockDelta) say the block's seal too, read with their rows (RankingSealing).
    */
   board(board: DurationBoard, window: BoardWindow, at: ReadAt): Promise<BoardAnswer>;
   /**
    * What changed on `board` in `window` between block `from` (with its time) and the block read: every account whose
-   * value can differ, with its value at the block read (0 when it is off the board). Costs what the accounts of the
+   * value can differ, with its value at the block read (NOT_RANKED when it is off the board). Costs what the accounts of the
    * blocks between and of the window's edges between cost, whatever the board's size (api/read/durationBoards.ts).
    */
   boardDelta(

@@ -22,6 +22,7 @@ import {
   type BoardValue,
   type BoardWindow,
   type DurationBoard,
+  NOT_RANKED,
   type RankingSealing,
   type Seal,
   sealingOf,
@@ -245,7 +246,7 @@ export function derivedOf(at: SealedAt, anchor: AnchorBoard, changes: readonly B
           if (i === undefined) return undefined;
           value = (rows[i] as BoardValue).value;
         }
-        if (value <= 0n) return undefined;
+        if (value === NOT_RANKED) return undefined;
         const i = after({ value, address }) - 1;
         return i >= 0 && get(i)?.address === address ? i : undefined;
       },
@@ -261,7 +262,7 @@ export type AnchorBoard = RankedBoard & { array: readonly BoardValue[] };
 
 /**
  * Where `changes` go in the anchor's `rows`: the indexes of the changed accounts' rows, ascending (`drop`), and the
- * changed accounts with a value above 0, each with the index of the first anchor row strictly after it (`added`, in
+ * changed accounts still ranked (a value, 0 too; not NOT_RANKED), each with the index of the first anchor row strictly after it (`added`, in
  * board order).
  */
 function planOf(
@@ -275,7 +276,7 @@ function planOf(
     const address = c.address.toLowerCase() as Address;
     const i = indexOf(address);
     if (i !== undefined) drop.push(i);
-    if (c.value > 0n) {
+    if (c.value !== NOT_RANKED) {
       const row = { address, value: c.value };
       added.push({ at: firstAfterValue(rows, row), row });
     }
@@ -291,7 +292,7 @@ const inBoardOrder = (a: BoardValue, b: BoardValue) =>
 
 /**
  * The anchor's rows with `changes` applied: every changed account taken out (found by `indexOf`, the anchor's position
- * map, built once per anchor), those with a value above 0 put back at their place (a binary search each), the rows
+ * map, built once per anchor), those still ranked (not NOT_RANKED) put back at their place (a binary search each), the rows
  * between copied in one pass: O(rows + changes · log rows), no hashing per row.
  */
 export function applyChanges(

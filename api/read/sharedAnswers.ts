@@ -17,8 +17,12 @@ export const sharedWaitMs = (rpcTimeoutMs: number) => Math.floor(v1DeadlineMs(rp
 
 /** How long a block's answer stays in Redis: long enough for every replica and a slow reader's pages. */
 export const SHARED_TTL_MS = 120_000;
-/** Version 2: a ranking's rows with the seal read in their statement (api/read/cursorSeal.ts); version 1 had none. */
-const FORMAT = '{"v":2,';
+/**
+ * Version 3: a duration board's change of value 0 is an account ranked at 0, NOT_RANKED (−1) one off the board (in
+ * version 2 a 0 meant off the board, so a version-2 answer is never read: it would drop the accounts ranked at 0).
+ * Version 2: a ranking's rows with the seal read in their statement (api/read/cursorSeal.ts); version 1 had none.
+ */
+const FORMAT = '{"v":3,';
 /** The in-process mirror of the shared answers: at most 64 blocks' answers and 32 Mi code units (64 MB) of them. */
 export const MIRROR_MAX_ENTRIES = 64;
 export const MIRROR_MAX_CHARS = 32 * 1024 * 1024;

@@ -6,7 +6,7 @@
  * and at past blocks, every page and every rank lookup.
  */
 import { randomUUID } from "node:crypto";
-import { getAddress, parseEventLogs } from "viem";
+import { encodeFunctionData, getAddress, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FurnaceAbi, MineCoreAbi, ShareholderRoyaltiesAbi, VeLockNFTAbi } from "../../abis";
 import { createApp } from "../../api/app";
@@ -16,10 +16,12 @@ import { silentLogger } from "../../api/observability/logger";
 import { buildOpenApiDocument } from "../../api/openapi/document";
 import { createLockIndex } from "../../api/read/atBlock";
 import { boardCodec, createSharedAnswers } from "../../api/read/sharedAnswers";
+import { DEVNET_ABIS } from "../../devnet/deploy";
 import { BOARD_PLAYERS, DEVNET_ACCOUNTS } from "../../devnet/seed";
 import { BOARDS, type Board, chainEntries, rank, WINDOWS, type WindowKey } from "../support/boardTruth";
 import { graphqlData, graphqlPost } from "../support/graphqlChain";
 import { type IndexChain, startIndexChain } from "../support/indexChain";
+import { headBlock } from "../support/lockChain";
 import { openApiValidator } from "../support/openApiValidator";
 
 const BASE = "/api/index/v1";
@@ -377,5 +379,70 @@ describe("official duration boards against the chain", () => {
       expect(res.status, route).toBe(400);
       expect(await res.json(), route).toMatchObject({ ok: false, error: "BAD_PARAMS", detail: { param: "cursor" } });
     }
+  });
+  // Last: it adds a block to the chain the tests above compare at its head.
+  it("a reign of 0 seconds (two takeovers in one block) is ranked at 0, as the reference's SQL ranks it", async () => {
+    // anvil's account #9 (unlocked, never used by the seed) takes the throne twice in one block: the second takeover
+    // finalizes its own reign of 0 seconds, which mined nothing.
+    const who = "0xa0ee7a142d267c1f36714e4a8f75612f20a79720";
+    const rpc = async (method: string, params: unknown[]) => {
+      const res = await fetch(chain.devnet.rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      });
+      const out = (await res.json()) as { result?: unknown; error?: unknown };
+      if (out.error) throw new Error(`${method}: ${JSON.stringify(out.error)}`);
+      return out.result;
+    };
+    const price = (await chain.devnet.clients.publicClient.readContract({
+      address: chain.devnet.addresses.MineCore,
+      abi: DEVNET_ABIS.MineCore,
+      functionName: "price",
+    })) as bigint;
+    const data = encodeFunctionData({ abi: DEVNET_ABIS.MineCore, functionName: "takeover", args: [price * 2n] });
+    const tx = {
+      from: who,
+      to: chain.devnet.addresses.MineCore,
+      data,
+      value: `0x${(price * 2n).toString(16)}`,
+      gas: "0x493e0",
+    };
+    await rpc("evm_setAutomine", [false]);
+    try {
+      await rpc("eth_sendTransaction", [tx]);
+      await rpc("eth_sendTransaction", [tx]);
+      await rpc("evm_mine", []);
+    } finally {
+      await rpc("evm_setAutomine", [true]);
+    }
+    const block = await headBlock(chain.devnet);
+    const logs = parseEventLogs({
+      abi: MineCoreAbi,
+      logs: await chain.devnet.clients.publicClient.getLogs({
+        address: chain.devnet.addresses.MineCore,
+        fromBlock: block,
+      }),
+      eventName: "ReignFinalized",
+    });
+    // The chain did what the test is about: a finalized reign of 0 seconds and 0 mined, the account's only one.
+    expect(logs.filter((l) => l.args.king.toLowerCase() === who)).toMatchObject([{ args: { totalClaimMined: 0n } }]);
+    expect(logs.at(-1)?.args.endTime).toBe(logs.at(-1)?.args.startTime);
+    await chain.catchUp(60_000);
+    const q = `?window=24h&block=${block}`;
+    for (const board of ["longest-reign", "king-claim-mined"] as const) {
+      const { status, body } = await get(
+        `/leaderboards/${board}/${getAddress(who)}${q}`,
+        "/leaderboards/{board}/{address}",
+      );
+      expect(status).toBe(200);
+      expect((body.row as Row | null)?.value, board).toBe("0");
+    }
+    const profile = await get(`/accounts/${getAddress(who)}?block=${block}`, "/accounts/{address}");
+    const boards = profile.body.boards as Record<string, { value: string; rank: number | null }>;
+    expect(boards["longest-reign"]?.value).toBe("0");
+    expect(boards["longest-reign"]?.rank).toBeTypeOf("number");
+    // Every board, window, page and rank at that block against the chain's logs (the rule ranks value 0 too).
+    await compareAll(block);
   });
 });

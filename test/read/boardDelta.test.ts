@@ -17,6 +17,7 @@ import {
   type BoardWindow,
   type DurationBoard,
   type LockIndex,
+  NOT_RANKED,
 } from "../../api/read/contract";
 import { applyChanges, DurationBoards, derivedOf, firstAfterValue, rankedOf } from "../../api/read/durationBoards";
 import { BOARD_FOLD } from "../../indexer/boards";
@@ -45,7 +46,9 @@ const entries: Entry[] = (() => {
     for (let k = next() % 4; k > 0; k--) {
       const board = BOARDS[next() % BOARDS.length] as DurationBoard;
       const account = ACCOUNTS[next() % ACCOUNTS.length] as string;
-      out.push({ board, account, value: BigInt(1 + (next() % 50)), block: b, time: timeOf(b) });
+      // One entry in eight is of value 0 (a reign of 0 seconds): its account is ranked, at 0 where it has no other.
+      const value = next() % 8 === 0 ? 0n : BigInt(1 + (next() % 50));
+      out.push({ board, account, value, block: b, time: timeOf(b) });
     }
   }
   return out;
@@ -74,8 +77,8 @@ function ruled(
       fold === "max" ? (v === undefined || e.value > v ? e.value : v) : (v ?? 0n) + (fold === "count" ? 1n : e.value),
     );
   }
+  // Every account with an entry is ranked, at 0 too (the reference's SQL filters no value on these boards).
   return [...by.entries()]
-    .filter(([, v]) => v > 0n)
     .map(([address, value]) => ({ address: address as BoardValue["address"], value }))
     .sort((a, b) =>
       a.value !== b.value ? (a.value > b.value ? -1 : 1) : a.address < b.address ? -1 : a.address > b.address ? 1 : 0,
@@ -97,7 +100,7 @@ describe("applyChanges", () => {
     const addr = (i: number) => `0x${i.toString(16).padStart(40, "0")}` as BoardValue["address"];
     for (let round = 0; round < 300; round++) {
       const values = new Map<string, bigint>();
-      for (let i = 0; i < 1 + rnd(60); i++) values.set(addr(rnd(80)), BigInt(1 + rnd(5)));
+      for (let i = 0; i < 1 + rnd(60); i++) values.set(addr(rnd(80)), BigInt(rnd(6)));
       const rows = [...values].map(([address, value]) => ({ address, value }) as BoardValue).sort(order);
       const changes: BoardValue[] = [];
       const seen = new Set<string>();
@@ -105,12 +108,13 @@ describe("applyChanges", () => {
         const a = addr(rnd(80));
         if (seen.has(a)) continue;
         seen.add(a);
-        changes.push({ address: a, value: BigInt(rnd(6)) }); // 0: off the board; the same value: unchanged
+        // NOT_RANKED: off the board; 0: ranked at 0; the same value: unchanged
+        changes.push({ address: a, value: BigInt(rnd(7)) - 1n });
       }
       const after = new Map(values);
       for (const c of changes) after.set(c.address, c.value);
       const expected = [...after]
-        .filter(([, v]) => v > 0n)
+        .filter(([, v]) => v !== NOT_RANKED)
         .map(([address, value]) => ({ address, value }) as BoardValue)
         .sort(order);
       const index = new Map(rows.map((r, i) => [r.address as string, i]));
@@ -172,6 +176,13 @@ describe("a derived duration board equals the board computed whole", () => {
       const span = BOARD_WINDOWS[w];
       const leaving = entries.filter((e) => e.time >= timeOf(150n) - span && e.time < timeOf(170n) - span);
       expect(leaving.length, w).toBeGreaterThan(0);
+    }
+    // Accounts ranked at 0 (only entries of 0 in the window) on the sum and max boards (a count is at least 1).
+    for (const board of BOARDS.filter((b) => BOARD_FOLD[b] !== "count")) {
+      const zeros = Array.from({ length: Number(HEAD) }, (_, i) => BigInt(i + 1)).filter((b) =>
+        truth(board, "24h", b).some((r) => r.value === 0n),
+      );
+      expect(zeros.length, board).toBeGreaterThan(3);
     }
   });
 

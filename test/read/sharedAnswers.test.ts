@@ -15,8 +15,9 @@ import { silentLogger } from "../../api/observability/logger";
 import { createMetrics } from "../../api/observability/metrics";
 import { createLockIndex } from "../../api/read/atBlock";
 import type { BoardIndex, LockIndex } from "../../api/read/contract";
+import { NOT_RANKED } from "../../api/read/contract";
 import type { IndexSignalListener, IndexSignalSource, Reverted } from "../../api/read/indexSignal";
-import { createSharedAnswers, statsCodec, veDeltaCodec, veLocksCodec } from "../../api/read/sharedAnswers";
+import { boardCodec, createSharedAnswers, statsCodec, veDeltaCodec, veLocksCodec } from "../../api/read/sharedAnswers";
 import { generateSyntheticIndex, type SyntheticIndex, writeSyntheticIndex } from "../support/syntheticIndex";
 import { startTcpProxy } from "../support/tcpProxy";
 
@@ -175,6 +176,38 @@ describe("per-block answers shared by replicas", () => {
     expect((await b.request(older)).status).toBe(200);
     expect(computed() - before).toBe(0);
     expect(warnings).toEqual([]);
+  });
+
+  it("an answer of the previous format (version 2: a board change of 0 meant 'off the board') is not read", async () => {
+    const prefix = `test-index-${randomUUID()}:`;
+    const shared = await createSharedAnswers(config, { keyPrefix: prefix });
+    if (!shared) throw new Error("no Redis cache");
+    caches.push(shared);
+    const redis = new Redis(config.redisUrl);
+    try {
+      const head = { block: 9n, time: 90n, finalized: 8n };
+      const change = (value: bigint) => ({
+        head,
+        block: 9n,
+        time: 90n,
+        inRange: true,
+        finalizedTime: 80n,
+        value: [{ address: "0x00000000000000000000000000000000000000aa" as const, value }],
+      });
+      // Ranked at 0 and off the board are two answers on the wire.
+      for (const v of [0n, NOT_RANKED]) expect(boardCodec.decode(boardCodec.encode(change(v)))).toEqual(change(v));
+      const v3 = boardCodec.encode(change(0n));
+      expect(v3.startsWith('{"v":3,')).toBe(true);
+      await redis.set(`${prefix}k`, v3.replace('{"v":3,', '{"v":2,'), "PX", 60_000);
+      let loads = 0;
+      const got = await shared.getOrLoad("k", 60_000, async () => {
+        loads++;
+        return v3;
+      });
+      expect([loads, got]).toEqual([1, v3]);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it("the wire forms round-trip exactly", async () => {

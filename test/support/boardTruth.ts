@@ -60,8 +60,10 @@ export async function chainEntries(
         push("longest-reign", log.args.king, log.args.endTime - log.args.startTime);
         break;
       case "FurnaceEnter":
-        push("furnace-claim", log.args.user, log.args.principalClaim);
-        if (log.args.mode === 0 || log.args.mode === 2) push("furnace-eth", log.args.user, log.args.ethIn);
+        // The Furnace boards' SQL keeps only positive values (`principalClaim > 0`, `ethIn > 0`); the others none.
+        if (log.args.principalClaim > 0n) push("furnace-claim", log.args.user, log.args.principalClaim);
+        if ((log.args.mode === 0 || log.args.mode === 2) && log.args.ethIn > 0n)
+          push("furnace-eth", log.args.user, log.args.ethIn);
         break;
       case "ShareholderClaim":
         push("royalties", log.args.user, log.args.amountEth);
@@ -73,7 +75,10 @@ export async function chainEntries(
 
 export type Row = { rank: number; address: Address; value: string };
 
-/** A board in a window ending at `time` (events at blocks ≤ the entries' bound, time ≥ time − window: inclusive). */
+/**
+ * A board in a window ending at `time` (events at blocks ≤ the entries' bound, time ≥ time − window: inclusive):
+ * every account with an entry, at value 0 too, as the reference's SQL ranks (a reign of 0 seconds).
+ */
 export function rank(entries: ChainEntry[], board: Board, window: WindowKey, time: bigint): Row[] {
   const span = WINDOWS[window];
   const by = new Map<Address, bigint>();
@@ -84,7 +89,6 @@ export function rank(entries: ChainEntry[], board: Board, window: WindowKey, tim
     by.set(e.account, board === "longest-reign" ? (e.value > prev ? e.value : prev) : prev + e.value);
   }
   return [...by]
-    .filter(([, v]) => v > 0n)
     .sort(([a, x], [b, y]) => (x === y ? (a < b ? -1 : a > b ? 1 : 0) : x > y ? -1 : 1))
     .map(([address, value], i) => ({ rank: i + 1, address, value: value.toString() }));
 }
