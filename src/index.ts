@@ -26,9 +26,9 @@ import {
   transferKind,
 } from "../indexer/rules";
 
-// Ponder's build id hashes src/ only: this line carries the hash of the rules in indexer/*.ts, so a change to them
-// changes the build id and a restart on a schema the old rules wrote is refused, not resumed with two rules in one
-// table (test/indexer/buildId.test.ts keeps it current). indexer rules: sha256 a188823296fa02b02d53aee52781afb3fd6eee0f13663c0cdc5f1141f8760a9e
+// Ponder's build id hashes src/ only: this line carries the hash of the indexer/ modules imported above (the rules the
+// rows are written by; not the RPC transport or the settings), so a change to them changes the build id and a restart on a schema the old rules wrote is refused, not resumed with two rules in one
+// table (test/indexer/buildId.test.ts keeps it current). indexer rules: sha256 438c3a835016b6a8de59ecaed56cd6fd3e0ba803c25a48975c5055a5e3c3b486
 
 // Thin on purpose: load the row, apply the pure rule of protocol.md §2 (indexer/rules.ts), store the result.
 

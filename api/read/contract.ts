@@ -366,7 +366,7 @@ export interface LockStore {
 export const BOARD_WINDOWS = { "24h": 86_400n, "7d": 604_800n, "30d": 2_592_000n, lifetime: null } as const;
 export type BoardWindow = keyof typeof BOARD_WINDOWS;
 
-/** One account's figure on a duration board (lower-case address); only values above 0 are ranked. */
+/** One account's figure on a duration board (lower-case address): ranked at 0 too, NOT_RANKED off the board. */
 export type BoardValue = { address: Address; value: bigint };
 /**
  * A board change's value for an account that is off the board at the block (no event of its in the window). Not 0: an

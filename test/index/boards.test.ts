@@ -385,41 +385,26 @@ describe("official duration boards against the chain", () => {
     // anvil's account #9 (unlocked, never used by the seed) takes the throne twice in one block: the second takeover
     // finalizes its own reign of 0 seconds, which mined nothing.
     const who = "0xa0ee7a142d267c1f36714e4a8f75612f20a79720";
-    const rpc = async (method: string, params: unknown[]) => {
-      const res = await fetch(chain.devnet.rpcUrl, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-      });
-      const out = (await res.json()) as { result?: unknown; error?: unknown };
-      if (out.error) throw new Error(`${method}: ${JSON.stringify(out.error)}`);
-      return out.result;
-    };
-    const price = (await chain.devnet.clients.publicClient.readContract({
+    const { testClient, publicClient } = chain.devnet.clients;
+    const price = (await publicClient.readContract({
       address: chain.devnet.addresses.MineCore,
       abi: DEVNET_ABIS.MineCore,
       functionName: "price",
     })) as bigint;
     const data = encodeFunctionData({ abi: DEVNET_ABIS.MineCore, functionName: "takeover", args: [price * 2n] });
-    const tx = {
-      from: who,
-      to: chain.devnet.addresses.MineCore,
-      data,
-      value: `0x${(price * 2n).toString(16)}`,
-      gas: "0x493e0",
-    };
-    await rpc("evm_setAutomine", [false]);
+    const tx = { from: who, to: chain.devnet.addresses.MineCore, data, value: price * 2n, gas: 300_000n } as const;
+    await testClient.setAutomine(false);
     try {
-      await rpc("eth_sendTransaction", [tx]);
-      await rpc("eth_sendTransaction", [tx]);
-      await rpc("evm_mine", []);
+      await testClient.sendUnsignedTransaction(tx);
+      await testClient.sendUnsignedTransaction(tx);
+      await testClient.mine({ blocks: 1 });
     } finally {
-      await rpc("evm_setAutomine", [true]);
+      await testClient.setAutomine(true);
     }
     const block = await headBlock(chain.devnet);
     const logs = parseEventLogs({
       abi: MineCoreAbi,
-      logs: await chain.devnet.clients.publicClient.getLogs({
+      logs: await publicClient.getLogs({
         address: chain.devnet.addresses.MineCore,
         fromBlock: block,
       }),
