@@ -108,6 +108,10 @@ export function guardConnections(server: Server, o: ConnectionGuardOptions): Con
   };
   const shed = (socket: Socket, reason: ShedReason) => {
     o.metrics?.shed.inc({ reason });
+    // Its bytes are let go now (destroy drops them), not at its 'close' a tick later: the connections recounted after
+    // it in the same pass are measured against what is really held, and one passing a cap sheds itself alone.
+    const conn = connections.get(socket);
+    if (conn !== undefined) count(conn, -conn.pending);
     // The rest of the read being parsed (if one is) is not handed on: the parse ends at the next request's headers.
     const parser = (socket as Socket & { parser?: HttpParser | null }).parser;
     if (parser) parser.onIncoming = endParse;
