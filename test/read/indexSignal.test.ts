@@ -490,7 +490,8 @@ describe("IndexSignal on Postgres", () => {
       await admin.query("BEGIN");
       await admin.query("LOCK TABLE base_v1._ponder_checkpoint IN SHARE ROW EXCLUSIVE MODE");
       await admin.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lock-index-signal'",
+        // This database's only: an API process of another test file (or run) on the same server listens under the name.
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lock-index-signal' AND datname = current_database()",
       );
       await until(() => (events.includes("disconnected") ? true : undefined));
       expect(s.listening).toBe(false);
@@ -527,7 +528,16 @@ describe("IndexSignal on Postgres", () => {
     const setV2 = (block: number) =>
       admin.query(`UPDATE base_v2._ponder_checkpoint SET latest_checkpoint = $1`, [checkpoint(block)]);
     try {
-      await until(() => (s.listening ? true : undefined));
+      // Listening, and its first poll (of the head the previous test left) told: it would otherwise reach the
+      // subscriber below when it reads after the subscription under load (a CI run saw [301n, 800n, 791n]).
+      const left = BigInt(
+        (
+          await admin.query(
+            "SELECT substring(latest_checkpoint FROM 27 FOR 16)::bigint AS b FROM views._ponder_checkpoint",
+          )
+        ).rows[0].b,
+      );
+      await until(() => (s.listening && s.head === left ? true : undefined));
       const seen: bigint[] = [];
       const reverts: Reverted[] = [];
       s.subscribe((block, _time, reverted) => {

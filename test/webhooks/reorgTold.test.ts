@@ -195,8 +195,9 @@ describe("webhooks: every reorg is told", () => {
     const admin = new pg.Client({ connectionString: topology.databaseUrl });
     await admin.connect();
     try {
+      // This database's only: the API processes of other test files on the same server listen under the name too.
       const { rows } = await admin.query(
-        "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = 'lock-index-signal'",
+        "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = 'lock-index-signal' AND datname = current_database()",
       );
       expect(rows.length).toBeGreaterThan(0);
     } finally {
