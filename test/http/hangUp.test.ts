@@ -217,8 +217,9 @@ describe("a hang-up stops the work of its request", () => {
     // Another session holds the table, so the state route's lock query waits on it (up to statement_timeout, 2 s).
     const holder = new pg.Client({ connectionString: databaseUrl });
     await holder.connect();
+    // This database's backends only: the API processes of other test files on the same server send the statement too.
     const stmt =
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%string_agg(token_id::text%' AND pid <> pg_backend_pid()";
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%string_agg(token_id::text%' AND pid <> pg_backend_pid()";
     const probe = new pg.Client({ connectionString: databaseUrl });
     await probe.connect();
     const waiting = async () => (await probe.query(stmt)).rows[0].n as number;
