@@ -34,6 +34,8 @@ export type IndexStatement =
   | "index_changes"
   // The branch check's read, every few seconds (api/read/branchCheck.ts).
   | "index_final_event"
+  // Ponder's journal, with each watermark poll where no trigger tells a revert (api/read/indexSignal.ts WatermarkSignal).
+  | "index_journal"
   // The webhooks' feeder's source and build, twice per head it feeds (api/webhooks/engine.ts).
   | "index_source"
   // A later board page's cursor judged at a block not yet final, once per page; a ve ranking carried from an earlier

@@ -33,6 +33,7 @@ import {
   type IndexHead,
   IndexNotStartedError,
   IndexRecoveringError,
+  type JournalMark,
   type LockEventState,
   type LockIndex,
   type LockState,
@@ -147,6 +148,8 @@ export function createLockIndex(options: CreateLockIndexOptions): LockIndex & Bo
     protocol: sql`${sql.identifier(schema)}.${sql.identifier("protocol_event")}`,
   });
   type Tables = ReturnType<typeof tablesOf>;
+  /** Ponder's journal tables in the schema read (none in a views schema), listed once per schema when there are any. */
+  let journals: { schema: string; tables: string[] } | undefined;
   // Made once per schema name, not per statement (an allocation sampling found them 3 % of a following process's).
   let named: { schema: string; tables: Tables } | undefined;
   const tables = async (): Promise<Tables> => {
@@ -1004,6 +1007,52 @@ SELECT h.*, a.*, s.source FROM src s LEFT JOIN head h ON true LEFT JOIN at a ON 
       const source = rows[0]?.source;
       if (typeof source !== "string") return null;
       return { source, head: answer(rows[0]?.head_block == null ? [] : rows, () => null).head };
+    },
+
+    async journal(kept) {
+      const schema = await resolveSchema();
+      if (journals?.schema !== schema) {
+        const rows = await rowsOf(
+          db,
+          sql`SELECT tablename FROM pg_tables WHERE schemaname = ${schema} AND left(tablename, 8) = '_reorg__' ORDER BY 1`,
+        );
+        // Listed again until there are some: Ponder creates its tables after the API may first ask.
+        const tables = rows.map((r) => String(r.tablename));
+        if (tables.length === 0) return null;
+        journals = { schema, tables };
+      }
+      // Each journal's newest entry and the one asked about by its primary key (operation_id): index lookups only.
+      const each = (what: (table: SQL) => SQL) =>
+        sql.join(
+          journals!.tables.map((name) => sql`(${what(sql`${sql.identifier(schema)}.${sql.identifier(name)}`)})`),
+          sql` UNION ALL `,
+        );
+      const newest = each((j) => sql`SELECT operation_id, checkpoint FROM ${j} ORDER BY operation_id DESC LIMIT 1`);
+      const asked =
+        kept === null
+          ? sql`true`
+          : sql`EXISTS (${each((j) => sql`SELECT 1 FROM ${j} WHERE operation_id = ${Number(kept)}`)})`;
+      const rows = await timedQuery(options.onQuery, "index_journal", () =>
+        rowsOf(
+          db,
+          sql`SELECT n.operation_id::text AS newest_id, substring(n.checkpoint FROM 27 FOR 16) AS newest_block,
+  ${asked} AS kept, c.latest_checkpoint AS latest,
+  substring(c.latest_checkpoint FROM 27 FOR 16) AS head_block,
+  substring(c.finalized_checkpoint FROM 27 FOR 16) AS finalized_block
+FROM (SELECT latest_checkpoint, finalized_checkpoint FROM ${sql.identifier(schema)}.${sql.identifier("_ponder_checkpoint")}
+       ORDER BY latest_checkpoint LIMIT 1) c
+LEFT JOIN (SELECT * FROM (${newest}) u ORDER BY operation_id DESC LIMIT 1) n ON true`,
+        ),
+      );
+      const r = rows[0];
+      if (r === undefined) return null;
+      return {
+        newest: r.newest_id == null ? null : { id: big(r.newest_id), block: big(r.newest_block) },
+        kept: r.kept === true || r.kept === "t",
+        latest: String(r.latest),
+        head: big(r.head_block),
+        finalized: big(r.finalized_block),
+      } satisfies JournalMark;
     },
 
     async finalEvent(signal) {

@@ -202,6 +202,15 @@ export interface LockIndex {
    */
   finalEvent?(signal?: CancelSignal): Promise<AtBlock<FinalEvent | null>>;
   /**
+   * Ponder's journal (its `_reorg__*` tables, one per table, numbered by one sequence): the newest entry, whether entry
+   * `kept` (the newest one read before) is still there, and the checkpoints, in one statement. A revert deletes every
+   * entry from the first one above the fork up, finalization only entries at or below the finalized checkpoint: so
+   * the newest entry gone while its block is above the finalized one is a revert (api/read/indexSignal.ts
+   * WatermarkSignal, where no trigger tells it). Null where the schema has no journal (a views schema). Absent from a
+   * stand-in index.
+   */
+  journal?(kept: bigint | null): Promise<JournalMark | null>;
+  /**
    * Which tables the rows are read from: the schema behind the views (the one Ponder writes), or the schema itself
    * without views, as "name:oid" (a schema dropped and made again is another); null when it is not there. A redeploy
    * or a recovery that re-indexes into a new schema changes it: the webhooks' feeder checks what it delivered then
@@ -335,6 +344,19 @@ export type LiveLock = { tokenId: bigint; amount: bigint; lockEnd: bigint; autoM
 export type IndexedLockIds = IndexMark & {
   /** The owner's unburned token ids by the index, ascending. */
   tokenIds: bigint[];
+};
+
+/** What LockIndex.journal reads of Ponder's journal and checkpoint. */
+export type JournalMark = {
+  /** The newest journal entry (its operation id, and the block of its checkpoint), or null when the journal is empty. */
+  newest: { id: bigint; block: bigint } | null;
+  /** Whether the entry asked about is still there (true when none was asked about). */
+  kept: boolean;
+  /** Ponder's latest checkpoint, whole (it changes with every block committed), and its block. */
+  latest: string;
+  head: bigint;
+  /** The finalized checkpoint's block. */
+  finalized: bigint;
 };
 
 /** How far the index is, for no owner in particular (api/read/watermark.ts polls it). */

@@ -50,7 +50,7 @@
  * installed on the new one and dropped from every other schema's tables.
  */
 
-import type { IndexMark } from "./contract";
+import type { IndexMark, JournalMark } from "./contract";
 
 /** What the signal needs of a Postgres connection (node-postgres' Client has it). */
 export type ListenConnection = {
@@ -688,14 +688,33 @@ export class PolledSignal implements IndexSignalSource {
  * the index's watermark, which the process polls anyway (api/read/watermark.ts, every 250 ms: Ponder's checkpoint and
  * the lock table's highest id), told on as a head each time its indexed block changes. No statement of its own — a
  * poll of the head would read the event table, and wait behind whatever holds it.
+ *
+ * With `journal` (LockIndex.journal), each poll also reads Ponder's journal, where a revert shows without a trigger:
+ * the newest entry read before is gone while its block is above the finalized one (finalization deletes only entries
+ * at or below it). Before, a reorg showed only as the head going back, and one whose new branch Ponder commits up to
+ * or past the old head within a poll was not seen at all: every answer kept per block at the replaced heights stayed
+ * the orphaned branch's (red team rt132/rt133). The revert is told with the head, as a notified one (`reverted`, from
+ * the block after the finalized one: which block was the first orphaned is not known here), once the new branch is
+ * readable: at once when entries newer than the one gone exist (the journal's sequence never goes back, and a block's
+ * entries commit with its checkpoint), else with the next checkpoint committed — a revert writes none, and between
+ * it and the new branch's first block the index's head still names the old one. The heads meanwhile are held back.
+ * Where the schema has no journal (a views schema, or not yet) or the read fails, the watermark's head is told.
  */
 export class WatermarkSignal implements IndexSignalSource {
   readonly #listeners = new Set<IndexSignalListener>();
   #head: bigint | null = null;
   #unsubscribe: (() => void) | undefined;
+  /** The newest journal entry at the last read. */
+  #newest: { id: bigint; block: bigint } | null = null;
+  /** A revert seen and not told yet: the finalized block it keeps, and the checkpoint when it was seen. */
+  #pending: { finalized: bigint; latest: string } | null = null;
+  #reading = false;
   readonly listening = false;
 
-  constructor(readonly watermark: { subscribe(listener: (mark: IndexMark) => void): () => void }) {}
+  constructor(
+    readonly watermark: { subscribe(listener: (mark: IndexMark) => void): () => void },
+    readonly journal?: (kept: bigint | null) => Promise<JournalMark | null>,
+  ) {}
 
   get head(): bigint | null {
     return this.#head;
@@ -704,10 +723,8 @@ export class WatermarkSignal implements IndexSignalSource {
   subscribe(listener: IndexSignalListener): () => void {
     this.#listeners.add(listener);
     this.#unsubscribe ??= this.watermark.subscribe((mark) => {
-      const block = mark.indexedBlock;
-      if (block === null || block === this.#head) return;
-      this.#head = block;
-      for (const l of this.#listeners) l(block);
+      if (this.journal) void this.#read(mark);
+      else if (mark.indexedBlock !== null) this.#tell(mark.indexedBlock);
     });
     return () => {
       this.#listeners.delete(listener);
@@ -716,5 +733,43 @@ export class WatermarkSignal implements IndexSignalSource {
         this.#unsubscribe = undefined;
       }
     };
+  }
+
+  /** One read of the journal (none beside one in flight: the next poll reads again). */
+  async #read(mark: IndexMark): Promise<void> {
+    if (this.#reading) return;
+    this.#reading = true;
+    let j: JournalMark | null;
+    try {
+      j = await this.journal!(this.#newest?.id ?? null);
+    } catch {
+      // The watermark's head then, unless a revert waits to be told with the next checkpoint.
+      if (this.#pending === null && mark.indexedBlock !== null) this.#tell(mark.indexedBlock);
+      return;
+    } finally {
+      this.#reading = false;
+    }
+    if (j === null) {
+      // No journal (yet: Ponder creates it after the API may first ask; or a views schema, which has none).
+      if (mark.indexedBlock !== null) this.#tell(mark.indexedBlock);
+      return;
+    }
+    const before = this.#newest;
+    this.#newest = j.newest;
+    if (before !== null && !j.kept && before.block > j.finalized) {
+      const finalized =
+        this.#pending === null || j.finalized < this.#pending.finalized ? j.finalized : this.#pending.finalized;
+      this.#pending = { finalized, latest: j.latest };
+      if (j.newest === null || j.newest.id <= before.id) return;
+    } else if (this.#pending !== null && j.latest === this.#pending.latest) return;
+    const pending = this.#pending;
+    this.#pending = null;
+    this.#tell(j.head, pending === null ? undefined : { from: pending.finalized + 1n, finalized: pending.finalized });
+  }
+
+  #tell(block: bigint, reverted?: Reverted): void {
+    if (reverted === undefined && block === this.#head) return;
+    this.#head = block;
+    for (const l of this.#listeners) l(block, undefined, reverted);
   }
 }

@@ -320,7 +320,7 @@ export function createIndexRuntime({
   const signal =
     source.signal ??
     (watermark?.subscribe
-      ? new WatermarkSignal({ subscribe: (listener) => watermark.subscribe!(listener) })
+      ? new WatermarkSignal({ subscribe: (listener) => watermark.subscribe!(listener) }, index.journal?.bind(index))
       : new PolledSignal(async () => (await index.probe(null)).head.block));
   // Another schema behind the views (a re-index, a redeploy) holds other rows under the same block, also of the same
   // build: every answer kept by block is forgotten (api/read/indexSource.ts).

@@ -135,6 +135,7 @@ describe("the API process's metrics of the index database", () => {
       "index_stats",
       "index_source",
       "index_final_event",
+      "index_journal",
     ];
     expect([...statements].filter((s) => ![...named, ...alsoNamed].includes(s!))).toEqual([]);
     // The second read of the user used the first's hint, while the watermark was fresh.
