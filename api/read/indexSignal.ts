@@ -697,17 +697,24 @@ export class PolledSignal implements IndexSignalSource {
  * the block after the finalized one: which block was the first orphaned is not known here), once the new branch is
  * readable: at once when entries newer than the one gone exist (the journal's sequence never goes back, and a block's
  * entries commit with its checkpoint), else with the next checkpoint committed — a revert writes none, and between
- * it and the new branch's first block the index's head still names the old one. The heads meanwhile are held back.
+ * it and the new branch's first block the index's head still names the old one — or, when none comes, HELD_POLLS
+ * polls later (the new branch may have been committed before the poll that saw the revert, and no block may follow
+ * soon: a devnet mines on demand). The heads meanwhile are held back. Left: a block of the old branch committed and
+ * reverted within one poll, with the new branch's first block later than HELD_POLLS polls, is told before that block
+ * is readable (a read between may keep the reverted state for a replaced height).
  * Where the schema has no journal (a views schema, or not yet) or the read fails, the watermark's head is told.
  */
+/** Polls a revert seen without a newer checkpoint waits for one before it is told (250 ms each by default). */
+export const HELD_POLLS = 2;
+
 export class WatermarkSignal implements IndexSignalSource {
   readonly #listeners = new Set<IndexSignalListener>();
   #head: bigint | null = null;
   #unsubscribe: (() => void) | undefined;
   /** The newest journal entry at the last read. */
   #newest: { id: bigint; block: bigint } | null = null;
-  /** A revert seen and not told yet: the finalized block it keeps, and the checkpoint when it was seen. */
-  #pending: { finalized: bigint; latest: string } | null = null;
+  /** A revert seen and not told yet: the finalized block it keeps, the checkpoint when it was seen, polls since. */
+  #pending: { finalized: bigint; latest: string; polls: number } | null = null;
   #reading = false;
   readonly listening = false;
 
@@ -759,9 +766,10 @@ export class WatermarkSignal implements IndexSignalSource {
     if (before !== null && !j.kept && before.block > j.finalized) {
       const finalized =
         this.#pending === null || j.finalized < this.#pending.finalized ? j.finalized : this.#pending.finalized;
-      this.#pending = { finalized, latest: j.latest };
+      this.#pending = { finalized, latest: j.latest, polls: 0 };
       if (j.newest === null || j.newest.id <= before.id) return;
-    } else if (this.#pending !== null && j.latest === this.#pending.latest) return;
+    } else if (this.#pending !== null && j.latest === this.#pending.latest && ++this.#pending.polls < HELD_POLLS)
+      return;
     const pending = this.#pending;
     this.#pending = null;
     this.#tell(j.head, pending === null ? undefined : { from: pending.finalized + 1n, finalized: pending.finalized });

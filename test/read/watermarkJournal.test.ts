@@ -13,7 +13,7 @@ import { drizzle } from "drizzle-orm/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLockIndex } from "../../api/read/atBlock";
 import type { IndexMark, LockIndex } from "../../api/read/contract";
-import { type Reverted, WatermarkSignal } from "../../api/read/indexSignal";
+import { HELD_POLLS, type Reverted, WatermarkSignal } from "../../api/read/indexSignal";
 
 const S = "ponder_local";
 let client: PGlite;
@@ -157,6 +157,20 @@ describe("the watermark's signal reads Ponder's journal", () => {
       [15n, undefined],
       [15n, { from: 14n, finalized: 13n }],
     ]);
+
+    // A new branch without an entry of ours committed before the poll that sees the revert, and no block after it (a
+    // devnet mines on demand): told HELD_POLLS polls later, not never.
+    await commit(16, 1);
+    await poll();
+    await revert(15);
+    await commit(16, 0, 2);
+    const heard = told.length;
+    for (let i = 0; i < HELD_POLLS; i++) {
+      await poll();
+      expect(told).toHaveLength(heard);
+    }
+    await poll();
+    expect(told.slice(heard)).toEqual([[16n, { from: 14n, finalized: 13n }]]);
   });
 
   it("without the journal (the signal before), the same reorg is told as a plain head", async () => {
