@@ -366,7 +366,16 @@ describe("webhooks on the API processes", () => {
     // commits the short branch first or the new one past the old head in one step.
     await create(DEVNET_ACCOUNTS.carol, 1_700n);
     await testClient.mine({ blocks: 4 });
-    const reverted = await r.until((acked) => acked.find((x) => parsed(x).type === "index.reverted"), 60_000);
+    // A CI run saw none in 60 s, and the next case's block was not fed either: what the indexer and the API processes
+    // logged then says which of them stopped.
+    const reverted = await r
+      .until((acked) => acked.find((x) => parsed(x).type === "index.reverted"), 60_000)
+      .catch((error: Error) => {
+        const tail = (p: ServiceChild) => p.log().slice(-3_000);
+        throw new Error(
+          `${error.message}\nindexer: ${tail(topology.indexer)}\napi a: ${tail(a)}\napi b: ${tail(b)}`.slice(0, 12_000),
+        );
+      });
     const body = parsed(reverted);
     expect(body.data.revertedId).toBe(delivered.id);
     expect(body.data.blockNumber).toBe(orphan);
