@@ -50,4 +50,40 @@ describe("BoundedMap", () => {
     m.clear();
     expect(m.size).toBe(0);
   });
+
+  it("recency order matches a plain list model over random gets, sets, peeks, deletes and clears (the newest key's hits move nothing)", () => {
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (const capacity of [1, 2, 3, 5]) {
+      const m = new BoundedMap<string, number>(capacity, "recency");
+      let model: [string, number][] = [];
+      for (let step = 0; step < 4000; step++) {
+        const key = `k${rand(7)}`;
+        const op = rand(20);
+        const at = model.findIndex(([k]) => k === key);
+        if (op < 8) {
+          const got = m.get(key);
+          expect(got).toBe(at === -1 ? undefined : model[at]![1]);
+          if (at !== -1) model.push(...model.splice(at, 1));
+        } else if (op < 16) {
+          m.set(key, step);
+          if (at !== -1) model.splice(at, 1);
+          model.push([key, step]);
+          while (model.length > capacity) model.shift();
+        } else if (op < 18) {
+          expect(m.peek(key)).toBe(at === -1 ? undefined : model[at]![1]);
+        } else if (op < 19) {
+          expect(m.delete(key)).toBe(at !== -1);
+          if (at !== -1) model.splice(at, 1);
+        } else if (rand(10) === 0) {
+          m.clear();
+          model = [];
+        }
+        expect([...m]).toEqual(model);
+      }
+    }
+  });
 });
