@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { AppBindings, AppContext } from "./env";
 
 /** An incoming id is echoed only when it is short and plain, so it cannot inject into logs or headers. */
@@ -25,5 +26,6 @@ export function requestIdFrom(request: Request, env: AppBindings | undefined): s
  * or null); what every path above decides with, and the supply hot path ahead of @hono/node-server.
  */
 export function requestIdFor(incoming: string | string[] | null | undefined): string {
-  return typeof incoming === "string" && VALID_ID.test(incoming) ? incoming : crypto.randomUUID();
+  // node:crypto's own randomUUID: the global (Web Crypto's) checks its receiver and calls it, ~50 ns more per request.
+  return typeof incoming === "string" && VALID_ID.test(incoming) ? incoming : randomUUID();
 }
