@@ -683,6 +683,9 @@ export class PolledSignal implements IndexSignalSource {
   }
 }
 
+/** Polls a revert seen without a newer checkpoint waits for one before it is told (250 ms each by default). */
+export const HELD_POLLS = 2;
+
 /**
  * The signal where there is no views schema to LISTEN on (an API process on Ponder's own schema, the local stack):
  * the index's watermark, which the process polls anyway (api/read/watermark.ts, every 250 ms: Ponder's checkpoint and
@@ -704,9 +707,6 @@ export class PolledSignal implements IndexSignalSource {
  * is readable (a read between may keep the reverted state for a replaced height).
  * Where the schema has no journal (a views schema, or not yet) or the read fails, the watermark's head is told.
  */
-/** Polls a revert seen without a newer checkpoint waits for one before it is told (250 ms each by default). */
-export const HELD_POLLS = 2;
-
 export class WatermarkSignal implements IndexSignalSource {
   readonly #listeners = new Set<IndexSignalListener>();
   #head: bigint | null = null;
