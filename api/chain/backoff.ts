@@ -7,12 +7,13 @@
  * A call that fails as an outage does (unreachable, timed out, an HTTP error status) opens the back-off: 2 s, then
  * doubled at each failure in a row up to 4 s. While it is open no call reaches the node (`wrap`'s client fails at
  * once) and the routes answer 503 UPSTREAM_UNAVAILABLE with Retry-After (api/http/upstreamBackoff.ts). When it
- * ends one request is let through as the probe; the others wait out its answer (503 again): a success closes the
- * back-off, a failure opens the next one. An answer of the node — a revert, a JSON-RPC error, a malformed result —
- * is no outage. A 10 s outage thus costs a process the calls in flight when it began, then one probe call at 2, 6
- * and 10 s: under load, as idle.
+ * ends one request is let through as the probe; the others wait out its answer (503 again). The probe sends one
+ * `eth_blockNumber` before its own calls (up to three in a batch): a success closes the back-off and its calls go on,
+ * a failure opens the next window. An answer of the node — a revert, a JSON-RPC error, a malformed result — is no
+ * outage. A 10 s outage thus costs a process the calls in flight when it began (one batch per request then in
+ * flight), then one call at 2, 6 and 10 s: under load, as idle.
  */
-import type { RpcClient, RpcFailureKind } from "./rpc";
+import type { RpcCallOptions, RpcClient, RpcFailureKind, RpcRequest } from "./rpc";
 import { RpcError } from "./rpc";
 
 /** The first window is supply's (SUPPLY_FAILURE_BACKOFF_MS); doubled at each failure in a row, up to 4 s. */
@@ -26,6 +27,12 @@ const OUTAGE: ReadonlySet<RpcFailureKind> = new Set(["unreachable", "timeout", "
  * an open one.
  */
 const OPTIONAL: ReadonlySet<string> = new Set(["eth_simulateV1"]);
+/** What is sent to find whether the node is back: one call any node answers at once, whatever the request needs. */
+const PROBE: RpcRequest = { method: "eth_blockNumber", params: [] };
+
+/** A failure that is the node's answer (a revert, a JSON-RPC error, a malformed result): the node is up. */
+const answered = (error: unknown): boolean =>
+  error instanceof RpcError && !OUTAGE.has(error.kind) && error.kind !== "aborted";
 
 export type Admission = { admitted: true; release(): void } | { admitted: false; retryAfterMs: number };
 
@@ -81,41 +88,63 @@ export class RpcBackoff {
   wrap(rpc: RpcClient | null): RpcClient | null;
   wrap(rpc: RpcClient | null): RpcClient | null {
     if (!rpc) return null;
-    const guard = <T>(call: () => Promise<T>, optional: boolean): Promise<T> => {
-      let probe = false;
+    const guard = <T>(
+      call: () => Promise<T>,
+      optional: boolean,
+      options: RpcCallOptions | undefined,
+      light = false,
+    ): Promise<T> => {
       if (this.#failures > 0) {
         if (this.#openUntil > this.#now() || this.#probeCall) {
           return Promise.reject(new RpcError("unreachable", "The node is being backed off after failing."));
         }
         if (optional) return call();
-        this.#probeCall = probe = true;
+        this.#probeCall = true;
+        // A call as light as the probe is its own probe.
+        if (light) return this.#observe(call(), true);
+        // The probe is one light call, not the request's own (a batch of up to three): the call goes out only once
+        // the node has answered it, so a 10 s outage costs one call a window after its first failure.
+        // With the request's deadline and cancellation, not its decoders. Any answer of the node (an error object too)
+        // says it is back.
+        const probe = rpc
+          .request(PROBE, { signal: options?.signal, deadline: options?.deadline })
+          .catch((e: unknown) => {
+            if (!answered(e)) throw e;
+          });
+        return this.#observe(probe, true).then(() => this.#observe(call(), false));
       }
-      if (optional) return call();
-      return call().then(
-        (value) => {
-          this.#succeeded();
-          return value;
-        },
-        (error: unknown) => {
-          if (error instanceof RpcError && OUTAGE.has(error.kind)) {
-            this.#onOutage(error);
-            this.#failed();
-          } else if (error instanceof RpcError && error.kind !== "aborted") this.#succeeded();
-          else if (probe) this.#probeCall = this.#probing = false;
-          throw error;
-        },
-      );
+      return optional ? call() : this.#observe(call(), false);
     };
     return {
       redactedUrl: rpc.redactedUrl,
       origin: rpc.origin ?? rpc,
-      request: (req, options) => guard(() => rpc.request(req, options), OPTIONAL.has(req.method)),
+      request: (req, options) =>
+        guard(() => rpc.request(req, options), OPTIONAL.has(req.method), options, req.method === PROBE.method),
       batch: (reqs, options) =>
         guard(
           () => rpc.batch(reqs, options),
           reqs.every((r) => OPTIONAL.has(r.method)),
+          options,
         ),
     };
+  }
+
+  /** A call's outcome told to the back-off: an outage's failure opens it, the node's answer closes it. */
+  #observe<T>(pending: Promise<T>, probe: boolean): Promise<T> {
+    return pending.then(
+      (value) => {
+        this.#succeeded();
+        return value;
+      },
+      (error: unknown) => {
+        if (error instanceof RpcError && OUTAGE.has(error.kind)) {
+          this.#onOutage(error);
+          this.#failed();
+        } else if (answered(error)) this.#succeeded();
+        else if (probe) this.#probeCall = this.#probing = false;
+        throw error;
+      },
+    );
   }
 
   #succeeded(): void {
