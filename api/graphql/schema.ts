@@ -12,7 +12,7 @@ import { LOCK_EVENT_KINDS } from "../../indexer/rules";
 import { parseAddress } from "../http/params";
 import { type AtBlock, BOARD_UNIT, DURATION_BOARDS, type EventsOf, type Seal } from "../read/contract";
 import { checkSeal, sealAsk } from "../read/cursor";
-import { judgeBoardCursor, rankingSeal } from "../read/cursorSeal";
+import { boardSeal, judgeBoardCursor } from "../read/cursorSeal";
 import { blockAnswer, blockAnswers, guarded } from "../read/runtime";
 import { activityJson, eventJson, freshness, lockJson } from "../read/shapes";
 import { type Decimal, parseBlockLiteral, toBig, toBlock } from "./blockArg";
@@ -353,14 +353,9 @@ export function buildSchema() {
           const start = cursor === undefined ? 0 : ranking.after(cursor.after);
           const end = Math.min(start + args.limit + 1, ranking.accounts);
           const rest = Array.from({ length: Math.max(end - start, 0) }, (_, i) => start + i);
-          // As REST's page (api/index/boards.ts, leaderboard.ts): the last page has no next cursor (endCursor null),
-          // so its ranking's seal, read only to sign one, is not read for it.
+          // As REST's page (api/index/boards.ts, leaderboard.ts): the last page has no next cursor (endCursor null).
           const hasNextPage = rest.length > args.limit;
-          const seal = cursor
-            ? cursor.seal
-            : hasNextPage
-              ? await scope.bounded(() => rankingSeal(scope.rt, ranking.computed, at.head.finalized))
-              : null;
+          const seal = cursor ? cursor.seal : hasNextPage ? boardSeal(ranking.computed, at.head.finalized) : null;
           const page = pageOf(rest, args.limit, ranking.row, (i) =>
             hasNextPage
               ? scope.rt.cursors.encode({

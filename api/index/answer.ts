@@ -25,7 +25,7 @@ import type { AppContext } from "../http/env";
 import { requestHeader } from "../http/requestHeader";
 import type { Admission } from "../read/admission";
 import { finalUpTo } from "../read/chainFinality";
-import { type IndexHead, QueryCancelledError, type Seal } from "../read/contract";
+import { type BoardSeal, type IndexHead, QueryCancelledError } from "../read/contract";
 import type { IndexRuntime } from "../read/runtime";
 import { type Envelope, freshness } from "../read/shapes";
 
@@ -134,7 +134,7 @@ const textOf = (body: object | string): string => (typeof body === "string" ? bo
 
 /**
  * A board page's members: `rows` (its members up to its next cursor, kept and made ahead: keptFields), then the next
- * cursor, which carries the ranking's seal (api/read/cursorSeal.ts, read once the page is asked for), kept beside the
+ * cursor, which carries the ranking's seal or carried basis (api/read/cursorSeal.ts), kept beside the
  * same owner under its seal too: a poller of the head's page is answered the same text instance each time.
  */
 export function withNextCursor(
@@ -142,10 +142,15 @@ export function withNextCursor(
   owner: object,
   key: string,
   rows: string,
-  seal: Seal | null,
+  seal: BoardSeal | null,
   cursor: () => string,
 ): string {
-  const sealKey = seal === null ? "final" : `${seal.from}:${seal.digest}`;
+  const sealKey =
+    seal === null
+      ? "final"
+      : "basis" in seal
+        ? `${seal.basis}:${seal.lines}:${seal.seal?.from}:${seal.seal?.digest}`
+        : `${seal.from}:${seal.digest}`;
   return keptFields(scope, owner, `${key}:${sealKey}`, () => `${rows},"nextCursor":${JSON.stringify(cursor())}`);
 }
 

@@ -6,13 +6,13 @@ import { PARAM_PATTERNS, type ParamDoc, parseAddressKey, parseQuery } from "../h
 import {
   BOARD_UNIT,
   BOARD_WINDOWS,
+  type BoardSeal,
   type BoardWindow,
   DURATION_BOARDS,
   type DurationBoard,
-  type Seal,
 } from "../read/contract";
 import { cursorList } from "../read/cursor";
-import { judgeBoardCursor, rankingSeal, warmSeal } from "../read/cursorSeal";
+import { boardSeal, judgeBoardCursor } from "../read/cursorSeal";
 import type { RankedBoard } from "../read/durationBoards";
 import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
@@ -190,7 +190,7 @@ function pageFields(
   ranked: RankedBoard,
   start: number,
   limit: number,
-  seal: Seal | null,
+  seal: BoardSeal | null,
 ): string {
   const rows = pageRows(rt, board, window, ranked, start, limit);
   const end = Math.min(start + limit, ranked.rows.length);
@@ -227,17 +227,15 @@ export function durationBoardHandlers(rt: IndexRuntime): BoardHandlers {
     const seal = cursor
       ? cursor.seal
       : start + limit < ranked.rows.length
-        ? await rankingSeal(rt, ranked, at.head.finalized)
+        ? boardSeal(ranked, at.head.finalized)
         : null;
     return answerFields(c, shown, at, () => {
       const fields = pageFields(rt, board, window, ranked, start, limit, seal);
-      // The head's first page, when kept as text: made for each next head as soon as its ranking is (the ve board's),
-      // its seal read then too (the finalized block this pin saw: a lower one than the next head's is safe).
+      // The head's first page, when kept as text: made for each next head as soon as its ranking is (the ve board's).
       if (!at.pinned && cursor === undefined && fields.length <= KEPT_FIELDS.maxChars) {
         const memo = rt.durationBoards.memo(board, window);
         rt.ahead?.follow(memo, `0+${limit}`, (next) => {
           pageRows(rt, board, window, next, 0, limit);
-          if (limit < next.rows.length) warmSeal(rt, next, at.head.finalized);
         });
       }
       return fields;

@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import { requestDeadline } from "../http/cancellation";
 import { parseAddressKey, parseQuery } from "../http/params";
-import type { HolderVe, Seal } from "../read/contract";
+import type { BoardSeal, HolderVe } from "../read/contract";
 import { cursorList } from "../read/cursor";
-import { judgeBoardCursor, rankingSeal, warmSeal } from "../read/cursorSeal";
+import { boardSeal, judgeBoardCursor } from "../read/cursorSeal";
 import { answerAt, type IndexRuntime, requestedBlock } from "../read/runtime";
 import { BOARD_ROW_SCHEMA, ENVELOPE_SCHEMA, EXAMPLE_ENVELOPE, NEXT_CURSOR_SCHEMA } from "../read/shapes";
 import type { VeBoard } from "../read/veBoard";
@@ -137,7 +137,7 @@ function pageRows(rt: IndexRuntime, board: VeBoard, start: number, limit: number
 }
 
 /** The page's members: its rows, then (not the last page) the next cursor under `seal` (api/read/cursorSeal.ts). */
-function pageFields(rt: IndexRuntime, board: VeBoard, start: number, limit: number, seal: Seal | null): string {
+function pageFields(rt: IndexRuntime, board: VeBoard, start: number, limit: number, seal: BoardSeal | null): string {
   const rows = pageRows(rt, board, start, limit);
   const end = Math.min(start + limit, board.rows.length);
   const last = board.rows.get(end - 1);
@@ -159,19 +159,14 @@ export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
     if (cursor) await judgeBoardCursor(rt, cursor, at.time, "cursor", requestDeadline(c));
     const start = cursor === undefined ? 0 : board.rows.after(cursor.after);
     const limit = Number(q.limit);
-    const seal = cursor
-      ? cursor.seal
-      : start + limit < board.rows.length
-        ? await rankingSeal(rt, board, at.head.finalized)
-        : null;
+    const seal = cursor ? cursor.seal : start + limit < board.rows.length ? boardSeal(board, at.head.finalized) : null;
     return answerFields(c, shown, at, () => {
       const fields = pageFields(rt, board, start, limit, seal);
       // The head's first page, when it is kept as text: made for each next head as soon as its board is (its first
-      // reader answered from text), its seal read then too. A page too large to keep is made per request, never ahead.
+      // reader answered from text). A page too large to keep is made per request, never ahead.
       if (!at.pinned && cursor === undefined && fields.length <= KEPT_FIELDS.maxChars) {
         rt.ahead?.follow(rt.boards, `0+${limit}`, (next) => {
           pageRows(rt, next, 0, limit);
-          if (limit < next.rows.length) warmSeal(rt, next, next.head.finalized);
         });
       }
       return fields;

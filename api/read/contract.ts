@@ -140,6 +140,16 @@ export function sealingOf(answer: { seal?: Seal | null; basis?: SealBasis }): Ra
 export type SealBasis = { block: bigint; seal: Seal | null; lines: string };
 
 /**
+ * A board cursor's seal for a ranking carried from an earlier block's statement (SealBasis): that statement's block and
+ * seal, and a digest of the lock events carried since (96 bits of base64url, as a seal's). No statement reads it for
+ * the first page; each later page checks, in its own snapshot, that the index still holds the same (cursorSeal.ts).
+ */
+export type CarriedSeal = { basis: bigint; seal: Seal | null; lines: string };
+
+/** What a board cursor is sealed with: a statement's seal of its block, or its ranking's carried basis. */
+export type BoardSeal = Seal | CarriedSeal;
+
+/**
  * What a seal statement asked with a basis block found in its snapshot: the digest of its range up to that block (null
  * without a range), and the lock events after that block up to the block read, in the carried format.
  */

@@ -17,18 +17,19 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { Address } from "viem";
 import type { AppConfig } from "../config";
 import { BadParamsError } from "../http/errors";
-import type { EventKey, EventsOf, Seal, SealAsk } from "./contract";
+import type { BoardSeal, CarriedSeal, EventKey, EventsOf, Seal, SealAsk } from "./contract";
 
 /**
  * `list`: the list the cursor pages, as cursorList names it; the wire carries a digest of it. `seal`: its block's, as
  * its first page read it; null when that block was final.
  */
 export type EventsCursor = { kind: "events"; list: string; block: bigint; seal: Seal | null; after: EventKey };
+/** `seal`: a board's cursor may carry its ranking's basis instead (contract.ts CarriedSeal). */
 export type BoardCursor = {
   kind: "board";
   list: string;
   block: bigint;
-  seal: Seal | null;
+  seal: BoardSeal | null;
   after: { ve: bigint; address: Address };
 };
 /** GraphQL's `locks` (api/graphql): an owner's live locks by token id, ascending (0) or descending (1). */
@@ -61,7 +62,9 @@ export const cursorList = {
 
 /**
  * The wire form, version 3: `k` the kind of list, `l` the list's digest, `b` the block, `p` the keyset, `s` the seal
- * (its range's start and digest; absent for a final block). Version 2 (no seal) is refused like any other text.
+ * (its range's start and digest; absent for a final block) or, a board's only, `c` its ranking's carried basis (the
+ * basis block, the carried lines' digest, then the basis's seal when it has one). Version 2 (no seal) is refused like
+ * any other text.
  */
 type Wire = {
   v: 3;
@@ -70,6 +73,7 @@ type Wire = {
   b: string;
   p: [string, number] | [string, string];
   s?: [string, string];
+  c?: [string, string] | [string, string, string, string];
 };
 
 const DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
@@ -179,7 +183,11 @@ function wireText(cursor: Cursor, l: string): string {
       : cursor.kind === "board"
         ? { v: 3, k: "v", l, b, p: [cursor.after.ve.toString(), cursor.after.address.toLowerCase()] }
         : { v: 3, k: "l", l, b, p: [cursor.after.tokenId.toString(), cursor.after.descending ? 1 : 0] };
-  if (cursor.seal !== null) wire.s = [cursor.seal.from.toString(), cursor.seal.digest];
+  const seal = cursor.seal;
+  if (seal !== null && "basis" in seal) {
+    const basis = [seal.basis.toString(), seal.lines] as const;
+    wire.c = seal.seal === null ? [...basis] : [...basis, seal.seal.from.toString(), seal.seal.digest];
+  } else if (seal !== null) wire.s = [seal.from.toString(), seal.digest];
   return JSON.stringify(wire);
 }
 
@@ -189,7 +197,7 @@ const bad = () => new BadParamsError("cursor is not a cursor this API handed out
  * What a page's statement is asked of its seal: the first page's from the finalized checkpoint it reads; a later page
  * the cursor's range again; none for a cursor of a final block.
  */
-export function sealAsk(cursor: Cursor | undefined): SealAsk | undefined {
+export function sealAsk(cursor: EventsCursor | LocksCursor | undefined): SealAsk | undefined {
   if (cursor === undefined) return { from: null };
   return cursor.seal === null ? undefined : { from: cursor.seal.from };
 }
@@ -200,13 +208,22 @@ export function sealAsk(cursor: Cursor | undefined): SealAsk | undefined {
  * page, so its keyset would page another branch's list — BAD_PARAMS, reason "reorg" (`param`: "cursor", GraphQL's
  * "after"). A cursor of a final block carries no seal and is not judged.
  */
-export function checkSeal(cursor: Cursor, now: Seal | null | undefined, param: "cursor" | "after" = "cursor"): void {
+export function checkSeal(
+  cursor: { block: bigint; seal: Seal | null },
+  now: Seal | null | undefined,
+  param: "cursor" | "after" = "cursor",
+): void {
   const seal = cursor.seal;
   if (seal === null || (now?.from === seal.from && now.digest === seal.digest)) return;
-  throw new BadParamsError(
-    `${param} pages the list as of block ${cursor.block}, which a reorg has changed since its first page: start the ` +
+  throw reorgRefusal(cursor.block, param);
+}
+
+/** A cursor whose list a reorg changed since its first page: BAD_PARAMS, reason "reorg". */
+export function reorgRefusal(block: bigint, param: "cursor" | "after"): BadParamsError {
+  return new BadParamsError(
+    `${param} pages the list as of block ${block}, which a reorg has changed since its first page: start the ` +
       `list again without ${param}.`,
-    { param, reason: "reorg", cursorBlock: cursor.block.toString() },
+    { param, reason: "reorg", cursorBlock: block.toString() },
   );
 }
 
@@ -217,7 +234,8 @@ function fromWire(wire: unknown, kind: Cursor["kind"], list: string, digest: str
   if (w.v !== 3 || w.l !== digest) return null;
   if (typeof w.b !== "string" || !DECIMAL.test(w.b) || !Array.isArray(w.p) || w.p.length !== 2) return null;
   const block = BigInt(w.b);
-  const seal = sealFromWire(w.s, block);
+  if (w.c !== undefined && (w.s !== undefined || w.k !== "v")) return null;
+  const seal = w.c === undefined ? sealFromWire(w.s, block) : carriedFromWire(w.c, block);
   if (seal === undefined) return null;
   const [first, second] = w.p;
   if (typeof first !== "string" || !DECIMAL.test(first)) return null;
@@ -225,10 +243,12 @@ function fromWire(wire: unknown, kind: Cursor["kind"], list: string, digest: str
     if (typeof second !== "number" || !Number.isInteger(second) || second < 0 || second > MAX_LOG_INDEX) return null;
     const at = BigInt(first);
     // A page's last row is at or below the block the list is answered at.
+    if (seal !== null && "basis" in seal) return null;
     return at > block ? null : { kind, list, block, seal, after: { block: at, logIndex: second } };
   }
   if (kind === "locks" && w.k === "l") {
     if (second !== 0 && second !== 1) return null;
+    if (seal !== null && "basis" in seal) return null;
     return { kind, list, block, seal, after: { tokenId: BigInt(first), descending: second === 1 } };
   }
   if (kind === "board" && w.k === "v") {
@@ -247,4 +267,21 @@ function sealFromWire(s: unknown, block: bigint): Seal | null | undefined {
     return undefined;
   }
   return BigInt(from) < block ? { from: BigInt(from), digest } : undefined;
+}
+
+/**
+ * The carried basis `c` is, or undefined when it is none this API writes: its basis block below the cursor's, the
+ * basis's seal (when there is one) starting below the basis block.
+ */
+function carriedFromWire(c: unknown, block: bigint): CarriedSeal | undefined {
+  if (!Array.isArray(c) || (c.length !== 2 && c.length !== 4)) return undefined;
+  const [basis, lines, ...seal] = c;
+  if (typeof basis !== "string" || !DECIMAL.test(basis) || typeof lines !== "string" || !SEAL_DIGEST.test(lines)) {
+    return undefined;
+  }
+  const at = BigInt(basis);
+  if (at >= block) return undefined;
+  if (seal.length === 0) return { basis: at, seal: null, lines };
+  const basisSeal = sealFromWire(seal, at);
+  return basisSeal ? { basis: at, seal: basisSeal, lines } : undefined;
 }

@@ -20,7 +20,7 @@ import {
 } from "../../api/read/quietBlocks";
 import { sameChanges } from "../../api/read/veBoard";
 import { LOCK_EVENT_KINDS } from "../../indexer/rules";
-import { ofBlock, readIndex as read } from "../support/appAnswers";
+import { expectSamePages, readIndex as read } from "../support/appAnswers";
 import { metricOf, type ToldApps, toldApps } from "../support/toldApps";
 
 const answerAt = (block: bigint, changes: LockChange[], finalized = 1n): VeLocksAnswer<LockChange> => ({
@@ -180,7 +180,7 @@ describe("quiet heads on the real app", () => {
         const answer = await read(quietApp, path);
         expect(answer.blockNumber, path).toBe(String(b));
         const pinned = await read(plain, `${path}${path.includes("?") ? "&" : "?"}block=${b}`);
-        expect(ofBlock(answer), `${path} at ${b}`).toEqual(ofBlock(pinned));
+        await expectSamePages({ app: quietApp, answer }, { app: plain, answer: pinned }, path, `${path} at ${b}`);
       }
     };
 
@@ -386,7 +386,7 @@ describe("blocks with lock events on the real app", () => {
         const answer = await read(listening, path);
         expect(answer.blockNumber, path).toBe(String(b));
         const pinned = await read(plain, `${path}${path.includes("?") ? "&" : "?"}block=${b}`);
-        expect(ofBlock(answer), `${path} at ${b}`).toEqual(ofBlock(pinned));
+        await expectSamePages({ app: listening, answer }, { app: plain, answer: pinned }, path, `${path} at ${b}`);
       }
     };
     let head = recent[0]! - 1n;

@@ -62,3 +62,44 @@ describe("the derived cursor key (no CURSOR_SECRET)", () => {
     ).toBe(true);
   });
 });
+
+describe("a board cursor carrying its ranking's basis (contract.ts CarriedSeal)", () => {
+  const c = codec({ DATABASE_URL: BASE });
+  const lines = "AAAAAAAAAAAAAAAA";
+  const decoded = (value: object, kind: "board" | "events" = "board", list: string = cursorList.ve) => {
+    // biome-ignore lint/suspicious/noExplicitAny: a cursor object this API would never make, to see it refused.
+    const raw = c.encode(value as any);
+    try {
+      return c.decode(raw, kind, list);
+    } catch {
+      return null;
+    }
+  };
+
+  it("goes and comes back as it was, with and without the basis's seal", () => {
+    for (const seal of [
+      { basis: 120n, seal: null, lines },
+      { basis: 120n, seal: { from: 64n, digest: "abcdefghijklmnop" }, lines },
+    ]) {
+      expect(decoded({ ...cursor, seal })).toEqual({ ...cursor, seal });
+    }
+  });
+
+  it("is refused where this API never writes one", () => {
+    const seal = { basis: 120n, seal: { from: 64n, digest: "abcdefghijklmnop" }, lines };
+    // Its basis at or above the cursor's block; the basis's seal starting at or above the basis; a digest of another
+    // shape; on a history's cursor.
+    expect(decoded({ ...cursor, seal: { ...seal, basis: 123n } })).toBeNull();
+    expect(decoded({ ...cursor, seal: { ...seal, seal: { from: 120n, digest: seal.seal.digest } } })).toBeNull();
+    expect(decoded({ ...cursor, seal: { ...seal, lines: "short" } })).toBeNull();
+    const events = {
+      kind: "events",
+      list: cursorList.lock(4n),
+      block: 123n,
+      seal,
+      after: { block: 100n, logIndex: 1 },
+    };
+    expect(decoded(events, "events", cursorList.lock(4n))).toBeNull();
+    expect(decoded({ ...events, seal: seal.seal }, "events", cursorList.lock(4n))).not.toBeNull();
+  });
+});

@@ -4,10 +4,11 @@
  * (in-memory PGlite, finalized 200 blocks below its top), the signal told by the test as the NOTIFY would; the race
  * made deterministic by a hook on the lock index: the chain reorged and re-indexed (a lock event of the head replaced
  * by another: its id and amount) right after the statement that read the ranking's rows, or — a quiet head, whose
- * ranking was carried from the head before's statement — right before its seal is read. Then the reorg is heard and
- * the cursor's next page asked: refused 400 `reason: "reorg"` (it paged on the new branch's ranking, silently, when the
- * seal was read by a statement of its own after the ranking). Also: every ranking statement reads the seal the seal
- * statement reads in the same state.
+ * ranking was carried from the head before's statement and whose cursor carries that basis, read by no statement for
+ * the first page — after its first page. Then the cursor's next page asked, before and after the reorg is heard:
+ * refused 400 `reason: "reorg"` (it paged on the new branch's ranking, silently, when the seal was read by a statement
+ * of its own after the ranking). Also: every ranking statement reads the seal the seal statement reads in the same
+ * state.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReadAt, SealAsk } from "../../api/read/contract";
@@ -138,7 +139,7 @@ describe("a board ranking's cursor seal across a reorg it did not hear", () => {
     expect((await get(`/leaderboards/ve?limit=1&cursor=${again.body.nextCursor}`)).status).toBe(200);
   });
 
-  it("a quiet head's ve board (carried from the head before): a reorg before its seal refuses the next page", async () => {
+  it("a quiet head's ve board (carried from the head before): no statement for its first page; a reorg refuses the next", async () => {
     const written = new Set(apps.index.events.map((e) => e.blockNumber));
     const blocks = await liveEventBlocks();
     // P with events (its own statement), P + 1 quiet (taken from P's: the same write count).
@@ -147,7 +148,13 @@ describe("a board ranking's cursor seal across a reorg it did not hear", () => {
     await apps.commit(p, "5.1");
     expect((await get("/leaderboards/ve?limit=1")).body.blockNumber).toBe(String(p));
     const quiet = p + 1n;
-    beforeSeal = { block: quiet, run: reorgAt(p) };
+    const sealsRead: bigint[] = [];
+    beforeSeal = {
+      block: quiet,
+      run: async () => {
+        sealsRead.push(quiet);
+      },
+    };
     const reused = () => metricOf(apps.listening, 'api_index_ve_quiet_blocks_total{outcome="reused"}');
     const before = await reused();
     await apps.commit(quiet, "5.1");
@@ -155,10 +162,26 @@ describe("a board ranking's cursor seal across a reorg it did not hear", () => {
     expect(first.status).toBe(200);
     expect(first.body.blockNumber).toBe(String(quiet));
     expect(await reused(), "its ranking taken from P's changes").toBe(before + 1);
-    expect(beforeSeal, "its seal was read").toBeUndefined();
+    expect(sealsRead, "the first page reads no seal: its cursor carries the ranking's basis").toEqual([]);
     const cursor = first.body.nextCursor as string;
-    // The whole ranking the first page was of (kept), then the new branch's once the reorg is heard.
+    // With the index unchanged, the cursor pages on (its check the one statement a later page reads), and so does
+    // the cursor of that page.
+    const second = await get(`/leaderboards/ve?limit=1&cursor=${cursor}`);
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(sealsRead).toEqual([quiet]);
+    expect(second.body.rows).not.toEqual(first.body.rows);
+    beforeSeal = undefined;
+    const third = await get(`/leaderboards/ve?limit=1&cursor=${second.body.nextCursor}`);
+    expect(third.status, JSON.stringify(third.body)).toBe(200);
+    const whole = await get("/leaderboards/ve?limit=3");
+    expect([...first.body.rows, ...second.body.rows, ...third.body.rows]).toEqual(whole.body.rows);
+    // The whole ranking the first page was of (kept); then P's event replaced, not yet heard.
     const old = await get("/leaderboards/ve?limit=1000");
+    await reorgAt(p)();
+    // Not heard yet: the process still answers the old branch's ranking, but the cursor's next page reads the index.
+    const unheard = await get(`/leaderboards/ve?limit=1&cursor=${cursor}`);
+    expect(unheard.status).toBe(400);
+    expect(unheard.body).toMatchObject({ error: "BAD_PARAMS", detail: { param: "cursor", reason: "reorg" } });
     await hearReorg(quiet);
     const again = await get("/leaderboards/ve?limit=1000");
     expect(again.body.blockNumber).toBe(String(quiet));
@@ -166,5 +189,8 @@ describe("a board ranking's cursor seal across a reorg it did not hear", () => {
     const next = await get(`/leaderboards/ve?limit=1&cursor=${cursor}`);
     expect(next.status).toBe(400);
     expect(next.body).toMatchObject({ error: "BAD_PARAMS", detail: { param: "cursor", reason: "reorg" } });
+    // The new branch's first page pages on.
+    const fresh = await get("/leaderboards/ve?limit=1");
+    expect((await get(`/leaderboards/ve?limit=1&cursor=${fresh.body.nextCursor}`)).status).toBe(200);
   });
 });
