@@ -34,6 +34,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { writeManifest } from "../test/support/ponder";
 import { spawnService } from "../test/support/replica";
+import { startRpcProxy } from "../test/support/rpcProxy";
 import { checkpointOf } from "../test/support/syntheticIndex";
 import { collectNow } from "./benchHeap";
 import { cpuTicks, rssMb } from "./processMemory";
@@ -56,9 +57,20 @@ const load = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0];
 const { served, admin } = await servedBehindViews({ events: EVENTS, schema: SCHEMA, views: VIEWS, seed: 29 });
 
 const chainId = served.devnet.deployment.manifest.chainId;
+// The synthetic index runs ~390,000 blocks ahead of the devnet's chain, and a minBlock more than 5 blocks beyond the
+// chain's head is refused (api/read/atLeast.ts): the API process reads the devnet through a proxy whose
+// eth_blockNumber, asked alone, answers a head past the last block this bench commits; every other call goes to anvil.
+const node = await startRpcProxy({ upstream: served.devnet.rpcUrl });
+node.setFault({
+  kind: "result",
+  value: `0x${(served.index.head.block + BigInt(BLOCKS) + 8n).toString(16)}`,
+  // Asked alone: minBlock's chain head. The branch check asks it in a batch with the index's final event's receipt,
+  // and the devnet's own head (below that event) keeps it concluding nothing, as it did before.
+  match: (method, _params, batch) => method === "eth_blockNumber" && !batch,
+});
 const api = await spawnService({
   command: "api",
-  rpcUrl: served.devnet.rpcUrl,
+  rpcUrl: node.url,
   manifestFile: writeManifest(served.devnet.deployment.manifest),
   databaseUrl: served.databaseUrl,
   schema: SCHEMA,
@@ -221,6 +233,7 @@ console.log(
 await api.stop(process.env.PROFILE_DIR ? "SIGTERM" : "SIGKILL");
 await admin.end();
 await served.stop();
+await node.stop();
 const x = (key: string) => ratios.get(key)?.toFixed(2) ?? "–";
 // A first request against the control's first (both after the same pause): what the new block itself cost its reader.
 const overControl = (route: Route, mode: Mode, kind: Kind) => {

@@ -11,7 +11,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 
-export type RpcCallMatcher = (method: string, params: unknown[]) => boolean;
+/** `batch`: whether the call came as a member of a batch. */
+export type RpcCallMatcher = (method: string, params: unknown[], batch: boolean) => boolean;
 
 export type RpcFault = (
   | /** The connection is destroyed without an answer (the client sees a reset / transport error). */
@@ -84,8 +85,8 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
   const downed = new WeakSet<Socket>();
   const timers = new Set<NodeJS.Timeout>();
 
-  const faultFor = (method: string, params: unknown[]): RpcFault | null =>
-    faults.find((f) => !f.match || f.match(method, params)) ?? null;
+  const faultFor = (method: string, params: unknown[], batch: boolean): RpcFault | null =>
+    faults.find((f) => !f.match || f.match(method, params, batch)) ?? null;
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -140,7 +141,7 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
     const perMember = members.map((m) => {
       const method = typeof m?.method === "string" ? m.method : "";
       const params = Array.isArray(m?.params) ? (m.params as unknown[]) : [];
-      const fault = faultFor(method, params);
+      const fault = faultFor(method, params, isBatch);
       calls.push({ method, params, roundTrip: trip, batch: isBatch, fault: fault?.kind ?? null });
       return { m, fault };
     });
