@@ -355,7 +355,11 @@ export function buildSchema() {
           const rest = Array.from({ length: Math.max(end - start, 0) }, (_, i) => start + i);
           // As REST's page (api/index/boards.ts, leaderboard.ts): the last page has no next cursor (endCursor null).
           const hasNextPage = rest.length > args.limit;
-          const seal = cursor ? cursor.seal : hasNextPage ? boardSeal(ranking.computed, at.head.finalized) : null;
+          const seal = cursor
+            ? cursor.seal
+            : hasNextPage
+              ? boardSeal(scope.rt, ranking.computed, at.head.finalized)
+              : null;
           const page = pageOf(rest, args.limit, ranking.row, (i) =>
             hasNextPage
               ? scope.rt.cursors.encode({

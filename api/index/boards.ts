@@ -227,7 +227,7 @@ export function durationBoardHandlers(rt: IndexRuntime): BoardHandlers {
     const seal = cursor
       ? cursor.seal
       : start + limit < ranked.rows.length
-        ? boardSeal(ranked, at.head.finalized)
+        ? boardSeal(rt, ranked, at.head.finalized)
         : null;
     return answerFields(c, shown, at, () => {
       const fields = pageFields(rt, board, window, ranked, start, limit, seal);

@@ -159,7 +159,11 @@ export function veBoardHandlers(rt: IndexRuntime): BoardHandlers {
     if (cursor) await judgeBoardCursor(rt, cursor, at.time, "cursor", requestDeadline(c));
     const start = cursor === undefined ? 0 : board.rows.after(cursor.after);
     const limit = Number(q.limit);
-    const seal = cursor ? cursor.seal : start + limit < board.rows.length ? boardSeal(board, at.head.finalized) : null;
+    const seal = cursor
+      ? cursor.seal
+      : start + limit < board.rows.length
+        ? boardSeal(rt, board, at.head.finalized)
+        : null;
     return answerFields(c, shown, at, () => {
       const fields = pageFields(rt, board, start, limit, seal);
       // The head's first page, when it is kept as text: made for each next head as soon as its board is (its first

@@ -26,7 +26,7 @@
  */
 import { createHash } from "node:crypto";
 import type { CancelSignal } from "../chain/rpc";
-import type { BoardSeal, RankingSealing } from "./contract";
+import type { BoardSeal, CarriedSeal, RankingSealing, SealBasis } from "./contract";
 import { type BoardCursor, checkSeal, reorgRefusal } from "./cursor";
 import { guarded, type IndexRuntime } from "./runtime";
 
@@ -37,14 +37,26 @@ export type SealedRanking = { block: bigint; time: bigint; sealing: RankingSeali
  * The seal of `ranking` (a block's board), for its pages' next cursors; `finalized` the finalized block the request's
  * pin saw (a lower one is safe: a later page's statement that finds the block final checks the same).
  */
-export function boardSeal(ranking: SealedRanking, finalized: bigint): BoardSeal | null {
+export function boardSeal(rt: IndexRuntime, ranking: SealedRanking, finalized: bigint): BoardSeal | null {
   if (ranking.block <= finalized) return null;
   const sealing = ranking.sealing;
   // Only a board made ahead is unsealed, until its block takes it; no page is served from it before (blockMemo.ts).
   if (sealing === undefined) throw new Error(`the ranking of block ${ranking.block} is not sealed yet`);
   if ("seal" in sealing) return sealing.seal;
-  const { block, seal, lines } = sealing.basis;
-  return { basis: block, seal, lines: linesDigest(lines) };
+  // An index that cannot read a seal hands none out: its next page could not check a carried basis, and would refuse.
+  if (rt.index.seal === undefined) return null;
+  return carriedSeal(sealing.basis);
+}
+
+/** A basis's seal as its cursors carry it, made once per basis (a ranking's; gone with it). */
+const carried = new WeakMap<SealBasis, CarriedSeal>();
+function carriedSeal(basis: SealBasis): CarriedSeal {
+  let seal = carried.get(basis);
+  if (seal === undefined) {
+    seal = { basis: basis.block, seal: basis.seal, lines: linesDigest(basis.lines) };
+    carried.set(basis, seal);
+  }
+  return seal;
 }
 
 /** The carried lock events' digest, as a cursor carries them: md5 cut to 96 bits of base64url, as a seal's. */
