@@ -148,6 +148,22 @@ const topUp = (tokenId: string, block: bigint, time: bigint, log: number) =>
   );
 /** Pollers' answers at the block before the one just committed (asked before its notification was heard). */
 let earlier = 0;
+// The event loop's delay over the run (prom-client's monitor, reset by each scrape): its longest stall is what any
+// request of the process (a supply poller's, a stream's) waited behind the work of a block.
+await (await fetch(`${api.url}/api/metrics`)).text();
+// An aggregator's poller beside the readers: the static max supply (answered in microseconds, no read) every 5 ms, so
+// its slowest answers are what any request waited behind the process's own work for a block (the ranking made ahead,
+// a statement's rows parsed), request by request — the event loop's delay above counts a whole I/O phase.
+const ticks: number[] = [];
+let ticking = true;
+const ticker = (async () => {
+  while (ticking) {
+    const t0 = performance.now();
+    await (await fetch(`${api.url}/api/supply/max`)).arrayBuffer();
+    ticks.push(performance.now() - t0);
+    await sleep(5);
+  }
+})();
 const rssBefore = rssMb(api.pid);
 const fdsBefore = fds(api.pid);
 const cpuBefore = cpuTicks(api.pid);
@@ -189,6 +205,8 @@ for (let i = 0; i < BLOCKS; i++) {
   seriesOf(repeat, `${route} ${mode} ${kind}`).push(b.ms);
   await sleep(Math.max(0, paceEnd - performance.now()));
 }
+ticking = false;
+await ticker;
 const seconds = (performance.now() - started) / 1000;
 const cpu = (cpuTicks(api.pid) - cpuBefore) / 100 / seconds;
 const metrics = await (await fetch(`${api.url}/api/metrics`)).text();
@@ -198,6 +216,10 @@ const computed = /api_index_ve_board_computations_total (\d+)/.exec(metrics)?.[1
 const taken = /api_index_ve_board_taken_ahead_total (\d+)/.exec(metrics)?.[1] ?? "0";
 // Blocks with a lock event whose ranking was the one made ahead, patched with it.
 const patched = /api_index_ve_board_patched_ahead_total (\d+)/.exec(metrics)?.[1] ?? "0";
+const lagMs = (q: string) =>
+  (
+    Number(new RegExp(`^nodejs_eventloop_lag_${q}_seconds (\\S+)$`, "m").exec(metrics)?.[1] ?? Number.NaN) * 1000
+  ).toFixed(1);
 // Quiet blocks whose changed locks were taken from the head before (the NOTIFY's write count), and the checks after.
 const quiet = (outcome: string) =>
   new RegExp(`api_index_ve_quiet_blocks_total\\{outcome="${outcome}"\\} (\\d+)`).exec(metrics)?.[1] ?? "0";
@@ -227,6 +249,9 @@ console.log(
     `blocks' made from the head before's and the events their notification carried (${quiet("confirmed")} confirmed, ` +
     `${quiet("differed")} differed); ` +
     `${earlier} pollers' answers at the block before (come before its notification); ` +
+    `event loop delay p99 ${lagMs("p99")} ms, max ${lagMs("max")} ms; a poller of /api/supply/max every 5 ms: ` +
+    `p50 ${pct(ticks, 50).toFixed(2)} ms, p99 ${pct(ticks, 99).toFixed(2)} ms, p99.9 ${pct(ticks, 99.9).toFixed(1)} ms, ` +
+    `max ${Math.max(...ticks).toFixed(1)} ms, over ${((ticks.filter((t) => t > 10).length / ticks.length) * 100).toFixed(2)} % 10 ms (n=${ticks.length}); ` +
     `CPU ${(cpu * 100).toFixed(1)} % of one core over ${seconds.toFixed(0)} s; RSS ${rssBefore.toFixed(0)} → ` +
     `${rssMb(api.pid).toFixed(0)} MB; descriptors ${fdsBefore} → ${fds(api.pid)}; load ${load()}`,
 );

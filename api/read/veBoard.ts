@@ -28,7 +28,9 @@ import {
   dropPatchAids,
   type LockDiff,
   patchRanking,
+  RankScratch,
   rankVe,
+  rankVePaced,
   VeAnchor,
   type VeRanking,
   type VeRows,
@@ -176,6 +178,9 @@ function boardOf(
 /** A later turn of the event loop (after its I/O): between the slices of a paced build. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Thrown at a slice of the ranking made ahead once it is no longer wanted (a newer head or anchor): it stops there. */
+const GAVE_UP = new Error("the ranking made ahead is no longer wanted");
+
 /** `make`'s value, made on the first call and kept. */
 function once<T>(make: () => T): () => T {
   let made: { value: T } | undefined;
@@ -230,6 +235,9 @@ export class VeBoards extends BlockMemo<VeBoard> {
   #anchor: VeAnchor | undefined;
   /** The next block's ranking made ahead (one at a time), the newest head ranked, and rankings taken from it. */
   #ahead: MadeAhead | undefined;
+  /** The next block's ranking being made in slices (one run at a time), and the buffers those runs use. */
+  #makingAhead: Promise<void> = Promise.resolve();
+  readonly #aheadScratch = new RankScratch();
   #lastHead: At | undefined;
   #takenAhead = 0;
   #patchedAhead = 0;
@@ -392,17 +400,39 @@ export class VeBoards extends BlockMemo<VeBoard> {
     const next = { block: head.block + 1n, time: head.time + step };
     const delayMs = this.#derive?.aheadDelayMs ?? Math.min(Number(step) * 500, 60_000);
     setTimeout(() => {
-      if (this.#anchor !== anchor || this.#lastHead?.block !== head.block) return;
-      const ranking = rankVe(next, anchor, head.value, { forPatch: true });
+      // One at a time (they share one set of buffers): a run still going (blocks faster than it) finishes or gives up
+      // at its next slice first.
+      this.#makingAhead = this.#makingAhead.then(() => this.#madeAhead(anchor, head, next)).catch(() => {});
+    }, delayMs).unref();
+  }
+
+  /**
+   * The next block's ranking, its first page's exact values and its stats, made in slices between which every other
+   * request is served (at Base scale ~10–30 ms of CPU once a block, which in one piece held every request the process
+   * had, the supply figures' too); given up at a slice once a newer head or anchor has come.
+   */
+  async #madeAhead(anchor: VeAnchor, head: VeLocksAnswer<LockChange>, next: At): Promise<void> {
+    const wanted = () => this.#anchor === anchor && this.#lastHead?.block === head.block;
+    const pause = async () => {
+      await nextTurn();
+      if (!wanted()) throw GAVE_UP;
+    };
+    if (!wanted()) return;
+    try {
+      const ranking = await rankVePaced(next, anchor, head.value, { forPatch: true }, this.#aheadScratch, pause);
       // The first page's exact values too (a page is 100 rows by default): what most of the block's readers ask.
       for (let i = 0; i < Math.min(ranking.length, AHEAD_ROWS); i++) ranking.get(i);
+      await pause();
       const stats = statsAt(next.time, anchor, head.value, ranking.length, { forPatch: true });
+      await pause();
       const board = boardOf({ ...next, head: head.head }, ranking, () => stats);
       // Not sealed until its block's changes are read and found the same (#rank).
       board.sealing = undefined;
       this.#ahead = { anchor, time: next.time, changes: head.value, ranking, stats, board };
       this.onMadeAhead?.(board);
-    }, delayMs).unref();
+    } catch (error) {
+      if (error !== GAVE_UP) throw error;
+    }
   }
 
   async #whole_(at: At, lane: ComputeLane): Promise<VeBoard> {

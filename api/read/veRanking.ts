@@ -317,30 +317,32 @@ export type { VeRanking, VeRows } from "./contract";
 
 /**
  * Buffers a ranking needs only while it is made (rankVe runs to its end without yielding, so one set serves every
- * call), grown as needed. Per block the process then allocates little besides the ranking's own order (one Int32Array)
+ * such call; a ranking made in slices, rankVePaced, brings a set of its own), grown as needed. Per block the process then allocates little besides the ranking's own order (one Int32Array)
  * and a few small maps: the API process runs with a small young generation (docs/operations.md), where a block's
  * garbage of ~60,000-element arrays meant a scavenge or more per block and a mark-compact every few blocks.
  */
-const scratch = {
-  b: [new Uint8Array(0), new Uint8Array(0), new Uint8Array(0), new Uint8Array(0)],
-  d: [new Float64Array(0), new Float64Array(0), new Float64Array(0)],
-  i: [new Int32Array(0)],
+export class RankScratch {
+  b = [new Uint8Array(0), new Uint8Array(0), new Uint8Array(0), new Uint8Array(0)];
+  d = [new Float64Array(0), new Float64Array(0), new Float64Array(0)];
+  i = [new Int32Array(0)];
   /** Zeroed. */
   bytes(k: number, n: number): Uint8Array {
     if ((this.b[k] as Uint8Array).length < n) this.b[k] = new Uint8Array(Math.ceil(n * 1.25));
     const b = (this.b[k] as Uint8Array).subarray(0, n);
     b.fill(0);
     return b;
-  },
+  }
   doubles(k: number, n: number): Float64Array {
     if ((this.d[k] as Float64Array).length < n) this.d[k] = new Float64Array(Math.ceil(n * 1.25));
     return (this.d[k] as Float64Array).subarray(0, n);
-  },
+  }
   ints(k: number, n: number): Int32Array {
     if ((this.i[k] as Int32Array).length < n) this.i[k] = new Int32Array(Math.ceil(n * 1.25));
     return (this.i[k] as Int32Array).subarray(0, n);
-  },
-};
+  }
+}
+
+const scratch = new RankScratch();
 
 /** A key's relative error bound, generously: three roundings of 2^-53 each, and the inputs'. */
 const EPS = 2 ** -49;
@@ -420,12 +422,38 @@ function firstAfterIn(seq: Int32Array, from: number, m: number, x: number, cmp: 
  * next. A past block's (a reader's time travel, up to hours away) leaves the head's: its order is far from the next
  * head's, which would then be sorted whole (tens of ms at Base scale instead of a few) after every past block asked.
  */
-export function rankVe(
+export function rankVe(at: At, anchor: VeAnchor, changes: readonly LockChange[], options: RankOptions = {}): VeRanking {
+  return runToEnd(rankVeSteps(at, anchor, changes, options, scratch));
+}
+
+/** What a ranking is made for: `keepOrder` (its order the next one's start), `forPatch` (made with its patch aids). */
+export type RankOptions = { keepOrder?: boolean; forPatch?: boolean };
+
+/**
+ * rankVe in slices of a few ms (every SLICE + 1 locks or owners of a pass), `pause` awaited between them: the next
+ * block's ranking made ahead between heads (veBoard.ts), ~10–30 ms of CPU at Base scale that in one piece held every
+ * request of the process once a block. With buffers of its own (`own`: one set per caller, never two runs at once),
+ * as the readers' rankings made meanwhile use the shared set; the anchor is read only (its order as the run reaches it).
+ */
+export function rankVePaced(
   at: At,
   anchor: VeAnchor,
   changes: readonly LockChange[],
-  { keepOrder = true, forPatch = false }: { keepOrder?: boolean; forPatch?: boolean } = {},
-): VeRanking {
+  options: RankOptions,
+  own: RankScratch,
+  pause: () => Promise<void>,
+): Promise<VeRanking> {
+  return runPaced(rankVeSteps(at, anchor, changes, options, own), pause);
+}
+
+/** rankVe's passes, yielding between slices (see rankVePaced). */
+function* rankVeSteps(
+  at: At,
+  anchor: VeAnchor,
+  changes: readonly LockChange[],
+  { keepOrder = true, forPatch = false }: RankOptions,
+  scratch: RankScratch,
+): Generator<void, VeRanking> {
   const t = at.time;
   const tn = Number(t);
   const own = anchor.accounts.length;
@@ -444,7 +472,9 @@ export function rankVe(
       dirty.push(i);
     }
   };
-  for (const c of changes) {
+  for (let x = 0; x < changes.length; x++) {
+    if ((x & SLICE) === SLICE) yield;
+    const c = changes[x] as LockChange;
     const j = anchor.indexOfToken(c.tokenId);
     if (j !== undefined) {
       replaced[j] = 1;
@@ -466,7 +496,10 @@ export function rankVe(
     if ((anchor.endsSorted[k] as number) > hi) break;
     touch(anchor.owner[anchor.byEnd[k] as number] as number);
   }
-  for (let i = 0; i < own; i++) if (anchor.odd[i] === 1) touch(i);
+  for (let i = 0; i < own; i++) {
+    if (anchor.odd[i] === 1) touch(i);
+    if ((i & SLICE) === SLICE) yield;
+  }
 
   const n = own + newOwners.length;
   // Each owner's ve as a double key with an error bound (tol); its exact bigint made when a row is shown or two keys
@@ -484,6 +517,7 @@ export function rankVe(
   const late = scratch.bytes(2, own);
   const locks = anchor.locks;
   for (let j = 0; j < locks.length; j++) {
+    if ((j & SLICE) === SLICE) yield;
     const i = anchor.owner[j] as number;
     const end = anchor.end[j] as number;
     if (isDirty[i] === 1 || !(end > tn) || (locks[j] as VeLock).autoMax) continue;
@@ -522,6 +556,7 @@ export function rankVe(
     return v;
   };
   for (let i = 0; i < own; i++) {
+    if ((i & SLICE) === SLICE) yield;
     if (isDirty[i] === 1) continue;
     if ((anchor.lastEnd[i] as number) <= tn) {
       // Every lock expired: ve 0 exactly, below any ranked key (ranked() is then false without a sum).
@@ -601,6 +636,7 @@ export function rankVe(
   const previous = anchor.order;
   if (previous !== null) {
     for (let k = 0; k < previous.length; k++) {
+      if ((k & SLICE) === SLICE) yield;
       const i = previous[k] as number;
       if (i < own && isDirty[i] === 0 && placed[i] === 0 && ranked(i)) {
         seq[m++] = i;
@@ -609,7 +645,10 @@ export function rankVe(
     }
   }
   const aside: number[] = [];
-  for (let i = 0; i < n; i++) if (placed[i] === 0 && ranked(i)) aside.push(i);
+  for (let i = 0; i < n; i++) {
+    if (placed[i] === 0 && ranked(i)) aside.push(i);
+    if ((i & SLICE) === SLICE) yield;
+  }
   let ranks: Int32Array;
   if (insertionSorted(seq, m, cmp, 4 * m + 1_024)) {
     aside.sort(cmp);
@@ -645,7 +684,7 @@ export function rankVe(
     locked: (i) => lockedOf.get(i) ?? (anchor.locked[i] as bigint),
     count: (i) => countOf.get(i) ?? (anchor.count[i] as number),
   });
-  if (forPatch) aidsOf.set(ranking, aidsFor(ranks, key, tol, n));
+  if (forPatch) aidsOf.set(ranking, yield* aidsFor(ranks, key, tol, n));
   return ranking;
 }
 
@@ -695,12 +734,19 @@ type PatchAids = { place: Int32Array; key: Float64Array; tol: Float64Array; spar
 
 const aidsOf = new WeakMap<VeRanking, PatchAids>();
 
-function aidsFor(ranks: Int32Array, key: Float64Array, tol: Float64Array, n: number): PatchAids {
+function* aidsFor(ranks: Int32Array, key: Float64Array, tol: Float64Array, n: number): Generator<void, PatchAids> {
   const place = new Int32Array(n).fill(-1);
-  for (let k = 0; k < ranks.length; k++) place[ranks[k] as number] = k;
+  yield;
+  for (let k = 0; k < ranks.length; k++) {
+    place[ranks[k] as number] = k;
+    if ((k & SLICE) === SLICE) yield;
+  }
   // Rows a patch may add to its base: each differing lock touches at most three owners.
   const spare = new Int32Array(ranks.length + 3 * PATCH_LIMIT).fill(0);
-  return { place, key: key.slice(0, n), tol: tol.slice(0, n), spare };
+  yield;
+  const keys = key.slice(0, n);
+  yield;
+  return { place, key: keys, tol: tol.slice(0, n), spare };
 }
 
 /** A ranking made ahead and used as it is (its block changed no lock): what a patch would have needed, let go. */

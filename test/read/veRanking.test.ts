@@ -11,7 +11,16 @@ import { WEEK } from "../../api/read/atBlock";
 import type { BoardIndex, HolderVe, LockChange, LockIndex, LockStats, VeLock } from "../../api/read/contract";
 import { createIndexRuntime, NO_INDEX } from "../../api/read/runtime";
 import { firstAfter, sameChanges, type VeBoard, VeBoards } from "../../api/read/veBoard";
-import { differingLocks, insertionSorted, PATCH_LIMIT, patchRanking, rankVe, VeAnchor } from "../../api/read/veRanking";
+import {
+  differingLocks,
+  insertionSorted,
+  PATCH_LIMIT,
+  patchRanking,
+  RankScratch,
+  rankVe,
+  rankVePaced,
+  VeAnchor,
+} from "../../api/read/veRanking";
 import { hasStatsBase, patchStats, prepareStats, statsAt } from "../../api/read/veStats";
 import { lcg } from "../support/lcg";
 import { pgliteLockIndex } from "../support/pgliteIndex";
@@ -836,6 +845,49 @@ describe("paced builds (an anchor and its stats base in slices, every request se
       expect(hasStatsBase(whole)).toBe(false);
       expect(statsAt(t, paced, [], ranked.length)).toEqual(statsAt(t, whole, [], ranked.length));
     }
+  });
+
+  it("a ranking made in slices, readers' rankings made between every slice, equals rankVe and the rules, and patches the same", async () => {
+    const locks = randomLocks(30_000, 13);
+    const t0 = 1_760_000_000n;
+    const anchor = new VeAnchor({ block: 1n, time: t0 }, locks);
+    const rand = lcg(29);
+    const changes: LockChange[] = locks
+      .filter(() => rand() < 0.01)
+      .map((l) => ({ tokenId: l.tokenId, lock: rand() < 0.3 ? null : { ...l, amount: l.amount * 3n } }));
+    const at = { block: 9n, time: t0 + 86_400n * 12n };
+    rankVe({ block: 8n, time: at.time - 2n }, anchor, changes);
+    const own = new RankScratch();
+    let pauses = 0;
+    // Between every two slices a reader's ranking of another time (the shared buffers written over) and a past
+    // block's (keepOrder false): the run made in slices reads its own buffers, and the anchor only.
+    const paced = await rankVePaced(at, anchor, changes, { forPatch: true }, own, async () => {
+      pauses++;
+      rankVe({ block: 3n, time: t0 + BigInt(pauses) * 86_400n * 40n }, anchor, changes.slice(pauses % 7), {
+        keepOrder: false,
+      });
+      await new Promise((r) => setImmediate(r));
+    });
+    expect(pauses, "made in several slices").toBeGreaterThanOrEqual(5);
+    const now = new Map(locks.map((l) => [l.tokenId, l as VeLock | null]));
+    for (const c of changes) now.set(c.tokenId, c.lock);
+    const expected = bruteRanking(
+      [...now.values()].filter((l): l is VeLock => l !== null),
+      at.time,
+    );
+    expect(rowsOf(paced)).toEqual(expected);
+    expect(rowsOf(paced)).toEqual(rowsOf(rankVe(at, anchor, changes)));
+    // Its patch aids were made in slices too: a patch with other changes equals the rules with those.
+    const more = locks.slice(0, 5).map((l) => ({ tokenId: l.tokenId, lock: { ...l, amount: l.amount * 5n } }));
+    const after = [...changes.filter((c) => !more.some((m) => m.tokenId === c.tokenId)), ...more];
+    const patched = patchRanking(paced, anchor, at.time, differingLocks(changes, after));
+    expect(patched).toBeDefined();
+    for (const c of more) now.set(c.tokenId, c.lock);
+    const patchedExpected = bruteRanking(
+      [...now.values()].filter((l): l is VeLock => l !== null),
+      at.time,
+    );
+    expect(rowsOf(patched!.ranking)).toEqual(patchedExpected);
   });
 
   it("the plain locks in order of their end, ties by index, packed or (ends too large to pack) compared", () => {
