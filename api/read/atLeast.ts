@@ -115,6 +115,8 @@ export async function waitForHead(o: {
   const { watch, c, target } = o;
   // Past the cap: 409 at once, before the chain's head is asked.
   if (watch.refusesNew()) throw behind(target, watch.latest ?? o.head, 0, o.of);
+  // The head read before any wait, as news before the node is asked: news while it answers (a commit notified) is newer.
+  watch.saw(o.head);
   const chain = o.of === "node" ? o.head : await o.chainHead();
   if (chain !== null && target.block > chain + MIN_BLOCK_AHEAD) {
     throw new BadParamsError(
@@ -123,7 +125,6 @@ export async function waitForHead(o: {
       { param: target.param, chainHead: chain.toString(), maxAhead: Number(MIN_BLOCK_AHEAD) },
     );
   }
-  watch.saw(o.head);
   // What is left of the client's waitMs: a GraphQL request may have spent some waiting on an identical one's execution.
   const leftMs = Math.max(0, Math.round(target.waitMs - (target.spentMs ?? 0)));
   extendDeadline(c as AppContext, leftMs);

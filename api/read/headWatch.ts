@@ -23,6 +23,12 @@ export type HeadWatchOptions = {
    * as it is notified, not at the next poll of the watermark. Returns its unsubscribe.
    */
   follow?: (listener: (head: bigint) => void) => () => void;
+  /**
+   * The newest head heard as committed (the notified head, while fresh: api/read/notifiedHead.ts), asked as a waiter
+   * comes: a commit notified while nobody waited (the signal is followed only then) is news `latest` never had, and a
+   * request for its block would otherwise wait for the watermark's next poll (≤ 250 ms) or the next block's commit.
+   */
+  heard?: () => bigint | undefined;
 };
 
 export type WaitOutcome = "reached" | "timeout" | "full" | "cancelled";
@@ -37,6 +43,7 @@ export class HeadWatch {
   readonly #maxWaiters: number;
   readonly #onWait: HeadWatchOptions["onWait"];
   readonly #follow: HeadWatchOptions["follow"];
+  readonly #heard: HeadWatchOptions["heard"];
   #unfollow: (() => void) | undefined;
   readonly #waiters = new Set<Waiter>();
   #latest = -1n;
@@ -50,6 +57,7 @@ export class HeadWatch {
     this.#maxWaiters = options.maxWaiters ?? HEAD_WATCH_DEFAULTS.maxWaiters;
     this.#onWait = options.onWait;
     this.#follow = options.follow;
+    this.#heard = options.heard;
   }
 
   /** The head last reported, or null before any. */
@@ -92,6 +100,8 @@ export class HeadWatch {
 
   #wait(block: bigint, ms: number, signal?: CancelSignal): Promise<WaitOutcome> {
     if (block <= this.#latest) return Promise.resolve("reached");
+    const heard = this.#heard?.();
+    if (heard !== undefined && block <= heard) return Promise.resolve("reached");
     if (signal?.aborted) return Promise.resolve("cancelled");
     if (ms <= 0) return Promise.resolve("timeout");
     if (this.#waiters.size >= this.#maxWaiters) return Promise.resolve("full");

@@ -258,10 +258,14 @@ export function createIndexRuntime({
   const subscribe = source.watermark?.subscribe?.bind(source.watermark);
   // With LISTEN/NOTIFY, a waiter also hears the commit itself, without the poll's up to 250 ms.
   const notified = source.signal ?? null;
+  // The head as its commits are notified, with their lock events' write count (notifiedHead.ts); a block that wrote
+  // none takes its changed locks from the head before it (quietBlocks.ts), without waiting for the statement.
+  const notifiedHead = notified && index ? new NotifiedHead(notified) : null;
   const heads = new HeadWatch({
     onWait,
     ...(subscribe || !index ? {} : { read: async () => (await index.probe(null)).head.block }),
     ...(notified ? { follow: (listener: (head: bigint) => void) => notified.subscribe(listener) } : {}),
+    ...(notifiedHead ? { heard: () => notifiedHead.fresh()?.block } : {}),
   });
   subscribe?.((mark) => heads.saw(mark.indexedBlock));
   const base = {
@@ -366,9 +370,6 @@ export function createIndexRuntime({
           activityItem: unavailable,
           activitySpan: unavailable,
         };
-  // The head as its commits are notified, with their lock events' write count (notifiedHead.ts); a block that wrote
-  // none takes its changed locks from the head before it (quietBlocks.ts), without waiting for the statement.
-  const notifiedHead = source.signal ? new NotifiedHead(source.signal) : null;
   const quiet = notifiedHead
     ? new QuietBlocks({
         told: notifiedHead,

@@ -4,8 +4,10 @@
  * waiters are at their bound. The source here is a head the test moves (the served behaviour, over the indexer and
  * the node, is test/index/minBlock.test.ts's).
  */
+import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { CancelSource } from "../../api/http/cancellation";
+import { waitForHead } from "../../api/read/atLeast";
 import { HeadWatch, type WaitOutcome } from "../../api/read/headWatch";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -85,6 +87,55 @@ describe("HeadWatch", () => {
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(listeners.size).toBe(0);
     expect(subscribed).toBe(1);
+  });
+
+  it("a commit heard while nobody waited releases a waiter for its block at once; one above it waits", async () => {
+    const { s, read } = source(10n);
+    let heard: bigint | undefined = 12n;
+    let subscribed = 0;
+    const watch = new HeadWatch({
+      read,
+      pollMs: 60_000,
+      follow: () => {
+        subscribed++;
+        return () => {};
+      },
+      heard: () => heard,
+    });
+    watch.saw(10n);
+    const started = performance.now();
+    expect(await watch.wait(12n, 5_000)).toBe("reached");
+    expect(performance.now() - started, "no poll's interval, no next commit").toBeLessThan(1_000);
+    expect(s.reads + subscribed, "neither polled nor followed").toBe(0);
+    expect(await watch.wait(13n, 60), "above the head heard: waits").toBe("timeout");
+    // Not fresh any more (the signal down, or the index found below it): only the watch's own news counts.
+    heard = undefined;
+    expect(await watch.wait(12n, 60)).toBe("timeout");
+  });
+
+  it("waitForHead: a commit notified while the node's head is asked is not overwritten by the head read before", async () => {
+    const watch = new HeadWatch({ pollMs: 60_000 });
+    watch.saw(9n);
+    const app = new Hono();
+    app.get("/", async (c) => {
+      await waitForHead({
+        watch,
+        c,
+        target: { minBlock: 10n, waitMs: 300, block: 10n, param: "minBlock" },
+        head: 9n,
+        // The commit of block 10 is heard while the node answers.
+        chainHead: async () => {
+          watch.saw(10n);
+          return 10n;
+        },
+        of: "index",
+      });
+      return c.text("reached");
+    });
+    const started = performance.now();
+    const res = await app.request("/");
+    expect(await res.text()).toBe("reached");
+    expect(performance.now() - started, "released at once, not at its waitMs").toBeLessThan(250);
   });
 
   it("times out, is cancelled by its request's signal, and refuses past its bound at once", async () => {
