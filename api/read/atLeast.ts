@@ -115,7 +115,7 @@ export async function waitForHead(o: {
   const { watch, c, target } = o;
   // Past the cap: 409 at once, before the chain's head is asked.
   if (watch.refusesNew()) throw behind(target, watch.latest ?? o.head, 0, o.of);
-  // The head read before any wait, as news before the node is asked: news while it answers (a commit notified) is newer.
+  // The head read before any wait, reported before the node is asked: news while it answers (a commit) is newer.
   watch.saw(o.head);
   const chain = o.of === "node" ? o.head : await o.chainHead();
   if (chain !== null && target.block > chain + MIN_BLOCK_AHEAD) {

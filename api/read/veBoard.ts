@@ -401,7 +401,8 @@ export class VeBoards extends BlockMemo<VeBoard> {
     const delayMs = this.#derive?.aheadDelayMs ?? Math.min(Number(step) * 500, 60_000);
     setTimeout(() => {
       // One at a time (they share one set of buffers): a run still going (blocks faster than it) finishes or gives up
-      // at its next slice first.
+      // at its next slice first. A run that fails leaves its block to be ranked when first read, where a failure is
+      // answered and logged as any read's.
       this.#makingAhead = this.#makingAhead.then(() => this.#madeAhead(anchor, head, next)).catch(() => {});
     }, delayMs).unref();
   }

@@ -317,9 +317,10 @@ export type { VeRanking, VeRows } from "./contract";
 
 /**
  * Buffers a ranking needs only while it is made (rankVe runs to its end without yielding, so one set serves every
- * such call; a ranking made in slices, rankVePaced, brings a set of its own), grown as needed. Per block the process then allocates little besides the ranking's own order (one Int32Array)
- * and a few small maps: the API process runs with a small young generation (docs/operations.md), where a block's
- * garbage of ~60,000-element arrays meant a scavenge or more per block and a mark-compact every few blocks.
+ * such call; a ranking made in slices, rankVePaced, brings a set of its own), grown as needed. Per block the process
+ * then allocates little besides the ranking's own order (one Int32Array) and a few small maps: the API process runs
+ * with a small young generation (docs/operations.md), where a block's garbage of ~60,000-element arrays meant a
+ * scavenge or more per block and a mark-compact every few blocks.
  */
 export class RankScratch {
   b = [new Uint8Array(0), new Uint8Array(0), new Uint8Array(0), new Uint8Array(0)];
@@ -433,7 +434,8 @@ export type RankOptions = { keepOrder?: boolean; forPatch?: boolean };
  * rankVe in slices of a few ms (every SLICE + 1 locks or owners of a pass), `pause` awaited between them: the next
  * block's ranking made ahead between heads (veBoard.ts), ~10–30 ms of CPU at Base scale that in one piece held every
  * request of the process once a block. With buffers of its own (`own`: one set per caller, never two runs at once),
- * as the readers' rankings made meanwhile use the shared set; the anchor is read only (its order as the run reaches it).
+ * as the readers' rankings made meanwhile use the shared set; the anchor is read only (its order as the run reaches
+ * it).
  */
 export function rankVePaced(
   at: At,
