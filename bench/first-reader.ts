@@ -29,7 +29,7 @@
  * Usage: npx tsx bench/first-reader.ts [events=520000] [blocks=64] (16 blocks a round of readers, routes and kinds)
  * Env: PACE_MS (2000); LOCK_EVENTS=0 (no block with a lock event); LOCK_EVENTS_PER_BLOCK (1; e.g. 40, a burst that
  * still fits the notification: api/read/indexSignal.ts CARRIED_ROWS); PROFILE_DIR — the API process writes a CPU
- * profile there when it stops.
+ * profile there when it stops, sampled every PROFILE_INTERVAL µs (1000; 100 to see one request's steps).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { writeManifest } from "../test/support/ponder";
@@ -80,7 +80,13 @@ const api = await spawnService({
     REDIS_URL: "",
     RATE_LIMIT_MAX: "100000",
     // PROFILE_DIR: the API process writes a CPU profile there when it stops (node --cpu-prof).
-    ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
+    ...(process.env.PROFILE_DIR
+      ? {
+          NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR} --cpu-prof-interval=${
+            process.env.PROFILE_INTERVAL ?? 1000
+          }`,
+        }
+      : {}),
   },
 });
 await api.waitFor200("/ready", 60_000);

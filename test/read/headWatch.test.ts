@@ -121,12 +121,13 @@ describe("HeadWatch", () => {
       await waitForHead({
         watch,
         c,
-        target: { minBlock: 10n, waitMs: 300, block: 10n, param: "minBlock" },
+        // More than 5 blocks beyond the index's head: the node's head is asked.
+        target: { minBlock: 15n, waitMs: 300, block: 15n, param: "minBlock" },
         head: 9n,
-        // The commit of block 10 is heard while the node answers.
+        // The commit of block 15 is heard while the node answers.
         chainHead: async () => {
-          watch.saw(10n);
-          return 10n;
+          watch.saw(15n);
+          return 15n;
         },
         of: "index",
       });
@@ -136,6 +137,38 @@ describe("HeadWatch", () => {
     const res = await app.request("/");
     expect(await res.text()).toBe("reached");
     expect(performance.now() - started, "released at once, not at its waitMs").toBeLessThan(250);
+  });
+
+  it("waitForHead: a target within 5 blocks of the index's head waits at once, the node's head not asked", async () => {
+    const watch = new HeadWatch({ pollMs: 60_000 });
+    let asked = 0;
+    const app = new Hono();
+    app.get("/:target", async (c) => {
+      const block = BigInt(c.req.param("target"));
+      await waitForHead({
+        watch,
+        c,
+        target: { minBlock: block, waitMs: 2_000, block, param: "minBlock" },
+        head: 9n,
+        // A node that never answers: a wait that asked it would end at its waitMs, 409.
+        chainHead: () => {
+          asked++;
+          return new Promise<bigint | null>(() => {});
+        },
+        of: "index",
+      });
+      return c.text("reached");
+    });
+    setTimeout(() => watch.saw(14n), 20);
+    const started = performance.now();
+    const [near, edge] = await Promise.all([app.request("/10"), app.request("/14")]);
+    expect([await near.text(), await edge.text()]).toEqual(["reached", "reached"]);
+    expect(performance.now() - started, "released by the commit, not at the wait's end").toBeLessThan(1_000);
+    expect(asked, "the node's head not asked").toBe(0);
+    // Six beyond: the node is asked (and this one never answers).
+    void app.request("/15");
+    await new Promise((r) => setTimeout(r, 20));
+    expect(asked).toBe(1);
   });
 
   it("times out, is cancelled by its request's signal, and refuses past its bound at once", async () => {
