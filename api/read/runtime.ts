@@ -816,26 +816,17 @@ export async function pinBlock(
   refuseReplacedBranch(rt);
   const target = atLeastTarget(c, block, param);
   if (block === null) {
-    // The head as its commit was notified, when fresh (and at or above minBlock): no statement to learn it — once a
-    // statement has found the index of this chain (api/read/indexChain.ts); until then, and while it is another
-    // chain's, the head is probed (and the probe refused).
-    const notified = rt.chain.confirmed && !probeHead.has(c) ? rt.notified?.fresh() : undefined;
-    if (notified !== undefined && (target === null || notified.block >= target.block)) {
-      // The finalized block is the last one a statement read (a NOTIFY carries the head's checkpoint alone); it only
-      // judges whether a pinned answer is final, and a lower one is safe (a shorter cache lifetime). The build, too.
-      const last = rt.clock.lastHead;
-      const head: IndexHead = { ...notified, finalized: last?.finalized ?? 0n };
-      if (last?.build !== undefined) head.build = last.build;
-      rt.heads.saw(head.block);
-      rt.clock.sawHead(head);
+    const notified = pinNotified(rt, c, target);
+    if (notified !== undefined) {
       rt.onHeadPinned("notified");
-      return { block: head.block, time: head.time, head, pinned: false };
+      return notified;
     }
-    rt.onHeadPinned("probed");
   }
   const probe = (signal: CancelSignal | undefined) => guarded(rt, () => rt.index.probe(block, signal));
   // Known to be below `minBlock`: no probe before the wait (waitsFirst).
-  let probed = waitsFirst(rt, target) === null ? await probe(signal) : null;
+  const first = waitsFirst(rt, target);
+  if (block === null && first === null) rt.onHeadPinned("probed");
+  let probed = first === null ? await probe(signal) : null;
   if (probed !== null) {
     rt.chain.sawThis();
     rt.heads.saw(probed.head.block);
@@ -843,6 +834,14 @@ export async function pinBlock(
   if (probed === null || (target !== null && probed.head.block < target.block)) {
     const wanted = target as AtLeastTarget; // none is probed first only with a target (waitsFirst)
     await waitForIndex(rt, c, wanted, probed?.head.block ?? waitsFirst(rt, wanted) ?? -1n);
+    // Released by a commit notified (fresh, at or above minBlock): pinned to it as a head read without minBlock is,
+    // no probe after the wait (a statement's round trip, the first reader of its block waiting for it).
+    const heard = block === null ? pinNotified(rt, c, wanted) : undefined;
+    if (heard !== undefined) {
+      rt.onHeadPinned("notified");
+      return heard;
+    }
+    if (block === null && first !== null) rt.onHeadPinned("probed");
     // The probe names no request: every waiter released by the same head shares it, whatever it asked.
     probed = await afterWait(rt, c, `probe ${block}`, probe, signal);
     rt.chain.sawThis();
@@ -857,6 +856,25 @@ export async function pinBlock(
     rt.clock.known(block, head, eventTime, generation) ??
     (await rt.clock.fromNode(block, head, deadlineRpc(c, rt.rpc)));
   return { block, time, head, pinned: true };
+}
+
+/**
+ * The head as its commit was notified, when fresh and at or above `target`: no statement to learn it — once a
+ * statement has found the index of this chain (api/read/indexChain.ts); until then, and while it is another chain's,
+ * or for a request read again after its notified head was above the index (atIndexHead), undefined: the head is probed
+ * (and the probe refused).
+ */
+function pinNotified(rt: IndexRuntime, c: Context, target: AtLeastTarget | null): Pinned | undefined {
+  const notified = rt.chain.confirmed && !probeHead.has(c) ? rt.notified?.fresh() : undefined;
+  if (notified === undefined || (target !== null && notified.block < target.block)) return undefined;
+  // The finalized block is the last one a statement read (a NOTIFY carries the head's checkpoint alone); it only
+  // judges whether a pinned answer is final, and a lower one is safe (a shorter cache lifetime). The build, too.
+  const last = rt.clock.lastHead;
+  const head: IndexHead = { ...notified, finalized: last?.finalized ?? 0n };
+  if (last?.build !== undefined) head.build = last.build;
+  rt.heads.saw(head.block);
+  rt.clock.sawHead(head);
+  return { block: head.block, time: head.time, head, pinned: false };
 }
 
 /** The request's `minBlock` as a target to reach (the named block when it is higher), or null without one. */

@@ -181,4 +181,28 @@ describe("head reads pinned to the notified head", () => {
     expect((await read(notified, "/stats")).blockNumber).toBe(String(h - 6n));
     expect(probes).toBe(before + 2);
   });
+
+  it("a minBlock waiter released by its block's notification is pinned to it: no probe, before or after the wait", async () => {
+    const h = [...new Set(index.events.map((e) => e.blockNumber))].sort((a, b) => (a < b ? -1 : 1)).at(-2)!;
+    await commit(h);
+    expect((await read(notified, "/stats")).blockNumber).toBe(String(h));
+    const before = probes;
+    const [notifiedBefore, probedBefore] = [await pins("notified"), await pins("probed")];
+    for (const [b, path] of [
+      [h + 1n, "/stats"],
+      [h + 2n, "/leaderboards/ve?limit=5"],
+    ] as const) {
+      const waiting = read(notified, `${path}${path.includes("?") ? "&" : "?"}minBlock=${b}&waitMs=5000`);
+      await new Promise((r) => setTimeout(r, 50));
+      await commit(b);
+      const answer = await waiting;
+      expect(answer.blockNumber, path).toBe(String(b));
+      expect(ofBlock(answer), path).toEqual(
+        ofBlock(await read(plain, `${path}${path.includes("?") ? "&" : "?"}block=${b}`)),
+      );
+    }
+    expect(probes, "no probe of the head").toBe(before);
+    expect(await pins("notified")).toBe(notifiedBefore + 2);
+    expect(await pins("probed")).toBe(probedBefore);
+  });
 });
