@@ -824,9 +824,7 @@ export async function pinBlock(
   }
   const probe = (signal: CancelSignal | undefined) => guarded(rt, () => rt.index.probe(block, signal));
   // Known to be below `minBlock`: no probe before the wait (waitsFirst).
-  const first = waitsFirst(rt, target);
-  if (block === null && first === null) rt.onHeadPinned("probed");
-  let probed = first === null ? await probe(signal) : null;
+  let probed = waitsFirst(rt, target) === null ? await probe(signal) : null;
   if (probed !== null) {
     rt.chain.sawThis();
     rt.heads.saw(probed.head.block);
@@ -841,7 +839,6 @@ export async function pinBlock(
       rt.onHeadPinned("notified");
       return heard;
     }
-    if (block === null && first !== null) rt.onHeadPinned("probed");
     // The probe names no request: every waiter released by the same head shares it, whatever it asked.
     probed = await afterWait(rt, c, `probe ${block}`, probe, signal);
     rt.chain.sawThis();
@@ -850,7 +847,10 @@ export async function pinBlock(
   }
   const { head, eventTime } = probed;
   rt.clock.sawHead(head, generation);
-  if (block === null) return { block: head.block, time: head.time, head, pinned: false };
+  if (block === null) {
+    rt.onHeadPinned("probed");
+    return { block: head.block, time: head.time, head, pinned: false };
+  }
   checkRange(rt, head, block, param);
   const time =
     rt.clock.known(block, head, eventTime, generation) ??
