@@ -150,7 +150,7 @@ describe("HeadWatch", () => {
         c,
         target: { minBlock: block, waitMs: 2_000, block, param: "minBlock" },
         head: 9n,
-        // A node that never answers: a wait that asked it would end at its waitMs, 409.
+        // A node that never answers: a wait that asked it first would hang there (the request never answered).
         chainHead: () => {
           asked++;
           return new Promise<bigint | null>(() => {});
