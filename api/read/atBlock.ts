@@ -1038,7 +1038,10 @@ SELECT h.*, a.*, s.source FROM src s LEFT JOIN head h ON true LEFT JOIN at a ON 
           sql`SELECT n.operation_id::text AS newest_id, substring(n.checkpoint FROM 27 FOR 16) AS newest_block,
   ${asked} AS kept, c.latest_checkpoint AS latest,
   substring(c.latest_checkpoint FROM 27 FOR 16) AS head_block,
-  substring(c.finalized_checkpoint FROM 27 FOR 16) AS finalized_block
+  substring(c.finalized_checkpoint FROM 27 FOR 16) AS finalized_block,
+  (SELECT string_agg(t.oid::text, ',' ORDER BY t.oid) FROM pg_catalog.pg_trigger t
+     JOIN pg_catalog.pg_class r ON r.oid = t.tgrelid JOIN pg_catalog.pg_namespace s ON s.oid = r.relnamespace
+    WHERE s.nspname = ${schema} AND t.tgname = 'reorg') AS triggers
 FROM (SELECT latest_checkpoint, finalized_checkpoint FROM ${sql.identifier(schema)}.${sql.identifier("_ponder_checkpoint")}
        ORDER BY latest_checkpoint LIMIT 1) c
 LEFT JOIN (SELECT * FROM (${newest}) u ORDER BY operation_id DESC LIMIT 1) n ON true`,
@@ -1052,6 +1055,7 @@ LEFT JOIN (SELECT * FROM (${newest}) u ORDER BY operation_id DESC LIMIT 1) n ON 
         latest: String(r.latest),
         head: big(r.head_block),
         finalized: big(r.finalized_block),
+        triggers: r.triggers == null ? null : String(r.triggers),
       } satisfies JournalMark;
     },
 

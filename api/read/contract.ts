@@ -216,8 +216,9 @@ export interface LockIndex {
    * `kept` (the newest one read before) is still there, and the checkpoints, in one statement. A revert deletes every
    * entry from the first one above the fork up, finalization only entries at or below the finalized checkpoint: so
    * the newest entry gone while its block is above the finalized one is a revert (api/read/indexSignal.ts
-   * WatermarkSignal, where no trigger tells it). Null where the schema has no journal (a views schema). Absent from a
-   * stand-in index.
+   * WatermarkSignal, where no trigger tells it), and so is a change of the journal's triggers (JournalMark.triggers),
+   * which also tells one whose entries no read saw. Null where the schema has no journal (a views schema). Absent from
+   * a stand-in index.
    */
   journal?(kept: bigint | null): Promise<JournalMark | null>;
   /**
@@ -367,6 +368,13 @@ export type JournalMark = {
   head: bigint;
   /** The finalized checkpoint's block. */
   finalized: bigint;
+  /**
+   * The object ids of Ponder's journal triggers (`reorg`, one per table: database/actions.js createTriggers), in
+   * order; null when there are none (a back-fill, which writes no journal). Ponder drops them and creates them again
+   * in each revert's transaction (and in a restart's recovery), so they change with every revert, also one whose
+   * entries were committed and deleted between two reads.
+   */
+  triggers: string | null;
 };
 
 /** How far the index is, for no owner in particular (api/read/watermark.ts polls it). */

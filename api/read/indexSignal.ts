@@ -693,18 +693,22 @@ export const HELD_POLLS = 2;
  * poll of the head would read the event table, and wait behind whatever holds it.
  *
  * With `journal` (LockIndex.journal), each poll also reads Ponder's journal, where a revert shows without a trigger:
- * the newest entry read before is gone while its block is above the finalized one (finalization deletes only entries
- * at or below it). Before, a reorg showed only as the head going back, and one whose new branch Ponder commits up to
- * or past the old head within a poll was not seen at all: every answer kept per block at the replaced heights stayed
- * the orphaned branch's (red team rt132/rt133). The revert is told with the head, as a notified one (`reverted`, from
- * the block after the finalized one: which block was the first orphaned is not known here), once the new branch is
- * readable: at once when entries newer than the one gone exist (the journal's sequence never goes back, and a block's
- * entries commit with its checkpoint), else with the next checkpoint committed — a revert writes none, and between
- * it and the new branch's first block the index's head still names the old one — or, when none comes, HELD_POLLS
- * polls later (the new branch may have been committed before the poll that saw the revert, and no block may follow
- * soon: a devnet mines on demand). The heads meanwhile are held back. Left: a block of the old branch committed and
- * reverted within one poll, with the new branch's first block later than HELD_POLLS polls, is told before that block
- * is readable (a read between may keep the reverted state for a replaced height).
+ * the newest entry read before is gone while its block is above the finalized one (finalization deletes only entries at
+ * or below it), or the journal's triggers are not the last read's (JournalMark.triggers: Ponder makes them again in
+ * each revert's transaction) — which also hears a revert of entries committed and deleted between two reads, none of
+ * them read (the last read's entry is kept): a kept answer at the orphaned block stayed the old branch's (CI's
+ * localReorg run on cd2a1b5). Before, a reorg showed only as the head going back, and one whose new branch Ponder
+ * commits up to or past the old head within a poll was not seen at all: every answer kept per block at the replaced
+ * heights stayed the orphaned branch's (red team rt132/rt133). The revert is told with the head, as a notified one
+ * (`reverted`, from the block after the finalized one: which block was the first orphaned is not known here), once the
+ * new branch is readable: at once when entries newer than the one gone exist (the journal's sequence never goes back,
+ * and a block's entries commit with its checkpoint; heard by the triggers alone, newer entries may be the fork
+ * block's), else with the next checkpoint committed — a revert writes none, and between it and the new branch's first
+ * block the index's head still names the old one — or, when none comes, HELD_POLLS polls later (the new branch may have
+ * been committed before the poll that saw the revert, and no block may follow soon: a devnet mines on demand). The
+ * heads meanwhile are held back. Left: a block of the old branch committed and reverted within one poll, with the new
+ * branch's first block later than HELD_POLLS polls, is told before that block is readable (a read between may keep the
+ * reverted state for a replaced height).
  * Where the schema has no journal (a views schema, or not yet) or the read fails, the watermark's head is told.
  */
 export class WatermarkSignal implements IndexSignalSource {
@@ -713,6 +717,8 @@ export class WatermarkSignal implements IndexSignalSource {
   #unsubscribe: (() => void) | undefined;
   /** The newest journal entry at the last read. */
   #newest: { id: bigint; block: bigint } | null = null;
+  /** The journal's triggers at the last read that found some (JournalMark.triggers). */
+  #triggers: string | null = null;
   /** A revert seen and not told yet: the finalized block it keeps, the checkpoint when it was seen, polls since. */
   #pending: { finalized: bigint; latest: string; polls: number } | null = null;
   #reading = false;
@@ -763,11 +769,16 @@ export class WatermarkSignal implements IndexSignalSource {
     }
     const before = this.#newest;
     this.#newest = j.newest;
-    if (before !== null && !j.kept && before.block > j.finalized) {
+    const triggers = this.#triggers;
+    if (j.triggers !== null) this.#triggers = j.triggers;
+    // The entry read last gone above the finalized block, or the journal's triggers made again since the last read.
+    const gone = before !== null && !j.kept && before.block > j.finalized;
+    if (gone || (triggers !== null && j.triggers !== null && j.triggers !== triggers)) {
       const finalized =
         this.#pending === null || j.finalized < this.#pending.finalized ? j.finalized : this.#pending.finalized;
       this.#pending = { finalized, latest: j.latest, polls: 0 };
-      if (j.newest === null || j.newest.id <= before.id) return;
+      // Entries newer than the one gone are the new branch's; with the entry kept, newer ones may be the fork's own.
+      if (!gone || j.newest === null || j.newest.id <= before.id) return;
     } else if (this.#pending !== null && j.latest === this.#pending.latest && ++this.#pending.polls < HELD_POLLS)
       return;
     const pending = this.#pending;

@@ -5,8 +5,10 @@
  * seen, and every answer kept per block at the replaced heights stayed the orphaned branch's (red team rt132/rt133).
  *
  * On PGlite, with Ponder's journal as Ponder 0.17.7 makes it (`_reorg__*` tables numbered by one sequence,
- * drizzle/kit getReorgTable) and its revert and finalize as database/actions.js runs them: a revert deletes every
- * entry from the first above the fork up, finalization the entries at or below the finalized checkpoint.
+ * drizzle/kit getReorgTable; a `reorg` trigger on each of its tables) and its revert and finalize as
+ * database/actions.js and runtime/multichain.js run them: a revert deletes every entry from the first above the fork
+ * up, in a transaction that drops the triggers and creates them again; finalization deletes the entries at or below
+ * the finalized checkpoint.
  */
 import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
@@ -34,15 +36,30 @@ async function commit(block: number, entries: number, branch = 0) {
   await client.query(`UPDATE ${S}._ponder_checkpoint SET latest_checkpoint = $1`, [checkpoint(block, branch)]);
 }
 
-/** Ponder's revert to the fork block `ancestor`: every entry from the first above it up; the checkpoint unwritten. */
+/** Ponder's journal triggers on its tables (createTriggers), made again with each revert. */
+const createTriggers = `CREATE OR REPLACE TRIGGER reorg AFTER INSERT OR UPDATE OR DELETE ON ${S}.lock_event
+      FOR EACH ROW EXECUTE PROCEDURE ${S}.journal_nothing();
+    CREATE OR REPLACE TRIGGER reorg AFTER INSERT OR UPDATE OR DELETE ON ${S}.lock
+      FOR EACH ROW EXECUTE PROCEDURE ${S}.journal_nothing();`;
+const dropTriggers = `DROP TRIGGER IF EXISTS reorg ON ${S}.lock_event; DROP TRIGGER IF EXISTS reorg ON ${S}.lock;`;
+
+/**
+ * Ponder's revert to the fork block `ancestor`, in one transaction: the triggers dropped, every entry from the first
+ * above the fork up deleted, the triggers created again; the checkpoint unwritten.
+ */
 async function revert(ancestor: number) {
   const above = `SELECT min(operation_id) AS min FROM (SELECT operation_id FROM ${S}._reorg__lock_event WHERE ${blockOf} > $1
       UNION ALL SELECT operation_id FROM ${S}._reorg__lock WHERE ${blockOf} > $1) u`;
-  const { rows } = await client.query<{ min: number | null }>(above, [ancestor]);
-  const min = rows[0]?.min;
-  if (min == null) return;
-  await client.query(`DELETE FROM ${S}._reorg__lock_event WHERE operation_id >= $1`, [min]);
-  await client.query(`DELETE FROM ${S}._reorg__lock WHERE operation_id >= $1`, [min]);
+  await client.transaction(async (tx) => {
+    await tx.exec(dropTriggers);
+    const { rows } = await tx.query<{ min: number | null }>(above, [ancestor]);
+    const min = rows[0]?.min;
+    if (min != null) {
+      await tx.query(`DELETE FROM ${S}._reorg__lock_event WHERE operation_id >= $1`, [min]);
+      await tx.query(`DELETE FROM ${S}._reorg__lock WHERE operation_id >= $1`, [min]);
+    }
+    await tx.exec(createTriggers);
+  });
 }
 
 /** Ponder's finalize: the checkpoint's finalized block, and the journal at or below it deleted. */
@@ -99,6 +116,10 @@ beforeAll(async () => {
       operation integer NOT NULL, checkpoint varchar(75) NOT NULL);
     CREATE TABLE ${S}._reorg__lock (operation_id integer PRIMARY KEY DEFAULT nextval('${S}.operation_id'),
       operation integer NOT NULL, checkpoint varchar(75) NOT NULL);
+    CREATE TABLE ${S}.lock_event (id integer PRIMARY KEY);
+    CREATE TABLE ${S}.lock (id integer PRIMARY KEY);
+    CREATE FUNCTION ${S}.journal_nothing() RETURNS trigger AS $$ BEGIN RETURN NULL; END; $$ LANGUAGE plpgsql;
+    ${createTriggers}
     CREATE SCHEMA views;`);
   await client.query(`INSERT INTO ${S}._ponder_checkpoint VALUES ('devnet', 31337, $1, $1, $1)`, [checkpoint(1)]);
   index = createLockIndex({ db: drizzle(client), schema: S });
@@ -198,6 +219,47 @@ describe("the watermark's signal reads Ponder's journal", () => {
     expect(told).toEqual([
       [30n, undefined],
       [31n, undefined],
+    ]);
+  });
+
+  it("tells a revert none of whose entries a poll read (committed and reverted between two polls) by its triggers", async () => {
+    const { told, poll } = watched(index.journal!.bind(index));
+    await commit(40, 1);
+    await poll();
+    // The old branch's 41 with two entries, committed and reverted (fork at 40) before the next poll; the new branch's
+    // 41 and 42 without an entry of ours. The entry the last poll read (40's) is kept: only the triggers changed.
+    await commit(41, 2);
+    await revert(40);
+    await commit(41, 0, 1);
+    await commit(42, 0, 1);
+    await poll();
+    expect(told).toEqual([[40n, undefined]]);
+    // Held as a revert seen with no newer entry: told with the next checkpoint, from the block after the finalized.
+    await commit(43, 0, 1);
+    await poll();
+    expect(told).toEqual([
+      [40n, undefined],
+      [43n, { from: 14n, finalized: 13n }],
+    ]);
+    await commit(44, 1, 1);
+    await poll();
+    expect(told.at(-1)).toEqual([44n, undefined]);
+  });
+
+  it("the journal's first triggers (a back-fill ends, a restart's recovery made them) are not a revert", async () => {
+    await client.exec(dropTriggers);
+    const { told, poll } = watched(index.journal!.bind(index));
+    await commit(50, 1);
+    await poll();
+    await client.exec(createTriggers);
+    await commit(51, 1);
+    await poll();
+    await commit(52, 0);
+    await poll();
+    expect(told).toEqual([
+      [50n, undefined],
+      [51n, undefined],
+      [52n, undefined],
     ]);
   });
 });
