@@ -5,6 +5,8 @@
  * heights stayed the orphaned branch's — `/stats?block=` still counted an orphaned lock, with the orphaned block's
  * time, and once final was answered `immutable` (red team rt132/rt133). The signal now reads Ponder's journal with
  * each poll (api/read/indexSignal.ts WatermarkSignal): the answers at the replaced block equal the chain's there.
+ * A revert whose orphaned blocks wrote no row of ours deletes no journal entry: it is heard by Ponder's journal
+ * triggers, which its transaction drops and creates again (new object ids); so is one whose entries no poll read.
  */
 import { getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -123,12 +125,43 @@ describe("the local stack across a reorg it has no trigger for", () => {
     const truth = await chainAt(e);
     expect(truth.locked).not.toBe(oldChain.locked);
     expect(truth.time).not.toBe(oldChain.time);
-    // The signal reads the journal with the watermark's next poll (250 ms): given a few.
-    let answer = await apiAt(e);
-    for (let i = 0; i < 20 && JSON.stringify(answer) !== JSON.stringify({ ...truth, locksTime: truth.time }); i++) {
-      await new Promise((r) => setTimeout(r, 250));
-      answer = await apiAt(e);
-    }
-    expect(answer).toEqual({ ...truth, locksTime: truth.time });
+    expect(await settledAt(e, truth)).toEqual({ ...truth, locksTime: truth.time });
+  }, 120_000);
+
+  it("answers a replaced block as the new branch has it after a reorg whose orphaned blocks wrote no row of ours", async () => {
+    const { testClient } = chain.devnet.clients;
+    const snapshot = await testClient.snapshot();
+    // The old branch: two blocks without an event of ours; the upper one's answers read (and kept) by the API. Its
+    // revert deletes no journal entry: heard only by Ponder's journal triggers, made again in the revert.
+    await testClient.mine({ blocks: 2 });
+    const b = await headBlock(chain.devnet);
+    await indexAt(b);
+    const old = await apiAt(b);
+    const oldChain = await chainAt(b);
+    expect({ ...old, locksTime: old.time }).toEqual({ ...oldChain, locksTime: oldChain.time });
+
+    // The new branch: its blocks later in time, one past the old head, mined at once.
+    await testClient.revert({ id: snapshot });
+    await testClient.increaseTime({ seconds: 600 });
+    await testClient.mine({ blocks: 3 });
+    expect(await headBlock(chain.devnet)).toBe(b + 1n);
+    await indexAt(b + 1n);
+    const truth = await chainAt(b);
+    expect(truth.time).not.toBe(oldChain.time);
+    expect(await settledAt(b, truth)).toEqual({ ...truth, locksTime: truth.time });
   }, 120_000);
 });
+
+/**
+ * The API's answer at `block` once it equals `truth`, or the last one after 5 s: the signal reads the journal with
+ * the watermark's polls (250 ms), and tells a revert seen without a newer checkpoint HELD_POLLS polls later.
+ */
+async function settledAt(block: bigint, truth: Awaited<ReturnType<typeof chainAt>>) {
+  const want = JSON.stringify({ ...truth, locksTime: truth.time });
+  let answer = await apiAt(block);
+  for (let i = 0; i < 20 && JSON.stringify(answer) !== want; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    answer = await apiAt(block);
+  }
+  return answer;
+}
