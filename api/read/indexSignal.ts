@@ -40,7 +40,9 @@
  * back-off. NOTIFY is lost while that connection is down, and silently if the trigger disappears (a redeploy points
  * the views at a new Ponder schema): a slow poll of the head (one statement per process every `auditMs`, `pollMs`
  * while not listening) catches both; a head that moved without a notification counts as `missed`, and the triggers
- * are installed again.
+ * are installed again. A revert lost with the connection is found when it listens again: Ponder makes its journal
+ * triggers again in every revert's transaction, and their object ids, read on the connection as it listens, after
+ * each revert heard and at each audit, differ from the last read's.
  *
  * A redeploy points the views at a new Ponder schema while the old indexer may keep committing to its own, whose
  * triggers would go on announcing heads the views do not have. So every notification names the schema of the table
@@ -138,6 +140,16 @@ const BASE_SCHEMA_SQL = `SELECT DISTINCT tn.nspname AS schema
 
 /** Ponder's journal tables in its schema: one per table it indexes into. */
 const JOURNAL_TABLES_SQL = `SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename LIKE '\\_reorg\\_\\_%'`;
+
+/**
+ * Ponder's journal triggers in its schema `$1` (`reorg`, one per table it indexes into; Ponder 0.17.7 drops and creates
+ * them again in every revert's transaction and in its crash recovery, so their object ids change) and its finalized
+ * checkpoint, read through the views (what the API's user is sure to be allowed to read).
+ */
+const journalTriggersSql = (viewsSchema: string) => `SELECT (SELECT string_agg(t.oid::text, ',' ORDER BY t.oid)
+    FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class r ON r.oid = t.tgrelid
+    JOIN pg_catalog.pg_namespace s ON s.oid = r.relnamespace WHERE s.nspname = $1 AND t.tgname = 'reorg') AS triggers,
+  (SELECT min(finalized_checkpoint) FROM ${quote(viewsSchema)}._ponder_checkpoint) AS finalized`;
 
 /** The table whose writes are counted (the ve board's changed locks are read from it: api/read/atBlock.ts). */
 export const COUNTED_TABLE = "lock_event";
@@ -374,6 +386,16 @@ export class IndexSignal implements IndexSignalSource {
    */
   #base: string | undefined;
   #rechecking = false;
+  /**
+   * Ponder's journal triggers in the schema behind the views as last read on the listening connection (once it
+   * listens, after each revert heard, at each audit): found made again when the connection listens again, they are a
+   * revert whose notification was lost with the connection.
+   */
+  #journalTriggers: { base: string; oids: string } | null = null;
+  /** The next poll's timer; undefined while a poll runs. */
+  #pollTimer: NodeJS.Timeout | undefined;
+  /** That read on a connection that has just listened, until it answers. */
+  #relistening: Promise<void> | undefined;
   #installing: Promise<void> = Promise.resolve();
   #lastRecheckAt = Number.NEGATIVE_INFINITY;
 
@@ -413,13 +435,14 @@ export class IndexSignal implements IndexSignalSource {
     await connection?.end().catch(() => {});
   }
 
-  #later(ms: number, run: () => void): void {
+  #later(ms: number, run: () => void): NodeJS.Timeout {
     const t = setTimeout(() => {
       this.#timers.delete(t);
       run();
     }, ms);
     t.unref();
     this.#timers.add(t);
+    return t;
   }
 
   #saw(block: bigint, how: IndexSignalEvent, time?: bigint, writes?: string, carried?: string): void {
@@ -439,19 +462,56 @@ export class IndexSignal implements IndexSignalSource {
     return false;
   }
 
-  /** A revert's notification: one per journal table it deleted from, all before the next head's. */
-  #heardRevert(payload: string): void {
+  /**
+   * A revert's notification: one per journal table it deleted from, all before the next head's. Ponder made its
+   * journal triggers again in the revert's transaction: they are read again, so that a later reconnect does not take
+   * them for a revert lost with the connection.
+   */
+  #heardRevert(payload: string, connection: ListenConnection): void {
     const { words, schema } = notifiedSchema(payload);
     if (!this.#ours(schema)) return;
     const [first = "", finalized = ""] = words;
     const from = checkpointBlock(first);
     const final = checkpointBlock(finalized);
     if (from === null || final === null) return;
+    this.#revert(from, final);
+    void this.#readTriggers(connection, false);
+  }
+
+  /** A revert held until the next head: with one held already, from the lower of each. */
+  #revert(from: bigint, final: bigint): void {
     const was = this.#reverted;
     this.#reverted = {
       from: was !== null && was.from < from ? was.from : from,
       finalized: was !== null && was.finalized < final ? was.finalized : final,
     };
+  }
+
+  /**
+   * Reads Ponder's journal triggers on `connection` and keeps them. `relistened`: the connection has just listened
+   * (again, where triggers were read before), and triggers made again since the last read are a revert whose
+   * notification was lost with it (a NOTIFY reaches only a connection listening at the commit): held as one heard,
+   * from the block after the finalized one (which block was the first orphaned is not known), and told with the next
+   * head. Before, such a revert was heard only where the head went back, and one whose new branch Ponder committed at
+   * or past the old head was not: the answers kept per block at the replaced heights stayed the orphaned branch's.
+   */
+  async #readTriggers(connection: ListenConnection, relistened: boolean): Promise<void> {
+    const base = this.#base;
+    if (base === undefined) return;
+    let row: Record<string, unknown> | undefined;
+    try {
+      row = (await connection.query(journalTriggersSql(this.#o.viewsSchema), [base])).rows[0];
+    } catch (error) {
+      this.#o.onFailure?.(error);
+      return;
+    }
+    // None yet (Ponder creates them once it reaches the head), or a restart's recovery between its drop and create.
+    if (typeof row?.triggers !== "string") return;
+    const was = this.#journalTriggers;
+    this.#journalTriggers = { base, oids: row.triggers };
+    if (!relistened || was === null || was.base !== base || was.oids === row.triggers) return;
+    const final = checkpointBlock(String(row.finalized ?? ""));
+    if (final !== null) this.#revert(final + 1n, final);
   }
 
   async #connect(): Promise<void> {
@@ -466,6 +526,7 @@ export class IndexSignal implements IndexSignalSource {
         if (this.#connection === connection) {
           this.#connection = undefined;
           this.#listening = false;
+          this.#pollSooner();
           this.#o.onEvent?.("disconnected");
           if (error) this.#o.onFailure?.(error);
           void connection?.end().catch(() => {});
@@ -478,14 +539,19 @@ export class IndexSignal implements IndexSignalSource {
       const reverts = revertChannel(this.#o.viewsSchema);
       connection.on("notification", (message) => {
         if (message.payload === undefined) return;
-        if (message.channel === reverts) this.#heardRevert(message.payload);
+        if (message.channel === reverts) this.#heardRevert(message.payload, connection!);
         else if (message.channel === channel) {
           const { checkpoint, writes, carried, schema } = notifiedCheckpoint(message.payload);
           if (!this.#ours(schema)) return;
           this.#notified++;
           const block = checkpointBlock(checkpoint);
           const time = checkpointTime(checkpoint);
-          if (block !== null) this.#saw(block, "notified", time ?? undefined, writes, carried);
+          if (block === null) return;
+          const tell = () => this.#saw(block, "notified", time ?? undefined, writes, carried);
+          // Heard before the read of a connection that has just listened answered (it may hold a revert lost with
+          // the last connection, to be told with this head): after it, in order.
+          if (this.#relistening === undefined) tell();
+          else void this.#relistening.then(tell);
         }
       });
       await this.#install(connection);
@@ -498,7 +564,12 @@ export class IndexSignal implements IndexSignalSource {
       this.#listening = true;
       this.#backoff = this.#o.reconnectMinMs;
       this.#o.onEvent?.("connected");
-      // What committed while we were not listening.
+      // What committed while we were not listening: a revert (Ponder's journal triggers made again), told with the
+      // next notified head (Postgres may deliver one ahead of the read's answer: held until it), and the head.
+      const relistening = this.#readTriggers(connection, true).finally(() => {
+        if (this.#relistening === relistening) this.#relistening = undefined;
+      });
+      this.#relistening = relistening;
       void this.#poll(false);
     } catch (error) {
       this.#o.onFailure?.(error);
@@ -601,9 +672,27 @@ export class IndexSignal implements IndexSignalSource {
 
   #schedulePoll(): void {
     if (this.#stopped) return;
-    this.#later(this.#listening ? this.#o.auditMs : this.#o.pollMs, () => {
+    this.#pollTimer = this.#later(this.#listening ? this.#o.auditMs : this.#o.pollMs, () => {
+      this.#pollTimer = undefined;
+      // The journal's triggers read again while listening: ones Ponder made again without a revert heard (its
+      // restart's recovery, a revert that deleted no row of ours) are not taken for a lost revert at a later reconnect.
+      const connection = this.#listening ? this.#connection : undefined;
+      if (connection) void this.#readTriggers(connection, false);
       void this.#poll(this.#listening).finally(() => this.#schedulePoll());
     });
+  }
+
+  /**
+   * The connection lost: the next poll within `pollMs`, not at the audit's pace it was scheduled at while listening
+   * (before, the first poll after a loss came up to `auditMs` later). A poll running now schedules the next itself.
+   */
+  #pollSooner(): void {
+    const timer = this.#pollTimer;
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.#timers.delete(timer);
+    this.#pollTimer = undefined;
+    this.#schedulePoll();
   }
 
   /** One read of the head; `audit`: a head that moved while listening was missed (its trigger is reinstalled). */

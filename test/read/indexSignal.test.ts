@@ -43,12 +43,21 @@ async function write(table: string, id: string, block: number) {
   ]);
 }
 
+/** Ponder's journal triggers on its tables (`reorg`; here writing nothing: the journal rows are written by `write`). */
+const createTriggers = JOURNALS.map(
+  (t) => `CREATE TRIGGER reorg AFTER INSERT OR UPDATE OR DELETE ON base_v1.${t} FOR EACH ROW
+    EXECUTE PROCEDURE base_v1.journal_nothing();`,
+).join("\n");
+const dropTriggers = JOURNALS.map((t) => `DROP TRIGGER IF EXISTS reorg ON base_v1.${t};`).join("\n");
+
 /**
  * Ponder's revertMultichain to `ancestor`, in its one transaction (database/actions.js; of the user rows' restore, only
- * the deletes of rows the orphaned blocks inserted).
+ * the deletes of rows the orphaned blocks inserted), its journal triggers dropped before and created again after
+ * (runtime/multichain.js, the `reorg` case).
  */
 async function revert(ancestor: number) {
   await admin.query("BEGIN");
+  await admin.query(dropTriggers);
   const { rows } = await admin.query(
     `SELECT MIN(operation_id) AS operation_id FROM (${JOURNALS.map(
       (t) => `SELECT MIN(operation_id) AS operation_id FROM base_v1._reorg__${t}
@@ -64,6 +73,7 @@ async function revert(ancestor: number) {
         RETURNING *
       ) SELECT COUNT(*) FROM inserted`);
   }
+  await admin.query(createTriggers);
   await admin.query("COMMIT");
 }
 
@@ -86,6 +96,17 @@ async function finalize(block: number) {
   ).join(", ")}
     SELECT MAX(checkpoint) FROM (${JOURNALS.map((_, i) => `SELECT checkpoint FROM deleted_${i}`).join(" UNION ALL ")}) AS d`);
   await admin.query("COMMIT");
+}
+
+/** The signal's LISTEN connection killed, its reconnect held (the trigger's table locked) until the caller commits. */
+async function drop(events: IndexSignalEvent[]) {
+  const before = events.filter((e) => e === "disconnected").length;
+  await admin.query("BEGIN");
+  await admin.query("LOCK TABLE base_v1._ponder_checkpoint IN SHARE ROW EXCLUSIVE MODE");
+  await admin.query(
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lock-index-signal' AND datname = current_database()",
+  );
+  await until(() => (events.filter((e) => e === "disconnected").length > before ? true : undefined));
 }
 
 function signal(
@@ -142,6 +163,9 @@ beforeAll(async () => {
         checkpoint varchar(75) NOT NULL);
       CREATE INDEX ON base_v1._reorg__${t} (checkpoint);`);
   }
+  await admin.query(`CREATE FUNCTION base_v1.journal_nothing() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RETURN NULL; END $$`);
+  await admin.query(createTriggers);
   await admin.query(`INSERT INTO base_v1._ponder_checkpoint VALUES ('devnet', 31337, $1, $1, $1)`, [checkpoint(100)]);
 });
 
@@ -157,8 +181,9 @@ describe("IndexSignal on Postgres", () => {
     const [a, b] = [signal(ea).start(), signal(eb).start()];
     try {
       await until(() => (a.listening && b.listening ? true : undefined));
+      // One connection each (the signal's only own; the heads are read here on `admin`), which has listened.
       const { rows } = await admin.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'lock-index-signal' AND datname = current_database() AND query ILIKE 'LISTEN%'",
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'lock-index-signal' AND datname = current_database()",
       );
       expect(rows[0].n).toBe(2);
       const seenA: bigint[] = [];
@@ -484,6 +509,10 @@ describe("IndexSignal on Postgres", () => {
     const s = signal(events, { pollMs: 100, auditMs: 60_000 }).start();
     try {
       await until(() => (s.listening ? true : undefined));
+      // Listening for longer than a poll: the next poll is at the audit's pace. Before, it stayed there when the
+      // connection was lost (the fallback's first poll up to `auditMs` later), and this test passed only when the kill
+      // came before the first poll.
+      await new Promise((r) => setTimeout(r, 300));
       const seen: bigint[] = [];
       s.subscribe((block) => seen.push(block));
       // Block the reconnect for a moment: the trigger's table locked, so installing it waits.
@@ -506,6 +535,54 @@ describe("IndexSignal on Postgres", () => {
       await setBlock(301);
       await until(() => (seen.includes(301n) ? true : undefined));
       expect(events.at(-1)).toBe("notified");
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("a revert while the LISTEN connection is down is told with the next head once it listens again", async () => {
+    const events: IndexSignalEvent[] = [];
+    const s = signal(events, { pollMs: 100, auditMs: 200 }).start();
+    try {
+      await until(() => (s.listening ? true : undefined));
+      const told: [bigint, Reverted | undefined][] = [];
+      s.subscribe((block, _time, reverted) => told.push([block, reverted]));
+      const { rows } = await admin.query(
+        "SELECT substring(finalized_checkpoint FROM 27 FOR 16)::bigint AS b FROM base_v1._ponder_checkpoint",
+      );
+      const finalized = BigInt(rows[0].b);
+      await write("x", "r1", 601);
+      await setBlock(601);
+      await until(() => (told.at(-1)?.[0] === 601n ? true : undefined));
+      // Ponder's journal triggers made again with no revert of ours heard (its restart's recovery): read again by the
+      // audit, so the reconnect below does not take them for a lost revert.
+      await admin.query(`BEGIN; ${dropTriggers} ${createTriggers} COMMIT`);
+      await new Promise((r) => setTimeout(r, 600));
+      await drop(events);
+      await admin.query("COMMIT");
+      await until(() => (s.listening ? true : undefined));
+      await setBlock(602);
+      await until(() => (told.at(-1)?.[0] === 602n ? true : undefined));
+      expect(told.at(-1)).toEqual([602n, undefined]);
+      // The connection lost again; meanwhile Ponder reverts 602's block (the fork at 600), whose NOTIFY reaches no one.
+      await write("y", "r2", 602);
+      await drop(events);
+      await revert(600);
+      await until(() => (s.listening ? true : undefined));
+      // The new branch's block at the old height: the same head, told with the revert (before: not told at all).
+      await setBlock(602);
+      await until(() => (told.at(-1)?.[1] !== undefined ? true : undefined));
+      expect(told.at(-1)).toEqual([602n, { from: finalized + 1n, finalized }]);
+      // Listening since: the next revert is told once, from its notification.
+      await write("x", "r3", 603);
+      await setBlock(603);
+      await revert(602);
+      await setBlock(604);
+      await until(() => (told.at(-1)?.[0] === 604n ? true : undefined));
+      expect(told.filter(([, r]) => r !== undefined)).toEqual([
+        [602n, { from: finalized + 1n, finalized }],
+        [604n, { from: 603n, finalized }],
+      ]);
     } finally {
       await s.stop();
     }
