@@ -9,14 +9,16 @@
  *
  * Routes, each over many keys (autocannon cycles through them: a new account or lock per request): an account's
  * events page (100), an account's locks, the ve board's first page (100), a rank lookup, a lock, the stats; at 8 and
- * 50 connections; ROUNDS interleaved rounds (API, bare; then bare, API), DURATION_S each; the figure per route and
+ * 50 connections. Then GraphQL's page of the same accounts' 100 events (`POST /graphql`, the REST row's fields; its rows
+ * checked equal to REST's) against the REST route's page on the same process, the same way (item 3: ≤ 1.3× REST); ROUNDS interleaved rounds (API, bare; then bare, API), DURATION_S each; the figure per route and
  * connection count is the median over rounds of req/s (API over bare), p50 and p99 (API over bare). Beside the load,
  * 20 sockets that send requests and never read them; the API process's RSS and descriptors before and after; each
  * side's CPU time per request (from /proc, the median over rounds).
  *
  * Usage: npx tsx bench/index-http.ts [events=520000] [rounds=3] [durationS=3]
- * Env: PROFILE_DIR — the API process writes a CPU profile (.cpuprofile) there at the end, the bare server in its `bare` folder; ROUTES — a comma-separated
- * subset of the routes' names to load (e.g. `lock,stats`), to profile one route alone.
+ * Env: PROFILE_DIR — the API process writes a CPU profile (.cpuprofile) there at the end, the bare server in its
+ * `bare` folder; ROUTES — a comma-separated
+ * subset of the routes' names to load (e.g. `lock,stats`, `graphql page`; an unknown name is refused), to profile one route alone.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -44,6 +46,21 @@ const BASE = "/api/index/v1";
 const KEYS = 200;
 /** ROUTES: the routes to load (their names, comma-separated); the account events' paths are kept for the unread sockets. */
 const ONLY = process.env.ROUTES?.split(",").map((r) => r.trim());
+const ROUTE_NAMES = ["account events", "account locks", "ve board page", "rank lookup", "lock", "stats"];
+/** GraphQL's page of an account's 100 events, against the REST route's same page on the same process (item 3: ≤ 1.3×). */
+const GRAPHQL_PAGE = "graphql page";
+/** The fields of a REST event row, asked of GraphQL (so both answers carry the same rows). */
+const EVENT_FIELDS =
+  "kind tokenId account amountWei lockEnd autoMax fromTokenId recipient owner lockAmountWei listed blockNumber blockTimestamp txHash logIndex";
+// A name matching no route would leave nothing measured and print a figure of nothing: refused before the index is built.
+const unknownRoutes = ONLY?.filter((name) => !ROUTE_NAMES.includes(name) && name !== GRAPHQL_PAGE) ?? [];
+if (unknownRoutes.length > 0) {
+  console.error(
+    `ROUTES: no route named ${unknownRoutes.map((n) => `"${n}"`).join(", ")}; the routes: ` +
+      [...ROUTE_NAMES, GRAPHQL_PAGE].join(", "),
+  );
+  process.exit(2);
+}
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -69,7 +86,7 @@ const cpuMs = (pid: number) => {
  * for the bare server). A function of its own, so the in-process app, its memos and the synthetic index it read are
  * garbage once it returns: this process runs autocannon beside the two servers and must not collect them meanwhile.
  */
-async function pathsAndPlan(): Promise<{ routes: Record<string, string[]>; planFile: string }> {
+async function pathsAndPlan(): Promise<{ routes: Record<string, string[]>; accounts: string[]; planFile: string }> {
   const live = [...served.index.locks.values()].filter((l) => !l.burned);
   const byOwner = new Map<string, number>();
   for (const l of live) if (l.owner) byOwner.set(l.owner, (byOwner.get(l.owner) ?? 0) + 1);
@@ -84,6 +101,8 @@ async function pathsAndPlan(): Promise<{ routes: Record<string, string[]>; planF
     lock: lockIds.map((id) => `${BASE}/locks/${id}`),
     stats: [`${BASE}/stats`],
   };
+  if (Object.keys(routes).join() !== ROUTE_NAMES.join())
+    throw new Error("index-http: ROUTE_NAMES differs from the routes");
   if (ONLY) {
     for (const name of Object.keys(routes)) if (!ONLY.includes(name) && name !== "account events") delete routes[name];
   }
@@ -116,7 +135,7 @@ async function pathsAndPlan(): Promise<{ routes: Record<string, string[]>; planF
     planFile,
     JSON.stringify(plan, (_, v) => (typeof v === "bigint" ? v.toString() : v)),
   );
-  return { routes, planFile };
+  return { routes, accounts, planFile };
 }
 
 await buildOnce();
@@ -136,7 +155,7 @@ let bare: ReturnType<typeof spawn> | undefined;
 const neverRead: { close(): void }[] = [];
 try {
   // -------------------------------------------------------------- the paths, and what the read model sends for each
-  const { routes, planFile } = await pathsAndPlan();
+  const { routes, accounts, planFile } = await pathsAndPlan();
   served.releaseIndex();
   collectNow();
 
@@ -161,7 +180,12 @@ try {
   // Warm both (the API's first requests fill its memos; the bare server's prepared statements on each connection).
   // Latencies from each response's own time (autocannon's 'response' event, fractional ms): its histogram counts whole
   // milliseconds, so a 1.4 ms answer against a 0.6 ms one read as 2× or 1× by where they fell.
-  const run = async (url: string, paths: string[], connections: number, duration = DURATION_S) => {
+  const run = async (
+    url: string,
+    paths: string[] | autocannon.Request[],
+    connections: number,
+    duration = DURATION_S,
+  ) => {
     const ms: number[] = [];
     const odd: Record<number, number> = {};
     // Without a callback autocannon answers its instance, an emitter that is also the promise of its result.
@@ -169,7 +193,7 @@ try {
       url,
       connections,
       duration,
-      requests: paths.map((p) => ({ method: "GET", path: p })),
+      requests: paths.map((p) => (typeof p === "string" ? { method: "GET", path: p } : p)),
     }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
     instance.on("response", (_client: unknown, status: number, _bytes: number, responseMs: number) => {
       ms.push(responseMs);
@@ -239,13 +263,94 @@ try {
       console.log(lines.at(-1));
     }
   }
+  // GraphQL's page of an account's 100 events against the REST route's same page, both on the API process (item 3:
+  // ≤ 1.3× REST). One document with the account as a variable, as a front end sends it (a new document's compilation
+  // is measured by graphql-document-bytes and abuse-choices). Each request takes the next account of one sequence
+  // shared by all connections: autocannon's own list starts every connection at its first entry, and GraphQL shares
+  // an execution between identical concurrent requests (api/graphql/endpoint.ts), so connections in step would measure
+  // the sharing. Interleaved rounds, the order alternating; medians.
+  let graphqlWorst: { rps: number; p50: number } | undefined;
+  if (!ONLY || ONLY.includes(GRAPHQL_PAGE)) {
+    const document = `query Page($a: String!) { lockEvents(where: { account: $a }, limit: 100) { items { ${EVENT_FIELDS} } } }`;
+    const graphqlBody = (a: string) => JSON.stringify({ query: document, variables: { a } });
+    let next = 0;
+    const account = () => accounts[next++ % accounts.length]!;
+    const graphql: autocannon.Request[] = [
+      {
+        method: "POST",
+        path: "/graphql",
+        headers: { "content-type": "application/json" },
+        setupRequest: (req) => ({ ...req, body: graphqlBody(account()) }),
+      },
+    ];
+    const restPaths: autocannon.Request[] = [
+      { method: "GET", setupRequest: (req) => ({ ...req, path: `${BASE}/accounts/${account()}/events?limit=100` }) },
+    ];
+    // The two answers carry the same rows (else the comparison is of different work), checked for a few accounts.
+    for (const a of accounts.slice(0, 5)) {
+      const g = (await (
+        await fetch(`${api.url}/graphql`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: graphqlBody(a),
+        })
+      ).json()) as { data?: { lockEvents: { items: unknown[] } }; errors?: unknown };
+      const r = (await (await fetch(`${api.url}${BASE}/accounts/${a}/events?limit=100`)).json()) as {
+        events: unknown[];
+      };
+      if (g.errors || JSON.stringify(g.data?.lockEvents.items) !== JSON.stringify(r.events)) {
+        throw new Error(`graphql page: ${a}: GraphQL's rows differ from REST's (${JSON.stringify(g.errors ?? null)})`);
+      }
+    }
+    await run(api.url, graphql, 10, 1);
+    graphqlWorst = { rps: Number.POSITIVE_INFINITY, p50: 0 };
+    for (const connections of [8, 50]) {
+      const rps: number[] = [];
+      const p50: number[] = [];
+      const p99: number[] = [];
+      const absolute: string[] = [];
+      const cpu = { graphql: [] as number[], rest: [] as number[] };
+      const refused: Record<string, number> = {};
+      for (let round = 0; round < ROUNDS; round++) {
+        const r: Record<string, Awaited<ReturnType<typeof run>>> = {};
+        for (const side of round % 2 === 0 ? ["graphql", "rest"] : ["rest", "graphql"]) {
+          const before = cpuMs(api.pid);
+          r[side] = await run(api.url, side === "graphql" ? graphql : restPaths, connections);
+          cpu[side as "graphql" | "rest"].push(((cpuMs(api.pid) - before) * 1000) / r[side]!.requests.total);
+          // Refusals are the API's own (a page's row admission, 503 busy): counted and shown, as above.
+          if (r[side]!.errors > 0) throw new Error(`graphql page, ${side}: ${r[side]!.errors} errors`);
+          for (const [status, n] of Object.entries(r[side]!.odd))
+            refused[`${side} ${status}`] = (refused[`${side} ${status}`] ?? 0) + n;
+        }
+        rps.push(r.graphql!.requests.average / r.rest!.requests.average);
+        absolute.push(`${Math.round(r.graphql!.requests.average)}/${Math.round(r.rest!.requests.average)}`);
+        p50.push(r.graphql!.exact.p50 / r.rest!.exact.p50);
+        p99.push(r.graphql!.exact.p99 / r.rest!.exact.p99);
+      }
+      const m = { rps: median(rps), p50: median(p50) };
+      graphqlWorst.rps = Math.min(graphqlWorst.rps, m.rps);
+      graphqlWorst.p50 = Math.max(graphqlWorst.p50, m.p50);
+      console.log(
+        `${GRAPHQL_PAGE.padEnd(15)} ${String(connections).padStart(2)} conns: req/s ${m.rps.toFixed(2)}× REST's page, ` +
+          `p50 ${m.p50.toFixed(2)}×, p99 ${median(p99).toFixed(2)}×; CPU a request ${median(cpu.graphql).toFixed(0)} / ` +
+          `${median(cpu.rest).toFixed(0)} µs ` +
+          `(req/s GraphQL/REST by round ${absolute.join(" ")}; non-2xx ${JSON.stringify(refused)}; load ${load()}; RSS ${rssMb(api.pid).toFixed(0)} MB)`,
+      );
+    }
+  }
   console.log(
     `the API process: RSS ${rss0.toFixed(0)} → ${rssMb(api.pid).toFixed(0)} MB, descriptors ${fds0} → ${fds(api.pid)} ` +
       `(20 sockets never reading beside the load)`,
   );
   console.log(
-    `index-http: worst route req/s ${worst.rps.toFixed(2)}× the bare node:http + pg server (goal ≥ 0.8), p50 ` +
-      `${worst.p50.toFixed(2)}× (goal ≤ 1.25), p99 at 50 connections ${worst.p99.toFixed(2)}× (goal ≤ 1.5)`,
+    "index-http: " +
+      (Number.isFinite(worst.rps)
+        ? `worst route req/s ${worst.rps.toFixed(2)}× the bare node:http + pg server (goal ≥ 0.8), p50 ` +
+          `${worst.p50.toFixed(2)}× (goal ≤ 1.25), p99 at 50 connections ${worst.p99.toFixed(2)}× (goal ≤ 1.5)`
+        : "no route against the bare server (ROUTES)") +
+      (graphqlWorst
+        ? `; GraphQL's page p50 ${graphqlWorst.p50.toFixed(2)}× REST's (goal ≤ 1.3), req/s ${graphqlWorst.rps.toFixed(2)}×`
+        : ""),
   );
 } finally {
   for (const client of neverRead) client.close();
