@@ -258,9 +258,17 @@ function sealOf<T>(answer: AtBlock<T>, keep: (seal: Seal | null | undefined) => 
 function pageOf<R, J>(rows: readonly R[], limit: number, json: (row: R) => J, cursorOf: (last: R) => string | null) {
   const items = rows.slice(0, limit);
   const last = items.at(-1);
+  // The cursor is signed (an HMAC) only when a document asks for it, once however many times it is asked.
+  let endCursor: string | null | undefined = last === undefined ? null : undefined;
   return {
     items: items.map((row) => json(row)),
-    pageInfo: { hasNextPage: rows.length > limit, endCursor: last === undefined ? null : cursorOf(last) },
+    pageInfo: {
+      hasNextPage: rows.length > limit,
+      get endCursor() {
+        if (endCursor === undefined) endCursor = cursorOf(last!);
+        return endCursor;
+      },
+    },
   };
 }
 
@@ -360,16 +368,12 @@ export function buildSchema() {
             : hasNextPage
               ? boardSeal(scope.rt, ranking.computed, at.head.finalized)
               : null;
-          const page = pageOf(rest, args.limit, ranking.row, (i) =>
-            hasNextPage
-              ? scope.rt.cursors.encode({
-                  kind: "board",
-                  list: of.list,
-                  block: ranking.block,
-                  seal,
-                  after: ranking.key(i),
-                })
-              : null,
+          // The last row's key read now (the cursor itself is signed only if asked: pageOf).
+          const after = hasNextPage ? ranking.key(rest[args.limit - 1]!) : null;
+          const page = pageOf(rest, args.limit, ranking.row, () =>
+            after === null
+              ? null
+              : scope.rt.cursors.encode({ kind: "board", list: of.list, block: ranking.block, seal, after }),
           );
           return {
             board: of.board,
@@ -421,7 +425,10 @@ export function buildSchema() {
           return pageOf(
             rows,
             args.limit,
-            (r) => ({ ...activityJson(r), fields: JSON.stringify(activityJson(r).fields) }),
+            (r) => {
+              const json = activityJson(r);
+              return { ...json, fields: JSON.stringify(json.fields) };
+            },
             (e) =>
               scope.rt.cursors.encode({
                 kind: "events",
