@@ -9,16 +9,17 @@
  *
  * Routes, each over many keys (autocannon cycles through them: a new account or lock per request): an account's
  * events page (100), an account's locks, the ve board's first page (100), a rank lookup, a lock, the stats; at 8 and
- * 50 connections. Then GraphQL's page of the same accounts' 100 events (`POST /graphql`, the REST row's fields; its rows
- * checked equal to REST's) against the REST route's page on the same process, the same way (item 3: ≤ 1.3× REST); ROUNDS interleaved rounds (API, bare; then bare, API), DURATION_S each; the figure per route and
- * connection count is the median over rounds of req/s (API over bare), p50 and p99 (API over bare). Beside the load,
+ * 50 connections; ROUNDS interleaved rounds (API, bare; then bare, API), DURATION_S each; the figure per route and
+ * connection count is the median over rounds of req/s (API over bare), p50 and p99 (API over bare). Then GraphQL's
+ * page of the same accounts' 100 events (`POST /graphql`, the REST row's fields, its rows checked equal to REST's)
+ * against the REST route's page on the same process, the same way (item 3: ≤ 1.3× REST). Beside the load,
  * 20 sockets that send requests and never read them; the API process's RSS and descriptors before and after; each
  * side's CPU time per request (from /proc, the median over rounds).
  *
  * Usage: npx tsx bench/index-http.ts [events=520000] [rounds=3] [durationS=3]
  * Env: PROFILE_DIR — the API process writes a CPU profile (.cpuprofile) there at the end, the bare server in its
- * `bare` folder; ROUTES — a comma-separated
- * subset of the routes' names to load (e.g. `lock,stats`, `graphql page`; an unknown name is refused), to profile one route alone.
+ * `bare` folder; ROUTES — a comma-separated subset of the routes' names to load (e.g. `lock,stats`, `graphql page`;
+ * an unknown name is refused), to profile one route alone.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
