@@ -108,16 +108,23 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
           if (!(error instanceof CompileQueueFull)) throw error;
           o.deps.metrics.graphqlCompilesRefused.inc();
           const body = JSON.stringify({ errors: [graphqlError("COMPILE_QUEUE_FULL", error.message).toJSON()] });
-          const bytes = new TextEncoder().encode(body);
-          return { status: 503, type: typeOf(c), bytes, shareable: false, retryAfterSec: error.retryAfterSec };
+          return {
+            status: 503,
+            type: typeOf(c),
+            ...answerText(body),
+            shareable: false,
+            retryAfterSec: error.retryAfterSec,
+          };
         }
       }
       const res = await engine().fetch(request, { scope });
-      // The answer's bytes as yoga encoded them, sent as they are (no decoding to a string and encoding again).
-      const bytes = new Uint8Array(await res.arrayBuffer());
+      // The answer's text as yoga made it: its Response holds the JSON string itself, which text() hands over as it
+      // is. Its bytes (arrayBuffer()) were a copy of the whole answer made for nothing: the socket encodes the text.
+      const text = await res.text();
       // Only a 405's: yoga names its methods on some 400s too (a `query` that is not a string), where no header is due.
       const allow = res.status === 405 ? (res.headers.get("allow") ?? undefined) : undefined;
-      return { status: res.status, type: res.headers.get("content-type"), bytes, shareable: !scope.failed, allow };
+      const type = res.headers.get("content-type");
+      return { status: res.status, type, ...answerText(text), shareable: !scope.failed, allow };
     } finally {
       scope.compiled();
       scope.release();
@@ -128,7 +135,7 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
    * The answer to `request`: that of an identical request (same method, answer type and text) already executing,
    * if it succeeds — it is of the block it names, read after this request arrived or just before — else its own.
    * Identical requests arriving together (many clients polling one query, or one client's flood) cost one
-   * execution and share one copy of its bytes, as graph-node shares a query's result between concurrent callers.
+   * execution and share one copy of its text, as graph-node shares a query's result between concurrent callers.
    * An execution that met an error (a read failed, its own client hung up) is shared with no one.
    */
   const answerOf = async (c: Context, request: Request, key: string, source: string | null): Promise<Encoded> => {
@@ -179,16 +186,16 @@ export function graphqlEndpoint(o: GraphqlEndpointOptions): {
     if (res === null) return json(c, { data: null, errors: [timedOut(GRAPHQL_LIMITS.timeMs).toJSON()] }, 200);
     if (res.retryAfterSec !== undefined) c.header("retry-after", String(res.retryAfterSec));
     if (res.allow !== undefined) c.header("allow", res.allow);
-    if (res.bytes.byteLength > GRAPHQL_LIMITS.responseBytes) {
+    if (res.bytes > GRAPHQL_LIMITS.responseBytes) {
       const error = graphqlError(
         "RESPONSE_TOO_LARGE",
         `The answer is larger than ${GRAPHQL_LIMITS.responseBytes} bytes; ask for fewer rows or fields.`,
       );
       return json(c, { data: null, errors: [error.toJSON()] }, 200);
     }
-    await turns.turnFor(res.bytes.byteLength);
+    await turns.turnFor(res.bytes);
     c.header("cache-control", "no-store");
-    return c.body(res.bytes, res.status as 200, { "content-type": res.type ?? "application/json" });
+    return c.body(res.text, res.status as 200, { "content-type": res.type ?? "application/json" });
   };
   return { handlers: [limited, overall, handler], warm: () => void engine() };
 }
@@ -274,11 +281,14 @@ export function answerType(accept: string | undefined): string | null {
 /** The type a client is answered in, for the endpoint's own answers (a 406 was answered before they are made). */
 const typeOf = (c: Context) => answerType(c.req.header("accept")) ?? `${JSON_TYPE}; charset=utf-8`;
 
-/** An execution's answer, encoded, and whether an identical request may take it as its own. */
+/** An execution's answer, its JSON text as written, and whether an identical request may take it as its own. */
 type Encoded = {
   status: number;
   type: string | null;
-  bytes: Uint8Array<ArrayBuffer>;
+  /** The answer's JSON. */
+  text: string;
+  /** Its length in UTF-8 (what is written: the limit on an answer's size and its turn are of these). */
+  bytes: number;
   shareable: boolean;
   /** A refusal's Retry-After (a new document found no compile permit in time). */
   retryAfterSec?: number;
@@ -288,6 +298,9 @@ type Encoded = {
    */
   allow?: string;
 };
+
+/** An answer's text and its length in UTF-8. */
+const answerText = (text: string) => ({ text, bytes: Buffer.byteLength(text) });
 
 /** How long a new document may wait for a compile permit (api/graphql/compileGate.ts). */
 const COMPILE_WAIT_MS = 1000;
