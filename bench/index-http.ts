@@ -13,8 +13,9 @@
  * connection count is the median over rounds of req/s (API over bare), p50 and p99 (API over bare). Then GraphQL's
  * page of the same accounts' 100 events (`POST /graphql`, the REST row's fields, its rows checked equal to REST's)
  * against the REST route's page on the same process, the same way (item 3: ≤ 1.3× REST). Beside the load,
- * 20 sockets that send requests and never read them; the API process's RSS and descriptors before and after; each
- * side's CPU time per request (from /proc, the median over rounds).
+ * 20 sockets that send requests and never read them; the API process's RSS and descriptors before and after (the
+ * descriptors also once the load's connections have closed: back to where they were, beside the 20); each side's
+ * CPU time per request (from /proc, the median over rounds).
  *
  * Usage: npx tsx bench/index-http.ts [events=520000] [rounds=3] [durationS=3]
  * Env: PROFILE_DIR — the API process writes a CPU profile (.cpuprofile) there at the end, the bare server in its
@@ -53,7 +54,8 @@ const GRAPHQL_PAGE = "graphql page";
 /** The fields of a REST event row, asked of GraphQL (so both answers carry the same rows). */
 const EVENT_FIELDS =
   "kind tokenId account amountWei lockEnd autoMax fromTokenId recipient owner lockAmountWei listed blockNumber blockTimestamp txHash logIndex";
-// A name matching no route would leave nothing measured and print a figure of nothing: refused before the index is built.
+// A name matching no route would leave nothing measured and print a figure of nothing: refused before the index is
+// built.
 const unknownRoutes = ONLY?.filter((name) => !ROUTE_NAMES.includes(name) && name !== GRAPHQL_PAGE) ?? [];
 if (unknownRoutes.length > 0) {
   console.error(
@@ -77,6 +79,21 @@ const syscalls = (pid: number) => {
   const io = readFileSync(`/proc/${pid}/io`, "utf8");
   return Number(/syscr: (\d+)/.exec(io)![1]) + Number(/syscw: (\d+)/.exec(io)![1]);
 };
+/** The sockets that send requests and never read their answers, beside the load. */
+const NEVER_READING = 20;
+/** Descriptors the process may open or close by itself meanwhile (a pool connection, the signal's, a log file). */
+const FDS_SLACK = 4;
+/** `count()` once it has not fallen for 500 ms (at most 5 s): what is left once the closing connections are closed. */
+async function settledCount(count: () => number): Promise<number> {
+  let last = count();
+  for (let waited = 0, still = 0; waited < 5_000 && still < 500; waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = count();
+    still = now < last ? 0 : still + 100;
+    last = now;
+  }
+  return last;
+}
 const cpuMs = (pid: number) => {
   const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return (Number(f[11]) + Number(f[12])) * 10;
@@ -213,7 +230,7 @@ try {
   // A client that sends and never reads, beside the whole measurement (20 sockets × 20 pipelined requests).
   const rss0 = rssMb(api.pid);
   const fds0 = fds(api.pid);
-  neverRead.push(neverReading(api.port, routes["account events"]!.slice(0, 20)));
+  neverRead.push(neverReading(api.port, routes["account events"]!.slice(0, NEVER_READING)));
 
   const lines: string[] = [];
   const worst = { rps: Number.POSITIVE_INFINITY, p50: 0, p99: 0 };
@@ -339,9 +356,16 @@ try {
       );
     }
   }
+  // Right after the load its last connections are still closing (autocannon's 50): the count is read again once it
+  // has stopped falling, and must be back to where it was, with at most the never-reading sockets beside it (the
+  // process may have closed them: api/server/sendTimeout.ts).
+  const fdsAfter = fds(api.pid);
+  const fdsSettled = await settledCount(() => fds(api.pid));
+  const fdsGoal = fds0 + NEVER_READING + FDS_SLACK;
   console.log(
-    `the API process: RSS ${rss0.toFixed(0)} → ${rssMb(api.pid).toFixed(0)} MB, descriptors ${fds0} → ${fds(api.pid)} ` +
-      `(20 sockets never reading beside the load)`,
+    `the API process: RSS ${rss0.toFixed(0)} → ${rssMb(api.pid).toFixed(0)} MB, descriptors ${fds0} → ${fdsAfter} ` +
+      `after the load, ${fdsSettled} settled (at most ${fdsGoal}: where they were, the ${NEVER_READING} never-reading ` +
+      `sockets if still held, ${FDS_SLACK} more; ${fdsSettled <= fdsGoal ? "met" : "ABOVE: descriptors held past their requests"})`,
   );
   console.log(
     "index-http: " +
