@@ -76,20 +76,20 @@ export function cancellableQuery(
           return;
         }
         client = c;
-        c.query(statement).then(
-          (result) => {
-            if (settled) return;
+        c.query(
+          submittable(statement, (error, result) => {
+            if (settled) return; // cancelled first: an error here is the echo of the connection cancel() destroyed
             settle();
-            c.release();
-            resolve(result);
-          },
-          (error: unknown) => {
-            if (settled) return; // the connection was destroyed by cancel(); this is its echo
-            settle();
+            // pg answers a success with a null error (its types say undefined).
+            if (!error) {
+              c.release();
+              resolve(result);
+              return;
+            }
             // A connection that failed mid-query is not trusted again; an SQL error leaves it usable.
-            c.release(isConnectionFailure(error) ? (error as Error) : undefined);
+            c.release(isConnectionFailure(error) ? error : undefined);
             reject(error);
-          },
+          }),
         );
       },
       (error: unknown) => {
@@ -99,6 +99,21 @@ export function cancellableQuery(
       },
     );
   });
+}
+
+/**
+ * `statement` as node-postgres's Query, answering `done`. `client.query({ name, text, values })` would copy the
+ * object through its property descriptors (pg's cloneQueryConfig) and chain a second promise to rewrite a failure's
+ * stack (bench/pg-query.ts measures the two). Made from the text, the constructor copies nothing; the name is the
+ * Query's own field (pg's types leave it out), set before the query is sent.
+ */
+function submittable(
+  statement: Statement,
+  done: (error: Error | null | undefined, result: pg.QueryResult) => void,
+): pg.Query {
+  const query = new pg.Query(statement.text, statement.values, done);
+  (query as pg.Query & { name: string }).name = statement.name;
+  return query;
 }
 
 /** A failure of the connection (a socket error, a client-side timeout) rather than an error the server reported. */
