@@ -24,8 +24,8 @@
  *
  * A ranking at or below the finalized block its pin saw needs none: no statement.
  */
-import { createHash } from "node:crypto";
 import type { CancelSignal } from "../chain/rpc";
+import { basisLinesDigest, linesDigest } from "./basisLines";
 import type { BoardSeal, CarriedSeal, RankingSealing, SealBasis } from "./contract";
 import { type BoardCursor, checkSeal, reorgRefusal } from "./cursor";
 import { guarded, type IndexRuntime } from "./runtime";
@@ -53,15 +53,11 @@ const carried = new WeakMap<SealBasis, CarriedSeal>();
 function carriedSeal(basis: SealBasis): CarriedSeal {
   let seal = carried.get(basis);
   if (seal === undefined) {
-    seal = { basis: basis.block, seal: basis.seal, lines: linesDigest(basis.lines) };
+    seal = { basis: basis.block, seal: basis.seal, lines: basisLinesDigest(basis) };
     carried.set(basis, seal);
   }
   return seal;
 }
-
-/** The carried lock events' digest, as a cursor carries them: md5 cut to 96 bits of base64url, as a seal's. */
-const linesDigest = (lines: string): string =>
-  createHash("md5").update(lines).digest().subarray(0, 12).toString("base64url");
 
 /**
  * A later page's cursor judged (cursor.ts checkSeal): its range's digest read again at its block, now — or, for a

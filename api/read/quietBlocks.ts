@@ -36,6 +36,7 @@
  * before. Counted `carried`, and checked by the statement after like a quiet block.
  */
 import type { Address } from "viem";
+import { extendBasis } from "./basisLines";
 import type { LockChange, SealBasis, VeLock, VeLocksAnswer } from "./contract";
 import { sameChanges } from "./veBoard";
 import { inTokenOrder, madeInTokenOrder } from "./veRanking";
@@ -203,7 +204,7 @@ function tokenAt(list: readonly LockChange[], tokenId: bigint): number {
  */
 function atHead(p: VeLocksAnswer<LockChange>, at: At, value: LockChange[], lines = ""): VeLocksAnswer<LockChange> {
   const from: SealBasis = p.basis ?? { block: p.block, seal: p.seal ?? null, lines: "" };
-  const basis = lines === "" ? from : { ...from, lines: from.lines === "" ? lines : `${from.lines};${lines}` };
+  const basis = extendBasis(from, lines);
   return {
     basis,
     head: { ...p.head, block: at.block, time: at.time },
